@@ -1,0 +1,199 @@
+"""Shared plumbing of the paper's experiments: run context, cached results, macros, tables, figures.
+
+Every study module (``s1_electricity`` ... ``s5_real_data``) has ``compute(ctx)``, which runs the
+expensive part and caches it as netCDF under ``ctx.results_dir / <study>``, and ``render(ctx)``,
+which reads only those caches and writes figures (``ctx.paper_dir / "figures"``), LaTeX tables
+(``tables``) and LaTeX macros (``generated``).  A colour change therefore reruns ``render`` only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER = ROOT / "paper"
+RESULTS = ROOT / "experiments" / "results"
+
+#: Column widths of the paper (inches): a full text width and a half of it.
+FULL_WIDTH = 6.5
+HALF_WIDTH = 3.2
+
+
+@dataclass
+class Context:
+    """Where a run reads and writes, and how hard it works.
+
+    Attributes
+    ----------
+    quick : bool
+        Small B and few repetitions (CI smoke run) instead of the paper's numbers.
+    results_dir : Path
+        Cached computations (netCDF, JSON timings), one sub-folder per study.
+    paper_dir : Path
+        Receives ``figures/``, ``tables/`` and ``generated/``.
+    n_jobs : int
+        Worker processes (joblib) for repetitions and resamples.
+    force : bool
+        Recompute even when a cache exists.
+    """
+
+    quick: bool = False
+    results_dir: Path = field(default_factory=lambda: RESULTS / "full")
+    paper_dir: Path = field(default_factory=lambda: PAPER)
+    n_jobs: int = 2
+    force: bool = False
+
+    @property
+    def mode(self) -> str:
+        return "quick" if self.quick else "full"
+
+    def study_dir(self, study: str) -> Path:
+        path = Path(self.results_dir) / study
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def out(self, kind: str, name: str) -> Path:
+        """Path of an output file: ``kind`` is ``figures``, ``tables`` or ``generated``."""
+        path = Path(self.paper_dir) / kind
+        path.mkdir(parents=True, exist_ok=True)
+        return path / name
+
+
+def default_context(quick: bool, results_dir=None, paper_dir=None, n_jobs: int = 2, force: bool = False) -> Context:
+    """Full runs write into ``paper/``; quick runs into ``experiments/results/quick/paper`` by default."""
+    mode = "quick" if quick else "full"
+    results = Path(results_dir) if results_dir else RESULTS / mode
+    if paper_dir:
+        paper = Path(paper_dir)
+    else:
+        paper = PAPER if not quick else results / "paper"
+    return Context(quick=quick, results_dir=results, paper_dir=paper, n_jobs=n_jobs, force=force)
+
+
+# --------------------------------------------------------------------------- seeds
+
+
+def seed_sequence(*keys: int | str) -> np.random.SeedSequence:
+    """A SeedSequence from integers and strings (strings hashed stably, not with ``hash()``)."""
+    entropy = []
+    for key in keys:
+        if isinstance(key, str):
+            entropy.append(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little"))
+        else:
+            entropy.append(int(key))
+    return np.random.SeedSequence(entropy)
+
+
+# --------------------------------------------------------------------------- caches
+
+
+def cached(path: Path, ctx: Context, compute: Callable[[], xr.Dataset]) -> xr.Dataset:
+    """Load ``path`` if it exists (and ``ctx.force`` is off), else compute, save and return it."""
+    path = Path(path)
+    if path.exists() and not ctx.force:
+        return load_dataset(path)
+    ds = compute()
+    save_dataset(ds, path)
+    return ds
+
+
+def save_dataset(ds: xr.Dataset, path: Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.nc")
+    ds.to_netcdf(tmp)
+    os.replace(tmp, path)
+
+
+def load_dataset(path: Path) -> xr.Dataset:
+    with xr.open_dataset(path) as ds:
+        return ds.load()
+
+
+def record_timing(ctx: Context, study: str, wall: float, cpu: float) -> None:
+    """Store the compute time of a study in ``results_dir/timings.json``."""
+    path = Path(ctx.results_dir) / "timings.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[study] = {"wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
+                   "n_jobs": ctx.n_jobs, "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True))
+
+
+def read_timings(ctx: Context) -> dict:
+    path = Path(ctx.results_dir) / "timings.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+@contextmanager
+def timed() -> Iterator[dict]:
+    """Wall and CPU (this process and finished children) seconds of a block."""
+    out: dict = {}
+    start_wall = time.perf_counter()
+    start_cpu = _cpu()
+    yield out
+    out["wall"] = time.perf_counter() - start_wall
+    out["cpu"] = _cpu() - start_cpu
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+# --------------------------------------------------------------------------- LaTeX output
+
+_MACRO_NAME = re.compile(r"[A-Za-z]+")
+
+
+def fmt(value: float, digits: int = 2) -> str:
+    """A number for the text: fixed decimals, a minus sign for negatives, ``--`` for NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "--"
+    text = f"{value:.{digits}f}"
+    return text.replace("-", "$-$") if text.startswith("-") else text
+
+
+def write_macros(path: Path, macros: Mapping[str, Any], comment: str = "") -> None:
+    r"""Write ``\newcommand{\Name}{value}`` lines; names must be letters only (LaTeX rule)."""
+    lines = ["% Generated by experiments/ -- do not edit by hand."]
+    if comment:
+        lines.append(f"% {comment}")
+    for name, value in macros.items():
+        if not _MACRO_NAME.fullmatch(name):
+            raise ValueError(f"LaTeX macro names must be letters only; got {name!r}.")
+        lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def write_table(path: Path, body: str) -> None:
+    Path(path).write_text("% Generated by experiments/ -- do not edit by hand.\n" + body)
+
+
+def savefig(fig, ctx: Context, name: str) -> Path:
+    """Save ``fig`` as ``figures/<name>.pdf`` and close it."""
+    import matplotlib.pyplot as plt
+
+    path = ctx.out("figures", f"{name}.pdf")
+    fig.savefig(path, bbox_inches="tight", pad_inches=0.02)
+    plt.close(fig)
+    return path
+
+
+def agg_backend() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")

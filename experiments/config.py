@@ -1,0 +1,103 @@
+"""Settings of every study: seeds, numbers of resamples B, repetitions R, sample sizes, learners.
+
+``config(study, quick)`` returns the dict a study's ``compute`` reads.  Quick mode keeps every
+figure and table of the paper but shrinks B, R and the models so that ``python -m experiments all
+--quick`` runs in about two minutes on two loaded cores; full mode gives the paper's numbers.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from scipy.stats import norm
+
+SEED = 20240611
+
+_GRID15_UNIFORM = np.linspace(0.05, 0.95, 15)
+_GRID15_NORMAL = norm.ppf(np.linspace(0.05, 0.95, 15))
+
+# --------------------------------------------------------------------------- study 1
+
+
+ELECTRICITY = {
+    "full": {"n": 1000, "n_trees": 100, "B": 200, "grid_resolution": 25, "seed": SEED + 1},
+    "quick": {"n": 1000, "n_trees": 20, "B": 20, "grid_resolution": 12, "seed": SEED + 1},
+}
+
+# --------------------------------------------------------------------------- study 2
+
+
+def _coverage_scenarios(quick: bool) -> dict[str, dict]:
+    reps_cheap, reps_flex = (10, 2) if quick else (1000, 200)
+    b_cheap, b_flex = (40, 20) if quick else (200, 40)
+    truth_cheap, truth_flex = (10, 2) if quick else (200, 100)
+    common_a = {"dgp": "interaction", "learner": "ols_interaction", "features": [0, 1],
+                "grid": _GRID15_NORMAL, "backgrounds": ["resample", "original"], "B": b_cheap,
+                "R": reps_cheap, "truth_fits": truth_cheap, "molnar": True}
+    scenarios = {
+        "A_n200": dict(common_a, n=200, label="A"),
+        "A_n1000": dict(common_a, n=1000, label="A"),
+        "C_n1000": {"dgp": "additive_uniform", "learner": "ols", "features": [0, 1], "grid": _GRID15_UNIFORM,
+                    "backgrounds": ["resample", "original"], "B": b_cheap, "R": reps_cheap,
+                    "truth_fits": truth_cheap, "n": 1000, "label": "C", "molnar": True},
+    }
+    for learner in ("rf", "gbm", "mlp"):
+        for n in (500, 2000):
+            scenarios[f"B_{learner}_n{n}"] = {
+                "dgp": "friedman1", "learner": learner, "features": [0, 2, 3], "grid": _GRID15_UNIFORM,
+                "backgrounds": ["resample"], "B": b_flex, "R": reps_flex, "truth_fits": truth_flex, "n": n,
+                "label": "B", "molnar": False,
+            }
+    return scenarios
+
+
+COVERAGE = {
+    "full": {"seed": SEED + 2, "scenarios": _coverage_scenarios(False), "chunk": 50, "molnar_refits": 15,
+             "truth_background": 2000, "small_B": 40, "level": 0.95},
+    "quick": {"seed": SEED + 2, "scenarios": _coverage_scenarios(True), "chunk": 10, "molnar_refits": 5,
+              "truth_background": 500, "small_B": 20, "level": 0.95},
+}
+
+# --------------------------------------------------------------------------- study 3
+
+HETEROGENEITY = {
+    "full": {"seed": SEED + 3, "n": 1000, "B": 100, "n_ice": 60, "h_rows": 300, "max_iter": 100,
+             "test": {"n": 500, "null_refits": 39, "h_rows": 150, "max_iter": 50,
+                      "reps_null": 200, "reps_power": 50}},
+    "quick": {"seed": SEED + 3, "n": 400, "B": 20, "n_ice": 30, "h_rows": 100, "max_iter": 20,
+              "test": {"n": 300, "null_refits": 9, "h_rows": 60, "max_iter": 15,
+                       "reps_null": 4, "reps_power": 2}},
+}
+
+# --------------------------------------------------------------------------- study 4
+
+COST = {
+    "full": {"seed": SEED + 4, "n": 1000, "n_trees": 100, "B": 10, "repeats": 3, "grid_1d": 25, "grid_2d": 25,
+             "scaling": {"n_trees": 50, "B": [5, 10, 20, 40], "n": [500, 1000, 2000, 4000],
+                         "grid": [10, 20, 40, 80], "base": {"B": 10, "n": 1000, "grid": 20}}},
+    "quick": {"seed": SEED + 4, "n": 300, "n_trees": 10, "B": 2, "repeats": 1, "grid_1d": 8, "grid_2d": 6,
+              "scaling": {"n_trees": 10, "B": [2, 4], "n": [200, 400], "grid": [5, 10],
+                          "base": {"B": 2, "n": 200, "grid": 5}}},
+}
+
+# --------------------------------------------------------------------------- study 5
+
+REAL_DATA = {
+    "full": {"seed": SEED + 5, "bike": {"B": 100, "max_iter": 200, "grid_resolution": 25, "n_ice": 80,
+                                        "max_background": None},
+             "anes": {"B": 200, "max_iter": 100, "grid_resolution": 20}},
+    "quick": {"seed": SEED + 5, "bike": {"B": 10, "max_iter": 20, "grid_resolution": 8, "n_ice": 20,
+                                         "max_background": 1500},
+              "anes": {"B": 10, "max_iter": 20, "grid_resolution": 6}},
+}
+
+_ALL = {"electricity": ELECTRICITY, "coverage": COVERAGE, "heterogeneity": HETEROGENEITY, "cost": COST,
+        "real_data": REAL_DATA}
+
+
+def config(study: str, quick: bool) -> dict:
+    """A deep copy of a study's settings for the chosen mode."""
+    if study not in _ALL:
+        raise ValueError(f"Unknown study {study!r}; expected one of {sorted(_ALL)}.")
+    return copy.deepcopy(_ALL[study]["quick" if quick else "full"])

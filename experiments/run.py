@@ -1,0 +1,82 @@
+"""Run studies: compute (cached) then render, and write the run's summary macros.
+
+    python -m experiments all                  # full mode: paper/figures, paper/tables, paper/generated
+    python -m experiments all --quick          # smoke run into experiments/results/quick/paper
+    python -m experiments coverage --render-only
+    python -m experiments all --quick --results-dir /tmp/r --paper-dir /tmp/p
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+
+from threadpoolctl import threadpool_limits
+
+from . import STUDIES
+from . import _common as C
+
+
+def _module(study: str):
+    return importlib.import_module(f"experiments.{STUDIES[study]}")
+
+
+def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True) -> dict:
+    """Run the given studies in order; returns {study: {"wall": s, "cpu": s}} of their compute steps."""
+    C.agg_backend()
+    times = {}
+    with threadpool_limits(1):
+        for study in studies:
+            module = _module(study)
+            if compute:
+                print(f"[{time.strftime('%H:%M:%S')}] {study}: compute ({ctx.mode})", file=sys.stderr, flush=True)
+                with C.timed() as t:
+                    module.compute(ctx)
+                times[study] = t
+                C.record_timing(ctx, study, t["wall"], t["cpu"])
+                print(f"[{time.strftime('%H:%M:%S')}] {study}: compute took {t['wall']:.0f} s wall",
+                      file=sys.stderr, flush=True)
+            if render:
+                module.render(ctx)
+        if render:
+            write_run_macros(ctx)
+    return times
+
+
+def write_run_macros(ctx: C.Context) -> None:
+    """Mode and compute times of the last run of each study (``generated/run.tex``)."""
+    timings = C.read_timings(ctx)
+    total = sum(v["wall_seconds"] for k, v in timings.items() if k in STUDIES)
+    macros = {"RunMode": ctx.mode, "RunMinutes": C.fmt(total / 60, 0)}
+    for study, key in (("electricity", "Electricity"), ("coverage", "Coverage"), ("heterogeneity", "Heterogeneity"),
+                       ("cost", "Cost"), ("real_data", "RealData")):
+        seconds = timings.get(study, {}).get("wall_seconds", float("nan"))
+        macros[f"RunMinutes{key}"] = C.fmt(seconds / 60, 0)
+    C.write_macros(ctx.out("generated", "run.tex"), macros)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("studies", nargs="*", default=["all"], help=f"'all' or some of {list(STUDIES)}")
+    parser.add_argument("--quick", action="store_true", help="small B and repetitions (CI smoke run)")
+    parser.add_argument("--results-dir", help="cached computations (default experiments/results/<mode>)")
+    parser.add_argument("--paper-dir", help="figures/, tables/, generated/ go here (default: paper/ in full "
+                                            "mode, <results-dir>/paper in quick mode)")
+    parser.add_argument("--n-jobs", type=int, default=2, help="joblib worker processes (default 2)")
+    parser.add_argument("--force", action="store_true", help="recompute even when cached")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--render-only", action="store_true", help="only redraw from the caches")
+    group.add_argument("--compute-only", action="store_true", help="only fill the caches")
+    args = parser.parse_args(argv)
+    studies = list(STUDIES) if args.studies in (["all"], []) else args.studies
+    unknown = [s for s in studies if s not in STUDIES]
+    if unknown:
+        parser.error(f"unknown studies {unknown}; choose from 'all' or {list(STUDIES)}")
+    ctx = C.default_context(args.quick, args.results_dir, args.paper_dir, args.n_jobs, args.force)
+    start = time.perf_counter()
+    run(studies, ctx, compute=not args.render_only, render=not args.compute_only)
+    print(f"done in {time.perf_counter() - start:.0f} s; outputs in {ctx.paper_dir}", file=sys.stderr)
+    return 0

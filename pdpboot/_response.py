@@ -1,0 +1,92 @@
+"""Which function of a fitted model the partial dependence averages.
+
+Regressors: ``predict`` (one column per target).  Classifiers:
+``predict_proba`` (one column per class, binary included) or
+``decision_function`` (one column for binary - the positive-class score - and
+one per class otherwise).  Predicted *labels* are never averaged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from sklearn.base import is_classifier, is_regressor
+
+RESPONSE_METHODS = ("auto", "predict", "predict_proba", "decision_function")
+
+
+def resolve_response_method(estimator, response_method: str) -> str:
+    """Resolve ``"auto"`` and check the estimator offers the method.
+
+    Returns
+    -------
+    str
+        One of ``"predict"``, ``"predict_proba"``, ``"decision_function"``.
+    """
+    if response_method not in RESPONSE_METHODS:
+        raise ValueError(
+            f"response_method={response_method!r} is not one of {RESPONSE_METHODS}."
+        )
+    classifier = is_classifier(estimator)
+    if response_method == "auto":
+        if not classifier:
+            return "predict"
+        for method in ("predict_proba", "decision_function"):
+            if hasattr(estimator, method):
+                return method
+        raise ValueError(
+            f"{type(estimator).__name__} is a classifier with neither predict_proba nor "
+            "decision_function; partial dependence of predicted labels is not supported. "
+            "Use a classifier that provides class probabilities or scores."
+        )
+    if classifier and response_method == "predict":
+        raise ValueError(
+            "response_method='predict' on a classifier would average predicted labels, which "
+            "is not a partial dependence. Use 'predict_proba' or 'decision_function'."
+        )
+    if not classifier and response_method != "predict":
+        raise ValueError(
+            f"response_method={response_method!r} is only for classifiers; "
+            f"{type(estimator).__name__} is not a classifier. Use 'predict' or 'auto'."
+        )
+    if not hasattr(estimator, response_method):
+        raise ValueError(
+            f"{type(estimator).__name__} has no {response_method}; choose another "
+            "response_method (for example 'decision_function' or 'auto')."
+        )
+    return response_method
+
+
+def output_labels(estimator, method: str, target_names: Sequence[str] | None, n_targets: int) -> list:
+    """Labels of the ``output`` dim for a fitted estimator and resolved method."""
+    if method == "predict":
+        if target_names is not None:
+            return list(target_names)
+        return ["y"] if n_targets == 1 else [f"y{k}" for k in range(n_targets)]
+    classes = list(estimator.classes_)
+    if method == "decision_function" and len(classes) == 2:
+        return [classes[1]]
+    return classes
+
+
+def response_function(estimator, method: str) -> Callable[[object], np.ndarray]:
+    """A callable returning the response of a fitted estimator as a 2-D float array.
+
+    Returns
+    -------
+    callable
+        ``f(X) -> ndarray (n_rows, n_outputs)``.
+    """
+    bound = getattr(estimator, method)
+
+    def respond(X):
+        out = np.asarray(bound(X), dtype=float)
+        return out.reshape(out.shape[0], -1)
+
+    return respond
+
+
+def is_regression(estimator) -> bool:
+    """True for regressors (and anything that is not a classifier but predicts)."""
+    return is_regressor(estimator) or not is_classifier(estimator)

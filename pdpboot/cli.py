@@ -1,0 +1,186 @@
+"""The ``pdpboot`` command: PD/ICE with bootstrap bands for a table, without writing Python.
+
+``pdpboot run DATA --target COL``
+    Train a model on a CSV/Parquet/Excel table, report test metrics, compute PD/ICE with
+    bootstrap bands (and 2-D surfaces with ``--pairs``), and write a run folder with
+    ``results.nc``, ``workbook.xlsx``, ``plots/``, ``summary.md``, ``repro.py`` and ``run.log``.
+``pdpboot demo``
+    The same on simulated electricity prices (about a minute).
+``pdpboot reproduce FOLDER``
+    Recompute a run's ``results.nc`` from its ``repro_inputs/`` and check it is identical.
+
+Exit status: 0 success, 1 unexpected error or failed reproduction, 2 bad input or options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from . import __version__
+
+EPILOG_RUN = """examples:
+  pdpboot run prices.csv --target Price
+  pdpboot run bikes.csv --target bikers --exclude casual,registered --pairs temp:hr --n-resamples 200
+  pdpboot run survey.xlsx --target vote --task classification --positive-class Dole
+  pdpboot run data.parquet --config analysis.toml --n-jobs -1
+
+Every option can also be set in a TOML file given with --config (keys as the long option
+names, e.g. n_resamples = 200, pairs = ["temp:hr"]); the command line wins.
+"""
+EPILOG_DEMO = """The demo data (1000 rows: Temperature, Hour, Day -> Price) is simulated with a known
+partial dependence; see pdpboot.datasets.make_electricity_prices.  For smoother bands:
+  pdpboot demo --n-resamples 200 --n-jobs -1
+"""
+DEMO_DEFAULTS = {
+    "target": "Price",
+    "pairs": [["Temperature", "Hour"]],
+    "n_resamples": 50,
+    "n_estimators": 50,
+    "grid_resolution": 20,
+}
+DEMO_ROWS = 1000
+DEMO_SEED = 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .workflow.options import add_arguments
+
+    parser = argparse.ArgumentParser(
+        prog="pdpboot",
+        description="Partial dependence (PD) and ICE curves with bootstrap confidence bands, from a table.",
+        epilog="Start with 'pdpboot demo', then 'pdpboot run YOUR_TABLE.csv --target COLUMN'. "
+               "Help on a command: pdpboot run --help.",
+    )
+    parser.add_argument("--version", action="version", version=f"pdpboot {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(p):
+        p.add_argument("--config", metavar="FILE.toml", help="Read options from a TOML (or JSON) file.")
+        p.add_argument("--quiet", "-q", action="store_true", help="No progress messages.")
+        p.add_argument("--debug", action="store_true", help="Show Python tracebacks of errors.")
+
+    run = sub.add_parser(
+        "run", help="Train a model on a table and compute PD/ICE with bootstrap bands.",
+        description="Train a model on DATA, report test metrics, compute PD/ICE curves with bootstrap "
+                    "confidence bands, and write everything to DIR/pdpboot_<timestamp>/.",
+        epilog=EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("data", nargs="?", metavar="DATA",
+                     help="The table: .csv/.tsv/.txt, .parquet or .xlsx (first sheet).")
+    common(run)
+    add_arguments(run)
+
+    demo = sub.add_parser(
+        "demo", help="Run the whole workflow on simulated electricity prices (about a minute).",
+        description="Run 'pdpboot run' on simulated electricity prices (Temperature, Hour, Day -> Price) "
+                    "with a random forest and B = 50 resamples, and say where the results are.",
+        epilog=EPILOG_DEMO, formatter_class=argparse.RawDescriptionHelpFormatter)
+    common(demo)
+    add_arguments(demo, overrides=DEMO_DEFAULTS)
+
+    rep = sub.add_parser(
+        "reproduce", help="Recompute a run's results.nc and check it is identical.",
+        description="Recompute results.nc of a run folder from its repro_inputs/ (same as running its "
+                    "repro.py) and compare with the stored one.")
+    rep.add_argument("folder", metavar="FOLDER", help="A pdpboot_<timestamp> run folder.")
+    rep.add_argument("--output", metavar="PATH.nc", help="Also keep the recomputed result here.")
+    return parser
+
+
+def _config(args: argparse.Namespace, base: dict) -> dict:
+    from .workflow.options import BY_KEY, merge, read_config_file
+
+    command_line = {key: getattr(args, key) for key in BY_KEY if getattr(args, key, None) is not None}
+    if getattr(args, "data", None) is not None:
+        command_line["data"] = args.data
+    from_file = read_config_file(args.config) if args.config else {}
+    return merge(command_line, from_file, base)
+
+
+def _report(folder: Path, quiet: bool) -> None:
+    plots = sorted((folder / "plots").glob("*.png")) if (folder / "plots").is_dir() else []
+    lines = [f"Results in {folder}{'/' if not str(folder).endswith('/') else ''}",
+             "  summary.md      metrics, features ranked by PD range (with intervals), heterogeneity"]
+    if (folder / "workbook.xlsx").exists():
+        lines.append("  workbook.xlsx   data, test predictions, parameters, metrics, one sheet per feature/pair")
+    lines += [f"  plots/          {len(plots)} PNG figures (start with overview*.png)",
+              "  results.nc      everything computed; in Python: pdpboot.load(\"results.nc\")",
+              "  repro.py        python repro.py recomputes results.nc and checks it is identical",
+              "  run.log         what was done, step by step"]
+    print("\n".join(lines))
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .workflow import InputError
+    from .workflow.options import defaults
+    from .workflow.run import run_workflow
+
+    config = _config(args, defaults())
+    if not config.get("data"):
+        raise InputError("No data file: give it as 'pdpboot run DATA --target COL' (or data = \"...\" in --config).")
+    folder = run_workflow(config, quiet=args.quiet)
+    _report(folder, args.quiet)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .datasets import make_electricity_prices
+    from .workflow.options import defaults
+    from .workflow.run import run_workflow
+
+    base = defaults()
+    base.update({k: (list(v) if isinstance(v, list) else v) for k, v in DEMO_DEFAULTS.items()})
+    config = _config(args, base)
+    X, y = make_electricity_prices(DEMO_ROWS, rng=DEMO_SEED)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "electricity_prices.csv"
+        X.assign(**{str(y.name): y}).to_csv(path, index=False)
+        config["data"] = str(path)
+        folder = run_workflow(config, quiet=args.quiet)
+    _report(folder, args.quiet)
+    if not args.quiet:
+        print(f"\nThe bands use B = {config['n_resamples']} resamples; for smoother bands run "
+              "'pdpboot demo --n-resamples 200 --n-jobs -1'.\nOn your own table: "
+              "pdpboot run TABLE.csv --target COLUMN (see pdpboot run --help).")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from .workflow.repro import main as repro_main
+
+    return repro_main(Path(args.folder), ["--output", args.output] if args.output else [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``pdpboot`` command; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    from .workflow import InputError
+
+    debug = getattr(args, "debug", False)
+    try:
+        return {"run": _run, "demo": _demo, "reproduce": _reproduce}[args.command](args)
+    except InputError as exc:
+        print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pdpboot: interrupted; nothing was written.", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line for the user, the traceback with --debug
+        if debug:
+            traceback.print_exc()
+        else:
+            first = " ".join(str(exc).split()) or type(exc).__name__
+            print(f"pdpboot: error: {first} ({type(exc).__name__}; rerun with --debug for the traceback)",
+                  file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

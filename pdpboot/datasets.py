@@ -1,0 +1,720 @@
+"""Simulated known-truth datasets and the bundled real data.
+
+Simulated data-generating processes (DGPs) draw independent features, so the
+population partial dependence of a feature set ``S`` is exactly
+``PD_S(v) = E[f(v, X_{-S})]``, the expectation of the noise-free regression
+function over the other features.  Every DGP below comes with that PD in
+closed form (:func:`true_pd`), to measure the bias and coverage of bootstrap
+bands.
+
+- ``electricity``: :func:`make_electricity_prices` (3 features);
+- ``friedman1``: ``10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 + 5 x5`` (>= 5 features);
+- ``interaction``: ``x1 + x2 + x1 x2`` (Gaussian features);
+- ``goldstein``: ``0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0]``;
+- ``additive_uniform``: ``x1 - x2`` (uniform features).
+
+Real data (regression and classification) are read from CSV files committed in
+the repository's ``data/`` folder; see ``data/README.md`` for their
+provenance, licences and checksums.  Nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import math
+import numbers
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "additive_uniform_true_pd",
+    "electricity_true_pd",
+    "electricity_true_pd_2d",
+    "friedman1_true_pd",
+    "friedman1_true_pd_2d",
+    "goldstein_true_pd",
+    "interaction_true_pd",
+    "load_anes96",
+    "load_bike_sharing",
+    "make_additive_uniform",
+    "make_electricity_prices",
+    "make_friedman1",
+    "make_goldstein",
+    "make_interaction",
+    "true_function",
+    "true_pd",
+]
+
+ArrayLike = Any
+RngLike = Any  # whatever numpy.random.default_rng accepts
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_n_samples(n_samples: object) -> int:
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
+        raise TypeError(f"n_samples must be an integer, got {type(n_samples).__name__}.")
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be at least 1, got {n_samples}.")
+    return int(n_samples)
+
+
+def _check_noise(noise: object) -> float:
+    if isinstance(noise, bool) or not isinstance(noise, numbers.Real):
+        raise TypeError(f"noise must be a real number (the noise standard deviation), got {noise!r}.")
+    if not math.isfinite(noise) or noise < 0:
+        raise ValueError(f"noise is the noise standard deviation and must be finite and >= 0, got {noise}.")
+    return float(noise)
+
+
+def _frame(columns: Mapping[str, np.ndarray], y: np.ndarray, y_name: str) -> tuple[pd.DataFrame, pd.Series]:
+    X = pd.DataFrame(dict(columns))
+    return X, pd.Series(y, index=X.index, name=y_name)
+
+
+# --------------------------------------------------------------------------- regression functions
+#
+# Each ``_<dgp>_expectation(given)`` returns E[f(X) | X_S = given] for the features
+# named in ``given`` (independent features, so this is the population PD of S);
+# with every active feature given, it is f itself.
+
+
+def _hour_effect(hour: np.ndarray) -> np.ndarray:
+    morning = np.where((hour >= 7) & (hour <= 10), 5.0 * np.sin((hour - 7.0) * np.pi / 6.0), 0.0)
+    evening = np.where((hour >= 18) & (hour <= 22), 5.0 * np.sin((hour - 18.0) * np.pi / 4.0), 0.0)
+    midday = np.where((hour >= 10) & (hour <= 17), -5.0 * np.sin((hour - 10.0) * np.pi / 7.0), 0.0)
+    return morning + evening + midday + 7.0 * np.sin(hour * np.pi / 24.0)
+
+
+# E over Temperature ~ U(0, 40) of 0.1 (T - 20)^2 = 0.1 * 40^2 / 12.
+_TEMPERATURE_MEAN = 40.0 / 3.0
+# (1/24) * integral over [0, 24] of the hour effect = (30 + 40 - 70 + 336) / (24 pi).
+_HOUR_MEAN = 14.0 / np.pi
+# 5 * P(Day = 0) for Day uniform on {0, ..., 6}.
+_DAY_MEAN = 5.0 / 7.0
+
+
+def _electricity_expectation(given: Mapping[str, np.ndarray]) -> np.ndarray:
+    temp = 0.1 * (given["Temperature"] - 20.0) ** 2 if "Temperature" in given else _TEMPERATURE_MEAN
+    hour = _hour_effect(given["Hour"]) if "Hour" in given else _HOUR_MEAN
+    day = 5.0 * (given["Day"] == 0) if "Day" in given else _DAY_MEAN
+    return temp + hour + day
+
+
+@functools.cache
+def _friedman_sin_mean() -> float:
+    """E[10 sin(pi x1 x2)] for x1, x2 ~ U(0, 1): (10 / pi) Cin(pi)."""
+    from scipy.special import sici
+
+    cin = np.euler_gamma + math.log(math.pi) - float(sici(math.pi)[1])
+    return 10.0 / math.pi * cin
+
+
+def _friedman_sin_given_one(v: np.ndarray) -> np.ndarray:
+    """E over u ~ U(0, 1) of 10 sin(pi v u) = 10 (1 - cos(pi v)) / (pi v), 0 at v = 0."""
+    arg = np.pi * np.asarray(v, dtype=float)
+    numerator = 20.0 * np.sin(arg / 2.0) ** 2  # 10 (1 - cos), without cancellation near 0
+    return np.divide(numerator, arg, out=np.zeros_like(arg), where=arg != 0)
+
+
+def _friedman1_expectation(given: Mapping[str, np.ndarray]) -> np.ndarray:
+    if "x1" in given and "x2" in given:
+        sin_term = 10.0 * np.sin(np.pi * given["x1"] * given["x2"])
+    elif "x1" in given or "x2" in given:
+        sin_term = _friedman_sin_given_one(given["x1"] if "x1" in given else given["x2"])
+    else:
+        sin_term = _friedman_sin_mean()
+    quad = 20.0 * (given["x3"] - 0.5) ** 2 if "x3" in given else 20.0 / 12.0
+    lin4 = 10.0 * given["x4"] if "x4" in given else 5.0
+    lin5 = 5.0 * given["x5"] if "x5" in given else 2.5
+    return sin_term + quad + lin4 + lin5
+
+
+def _interaction_expectation(given: Mapping[str, np.ndarray]) -> np.ndarray:
+    # x1, x2 independent with mean 0, so E[x1 x2 | given] = E[x1 | given] E[x2 | given].
+    x1 = given.get("x1", 0.0)
+    x2 = given.get("x2", 0.0)
+    return x1 + x2 + x1 * x2
+
+
+def _goldstein_expectation(given: Mapping[str, np.ndarray]) -> np.ndarray:
+    x1 = given.get("x1", 0.0)
+    x2 = given.get("x2", 0.0)
+    upper = (given["x3"] >= 0).astype(float) if "x3" in given else 0.5  # P(x3 >= 0) = 1/2
+    return 0.2 * x1 - 5.0 * x2 + 10.0 * x2 * upper
+
+
+def _additive_uniform_expectation(given: Mapping[str, np.ndarray]) -> np.ndarray:
+    return given.get("x1", 0.5) - given.get("x2", 0.5)
+
+
+@dataclass(frozen=True)
+class _Dgp:
+    active: tuple[str, ...]  # features f depends on
+    expectation: Callable[[Mapping[str, np.ndarray]], np.ndarray]
+    extra: re.Pattern[str] | None = None  # pattern of extra, inert feature names
+
+    def check_feature(self, name: object, dgp: str) -> str:
+        if isinstance(name, str) and (name in self.active or (self.extra and self.extra.fullmatch(name))):
+            return name
+        extra = " (or any further x<k>, k >= 6, which has no effect)" if self.extra else ""
+        raise ValueError(
+            f"Unknown feature {name!r} for DGP {dgp!r}; expected one of {list(self.active)}{extra}."
+        )
+
+
+_DGPS: dict[str, _Dgp] = {
+    "electricity": _Dgp(("Temperature", "Hour", "Day"), _electricity_expectation),
+    "friedman1": _Dgp(
+        ("x1", "x2", "x3", "x4", "x5"), _friedman1_expectation, re.compile(r"x([6-9]|[1-9]\d+)")
+    ),
+    "interaction": _Dgp(("x1", "x2"), _interaction_expectation),
+    "goldstein": _Dgp(("x1", "x2", "x3"), _goldstein_expectation),
+    "additive_uniform": _Dgp(("x1", "x2"), _additive_uniform_expectation),
+}
+
+
+def _get_dgp(name: object) -> _Dgp:
+    if not isinstance(name, str) or name not in _DGPS:
+        raise ValueError(f"Unknown DGP {name!r}; expected one of {sorted(_DGPS)}.")
+    return _DGPS[name]
+
+
+def _as_grid(values: ArrayLike, feature: str) -> np.ndarray:
+    try:
+        grid = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"Grid values for {feature!r} must be numeric: {err}") from None
+    if grid.ndim != 1:
+        raise ValueError(f"Grid values for {feature!r} must be 1-D, got shape {grid.shape}.")
+    if not np.all(np.isfinite(grid)):
+        raise ValueError(f"Grid values for {feature!r} must be finite (no NaN or inf).")
+    return grid
+
+
+# --------------------------------------------------------------------------- true PD
+
+
+def true_pd(name: str, features: str | Sequence[str], values: ArrayLike) -> np.ndarray:
+    """Exact population partial dependence of a simulated DGP.
+
+    Parameters
+    ----------
+    name : {"electricity", "friedman1", "interaction", "goldstein", "additive_uniform"}
+        The DGP (the ``make_<name>`` generator; ``"electricity"`` is
+        :func:`make_electricity_prices`).
+    features : str or pair of str
+        One feature name (1-D PD) or two distinct names (2-D PD).
+    values : array-like
+        For one feature, its 1-D grid.  For a pair, a pair ``(values_a,
+        values_b)`` of 1-D grids.
+
+    Returns
+    -------
+    numpy.ndarray
+        1-D PD: shape ``(len(values),)``, dim = the feature.  2-D PD: shape
+        ``(len(values_a), len(values_b))``, dims = (first feature, second
+        feature), i.e. ``out[i, j] = PD(values_a[i], values_b[j])``.
+
+    Notes
+    -----
+    All features of every DGP are independent, so ``PD_S(v) = E[f(v,
+    X_{-S})]`` exactly; it is computed in closed form, constants included.
+    """
+    dgp = _get_dgp(name)
+    if isinstance(features, str):
+        feature = dgp.check_feature(features, name)
+        grid = _as_grid(values, feature)
+        given = {feature: grid}
+        shape: tuple[int, ...] = grid.shape
+    else:
+        pair = tuple(features) if isinstance(features, Sequence) else ()
+        if len(pair) != 2:
+            raise ValueError(f"features must be one name or a pair of names, got {features!r}.")
+        a, b = (dgp.check_feature(f, name) for f in pair)
+        if a == b:
+            raise ValueError(f"A 2-D PD needs two different features, got {a!r} twice.")
+        if (isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) != 2
+                or any(np.ndim(v) != 1 for v in values)):
+            raise ValueError("For a feature pair, values must be a pair (values_a, values_b) of 1-D grids.")
+        grid_a, grid_b = _as_grid(values[0], a), _as_grid(values[1], b)
+        mesh_a, mesh_b = np.meshgrid(grid_a, grid_b, indexing="ij")
+        given = {a: mesh_a, b: mesh_b}
+        shape = mesh_a.shape
+    out = np.asarray(dgp.expectation(given), dtype=float)
+    return np.array(np.broadcast_to(out, shape), dtype=float)
+
+
+def true_function(name: str, X: pd.DataFrame) -> np.ndarray:
+    """Noise-free regression function ``f`` of a simulated DGP, evaluated on rows.
+
+    Parameters
+    ----------
+    name : str
+        The DGP, as in :func:`true_pd`.
+    X : pandas.DataFrame
+        Must hold the DGP's active feature columns (other columns are ignored).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(X),)``, dim ``sample``: ``f`` at each row (the Bayes-optimal
+        prediction, ``E[y | X]``).
+    """
+    dgp = _get_dgp(name)
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(f"X must be a pandas DataFrame, got {type(X).__name__}.")
+    missing = [c for c in dgp.active if c not in X.columns]
+    if missing:
+        raise ValueError(f"X lacks the columns {missing} needed by DGP {name!r}.")
+    given = {c: X[c].to_numpy(dtype=float) for c in dgp.active}
+    return np.array(np.broadcast_to(dgp.expectation(given), (len(X),)), dtype=float)
+
+
+# --------------------------------------------------------------------------- generators
+
+
+def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tuple[pd.DataFrame, pd.Series]:
+    """Simulated electricity prices with known partial dependence.
+
+    Features (independent): ``Temperature ~ U(0, 40)``, ``Hour ~ U(0, 24)``,
+    ``Day`` uniform on the integers ``{0, ..., 6}`` (``int64``).  Response::
+
+        Price = 0.1 (T - 20)^2
+                + 5 sin((H - 7) pi / 6)  1[7 <= H <= 10]
+                + 5 sin((H - 18) pi / 4) 1[18 <= H <= 22]
+                - 5 sin((H - 10) pi / 7) 1[10 <= H <= 17]
+                + 7 sin(H pi / 24)
+                + 5 1[Day = 0]
+                + 2 e,   e ~ N(0, 2^2)     (noise sd 4)
+
+    The model is additive, so with ``h(H)`` the hour terms above,
+    ``E[0.1 (T-20)^2] = 40/3``, ``E[h(H)] = 14/pi`` and ``E[5 1[Day=0]] = 5/7``:
+
+    - ``PD_Temperature(t) = 0.1 (t - 20)^2 + 14/pi + 5/7``
+    - ``PD_Hour(h) = 40/3 + h(h) + 5/7``
+    - ``PD_Day(d) = 40/3 + 14/pi + 5 1[d = 0]``
+    - 2-D: the sum of the two features' terms plus the mean of the third.
+
+    Parameters
+    ----------
+    n_samples : int, default 1000
+        Number of rows.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Shape ``(n_samples, 3)``, columns ``Temperature``, ``Hour`` (float64),
+        ``Day`` (int64).
+    y : pandas.Series
+        Shape ``(n_samples,)``, name ``"Price"``.
+    """
+    n = _check_n_samples(n_samples)
+    gen = np.random.default_rng(rng)
+    columns = {
+        "Temperature": gen.uniform(0.0, 40.0, n),
+        "Hour": gen.uniform(0.0, 24.0, n),
+        "Day": gen.integers(0, 7, n, dtype=np.int64),
+    }
+    signal = _electricity_expectation(columns)
+    return _frame(columns, signal + 2.0 * gen.normal(0.0, 2.0, n), "Price")
+
+
+def make_friedman1(
+    n_samples: int = 1000, *, n_features: int = 10, noise: float = 1.0, rng: RngLike = None
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Friedman #1 regression problem (Friedman 1991).
+
+    Features ``x1, ..., x<n_features>`` i.i.d. ``U(0, 1)``; only ``x1..x5``
+    matter::
+
+        y = 10 sin(pi x1 x2) + 20 (x3 - 0.5)^2 + 10 x4 + 5 x5 + noise * e,  e ~ N(0, 1)
+
+    True PDs, with ``c = (10/pi) Cin(pi) ~= 5.2467`` the mean of the sine term
+    (``Cin(z) = gamma + ln z - Ci(z)``) and ``s(v) = 10 (1 - cos(pi v)) / (pi v)``
+    (``s(0) = 0``) its mean over the other factor:
+
+    - ``PD_x1(v) = s(v) + 5/3 + 5 + 2.5`` (same for ``x2``)
+    - ``PD_x3(v) = c + 20 (v - 0.5)^2 + 7.5``
+    - ``PD_x4(v) = c + 5/3 + 10 v + 2.5``, ``PD_x5(v) = c + 5/3 + 5 + 5 v``
+    - ``PD_xk = c + 5/3 + 7.5`` (constant) for ``k >= 6``
+    - 2-D ``(x1, x2)``: ``10 sin(pi a b) + 5/3 + 7.5``; other pairs add the
+      two 1-D terms plus the means of the rest.
+
+    Parameters
+    ----------
+    n_samples : int, default 1000
+        Number of rows.
+    n_features : int, default 10
+        Number of features, at least 5.
+    noise : float, default 1.0
+        Standard deviation of the Gaussian noise.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Shape ``(n_samples, n_features)``, float64 columns ``x1`` ... .
+    y : pandas.Series
+        Shape ``(n_samples,)``, name ``"y"``.
+    """
+    n = _check_n_samples(n_samples)
+    if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or n_features < 5:
+        raise ValueError(f"n_features must be an integer >= 5, got {n_features!r}.")
+    sd = _check_noise(noise)
+    gen = np.random.default_rng(rng)
+    data = gen.uniform(0.0, 1.0, (n, int(n_features)))
+    columns = {f"x{j + 1}": data[:, j] for j in range(int(n_features))}
+    signal = _friedman1_expectation(columns)
+    return _frame(columns, signal + sd * gen.standard_normal(n), "y")
+
+
+def make_interaction(
+    n_samples: int = 1000, *, noise: float = 1.0, rng: RngLike = None
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Two Gaussian features with a multiplicative interaction.
+
+    ``x1, x2 ~ N(0, 1)`` independent; ``y = x1 + x2 + x1 x2 + noise * e``,
+    ``e ~ N(0, 1)``.  True PDs: ``PD_x1(a) = a``, ``PD_x2(b) = b``,
+    ``PD_{x1,x2}(a, b) = a + b + a b`` (ICE curves of ``x1`` have slopes
+    ``1 + x2``, so they are heterogeneous although the PD is a straight line).
+
+    Parameters
+    ----------
+    n_samples : int, default 1000
+        Number of rows.
+    noise : float, default 1.0
+        Standard deviation of the Gaussian noise.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Shape ``(n_samples, 2)``, float64 columns ``x1``, ``x2``.
+    y : pandas.Series
+        Shape ``(n_samples,)``, name ``"y"``.
+    """
+    n = _check_n_samples(n_samples)
+    sd = _check_noise(noise)
+    gen = np.random.default_rng(rng)
+    data = gen.standard_normal((n, 2))
+    columns = {"x1": data[:, 0], "x2": data[:, 1]}
+    return _frame(columns, _interaction_expectation(columns) + sd * gen.standard_normal(n), "y")
+
+
+def make_goldstein(
+    n_samples: int = 1000, *, noise: float = 1.0, rng: RngLike = None
+) -> tuple[pd.DataFrame, pd.Series]:
+    """The ICE example of Goldstein et al. (2015): a PD that hides an effect.
+
+    ``x1, x2, x3 ~ U(-1, 1)`` independent;
+    ``y = 0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0] + noise * e``, ``e ~ N(0, 1)``.
+    True PDs: ``PD_x1(a) = 0.2 a``; ``PD_x2(b) = -5 b + 10 b / 2 = 0``
+    (flat, although ``x2`` has slope -5 or +5 in every ICE curve);
+    ``PD_x3(c) = 0``.  2-D: ``PD_{x1,x2}(a, b) = 0.2 a``,
+    ``PD_{x1,x3}(a, c) = 0.2 a``, ``PD_{x2,x3}(b, c) = -5 b + 10 b 1[c >= 0]``.
+
+    Parameters
+    ----------
+    n_samples : int, default 1000
+        Number of rows.
+    noise : float, default 1.0
+        Standard deviation of the Gaussian noise.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Shape ``(n_samples, 3)``, float64 columns ``x1``, ``x2``, ``x3``.
+    y : pandas.Series
+        Shape ``(n_samples,)``, name ``"y"``.
+    """
+    n = _check_n_samples(n_samples)
+    sd = _check_noise(noise)
+    gen = np.random.default_rng(rng)
+    data = gen.uniform(-1.0, 1.0, (n, 3))
+    columns = {f"x{j + 1}": data[:, j] for j in range(3)}
+    return _frame(columns, _goldstein_expectation(columns) + sd * gen.standard_normal(n), "y")
+
+
+def make_additive_uniform(
+    n_samples: int = 1000, *, noise: float = 1.0, rng: RngLike = None
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Additive linear model on uniform features (the setting of Molnar et al. 2023).
+
+    ``x1, x2 ~ U(0, 1)`` independent; ``y = x1 - x2 + noise * e``,
+    ``e ~ N(0, 1)``.  True PDs: ``PD_x1(a) = a - 1/2``,
+    ``PD_x2(b) = 1/2 - b``, ``PD_{x1,x2}(a, b) = a - b``.
+
+    Parameters
+    ----------
+    n_samples : int, default 1000
+        Number of rows.
+    noise : float, default 1.0
+        Standard deviation of the Gaussian noise.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Shape ``(n_samples, 2)``, float64 columns ``x1``, ``x2``.
+    y : pandas.Series
+        Shape ``(n_samples,)``, name ``"y"``.
+    """
+    n = _check_n_samples(n_samples)
+    sd = _check_noise(noise)
+    gen = np.random.default_rng(rng)
+    data = gen.uniform(0.0, 1.0, (n, 2))
+    columns = {"x1": data[:, 0], "x2": data[:, 1]}
+    return _frame(columns, _additive_uniform_expectation(columns) + sd * gen.standard_normal(n), "y")
+
+
+# --------------------------------------------------------------------------- named true-PD wrappers
+
+
+def electricity_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
+    """Exact 1-D PD of :func:`make_electricity_prices`.
+
+    Parameters
+    ----------
+    feature : {"Temperature", "Hour", "Day"}
+    values : array-like
+        1-D grid.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(values),)``, dim = ``feature``.
+    """
+    return true_pd("electricity", feature, values)
+
+
+def electricity_true_pd_2d(pair: Sequence[str], values_a: ArrayLike, values_b: ArrayLike) -> np.ndarray:
+    """Exact 2-D PD of :func:`make_electricity_prices`.
+
+    Parameters
+    ----------
+    pair : pair of str
+        Two of ``"Temperature"``, ``"Hour"``, ``"Day"``.
+    values_a, values_b : array-like
+        1-D grids of the first and second feature.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(values_a), len(values_b))``, dims = ``pair``.
+    """
+    return true_pd("electricity", tuple(pair), (values_a, values_b))
+
+
+def friedman1_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
+    """Exact 1-D PD of :func:`make_friedman1` (see its docstring for the formulas).
+
+    Parameters
+    ----------
+    feature : str
+        ``"x1"``, ``"x2"``, ... .
+    values : array-like
+        1-D grid.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(values),)``, dim = ``feature``.
+    """
+    return true_pd("friedman1", feature, values)
+
+
+def friedman1_true_pd_2d(pair: Sequence[str], values_a: ArrayLike, values_b: ArrayLike) -> np.ndarray:
+    """Exact 2-D PD of :func:`make_friedman1`.
+
+    Parameters
+    ----------
+    pair : pair of str
+        Two different features ``"x<k>"``.
+    values_a, values_b : array-like
+        1-D grids of the first and second feature.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(values_a), len(values_b))``, dims = ``pair``.
+    """
+    return true_pd("friedman1", tuple(pair), (values_a, values_b))
+
+
+def interaction_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
+    """Exact 1-D PD of :func:`make_interaction`: the identity.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(values),)``, dim = ``feature``.
+    """
+    return true_pd("interaction", feature, values)
+
+
+def goldstein_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
+    """Exact 1-D PD of :func:`make_goldstein` (``0.2 v`` for ``x1``, zero otherwise).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(values),)``, dim = ``feature``.
+    """
+    return true_pd("goldstein", feature, values)
+
+
+def additive_uniform_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
+    """Exact 1-D PD of :func:`make_additive_uniform` (``v - 1/2`` or ``1/2 - v``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(len(values),)``, dim = ``feature``.
+    """
+    return true_pd("additive_uniform", feature, values)
+
+
+# --------------------------------------------------------------------------- bundled real data
+
+_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+
+#: SHA-256 of each bundled file (also listed in data/README.md).
+_SHA256 = {
+    "bike_sharing.csv": "ac6950ae6f11efcc69c29d6bb13e8881c001e27d36434660d59444a1414f712c",
+    "anes96.csv": "add0df3db34e5070233a7724cb3122b7d8b358c67be0982476fa7f3e9b4ff706",
+}
+
+
+def _read_checked(filename: str, data_dir: str | Path | None) -> bytes:
+    folder = _DATA_DIR if data_dir is None else Path(data_dir)
+    path = folder / filename
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"Bundled data file {filename!r} not found at {path}. It ships in the pdpboot repository's "
+            "data/ folder: run from a clone of the repository, restore it with `git checkout -- "
+            f"data/{filename}`, or pass data_dir= the folder that holds it (see data/README.md)."
+        )
+    content = path.read_bytes()
+    digest = hashlib.sha256(content).hexdigest()
+    if digest != _SHA256[filename]:
+        raise ValueError(
+            f"Data file {path} is corrupt or modified: SHA-256 {digest} differs from the expected "
+            f"{_SHA256[filename]}. Restore it with `git checkout -- data/{filename}` or rebuild it with "
+            "the command in data/README.md."
+        )
+    return content
+
+
+_SEASONS = {1: "winter", 2: "spring", 3: "summer", 4: "fall"}
+_MONTHS = ["Jan", "Feb", "March", "April", "May", "June", "July", "Aug", "Sept", "Oct", "Nov", "Dec"]
+_WEATHER = ["clear", "cloudy/misty", "light rain/snow", "heavy rain/snow"]
+
+
+def load_bike_sharing(*, data_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.Series]:
+    """Hourly bike-sharing demand, Washington D.C., 2011 (UCI; Fanaee-T & Gama 2013).
+
+    The ``Bikeshare`` table of the ISLP package: 8,645 hours of 2011 (a few
+    hours are missing), with weather and calendar features.  Licence CC BY
+    4.0 (see ``data/README.md``).  The counts of casual and registered users
+    (which sum to the response) are left out of ``X``.
+
+    Parameters
+    ----------
+    data_dir : str or Path, optional
+        Folder holding ``bike_sharing.csv``; default: the repository's
+        ``data/`` folder.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Shape ``(8645, 12)``. ``category`` columns: ``season`` (winter,
+        spring, summer, fall; astronomical seasons), ``mnth`` (Jan ... Dec),
+        ``weathersit`` (clear, cloudy/misty, light rain/snow, heavy rain/snow
+        - the last level occurs once).  int64: ``day`` (day of the year,
+        1-365), ``hr`` (0-23), ``holiday``, ``weekday`` (0 = Sunday),
+        ``workingday``.  float64 (normalised to [0, 1]): ``temp`` ((t + 8) /
+        47 for t in Celsius), ``atemp`` (felt temperature, (t + 16) / 66),
+        ``hum`` (/100), ``windspeed`` (/67).
+    y : pandas.Series
+        Shape ``(8645,)``, int64, name ``"bikers"``: rentals in the hour.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the CSV file is missing.
+    ValueError
+        If its checksum does not match.
+    """
+    raw = pd.read_csv(io.BytesIO(_read_checked("bike_sharing.csv", data_dir)))
+    X = raw[["season", "mnth", "day", "hr", "holiday", "weekday", "workingday", "weathersit",
+             "temp", "atemp", "hum", "windspeed"]].copy()
+    X["season"] = pd.Categorical(raw["season"].map(_SEASONS), categories=list(_SEASONS.values()))
+    X["mnth"] = pd.Categorical(raw["mnth"], categories=_MONTHS)
+    X["weathersit"] = pd.Categorical(raw["weathersit"], categories=_WEATHER)
+    for col in ("day", "hr", "holiday", "weekday", "workingday"):
+        X[col] = X[col].astype(np.int64)
+    return X, raw["bikers"].astype(np.int64).rename("bikers")
+
+
+_PARTY_ID = [
+    "strong Democrat", "weak Democrat", "independent-Democrat", "independent",
+    "independent-Republican", "weak Republican", "strong Republican",
+]
+
+
+def load_anes96(*, data_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.Series]:
+    """Expected vote in the 1996 US presidential election (ANES 1996 subset).
+
+    The ``anes96`` table of statsmodels (944 respondents of the American
+    National Election Studies 1996; public domain, see ``data/README.md``):
+    a binary classification (Clinton vs Dole) with mixed features.
+
+    Parameters
+    ----------
+    data_dir : str or Path, optional
+        Folder holding ``anes96.csv``; default: the repository's ``data/``
+        folder.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Shape ``(944, 9)``.  ``PID`` (party identification) is ``category``
+        with 7 levels from ``"strong Democrat"`` to ``"strong Republican"``.
+        int64: ``popul`` (population of the census place, in 1000s),
+        ``TVnews`` (days a week watching TV news, 0-7), ``selfLR``,
+        ``ClinLR``, ``DoleLR`` (respondent's own, Clinton's and Dole's
+        placement on a 1-7 liberal-conservative scale), ``age``, ``educ``
+        (1-7, grade school ... PhD), ``income`` (household income bracket,
+        1-24).
+    y : pandas.Series
+        Shape ``(944,)``, name ``"vote"``, values ``"Clinton"`` / ``"Dole"``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the CSV file is missing.
+    ValueError
+        If its checksum does not match.
+    """
+    raw = pd.read_csv(io.BytesIO(_read_checked("anes96.csv", data_dir)))
+    columns = ["popul", "TVnews", "selfLR", "ClinLR", "DoleLR", "PID", "age", "educ", "income"]
+    X = raw[columns].astype(np.int64)
+    X["PID"] = pd.Categorical.from_codes(raw["PID"].to_numpy(), categories=_PARTY_ID)
+    y = pd.Series(np.where(raw["vote"].to_numpy() == 1, "Dole", "Clinton"), index=X.index, name="vote")
+    return X, y

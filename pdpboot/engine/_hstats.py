@@ -1,0 +1,277 @@
+"""NumPy layer: Friedman-Popescu H statistics and the PD-variance interaction index.
+
+Estimator (Friedman & Popescu 2008, eqs. 44 and 45).  Let ``x^(1..m)`` be the
+evaluation rows (a random subsample of at most ``n_max`` background rows) with
+normalised weights ``w`` (bootstrap multiplicities).  The same rows serve as
+the background of every partial dependence, so for a feature set ``S``::
+
+    M_S[i, l]      = f(x_S^(l), x_-S^(i))          (model at row i with S taken from row l)
+    PD_S(l)        = sum_i w_i M_S[i, l]           (PD of S at the observed point x_S^(l))
+    PD_-j(i)       = sum_l w_l M_j[i, l]           (PD of all features but j at x_-j^(i))
+    F(i)           = M_S[i, i] = f(x^(i))
+
+Every function is then centred: its weighted mean over the rows is
+subtracted.  With centred functions::
+
+    H2_jk = sum_l w_l (PD_jk(l) - PD_j(l) - PD_k(l))**2 / sum_l w_l PD_jk(l)**2     (eq. 44)
+    H2_j  = sum_i w_i (F(i) - PD_j(i) - PD_-j(i))**2 / sum_i w_i F(i)**2            (eq. 45)
+
+``h_unnormalized`` is ``sqrt(sum_l w_l (PD_jk - PD_j - PD_k)**2)`` (the root of
+the numerator as a weighted *mean*, so it is on the response scale and does
+not grow with ``n_max``).  A zero denominator (a constant function) gives 0.
+One matrix ``M_S`` costs ``m**2`` predictions; a pair needs ``M_jk`` plus
+``M_j`` and ``M_k``, an overall statistic only ``M_j``.
+
+H2 is a ratio of sums of squares, so it is >= 0 and its estimate is biased
+upwards at small ``m`` (the Monte-Carlo noise of the PD estimates adds to the
+numerator): a percentile interval that stays away from 0 is *not* a test of
+"no interaction" - use :func:`pdpboot.h_statistic_test`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
+
+_TINY = 1e-12
+
+
+def subsample_rows(
+    n_rows: int, n_max: int, rng: np.random.Generator, weights=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Evaluation rows of the H statistics.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of background rows.
+    n_max : int
+        At most this many rows are used; all of them when ``n_rows <= n_max``.
+    rng : numpy.random.Generator
+        Draws the subsample (uniformly, without replacement).
+    weights : array_like of shape (n_rows,), optional
+        Row weights (multiplicities), carried along for the kept rows.
+
+    Returns
+    -------
+    positions : ndarray of int
+        Sorted positions of the kept rows.
+    weights : ndarray of float
+        Their weights (ones when ``weights`` is None).
+    """
+    if not (isinstance(n_max, (int, np.integer)) and not isinstance(n_max, bool) and n_max >= 2):
+        raise ValueError(f"n_max must be an integer >= 2, got {n_max!r}.")
+    w = np.ones(n_rows) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (n_rows,) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("weights must be non-negative, one per background row, with a positive sum.")
+    if n_rows <= n_max:
+        positions = np.arange(n_rows)
+    else:
+        positions = np.sort(rng.choice(n_rows, size=int(n_max), replace=False))
+    return positions, w[positions]
+
+
+def _column_values(X, position: int) -> np.ndarray:
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[:, position].to_numpy()
+    return np.asarray(X)[:, position]
+
+
+def point_matrix(
+    predict: Callable[[object], np.ndarray],
+    X,
+    feature_idx: Sequence[int],
+    *,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    n_outputs: int = 1,
+) -> np.ndarray:
+    """Model values with the features ``feature_idx`` taken from another row.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_outputs, n_rows)
+        ``M[i, :, l] = f(x_S^(l), x_-S^(i))`` with ``S = feature_idx``.
+    """
+    columns = [_column_values(X, p) for p in feature_idx]
+    _, ice = brute_partial_dependence(
+        predict, X, list(feature_idx), columns, average=False, individual=True, points=True,
+        memory_limit=memory_limit, n_outputs=n_outputs,
+    )
+    return ice
+
+
+def _normalise(weights, n: int) -> np.ndarray:
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (n,):
+        raise ValueError(f"weights must have one entry per row ({n}), got shape {w.shape}.")
+    return w / w.sum()
+
+
+def _centre(values: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Centre (n_outputs, m) values by their weighted mean over rows."""
+    return values - (values @ w)[:, None]
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """numerator / denominator, 0 where the denominator is negligible."""
+    negligible = denominator <= (_TINY * (1.0 + scale)) ** 2
+    return np.where(negligible, 0.0, numerator / np.where(negligible, 1.0, denominator))
+
+
+def _check_matrix(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=float)
+    if m.ndim != 3 or m.shape[0] != m.shape[2]:
+        raise ValueError(f"A point matrix must have shape (m, n_outputs, m), got {m.shape}.")
+    return m
+
+
+def pd_at_points(m_s: np.ndarray, weights=None) -> np.ndarray:
+    """Centred PD of the feature set S at the observed points.
+
+    Returns
+    -------
+    ndarray of shape (n_outputs, m)
+    """
+    m_s = _check_matrix(m_s)
+    w = _normalise(weights, m_s.shape[0])
+    return _centre(np.einsum("i,iol->ol", w, m_s), w)
+
+
+def h2_pairwise(
+    m_jk: np.ndarray, m_j: np.ndarray, m_k: np.ndarray, weights=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Friedman-Popescu pairwise H2 (eq. 44) from three point matrices.
+
+    Returns
+    -------
+    h2 : ndarray of shape (n_outputs,)
+    h_unnormalized : ndarray of shape (n_outputs,)
+        Root of the weighted mean squared interaction part (response units).
+    """
+    w = _normalise(weights, _check_matrix(m_jk).shape[0])
+    pd_jk, pd_j, pd_k = (pd_at_points(m, weights) for m in (m_jk, m_j, m_k))
+    numerator = ((pd_jk - pd_j - pd_k) ** 2) @ w
+    denominator = (pd_jk**2) @ w
+    scale = np.abs(np.asarray(m_jk)).max(axis=(0, 2))
+    return _ratio(numerator, denominator, scale), np.sqrt(numerator)
+
+
+def h2_overall(m_j: np.ndarray, weights=None) -> np.ndarray:
+    """Friedman-Popescu overall H2 of feature j (eq. 45) from its point matrix.
+
+    Returns
+    -------
+    ndarray of shape (n_outputs,)
+    """
+    m_j = _check_matrix(m_j)
+    w = _normalise(weights, m_j.shape[0])
+    f_all = _centre(np.diagonal(m_j, axis1=0, axis2=2), w)
+    pd_j = _centre(np.einsum("i,iol->ol", w, m_j), w)
+    pd_not_j = _centre(np.einsum("l,iol->oi", w, m_j), w)
+    numerator = ((f_all - pd_j - pd_not_j) ** 2) @ w
+    denominator = (f_all**2) @ w
+    return _ratio(numerator, denominator, np.abs(m_j).max(axis=(0, 2)))
+
+
+def interaction_statistics(
+    predict: Callable[[object], np.ndarray],
+    X,
+    *,
+    singles: Sequence[int] = (),
+    pairs: Sequence[tuple[int, int]] = (),
+    weights=None,
+    n_max: int = 500,
+    rng: np.random.Generator | None = None,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    n_outputs: int = 1,
+) -> dict[tuple[int, ...], dict[str, np.ndarray]]:
+    """H statistics of one fitted model on (a subsample of) its background rows.
+
+    Parameters
+    ----------
+    predict : callable
+        ``predict(X_block) -> ndarray (rows, n_outputs)``.
+    X : ndarray or DataFrame
+        Background rows.
+    singles : sequence of int
+        Column positions whose overall ``H2_j`` is wanted.
+    pairs : sequence of (int, int)
+        Column-position pairs whose pairwise ``H2_jk`` is wanted.
+    weights : array_like of shape (n_rows,), optional
+        Row weights (bootstrap multiplicities).
+    n_max : int
+        At most this many rows (drawn with ``rng``) are used.
+    rng : numpy.random.Generator
+        Needed only when ``X`` has more than ``n_max`` rows.
+
+    Returns
+    -------
+    dict
+        ``(j,)`` -> ``{"h2_overall": (n_outputs,)}`` and ``(j, k)`` ->
+        ``{"h2": (n_outputs,), "h_unnormalized": (n_outputs,)}``.
+    """
+    n_rows = X.shape[0]
+    if n_rows > n_max and rng is None:
+        raise ValueError("rng is required to draw the H-statistic subsample when X has more than n_max rows.")
+    positions, w = subsample_rows(n_rows, n_max, rng, weights)
+    rows = X.iloc[positions] if isinstance(X, pd.DataFrame) else np.asarray(X)[positions]
+    cache: dict[tuple[int, ...], np.ndarray] = {}
+
+    def matrix(feature_set: tuple[int, ...]) -> np.ndarray:
+        if feature_set not in cache:
+            cache[feature_set] = point_matrix(predict, rows, feature_set, memory_limit=memory_limit,
+                                              n_outputs=n_outputs)
+        return cache[feature_set]
+
+    out: dict[tuple[int, ...], dict[str, np.ndarray]] = {}
+    for j in singles:
+        out[(int(j),)] = {"h2_overall": h2_overall(matrix((int(j),)), w)}
+    for j, k in pairs:
+        h2, h_unnorm = h2_pairwise(matrix((int(j), int(k))), matrix((int(j),)), matrix((int(k),)), w)
+        out[(int(j), int(k))] = {"h2": h2, "h_unnormalized": h_unnorm}
+    return out
+
+
+def _importance(values: np.ndarray, axis: int, categorical: bool) -> np.ndarray:
+    """Greenwell et al. (2018) PD importance: SD (ddof=1) for numeric, range / 4 for categorical."""
+    if categorical:
+        return (values.max(axis=axis) - values.min(axis=axis)) / 4.0
+    if values.shape[axis] < 2:
+        return np.zeros(np.delete(values.shape, axis))
+    return values.std(axis=axis, ddof=1)
+
+
+def pd_variance_interaction(surface, *, categorical: tuple[bool, bool] = (False, False)) -> np.ndarray:
+    """PD-variance interaction index of Greenwell et al. (2018) from a 2-D PD surface.
+
+    For every grid value ``b`` of the second feature the importance of the first
+    feature is computed from ``PD(., b)`` (SD with ``ddof=1`` over its grid, or
+    range / 4 for a categorical feature); the SD (``ddof=1``) of these
+    importances over ``b`` is ``I(1 | 2)``.  ``I(2 | 1)`` likewise; the index
+    is their mean.  0 for an additive surface.
+
+    Parameters
+    ----------
+    surface : array_like of shape (..., n_grid_1, n_grid_2)
+        PD surface(s), the last two axes running over the two grids.
+    categorical : (bool, bool)
+        Whether each feature is categorical.
+
+    Returns
+    -------
+    ndarray of shape surface.shape[:-2]
+    """
+    surface = np.asarray(surface, dtype=float)
+    if surface.ndim < 2:
+        raise ValueError(f"surface needs two grid axes, got shape {surface.shape}.")
+    directions = []
+    # importance along one grid axis leaves the other grid axis last; spread over it
+    for imp_axis, cat in ((-2, categorical[0]), (-1, categorical[1])):
+        importance = _importance(surface, imp_axis, cat)
+        n = importance.shape[-1]
+        directions.append(importance.std(axis=-1, ddof=1) if n > 1 else np.zeros(importance.shape[:-1]))
+    return (directions[0] + directions[1]) / 2.0

@@ -1,0 +1,214 @@
+"""NumPy layer: heterogeneity statistics of ICE curves.
+
+All functions take plain arrays and axis numbers; :mod:`pdpboot.heterogeneity`
+wraps them for labelled results, and the bootstrap loop calls
+:func:`ice_statistics` on each refitted model so that resamples keep only the
+statistics, never the ICE tensors.
+
+Definitions (``w_i`` are the row weights, e.g. bootstrap multiplicities,
+normalised to sum to one; ``G`` is the number of grid values):
+
+``ice_sd(z)``
+    Weighted population SD (``ddof=0``) of the ICE values ``f_i(z)`` across
+    rows: ``sqrt(sum_i w_i (f_i(z) - PD(z))**2)`` with ``PD = sum_i w_i f_i``.
+``cice_sd(z)``
+    The same for centred ICE ``f_i(z) - f_i(z_1)`` (anchored at the first grid
+    value, as ``sklearn``'s ``centered=True``); 0 at ``z_1`` by construction.
+``dice_sd(z)``
+    The same for derivative ICE (see :func:`derivative_ice` for the finite
+    differences and where they sit on the grid; for a categorical feature,
+    the step from the previous level, with 0 at the first level).  Identically 0 when the
+    model is additive in the feature (Goldstein et al. 2015).
+``heterogeneity_index``
+    ``mean_g sum_i w_i (c_i(z_g) - c(z_g))**2`` where ``c_i = f_i - mean_g f_i``
+    are the mean-centred ICE curves and ``c = PD - mean_g PD`` the mean-centred
+    PD (the grid mean is unweighted).  Squared response units; 0 iff all ICE
+    curves are parallel on the grid.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+STATISTICS = ("ice_sd", "cice_sd", "dice_sd", "heterogeneity_index")
+
+
+def _normalised_weights(weights, n: int) -> np.ndarray:
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (n,):
+        raise ValueError(f"weights must have one entry per instance ({n}), got shape {w.shape}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("weights must be finite and non-negative with a positive sum.")
+    return w / w.sum()
+
+
+def _weighted_mean(values: np.ndarray, w: np.ndarray, axis: int, keepdims: bool = False) -> np.ndarray:
+    moved = np.moveaxis(values, axis, -1)
+    mean = moved @ w
+    return np.expand_dims(mean, axis) if keepdims else mean
+
+
+def weighted_sd(values, weights=None, *, axis: int = 0) -> np.ndarray:
+    """Weighted population standard deviation along one axis.
+
+    Parameters
+    ----------
+    values : array_like
+        Any shape; ``axis`` indexes instances.
+    weights : array_like of shape (values.shape[axis],), optional
+        Non-negative weights (multiplicities); uniform when omitted.
+    axis : int
+        The instance axis.
+
+    Returns
+    -------
+    ndarray
+        ``values.shape`` without ``axis``: ``sqrt(sum_i w_i (v_i - vbar)**2)``
+        with normalised weights (``ddof=0``).  NaN where any value is NaN.
+    """
+    values = np.asarray(values, dtype=float)
+    axis = axis % values.ndim
+    w = _normalised_weights(weights, values.shape[axis])
+    mean = _weighted_mean(values, w, axis, keepdims=True)
+    return np.sqrt(_weighted_mean((values - mean) ** 2, w, axis))
+
+
+def centered_ice(ice, *, grid_axis: int = -1) -> np.ndarray:
+    """Centred ICE (c-ICE): each curve minus its value at the first grid value.
+
+    Returns
+    -------
+    ndarray
+        Same shape as ``ice``; 0 at the first grid value.
+    """
+    ice = np.asarray(ice, dtype=float)
+    anchor = np.take(ice, [0], axis=grid_axis)
+    return ice - anchor
+
+
+def _check_grid(grid, size: int, categorical: bool) -> np.ndarray | None:
+    grid = np.asarray(grid)
+    if grid.ndim != 1 or grid.size != size:
+        raise ValueError(f"grid must be 1-D with one value per grid point ({size}), got shape {grid.shape}.")
+    if categorical:
+        return None
+    if grid.dtype.kind not in "iuf":
+        raise TypeError(
+            f"A numeric feature needs a numeric grid, got dtype {grid.dtype}; "
+            "pass categorical=True for category levels."
+        )
+    grid = grid.astype(float)
+    if size > 1 and not np.all(np.diff(grid) > 0):
+        raise ValueError("The grid of a numeric feature must be strictly increasing for finite differences.")
+    return grid
+
+
+def derivative_ice(ice, grid, *, grid_axis: int = -1, categorical: bool = False) -> np.ndarray:
+    """Derivative ICE (d-ICE) on the same grid as the ICE curves.
+
+    Parameters
+    ----------
+    ice : array_like
+        ICE values; ``grid_axis`` runs over the grid.
+    grid : array_like of shape (ice.shape[grid_axis],)
+        Grid values (numbers, or category levels when ``categorical``).
+    grid_axis : int
+        The grid axis.
+    categorical : bool
+        Whether the grid holds category levels.
+
+    Returns
+    -------
+    ndarray
+        Same shape as ``ice`` (the derivative sits on the feature's own grid).
+        Numeric feature: ``numpy.gradient`` with the grid as coordinate - at
+        interior grid values the second-order central difference (exact for
+        quadratics, also on unequally spaced grids), at the two end values the
+        one-sided first difference.  Categorical feature: at level ``k >= 1``
+        the step from the previous level, ``f(level_k) - f(level_{k-1})``
+        (levels in grid order).  The first level of a categorical feature has
+        no predecessor and gets 0 by convention (like c-ICE at its anchor), as
+        does a grid with a single value; the value is 0 rather than NaN so that
+        bands over the whole curve stay defined.
+    """
+    ice = np.asarray(ice, dtype=float)
+    axis = grid_axis % ice.ndim
+    size = ice.shape[axis]
+    coordinate = _check_grid(grid, size, categorical)
+    if categorical:
+        out = np.zeros_like(ice)
+        steps = np.diff(ice, axis=axis)
+        index = [slice(None)] * ice.ndim
+        index[axis] = slice(1, None)
+        out[tuple(index)] = steps
+        return out
+    if size < 2:
+        return np.zeros_like(ice)
+    return np.gradient(ice, coordinate, axis=axis, edge_order=1)
+
+
+def heterogeneity_index(ice, weights=None, *, instance_axis: int = 0, grid_axis: int = -1) -> np.ndarray:
+    """Mean over the grid of the weighted mean squared distance of mean-centred ICE to mean-centred PD.
+
+    Returns
+    -------
+    ndarray
+        ``ice.shape`` without the instance and grid axes (e.g. ``(n_outputs,)``).
+    """
+    ice = np.asarray(ice, dtype=float)
+    instance_axis = instance_axis % ice.ndim
+    grid_axis = grid_axis % ice.ndim
+    if instance_axis == grid_axis:
+        raise ValueError("instance_axis and grid_axis must differ.")
+    w = _normalised_weights(weights, ice.shape[instance_axis])
+    centred = ice - ice.mean(axis=grid_axis, keepdims=True)
+    pd_centred = _weighted_mean(centred, w, instance_axis, keepdims=True)
+    spread = _weighted_mean((centred - pd_centred) ** 2, w, instance_axis, keepdims=True)
+    return np.squeeze(spread.mean(axis=grid_axis, keepdims=True), axis=(instance_axis, grid_axis))
+
+
+def ice_statistics(
+    ice,
+    grid,
+    *,
+    weights=None,
+    categorical: bool = False,
+    instance_axis: int = 0,
+    grid_axis: int = -1,
+) -> dict[str, np.ndarray]:
+    """All heterogeneity statistics of the ICE curves of one feature.
+
+    Parameters
+    ----------
+    ice : array_like
+        ICE values, e.g. of shape (n_instances, n_outputs, n_grid).
+    grid : array_like of shape (n_grid,)
+        The feature's grid values.
+    weights : array_like of shape (n_instances,), optional
+        Row weights (bootstrap multiplicities); uniform when omitted.
+    categorical : bool
+        Whether the grid holds category levels (changes the d-ICE rule).
+    instance_axis, grid_axis : int
+        Axes of ``ice`` running over instances and over the grid.
+
+    Returns
+    -------
+    dict
+        ``ice_sd``, ``cice_sd``, ``dice_sd``: ``ice.shape`` without the instance
+        axis (e.g. (n_outputs, n_grid)); ``heterogeneity_index``: without the
+        instance and grid axes (e.g. (n_outputs,)).
+    """
+    ice = np.asarray(ice, dtype=float)
+    if ice.ndim < 2:
+        raise ValueError(f"ice needs an instance axis and a grid axis, got shape {ice.shape}.")
+    d_ice = derivative_ice(ice, grid, grid_axis=grid_axis, categorical=categorical)
+    return {
+        "ice_sd": weighted_sd(ice, weights, axis=instance_axis),
+        "cice_sd": weighted_sd(centered_ice(ice, grid_axis=grid_axis), weights, axis=instance_axis),
+        "dice_sd": weighted_sd(d_ice, weights, axis=instance_axis),
+        "heterogeneity_index": heterogeneity_index(
+            ice, weights, instance_axis=instance_axis, grid_axis=grid_axis
+        ),
+    }

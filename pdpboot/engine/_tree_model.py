@@ -1,0 +1,339 @@
+"""Read fitted scikit-learn tree models into one flat node table.
+
+Private helper of :mod:`pdpboot.engine.tree`.  :func:`_read_model` turns a supported
+estimator into a :class:`_Model`: every tree of the ensemble concatenated into one
+node table (global node ids), the leaf contributions to the raw output columns, the
+constant offset (baseline / init), the conversion of input rows and grid values into
+the array the trees compare against, and the link from raw outputs to the response.
+
+Semantics copied from scikit-learn's prediction code (version 1.4 and later):
+
+* ``DecisionTree*``, ``RandomForest*``, ``ExtraTrees*``, ``GradientBoosting*``: the
+  input is validated to float32; a node sends ``x`` left when ``x <= threshold``
+  (float32 value, float64 threshold) and a NaN follows ``missing_go_to_left``
+  (gradient boosting rejects NaN at predict time).
+* ``HistGradientBoosting*``: the input is float64 (after the estimator's own
+  categorical preprocessing, which reorders columns); categorical nodes send a
+  category left when it is in the node's bitset, right when it is a known
+  category, and the missing way otherwise (also for NaN and negative codes).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils.validation import check_is_fitted
+
+try:  # scikit-learn >= 1.6; with older versions the engine declines and brute force is used
+    from sklearn.utils import get_tags
+    from sklearn.utils.validation import validate_data
+except ImportError:  # pragma: no cover - depends on the installed version
+    get_tags = validate_data = None
+
+_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+_GB = (GradientBoostingRegressor, GradientBoostingClassifier)
+_HGB = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
+_TREES = (DecisionTreeRegressor, DecisionTreeClassifier)  # ExtraTree* are subclasses
+_CLASSIFIERS = (
+    DecisionTreeClassifier,
+    RandomForestClassifier,
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+)
+MISSING_CODE = 256  # column of ``cat_left`` used for NaN / negative / out-of-range codes
+
+
+class _Unsupported(Exception):
+    """The estimator / input pair is outside what the exact tree engine handles."""
+
+
+@dataclass(frozen=True)
+class _Model:
+    """A fitted tree model as one node table plus its input and output conventions.
+
+    Node arrays have shape (n_nodes,); ``feature`` is -1 at leaves.  ``value`` has
+    shape (n_nodes, n_raw) and holds each leaf's contribution to the raw outputs;
+    the raw output of a row is ``offset + sum of value over the leaves it reaches``.
+    ``cat_row`` indexes ``cat_left`` (n_cat_nodes, 257): does code ``c`` go left
+    (column 256 = missing).  ``link`` maps raw outputs (N, n_raw) to the response
+    (N, n_out), or is None when the response is the raw output itself.  ``columns``
+    maps an input column to its column in the trees' array (HGB moves categorical
+    columns first), ``categories`` lists the encoder's categories per input column
+    (None for numeric), ``categorical`` flags the trees' columns, ``dtype`` is the
+    type inputs and grid values are cast to before comparisons.
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    missing_left: np.ndarray
+    cat_row: np.ndarray
+    cat_left: np.ndarray
+    value: np.ndarray
+    roots: np.ndarray
+    offset: np.ndarray
+    link: Callable[[np.ndarray], np.ndarray] | None
+    n_out: int
+    columns: np.ndarray
+    categories: list | None
+    categorical: np.ndarray
+    dtype: type
+
+
+def _check_response(estimator, response_method: str) -> None:
+    is_clf = isinstance(estimator, _CLASSIFIERS)
+    if is_clf:
+        allowed = {"predict_proba"}
+        if isinstance(estimator, _GB + _HGB):
+            allowed.add("decision_function")
+    else:
+        allowed = {"predict"}
+    if response_method not in allowed:
+        raise _Unsupported(f"response_method={response_method!r} for {type(estimator).__name__}")
+    if is_clf and getattr(estimator, "n_outputs_", 1) != 1:
+        raise _Unsupported("multi-output classifier")
+    if isinstance(estimator, _GB):
+        init = estimator.init_
+        if not (isinstance(init, str) and init == "zero") and not isinstance(
+            init, (DummyRegressor, DummyClassifier)
+        ):
+            raise _Unsupported("gradient boosting with a non-constant init estimator")
+
+
+def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=None) -> dict:
+    """Node table from per-tree arrays concatenated in tree order (child ids local to a tree)."""
+    sizes = np.asarray(sizes, dtype=np.intp)
+    roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    first = np.repeat(roots, sizes)
+    is_leaf = left < 0
+    return {
+        "feature": np.where(is_leaf, -1, feature).astype(np.intp),
+        "threshold": threshold.astype(np.float64),
+        "left": np.where(is_leaf, -1, left + first).astype(np.intp),
+        "right": np.where(is_leaf, -1, right + first).astype(np.intp),
+        "missing_left": missing_left.astype(bool),
+        "cat_row": np.full(len(left), -1, dtype=np.intp) if cat_row is None else cat_row,
+        "value": value,
+        "roots": roots,
+    }
+
+
+def _sk_tables(estimator) -> tuple[dict, np.ndarray]:
+    """Node table and offset for DecisionTree / forests / GradientBoosting."""
+    if isinstance(estimator, _GB):
+        n_raw = estimator.estimators_.shape[1]
+        trees = [est.tree_ for stage in estimator.estimators_ for est in stage]
+        column = np.tile(np.arange(n_raw), len(estimator.estimators_))
+        scale = estimator.learning_rate
+        probe = np.zeros((1, estimator.n_features_in_), dtype=np.float32)
+        offset = np.asarray(estimator._raw_predict_init(probe), dtype=np.float64)[0]
+    else:
+        forest = isinstance(estimator, _FORESTS)
+        trees = [est.tree_ for est in estimator.estimators_] if forest else [estimator.tree_]
+        classifier = isinstance(estimator, _CLASSIFIERS)
+        n_raw = len(estimator.classes_) if classifier else estimator.n_outputs_
+        column, scale, offset = None, 1.0 / len(trees), np.zeros(n_raw)
+    sizes = [t.node_count for t in trees]
+
+    def cat(attr):
+        return np.concatenate([getattr(t, attr) for t in trees])
+
+    if column is not None:  # boosting: one raw column per tree
+        value = np.zeros((sum(sizes), n_raw))
+        value[np.arange(len(value)), np.repeat(column, sizes)] = scale * cat("value")[:, 0, 0]
+    elif isinstance(estimator, _CLASSIFIERS):
+        value = cat("value")[:, 0, :n_raw] * scale
+    else:
+        value = cat("value")[:, :, 0] * scale
+    table = _table(
+        cat("feature"), cat("threshold"), cat("children_left"), cat("children_right"),
+        cat("missing_go_to_left"), sizes, value,
+    )
+    return table, offset
+
+
+def _bitset_member(bitsets: np.ndarray) -> np.ndarray:
+    """(n, 8) uint32 bitsets -> (n, 256) bool membership of codes 0..255."""
+    codes = np.arange(256)
+    return ((bitsets[:, codes // 32] >> (codes % 32).astype(np.uint32)) & 1).astype(bool)
+
+
+def _hgb_tables(estimator) -> tuple[dict, np.ndarray]:
+    """Node table and offset for HistGradientBoosting; categorical nodes get cat_left rows."""
+    n_raw = estimator.n_trees_per_iteration_
+    predictors = [p for iteration in estimator._predictors for p in iteration]
+    sizes = [len(p.nodes) for p in predictors]
+    nodes = np.concatenate([p.nodes for p in predictors])
+    is_leaf = nodes["is_leaf"].astype(bool)
+    column = np.repeat(np.tile(np.arange(n_raw), len(estimator._predictors)), sizes)
+    value = np.zeros((len(nodes), n_raw))
+    value[np.arange(len(nodes)), column] = np.where(is_leaf, nodes["value"], 0.0)
+    # categorical splits: one row of cat_left per node (does code c go left; column 256 = missing)
+    is_cat = nodes["is_categorical"].astype(bool) & ~is_leaf
+    cat_idx = np.flatnonzero(is_cat)
+    cat_row = np.full(len(nodes), -1, dtype=np.intp)
+    cat_row[cat_idx] = np.arange(len(cat_idx))
+    cat_left = np.zeros((len(cat_idx), MISSING_CODE + 1), dtype=bool)
+    if len(cat_idx):
+        known, f_idx_map = estimator._bin_mapper.make_known_categories_bitsets()
+        bitsets = np.concatenate([np.asarray(p.raw_left_cat_bitsets, dtype=np.uint32).reshape(-1, 8)
+                                  for p in predictors])
+        bitset_base = np.repeat(np.concatenate([[0], np.cumsum([len(p.raw_left_cat_bitsets)
+                                                                for p in predictors])[:-1]]), sizes)
+        in_left = _bitset_member(bitsets[bitset_base[cat_idx] + nodes["bitset_idx"][cat_idx]])
+        feat = nodes["feature_idx"][cat_idx]
+        in_known = _bitset_member(np.asarray(known, dtype=np.uint32))[f_idx_map[feat].astype(np.intp)]
+        miss = nodes["missing_go_to_left"][cat_idx].astype(bool)[:, None]
+        cat_left[:, :MISSING_CODE] = np.where(in_left, True, np.where(in_known, False, miss))
+        cat_left[:, MISSING_CODE] = miss[:, 0]
+    table = _table(
+        nodes["feature_idx"], nodes["num_threshold"], np.where(is_leaf, -1, nodes["left"].astype(np.intp)),
+        nodes["right"].astype(np.intp), nodes["missing_go_to_left"], sizes, value, cat_row,
+    )
+    table["cat_left"] = cat_left
+    offset = np.asarray(estimator._baseline_prediction, dtype=np.float64).reshape(-1)
+    return table, offset
+
+
+def _hgb_columns(estimator) -> tuple[np.ndarray, list | None]:
+    """Model-space column of each input column, and the encoder categories per input column."""
+    n = estimator.n_features_in_
+    pre = getattr(estimator, "_preprocessor", None)
+    if pre is None:
+        return np.arange(n), None
+    is_cat = np.asarray(estimator.is_categorical_, dtype=bool)
+    cols = np.empty(n, dtype=np.intp)
+    cat_cols, num_cols = np.flatnonzero(is_cat), np.flatnonzero(~is_cat)
+    cols[cat_cols] = pre.output_indices_["encoder"].start + np.arange(len(cat_cols))
+    cols[num_cols] = pre.output_indices_["numerical"].start + np.arange(len(num_cols))
+    cats: list = [None] * n
+    for j, c in zip(cat_cols, pre.named_transformers_["encoder"].categories_):
+        cats[j] = list(c)
+    return cols, cats
+
+
+def _encode_categories(values: np.ndarray, categories: list) -> np.ndarray:
+    """Grid values -> the OrdinalEncoder codes the HGB model sees (NaN if missing/unknown)."""
+    lookup = {}
+    for code, cat in enumerate(categories):
+        if not _is_missing(cat):
+            lookup.setdefault(cat, code)
+    out = np.full(len(values), np.nan)
+    for i, v in enumerate(values):
+        if not _is_missing(v):
+            try:
+                out[i] = lookup.get(v, np.nan)
+            except TypeError:  # unhashable value: cannot be a category
+                raise ValueError(f"Grid value {v!r} cannot be matched to a category.") from None
+    return out
+
+
+def _is_missing(v) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(v != v)
+    except (TypeError, ValueError):
+        return False
+
+
+def _link(estimator, response_method: str):
+    loss = getattr(estimator, "_loss", None)
+    if isinstance(estimator, _CLASSIFIERS) and response_method == "predict_proba":
+        if isinstance(estimator, _GB + _HGB):
+            return loss.predict_proba
+        return None
+    if isinstance(estimator, HistGradientBoostingRegressor):
+        from sklearn._loss.link import IdentityLink
+
+        if not isinstance(loss.link, IdentityLink):
+            return lambda raw: loss.link.inverse(raw).reshape(len(raw), -1)
+    return None
+
+
+def _check_supported(estimator, response_method: str) -> None:
+    """Raise _Unsupported (or NotFittedError) unless the engine handles this estimator and response."""
+    if validate_data is None:
+        raise _Unsupported("the exact tree engine needs scikit-learn >= 1.6")
+    base = next((c for c in _TREES + _FORESTS + _GB + _HGB if isinstance(estimator, c)), None)
+    if base is None:
+        raise _Unsupported(f"{type(estimator).__name__} is not a supported tree model")
+    _check_response(estimator, response_method)
+    if getattr(type(estimator), response_method) is not getattr(base, response_method):
+        raise _Unsupported(f"{type(estimator).__name__} overrides {response_method}")
+    check_is_fitted(estimator)
+
+
+def _to_array(estimator, X) -> np.ndarray:
+    """Rows as the estimator's trees see them (its own validation and preprocessing)."""
+    if isinstance(estimator, _HGB):
+        return np.asarray(estimator._preprocess_X(X, reset=False), dtype=np.float64)
+    nan_ok = (not isinstance(estimator, _GB)) and get_tags(estimator).input_tags.allow_nan
+    return validate_data(
+        estimator, X, dtype=np.float32, reset=False, ensure_all_finite="allow-nan" if nan_ok else True
+    )
+
+
+def _model_grid(model: _Model, j: int, values) -> np.ndarray:
+    """Grid values of input column ``j`` as the trees see them (category codes for HGB categoricals)."""
+    if model.categories is not None and model.categories[j] is not None:
+        return _encode_categories(np.asarray(values, dtype=object), model.categories[j])
+    try:
+        return np.asarray(values, dtype=np.float64).astype(model.dtype)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"The grid of numeric column {j} holds non-numeric values; pass numbers for it."
+        ) from None
+
+
+def _read_model(estimator, response_method: str) -> _Model:
+    """Build the :class:`_Model` of a fitted supported estimator; raise _Unsupported otherwise."""
+    _check_supported(estimator, response_method)
+    if isinstance(estimator, _HGB):
+        table, offset = _hgb_tables(estimator)
+        columns, categories = _hgb_columns(estimator)
+        categorical = np.asarray(estimator._bin_mapper.is_categorical_, dtype=bool)
+        dtype = np.float64
+    else:
+        table, offset = _sk_tables(estimator)
+        table["cat_left"] = np.zeros((0, MISSING_CODE + 1), dtype=bool)
+        columns, categories = np.arange(estimator.n_features_in_), None
+        categorical = np.zeros(estimator.n_features_in_, dtype=bool)
+        dtype = np.float32
+    link = _link(estimator, response_method)
+    n_raw = table["value"].shape[1]
+    n_out = n_raw if link is None else link(np.zeros((1, n_raw))).shape[1]
+    return _Model(
+        link=link,
+        n_out=n_out,
+        offset=offset,
+        columns=columns,
+        categories=categories,
+        categorical=categorical,
+        dtype=dtype,
+        **table,
+    )
+
+
+def _convert_quietly(estimator, X) -> np.ndarray:
+    """``_to_array(estimator, X)`` with warnings silenced (used by ``supports``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _to_array(estimator, X)

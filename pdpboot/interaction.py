@@ -1,0 +1,395 @@
+"""Interaction statistics with bootstrap uncertainty, and a calibrated refit test (xarray layer).
+
+Statistics (estimators in :mod:`pdpboot.engine._hstats`):
+
+``h2`` (``output``), per 2-D node ``(j, k)``
+    Friedman-Popescu pairwise ``H2_jk`` (2008, eq. 44): the share of the
+    variance of the centred 2-D PD function that is not the sum of the two
+    centred 1-D PD functions, all evaluated at the observed rows.
+``h_unnormalized`` (``output``), per 2-D node
+    The root of that numerator as a weighted mean: the size of the
+    interaction in response units (Friedman & Popescu's unnormalised H).
+``h2_overall`` (``output``), per 1-D node ``j``
+    Overall ``H2_j`` (eq. 45): the share of the variance of the centred
+    prediction ``F`` not explained by ``PD_j(x_j) + PD_-j(x_-j)``, where
+    ``PD_-j(x_-j^(i)) = mean_l f(x_j^(l), x_-j^(i))`` is the partial
+    dependence on all other features jointly.
+``pd_variance_interaction`` (``output``), per 2-D node
+    Greenwell et al. (2018): from the 2-D PD surface on the grid, the SD over
+    one feature of the PD-importance of the other (SD of the PD over its grid,
+    or range / 4 for a categorical feature), averaged over both directions.
+
+The H statistics need predictions of the model at ``n_max**2`` points per
+feature set, so they are computed on a random subsample of at most ``n_max``
+(default 500) rows, drawn from a generator that flows from the run's seed.
+
+Uncertainty.  ``bootstrap_partial_dependence(..., interactions=True)``
+computes ``h2``/``h_unnormalized``/``h2_overall`` for the full-data fit and
+every resample; :func:`h_statistic` returns them with bands like the PD's.
+``pd_variance_interaction`` is computed from the stored ``pd`` and
+``pd_resamples`` of 2-D nodes, so it needs no flag.
+
+**A percentile interval is not a test of "no interaction".**  ``H2 >= 0``
+and its estimate is biased upwards (noise in the fitted model and Monte-Carlo
+noise of the PD estimates both add to the numerator), so the resampled values
+of a model without any interaction still sit above 0 and an interval "away
+from 0" says nothing about significance.  Use :func:`h_statistic_test`, which
+compares the observed ``H2_jk`` with its distribution under refits on data
+whose ``(j, k)`` interaction was removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from joblib import Parallel, delayed
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import KFold, cross_val_predict
+
+from ._loop_stats import model_statistics
+from ._pd import _task, build_tree, evaluate_model, make_spec, provenance
+from ._response import output_labels, resolve_response_method, response_function
+from ._validate import check_positive_int, check_table, check_target, is_fitted, resolve_features
+from .bands import confidence_bands
+from .bootstrap import _seed_estimator
+from .engine._hstats import interaction_statistics, pd_variance_interaction, subsample_rows
+from .engine.brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
+from .schema import feature_nodes
+
+__all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_test", "pd_variance_statistic"]
+
+H_STATISTICS = ("h2_overall", "h2", "h_unnormalized")
+
+
+def pd_variance_statistic(
+    pd: xr.DataArray, categorical: tuple[bool, bool] = (False, False), dims: tuple | None = None
+) -> xr.DataArray:
+    """Greenwell et al.'s PD-variance interaction index of 2-D PD surfaces.
+
+    Parameters
+    ----------
+    pd : xarray.DataArray
+        A 2-D node's ``pd`` (``output``, f1, f2) or ``pd_resamples``
+        (``resample``, ``output``, f1, f2).
+    categorical : (bool, bool)
+        Whether each feature is categorical.
+    dims : (str, str), optional
+        The two grid dims (default: the last two dims of ``pd``).
+
+    Returns
+    -------
+    xarray.DataArray
+        The input's dims without the two grid dims (``output`` or
+        ``resample``, ``output``).
+    """
+    grid_dims = list(pd.dims[-2:] if dims is None else dims)
+    return xr.apply_ufunc(
+        pd_variance_interaction, pd, input_core_dims=[grid_dims],
+        kwargs={"categorical": tuple(bool(c) for c in categorical)},
+    )
+
+
+def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous) -> xr.DataTree:
+    children = {}
+    found = False
+    for node in feature_nodes(result):
+        ds = node.to_dataset()
+        names = [n for s in H_STATISTICS for n in (s, f"{s}_resamples") if n in ds]
+        found = found or bool(names)
+        out = ds[names]
+        if len(node.attrs["features"]) == 2:
+            categorical = tuple(bool(c) for c in node.attrs.get("categorical", [0, 0]))
+            dims = tuple(node.attrs["features"])
+            out["pd_variance_interaction"] = pd_variance_statistic(ds["pd"], categorical, dims)
+            if "pd_resamples" in ds:
+                out["pd_variance_interaction_resamples"] = pd_variance_statistic(
+                    ds["pd_resamples"], categorical, dims
+                )
+        if not out.data_vars:
+            continue
+        out = out.drop_vars([c for c in out.coords if c not in out.dims])
+        out.attrs = dict(node.attrs)
+        children[node.name] = xr.DataTree(out)
+    if not found:
+        raise ValueError(
+            "This result holds no H statistics. Rerun bootstrap_partial_dependence(..., "
+            "interactions=True), or compute them for one fitted model with "
+            "h_statistic(estimator, X, features)."
+        )
+    tree = xr.DataTree(children=children)
+    tree.attrs = dict(result.attrs)
+    if confidence_level is not None and any(
+        v.endswith("_resamples") for child in children.values() for v in child.ds.data_vars
+    ):
+        tree = confidence_bands(tree, confidence_level=confidence_level, method=method,
+                                simultaneous=simultaneous)
+    return tree
+
+
+def _from_estimator(estimator, X, features, *, n_max, rng, response_method, grid_kwargs) -> xr.DataTree:
+    if not is_fitted(estimator):
+        raise ValueError(
+            f"{type(estimator).__name__} is not fitted; fit it before h_statistic(estimator, X, ...)."
+        )
+    spec = make_spec(X, features, **grid_kwargs)
+    generator = np.random.default_rng(rng)
+    resolved = resolve_response_method(estimator, response_method)
+    n_targets = 1
+    if resolved == "predict":
+        n_targets = np.asarray(estimator.predict(spec.rows(np.arange(1)))).reshape(1, -1).shape[1]
+    outputs = output_labels(estimator, resolved, None, n_targets)
+    background = np.arange(spec.X.shape[0])
+    common = dict(response_method=resolved, outputs=outputs, background=background)
+    per_node = evaluate_model(estimator, spec, **common)
+    model_statistics(estimator, spec, per_node, weights=None, heterogeneity=False, n_max=n_max, rng=generator,
+                     **common)
+    settings = dict(spec.settings, response_method=response_method, n_max=n_max)
+    attrs = provenance(estimator, settings, task=_task(resolved), response=resolved, n_resamples=0,
+                       n_failed_resamples=0,
+                       rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    tree = build_tree(spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs)
+    return _from_result(tree, confidence_level=None, method="percentile", simultaneous=False)
+
+
+def h_statistic(
+    source,
+    X=None,
+    features=None,
+    *,
+    n_max: int = 500,
+    rng=None,
+    response_method: str = "auto",
+    grid_kwargs: Mapping | None = None,
+    confidence_level: float | None = 0.95,
+    method: str = "percentile",
+    simultaneous: bool = False,
+) -> xr.DataTree:
+    """Friedman-Popescu H statistics and the PD-variance interaction index, with bands.
+
+    Two call forms:
+
+    ``h_statistic(result)``
+        Selects the statistics computed in the resample loop by
+        ``bootstrap_partial_dependence(..., interactions=True)`` and adds
+        ``pd_variance_interaction`` (from ``pd``/``pd_resamples``) and bands.
+    ``h_statistic(estimator, X, features)``
+        One fitted model, no resampling (no bands): computes everything on X.
+
+    Parameters
+    ----------
+    source : xarray.DataTree or fitted estimator
+        A pdpboot result, or a fitted estimator (anything with ``predict``,
+        ``predict_proba`` or ``decision_function``).
+    X : DataFrame or array, only with an estimator
+        Data the partial dependence functions average over.
+    features : list, only with an estimator
+        Column names/indices (overall ``H2_j``) and pairs (pairwise ``H2_jk``).
+    n_max : int, only with an estimator
+        The H statistics use at most this many rows of X, drawn with ``rng``.
+    rng : None, int or numpy.random.Generator, only with an estimator
+        Seed of that subsample (None: fresh entropy).
+    response_method : str, only with an estimator
+        As in :func:`pdpboot.partial_dependence`.
+    grid_kwargs : mapping, only with an estimator
+        Grid settings of the 2-D PD surfaces behind ``pd_variance_interaction``
+        (``grid_resolution``, ``percentiles``, ``custom_values``,
+        ``categorical_features``), as in :func:`pdpboot.partial_dependence`.
+    confidence_level, method, simultaneous
+        Bands as in :func:`pdpboot.confidence_bands` (results with resamples);
+        ``confidence_level=None`` adds none.
+
+    Returns
+    -------
+    xarray.DataTree
+        One child per feature set that has a statistic (node names and attrs
+        as in the result): 1-D nodes ``h2_overall`` (``output``); 2-D nodes
+        ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``
+        (``output``); with resamples each also has ``<stat>_resamples``
+        (``resample``, ``output``) and ``<stat>_band`` (``ci_bound``,
+        ``output``), ``<stat>_se``, ``<stat>_bias``.  The band of ``h2`` is
+        not a test of ``H2 = 0`` (see :func:`h_statistic_test`).
+    """
+    if isinstance(source, xr.DataTree):
+        if X is not None or features is not None:
+            raise TypeError(
+                "h_statistic(result) takes no X or features (the result already fixes them); "
+                "pass an estimator to compute the statistics on new data."
+            )
+        return _from_result(source, confidence_level=confidence_level, method=method,
+                            simultaneous=simultaneous)
+    if X is None or features is None:
+        raise TypeError(
+            "h_statistic(estimator, X, features) needs X and features; or pass the DataTree of "
+            "bootstrap_partial_dependence(..., interactions=True)."
+        )
+    n_max = check_positive_int(n_max, "n_max", 2)
+    return _from_estimator(source, X, features, n_max=n_max, rng=rng, response_method=response_method,
+                           grid_kwargs=dict(grid_kwargs or {}))
+
+
+# ----------------------------------------------------------------------------- refit-based test
+
+
+@dataclass(frozen=True)
+class HStatisticTestResult:
+    """Result of :func:`h_statistic_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        Observed ``H2_jk`` (or ``h_unnormalized``) of the model fitted to the data.
+    pvalue : float
+        ``(1 + #{null >= statistic}) / (1 + n_resamples)``.
+    null_distribution : ndarray of shape (n_resamples,)
+        The statistic of the refits on the interaction-free null data.
+    """
+
+    statistic: float
+    pvalue: float
+    null_distribution: np.ndarray
+
+
+def _pd_at_rows(predict, X, background: np.ndarray, feature_set) -> np.ndarray:
+    """Centred PD of a feature set at every row of X, averaged over the background rows."""
+    rows = X.iloc[background] if hasattr(X, "iloc") else X[background]
+    columns = [X.iloc[:, p].to_numpy() if hasattr(X, "iloc") else X[:, p] for p in feature_set]
+    avg, _ = brute_partial_dependence(predict, rows, list(feature_set), columns, points=True,
+                                      memory_limit=DEFAULT_MEMORY_LIMIT)
+    return avg[0] - avg[0].mean()
+
+
+def _null_mean(model, X, pair, background) -> np.ndarray:
+    """The fitted model with its centred (j, k) interaction part removed, at every row of X."""
+    predict = response_function(model, "predict")
+    j, k = pair
+    interaction = (_pd_at_rows(predict, X, background, (j, k)) - _pd_at_rows(predict, X, background, (j,))
+                   - _pd_at_rows(predict, X, background, (k,)))
+    return predict(X)[:, 0] - interaction
+
+
+def _statistic(model, X, pair, n_max, rng, statistic) -> float:
+    out = interaction_statistics(response_function(model, "predict"), X, pairs=[pair], n_max=n_max, rng=rng)
+    return float(out[tuple(pair)][statistic][0])
+
+
+def _null_replicate(estimator, X, mean, residuals, pair, n_max, statistic, seed) -> float:
+    draw_rng, fit_rng, stat_rng = seed.spawn(3)
+    y_null = mean + residuals[draw_rng.integers(0, residuals.size, size=residuals.size)]
+    model = _seed_estimator(clone(estimator), fit_rng).fit(X, y_null)
+    return _statistic(model, X, pair, n_max, stat_rng, statistic)
+
+
+def h_statistic_test(
+    estimator,
+    X,
+    y,
+    pair,
+    *,
+    n_resamples: int = 99,
+    n_max: int = 500,
+    statistic: str = "h2",
+    residuals: str = "out-of-fold",
+    cv: int = 5,
+    n_jobs: int | None = None,
+    rng=None,
+) -> HStatisticTestResult:
+    """Refit-based test of "no interaction between features j and k" (regression).
+
+    Null data keep everything the model learned except the ``(j, k)``
+    interaction (a residual bootstrap from an interaction-free surrogate,
+    in the spirit of Friedman & Popescu 2008, sec. 8.3):
+
+    1. Fit the estimator to ``(X, y)``; its ``H2_jk`` is the observed statistic.
+    2. Remove the centred interaction part ``PD_jk - PD_j - PD_k`` (PD
+       functions averaged over at most ``n_max`` rows, evaluated at every
+       row) from its predictions: ``f0(x_i)``, additive in ``(j, k)``.
+    3. Residuals ``r = y - yhat`` with out-of-fold predictions (``cv`` folds;
+       in-sample residuals of a flexible model are too small and make the
+       test anti-conservative), centred.
+    4. ``n_resamples`` times: ``y* = f0(X) + r*`` (residuals drawn with
+       replacement), refit a clone, compute its ``H2_jk``.
+    5. p-value ``(1 + #{H2* >= H2_obs}) / (1 + n_resamples)``.
+
+    Parameters
+    ----------
+    estimator : unfitted scikit-learn regressor (or Pipeline)
+    X : DataFrame or array of shape (n_rows, n_columns)
+    y : array-like of shape (n_rows,)
+    pair : (feature, feature)
+        Names or indices of j and k.
+    n_resamples : int
+        Number of null refits.
+    n_max : int
+        Rows used by each H statistic (and by the PD functions of step 2).
+    statistic : {"h2", "h_unnormalized"}
+        The test statistic.
+    residuals : {"out-of-fold", "in-sample"}
+    cv : int
+        Folds of the out-of-fold predictions.
+    n_jobs : int, optional
+        Parallel refits (joblib); results do not depend on it.
+    rng : None, int or numpy.random.Generator
+        The one seed every draw flows from (None: fresh entropy).
+
+    Returns
+    -------
+    HStatisticTestResult
+        ``statistic``, ``pvalue`` and ``null_distribution`` (n_resamples,).
+
+    Notes
+    -----
+    The test is calibrated when the surrogate ``f0`` and the residuals
+    mimic the data-generating process under the null; it assumes
+    exchangeable (homoscedastic, independent) errors.  Classification is not
+    supported.
+    """
+    if is_fitted(estimator):
+        raise ValueError(
+            f"{type(estimator).__name__} is already fitted, but h_statistic_test refits clones itself; "
+            "pass the unfitted estimator (e.g. sklearn.base.clone(estimator))."
+        )
+    if is_classifier(estimator):
+        raise ValueError(
+            "h_statistic_test supports regressors only (the null data are y* = f0(X) + residuals)."
+        )
+    if statistic not in ("h2", "h_unnormalized"):
+        raise ValueError(f"statistic={statistic!r} is not one of ['h2', 'h_unnormalized'].")
+    if residuals not in ("out-of-fold", "in-sample"):
+        raise ValueError(f"residuals={residuals!r} is not one of ['out-of-fold', 'in-sample'].")
+    n_resamples = check_positive_int(n_resamples, "n_resamples", 1)
+    n_max = check_positive_int(n_max, "n_max", 2)
+    cv = check_positive_int(cv, "cv", 2)
+    X, names = check_table(X)
+    pairs = resolve_features([tuple(pair) if not isinstance(pair, str) else pair], names)
+    if len(pairs[0]) != 2:
+        raise ValueError(f"pair must name two features, got {pair!r}.")
+    j, k = pairs[0]
+    y = np.asarray(check_target(y, X.shape[0], estimator), dtype=float)
+    if y.ndim != 1:
+        raise ValueError(f"h_statistic_test needs a 1-D target, got shape {y.shape}.")
+
+    generator = np.random.default_rng(rng)
+    fit_seed, stat_seed, bg_seed, cv_seed = generator.spawn(4)
+    null_seeds = generator.spawn(n_resamples)
+    model = _seed_estimator(clone(estimator), fit_seed, only_if_unset=True).fit(X, y)
+    observed = _statistic(model, X, (j, k), n_max, stat_seed, statistic)
+    background, _ = subsample_rows(X.shape[0], n_max, bg_seed)
+    mean = _null_mean(model, X, (j, k), background)
+    if residuals == "out-of-fold":
+        folds = KFold(cv, shuffle=True, random_state=int(cv_seed.integers(0, 2**31 - 1)))
+        cv_model = _seed_estimator(clone(estimator), cv_seed, only_if_unset=True)
+        fitted = cross_val_predict(cv_model, X, y, cv=folds)
+    else:
+        fitted = response_function(model, "predict")(X)[:, 0]
+    resid = y - fitted
+    resid = resid - resid.mean()
+    job = delayed(_null_replicate)
+    null = np.array(Parallel(n_jobs=n_jobs)(
+        job(estimator, X, mean, resid, (j, k), n_max, statistic, seed) for seed in null_seeds
+    ))
+    pvalue = (1 + np.sum(null >= observed)) / (1 + n_resamples)
+    return HStatisticTestResult(statistic=observed, pvalue=float(pvalue), null_distribution=null)
+

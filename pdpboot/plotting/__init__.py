@@ -1,0 +1,35 @@
+"""Plots of pdpboot results: PD curves with bands, ICE, 2-D surfaces, heterogeneity and H².
+
+Every function takes *precomputed* results - the :class:`xarray.DataTree` returned by
+:func:`pdpboot.bootstrap_partial_dependence` (usually after :func:`pdpboot.confidence_bands`),
+one of its feature nodes, or a node's :class:`xarray.Dataset` - draws on the given Axes (or on a
+new figure), and returns what it drew on.  Nothing here computes a statistic or calls
+``plt.show()``; matplotlib is imported lazily, so ``import pdpboot`` does not import it.
+
+Styling arguments ``*_kw`` are dicts merged over the defaults.  Defaults use the Okabe-Ito
+colour-blind-safe palette and perceptually uniform colour maps; :func:`paper_style` sets fonts
+and sizes for single-column (3.3 in) paper figures.
+
+Modules: ``curves`` (:func:`plot_pd`), ``surfaces`` (:func:`plot_pd_contour`), ``panels``
+(:func:`plot_partial_dependence`), ``statistics`` (:func:`plot_heterogeneity`,
+:func:`plot_h_statistic`); private helpers in ``_data`` (reading results) and ``_style``
+(palette, :func:`paper_style`, shared drawing helpers).
+"""
+
+from ._data import BandChoice
+from ._style import OKABE_ITO, paper_style
+from .curves import plot_pd
+from .panels import plot_partial_dependence
+from .statistics import plot_h_statistic, plot_heterogeneity
+from .surfaces import plot_pd_contour
+
+__all__ = [
+    "OKABE_ITO",
+    "BandChoice",
+    "paper_style",
+    "plot_h_statistic",
+    "plot_heterogeneity",
+    "plot_partial_dependence",
+    "plot_pd",
+    "plot_pd_contour",
+]

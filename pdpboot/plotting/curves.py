@@ -1,0 +1,230 @@
+"""1-D curves: :func:`plot_pd` (PD with bands and ICE) and the curve drawing it shares."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import xarray as xr
+
+from ._data import (
+    BandChoice,
+    _as_names,
+    _bounds,
+    _deciles,
+    _find_bands,
+    _is_categorical,
+    _lookup,
+    _response_label,
+    _select_output,
+    _values,
+)
+from ._style import (
+    _ICE_COLOR,
+    _MAIN,
+    OKABE_ITO,
+    _draw_legend,
+    _draw_rug,
+    _fewer_ticks,
+    _merge,
+    _new_ax,
+    _positions,
+    _set_levels_axis,
+)
+
+__all__ = ["plot_pd"]
+
+
+def plot_pd(
+    result: Any,
+    feature: Hashable,
+    *,
+    ax: Any = None,
+    band: BandChoice = "auto",
+    ice: bool | int = False,
+    centered: bool = False,
+    rug: bool | Sequence[float] = True,
+    output: Hashable | None = None,
+    categorical_kind: Literal["points", "bars"] = "points",
+    simultaneous_style: Literal["fill", "lines"] = "fill",
+    legend: bool = True,
+    rng: int | np.random.Generator | None = 0,
+    line_kw: Mapping | None = None,
+    band_kw: Mapping | None = None,
+    simultaneous_kw: Mapping | None = None,
+    ice_kw: Mapping | None = None,
+    rug_kw: Mapping | None = None,
+    legend_kw: Mapping | None = None,
+):
+    """Plot a 1-D partial dependence curve with its bootstrap band and optional ICE curves.
+
+    Parameters
+    ----------
+    result : xarray.DataTree or xarray.Dataset
+        A pdpboot result (the node is looked up with :func:`pdpboot.schema.get_node`), one of its
+        feature nodes, or a node's Dataset.  Uses ``pd`` (``output``, feature), ``pd_band``
+        (``ci_bound``, ``output``, feature) and ``pd_band_pointwise`` if present (with
+        ``centered=True``: ``pd_centered`` and its ``pd_centered_band``/``_band_pointwise``),
+        ``ice`` (``instance``, ``output``, feature) if ICE is requested, and node attrs ``deciles``.
+    feature : str
+        The feature name.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if omitted.
+    band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
+        "auto" draws every band present (pointwise darker, simultaneous lighter) and none if the
+        result has no band; True does the same but raises if there is none; "pointwise" /
+        "simultaneous" draw (and require) only that band; False draws none.
+    ice : bool or int, default False
+        Draw ICE curves: True for all kept instances, an int for a random subset of that size.
+    centered : bool, default False
+        Anchor ICE curves and the PD at the first grid value (like scikit-learn's
+        ``centered=True``).  The PD drawn is ``pd_centered`` (PD minus its value at the first grid
+        value) with its own bands ``pd_centered_band`` (and ``pd_centered_band_pointwise``), as
+        stored on 1-D nodes by :func:`pdpboot.confidence_bands`: they show the uncertainty of the
+        *change* from the first grid value (zero width there).  Only if the node has no
+        ``pd_centered`` (e.g. a hand-built Dataset) are ``pd`` and its bands shifted by the PD at
+        the first grid value instead; that band shows the uncertainty of the uncentred level,
+        drawn relative to its start.
+    rug : bool or array-like, default True
+        True: ticks at the deciles of the feature's data (node attrs ``deciles``); an array: ticks
+        at these data values; False: none.  Ignored for categorical features.
+    output : label, optional
+        The output (class or target) to plot.  Default: the only output, or the positive (last)
+        class of a binary classifier; required otherwise.
+    categorical_kind : {"points", "bars"}, default "points"
+        How a categorical feature's levels are drawn (with intervals as vertical lines).
+    simultaneous_style : {"fill", "lines"}, default "fill"
+        The simultaneous band as a lighter shaded region or as dashed bounds.
+    legend : bool, default True
+        Add a legend saying what the line, band(s) and ICE curves are: inside the axes, or in two
+        columns above them when ICE curves are drawn (``legend_kw={"loc": ...}`` overrides).
+    rng : int, numpy.random.Generator or None, default 0
+        Seed for picking the ICE subset (fixed by default so figures are reproducible).
+    line_kw, band_kw, simultaneous_kw, ice_kw, rug_kw, legend_kw : dict, optional
+        Keyword arguments merged over the defaults of the estimate line (``ax.plot``, or
+        ``ax.bar``), the pointwise and simultaneous bands (``ax.fill_between``, or ``ax.vlines``
+        for categorical features), the ICE curves (a ``LineCollection``; pass
+        ``ice_kw={"rasterized": True}`` to keep PDF/SVG files small with thousands of curves), the
+        rug (``ax.vlines``) and the legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on: x = the feature's grid (category levels as tick labels), y = the
+        response (e.g. "Predicted Price", "P(class = 1)").
+    """
+    ds, attrs, _ = _lookup(result, feature)
+    names = _as_names(attrs["features"])
+    if len(names) != 1:
+        raise ValueError(f"plot_pd draws 1-D nodes; {tuple(names)} is a pair - use plot_pd_contour.")
+    name = names[0]
+    if "pd" not in ds.data_vars:
+        raise ValueError(f"The node of {name!r} has no 'pd' variable; is it a pdpboot result?")
+    if categorical_kind not in ("points", "bars"):
+        raise ValueError(f"categorical_kind must be 'points' or 'bars'; got {categorical_kind!r}.")
+    if simultaneous_style not in ("fill", "lines"):
+        raise ValueError(f"simultaneous_style must be 'fill' or 'lines'; got {simultaneous_style!r}.")
+    ds, label, n_outputs = _select_output(ds, attrs, output)
+    categorical = _is_categorical(ds, attrs, name, 0)
+    grid = ds[name].values
+    x = _positions(grid, categorical)
+    var = "pd_centered" if centered and "pd_centered" in ds.data_vars else "pd"
+    est = _values(ds[var], [name], var)
+    bands = _curve_bands(ds, attrs, var, band, name)
+    if centered and var == "pd":  # no stored centred PD: shift the level and its band
+        shift = float(est[0])
+        est = est - shift
+        bands = [((lower - shift, upper - shift), sim, lab) for (lower, upper), sim, lab in bands]
+
+    ax = _new_ax(ax)
+    if ice not in (False, None):  # 0 counts as False
+        _draw_ice(ax, ds, name, x, ice, centered=centered, rng=rng, ice_kw=ice_kw)
+    est_label = "centred PD estimate" if centered else "PD estimate"
+    _draw_curve(ax, x, est, bands, categorical=categorical, est_label=est_label,
+                categorical_kind=categorical_kind, simultaneous_style=simultaneous_style,
+                line_kw=line_kw, band_kw=band_kw, simultaneous_kw=simultaneous_kw)
+    _finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
+    response = _response_label(attrs, label, n_outputs)
+    ax.set_xlabel(name)
+    ax.set_ylabel(f"{response} (centred)" if centered else response)
+    _draw_legend(ax, legend, legend_kw, first=est_label, above=ice not in (False, None))
+    return ax
+
+
+def _curve_bands(ds: xr.Dataset, attrs: Mapping, var: str, band: BandChoice, dim: str) -> list:
+    """Bands of the curve ``var`` over ``dim`` as a list of ((lower, upper), is_simultaneous, label)."""
+    return [(_bounds(b, [dim]), sim, lab) for b, sim, lab in _find_bands(ds, attrs, var, band)]
+
+
+def _finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, rug_kw: Mapping | None) -> None:
+    """Category levels as x tick labels, or fewer numeric ticks and the rug (deciles or given values)."""
+    if categorical:
+        _set_levels_axis(ax, "x", grid)
+        return
+    _fewer_ticks(ax, "x")
+    if rug is not False and rug is not None:
+        values = _deciles(attrs, 0) if rug is True else np.asarray(rug, dtype=float).ravel()
+        _draw_rug(ax, values, "x", rug_kw)
+
+
+def _draw_curve(ax, x: np.ndarray, est: np.ndarray, bands: list, *, categorical: bool, est_label: str,
+                categorical_kind: str, simultaneous_style: str, line_kw, band_kw, simultaneous_kw) -> None:
+    """Estimate as a line (numeric) or points/bars (categorical), bands as shaded regions/intervals."""
+    bars = categorical and categorical_kind == "bars"
+    color = _merge({"color": _MAIN}, line_kw)["color"]
+    for (lo, hi), sim, label in bands:
+        if categorical:
+            if bars:  # error-bar style on top of the bars
+                defaults = ({"colors": "0.45", "linewidths": 0.8, "zorder": 3.5} if sim
+                            else {"colors": "k", "linewidths": 1.6, "zorder": 3.6})
+            else:  # a thick translucent pointwise interval over a thin simultaneous one
+                defaults = ({"colors": color, "linewidths": 1.0, "alpha": 0.7, "zorder": 2.0} if sim
+                            else {"colors": color, "linewidths": 4.0, "alpha": 0.4, "zorder": 2.1})
+            kw = _merge(defaults, simultaneous_kw if sim else band_kw)
+            ax.vlines(x, lo, hi, label=label, **kw)
+        elif sim and simultaneous_style == "lines":
+            kw = _merge({"color": color, "linestyle": "--", "linewidth": 1.0, "zorder": 2.2}, simultaneous_kw)
+            ax.plot(x, lo, label=label, **kw)
+            ax.plot(x, hi, **{**kw, "label": "_nolegend_"})
+        else:
+            defaults = {"color": color, "alpha": 0.15 if sim else 0.35, "linewidth": 0,
+                        "zorder": 1.9 if sim else 2.0}
+            ax.fill_between(x, lo, hi, label=label, **_merge(defaults, simultaneous_kw if sim else band_kw))
+    if bars:
+        kw = _merge({"color": OKABE_ITO["sky_blue"], "width": 0.6, "zorder": 2.0}, line_kw)
+        ax.bar(x, est, label=est_label, **kw)
+    elif categorical:
+        kw = _merge({"color": color, "marker": "o", "linestyle": "none", "markersize": 5,
+                     "markeredgecolor": "white", "markeredgewidth": 0.6, "zorder": 3.0}, line_kw)
+        ax.plot(x, est, label=est_label, **kw)
+    else:
+        kw = _merge({"color": color, "linewidth": 2.0, "zorder": 3.0}, line_kw)
+        ax.plot(x, est, label=est_label, **kw)
+
+
+def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, centered: bool, rng,
+              ice_kw: Mapping | None) -> None:
+    from matplotlib.collections import LineCollection
+
+    if "ice" not in ds.data_vars:
+        raise ValueError(
+            f"The node of {name!r} has no 'ice' variable; run the bootstrap with ice=<number of instances> "
+            "(or ice=True) to keep ICE curves, or pass ice=False."
+        )
+    curves = _values(ds["ice"], ["instance", name], "ice")
+    n = curves.shape[0]
+    if ice is not True:
+        if isinstance(ice, bool) or not isinstance(ice, (int, np.integer)) or ice < 1:
+            raise ValueError(f"ice must be False, True or a positive number of curves; got {ice!r}.")
+        if ice < n:
+            keep = np.sort(np.random.default_rng(rng).choice(n, size=int(ice), replace=False))
+            curves = curves[keep]
+    if centered:
+        curves = curves - curves[:, :1]
+    segments = np.stack([np.broadcast_to(x, curves.shape), curves], axis=-1)
+    kw = _merge({"colors": _ICE_COLOR, "linewidths": 0.5, "alpha": 0.3, "zorder": 1.5}, ice_kw)
+    what = "centred ICE" if centered else "ICE"
+    kw.setdefault("label", f"{what} ({len(curves)} curves)")
+    ax.add_collection(LineCollection(segments, **kw))
+    ax.autoscale_view()

@@ -1,0 +1,160 @@
+"""Grids of panels: :func:`plot_partial_dependence` (1-D curves and 2-D surfaces of one result)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..schema import feature_nodes
+from ._data import BandChoice, _as_names, _lookup, _response_label, _select_output
+from ._style import _legend_entries, _pyplot
+from .curves import plot_pd
+from .surfaces import _contour_levels, plot_pd_contour
+
+__all__ = ["plot_partial_dependence"]
+
+
+def plot_partial_dependence(
+    result: xr.DataTree,
+    features: Sequence[Hashable | Sequence[Hashable]] | None = None,
+    *,
+    n_cols: int = 3,
+    ax: Any = None,
+    band: BandChoice = "auto",
+    ice: bool | int = False,
+    centered: bool = False,
+    output: Hashable | None = None,
+    rug: bool = True,
+    sharey: bool = True,
+    share_levels: bool = True,
+    legend: bool = True,
+    panel_size: tuple[float, float] = (2.6, 2.2),
+    pd_kw: Mapping | None = None,
+    contour_plot_kw: Mapping | None = None,
+):
+    """Plot a grid of panels: 1-D PD curves with bands and 2-D PD contours.
+
+    Like scikit-learn's ``PartialDependenceDisplay``, with bootstrap bands.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result.
+    features : list of str or (str, str), optional
+        Feature names and pairs to draw, in order; default: every node of the result.
+    n_cols : int, default 3
+        Panels per row.
+    ax : matplotlib.axes.Axes or array-like of Axes, optional
+        One Axes (split into the grid) or at least as many Axes as panels; default: a new figure.
+    band, ice, centered, output, rug : see :func:`plot_pd`
+        Passed to every 1-D panel (``band``, ``output`` and ``rug`` also to the 2-D panels).
+    sharey : bool, default True
+        Give all 1-D panels the same y-limits (they show the same response) and label only the
+        left-most one in each row.
+    share_levels : bool, default True
+        Give all 2-D estimate panels the same contour levels and colour scale, with one colour bar.
+    legend : bool, default True
+        One legend for the 1-D panels: above the grid on a new figure, else in the first panel.
+    panel_size : (float, float), default (2.6, 2.2)
+        Width and height of one panel in inches, for a new figure.
+    pd_kw, contour_plot_kw : dict, optional
+        Extra keyword arguments for :func:`plot_pd` and :func:`plot_pd_contour`.
+
+    Returns
+    -------
+    figure : matplotlib.figure.Figure
+    axes : numpy.ndarray of matplotlib.axes.Axes, shape (n_rows, n_cols)
+        Row-major panels; unused trailing ones are hidden.
+    """
+    if not isinstance(result, xr.DataTree):
+        raise TypeError("plot_partial_dependence needs a whole pdpboot result (an xarray.DataTree).")
+    if not isinstance(n_cols, (int, np.integer)) or n_cols < 1:
+        raise ValueError(f"n_cols must be a positive integer; got {n_cols!r}.")
+    if features is None:
+        sets = [_as_names(node.attrs["features"]) for node in feature_nodes(result)]
+    else:
+        sets = [_as_names(f) for f in features]
+    if not sets:
+        raise ValueError("The result has no feature nodes to plot.")
+    n = len(sets)
+    n_cols = min(int(n_cols), n)
+    n_rows = -(-n // n_cols)
+    fig, axes = _grid_axes(ax, n_rows, n_cols, n, panel_size)
+
+    pd_kw = dict(pd_kw or {})
+    contour_plot_kw = dict(contour_plot_kw or {})
+    if share_levels and "levels" not in contour_plot_kw:
+        pairs = [s for s in sets if len(s) == 2]
+        what = contour_plot_kw.get("what", "estimate")
+        if len(pairs) > 1 and what == "estimate":
+            ranges = []
+            for s in pairs:
+                ds, attrs, _ = _lookup(result, s)
+                ds, _, _ = _select_output(ds, attrs, output)
+                ranges.append((float(ds["pd"].min()), float(ds["pd"].max())))
+            lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+            contour_plot_kw["levels"] = _contour_levels(lo, hi, 8)
+
+    shared_bar = "levels" in contour_plot_kw and "colorbar" not in contour_plot_kw
+    flat = axes.ravel()
+    one_d, two_d = [], []
+    for i, s in enumerate(sets):
+        if len(s) == 1:
+            plot_pd(result, s[0], ax=flat[i], band=band, ice=ice, centered=centered, output=output, rug=rug,
+                    legend=False, **pd_kw)
+            one_d.append(i)
+        elif len(s) == 2:
+            kw = {"colorbar": False, **contour_plot_kw} if shared_bar else contour_plot_kw
+            plot_pd_contour(result, tuple(s), ax=flat[i], band="auto" if band in (True, False) else band,
+                            output=output, rug=rug, **kw)
+            two_d.append(i)
+        else:
+            raise ValueError(f"Can only plot 1-D and 2-D feature sets; got {tuple(s)}.")
+    for extra in flat[n:]:
+        extra.set_visible(False)
+    if shared_bar and two_d:
+        mappable = next(c for c in flat[two_d[0]].collections if hasattr(c, "get_cmap"))
+        ds, attrs, _ = _lookup(result, sets[two_d[0]])
+        _, label, n_outputs = _select_output(ds, attrs, output)
+        fig.colorbar(mappable, ax=[flat[i] for i in two_d], label=_response_label(attrs, label, n_outputs))
+    if legend and one_d:
+        handles, labels = _legend_entries(flat[one_d[0]], "centred PD estimate" if centered else "PD estimate")
+        if ax is None and handles:
+            fig.legend(handles, labels, loc="outside upper center", ncols=min(len(handles), 4),
+                       fontsize="small", frameon=False)
+        elif handles:
+            flat[one_d[0]].legend(handles, labels, fontsize="small", framealpha=0.85)
+    if sharey and len(one_d) > 1:
+        lows, highs = zip(*(flat[i].get_ylim() for i in one_d), strict=True)
+        for i in one_d:
+            flat[i].set_ylim(min(lows), max(highs))
+            left = i % n_cols > 0 and (i - 1) in one_d
+            if left:
+                flat[i].set_ylabel("")
+                flat[i].tick_params(labelleft=False)
+    return fig, axes
+
+
+def _grid_axes(ax, n_rows: int, n_cols: int, n: int, panel_size):
+    plt = _pyplot()
+    if ax is None:
+        fig, axes = plt.subplots(n_rows, n_cols, figsize=(panel_size[0] * n_cols, panel_size[1] * n_rows),
+                                 layout="constrained", squeeze=False)
+        return fig, axes
+    if hasattr(ax, "get_subplotspec") and not isinstance(ax, np.ndarray):
+        fig = ax.figure
+        spec = ax.get_subplotspec().subgridspec(n_rows, n_cols)
+        ax.remove()
+        axes = np.empty((n_rows, n_cols), dtype=object)
+        for r in range(n_rows):
+            for c in range(n_cols):
+                axes[r, c] = fig.add_subplot(spec[r, c])
+        return fig, axes
+    given = np.asarray(ax, dtype=object)
+    if given.size < n:
+        raise ValueError(f"ax has {given.size} Axes but {n} panels are needed.")
+    axes = given.reshape(1, -1) if given.ndim == 1 else given.reshape(given.shape[0], -1)
+    return axes.ravel()[0].figure, axes

@@ -1,0 +1,190 @@
+"""Plots of derived statistics: ICE heterogeneity over a grid and Friedman's H² per feature (pair)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import xarray as xr
+
+from ..schema import feature_nodes
+from ._data import (
+    BandChoice,
+    _as_names,
+    _bounds,
+    _find_bands,
+    _is_categorical,
+    _lookup,
+    _response_label,
+    _select_output,
+    _values,
+)
+from ._style import OKABE_ITO, _draw_legend, _fewer_ticks, _merge, _new_ax, _positions
+from .curves import _curve_bands, _draw_curve, _finish_x_axis
+
+__all__ = ["plot_h_statistic", "plot_heterogeneity"]
+
+_STAT_LABELS = {
+    "ice_sd": "SD of ICE curves",
+    "cice_sd": "SD of centred ICE curves",
+    "dice_sd": "SD of derivative ICE curves",
+    "h2": "H² (pairwise interaction)",
+    "h2_overall": "H² (overall interaction)",
+    "h_unnormalized": "H (unnormalised, response units)",
+    "heterogeneity_index": "Heterogeneity index",
+}
+
+
+def plot_heterogeneity(
+    result: Any,
+    feature: Hashable,
+    *,
+    stat: str = "ice_sd",
+    ax: Any = None,
+    band: BandChoice = "auto",
+    output: Hashable | None = None,
+    rug: bool | Sequence[float] = True,
+    simultaneous_style: Literal["fill", "lines"] = "fill",
+    legend: bool = True,
+    line_kw: Mapping | None = None,
+    band_kw: Mapping | None = None,
+    simultaneous_kw: Mapping | None = None,
+    rug_kw: Mapping | None = None,
+    legend_kw: Mapping | None = None,
+):
+    """Plot an ICE heterogeneity statistic over a feature's grid, with its bootstrap band.
+
+    Parameters
+    ----------
+    result : xarray.DataTree or xarray.Dataset
+        A result with heterogeneity statistics (see :func:`pdpboot.ice_heterogeneity`), one of its
+        nodes, or a node's Dataset.  Uses ``<stat>`` (``output``, feature) and ``<stat>_band``
+        (``ci_bound``, ``output``, feature) if present.
+    feature : str
+        The feature name.
+    stat : str, default "ice_sd"
+        The statistic: "ice_sd" (spread of ICE curves), "cice_sd" (of centred ICE curves),
+        "dice_sd" (of derivative ICE curves), or any variable of the node over the feature's grid.
+    ax, band, output, rug, simultaneous_style, legend, line_kw, band_kw, simultaneous_kw, rug_kw, legend_kw
+        As in :func:`pdpboot.plotting.plot_pd`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on: x = the feature's grid, y = the statistic.
+    """
+    ds, attrs, _ = _lookup(result, feature)
+    names = _as_names(attrs["features"])
+    if len(names) != 1:
+        raise ValueError(f"plot_heterogeneity draws 1-D nodes; got the pair {tuple(names)}.")
+    name = names[0]
+    if stat not in ds.data_vars:
+        have = sorted(str(v) for v in ds.data_vars if not str(v).endswith(("_resamples", "_se", "_bias")))
+        raise ValueError(
+            f"The node of {name!r} has no {stat!r} variable (it has {have}); compute it with "
+            "pdpboot.ice_heterogeneity(result) first."
+        )
+    ds, label, n_outputs = _select_output(ds, attrs, output)
+    stat_dims = list(ds[stat].dims)
+    if len(stat_dims) != 1:
+        raise ValueError(f"{stat!r} must have one grid dimension besides 'output'; has {stat_dims}.")
+    dim = str(stat_dims[0])
+    categorical = _is_categorical(ds, attrs, name, 0) if dim == name else False
+    grid = ds[dim].values
+    x = _positions(grid, categorical)
+    est = _values(ds[stat], [dim], stat)
+    bands = _curve_bands(ds, attrs, stat, band, dim)
+    ax = _new_ax(ax)
+    _draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", categorical_kind="points",
+                simultaneous_style=simultaneous_style, line_kw=line_kw, band_kw=band_kw,
+                simultaneous_kw=simultaneous_kw)
+    _finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
+    what = ds[stat].attrs.get("long_name") or _STAT_LABELS.get(stat, stat)
+    ax.set_xlabel(name)
+    ax.set_ylabel(f"{what}\n({_response_label(attrs, label, n_outputs)})")
+    _draw_legend(ax, legend, legend_kw, first="estimate")
+    return ax
+
+
+def plot_h_statistic(
+    result: xr.DataTree,
+    *,
+    stat: str = "h2",
+    ax: Any = None,
+    band: BandChoice = "auto",
+    output: Hashable | None = None,
+    sort: bool = True,
+    legend: bool = True,
+    bar_kw: Mapping | None = None,
+    interval_kw: Mapping | None = None,
+    legend_kw: Mapping | None = None,
+):
+    """Bar chart of Friedman's H² per feature pair (or overall, per feature) with bootstrap intervals.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result with H statistics (see :func:`pdpboot.h_statistic`): every node holding ``stat``
+        (dims ``output``) gets one bar, with ``<stat>_band`` (``ci_bound``, ``output``) as its
+        interval.
+    stat : str, default "h2"
+        "h2" (pair nodes: share of the pair's PD variance due to their interaction) or
+        "h2_overall" (1-D nodes: share of the prediction variance due to the feature's
+        interactions with all others), or another scalar statistic of the nodes.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if omitted.
+    band, output, legend : see :func:`pdpboot.plotting.plot_pd`
+    sort : bool, default True
+        Largest value at the top; otherwise the result's node order from the top.
+    bar_kw, interval_kw, legend_kw : dict, optional
+        Merged over the defaults of ``ax.barh``, the intervals (``ax.hlines``) and the legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on: one horizontal bar per node, y tick labels "a × b" (pairs) or the
+        feature name, x = the statistic.
+    """
+    if not isinstance(result, xr.DataTree):
+        raise TypeError("plot_h_statistic needs a pdpboot result (an xarray.DataTree).")
+    nodes = [node for node in feature_nodes(result) if stat in node.dataset.data_vars]
+    if not nodes:
+        raise ValueError(
+            f"No node of this result has a {stat!r} variable; run pdpboot.h_statistic(result) first."
+        )
+    names, est, lows, highs, band_label, label, n_outputs = [], [], [], [], None, None, 1
+    for node in nodes:
+        ds = node.to_dataset()
+        attrs = {**result.attrs, **node.attrs}
+        ds, label, n_outputs = _select_output(ds, attrs, output)
+        names.append(" × ".join(_as_names(node.attrs["features"])))
+        est.append(float(_values(ds[stat], [], stat)))
+        found = _find_bands(ds, attrs, stat, band, noun="interval")
+        if found:
+            lo, hi = _bounds(found[0][0], [])
+            lows.append(float(lo))
+            highs.append(float(hi))
+            band_label = found[0][2]
+        else:
+            lows.append(np.nan)
+            highs.append(np.nan)
+    est_a, lo_a, hi_a = np.array(est), np.array(lows), np.array(highs)
+    order = np.argsort(-est_a, kind="stable") if sort else np.arange(len(est_a))
+    y = np.arange(len(order))[::-1]  # first in order at the top
+    ax = _new_ax(ax)
+    kw = _merge({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, bar_kw)
+    ax.barh(y, est_a[order], label="estimate", **kw)
+    if np.isfinite(lo_a).any():
+        ikw = _merge({"colors": "k", "linewidths": 1.2, "zorder": 3}, interval_kw)
+        ax.hlines(y, lo_a[order], hi_a[order], label=band_label, **ikw)
+    ax.set_yticks(y, [names[i] for i in order])
+    ax.set_ylim(-0.6, len(order) - 0.4)
+    ax.set_xlim(left=0)
+    _fewer_ticks(ax, "x")
+    what = _STAT_LABELS.get(stat, stat)
+    if n_outputs > 1:
+        what += f"\n{_response_label(result.attrs, label, n_outputs)}"
+    ax.set_xlabel(what)
+    _draw_legend(ax, legend, legend_kw, first="estimate", above=True)
+    return ax

@@ -1,0 +1,281 @@
+"""2-D surfaces: :func:`plot_pd_contour` (filled contours or heatmaps, band width, hatching)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import xarray as xr
+
+from ..schema import get_node
+from ._data import (
+    _as_names,
+    _bounds,
+    _deciles,
+    _find_bands,
+    _is_categorical,
+    _lookup,
+    _response_label,
+    _select_output,
+    _values,
+)
+from ._style import _draw_rug, _fewer_ticks, _merge, _new_ax, _positions, _set_levels_axis, _stroke
+
+__all__ = ["plot_pd_contour"]
+
+
+def plot_pd_contour(
+    result: Any,
+    pair: Sequence[Hashable],
+    *,
+    ax: Any = None,
+    what: Literal["estimate", "width", "lower", "upper"] = "estimate",
+    band: Literal["auto", "pointwise", "simultaneous"] = "auto",
+    output: Hashable | None = None,
+    levels: int | Sequence[float] = 8,
+    mark: Literal["hatch", "mask"] | None = None,
+    reference: Literal["additive", "zero"] = "additive",
+    rug: bool = True,
+    colorbar: bool = True,
+    clabel: bool | None = None,
+    annotate: bool | None = None,
+    cmap: Any = None,
+    contour_kw: Mapping | None = None,
+    contour_line_kw: Mapping | None = None,
+    clabel_kw: Mapping | None = None,
+    colorbar_kw: Mapping | None = None,
+    hatch_kw: Mapping | None = None,
+    rug_kw: Mapping | None = None,
+):
+    """Plot a 2-D partial dependence surface, its band bounds or its band width.
+
+    Numeric x numeric pairs are drawn as filled contours with labelled contour lines; pairs with
+    a categorical feature as heatmaps (categorical x categorical cells annotated with values).
+
+    Parameters
+    ----------
+    result : xarray.DataTree or xarray.Dataset
+        A pdpboot result, the pair's node, or its Dataset.  Uses ``pd`` (``output``, a, b),
+        ``pd_band`` (``ci_bound``, ``output``, a, b) and node attrs ``deciles``/``categorical``.
+    pair : (str, str)
+        The two feature names; the first goes on the x-axis.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if omitted.
+    what : {"estimate", "width", "lower", "upper"}, default "estimate"
+        The PD surface, the width of its band (where is the surface uncertain?), or a bound.
+    band : {"auto", "pointwise", "simultaneous"}, default "auto"
+        Which band ``what`` and ``mark`` use; "auto" takes ``pd_band`` as stored.
+    output : label, optional
+        As in :func:`plot_pd`.
+    levels : int or array-like, default 8
+        Approximate number of contour levels (spanning the surface's range), or the levels (heatmaps
+        then use these colour steps too, else a continuous scale).
+    mark : {"hatch", "mask"}, optional
+        Hatch (or leave blank) the cells whose band contains the ``reference`` surface.
+    reference : {"additive", "zero"}, default "additive"
+        "additive": the no-interaction surface PD_a(x_a) + PD_b(x_b) - c from the 1-D nodes of the
+        result if present (else from the surface's own margins), c matching the surface's mean
+        over the grid; the comparison ignores the additive surface's own uncertainty.
+        "zero": the band contains 0 (e.g. for a decision function or a difference surface).
+    rug : bool, default True
+        Decile ticks of numeric features on the x- and y-axis.
+    colorbar : bool, default True
+        Draw a colour bar.
+    clabel : bool, optional
+        Label the contour lines; default: yes, except for ``what="width"`` (a noisy surface).
+    annotate : bool, optional
+        Write values in the cells of categorical heatmaps; default: when there are at most 49.
+    cmap : colormap or str, optional
+        Default "viridis" for the estimate and bounds, "magma_r" for the width (darker = wider).
+    contour_kw, contour_line_kw, clabel_kw, colorbar_kw, hatch_kw, rug_kw : dict, optional
+        Merged over the defaults of ``ax.contourf`` (or ``ax.pcolormesh`` for heatmaps),
+        ``ax.contour``, ``ax.clabel``, ``figure.colorbar``, the hatching and the rug.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on: x = ``pair[0]``'s grid, y = ``pair[1]``'s grid, colour = ``what``.
+    """
+    names = _as_names(pair)
+    if len(names) != 2:
+        raise ValueError(f"plot_pd_contour needs a pair of features; got {tuple(names)} - use plot_pd.")
+    if what not in ("estimate", "width", "lower", "upper"):
+        raise ValueError(f"what must be 'estimate', 'width', 'lower' or 'upper'; got {what!r}.")
+    if mark not in (None, "hatch", "mask"):
+        raise ValueError(f"mark must be None, 'hatch' or 'mask'; got {mark!r}.")
+    if reference not in ("additive", "zero"):
+        raise ValueError(f"reference must be 'additive' or 'zero'; got {reference!r}.")
+    ds, attrs, root = _lookup(result, names)
+    if "pd" not in ds.data_vars:
+        raise ValueError(f"The node of {tuple(names)} has no 'pd' variable; is it a pdpboot result?")
+    ds, label, n_outputs = _select_output(ds, attrs, output)
+    surface = _values(ds["pd"], names, "pd")
+    need_band = what != "estimate" or mark is not None
+    band_da, band_label = None, ""
+    if need_band:
+        if band not in ("auto", "pointwise", "simultaneous"):
+            raise ValueError(f"band must be 'auto', 'pointwise' or 'simultaneous'; got {band!r}.")
+        bands = _find_bands(ds, attrs, "pd", True if band == "auto" else band)
+        stored = [b for b in bands if b[0].name == "pd_band"]  # "auto": pd_band as stored
+        band_da, _, band_label = stored[0] if (band == "auto" and stored) else bands[0]
+        lower, upper = _bounds(band_da, names)
+    response = _response_label(attrs, label, n_outputs)
+    short_band = band_label.split(",")[0]
+    values = {"estimate": surface}
+    if band_da is not None:
+        values.update(width=upper - lower, lower=lower, upper=upper)
+    z = values[what]
+    cbar_label = {"estimate": response, "width": f"Width of {short_band}\n({response})",
+                  "lower": f"Lower bound, {short_band}\n({response})",
+                  "upper": f"Upper bound, {short_band}\n({response})"}[what]
+    flagged = None
+    if mark is not None:
+        ref = (_additive_reference(ds, root, names, label, attrs, surface) if reference == "additive"
+               else np.zeros_like(surface))
+        flagged = (lower <= ref) & (ref <= upper)
+
+    cat = [_is_categorical(ds, attrs, n, i) for i, n in enumerate(names)]
+    grids = [ds[n].values for n in names]
+    axes_pos = [_positions(g, c) for g, c in zip(grids, cat, strict=True)]
+    if isinstance(levels, (int, np.integer)):
+        level_values = _contour_levels(float(np.nanmin(z)), float(np.nanmax(z)), int(levels))
+    else:
+        level_values = np.asarray(levels, dtype=float)
+    cmap = cmap or ("magma_r" if what == "width" else "viridis")
+
+    ax = _new_ax(ax)
+    zz = z.T  # rows = y = names[1]
+    show = np.ma.masked_array(zz, mask=flagged.T) if (mark == "mask" and flagged is not None) else zz
+    if any(cat):
+        mappable = _draw_heatmap(ax, axes_pos, show, level_values, cmap, cat, annotate, contour_kw,
+                                 discrete=not isinstance(levels, (int, np.integer)))
+    else:
+        kw = _merge({"levels": level_values, "cmap": cmap, "extend": "neither"}, contour_kw)
+        mappable = ax.contourf(axes_pos[0], axes_pos[1], show, **kw)
+        line_kw = _merge({"levels": mappable.levels, "colors": "k", "linewidths": 0.5, "alpha": 0.6},
+                         contour_line_kw)
+        lines = ax.contour(axes_pos[0], axes_pos[1], show, **line_kw)
+        if (what != "width" if clabel is None else clabel) and len(lines.levels):
+            texts = ax.clabel(lines, lines.levels[::2], **_merge({"fontsize": "x-small", "inline": True,
+                                                                    "fmt": "{:.3g}".format}, clabel_kw))
+            for text in texts:  # readable on dark and light fills
+                text.set_path_effects([_stroke()])
+    if flagged is not None:
+        what_ref = "additive surface" if reference == "additive" else "0"
+        _draw_flags(ax, axes_pos, flagged.T, any(cat), mark, f"band contains {what_ref}", hatch_kw)
+    for i, c in enumerate(cat):
+        if c:
+            _set_levels_axis(ax, "xy"[i], grids[i])
+            continue
+        _fewer_ticks(ax, "xy"[i], nbins=4)
+        if rug:
+            _draw_rug(ax, _deciles(attrs, i), "xy"[i], _merge({"path_effects": [_stroke(2.2)]}, rug_kw))
+    ax.set_xlabel(names[0])
+    ax.set_ylabel(names[1])
+    if colorbar:
+        cbar = ax.figure.colorbar(mappable, ax=ax, **_merge({"label": cbar_label}, colorbar_kw))
+        cbar.ax.tick_params(labelsize="small")
+    return ax
+
+
+def _additive_reference(ds: xr.Dataset, root: xr.DataTree | None, names: list[str], label: Any,
+                        attrs: Mapping, surface: np.ndarray) -> np.ndarray:
+    """PD_a(x_a) + PD_b(x_b) - c on the surface's grid (rows = names[0]), from 1-D nodes if present.
+
+    c makes the additive surface's grid mean equal the 2-D surface's grid mean; without 1-D nodes
+    the margins are the surface's own row/column means (its best additive approximation).
+    """
+    margins = []
+    if root is not None:
+        for name in names:
+            try:
+                node = get_node(root, name)
+            except KeyError:
+                break
+            one = node.to_dataset()
+            if "pd" not in one.data_vars or not np.array_equal(one[name].values, ds[name].values):
+                break
+            one, _, _ = _select_output(one, attrs, label) if "output" in one.dims else (one, None, 1)
+            margins.append(_values(one["pd"], [name], "pd"))
+    if len(margins) != 2:
+        margins = [surface.mean(axis=1), surface.mean(axis=0)]
+    additive = margins[0][:, None] + margins[1][None, :]
+    return additive - additive.mean() + surface.mean()
+
+
+def _edges(values: np.ndarray) -> np.ndarray:
+    if len(values) == 1:
+        return np.array([values[0] - 0.5, values[0] + 0.5])
+    mid = (values[1:] + values[:-1]) / 2
+    return np.concatenate([[2 * values[0] - mid[0]], mid, [2 * values[-1] - mid[-1]]])
+
+
+def _contour_levels(zmin: float, zmax: float, levels: int) -> np.ndarray:
+    from matplotlib.ticker import MaxNLocator
+
+    if not np.isfinite(zmin) or not np.isfinite(zmax):
+        raise ValueError("The surface has no finite values to draw.")
+    if zmin == zmax:
+        pad = abs(zmin) * 0.01 or 0.5
+        return np.array([zmin - pad, zmax + pad])
+    return MaxNLocator(levels + 1).tick_values(zmin, zmax)
+
+
+def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, mesh_kw, discrete):
+    x_edges = np.arange(len(pos[0]) + 1) - 0.5 if cat[0] else _edges(pos[0])
+    y_edges = np.arange(len(pos[1]) + 1) - 0.5 if cat[1] else _edges(pos[1])
+    if discrete:  # the same colour steps as filled contours drawn with these levels
+        from matplotlib import colormaps
+        from matplotlib.colors import BoundaryNorm
+
+        colormap = colormaps[cmap] if isinstance(cmap, str) else cmap
+        scale = {"norm": BoundaryNorm(level_values, ncolors=colormap.N)}
+    else:
+        scale = {"vmin": level_values[0], "vmax": level_values[-1]}
+    kw = _merge({"cmap": cmap, "shading": "flat", **scale}, mesh_kw)
+    mesh = ax.pcolormesh(x_edges, y_edges, z, **kw)
+    n_cells = z.shape[0] * z.shape[1]
+    if annotate is None:
+        annotate = all(cat) and n_cells <= 49
+    if annotate:
+        norm, colormap = mesh.norm, mesh.get_cmap()
+        for (j, i), value in np.ndenumerate(np.ma.filled(z, np.nan)):
+            if not np.isfinite(value):
+                continue
+            r, g, b, _ = colormap(norm(value))
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+            ax.text(pos[0][i], pos[1][j], f"{value:.3g}", ha="center", va="center", fontsize="x-small",
+                    color="white" if dark else "black")
+    return mesh
+
+
+def _draw_flags(ax, pos, flagged, heatmap: bool, mark: str, label: str, hatch_kw: Mapping | None) -> None:
+    from matplotlib.patches import Patch, Rectangle
+
+    if mark == "hatch":
+        kw = _merge({"hatch": "//", "edgecolor": "white", "linewidth": 0, "hatch_linewidth": 0.6}, hatch_kw)
+        hatch_lw = kw.pop("hatch_linewidth")
+        if heatmap:
+            widths = [np.diff(np.arange(len(p) + 1) - 0.5) if len(p) else [] for p in pos]
+            for j, i in zip(*np.nonzero(flagged), strict=True):
+                patch = Rectangle((pos[0][i] - widths[0][i] / 2, pos[1][j] - widths[1][j] / 2),
+                                  widths[0][i], widths[1][j], facecolor="none", **kw)
+                _set_hatch_linewidth(patch, hatch_lw)
+                ax.add_patch(patch)
+        else:
+            hatched = ax.contourf(pos[0], pos[1], flagged.astype(float), levels=[0.5, 1.5], colors="none",
+                                  hatches=[kw["hatch"]])
+            hatched.set_edgecolor(kw["edgecolor"])  # the hatch colour follows the edge colour
+            hatched.set_linewidth(0)
+            _set_hatch_linewidth(hatched, hatch_lw)
+        handle = Patch(facecolor="0.35", hatch=kw["hatch"], edgecolor=kw["edgecolor"], label=label)
+    else:
+        handle = Patch(facecolor="white", edgecolor="0.5", linewidth=0.6, label=f"blank: {label}")
+    ax.legend(handles=[handle], fontsize="x-small", loc="lower left", bbox_to_anchor=(0.0, 1.01),
+              borderaxespad=0.0, frameon=False)
+
+
+def _set_hatch_linewidth(artist, linewidth: float) -> None:
+    if hasattr(artist, "set_hatch_linewidth"):  # matplotlib >= 3.10; older versions use the rcParam
+        artist.set_hatch_linewidth(linewidth)

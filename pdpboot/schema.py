@@ -1,0 +1,99 @@
+"""The written schema of pdpboot results, and small helpers to navigate it.
+
+A result is an :class:`xarray.DataTree` with one child node per requested
+feature set.
+
+Node
+    Named by :func:`node_name` (feature names joined by ``"__"``; ``"/"`` is
+    replaced because DataTree paths use it). ``attrs["features"]`` is the list
+    of the node's feature names (1 or 2), ``attrs["categorical"]`` a list of
+    0/1 flags (one per feature).
+
+Dims
+    One per feature, **named after the feature**, whose coordinate is the grid
+    (numbers, or category levels for categorical features); ``resample``
+    (0..B-1); ``instance`` (the rows whose ICE curves are kept; coordinate =
+    original row label); ``output`` (class labels for classifiers - all classes,
+    binary included - or target names for regressors); ``ci_bound`` =
+    ``["lower", "upper"]``.
+
+Variables
+    ``pd`` (``output``, *features): estimate from the fit on the full data.
+    ``pd_resamples`` (``resample``, ``output``, *features): one curve/surface
+    per resample.  ``ice`` (``instance``, ``output``, *features), optional, and
+    ``ice_resamples`` (``resample``, ``instance``, ``output``, *features) when
+    the bootstrap keeps ICE curves of fixed instances.
+    :func:`pdpboot.confidence_bands` adds ``pd_band`` (``ci_bound``,
+    ``output``, *features), ``pd_se`` and ``pd_bias`` (``output``, *features).
+    Any statistic ``s`` follows the same pattern: ``s``, ``s_resamples``,
+    ``s_band``.
+
+Root attrs
+    Provenance: ``creation_library``, ``creation_library_version``,
+    ``created``, ``estimator``, ``estimator_params`` (JSON), ``settings``
+    (JSON of all call settings), ``rng_entropy`` (string), ``n_resamples``,
+    ``n_failed_resamples``, ``response``, ``resampling``, ``background``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import xarray as xr
+
+RESERVED_DIMS = ("resample", "instance", "output", "ci_bound")
+CI_BOUNDS = ["lower", "upper"]
+STATISTICS = (
+    "pd", "pd_centered", "ice", "ice_sd", "cice_sd", "dice_sd", "heterogeneity_index",
+    "h2_overall", "h2", "h_unnormalized", "pd_variance_interaction",
+)
+DERIVED_SUFFIXES = ("", "_resamples", "_band", "_band_pointwise", "_se", "_bias")
+#: Names a feature may not have: they are dims or variables of a result node.
+RESERVED_NAMES = frozenset(RESERVED_DIMS) | {s + suffix for s in STATISTICS for suffix in DERIVED_SUFFIXES}
+
+
+def node_name(features: Sequence[Hashable]) -> str:
+    """Name of the DataTree node holding a feature set.
+
+    Parameters
+    ----------
+    features : sequence of str
+        One or two feature names.
+
+    Returns
+    -------
+    str
+        The names joined by ``"__"`` with ``"/"`` replaced by ``"∕"``.
+    """
+    return "__".join(str(f).replace("/", "∕") for f in features)
+
+
+def feature_nodes(result: xr.DataTree) -> list[xr.DataTree]:
+    """All child nodes of a result that hold a feature set, in insertion order."""
+    return [child for child in result.children.values() if "features" in child.attrs]
+
+
+def get_node(result: xr.DataTree, features: Hashable | Sequence[Hashable]) -> xr.DataTree:
+    """Find the node of a feature or feature pair.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result.
+    features : str or tuple of str
+        A feature name, or a pair ``(a, b)``.
+
+    Returns
+    -------
+    xarray.DataTree
+        The child node whose ``attrs["features"]`` equals ``features``.
+    """
+    wanted = [features] if isinstance(features, str) or not isinstance(features, Sequence) else list(features)
+    wanted = [str(f) for f in wanted]
+    for node in feature_nodes(result):
+        if [str(f) for f in node.attrs["features"]] == wanted:
+            return node
+    available = [tuple(n.attrs["features"]) for n in feature_nodes(result)]
+    raise KeyError(
+        f"No node for features {tuple(wanted)!r} in this result; available feature sets: {available}."
+    )

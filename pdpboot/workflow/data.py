@@ -1,0 +1,439 @@
+"""Read the user's table, check target and features, decide the task.
+
+Every problem found here is an :class:`~pdpboot.workflow.InputError` (one line,
+exit status 2) raised before anything is written to disk.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..schema import RESERVED_NAMES
+from . import InputError
+
+CSV_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+MIN_ROWS = 20  # rows with a target value
+MIN_TRAIN_ROWS = 10
+AUTO_MAX_CLASSES = 10  # an integer target with at most this many values is a class label (task=auto)
+MAX_INTEGER_CLASSES = 30  # more integer values than this under --task classification: not labels
+MAX_CLASSES = 100
+MAX_LEVELS = 30  # categorical features with more levels: PD on the most frequent ones
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _sniff_separator(sample: str) -> str:
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+
+
+def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
+    raw = path.read_bytes()
+    if b"\x00" in raw[:4096]:
+        raise InputError(f"Cannot read {path.name!r} as CSV: it looks like a binary file.")
+    for encoding in ("utf-8-sig", "latin-1"):
+        try:
+            text = raw.decode(encoding)
+            break
+        except UnicodeDecodeError:
+            continue
+    if encoding == "latin-1":
+        notes.append("The data file is not valid UTF-8; it was read as Latin-1.")
+    if not text.strip():
+        raise InputError(f"Cannot read {path.name!r}: the file is empty.")
+    sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else _sniff_separator(text[:65536])
+    try:
+        return pd.read_csv(io.StringIO(text), sep=sep)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"Cannot read {path.name!r} as CSV: {first}") from None
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise InputError(
+            f"Reading Parquet ({path.name!r}) needs pyarrow: pip install \"pdpboot[parquet]\"."
+        ) from None
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a bad file
+        raise InputError(f"Cannot read {path.name!r} as Parquet: {str(exc).splitlines()[0]}") from None
+
+
+def _read_excel(path: Path) -> pd.DataFrame:
+    try:
+        import openpyxl  # noqa: F401
+    except ImportError:
+        raise InputError(
+            f"Reading Excel ({path.name!r}) needs openpyxl: pip install \"pdpboot[excel]\"."
+        ) from None
+    try:
+        return pd.read_excel(path, sheet_name=0, engine="openpyxl")
+    except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
+        raise InputError(f"Cannot read {path.name!r} as an Excel workbook: {str(exc).splitlines()[0]}") from None
+
+
+def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame:
+    """Read a CSV, Parquet or Excel (.xlsx, first sheet) table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns named by strings, rows in file order with a fresh RangeIndex.
+    """
+    notes = notes if notes is not None else []
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"Data file {str(path)!r} does not exist.")
+    if not path.is_file():
+        raise InputError(f"{str(path)!r} is not a file; give the path of a CSV, Parquet or Excel table.")
+    suffix = path.suffix.lower()
+    if suffix in CSV_SUFFIXES:
+        table = _read_csv(path, notes)
+    elif suffix in PARQUET_SUFFIXES:
+        table = _read_parquet(path)
+    elif suffix in EXCEL_SUFFIXES:
+        table = _read_excel(path)
+    elif suffix == ".xls":
+        raise InputError(f"{path.name!r} is in the old .xls format; save it as .xlsx or .csv first.")
+    else:
+        raise InputError(
+            f"Cannot read {path.name!r}: unsupported format {suffix or '(no extension)'!r}; "
+            "use CSV (.csv, .tsv, .txt), Parquet (.parquet) or Excel (.xlsx)."
+        )
+    if table.shape[1] == 0 or table.shape[0] == 0:
+        raise InputError(f"{path.name!r} holds no data rows (shape {table.shape}).")
+    table.columns = [str(c) for c in table.columns]
+    duplicated = sorted({c for c in table.columns if list(table.columns).count(c) > 1})
+    if duplicated:
+        raise InputError(f"{path.name!r} has duplicate column names {duplicated}; rename them.")
+    return table.reset_index(drop=True)
+
+
+def load_problem(config: dict, path: str | Path) -> tuple[pd.DataFrame, Problem]:
+    """Read the table at ``path`` and check it against ``config`` (the reading notes come first)."""
+    notes: list[str] = []
+    table = read_table(path, notes)
+    problem = prepare(config, table)
+    problem.notes[:0] = notes
+    return table, problem
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def result_name(name: str, taken: set[str]) -> str:
+    """A name netCDF and the result schema can store (``name`` itself when it already is).
+
+    netCDF names cannot contain ``/`` or control characters, start with anything but a
+    letter, digit, ``_`` or a non-ASCII character, or end in white space; pdpboot reserves
+    its dim and variable names (``output``, ``pd``, ...).
+    """
+    safe = name.replace("/", "\u2215")
+    safe = "".join(ch if ch >= " " and ch != "\x7f" else "_" for ch in safe)
+    if safe != safe.rstrip():
+        safe = safe.rstrip() + "_"
+    if not safe or not (safe[0] == "_" or (safe[0].isascii() and safe[0].isalnum()) or ord(safe[0]) > 127):
+        safe = "_" + safe
+    if safe in RESERVED_NAMES:
+        safe += "_"
+    candidate, k = safe, 2
+    while candidate != name and candidate in taken:
+        candidate, k = f"{safe}_{k}", k + 1
+    return candidate
+
+
+def _closest(name: str, names: list[str]) -> str:
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    shown = names if len(names) <= 40 else [*names[:40], "..."]
+    return f"{hint} Available columns: {', '.join(map(repr, shown))}."
+
+
+def _need_column(name: str, columns: list[str], role: str) -> str:
+    if name not in columns:
+        raise InputError(f"Unknown {role} column {name!r}.{_closest(name, columns)}")
+    return name
+
+
+# ----------------------------------------------------------------------------- the problem
+
+
+@dataclass
+class Problem:
+    """The checked analysis: model inputs, target, PD features and task, with safe names."""
+
+    X: pd.DataFrame  # model input columns, renamed to result names; index = row in the input table
+    y: pd.Series  # name = the original target name
+    target: str
+    features: list[str]  # result names of the model inputs
+    pd_features: list[str]
+    pairs: list[tuple[str, str]]
+    categorical: list[str]  # result names of the categorical model inputs
+    custom_values: dict[str, np.ndarray]
+    task: str
+    classes: list | None = None
+    positive: object = None
+    display: dict[str, str] = field(default_factory=dict)  # result name -> original column name
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def outputs_first(self) -> list:
+        """Outputs in report order: the positive class first for binary classification."""
+        if self.task != "classification":
+            return [str(self.y.name)]
+        return [self.positive, *[c for c in self.classes if c != self.positive]]
+
+
+def _is_categorical(col: pd.Series) -> bool:
+    dtype = col.dtype
+    return (isinstance(dtype, pd.CategoricalDtype) or dtype.kind in "bOSU"
+            or pd.api.types.is_string_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+def _normalise_column(col: pd.Series) -> pd.Series:
+    """Nullable numeric extension dtypes -> NumPy float/int; nullable booleans -> object."""
+    if isinstance(col.dtype, pd.api.extensions.ExtensionDtype) and not _is_categorical(col):
+        if pd.api.types.is_numeric_dtype(col.dtype):
+            return col.astype("float64") if col.isna().any() else col.astype(col.dtype.numpy_dtype)
+    if pd.api.types.is_bool_dtype(col.dtype) and isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+        return col.astype(object).where(col.notna(), np.nan)
+    return col
+
+
+def _describe(value) -> str:
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
+def _decide_task(y: pd.Series, requested: str, name: str) -> tuple[str, pd.Series]:
+    numeric = pd.api.types.is_numeric_dtype(y.dtype) and not pd.api.types.is_bool_dtype(y.dtype)
+    values = y.to_numpy()
+    integer_like = numeric and (y.dtype.kind in "iu" or bool(np.all(np.mod(values.astype(float), 1) == 0)))
+    n_levels = y.nunique()
+    if requested == "regression":
+        if not numeric:
+            example = _describe(y.iloc[0])
+            raise InputError(
+                f"Target {name!r} is not numeric (e.g. {example}); regression needs numbers. "
+                "Use --task classification (or auto)."
+            )
+        return "regression", y.astype(float)
+    if requested == "auto":
+        task = "classification" if (not numeric or (integer_like and n_levels <= AUTO_MAX_CLASSES)) else "regression"
+        if task == "regression":
+            return task, y.astype(float)
+    else:
+        task = "classification"
+        if numeric and not integer_like:
+            raise InputError(
+                f"Target {name!r} has non-integer numbers ({n_levels} distinct values); it is not a class "
+                "label. Use --task regression."
+            )
+        if numeric and n_levels > MAX_INTEGER_CLASSES:
+            raise InputError(
+                f"Target {name!r} is integer-coded with {n_levels} distinct values; that looks like a "
+                f"quantity, not classes (at most {MAX_INTEGER_CLASSES} integer classes). Use --task regression."
+            )
+    if n_levels > MAX_CLASSES:
+        raise InputError(f"Target {name!r} has {n_levels} classes; pdpboot run handles at most {MAX_CLASSES}.")
+    if integer_like and y.dtype.kind == "f":
+        y = y.astype(np.int64)
+    return task, y
+
+
+def _resolve_positive(classes: list, wanted, name: str):
+    if wanted is None:
+        return classes[-1] if len(classes) == 2 else classes[0]
+    for c in classes:
+        if str(c) == str(wanted):
+            return c
+    raise InputError(
+        f"--positive-class {wanted!r} is not a class of target {name!r}; classes: {', '.join(map(str, classes))}."
+    )
+
+
+def _check_target(y: pd.Series, task: str, name: str, test_size: float) -> list:
+    if task == "regression":
+        if not np.isfinite(y.to_numpy()).all():
+            raise InputError(f"Target {name!r} contains infinite values; replace or drop those rows.")
+        if y.nunique() < 2:
+            raise InputError(f"Target {name!r} is constant (every value is {_describe(y.iloc[0])}); "
+                             "there is nothing to model.")
+        return []
+    counts = y.value_counts()
+    if len(counts) < 2:
+        raise InputError(f"Target {name!r} has a single class ({_describe(counts.index[0])}); "
+                         "classification needs at least two.")
+    rare = counts[counts < 2]
+    if len(rare) and test_size > 0:
+        raise InputError(
+            f"Class(es) {', '.join(map(_describe, rare.index))} of target {name!r} have a single row; the "
+            "stratified train/test split needs at least 2 per class. Drop or merge those rows, or use --test-size 0."
+        )
+    try:
+        return sorted(counts.index.tolist())
+    except TypeError:
+        return sorted(counts.index.tolist(), key=str)
+
+
+def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list[str]) -> tuple[list, list]:
+    columns = list(table.columns)
+    exclude = [_need_column(c, columns, "--exclude") for c in config["exclude"]]
+    explicit = config["features"] is not None
+    if explicit:
+        features = [_need_column(c, columns, "feature") for c in config["features"]]
+        if target in features:
+            raise InputError(f"The target {target!r} cannot also be a feature; remove it from --features.")
+        duplicated = sorted({f for f in features if features.count(f) > 1})
+        if duplicated:
+            raise InputError(f"--features names {duplicated} more than once.")
+    else:
+        features = [c for c in columns if c != target and c not in exclude]
+    chosen, skipped = [], []
+    for name in features:
+        col = table[name]
+        reason = None
+        if col.isna().all():
+            reason = "has only missing values"
+        elif pd.api.types.is_datetime64_any_dtype(col.dtype) or pd.api.types.is_timedelta64_dtype(col.dtype):
+            reason = "holds dates/times (convert them to numbers, e.g. day of year, to use them)"
+        elif col.nunique(dropna=True) < 2:
+            reason = f"is constant ({_describe(col.dropna().iloc[0])})"
+        if reason and explicit:
+            raise InputError(f"Feature {name!r} {reason}; it cannot be used.")
+        if reason:
+            skipped.append(name)
+            notes.append(f"Column {name!r} not used: it {reason}.")
+        else:
+            chosen.append(name)
+    if not chosen:
+        raise InputError("No usable feature columns are left; check --features / --exclude.")
+    return chosen, skipped
+
+
+def prepare(config: dict, table: pd.DataFrame) -> Problem:
+    """Check target, features and pairs against the table and decide the task.
+
+    Returns
+    -------
+    Problem
+        Model inputs renamed to names the result can hold (logged in ``notes``).
+    """
+    notes: list[str] = []
+    columns = list(table.columns)
+    target = _need_column(str(config["target"]), columns, "target")
+    features, _ = _choose_features(config, table, target, notes)
+    pd_features = features if config["pd_features"] is None else [
+        _need_column(c, columns, "--pd-features") for c in config["pd_features"]
+    ]
+    for name in pd_features:
+        if name not in features:
+            raise InputError(f"--pd-features names {name!r}, which is not a model feature.")
+    pairs = []
+    for a, b in config["pairs"]:
+        for name in (a, b):
+            _need_column(name, columns, "--pairs")
+            if name not in features:
+                raise InputError(f"--pairs names {name!r}, which is not a model feature.")
+        if a == b:
+            raise InputError(f"Pair {a}:{b} names the same column twice.")
+        if (a, b) in pairs or (b, a) in pairs:
+            raise InputError(f"Pair {a}:{b} is requested twice.")
+        pairs.append((a, b))
+    forced = [_need_column(c, columns, "--categorical") for c in config["categorical"]]
+
+    y = table[target]
+    if y.isna().all():
+        raise InputError(f"Target {target!r} has only missing values.")
+    keep = y.notna().to_numpy()
+    if not keep.all():
+        notes.append(f"{int((~keep).sum())} row(s) with a missing target value were dropped.")
+    y = _normalise_column(y[keep])
+    n = int(keep.sum())
+    if n < MIN_ROWS:
+        raise InputError(f"Only {n} row(s) have a target value; pdpboot run needs at least {MIN_ROWS}.")
+    n_train = n - int(np.ceil(config["test_size"] * n))
+    if n_train < MIN_TRAIN_ROWS:
+        raise InputError(f"With --test-size {config['test_size']} only {n_train} of {n} rows are left for "
+                         f"training; at least {MIN_TRAIN_ROWS} are needed.")
+    if y.nunique() < 2 and config["task"] != "classification":
+        raise InputError(f"Target {target!r} is constant (every value is {_describe(y.iloc[0])}); "
+                         "there is nothing to model.")
+    task, y = _decide_task(y, config["task"], target)
+    classes = _check_target(y, task, target, config["test_size"])
+    positive = None
+    if task == "classification":
+        positive = _resolve_positive(classes, config["positive_class"], target)
+    elif config["positive_class"] is not None:
+        raise InputError("--positive-class applies to classification only; this target is a regression target.")
+
+    X = table.loc[keep, features].copy()
+    taken = set(features)
+    display, rename = {}, {}
+    for name in features:
+        safe = result_name(name, taken - {name})
+        taken.add(safe)
+        rename[name] = safe
+        display[safe] = name
+        if safe != name:
+            notes.append(f"Column {name!r} is called {safe!r} in results.nc, the plots and the workbook's PD "
+                         "sheets (netCDF cannot store the name, or pdpboot reserves it).")
+    X = X.rename(columns=rename)
+    for name in X.columns:
+        X[name] = _normalise_column(X[name])
+    categorical = [rename[c] for c in features if _is_categorical(X[rename[c]]) or c in forced]
+    _check_numeric(X, [c for c in X.columns if c not in categorical], display)
+    custom = _category_grids(X, categorical, [rename[c] for c in pd_features] + [rename[c] for p in pairs for c in p],
+                              display, notes)
+    y = y.rename(target)
+    return Problem(X=X, y=y, target=target, features=list(X.columns), pd_features=[rename[c] for c in pd_features],
+                   pairs=[(rename[a], rename[b]) for a, b in pairs], categorical=categorical,
+                   custom_values=custom, task=task, classes=classes or None, positive=positive,
+                   display=display, notes=notes)
+
+
+def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
+    for name in numeric:
+        values = X[name].to_numpy(dtype=float, na_value=np.nan)
+        if np.isinf(values).any():
+            raise InputError(f"Column {display[name]!r} contains infinite values; replace or drop them.")
+
+
+def _category_grids(X, categorical, used, display, notes) -> dict[str, np.ndarray]:
+    """Grid levels of text columns: in order of first appearance (a table's natural order, e.g. Jan, Feb,
+    ...), at most the ``MAX_LEVELS`` most frequent.  Category, boolean and numeric columns keep the grid's
+    own order."""
+    custom = {}
+    for name in dict.fromkeys(c for c in used if c in categorical):
+        col = X[name]
+        if isinstance(col.dtype, pd.CategoricalDtype) or not (col.dtype.kind in "OSU" or
+                                                              pd.api.types.is_string_dtype(col.dtype)):
+            continue
+        values = col.dropna()
+        if values.map(type).nunique() > 1:  # mixed types: leave the (string-sorted) default order
+            continue
+        levels = list(pd.unique(values))
+        if len(levels) > MAX_LEVELS:
+            counts = values.value_counts(sort=False)
+            frequent = set(sorted(levels, key=lambda v: (-counts[v], str(v)))[:MAX_LEVELS])
+            notes.append(f"Column {display[name]!r} has {len(levels)} distinct values: the model one-hot "
+                         f"encodes the {MAX_LEVELS} most frequent and groups the rest; PD is reported on those "
+                         f"{MAX_LEVELS} levels.")
+            levels = [v for v in levels if v in frequent]
+        custom[name] = np.asarray(levels, dtype=str if isinstance(levels[0], str) else object)
+    return custom

@@ -1,0 +1,219 @@
+"""The scikit-learn model of a run: preprocessing Pipeline, train/test split, test metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn import ensemble, linear_model, metrics
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from .data import MAX_LEVELS, Problem
+
+MISSING_LEVEL = "(missing)"
+_TREES = {
+    "random-forest": (ensemble.RandomForestRegressor, ensemble.RandomForestClassifier),
+    "extra-trees": (ensemble.ExtraTreesRegressor, ensemble.ExtraTreesClassifier),
+    "gradient-boosting": (ensemble.GradientBoostingRegressor, ensemble.GradientBoostingClassifier),
+    "hist-gradient-boosting": (ensemble.HistGradientBoostingRegressor, ensemble.HistGradientBoostingClassifier),
+}
+_ACCEPTS_MISSING = ("random-forest", "extra-trees", "hist-gradient-boosting")
+
+
+class WorkflowPipeline(Pipeline):
+    """A Pipeline tagged as accepting missing values, as every pipeline :func:`build_estimator` makes does.
+
+    scikit-learn's Pipeline does not derive ``allow_nan`` from its steps (it stays False even for
+    ``make_pipeline(SimpleImputer(), model)``); these pipelines encode missing categories as a level
+    and impute numeric columns or pass them to a model that accepts them.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+class AsText(TransformerMixin, BaseEstimator):
+    """Categorical columns as strings (missing -> ``"(missing)"``), so every level type encodes alike.
+
+    A class rather than a FunctionTransformer: its repr (stored in results.nc) has no memory address.
+    """
+
+    def fit(self, X, y=None):
+        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
+        self.n_features_in_ = frame.shape[1]
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        return self
+
+    def transform(self, X):
+        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
+        out = np.empty(frame.shape, dtype=object)
+        for j in range(frame.shape[1]):
+            col = frame.iloc[:, j]
+            text = col.to_numpy(dtype=object).astype(str).astype(object)
+            text[col.isna().to_numpy()] = MISSING_LEVEL
+            out[:, j] = text
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        if input_features is not None:
+            return np.asarray(input_features, dtype=object)
+        names = getattr(self, "feature_names_in_", None)
+        return names if names is not None else np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
+
+
+def _final_estimator(config: dict, task: str):
+    classification = task == "classification"
+    seed = config["random_state"]
+    name = config["model"]
+    if name == "linear":
+        if classification:
+            return linear_model.LogisticRegression(max_iter=2000, random_state=seed)
+        return linear_model.LinearRegression()
+    cls = _TREES[name][int(classification)]
+    depth = config["max_depth"]
+    params = {"random_state": seed}
+    if name == "hist-gradient-boosting":
+        params["max_iter"] = config["n_estimators"]
+    else:
+        params["n_estimators"] = config["n_estimators"]
+    if depth is not None:
+        params["max_depth"] = None if depth == 0 else depth
+    if name in ("random-forest", "extra-trees"):
+        params["n_jobs"] = 1  # resamples run in parallel instead; one thread keeps sums bit-identical
+    return cls(**params)
+
+
+def build_estimator(config: dict, problem: Problem) -> tuple[object, list[str]]:
+    """The unfitted model: a bare estimator for numeric tables, else a Pipeline encoding categories.
+
+    Returns
+    -------
+    estimator : scikit-learn estimator
+    notes : list of str
+        What the preprocessing does, for the run log.
+    """
+    notes = []
+    model = _final_estimator(config, problem.task)
+    numeric = [c for c in problem.features if c not in problem.categorical]
+    categorical = [c for c in problem.features if c in problem.categorical]
+    missing = [c for c in numeric if problem.X[c].isna().any()]
+    linear = config["model"] == "linear"
+    impute = bool(missing) and config["model"] not in _ACCEPTS_MISSING
+    if missing:
+        shown = ", ".join(repr(problem.display[c]) for c in missing)
+        if impute:
+            notes.append(f"Missing values in numeric column(s) {shown}: imputed with the training median, plus "
+                         "a 0/1 missing-value indicator column each.")
+        else:
+            notes.append(f"Missing values in numeric column(s) {shown}: passed to {type(model).__name__}, "
+                         "which handles them natively.")
+    if not categorical and not impute and not linear:
+        notes.append(f"All features numeric: the model is a bare {type(model).__name__} (exact tree PD engine).")
+        return model, notes
+    steps = []
+    if numeric:
+        numeric_steps = []
+        if impute or (linear and missing):
+            numeric_steps.append(("impute", SimpleImputer(strategy="median", add_indicator=True,
+                                                          keep_empty_features=True)))
+        if linear:
+            numeric_steps.append(("scale", StandardScaler()))
+        steps.append(("numeric", Pipeline(numeric_steps) if numeric_steps else "passthrough", numeric))
+    if categorical:
+        encoder = Pipeline([
+            ("as_text", AsText()),
+            ("one_hot", OneHotEncoder(handle_unknown="infrequent_if_exist", max_categories=MAX_LEVELS,
+                                      sparse_output=False)),
+        ])
+        steps.append(("categorical", encoder, categorical))
+        shown = ", ".join(repr(problem.display[c]) for c in categorical)
+        notes.append(f"Categorical column(s) {shown}: one-hot encoded inside the model Pipeline (missing values "
+                     f"as their own level {MISSING_LEVEL!r}; at most {MAX_LEVELS} levels per column, rarer ones "
+                     "grouped); PD is reported on the original levels.")
+    if linear:
+        notes.append("Numeric columns standardised for the linear model.")
+    encode = ColumnTransformer(steps, remainder="drop", verbose_feature_names_out=False)
+    pipeline = WorkflowPipeline([("encode", encode), ("model", model)])
+    return pipeline, notes
+
+
+def split(config: dict, problem: Problem):
+    """Train/test split (stratified for classification); no test set when ``test_size`` is 0.
+
+    Returns
+    -------
+    X_train, X_test, y_train, y_test
+        ``X_test``/``y_test`` are None without a test set.
+    """
+    if config["test_size"] == 0:
+        return problem.X, None, problem.y, None
+    stratify = problem.y if problem.task == "classification" else None
+    return train_test_split(problem.X, problem.y, test_size=config["test_size"],
+                            random_state=config["random_state"], stratify=stratify)
+
+
+def _safe(score, *args, **kwargs) -> float:
+    try:
+        return float(score(*args, **kwargs))
+    except ValueError:
+        return float("nan")
+
+
+def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test) -> tuple[list, pd.DataFrame | None]:
+    """Test metrics and the test-set predictions.
+
+    Returns
+    -------
+    metrics : list of (name, value, description)
+    predictions : DataFrame or None
+        One row per test row (index = row in the input table): actual, predicted and,
+        for classification, one probability column per class (report order).
+    """
+    if X_test is None:
+        return [("n_train", len(X_train), "training rows (no test set: --test-size 0)")], None
+    rows = [("n_train", len(X_train), "training rows"), ("n_test", len(X_test), "test rows")]
+    if problem.task == "regression":
+        pred = fitted.predict(X_test)
+        baseline = np.full(len(y_test), float(np.mean(y_train)))
+        rows += [
+            ("RMSE", float(np.sqrt(metrics.mean_squared_error(y_test, pred))), "root mean squared error, test rows"),
+            ("MAE", float(metrics.mean_absolute_error(y_test, pred)), "mean absolute error, test rows"),
+            ("R2", _safe(metrics.r2_score, y_test, pred), "coefficient of determination R², test rows"),
+            ("RMSE_baseline", float(np.sqrt(metrics.mean_squared_error(y_test, baseline))),
+             "RMSE of predicting the training mean (for comparison)"),
+        ]
+        frame = pd.DataFrame({"actual": y_test.to_numpy(), "predicted": pred,
+                              "residual": y_test.to_numpy() - pred}, index=y_test.index)
+        return rows, frame
+    proba = fitted.predict_proba(X_test)
+    classes = list(fitted.classes_)
+    label = np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)]
+    y_true = y_test.to_numpy(dtype=object)
+    majority = pd.Series(y_train).value_counts().idxmax()
+    rows += [
+        ("accuracy", float(metrics.accuracy_score(y_true, label)), "share of test rows classified correctly"),
+        ("F1_weighted", float(metrics.f1_score(y_true, label, average="weighted", zero_division=0)),
+         "F1 averaged over classes, weighted by class size"),
+        ("F1_macro", float(metrics.f1_score(y_true, label, average="macro", zero_division=0)),
+         "F1 averaged over classes, unweighted"),
+    ]
+    if len(classes) == 2:
+        positive = classes.index(problem.positive)
+        auc = _safe(metrics.roc_auc_score, y_true == problem.positive, proba[:, positive])
+        rows.append(("ROC_AUC", auc, f"area under the ROC curve, positive class {problem.positive!r}"))
+    else:
+        auc = _safe(metrics.roc_auc_score, y_true, proba, multi_class="ovr", average="macro", labels=classes)
+        rows.append(("ROC_AUC", auc, "area under the ROC curve, one-vs-rest, macro average"))
+    rows.append(("accuracy_baseline", float(np.mean(y_true == majority)),
+                 f"accuracy of always predicting the most frequent training class {majority!r}"))
+    frame = pd.DataFrame({"actual": y_true, "predicted": label}, index=y_test.index)
+    for cls in problem.outputs_first:
+        frame[f"P({cls})"] = proba[:, classes.index(cls)]
+    return rows, frame

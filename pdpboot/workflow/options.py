@@ -1,0 +1,289 @@
+"""Every option of ``pdpboot run`` in one table: command line, config file and defaults.
+
+Precedence: built-in default < config file (``--config FILE.toml`` or ``.json``) < command line.
+Config-file keys are the long option names with ``-`` or ``_`` (``n_resamples`` or
+``n-resamples``); lists may be TOML lists or comma-separated strings, pairs
+``[["a", "b"]]`` or ``"a:b,c:d"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import numbers
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import InputError
+
+try:  # Python >= 3.11
+    import tomllib
+except ImportError:  # pragma: no cover - Python 3.10
+    tomllib = None
+
+MODELS = ("random-forest", "extra-trees", "gradient-boosting", "hist-gradient-boosting", "linear")
+TASKS = ("auto", "regression", "classification")
+BANDS = ("percentile", "basic", "normal")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: its config key, type, default and help."""
+
+    key: str
+    kind: str  # str, int, float, bool, list, pairs, choice, path
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
+    group: str = "model"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.key.replace("_", "-")
+
+
+OPTIONS: tuple[Option, ...] = (
+    # what to analyse
+    Option("target", "str", None, "Column to predict (required).", metavar="COL", group="data"),
+    Option("features", "list", None,
+           "Columns the model uses, comma-separated (default: all columns but the target and "
+           "--exclude). Names containing commas: use a config file.", metavar="A,B,C", group="data"),
+    Option("exclude", "list", [], "Columns to leave out of the default feature list (e.g. IDs, or "
+           "columns that leak the target).", metavar="A,B", group="data"),
+    Option("pd_features", "list", None,
+           "Features that get a 1-D PD/ICE curve (default: every model feature).",
+           metavar="A,B", group="data"),
+    Option("pairs", "pairs", [], "Feature pairs that get a 2-D PD surface, e.g. temp:hum,hr:temp.",
+           metavar="A:B,C:D", group="data"),
+    Option("categorical", "list", [],
+           "Numeric columns to treat as categories (text, boolean and category columns always are).",
+           metavar="A,B", group="data"),
+    Option("task", "choice", "auto",
+           "auto: a non-numeric target, or an integer target with at most 10 values, is classification.",
+           choices=TASKS, group="data"),
+    Option("positive_class", "str", None,
+           "Binary classification: the class reported first (default: the larger label, as scikit-learn).",
+           metavar="LABEL", group="data"),
+    # the model
+    Option("model", "choice", "random-forest", "The model trained on the training rows.", choices=MODELS),
+    Option("n_estimators", "int", 100, "Trees (random forest, extra trees) or boosting iterations.",
+           metavar="N"),
+    Option("max_depth", "int", None, "Maximum tree depth; 0 = unlimited (default: the model's own default).",
+           metavar="D"),
+    Option("random_state", "int", 0, "Seed of the split, the model and every resample (same seed, same "
+           "numbers).", metavar="SEED"),
+    Option("test_size", "float", 0.25, "Share of rows held out for test metrics (stratified for "
+           "classification); 0 = no test set.", metavar="F"),
+    # the bootstrap
+    Option("n_resamples", "int", 100, "Bootstrap resamples B (model refits). More = smoother bands, "
+           "proportionally slower.", metavar="B", group="bootstrap"),
+    Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
+           group="bootstrap"),
+    Option("band", "choice", "percentile", "Band method.", choices=BANDS, group="bootstrap"),
+    Option("simultaneous", "bool", False, "Simultaneous bands covering each whole curve/surface at once "
+           "(pointwise bands are kept too).", group="bootstrap"),
+    Option("ice_samples", "int", 100, "ICE curves of this many random training rows (0 = none).",
+           metavar="N", group="bootstrap"),
+    Option("grid_resolution", "int", 20, "Grid points per numeric feature.", metavar="N", group="bootstrap"),
+    Option("interactions", "int", 0, "Friedman's H-squared interaction statistics on at most N rows per "
+           "model (0 = off; costs about N*N predictions per feature and resample).", metavar="N",
+           group="bootstrap"),
+    Option("max_background", "int", 1000, "Average each PD over at most N random rows of its resample (0 = "
+           "all rows; the cost of PD and ICE statistics grows with N).", metavar="N", group="bootstrap"),
+    Option("n_jobs", "int", -1, "Resamples fitted in parallel (-1 = all cores, 1 = serial); the numbers do "
+           "not depend on it.", metavar="N", group="bootstrap"),
+    # outputs
+    Option("out", "path", ".", "Folder in which the run folder pdpboot_<timestamp>/ is created.",
+           metavar="DIR", group="output"),
+    Option("workbook", "bool", True, "Write workbook.xlsx (needs openpyxl).", group="output"),
+)
+BY_KEY = {o.key: o for o in OPTIONS}
+#: Keys that may appear in a config file besides the options.
+EXTRA_KEYS = ("data",)
+
+
+def defaults() -> dict:
+    """The built-in value of every option."""
+    return {o.key: (list(o.default) if isinstance(o.default, list) else o.default) for o in OPTIONS}
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = None) -> None:
+    """Add every option to ``parser`` (values left unset stay ``None``: defaults merge later)."""
+    overrides = overrides or {}
+    titles = {"data": "what to analyse", "model": "model", "bootstrap": "bootstrap and bands",
+              "output": "output"}
+    groups = {name: parser.add_argument_group(title) for name, title in titles.items()}
+    for option in OPTIONS:
+        group = groups[option.group]
+        default = overrides.get(option.key, option.default)
+        shown = "" if default in (None, [], "") else f" [default: {_show(default)}]"
+        if option.kind == "bool":
+            group.add_argument(option.flag, dest=option.key, action=argparse.BooleanOptionalAction,
+                               default=None, help=option.help + shown)
+        elif option.kind in ("list", "pairs"):
+            group.add_argument(option.flag, dest=option.key, action="append", default=None,
+                               metavar=option.metavar, help=option.help + shown)
+        else:
+            group.add_argument(option.flag, dest=option.key, default=None, metavar=option.metavar,
+                               choices=option.choices or None, help=option.help + shown)
+
+
+def _show(value) -> str:
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def _normalise_key(key: str) -> str:
+    return str(key).strip().replace("-", "_")
+
+
+def read_config_file(path: str | Path) -> dict:
+    """Options from a TOML or JSON file (keys checked, values as written)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"Config file {str(path)!r} does not exist.")
+    is_json = path.suffix.lower() == ".json"
+    if not is_json and tomllib is None:
+        raise InputError("Reading TOML needs Python 3.11 or later; write the config as JSON (FILE.json) instead.")
+    toml_error = tomllib.TOMLDecodeError if tomllib is not None else ValueError
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8")) if is_json else tomllib.loads(path.read_text("utf-8"))
+    except (toml_error, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        raise InputError(f"Config file {str(path)!r} is not valid {kind}: {exc}") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"Config file {str(path)!r} must hold a table of options.")
+    known = [*BY_KEY, *EXTRA_KEYS]
+    out = {}
+    for key, value in raw.items():
+        name = _normalise_key(key)
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InputError(f"Config file {str(path)!r}: unknown option {key!r}.{hint}")
+        out[name] = value
+    return out
+
+
+def _split_list(value, key: str) -> list[str]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            out.extend(part.strip() for part in item.split(",") if part.strip())
+        elif isinstance(item, (numbers.Number,)) and not isinstance(item, bool):
+            out.append(str(item))
+        else:
+            raise InputError(f"Option {key!r} must be column names, got {item!r}.")
+    return out
+
+
+def _split_pairs(value, key: str) -> list[list[str]]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            for part in (p.strip() for p in item.split(",")):
+                if not part:
+                    continue
+                names = [n.strip() for n in part.split(":")]
+                if len(names) != 2 or not all(names):
+                    raise InputError(f"Pair {part!r} of option {key!r} must look like a:b (two column names).")
+                out.append(names)
+        elif isinstance(item, (list, tuple)) and len(item) == 2:
+            out.append([str(item[0]), str(item[1])])
+        else:
+            raise InputError(f"Option {key!r} takes pairs like a:b or [\"a\", \"b\"], got {item!r}.")
+    return out
+
+
+def _convert(option: Option, value, source: str):
+    """Coerce one value (string from the command line, or a TOML/JSON value)."""
+    what = f"{option.flag} ({source})"
+    if value is None:
+        return None
+    if option.kind == "list":
+        return _split_list(value, option.key)
+    if option.kind == "pairs":
+        return _split_pairs(value, option.key)
+    if option.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return value.lower() in ("true", "yes", "1")
+        raise InputError(f"{what} must be true or false, got {value!r}.")
+    if option.kind == "int":
+        if isinstance(value, bool):
+            raise InputError(f"{what} must be an integer, got {value!r}.")
+        try:
+            number = float(value) if isinstance(value, str) else value
+            if not float(number).is_integer():
+                raise ValueError
+            return int(number)
+        except (TypeError, ValueError):
+            raise InputError(f"{what} must be an integer, got {value!r}.") from None
+    if option.kind == "float":
+        if isinstance(value, bool):
+            raise InputError(f"{what} must be a number, got {value!r}.")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{what} must be a number, got {value!r}.") from None
+    if option.kind == "choice":
+        value = str(value)
+        if value not in option.choices:
+            close = difflib.get_close_matches(value, option.choices, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InputError(f"{what} must be one of {', '.join(option.choices)}; got {value!r}.{hint}")
+        return value
+    if isinstance(value, (list, dict)):
+        raise InputError(f"{what} must be a single value, got {value!r}.")
+    return str(value)
+
+
+def merge(command_line: dict, config_file: dict, base: dict | None = None) -> dict:
+    """Defaults < config file < command line; every value converted and range-checked."""
+    config = dict(base if base is not None else defaults())
+    for source, values in (("config file", config_file), ("command line", command_line)):
+        for key, value in values.items():
+            if value is None:
+                continue
+            if key in EXTRA_KEYS:
+                config[key] = str(value)
+                continue
+            config[key] = _convert(BY_KEY[key], value, source)
+    check_ranges(config)
+    return config
+
+
+def check_ranges(config: dict) -> None:
+    """Reject values outside their meaningful range, naming the option and the fix."""
+    def need(ok: bool, message: str) -> None:
+        if not ok:
+            raise InputError(message)
+
+    need(config.get("target") not in (None, ""), "No target column: give --target COL (the column to predict).")
+    need(config["n_resamples"] >= 2, f"--n-resamples must be at least 2, got {config['n_resamples']}.")
+    need(0 < config["confidence_level"] < 1,
+         f"--confidence-level must be between 0 and 1 (e.g. 0.95), got {config['confidence_level']}.")
+    need(0 <= config["test_size"] < 0.9, f"--test-size must be in [0, 0.9), got {config['test_size']}.")
+    need(config["grid_resolution"] >= 2, f"--grid-resolution must be at least 2, got {config['grid_resolution']}.")
+    need(config["ice_samples"] >= 0, f"--ice-samples must be 0 (no ICE) or more, got {config['ice_samples']}.")
+    need(config["n_estimators"] >= 1, f"--n-estimators must be at least 1, got {config['n_estimators']}.")
+    need(config["max_depth"] is None or config["max_depth"] >= 0,
+         f"--max-depth must be 0 (unlimited) or more, got {config['max_depth']}.")
+    need(config["interactions"] == 0 or config["interactions"] >= 2,
+         f"--interactions must be 0 (off) or at least 2 rows, got {config['interactions']}.")
+    need(config["max_background"] >= 0, f"--max-background must be 0 (all rows) or more, got "
+         f"{config['max_background']}.")
+    need(config["n_jobs"] != 0, "--n-jobs must not be 0 (1 = serial, -1 = all cores).")
+    need(config["random_state"] >= 0, f"--random-state must be a non-negative integer, got "
+         f"{config['random_state']}.")

@@ -1,0 +1,178 @@
+"""A whole run: check inputs, compute, write every output into a folder built aside and renamed at the end.
+
+Nothing is written before the inputs are checked; the run folder is assembled in a hidden
+temporary folder next to its destination and renamed to ``pdpboot_<timestamp>`` (never
+over an existing folder) only when every file is complete.  On any error it is removed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+
+from .. import __version__
+from ..io import save
+from . import InputError
+from .compute import compute
+from .data import load_problem
+from .options import OPTIONS
+from .report import draw_plots, summary_markdown
+from .repro import data_copy_name, sha256, write_inputs
+from .workbook import require_openpyxl, write_workbook
+
+
+def versions() -> dict[str, str]:
+    """Versions of the libraries the numbers depend on."""
+    import numpy
+    import pandas
+    import scipy
+    import sklearn
+    import xarray
+
+    return {"pdpboot": __version__, "numpy": numpy.__version__, "pandas": pandas.__version__,
+            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__, "xarray": xarray.__version__,
+            "python": ".".join(map(str, sys.version_info[:3]))}
+
+
+class Reporter:
+    """Progress lines on stderr (unless quiet) and in ``run.log``."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.start = time.perf_counter()
+        self.lines: list[str] = []
+
+    def __call__(self, message: str) -> None:
+        line = f"[{time.perf_counter() - self.start:7.1f}s] {message}"
+        self.lines.append(line)
+        if not self.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    def log(self, message: str) -> None:
+        """Only in run.log."""
+        self.lines.append(f"[{time.perf_counter() - self.start:7.1f}s] {message}")
+
+
+def _claim(out: Path, stamp: str) -> Path:
+    """Create the empty final folder (exclusively: an existing run is never touched)."""
+    k = 1
+    while True:
+        final = out / (f"pdpboot_{stamp}" if k == 1 else f"pdpboot_{stamp}_{k}")
+        try:
+            final.mkdir()
+            return final
+        except FileExistsError:
+            k += 1
+
+
+def _move_into_place(tmp: Path, out: Path, stamp: str) -> Path:
+    final = _claim(out, stamp)
+    try:
+        os.replace(tmp, final)  # POSIX: replaces the empty folder just claimed
+    except OSError:
+        final.rmdir()
+        os.rename(tmp, final)
+    return final
+
+
+def _shown(value):
+    if value is None:
+        return "(default)"
+    if isinstance(value, list):
+        return ", ".join(":".join(p) if isinstance(p, list) else str(p) for p in value) or "(none)"
+    return value
+
+
+def _parameters(config: dict, problem, outcome, table_shape) -> list[tuple[str, object]]:
+    rows = [(o.key, _shown(config[o.key])) for o in OPTIONS]
+    rows += [("data", config["data"]), ("data_sha256", config["data_sha256"]),
+             ("data_shape", f"{table_shape[0]} rows x {table_shape[1]} columns"),
+             ("created", config["created"]), ("task_used", problem.task), ("rows_used", len(problem.X)),
+             ("features_used", ", ".join(problem.display[f] for f in problem.features)),
+             ("categorical_features", ", ".join(problem.display[f] for f in problem.categorical))]
+    if problem.task == "classification":
+        rows += [("classes", ", ".join(map(str, problem.classes))), ("reported_first", problem.outputs_first[0])]
+    rows.append(("estimator", " ".join(repr(outcome.estimator).split())))
+    rows += [(f"version {name}", value) for name, value in config["versions"].items()]
+    rows += [(f"note {k}", note) for k, note in enumerate(outcome.notes, 1)]
+    return rows
+
+
+def run_workflow(config: dict, *, quiet: bool = False, progress: bool | None = None) -> Path:
+    """Run the whole workflow described by ``config`` (see :mod:`pdpboot.workflow.options`).
+
+    Returns
+    -------
+    pathlib.Path
+        The finished run folder ``<out>/pdpboot_<timestamp>``.
+    """
+    say = Reporter(quiet)
+    if progress is None:
+        progress = not quiet and sys.stderr.isatty()
+    data_path = Path(config["data"])
+    say(f"Reading {data_path.name} ...")
+    table, problem = load_problem(config, data_path)
+    say(f"{table.shape[0]} rows x {table.shape[1]} columns; target {problem.y.name!r} ({problem.task}), "
+        f"{len(problem.features)} features.")
+    if config["workbook"]:
+        require_openpyxl()
+    out = Path(config["out"])
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} exists and is not a folder.")
+
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    config = dict(config, data=data_path.name, data_copy=data_copy_name(data_path),
+                  data_sha256=sha256(data_path), created=now.isoformat(), versions=versions())
+    made_out = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".pdpboot_partial_", dir=out))
+    try:
+        _run_into(tmp, config, data_path, table, problem, say, progress)
+        final = _move_into_place(tmp, out, now.astimezone().strftime("%Y%m%d-%H%M%S"))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if made_out and not any(out.iterdir()):
+            out.rmdir()
+        raise
+    return final
+
+
+def _run_into(folder: Path, config: dict, data_path: Path, table, problem, say: Reporter, progress: bool) -> None:
+    for note in problem.notes:
+        say.log(f"data: {note}")
+    say.log(f"task: {problem.task}; target {problem.y.name!r}; {len(problem.X)} rows used")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        write_inputs(folder, config, data_path)
+        outcome = compute(config, problem, say=say, log=say.log, progress=progress)
+        for name, value, description in outcome.metrics:
+            say.log(f"metric {name} = {value} ({description})")
+        say("Writing results.nc ...")
+        save(outcome.result, folder / "results.nc")
+        sheets = None
+        if config["workbook"]:
+            say("Writing workbook.xlsx ...")
+            sheets = write_workbook(folder / "workbook.xlsx", table=table, outcome=outcome, problem=problem,
+                                    parameters=_parameters(config, problem, outcome, table.shape))
+        files, failures = draw_plots(folder / "plots", outcome.result, problem, config, say)
+        for failure in failures:
+            say(f"WARNING: {failure}")
+        say("Writing summary.md ...")
+        text = summary_markdown(result=outcome.result, problem=problem, config=config, outcome=outcome,
+                                files=files, failures=failures, data_name=config["data"],
+                                table_shape=table.shape, sheets=sheets, seconds=outcome.seconds)
+        (folder / "summary.md").write_text(text, encoding="utf-8")
+    counts = Counter(f"{w.category.__name__}: {w.message}" for w in caught)
+    for message, n in counts.items():
+        say.log(f"warning ({n}x): {message}")
+    say("Done.")
+    log = [f"pdpboot {config['versions']['pdpboot']} run, created {config['created']}",
+           f"versions: {config['versions']}", *say.lines]
+    (folder / "run.log").write_text("\n".join(log) + "\n", encoding="utf-8")

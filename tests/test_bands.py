@@ -1,0 +1,173 @@
+"""Confidence bands: textbook formulas, invariants, schema."""
+
+import numpy as np
+import pytest
+import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.stats import norm
+
+import pdpboot
+from pdpboot.bands import band_arrays
+
+
+def _result(est, res, resampling="bootstrap", n_rows=100, subsample_size=100):
+    """A hand-built result node following the schema (grid of P points, one feature 'x')."""
+    n_b, n_o, n_p = res.shape
+    ds = xr.Dataset(
+        {"pd": (("output", "x"), est), "pd_resamples": (("resample", "output", "x"), res)},
+        coords={"x": np.linspace(0, 1, n_p), "output": [f"y{k}" for k in range(n_o)], "resample": np.arange(n_b)},
+        attrs={"features": ["x"], "categorical": [0]},
+    )
+    tree = xr.DataTree(children={"x": xr.DataTree(ds)})
+    tree.attrs = {"resampling": resampling, "n_rows": n_rows, "subsample_size": subsample_size}
+    return tree
+
+
+@pytest.fixture
+def sample():
+    rng = np.random.default_rng(0)
+    est = rng.normal(size=(2, 6))
+    res = est + rng.normal(scale=0.3, size=(200, 2, 6)) + 0.05
+    return est, res
+
+
+def test_percentile_and_basic_equal_textbook(sample):
+    est, res = sample
+    tree = _result(est, res)
+    pct = pdpboot.confidence_bands(tree, confidence_level=0.9, method="percentile")["x"].ds["pd_band"]
+    bas = pdpboot.confidence_bands(tree, confidence_level=0.9, method="basic")["x"].ds["pd_band"]
+    for o in range(2):
+        for g in range(6):
+            sample_bg = np.sort(res[:, o, g])
+
+            def q(p, s=sample_bg):
+                # linear interpolation between order statistics (numpy's default)
+                h = (len(s) - 1) * p
+                lo = int(np.floor(h))
+                return s[lo] + (h - lo) * (s[min(lo + 1, len(s) - 1)] - s[lo])
+            assert pct.values[0, o, g] == pytest.approx(q(0.05), abs=1e-12)
+            assert pct.values[1, o, g] == pytest.approx(q(0.95), abs=1e-12)
+            assert bas.values[0, o, g] == pytest.approx(2 * est[o, g] - q(0.95), abs=1e-12)
+            assert bas.values[1, o, g] == pytest.approx(2 * est[o, g] - q(0.05), abs=1e-12)
+    assert pct.dims == ("ci_bound", "output", "x")
+    assert list(pct.ci_bound.values) == ["lower", "upper"]
+    assert pct.attrs["method"] == "percentile" and pct.attrs["confidence_level"] == 0.9
+
+
+def test_normal_se_and_bias(sample):
+    est, res = sample
+    out = pdpboot.confidence_bands(_result(est, res), method="normal")["x"].ds
+    se = res.std(axis=0, ddof=1)
+    np.testing.assert_allclose(out["pd_se"].values, se, atol=1e-12)
+    np.testing.assert_allclose(out["pd_bias"].values, res.mean(axis=0) - est, atol=1e-12)
+    z = norm.ppf(0.975)
+    np.testing.assert_allclose(out["pd_band"].values[0], est - z * se, atol=1e-12)
+    np.testing.assert_allclose(out["pd_band"].values[1], est + z * se, atol=1e-12)
+
+
+def test_sup_t_critical_value_by_hand(sample):
+    est, res = sample
+    out = pdpboot.confidence_bands(_result(est, res), method="normal", simultaneous=True)["x"].ds
+    se = res.std(axis=0, ddof=1)
+    for o in range(2):
+        t_max = np.max(np.abs(res[:, o] - est[o]) / se[o], axis=1)
+        crit = max(np.quantile(t_max, 0.95), norm.ppf(0.975))
+        np.testing.assert_allclose(out["pd_band"].values[1, o], est[o] + crit * se[o], atol=1e-12)
+    assert out["pd_band"].attrs["simultaneous"] == 1
+    assert out["pd_band_pointwise"].attrs["simultaneous"] == 0
+
+
+def test_calibrated_percentile_band_covers_share_of_curves(sample):
+    est, res = sample
+    out = pdpboot.confidence_bands(_result(est, res), simultaneous=True)["x"].ds
+    lo, hi = out["pd_band"].values
+    inside = ((res >= lo) & (res <= hi)).all(axis=2).mean(axis=0)
+    assert inside.min() >= 0.95
+    assert out["pd_band"].attrs["calibrated_level"] > 0.95
+
+
+def test_subsample_deviations_rescaled(sample):
+    est, res = sample
+    plain = pdpboot.confidence_bands(_result(est, res), method="normal")["x"].ds
+    sub = pdpboot.confidence_bands(_result(est, res, "subsample", 100, 50), method="normal")["x"].ds
+    # m = n - m: scale 1
+    np.testing.assert_allclose(sub["pd_band"].values, plain["pd_band"].values, atol=1e-12)
+    sub = pdpboot.confidence_bands(_result(est, res, "subsample", 100, 80), method="normal")["x"].ds
+    np.testing.assert_allclose(sub["pd_se"].values, plain["pd_se"].values * 2, atol=1e-12)
+
+
+def test_too_few_resamples_for_simultaneous(sample):
+    est, res = sample
+    with pytest.raises(ValueError, match="at least 20 resamples"):
+        pdpboot.confidence_bands(_result(est, res[:10]), simultaneous=True)
+
+
+@pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1])
+def test_bad_level(sample, bad):
+    with pytest.raises(ValueError, match="confidence_level"):
+        pdpboot.confidence_bands(_result(*sample), confidence_level=bad)
+
+
+def test_failed_resamples_ignored(sample):
+    est, res = sample
+    res = res.copy()
+    res[3] = np.nan
+    out = pdpboot.confidence_bands(_result(est, res), method="normal")["x"].ds
+    np.testing.assert_allclose(out["pd_se"].values, np.delete(res, 3, axis=0).std(axis=0, ddof=1), atol=1e-12)
+    assert out["pd_band"].attrs["n_resamples"] == 199
+
+
+finite = st.floats(-1e3, 1e3, allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    res=arrays(np.float64, st.tuples(st.integers(20, 60), st.just(1), st.integers(1, 5)), elements=finite),
+    shift=finite,
+    method=st.sampled_from(["percentile", "basic", "normal"]),
+)
+def test_band_invariants(res, shift, method):
+    est = res.mean(axis=0) + shift * 1e-3
+    bands = {}
+    for level in (0.5, 0.8, 0.95):
+        lo, hi, *_ = band_arrays(est, res, level=level, method=method, simultaneous=False)
+        slo, shi, *_ = band_arrays(est, res, level=level, method=method, simultaneous=True)
+        tol = 1e-9 * (1 + np.abs(res).max())
+        assert np.all(lo <= hi + tol)
+        assert np.all(slo <= lo + tol) and np.all(shi >= hi - tol)  # simultaneous contains pointwise
+        bands[level] = (lo, hi)
+    for small, large in [(0.5, 0.8), (0.8, 0.95)]:  # bands nest as the level grows
+        tol = 1e-9 * (1 + np.abs(res).max())
+        assert np.all(bands[large][0] <= bands[small][0] + tol)
+        assert np.all(bands[large][1] >= bands[small][1] - tol)
+
+
+def test_bands_on_real_result_and_scalar_statistic():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = X[:, 0] + rng.normal(size=80)
+    from sklearn.linear_model import LinearRegression
+
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=25,
+                                               grid_resolution=5, rng=0)
+    out = pdpboot.confidence_bands(res, simultaneous=True)
+    assert out["x0__x1"].ds["pd_band"].dims == ("ci_bound", "output", "x0", "x1")
+    assert "pd_band" not in res["x0"].ds  # the input is not modified
+    # a scalar statistic (dims: output) gets a band too
+    node = out["x0"].to_dataset()
+    node["slope"] = node["pd"].isel(x0=-1) - node["pd"].isel(x0=0)
+    node["slope_resamples"] = node["pd_resamples"].isel(x0=-1) - node["pd_resamples"].isel(x0=0)
+    out["x0"].dataset = node
+    banded = pdpboot.confidence_bands(out)["x0"].ds
+    assert banded["slope_band"].dims == ("ci_bound", "output")
+
+
+def test_centred_pd_band_by_hand(sample):
+    est, res = sample
+    out = pdpboot.confidence_bands(_result(est, res))["x"].ds
+    centred = res - res[:, :, :1]
+    np.testing.assert_allclose(out["pd_centered"].values, est - est[:, :1], atol=1e-12)
+    np.testing.assert_allclose(out["pd_centered_band"].values[1], np.quantile(centred, 0.975, axis=0), atol=1e-12)
+    np.testing.assert_allclose(out["pd_centered_band"].values[:, :, 0], 0.0, atol=1e-12)  # anchored

@@ -1,0 +1,35 @@
+"""Resamples on a Dask cluster (joblib's dask backend) give the same bits as a local run."""
+
+import joblib
+import numpy as np
+import pytest
+import xarray as xr
+from sklearn.ensemble import RandomForestRegressor
+
+import pdpboot
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def test_dask_backend_bit_identical_to_local(client):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3))
+    y = X[:, 0] * X[:, 1] + rng.normal(size=150)
+    kw = dict(n_resamples=6, grid_resolution=5, ice=4, rng=3, progress=False)
+    est = RandomForestRegressor(n_estimators=5)
+    local = pdpboot.bootstrap_partial_dependence(est, X, y, [0, (1, 2)], n_jobs=1, **kw)
+    with joblib.parallel_config(backend="dask"):
+        remote = pdpboot.bootstrap_partial_dependence(est, X, y, [0, (1, 2)], **kw)
+    for name in ["x0", "x1__x2"]:
+        xr.testing.assert_identical(local[name].to_dataset(), remote[name].to_dataset())
+    assert len(client.scheduler_info()["workers"]) == 2

@@ -1,0 +1,430 @@
+"""Interaction statistics: NumPy layer, xarray layer, bootstrap integration and the refit test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from pdpboot.engine._hstats import (
+    h2_overall,
+    h2_pairwise,
+    interaction_statistics,
+    pd_variance_interaction,
+    point_matrix,
+    subsample_rows,
+)
+
+# ----------------------------------------------------------------------------- references
+
+
+def _friedman1_reference() -> tuple[float, float]:
+    """Population H2_12 and overall H2_1 of Friedman #1 on U(0,1) features, by quadrature.
+
+    The interaction part of g = 10 sin(pi x1 x2) is g - g1(x1) - g2(x2) + gbar with
+    g1(a) = int_0^1 g(a, b) db = 10 (1 - cos(pi a)) / (pi a); the other terms are additive.
+    """
+    def g(a, b):
+        return 10 * np.sin(np.pi * a * b)
+
+    def g1(a):
+        return 10 * (1 - np.cos(np.pi * a)) / (np.pi * a) if a > 0 else 0.0
+
+    opts = dict(epsabs=1e-12, epsrel=1e-12)
+    gbar = integrate.quad(g1, 0, 1, **opts)[0]
+    var_g = integrate.dblquad(lambda b, a: g(a, b) ** 2, 0, 1, 0, 1, **opts)[0] - gbar**2
+    inter = integrate.dblquad(lambda b, a: (g(a, b) - g1(a) - g1(b) + gbar) ** 2, 0, 1, 0, 1, **opts)[0]
+    # Var(20 (x3 - 1/2)^2) = 400 (1/80 - 1/144) = 20/9; Var(10 x4) = 100/12; Var(5 x5) = 25/12
+    var_f = var_g + 20 / 9 + 100 / 12 + 25 / 12
+    return inter / var_g, inter / var_f
+
+
+def _literal_h2(f, X, j, k, w):
+    """Eqs. 44/45 of Friedman & Popescu (2008) transcribed with explicit loops (slow, tiny inputs)."""
+    X = np.asarray(X, dtype=float)
+    m = X.shape[0]
+    w = np.asarray(w, float) / np.sum(w)
+
+    def pd(cols, point):
+        Z = X.copy()
+        Z[:, cols] = point
+        return float(np.sum(w * f(Z)))
+
+    def centre(v):
+        return v - np.sum(w * v)
+
+    pd_jk = centre(np.array([pd([j, k], X[p, [j, k]]) for p in range(m)]))
+    pd_j = centre(np.array([pd([j], X[p, [j]]) for p in range(m)]))
+    pd_k = centre(np.array([pd([k], X[p, [k]]) for p in range(m)]))
+    others = [c for c in range(X.shape[1]) if c != j]
+    pd_not_j = centre(np.array([pd(others, X[i, others]) for i in range(m)]))
+    f_all = centre(f(X))
+    h2_jk = np.sum(w * (pd_jk - pd_j - pd_k) ** 2) / np.sum(w * pd_jk**2)
+    h2_j = np.sum(w * (f_all - pd_j - pd_not_j) ** 2) / np.sum(w * f_all**2)
+    return h2_jk, h2_j
+
+
+# ----------------------------------------------------------------------------- NumPy layer
+
+
+def test_point_matrix_layout():
+    X = np.arange(12.0).reshape(4, 3)
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return np.column_stack([Z[:, 0] * 100 + Z[:, 1] * 10 + Z[:, 2], -Z[:, 0]])
+
+    m = point_matrix(f, X, [0, 2], n_outputs=2)
+    assert m.shape == (4, 2, 4)
+    for i in range(4):
+        for p in range(4):
+            row = X[i].copy()
+            row[[0, 2]] = X[p, [0, 2]]
+            np.testing.assert_array_equal(m[i, :, p], f(row[None])[0])
+
+
+def test_h2_matches_literal_transcription_with_weights():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25, 4))
+    w = rng.integers(1, 4, size=25).astype(float)
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return np.exp(0.3 * Z[:, 0]) * Z[:, 1] + np.sin(Z[:, 2]) * Z[:, 0] + Z[:, 3] ** 2
+
+    def f2(Z):
+        return f(Z)[:, None]
+
+    expected_jk, expected_j = _literal_h2(f, X, 0, 1, w)
+    m01, m0, m1 = (point_matrix(f2, X, s) for s in ([0, 1], [0], [1]))
+    h2, h_un = h2_pairwise(m01, m0, m1, w)
+    np.testing.assert_allclose(h2, [expected_jk], rtol=1e-10)
+    np.testing.assert_allclose(h2_overall(m0, w), [expected_j], rtol=1e-10)
+    assert 0 < expected_jk < 1 and 0 < expected_j < 1 and h_un[0] > 0
+
+
+def test_weights_equal_repeated_rows():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(15, 3))
+    counts = rng.integers(1, 4, size=15)
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return np.column_stack([Z[:, 0] * Z[:, 1] + Z[:, 2], np.cos(3 * Z[:, 0] * Z[:, 2])])
+
+    weighted = interaction_statistics(f, X, singles=[0, 2], pairs=[(0, 2)], weights=counts, n_outputs=2)
+    expanded = interaction_statistics(f, np.repeat(X, counts, axis=0), singles=[0, 2], pairs=[(0, 2)],
+                                      n_outputs=2)
+    for key, stats in weighted.items():
+        for name, value in stats.items():
+            assert value.shape == (2,)
+            np.testing.assert_allclose(value, expanded[key][name], rtol=1e-10, atol=1e-12)
+
+
+def test_interaction_dgp_h2_is_one_third():
+    # y = x1 + x2 + x1 x2 with independent N(0, 1): H2_12 = Var(x1 x2) / (1 + 1 + 1) = 1/3
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal(size=(1500, 2))
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return (Z[:, 0] + Z[:, 1] + Z[:, 0] * Z[:, 1])[:, None]
+
+    out = interaction_statistics(f, X, singles=[0], pairs=[(0, 1)], n_max=1500)
+    np.testing.assert_allclose(out[(0, 1)]["h2"], 1 / 3, atol=0.04)
+    # with two features, F = PD_12 and PD_-1 = PD_2, so the overall and pairwise H2 coincide
+    np.testing.assert_allclose(out[(0,)]["h2_overall"], out[(0, 1)]["h2"], rtol=1e-10)
+    np.testing.assert_allclose(out[(0, 1)]["h_unnormalized"], 1.0, atol=0.08)  # SD(x1 x2) = 1
+
+
+def test_additive_model_has_zero_h2():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return (np.sin(Z[:, 0]) + Z[:, 1] ** 3 - 2 * Z[:, 2])[:, None]
+
+    out = interaction_statistics(f, X, singles=[0, 1], pairs=[(0, 1), (1, 2)])
+    for stats in out.values():
+        for value in stats.values():
+            np.testing.assert_allclose(value, 0.0, atol=1e-12)
+
+
+def test_constant_function_gives_zero_not_nan():
+    X = np.random.default_rng(4).normal(size=(30, 2))
+    out = interaction_statistics(lambda Z: np.full((len(Z), 1), 3.0), X, singles=[0], pairs=[(0, 1)])
+    assert out[(0,)]["h2_overall"][0] == 0.0 and out[(0, 1)]["h2"][0] == 0.0
+
+
+def test_subsample_rows():
+    rng = np.random.default_rng(6)
+    pos, w = subsample_rows(10, 20, rng, np.arange(1.0, 11.0))
+    np.testing.assert_array_equal(pos, np.arange(10))
+    np.testing.assert_array_equal(w, np.arange(1.0, 11.0))
+    pos1, w1 = subsample_rows(1000, 50, np.random.default_rng(7))
+    pos2, _ = subsample_rows(1000, 50, np.random.default_rng(7))
+    assert pos1.size == 50 and np.unique(pos1).size == 50 and np.all(np.diff(pos1) > 0)
+    np.testing.assert_array_equal(pos1, pos2)
+    np.testing.assert_array_equal(w1, 1.0)
+    with pytest.raises(ValueError, match="n_max"):
+        subsample_rows(10, 1, rng)
+    with pytest.raises(ValueError, match="rng is required"):
+        interaction_statistics(lambda Z: np.zeros((len(Z), 1)), np.zeros((10, 2)), singles=[0], n_max=5)
+
+
+def test_pd_variance_interaction_hand_computed():
+    # PD(a, b) on a in {0, 1}, b in {0, 1, 2}: [[0, 0, 0], [0, 1, 2]]
+    # I(a | b) = SD over b of SD_a(PD) = SD(0, 1/sqrt2, sqrt2) = 1/sqrt2
+    # I(b | a) = SD over a of SD_b(PD) = SD(0, 1) = 1/sqrt2
+    surface = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 2.0]])
+    np.testing.assert_allclose(pd_variance_interaction(surface), 1 / np.sqrt(2), rtol=1e-12)
+    # categorical first feature: importance = range / 4 -> (0, 1/4, 1/2) with SD 1/4; mean with 1/sqrt2
+    np.testing.assert_allclose(
+        pd_variance_interaction(surface, categorical=(True, False)), (0.25 + 1 / np.sqrt(2)) / 2, rtol=1e-12
+    )
+    a, b = np.meshgrid(np.linspace(0, 1, 7), np.linspace(-1, 3, 5), indexing="ij")
+    additive = np.stack([np.sin(a) + b**2, a - b])
+    np.testing.assert_allclose(pd_variance_interaction(additive), [0.0, 0.0], atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- xarray layer and bootstrap
+
+import xarray as xr  # noqa: E402
+from sklearn.base import BaseEstimator, RegressorMixin  # noqa: E402
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer, PolynomialFeatures  # noqa: E402
+
+import pdpboot  # noqa: E402
+from pdpboot.datasets import (  # noqa: E402
+    make_additive_uniform,
+    make_friedman1,
+    make_goldstein,
+    make_interaction,
+    true_function,
+)
+from pdpboot.interaction import h_statistic, h_statistic_test  # noqa: E402
+
+
+class _TrueFunction(RegressorMixin, BaseEstimator):
+    """A simulated DGP's noise-free regression function posing as a fitted regressor."""
+
+    def __init__(self, name="friedman1"):
+        self.name = name
+
+    def fit(self, X, y=None):
+        return self
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict(self, X):
+        return true_function(self.name, X)
+
+
+def _interaction_ols():
+    return make_pipeline(PolynomialFeatures(2, interaction_only=True, include_bias=False), LinearRegression())
+
+
+def test_interaction_ols_h2_one_third_covered_by_band():
+    X, y = make_interaction(500, rng=0)
+    res = pdpboot.bootstrap_partial_dependence(
+        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=100, interactions=150,
+        grid_resolution=3, rng=1, progress=False,
+    )
+    h = h_statistic(res)
+    ds = h["x1__x2"].ds
+    assert set(ds.data_vars) >= {"h2", "h2_resamples", "h2_band", "h_unnormalized_band",
+                                 "pd_variance_interaction_band"}
+    assert ds["h2_resamples"].dims == ("resample", "output") and ds["h2_band"].dims == ("ci_bound", "output")
+    lower, upper = ds["h2_band"].sel(output="y").values
+    assert lower < 1 / 3 < upper
+    assert abs(float(ds["h2"][0]) - 1 / 3) < 0.06
+    # two features: F = PD_12 and PD_-1 = PD_2, so H2_1 (overall) equals H2_12 on the same rows
+    xr.testing.assert_allclose(h["x1"].ds["h2_overall"], ds["h2"].rename("h2_overall"))
+    assert h["x1"].ds["h2_overall_band"].dims == ("ci_bound", "output")
+
+
+def test_additive_model_h2_zero_in_every_resample():
+    X, y = make_additive_uniform(200, rng=2)
+    res = pdpboot.bootstrap_partial_dependence(
+        LinearRegression(), X, y, ["x1", ("x1", "x2")], n_resamples=10, interactions=True,
+        grid_resolution=5, rng=3, progress=False,
+    )
+    h = h_statistic(res)
+    for var in ("h2", "h2_resamples", "h_unnormalized", "pd_variance_interaction_resamples"):
+        np.testing.assert_allclose(h["x1__x2"].ds[var], 0.0, atol=1e-10)
+    np.testing.assert_allclose(h["x1"].ds["h2_overall_resamples"], 0.0, atol=1e-10)
+
+
+def test_h2_subsample_flows_from_the_run_seed():
+    X, y = make_interaction(300, rng=4)
+    kwargs = dict(n_resamples=3, interactions=50, grid_resolution=4, progress=False)
+    a = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=5, **kwargs)
+    b = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=5, n_jobs=2, **kwargs)
+    c = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=6, **kwargs)
+    xr.testing.assert_identical(a["x1__x2"].ds["h2_resamples"], b["x1__x2"].ds["h2_resamples"])
+    assert not np.allclose(a["x1__x2"].ds["h2"], c["x1__x2"].ds["h2"])
+    # the flag does not disturb the other random streams
+    plain = pdpboot.bootstrap_partial_dependence(
+        _interaction_ols(), X, y, [("x1", "x2")], rng=5, n_resamples=3, grid_resolution=4, progress=False
+    )
+    xr.testing.assert_identical(plain["x1__x2"].ds["pd_resamples"], a["x1__x2"].ds["pd_resamples"])
+
+
+def test_goldstein_h2_23_near_one():
+    X, y = make_goldstein(1000, rng=6)
+    basis = FunctionTransformer(lambda Z: np.column_stack([Z[:, 0], Z[:, 1], Z[:, 1] * (Z[:, 2] >= 0)]))
+    model = make_pipeline(basis, LinearRegression()).fit(X.to_numpy(), y.to_numpy())
+    h = h_statistic(model, X.to_numpy(), [(1, 2), (0, 1)], n_max=400, rng=0)
+    assert 0.9 < float(h["x1__x2"].ds["h2"][0]) < 1.1  # the DGP's x2, x3
+    np.testing.assert_allclose(h["x0__x1"].ds["h2"], 0.0, atol=1e-10)
+
+
+def test_friedman1_true_function_reference_values():
+    ref_h2_12, ref_h2_1 = _friedman1_reference()
+    assert abs(ref_h2_12 - 0.16) < 0.005 and abs(ref_h2_1 - 0.075) < 0.002  # the issue's rounded values
+    X, _ = make_friedman1(1500, rng=7)
+    h = h_statistic(_TrueFunction(), X, ["x1", ("x1", "x2"), ("x3", "x4")], n_max=1500, rng=0,
+                    grid_kwargs={"grid_resolution": 10})
+    # sampling SD of the estimates at m = 1500 rows: about 0.008 (H2_12) and 0.003 (H2_1)
+    np.testing.assert_allclose(h["x1__x2"].ds["h2"], ref_h2_12, atol=0.03)
+    np.testing.assert_allclose(h["x1"].ds["h2_overall"], ref_h2_1, atol=0.012)
+    np.testing.assert_allclose(h["x3__x4"].ds["h2"], 0.0, atol=1e-10)
+    assert h.attrs["n_resamples"] == 0 and "h2_band" not in h["x1__x2"].ds
+
+
+def test_classifier_outputs_and_errors():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(150, 2))
+    labels = np.where(X[:, 0] * X[:, 1] > 0.3, "a", np.where(X[:, 0] > 0, "b", "c"))
+    clf = make_pipeline(PolynomialFeatures(2), LogisticRegression(max_iter=500)).fit(X, labels)
+    h = h_statistic(clf, X, [(0, 1)], n_max=60, rng=0, grid_kwargs={"grid_resolution": 5})
+    assert list(h["x0__x1"].ds["output"].values) == ["a", "b", "c"]
+    assert (h["x0__x1"].ds["h2"] > 0).all()
+    res = pdpboot.partial_dependence(clf, X, [0])
+    with pytest.raises(ValueError, match="interactions=True"):
+        h_statistic(res)
+    with pytest.raises(TypeError, match="takes no X"):
+        h_statistic(res, X)
+    with pytest.raises(TypeError, match="needs X and features"):
+        h_statistic(clf)
+    with pytest.raises(ValueError, match="n_max"):
+        h_statistic(clf, X, [(0, 1)], n_max=1)
+    with pytest.raises(ValueError, match="interactions"):
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], interactions=1, n_resamples=2)
+
+
+def test_save_load_round_trip(tmp_path):
+    X, y = make_interaction(100, rng=9)
+    res = pdpboot.bootstrap_partial_dependence(
+        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=3, interactions=40, heterogeneity=True,
+        grid_resolution=4, rng=10, progress=False,
+    )
+    pdpboot.save(res, tmp_path / "run.nc")
+    back = pdpboot.load(tmp_path / "run.nc")
+    xr.testing.assert_identical(h_statistic(back)["x1__x2"].ds, h_statistic(res)["x1__x2"].ds)
+
+
+# ----------------------------------------------------------------------------- refit-based test
+
+
+def test_h_statistic_test_rejects_strong_interaction_and_is_reproducible():
+    X, y = make_interaction(300, rng=11)
+    first = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=150, rng=12)
+    again = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=150, rng=12)
+    assert first.null_distribution.shape == (19,)
+    np.testing.assert_array_equal(first.null_distribution, again.null_distribution)
+    assert first.pvalue == pytest.approx(1 / 20)  # the smallest possible p-value with 19 refits
+    assert first.statistic > 10 * first.null_distribution.max()
+
+
+def test_null_surrogate_has_no_interaction():
+    from pdpboot.interaction import _null_mean
+
+    X, y = make_interaction(300, rng=13)
+    model = _interaction_ols().fit(X, y)
+    f0 = _null_mean(model, X, (0, 1), np.arange(300))
+    refit = _interaction_ols().fit(X, f0)
+    # OLS with an interaction term fitted to f0: the x1*x2 coefficient vanishes, the main effects stay
+    np.testing.assert_allclose(refit[-1].coef_[2], 0.0, atol=1e-8)
+    np.testing.assert_allclose(refit[-1].coef_[:2], model[-1].coef_[:2], atol=0.15)
+
+
+def test_h_statistic_test_validation():
+    X, y = make_interaction(50, rng=14)
+    with pytest.raises(ValueError, match="already fitted"):
+        h_statistic_test(_interaction_ols().fit(X, y), X, y, ("x1", "x2"))
+    with pytest.raises(ValueError, match="regressors only"):
+        h_statistic_test(LogisticRegression(), X, y > 0, ("x1", "x2"))
+    with pytest.raises(ValueError, match="statistic"):
+        h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), statistic="h")
+    with pytest.raises(ValueError, match="two features"):
+        h_statistic_test(_interaction_ols(), X, y, "x1")
+
+
+# ----------------------------------------------------------------------------- slow studies (outside CI)
+
+
+def _rejection_rate(make_model, make_data, pair, *, replications, n_resamples, n_rows, alpha=0.05):
+    from threadpoolctl import threadpool_limits
+
+    pvalues = []
+    with threadpool_limits(1):
+        for r in range(replications):
+            X, y = make_data(n_rows, 1000 + r)
+            result = h_statistic_test(make_model(), X, y, pair, n_resamples=n_resamples, n_max=150, rng=r)
+            pvalues.append(result.pvalue)
+    return float(np.mean(np.asarray(pvalues) <= alpha))
+
+
+def _not_above(rate: float, replications: int, target: float) -> bool:
+    """True unless the rejection rate is significantly (one-sided 95 %) above the target."""
+    from scipy.stats import binomtest
+
+    k = round(rate * replications)
+    return binomtest(k, replications, target, alternative="greater").pvalue > 0.05
+
+
+@pytest.mark.slow
+def test_h_statistic_test_false_positive_rate_ols():
+    # additive DGP y = x1 - x2 + 0.5 e, fitted by OLS *with* an x1 x2 term (so noise creates spurious H2)
+    rate = _rejection_rate(
+        _interaction_ols, lambda n, s: make_additive_uniform(n, noise=0.5, rng=s), ("x1", "x2"),
+        replications=400, n_resamples=99, n_rows=300,
+    )
+    print(f"false-positive rate (OLS, additive, alpha=0.05, R=400): {rate:.4f}")
+    assert _not_above(rate, 400, 0.06)
+
+
+@pytest.mark.slow
+def test_h_statistic_test_false_positive_rate_boosting():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rate = _rejection_rate(
+        lambda: HistGradientBoostingRegressor(max_iter=50, max_depth=3),
+        lambda n, s: make_additive_uniform(n, noise=0.5, rng=s), ("x1", "x2"),
+        replications=100, n_resamples=39, n_rows=300,
+    )
+    print(f"false-positive rate (boosting, additive, alpha=0.05, R=100): {rate:.4f}")
+    assert _not_above(rate, 100, 0.06)
+
+
+@pytest.mark.slow
+def test_h_statistic_test_power():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    def weak(n, s):  # y = x1 + x2 + 0.2 x1 x2 + e
+        X, y = make_interaction(n, rng=s)
+        return X, y - 0.8 * X["x1"] * X["x2"]
+
+    power_weak = _rejection_rate(_interaction_ols, weak, ("x1", "x2"), replications=100, n_resamples=99,
+                                 n_rows=300)
+    power_goldstein = _rejection_rate(
+        lambda: HistGradientBoostingRegressor(max_iter=50, max_depth=3),
+        lambda n, s: make_goldstein(n, rng=s), ("x2", "x3"), replications=30, n_resamples=39, n_rows=300,
+    )
+    print(f"power (OLS, x1 + x2 + 0.2 x1 x2, n=300): {power_weak:.3f}; "
+          f"(boosting, Goldstein x2:x3, n=300): {power_goldstein:.3f}")
+    assert power_weak >= 0.5 and power_goldstein >= 0.9

@@ -1,0 +1,51 @@
+"""Every resampling scheme draws what it claims."""
+
+import numpy as np
+import pytest
+
+from pdpboot.resample import draw_rows, multiplicities
+
+
+def test_bootstrap_draws_n_with_replacement():
+    rows = draw_rows("bootstrap", 1000, np.random.default_rng(0))
+    assert rows.size == 1000 and rows.min() >= 0 and rows.max() < 1000
+    assert np.unique(rows).size < 1000  # repeats happen
+    assert 0.58 < np.unique(rows).size / 1000 < 0.68  # about 1 - 1/e distinct
+
+
+def test_stratified_keeps_class_counts():
+    y = np.array(["a"] * 13 + ["b"] * 50 + ["c"] * 7)
+    for seed in range(5):
+        rows = draw_rows("stratified", y.size, np.random.default_rng(seed), strata=y)
+        labels, counts = np.unique(y[rows], return_counts=True)
+        assert dict(zip(labels, counts)) == {"a": 13, "b": 50, "c": 7}
+
+
+def test_subsample_has_no_repeats():
+    rows = draw_rows("subsample", 200, np.random.default_rng(1), subsample_fraction=0.5)
+    assert rows.size == 100 and np.unique(rows).size == 100
+
+
+def test_group_keeps_groups_whole():
+    groups = np.repeat(np.arange(20), np.arange(1, 21))  # group g has g + 1 rows
+    rows = draw_rows("group", groups.size, np.random.default_rng(2), groups=groups)
+    drawn_rows, drawn_counts = np.unique(rows, return_counts=True)
+    for g in np.unique(groups[rows]):
+        members = np.flatnonzero(groups == g)
+        # every member of a drawn group appears, and equally often
+        counts = drawn_counts[np.searchsorted(drawn_rows, members)]
+        assert np.isin(members, drawn_rows).all() and np.unique(counts).size == 1
+    # as many groups drawn (with repetition) as there are groups
+    assert sum(drawn_counts[np.searchsorted(drawn_rows, np.flatnonzero(groups == g))][0]
+               for g in np.unique(groups[rows])) == 20
+
+
+def test_unknown_scheme():
+    with pytest.raises(ValueError, match="resampling"):
+        draw_rows("jackknife", 10, np.random.default_rng(0))
+
+
+def test_multiplicities():
+    distinct, counts = multiplicities(np.array([4, 1, 1, 4, 4, 0]), 6)
+    np.testing.assert_array_equal(distinct, [0, 1, 4])
+    np.testing.assert_array_equal(counts, [1, 2, 3])
