@@ -29,7 +29,7 @@ ELECTRICITY = {
 
 
 def _coverage_scenarios(quick: bool) -> dict[str, dict]:
-    reps_cheap, reps_flex = (10, 2) if quick else (1000, 200)
+    reps_cheap, reps_flex = (6, 2) if quick else (1000, 200)
     b_cheap, b_flex = (40, 20) if quick else (200, 40)
     truth_cheap, truth_flex = (10, 2) if quick else (200, 100)
     common_a = {"dgp": "interaction", "learner": "ols_interaction", "features": [0, 1],
@@ -63,11 +63,11 @@ COVERAGE = {
 
 HETEROGENEITY = {
     "full": {"seed": SEED + 3, "n": 1000, "B": 100, "n_ice": 60, "h_rows": 300, "max_iter": 100,
-             "test": {"n": 500, "null_refits": 39, "h_rows": 150, "max_iter": 50,
-                      "reps_null": 200, "reps_power": 50}},
-    "quick": {"seed": SEED + 3, "n": 400, "B": 20, "n_ice": 30, "h_rows": 100, "max_iter": 20,
-              "test": {"n": 300, "null_refits": 9, "h_rows": 60, "max_iter": 15,
-                       "reps_null": 4, "reps_power": 2}},
+             "test": {"n": 500, "null_refits": 39, "h_rows": 100, "max_iter": 50,
+                      "reps_null": 100, "reps_power": 30}},
+    "quick": {"seed": SEED + 3, "n": 300, "B": 10, "n_ice": 30, "h_rows": 80, "max_iter": 20,
+              "test": {"n": 200, "null_refits": 19, "h_rows": 50, "max_iter": 15,
+                       "reps_null": 2, "reps_power": 1}},
 }
 
 # --------------------------------------------------------------------------- study 4
@@ -87,9 +87,9 @@ REAL_DATA = {
     "full": {"seed": SEED + 5, "bike": {"B": 100, "max_iter": 200, "grid_resolution": 25, "n_ice": 80,
                                         "max_background": None},
              "anes": {"B": 200, "max_iter": 100, "grid_resolution": 20}},
-    "quick": {"seed": SEED + 5, "bike": {"B": 10, "max_iter": 20, "grid_resolution": 8, "n_ice": 20,
+    "quick": {"seed": SEED + 5, "bike": {"B": 20, "max_iter": 20, "grid_resolution": 8, "n_ice": 20,
                                          "max_background": 1500},
-              "anes": {"B": 10, "max_iter": 20, "grid_resolution": 6}},
+              "anes": {"B": 20, "max_iter": 20, "grid_resolution": 6}},
 }
 
 _ALL = {"electricity": ELECTRICITY, "coverage": COVERAGE, "heterogeneity": HETEROGENEITY, "cost": COST,

@@ -24,7 +24,7 @@ def _module(study: str):
 
 
 def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True) -> dict:
-    """Run the given studies in order; returns {study: {"wall": s, "cpu": s}} of their compute steps."""
+    """Run the given studies in order; returns {study: {"wall": seconds}} of their compute steps."""
     C.agg_backend()
     times = {}
     with threadpool_limits(1):
@@ -35,7 +35,7 @@ def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True) -
                 with C.timed() as t:
                     module.compute(ctx)
                 times[study] = t
-                C.record_timing(ctx, study, t["wall"], t["cpu"])
+                C.record_timing(ctx, study, t["wall"])
                 print(f"[{time.strftime('%H:%M:%S')}] {study}: compute took {t['wall']:.0f} s wall",
                       file=sys.stderr, flush=True)
             if render:

@@ -69,12 +69,7 @@ def _figure_bands(ctx: C.Context, results: dict) -> dict:
                 plot_pd(res, feature, ax=ax, legend=False)
                 truth = _shifted_truth(node, feature)
                 grid = node.ds[feature].values.astype(float)
-                style = dict(color=OKABE_ITO["vermillion"], lw=1.0, ls="--", label="true PD (common mean)")
-                if feature == "Day":
-                    ax.plot(np.arange(len(grid)), truth, marker="_", ms=9, ls="none",
-                            **{k: v for k, v in style.items() if k != "ls"})
-                else:
-                    ax.plot(grid, truth, **style)
+                ax.plot(grid, truth, color=OKABE_ITO["vermillion"], lw=1.0, ls="--", label="true PD (common mean)")
                 band = node.ds["pd_band_pointwise"].isel(output=0)
                 simultaneous = node.ds["pd_band"].isel(output=0)
                 stats[(background, feature)] = {
@@ -96,6 +91,7 @@ def _figure_bands(ctx: C.Context, results: dict) -> dict:
 
 def _figure_contours(ctx: C.Context, res) -> dict:
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from pdpboot.plotting import paper_style, plot_pd_contour
 
@@ -110,7 +106,7 @@ def _figure_contours(ctx: C.Context, res) -> dict:
             shifted = truth - truth.mean() + est.mean()
             lo = min(est.min(), shifted.min())
             hi = max(est.max(), shifted.max())
-            levels = np.linspace(np.floor(lo), np.ceil(hi), 10)
+            levels = MaxNLocator(10).tick_values(lo, hi)
             plot_pd_contour(res, pair, ax=axes[0, j], levels=levels, colorbar_kw={"label": "PD estimate"})
             axes[0, j].set_title(f"estimate, B = {res.attrs['n_resamples']}", fontsize=7)
             cs = axes[1, j].contourf(ga, gb, shifted.T, levels=levels, cmap="viridis")

@@ -248,10 +248,11 @@ def _setting(sc_name: str, sc: dict) -> str:
 
 def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> float:
     """Main coverage table; returns the largest Monte Carlo SE among its coverage entries."""
-    lines = [r"\begin{tabular}{@{}llrr rrrr r rrr@{}}", r"\toprule",
-             r" & & & & \multicolumn{5}{c}{vs.\ learner PD} & \multicolumn{3}{c}{vs.\ DGP PD} \\",
-             r"\cmidrule(lr){5-9}\cmidrule(l){10-12}",
-             r"Setting & Background & $n$ & $R$ & Perc. & Basic & Edges & M23 & Sup-$t$ & Perc. & Sup-$t$ & M23 \\",
+    lines = [r"\begin{tabular}{@{}llrr rrrr r rrrr@{}}", r"\toprule",
+             r" & & & & \multicolumn{5}{c}{vs.\ learner PD} & \multicolumn{4}{c}{vs.\ DGP PD} \\",
+             r"\cmidrule(lr){5-9}\cmidrule(l){10-13}",
+             r"Setting & Background & $n$ & $R$ & Perc. & Basic & Edges & M23 & Sup-$t$ & Perc. & Edges & Sup-$t$ "
+             r"& M23 \\",
              r"\midrule"]
     worst = 0.0
     previous = None
@@ -262,12 +263,12 @@ def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> float:
         previous = sc["label"]
         molnar = _find(records, scenario=name, method="molnar")
         for i, background in enumerate(sc["backgrounds"]):
-            get = lambda m: _find(records, scenario=name, background=background, method=m, B=sc["B"])  # noqa: E731
-            perc, basic, supt = get("percentile"), get("basic"), get("supt")
+            perc, basic, supt = (_find(records, scenario=name, background=background, method=m, B=sc["B"])
+                                 for m in ("percentile", "basic", "supt"))
             cells = [perc["learner_pointwise"], basic["learner_pointwise"], perc["learner_edge"]]
             m_cell = C.fmt(molnar["learner_pointwise"]) if i == 0 else ""
             m_dgp = C.fmt(molnar["dgp_pointwise"]) if i == 0 else ""
-            for rec, keys in ((perc, ("learner_pointwise", "learner_edge", "dgp_pointwise")),
+            for rec, keys in ((perc, ("learner_pointwise", "learner_edge", "dgp_pointwise", "dgp_edge")),
                               (basic, ("learner_pointwise",)), (supt, ("learner_simultaneous", "dgp_simultaneous"))):
                 worst = max(worst, *(rec[f"{k}_mcse"] for k in keys))
             if i == 0:
@@ -276,7 +277,7 @@ def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> float:
             n_cell = str(sc["n"]) if i == 0 else ""
             lines.append(" & ".join([setting, background, n_cell, str(perc["R"]), *map(C.fmt, cells), m_cell,
                                      C.fmt(supt["learner_simultaneous"]), C.fmt(perc["dgp_pointwise"]),
-                                     C.fmt(supt["dgp_simultaneous"]), m_dgp]) + r" \\")
+                                     C.fmt(perc["dgp_edge"]), C.fmt(supt["dgp_simultaneous"]), m_dgp]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage.tex"), "\n".join(lines))
     return worst
@@ -321,9 +322,9 @@ def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
 
     from pdpboot.plotting import OKABE_ITO, paper_style
 
-    panels = [("A_n1000", "A: OLS + interaction, $n$ = 1000"), ("C_n1000", "C: OLS, $n$ = 1000"),
-              ("B_rf_n2000", "B: random forest, $n$ = 2000"), ("B_gbm_n2000", "B: gradient boosting, $n$ = 2000"),
-              ("B_mlp_n2000", "B: neural network, $n$ = 2000")]
+    panels = [("A_n1000", "A: OLS + inter., $n$ = 1000"), ("C_n1000", "C: OLS, $n$ = 1000"),
+              ("B_rf_n2000", "B: forest, $n$ = 2000"), ("B_gbm_n2000", "B: boosting, $n$ = 2000"),
+              ("B_mlp_n2000", "B: network, $n$ = 2000")]
     panels = [p for p in panels if p[0] in cfg["scenarios"]]
     colors = {"percentile": OKABE_ITO["blue"], "basic": OKABE_ITO["orange"], "molnar": OKABE_ITO["green"]}
     with paper_style():

@@ -78,6 +78,12 @@ def resolve_features(features, names: list[str]) -> list[tuple[int, ...]]:
         if len(group) not in (1, 2):
             raise ValueError(f"Feature set {item!r} has {len(group)} features; only 1-D and 2-D are supported.")
         positions = tuple(_feature_position(f, names) for f in group)
+        for p in positions:
+            if "/" in names[p]:
+                raise ValueError(
+                    f"Feature name {names[p]!r} contains '/', which xarray cannot use in a dim name; "
+                    "rename the column (e.g. replace '/' by '_per_')."
+                )
         if len(set(positions)) != len(positions):
             raise ValueError(f"Feature pair {item!r} names the same feature twice; use two different features.")
         for p in positions:
@@ -139,6 +145,13 @@ def check_choice(value, name: str, choices: Sequence[str]) -> str:
 
 
 def _allows_nan(estimator) -> bool:
+    """Whether the estimator's first step takes missing values (unknown counts as yes)."""
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(estimator, Pipeline):
+        # missing values meet the first step first (an imputer, or a model that takes them)
+        first = estimator.steps[0][1]
+        return first in (None, "passthrough") or _allows_nan(first)
     try:
         from sklearn.utils import get_tags
 

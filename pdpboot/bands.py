@@ -88,7 +88,7 @@ def band_arrays(est: np.ndarray, res: np.ndarray, *, level: float, method: str, 
     if method == "normal":
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.abs(res - est) / se
-        t = np.where(np.abs(res - est) == 0, 0.0, t)
+        t = np.where(se > 0, t, 0.0)  # points without spread have a zero-width band and no say in c
         t_max = np.max(t, axis=2)  # (B, O)
         crit = np.maximum(np.nanquantile(t_max, level, axis=0), ndtri(0.5 + level / 2))  # (O,)
         info["critical_value"] = [float(c) for c in crit]

@@ -33,7 +33,7 @@ names, e.g. n_resamples = 200, pairs = ["temp:hr"]); the command line wins.
 """
 EPILOG_DEMO = """The demo data (1000 rows: Temperature, Hour, Day -> Price) is simulated with a known
 partial dependence; see pdpboot.datasets.make_electricity_prices.  For smoother bands:
-  pdpboot demo --n-resamples 200 --n-jobs -1
+  pdpboot demo --n-resamples 200
 """
 DEMO_DEFAULTS = {
     "target": "Price",
@@ -143,7 +143,7 @@ def _demo(args: argparse.Namespace) -> int:
     _report(folder, args.quiet)
     if not args.quiet:
         print(f"\nThe bands use B = {config['n_resamples']} resamples; for smoother bands run "
-              "'pdpboot demo --n-resamples 200 --n-jobs -1'.\nOn your own table: "
+              "'pdpboot demo --n-resamples 200' (about 4x longer).\nOn your own table: "
               "pdpboot run TABLE.csv --target COLUMN (see pdpboot run --help).")
     return 0
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,6 +14,41 @@ import xarray as xr
 from .schema import feature_nodes
 
 _LIST_ATTRS = ("features", "categorical", "deciles", "critical_value")
+# netCDF names start with a letter, digit, underscore or a multi-byte character, hold no '/' or
+# control character and do not end in a space; other names are stored encoded and decoded on load
+_NETCDF_NAME = re.compile(r"^[A-Za-z0-9_\u0080-\U0010FFFF][^/\x00-\x1f\x7f]*(?<! )$")
+_ENCODED = "pdpboot_encoded_names"
+
+
+def _encode_names(result: xr.DataTree) -> xr.DataTree:
+    """Rename groups, dims and variables netCDF cannot store; record the originals in attrs."""
+    nodes, groups = {}, {}
+    for k, (name, child) in enumerate(result.children.items()):
+        ds = child.to_dataset()
+        names = {str(n) for n in [*ds.dims, *ds.variables]}
+        mapping = {n: f"pdpboot_name_{j}" for j, n in enumerate(sorted(names)) if not _NETCDF_NAME.match(n)}
+        if mapping:
+            ds = ds.rename(mapping)
+            ds.attrs[_ENCODED] = json.dumps({v: k_ for k_, v in mapping.items()})
+        safe = name if _NETCDF_NAME.match(name) else f"pdpboot_group_{k}"
+        if safe != name:
+            groups[safe] = name
+        nodes[f"/{safe}"] = ds
+    nodes["/"] = result.to_dataset()
+    if groups:
+        nodes["/"].attrs[_ENCODED] = json.dumps(groups)
+    return xr.DataTree.from_dict(nodes)
+
+
+def _decode_names(tree: xr.DataTree) -> xr.DataTree:
+    root = tree.to_dataset()
+    groups = json.loads(root.attrs.pop(_ENCODED, "{}"))
+    nodes = {"/": root}
+    for name, child in tree.children.items():
+        ds = child.to_dataset()
+        mapping = json.loads(ds.attrs.pop(_ENCODED, "{}"))
+        nodes[f"/{groups.get(name, name)}"] = ds.rename(mapping) if mapping else ds
+    return xr.DataTree.from_dict(nodes)
 
 
 def _format(path: Path) -> str:
@@ -45,7 +82,7 @@ def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
     os.remove(tmp)
     try:
         if kind == "netcdf":
-            result.to_netcdf(tmp, engine="netcdf4")
+            _encode_names(result).to_netcdf(tmp, engine="netcdf4")
             os.replace(tmp, path)
         else:
             result.to_zarr(tmp, mode="w", zarr_format=2, consolidated=True)
@@ -97,7 +134,7 @@ def load(path: str | os.PathLike) -> xr.DataTree:
         raise FileNotFoundError(f"No result at {str(path)!r}.")
     if kind == "netcdf":
         with xr.open_datatree(path, engine="netcdf4") as tree:
-            tree = tree.load()
+            tree = _decode_names(tree.load())
     else:
         with xr.open_datatree(path, engine="zarr") as tree:
             tree = tree.load()

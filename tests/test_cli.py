@@ -181,6 +181,23 @@ def test_repro_script_reproduces_results_identically(regression_run, tmp_path):
     assert new.read_bytes() == (folder / "results.nc").read_bytes()
 
 
+def test_reproduce_detects_changes(regression_run, tmp_path, capsys):
+    import shutil
+
+    _, folder = regression_run
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy)
+    res = pdpboot.load(copy / "results.nc")
+    res["x1"].dataset = res["x1"].to_dataset().assign(pd=res["x1"]["pd"] + 1e-9)
+    pdpboot.save(res, copy / "results.nc")
+    code, out = _run(["reproduce", copy], capsys)
+    assert code == 1 and "node 'x1', variable 'pd'" in out.err
+    with open(copy / "repro_inputs" / "data.csv", "a") as fh:
+        fh.write("1,2,red,3\n")
+    code, out = _run(["reproduce", copy], capsys)
+    assert code == 2 and "modified" in out.err
+
+
 # ----------------------------------------------------------------------------- classification
 
 
@@ -231,8 +248,8 @@ def test_classification_metrics(classification_run):
 
 def test_multiclass_plots_one_panel_per_class(tmp_path, capsys):
     table = _classification_table()
-    table["label"] = np.where(table["x1"] > 6, "high", np.where(table["x1"] > 3, "mid", "low"))
-    table.loc[table["x1"].isna(), "label"] = "mid"
+    table["label"] = np.where(table["x1"] > 6, 2, np.where(table["x1"] > 3, 1, 0))  # integer-coded classes
+    table.loc[table["x1"].isna(), "label"] = 1
     table.to_csv(tmp_path / "three.csv", index=False)
     code, _ = _run(["run", tmp_path / "three.csv", "--target", "label", "--features", "x1,size",
                     "--no-workbook", "--ice-samples", "0", "--out", tmp_path / "o", *FAST], capsys)
@@ -240,10 +257,12 @@ def test_multiclass_plots_one_panel_per_class(tmp_path, capsys):
     folder = _only_run_folder(tmp_path / "o")
     assert not (folder / "workbook.xlsx").exists()
     names = sorted(p.name for p in (folder / "plots").glob("*.png"))
-    assert names == ["overview_class_high.png", "overview_class_low.png", "overview_class_mid.png",
+    assert names == ["overview_class_0.png", "overview_class_1.png", "overview_class_2.png",
                      "pd_size.png", "pd_x1.png"]
     res = pdpboot.load(folder / "results.nc")
-    assert list(get_node(res, "x1")["output"].values) == ["high", "low", "mid"]
+    assert list(get_node(res, "x1")["output"].values) == [0, 1, 2]
+    text = (folder / "summary.md").read_text()
+    assert "accuracy" in text and "ROC\\_AUC" in text and "P(class = 2)" in text
 
 
 def test_text_levels_in_order_of_appearance_and_rare_levels_grouped(tmp_path, capsys):
@@ -397,6 +416,13 @@ def test_bad_option_values(table_csv, tmp_path, capsys):
     assert "unknown option 'n_resample'" in err and "n_resamples" in err
 
 
+def test_missing_pyarrow_names_the_extra(tmp_path, capsys, monkeypatch):
+    _regression_table().to_parquet(tmp_path / "t.parquet")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    err = _bad(["run", tmp_path / "t.parquet", "--target", "y"], capsys, tmp_path / "o")
+    assert 'pip install "pdpboot[parquet]"' in err
+
+
 def test_missing_openpyxl_names_the_extra(table_csv, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "openpyxl", None)
     err = _bad(["run", table_csv, "--target", "y"], capsys, tmp_path / "o")
@@ -463,3 +489,65 @@ def test_column_names_and_cells_are_data(tmp_path, capsys):
     assert get_node(res, "_=1+1")["pd"].size == 5
     text = (folder / "summary.md").read_text()
     assert "=1+1" in text
+
+
+# ----------------------------------------------------------------------------- reading and task rules (no fitting)
+
+
+def test_read_table_formats_agree(tmp_path):
+    from pdpboot.workflow.data import read_table
+
+    table = _regression_table(n=30)
+    table.to_csv(tmp_path / "a.csv", index=False)
+    table.to_csv(tmp_path / "b.csv", index=False, sep=";")
+    table.to_csv(tmp_path / "c.tsv", index=False, sep="\t")
+    table.to_excel(tmp_path / "d.xlsx", index=False)
+    table.to_parquet(tmp_path / "e.parquet")
+    reference = read_table(tmp_path / "a.csv")
+    for name in ("b.csv", "c.tsv", "d.xlsx", "e.parquet"):
+        other = read_table(tmp_path / name)
+        assert list(other.columns) == list(reference.columns), name
+        np.testing.assert_allclose(other["x1"].astype(float), reference["x1"].astype(float))
+        assert other["colour"].isna().sum() == 5 and set(other["colour"].dropna()) == {"red", "green", "blue"}
+
+
+@pytest.mark.parametrize("values, task, expected", [
+    (np.tile([0, 1], 50), "auto", ("classification", [0, 1])),
+    (np.tile(["no", "yes"], 50), "auto", ("classification", ["no", "yes"])),
+    (np.tile([1.0, 2.0, 3.0], 34)[:100], "auto", ("classification", [1, 2, 3])),
+    (np.arange(100) % 40, "auto", ("regression", None)),
+    (np.linspace(0, 1, 100), "auto", ("regression", None)),
+    (np.arange(100) % 25, "classification", ("classification", list(range(25)))),
+    (np.tile([0, 1], 50), "regression", ("regression", None)),
+])
+def test_task_rules(values, task, expected):
+    from pdpboot.workflow.data import prepare
+    from pdpboot.workflow.options import merge
+
+    table = pd.DataFrame({"x": np.arange(100.0), "y": values})
+    problem = prepare(merge({"target": "y", "task": task}, {}), table)
+    assert (problem.task, problem.classes) == expected
+
+
+def test_positive_class_goes_first():
+    from pdpboot.workflow.data import prepare
+    from pdpboot.workflow.options import merge
+
+    table = pd.DataFrame({"x": np.arange(100.0), "y": np.tile(["no", "yes"], 50)})
+    assert prepare(merge({"target": "y"}, {}), table).outputs_first == ["yes", "no"]
+    assert prepare(merge({"target": "y", "positive_class": "no"}, {}), table).outputs_first == ["no", "yes"]
+    from pdpboot.workflow import InputError
+
+    with pytest.raises(InputError, match="'maybe' is not a class"):
+        prepare(merge({"target": "y", "positive_class": "maybe"}, {}), table)
+
+
+def test_result_names_are_storable():
+    from pdpboot.workflow.data import result_name
+
+    assert result_name("temp", set()) == "temp"
+    assert result_name("=1+1", set()) == "_=1+1"
+    assert result_name("a/b", set()) == "a\u2215b"
+    assert result_name("output", set()) == "output_"  # reserved by the result schema
+    assert result_name("trailing ", set()) == "trailing_"
+    assert result_name("=x", {"_=x"}) == "_=x_2"

@@ -326,3 +326,19 @@ def test_xarray_centered_and_derivative_ice_and_errors():
         ice_heterogeneity(pdr, [("x1", "x2")])
     with pytest.raises(TypeError, match="DataTree"):
         ice_heterogeneity(pdr["x1"].ds)
+
+
+def test_loop_statistics_agree_between_tree_and_brute_engines():
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = make_goldstein(200, rng=11)
+    runs = {
+        method: pdpboot.bootstrap_partial_dependence(
+            RandomForestRegressor(n_estimators=10, max_depth=4), X, y, ["x2"], n_resamples=3,
+            heterogeneity=True, grid_resolution=6, method=method, rng=12, progress=False,
+        )
+        for method in ("tree", "brute")
+    }
+    for name in STATS:
+        for var in (name, f"{name}_resamples"):
+            xr.testing.assert_allclose(runs["tree"]["x2"].ds[var], runs["brute"]["x2"].ds[var], rtol=1e-9)

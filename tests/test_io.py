@@ -54,3 +54,18 @@ def test_bad_paths(tmp_path, classifier_result):
         pdpboot.load(tmp_path / "nothing.nc")
     with pytest.raises(TypeError):
         pdpboot.save(classifier_result["num"].to_dataset(), tmp_path / "x.nc")
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_names_netcdf_cannot_store_round_trip(tmp_path, suffix):
+    rng = np.random.default_rng(3)
+    names = ["=1+1", '"); import os; os.system("x") #', "-neg", "trailing ", ".dot", "plain"]
+    X = pd.DataFrame(rng.normal(size=(40, len(names))), columns=names)
+    y = pd.Series(X.iloc[:, 0] + rng.normal(size=40), name="@target")
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [names[0], (names[1], names[2]), names[3],
+                                                                          names[4], names[5]],
+                                               n_resamples=20, grid_resolution=3, rng=0)
+    res = pdpboot.confidence_bands(res)
+    loaded = pdpboot.load(pdpboot.save(res, tmp_path / f"odd{suffix}"))
+    xr.testing.assert_identical(res, loaded)
+    assert pdpboot.get_node(loaded, (names[1], names[2])).attrs["features"] == [names[1], names[2]]

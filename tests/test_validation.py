@@ -187,3 +187,25 @@ def test_random_tables_give_valid_result_or_documented_error(data, pair):
     dims = tuple(node.attrs["features"])
     assert node.ds["pd"].dims == ("output", *dims)
     assert node.ds["pd_resamples"].dims == ("resample", "output", *dims)
+
+
+def test_pipeline_with_imputer_accepts_missing_values(frame):
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = frame
+    X.loc[5, "wind"] = np.nan
+    _boot(make_pipeline(SimpleImputer(), LinearRegression()), X, y, ["temp"])
+    with pytest.raises(ValueError, match=r"missing values in column\(s\) \['wind'\]"):
+        _boot(make_pipeline(LinearRegression()), X, y, ["temp"])
+    # a first step that passes NaN through: the model itself reports the problem at fit
+    with pytest.raises(ValueError, match="NaN"):
+        _boot(make_pipeline(StandardScaler(), LinearRegression()), X, y, ["temp"])
+
+
+def test_slash_in_feature_name(frame):
+    X, y = frame
+    X = X.rename(columns={"hum": "km/h"})
+    with pytest.raises(ValueError, match="contains '/'"):
+        _boot(LinearRegression(), X, y, ["km/h"])

@@ -279,6 +279,13 @@ def _check_supported(estimator, response_method: str) -> None:
     if getattr(type(estimator), response_method) is not getattr(base, response_method):
         raise _Unsupported(f"{type(estimator).__name__} overrides {response_method}")
     check_is_fitted(estimator)
+    private = {
+        _HGB: ("_predictors", "_baseline_prediction", "_bin_mapper", "_loss", "_preprocess_X"),
+        _GB: ("_raw_predict_init", "_loss"),
+    }
+    for kinds, names in private.items():  # scikit-learn internals this module reads
+        if isinstance(estimator, kinds) and not all(hasattr(estimator, n) for n in names):
+            raise _Unsupported(f"unexpected {type(estimator).__name__} internals (scikit-learn version)")
 
 
 def _to_array(estimator, X) -> np.ndarray:

@@ -184,13 +184,14 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
 
 
 def _decode(enc: np.ndarray, boxes: _Boxes) -> np.ndarray:
-    """Cumulative sums along the grid axes (the last ones) and back to the caller's grid order."""
+    """Cumulative sums along the grid axes (the last ones; overwrites ``enc``), in the caller's grid order."""
     lead = enc.shape[:-1]
     out = enc.reshape(lead + boxes.shape)
     for d, order in enumerate(boxes.order):
         axis = len(lead) + d
-        out = np.cumsum(out, axis=axis)
-        out = np.take(out, np.argsort(order), axis=axis)
+        np.cumsum(out, axis=axis, out=out)
+        if np.any(order != np.arange(len(order))):
+            out = np.take(out, np.argsort(order), axis=axis)
     return out
 
 
@@ -307,9 +308,25 @@ def _popcount(sets: np.ndarray) -> np.ndarray:
 
 
 def _counter(weights: np.ndarray | None, n_words: int):
-    """Function mapping (m, n_words) row bitsets to the (weighted) number of rows in each set."""
+    """Function mapping (m, n_words) row bitsets to the (weighted) number of rows in each set.
+
+    Integer weights (e.g. bootstrap multiplicities) are split into bit planes and counted
+    with popcounts; other weights use a table of the weight sum of every byte value.
+    """
     if weights is None:
         return lambda sets: _popcount(sets).astype(np.float64)
+    if np.all(weights == np.round(weights)) and weights.max() < 2**16:
+        whole = weights.astype(np.int64)
+        shifts = np.arange(int(whole.max()).bit_length())[:, None]
+        planes = _pack(((whole[None, :] >> shifts) & 1) == 1, n_words)  # row sets of each weight bit
+
+        def count_integer(sets):
+            total = np.zeros(len(sets), dtype=np.int64)
+            for p, plane in enumerate(planes):
+                total += _popcount(sets & plane) << p
+            return total.astype(np.float64)
+
+        return count_integer
     padded = np.zeros(n_words * 64)
     padded[: len(weights)] = weights
     bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
@@ -323,7 +340,10 @@ def _counter(weights: np.ndarray | None, n_words: int):
 
 
 def _pairs(sets: np.ndarray):
-    """(set index, row) of every set bit, ordered by set."""
-    flat = np.flatnonzero(np.unpackbits(sets.view(np.uint8), axis=1, bitorder="little").view(bool))
+    """(set index, row) of every set bit, ordered by set.  Only the nonzero bytes are unpacked."""
+    octets = sets.view(np.uint8).ravel()
+    nonzero = np.flatnonzero(octets != 0)
+    bits = np.flatnonzero(np.unpackbits(octets[nonzero][:, None], axis=1, bitorder="little").view(bool))
+    flat = nonzero[bits >> 3] * 8 + (bits & 7)
     width = sets.shape[1] * 64
     return flat // width, flat % width

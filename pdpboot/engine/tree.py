@@ -4,7 +4,7 @@ The result equals scikit-learn's brute-force PD/ICE (set the feature(s) of inter
 to each grid value for every background row, predict, average) up to floating-point
 rounding, but each row is pushed through each tree once instead of once per grid point.
 
-Method (see ``/work/shared/notes/exact-tree-pd.md``).  A leaf ``L`` of a tree is a box:
+Method.  A leaf ``L`` of a tree is a box:
 a range ``box_S(L)`` of the features of interest S times a range of the complement
 features C.  For a background row ``x_C`` and grid point ``z``, ``(z, x_C)`` reaches
 the unique leaf with ``x_C`` in its C-box and ``z`` in its S-box, so
@@ -23,17 +23,19 @@ response is not linear in the tree outputs (probabilities of gradient boosting, 
 regressors with a log link) the raw outputs are formed per row and grid point (the
 ICE form), the estimator's own link is applied, and then the rows are averaged.
 
-Cost per tree ~ (number of nodes reached) x rows / 64 word operations for the average,
-plus ~ (row, reachable leaf) pairs x box corners for ICE, instead of
-rows x grid points x depth for brute force.
+Cost.  Average: about (nodes reached) x rows / 64 word operations per block, plus one
+prefix table per complement feature (rows + thresholds); the grid only enters through
+the leaves' boxes (leaves x corners).  ICE and non-linear responses: additionally
+about (row, reachable leaf) pairs x box corners scatter-adds and a cumulative sum over
+the rows x grid output.  Brute force costs rows x grid points x trees x depth.
 
 Memory bound.  Rows are processed in blocks of at most 4096 rows.  Per block, the
-largest arrays are the row bitsets of the nodes of one tree level and of the reached
-leaves (reached nodes x block rows bits), the per-feature prefix tables (at most one
-bitset per distinct threshold, i.e. at most C-split nodes x block rows bits), the
-(row, leaf) pairs of a chunk capped at ``_PAIR_BUDGET`` entries, and, on the per-row
-paths, the block's raw ICE of at most about 64 MiB (the block shrinks to fit it).
-So no array exceeds rows x reachable leaves (or the ICE output when it is asked for).
+largest arrays are the row bitsets of one level of nodes (all trees) and, for ICE,
+of the reached leaves (reached nodes x block rows bits); the prefix tables (at most
+one bitset per distinct threshold: C-split nodes x block rows bits); the (row, leaf,
+corner) entries of one chunk, capped at ``_PAIR_BUDGET`` (2**21) entries; and, on the
+per-row paths, the block's raw ICE, at most about 64 MiB (the block shrinks to fit).
+No array exceeds rows x reachable leaves, except the ICE output when it is asked for.
 
 Exact scikit-learn semantics: inputs validated to float32 (float64 for
 HistGradientBoosting, after its own categorical encoding) and compared with
@@ -75,7 +77,7 @@ __all__ = ["supports", "tree_partial_dependence"]
 _MAX_BLOCK = 4096  # rows per block
 _ICE_BLOCK_BYTES = 2**26  # raw ICE of one block on the per-row paths
 _PAIR_BUDGET = 2**21  # (row, leaf, box corner) entries handled at once
-_UNPACK_BUDGET = 2**24  # bytes of unpacked row bits handled at once
+_UNPACK_BUDGET = 2**24  # bits of row sets turned into (row, leaf) pairs at once
 
 
 def supports(estimator, X, response_method: str) -> bool:

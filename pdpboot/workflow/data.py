@@ -344,6 +344,8 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     for name in pd_features:
         if name not in features:
             raise InputError(f"--pd-features names {name!r}, which is not a model feature.")
+    if not pd_features and not config["pairs"]:
+        raise InputError("Nothing to compute: --pd-features is empty and no --pairs are given.")
     pairs = []
     for a, b in config["pairs"]:
         for name in (a, b):
@@ -391,8 +393,10 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         rename[name] = safe
         display[safe] = name
         if safe != name:
-            notes.append(f"Column {name!r} is called {safe!r} in results.nc, the plots and the workbook's PD "
-                         "sheets (netCDF cannot store the name, or pdpboot reserves it).")
+            why = ("pdpboot reserves the name for a dimension or variable" if name in RESERVED_NAMES
+                   else "netCDF cannot store the name as it is")
+            notes.append(f"Column {name!r} is stored as {safe!r} in results.nc ({why}); the plots, workbook and "
+                         "summary show the original name.")
     X = X.rename(columns=rename)
     for name in X.columns:
         X[name] = _normalise_column(X[name])

@@ -12,6 +12,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from . import InputError
 from .data import MAX_LEVELS, Problem
 
 MISSING_LEVEL = "(missing)"
@@ -155,8 +156,12 @@ def split(config: dict, problem: Problem):
     if config["test_size"] == 0:
         return problem.X, None, problem.y, None
     stratify = problem.y if problem.task == "classification" else None
-    return train_test_split(problem.X, problem.y, test_size=config["test_size"],
-                            random_state=config["random_state"], stratify=stratify)
+    try:
+        return train_test_split(problem.X, problem.y, test_size=config["test_size"],
+                                random_state=config["random_state"], stratify=stratify)
+    except ValueError as exc:
+        raise InputError(f"Cannot split the rows into training and test sets: {exc} Change --test-size, or use "
+                         "--test-size 0 for no test set.") from None
 
 
 def _safe(score, *args, **kwargs) -> float:
@@ -194,9 +199,10 @@ def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test) -> tupl
         return rows, frame
     proba = fitted.predict_proba(X_test)
     classes = list(fitted.classes_)
-    label = np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)]
-    y_true = y_test.to_numpy(dtype=object)
+    label = np.asarray(fitted.classes_)[np.argmax(proba, axis=1)]
+    y_true = y_test.to_numpy()
     majority = pd.Series(y_train).value_counts().idxmax()
+    majority = majority.item() if isinstance(majority, np.generic) else majority
     rows += [
         ("accuracy", float(metrics.accuracy_score(y_true, label)), "share of test rows classified correctly"),
         ("F1_weighted", float(metrics.f1_score(y_true, label, average="weighted", zero_division=0)),

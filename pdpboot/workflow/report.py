@@ -48,9 +48,12 @@ def _num(value) -> str:
 
 
 def _pyplot():
+    import sys
+
     import matplotlib
 
-    matplotlib.use("Agg")
+    if "matplotlib.pyplot" not in sys.modules:  # the command line: no display needed
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
@@ -128,7 +131,7 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
         stem = "overview" if len(outputs) == 1 else "overview_" + safe_filename(f"class_{output}", taken)
         jobs.append((stem, "all PD curves and surfaces in one panel" + (f" (class {output})" if len(outputs) > 1
                                                                          else ""),
-                     lambda output=output: plot_partial_dependence(result, output=output)[0]))
+                     lambda output=output: _overview(result, output, problem.display, plot_partial_dependence)))
     if config["interactions"] > 0:
         jobs.append(("interactions", "H-squared interaction statistics with intervals",
                      lambda: _interaction_figure(plt, result, problem, outputs[0], plot_h_statistic)))
@@ -146,6 +149,14 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
                 if fig is not None:
                     plt.close(fig)
     return files, failures
+
+
+def _overview(result, output, display: dict, plot_partial_dependence):
+    fig, axes = plot_partial_dependence(result, output=output)
+    for ax in axes.ravel():  # axis labels: the original column names
+        ax.set_xlabel(display.get(ax.get_xlabel(), ax.get_xlabel()))
+        ax.set_ylabel(display.get(ax.get_ylabel(), ax.get_ylabel()))
+    return fig
 
 
 def _interaction_figure(plt, result, problem, output, plot_h_statistic):
@@ -177,6 +188,8 @@ def _range_table(result, problem, config) -> dict[str, xr.Dataset]:
         res = ds["pd_resamples"].max(f) - ds["pd_resamples"].min(f)
         nodes[node_name([f])] = xr.Dataset({"pd_range": est, "pd_range_resamples": res},
                                            attrs=get_node(result, f).attrs)
+    if not nodes:
+        return {}
     banded = _band_tree(result, nodes, config)
     return {f: banded[node_name([f])].to_dataset() for f in problem.pd_features}
 
@@ -233,6 +246,14 @@ def _response(problem, output) -> str:
     return f"predicted {md(problem.y.name)}"
 
 
+def _workbook_line(sheets) -> str:
+    if sheets is None:
+        return "- no workbook (`--no-workbook`)."
+    names = ["Data", "TestPredictions", "Parameters", "Metrics", *[md(title) for title, _ in sheets]]
+    return (f"- `workbook.xlsx`: sheets {', '.join(names)}. Column `row` of Data and TestPredictions and the "
+            "`ice row N` columns number the rows of the input table from 0.")
+
+
 def summary_markdown(*, result, problem, config, outcome, files, failures, data_name, table_shape,
                      sheets, seconds) -> str:
     """The text of ``summary.md``."""
@@ -240,7 +261,7 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
     band = f"{level} {config['band']} {'simultaneous' if config['simultaneous'] else 'pointwise'}"
     ranges = _range_table(result, problem, config)
     het = ice_heterogeneity(result, problem.pd_features, confidence_level=config["confidence_level"],
-                            method=config["band"])
+                            method=config["band"]) if problem.pd_features else xr.DataTree()
     hstats = h_statistic(result, confidence_level=config["confidence_level"], method=config["band"]) \
         if config["interactions"] > 0 else None
     pairs = _pair_table(result, problem, config)
@@ -277,7 +298,8 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
               "Heterogeneity index = mean squared distance between the mean-centred ICE curves and the "
               "mean-centred PD (squared response units; 0 when every row's curve is parallel to the PD, i.e. "
               "no interaction of the feature with the others)."]
-    for output in _panel_outputs(problem) if problem.task == "classification" else problem.outputs_first:
+    for output in (_panel_outputs(problem) if problem.task == "classification" else problem.outputs_first
+                   ) if problem.pd_features else []:
         order = sorted(problem.pd_features, key=lambda f: -float(ranges[f]["pd_range"].sel(output=output)))
         header = "| rank | feature | PD range | interval | heterogeneity index | interval |"
         rule = "|---|---|---|---|---|---|"
@@ -318,6 +340,9 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
             lines.append(row)
         if problem.task == "classification":
             lines += ["", f"(Response: {_response(problem, output)}.)"]
+    if hstats is not None:
+        lines += ["", "H² is biased upwards (noise adds to it), so an interval away from 0 is not evidence of an "
+                  "interaction; test one pair with `pdpboot.h_statistic_test` in Python."]
     if _outside(ranges, het, pairs, hstats):
         lines += ["", "Where an estimate lies outside its interval, the resampled values are biased: noise in a "
                   "refitted model inflates the range of its curve and the spread of its ICE curves. Read such "
@@ -326,9 +351,7 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
     lines += ["", "## Files", "",
               "- `results.nc`: everything computed (PD, resamples, bands, ICE, heterogeneity statistics); "
               "open with `pdpboot.load(\"results.nc\")`.",
-              "- `workbook.xlsx`: sheets Data, TestPredictions, Parameters, Metrics"
-              + (", " + ", ".join(md(t) for t, _ in sheets) if sheets else "") + "." if sheets is not None
-              else "- no workbook (`--no-workbook`).",
+              _workbook_line(sheets),
               *[f"- `{path}`: {md(what)}" for path, what in files],
               "- `repro.py`: `python repro.py` recomputes `results.nc` from `repro_inputs/` and checks it is "
               "identical.",
@@ -340,5 +363,5 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
     lines += ["", "## Precision", "",
               f"The bands come from B = {config['n_resamples']} refits. Their bounds are themselves estimated: "
               "for final figures rerun with more resamples, e.g. `--n-resamples 500` (run time grows in "
-              "proportion; `--n-jobs -1` uses every core).", ""]
+              "proportion; `--n-jobs` sets how many cores work on it).", ""]
     return "\n".join(lines)

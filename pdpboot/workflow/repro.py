@@ -98,6 +98,32 @@ def recompute(folder: Path) -> tuple[xr.DataTree, list[str]]:
     return outcome.result, notes
 
 
+def differences(new: xr.DataTree, old: xr.DataTree) -> list[str]:
+    """Which attrs, nodes and variables of two results differ (for the message of a failed check)."""
+    out = []
+    for key in sorted(set(new.attrs) | set(old.attrs)):
+        if not _same(new.attrs.get(key), old.attrs.get(key)):
+            out.append(f"root attribute {key!r}")
+    for name in sorted(set(new.children) | set(old.children)):
+        if name not in new.children or name not in old.children:
+            out.append(f"node {name!r} exists in only one result")
+            continue
+        a, b = new[name].to_dataset(), old[name].to_dataset()
+        for var in sorted(set(a.variables) | set(b.variables)):
+            if var not in a.variables or var not in b.variables or not a[var].identical(b[var]):
+                out.append(f"node {name!r}, variable {var!r}")
+        if not all(_same(a.attrs.get(k), b.attrs.get(k)) for k in set(a.attrs) | set(b.attrs)):
+            out.append(f"node {name!r} attributes")
+    return out
+
+
+def _same(x, y) -> bool:
+    try:
+        return bool(xr.DataArray(x).identical(xr.DataArray(y)))
+    except (ValueError, TypeError):
+        return x == y
+
+
 def main(folder: Path, argv: list[str] | None = None) -> int:
     """Command-line entry of ``repro.py`` and ``pdpboot reproduce``."""
     import argparse
@@ -118,10 +144,12 @@ def main(folder: Path, argv: list[str] | None = None) -> int:
         save(result, path)
         original = folder / "results.nc"
         same_bytes = sha256(path) == sha256(original)
+        new, old = load(path), load(original)
         try:
-            xr.testing.assert_identical(load(path), load(original))
-        except AssertionError as exc:
-            print(f"repro: results.nc NOT reproduced:\n{exc}", file=sys.stderr)
+            xr.testing.assert_identical(new, old)
+        except AssertionError:
+            shown = "\n  ".join(differences(new, old)[:20]) or "(see xarray.testing.assert_identical)"
+            print(f"repro: results.nc NOT reproduced; differences:\n  {shown}", file=sys.stderr)
             return 1
     print(f"repro: results.nc reproduced: identical values, coordinates and attributes"
           f"{' (byte-identical file)' if same_bytes else ''}.")

@@ -8,6 +8,7 @@ over an existing folder) only when every file is complete.  On any error it is r
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import shutil
 import sys
@@ -131,8 +132,14 @@ def run_workflow(config: dict, *, quiet: bool = False, progress: bool | None = N
     config = dict(config, data=data_path.name, data_copy=data_copy_name(data_path),
                   data_sha256=sha256(data_path), created=now.isoformat(), versions=versions())
     made_out = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".pdpboot_partial_", dir=out))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".pdpboot_partial_", dir=out))
+    except OSError as exc:
+        raise InputError(f"Cannot write to --out {str(out)!r}: {exc.strerror or exc}.") from None
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the run folder gets the usual permissions
     try:
         _run_into(tmp, config, data_path, table, problem, say, progress)
         final = _move_into_place(tmp, out, now.astimezone().strftime("%Y%m%d-%H%M%S"))
@@ -174,5 +181,5 @@ def _run_into(folder: Path, config: dict, data_path: Path, table, problem, say: 
         say.log(f"warning ({n}x): {message}")
     say("Done.")
     log = [f"pdpboot {config['versions']['pdpboot']} run, created {config['created']}",
-           f"versions: {config['versions']}", *say.lines]
+           f"versions: {config['versions']}", f"configuration: {json.dumps(config, sort_keys=True)}", *say.lines]
     (folder / "run.log").write_text("\n".join(log) + "\n", encoding="utf-8")

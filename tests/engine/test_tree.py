@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import (
     ExtraTreesClassifier,
@@ -143,6 +145,7 @@ def test_regressors_exact(est, idx):
         ExtraTreesRegressor(n_estimators=3, min_samples_leaf=3, random_state=0),
         HistGradientBoostingRegressor(max_iter=6, random_state=0),
         HistGradientBoostingClassifier(max_iter=6, random_state=0),
+        RandomForestClassifier(n_estimators=3, min_samples_leaf=3, random_state=0),
     ],
     ids=lambda e: type(e).__name__,
 )
@@ -179,8 +182,6 @@ def test_multioutput_regressors(est):
     X, y = _data()
     est.fit(X, np.column_stack([y, X[:, 1] * y, -y]))
     check_exact(est, X, (1,), [_grid(est, X, 1)], "predict")
-    avg, _ = tree_partial_dependence(est, X, (1, 0), [_grid(est, X, 1), _grid(est, X, 0)], response_method="predict")
-    assert avg.shape[0] == 3
     check_exact(est, X, (1, 0), [_grid(est, X, 1, 3), _grid(est, X, 0, 3)], "predict")
 
 
@@ -192,16 +193,17 @@ def test_popcount_without_numpy_bitwise_count(monkeypatch):
     check_exact(est, X, (0, 1), [_grid(est, X, 0, 3), _grid(est, X, 1, 3)], "predict")
 
 
-def test_float_weights_and_many_blocks(monkeypatch):
+def test_weights_and_many_blocks(monkeypatch):
     import pdpboot.engine.tree as tree_mod
 
     monkeypatch.setattr(tree_mod, "_MAX_BLOCK", 64)  # several row blocks, last one partial
     monkeypatch.setattr(tree_mod, "_PAIR_BUDGET", 500)  # several pair chunks
     X, y = _data(n=200)
     est = RandomForestRegressor(n_estimators=3, min_samples_leaf=2, random_state=0).fit(X, y)
-    w = np.random.default_rng(0).random(len(X))
-    check_exact(est, X, (0,), [_grid(est, X, 0)], "predict", weights=w)
-    check_exact(est, X, (0, 3), [_grid(est, X, 0, 3), _grid(est, X, 3, 3)], "predict", weights=w)
+    rng = np.random.default_rng(0)
+    for w in [rng.random(len(X)), rng.integers(0, 6, len(X)).astype(float)]:  # float; integer (bit planes)
+        check_exact(est, X, (0,), [_grid(est, X, 0)], "predict", weights=w)
+        check_exact(est, X, (0, 3), [_grid(est, X, 0, 3), _grid(est, X, 3, 3)], "predict", weights=w)
 
 
 # --------------------------------------------------------------------------- classification
@@ -209,7 +211,10 @@ CLASSIFIERS = [
     (DecisionTreeClassifier(min_samples_leaf=3, random_state=0), ["predict_proba"]),
     (RandomForestClassifier(n_estimators=4, min_samples_leaf=3, random_state=0), ["predict_proba"]),
     (ExtraTreesClassifier(n_estimators=4, min_samples_leaf=3, random_state=0), ["predict_proba"]),
-    (GradientBoostingClassifier(n_estimators=6, max_depth=3, random_state=0), ["predict_proba", "decision_function"]),
+    (
+        GradientBoostingClassifier(n_estimators=6, max_depth=3, random_state=0),
+        ["predict_proba", "decision_function"],
+    ),
     (
         HistGradientBoostingClassifier(max_iter=6, max_leaf_nodes=15, random_state=0),
         ["predict_proba", "decision_function"],
@@ -217,7 +222,7 @@ CLASSIFIERS = [
 ]
 
 
-@pytest.mark.parametrize("est,methods", CLASSIFIERS, ids=lambda e: type(e).__name__ if not isinstance(e, list) else "")
+@pytest.mark.parametrize("est,methods", CLASSIFIERS, ids=[type(e).__name__ for e, _ in CLASSIFIERS])
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("idx", [(0,), (0, 2)])
 def test_classifiers_exact(est, methods, n_classes, idx):
@@ -243,10 +248,15 @@ def test_output_columns_convention():
     X, y = _data(classes=2)
     gb = GradientBoostingClassifier(n_estimators=3, random_state=0).fit(X, y)
     g = [_grid(gb, X, 0)]
-    assert tree_partial_dependence(gb, X, (0,), g, response_method="predict_proba")[0].shape == (2, len(g[0]))
-    assert tree_partial_dependence(gb, X, (0,), g, response_method="decision_function")[0].shape == (1, len(g[0]))
+    n_grid = len(g[0])
+
+    def shape(est, method):
+        return tree_partial_dependence(est, X, (0,), g, response_method=method)[0].shape
+
+    assert shape(gb, "predict_proba") == (2, n_grid)
+    assert shape(gb, "decision_function") == (1, n_grid)
     rf = RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
-    assert tree_partial_dependence(rf, X, (0,), g, response_method="predict_proba")[0].shape == (2, len(g[0]))
+    assert shape(rf, "predict_proba") == (2, n_grid)
 
 
 # --------------------------------------------------------------------------- categorical HGB
@@ -332,6 +342,7 @@ def test_dataframe_input_and_unsorted_grid():
     est = ExtraTreesRegressor(n_estimators=3, random_state=0).fit(frame, y)
     grid = np.array([0.9, 0.1, 0.5, 0.5, 0.3])
     check_exact(est, frame, (0,), [grid], "predict")
+    check_exact(est, frame, (1, 0), [grid[::-1], grid], "predict")
 
 
 def test_single_leaf_tree_and_feature_not_used():
@@ -346,13 +357,43 @@ def test_single_leaf_tree_and_feature_not_used():
     np.testing.assert_array_equal(ice, np.full((len(X), 1, 3), 2.5))
 
 
+@settings(max_examples=20, deadline=None, database=None)
+@given(
+    seed=st.integers(0, 2**16),
+    n_rows=st.integers(1, 60),
+    two=st.booleans(),
+    depth=st.integers(1, 8),
+    kind=st.sampled_from(["forest", "hgb", "gb"]),
+)
+def test_random_models_match_brute(seed, n_rows, two, depth, kind):
+    """Random small models, backgrounds (possibly a single row, with ties) and grids."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 5, (80, 4)).astype(float) + rng.random((80, 4)) * rng.integers(0, 2, 4)
+    y = X[:, 0] * X[:, 1] + rng.normal(size=80)
+    if kind == "forest":
+        est = RandomForestRegressor(n_estimators=3, max_depth=depth, random_state=seed)
+    elif kind == "hgb":
+        est = HistGradientBoostingRegressor(
+            max_iter=3, max_depth=depth + 1, min_samples_leaf=2, random_state=seed
+        )
+    else:
+        est = GradientBoostingRegressor(n_estimators=3, max_depth=depth, random_state=seed)
+    est.fit(X, y)
+    background = X[rng.integers(0, len(X), n_rows)]
+    idx = tuple(rng.choice(4, 2 if two else 1, replace=False))
+    grids = [np.round(rng.uniform(-1, 6, rng.integers(1, 6)), 1) for _ in idx]  # ties with x.5 thresholds
+    weights = rng.integers(1, 4, n_rows).astype(float) if seed % 2 else None
+    check_exact(est, background, idx, grids, "predict", weights=weights)
+
+
 # --------------------------------------------------------------------------- support and errors
 def test_unsupported_cases():
     X, y = _data()
     Xc, yc = _data(classes=3)
     rf = RandomForestRegressor(n_estimators=2, random_state=0).fit(X, y)
     assert supports(rf, X, "predict")
-    assert not supports(make_pipeline(StandardScaler(), RandomForestRegressor(n_estimators=2)).fit(X, y), X, "predict")
+    pipe = make_pipeline(StandardScaler(), RandomForestRegressor(n_estimators=2)).fit(X, y)
+    assert not supports(pipe, X, "predict")
     assert not supports(LinearRegression().fit(X, y), X, "predict")
     assert not supports(RandomForestRegressor(), X, "predict")  # not fitted
     assert not supports(rf, sp.csr_matrix(X), "predict")

@@ -1,0 +1,262 @@
+"""Study 3: ICE heterogeneity and interaction statistics with uncertainty, on DGPs with known answers.
+
+(a) One bootstrap per DGP (Goldstein et al.'s ``0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0]``, the
+    multiplicative interaction ``x1 + x2 + x1 x2``, Friedman #1) with a gradient-boosting model:
+    PD + ICE and centred ICE curves, the SD of derivative ICE curves (``dice_sd``) and
+    Friedman-Popescu H^2 of feature pairs, each with percentile bands.
+(b) The refit test of "no interaction" (:func:`pdpboot.interaction.h_statistic_test`) on fresh
+    data sets: its rejection rate at the 5 % level for pairs without an interaction (false-positive
+    rate) and with one (power).
+
+Known answers: the population SD of the ICE slopes is 5 for Goldstein's x2 (slopes -5 or +5), 0
+for x1 (slope 0.2 everywhere) and 1 for x1 of the interaction DGP (slope ``1 + x2``); H^2 is 1 for
+Goldstein's (x2, x3) (its PD surface is pure interaction), 1/3 for the interaction DGP, and
+:func:`friedman_h2` for Friedman's (x1, x2); every other pair has H^2 = 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import numpy as np
+import xarray as xr
+from joblib import Parallel, delayed
+from sklearn.ensemble import HistGradientBoostingRegressor
+
+import pdpboot
+from pdpboot.datasets import make_friedman1, make_goldstein, make_interaction
+from pdpboot.heterogeneity import ice_heterogeneity
+from pdpboot.interaction import h_statistic, h_statistic_test
+
+from . import _common as C
+from .config import config
+
+STUDY = "heterogeneity"
+_MAKERS = {"goldstein": make_goldstein, "interaction": make_interaction, "friedman1": make_friedman1}
+DGPS = {
+    "goldstein": {"features": ["x1", "x2", "x3"], "pairs": [("x1", "x2"), ("x1", "x3"), ("x2", "x3")],
+                  "label": "Goldstein"},
+    "interaction": {"features": ["x1", "x2"], "pairs": [("x1", "x2")], "label": "Interaction"},
+    "friedman1": {"features": ["x1", "x2", "x4"], "pairs": [("x1", "x2"), ("x1", "x4"), ("x2", "x4")],
+                  "label": "Friedman #1", "tex": r"Friedman \#1"},
+}
+#: Refit-test settings: (DGP, pair, has an interaction).
+TESTS = {
+    "goldstein_x1x2": ("goldstein", ("x1", "x2"), False),
+    "friedman1_x4x5": ("friedman1", ("x4", "x5"), False),
+    "goldstein_x2x3": ("goldstein", ("x2", "x3"), True),
+    "interaction_x1x2": ("interaction", ("x1", "x2"), True),
+    "friedman1_x1x2": ("friedman1", ("x1", "x2"), True),
+}
+TRUE_DICE_SD = {("goldstein", "x1"): 0.0, ("goldstein", "x2"): 5.0, ("interaction", "x1"): 1.0}
+
+
+@functools.cache
+def friedman_h2() -> float:
+    """Population H^2 of (x1, x2) in Friedman #1: midpoint rule on a 2000 x 2000 grid."""
+    u = (np.arange(2000) + 0.5) / 2000
+    g12 = 10 * np.sin(np.pi * u[:, None] * u[None, :])
+    g1 = g12.mean(axis=1)
+    g2 = g12.mean(axis=0)
+    centred = g12 - g12.mean()
+    pure = centred - (g1 - g1.mean())[:, None] - (g2 - g2.mean())[None, :]
+    return float((pure**2).mean() / (centred**2).mean())
+
+
+def true_h2(dgp: str, pair: tuple[str, str]) -> float:
+    if dgp == "goldstein":
+        return 1.0 if set(pair) == {"x2", "x3"} else 0.0
+    if dgp == "interaction":
+        return 1.0 / 3.0
+    return friedman_h2() if set(pair) == {"x1", "x2"} else 0.0
+
+
+def _learner(max_iter: int) -> HistGradientBoostingRegressor:
+    return HistGradientBoostingRegressor(max_iter=max_iter, learning_rate=0.1, early_stopping=False)
+
+
+# --------------------------------------------------------------------------- compute
+
+
+def _bootstrap(ctx: C.Context, cfg: dict, dgp: str) -> None:
+    path = ctx.study_dir(STUDY) / f"bootstrap_{dgp}.nc"
+    if path.exists() and not ctx.force:
+        return
+    spec = DGPS[dgp]
+    X, y = _MAKERS[dgp](cfg["n"], rng=C.seed_sequence(cfg["seed"], dgp, "data"))
+    res = pdpboot.bootstrap_partial_dependence(
+        _learner(cfg["max_iter"]), X, y, [*spec["features"], *spec["pairs"]], n_resamples=cfg["B"],
+        ice=cfg["n_ice"], heterogeneity=True, interactions=cfg["h_rows"], grid_resolution=20,
+        n_jobs=ctx.n_jobs, rng=C.seed_sequence(cfg["seed"], dgp, "bootstrap").generate_state(1)[0], progress=False)
+    pdpboot.save(res, path)
+
+
+def _one_test(dgp: str, pair, cfg: dict, seed: np.random.SeedSequence) -> tuple[float, float]:
+    data_seed, test_seed = seed.spawn(2)
+    X, y = _MAKERS[dgp](cfg["n"], rng=np.random.default_rng(data_seed))
+    out = h_statistic_test(_learner(cfg["max_iter"]), X, y, pair, n_resamples=cfg["null_refits"],
+                           n_max=cfg["h_rows"], n_jobs=1, rng=np.random.default_rng(test_seed))
+    return out.statistic, out.pvalue
+
+
+def _tests(ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
+    dgp, pair, interacting = TESTS[name]
+    reps = cfg["test"]["reps_power"] if interacting else cfg["test"]["reps_null"]
+    seeds = C.seed_sequence(cfg["seed"], name, "test").spawn(reps)
+    out = Parallel(n_jobs=ctx.n_jobs)(delayed(_one_test)(dgp, pair, cfg["test"], s) for s in seeds)
+    stats, pvalues = map(np.array, zip(*out))
+    print(f"  heterogeneity test {name}: {reps} repetitions", file=sys.stderr, flush=True)
+    return xr.Dataset({"statistic": ("rep", stats), "pvalue": ("rep", pvalues)},
+                      attrs={"dgp": dgp, "pair": list(pair), "interaction": int(interacting),
+                             "null_refits": cfg["test"]["null_refits"], "n": cfg["test"]["n"]})
+
+
+def compute(ctx: C.Context) -> None:
+    cfg = config(STUDY, ctx.quick)
+    for dgp in DGPS:
+        _bootstrap(ctx, cfg, dgp)
+    for name in TESTS:
+        C.cached(ctx.study_dir(STUDY) / f"test_{name}.nc", ctx, lambda name=name: _tests(ctx, cfg, name))
+
+
+# --------------------------------------------------------------------------- render
+
+
+def _load(ctx: C.Context, dgp: str) -> xr.DataTree:
+    return pdpboot.load(ctx.study_dir(STUDY) / f"bootstrap_{dgp}.nc")
+
+
+def _figure_ice(ctx: C.Context, results: dict) -> dict:
+    import matplotlib.pyplot as plt
+
+    from pdpboot.plotting import OKABE_ITO, paper_style, plot_heterogeneity, plot_pd
+
+    rows = [("goldstein", "x2", "x1"), ("interaction", "x1", None)]
+    stats = {}
+    with paper_style(7):
+        fig, axes = plt.subplots(2, 3, figsize=(C.FULL_WIDTH, 4.2), layout="constrained")
+        for i, (dgp, feature, other) in enumerate(rows):
+            res = pdpboot.confidence_bands(results[dgp])
+            het = ice_heterogeneity(results[dgp])
+            ice_kw = {"rasterized": True}
+            plot_pd(res, feature, ax=axes[i, 0], ice=True, legend=False, ice_kw=ice_kw)
+            plot_pd(res, feature, ax=axes[i, 1], ice=True, centered=True, band=False, legend=False, ice_kw=ice_kw)
+            ax = axes[i, 2]
+            plot_heterogeneity(het, feature, stat="dice_sd", ax=ax, legend=False)
+            if other is not None:
+                plot_heterogeneity(het, other, stat="dice_sd", ax=ax, legend=False, rug=False,
+                                   line_kw={"color": OKABE_ITO["orange"]}, band_kw={"color": OKABE_ITO["orange"]})
+            for f in (feature, other):
+                if f is None:
+                    continue
+                truth = TRUE_DICE_SD[(dgp, f)]
+                ax.axhline(truth, color="k", ls=":", lw=0.8)
+                node = pdpboot.get_node(het, f).ds
+                stats[(dgp, f)] = {
+                    "mean": float(node["dice_sd"].isel(output=0).mean()),
+                    "lower": float(node["dice_sd_band"].isel(output=0).sel(ci_bound="lower").mean()),
+                    "upper": float(node["dice_sd_band"].isel(output=0).sel(ci_bound="upper").mean()),
+                }
+            ax.set_xlabel(feature if other is None else f"{feature} (blue), {other} (orange)")
+            ax.set_ylabel("SD of derivative ICE")
+            label = DGPS[dgp]["label"]
+            axes[i, 0].set_title(f"{label}: PD and ICE of {feature}", fontsize=7)
+            axes[i, 1].set_title(f"{label}: centred ICE of {feature}", fontsize=7)
+            ax.set_title(f"{label}: d-ICE spread (dotted: truth)", fontsize=7)
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=3, frameon=False)
+        C.savefig(fig, ctx, "heterogeneity_ice")
+    return stats
+
+
+def _figure_h2(ctx: C.Context, results: dict) -> dict:
+    import matplotlib.pyplot as plt
+
+    from pdpboot.plotting import OKABE_ITO, paper_style, plot_h_statistic
+
+    stats = {}
+    with paper_style(7):
+        fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 1.9), layout="constrained",
+                                 gridspec_kw={"width_ratios": [3, 1.4, 3]})
+        for ax, dgp in zip(axes, DGPS):
+            h2 = h_statistic(results[dgp])
+            plot_h_statistic(h2, ax=ax, sort=False, legend=dgp == "goldstein", legend_kw={"fontsize": 5.5})
+            pairs = DGPS[dgp]["pairs"]
+            y = np.arange(len(pairs))[::-1]
+            truth = [true_h2(dgp, p) for p in pairs]
+            ax.plot(truth, y, "D", color=OKABE_ITO["vermillion"], ms=3.5, zorder=4,
+                    label="population $H^2$" if dgp == "goldstein" else None)
+            ax.set_xlim(0, 1.05)
+            ax.set_title(DGPS[dgp]["label"], fontsize=7)
+            ax.set_xlabel("$H^2$ (pairwise)")
+            for p in pairs:
+                node = pdpboot.get_node(h2, p).ds
+                stats[(dgp, p)] = {"est": float(node["h2"].isel(output=0)),
+                                   "lower": float(node["h2_band"].isel(output=0).sel(ci_bound="lower")),
+                                   "upper": float(node["h2_band"].isel(output=0).sel(ci_bound="upper"))}
+            if dgp == "goldstein":
+                ax.legend(fontsize=5.5, loc="lower right", frameon=False)
+        C.savefig(fig, ctx, "heterogeneity_h2")
+    return stats
+
+
+def _table_tests(ctx: C.Context, tests: dict[str, xr.Dataset], alpha: float = 0.05) -> dict:
+    lines = [r"\begin{tabular}{@{}llcrrr@{}}", r"\toprule",
+             r"DGP & Pair & Interaction & $R$ & Rejection rate & Mean $H^2$ \\", r"\midrule"]
+    rates = {}
+    for name, ds in tests.items():
+        dgp, pair, interacting = TESTS[name]
+        reject = ds["pvalue"].values <= alpha
+        rate = float(reject.mean())
+        se = float(np.sqrt(rate * (1 - rate) / reject.size))
+        rates[name] = (rate, se, reject.size)
+        label = DGPS[dgp].get("tex", DGPS[dgp]["label"])
+        lines.append(" & ".join([label, f"({pair[0]}, {pair[1]})", "yes" if interacting else "no",
+                                 str(reject.size), f"{C.fmt(rate)} ({C.fmt(se)})",
+                                 C.fmt(float(ds["statistic"].mean()), 3)]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    C.write_table(ctx.out("tables", "h_test.tex"), "\n".join(lines))
+    return rates
+
+
+def render(ctx: C.Context) -> None:
+    cfg = config(STUDY, ctx.quick)
+    results = {dgp: _load(ctx, dgp) for dgp in DGPS}
+    dice = _figure_ice(ctx, results)
+    h2 = _figure_h2(ctx, results)
+    tests = {name: C.load_dataset(ctx.study_dir(STUDY) / f"test_{name}.nc") for name in TESTS}
+    rates = _table_tests(ctx, tests)
+    null = [rates[n] for n in TESTS if not TESTS[n][2]]
+    pooled_rej = sum(r * k for r, _, k in null)
+    pooled_n = sum(k for _, _, k in null)
+    power = [rates[n][0] for n in TESTS if TESTS[n][2]]
+    macros = {
+        "HetN": str(cfg["n"]), "HetB": str(cfg["B"]), "HetIce": str(cfg["n_ice"]), "HetHRows": str(cfg["h_rows"]),
+        "HetTestN": str(cfg["test"]["n"]), "HetTestRefits": str(cfg["test"]["null_refits"]),
+        "HetTestHRows": str(cfg["test"]["h_rows"]),
+        "HetTestRepsNull": str(cfg["test"]["reps_null"]), "HetTestRepsPower": str(cfg["test"]["reps_power"]),
+        "HetFPR": C.fmt(pooled_rej / pooled_n), "HetFPRse": C.fmt(np.sqrt(
+            (pooled_rej / pooled_n) * (1 - pooled_rej / pooled_n) / pooled_n)),
+        "HetPowerMin": C.fmt(min(power)), "HetPowerMax": C.fmt(max(power)),
+        "HetGoldDiceXtwo": C.fmt(dice[("goldstein", "x2")]["mean"], 1),
+        "HetGoldDiceXtwoLo": C.fmt(dice[("goldstein", "x2")]["lower"], 1),
+        "HetGoldDiceXtwoHi": C.fmt(dice[("goldstein", "x2")]["upper"], 1),
+        "HetGoldDiceXone": C.fmt(dice[("goldstein", "x1")]["mean"], 2),
+        "HetInterDiceXone": C.fmt(dice[("interaction", "x1")]["mean"], 2),
+        "HetInterDiceXoneLo": C.fmt(dice[("interaction", "x1")]["lower"], 2),
+        "HetInterDiceXoneHi": C.fmt(dice[("interaction", "x1")]["upper"], 2),
+        "HetInterHtwo": C.fmt(h2[("interaction", ("x1", "x2"))]["est"]),
+        "HetInterHtwoLo": C.fmt(h2[("interaction", ("x1", "x2"))]["lower"]),
+        "HetInterHtwoHi": C.fmt(h2[("interaction", ("x1", "x2"))]["upper"]),
+        "HetGoldHtwo": C.fmt(h2[("goldstein", ("x2", "x3"))]["est"]),
+        "HetGoldHtwoLo": C.fmt(h2[("goldstein", ("x2", "x3"))]["lower"]),
+        "HetGoldHtwoHi": C.fmt(h2[("goldstein", ("x2", "x3"))]["upper"]),
+        "HetGoldNullHtwo": C.fmt(h2[("goldstein", ("x1", "x2"))]["est"], 3),
+        "HetGoldNullHtwoHi": C.fmt(h2[("goldstein", ("x1", "x2"))]["upper"], 3),
+        "HetFriedmanHtwoTrue": C.fmt(friedman_h2(), 3),
+        "HetFriedmanHtwo": C.fmt(h2[("friedman1", ("x1", "x2"))]["est"], 3),
+        "HetFriedmanHtwoLo": C.fmt(h2[("friedman1", ("x1", "x2"))]["lower"], 3),
+        "HetFriedmanHtwoHi": C.fmt(h2[("friedman1", ("x1", "x2"))]["upper"], 3),
+    }
+    C.write_macros(ctx.out("generated", "heterogeneity.tex"), macros, f"mode: {ctx.mode}")
