@@ -3,7 +3,28 @@
 Run everything with ``python -m experiments all`` (full mode, the paper's numbers; writes
 ``paper/figures``, ``paper/tables`` and ``paper/generated``) or ``python -m experiments all --quick``
 (the CI smoke run; writes under ``experiments/results/quick/`` unless ``--paper-dir`` /
-``--results-dir`` say otherwise).  See ``paper/README.md``.
+``--results-dir`` say otherwise).  Settings of every study are in :mod:`experiments.config`.
+See ``paper/README.md``.
+
+Where each output of the paper comes from (one render function per figure or table):
+
+=================================  =============================================
+``figures/electricity_bands``      ``s1_electricity._figure_bands``
+``figures/electricity_contours``   ``s1_electricity._figure_contours``
+``tables/coverage``                ``s2_coverage._table_coverage``
+``tables/coverage_width``          ``s2_coverage._table_width``
+``figures/coverage_by_grid``       ``s2_coverage._figure_by_grid``
+``figures/coverage_example``       ``s2_coverage._figure_example``
+``figures/heterogeneity_ice``      ``s3_heterogeneity._figure_ice``
+``figures/heterogeneity_h2``       ``s3_heterogeneity._figure_h2``
+``tables/h_test``                  ``s3_heterogeneity._table_tests``
+``tables/cost``                    ``s4_cost._table``
+``figures/cost_scaling``           ``s4_cost._figure_scaling``
+``figures/bike``                   ``s5_real_data._figure_bike``
+``figures/anes``                   ``s5_real_data._figure_anes``
+``generated/<study>.tex``          each study's ``render`` (numbers quoted in the text)
+``generated/run.tex``              ``run.write_run_macros`` (mode and compute times)
+=================================  =============================================
 """
 
 STUDIES = {

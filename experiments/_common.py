@@ -55,6 +55,16 @@ class Context:
     paper_dir: Path = field(default_factory=lambda: PAPER)
     n_jobs: int = 2
     force: bool = False
+    computed: int = 0  # cache files computed in this run
+    reused: int = 0  # cache files found and reused
+
+    def needs(self, path) -> bool:
+        """Whether the cache file ``path`` must be computed (missing, or ``force``); counts both cases."""
+        if Path(path).exists() and not self.force:
+            self.reused += 1
+            return False
+        self.computed += 1
+        return True
 
     @property
     def mode(self) -> str:
@@ -103,7 +113,7 @@ def seed_sequence(*keys: int | str) -> np.random.SeedSequence:
 def cached(path: Path, ctx: Context, compute: Callable[[], xr.Dataset]) -> xr.Dataset:
     """Load ``path`` if it exists (and ``ctx.force`` is off), else compute, save and return it."""
     path = Path(path)
-    if path.exists() and not ctx.force:
+    if not ctx.needs(path):
         return load_dataset(path)
     ds = compute()
     save_dataset(ds, path)
@@ -123,10 +133,15 @@ def load_dataset(path: Path) -> xr.Dataset:
         return ds.load()
 
 
-def record_timing(ctx: Context, study: str, wall: float) -> None:
-    """Store the compute time of a study in ``results_dir/timings.json``."""
+def record_timing(ctx: Context, study: str, wall: float, *, resumed: bool) -> None:
+    """Store the compute time of a study in ``results_dir/timings.json``.
+
+    ``resumed``: part of the caches existed already, so this run's time is added to the recorded one.
+    """
     path = Path(ctx.results_dir) / "timings.json"
     data = json.loads(path.read_text()) if path.exists() else {}
+    if resumed and study in data:
+        wall += data[study]["wall_seconds"]
     data[study] = {"wall_seconds": round(wall, 1), "n_jobs": ctx.n_jobs, "load_average_1min": os.getloadavg()[0],
                    "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
     path.parent.mkdir(parents=True, exist_ok=True)

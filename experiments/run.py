@@ -32,10 +32,12 @@ def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True) -
             module = _module(study)
             if compute:
                 print(f"[{time.strftime('%H:%M:%S')}] {study}: compute ({ctx.mode})", file=sys.stderr, flush=True)
+                before = (ctx.computed, ctx.reused)
                 with C.timed() as t:
                     module.compute(ctx)
                 times[study] = t
-                C.record_timing(ctx, study, t["wall"])
+                if ctx.computed > before[0]:  # all cached: keep the recorded time of the run that computed them
+                    C.record_timing(ctx, study, t["wall"], resumed=ctx.reused > before[1])
                 print(f"[{time.strftime('%H:%M:%S')}] {study}: compute took {t['wall']:.0f} s wall",
                       file=sys.stderr, flush=True)
             if render:

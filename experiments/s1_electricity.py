@@ -32,7 +32,7 @@ def compute(ctx: C.Context) -> None:
     X, y = make_electricity_prices(cfg["n"], rng=cfg["seed"])
     for background in BACKGROUNDS:
         path = _path(ctx, background)
-        if path.exists() and not ctx.force:
+        if not ctx.needs(path):
             continue
         res = pdpboot.bootstrap_partial_dependence(
             RandomForestRegressor(n_estimators=cfg["n_trees"]), X, y, [*FEATURES, *PAIRS],

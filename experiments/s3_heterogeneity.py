@@ -81,7 +81,7 @@ def _learner(max_iter: int) -> HistGradientBoostingRegressor:
 
 def _bootstrap(ctx: C.Context, cfg: dict, dgp: str) -> None:
     path = ctx.study_dir(STUDY) / f"bootstrap_{dgp}.nc"
-    if path.exists() and not ctx.force:
+    if not ctx.needs(path):
         return
     spec = DGPS[dgp]
     X, y = _MAKERS[dgp](cfg["n"], rng=C.seed_sequence(cfg["seed"], dgp, "data"))
@@ -232,7 +232,8 @@ def render(ctx: C.Context) -> None:
     pooled_n = sum(k for _, _, k in null)
     power = [rates[n][0] for n in TESTS if TESTS[n][2]]
     macros = {
-        "HetN": str(cfg["n"]), "HetB": str(cfg["B"]), "HetIce": str(cfg["n_ice"]), "HetHRows": str(cfg["h_rows"]),
+        "HetN": str(cfg["n"]), "HetB": str(cfg["B"]), "HetRounds": str(cfg["max_iter"]),
+        "HetTestRounds": str(cfg["test"]["max_iter"]), "HetIce": str(cfg["n_ice"]), "HetHRows": str(cfg["h_rows"]),
         "HetTestN": str(cfg["test"]["n"]), "HetTestRefits": str(cfg["test"]["null_refits"]),
         "HetTestHRows": str(cfg["test"]["h_rows"]),
         "HetTestRepsNull": str(cfg["test"]["reps_null"]), "HetTestRepsPower": str(cfg["test"]["reps_power"]),

@@ -284,6 +284,11 @@ def _figure_scaling(ctx: C.Context, scaling: xr.Dataset) -> None:
             ax.set_xticks(x, [str(int(v)) for v in x])
             ax.minorticks_off()
             ax.set_xlabel(titles[axis])
+        lows = min(float(scaling[v].min()) for v in ("brute", "tree", "fits"))
+        highs = max(float(scaling[v].max()) for v in ("brute", "tree", "fits"))
+        ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500)
+                 if lows / 1.5 <= t <= highs * 1.5]
+        axes[0].set_yticks(ticks, [f"{t:g}" for t in ticks])
         axes[0].set_ylabel("seconds (one core)")
         axes[0].legend(frameon=False, fontsize=6)
         C.savefig(fig, ctx, "cost_scaling")
@@ -298,4 +303,13 @@ def render(ctx: C.Context) -> None:
     _figure_scaling(ctx, scaling)
     sc = scaling
     macros["CostScalingTrees"] = str(sc.attrs["n_trees"])
+    ratio = sc["tree"] / sc["fits"]
+    grid_points = sc.where(sc["axis"] == "grid", drop=True)
+    largest = grid_points.isel(point=int(np.argmax(grid_points["value"].values)))
+    macros.update({"CostScaleTreeOverFitsMin": C.fmt(float(ratio.min()), 1),
+                   "CostScaleTreeOverFitsMax": C.fmt(float(ratio.max()), 1),
+                   "CostScaleBruteOverTreeLargestGrid": C.fmt(float(largest["brute"] / largest["tree"]), 1),
+                   "CostScaleLargestGrid": str(int(largest["value"]))})
+    macros.update({"CostScaleB": str(sc.attrs["base_B"]), "CostScaleN": str(sc.attrs["base_n"]),
+                   "CostScaleGrid": str(sc.attrs["base_grid"])})
     C.write_macros(ctx.out("generated", "cost.tex"), macros, f"mode: {ctx.mode}")

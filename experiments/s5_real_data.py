@@ -49,7 +49,7 @@ def compute(ctx: C.Context) -> None:
     folder = ctx.study_dir(STUDY)
     bike = cfg["bike"]
     path = folder / "bike.nc"
-    if ctx.force or not path.exists():
+    if ctx.needs(path):
         X, y = load_bike_sharing()
         res = pdpboot.bootstrap_partial_dependence(
             _bike_model(bike["max_iter"]), X, y, [*BIKE_FEATURES, BIKE_PAIR], n_resamples=bike["B"],
@@ -60,7 +60,7 @@ def compute(ctx: C.Context) -> None:
         pdpboot.save(res, path)
     anes = cfg["anes"]
     path = folder / "anes.nc"
-    if ctx.force or not path.exists():
+    if ctx.needs(path):
         X, y = load_anes96()
         res = pdpboot.bootstrap_partial_dependence(
             _anes_model(anes["max_iter"]), X, y, ANES_FEATURES, n_resamples=anes["B"],

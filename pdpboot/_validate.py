@@ -148,16 +148,18 @@ def _allows_nan(estimator) -> bool:
     """Whether the estimator's first step takes missing values (unknown counts as yes)."""
     from sklearn.pipeline import Pipeline
 
-    if isinstance(estimator, Pipeline):
-        # missing values meet the first step first (an imputer, or a model that takes them)
-        first = estimator.steps[0][1]
-        return first in (None, "passthrough") or _allows_nan(first)
     try:
         from sklearn.utils import get_tags
 
-        return bool(get_tags(estimator).input_tags.allow_nan)
+        tagged = bool(get_tags(estimator).input_tags.allow_nan)
     except (ImportError, AttributeError, TypeError, ValueError):
         return True  # unknown: let the estimator decide
+    if isinstance(estimator, Pipeline) and not tagged:
+        # scikit-learn's Pipeline does not derive the tag from its steps; missing values meet the
+        # first step first (an imputer, or a model that takes them)
+        first = estimator.steps[0][1]
+        return first in (None, "passthrough") or _allows_nan(first)
+    return tagged
 
 
 def check_missing_supported(estimator, X, names: list[str]) -> None:

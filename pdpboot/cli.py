@@ -15,6 +15,7 @@ Exit status: 0 success, 1 unexpected error or failed reproduction, 2 bad input o
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 import traceback
@@ -134,6 +135,10 @@ def _demo(args: argparse.Namespace) -> int:
     base = defaults()
     base.update({k: (list(v) if isinstance(v, list) else v) for k, v in DEMO_DEFAULTS.items()})
     config = _config(args, base)
+    if config["workbook"] and importlib.util.find_spec("openpyxl") is None:
+        config["workbook"] = False  # the demo runs on a core install; the workbook is an extra
+        if not args.quiet:
+            print('(workbook.xlsx skipped: it needs openpyxl - pip install "pdpboot[excel]")')
     X, y = make_electricity_prices(DEMO_ROWS, rng=DEMO_SEED)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "electricity_prices.csv"

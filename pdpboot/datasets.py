@@ -35,13 +35,10 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "additive_uniform_true_pd",
     "electricity_true_pd",
     "electricity_true_pd_2d",
     "friedman1_true_pd",
     "friedman1_true_pd_2d",
-    "goldstein_true_pd",
-    "interaction_true_pd",
     "load_anes96",
     "load_bike_sharing",
     "make_additive_uniform",
@@ -555,39 +552,6 @@ def friedman1_true_pd_2d(pair: Sequence[str], values_a: ArrayLike, values_b: Arr
         Shape ``(len(values_a), len(values_b))``, dims = ``pair``.
     """
     return true_pd("friedman1", tuple(pair), (values_a, values_b))
-
-
-def interaction_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
-    """Exact 1-D PD of :func:`make_interaction`: the identity.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(len(values),)``, dim = ``feature``.
-    """
-    return true_pd("interaction", feature, values)
-
-
-def goldstein_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
-    """Exact 1-D PD of :func:`make_goldstein` (``0.2 v`` for ``x1``, zero otherwise).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(len(values),)``, dim = ``feature``.
-    """
-    return true_pd("goldstein", feature, values)
-
-
-def additive_uniform_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
-    """Exact 1-D PD of :func:`make_additive_uniform` (``v - 1/2`` or ``1/2 - v``).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(len(values),)``, dim = ``feature``.
-    """
-    return true_pd("additive_uniform", feature, values)
 
 
 # --------------------------------------------------------------------------- bundled real data

@@ -182,9 +182,9 @@ def test_named_wrappers_agree_with_dispatcher():
     np.testing.assert_array_equal(ds.friedman1_true_pd_2d(["x1", "x3"], x, x),
                                   ds.true_pd("friedman1", ("x1", "x3"), (x, x)))
     np.testing.assert_array_equal(ds.friedman1_true_pd("x1", x), ds.true_pd("friedman1", "x1", x))
-    np.testing.assert_array_equal(ds.interaction_true_pd("x2", x), x)
-    np.testing.assert_array_equal(ds.goldstein_true_pd("x2", x), np.zeros_like(x))
-    np.testing.assert_allclose(ds.additive_uniform_true_pd("x1", x), x - 0.5)
+    np.testing.assert_array_equal(ds.true_pd("interaction", "x2", x), x)
+    np.testing.assert_array_equal(ds.true_pd("goldstein", "x2", x), np.zeros_like(x))
+    np.testing.assert_allclose(ds.true_pd("additive_uniform", "x1", x), x - 0.5)
 
 
 def test_simple_closed_forms():

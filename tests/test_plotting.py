@@ -691,3 +691,33 @@ def test_plots_of_a_real_result():
     ax = plot_h_statistic(res)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a × b"]
     plt.close(ax.figure)
+
+
+def test_hatched_cells_of_mixed_heatmap_follow_uneven_numeric_grid():
+    import pandas as pd
+    from matplotlib.patches import Rectangle
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    import pdpboot
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"level": pd.Categorical(rng.choice(["a", "b", "c"], 120)), "num": rng.uniform(0, 10, 120)})
+    y = X["num"] + (X["level"] == "b") * 2 + rng.normal(size=120)
+    est = make_pipeline(make_column_transformer((OneHotEncoder(), ["level"]), remainder="passthrough"),
+                        LinearRegression())
+    grid = np.array([0.0, 1.0, 4.0, 9.0])  # uneven
+    res = pdpboot.bootstrap_partial_dependence(est, X, y, ["level", "num", ("level", "num")], n_resamples=20,
+                                               custom_values={"num": grid}, rng=0)
+    bands = pdpboot.confidence_bands(res)
+    ax = pdpboot.plot_pd_contour(bands, ("level", "num"), mark="hatch", reference="additive")
+    patches = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch()]
+    assert patches, "an additive model's band contains the additive surface: cells are hatched"
+    y_edges = np.array([-0.5, 0.5, 2.5, 6.5, 11.5])  # midpoints; end cells as wide as their neighbours' halves
+    for patch in patches:
+        lower, upper = patch.get_y(), patch.get_y() + patch.get_height()
+        k = int(np.argmin(np.abs(y_edges - lower)))
+        assert lower == pytest.approx(y_edges[k]) and upper == pytest.approx(y_edges[k + 1])
+    plt.close(ax.figure)

@@ -12,14 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._response import response_function
+from . import tree
 from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
 
 METHODS = ("auto", "brute", "tree")
 
-try:  # TEMPORARY during development: tree engine being written concurrently
-    from . import tree
-except Exception:  # noqa: BLE001
-    tree = None
 
 
 def compute_pd(
@@ -51,7 +48,7 @@ def compute_pd(
     ice : ndarray of shape (n_rows, n_outputs, *grid_shape) or None
     """
     if method in ("auto", "tree"):
-        if tree is not None and tree.supports(estimator, X, response_method):
+        if tree.supports(estimator, X, response_method):
             return tree.tree_partial_dependence(
                 estimator, X, feature_idx, grid_values, response_method=response_method,
                 weights=weights, average=average, individual=individual,
@@ -59,8 +56,9 @@ def compute_pd(
         if method == "tree":
             raise ValueError(
                 f"method='tree' does not support {type(estimator).__name__} with this input "
-                "(supported: scikit-learn decision trees, random forests, extra trees, gradient "
-                "boosting and histogram gradient boosting on numeric input, not Pipelines). "
+                "(supported: scikit-learn >= 1.6 decision trees, random forests, extra trees, gradient "
+                "boosting and histogram gradient boosting - HGB with pandas categoricals too - "
+                "but not Pipelines). "
                 "Use method='auto' or 'brute'."
             )
     elif method != "brute":

@@ -339,11 +339,12 @@ def _counter(weights: np.ndarray | None, n_words: int):
     return count
 
 
-def _pairs(sets: np.ndarray):
-    """(set index, row) of every set bit, ordered by set.  Only the nonzero bytes are unpacked."""
+def _members(sets: np.ndarray) -> np.ndarray:
+    """Rows of every set bit, set after set (the i-th set contributes its popcount rows).
+
+    Only the nonzero bytes are unpacked.
+    """
     octets = sets.view(np.uint8).ravel()
     nonzero = np.flatnonzero(octets != 0)
     bits = np.flatnonzero(np.unpackbits(octets[nonzero][:, None], axis=1, bitorder="little").view(bool))
-    flat = nonzero[bits >> 3] * 8 + (bits & 7)
-    width = sets.shape[1] * 64
-    return flat // width, flat % width
+    return (nonzero[bits >> 3] * 8 + (bits & 7)) % (sets.shape[1] * 64)

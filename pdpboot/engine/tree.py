@@ -67,7 +67,7 @@ from ._tree_walk import (
     _decode,
     _grid_boxes,
     _levels,
-    _pairs,
+    _members,
     _popcount,
     _walk_rows,
 )
@@ -285,7 +285,7 @@ def _add_pairs(enc, local, sets, n_rows: int, boxes: _Boxes, leaf_vals) -> None:
     count = _popcount(sets)
     bounds = _chunks(count, _PAIR_BUDGET // max(n_slots, 1), max(1, _UNPACK_BUDGET // (sets.shape[1] * 64)))
     for start, stop in zip(bounds[:-1], bounds[1:]):
-        _, row = _pairs(sets[start:stop])
+        row = _members(sets[start:stop])
         reps = count[start:stop]
         flat = (row * size)[:, None] + np.repeat(pos[start:stop], reps, axis=0)
         for k in range(enc.shape[0]):

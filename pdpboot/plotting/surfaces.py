@@ -163,7 +163,7 @@ def plot_pd_contour(
                 text.set_path_effects([_stroke()])
     if flagged is not None:
         what_ref = "additive surface" if reference == "additive" else "0"
-        _draw_flags(ax, axes_pos, flagged.T, any(cat), mark, f"band contains {what_ref}", hatch_kw)
+        _draw_flags(ax, axes_pos, flagged.T, cat, mark, f"band contains {what_ref}", hatch_kw)
     for i, c in enumerate(cat):
         if c:
             _set_levels_axis(ax, "xy"[i], grids[i])
@@ -222,9 +222,13 @@ def _contour_levels(zmin: float, zmax: float, levels: int) -> np.ndarray:
     return MaxNLocator(levels + 1).tick_values(zmin, zmax)
 
 
+def _cell_edges(pos, cat) -> list[np.ndarray]:
+    """Heatmap cell edges per axis: unit cells around level positions, midpoints between numbers."""
+    return [np.arange(len(p) + 1) - 0.5 if c else _edges(p) for p, c in zip(pos, cat)]
+
+
 def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, mesh_kw, discrete):
-    x_edges = np.arange(len(pos[0]) + 1) - 0.5 if cat[0] else _edges(pos[0])
-    y_edges = np.arange(len(pos[1]) + 1) - 0.5 if cat[1] else _edges(pos[1])
+    x_edges, y_edges = _cell_edges(pos, cat)
     if discrete:  # the same colour steps as filled contours drawn with these levels
         from matplotlib import colormaps
         from matplotlib.colors import BoundaryNorm
@@ -250,17 +254,17 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, mesh_kw, discre
     return mesh
 
 
-def _draw_flags(ax, pos, flagged, heatmap: bool, mark: str, label: str, hatch_kw: Mapping | None) -> None:
+def _draw_flags(ax, pos, flagged, cat, mark: str, label: str, hatch_kw: Mapping | None) -> None:
     from matplotlib.patches import Patch, Rectangle
 
     if mark == "hatch":
         kw = _merge({"hatch": "//", "edgecolor": "white", "linewidth": 0, "hatch_linewidth": 0.6}, hatch_kw)
         hatch_lw = kw.pop("hatch_linewidth")
-        if heatmap:
-            widths = [np.diff(np.arange(len(p) + 1) - 0.5) if len(p) else [] for p in pos]
+        if any(cat):  # a heatmap: hatch exactly its cells
+            x_edges, y_edges = _cell_edges(pos, cat)
             for j, i in zip(*np.nonzero(flagged), strict=True):
-                patch = Rectangle((pos[0][i] - widths[0][i] / 2, pos[1][j] - widths[1][j] / 2),
-                                  widths[0][i], widths[1][j], facecolor="none", **kw)
+                patch = Rectangle((x_edges[i], y_edges[j]), x_edges[i + 1] - x_edges[i], y_edges[j + 1] - y_edges[j],
+                                  facecolor="none", **kw)
                 _set_hatch_linewidth(patch, hatch_lw)
                 ax.add_patch(patch)
         else:
