@@ -140,10 +140,12 @@ def record_timing(ctx: Context, study: str, wall: float, *, resumed: bool) -> No
     """
     path = Path(ctx.results_dir) / "timings.json"
     data = json.loads(path.read_text()) if path.exists() else {}
+    note = {}
     if resumed and study in data:
         wall += data[study]["wall_seconds"]
+        note = {k: v for k, v in data[study].items() if k == "note"}
     data[study] = {"wall_seconds": round(wall, 1), "n_jobs": ctx.n_jobs, "load_average_1min": os.getloadavg()[0],
-                   "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+                   "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **note}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=True))
 

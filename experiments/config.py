@@ -57,9 +57,11 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
 
 COVERAGE = {
     "full": {"seed": SEED + 2, "scenarios": _coverage_scenarios(False), "chunk": 50, "molnar_refits": 15,
-             "truth_background": 2000, "small_B": 40, "level": 0.95},
+             "truth_background": 2000, "small_B": 40, "level": 0.95,
+             "molnar_sensitivity": {"R": 1000, "fractions": [0.5, 0.632, 0.7, 0.8]}},
     "quick": {"seed": SEED + 2, "scenarios": _coverage_scenarios(True), "chunk": 10, "molnar_refits": 5,
-              "truth_background": 500, "small_B": 20, "level": 0.95},
+              "truth_background": 500, "small_B": 20, "level": 0.95,
+              "molnar_sensitivity": {"R": 6, "fractions": [0.5, 0.632, 0.7, 0.8]}},
 }
 
 # --------------------------------------------------------------------------- study 3

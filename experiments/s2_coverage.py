@@ -95,24 +95,30 @@ def _chunk_dataset(sc: dict, reps: list[dict], first: int) -> xr.Dataset:
     return ds
 
 
-def _truth_fit(sc: dict, quick: bool, n: int, seed, X_background: np.ndarray) -> np.ndarray:
-    X, y = _data(sc["dgp"], n, seed)
-    model = reseed(make_learner(sc["learner"], quick), np.random.default_rng(seed.spawn(1)[0])).fit(X, y)
+def _truth_fit(sc: dict, quick: bool, n: int, seed: np.random.SeedSequence, n_background: int) -> np.ndarray:
+    """PD of one fit on a fresh data set of size n, averaged over its own fresh sample of X."""
+    data_seed, fit_seed, background_seed = seed.spawn(3)
+    X, y = _data(sc["dgp"], n, data_seed)
+    X_background, _ = _data(sc["dgp"], n_background, background_seed)
+    model = reseed(make_learner(sc["learner"], quick), np.random.default_rng(fit_seed)).fit(X, y)
     custom = {f: np.asarray(sc["grid"]) for f in sc["features"]}
     result = pdpboot.partial_dependence(model, X_background, sc["features"], custom_values=custom)
     return _curves(result, sc["features"], "pd")
 
 
 def _truth(sc: dict, ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
-    root = C.seed_sequence(cfg["seed"], name, "truth")
-    bg_seed, fit_seed, fit_seed_n1 = root.spawn(3)
-    X_background, _ = _data(sc["dgp"], cfg["truth_background"], bg_seed)
+    """Learner PD: the mean over fits of the PD averaged over an independent fresh sample per fit.
+
+    A fresh background per fit makes the mean unbiased for E_D E_X f_D(z, X_C); one fixed background
+    sample would add the same Monte Carlo error to every fit.
+    """
+    fit_seed, fit_seed_n1 = C.seed_sequence(cfg["seed"], name, "truth", "fresh-background").spawn(2)
     n1 = int(round(MOLNAR_TRAIN_FRACTION * sc["n"]))
-    out = {}
     targets = [("learner_pd", sc["n"], fit_seed)] + ([("learner_pd_n1", n1, fit_seed_n1)] if sc["molnar"] else [])
+    out = {}
     for key, n, seeds in targets:
         fits = Parallel(n_jobs=ctx.n_jobs)(
-            delayed(_truth_fit)(sc, ctx.quick, n, s, X_background) for s in seeds.spawn(sc["truth_fits"]))
+            delayed(_truth_fit)(sc, ctx.quick, n, s, cfg["truth_background"]) for s in seeds.spawn(sc["truth_fits"]))
         fits = np.stack(fits)
         out[key] = (("feature", "grid"), fits.mean(axis=0))
         out[f"{key}_mcse"] = (("feature", "grid"), fits.std(axis=0, ddof=1) / np.sqrt(len(fits)))
@@ -121,6 +127,32 @@ def _truth(sc: dict, ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
     out["grid_value"] = (("grid",), grid)
     return xr.Dataset(out, coords={"feature": [f"x{f + 1}" for f in sc["features"]],
                                    "grid": np.arange(len(grid))})
+
+
+def _molnar_repetition(seed: np.random.SeedSequence, n: int, fractions: list[float], refits: int,
+                       grid: np.ndarray) -> np.ndarray:
+    """Scenario C: Molnar et al.'s interval for several training fractions on one data set -> (fraction, 2, G)."""
+    data_seed, *interval_seeds = seed.spawn(1 + len(fractions))
+    X, y = _data("additive_uniform", n, data_seed)
+    out = []
+    for fraction, s in zip(fractions, interval_seeds):
+        r = corrected_t_interval(make_learner("ols"), X, y, [0], [grid], n_refits=refits, train_fraction=fraction,
+                                 rng=s)
+        out.append(np.stack([r["lower"][0], r["upper"][0]]))
+    return np.stack(out)
+
+
+def _molnar_sensitivity(ctx: C.Context, cfg: dict) -> xr.Dataset:
+    """Coverage of the corrected t-interval in scenario C as the training fraction n1/n varies."""
+    sens = cfg["molnar_sensitivity"]
+    sc = cfg["scenarios"]["C_n1000"]
+    grid = np.asarray(sc["grid"])
+    seeds = C.seed_sequence(cfg["seed"], "molnar-sensitivity").spawn(sens["R"])
+    bounds = Parallel(n_jobs=ctx.n_jobs)(
+        delayed(_molnar_repetition)(s, sc["n"], sens["fractions"], cfg["molnar_refits"], grid) for s in seeds)
+    return xr.Dataset({"bounds": (("rep", "fraction", "ci_bound", "grid"), np.stack(bounds))},
+                      coords={"fraction": sens["fractions"], "ci_bound": ["lower", "upper"]},
+                      attrs={"n": sc["n"], "refits": cfg["molnar_refits"]})
 
 
 def compute(ctx: C.Context) -> None:
@@ -140,6 +172,7 @@ def compute(ctx: C.Context) -> None:
             C.cached(folder / name / f"chunk_{first:05d}.nc", ctx, run)
             print(f"  coverage {name}: {min(first + cfg['chunk'], sc['R'])}/{sc['R']} repetitions",
                   file=sys.stderr, flush=True)
+    C.cached(folder / "molnar_sensitivity.nc", ctx, lambda: _molnar_sensitivity(ctx, cfg))
 
 
 # --------------------------------------------------------------------------- summarise
@@ -420,6 +453,13 @@ def render(ctx: C.Context) -> None:
         "CovASmallOrigPerc": C.fmt(get("A_n200", "original", "percentile", "learner_pointwise")),
         "CovCResPerc": C.fmt(get("C_n1000", "resample", "percentile", "learner_pointwise")),
         "CovCResSupt": C.fmt(get("C_n1000", "resample", "supt", "learner_simultaneous")),
+        "CovCOrigPerc": C.fmt(get("C_n1000", "original", "percentile", "learner_pointwise")),
+        "CovCOrigSupt": C.fmt(get("C_n1000", "original", "supt", "learner_simultaneous")),
+        "CovAMolnar": C.fmt(_find(records, scenario="A_n1000", method="molnar")["learner_pointwise"]),
+        "CovAResPercSmallB": C.fmt(_find(records, scenario="A_n1000", background="resample", method="percentile",
+                                         B=min(cfg["small_B"], sc["A_n1000"]["B"]))["learner_pointwise"]),
+        "CovAResSuptSmallB": C.fmt(_find(records, scenario="A_n1000", background="resample", method="supt",
+                                         B=min(cfg["small_B"], sc["A_n1000"]["B"]))["learner_simultaneous"]),
         "CovCMolnar": C.fmt(_find(records, scenario="C_n1000", method="molnar")["learner_pointwise"]),
         "CovCMolnarWidthRatio": C.fmt(_find(records, scenario="C_n1000", method="molnar")["width"]
                                       / get("C_n1000", "resample", "percentile", "width")),
@@ -431,8 +471,32 @@ def render(ctx: C.Context) -> None:
             macros[f"Cov{word}{size}Supt"] = C.fmt(get(name, "resample", "supt", "learner_simultaneous"))
             macros[f"Cov{word}{size}PercDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_pointwise"))
             macros[f"Cov{word}{size}BiasDGP"] = C.fmt(get(name, "resample", "percentile", "bias_over_se_dgp"))
+            macros[f"Cov{word}{size}Basic"] = C.fmt(get(name, "resample", "basic", "learner_pointwise"))
+            macros[f"Cov{word}{size}EdgeDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_edge"))
+            macros[f"Cov{word}{size}SuptDGP"] = C.fmt(get(name, "resample", "supt", "dgp_simultaneous"))
     macros.update(_setting_macros(ctx, cfg))
+    macros.update(_molnar_sensitivity_macros(ctx, cfg))
     C.write_macros(ctx.out("generated", "coverage.tex"), macros, f"mode: {ctx.mode}")
+
+
+_FRACTION_WORDS = {0.5: "Fifty", 0.632: "SixtyThree", 0.7: "Seventy", 0.8: "Eighty"}
+
+
+def _molnar_sensitivity_macros(ctx: C.Context, cfg: dict) -> dict:
+    """Pointwise coverage of the corrected t-interval in scenario C for each training fraction.
+
+    The truth is the DGP's PD, which equals the learner's PD at any training size for unbiased OLS.
+    """
+    ds = C.load_dataset(ctx.study_dir(STUDY) / "molnar_sensitivity.nc")
+    truth = true_pd("additive_uniform", "x1", np.asarray(cfg["scenarios"]["C_n1000"]["grid"]))
+    macros = {"CovMolnarSensReps": str(ds.sizes["rep"])}
+    for fraction in ds["fraction"].values:
+        b = ds["bounds"].sel(fraction=fraction)
+        inside = (b.sel(ci_bound="lower").values <= truth) & (truth <= b.sel(ci_bound="upper").values)
+        word = _FRACTION_WORDS[round(float(fraction), 3)]
+        macros[f"CovMolnar{word}"] = C.fmt(float(inside.mean()))
+        macros[f"CovMolnarFrac{word}"] = f"{float(fraction):g}"
+    return macros
 
 
 def _setting_macros(ctx: C.Context, cfg: dict) -> dict:

@@ -177,11 +177,11 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
 
     stats = {}
     with paper_style(7):
-        fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 1.9), layout="constrained",
+        fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 2.1), layout="constrained",
                                  gridspec_kw={"width_ratios": [3, 1.4, 3]})
         for ax, dgp in zip(axes, DGPS):
             h2 = h_statistic(results[dgp])
-            plot_h_statistic(h2, ax=ax, sort=False, legend=dgp == "goldstein", legend_kw={"fontsize": 5.5})
+            plot_h_statistic(h2, ax=ax, sort=False, legend=False)
             pairs = DGPS[dgp]["pairs"]
             y = np.arange(len(pairs))[::-1]
             truth = [true_h2(dgp, p) for p in pairs]
@@ -195,8 +195,8 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
                 stats[(dgp, p)] = {"est": float(node["h2"].isel(output=0)),
                                    "lower": float(node["h2_band"].isel(output=0).sel(ci_bound="lower")),
                                    "upper": float(node["h2_band"].isel(output=0).sel(ci_bound="upper"))}
-            if dgp == "goldstein":
-                ax.legend(fontsize=5.5, loc="lower right", frameon=False)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=3, frameon=False)
         C.savefig(fig, ctx, "heterogeneity_h2")
     return stats
 

@@ -216,7 +216,8 @@ def confidence_bands(
                 if target != name:
                     ds[target] = est
                 for suffix, da in parts.items():
-                    da.attrs = dict(attrs, simultaneous=int(simultaneous and suffix == "band")) if "band" in suffix else {}
+                    is_band = "band" in suffix
+                    da.attrs = dict(attrs, simultaneous=int(simultaneous and suffix == "band")) if is_band else {}
                     ds[f"{target}_{suffix}"] = da
         out[node.name].dataset = ds
     return out

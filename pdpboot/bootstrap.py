@@ -76,21 +76,9 @@ def _evaluate_resample(
     estimator, spec: PDSpec, y, seed: np.random.Generator, *, scheme: str, strata, groups,
     subsample_fraction: float, background: str, fixed_background: np.ndarray,
     max_background: int | None, ice_rows: np.ndarray | None, response_method: str, outputs: list,
-    heterogeneity: bool = False, n_max: int | None = None, on_error: str = "raise",
-) -> dict | str:
-    """Draw, fit and evaluate one resample (runs in a joblib worker).
-
-    With ``on_error="skip"`` an exception is returned as its message instead.
-    """
-    if on_error == "skip":
-        try:
-            return _evaluate_resample(
-                estimator, spec, y, seed, scheme=scheme, strata=strata, groups=groups,
-                subsample_fraction=subsample_fraction, background=background, fixed_background=fixed_background,
-                max_background=max_background, ice_rows=ice_rows, response_method=response_method,
-                outputs=outputs, heterogeneity=heterogeneity, n_max=n_max, on_error="raise")
-        except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by the caller
-            return f"{type(exc).__name__}: {exc}"
+    heterogeneity: bool = False, n_max: int | None = None,
+) -> dict:
+    """Draw, fit and evaluate one resample (runs in a joblib worker)."""
     n_rows = spec.X.shape[0]
     draw_rng, fit_rng, bg_rng = seed.spawn(3)
     rows = draw_rows(scheme, n_rows, draw_rng, strata=strata, groups=groups,
@@ -110,6 +98,16 @@ def _evaluate_resample(
         for name, variables in ice_nodes.items():
             per_node[name]["ice"] = variables["ice"]
     return per_node
+
+
+def _resample_job(*args, on_error: str, **kwargs) -> dict | str:
+    """One resample; with ``on_error="skip"`` an exception comes back as its message."""
+    if on_error == "raise":
+        return _evaluate_resample(*args, **kwargs)
+    try:
+        return _evaluate_resample(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by the caller
+        return f"{type(exc).__name__}: {exc}"
 
 
 def _progress_bar(iterable, total: int, progress, initial: int = 0):
@@ -388,7 +386,7 @@ def bootstrap_partial_dependence(
                   background=background, fixed_background=fixed_background, max_background=max_background,
                   ice_rows=ice_rows, response_method=resolved, outputs=outputs,
                   heterogeneity=heterogeneity, n_max=n_max, on_error=on_error)
-    jobs = (delayed(_evaluate_resample)(estimator, spec, y, resample_seeds[b], **common) for b in todo)
+    jobs = (delayed(_resample_job)(estimator, spec, y, resample_seeds[b], **common) for b in todo)
     failures = _run_resamples(todo, jobs, n_resamples=n_resamples, done=done, on_error=on_error,
                               max_failure_share=max_failure_share, ckpt=ckpt, progress=progress, n_jobs=n_jobs)
     if failures:
