@@ -414,7 +414,7 @@ def _figure_example(ctx: C.Context, cfg: dict) -> None:
     s_lower, s_upper, _ = bands(est, reps["resamples"].sel(background="resample").values[:1], "supt", cfg["level"])
     x = truth["grid_value"].values
     with paper_style():
-        fig, axes = plt.subplots(1, len(sc["features"]), figsize=(C.FULL_WIDTH, 1.9), layout="constrained")
+        fig, axes = plt.subplots(1, len(sc["features"]), figsize=(C.FULL_WIDTH, 2.1), layout="constrained")
         for j, ax in enumerate(axes):
             ax.fill_between(x, s_lower[0, j], s_upper[0, j], color=OKABE_ITO["blue"], alpha=0.15, lw=0,
                             label="95 % sup-$t$ band")
@@ -425,7 +425,8 @@ def _figure_example(ctx: C.Context, cfg: dict) -> None:
             ax.plot(x, truth["dgp_pd"].values[j], color=OKABE_ITO["vermillion"], lw=1, label="DGP PD")
             ax.set_xlabel(str(truth["feature"].values[j]))
         axes[0].set_ylabel("PD of $y$")
-        axes[0].legend(fontsize=5.5, loc="upper left", frameon=False)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=5, frameon=False)
         C.savefig(fig, ctx, "coverage_example")
 
 
@@ -440,7 +441,9 @@ def render(ctx: C.Context) -> None:
     get = lambda name, bg, m, key: _find(records, scenario=name, background=bg, method=m,  # noqa: E731
                                          B=sc[name]["B"])[key]
     macros = {
-        "CovReps": str(sc["A_n1000"]["R"]), "CovRepsFlex": str(sc["B_rf_n500"]["R"]),
+        "CovReps": str(min(r["R"] for r in records if r["label"] in "AC")),
+        "CovRepsFlex": str(min(r["R"] for r in records if r["label"] == "B")),
+        "CovRepsFlexMax": str(max(r["R"] for r in records if r["label"] == "B")),
         "CovB": str(sc["A_n1000"]["B"]), "CovBFlex": str(sc["B_rf_n500"]["B"]), "CovSmallB": str(cfg["small_B"]),
         "CovTruthFits": str(sc["A_n1000"]["truth_fits"]), "CovTruthFitsFlex": str(sc["B_rf_n500"]["truth_fits"]),
         "CovTruthRows": str(cfg["truth_background"]), "CovMolnarRefits": str(cfg["molnar_refits"]),
@@ -474,9 +477,24 @@ def render(ctx: C.Context) -> None:
             macros[f"Cov{word}{size}Basic"] = C.fmt(get(name, "resample", "basic", "learner_pointwise"))
             macros[f"Cov{word}{size}EdgeDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_edge"))
             macros[f"Cov{word}{size}SuptDGP"] = C.fmt(get(name, "resample", "supt", "dgp_simultaneous"))
+            macros[f"Cov{word}{size}Shrink"] = C.fmt(_shrinkage_slope(ctx, name))
     macros.update(_setting_macros(ctx, cfg))
     macros.update(_molnar_sensitivity_macros(ctx, cfg))
     C.write_macros(ctx.out("generated", "coverage.tex"), macros, f"mode: {ctx.mode}")
+
+
+def _shrinkage_slope(ctx: C.Context, name: str) -> float:
+    """Slope of (mean of the refits - estimate) on (estimate - learner PD), pooled over grid points.
+
+    Negative: the mean of the refits (a bagged estimate) is pulled back towards the learner's PD.
+    """
+    reps, truth = load_scenario(ctx, name)
+    est = reps["estimate"].values
+    shift = reps["resamples"].sel(background="resample").values.astype(float).mean(axis=1) - est
+    error = est - truth["learner_pd"].values
+    shift = shift - shift.mean(axis=0)
+    error = error - error.mean(axis=0)
+    return float((shift * error).sum() / (error * error).sum())
 
 
 _FRACTION_WORDS = {0.5: "Fifty", 0.632: "SixtyThree", 0.7: "Seventy", 0.8: "Eighty"}
