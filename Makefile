@@ -19,7 +19,7 @@ LATEXMK := latexmk -pdf -interaction=nonstopmode -halt-on-error -quiet
 
 paper: figures
 	@command -v latexmk >/dev/null || { echo "latexmk not found: install LaTeX (paper/README.md)"; exit 1; }
-	cd paper && $(LATEXMK) main.tex
+	cd paper && $(LATEXMK) main.tex && latexmk -c main.tex && rm -f main.bbl
 
 figures:
 	$(PYTHON) -m experiments all --n-jobs $(JOBS)
@@ -33,7 +33,7 @@ quick:
 paper-quick: quick
 	@command -v latexmk >/dev/null || { echo "latexmk not found: install LaTeX (paper/README.md)"; exit 1; }
 	cp paper/main.tex paper/refs.bib $(QUICK_DIR)/paper/
-	cd $(QUICK_DIR)/paper && $(LATEXMK) main.tex
+	cd $(QUICK_DIR)/paper && $(LATEXMK) main.tex && latexmk -c main.tex
 
 clean-results:
 	rm -rf experiments/results

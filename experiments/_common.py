@@ -198,7 +198,8 @@ def savefig(fig, ctx: Context, name: str) -> Path:
     import matplotlib.pyplot as plt
 
     path = ctx.out("figures", f"{name}.pdf")
-    fig.savefig(path, bbox_inches="tight", pad_inches=0.02)
+    # No creation date: re-rendering unchanged results gives byte-identical files (no spurious diffs).
+    fig.savefig(path, bbox_inches="tight", pad_inches=0.02, metadata={"CreationDate": None})
     plt.close(fig)
     return path
 

@@ -240,6 +240,8 @@ def render(ctx: C.Context) -> None:
         "HetFPR": C.fmt(pooled_rej / pooled_n), "HetFPRse": C.fmt(np.sqrt(
             (pooled_rej / pooled_n) * (1 - pooled_rej / pooled_n) / pooled_n)),
         "HetPowerMin": C.fmt(min(power)), "HetPowerMax": C.fmt(max(power)),
+        "HetPowerText": (f"{C.fmt(min(power))} in all three settings" if C.fmt(min(power)) == C.fmt(max(power))
+                         else f"{C.fmt(min(power))}--{C.fmt(max(power))}"),
         "HetGoldDiceXtwo": C.fmt(dice[("goldstein", "x2")]["mean"], 1),
         "HetGoldDiceXtwoLo": C.fmt(dice[("goldstein", "x2")]["lower"], 1),
         "HetGoldDiceXtwoHi": C.fmt(dice[("goldstein", "x2")]["upper"], 1),

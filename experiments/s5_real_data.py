@@ -79,7 +79,7 @@ def _figure_bike(ctx: C.Context, res, het) -> dict:
         fig, axes = plt.subplots(2, 3, figsize=(C.FULL_WIDTH, 4.3), layout="constrained")
         for ax, feature in zip(axes[0], BIKE_FEATURES):
             plot_pd(res, feature, ax=ax, legend=feature == "temp", ice=feature == "hr",
-                    ice_kw={"rasterized": True}, legend_kw={"fontsize": 5.5})
+                    ice_kw={"rasterized": True}, legend_kw={"fontsize": 5.5, "loc": "upper left"})
             ax.set_xlabel(labels[feature])
         axes[0, 1].set_ylabel("")
         axes[0, 2].set_ylabel("")
@@ -108,12 +108,14 @@ def _figure_anes(ctx: C.Context, res) -> None:
         fig = plt.figure(figsize=(C.FULL_WIDTH, 2.5), layout="constrained")
         axes = fig.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1.5, 1, 1]}, sharey=True)
         for ax, feature in zip(axes, ANES_FEATURES):
-            plot_pd(res, feature, ax=ax, output="Dole", legend=feature == "selfLR", legend_kw={"fontsize": 5.5})
+            plot_pd(res, feature, ax=ax, output="Dole", legend=False)
             ax.set_xlabel(labels[feature], fontsize=6)
             if feature == "PID":
                 ax.set_xticks(range(len(_PID_SHORT)), _PID_SHORT, rotation=0, ha="center")
             if feature != "selfLR":
                 ax.set_ylabel("")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=3, frameon=False)
         C.savefig(fig, ctx, "anes")
 
 
