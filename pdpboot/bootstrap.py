@@ -102,11 +102,11 @@ def _evaluate_resample(
 
 def _resample_job(*args, on_error: str, **kwargs) -> dict | str:
     """One resample; with ``on_error="skip"`` an exception comes back as its message."""
-    if on_error == "raise":
-        return _evaluate_resample(*args, **kwargs)
     try:
         return _evaluate_resample(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by the caller
+        if on_error == "raise":
+            raise
         return f"{type(exc).__name__}: {exc}"
 
 
