@@ -14,10 +14,10 @@ import numbers
 import numpy as np
 
 from ._pd import PDSpec, _align_outputs
-from ._response import output_labels, response_function
 from .engine import compute_pd
-from .engine._hstats import interaction_statistics
-from .engine._ice_stats import ice_statistics
+from .engine.hstats import interaction_statistics
+from .engine.ice_stats import ice_statistics
+from .engine.response import output_labels, response_function
 from .schema import node_name
 
 DEFAULT_N_MAX = 500

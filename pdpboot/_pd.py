@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from . import __version__
-from ._response import output_labels, resolve_response_method
 from ._validate import check_choice, check_table, is_fitted, resolve_features
+from ._version import __version__
 from .engine import METHODS, compute_pd
 from .engine.brute import DEFAULT_MEMORY_LIMIT
+from .engine.response import output_labels, resolve_response_method
 from .grid import FeatureGrid, make_grids
 from .schema import node_name
 

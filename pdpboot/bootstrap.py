@@ -23,33 +23,16 @@ from sklearn.base import clone, is_classifier
 
 from ._loop_stats import check_interactions, model_statistics
 from ._pd import PDSpec, _jsonable, _task, build_tree, evaluate_model, make_spec, provenance
-from ._response import output_labels, resolve_response_method
 from ._validate import check_choice, check_missing_supported, check_positive_int, check_target, is_fitted
 from .checkpoint import Checkpoint, fingerprint
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .resample import RESAMPLING, draw_rows, multiplicities
+from .engine.refit import rows_of, seed_estimator
+from .engine.resample import RESAMPLING, draw_rows, multiplicities
+from .engine.response import output_labels, resolve_response_method
 
 BACKGROUNDS = ("resample", "original", "out-of-bag")
 ON_ERROR = ("raise", "skip")
 _N_FIXED_SEEDS = 3  # full-data fit, fixed background subsample, ICE instances
-
-
-def _seed_estimator(estimator, rng: np.random.Generator, *, only_if_unset: bool = False):
-    """Set every ``random_state`` parameter (pipelines included) from ``rng``."""
-    params = estimator.get_params(deep=True)
-    keys = sorted(k for k in params if k == "random_state" or k.endswith("__random_state"))
-    new = {}
-    for key in keys:
-        value = int(rng.integers(0, 2**31 - 1))
-        if not (only_if_unset and params[key] is not None):
-            new[key] = value
-    if new:
-        estimator.set_params(**new)
-    return estimator
-
-
-def _rows_of(y, rows: np.ndarray):
-    return y.iloc[rows] if hasattr(y, "iloc") else y[rows]
 
 
 def _resample_background(
@@ -83,8 +66,8 @@ def _evaluate_resample(
     draw_rng, fit_rng, bg_rng = seed.spawn(3)
     rows = draw_rows(scheme, n_rows, draw_rng, strata=strata, groups=groups,
                      subsample_fraction=subsample_fraction)
-    model = _seed_estimator(clone(estimator), fit_rng)
-    model.fit(spec.rows(rows), _rows_of(y, rows))
+    model = seed_estimator(clone(estimator), fit_rng)
+    model.fit(spec.rows(rows), rows_of(y, rows))
     bg_rows, weights = _resample_background(background, rows, n_rows, fixed_background,
                                             max_background, bg_rng)
     per_node = evaluate_model(model, spec, response_method=response_method, outputs=outputs,
@@ -358,7 +341,7 @@ def bootstrap_partial_dependence(
         estimate, meta = stored
         resolved, outputs = meta["response"], meta["outputs"]
     else:
-        model = _seed_estimator(clone(estimator), full_seed, only_if_unset=True)
+        model = seed_estimator(clone(estimator), full_seed, only_if_unset=True)
         model.fit(spec.X, y)
         resolved = resolve_response_method(model, response_method)
         target_names = None

@@ -21,7 +21,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 
 EPILOG_RUN = """examples:
   pdpboot run prices.csv --target Price

@@ -5,7 +5,7 @@ A PD curve is an average and can hide opposite effects in subgroups.  For each
 curves spread around it, as functions of the grid value, and one scalar
 summary; every statistic gets the same confidence bands as the PD.
 
-Statistics (definitions in :mod:`pdpboot.engine._ice_stats`):
+Statistics (definitions in :mod:`pdpboot.engine.ice_stats`):
 
 ``ice_sd`` (``output``, feature)
     SD of the ICE curves across instances (weighted by the background row
@@ -47,7 +47,7 @@ from collections.abc import Hashable, Sequence
 import xarray as xr
 
 from .bands import confidence_bands
-from .engine import _ice_stats
+from .engine import ice_stats
 from .schema import feature_nodes, get_node
 
 __all__ = ["centered_ice", "derivative_ice", "ice_heterogeneity", "statistics_from_ice"]
@@ -92,12 +92,12 @@ def derivative_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool = Fals
     -------
     xarray.DataArray
         Same dims and coords as ``ice`` (see
-        :func:`pdpboot.engine._ice_stats.derivative_ice` for the rule).
+        :func:`pdpboot.engine.ice_stats.derivative_ice` for the rule).
     """
     _check_dims(ice, [dim])
     grid = ice[dim].values
     out = xr.apply_ufunc(
-        _ice_stats.derivative_ice, ice, input_core_dims=[[dim]], output_core_dims=[[dim]],
+        ice_stats.derivative_ice, ice, input_core_dims=[[dim]], output_core_dims=[[dim]],
         kwargs={"grid": grid, "grid_axis": -1, "categorical": categorical},
     )
     return out.transpose(*ice.dims)
@@ -132,7 +132,7 @@ def statistics_from_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool =
     grid = ice[dim].values
 
     def compute(arr):
-        stats = _ice_stats.ice_statistics(arr, grid, categorical=categorical, instance_axis=-2, grid_axis=-1)
+        stats = ice_stats.ice_statistics(arr, grid, categorical=categorical, instance_axis=-2, grid_axis=-1)
         return tuple(stats[name] for name in STATISTICS)
 
     core = [dim], [dim], [dim], []

@@ -1,6 +1,6 @@
 """Interaction statistics with bootstrap uncertainty, and a calibrated refit test (xarray layer).
 
-Statistics (estimators in :mod:`pdpboot.engine._hstats`):
+Statistics (estimators in :mod:`pdpboot.engine.hstats`):
 
 ``h2`` (``output``), per 2-D node ``(j, k)``
     Friedman-Popescu pairwise ``H2_jk`` (2008, eq. 44): the share of the
@@ -51,12 +51,12 @@ from sklearn.model_selection import KFold, cross_val_predict
 
 from ._loop_stats import model_statistics
 from ._pd import _task, build_tree, evaluate_model, make_spec, provenance
-from ._response import output_labels, resolve_response_method, response_function
 from ._validate import check_positive_int, check_table, check_target, is_fitted, resolve_features
 from .bands import confidence_bands
-from .bootstrap import _seed_estimator
-from .engine._hstats import interaction_statistics, pd_variance_interaction, subsample_rows
 from .engine.brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
+from .engine.hstats import interaction_statistics, pd_variance_interaction, subsample_rows
+from .engine.refit import seed_estimator
+from .engine.response import output_labels, resolve_response_method, response_function
 from .schema import feature_nodes
 
 __all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_test", "pd_variance_statistic"]
@@ -278,7 +278,7 @@ def _statistic(model, X, pair, n_max, rng, statistic) -> float:
 def _null_replicate(estimator, X, mean, residuals, pair, n_max, statistic, seed) -> float:
     draw_rng, fit_rng, stat_rng = seed.spawn(3)
     y_null = mean + residuals[draw_rng.integers(0, residuals.size, size=residuals.size)]
-    model = _seed_estimator(clone(estimator), fit_rng).fit(X, y_null)
+    model = seed_estimator(clone(estimator), fit_rng).fit(X, y_null)
     return _statistic(model, X, pair, n_max, stat_rng, statistic)
 
 
@@ -374,13 +374,13 @@ def h_statistic_test(
     generator = np.random.default_rng(rng)
     fit_seed, stat_seed, bg_seed, cv_seed = generator.spawn(4)
     null_seeds = generator.spawn(n_resamples)
-    model = _seed_estimator(clone(estimator), fit_seed, only_if_unset=True).fit(X, y)
+    model = seed_estimator(clone(estimator), fit_seed, only_if_unset=True).fit(X, y)
     observed = _statistic(model, X, (j, k), n_max, stat_seed, statistic)
     background, _ = subsample_rows(X.shape[0], n_max, bg_seed)
     mean = _null_mean(model, X, (j, k), background)
     if residuals == "out-of-fold":
         folds = KFold(cv, shuffle=True, random_state=int(cv_seed.integers(0, 2**31 - 1)))
-        cv_model = _seed_estimator(clone(estimator), cv_seed, only_if_unset=True)
+        cv_model = seed_estimator(clone(estimator), cv_seed, only_if_unset=True)
         fitted = cross_val_predict(cv_model, X, y, cv=folds)
     else:
         fitted = response_function(model, "predict")(X)[:, 0]

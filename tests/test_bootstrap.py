@@ -11,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import pdpboot
-from pdpboot.resample import draw_rows
+from pdpboot.engine.resample import draw_rows
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from pdpboot.engine._ice_stats import (
+from pdpboot.engine.ice_stats import (
     centered_ice,
     derivative_ice,
     heterogeneity_index,
@@ -228,7 +228,7 @@ def test_additive_model_bands_and_zero_dice_sd():
 
 
 def test_resample_ice_sd_uses_resample_rows_and_multiplicities():
-    from pdpboot.resample import draw_rows, multiplicities
+    from pdpboot.engine.resample import draw_rows, multiplicities
 
     X, y = make_additive_uniform(120, rng=4)
     res = pdpboot.bootstrap_partial_dependence(

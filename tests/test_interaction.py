@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from pdpboot.engine._hstats import (
+from pdpboot.engine.hstats import (
     h2_overall,
     h2_pairwise,
     interaction_statistics,

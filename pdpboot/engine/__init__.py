@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._response import response_function
 from . import tree
 from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
+from .response import response_function
 
 METHODS = ("auto", "brute", "tree")
 

@@ -18,7 +18,7 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from ..io import save
 from . import InputError
 from .compute import compute

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pdpboot.resample import draw_rows, multiplicities
+from pdpboot.engine.resample import draw_rows, multiplicities
 
 
 def test_bootstrap_draws_n_with_replacement():
