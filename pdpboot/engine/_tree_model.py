@@ -95,6 +95,7 @@ class _Model:
     categories: list | None
     categorical: np.ndarray
     dtype: type
+    cover: np.ndarray | None = None  # training weight reaching each node (cost estimates only)
 
 
 def _check_response(estimator, response_method: str) -> None:
@@ -117,7 +118,7 @@ def _check_response(estimator, response_method: str) -> None:
             raise _Unsupported("gradient boosting with a non-constant init estimator")
 
 
-def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=None) -> dict:
+def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=None, cover=None) -> dict:
     """Node table from per-tree arrays concatenated in tree order (child ids local to a tree)."""
     sizes = np.asarray(sizes, dtype=np.intp)
     roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
@@ -132,6 +133,7 @@ def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=
         "cat_row": np.full(len(left), -1, dtype=np.intp) if cat_row is None else cat_row,
         "value": value,
         "roots": roots,
+        "cover": None if cover is None else np.asarray(cover, dtype=np.float64),
     }
 
 
@@ -164,7 +166,7 @@ def _sk_tables(estimator) -> tuple[dict, np.ndarray]:
         value = cat("value")[:, :, 0] * scale
     table = _table(
         cat("feature"), cat("threshold"), cat("children_left"), cat("children_right"),
-        cat("missing_go_to_left"), sizes, value,
+        cat("missing_go_to_left"), sizes, value, cover=cat("weighted_n_node_samples"),
     )
     return table, offset
 
@@ -206,6 +208,7 @@ def _hgb_tables(estimator) -> tuple[dict, np.ndarray]:
     table = _table(
         nodes["feature_idx"], nodes["num_threshold"], np.where(is_leaf, -1, nodes["left"].astype(np.intp)),
         nodes["right"].astype(np.intp), nodes["missing_go_to_left"], sizes, value, cat_row,
+        cover=nodes["count"],
     )
     table["cat_left"] = cat_left
     offset = np.asarray(estimator._baseline_prediction, dtype=np.float64).reshape(-1)
