@@ -97,9 +97,8 @@ def compute_pd_many(
         )
     prepared = None
     if method in ("auto", "tree"):
-        if tree.supports(estimator, X, response_method):
-            prepared = tree.PreparedTrees(estimator, X, response_method)
-        elif method == "tree":
+        prepared = tree.prepare(estimator, X, response_method)
+        if prepared is None and method == "tree":
             raise ValueError(
                 f"method='tree' does not support {type(estimator).__name__} with this input "
                 "(supported: scikit-learn >= 1.6 decision trees, random forests, extra trees, gradient "

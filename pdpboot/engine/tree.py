@@ -55,6 +55,9 @@ from sklearn.exceptions import NotFittedError
 from ._tree_model import (
     _check_supported,
     _convert_quietly,
+    _external_reader,
+    _finish_external,
+    _is_external,
     _Model,
     _model_grid,
     _read_model,
@@ -74,7 +77,7 @@ from ._tree_walk import (
     _walk_rows,
 )
 
-__all__ = ["PreparedTrees", "TreePlan", "supports", "tree_partial_dependence"]
+__all__ = ["PreparedTrees", "TreePlan", "prepare", "supports", "tree_partial_dependence"]
 
 _MAX_BLOCK = 4096  # rows per block
 _ICE_BLOCK_BYTES = 2**26  # raw ICE of one block on the per-row paths
@@ -82,6 +85,24 @@ _PAIR_BUDGET = 2**21  # (row, leaf, box corner) entries handled at once
 _UNPACK_BUDGET = 2**24  # bits of row sets turned into (row, leaf) pairs at once
 _ROUTE_BLOCK = 8192  # rows per block when routing
 _ROUTE_MIN_ROWS = 2048  # at most this many rows: always the bitset walk
+
+
+def prepare(estimator, X, response_method: str) -> PreparedTrees | None:
+    """:class:`PreparedTrees` for a supported estimator / input / response, else None.
+
+    Parameters
+    ----------
+    estimator, X, response_method
+        As for :func:`tree_partial_dependence`.
+
+    Returns
+    -------
+    PreparedTrees or None
+        None when the exact tree engine does not handle the case (use brute force).
+    """
+    if not supports(estimator, X, response_method):
+        return None
+    return PreparedTrees(estimator, X, response_method)
 
 
 def supports(estimator, X, response_method: str) -> bool:
@@ -109,6 +130,8 @@ def supports(estimator, X, response_method: str) -> bool:
     """
     try:
         _check_supported(estimator, response_method)
+        if _is_external(estimator):
+            return _external_reader(estimator, response_method).to_array(X).ndim == 2
         xa = _convert_quietly(estimator, X)
     except (_Unsupported, NotFittedError, ValueError, TypeError, AttributeError, KeyError, IndexError):
         return False
@@ -217,8 +240,12 @@ class PreparedTrees:
             raise ValueError(
                 f"The exact tree engine does not support this case ({exc}); use the brute engine."
             ) from None
-        self.xa = np.ascontiguousarray(_to_array(estimator, X))
-        self.n_features = estimator.n_features_in_
+        if self.model.source is not None:  # XGBoost / LightGBM
+            self.xa = np.ascontiguousarray(self.model.source.to_array(X))
+            self.model = _finish_external(self.model, X, self.xa)
+        else:
+            self.xa = np.ascontiguousarray(_to_array(estimator, X))
+        self.n_features = self.xa.shape[1]
         self.levels = _levels(self.model)
 
     def plan(self, feature_idx, grid_values) -> TreePlan:
