@@ -120,6 +120,28 @@ def compute_pd_many(
             predict = response_function(estimator, response_method)
         results.append(brute_partial_dependence(
             predict, X, features, grids, weights=weights, average=average, individual=individual,
-            memory_limit=memory_limit, n_outputs=n_outputs,
+            memory_limit=min(memory_limit, _block_bytes(estimator)), n_outputs=n_outputs, order="row",
         ))
     return results
+
+
+# Brute-force block size (bytes of stacked rows + predictions), measured on Friedman #1 at
+# n = 10k, 20-point curves, one thread (pdpboot brute / scikit-learn brute): row-major
+# stacking with 16 MiB blocks: MLP pipeline 1.00 (0.63 with 128 MiB), HGB 1.39 (1.31),
+# LightGBM 1.38 (1.45), XGBoost 1.05 (1.03); random forests prefer large blocks (their
+# predict loops over trees per block): 2.78 with 128 MiB vs 2.45 with 16 MiB.
+_CACHE_BLOCK = 16 * 2**20
+
+
+def _block_bytes(estimator) -> int:
+    """Preferred brute-force block size for the estimator's family."""
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+
+    forests = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    return DEFAULT_MEMORY_LIMIT if isinstance(final, forests) else _CACHE_BLOCK

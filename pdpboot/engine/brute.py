@@ -105,6 +105,7 @@ def brute_partial_dependence(
     points: bool = False,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
     n_outputs: int = 1,
+    order: str = "row",
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Partial dependence and ICE by evaluating the model on stacked blocks.
 
@@ -128,6 +129,11 @@ def brute_partial_dependence(
         Bytes allowed for one stacked design block plus its predictions.
     n_outputs : int
         Expected number of response columns, used to size the first block.
+    order : {"row", "point"}
+        Stacking order of the (row, grid point) pairs: ``"row"`` keeps each background
+        row's grid points together (the block repeats few distinct rows, which is
+        cache-friendly for most models), ``"point"`` stacks all rows for one grid point
+        after another.  The result does not depend on it.
 
     Returns
     -------
@@ -137,6 +143,8 @@ def brute_partial_dependence(
         Per-row curves.
     """
     n_rows = X.shape[0]
+    if order not in ("row", "point"):
+        raise ValueError(f"order must be 'row' or 'point', got {order!r}.")
     if n_rows == 0:
         raise ValueError("The background data has no rows; partial dependence needs at least one.")
     columns, grid_shape = _grid_points(grid_values, points)
@@ -156,7 +164,10 @@ def brute_partial_dependence(
     while start < total:
         stop = min(total, start + chunk)
         flat = np.arange(start, stop)
-        point_of, row_of = np.divmod(flat, n_rows)
+        if order == "point":
+            point_of, row_of = np.divmod(flat, n_rows)
+        else:
+            row_of, point_of = np.divmod(flat, n_points)
         pred = predict(table.block(row_of, point_of))
         if n_outputs is None:
             n_outputs = pred.shape[1]
@@ -165,8 +176,8 @@ def brute_partial_dependence(
             # size further blocks with the true output count
             chunk = block_rows(table, n_outputs, memory_limit)
         if average:
-            first = point_of[0]
-            span = point_of[-1] - first + 1
+            first = int(point_of.min())
+            span = int(point_of.max()) - first + 1
             for k in range(n_outputs):
                 sums[k, first : first + span] += np.bincount(
                     point_of - first, weights=w[row_of] * pred[:, k], minlength=span

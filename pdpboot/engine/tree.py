@@ -279,7 +279,7 @@ class PreparedTrees:
 # Rough per-operation CPU costs in seconds (measured on the development machine, one
 # core; only their ratios matter for the choices).
 _COST = {
-    "pair": 2.3e-7,  # route one (row, start) pair (gather, compiled descent, bookkeeping)
+    "pair": 1.6e-7,  # route one (row, start) pair (gather, compiled descent, bookkeeping)
     "live_node": 4e-7,  # per live node and feature set: router assembly, grid boxes
     "word": 2e-8,  # one bitset word operation (64 rows at one node)
     "brute_node": 8e-9,  # one node of a compiled descent in the model's predict
@@ -323,7 +323,9 @@ def _costs(model: _Model, levels, s_cols, boxes: _Boxes, n_rows: int) -> tuple[s
                               + depth[roots].sum() * _COST["brute_node"])
     live = int(alive.sum())
     fixed = live * _COST["live_node"]
-    route = fixed + n_rows * (len(roots) + starts[roots[alive[roots]]].sum()) * _COST["pair"]
+    # per pair, the compiled descent slows down as the node table outgrows the caches
+    cache = 1.0 + live / 2**22
+    route = fixed + n_rows * (len(roots) + starts[roots[alive[roots]]].sum()) * _COST["pair"] * cache
     block = min(n_rows, _MAX_BLOCK)
     bitset = fixed + -(-n_rows // block) * live * (-(-block // 64)) * _COST["word"]
     if routable(model) and n_rows > _ROUTE_MIN_ROWS and route < bitset:

@@ -98,3 +98,22 @@ def test_bad_weights():
     X = np.zeros((3, 3))
     with pytest.raises(ValueError, match="weights"):
         brute_partial_dependence(_model, X, (0,), [np.arange(2.0)], weights=np.array([1.0, -1.0, 1.0]))
+
+
+@pytest.mark.parametrize("order", ["row", "point"])
+def test_stacking_order_gives_the_same_result(order):
+    from sklearn.ensemble import RandomForestRegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.random((37, 3))
+    est = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, X[:, 0] + X[:, 1] ** 2)
+    grids = [np.linspace(0, 1, 4), np.linspace(0.2, 0.8, 3)]
+    w = rng.integers(0, 3, 37).astype(float)
+    ref = np.stack([[est.predict(np.column_stack([np.full(37, a), np.full(37, b), X[:, 2]]))
+                     for b in grids[1]] for a in grids[0]])  # (4, 3, rows)
+    avg, ice = brute_partial_dependence(lambda Z: est.predict(Z)[:, None], X, [0, 1], grids, weights=w,
+                                        individual=True, order=order, memory_limit=2000)
+    np.testing.assert_allclose(ice[:, 0], np.moveaxis(ref, -1, 0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(avg[0], ref @ w / w.sum(), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="order"):
+        brute_partial_dependence(lambda Z: est.predict(Z)[:, None], X, [0], grids[:1], order="col")

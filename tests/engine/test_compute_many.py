@@ -1,0 +1,66 @@
+"""compute_pd_many: one model read for several feature sets; auto picks an exact engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.inspection import partial_dependence
+from sklearn.linear_model import LinearRegression
+
+import pdpboot.engine.tree as tree_mod
+from pdpboot.engine import compute_pd, compute_pd_many
+
+
+def _fitted():
+    X, y = make_friedman1(n_samples=120, n_features=5, random_state=0)
+    return X, RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["auto", "tree", "brute"])
+def test_many_equals_sklearn_brute(method):
+    X, est = _fitted()
+    sets = [[0], [1, 2], [3]]
+    grids = [[np.linspace(0.1, 0.9, 4)], [np.linspace(0.2, 0.8, 3), np.linspace(0, 1, 2)],
+             [np.array([0.5])]]
+    out = compute_pd_many(est, X, sets, grids, response_method="predict", method=method, individual=True)
+    assert len(out) == 3
+    for (avg, ice), s, g in zip(out, sets, grids):
+        ref = partial_dependence(est, X, s, custom_values=dict(zip(s, g)), method="brute", kind="both")
+        np.testing.assert_allclose(avg, ref["average"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ice[:, 0], ref["individual"][0], rtol=0, atol=1e-12)
+        single = compute_pd(est, X, s, g, response_method="predict", method=method)[0]
+        np.testing.assert_allclose(single, avg, rtol=0, atol=1e-12)
+
+
+def test_model_is_read_once(monkeypatch):
+    X, est = _fitted()
+    calls = []
+    real = tree_mod._read_model
+    monkeypatch.setattr(tree_mod, "_read_model", lambda *a: calls.append(1) or real(*a))
+    compute_pd_many(est, X, [[0], [1], [2]], [[np.array([0.5])]] * 3, response_method="predict",
+                    method="tree")
+    assert len(calls) == 1
+
+
+def test_auto_falls_back_to_brute_when_cheaper(monkeypatch):
+    X, est = _fitted()
+    monkeypatch.setitem(tree_mod._COST, "word", 1.0)  # make the tree engine look expensive
+    monkeypatch.setitem(tree_mod._COST, "pair", 1.0)
+    plan = tree_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
+    assert not plan.prefers_tree()
+    avg, _ = compute_pd(est, X, [0], [np.array([0.2, 0.5])], response_method="predict")
+    ref = partial_dependence(est, X, [0], custom_values={0: [0.2, 0.5]}, method="brute")["average"]
+    np.testing.assert_allclose(avg, ref, rtol=0, atol=1e-12)
+
+
+def test_bad_arguments():
+    X, est = _fitted()
+    with pytest.raises(ValueError, match="one list of grids per feature set"):
+        compute_pd_many(est, X, [[0], [1]], [[np.array([0.5])]], response_method="predict")
+    with pytest.raises(ValueError, match="method"):
+        compute_pd_many(est, X, [[0]], [[np.array([0.5])]], response_method="predict", method="fast")
+    with pytest.raises(ValueError, match="method='tree'"):
+        compute_pd_many(LinearRegression().fit(X, X[:, 0]), X, [[0]], [[np.array([0.5])]],
+                        response_method="predict", method="tree")
