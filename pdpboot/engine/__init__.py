@@ -15,6 +15,7 @@ import numpy as np
 
 from . import tree
 from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
+from .pipeline import prepare_pipeline
 from .response import response_function
 
 METHODS = ("auto", "brute", "tree")
@@ -98,12 +99,14 @@ def compute_pd_many(
     prepared = None
     if method in ("auto", "tree"):
         prepared = tree.prepare(estimator, X, response_method)
+        if prepared is None:
+            prepared = prepare_pipeline(estimator, X, response_method)
         if prepared is None and method == "tree":
             raise ValueError(
                 f"method='tree' does not support {type(estimator).__name__} with this input "
                 "(supported: scikit-learn >= 1.6 decision trees, random forests, extra trees, gradient "
                 "boosting and histogram gradient boosting - HGB with pandas categoricals too - "
-                "but not Pipelines). "
+                "and Pipelines of column-wise preprocessing into them, see pdpboot.engine.pipeline). "
                 "Use method='auto' or 'brute'."
             )
     results = []

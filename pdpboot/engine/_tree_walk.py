@@ -82,14 +82,16 @@ def _grid_goes_left(model: _Model, nodes: np.ndarray, g: np.ndarray, categorical
 
 @dataclass
 class _Axis:
-    """Grid state of one S-feature during the top-down pass.
+    """Grid state of one feature of interest during the top-down pass.
 
     ``interval`` axes keep ``lo``/``hi`` (n_nodes,) into the sorted grid ``values``;
     mask axes keep ``mask`` (n_nodes, n_grid) over the grid in the caller's order.
-    ``order`` maps the axis' positions to the caller's grid indices.
+    ``order`` maps the axis' positions to the caller's grid indices.  A feature spread
+    over several model columns (one-hot) is a mask axis whose ``values`` has one
+    column per model column in ``cols``.
     """
 
-    col: int
+    cols: tuple
     values: np.ndarray
     order: np.ndarray
     categorical: bool = False
@@ -101,26 +103,46 @@ class _Axis:
         return self.lo < self.hi if self.mask is None else self.mask.any(axis=1)
 
 
-def _axis(model: _Model, col: int, g: np.ndarray) -> _Axis:
+def _axis(model: _Model, col, g: np.ndarray) -> _Axis:
     n_nodes = len(model.feature)
+    if np.ndim(col):  # several model columns: grid points are rows of g (n_grid, len(col))
+        cols = tuple(int(c) for c in col)
+        mask = np.zeros((n_nodes, len(g)), dtype=bool)
+        mask[model.roots] = True
+        return _Axis(cols, np.asarray(g, dtype=np.float64), np.arange(len(g)), False, mask=mask)
     categorical = bool(model.categorical[col])
     if categorical or np.isnan(g).any():
         mask = np.zeros((n_nodes, len(g)), dtype=bool)
         mask[model.roots] = True
-        return _Axis(col, g, np.arange(len(g)), categorical, mask=mask)
+        return _Axis((col,), g, np.arange(len(g)), categorical, mask=mask)
     order = np.argsort(g, kind="stable")
     lo, hi = np.zeros(n_nodes, dtype=np.intp), np.full(n_nodes, len(g), dtype=np.intp)
-    return _Axis(col, g[order].astype(np.float64), order, lo=lo, hi=hi)
+    return _Axis((col,), g[order].astype(np.float64), order, lo=lo, hi=hi)
 
 
-def _grid_boxes(model: _Model, s_cols: list[int], grids: list[np.ndarray], levels) -> _Boxes:
-    """Propagate the S-grid boxes top-down and encode the leaves' boxes as transitions."""
+def _axis_goes_left(model: _Model, ax: _Axis, nodes: np.ndarray) -> np.ndarray:
+    if ax.values.ndim == 1:
+        return _grid_goes_left(model, nodes, ax.values, ax.categorical)
+    pos = {c: k for k, c in enumerate(ax.cols)}
+    which = np.array([pos[c] for c in model.feature[nodes].tolist()], dtype=np.intp)
+    g = ax.values[:, which].T  # (nodes, n_grid)
+    with np.errstate(invalid="ignore"):
+        le = g <= model.threshold[nodes][:, None]
+    return le | (np.isnan(g) & model.missing_left[nodes][:, None])
+
+
+def _grid_boxes(model: _Model, s_cols: list, grids: list[np.ndarray], levels) -> _Boxes:
+    """Propagate the S-grid boxes top-down and encode the leaves' boxes as transitions.
+
+    ``s_cols[d]`` is a model column, or a tuple of model columns whose grid ``grids[d]``
+    has shape (n_grid, len(columns)).
+    """
     axes = [_axis(model, col, g) for col, g in zip(s_cols, grids)]
     for nodes in levels:
         inner = nodes[model.feature[nodes] >= 0]
         left, right = model.left[inner], model.right[inner]
         for ax in axes:
-            on = model.feature[inner] == ax.col
+            on = np.isin(model.feature[inner], ax.cols)
             split_node = inner[on]
             if ax.mask is None:
                 for bound in (ax.lo, ax.hi):
@@ -132,7 +154,7 @@ def _grid_boxes(model: _Model, s_cols: list[int], grids: list[np.ndarray], level
             else:
                 ax.mask[left] = ax.mask[inner]
                 ax.mask[right] = ax.mask[inner]
-                goes_left = _grid_goes_left(model, split_node, ax.values, ax.categorical)
+                goes_left = _axis_goes_left(model, ax, split_node)
                 ax.mask[left[on]] &= goes_left
                 ax.mask[right[on]] &= ~goes_left
     alive = np.logical_and.reduce([ax.nonempty() for ax in axes])

@@ -254,11 +254,18 @@ class PreparedTrees:
         model = self.model
         s_cols = [int(model.columns[j]) for j in feature_idx]
         grids = [_model_grid(model, j, g) for j, g in zip(feature_idx, grids)]
+        return self.plan_columns(feature_idx, s_cols, grids)
+
+    def plan_columns(self, feature_idx, s_cols: list, grids: list) -> TreePlan:
+        """Plan on model columns: ``s_cols[d]`` an int with a 1-D grid, or a tuple of columns
+        with a grid of shape (n_grid, len(columns)) (one feature spread over several columns)."""
+        model = self.model
         boxes = _grid_boxes(model, s_cols, grids, self.levels)
-        walk, tree_cost, brute_cost = _costs(model, self.levels, s_cols, boxes, len(self.xa))
+        flat = [int(c) for col in s_cols for c in np.atleast_1d(col)]
+        walk, tree_cost, brute_cost = _costs(model, self.levels, flat, boxes, len(self.xa))
         n_grid = int(np.prod(boxes.shape))
         ice_cost = len(self.xa) * n_grid * model.value.shape[1] * _COST["ice_cell"]
-        return TreePlan(feature_idx, s_cols, boxes, walk, tree_cost, brute_cost, ice_cost)
+        return TreePlan(tuple(feature_idx), flat, boxes, walk, tree_cost, brute_cost, ice_cost)
 
     def partial_dependence(self, plan: TreePlan, *, weights=None, average: bool = True,
                            individual: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:

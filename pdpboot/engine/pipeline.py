@@ -1,0 +1,242 @@
+"""Pipelines into the exact tree engine: column-wise preprocessing, then a tree model.
+
+A :class:`~sklearn.pipeline.Pipeline` whose last step the tree engine supports and
+whose earlier steps are provably *column-wise* - every output column depends on one
+input column only - has an exact partial dependence on the transformed columns: the
+grid of an input feature is pushed through its own columns' transforms (giving one
+point per grid value in the space of its output columns; a one-hot feature is a box
+over several columns), the background rows are transformed once, and the tree engine
+runs on the transformed columns.  The result equals brute force on the pipeline.
+
+Column-wise steps (anything else: :func:`prepare_pipeline` returns None and the
+caller uses brute force):
+
+* ``ColumnTransformer`` whose transformers are column-wise (including ``"passthrough"``,
+  ``"drop"`` and the remainder), and nested ``Pipeline`` s of column-wise steps;
+* ``StandardScaler``, ``MinMaxScaler``, ``MaxAbsScaler``, ``RobustScaler``;
+* ``SimpleImputer`` without ``add_indicator`` and without dropped (all-missing) columns;
+* ``OrdinalEncoder``; ``OneHotEncoder`` without infrequent-category grouping
+  (``drop`` is fine);
+* ``FunctionTransformer`` that is *marked elementwise*: ``func`` is None (identity) or
+  a NumPy ufunc (elementwise by definition), or the transformer instance carries the
+  attribute ``pdpboot_elementwise = True`` (the user's promise that ``func`` maps each
+  entry on its own and keeps the column count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    MaxAbsScaler,
+    MinMaxScaler,
+    OneHotEncoder,
+    OrdinalEncoder,
+    RobustScaler,
+    StandardScaler,
+)
+
+from .tree import PreparedTrees, TreePlan, supports
+
+__all__ = ["PreparedPipeline", "column_map", "prepare_pipeline"]
+
+_ONE_TO_ONE = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, OrdinalEncoder)
+
+
+class _NotColumnwise(Exception):
+    pass
+
+
+def _widths(step, n_in: int) -> list[int]:
+    """Number of output columns of each input column (in order) for a column-wise step."""
+    if isinstance(step, str):
+        if step == "passthrough":
+            return [1] * n_in
+        if step == "drop":
+            return [0] * n_in
+        raise _NotColumnwise(step)
+    if step is None:
+        return [1] * n_in
+    if isinstance(step, _ONE_TO_ONE):
+        return [1] * n_in
+    if isinstance(step, SimpleImputer):
+        if step.add_indicator or (not step.keep_empty_features and pd.isna(
+                np.asarray(step.statistics_, dtype=object)).any()):
+            raise _NotColumnwise("SimpleImputer with indicator or dropped columns")
+        return [1] * n_in
+    if isinstance(step, OneHotEncoder):
+        if getattr(step, "_infrequent_enabled", False):
+            raise _NotColumnwise("OneHotEncoder with infrequent categories")
+        drop = step.drop_idx_
+        return [len(c) - (0 if drop is None or drop[i] is None else 1) for i, c in enumerate(step.categories_)]
+    if isinstance(step, FunctionTransformer):
+        func = step.func
+        if func is None or isinstance(func, np.ufunc) or getattr(step, "pdpboot_elementwise", False) is True:
+            return [1] * n_in
+        raise _NotColumnwise("FunctionTransformer not marked elementwise")
+    raise _NotColumnwise(type(step).__name__)
+
+
+def column_map(pre, n_in: int) -> list[list[int]]:
+    """Output column positions of each input column of a column-wise preprocessing step.
+
+    Parameters
+    ----------
+    pre : fitted transformer
+        A ``ColumnTransformer``, ``Pipeline`` of column-wise steps, or one column-wise step.
+    n_in : int
+        Number of input columns.
+
+    Returns
+    -------
+    list of lists of int
+        ``out[j]`` lists the output columns computed from input column ``j`` only.
+
+    Raises
+    ------
+    ValueError
+        When a step is not provably column-wise.
+    """
+    try:
+        if isinstance(pre, ColumnTransformer):
+            return _ct_map(pre, n_in)
+        if isinstance(pre, Pipeline):
+            maps = [[j] for j in range(n_in)]
+            for _, step in pre.steps:
+                inner = column_map(step, sum(len(m) for m in maps))
+                maps = [[c for m in cols for c in inner[m]] for cols in maps]
+            return maps
+        widths = _widths(pre, n_in)
+    except _NotColumnwise as exc:
+        raise ValueError(f"not column-wise: {exc}") from None
+    starts = np.concatenate([[0], np.cumsum(widths)]).astype(int)
+    return [list(range(starts[j], starts[j + 1])) for j in range(n_in)]
+
+
+def _ct_map(ct: ColumnTransformer, n_in: int) -> list[list[int]]:
+    inputs = getattr(ct, "_transformer_to_input_indices", None)
+    if inputs is None or not hasattr(ct, "output_indices_"):
+        raise _NotColumnwise("ColumnTransformer internals (scikit-learn version)")
+    out: list[list[int]] = [[] for _ in range(n_in)]
+    for name, trans, _ in ct.transformers_:
+        cols = list(inputs.get(name, []))
+        span = ct.output_indices_[name]
+        if not cols:
+            continue
+        if isinstance(trans, (Pipeline, ColumnTransformer)):
+            sub = column_map(trans, len(cols))
+        else:
+            widths = _widths(trans, len(cols))
+            starts = np.concatenate([[0], np.cumsum(widths)]).astype(int)
+            sub = [list(range(starts[k], starts[k + 1])) for k in range(len(cols))]
+        if sum(len(s) for s in sub) != span.stop - span.start:
+            raise _NotColumnwise(f"unexpected output width of {name!r}")
+        for k, j in enumerate(cols):
+            out[j].extend(span.start + c for c in sub[k])
+    return out
+
+
+def _dense(a) -> np.ndarray:
+    if sp.issparse(a):
+        a = a.toarray()
+    if isinstance(a, pd.DataFrame):
+        a = a.to_numpy()
+    return np.asarray(a, dtype=np.float64)
+
+
+def _model_input(a):
+    """Transformed rows as the final model sees them (DataFrames kept: feature names)."""
+    return a.toarray() if sp.issparse(a) else a
+
+
+class PreparedPipeline:
+    """A column-wise pipeline ending in a supported tree model, read once.
+
+    Use :func:`prepare_pipeline` (returns None for unsupported pipelines).
+    """
+
+    def __init__(self, estimator, X, response_method: str, pre, final, maps):
+        self.pre, self.maps = pre, maps
+        self.X = X
+        self.n_features = X.shape[1]
+        self.trees = PreparedTrees(final, _model_input(pre.transform(X)), response_method)
+        self.model = self.trees.model
+        self.xa = self.trees.xa
+
+    def _transformed_grid(self, j: int, values) -> np.ndarray:
+        """(n_grid, len(maps[j])) transformed values of input column ``j`` at each grid value."""
+        values = np.asarray(values).reshape(-1)
+        g = len(values)
+        if isinstance(self.X, pd.DataFrame):
+            base = self.X.iloc[np.zeros(g, dtype=int)].reset_index(drop=True)
+            col = base.columns[j]
+            dtype = self.X[col].dtype
+            base[col] = pd.array(values, dtype=dtype) if isinstance(
+                dtype, pd.api.extensions.ExtensionDtype) else values
+        else:
+            base = np.repeat(np.asarray(self.X)[:1], g, axis=0)
+            if base.dtype.kind in "iub" and values.dtype.kind == "f":
+                base = base.astype(float)
+            base[:, j] = values
+        return _dense(self.pre.transform(base))[:, self.maps[j]]
+
+    def plan(self, feature_idx, grid_values) -> TreePlan:
+        """Feature set of input columns -> plan on the transformed columns."""
+        idx = tuple(int(j) for j in np.atleast_1d(feature_idx))
+        if len(idx) not in (1, 2) or len(set(idx)) != len(idx) or len(grid_values) != len(idx):
+            raise ValueError(f"feature_idx must hold 1 or 2 distinct columns with one grid each, got {idx}.")
+        if any(j < 0 or j >= self.n_features for j in idx):
+            raise ValueError(f"feature_idx {idx!r} out of range for {self.n_features} features.")
+        s_cols, grids = [], []
+        for j, values in zip(idx, grid_values):
+            cols = [int(self.model.columns[c]) for c in self.maps[j]]
+            if not cols:
+                raise ValueError(f"input column {j} is dropped by the preprocessing")
+            tg = self._transformed_grid(j, values)
+            if len(cols) == 1:
+                s_cols.append(cols[0])
+                grids.append(tg[:, 0].astype(self.model.dtype))
+            else:
+                s_cols.append(tuple(cols))
+                grids.append(tg.astype(self.model.dtype).astype(np.float64))
+        return self.trees.plan_columns(idx, s_cols, grids)
+
+    def partial_dependence(self, plan: TreePlan, **kwargs):
+        """As :meth:`pdpboot.engine.tree.PreparedTrees.partial_dependence`."""
+        return self.trees.partial_dependence(plan, **kwargs)
+
+
+def prepare_pipeline(estimator, X, response_method: str) -> PreparedPipeline | None:
+    """:class:`PreparedPipeline` when ``estimator`` is a column-wise pipeline into a supported
+    tree model, else None.
+
+    Parameters
+    ----------
+    estimator : fitted Pipeline
+    X : array-like of shape (n_rows, n_features)
+        Background rows in the pipeline's input space.
+    response_method : {"predict", "predict_proba", "decision_function"}
+
+    Returns
+    -------
+    PreparedPipeline or None
+    """
+    if type(estimator) is not Pipeline or len(estimator.steps) < 2:  # subclasses may change predict
+        return None
+    final = estimator.steps[-1][1]
+    pre = estimator[:-1]
+    try:
+        maps = column_map(pre if len(pre.steps) > 1 else pre.steps[0][1], X.shape[1])
+        xt = _model_input(pre.transform(X))
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError):
+        return None
+    if sum(len(m) for m in maps) != xt.shape[1] or len({c for m in maps for c in m}) != xt.shape[1]:
+        return None
+    if not supports(final, xt, response_method):
+        return None
+    return PreparedPipeline(estimator, X, response_method, pre, final, maps)
