@@ -11,8 +11,6 @@ process; the table reports medians of ``--repeats`` runs and ratios.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 import numpy as np
 import pandas as pd
@@ -20,11 +18,9 @@ from sklearn.base import clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.inspection import partial_dependence as sk_partial_dependence
 
-sys.path.insert(0, os.path.dirname(__file__))
-from _timing import median_time  # noqa: E402
-
-import pdpboot  # noqa: E402
-from pdpboot.datasets import make_electricity_prices  # noqa: E402
+import pdpboot
+from benchmarks._timing import median_time
+from pdpboot.datasets import make_electricity_prices
 
 FEATURES = ["Temperature", "Hour", "Day"]
 

@@ -98,7 +98,8 @@ def compute_pd_many(
         )
     prepared = None
     if method in ("auto", "tree"):
-        prepared = tree.prepare(estimator, X, response_method)
+        n_grid = max((int(np.prod([np.size(g) for g in grids])) for grids in grid_values), default=1)
+        prepared = tree.prepare(estimator, X, response_method, n_grid=n_grid if method == "auto" else None)
         if prepared is None:
             prepared = prepare_pipeline(estimator, X, response_method)
         if prepared is None and method == "tree":

@@ -371,9 +371,9 @@ def _finish_external(model: _Model, X, xa: np.ndarray) -> _Model:
 
 def _read_model(estimator, response_method: str) -> _Model:
     """Build the :class:`_Model` of a fitted supported estimator; raise _Unsupported otherwise."""
-    _check_supported(estimator, response_method)
     if _is_external(estimator):
         return _read_external(estimator, response_method)
+    _check_supported(estimator, response_method)
     if isinstance(estimator, _HGB):
         table, offset = _hgb_tables(estimator)
         columns, categories = _hgb_columns(estimator)

@@ -41,7 +41,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
-from .tree import PreparedTrees, TreePlan, supports
+from .tree import PreparedTrees, TreePlan, supports, supports_estimator
 
 __all__ = ["PreparedPipeline", "column_map", "prepare_pipeline"]
 
@@ -229,6 +229,8 @@ def prepare_pipeline(estimator, X, response_method: str) -> PreparedPipeline | N
     if type(estimator) is not Pipeline or len(estimator.steps) < 2:  # subclasses may change predict
         return None
     final = estimator.steps[-1][1]
+    if not supports_estimator(final, response_method):
+        return None
     pre = estimator[:-1]
     try:
         maps = column_map(pre if len(pre.steps) > 1 else pre.steps[0][1], X.shape[1])

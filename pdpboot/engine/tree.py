@@ -77,7 +77,7 @@ from ._tree_walk import (
     _walk_rows,
 )
 
-__all__ = ["PreparedTrees", "TreePlan", "prepare", "supports", "tree_partial_dependence"]
+__all__ = ["PreparedTrees", "TreePlan", "prepare", "supports", "supports_estimator", "tree_partial_dependence"]
 
 _MAX_BLOCK = 4096  # rows per block
 _ICE_BLOCK_BYTES = 2**26  # raw ICE of one block on the per-row paths
@@ -87,22 +87,60 @@ _ROUTE_BLOCK = 8192  # rows per block when routing
 _ROUTE_MIN_ROWS = 2048  # at most this many rows: always the bitset walk
 
 
-def prepare(estimator, X, response_method: str) -> PreparedTrees | None:
+def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
+    """Whether reading an XGBoost / LightGBM dump costs more than brute force would.
+
+    Reading goes through the library's JSON dump (measured about 30 us per node for
+    XGBoost, 90 us for LightGBM's ``dump_model``); one brute-force descent of one tree
+    costs about 30 ns.  Both scale with the number of trees, so the rule compares
+    rows x grid points x 30 ns with the nodes per tree x the read cost per node.
+    """
+    params = estimator.get_params() if hasattr(estimator, "get_params") else {}
+    if type(estimator).__module__.startswith("lightgbm"):
+        nodes, per_node = 2 * int(params.get("num_leaves") or 31) - 1, 9e-5
+    else:
+        depth = params.get("max_depth") or 6
+        leaves = params.get("max_leaves") or 0
+        nodes = 2 * min(2 ** int(depth), int(leaves) or 2 ** int(depth)) - 1
+        per_node = 3e-5
+    return n_rows * n_grid * 3e-8 < nodes * per_node
+
+
+def prepare(estimator, X, response_method: str, n_grid: int | None = None) -> PreparedTrees | None:
     """:class:`PreparedTrees` for a supported estimator / input / response, else None.
 
     Parameters
     ----------
     estimator, X, response_method
         As for :func:`tree_partial_dependence`.
+    n_grid : int, optional
+        Largest number of grid points of the feature sets to come; when given, models
+        whose reading alone would cost more than brute force are declined.
 
     Returns
     -------
     PreparedTrees or None
         None when the exact tree engine does not handle the case (use brute force).
     """
+    if _is_external(estimator):  # reading the model is the check (read it once)
+        if n_grid is not None and _external_read_dominates(estimator, len(X), n_grid):
+            return None
+        try:
+            return PreparedTrees(estimator, X, response_method)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, NotFittedError):
+            return None
     if not supports(estimator, X, response_method):
         return None
     return PreparedTrees(estimator, X, response_method)
+
+
+def supports_estimator(estimator, response_method: str) -> bool:
+    """Whether the estimator / response pair is one the tree engine handles (input not checked)."""
+    try:
+        _check_supported(estimator, response_method)
+    except (_Unsupported, NotFittedError, ValueError, TypeError, AttributeError, KeyError, IndexError):
+        return False
+    return True
 
 
 def supports(estimator, X, response_method: str) -> bool:

@@ -1,0 +1,208 @@
+"""pdpboot against its peers (issue 14): CPU-time ratios, interleaved runs, medians.
+
+Friedman #1 (``pdpboot.datasets`` via scikit-learn's generator, 10 features, noise 1),
+one thread (OpenMP/BLAS limited to 1; forests predict with ``n_jobs=1``); every
+contender computes the same averaged PD on the same grid (50 points on the 5-95 %
+quantiles of ``x0``; 2-D: ``x0`` x ``x1``, 50 x 50), runs are interleaved (one run of
+each contender per repeat) and the table shows the median CPU time and the ratio
+``peer / pdpboot auto`` (above 1: pdpboot is faster).  Agreement with scikit-learn
+brute is printed as the maximum absolute difference.
+
+Peers (``pip install pdpboot[bench]``): scikit-learn ``partial_dependence(method=
+"brute")``, dalex ``model_profile`` (all rows, same grid), effector ``PDP.eval``.
+PDPbox is not included: its release pins old pandas / matplotlib versions.
+
+Usage::
+
+    python -m benchmarks.bench_peers                # n = 1k and 10k
+    python -m benchmarks.bench_peers --quick        # n = 1k, small forests, 1 repeat
+    python -m benchmarks.bench_peers --n 1000 10000 100000 --repeats 3
+    python -m benchmarks.bench_peers --parallel     # bootstrap n_jobs=2 vs 1 (wall time)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+from sklearn.inspection import partial_dependence
+from sklearn.neural_network import MLPRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from pdpboot.engine import compute_pd
+
+
+def _cpu(fn):
+    start = time.process_time()
+    out = fn()
+    return time.process_time() - start, out
+
+
+def _models(quick: bool) -> dict:
+    trees = 20 if quick else 100
+    models = {
+        f"RF({trees}) fully grown": lambda: RandomForestRegressor(trees, random_state=0, n_jobs=1),
+        "HGB(100)": lambda: HistGradientBoostingRegressor(max_iter=100, random_state=0),
+        "MLP pipeline": lambda: make_pipeline(
+            StandardScaler(), MLPRegressor(hidden_layer_sizes=(32, 32), max_iter=300, random_state=0)),
+    }
+    try:
+        import xgboost
+
+        models["XGBoost(100, depth 6)"] = lambda: xgboost.XGBRegressor(n_estimators=100, max_depth=6, n_jobs=1)
+    except ImportError:
+        pass
+    try:
+        import lightgbm
+
+        models["LightGBM(100)"] = lambda: lightgbm.LGBMRegressor(n_estimators=100, verbose=-1, n_jobs=1)
+    except ImportError:
+        pass
+    return models
+
+
+def _contenders(est, X, y, features, grids) -> dict:
+    custom = dict(zip(features, grids))
+    out = {
+        "pdpboot auto": lambda: compute_pd(est, X, features, grids, response_method="predict")[0].ravel(),
+        "pdpboot brute": lambda: compute_pd(est, X, features, grids, response_method="predict",
+                                            method="brute")[0].ravel(),
+        "sklearn brute": lambda: partial_dependence(est, X, features, method="brute", kind="average",
+                                                    custom_values=custom)["average"].ravel(),
+    }
+    if len(features) == 1:
+        try:
+            import dalex
+
+            names = [f"x{j}" for j in range(X.shape[1])]
+
+            def run_dalex():
+                import pandas as pd
+
+                frame = pd.DataFrame(X, columns=names)
+                model = _NamedModel(est)
+                exp = dalex.Explainer(model, frame, y, verbose=False, predict_function=_NamedModel.predict_fn)
+                prof = exp.model_profile(type="partial", N=None, variables=[names[features[0]]],
+                                         variable_splits={names[features[0]]: grids[0]}, center=False,
+                                         verbose=False)
+                return prof.result["_yhat_"].to_numpy()
+
+            out["dalex"] = run_dalex
+        except ImportError:
+            pass
+        try:
+            import effector
+
+            def run_effector():
+                pdp = effector.PDP(data=X, model=est.predict, nof_instances="all")
+                return np.asarray(pdp.eval(feature=features[0], xs=grids[0], centering=False)).ravel()
+
+            out["effector"] = run_effector
+        except ImportError:
+            pass
+    return out
+
+
+class _NamedModel:
+    """dalex passes DataFrames; the models were fitted on arrays."""
+
+    def __init__(self, est):
+        self.est = est
+
+    @staticmethod
+    def predict_fn(model, frame):
+        return model.est.predict(np.asarray(frame))
+
+
+def _table(ns, repeats: int, quick: bool, two_d: bool) -> list[dict]:
+    rows = []
+    for n in ns:
+        X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+        for name, make in _models(quick).items():
+            est = make().fit(X, y)
+            cases = [((0,), [np.quantile(X[:, 0], np.linspace(0.05, 0.95, 50))])]
+            if two_d and name.startswith("RF") and n <= 2000:  # 2-D brute at 10k: minutes per run
+                cases.append(((0, 1), [np.quantile(X[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1)]))
+            for features, grids in cases:
+                contenders = _contenders(est, X, y, list(features), grids)
+                if len(features) == 2:  # scikit-learn brute on 2,500 points: too slow to repeat
+                    contenders.pop("sklearn brute")
+                times = {k: [] for k in contenders}
+                results = {}
+                for _ in range(repeats):
+                    for key, fn in contenders.items():
+                        t, res = _cpu(fn)
+                        times[key].append(t)
+                        results[key] = res
+                med = {k: statistics.median(v) for k, v in times.items()}
+                ref = results.get("sklearn brute", results["pdpboot brute"])
+                err = max(float(np.max(np.abs(r - ref))) for k, r in results.items() if k.startswith("pdpboot"))
+                rows.append({"n": n, "model": name, "grid": "x".join(str(len(g)) for g in grids),
+                             "times": med, "err": err})
+                _print_row(rows[-1])
+    return rows
+
+
+def _print_row(row: dict) -> None:
+    base = row["times"]["pdpboot auto"]
+    parts = [f"{k} {v:.3f}s ({v / base:.2f}x)" for k, v in row["times"].items()]
+    print(f"n={row['n']:>6} {row['model']:<22} grid {row['grid']:<6} " + " | ".join(parts)
+          + f" | max |pdpboot - ref| {row['err']:.1e}", flush=True)
+
+
+def _parallel(n: int, resamples: int, repeats: int) -> None:
+    """Bootstrap wall time with n_jobs=2 vs 1 (interleaved; needs an idle machine to mean much)."""
+    from pdpboot import bootstrap_partial_dependence
+
+    X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+    for name, est in [("RF(50, leaf 5)", RandomForestRegressor(50, min_samples_leaf=5, n_jobs=1)),
+                      ("HGB(100)", HistGradientBoostingRegressor(max_iter=100))]:
+        times = {1: [], 2: []}
+        for _ in range(repeats):
+            for jobs in (1, 2):
+                start = time.perf_counter()
+                bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=resamples, n_jobs=jobs,
+                                             rng=0, progress=False)
+                times[jobs].append(time.perf_counter() - start)
+        one, two = statistics.median(times[1]), statistics.median(times[2])
+        print(f"bootstrap n={n} B={resamples} {name}: n_jobs=1 {one:.1f}s, n_jobs=2 {two:.1f}s, "
+              f"speed-up {one / two:.2f}x (load average {_load():.1f})", flush=True)
+
+
+def _load() -> float:
+    try:
+        import os
+
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return float("nan")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="n = 1k, 20 trees, one repeat")
+    parser.add_argument("--no-2d", action="store_true", help="skip the 50 x 50 RF surface")
+    parser.add_argument("--parallel", action="store_true", help="bootstrap n_jobs=2 vs 1 only")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    if args.parallel:
+        _parallel(2000, 8 if args.quick else 40, 1 if args.quick else 2)
+        return
+    ns = [1000] if args.quick else args.n
+    repeats = 1 if args.quick else args.repeats
+    print(f"load average at start: {_load():.1f}")
+    with threadpool_limits(limits=1):
+        _table(ns, repeats, args.quick, two_d=not args.no_2d)
+
+
+if __name__ == "__main__":
+    main()
