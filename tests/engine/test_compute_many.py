@@ -8,6 +8,7 @@ from sklearn.datasets import make_friedman1
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.inspection import partial_dependence
 from sklearn.linear_model import LinearRegression
+from threadpoolctl import threadpool_limits
 
 import pdpboot.engine.tree as tree_mod
 from pdpboot.engine import compute_pd, compute_pd_many
@@ -16,6 +17,13 @@ from pdpboot.engine import compute_pd, compute_pd_many
 def _fitted():
     X, y = make_friedman1(n_samples=120, n_features=5, random_state=0)
     return X, RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tree models predict with OpenMP; many tiny predicts are slow on a busy machine."""
+    with threadpool_limits(limits=1):
+        yield
+
 
 
 @pytest.mark.parametrize("method", ["auto", "tree", "brute"])

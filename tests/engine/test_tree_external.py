@@ -5,11 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from threadpoolctl import threadpool_limits
 
 from pdpboot.engine import compute_pd_many
 from pdpboot.engine.tree import supports, tree_partial_dependence
 
 from .test_tree import brute_ice
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tree models predict with OpenMP; many tiny predicts are slow on a busy machine."""
+    with threadpool_limits(limits=1):
+        yield
 
 RTOL = 1e-6
 
@@ -121,9 +129,10 @@ def test_categorical_splits_present():
     xgb = pytest.importorskip("xgboost")
     lgb = pytest.importorskip("lightgbm")
     X, y = _frame(categorical=True)
-    for est in (xgb.XGBRegressor(n_estimators=6, max_depth=4, enable_categorical=True, max_cat_to_onehot=1),
+    for est in (xgb.XGBRegressor(n_estimators=6, max_depth=4, enable_categorical=True, max_cat_to_onehot=1,
+                                 n_jobs=1),
                 lgb.LGBMRegressor(n_estimators=6, num_leaves=8, min_child_samples=5, verbose=-1,
-                                  min_data_per_group=5, cat_smooth=1)):
+                                  min_data_per_group=5, cat_smooth=1, n_jobs=1)):
         est.fit(X, y)
         model = tree_mod_model(est)
         assert (model.cat_row >= 0).any(), type(est).__name__
