@@ -5,7 +5,7 @@ grids of 70, 48 and 7 points for Temperature, Hour, Day, B = 100, PD averaged ov
 original rows (so every method does the same work).  All methods run side by side in one
 process; the table reports medians of ``--repeats`` runs and ratios.
 
-    python benchmarks/bench_bootstrap.py [--resamples 100] [--repeats 3]
+    python -m benchmarks.bench_bootstrap [--resamples 100] [--repeats 3]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ B resamples, three 1-D features and one 2-D pair on 50-point grids, PD over each
 resample's rows (the default).  ``fit`` is timed inside the run by a subclass that adds up
 the seconds spent in it; n_jobs=1 so every fit is in this process.
 
-    python benchmarks/bench_fit_share.py [--resamples 200]
+    python -m benchmarks.bench_fit_share [--resamples 200]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ matrix alone; the engine works in blocks bounded by ``memory_limit``.
 Peak memory is the operating system's accounting (``ru_maxrss``) of a fresh
 child process, so nothing else of this script counts.
 
-    python benchmarks/bench_memory.py
+    python -m benchmarks.bench_memory
 """
 
 from __future__ import annotations

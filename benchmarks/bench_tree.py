@@ -10,7 +10,7 @@ The engine's average and ICE are checked against sklearn's brute result.
 
 Usage::
 
-    python benchmarks/bench_tree.py [--repeats 3] [--n 2000]
+    python -m benchmarks.bench_tree [--repeats 3] [--n 2000]
 """
 
 from __future__ import annotations
