@@ -130,11 +130,12 @@ def compute_pd_many(
 
 
 # Brute-force block size (bytes of stacked rows + predictions), measured on Friedman #1 at
-# n = 10k, 20-point curves, one thread (pdpboot brute / scikit-learn brute): row-major
-# stacking with 16 MiB blocks: MLP pipeline 1.00 (0.63 with 128 MiB), HGB 1.39 (1.31),
-# LightGBM 1.38 (1.45), XGBoost 1.05 (1.03); random forests prefer large blocks (their
-# predict loops over trees per block): 2.78 with 128 MiB vs 2.45 with 16 MiB.
-_CACHE_BLOCK = 16 * 2**20
+# n = 10k, 20-point curves, one thread (ratio scikit-learn brute / pdpboot brute, row-major
+# stacking; 4 / 16 / 128 MiB): MLP pipeline 1.04 / 1.00 / 0.63 (its hidden activations
+# scale with the block), HGB 1.33 / 1.39 / 1.31, LightGBM 1.44 / 1.38 / 1.45, XGBoost
+# 1.01 / 1.05 / 1.03; random forests prefer large blocks (their predict loops over trees
+# per block): 1.97 / 2.45 / 2.78.
+_CACHE_BLOCK = 4 * 2**20
 
 
 def _block_bytes(estimator) -> int:
