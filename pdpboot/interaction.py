@@ -49,8 +49,9 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold, cross_val_predict
 
-from ._loop_stats import model_statistics
-from ._pd import _task, build_tree, evaluate_model, make_spec, provenance
+from ._assemble import build_tree, provenance, task_name
+from ._evaluate import Evaluation, evaluate_fit
+from ._plan import make_spec
 from ._validate import check_positive_int, check_table, check_target, is_fitted, resolve_features
 from .bands import confidence_bands
 from .engine.brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
@@ -141,13 +142,10 @@ def _from_estimator(estimator, X, features, *, n_max, rng, response_method, grid
     if resolved == "predict":
         n_targets = np.asarray(estimator.predict(spec.rows(np.arange(1)))).reshape(1, -1).shape[1]
     outputs = output_labels(estimator, resolved, None, n_targets)
-    background = np.arange(spec.X.shape[0])
-    common = dict(response_method=resolved, outputs=outputs, background=background)
-    per_node = evaluate_model(estimator, spec, **common)
-    model_statistics(estimator, spec, per_node, weights=None, heterogeneity=False, n_max=n_max, rng=generator,
-                     **common)
+    evaluation = Evaluation(resolved, outputs, np.arange(spec.n_rows), n_max=n_max)
+    per_node = evaluate_fit(estimator, spec, evaluation, rng=generator)
     settings = dict(spec.settings, response_method=response_method, n_max=n_max)
-    attrs = provenance(estimator, settings, task=_task(resolved), response=resolved, n_resamples=0,
+    attrs = provenance(estimator, settings, task=task_name(resolved), response=resolved, n_resamples=0,
                        n_failed_resamples=0,
                        rng_entropy=str(generator.bit_generator.seed_seq.entropy))
     tree = build_tree(spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs)

@@ -38,8 +38,10 @@ Root attrs
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
-import xarray as xr
+if TYPE_CHECKING:  # the schema's names are used by the NumPy layer, which never imports xarray
+    import xarray as xr
 
 RESERVED_DIMS = ("resample", "instance", "output", "ci_bound")
 CI_BOUNDS = ["lower", "upper"]
