@@ -106,13 +106,26 @@ def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generato
 
 
 def progress_bar(iterable, total: int, progress, initial: int = 0):
-    """Wrap ``iterable`` in a tqdm bar ("auto": on a terminal, for B >= 20)."""
+    """Report progress over ``iterable``: a tqdm bar, or calls ``progress(done, total)`` after each item.
+
+    ``progress`` is True, False, "auto" (a bar on a terminal, for B >= 20) or a
+    callable (e.g. a logger's progress line when output is not a terminal).
+    """
+    if callable(progress):
+        return _reporting(iterable, total, progress, initial)
     show = progress is True or (progress == "auto" and total >= 20 and sys.stderr.isatty())
     if not show:
         return iterable
     from tqdm.auto import tqdm
 
     return tqdm(iterable, total=total, initial=initial, desc="resamples", unit="fit")
+
+
+def _reporting(iterable, total: int, report, done: int):
+    for item in iterable:
+        done += 1
+        report(done, total)
+        yield item
 
 
 def run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Checkpoint | None,

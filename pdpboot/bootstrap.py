@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import xarray as xr
@@ -100,7 +100,7 @@ def bootstrap_partial_dependence(
     n_jobs: int | None = None,
     threads_per_job: int | None = None,
     rng=None,
-    progress: bool | str = "auto",
+    progress: bool | str | Callable[[int, int], None] = "auto",
     checkpoint: str | os.PathLike | None = None,
     on_error: str = "raise",
     max_failure_share: float = 0.1,
@@ -178,8 +178,10 @@ def bootstrap_partial_dependence(
         of parallel jobs, so jobs times threads never exceeds the cores.
     rng : None, int or numpy.random.Generator
         The one seed every random draw flows from (None: fresh entropy).
-    progress : bool or "auto"
-        tqdm progress bar ("auto": on a terminal, for B >= 20).
+    progress : bool, "auto" or callable
+        tqdm progress bar ("auto": on a terminal, for B >= 20), or a function
+        called as ``progress(done, total)`` after every finished resample
+        (for log files and batch jobs).
     checkpoint : path, optional
         A directory where the estimate and every finished resample are saved
         as they complete (atomically).  Calling again with the same arguments

@@ -272,3 +272,11 @@ def test_max_background_subsamples(data):
     assert res["a"].ds.sizes["instance"] == 10
     # linear model: PD = mean over the 10 rows, equal to the mean of their ICE curves
     np.testing.assert_allclose(res["a"].ds.pd.values, res["a"].ds.ice.mean("instance").values, atol=1e-12)
+
+
+def test_progress_callable_reports_every_resample(data):
+    X, y = data
+    calls = []
+    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=4, grid_resolution=3, rng=0,
+                                         progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]

@@ -14,7 +14,7 @@ import xarray as xr
 from sklearn.linear_model import LinearRegression
 
 import pdpboot
-import pdpboot.bootstrap as bootstrap_module
+import pdpboot._loop as loop_module
 
 
 def _data(n=80, seed=0):
@@ -44,7 +44,7 @@ def test_resume_loads_everything_without_refitting(tmp_path, monkeypatch):
     def no_refit(*args, **kwargs):
         raise AssertionError("a finished resample was recomputed")
 
-    monkeypatch.setattr(bootstrap_module, "_evaluate_resample", no_refit)
+    monkeypatch.setattr(loop_module, "evaluate_resample", no_refit)
     monkeypatch.setattr(LinearRegression, "fit", no_refit)
     again = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=5,
                                                  checkpoint=tmp_path / "ck", n_jobs=1, **KW)

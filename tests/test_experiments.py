@@ -47,6 +47,7 @@ def quick_run(tmp_path_factory) -> Path:
     return paper
 
 
+@pytest.mark.paper
 def test_quick_mode_produces_everything_main_tex_uses(quick_run):
     targets = _referenced_files(MAIN_TEX.read_text())
     assert any(t.startswith("figures/") for t in targets) and any(t.startswith("tables/") for t in targets)
@@ -54,6 +55,7 @@ def test_quick_mode_produces_everything_main_tex_uses(quick_run):
     assert not missing, f"main.tex references files quick mode did not produce: {missing}"
 
 
+@pytest.mark.paper
 def test_every_generated_macro_used_in_main_tex_is_defined(quick_run):
     defined = set()
     for path in (quick_run / "generated").glob("*.tex"):
@@ -65,6 +67,7 @@ def test_every_generated_macro_used_in_main_tex_is_defined(quick_run):
     assert not used - defined, f"undefined generated macros: {sorted(used - defined)}"
 
 
+@pytest.mark.paper
 def test_figures_are_small_pdfs(quick_run):
     figures = sorted((quick_run / "figures").glob("*.pdf"))
     assert figures
