@@ -154,7 +154,8 @@ def resolve_features(features, names: list[str]) -> list[tuple[int, ...]]:
         for p in positions:
             if "/" in names[p]:
                 raise ValueError(
-                    f"Feature name {names[p]!r} contains '/', which xarray cannot use in a dim name; "
+                    f"Feature name {names[p]!r:.100} contains '/', which xarray's DataTree refuses in the "
+                    "name of a dim coordinate (results name dims after features); "
                     "rename the column (e.g. replace '/' by '_per_')."
                 )
         if len(set(positions)) != len(positions):
