@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,14 @@ from sklearn.linear_model import LinearRegression
 
 import pdpboot
 import pdpboot.bootstrap as bootstrap_module
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _child_env():
+    """Environment for a child Python that imports this checkout's pdpboot (not an installed one)."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
 
 
 def _data(n=80, seed=0):
@@ -128,7 +137,7 @@ def test_killed_run_resumes_to_identical_result(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(KILL_SCRIPT)
     ck = tmp_path / "ck"
-    proc = subprocess.Popen([sys.executable, str(script), str(ck)])
+    proc = subprocess.Popen([sys.executable, str(script), str(ck)], env=_child_env())
     deadline = time.time() + 120
     while time.time() < deadline and len(list(ck.glob("resample_*.npz"))) < 3:
         time.sleep(0.1)
