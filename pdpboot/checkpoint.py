@@ -389,7 +389,7 @@ class Checkpoint:
 
     def _read_arrays(self, path: Path) -> PerNode:
         try:
-            with np.load(path, allow_pickle=False) as data:
+            with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as data:
                 run = str(data["__run__"])
                 index = json.loads(str(data["__index__"]))
                 arrays = {f"a{k}": data[f"a{k}"] for k in range(len(index))}
