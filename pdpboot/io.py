@@ -351,12 +351,18 @@ def load(path: str | os.PathLike, *, verify: bool = True) -> xr.DataTree:
     try:
         with xr.open_datatree(path, engine="netcdf4" if kind == "netcdf" else "zarr") as tree:
             tree = tree.load()
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+    except Exception as exc:  # noqa: BLE001 - netCDF/HDF5/Zarr raise many types on a damaged file
         raise ValueError(
             f"{str(path)!r} could not be read as a {'netCDF' if kind == 'netcdf' else 'Zarr'} pdpboot result "
             f"({type(exc).__name__}: {str(exc)[:200]}); it is damaged or not a result."
         ) from exc
-    tree = _decode(tree, path, verify)
+    try:
+        tree = _decode(tree, path, verify)
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged bookkeeping attribute
+        raise ValueError(f"{str(path)!r} is damaged: its pdpboot attributes cannot be decoded ({exc!r:.200}).") \
+            from exc
     for node in feature_nodes(tree):
         for name in _LIST_ATTRS:
             if name in node.attrs:
