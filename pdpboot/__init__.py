@@ -5,7 +5,7 @@ from ._version import __version__
 from .bands import confidence_bands
 from .bootstrap import bootstrap_partial_dependence
 from .heterogeneity import ice_heterogeneity
-from .interaction import HStatisticTestResult, h_statistic, h_statistic_test
+from .interaction import HStatisticTestResult, h_statistic, h_statistic_of_model, h_statistic_test
 from .io import load, save
 from .plotting import (
     plot_h_statistic,
@@ -21,6 +21,7 @@ __all__ = [
     "confidence_bands",
     "get_node",
     "h_statistic",
+    "h_statistic_of_model",
     "h_statistic_test",
     "HStatisticTestResult",
     "ice_heterogeneity",

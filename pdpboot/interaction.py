@@ -49,17 +49,17 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold, cross_val_predict
 
-from ._loop_stats import model_statistics
-from ._pd import _task, build_tree, evaluate_model, make_spec, provenance
+from ._pd import partial_dependence
 from ._validate import check_positive_int, check_table, check_target, is_fitted, resolve_features
 from .bands import confidence_bands
 from .engine.brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
 from .engine.hstats import interaction_statistics, pd_variance_interaction, subsample_rows
 from .engine.refit import seed_estimator
-from .engine.response import output_labels, resolve_response_method, response_function
-from .schema import feature_nodes
+from .engine.response import response_function
+from .schema import feature_nodes, node_name
 
-__all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_test", "pd_variance_statistic"]
+__all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_of_model", "h_statistic_test",
+           "pd_variance_statistic"]
 
 H_STATISTICS = ("h2_overall", "h2", "h_unnormalized")
 
@@ -84,6 +84,17 @@ def pd_variance_statistic(
     xarray.DataArray
         The input's dims without the two grid dims (``output`` or
         ``resample``, ``output``).
+
+    See Also
+    --------
+    pdpboot.engine.hstats.pd_variance_interaction : the NumPy function it wraps.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> surface = xr.DataArray(np.add.outer([0.0, 1.0, 2.0], [0.0, 5.0]), dims=("a", "b"))
+    >>> float(pd_variance_statistic(surface))
+    0.0
     """
     grid_dims = list(pd.dims[-2:] if dims is None else dims)
     return xr.apply_ufunc(
@@ -117,7 +128,7 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
         raise ValueError(
             "This result holds no H statistics. Rerun bootstrap_partial_dependence(..., "
             "interactions=True), or compute them for one fitted model with "
-            "h_statistic(estimator, X, features)."
+            "h_statistic_of_model(estimator, X, features)."
         )
     tree = xr.DataTree(children=children)
     tree.attrs = dict(result.attrs)
@@ -129,77 +140,114 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
     return tree
 
 
-def _from_estimator(estimator, X, features, *, n_max, rng, response_method, grid_kwargs) -> xr.DataTree:
+def h_statistic_of_model(
+    estimator,
+    X,
+    features,
+    *,
+    n_max: int = 500,
+    sample_weight=None,
+    rng=None,
+    response_method: str = "auto",
+    grid_kwargs: Mapping | None = None,
+) -> xr.DataTree:
+    """H statistics and the PD-variance interaction index of one fitted model (no resampling).
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        Anything with ``predict``, ``predict_proba`` or ``decision_function``.
+    X : DataFrame or array of shape (n_rows, n_columns)
+        Data the partial dependence functions average over.
+    features : list
+        Column names/indices (overall ``H2_j``) and pairs (pairwise ``H2_jk``).
+    n_max : int
+        The H statistics use at most this many rows of X, drawn with ``rng``.
+    sample_weight : array_like of shape (n_rows,), optional
+        Row weights of every partial dependence average.
+    rng : None, int or numpy.random.Generator
+        Seed of that subsample (None: fresh entropy).
+    response_method : str
+        As in :func:`pdpboot.partial_dependence`.
+    grid_kwargs : mapping, optional
+        Grid settings of the 2-D PD surfaces behind ``pd_variance_interaction``
+        (``grid_resolution``, ``percentiles``, ``custom_values``,
+        ``categorical_features``), as in :func:`pdpboot.partial_dependence`.
+
+    Returns
+    -------
+    xarray.DataTree
+        One child per feature set: 1-D nodes ``h2_overall`` (``output``); 2-D
+        nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``
+        (``output``).  Root attrs as in :func:`pdpboot.partial_dependence`, plus
+        ``n_max``.
+
+    See Also
+    --------
+    h_statistic : the same statistics with bands, from a bootstrap result.
+    h_statistic_test : a refit test of "no interaction".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> model = LinearRegression().fit(X, X[:, 0] - X[:, 1])
+    >>> h = h_statistic_of_model(model, X, [(0, 1)], rng=0)
+    >>> round(float(h["x0__x1"].ds["h2"][0]), 6)
+    0.0
+    """
+    n_max = check_positive_int(n_max, "n_max", 2)
     if not is_fitted(estimator):
-        raise ValueError(
-            f"{type(estimator).__name__} is not fitted; fit it before h_statistic(estimator, X, ...)."
-        )
-    spec = make_spec(X, features, **grid_kwargs)
+        raise ValueError(f"{type(estimator).__name__} is not fitted; fit it before h_statistic_of_model, or "
+                         "use bootstrap_partial_dependence(..., interactions=True), which fits clones itself.")
     generator = np.random.default_rng(rng)
-    resolved = resolve_response_method(estimator, response_method)
-    n_targets = 1
-    if resolved == "predict":
-        n_targets = np.asarray(estimator.predict(spec.rows(np.arange(1)))).reshape(1, -1).shape[1]
-    outputs = output_labels(estimator, resolved, None, n_targets)
-    background = np.arange(spec.X.shape[0])
-    common = dict(response_method=resolved, outputs=outputs, background=background)
-    per_node = evaluate_model(estimator, spec, **common)
-    model_statistics(estimator, spec, per_node, weights=None, heterogeneity=False, n_max=n_max, rng=generator,
-                     **common)
-    settings = dict(spec.settings, response_method=response_method, n_max=n_max)
-    attrs = provenance(estimator, settings, task=_task(resolved), response=resolved, n_resamples=0,
-                       n_failed_resamples=0,
-                       rng_entropy=str(generator.bit_generator.seed_seq.entropy))
-    tree = build_tree(spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs)
+    tree = partial_dependence(estimator, X, features, response_method=response_method,
+                              sample_weight=sample_weight, **dict(grid_kwargs or {}))
+    table, names = check_table(X)
+    feature_sets = resolve_features(features, names)
+    first = feature_nodes(tree)[0].ds
+    outputs = list(first["output"].values)
+    stats = interaction_statistics(
+        response_function(estimator, tree.attrs["response"]), table,
+        singles=[fs[0] for fs in feature_sets if len(fs) == 1], pairs=[fs for fs in feature_sets if len(fs) == 2],
+        weights=sample_weight, n_max=n_max, rng=generator, n_outputs=len(outputs),
+    )
+    for fs, values in stats.items():
+        name = node_name(tuple(names[p] for p in fs))
+        ds = tree[name].to_dataset()
+        for stat, arr in values.items():
+            ds[stat] = xr.DataArray(arr, dims=("output",), coords={"output": ds["output"]})
+        tree[name].dataset = ds
+    tree.attrs = dict(tree.attrs, n_max=n_max, rng_entropy=str(generator.bit_generator.seed_seq.entropy))
     return _from_result(tree, confidence_level=None, method="percentile", simultaneous=False)
 
 
 def h_statistic(
-    source,
-    X=None,
-    features=None,
+    result: xr.DataTree,
     *,
-    n_max: int = 500,
-    rng=None,
-    response_method: str = "auto",
-    grid_kwargs: Mapping | None = None,
     confidence_level: float | None = 0.95,
     method: str = "percentile",
     simultaneous: bool = False,
 ) -> xr.DataTree:
-    """Friedman-Popescu H statistics and the PD-variance interaction index, with bands.
+    """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result, with bands.
 
-    Two call forms:
-
-    ``h_statistic(result)``
-        Selects the statistics computed in the resample loop by
-        ``bootstrap_partial_dependence(..., interactions=True)`` and adds
-        ``pd_variance_interaction`` (from ``pd``/``pd_resamples``) and bands.
-    ``h_statistic(estimator, X, features)``
-        One fitted model, no resampling (no bands): computes everything on X.
+    Selects the statistics computed in the resample loop by
+    ``bootstrap_partial_dependence(..., interactions=True)``, adds
+    ``pd_variance_interaction`` (from ``pd``/``pd_resamples`` of 2-D nodes) and
+    bands.  All these statistics are >= 0: their band bounds are clipped at 0.
 
     Parameters
     ----------
-    source : xarray.DataTree or fitted estimator
-        A pdpboot result, or a fitted estimator (anything with ``predict``,
-        ``predict_proba`` or ``decision_function``).
-    X : DataFrame or array, only with an estimator
-        Data the partial dependence functions average over.
-    features : list, only with an estimator
-        Column names/indices (overall ``H2_j``) and pairs (pairwise ``H2_jk``).
-    n_max : int, only with an estimator
-        The H statistics use at most this many rows of X, drawn with ``rng``.
-    rng : None, int or numpy.random.Generator, only with an estimator
-        Seed of that subsample (None: fresh entropy).
-    response_method : str, only with an estimator
-        As in :func:`pdpboot.partial_dependence`.
-    grid_kwargs : mapping, only with an estimator
-        Grid settings of the 2-D PD surfaces behind ``pd_variance_interaction``
-        (``grid_resolution``, ``percentiles``, ``custom_values``,
-        ``categorical_features``), as in :func:`pdpboot.partial_dependence`.
-    confidence_level, method, simultaneous
-        Bands as in :func:`pdpboot.confidence_bands` (results with resamples);
-        ``confidence_level=None`` adds none.
+    result : xarray.DataTree
+        A pdpboot result.
+    confidence_level : float or None
+        Level of the bands (:func:`pdpboot.confidence_bands`); None adds none.
+    method : {"percentile", "basic", "normal", "bc", "bca"}
+        Band method, as in :func:`pdpboot.confidence_bands`.
+    simultaneous : bool
+        As in :func:`pdpboot.confidence_bands` (each statistic is one number
+        per output, so this only changes the construction, e.g. sup-t).
 
     Returns
     -------
@@ -211,23 +259,29 @@ def h_statistic(
         (``resample``, ``output``) and ``<stat>_band`` (``ci_bound``,
         ``output``), ``<stat>_se``, ``<stat>_bias``.  The band of ``h2`` is
         not a test of ``H2 = 0`` (see :func:`h_statistic_test`).
+
+    See Also
+    --------
+    h_statistic_of_model : the statistics of one fitted model, without resampling.
+    h_statistic_test : a refit test of "no interaction".
+    pdpboot.plot_h_statistic : draws the result.
+
+    Examples
+    --------
+    >>> import numpy as np, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [(0, 1)], n_resamples=5,
+    ...                                            interactions=True, grid_resolution=3, rng=0, progress=False)
+    >>> pdpboot.h_statistic(res)["x0__x1"].ds["h2_band"].dims
+    ('ci_bound', 'output')
     """
-    if isinstance(source, xr.DataTree):
-        if X is not None or features is not None:
-            raise TypeError(
-                "h_statistic(result) takes no X or features (the result already fixes them); "
-                "pass an estimator to compute the statistics on new data."
-            )
-        return _from_result(source, confidence_level=confidence_level, method=method,
-                            simultaneous=simultaneous)
-    if X is None or features is None:
+    if not isinstance(result, xr.DataTree):
         raise TypeError(
-            "h_statistic(estimator, X, features) needs X and features; or pass the DataTree of "
-            "bootstrap_partial_dependence(..., interactions=True)."
+            f"h_statistic takes a pdpboot result (xarray.DataTree), got {type(result).__name__}; for one "
+            "fitted model use h_statistic_of_model(estimator, X, features)."
         )
-    n_max = check_positive_int(n_max, "n_max", 2)
-    return _from_estimator(source, X, features, n_max=n_max, rng=rng, response_method=response_method,
-                           grid_kwargs=dict(grid_kwargs or {}))
+    return _from_result(result, confidence_level=confidence_level, method=method, simultaneous=simultaneous)
 
 
 # ----------------------------------------------------------------------------- refit-based test

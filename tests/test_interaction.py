@@ -204,7 +204,7 @@ from pdpboot.datasets import (  # noqa: E402
     make_interaction,
     true_function,
 )
-from pdpboot.interaction import h_statistic, h_statistic_test  # noqa: E402
+from pdpboot.interaction import h_statistic, h_statistic_of_model, h_statistic_test  # noqa: E402
 
 
 class _TrueFunction(RegressorMixin, BaseEstimator):
@@ -277,7 +277,7 @@ def test_goldstein_h2_23_near_one():
     X, y = make_goldstein(1000, rng=6)
     basis = FunctionTransformer(lambda Z: np.column_stack([Z[:, 0], Z[:, 1], Z[:, 1] * (Z[:, 2] >= 0)]))
     model = make_pipeline(basis, LinearRegression()).fit(X.to_numpy(), y.to_numpy())
-    h = h_statistic(model, X.to_numpy(), [(1, 2), (0, 1)], n_max=400, rng=0)
+    h = h_statistic_of_model(model, X.to_numpy(), [(1, 2), (0, 1)], n_max=400, rng=0)
     assert 0.9 < float(h["x1__x2"].ds["h2"][0]) < 1.1  # the DGP's x2, x3
     np.testing.assert_allclose(h["x0__x1"].ds["h2"], 0.0, atol=1e-10)
 
@@ -286,7 +286,7 @@ def test_friedman1_true_function_reference_values():
     ref_h2_12, ref_h2_1 = _friedman1_reference()
     assert abs(ref_h2_12 - 0.16) < 0.005 and abs(ref_h2_1 - 0.075) < 0.002  # the rounded values
     X, _ = make_friedman1(1500, rng=7)
-    h = h_statistic(_TrueFunction(), X, ["x1", ("x1", "x2"), ("x3", "x4")], n_max=1500, rng=0,
+    h = h_statistic_of_model(_TrueFunction(), X, ["x1", ("x1", "x2"), ("x3", "x4")], n_max=1500, rng=0,
                     grid_kwargs={"grid_resolution": 10})
     # sampling SD of the estimates at m = 1500 rows: about 0.008 (H2_12) and 0.003 (H2_1)
     np.testing.assert_allclose(h["x1__x2"].ds["h2"], ref_h2_12, atol=0.03)
@@ -300,18 +300,20 @@ def test_classifier_outputs_and_errors():
     X = rng.normal(size=(150, 2))
     labels = np.where(X[:, 0] * X[:, 1] > 0.3, "a", np.where(X[:, 0] > 0, "b", "c"))
     clf = make_pipeline(PolynomialFeatures(2), LogisticRegression(max_iter=500)).fit(X, labels)
-    h = h_statistic(clf, X, [(0, 1)], n_max=60, rng=0, grid_kwargs={"grid_resolution": 5})
+    h = h_statistic_of_model(clf, X, [(0, 1)], n_max=60, rng=0, grid_kwargs={"grid_resolution": 5})
     assert list(h["x0__x1"].ds["output"].values) == ["a", "b", "c"]
     assert (h["x0__x1"].ds["h2"] > 0).all()
     res = pdpboot.partial_dependence(clf, X, [0])
     with pytest.raises(ValueError, match="interactions=True"):
         h_statistic(res)
-    with pytest.raises(TypeError, match="takes no X"):
-        h_statistic(res, X)
-    with pytest.raises(TypeError, match="needs X and features"):
+    with pytest.raises(TypeError, match="h_statistic_of_model"):
         h_statistic(clf)
+    with pytest.raises(TypeError):
+        h_statistic(res, X)  # the result form takes no data
     with pytest.raises(ValueError, match="n_max"):
-        h_statistic(clf, X, [(0, 1)], n_max=1)
+        h_statistic_of_model(clf, X, [(0, 1)], n_max=1)
+    with pytest.raises(ValueError, match="not fitted"):
+        h_statistic_of_model(LogisticRegression(), X, [(0, 1)])
     with pytest.raises(ValueError, match="interactions"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], interactions=1, n_resamples=2)
 
