@@ -15,6 +15,7 @@ _PUBLIC = {
     "confidence_bands": "bands",
     "get_node": "schema",
     "h_statistic": "interaction",
+    "h_statistic_of_model": "interaction",
     "h_statistic_test": "interaction",
     "HStatisticTestResult": "interaction",
     "ice_heterogeneity": "heterogeneity",
