@@ -1,6 +1,7 @@
 """pdpboot: bootstrap confidence bands for partial dependence and ICE."""
 
 from ._pd import partial_dependence
+from .ale import accumulated_local_effects, bootstrap_ale
 from ._version import __version__
 from .bands import confidence_bands
 from .bootstrap import bootstrap_partial_dependence
@@ -17,6 +18,8 @@ from .plotting import (
 from .schema import get_node
 
 __all__ = [
+    "accumulated_local_effects",
+    "bootstrap_ale",
     "bootstrap_partial_dependence",
     "confidence_bands",
     "get_node",
