@@ -1,8 +1,8 @@
 """pdpboot: bootstrap confidence bands for partial dependence and ICE."""
 
 from ._pd import partial_dependence
-from .ale import accumulated_local_effects, bootstrap_ale
 from ._version import __version__
+from .ale import accumulated_local_effects, bootstrap_ale
 from .bands import confidence_bands
 from .bootstrap import bootstrap_partial_dependence
 from .heterogeneity import ice_heterogeneity
