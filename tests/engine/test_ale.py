@@ -207,7 +207,8 @@ def test_second_order_surface_by_hand_formula():
                         z = r.copy()
                         z[0], z[1] = a, b
                         return model(z[None])[0, 0]
-                    vals.append(at(e1[k + 1], e2[m + 1]) - at(e1[k], e2[m + 1]) - at(e1[k + 1], e2[m]) + at(e1[k], e2[m]))
+                    vals.append(at(e1[k + 1], e2[m + 1]) - at(e1[k], e2[m + 1])
+                                - at(e1[k + 1], e2[m]) + at(e1[k], e2[m]))
                 delta[k, m] = np.mean(vals)
     assert (n > 0).all()  # this table has no empty cell, so no borrowing is involved
     G = np.zeros((K1 + 1, K2 + 1))
