@@ -67,7 +67,7 @@ def test_agrees_with_pyale_continuous_on_the_same_bins():
     from R's type-1 quantiles, so its edges are given to pdpboot as custom_values."""
     pyale = _pyale()
     df, model = _peer_data()
-    peer = pyale.ale(df, model, "a", grid_size=12, include_CI=False, plot=False)
+    peer = pyale.ale(df, model, ["a"], grid_size=12, include_CI=False, plot=False)
     edges = peer.index.to_numpy(dtype=float)
     ours = accumulated_local_effects(model, df, ["a"], custom_values={"a": edges})
     np.testing.assert_allclose(ours["a"]["ale"].sel(output="y").values, peer["eff"].to_numpy(), atol=1e-10)
@@ -79,7 +79,7 @@ def test_agrees_with_pyale_continuous_on_the_same_bins():
 def test_agrees_with_pyale_discrete():
     pyale = _pyale()
     df, model = _peer_data()
-    peer = pyale.ale(df, model, "k", feature_type="discrete", include_CI=False, plot=False)
+    peer = pyale.ale(df, model, ["k"], feature_type="discrete", include_CI=False, plot=False)
     ours = accumulated_local_effects(model, df, ["k"], grid_resolution=10)
     assert ours["k"].attrs["ale_kind"] == ["ordinal"]
     np.testing.assert_array_equal(ours["k"]["k"].values, peer.index.to_numpy())
