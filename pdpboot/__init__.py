@@ -11,6 +11,8 @@ from ._version import __version__
 
 #: public name -> module that defines it
 _PUBLIC = {
+    "accumulated_local_effects": "ale",
+    "bootstrap_ale": "ale",
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
     "get_node": "schema",
