@@ -4,6 +4,7 @@ from ._pd import partial_dependence
 from ._version import __version__
 from .bands import confidence_bands
 from .bootstrap import bootstrap_partial_dependence
+from .forest import forest_partial_dependence
 from .heterogeneity import ice_heterogeneity
 from .interaction import HStatisticTestResult, h_statistic, h_statistic_test
 from .io import load, save
@@ -19,6 +20,7 @@ from .schema import get_node
 __all__ = [
     "bootstrap_partial_dependence",
     "confidence_bands",
+    "forest_partial_dependence",
     "get_node",
     "h_statistic",
     "h_statistic_test",
