@@ -186,13 +186,18 @@ def forest_partial_dependence(
 
     Examples
     --------
+    >>> import warnings
     >>> from sklearn.ensemble import RandomForestRegressor
     >>> from pdpboot.datasets import make_friedman1
     >>> X, y = make_friedman1(100, rng=0)
-    >>> res = forest_partial_dependence(RandomForestRegressor(min_samples_leaf=5), X, y, ["x1"],
-    ...                                 n_estimators=100, grid_resolution=5, rng=0)  # doctest: +SKIP
-    >>> res["x1"]["pd_band"].dims  # doctest: +SKIP
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")  # 20 trees are far too few for reliable bands
+    ...     res = forest_partial_dependence(RandomForestRegressor(min_samples_leaf=5), X, y, ["x1"],
+    ...                                     n_estimators=20, grid_resolution=5, method="brute", rng=0)
+    >>> res["x1"]["pd_band"].dims
     ('ci_bound', 'output', 'x1')
+    >>> res["x1"]["pd_band"].attrs["method"]
+    'infinitesimal-jackknife'
     """
     check_choice(uncertainty, "uncertainty", tuple(UNCERTAINTY))
     if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
