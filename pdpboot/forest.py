@@ -35,7 +35,9 @@ UNCERTAINTY = {"ij": "infinitesimal-jackknife", "jackknife": "jackknife-after-bo
 #: Fewer trees than this draw a warning (see the note on the number of trees in
 #: :func:`forest_partial_dependence`).
 MIN_TREES = 1000
-#: Warn when the Monte Carlo bias correction removes more than this share of the raw IJ variance.
+#: Warn when the Monte Carlo bias correction removes more than this share of the raw IJ variance
+#: (median over the grid points of a node); the warning then names the number of trees that would
+#: bring it down to this share (the correction falls like 1 / n_estimators).
 MAX_NOISE_SHARE = 0.5
 
 
@@ -78,9 +80,9 @@ def _stats(u, t, m, level, crit, *, oob=None, counts=None, jackknife=False):
     se = np.sqrt(np.clip(var, 0, None))
     est = t.mean(axis=0)
     z = ndtri(0.5 + level / 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(raw > 0, noise / raw, 0.0)
-    info = {"n_negative_variance": int((var < 0).sum()), "mc_noise_share": float(share.max(initial=0.0))}
+    live = raw > 0  # (the centred PD has no variance at its anchor point)
+    share = float(np.median(noise[live] / raw[live])) if live.any() else 0.0
+    info = {"n_negative_variance": int((var < 0).sum()), "mc_noise_share": share}
     bands = {"pointwise": (est - z * se, est + z * se)}
     if crit is not None:
         bands["simultaneous"] = (est - crit[:, None] * se, est + crit[:, None] * se)
@@ -164,8 +166,8 @@ def forest_partial_dependence(
         (``ci_bound``, ``output``, *features), a normal band whose attrs record
         ``method`` ("infinitesimal-jackknife" or "jackknife-after-bootstrap"),
         ``confidence_level``, ``simultaneous``, ``critical_value``,
-        ``n_estimators``, ``mc_noise_share`` (largest share of the raw IJ
-        variance removed by the bias correction) and ``n_negative_variance``
+        ``n_estimators``, ``mc_noise_share`` (median over the grid of the
+        share of the raw IJ variance removed by the bias correction) and ``n_negative_variance``
         (points whose corrected variance was negative, given SE 0); with
         ``simultaneous``, ``pd_band_pointwise``.  1-D nodes also hold
         ``pd_centered`` (PD minus its value at the first grid point) with
@@ -249,7 +251,8 @@ def forest_partial_dependence(
                                               rng=seed)
             est, se, bands, info = _stats(u_s, t_s, m, confidence_level, crit, oob=oob_s, counts=counts,
                                           jackknife=jackknife)
-            worst = max(worst, info["mc_noise_share"]) if name == "pd" else worst
+            if name == "pd":
+                worst = max(worst, info["mc_noise_share"])
             vdims = ("output", *dims)
             variables[name] = (vdims, est.reshape(shape))
             variables[f"{name}_se"] = (vdims, se.reshape(shape))
@@ -290,7 +293,12 @@ def _warn_trees(n_trees: int, n_rows: int, noise_share: float) -> None:
     if n_trees < MIN_TREES:
         reasons.append(f"the forest has {n_trees} trees (fewer than {MIN_TREES})")
     if noise_share > MAX_NOISE_SHARE:
-        reasons.append(f"Monte Carlo noise is {noise_share:.0%} of the raw IJ variance at some grid point")
+        # noise ~ 1/B and the corrected variance V does not depend on B: share(B') = c / (V + c) with
+        # c = noise * B / B'; share <= s  <=>  B' >= B * (noise / V) * (1 - s) / s
+        ratio = noise_share / (1 - noise_share)
+        needed = int(np.ceil(n_trees * ratio * (1 - MAX_NOISE_SHARE) / MAX_NOISE_SHARE / 100) * 100)
+        reasons.append(f"Monte Carlo noise is {noise_share:.0%} of the raw IJ variance (median over a grid; "
+                       f"about {needed} trees would bring it to {MAX_NOISE_SHARE:.0%})")
     if reasons:
         warnings.warn(
             "Infinitesimal-jackknife bands may be unreliable: " + " and ".join(reasons) + f" (n = {n_rows} rows). "

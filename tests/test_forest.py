@@ -103,7 +103,7 @@ def test_classifier_outputs_are_class_probabilities(friedman):
 
 def test_jackknife_comparator_and_warnings(friedman):
     X, y = friedman
-    with pytest.warns(UserWarning, match="fewer than"):
+    with pytest.warns(UserWarning, match="fewer than 1000.*trees would bring it to 50%"):
         ij = forest_partial_dependence(RandomForestRegressor(random_state=0), X, y, ["x1"], n_estimators=40,
                                        grid_resolution=4)
     jack = _fpd(RandomForestRegressor(random_state=0), X, y, ["x1"], n_estimators=40, grid_resolution=4,
