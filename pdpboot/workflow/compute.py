@@ -17,6 +17,7 @@ from ..bootstrap import bootstrap_partial_dependence
 from ..schema import node_name
 from .data import Problem
 from .model import build_estimator, evaluate, split
+from .options import RunConfig
 
 
 @dataclass
@@ -55,7 +56,7 @@ def _training_levels(custom: dict, X_train: pd.DataFrame, used: set) -> dict:
     return out
 
 
-def compute(config: dict, problem: Problem, *, say: Callable[[str], None] = print,
+def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] = print,
             log: Callable[[str], None] | None = None, progress: bool = False) -> Outcome:
     """Split, fit, evaluate, bootstrap and band (deterministic given ``config`` and the table).
 
@@ -86,34 +87,34 @@ def compute(config: dict, problem: Problem, *, say: Callable[[str], None] = prin
 
     sets = feature_sets(problem)
     used = {f for fs in sets for f in (fs if isinstance(fs, tuple) else (fs,))}
-    say(f"Bootstrap: {config['n_resamples']} refits, PD of {len(problem.pd_features)} feature(s) and "
-        f"{len(problem.pairs)} pair(s) on a {config['grid_resolution']}-point grid ...")
+    say(f"Bootstrap: {config.n_resamples} refits, PD of {len(problem.pd_features)} feature(s) and "
+        f"{len(problem.pairs)} pair(s) on a {config.grid_resolution}-point grid ...")
     start = time.perf_counter()
     result = bootstrap_partial_dependence(
         estimator, X_train, y_train, sets,
-        n_resamples=config["n_resamples"],
-        grid_resolution=config["grid_resolution"],
+        n_resamples=config.n_resamples,
+        grid_resolution=config.grid_resolution,
         custom_values=_training_levels(problem.custom_values, X_train, used) or None,
         categorical_features=[c for c in problem.categorical if c in used] or None,
         response_method="predict_proba" if problem.task == "classification" else "predict",
-        ice=config["ice_samples"] if config["ice_samples"] > 0 else False,
+        ice=config.ice_samples if config.ice_samples > 0 else False,
         heterogeneity=True,
-        interactions=config["interactions"] if config["interactions"] > 0 else False,
-        max_background=config["max_background"] or None,
-        n_jobs=config["n_jobs"],
-        rng=config["random_state"],
+        interactions=config.interactions if config.interactions > 0 else False,
+        max_background=config.max_background or None,
+        n_jobs=config.n_jobs,
+        rng=config.random_state,
         progress=progress,
     )
     seconds["bootstrap"] = time.perf_counter() - start
-    result = confidence_bands(result, confidence_level=config["confidence_level"], method=config["band"],
-                              simultaneous=config["simultaneous"])
+    result = confidence_bands(result, confidence_level=config.confidence_level, method=config.band,
+                              simultaneous=config.simultaneous)
     for a, b in problem.pairs:  # resampled ICE surfaces: B x N x grid^2 numbers nothing reads
         node = result[node_name([a, b])]
         if "ice_resamples" in node.ds:
             node.dataset = node.to_dataset().drop_vars("ice_resamples")
     result.attrs.update(
-        created=config["created"],
-        cli_config=json.dumps(config, sort_keys=True),
+        created=config.created,
+        cli_config=json.dumps(config.to_dict(), sort_keys=True),
         cli_metrics=json.dumps([[m, _jsonable(v), d] for m, v, d in metrics]),
         cli_notes=json.dumps([*problem.notes, *notes]),
         cli_display_names=json.dumps(problem.display, sort_keys=True),

@@ -293,10 +293,10 @@ def _check_target(y: pd.Series, task: str, name: str, test_size: float) -> list:
 
 def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list[str]) -> tuple[list, list]:
     columns = list(table.columns)
-    exclude = [_need_column(c, columns, "--exclude") for c in config["exclude"]]
-    explicit = config["features"] is not None
+    exclude = [_need_column(c, columns, "--exclude") for c in config.exclude]
+    explicit = config.features is not None
     if explicit:
-        features = [_need_column(c, columns, "feature") for c in config["features"]]
+        features = [_need_column(c, columns, "feature") for c in config.features]
         if target in features:
             raise InputError(f"The target {target!r} cannot also be a feature; remove it from --features.")
         duplicated = sorted({f for f in features if features.count(f) > 1})
@@ -336,18 +336,18 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     """
     notes: list[str] = []
     columns = list(table.columns)
-    target = _need_column(str(config["target"]), columns, "target")
+    target = _need_column(str(config.target), columns, "target")
     features, _ = _choose_features(config, table, target, notes)
-    pd_features = features if config["pd_features"] is None else [
-        _need_column(c, columns, "--pd-features") for c in config["pd_features"]
+    pd_features = features if config.pd_features is None else [
+        _need_column(c, columns, "--pd-features") for c in config.pd_features
     ]
     for name in pd_features:
         if name not in features:
             raise InputError(f"--pd-features names {name!r}, which is not a model feature.")
-    if not pd_features and not config["pairs"]:
+    if not pd_features and not config.pairs:
         raise InputError("Nothing to compute: --pd-features is empty and no --pairs are given.")
     pairs = []
-    for a, b in config["pairs"]:
+    for a, b in config.pairs:
         for name in (a, b):
             _need_column(name, columns, "--pairs")
             if name not in features:
@@ -357,7 +357,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         if (a, b) in pairs or (b, a) in pairs:
             raise InputError(f"Pair {a}:{b} is requested twice.")
         pairs.append((a, b))
-    forced = [_need_column(c, columns, "--categorical") for c in config["categorical"]]
+    forced = [_need_column(c, columns, "--categorical") for c in config.categorical]
 
     y = table[target]
     if y.isna().all():
@@ -369,19 +369,19 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     n = int(keep.sum())
     if n < MIN_ROWS:
         raise InputError(f"Only {n} row(s) have a target value; pdpboot run needs at least {MIN_ROWS}.")
-    n_train = n - int(np.ceil(config["test_size"] * n))
+    n_train = n - int(np.ceil(config.test_size * n))
     if n_train < MIN_TRAIN_ROWS:
-        raise InputError(f"With --test-size {config['test_size']} only {n_train} of {n} rows are left for "
+        raise InputError(f"With --test-size {config.test_size} only {n_train} of {n} rows are left for "
                          f"training; at least {MIN_TRAIN_ROWS} are needed.")
-    if y.nunique() < 2 and config["task"] != "classification":
+    if y.nunique() < 2 and config.task != "classification":
         raise InputError(f"Target {target!r} is constant (every value is {_describe(y.iloc[0])}); "
                          "there is nothing to model.")
-    task, y = _decide_task(y, config["task"], target)
-    classes = _check_target(y, task, target, config["test_size"])
+    task, y = _decide_task(y, config.task, target)
+    classes = _check_target(y, task, target, config.test_size)
     positive = None
     if task == "classification":
-        positive = _resolve_positive(classes, config["positive_class"], target)
-    elif config["positive_class"] is not None:
+        positive = _resolve_positive(classes, config.positive_class, target)
+    elif config.positive_class is not None:
         raise InputError("--positive-class applies to classification only; this target is a regression target.")
 
     X = table.loc[keep, features].copy()

@@ -71,19 +71,19 @@ class AsText(TransformerMixin, BaseEstimator):
 
 def _final_estimator(config: dict, task: str):
     classification = task == "classification"
-    seed = config["random_state"]
-    name = config["model"]
+    seed = config.random_state
+    name = config.model
     if name == "linear":
         if classification:
             return linear_model.LogisticRegression(max_iter=2000, random_state=seed)
         return linear_model.LinearRegression()
     cls = _TREES[name][int(classification)]
-    depth = config["max_depth"]
+    depth = config.max_depth
     params = {"random_state": seed}
     if name == "hist-gradient-boosting":
-        params["max_iter"] = config["n_estimators"]
+        params["max_iter"] = config.n_estimators
     else:
-        params["n_estimators"] = config["n_estimators"]
+        params["n_estimators"] = config.n_estimators
     if depth is not None:
         params["max_depth"] = None if depth == 0 else depth
     if name in ("random-forest", "extra-trees"):
@@ -105,8 +105,8 @@ def build_estimator(config: dict, problem: Problem) -> tuple[object, list[str]]:
     numeric = [c for c in problem.features if c not in problem.categorical]
     categorical = [c for c in problem.features if c in problem.categorical]
     missing = [c for c in numeric if problem.X[c].isna().any()]
-    linear = config["model"] == "linear"
-    impute = bool(missing) and config["model"] not in _ACCEPTS_MISSING
+    linear = config.model == "linear"
+    impute = bool(missing) and config.model not in _ACCEPTS_MISSING
     if missing:
         shown = ", ".join(repr(problem.display[c]) for c in missing)
         if impute:
@@ -153,12 +153,12 @@ def split(config: dict, problem: Problem):
     X_train, X_test, y_train, y_test
         ``X_test``/``y_test`` are None without a test set.
     """
-    if config["test_size"] == 0:
+    if config.test_size == 0:
         return problem.X, None, problem.y, None
     stratify = problem.y if problem.task == "classification" else None
     try:
-        return train_test_split(problem.X, problem.y, test_size=config["test_size"],
-                                random_state=config["random_state"], stratify=stratify)
+        return train_test_split(problem.X, problem.y, test_size=config.test_size,
+                                random_state=config.random_state, stratify=stratify)
     except ValueError as exc:
         raise InputError(f"Cannot split the rows into training and test sets: {exc} Change --test-size, or use "
                          "--test-size 0 for no test set.") from None
