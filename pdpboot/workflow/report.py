@@ -111,7 +111,7 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
     import matplotlib
 
     plt = _pyplot()
-    from ..plotting import plot_h_statistic, plot_partial_dependence
+    from ..plotting import plot_h_statistic, plot_pd_panels
 
     folder.mkdir()
     taken: set[str] = set()
@@ -131,7 +131,7 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
         stem = "overview" if len(outputs) == 1 else "overview_" + safe_filename(f"class_{output}", taken)
         jobs.append((stem, "all PD curves and surfaces in one panel" + (f" (class {output})" if len(outputs) > 1
                                                                          else ""),
-                     lambda output=output: _overview(result, output, problem.display, plot_partial_dependence)))
+                     lambda output=output: _overview(result, output, problem.display, plot_pd_panels)))
     if config.interactions > 0:
         jobs.append(("interactions", "H-squared interaction statistics with intervals",
                      lambda: _interaction_figure(plt, result, problem, outputs[0], plot_h_statistic)))
@@ -151,8 +151,8 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
     return files, failures
 
 
-def _overview(result, output, display: dict, plot_partial_dependence):
-    fig, axes = plot_partial_dependence(result, output=output)
+def _overview(result, output, display: dict, plot_pd_panels):
+    fig, axes = plot_pd_panels(result, output=output)
     for ax in axes.ravel():  # axis labels: the original column names
         ax.set_xlabel(display.get(ax.get_xlabel(), ax.get_xlabel()))
         ax.set_ylabel(display.get(ax.get_ylabel(), ax.get_ylabel()))
