@@ -95,7 +95,7 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         n_resamples=config.n_resamples,
         grid_resolution=config.grid_resolution,
         custom_values=_training_levels(problem.custom_values, X_train, used) or None,
-        categorical_features=[c for c in problem.categorical if c in used] or None,
+        categorical_features=[c for c in [*problem.categorical, *problem.points] if c in used] or None,
         response_method="predict_proba" if problem.task == "classification" else "predict",
         ice=config.ice_samples if config.ice_samples > 0 else False,
         heterogeneity=True,
@@ -103,6 +103,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         max_background=config.max_background or None,
         n_jobs=config.n_jobs,
         rng=config.random_state,
+        **({} if problem.groups is None else {"groups": problem.groups.loc[X_train.index].to_numpy(),
+                                              "resampling": "group"}),
         progress=progress,
     )
     seconds["bootstrap"] = time.perf_counter() - start

@@ -155,6 +155,12 @@ def split(config: dict, problem: Problem):
     """
     if config.test_size == 0:
         return problem.X, None, problem.y, None
+    if problem.groups is not None:  # whole clusters go to either side
+        from sklearn.model_selection import GroupShuffleSplit
+
+        splitter = GroupShuffleSplit(n_splits=1, test_size=config.test_size, random_state=config.random_state)
+        train, test = next(splitter.split(problem.X, problem.y, groups=problem.groups))
+        return problem.X.iloc[train], problem.X.iloc[test], problem.y.iloc[train], problem.y.iloc[test]
     stratify = problem.y if problem.task == "classification" else None
     try:
         return train_test_split(problem.X, problem.y, test_size=config.test_size,
