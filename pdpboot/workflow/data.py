@@ -86,7 +86,8 @@ def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str
     try:
         table = pd.read_csv(io.StringIO(text), sep=sep, decimal="." if decimal == "auto" else decimal)
         if decimal == "auto" and sep != ",":
-            commas = [c for c in table.columns if table[c].dtype == object and looks_decimal_comma(table[c])]
+            commas = [c for c in table.columns if (table[c].dtype == object or pd.api.types.is_string_dtype(
+                table[c].dtype)) and looks_decimal_comma(table[c])]
             if commas:
                 table = pd.read_csv(io.StringIO(text), sep=sep, decimal=",")
                 shown = ", ".join(shorten(c, 40) for c in commas[:5]) + (", ..." if len(commas) > 5 else "")
