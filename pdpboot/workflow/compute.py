@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import time
 from collections.abc import Callable
@@ -18,6 +20,7 @@ from ..schema import node_name
 from .data import Problem
 from .model import build_estimator, evaluate, split
 from .options import RunConfig
+from .progress import bootstrap_progress
 
 
 @dataclass
@@ -56,8 +59,27 @@ def _training_levels(custom: dict, X_train: pd.DataFrame, used: set) -> dict:
     return out
 
 
+def thread_limits(config: RunConfig) -> tuple[dict, contextlib.AbstractContextManager]:
+    """How ``--threads-per-job`` reaches the bootstrap: its ``threads_per_job`` argument when it has
+    one, else a threadpoolctl limit around the call (which covers serial runs; joblib's loky workers
+    get cores // n_jobs threads by themselves)."""
+    if "threads_per_job" in inspect.signature(bootstrap_partial_dependence).parameters:
+        return {"threads_per_job": config.threads_per_job}, contextlib.nullcontext()
+    return {}, fit_limits(config)
+
+
+def fit_limits(config: RunConfig) -> contextlib.AbstractContextManager:
+    """Native-thread limit of the fits made in this process (none unless ``--threads-per-job``)."""
+    if config.threads_per_job is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=config.threads_per_job)
+
+
 def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] = print,
-            log: Callable[[str], None] | None = None, progress: bool = False) -> Outcome:
+            log: Callable[[str], None] | None = None, progress: bool = False,
+            progress_lines: Callable[[str], None] | None = None) -> Outcome:
     """Split, fit, evaluate, bootstrap and band (deterministic given ``config`` and the table).
 
     Returns
@@ -81,8 +103,9 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     test = "no test set" if X_test is None else f"{len(X_test)} test rows"
     say(f"Fitting {name} on {len(X_train)} training rows ({test}) ...")
     start = time.perf_counter()
-    fitted = clone(estimator).fit(X_train, y_train)
-    metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
+    with fit_limits(config):
+        fitted = clone(estimator).fit(X_train, y_train)
+        metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
     seconds["fit"] = time.perf_counter() - start
 
     sets = feature_sets(problem)
@@ -90,7 +113,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     say(f"Bootstrap: {config.n_resamples} refits, PD of {len(problem.pd_features)} feature(s) and "
         f"{len(problem.pairs)} pair(s) on a {config.grid_resolution}-point grid ...")
     start = time.perf_counter()
-    result = bootstrap_partial_dependence(
+    threads, limits = thread_limits(config)
+    run = lambda: bootstrap_partial_dependence(  # noqa: E731 - called once, maybe inside the progress reader
         estimator, X_train, y_train, sets,
         n_resamples=config.n_resamples,
         grid_resolution=config.grid_resolution,
@@ -105,8 +129,15 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         rng=config.random_state,
         **({} if problem.groups is None else {"groups": problem.groups.loc[X_train.index].to_numpy(),
                                               "resampling": "group"}),
-        progress=progress,
+        progress=True if progress_lines is not None else progress,
+        **threads,
     )
+    with limits:
+        if progress_lines is None:
+            result = run()
+        else:
+            result = bootstrap_progress(run, emit=progress_lines, n_resamples=config.n_resamples,
+                                        terminal=progress)
     seconds["bootstrap"] = time.perf_counter() - start
     result = confidence_bands(result, confidence_level=config.confidence_level, method=config.band,
                               simultaneous=config.simultaneous)

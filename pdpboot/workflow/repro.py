@@ -90,7 +90,11 @@ def read_config(folder: Path) -> tuple[RunConfig, Path]:
     return config, data_path
 
 
-def recompute(folder: Path) -> tuple[xr.DataTree, list[str]]:
+def _say(message: str) -> None:
+    print(f"repro: {message}", file=sys.stderr, flush=True)
+
+
+def recompute(folder: Path, say=_say) -> tuple[xr.DataTree, list[str]]:
     """Recompute ``results.nc`` of a run folder from its ``repro_inputs/``.
 
     Returns
@@ -109,7 +113,7 @@ def recompute(folder: Path) -> tuple[xr.DataTree, list[str]]:
     with warnings.catch_warnings():  # the run's warnings are in its run.log
         warnings.simplefilter("ignore")
         _, problem = load_problem(config, data_path)
-        outcome = compute(config, problem, say=lambda message: None, progress=False)
+        outcome = compute(config, problem, say=say, log=say, progress=False, progress_lines=say)
     return outcome.result, notes
 
 

@@ -24,7 +24,7 @@ from . import InputError
 from .compute import compute
 from .data import load_problem
 from .options import OPTIONS, RunConfig
-from .provenance import sha256, versions
+from .provenance import MODEL_LIBRARIES, sha256, versions
 from .report import draw_plots, summary_markdown
 from .repro import data_copy_name, write_inputs
 from .workbook import require_openpyxl, write_workbook
@@ -61,6 +61,22 @@ class Reporter:
     def log(self, message: str) -> None:
         """Only in run.log."""
         self.lines.append(f"[{time.perf_counter() - self.start:7.1f}s] {message}")
+
+
+def write_model(path: Path, outcome, problem) -> None:
+    """``model.joblib``: the model fitted on the training rows (the estimate's model) with what it needs.
+
+    A dict with ``estimator``, ``features`` (the input columns it expects, in order: the names in
+    results.nc), ``display_names`` (the same columns as named in the data file), ``target``,
+    ``task``, ``classes`` and ``versions`` (the libraries to load it with).
+    """
+    import joblib
+
+    bundle = {"estimator": outcome.fitted, "features": list(problem.features),
+              "display_names": [problem.display[f] for f in problem.features],
+              "target": str(problem.y.name), "task": problem.task, "classes": problem.classes,
+              "versions": versions(MODEL_LIBRARIES)}
+    joblib.dump(bundle, path)
 
 
 def _claim(out: Path, stamp: str) -> Path:
@@ -161,7 +177,10 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         write_inputs(folder, config, data_path)
-        outcome = compute(config, problem, say=say, log=say.log, progress=progress)
+        outcome = compute(config, problem, say=say, log=say.log, progress=progress,
+                          progress_lines=say.log if (progress or say.quiet) else say)
+        say("Writing model.joblib ...")
+        write_model(folder / "model.joblib", outcome, problem)
         for name, value, description in outcome.metrics:
             say.log(f"metric {name} = {value} ({description})")
         say("Writing results.nc ...")
