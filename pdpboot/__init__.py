@@ -29,6 +29,7 @@ _PUBLIC = {
     "plot_partial_dependence": "plotting",
     "plot_pd": "plotting",
     "plot_pd_contour": "plotting",
+    "plot_pd_panels": "plotting",
     "save": "io",
 }
 
@@ -38,8 +39,13 @@ __all__ = [*_PUBLIC, "__version__"]
 def __getattr__(name: str):
     if name in _PUBLIC:
         value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
-        globals()[name] = value
+        globals()[name] = value  # later look-ups skip this function
         return value
+    try:  # a submodule used as an attribute (pdpboot.schema, ...)
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
     raise AttributeError(f"module 'pdpboot' has no attribute {name!r}")
 
 
