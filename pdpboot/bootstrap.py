@@ -175,8 +175,11 @@ def bootstrap_partial_dependence(
         Parallel resamples (joblib); results are identical for any value.
     threads_per_job : int, optional
         Native (OpenMP/BLAS) threads each fit and evaluation may use
-        (threadpoolctl).  Default: the machine's cores divided by the number
-        of parallel jobs, so jobs times threads never exceeds the cores.
+        (threadpoolctl; root attr ``threads_per_job``).  Default: the
+        machine's cores divided by the number of parallel jobs, so jobs times
+        threads never exceeds the cores, and 1 when the machine is already
+        busy (spinning OpenMP threads made one HistGradientBoosting fit 25
+        times slower).  Results do not depend on it.
     rng : None, int or numpy.random.Generator
         The one seed every random draw flows from (None: fresh entropy).
     progress : bool, "auto" or callable
@@ -264,7 +267,7 @@ def bootstrap_partial_dependence(
         resampling=plan.resampling, background=plan.background,
         subsample_size=(int(np.floor(plan.subsample_fraction * plan.spec.n_rows)) if plan.resampling == "subsample"
                         else plan.spec.n_rows),
-        rng_entropy=seeds["entropy"],
+        rng_entropy=seeds["entropy"], threads_per_job=plan.threads_per_job,
     )
     return build_tree(plan.spec, stack_resamples(estimate, ordered), outputs=base.outputs, ice_rows=ice_rows,
                       root_attrs=attrs, extra_coords={"resample": np.arange(plan.n_resamples)})
