@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from ._evaluate import Evaluation, MissingClassError, NodeArrays, evaluate_fit
 from ._plan import BootstrapPlan, fit_kwargs
+from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint
 from .engine.refit import rows_of, seed_estimator
 from .engine.resample import draw_rows, multiplicities
@@ -103,7 +104,9 @@ def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Gen
         model = fit_clone(plan, plan.estimator, rows, fit_rng)
         background, weights = resample_background(plan, base.background, rows, bg_rng)
         evaluation = replace(base, background=background, weights=weights)
-        return evaluate_fit(model, plan.spec, evaluation, rng=seed.spawn(1)[0])  # 4th child: the others unchanged
+        arrays = evaluate_fit(model, plan.spec, evaluation, rng=seed.spawn(1)[0])  # 4th child: others unchanged
+    check_predictions_finite(arrays, what="this resample's refit")  # NaN output: a failure, never silent NaN
+    return arrays
 
 
 def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator) -> NodeArrays | str:
