@@ -184,7 +184,7 @@ def confidence_bands(
         200) it covered whole curves at the nominal level while the calibrated
         percentile band fell short, because its level is calibrated on the
         resamples themselves and needs ever more extreme quantiles that B
-        resamples do not resolve (see ``experiments/s6_bands.py``).
+        resamples do not resolve (see ``experiments/stats_bands.py``).
 
     Returns
     -------

@@ -484,7 +484,7 @@ def h_statistic_test(
     -----
     Assumes exchangeable (homoscedastic, independent) errors.  Classification
     is not supported.  Size and power are measured in
-    ``experiments/s7_htest.py``.
+    ``experiments/stats_htest.py``.
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Study 7: size and power of the refit test of "no (j, k) interaction" (:func:`pdpboot.h_statistic_test`).
+"""Study (stats): size and power of the refit test of "no (j, k) interaction" (:func:`pdpboot.h_statistic_test`).
 
 Null DGPs (no x1 x2 interaction; ``eps ~ N(0, 0.5^2)``, features U(-1, 1) unless said):
 
@@ -20,7 +20,7 @@ boosting, random forest.  Per setting: rejection rate at alpha = 0.05 with its M
 ``sqrt(p (1 - p) / R)``, and the Kolmogorov-Smirnov distance of the null p-values from the
 discrete uniform law of ``(1 + k) / (1 + K)``.
 
-    python -m experiments.s7_htest [--quick] [--learners ols gbm rf]
+    python -m experiments.stats_htest [--quick] [--learners ols gbm rf]
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def render(ctx: C.Context) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.s7_htest", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.stats_htest", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")

@@ -1,4 +1,4 @@
-"""Study 6: whole-curve coverage of simultaneous bands (sup-t vs calibrated percentile), regression.
+"""Study (stats): whole-curve coverage of simultaneous bands (sup-t vs calibrated percentile), regression.
 
 DGP (held out from the paper's other studies): ``y = sin(pi x1) + x2 + 0.5 x1 x2 + eps`` with
 ``x1, x2 ~ U(-1, 1)`` and ``eps ~ N(0, 0.5^2)``, ``n`` rows.  Learner: a smooth one, cubic
@@ -14,7 +14,7 @@ against the package); bands are formed at render time for B and for its first B/
 whole-curve coverage (share of repetitions whose band contains the target everywhere), the
 mean pointwise coverage and the Monte Carlo SE ``sqrt(p (1 - p) / R)``.
 
-    python -m experiments.s6_bands [--quick]
+    python -m experiments.stats_bands [--quick]
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def render(ctx: C.Context) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.s6_bands", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.stats_bands", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=1)
