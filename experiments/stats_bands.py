@@ -184,7 +184,7 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
-def render(ctx: C.Context) -> None:
+def render(ctx: C.Context) -> list[dict]:
     records = summarize(ctx)
     lines = [r"\begin{tabular}{rlrrr}", r"\toprule",
              r"$B$ & simultaneous band & whole-curve cov. & pointwise cov. & calibrated level \\", r"\midrule"]
@@ -195,6 +195,7 @@ def render(ctx: C.Context) -> None:
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
+    return records
 
 
 def main(argv=None) -> int:
@@ -209,8 +210,8 @@ def main(argv=None) -> int:
 
     with threadpool_limits(1):
         compute(ctx)
-        render(ctx)
-    for rec in summarize(ctx):
+        records = render(ctx)
+    for rec in records:
         print(json.dumps(rec), file=sys.stdout)
     return 0
 

@@ -197,7 +197,7 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
-def render(ctx: C.Context) -> None:
+def render(ctx: C.Context) -> list[dict]:
     records = summarize(ctx)
     lines = [r"\begin{tabular}{lllrrrr}", r"\toprule",
              r"statistic & learner & method & $R$ & cov.\ of learner's expectation & cov.\ of population & width \\",
@@ -210,6 +210,7 @@ def render(ctx: C.Context) -> None:
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "bounded_statistics.tex"), "\n".join(lines))
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
+    return records
 
 
 def main(argv=None) -> int:
@@ -224,8 +225,8 @@ def main(argv=None) -> int:
 
     with threadpool_limits(1):
         compute(ctx, args.settings)
-        render(ctx)
-    for rec in summarize(ctx):
+        records = render(ctx)
+    for rec in records:
         print(json.dumps(rec))
     return 0
 

@@ -149,7 +149,7 @@ def summarize(ctx: C.Context) -> list[dict]:
     return records
 
 
-def render(ctx: C.Context) -> None:
+def render(ctx: C.Context) -> list[dict]:
     records = summarize(ctx)
     lines = [r"\begin{tabular}{llrrrr}", r"\toprule",
              r"learner & DGP & $R$ & $K$ & rejection at 5\,\% (MC SE) & KS \\", r"\midrule"]
@@ -159,6 +159,7 @@ def render(ctx: C.Context) -> None:
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "h_test_size_power.tex"), "\n".join(lines))
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
+    return records
 
 
 def main(argv=None) -> int:
@@ -174,8 +175,8 @@ def main(argv=None) -> int:
 
     with threadpool_limits(1):
         compute(ctx, args.learners, args.max_reps)
-        render(ctx)
-    for rec in summarize(ctx):
+        records = render(ctx)
+    for rec in records:
         print(json.dumps(rec))
     return 0
 

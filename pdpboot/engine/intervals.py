@@ -124,8 +124,11 @@ def quantile(res, q, *, axis: int = 0) -> np.ndarray:
     array([0.5, 2.5])
     """
     res = _first(res, axis)
-    srt = np.sort(res, axis=0)  # NaN last
-    n = np.sum(~np.isnan(res), axis=0)
+    return _quantile_sorted(np.sort(res, axis=0), np.sum(~np.isnan(res), axis=0), q)
+
+
+def _quantile_sorted(srt: np.ndarray, n: np.ndarray, q) -> np.ndarray:
+    """:func:`quantile` of resamples already sorted along axis 0 (NaN last, ``n`` valid per point)."""
     q = np.broadcast_to(np.asarray(q, dtype=float), srt.shape[1:])
     h = (np.maximum(n, 1) - 1) * q
     lo = np.clip(np.floor(h).astype(int), 0, np.maximum(n - 1, 0))
@@ -348,9 +351,14 @@ def calibrated_level(
     low = np.full(tuple(batch_shape), float(level))
     high = np.ones_like(low)
 
+    srt = np.sort(res, axis=0)
+    n_valid = np.sum(~np.isnan(res), axis=0)
+
     def share(lev):
         p = _expand(lev, ndim, curve_axes)
-        return inside_share(res, quantile(res, (1 - p) / 2), quantile(res, (1 + p) / 2), curve_axes=curve_axes)
+        lower = _quantile_sorted(srt, n_valid, (1 - p) / 2)
+        upper = _quantile_sorted(srt, n_valid, (1 + p) / 2)
+        return inside_share(res, lower, upper, curve_axes=curve_axes)
 
     done = share(low) >= level
     high = np.where(done, low, high)
