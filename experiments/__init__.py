@@ -25,7 +25,7 @@ Where each output of the paper comes from (one render function per figure or tab
 ``tables/simultaneous_bands``         ``stats_bands.render``
 ``tables/h_test_size_power``          ``stats_htest.render``
 ``tables/bounded_statistics``         ``stats_bounded.render``
-``tables/coverage_classification``    ``stats_classification.render``
+``tables/coverage_classification``   ``stats_classification.render``
 ``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
 ``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
 ====================================  =============================================

@@ -130,7 +130,8 @@ def _truth_fit(dgp: str, learner: str, cfg: dict, quick: bool, seed) -> float:
     return _statistic(dgp, model, X, np.ones(len(y), dtype=int), cfg, np.random.default_rng(stat_seed))
 
 
-def compute(ctx: C.Context, runs=None) -> None:
+def compute(ctx: C.Context, runs=None, max_reps: int | None = None) -> None:
+    """Fill the caches in chunks; ``max_reps`` caps the repetitions per setting (a reduced run)."""
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     for key in runs or cfg["runs"]:
@@ -145,7 +146,7 @@ def compute(ctx: C.Context, runs=None) -> None:
 
         C.cached(folder / f"{dgp}_{learner}_truth.nc", ctx, truth)
         seeds = rep_seed.spawn(run["R"])
-        for first in range(0, run["R"], cfg["chunk"]):
+        for first in range(0, run["R"] if max_reps is None else min(run["R"], max_reps), cfg["chunk"]):
             def chunk(first=first, dgp=dgp, learner=learner, run=run, seeds=seeds):
                 start = time.perf_counter()
                 out = [_repetition(dgp, learner, cfg, run, ctx.quick, s) for s in seeds[first:first + cfg["chunk"]]]
@@ -219,12 +220,13 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")
     parser.add_argument("--settings", nargs="*", help="subset of the runs, e.g. h2_linear:ols")
+    parser.add_argument("--max-reps", type=int, help="cap on repetitions per setting")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        compute(ctx, args.settings)
+        compute(ctx, args.settings, args.max_reps)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec))
