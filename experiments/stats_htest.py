@@ -97,12 +97,14 @@ def _one(learner: str, dgp: str, cfg: dict, quick: bool, seed: np.random.SeedSeq
     return out.statistic, out.pvalue
 
 
-def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None = None) -> None:
-    """Fill the caches (chunks of repetitions); ``max_reps`` caps the repetitions per setting (a reduced run)."""
+def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None = None, dgps=None) -> None:
+    """Fill the caches (chunks of repetitions); ``max_reps`` caps the null repetitions per setting (power: half)
+    and ``dgps`` picks (and orders) the DGPs, for reduced runs."""
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     for learner in learners:
-        for dgp, (_, _, interacting) in SETTINGS_DGP.items():
+        for dgp in dgps or SETTINGS_DGP:
+            interacting = SETTINGS_DGP[dgp][2]
             reps = cfg["reps"][learner]["power" if interacting else "null"]
             reps = reps if max_reps is None else min(reps, max_reps if not interacting else max(max_reps // 2, 1))
             seeds = C.seed_sequence(cfg["seed"], learner, dgp).spawn(reps)
@@ -169,12 +171,13 @@ def main(argv=None) -> int:
     parser.add_argument("--results-dir")
     parser.add_argument("--learners", nargs="*", default=["ols", "gbm", "rf"])
     parser.add_argument("--max-reps", type=int, help="cap on null repetitions per setting (power: half)")
+    parser.add_argument("--dgps", nargs="*", help=f"subset (in this order) of {list(SETTINGS_DGP)}")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        compute(ctx, args.learners, args.max_reps)
+        compute(ctx, args.learners, args.max_reps, args.dgps)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec))
