@@ -97,10 +97,12 @@ def _one(learner: str, dgp: str, cfg: dict, quick: bool, seed: np.random.SeedSeq
     return out.statistic, out.pvalue
 
 
-def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None = None, dgps=None) -> None:
+def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None = None, dgps=None,
+            chunk_size: int | None = None) -> None:
     """Fill the caches (chunks of repetitions); ``max_reps`` caps the null repetitions per setting (power: half)
     and ``dgps`` picks (and orders) the DGPs, for reduced runs."""
-    cfg = SETTINGS[ctx.mode]
+    cfg = dict(SETTINGS[ctx.mode])
+    cfg["chunk"] = chunk_size or cfg["chunk"]
     folder = ctx.study_dir(STUDY)
     for learner in learners:
         for dgp in dgps or SETTINGS_DGP:
@@ -172,12 +174,13 @@ def main(argv=None) -> int:
     parser.add_argument("--learners", nargs="*", default=["ols", "gbm", "rf"])
     parser.add_argument("--max-reps", type=int, help="cap on null repetitions per setting (power: half)")
     parser.add_argument("--dgps", nargs="*", help=f"subset (in this order) of {list(SETTINGS_DGP)}")
+    parser.add_argument("--chunk", type=int, help="repetitions per cache file (default from SETTINGS)")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        compute(ctx, args.learners, args.max_reps, args.dgps)
+        compute(ctx, args.learners, args.max_reps, args.dgps, args.chunk)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec))
