@@ -98,10 +98,10 @@ def _one(learner: str, dgp: str, cfg: dict, quick: bool, seed: np.random.SeedSeq
 
 
 def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None = None, dgps=None,
-            chunk_size: int | None = None) -> None:
+            chunk_size: int | None = None, overrides: dict | None = None) -> None:
     """Fill the caches (chunks of repetitions); ``max_reps`` caps the null repetitions per setting (power: half)
     and ``dgps`` picks (and orders) the DGPs, for reduced runs."""
-    cfg = dict(SETTINGS[ctx.mode])
+    cfg = _settings(ctx, overrides)
     cfg["chunk"] = chunk_size or cfg["chunk"]
     folder = ctx.study_dir(STUDY)
     for learner in learners:
@@ -124,6 +124,21 @@ def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None 
                                       attrs={"K": cfg["reps"][learner]["K"], "n": cfg["n"]})
 
                 C.cached(folder / f"{learner}_{dgp}_{first:05d}.nc", ctx, run)
+
+
+def _settings(ctx: C.Context, overrides: dict | None) -> dict:
+    """The mode's settings with ``n``, ``n_max`` and ``K`` overridden (reduced runs; use their own results dir)."""
+    cfg = {k: (dict(v) if isinstance(v, dict) else v) for k, v in SETTINGS[ctx.mode].items()}
+    cfg["reps"] = {k: dict(v) for k, v in cfg["reps"].items()}
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key == "K":
+            for learner in cfg["reps"]:
+                cfg["reps"][learner]["K"] = value
+        else:
+            cfg[key] = value
+    return cfg
 
 
 def _ks_discrete(pvalues: np.ndarray, K: int) -> float:
@@ -175,12 +190,16 @@ def main(argv=None) -> int:
     parser.add_argument("--max-reps", type=int, help="cap on null repetitions per setting (power: half)")
     parser.add_argument("--dgps", nargs="*", help=f"subset (in this order) of {list(SETTINGS_DGP)}")
     parser.add_argument("--chunk", type=int, help="repetitions per cache file (default from SETTINGS)")
+    parser.add_argument("--n", type=int, help="override: rows per data set (reduced runs, own --results-dir)")
+    parser.add_argument("--n-max", type=int, help="override: rows of each H statistic")
+    parser.add_argument("--K", type=int, help="override: null refits per test")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        compute(ctx, args.learners, args.max_reps, args.dgps, args.chunk)
+        compute(ctx, args.learners, args.max_reps, args.dgps, args.chunk,
+                {"n": args.n, "n_max": args.n_max, "K": args.K})
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec))

@@ -189,17 +189,19 @@ finite = st.floats(-1e3, 1e3, allow_nan=False)
 @given(
     res=arrays(np.float64, st.tuples(st.integers(20, 60), st.just(1), st.integers(1, 5)), elements=finite),
     shift=finite,
-    method=st.sampled_from(["percentile", "basic", "normal"]),
+    method=st.sampled_from(["percentile", "basic", "normal", "bc"]),
 )
 def test_band_invariants(res, shift, method):
     est = res.mean(axis=0) + shift * 1e-3
     bands = {}
     for level in (0.5, 0.8, 0.95):
         lo, hi, *_ = band_arrays(est, res, level=level, method=method, simultaneous=False)
-        slo, shi, *_ = band_arrays(est, res, level=level, method=method, simultaneous=True)
         tol = 1e-9 * (1 + np.abs(res).max())
         assert np.all(lo <= hi + tol)
-        assert np.all(slo <= lo + tol) and np.all(shi >= hi - tol)  # simultaneous contains pointwise
+        for sim in ("sup-t", "calibrated"):
+            slo, shi, *_ = band_arrays(est, res, level=level, method=method, simultaneous=True,
+                                       simultaneous_method=sim)
+            assert np.all(slo <= lo + tol) and np.all(shi >= hi - tol)  # simultaneous contains pointwise
         bands[level] = (lo, hi)
     for small, large in [(0.5, 0.8), (0.8, 0.95)]:  # bands nest as the level grows
         tol = 1e-9 * (1 + np.abs(res).max())

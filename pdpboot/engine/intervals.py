@@ -451,7 +451,7 @@ def band_arrays(
     level: float,
     method: str,
     simultaneous: bool,
-    simultaneous_method: str | None = None,
+    simultaneous_method: str = "sup-t",
     counts=None,
     support: tuple[float | None, float | None] = (None, None),
 ):
@@ -467,11 +467,11 @@ def band_arrays(
         Pointwise method (see the module notes).
     simultaneous : bool
         Cover each output's whole curve at once.
-    simultaneous_method : {"sup-t", "calibrated"}, optional
+    simultaneous_method : {"sup-t", "calibrated"}
         ``sup-t``: ``est -/+ c * se`` (widened where ``method``'s pointwise band sticks out,
         so that it always contains it); ``calibrated``: ``method``'s pointwise band at the
-        calibrated level of the percentile band.  Default: ``sup-t`` for ``normal``,
-        ``calibrated`` otherwise.
+        calibrated level of the percentile band (see :func:`pdpboot.confidence_bands` for
+        the coverage study behind the default).
     counts : ndarray of shape (n_resamples, n_rows), optional
         Resample row counts, needed by ``bca`` (jackknife-after-bootstrap acceleration).
     support : (float or None, float or None)
@@ -512,8 +512,6 @@ def band_arrays(
             raise ValueError("method='bca' needs the resample row counts (counts=) for its acceleration.")
         acceleration = jackknife_after_bootstrap_acceleration(res, counts)
         info["acceleration_max"] = float(np.nanmax(np.abs(acceleration))) if acceleration.size else 0.0
-    if simultaneous_method is None:
-        simultaneous_method = "sup-t" if method == "normal" else "calibrated"
     if simultaneous_method not in SIMULTANEOUS_METHODS:
         raise ValueError(f"simultaneous_method={simultaneous_method!r} is not one of {list(SIMULTANEOUS_METHODS)}.")
     if not simultaneous:
