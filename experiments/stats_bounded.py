@@ -204,7 +204,8 @@ def render(ctx: C.Context) -> list[dict]:
              r"statistic & learner & method & $R$ & cov.\ of learner's expectation & cov.\ of population & width \\",
              r"\midrule"]
     for rec in records:
-        lines.append(f"{rec['dgp']} & {rec['learner']} & {rec['method']} & {rec['R']} & "
+        dgp = rec["dgp"].replace("_", r"\_")
+        lines.append(f"{dgp} & {rec['learner']} & {rec['method']} & {rec['R']} & "
                      f"{C.fmt(rec['coverage_expected'], 3)} ({C.fmt(rec['coverage_expected_mcse'], 3)}) & "
                      f"{C.fmt(rec['coverage_population'], 3)} ({C.fmt(rec['coverage_population_mcse'], 3)}) & "
                      f"{C.fmt(rec['mean_width'], 3)} \\\\")
