@@ -283,13 +283,17 @@ def pointwise_interval(
     if method == "normal":
         z = ndtri(1 - alpha / 2)
         se = standard_error(res)
-        return est - z * se, est + z * se
+        with np.errstate(invalid="ignore"):  # level 1 (z = inf) and se = 0: a zero-width band
+            half = np.where(se > 0, z * se, np.where(np.isnan(se), np.nan, 0.0))
+        return est - half, est + half
     if method in ("percentile", "basic"):
         lo, hi = quantile(res, alpha / 2), quantile(res, 1 - alpha / 2)
         return (2 * est - hi, 2 * est - lo) if method == "basic" else (lo, hi)
     if method == "bca" and acceleration is None:
         raise ValueError("method='bca' needs the acceleration (see jackknife_after_bootstrap_acceleration).")
     a = 0.0 if method == "bc" else np.asarray(acceleration, dtype=float)
+    if alpha <= 0:  # level 1 (a calibrated level at its ceiling): the envelope
+        return quantile(res, 0.0), quantile(res, 1.0)
     p_lo, p_hi = _bca_probabilities(bias_correction(est, res), a, alpha)
     return quantile(res, p_lo), quantile(res, p_hi)
 
