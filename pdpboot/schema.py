@@ -35,18 +35,36 @@ Variables
     ``s_band``.
 
 Root attrs
-    Provenance: ``creation_library``, ``creation_library_version``,
-    ``created``, ``estimator``, ``estimator_params`` (JSON), ``settings``
-    (JSON of all call settings), ``rng_entropy`` (string), ``n_resamples``,
-    ``n_failed_resamples``, ``response``, ``resampling``, ``background``.
+    Every root attr the package itself reads back (plots, bands, CLI, io):
+
+    ``creation_library``, ``creation_library_version``, ``created`` (ISO time)
+        Who made the result and when (``load`` refuses files without them).
+    ``estimator``, ``estimator_params`` (JSON), ``settings`` (JSON of all call settings), ``rng_entropy``
+        Provenance.
+    ``task`` (``regression``/``classification``), ``response`` (``predict``,
+    ``predict_proba`` or ``decision_function``), ``target_name``
+        What was averaged (axis labels, CLI summary).
+    ``n_rows``
+        Rows of the data the estimate was fitted on.
+    ``n_resamples``, ``resampling``, ``background``, ``subsample_size``
+        How the resamples were drawn; ``subsample_size`` (rows per resample)
+        rescales subsample deviations in :func:`pdpboot.confidence_bands`.
+    ``n_failed_resamples``, ``failed_resamples`` (JSON list of
+    ``{"resample", "error"}``), ``n_missing_class_resamples``
+        Resamples that failed (NaN in every ``*_resamples``); the last counts
+        decision-function refits that missed a class.
+    ``threads_per_job``
+        Native threads each fit used (does not change results).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
-import xarray as xr
+if TYPE_CHECKING:  # the schema's names are used by the NumPy layer, which never imports xarray
+    import xarray as xr
 
 RESERVED_DIMS = ("resample", "instance", "output", "ci_bound")
 CI_BOUNDS = ["lower", "upper"]
