@@ -372,21 +372,18 @@ def test_nan_predictions_helper():
 WIRING = "needs the lead to call the validator in bootstrap.py/_pd.py/bands.py (see notes/reliability.md)"
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_rng_random_state_clear_error(frame):
     X, y = frame
     with pytest.raises(TypeError, match="RandomState"):
         _boot(NoFit(), X, y, ["temp"], rng=np.random.RandomState(0))
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_ice_yes_clear_error(frame):
     X, y = frame
     with pytest.raises(ValueError, match="ice must be True, False or a positive integer"):
         _boot(NoFit(), X, y, ["temp"], ice="yes")
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_max_ice_instances_negative_clear_error(frame):
     X, y = frame
     fitted = LinearRegression().fit(X, y)
@@ -394,7 +391,6 @@ def test_max_ice_instances_negative_clear_error(frame):
         pdpboot.partial_dependence(fitted, X, ["temp"], kind="both", max_ice_instances=-1)
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_wrong_length_target_names_clear_error(frame):
     X, y = frame
     fitted = LinearRegression().fit(X, y)
@@ -402,7 +398,6 @@ def test_wrong_length_target_names_clear_error(frame):
         pdpboot.partial_dependence(fitted, X, ["temp"], target_names=["a", "b"])
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_nan_sample_weight_names_the_argument(frame):
     X, y = frame
     fitted = LinearRegression().fit(X, y)
@@ -415,7 +410,6 @@ class NaNModel(LinearRegression):
         return np.full(len(X), np.nan)
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_model_predicting_nan_clear_error(frame):
     X, y = frame
     with pytest.raises(ValueError, match="predicts NaN"):
@@ -444,7 +438,6 @@ class _SpawnGuard:
         return getattr(self._generator, name)
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_huge_n_resamples_refused_before_spawning(frame, monkeypatch):
     X, y = frame
     real = np.random.default_rng
