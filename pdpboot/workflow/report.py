@@ -34,24 +34,56 @@ def panel_outputs(problem) -> list:
     return [problem.outputs_first[0]]
 
 
-def _feature_figure(plt, result, feature, display, outputs, ice_samples):
+def axis_label(name: str, problem, config) -> str:
+    """The label of a feature (by result name) or of the target: ``--labels`` name, ``--units`` unit."""
+    original = problem.display.get(name, name)
+    shown = config.labels.get(original, original)
+    unit = config.units.get(original)
+    return f"{shown} ({unit})" if unit else shown
+
+
+def _response_label(ax, problem, config) -> None:
+    """Rename the target in a y label (``--labels``) and add its unit (``--units``)."""
+    target = str(problem.y.name)
+    text = ax.get_ylabel()
+    if problem.task == "regression" and target in text:
+        unit = config.units.get(target)
+        text = text.replace(target, config.labels.get(target, target) + (f" ({unit})" if unit else ""))
+        ax.set_ylabel(text.replace(" (centred)", "\n(centred)"))
+
+
+def _outside_legend(fig, ax, ncols: int = 2) -> None:
+    """One legend for the figure, above the panels (never over a panel or its title)."""
+    handles, labels = ax.get_legend_handles_labels()
+    first = [i for i, label in enumerate(labels) if "estimate" in label]
+    order = first + [i for i in range(len(labels)) if i not in first]
+    if handles:
+        fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside upper center",
+                   ncols=min(len(handles), ncols), fontsize="small", frameon=False)
+
+
+def _feature_figure(plt, result, feature, problem, config, outputs):
     n = len(outputs)
     cols = min(n, 3)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 3.6 * rows), squeeze=False, layout="constrained")
-    for ax, output in zip(axes.ravel(), outputs):
-        from ..plotting import plot_pd
+    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 3.4 * rows + 0.5), squeeze=False,
+                             layout="constrained")
+    from ..plotting import plot_pd
 
-        plot_pd(result, feature, ax=ax, ice=ice_samples > 0, output=output)
-        ax.set_xlabel(display)
+    for ax, output in zip(axes.ravel(), outputs):
+        plot_pd(result, feature, ax=ax, ice=config.ice_samples > 0, output=output, legend=False,
+                centered=config.centered == "yes")
+        ax.set_xlabel(axis_label(feature, problem, config))
+        _response_label(ax, problem, config)
         if n > 1:
             ax.set_title(f"class {output}")
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
+    _outside_legend(fig, axes.ravel()[0], ncols=2 if n == 1 else 4)
     return fig
 
 
-def _pair_figure(plt, result, pair, display, outputs):
+def _pair_figure(plt, result, pair, problem, config, outputs):
     from ..plotting import plot_pd_contour
 
     fig, axes = plt.subplots(len(outputs), 2, figsize=(10, 3.8 * len(outputs)), squeeze=False,
@@ -60,15 +92,34 @@ def _pair_figure(plt, result, pair, display, outputs):
         plot_pd_contour(result, pair, ax=row[0], what="estimate", output=output)
         plot_pd_contour(result, pair, ax=row[1], what="width", output=output)
         for ax, title in zip(row, ("PD estimate", "width of the band")):
-            ax.set_xlabel(display[0])
-            ax.set_ylabel(display[1])
+            ax.set_xlabel(axis_label(pair[0], problem, config))
+            ax.set_ylabel(axis_label(pair[1], problem, config))
             ax.set_title(title + (f", class {output}" if len(outputs) > 1 else ""))
     return fig
 
 
-def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
+def top_features(result: xr.DataTree, problem, config) -> list[str]:
+    """The features that get plots: all, or the ``--top`` K with the largest PD range (first output)."""
+    if not config.top or config.top >= len(problem.pd_features):
+        return list(problem.pd_features)
+    from ..schema import get_node
+
+    output = panel_outputs(problem)[0]
+
+    def spread(f):
+        pd = get_node(result, f)["pd"].sel(output=output)
+        return float(pd.max() - pd.min())
+
+    ranked = sorted(problem.pd_features, key=spread, reverse=True)[: config.top]
+    return [f for f in problem.pd_features if f in ranked]
+
+
+def draw_plots(folder: Path, result: xr.DataTree, problem, config,
                say: Callable[[str], None]) -> tuple[list[tuple[str, str]], list[str]]:
-    """One PNG per feature (ICE under PD under band), per pair (contour + band width), an overview.
+    """One figure per feature (ICE under PD under band), per pair (contour + band width), an overview.
+
+    Files are written in ``config.format`` (png, pdf or svg); with ``--top K`` only the K features
+    with the largest PD range get figures.  The overview is centred unless ``--centered no``.
 
     Returns
     -------
@@ -79,51 +130,60 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
     import matplotlib
 
     plt = _pyplot()
-    from ..plotting import plot_h_statistic, plot_pd_panels
+    from ..plotting import plot_h_statistic, plot_pd_panels, tidy_ticks
 
     folder.mkdir()
     taken: set[str] = set()
     files, failures = [], []
     outputs = panel_outputs(problem)
+    shown = top_features(result, problem, config)
     jobs = []
-    for f in problem.pd_features:
+    for f in shown:
         stem = "pd_" + safe_filename(problem.display[f], taken)
         jobs.append((stem, f"PD, band and ICE of {problem.display[f]!r}",
-                     lambda f=f: _feature_figure(plt, result, f, problem.display[f], outputs, config.ice_samples)))
+                     lambda f=f: _feature_figure(plt, result, f, problem, config, outputs)))
     for a, b in problem.pairs:
         stem = "pd2_" + safe_filename(f"{problem.display[a]}__{problem.display[b]}", taken)
         jobs.append((stem, f"2-D PD surface and band width of {problem.display[a]!r} x {problem.display[b]!r}",
-                     lambda a=a, b=b: _pair_figure(plt, result, (a, b), (problem.display[a], problem.display[b]),
-                                                   outputs)))
+                     lambda a=a, b=b: _pair_figure(plt, result, (a, b), problem, config, outputs)))
+    centred = config.centered != "no"
     for output in outputs:
         stem = "overview" if len(outputs) == 1 else "overview_" + safe_filename(f"class_{output}", taken)
-        jobs.append((stem, "all PD curves and surfaces in one panel" + (f" (class {output})" if len(outputs) > 1
-                                                                         else ""),
-                     lambda output=output: _overview(result, output, problem.display, plot_pd_panels)))
+        what = ("all " + ("centred " if centred else "") + "PD curves and surfaces in one figure"
+                + (f" (class {output})" if len(outputs) > 1 else ""))
+        jobs.append((stem, what, lambda output=output: _overview(result, output, problem, config, shown,
+                                                                 plot_pd_panels)))
     if config.interactions > 0:
         jobs.append(("interactions", "H-squared interaction statistics with intervals",
                      lambda: _interaction_figure(plt, result, problem, outputs[0], plot_h_statistic)))
-    with matplotlib.rc_context({"text.parse_math": False}):
+    suffix = config.format
+    with matplotlib.rc_context({"text.parse_math": False, "svg.fonttype": "none", "pdf.fonttype": 42}):
         for k, (stem, what, make) in enumerate(jobs, 1):
-            say(f"Plot {k}/{len(jobs)}: plots/{stem}.png")
+            say(f"Plot {k}/{len(jobs)}: plots/{stem}.{suffix}")
             fig = None
             try:
                 fig = make()
-                fig.savefig(folder / f"{stem}.png", dpi=_DPI)
-                files.append((f"plots/{stem}.png", what))
+                tidy_ticks(fig)
+                fig.savefig(folder / f"{stem}.{suffix}", **({"dpi": _DPI} if suffix == "png" else {}))
+                files.append((f"plots/{stem}.{suffix}", what))
             except Exception as exc:  # noqa: BLE001 - one bad figure must not lose the run
-                failures.append(f"plots/{stem}.png could not be drawn: {type(exc).__name__}: {exc}")
+                failures.append(f"plots/{stem}.{suffix} could not be drawn: {type(exc).__name__}: {exc}")
             finally:
                 if fig is not None:
                     plt.close(fig)
     return files, failures
 
 
-def _overview(result, output, display: dict, plot_pd_panels):
-    fig, axes = plot_pd_panels(result, output=output)
-    for ax in axes.ravel():  # axis labels: the original column names
-        ax.set_xlabel(display.get(ax.get_xlabel(), ax.get_xlabel()))
-        ax.set_ylabel(display.get(ax.get_ylabel(), ax.get_ylabel()))
+def _overview(result, output, problem, config, shown, plot_pd_panels):
+    centred = config.centered != "no"
+    sets = [*shown, *problem.pairs]
+    fig, axes = plot_pd_panels(result, sets, output=output, centered=centred)
+    for ax in axes.ravel():  # axis labels: the original column names (or --labels)
+        for get, put in ((ax.get_xlabel, ax.set_xlabel), (ax.get_ylabel, ax.set_ylabel)):
+            name = get()
+            if name in problem.display:
+                put(axis_label(name, problem, config))
+        _response_label(ax, problem, config)
     return fig
 
 
