@@ -1,39 +1,44 @@
 """pdpboot: bootstrap confidence bands for partial dependence and ICE.
 
-The public names are imported on first use (PEP 562), so ``import pdpboot`` and the
-``pdpboot --help`` / ``--version`` commands do not import NumPy, xarray or scikit-learn.
+The public names are imported on first use (PEP 562), so ``import pdpboot``
+and the command line start fast and the NumPy layer (``pdpboot.engine``) can
+be used without xarray.
 """
 
 import importlib
 
 from ._version import __version__
 
-#: Public name -> module that defines it.
-_EXPORTS = {
-    "partial_dependence": "._pd",
-    "confidence_bands": ".bands",
-    "bootstrap_partial_dependence": ".bootstrap",
-    "ice_heterogeneity": ".heterogeneity",
-    "HStatisticTestResult": ".interaction",
-    "h_statistic": ".interaction",
-    "h_statistic_test": ".interaction",
-    "load": ".io",
-    "save": ".io",
-    "plot_h_statistic": ".plotting",
-    "plot_heterogeneity": ".plotting",
-    "plot_partial_dependence": ".plotting",
-    "plot_pd": ".plotting",
-    "plot_pd_contour": ".plotting",
-    "plot_pd_panels": ".plotting",
-    "get_node": ".schema",
+#: public name -> module that defines it
+_PUBLIC = {
+    "accumulated_local_effects": "ale",
+    "bootstrap_ale": "ale",
+    "bootstrap_partial_dependence": "bootstrap",
+    "confidence_bands": "bands",
+    "forest_partial_dependence": "forest",
+    "get_node": "schema",
+    "h_statistic": "interaction",
+    "h_statistic_of_model": "interaction",
+    "h_statistic_test": "interaction",
+    "HStatisticTestResult": "interaction",
+    "ice_heterogeneity": "heterogeneity",
+    "load": "io",
+    "partial_dependence": "_pd",
+    "plot_h_statistic": "plotting",
+    "plot_heterogeneity": "plotting",
+    "plot_partial_dependence": "plotting",
+    "plot_pd": "plotting",
+    "plot_pd_contour": "plotting",
+    "plot_pd_panels": "plotting",
+    "save": "io",
 }
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [*_PUBLIC, "__version__"]
 
 
 def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
         globals()[name] = value  # later look-ups skip this function
         return value
     try:  # a submodule used as an attribute (pdpboot.schema, ...)
@@ -41,8 +46,8 @@ def __getattr__(name: str):
     except ModuleNotFoundError as exc:
         if exc.name != f"{__name__}.{name}":
             raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module 'pdpboot' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return sorted([*globals(), *_PUBLIC])
