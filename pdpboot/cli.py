@@ -29,6 +29,8 @@ EPILOG_RUN = """examples:
   pdpboot run bikes.csv --target bikers --exclude casual,registered --pairs temp:hr --n-resamples 200
   pdpboot run survey.xlsx --target vote --task classification --positive-class Dole
   pdpboot run data.parquet --config analysis.toml --n-jobs -1
+  pdpboot run wage.csv --target wage --level-order 'education=HS,College,PhD' --format pdf --top 6
+  pdpboot run eu.csv --target Preis --sep ';' --decimal , --model-spec "lightgbm.LGBMRegressor(max_depth=4)"
 
 Every option can also be set in a TOML file given with --config (keys as the long option
 names, e.g. n_resamples = 200, pairs = ["temp:hr"]); the command line wins.
