@@ -230,7 +230,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = N
     for option in OPTIONS:
         group = groups[option.group]
         default = overrides.get(option.key, option.default)
-        shown = "" if default in (None, [], "") else f" [default: {_show(default)}]"
+        shown = "" if default in (None, [], "", {}) else f" [default: {_show(default)}]"
         if option.kind == "bool":
             group.add_argument(option.flag, dest=option.key, action=argparse.BooleanOptionalAction,
                                default=None, help=option.help + shown)
