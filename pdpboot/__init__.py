@@ -11,10 +11,14 @@ from ._version import __version__
 
 #: public name -> module that defines it
 _PUBLIC = {
+    "accumulated_local_effects": "ale",
+    "bootstrap_ale": "ale",
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
+    "forest_partial_dependence": "forest",
     "get_node": "schema",
     "h_statistic": "interaction",
+    "h_statistic_of_model": "interaction",
     "h_statistic_test": "interaction",
     "HStatisticTestResult": "interaction",
     "ice_heterogeneity": "heterogeneity",
@@ -25,6 +29,7 @@ _PUBLIC = {
     "plot_partial_dependence": "plotting",
     "plot_pd": "plotting",
     "plot_pd_contour": "plotting",
+    "plot_pd_panels": "plotting",
     "save": "io",
 }
 
@@ -34,8 +39,13 @@ __all__ = [*_PUBLIC, "__version__"]
 def __getattr__(name: str):
     if name in _PUBLIC:
         value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
-        globals()[name] = value
+        globals()[name] = value  # later look-ups skip this function
         return value
+    try:  # a submodule used as an attribute (pdpboot.schema, ...)
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
     raise AttributeError(f"module 'pdpboot' has no attribute {name!r}")
 
 

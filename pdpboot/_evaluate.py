@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._plan import PDSpec
-from .engine import compute_pd
+from .engine import compute_pd_many
 from .engine.hstats import interaction_statistics
 from .engine.ice_stats import ice_statistics
 from .engine.response import output_labels, response_function
@@ -103,16 +103,28 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, rng: np.random.Ge
     X_ice = None if ev.ice_rows is None or same_rows else spec.rows(ev.ice_rows)
     common = dict(response_method=ev.response_method, method=spec.method, memory_limit=spec.memory_limit,
                   n_outputs=len(own))
+    # one engine call per kind of pass, so the model is read once for all its feature sets
+    keep_ice = {fs: same_rows or (ev.heterogeneity and len(fs) == 1) for fs in spec.feature_sets}
+    passes: dict[tuple[int, ...], tuple] = {}
+    for individual in (False, True):
+        sets = [fs for fs in spec.feature_sets if keep_ice[fs] == individual]
+        if sets:
+            arrays = compute_pd_many(fitted, X_bg, sets, [spec.grid_values(fs) for fs in sets],
+                                     weights=ev.weights, individual=individual, **common)
+            passes.update(zip(sets, arrays))
+    ice_passes = {}
+    if X_ice is not None:
+        sets = spec.feature_sets
+        arrays = compute_pd_many(fitted, X_ice, sets, [spec.grid_values(fs) for fs in sets], average=False,
+                                 individual=True, **common)
+        ice_passes = {fs: ice for fs, (_, ice) in zip(sets, arrays)}
     out: NodeArrays = {}
     for fs in spec.feature_sets:
         dims = spec.dims(fs)
         with_stats = ev.heterogeneity and len(fs) == 1
-        avg, ice_bg = compute_pd(fitted, X_bg, fs, spec.grid_values(fs), weights=ev.weights,
-                                 individual=same_rows or with_stats, **common)
+        avg, ice_bg = passes[fs]
         variables = {"pd": (("output", *dims), align_outputs(avg, own, ev.outputs, 0, fill))}
-        ice = ice_bg if same_rows else None
-        if X_ice is not None:
-            _, ice = compute_pd(fitted, X_ice, fs, spec.grid_values(fs), average=False, individual=True, **common)
+        ice = ice_bg if same_rows else ice_passes.get(fs)
         if ice is not None:
             variables["ice"] = (("instance", "output", *dims), align_outputs(ice, own, ev.outputs, 1, fill))
         if with_stats:

@@ -9,8 +9,16 @@ import xarray as xr
 
 from ._assemble import build_tree, provenance, task_name
 from ._evaluate import Evaluation, evaluate_fit
-from ._plan import check_sample_weight, make_spec
-from ._validate import check_choice, is_fitted
+from ._plan import make_spec
+from ._validate import (
+    check_choice,
+    check_optional_positive_int,
+    check_predictions_finite,
+    check_rng,
+    check_sample_weight,
+    check_target_names,
+    is_fitted,
+)
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.response import output_labels, resolve_response_method
 
@@ -89,11 +97,13 @@ def partial_dependence(
                      custom_values=custom_values, categorical_features=categorical_features,
                      method=method, memory_limit=memory_limit)
     weights = check_sample_weight(sample_weight, spec.n_rows)
+    max_ice_instances = check_optional_positive_int(max_ice_instances, "max_ice_instances")
+    rng = check_rng(rng)
     resolved = resolve_response_method(estimator, response_method)
     n_targets = 1
     if resolved == "predict":
         n_targets = np.asarray(estimator.predict(spec.rows(np.arange(1)))).reshape(1, -1).shape[1]
-    outputs = output_labels(estimator, resolved, target_names, n_targets)
+    outputs = output_labels(estimator, resolved, check_target_names(target_names, n_targets), n_targets)
     generator = np.random.default_rng(rng)
     ice_rows = None
     if kind != "average":
@@ -102,6 +112,7 @@ def partial_dependence(
             ice_rows = np.sort(generator.choice(spec.n_rows, size=int(max_ice_instances), replace=False))
     evaluation = Evaluation(resolved, outputs, np.arange(spec.n_rows), weights, ice_rows)
     per_node = evaluate_fit(estimator, spec, evaluation)
+    check_predictions_finite(per_node, what=f"{type(estimator).__name__}")
     settings = dict(spec.settings, response_method=response_method, kind=kind,
                     max_ice_instances=max_ice_instances, sample_weight=sample_weight is not None)
     attrs = provenance(estimator, settings, task=task_name(resolved), response=resolved,
