@@ -51,7 +51,10 @@ Empty bins (documented rule)
 
 Predictions are stacked: every (row, bin, corner) evaluation goes into blocks as
 large as ``memory_limit`` allows (see :func:`pdpboot.engine.brute.block_rows`),
-so a 1-D ALE of n rows usually costs one ``predict`` call of 2n rows.
+so a 1-D ALE of n rows usually costs one ``predict`` call of 2n rows (4n for a 2-D
+surface).  There is no grid x rows product to collapse, so the exact tree engine of
+:mod:`pdpboot.engine.tree` has nothing to add: a tree's prediction at a row's two
+bin edges is already the leaf lookup that ``predict`` does.
 """
 
 from __future__ import annotations
