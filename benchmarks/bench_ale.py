@@ -40,6 +40,7 @@ def _timed(fn):
 def _case(model, X, feature, grid_size, repeats):
     from PyALE import ale
 
+    logging.getLogger("PyALE._ALE_generic").setLevel(logging.WARNING)  # it logs every call at INFO
     listed = feature if isinstance(feature, list) else [feature]
     fs = [tuple(feature)] if isinstance(feature, list) else [feature]
     ours_t, peer_t = [], []
@@ -63,7 +64,6 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--n", type=int, default=2000)
     args = parser.parse_args(argv)
-    logging.getLogger("PyALE._ALE_generic").setLevel(logging.WARNING)
     Xa, y = make_friedman1(n_samples=args.n, n_features=10, noise=1.0, random_state=0)
     X = pd.DataFrame(Xa, columns=[f"x{j}" for j in range(10)])
     models = {
