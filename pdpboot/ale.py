@@ -30,7 +30,8 @@ import xarray as xr
 from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 
-from ._pd import PDSpec, build_tree, provenance
+from ._assemble import build_tree, provenance
+from ._plan import PDSpec
 from ._validate import check_choice, check_positive_int, check_table, check_target, is_fitted, resolve_features
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT

@@ -1,0 +1,309 @@
+"""One-fit confidence bands for the partial dependence of a random forest.
+
+A refit bootstrap of a random forest refits B forests, each of which already
+is a bootstrap ensemble.  The infinitesimal jackknife (IJ) of Wager, Hastie &
+Efron (2014) estimates the sampling variance of a bagged prediction from the
+one fitted forest, through the covariance over its trees between the in-bag
+counts of each row and the trees' outputs.  :func:`forest_partial_dependence`
+applies it to the partial dependence (PD), whose influence has a second part
+through the average over the rows; the derivation and the estimators are in
+:mod:`pdpboot.engine.jackknife`.
+
+The result has the schema of :func:`pdpboot.confidence_bands` output (``pd``,
+``pd_se``, ``pd_band`` and, for 1-D nodes, ``pd_centered`` with its own band),
+without ``pd_resamples``; ``pd_band.attrs["method"]`` names the estimator.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+import xarray as xr
+from scipy.special import ndtri
+from sklearn.base import clone, is_classifier
+
+from ._assemble import build_tree, provenance
+from ._plan import make_spec
+from ._validate import check_choice, check_positive_int, check_target, is_fitted
+from .engine import jackknife as jk
+from .engine.response import output_labels, resolve_response_method
+from .schema import CI_BOUNDS, node_name
+
+UNCERTAINTY = {"ij": "infinitesimal-jackknife", "jackknife": "jackknife-after-bootstrap"}
+
+#: Fewer trees than this draw a warning (see the note on the number of trees in
+#: :func:`forest_partial_dependence`).
+MIN_TREES = 1000
+#: Warn when the Monte Carlo bias correction removes more than this share of the raw IJ variance
+#: (median over the grid points of a node); the warning then names the number of trees that would
+#: bring it down to this share (the correction falls like 1 / n_estimators).
+MAX_NOISE_SHARE = 0.5
+
+
+def _training_array(X) -> np.ndarray:
+    """The rows as the trees see them (trees inside a forest are fitted on plain arrays)."""
+    try:
+        return np.asarray(X, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"X must be numeric for a random forest (as scikit-learn requires); converting it failed: {exc}"
+        ) from None
+
+
+def _fit_forest(forest, X, y, n_estimators, seed: np.random.Generator):
+    jk.check_forest(forest)
+    if is_fitted(forest):
+        if n_estimators is not None and n_estimators != len(forest.estimators_):
+            raise ValueError(
+                f"n_estimators={n_estimators} but the forest is already fitted with {len(forest.estimators_)} "
+                "trees; leave n_estimators=None, or pass an unfitted forest."
+            )
+        return forest, False
+    y = check_target(y, X.shape[0], forest)
+    model = clone(forest)
+    if n_estimators is not None:
+        model.set_params(n_estimators=n_estimators)
+    if model.random_state is None:
+        model.set_params(random_state=int(seed.integers(0, 2**31 - 1)))
+    return model.fit(X, y), True
+
+
+def _stats(u, t, m, level, crit, *, oob=None, counts=None, jackknife=False):
+    """Estimate, SE and bands of one statistic from its influence (n, O, P) and tree values (B, O, P)."""
+    raw = (u**2).sum(axis=0)
+    noise = jk.mc_noise(t, m)
+    if jackknife:
+        var = jk.jackknife_variance(counts, t, oob, n_draws=m)
+    else:
+        var = raw - noise
+    se = np.sqrt(np.clip(var, 0, None))
+    est = t.mean(axis=0)
+    z = ndtri(0.5 + level / 2)
+    live = raw > 0  # (the centred PD has no variance at its anchor point)
+    share = float(np.median(noise[live] / raw[live])) if live.any() else 0.0
+    info = {"n_negative_variance": int((var < 0).sum()), "mc_noise_share": share}
+    bands = {"pointwise": (est - z * se, est + z * se)}
+    if crit is not None:
+        bands["simultaneous"] = (est - crit[:, None] * se, est + crit[:, None] * se)
+    return est, se, bands, info
+
+
+def forest_partial_dependence(
+    forest,
+    X,
+    y,
+    features,
+    *,
+    n_estimators: int | None = None,
+    uncertainty: str = "ij",
+    confidence_level: float = 0.95,
+    simultaneous: bool = False,
+    n_multipliers: int = 1000,
+    grid_resolution: int = 50,
+    percentiles: tuple[float, float] = (0.05, 0.95),
+    custom_values: Mapping | None = None,
+    categorical_features=None,
+    response_method: str = "auto",
+    method: str = "auto",
+    rng=None,
+) -> xr.DataTree:
+    """PD of a random forest with one-fit (infinitesimal-jackknife) confidence bands.
+
+    The forest is fitted once (or taken as fitted); each tree's bootstrap
+    counts are recovered from its seed, each tree's PD over the rows of ``X``
+    is computed, and the variance of the forest's PD at every grid point is
+    estimated from them: ``V_IJ-U = sum_i U_i(z)^2 - (m/B^2) sum_b (PD_b(z) -
+    PD(z))^2`` with the influence ``U_i(z) = Cov_b(N_bi, PD_b(z)) + (ICE_i(z) -
+    PD(z))/n`` (derivation in :mod:`pdpboot.engine.jackknife`).  This targets
+    the same sampling variance as :func:`pdpboot.bootstrap_partial_dependence`
+    with ``background="resample"`` (refit on resampled rows and average over
+    them), for one forest fit instead of B.
+
+    Parameters
+    ----------
+    forest : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
+        With ``bootstrap=True`` and ``class_weight=None``.  Unfitted: cloned,
+        given ``n_estimators`` and (if unset) a ``random_state`` drawn from
+        ``rng``, and fitted on ``X, y``.  Fitted: ``X`` must be its training
+        data in the same row order (checked) and ``y`` may be None.
+    X : DataFrame or array of shape (n_rows, n_columns)
+        Training rows, which are also the rows the PD averages over.
+    y : array-like of shape (n_rows,) or (n_rows, n_targets), or None
+    features : list
+        Column names or indices; a tuple of two gives a 2-D surface.
+    n_estimators : int, optional
+        Trees of the forest fitted here.  The IJ needs many trees: its Monte
+        Carlo noise shrinks like n/B; fewer than ``MIN_TREES`` (1000) draw a
+        warning, as does a bias correction that removes more than half of the
+        raw variance somewhere.
+    uncertainty : {"ij", "jackknife"}
+        The bias-corrected infinitesimal jackknife ``V_IJ-U`` (default), or
+        the bias-corrected jackknife-after-bootstrap ``V_J-U`` (a comparator:
+        more Monte Carlo noise, and an upward bias).
+    confidence_level : float
+        In (0, 1).
+    simultaneous : bool
+        ``pd_band`` is then the sup-t band covering each whole curve or
+        surface (per output); its critical value is the ``confidence_level``
+        quantile of the maximum of a Gaussian multiplier process
+        ``sum_i xi_i U_i(z) / sd(z)``.  The pointwise band is kept as
+        ``pd_band_pointwise``.
+    n_multipliers : int
+        Multiplier draws for the simultaneous band.
+    grid_resolution, percentiles, custom_values, categorical_features, response_method
+        As in :func:`pdpboot.partial_dependence` (classifiers: ``predict_proba``).
+    method : {"auto", "brute", "tree"}
+        PD engine used on each tree.
+    rng : None, int or numpy.random.Generator
+        Seeds the forest (if unfitted and without ``random_state``) and the multipliers.
+
+    Returns
+    -------
+    xarray.DataTree
+        One child per feature set with ``pd`` (``output``, *features), the
+        forest's PD; ``pd_se`` (``output``, *features); ``pd_band``
+        (``ci_bound``, ``output``, *features), a normal band whose attrs record
+        ``method`` ("infinitesimal-jackknife" or "jackknife-after-bootstrap"),
+        ``confidence_level``, ``simultaneous``, ``critical_value``,
+        ``n_estimators``, ``mc_noise_share`` (median over the grid of the
+        share of the raw IJ variance removed by the bias correction) and ``n_negative_variance``
+        (points whose corrected variance was negative, given SE 0); with
+        ``simultaneous``, ``pd_band_pointwise``.  1-D nodes also hold
+        ``pd_centered`` (PD minus its value at the first grid point) with
+        ``pd_centered_se`` and ``pd_centered_band``.  Root attrs: provenance,
+        ``uncertainty``, ``n_estimators``, ``n_rows``.
+
+    See Also
+    --------
+    pdpboot.bootstrap_partial_dependence : refit bootstrap, any estimator.
+    pdpboot.engine.jackknife : the NumPy layer and the derivation.
+
+    Notes
+    -----
+    The IJ is a first-order (linearisation) estimate of the variance of the
+    forest's PD around the learner's expected PD; it does not see the bias of
+    the forest, and it is noisy when the forest has few trees relative to the
+    number of rows (Wager et al.: B of order n is needed).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from pdpboot.datasets import make_friedman1
+    >>> X, y = make_friedman1(100, rng=0)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")  # 20 trees are far too few for reliable bands
+    ...     res = forest_partial_dependence(RandomForestRegressor(min_samples_leaf=5), X, y, ["x1"],
+    ...                                     n_estimators=20, grid_resolution=5, method="brute", rng=0)
+    >>> res["x1"]["pd_band"].dims
+    ('ci_bound', 'output', 'x1')
+    >>> res["x1"]["pd_band"].attrs["method"]
+    'infinitesimal-jackknife'
+    """
+    check_choice(uncertainty, "uncertainty", tuple(UNCERTAINTY))
+    if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}.")
+    if n_estimators is not None:
+        n_estimators = check_positive_int(n_estimators, "n_estimators", 2)
+    n_multipliers = check_positive_int(n_multipliers, "n_multipliers", 100)
+    jk.check_forest(forest)
+    spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
+                     custom_values=custom_values, categorical_features=categorical_features, method=method)
+    generator = np.random.default_rng(rng)
+    fit_seed, multiplier_seed = generator.spawn(2)
+    xa = _training_array(spec.X)
+    n_rows = xa.shape[0]
+    model, fitted_here = _fit_forest(forest, spec.X, y, n_estimators, fit_seed)
+    resolved = resolve_response_method(model, response_method)
+    counts = jk.inbag_counts(model, n_rows)
+    if not fitted_here:
+        jk.check_training_rows(model, xa, counts)
+    m = jk.bootstrap_draws(model, n_rows)
+    n_trees = counts.shape[0]
+    n_targets = 1 if is_classifier(model) else int(getattr(model, "n_outputs_", 1))
+    target_names = None
+    if resolved == "predict" and y is not None:
+        target_names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
+    outputs = output_labels(model, resolved, target_names, n_targets)
+    jackknife = uncertainty == "jackknife"
+    label = UNCERTAINTY[uncertainty]
+
+    per_node, band_attrs, worst = {}, {}, 0.0
+    seeds = multiplier_seed.spawn(len(spec.feature_sets))
+    for fs, seed in zip(spec.feature_sets, seeds):
+        dims = spec.dims(fs)
+        ev = jk.evaluate_trees(model, xa, fs, spec.grid_values(fs), response_method=resolved,
+                               counts=counts if jackknife else None, method=method, n_outputs=len(outputs))
+        shape = ev.tree_pd.shape[1:]
+        t = ev.tree_pd.reshape(n_trees, len(outputs), -1)
+        u = jk.ij_influence(counts, t, ev.ice.reshape(n_rows, len(outputs), -1))
+        oob = ev.oob_ice.reshape(n_rows, len(outputs), -1) if jackknife else None
+        targets = [("pd", u, t, oob)]
+        if len(fs) == 1:
+            targets.append(("pd_centered", u - u[..., :1], t - t[..., :1],
+                            None if oob is None else oob - oob[..., :1]))
+        variables = {}
+        for name, u_s, t_s, oob_s in targets:
+            crit = None
+            if simultaneous:
+                crit = jk.supt_critical_value(u_s, level=confidence_level, n_multipliers=n_multipliers,
+                                              rng=seed)
+            est, se, bands, info = _stats(u_s, t_s, m, confidence_level, crit, oob=oob_s, counts=counts,
+                                          jackknife=jackknife)
+            if name == "pd":
+                worst = max(worst, info["mc_noise_share"])
+            vdims = ("output", *dims)
+            variables[name] = (vdims, est.reshape(shape))
+            variables[f"{name}_se"] = (vdims, se.reshape(shape))
+            main = "simultaneous" if simultaneous else "pointwise"
+            attrs = {"method": label, "interval": "normal", "confidence_level": float(confidence_level),
+                     "n_estimators": n_trees, "bias_correction": 1, **info}
+            for key, kind in ((f"{name}_band", main), (f"{name}_band_pointwise", "pointwise")):
+                if key.endswith("_pointwise") and not simultaneous:
+                    continue
+                lo, hi = bands[kind]
+                variables[key] = (("ci_bound", *vdims), np.stack([lo.reshape(shape), hi.reshape(shape)]))
+                extra = {"critical_value": [float(c) for c in crit]} if kind == "simultaneous" else {}
+                band_attrs[(node_name(dims), key)] = dict(attrs, simultaneous=int(kind == "simultaneous"), **extra)
+        per_node[node_name(dims)] = variables
+
+    _warn_trees(n_trees, n_rows, worst)
+    settings = dict(spec.settings, n_estimators=n_trees, uncertainty=uncertainty,
+                    confidence_level=float(confidence_level), simultaneous=bool(simultaneous),
+                    n_multipliers=n_multipliers, response_method=response_method)
+    attrs = provenance(model, settings, task="classification" if is_classifier(model) else "regression",
+                       response=resolved, target_name=str(outputs[0]) if resolved == "predict" else "class",
+                       uncertainty=label, n_estimators=n_trees, n_rows=n_rows, bootstrap_draws=m,
+                       forest_fitted_here=int(fitted_here), mc_noise_share=worst,
+                       rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs,
+                        extra_coords={"ci_bound": CI_BOUNDS})
+    for node in per_node:
+        ds = result[node].to_dataset()
+        for (name, key), a in band_attrs.items():
+            if name == node:
+                ds[key].attrs = a
+        result[node].dataset = ds
+    return result
+
+
+def _warn_trees(n_trees: int, n_rows: int, noise_share: float) -> None:
+    reasons = []
+    if n_trees < MIN_TREES:
+        reasons.append(f"the forest has {n_trees} trees (fewer than {MIN_TREES})")
+    if noise_share > MAX_NOISE_SHARE:
+        # noise ~ 1/B and the corrected variance V does not depend on B: share(B') = c / (V + c) with
+        # c = noise * B / B'; share <= s  <=>  B' >= B * (noise / V) * (1 - s) / s
+        ratio = noise_share / (1 - noise_share)
+        needed = int(np.ceil(n_trees * ratio * (1 - MAX_NOISE_SHARE) / MAX_NOISE_SHARE / 100) * 100)
+        reasons.append(f"Monte Carlo noise is {noise_share:.0%} of the raw IJ variance (median over a grid; "
+                       f"about {needed} trees would bring it to {MAX_NOISE_SHARE:.0%})")
+    if reasons:
+        warnings.warn(
+            "Infinitesimal-jackknife bands may be unreliable: " + " and ".join(reasons) + f" (n = {n_rows} rows). "
+            "Use more trees (the noise falls like n / n_estimators), or the refit bootstrap "
+            "(pdpboot.bootstrap_partial_dependence).",
+            UserWarning, stacklevel=3,
+        )

@@ -1,0 +1,145 @@
+"""Tests of pdpboot.forest_partial_dependence (one-fit infinitesimal-jackknife bands)."""
+
+from __future__ import annotations
+
+import warnings
+
+import matplotlib
+import numpy as np
+import pytest
+from scipy.special import ndtri
+from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor
+from sklearn.inspection import partial_dependence as sk_partial_dependence
+
+import pdpboot
+from pdpboot.datasets import make_friedman1
+from pdpboot.forest import forest_partial_dependence
+
+matplotlib.use("Agg")
+
+
+def _fpd(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Infinitesimal-jackknife bands may be unreliable")
+        return forest_partial_dependence(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def friedman():
+    return make_friedman1(60, rng=1)
+
+
+def test_schema_estimate_and_plotting(friedman):
+    X, y = friedman
+    res = _fpd(RandomForestRegressor(min_samples_leaf=3, random_state=4), X, y, ["x1", ("x1", "x2")], n_estimators=30,
+               grid_resolution=5, simultaneous=True, rng=0)
+    node = pdpboot.get_node(res, "x1").ds
+    assert node["pd"].dims == ("output", "x1")
+    assert node["pd_band"].dims == ("ci_bound", "output", "x1")
+    assert list(node["ci_bound"].values) == ["lower", "upper"]
+    assert "pd_resamples" not in node
+    band, point = node["pd_band"], node["pd_band_pointwise"]
+    assert band.attrs["method"] == "infinitesimal-jackknife" and band.attrs["simultaneous"] == 1
+    assert point.attrs["simultaneous"] == 0 and band.attrs["critical_value"][0] >= ndtri(0.975)
+    assert bool((band.sel(ci_bound="lower") <= point.sel(ci_bound="lower")).all())
+    np.testing.assert_allclose(point.sel(ci_bound="upper") - node["pd"], ndtri(0.975) * node["pd_se"])
+    assert float(node["pd_centered_se"].isel(x1=0, output=0)) == 0.0
+    # the estimate is the forest's PD over X (scikit-learn brute force on the fitted forest)
+    forest = RandomForestRegressor(min_samples_leaf=3, n_estimators=30, random_state=4).fit(X, y)
+    grid = node["x1"].values
+    ref = sk_partial_dependence(forest, X, ["x1"], custom_values={"x1": grid}, method="brute")
+    np.testing.assert_allclose(node["pd"].values, ref["average"], rtol=1e-10)
+    two = pdpboot.get_node(res, ("x1", "x2")).ds
+    assert two["pd_band"].dims == ("ci_bound", "output", "x1", "x2")
+    ax = pdpboot.plot_pd(res, "x1")
+    assert len(ax.collections) >= 2  # the pointwise and the simultaneous band
+    pdpboot.plot_pd_contour(res, ("x1", "x2"))
+    matplotlib.pyplot.close("all")
+
+
+def test_se_equals_a_direct_computation_from_scikit_learn_tree_pds(friedman):
+    X, y = friedman
+    n, B = len(X), 20
+    forest = RandomForestRegressor(n_estimators=B, min_samples_leaf=3, random_state=5).fit(X, y)
+    grid = np.array([0.2, 0.5, 0.8])
+    res = _fpd(forest, X, None, ["x3"], custom_values={"x3": grid}, rng=0)
+    xa = X.to_numpy(np.float32)
+    pd_b, ice_b = [], []
+    for tree in forest.estimators_:
+        r = sk_partial_dependence(tree, xa, [2], custom_values={2: grid}, method="brute", kind="both")
+        pd_b.append(r["average"][0])
+        ice_b.append(r["individual"][0])
+    pd_b, ice_b = np.array(pd_b), np.array(ice_b)  # (B, G), (B, n, G)
+    counts = np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_])
+    pd_f = pd_b.mean(axis=0)
+    v = sum(((counts[:, i] @ (pd_b - pd_f)) / B + (ice_b[:, i].mean(axis=0) - pd_f) / n) ** 2 for i in range(n))
+    v -= n / B**2 * ((pd_b - pd_f) ** 2).sum(axis=0)
+    np.testing.assert_allclose(res["x3"]["pd_se"].values[0], np.sqrt(np.clip(v, 0, None)), rtol=1e-8)
+
+
+def test_fitted_forest_gives_the_same_result_and_other_data_are_refused(friedman):
+    X, y = friedman
+    forest = RandomForestRegressor(n_estimators=10, random_state=3)
+    a = _fpd(forest, X, y, ["x2"], grid_resolution=4, rng=1)
+    b = _fpd(forest.fit(X, y), X, None, ["x2"], grid_resolution=4, rng=1)
+    np.testing.assert_array_equal(a["x2"]["pd_se"].values, b["x2"]["pd_se"].values)
+    with pytest.raises(ValueError, match="not the data this forest was fitted on"):
+        _fpd(forest, X.iloc[::-1], None, ["x2"], grid_resolution=4)
+    with pytest.raises(ValueError, match="already fitted"):
+        _fpd(forest, X, None, ["x2"], n_estimators=50)
+
+
+def test_classifier_outputs_are_class_probabilities(friedman):
+    X, y = friedman
+    labels = np.where(y > np.median(y), "high", "low")
+    res = _fpd(RandomForestClassifier(min_samples_leaf=3), X, labels, ["x4"], n_estimators=20, grid_resolution=4,
+               rng=2)
+    node = res["x4"].ds
+    assert list(node["output"].values) == ["high", "low"]
+    np.testing.assert_allclose(node["pd"].sum("output"), 1.0)
+    # P(high) = 1 - P(low): identical standard errors
+    np.testing.assert_allclose(node["pd_se"].sel(output="high"), node["pd_se"].sel(output="low"), atol=1e-12)
+
+
+def test_jackknife_comparator_and_warnings(friedman):
+    X, y = friedman
+    with pytest.warns(UserWarning, match="fewer than 1000.*trees would bring it to 50%"):
+        ij = forest_partial_dependence(RandomForestRegressor(random_state=0), X, y, ["x1"], n_estimators=40,
+                                       grid_resolution=4)
+    jack = _fpd(RandomForestRegressor(random_state=0), X, y, ["x1"], n_estimators=40, grid_resolution=4,
+                uncertainty="jackknife")
+    assert jack["x1"]["pd_band"].attrs["method"] == "jackknife-after-bootstrap"
+    np.testing.assert_array_equal(ij["x1"]["pd"].values, jack["x1"]["pd"].values)
+    assert not np.allclose(ij["x1"]["pd_se"].values, jack["x1"]["pd_se"].values)
+
+
+@pytest.mark.parametrize("forest,kwargs,error,match", [
+    (GradientBoostingRegressor(), {}, TypeError, "bootstrap_partial_dependence"),
+    (RandomForestRegressor(bootstrap=False), {}, ValueError, "bootstrap=False"),
+    (RandomForestRegressor(), {"uncertainty": "bootstrap"}, ValueError, "uncertainty"),
+    (RandomForestRegressor(), {"confidence_level": 95}, ValueError, "confidence_level"),
+    (RandomForestRegressor(), {"n_estimators": 1}, ValueError, "n_estimators"),
+])
+def test_bad_input_is_refused_before_any_fit(friedman, forest, kwargs, error, match):
+    X, y = friedman
+    with pytest.raises(error, match=match):
+        forest_partial_dependence(forest, X, y, ["x1"], **kwargs)
+    assert not hasattr(forest, "estimators_")
+
+
+@pytest.mark.slow
+def test_ij_se_tracks_the_sampling_sd_of_the_forest_pd():
+    """Monte Carlo over 40 data sets (n = 300, 1000 trees): the mean IJ SE of the PD of x1 is within
+    25 % of the standard deviation of the forest's PD across data sets (MC SE of an SD from 40 draws
+    is about 11 %)."""
+    rng = np.random.default_rng(7)
+    grid = np.linspace(0.1, 0.9, 5)
+    pds, ses = [], []
+    for _ in range(40):
+        X, y = make_friedman1(300, rng=rng)
+        res = _fpd(RandomForestRegressor(max_features=0.33, min_samples_leaf=5, n_jobs=1), X, y, ["x1"],
+                   n_estimators=1000, custom_values={"x1": grid}, method="brute", rng=rng)
+        pds.append(res["x1"]["pd"].values[0])
+        ses.append(res["x1"]["pd_se"].values[0])
+    ratio = np.mean(ses, axis=0) / np.std(pds, axis=0, ddof=1)
+    assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
