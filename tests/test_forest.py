@@ -7,6 +7,7 @@ import warnings
 import matplotlib
 import numpy as np
 import pytest
+import xarray as xr
 from scipy.special import ndtri
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import partial_dependence as sk_partial_dependence
@@ -29,7 +30,7 @@ def friedman():
     return make_friedman1(60, rng=1)
 
 
-def test_schema_estimate_and_plotting(friedman):
+def test_schema_estimate_plotting_and_save_load(friedman, tmp_path):
     X, y = friedman
     res = _fpd(RandomForestRegressor(min_samples_leaf=3, random_state=4), X, y, ["x1", ("x1", "x2")], n_estimators=30,
                grid_resolution=5, simultaneous=True, rng=0)
@@ -55,6 +56,8 @@ def test_schema_estimate_and_plotting(friedman):
     assert len(ax.collections) >= 2  # the pointwise and the simultaneous band
     pdpboot.plot_pd_contour(res, ("x1", "x2"))
     matplotlib.pyplot.close("all")
+    pdpboot.save(res, tmp_path / "ij.nc")
+    xr.testing.assert_identical(pdpboot.load(tmp_path / "ij.nc"), res)
 
 
 def test_se_equals_a_direct_computation_from_scikit_learn_tree_pds(friedman):
