@@ -146,3 +146,13 @@ def test_ij_se_tracks_the_sampling_sd_of_the_forest_pd():
         ses.append(res["x1"]["pd_se"].values[0])
     ratio = np.mean(ses, axis=0) / np.std(pds, axis=0, ddof=1)
     assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
+
+
+def test_study_script_smoke(tmp_path, capsys):
+    from experiments import s8_forest_ij
+
+    s8_forest_ij.main(["--n", "80", "--trees", "20", "--reps", "3", "--boot-trees", "20", "--boot-B", "3",
+                       "--dgps", "friedman1", "--n-jobs", "1", "--results-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "T20 IJ-U" in out and "T20 boot sup-t" in out
+    assert (tmp_path / "summary.json").exists() and len(list((tmp_path / "friedman1_n80").glob("rep*.npz"))) == 3
