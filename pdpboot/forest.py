@@ -219,8 +219,8 @@ def forest_partial_dependence(
     fit_seed, multiplier_seed = generator.spawn(2)
     xa = _training_array(spec.X)
     n_rows = xa.shape[0]
+    resolved = resolve_response_method(forest, response_method)  # before the fit: fail early
     model, fitted_here = _fit_forest(forest, spec.X, y, n_estimators, fit_seed)
-    resolved = resolve_response_method(model, response_method)
     counts = jk.inbag_counts(model, n_rows)
     if not fitted_here:
         jk.check_training_rows(model, xa, counts)

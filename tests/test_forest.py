@@ -122,6 +122,8 @@ def test_jackknife_comparator_and_warnings(friedman):
     (RandomForestRegressor(), {"uncertainty": "bootstrap"}, ValueError, "uncertainty"),
     (RandomForestRegressor(), {"confidence_level": 95}, ValueError, "confidence_level"),
     (RandomForestRegressor(), {"n_estimators": 1}, ValueError, "n_estimators"),
+    (RandomForestRegressor(), {"response_method": "predict_proba"}, ValueError, "only for classifiers"),
+    (RandomForestClassifier(), {"response_method": "predict"}, ValueError, "predicted labels"),
 ])
 def test_bad_input_is_refused_before_any_fit(friedman, forest, kwargs, error, match):
     X, y = friedman
