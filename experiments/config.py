@@ -14,9 +14,6 @@ from scipy.stats import norm
 
 SEED = 20240611
 
-#: Reported by Molnar et al. (2023) for their corrected t-interval in scenario C (quoted, not computed).
-MOLNAR_REPORTED = {"coverage": 0.89, "refits": 15}
-
 _GRID15_UNIFORM = np.linspace(0.05, 0.95, 15)
 _GRID15_NORMAL = norm.ppf(np.linspace(0.05, 0.95, 15))
 

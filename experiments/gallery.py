@@ -31,9 +31,9 @@ from pdpboot.plotting import (  # noqa: E402
     paper_style,
     plot_h_statistic,
     plot_heterogeneity,
-    plot_partial_dependence,
     plot_pd,
     plot_pd_contour,
+    plot_pd_panels,
 )
 
 OUT = Path(__file__).resolve().parent / "gallery"
@@ -100,10 +100,10 @@ def render(results: dict) -> list[Path]:
         _single("h_statistic", lambda ax: plot_h_statistic(reg, ax=ax), size=(3.3, 1.8))
         _single("h_statistic_overall", lambda ax: plot_h_statistic(reg, stat="h2_overall", ax=ax),
                 size=(3.3, 1.8))
-        fig, _ = plot_partial_dependence(reg, n_cols=3, panel_size=(2.4, 2.0))
+        fig, _ = plot_pd_panels(reg, n_cols=3, panel_size=(2.4, 2.0))
         fig.savefig(OUT / "panel_grid.png", dpi=DPI)
         plt.close(fig)
-        fig, _ = plot_partial_dependence(clf, n_cols=3, panel_size=(2.4, 2.0))
+        fig, _ = plot_pd_panels(clf, n_cols=3, panel_size=(2.4, 2.0))
         fig.savefig(OUT / "panel_grid_classifier.png", dpi=DPI)
         plt.close(fig)
     return sorted(OUT.iterdir())

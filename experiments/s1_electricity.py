@@ -3,7 +3,13 @@
 One simulated data set (:func:`pdpboot.datasets.make_electricity_prices`), a random forest, B
 bootstrap refits, 1-D PD of Temperature, Hour and Day and 2-D PD of the three pairs, computed
 twice from the same refits: PD averaged over each resample's rows (``background="resample"``,
-the default) and over the fixed original rows (``"original"``, the notebook's design).
+the default) and over the fixed original rows (``"original"``, the notebook's design).  Day (seven
+levels) is a categorical feature, so its surfaces are heatmaps, not contours.
+
+Bands are compared with the exact true PD at its exact level (not shifted to the estimate's mean:
+a shift would remove the level error that averaging over fixed rows leaves out).  The macros
+``ElecOtherSD<feature>`` give the standard deviation, over the rows, of the other features' terms of
+the additive truth: the part of the estimate's error that fixed rows freeze (a level shift).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ def compute(ctx: C.Context) -> None:
         res = pdpboot.bootstrap_partial_dependence(
             RandomForestRegressor(n_estimators=cfg["n_trees"]), X, y, [*FEATURES, *PAIRS],
             n_resamples=cfg["B"], background=background, grid_resolution=cfg["grid_resolution"],
-            n_jobs=ctx.n_jobs, rng=cfg["seed"], progress=False)
+            categorical_features=["Day"], n_jobs=ctx.n_jobs, rng=cfg["seed"], progress=False)
         pdpboot.save(res, path)
 
 
@@ -46,11 +52,24 @@ def _load(ctx: C.Context, background: str):
     return pdpboot.confidence_bands(res, confidence_level=0.95, method="percentile", simultaneous=True)
 
 
-def _shifted_truth(node, feature: str) -> np.ndarray:
-    """True PD on the node's grid, shifted to the estimate's mean over the grid."""
-    grid = node.ds[feature].values
-    truth = electricity_true_pd(feature, grid)
-    return truth - truth.mean() + float(node.ds["pd"].isel(output=0).mean())
+def _truth(node, feature: str) -> np.ndarray:
+    """Exact true PD on the node's grid, at its exact level."""
+    return electricity_true_pd(feature, node.ds[feature].values.astype(float))
+
+
+def other_feature_sd() -> dict[str, float]:
+    """SD over the rows of the sum of the other features' terms of the additive truth, per feature.
+
+    Averaging over fixed rows freezes exactly this part of the error of a PD estimate (a level
+    shift of the whole curve): its variance over samples of n rows is this SD squared over n.
+    Midpoint rules on 200 000 points (Temperature, Hour) and the 7 days.
+    """
+    m = 200_000
+    temp = electricity_true_pd("Temperature", (np.arange(m) + 0.5) * 40.0 / m)
+    hour = electricity_true_pd("Hour", (np.arange(m) + 0.5) * 24.0 / m)
+    day = electricity_true_pd("Day", np.arange(7.0))
+    var = {"Temperature": temp.var(), "Hour": hour.var(), "Day": day.var()}
+    return {f: float(np.sqrt(sum(v for k, v in var.items() if k != f))) for f in FEATURES}
 
 
 def _figure_bands(ctx: C.Context, results: dict) -> dict:
@@ -67,9 +86,10 @@ def _figure_bands(ctx: C.Context, results: dict) -> dict:
                 ax = axes[i, j]
                 node = pdpboot.get_node(res, feature)
                 plot_pd(res, feature, ax=ax, legend=False)
-                truth = _shifted_truth(node, feature)
+                truth = _truth(node, feature)
                 grid = node.ds[feature].values.astype(float)
-                ax.plot(grid, truth, color=OKABE_ITO["vermillion"], lw=1.0, ls="--", label="true PD (common mean)")
+                ax.plot(grid, truth, color=OKABE_ITO["vermillion"], lw=1.0, ls="none" if feature == "Day" else "--",
+                        marker="_" if feature == "Day" else None, ms=9, mew=1.5, label="true PD")
                 band = node.ds["pd_band_pointwise"].isel(output=0)
                 simultaneous = node.ds["pd_band"].isel(output=0)
                 stats[(background, feature)] = {
@@ -89,6 +109,35 @@ def _figure_bands(ctx: C.Context, results: dict) -> dict:
     return stats
 
 
+def _edges(values: np.ndarray, categorical: bool) -> np.ndarray:
+    """Cell edges of a heatmap axis: level positions 0..k-1 for categories, midpoints for numbers."""
+    if categorical:
+        return np.arange(len(values) + 1) - 0.5
+    v = np.asarray(values, dtype=float)
+    mid = (v[1:] + v[:-1]) / 2
+    return np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]])
+
+
+def _draw_truth(ax, pair, ga, gb, truth, levels):
+    """The true surface in the estimate's style: contours for two numeric features, else a heatmap."""
+    if "Day" in pair:
+        cat = [f == "Day" for f in pair]
+        from matplotlib.colors import BoundaryNorm
+
+        mappable = ax.pcolormesh(_edges(ga, cat[0]), _edges(gb, cat[1]), truth.T, cmap="viridis",
+                                 norm=BoundaryNorm(levels, ncolors=256))
+        if cat[1]:
+            ax.set_yticks(np.arange(len(gb)), [str(int(v)) for v in gb])
+        return mappable
+    from matplotlib.ticker import MaxNLocator
+
+    mappable = ax.contourf(ga, gb, truth.T, levels=levels, cmap="viridis")
+    ax.contour(ga, gb, truth.T, levels=levels, colors="k", linewidths=0.5, alpha=0.6)
+    ax.yaxis.set_major_locator(MaxNLocator(4))
+    ax.xaxis.set_major_locator(MaxNLocator(4))
+    return mappable
+
+
 def _figure_contours(ctx: C.Context, res) -> dict:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
@@ -97,28 +146,27 @@ def _figure_contours(ctx: C.Context, res) -> dict:
 
     stats = {}
     with paper_style(7):
-        fig, axes = plt.subplots(3, 3, figsize=(C.FULL_WIDTH, 6.0), layout="constrained")
+        fig, axes = plt.subplots(3, 3, figsize=(C.FULL_WIDTH, 6.2), layout="constrained")
         for j, pair in enumerate(PAIRS):
             node = pdpboot.get_node(res, pair)
             ga, gb = (node.ds[f].values.astype(float) for f in pair)
             truth = electricity_true_pd_2d(pair, ga, gb)
             est = node.ds["pd"].isel(output=0).transpose(*pair).values
-            shifted = truth - truth.mean() + est.mean()
-            lo = min(est.min(), shifted.min())
-            hi = max(est.max(), shifted.max())
-            levels = MaxNLocator(10).tick_values(lo, hi)
-            plot_pd_contour(res, pair, ax=axes[0, j], levels=levels, colorbar_kw={"label": "PD estimate"})
+            levels = MaxNLocator(10).tick_values(min(est.min(), truth.min()), max(est.max(), truth.max()))
+            # Contour labels off: the colour bar gives the levels, and inline labels collided with the rug.
+            plot_pd_contour(res, pair, ax=axes[0, j], levels=levels, clabel=False, annotate=False,
+                            colorbar_kw={"label": "PD estimate"})
             axes[0, j].set_title(f"estimate, B = {res.attrs['n_resamples']}", fontsize=7)
-            cs = axes[1, j].contourf(ga, gb, shifted.T, levels=levels, cmap="viridis")
-            axes[1, j].contour(ga, gb, shifted.T, levels=levels, colors="k", linewidths=0.5, alpha=0.6)
-            fig.colorbar(cs, ax=axes[1, j], label="true PD (common mean)")
+            mappable = _draw_truth(axes[1, j], pair, ga, gb, truth, levels)
+            fig.colorbar(mappable, ax=axes[1, j], label="true PD")
             axes[1, j].set_xlabel(pair[0])
             axes[1, j].set_ylabel(pair[1])
-            axes[1, j].set_title("truth", fontsize=7)
-            plot_pd_contour(res, pair, ax=axes[2, j], what="width", band="pointwise")
+            axes[1, j].set_title("truth (exact level)", fontsize=7)
+            plot_pd_contour(res, pair, ax=axes[2, j], what="width", band="pointwise", annotate=False,
+                            colorbar_kw={"label": "band width"})
             axes[2, j].set_title("width of the 95 % percentile band", fontsize=7)
             band = node.ds["pd_band_pointwise"].isel(output=0).transpose("ci_bound", *pair)
-            inside = (band.sel(ci_bound="lower").values <= shifted) & (shifted <= band.sel(ci_bound="upper").values)
+            inside = (band.sel(ci_bound="lower").values <= truth) & (truth <= band.sel(ci_bound="upper").values)
             stats[pair] = {"covered": float(inside.mean()),
                            "width": float((band.sel(ci_bound="upper") - band.sel(ci_bound="lower")).mean())}
         C.savefig(fig, ctx, "electricity_contours")
@@ -131,11 +179,23 @@ def render(ctx: C.Context) -> None:
     stats = _figure_bands(ctx, results)
     stats2 = _figure_contours(ctx, results["resample"])
     macros = {"ElecN": str(cfg["n"]), "ElecB": str(cfg["B"]), "ElecTrees": str(cfg["n_trees"])}
+    other_sd = other_feature_sd()
     for feature in FEATURES:
         res_stat, orig_stat = stats[("resample", feature)], stats[("original", feature)]
         macros[f"Elec{feature}WidthRatio"] = C.fmt(res_stat["width"] / orig_stat["width"])
         macros[f"Elec{feature}CovRes"] = C.fmt(100 * res_stat["covered"], 0)
         macros[f"Elec{feature}CovOrig"] = C.fmt(100 * orig_stat["covered"], 0)
+        macros[f"Elec{feature}SimRes"] = "yes" if res_stat["covered_sim"] else "no"
+        macros[f"Elec{feature}SimOrig"] = "yes" if orig_stat["covered_sim"] else "no"
+        macros[f"ElecOtherSD{feature}"] = C.fmt(other_sd[feature], 1)
+        # Standard error of the frozen level term, other_sd / sqrt(n), beside the band's half-width.
+        macros[f"ElecFrozenSE{feature}"] = C.fmt(other_sd[feature] / np.sqrt(cfg["n"]), 2)
+        macros[f"Elec{feature}HalfWidthOrig"] = C.fmt(orig_stat["width"] / 2, 2)
+        macros[f"Elec{feature}HalfWidthRes"] = C.fmt(res_stat["width"] / 2, 2)
+        # Predicted resample-rows half-width: the fixed-rows one with the frozen term's variance added back.
+        frozen = 1.959964 * other_sd[feature] / np.sqrt(cfg["n"])
+        macros[f"Elec{feature}HalfWidthPred"] = C.fmt(float(np.hypot(orig_stat["width"] / 2, frozen)), 2)
+    macros["ElecNoiseSD"] = C.fmt(4.0, 0)  # make_electricity_prices: 2 * N(0, 2^2) noise
     ratios = [stats[("resample", f)]["width"] / stats[("original", f)]["width"] for f in FEATURES]
     macros["ElecWidthRatioMin"] = C.fmt(min(ratios))
     macros["ElecWidthRatioMax"] = C.fmt(max(ratios))

@@ -32,7 +32,7 @@ from pdpboot.bands import band_arrays
 from pdpboot.datasets import make_additive_uniform, make_friedman1, make_interaction, true_pd
 
 from . import _common as C
-from .config import MOLNAR_REPORTED, config
+from .config import config
 from .learners import LEARNER_LABELS, make_learner, reseed
 from .molnar import corrected_t_interval
 
@@ -529,6 +529,4 @@ def _setting_macros(ctx: C.Context, cfg: dict) -> dict:
         "CovTrainFraction": C.fmt(MOLNAR_TRAIN_FRACTION, 1),
         "CovRFTrees": str(rf.n_estimators), "CovRFLeaf": str(rf.min_samples_leaf), "CovGBMRounds": str(gbm.max_iter),
         "CovMLPUnits": str(mlp[-1].hidden_layer_sizes[0]),
-        "MolnarReportedCoverage": C.fmt(MOLNAR_REPORTED["coverage"]),
-        "MolnarReportedRefits": str(MOLNAR_REPORTED["refits"]),
     }

@@ -1,38 +1,53 @@
-"""pdpboot: bootstrap confidence bands for partial dependence and ICE."""
+"""pdpboot: bootstrap confidence bands for partial dependence and ICE.
 
-from ._pd import partial_dependence
+The public names are imported on first use (PEP 562), so ``import pdpboot``
+and the command line start fast and the NumPy layer (``pdpboot.engine``) can
+be used without xarray.
+"""
+
+import importlib
+
 from ._version import __version__
-from .bands import confidence_bands
-from .bootstrap import bootstrap_partial_dependence
-from .forest import forest_partial_dependence
-from .heterogeneity import ice_heterogeneity
-from .interaction import HStatisticTestResult, h_statistic, h_statistic_test
-from .io import load, save
-from .plotting import (
-    plot_h_statistic,
-    plot_heterogeneity,
-    plot_partial_dependence,
-    plot_pd,
-    plot_pd_contour,
-)
-from .schema import get_node
 
-__all__ = [
-    "bootstrap_partial_dependence",
-    "confidence_bands",
-    "forest_partial_dependence",
-    "get_node",
-    "h_statistic",
-    "h_statistic_test",
-    "HStatisticTestResult",
-    "ice_heterogeneity",
-    "load",
-    "partial_dependence",
-    "plot_h_statistic",
-    "plot_heterogeneity",
-    "plot_partial_dependence",
-    "plot_pd",
-    "plot_pd_contour",
-    "save",
-    "__version__",
-]
+#: public name -> module that defines it
+_PUBLIC = {
+    "accumulated_local_effects": "ale",
+    "bootstrap_ale": "ale",
+    "bootstrap_partial_dependence": "bootstrap",
+    "confidence_bands": "bands",
+    "forest_partial_dependence": "forest",
+    "get_node": "schema",
+    "h_statistic": "interaction",
+    "h_statistic_of_model": "interaction",
+    "h_statistic_test": "interaction",
+    "HStatisticTestResult": "interaction",
+    "ice_heterogeneity": "heterogeneity",
+    "load": "io",
+    "partial_dependence": "_pd",
+    "plot_h_statistic": "plotting",
+    "plot_heterogeneity": "plotting",
+    "plot_partial_dependence": "plotting",
+    "plot_pd": "plotting",
+    "plot_pd_contour": "plotting",
+    "plot_pd_panels": "plotting",
+    "save": "io",
+}
+
+__all__ = [*_PUBLIC, "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    try:  # a submodule used as an attribute (pdpboot.schema, ...)
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module 'pdpboot' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

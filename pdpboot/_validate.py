@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 import numbers
-from collections.abc import Hashable, Sequence
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -14,9 +15,65 @@ from sklearn.utils.validation import check_is_fitted
 
 from .schema import RESERVED_NAMES
 
+#: Upper bound on ``n_resamples``: every resample's seed is spawned before any work starts, and
+#: 10**6 spawned generators already take seconds and about a gigabyte; more is a typo, not a study.
+MAX_N_RESAMPLES = 10**6
+
+
+def _plain_column(col: pd.Series) -> pd.Series:
+    """A pandas nullable/extension column as a plain NumPy-backed one (other columns unchanged).
+
+    ``Int*``/``UInt*`` become int64/uint64 (float64 when they hold missing values), ``Float*``
+    float64, ``boolean`` bool (object with NaN for missing values), ``string`` and Arrow strings
+    object with NaN for missing values.  Categorical, datetime and NumPy columns are kept.
+    """
+    dtype = col.dtype
+    if isinstance(dtype, np.dtype) or isinstance(dtype, (pd.CategoricalDtype, pd.DatetimeTZDtype)):
+        return col
+    if pd.api.types.is_bool_dtype(dtype):
+        if col.isna().any():
+            return pd.Series(col.astype(object).where(col.notna(), np.nan).to_numpy(dtype=object),
+                             index=col.index, name=col.name)
+        return col.astype(bool)
+    if pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
+        if col.isna().any() or pd.api.types.is_float_dtype(dtype):
+            return pd.Series(col.to_numpy(dtype=float, na_value=np.nan), index=col.index, name=col.name)
+        kind = "uint64" if pd.api.types.is_unsigned_integer_dtype(dtype) else "int64"
+        return pd.Series(col.to_numpy(dtype=kind), index=col.index, name=col.name)
+    if pd.api.types.is_string_dtype(dtype):
+        return pd.Series(col.to_numpy(dtype=object, na_value=np.nan), index=col.index, name=col.name)
+    return col
+
+
+def _storable_index(index: pd.Index) -> pd.Index:
+    """Row labels that netCDF/Zarr can store as the ``instance`` coordinate.
+
+    Numbers, strings, booleans and naive datetimes are kept; anything else (a MultiIndex,
+    mixed types, timezone-aware datetimes, periods, intervals, ...) becomes strings
+    (``str(label)``).
+    """
+    if isinstance(index, pd.MultiIndex):
+        return pd.Index([str(v) for v in index], dtype=object)
+    values = np.asarray(index)
+    if values.dtype.kind in "iufbmM":
+        return index
+    if values.dtype.kind == "U" or all(isinstance(v, str) for v in values):
+        return index
+    if values.dtype.kind == "O" and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values
+    ):
+        return pd.Index(values.astype(float) if any(isinstance(v, float) for v in values) else values.astype(int))
+    return pd.Index([str(v) for v in values], dtype=object)
+
 
 def check_table(X) -> tuple[pd.DataFrame | np.ndarray, list[str]]:
     """Validate the data table and name its columns.
+
+    pandas nullable columns (``Int64``, ``boolean``, ``string``, ...) are converted to plain
+    NumPy-backed columns (see :func:`_plain_column`) so every engine sees NumPy data, and row
+    labels netCDF cannot store (MultiIndex, mixed types, timezone-aware datetimes) become
+    strings; the caller's table is not modified.  A one-row table warns: its PD is that row's
+    ICE curve and every bootstrap resample is the same row, so bands have zero width.
 
     Returns
     -------
@@ -30,14 +87,24 @@ def check_table(X) -> tuple[pd.DataFrame | np.ndarray, list[str]]:
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:
             raise ValueError(f"X has duplicate column names {duplicated}; rename them so each is unique.")
+        plain = [_plain_column(X.iloc[:, j]) for j in range(X.shape[1])]
+        index = _storable_index(X.index)
+        if any(p is not X.iloc[:, j] for j, p in enumerate(plain)) or index is not X.index:
+            converted = pd.concat([p.set_axis(X.index) for p in plain], axis=1) if plain else X.copy()
+            converted.columns = X.columns
+            converted.index = index
+            X = converted
         numeric = X.select_dtypes(include=[np.number])
         if numeric.shape[1] and np.isinf(numeric.to_numpy(dtype=float)).any():
-            bad = [c for c in numeric.columns if np.isinf(numeric[c].to_numpy(dtype=float)).any()]
+            bad = [str(c) for c in numeric.columns if np.isinf(numeric[c].to_numpy(dtype=float)).any()]
             raise ValueError(f"X contains infinite values in column(s) {bad}; replace or drop them.")
     else:
         if isinstance(X, pd.Series):
             raise TypeError("X must be 2-D (a DataFrame or an array of shape (n_rows, n_columns)), got a Series.")
-        X = np.asarray(X)
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"X must be a DataFrame or a 2-D array; np.asarray(X) failed: {exc}") from None
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n_rows, n_columns); got an array with {X.ndim} dimension(s).")
         if X.dtype.kind in "fc" and np.isinf(X).any():
@@ -46,6 +113,12 @@ def check_table(X) -> tuple[pd.DataFrame | np.ndarray, list[str]]:
         names = [f"x{j}" for j in range(X.shape[1])]
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X is empty (shape {X.shape}); it needs at least one row and one column.")
+    if X.shape[0] == 1:
+        warnings.warn(
+            "X has a single row: its partial dependence is that row's ICE curve, and every bootstrap "
+            "resample draws the same row, so confidence bands have zero width.",
+            UserWarning, stacklevel=3,
+        )
     return X, names
 
 
@@ -81,7 +154,8 @@ def resolve_features(features, names: list[str]) -> list[tuple[int, ...]]:
         for p in positions:
             if "/" in names[p]:
                 raise ValueError(
-                    f"Feature name {names[p]!r} contains '/', which xarray cannot use in a dim name; "
+                    f"Feature name {names[p]!r:.100} contains '/', which xarray's DataTree refuses in the "
+                    "name of a dim coordinate (results name dims after features); "
                     "rename the column (e.g. replace '/' by '_per_')."
                 )
         if len(set(positions)) != len(positions):
@@ -100,11 +174,40 @@ def resolve_features(features, names: list[str]) -> list[tuple[int, ...]]:
     return resolved
 
 
+def _plain_target(y):
+    """y as a NumPy array or a Series/DataFrame of NumPy dtypes (nullable columns converted)."""
+    if isinstance(y, pd.Series):
+        return _plain_column(y)
+    if isinstance(y, pd.DataFrame):
+        converted = pd.concat([_plain_column(y.iloc[:, j]) for j in range(y.shape[1])], axis=1)
+        converted.columns = y.columns
+        return converted
+    try:
+        values = np.asarray(y)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y must be array-like of shape (n_rows,) or (n_rows, n_targets): {exc}") from None
+    if values.ndim == 2 and values.shape[1] == 1:
+        return values[:, 0]
+    if values.ndim == 2:
+        return pd.DataFrame(values, columns=[f"y{k}" for k in range(values.shape[1])])
+    if values.ndim != 1:
+        raise ValueError(f"y must have shape (n_rows,) or (n_rows, n_targets); got shape {values.shape}.")
+    return values
+
+
 def check_target(y, n_rows: int, estimator) -> np.ndarray | pd.Series | pd.DataFrame:
-    """Validate the target against X's length and the estimator type."""
+    """Validate the target against X's length and the estimator type.
+
+    Nullable pandas dtypes are converted to NumPy ones; a 2-D NumPy ``y`` with several
+    columns becomes a DataFrame with columns ``y0, y1, ...`` (the ``output`` labels), one
+    with a single column becomes 1-D.  Refuses missing or infinite values, a non-numeric
+    target for a regressor, a single class, and several target columns for a classifier
+    (multi-output classification, which scikit-learn's ``partial_dependence`` refuses too).
+    """
+    check_estimator(estimator)
     if y is None:
         raise ValueError("y is required to refit the estimator on resamples.")
-    y_arr = y if isinstance(y, (pd.Series, pd.DataFrame)) else np.asarray(y)
+    y_arr = _plain_target(y)
     if len(y_arr) != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {len(y_arr)}; they must have the same length.")
     values = np.asarray(y_arr)
@@ -112,35 +215,234 @@ def check_target(y, n_rows: int, estimator) -> np.ndarray | pd.Series | pd.DataF
         raise ValueError(f"y contains {int(np.isnan(values).sum())} missing value(s); drop those rows or impute y.")
     if values.dtype.kind == "O" and pd.isna(values).any():
         raise ValueError(f"y contains {int(pd.isna(values).sum())} missing value(s); drop those rows or impute y.")
-    if not is_classifier(estimator) and values.dtype.kind not in "biuf":
+    if values.dtype.kind in "fc" and np.isinf(values).any():
+        raise ValueError(f"y contains {int(np.isinf(values).sum())} infinite value(s); drop those rows or fix y.")
+    classifier = is_classifier(estimator)
+    if classifier and values.ndim == 2:
+        raise ValueError(
+            f"y has {values.shape[1]} columns, but {type(estimator).__name__} is a classifier: multi-output "
+            "classification is not supported (as in sklearn.inspection.partial_dependence). Compute one "
+            "target at a time."
+        )
+    if not classifier and values.dtype.kind not in "biuf":
         raise TypeError(
             f"{type(estimator).__name__} is a regressor but y has non-numeric values "
             f"(dtype {values.dtype}); use a classifier or encode y as numbers."
         )
-    if is_classifier(estimator) and len(np.unique(values.astype(str) if values.dtype.kind == "O" else values)) < 2:
+    if classifier and len(np.unique(values.astype(str) if values.dtype.kind == "O" else values)) < 2:
         raise ValueError("y has a single class; a classifier needs at least two.")
     return y_arr
 
 
+_NOT_SUPERVISED = {"clusterer": "a clusterer", "outlier_detector": "an outlier detector",
+                   "density_estimator": "a density estimator", "transformer": "a transformer"}
+
+
+def _estimator_type(estimator) -> str | None:
+    try:
+        from sklearn.utils import get_tags
+
+        return get_tags(estimator).estimator_type
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return getattr(estimator, "_estimator_type", None)
+
+
+def check_estimator(estimator) -> None:
+    """Refuse what is not a supervised scikit-learn-style estimator pdpboot can use.
+
+    It needs ``fit``, ``get_params`` (to be cloned) and ``predict``, ``predict_proba`` or
+    ``decision_function``; clusterers, outlier and density estimators and transformers are
+    refused (scikit-learn's ``partial_dependence`` refuses them too), as are estimator
+    classes passed instead of instances.
+    """
+    if isinstance(estimator, type):
+        raise TypeError(
+            f"estimator must be an estimator instance, got the class {estimator.__name__}; "
+            f"write {estimator.__name__}() instead."
+        )
+    missing = [m for m in ("fit", "get_params") if not callable(getattr(estimator, m, None))]
+    if missing or not any(callable(getattr(estimator, m, None))
+                          for m in ("predict", "predict_proba", "decision_function")):
+        raise TypeError(
+            f"estimator must be a scikit-learn regressor or classifier (with fit, get_params and predict), "
+            f"got {type(estimator).__name__!s:.80}. Wrap the model in a scikit-learn estimator."
+        )
+    kind = _estimator_type(estimator)
+    if kind in _NOT_SUPERVISED and not is_classifier(estimator):
+        raise TypeError(
+            f"{type(estimator).__name__} is {_NOT_SUPERVISED[kind]}; partial dependence needs a regressor "
+            "or a classifier."
+        )
+
+
+def check_multioutput_classes(estimator) -> None:
+    """Refuse a fitted multiclass-multioutput classifier (``classes_`` is a list of arrays)."""
+    if not is_classifier(estimator):
+        return
+    classes = getattr(estimator, "classes_", None)
+    if isinstance(classes, list) or (isinstance(classes, np.ndarray) and classes.dtype == object
+                                     and classes.size and isinstance(classes.flat[0], np.ndarray)):
+        raise ValueError(
+            f"{type(estimator).__name__} was fitted on several target columns (multiclass-multioutput); "
+            "partial dependence supports one classification target (as in sklearn.inspection). "
+            "Fit one model per target."
+        )
+
+
 def is_fitted(estimator) -> bool:
+    """Whether ``estimator`` is fitted.
+
+    Also validates it (:func:`check_estimator`: ``TypeError`` for objects that are not
+    supervised estimators) and refuses a fitted multiclass-multioutput classifier
+    (``ValueError``), so every public entry point checks these before any work.
+    """
+    check_estimator(estimator)
     try:
         check_is_fitted(estimator)
     except NotFittedError:
         return False
     except TypeError:
         return False
+    check_multioutput_classes(estimator)
     return True
 
 
-def check_positive_int(value, name: str, minimum: int) -> int:
+def check_positive_int(value, name: str, minimum: int, *, maximum: int | None = None) -> int:
+    """An integer >= ``minimum`` (and <= ``maximum``); NumPy integers accepted, bools refused."""
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r:.80}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {value!r}.")
     return int(value)
 
 
+def check_n_resamples(n_resamples, minimum: int = 2) -> int:
+    """``n_resamples`` as an int in [``minimum``, :data:`MAX_N_RESAMPLES`] (10**6).
+
+    Every resample's seed is spawned before the first fit, so an absurd value would hang
+    there; the bound makes it an immediate error instead.
+    """
+    if isinstance(n_resamples, numbers.Real) and not isinstance(n_resamples, numbers.Integral):
+        raise ValueError(
+            f"n_resamples must be an integer between {minimum} and {MAX_N_RESAMPLES}, got the "
+            f"{type(n_resamples).__name__} {n_resamples!r}."
+        )
+    return check_positive_int(n_resamples, "n_resamples", minimum, maximum=MAX_N_RESAMPLES)
+
+
+def check_optional_positive_int(value, name: str, minimum: int = 1) -> int | None:
+    """None, or an integer >= ``minimum`` (e.g. ``max_ice_instances``, ``max_background``)."""
+    return None if value is None else check_positive_int(value, name, minimum)
+
+
+def check_ice(ice) -> bool | int:
+    """``ice``: True/False (or None: False), or a positive number of instances."""
+    if ice is None or isinstance(ice, (bool, np.bool_)):
+        return bool(ice)
+    if isinstance(ice, numbers.Integral) and ice >= 1:
+        return int(ice)
+    raise ValueError(f"ice must be True, False or a positive integer (a number of instances), got {ice!r:.80}.")
+
+
+def check_rng(rng):
+    """The seed argument ``rng``: None, an int >= 0, a SeedSequence, a BitGenerator or a Generator.
+
+    A legacy ``numpy.random.RandomState`` is refused with ``TypeError`` (converting it would
+    silently consume and depend on its hidden state): pass ``rng=0`` or
+    ``rng=np.random.default_rng(0)``.
+
+    Returns
+    -------
+    The argument, unchanged (ready for ``numpy.random.default_rng``).
+    """
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)):
+        return rng
+    if isinstance(rng, np.random.RandomState):
+        raise TypeError(
+            "rng=np.random.RandomState(...) is the legacy NumPy generator, which pdpboot does not take: "
+            "pass an int seed (rng=0) or a Generator (rng=np.random.default_rng(0))."
+        )
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative integer seed, got {rng}.")
+        return int(rng)
+    raise TypeError(
+        f"rng must be None, a non-negative int, or a numpy.random.Generator/SeedSequence, "
+        f"got {type(rng).__name__} {rng!r:.60}."
+    )
+
+
+def check_probability(value, name: str) -> float:
+    """A number strictly between 0 and 1 (any real type, NumPy scalars included) as a float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), e.g. 0.95; got {value!r:.80}.")
+    return float(value)
+
+
+def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:
+    """None, or one finite, non-negative weight per row with a positive sum (float64 array)."""
+    if sample_weight is None:
+        return None
+    try:
+        weights = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("sample_weight must be an array of numbers, one per row of X.") from None
+    if weights.shape != (n_rows,):
+        raise ValueError(f"sample_weight must have one entry per row of X ({n_rows}), got shape {weights.shape}.")
+    bad = ~np.isfinite(weights)
+    if bad.any():
+        raise ValueError(
+            f"sample_weight has {int(bad.sum())} missing or infinite value(s) (first at row "
+            f"{int(np.flatnonzero(bad)[0])}); give finite weights."
+        )
+    if (weights < 0).any() or weights.sum() <= 0:
+        raise ValueError("sample_weight must be non-negative with a positive sum.")
+    return weights
+
+
+def check_target_names(target_names, n_targets: int) -> list[str] | None:
+    """None, or one distinct name per regression target."""
+    if target_names is None:
+        return None
+    if isinstance(target_names, str):
+        target_names = [target_names]
+    names = [str(t) for t in target_names]
+    if len(names) != n_targets:
+        raise ValueError(
+            f"target_names has {len(names)} name(s) but the model predicts {n_targets} target(s); "
+            "give one name per target."
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(f"target_names must be distinct, got {names}.")
+    return names
+
+
+def check_predictions_finite(per_node: Mapping, *, what: str = "the model fitted on the full data") -> None:
+    """Refuse PD/ICE arrays holding NaN or infinite values (a model that predicts NaN).
+
+    Parameters
+    ----------
+    per_node : mapping
+        Node name -> variable name -> ``(dims, array)`` (the output of the evaluation).
+    what : str
+        Which model, for the message.
+    """
+    for node, variables in per_node.items():
+        for var, (_, arr) in variables.items():
+            values = np.asarray(arr)
+            if values.dtype.kind in "fc" and not np.isfinite(values).all():
+                share = float(np.mean(~np.isfinite(values)))
+                raise ValueError(
+                    f"{what} gives non-finite {var!r} values in node {node!r} ({share:.0%} of them): the "
+                    "model predicts NaN or infinity on the grid. Check the model (e.g. its handling of "
+                    "missing values or of grid values outside the training range)."
+                )
+
+
 def check_choice(value, name: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name}={value!r} is not one of {list(choices)}.")
+    """One of ``choices`` (compared by equality; unhashable values are refused cleanly)."""
+    if not isinstance(value, (str, type(None), bool, numbers.Number)) or value not in choices:
+        raise ValueError(f"{name}={value!r:.80} is not one of {list(choices)}.")
     return value
 
 

@@ -8,20 +8,31 @@ of the resamples minus the estimate).  1-D nodes also get the centred PD
 with its own ``pd_centered_band``/``_se``/``_bias``: the uncertainty of a change
 from the first grid value, which is smaller than that of the level.
 
-Pointwise methods (at each grid point, level 1 - alpha):
+Pointwise methods (at each grid point, level 1 - alpha; formulas in
+:mod:`pdpboot.engine.intervals`):
 
 - ``percentile``: the alpha/2 and 1 - alpha/2 quantiles of the resamples;
 - ``basic``: ``2 * estimate - `` those quantiles (reflected);
-- ``normal``: ``estimate -/+ z_{1-alpha/2} * se``.
+- ``normal``: ``estimate -/+ z_{1-alpha/2} * se``;
+- ``bc``: bias-corrected percentile (Efron 1987, acceleration 0);
+- ``bca``: bias-corrected and accelerated (Efron 1987), acceleration from the
+  jackknife-after-bootstrap (needs ``resample_counts``, no refit).
+
+Bounds of statistics that are non-negative by definition (:data:`NON_NEGATIVE`:
+H statistics, ICE spreads, heterogeneity index, PD-variance index, ranges) are
+clipped at 0, and bounds of a probability PD into [0, 1].
 
 Simultaneous bands cover the whole curve or surface (per output) at once:
 
-- ``normal``: the sup-t band ``estimate -/+ c * se`` where ``c`` is the
-  ``level`` quantile of ``max_g |resample_b(g) - estimate(g)| / se(g)`` over
-  resamples (never below the pointwise ``z``);
-- ``percentile``/``basic``: the pointwise band at the calibrated level
+- ``sup-t`` (default): ``estimate -/+ c * se`` where ``c`` is the ``level``
+  quantile of ``max_g |resample_b(g) - estimate(g)| / se(g)`` over resamples
+  (never below the pointwise ``z``), widened where the method's pointwise band
+  sticks out;
+- ``calibrated``: the method's pointwise band at the calibrated level
   ``level* >= level``: the smallest level at which a share ``level`` of the
-  resample curves lies entirely inside the pointwise percentile band.
+  resample curves lies entirely inside the pointwise percentile band, per
+  output.  With few resamples ``level*`` exceeds what B resolves and the band
+  becomes the resamples' envelope: a warning says so.
 Both contain the pointwise band of the same method by construction.
 
 With ``resampling="subsample"`` (m of n rows without replacement), the
@@ -32,81 +43,22 @@ estimates the sampling spread of the full-data estimate.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import xarray as xr
-from scipy.special import ndtri
 
+from .engine.intervals import POINTWISE_METHODS, SIMULTANEOUS_METHODS, band_arrays, envelope_level
 from .schema import CI_BOUNDS, feature_nodes
 
-BAND_METHODS = ("percentile", "basic", "normal")
+__all__ = ["BAND_METHODS", "NON_NEGATIVE", "band_arrays", "confidence_bands"]
+
+BAND_METHODS = POINTWISE_METHODS
+#: Statistics that are >= 0 by definition: both bounds of their bands are clipped at 0.
+NON_NEGATIVE = ("h2", "h2_overall", "h_unnormalized", "pd_variance_interaction", "ice_sd", "cice_sd",
+                "dice_sd", "heterogeneity_index", "pd_range", "ale_range")
+COUNTS = "resample_counts"
 _SUFFIX = "_resamples"
-
-
-def _quantiles(res: np.ndarray, probs) -> np.ndarray:
-    return np.nanquantile(res, probs, axis=0)
-
-
-def _pointwise(est, res, level, method, se):
-    alpha = 1 - level
-    if method == "normal":
-        z = ndtri(1 - alpha / 2)
-        return est - z * se, est + z * se
-    lo, hi = _quantiles(res, [alpha / 2, 1 - alpha / 2])
-    if method == "basic":
-        return 2 * est - hi, 2 * est - lo
-    return lo, hi
-
-
-def _inside_share(res, lo, hi) -> float:
-    """Share of complete resample curves lying inside [lo, hi] everywhere (per output: min)."""
-    valid = ~np.isnan(res).any(axis=(1, 2))
-    inside = ((res >= lo) & (res <= hi)).all(axis=2)[valid]  # (B_valid, O)
-    return float(inside.mean(axis=0).min())
-
-
-def band_arrays(est: np.ndarray, res: np.ndarray, *, level: float, method: str, simultaneous: bool):
-    """Bands on flattened arrays (NumPy layer).
-
-    Parameters
-    ----------
-    est : ndarray of shape (n_outputs, n_points)
-    res : ndarray of shape (n_resamples, n_outputs, n_points)
-        NaN rows (failed resamples) are ignored.
-
-    Returns
-    -------
-    lower, upper, se, bias : ndarrays of shape (n_outputs, n_points)
-    info : dict
-        ``critical_value`` (normal, simultaneous) or ``calibrated_level``.
-    """
-    se = np.nanstd(res, axis=0, ddof=1)
-    bias = np.nanmean(res, axis=0) - est
-    lower, upper = _pointwise(est, res, level, method, se)
-    info = {}
-    if not simultaneous:
-        return lower, upper, se, bias, info
-    if method == "normal":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.abs(res - est) / se
-        t = np.where(se > 0, t, 0.0)  # points without spread have a zero-width band and no say in c
-        t_max = np.max(t, axis=2)  # (B, O)
-        crit = np.maximum(np.nanquantile(t_max, level, axis=0), ndtri(0.5 + level / 2))  # (O,)
-        info["critical_value"] = [float(c) for c in crit]
-        return est - crit[:, None] * se, est + crit[:, None] * se, se, bias, info
-    low, high = level, 1.0
-    if _inside_share(res, *_pointwise(est, res, low, "percentile", se)) < level:
-        for _ in range(40):
-            mid = (low + high) / 2
-            if _inside_share(res, *_pointwise(est, res, mid, "percentile", se)) >= level:
-                high = mid
-            else:
-                low = mid
-        level_star = high
-    else:
-        level_star = level
-    info["calibrated_level"] = float(level_star)
-    lower, upper = _pointwise(est, res, level_star, method, se)
-    return lower, upper, se, bias, info
 
 
 def _deviation_scale(attrs) -> float:
@@ -116,8 +68,18 @@ def _deviation_scale(attrs) -> float:
     return float(np.sqrt(m / (n - m)))
 
 
-def _band_variable(est: xr.DataArray, res: xr.DataArray, *, level, method, simultaneous, scale):
-    """Compute s_band, s_se, s_bias (and the pointwise band) for one variable."""
+def _support(name: str, attrs) -> tuple[float | None, float | None]:
+    if name in NON_NEGATIVE:
+        return (0.0, None)
+    if name == "pd" and attrs.get("response") == "predict_proba":
+        return (0.0, 1.0)
+    if name == "pd_centered" and attrs.get("response") == "predict_proba":
+        return (-1.0, 1.0)
+    return (None, None)
+
+
+def _band_variable(est: xr.DataArray, res: xr.DataArray, *, scale, **options):
+    """Compute s_band, s_se, s_bias (and the pointwise band) for one variable via the NumPy layer."""
     res = res.transpose("resample", *est.dims)
     has_output = "output" in est.dims
     est_t = est if has_output else est.expand_dims("output")
@@ -129,21 +91,64 @@ def _band_variable(est: xr.DataArray, res: xr.DataArray, *, level, method, simul
     e = est_t.values.reshape(shape[0], -1)
     r = res_t.values.reshape(res_t.shape[0], shape[0], -1)
     r = e + (r - e) * scale
-    lower, upper, se, bias, info = band_arrays(e, r, level=level, method=method, simultaneous=simultaneous)
+    lower, upper, se, bias, info = band_arrays(e, r, **options)
 
     def wrap(arr):
         da = xr.DataArray(arr.reshape(shape), dims=est_t.dims, coords=est_t.coords)
         return da.transpose(*est.dims) if has_output else da.squeeze("output", drop=True)
 
-    band = xr.concat([wrap(lower), wrap(upper)], dim=xr.Variable("ci_bound", CI_BOUNDS))
-    band = band.transpose("ci_bound", *est.dims)
-    out = {"band": band, "se": wrap(se), "bias": wrap(bias)}
-    if simultaneous:
-        p_lo, p_hi, *_ = band_arrays(e, r, level=level, method=method, simultaneous=False)
-        out["band_pointwise"] = xr.concat(
-            [wrap(p_lo), wrap(p_hi)], dim=xr.Variable("ci_bound", CI_BOUNDS)
-        ).transpose("ci_bound", *est.dims)
+    def band(lo, hi):
+        return xr.concat([wrap(lo), wrap(hi)], dim=xr.Variable("ci_bound", CI_BOUNDS)).transpose(
+            "ci_bound", *est.dims)
+
+    out = {"band": band(lower, upper), "se": wrap(se), "bias": wrap(bias)}
+    if options["simultaneous"]:
+        p_lo, p_hi, *_ = band_arrays(e, r, **dict(options, simultaneous=False))
+        out["band_pointwise"] = band(p_lo, p_hi)
     return out, info
+
+
+def _counts(result: xr.DataTree, node_ds: xr.Dataset, method: str, attrs) -> np.ndarray | None:
+    if method not in ("bc", "bca"):
+        return None
+    if attrs.get("resampling") == "subsample":
+        raise ValueError(f"method={method!r} needs resamples drawn with replacement; this result used "
+                         "resampling='subsample'. Use method='percentile', 'basic' or 'normal'.")
+    if method == "bc":
+        return None
+    for ds in (node_ds, result.ds):
+        if COUNTS in ds:
+            return ds[COUNTS].transpose("resample", ...).values
+    raise ValueError(
+        f"method='bca' needs the resample row counts ({COUNTS!r}: resample x row, how often each row was "
+        "drawn) for its jackknife-after-bootstrap acceleration, and this result has none. Use "
+        "method='bc' (bias-corrected percentile, no acceleration) or a result that stores them."
+    )
+
+
+def _check_options(confidence_level, method, simultaneous_method):
+    if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}.")
+    if method not in BAND_METHODS:
+        raise ValueError(f"method={method!r} is not one of {list(BAND_METHODS)}.")
+    if simultaneous_method not in ("auto", *SIMULTANEOUS_METHODS):
+        raise ValueError(f"simultaneous_method={simultaneous_method!r} is not one of "
+                         f"{['auto', *SIMULTANEOUS_METHODS]}.")
+    return "sup-t" if simultaneous_method == "auto" else simultaneous_method
+
+
+def _warn_ceiling(name: str, info: dict, n_valid: int, level: float) -> None:
+    if "resamples_suggested" not in info:
+        return
+    top = max(info["calibrated_level"])
+    warnings.warn(
+        f"The calibrated level of the simultaneous {level:.0%} band of {name!r} is {top:.4f}, above "
+        f"{envelope_level(n_valid):.4f}, the highest level {n_valid} resamples resolve: the band is (nearly) the "
+        f"min-max envelope of the resamples and covers less than it claims. About "
+        f"{info['resamples_suggested']} resamples would put 10 beyond each bound; or use "
+        "simultaneous_method='sup-t'.",
+        UserWarning, stacklevel=3,
+    )
 
 
 def confidence_bands(
@@ -152,19 +157,34 @@ def confidence_bands(
     confidence_level: float = 0.95,
     method: str = "percentile",
     simultaneous: bool = False,
+    simultaneous_method: str = "auto",
 ) -> xr.DataTree:
     """Add confidence bands to every statistic that has resamples.
 
     Parameters
     ----------
     result : xarray.DataTree
-        Output of :func:`pdpboot.bootstrap_partial_dependence`.
+        Output of :func:`pdpboot.bootstrap_partial_dependence` (or of
+        :func:`pdpboot.h_statistic` / :func:`pdpboot.ice_heterogeneity`).
     confidence_level : float
         In (0, 1).
-    method : {"percentile", "basic", "normal"}
+    method : {"percentile", "basic", "normal", "bc", "bca"}
+        Pointwise method (see the module notes).  ``bca`` (Efron 1987) takes its
+        acceleration from the jackknife-after-bootstrap (Efron 1992): the
+        jackknife value of row ``i`` is the mean of the resamples that did not
+        draw row ``i``, so it needs the resample row counts ``resample_counts``
+        (``resample``, ``row``) stored in the result, and no refit.
     simultaneous : bool
-        Bands covering each whole curve/surface at once (see module notes);
-        the pointwise band is then kept as ``s_band_pointwise``.
+        Bands covering each whole curve/surface at once, per output (see module
+        notes); the pointwise band is then kept as ``s_band_pointwise``.
+    simultaneous_method : {"auto", "sup-t", "calibrated"}
+        ``sup-t``: ``estimate -/+ c * se``; ``calibrated``: ``method``'s
+        pointwise band at the calibrated level of the percentile band.  ``auto``
+        is ``sup-t``: in a coverage study (regression, smooth learner, B = 100 and
+        200) it covered whole curves at the nominal level while the calibrated
+        percentile band fell short, because its level is calibrated on the
+        resamples themselves and needs ever more extreme quantiles that B
+        resamples do not resolve (see ``experiments/s6_bands.py``).
 
     Returns
     -------
@@ -172,15 +192,37 @@ def confidence_bands(
         A copy of ``result`` whose nodes also hold, for each ``s`` with
         ``s_resamples``: ``s_band`` (``ci_bound``, *dims of s), ``s_se`` and
         ``s_bias`` (dims of s).  ``s_band.attrs`` records ``method``,
-        ``confidence_level``, ``simultaneous`` (0/1), ``n_resamples`` (used)
-        and ``critical_value`` or ``calibrated_level``.
+        ``confidence_level``, ``simultaneous`` (0/1), ``simultaneous_method``,
+        ``n_resamples`` (used) and ``critical_value`` or ``calibrated_level``
+        (one per output), ``acceleration_max`` for BCa, and ``support`` when the
+        bounds were clipped into the range of a bounded statistic (statistics in
+        :data:`NON_NEGATIVE` at 0; probability PD into [0, 1]).
+
+    Warns
+    -----
+    UserWarning
+        A calibrated simultaneous band whose level exceeds what the number of
+        resamples resolves (the band is then the resamples' envelope); the
+        suggested number of resamples is also kept as ``resamples_suggested``.
+
+    See Also
+    --------
+    pdpboot.engine.intervals : the NumPy functions behind every method.
+    pdpboot.h_statistic, pdpboot.ice_heterogeneity : statistics with bands.
+
+    Examples
+    --------
+    >>> import numpy as np, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=20,
+    ...                                            grid_resolution=4, rng=0, progress=False)
+    >>> pdpboot.confidence_bands(res)["x0"].ds["pd_band"].dims
+    ('ci_bound', 'output', 'x0')
     """
     if not isinstance(result, xr.DataTree):
         raise TypeError("confidence_bands takes the DataTree returned by bootstrap_partial_dependence.")
-    if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}.")
-    if method not in BAND_METHODS:
-        raise ValueError(f"method={method!r} is not one of {list(BAND_METHODS)}.")
+    sim_method = _check_options(confidence_level, method, simultaneous_method)
     nodes = feature_nodes(result)
     if not any(v.endswith(_SUFFIX) for n in nodes for v in n.ds.data_vars):
         raise ValueError("This result has no resamples (no *_resamples variables); run "
@@ -189,6 +231,7 @@ def confidence_bands(
     out = result.copy()
     for node in nodes:
         ds = node.to_dataset()
+        counts = _counts(result, ds, method, result.attrs)
         for res_name in [v for v in ds.data_vars if v.endswith(_SUFFIX)]:
             name = res_name[: -len(_SUFFIX)]
             if name not in ds or name == "ice":
@@ -209,10 +252,18 @@ def confidence_bands(
                 first = {node.attrs["features"][0]: 0}
                 targets.append(("pd_centered", ds[name] - ds[name].isel(first), res - res.isel(first)))
             for target, est, target_res in targets:
-                parts, info = _band_variable(est, target_res, level=confidence_level, method=method,
-                                             simultaneous=simultaneous, scale=scale)
+                support = _support(target, result.attrs)
+                parts, info = _band_variable(
+                    est, target_res, scale=scale, level=confidence_level, method=method,
+                    simultaneous=simultaneous, simultaneous_method=sim_method, counts=counts, support=support)
+                if simultaneous:
+                    _warn_ceiling(f"{node.name}/{target}", info, n_valid, confidence_level)
                 attrs = {"method": method, "confidence_level": float(confidence_level),
                          "simultaneous": int(simultaneous), "n_resamples": n_valid, **info}
+                if simultaneous:
+                    attrs["simultaneous_method"] = sim_method
+                if support != (None, None):
+                    attrs["support"] = [np.nan if b is None else float(b) for b in support]
                 if target != name:
                     ds[target] = est
                 for suffix, da in parts.items():

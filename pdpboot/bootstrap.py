@@ -1,161 +1,77 @@
-"""The resample loop: clone, fit, evaluate PD on the shared grid, assemble the DataTree.
+"""The public bootstrap: validate into a plan, fit the full data, run the resamples, assemble.
 
-Every random draw flows from one seed: the root generator spawns a fixed set
-of children for the full-data fit and the fixed subsamples, then one child per
-resample, all before anything is dispatched to joblib.  Resample ``b`` depends
-only on its own child, so results do not depend on ``n_jobs``, the joblib
-backend, or ``n_resamples`` (a larger B extends a run with the same first
-resamples).
+The steps live in their own modules: :mod:`pdpboot._plan` (validation),
+:mod:`pdpboot._evaluate` (one fitted model -> arrays), :mod:`pdpboot._loop`
+(seeds, resample jobs, checkpoints, failures) and :mod:`pdpboot._assemble`
+(arrays -> DataTree).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import xarray as xr
-from joblib import Parallel, delayed
-from sklearn.base import clone, is_classifier
+from threadpoolctl import threadpool_limits
 
-from ._loop_stats import check_interactions, model_statistics
-from ._pd import PDSpec, _jsonable, _task, build_tree, evaluate_model, make_spec, provenance
-from ._validate import check_choice, check_missing_supported, check_positive_int, check_target, is_fitted
+from ._assemble import build_tree, provenance, stack_resamples, task_name
+from ._evaluate import Evaluation, NodeArrays, evaluate_fit, nan_like
+from ._loop import N_FIXED_SEEDS, fit_clone, root_generator, row_weights, run_resamples, seed_record
+from ._plan import BootstrapPlan, check_bootstrap_args
+from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint, fingerprint
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.refit import rows_of, seed_estimator
-from .engine.resample import RESAMPLING, draw_rows, multiplicities
 from .engine.response import output_labels, resolve_response_method
 
-BACKGROUNDS = ("resample", "original", "out-of-bag")
-ON_ERROR = ("raise", "skip")
-_N_FIXED_SEEDS = 3  # full-data fit, fixed background subsample, ICE instances
+
+def _fixed_rows(plan: BootstrapPlan, background_seed, ice_seed) -> tuple[np.ndarray, np.ndarray | None]:
+    """The estimate's background rows (a fixed subsample with ``max_background``) and the ICE instances."""
+    n_rows, cap = plan.spec.n_rows, plan.max_background
+    background = np.arange(n_rows)
+    if cap is not None and cap < n_rows:
+        background = np.sort(background_seed.choice(n_rows, size=cap, replace=False))
+    if plan.ice is False:
+        return background, None
+    if plan.ice is True or plan.ice >= background.size:
+        return background, background
+    return background, np.sort(ice_seed.choice(background, size=plan.ice, replace=False))
 
 
-def _resample_background(
-    background: str, rows: np.ndarray, n_rows: int, fixed: np.ndarray,
-    max_background: int | None, rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Background rows (and weights) that resample's PD is averaged over."""
-    if background == "original":
-        return fixed, None
-    if background == "out-of-bag":
-        candidates = np.setdiff1d(np.arange(n_rows), rows)
-        if candidates.size == 0:
-            raise ValueError("This resample has no out-of-bag rows; use background='resample'.")
-        if max_background is not None and candidates.size > max_background:
-            candidates = np.sort(rng.choice(candidates, size=max_background, replace=False))
-        return candidates, None
-    if max_background is not None and rows.size > max_background:
-        rows = np.sort(rng.choice(rows, size=max_background, replace=False))
-    distinct, counts = multiplicities(rows, n_rows)
-    return distinct, counts.astype(float)
+def _open_checkpoint(plan: BootstrapPlan, seeds: dict, created: str) -> tuple[Checkpoint | None, str]:
+    if plan.checkpoint is None:
+        return None, created
+    ckpt = Checkpoint(plan.checkpoint, fingerprint(
+        X=plan.spec.X, y=plan.y, groups=plan.groups, estimator=plan.estimator,
+        grids={g.name: g.values for g in plan.spec.grids.values()}, seed=seeds, settings=plan.settings),
+        on_error=plan.on_error)
+    return ckpt, ckpt.open({"created": created})["created"]
 
 
-def _evaluate_resample(
-    estimator, spec: PDSpec, y, seed: np.random.Generator, *, scheme: str, strata, groups,
-    subsample_fraction: float, background: str, fixed_background: np.ndarray,
-    max_background: int | None, ice_rows: np.ndarray | None, response_method: str, outputs: list,
-    heterogeneity: bool = False, n_max: int | None = None,
-) -> dict:
-    """Draw, fit and evaluate one resample (runs in a joblib worker)."""
-    n_rows = spec.X.shape[0]
-    draw_rng, fit_rng, bg_rng = seed.spawn(3)
-    rows = draw_rows(scheme, n_rows, draw_rng, strata=strata, groups=groups,
-                     subsample_fraction=subsample_fraction)
-    model = seed_estimator(clone(estimator), fit_rng)
-    model.fit(spec.rows(rows), rows_of(y, rows))
-    bg_rows, weights = _resample_background(background, rows, n_rows, fixed_background,
-                                            max_background, bg_rng)
-    per_node = evaluate_model(model, spec, response_method=response_method, outputs=outputs,
-                              background=bg_rows, weights=weights, ice_rows=None)
-    model_statistics(model, spec, per_node, response_method=response_method, outputs=outputs,
-                     background=bg_rows, weights=weights, heterogeneity=heterogeneity, n_max=n_max,
-                     rng=seed.spawn(1)[0])  # 4th child: the three streams above are unchanged
-    if ice_rows is not None:
-        ice_nodes = evaluate_model(model, spec, response_method=response_method, outputs=outputs,
-                                   background=ice_rows, ice_rows=ice_rows)
-        for name, variables in ice_nodes.items():
-            per_node[name]["ice"] = variables["ice"]
-    return per_node
-
-
-def _resample_job(*args, on_error: str, **kwargs) -> dict | str:
-    """One resample; with ``on_error="skip"`` an exception comes back as its message."""
-    try:
-        return _evaluate_resample(*args, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by the caller
-        if on_error == "raise":
-            raise
-        return f"{type(exc).__name__}: {exc}"
-
-
-def _progress_bar(iterable, total: int, progress, initial: int = 0):
-    show = progress is True or (progress == "auto" and total >= 20 and sys.stderr.isatty())
-    if not show:
-        return iterable
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, total=total, initial=initial, desc="resamples", unit="fit")
-
-
-def _failed_like(estimate: dict) -> dict:
-    """NaN variables standing in for a failed resample."""
-    return {name: {var: (dims, np.full(np.shape(arr), np.nan)) for var, (dims, arr) in variables.items()}
-            for name, variables in estimate.items()}
-
-
-def _seed_record(generator: np.random.Generator) -> dict:
-    seq = generator.bit_generator.seed_seq
-    return {"entropy": str(seq.entropy), "spawn_key": [int(k) for k in seq.spawn_key],
-            "n_children_spawned": int(seq.n_children_spawned)}
-
-
-def _root_generator(rng, checkpoint) -> np.random.Generator:
-    """``default_rng(rng)``, except that ``rng=None`` resumes the seed of an existing checkpoint."""
-    if rng is None and checkpoint is not None:
-        stored = Checkpoint.stored_seed(checkpoint)
-        if stored is not None:
-            rng = np.random.SeedSequence(int(stored["entropy"]), spawn_key=tuple(stored["spawn_key"]),
-                                         n_children_spawned=stored["n_children_spawned"])
-    return np.random.default_rng(rng)
-
-
-def _run_resamples(todo, jobs, *, n_resamples, done, on_error, max_failure_share, ckpt, progress, n_jobs):
-    """Run the resample jobs, persisting each result; count failures and stop early on too many."""
-    failures = {b: r for b, r in done.items() if isinstance(r, str)}
-    allowed = int(np.floor(max_failure_share * n_resamples))
-    stream = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-    for b, out in zip(todo, _progress_bar(stream, n_resamples, progress, initial=n_resamples - len(todo))):
-        if isinstance(out, str):
-            failures[b] = out
-            if ckpt is not None:
-                ckpt.save_failure(b, out)
-            if len(failures) > allowed:
-                first = min(failures)
-                raise RuntimeError(
-                    f"{len(failures)} resamples failed, more than max_failure_share={max_failure_share} of "
-                    f"{n_resamples}; the first, resample {first}, raised {failures[first]}"
-                )
-        else:
-            done[b] = out
-            if ckpt is not None:
-                ckpt.save(b, out)
-    return failures
-
-
-def _stack(estimate: dict, resamples: list[dict]) -> dict:
-    """Per node: each variable ``s`` of the estimate plus ``s_resamples`` (resample first)."""
-    merged = {}
-    for name, variables in estimate.items():
-        merged[name] = dict(variables)
-        for var, (dims, _) in variables.items():
-            stacked = np.stack([r[name][var][1] for r in resamples])
-            merged[name][f"{var}_resamples"] = (("resample", *dims), stacked)
-    return merged
+def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, background, ice_rows
+              ) -> tuple[NodeArrays, Evaluation]:
+    """The full-data fit's arrays and the evaluation every resample repeats (from the checkpoint if stored)."""
+    stored = ckpt.load_estimate() if ckpt is not None else None
+    if stored is not None:
+        estimate, meta = stored
+        return estimate, Evaluation(meta["response"], meta["outputs"], background, row_weights(plan, background),
+                                    ice_rows, plan.heterogeneity, plan.n_max)
+    with threadpool_limits(limits=plan.threads_per_job):
+        model = fit_clone(plan, plan.estimator, None, full_seed, only_if_unset=True)
+        resolved = resolve_response_method(model, plan.response_method)
+        y = plan.y
+        names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
+        outputs = output_labels(model, resolved, names if resolved == "predict" else None,
+                                1 if np.ndim(y) == 1 else np.shape(y)[1])
+        base = Evaluation(resolved, outputs, background, row_weights(plan, background), ice_rows,
+                          plan.heterogeneity, plan.n_max)
+        estimate = evaluate_fit(model, plan.spec, base, rng=full_seed.spawn(1)[0])
+    check_predictions_finite(estimate)
+    if ckpt is not None:
+        ckpt.save_estimate(estimate, {"response": resolved, "outputs": list(outputs)})
+    return estimate, base
 
 
 def bootstrap_partial_dependence(
@@ -165,7 +81,7 @@ def bootstrap_partial_dependence(
     features,
     *,
     n_resamples: int = 200,
-    resampling: str = "auto",
+    resampling: str = "bootstrap",
     subsample_fraction: float = 0.632,
     groups=None,
     background: str = "resample",
@@ -180,9 +96,12 @@ def bootstrap_partial_dependence(
     response_method: str = "auto",
     method: str = "auto",
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    sample_weight=None,
+    fit_params: Mapping | None = None,
     n_jobs: int | None = None,
+    threads_per_job: int | None = None,
     rng=None,
-    progress: bool | str = "auto",
+    progress: bool | str | Callable[[int, int], None] = "auto",
     checkpoint: str | os.PathLike | None = None,
     on_error: str = "raise",
     max_failure_share: float = 0.1,
@@ -199,9 +118,14 @@ def bootstrap_partial_dependence(
         Column names or indices; a tuple of two gives a 2-D surface.
     n_resamples : int
         Number of resamples B.
-    resampling : {"auto", "bootstrap", "stratified", "subsample", "group"}
-        ``auto``: ``stratified`` for classifiers, else ``bootstrap``.
-        ``group`` needs ``groups`` (a cluster bootstrap).
+    resampling : {"bootstrap", "stratified", "subsample", "group"}
+        ``bootstrap`` (default, for classifiers too): rows drawn with
+        replacement.  ``stratified`` keeps each class's count fixed: right only
+        when the class counts are fixed by the design (e.g. case-control
+        sampling); otherwise it freezes the level of a probability PD (a
+        model with a free intercept matches the class share) and its bands
+        under-cover.  ``subsample``: ``subsample_fraction`` of the rows
+        without replacement.  ``group`` needs ``groups`` (a cluster bootstrap).
     subsample_fraction : float
         Share of rows drawn without replacement by ``subsample``.
     background : {"resample", "original", "out-of-bag"}
@@ -232,13 +156,36 @@ def bootstrap_partial_dependence(
         and model.  See :func:`pdpboot.h_statistic`.
     grid_resolution, percentiles, custom_values, categorical_features, response_method, method,
     memory_limit
-        As in :func:`pdpboot.partial_dependence`.
+        As in :func:`pdpboot.partial_dependence`.  With
+        ``response_method="decision_function"``, a resample whose refit saw
+        fewer classes than the full data has scores on another scale (a binary
+        score instead of multinomial ones): it is recorded as failed (root
+        attrs ``failed_resamples`` and ``n_missing_class_resamples``, NaN
+        resamples) whatever ``on_error`` says, and counts towards
+        ``max_failure_share``.  Probabilities of a class a refit never saw are 0.
+    sample_weight : array of shape (n_rows,), optional
+        Survey or importance weights: passed to every fit (for the rows drawn,
+        with their multiplicity; to a Pipeline's final step) and used in every
+        PD average (times the resample multiplicities).
+    fit_params : dict, optional
+        Keyword arguments of every ``fit``; arrays with one entry per row are
+        sliced to the rows drawn (as ``sklearn.model_selection.cross_validate``
+        does with ``params``), anything else is passed unchanged.
     n_jobs : int, optional
         Parallel resamples (joblib); results are identical for any value.
+    threads_per_job : int, optional
+        Native (OpenMP/BLAS) threads each fit and evaluation may use
+        (threadpoolctl; root attr ``threads_per_job``).  Default: the
+        machine's cores divided by the number of parallel jobs, so jobs times
+        threads never exceeds the cores, and 1 when the machine is already
+        busy (spinning OpenMP threads made one HistGradientBoosting fit 25
+        times slower).  Results do not depend on it.
     rng : None, int or numpy.random.Generator
         The one seed every random draw flows from (None: fresh entropy).
-    progress : bool or "auto"
-        tqdm progress bar ("auto": on a terminal, for B >= 20).
+    progress : bool, "auto" or callable
+        tqdm progress bar ("auto": on a terminal, for B >= 20), or a function
+        called as ``progress(done, total)`` after every finished resample
+        (for log files and batch jobs).
     checkpoint : path, optional
         A directory where the estimate and every finished resample are saved
         as they complete (atomically).  Calling again with the same arguments
@@ -265,130 +212,62 @@ def bootstrap_partial_dependence(
         ``ice``, ``ice`` (``instance``, ``output``, *features) and
         ``ice_resamples``; with ``heterogeneity``/``interactions``, the
         statistics above.  Root attrs hold the provenance.
+
+    See Also
+    --------
+    pdpboot.confidence_bands : Pointwise and simultaneous bands from the resamples.
+    pdpboot.partial_dependence : PD/ICE of one fitted model, no resampling.
+    pdpboot.ice_heterogeneity, pdpboot.h_statistic : Statistics with intervals.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from pdpboot.datasets import make_electricity_prices
+    >>> X, y = make_electricity_prices(200, rng=0)
+    >>> res = bootstrap_partial_dependence(LinearRegression(), X, y, ["Temperature"],
+    ...                                    n_resamples=20, grid_resolution=5, rng=0)
+    >>> res["Temperature"]["pd_resamples"].dims
+    ('resample', 'output', 'Temperature')
     """
-    if is_fitted(estimator):
-        raise ValueError(
-            f"{type(estimator).__name__} is already fitted, but bootstrap_partial_dependence fits "
-            "clones itself; pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). "
-            "For the PD of a fitted model without resampling use pdpboot.partial_dependence."
-        )
-    n_resamples = check_positive_int(n_resamples, "n_resamples", 2)
-    check_choice(resampling, "resampling", ("auto", *RESAMPLING))
-    check_choice(background, "background", BACKGROUNDS)
-    spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
-                     custom_values=custom_values, categorical_features=categorical_features,
-                     method=method, memory_limit=memory_limit)
-    n_rows = spec.X.shape[0]
-    y = check_target(y, n_rows, estimator)
-    if resampling == "auto":
-        resampling = "stratified" if is_classifier(estimator) else "bootstrap"
-    strata = np.asarray(y) if resampling == "stratified" else None
-    if resampling == "stratified" and not is_classifier(estimator):
-        raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
-    if resampling == "group":
-        if groups is None or len(groups) != n_rows:
-            raise ValueError(
-                f"resampling='group' needs groups with one label per row of X ({n_rows}); "
-                f"got {'none' if groups is None else len(groups)}."
-            )
-        groups = np.asarray(groups)
-    if resampling == "subsample" and not 0 < subsample_fraction < 1:
-        raise ValueError(f"subsample_fraction must be in (0, 1), got {subsample_fraction}.")
-    if max_background is not None:
-        max_background = check_positive_int(max_background, "max_background", 1)
-    n_max = check_interactions(interactions)
-    heterogeneity = bool(heterogeneity)
-
-    check_choice(on_error, "on_error", ON_ERROR)
-    if not 0 <= max_failure_share < 1:
-        raise ValueError(f"max_failure_share must be in [0, 1), got {max_failure_share!r}.")
-    check_missing_supported(estimator, spec.X, spec.names)
-    if response_method != "auto":
-        resolve_response_method(estimator, response_method)  # fail before any fit
-
-    generator = _root_generator(rng, checkpoint)
-    seed_record = _seed_record(generator)
-    full_seed, background_seed, ice_seed = generator.spawn(_N_FIXED_SEEDS)
-    resample_seeds = generator.spawn(n_resamples)
-    settings = dict(spec.settings, resampling=resampling, subsample_fraction=subsample_fraction,
-                    background=background, max_background=max_background,
-                    ice=ice if isinstance(ice, bool) else int(ice), heterogeneity=heterogeneity,
-                    interactions=0 if n_max is None else n_max, response_method=response_method,
-                    groups=groups is not None)
-    attrs = provenance(estimator, dict(settings, n_resamples=n_resamples))
-    ckpt, created = None, attrs["created"]
-    if checkpoint is not None:
-        params = {k: _jsonable(v) for k, v in estimator.get_params(deep=True).items()}
-        ckpt = Checkpoint(checkpoint, fingerprint(
-            X=spec.X, y=y, groups=groups,
-            estimator_params=type(estimator).__qualname__ + json.dumps(params, sort_keys=True, default=repr),
-            grids={g.name: g.values for g in spec.grids.values()}, seed=seed_record, settings=settings))
-        created = ckpt.open({"created": created})["created"]
-
-    fixed_background = np.arange(n_rows)
-    if max_background is not None and max_background < n_rows:
-        fixed_background = np.sort(background_seed.choice(n_rows, size=max_background, replace=False))
-    ice_rows = None
-    if ice is not False and ice is not None:
-        ice_rows = fixed_background
-        if not isinstance(ice, bool):
-            count = check_positive_int(ice, "ice", 1)
-            if count < fixed_background.size:
-                ice_rows = np.sort(ice_seed.choice(fixed_background, size=count, replace=False))
-
-    stored = ckpt.load_estimate() if ckpt is not None else None
-    if stored is not None:
-        estimate, meta = stored
-        resolved, outputs = meta["response"], meta["outputs"]
-    else:
-        model = seed_estimator(clone(estimator), full_seed, only_if_unset=True)
-        model.fit(spec.X, y)
-        resolved = resolve_response_method(model, response_method)
-        target_names = None
-        if resolved == "predict":
-            target_names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
-        n_targets = 1 if np.ndim(y) == 1 else np.shape(y)[1]
-        outputs = output_labels(model, resolved, target_names, n_targets)
-        estimate = evaluate_model(model, spec, response_method=resolved, outputs=outputs,
-                                  background=fixed_background, ice_rows=None)
-        model_statistics(model, spec, estimate, response_method=resolved, outputs=outputs,
-                         background=fixed_background, weights=None, heterogeneity=heterogeneity, n_max=n_max,
-                         rng=full_seed.spawn(1)[0])
-        if ice_rows is not None:
-            for name, variables in evaluate_model(model, spec, response_method=resolved, outputs=outputs,
-                                                  background=ice_rows, ice_rows=ice_rows).items():
-                estimate[name]["ice"] = variables["ice"]
-        if ckpt is not None:
-            ckpt.save_estimate(estimate, {"response": resolved, "outputs": list(outputs)})
+    plan = check_bootstrap_args(
+        estimator, X, y, features, n_resamples=n_resamples, resampling=resampling,
+        subsample_fraction=subsample_fraction, groups=groups, background=background, max_background=max_background,
+        ice=ice, heterogeneity=heterogeneity, interactions=interactions, grid_resolution=grid_resolution,
+        percentiles=percentiles, custom_values=custom_values, categorical_features=categorical_features,
+        response_method=response_method, method=method, memory_limit=memory_limit, sample_weight=sample_weight,
+        fit_params=fit_params, n_jobs=n_jobs, threads_per_job=threads_per_job, rng=rng, progress=progress,
+        checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    generator = root_generator(plan.rng, plan.checkpoint)
+    seeds = seed_record(generator)
+    full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
+    resample_seeds = generator.spawn(plan.n_resamples)
+    attrs = provenance(estimator, dict(plan.settings, n_resamples=plan.n_resamples))
+    ckpt, created = _open_checkpoint(plan, seeds, attrs["created"])
+    background_rows, ice_rows = _fixed_rows(plan, background_seed, ice_seed)
+    estimate, base = _estimate(plan, ckpt, full_seed, background_rows, ice_rows)
 
     done = {}
     if ckpt is not None:
-        done = {b: r for b in range(n_resamples) if (r := ckpt.load(b)) is not None}
-    todo = [b for b in range(n_resamples) if b not in done]
-    common = dict(scheme=resampling, strata=strata, groups=groups, subsample_fraction=subsample_fraction,
-                  background=background, fixed_background=fixed_background, max_background=max_background,
-                  ice_rows=ice_rows, response_method=resolved, outputs=outputs,
-                  heterogeneity=heterogeneity, n_max=n_max, on_error=on_error)
-    jobs = (delayed(_resample_job)(estimator, spec, y, resample_seeds[b], **common) for b in todo)
-    failures = _run_resamples(todo, jobs, n_resamples=n_resamples, done=done, on_error=on_error,
-                              max_failure_share=max_failure_share, ckpt=ckpt, progress=progress, n_jobs=n_jobs)
+        done = {b: r for b in range(plan.n_resamples) if (r := ckpt.load(b)) is not None}
+    results, failures = run_resamples(plan, base, resample_seeds, ckpt, done)
     if failures:
         first = min(failures)
         warnings.warn(
-            f"{len(failures)} of {n_resamples} resamples failed and were skipped (the first, resample {first}, "
-            f"raised {failures[first]}); bands use the {n_resamples - len(failures)} successful ones.",
+            f"{len(failures)} of {plan.n_resamples} resamples failed and were skipped (the first, resample "
+            f"{first}, raised {failures[first]}); bands use the {plan.n_resamples - len(failures)} successful ones.",
             RuntimeWarning, stacklevel=2,
         )
-    results = [_failed_like(estimate) if b in failures else done[b] for b in range(n_resamples)]
-
+    ordered = [results[b] if b in results else nan_like(estimate) for b in range(plan.n_resamples)]
     attrs.update(
-        created=created, task=_task(resolved), response=resolved,
-        target_name=str(outputs[0]) if resolved == "predict" else "class",
-        n_rows=n_rows, n_resamples=n_resamples, n_failed_resamples=len(failures),
+        created=created, task=task_name(base.response_method), response=base.response_method,
+        target_name=str(base.outputs[0]) if base.response_method == "predict" else "class",
+        n_rows=plan.spec.n_rows, n_resamples=plan.n_resamples, n_failed_resamples=len(failures),
+        n_missing_class_resamples=sum(m.startswith("MissingClassError") for m in failures.values()),
         failed_resamples=json.dumps([{"resample": b, "error": failures[b]} for b in sorted(failures)]),
-        resampling=resampling, background=background,
-        subsample_size=int(np.floor(subsample_fraction * n_rows)) if resampling == "subsample" else n_rows,
-        rng_entropy=seed_record["entropy"],
+        resampling=plan.resampling, background=plan.background,
+        subsample_size=(int(np.floor(plan.subsample_fraction * plan.spec.n_rows)) if plan.resampling == "subsample"
+                        else plan.spec.n_rows),
+        rng_entropy=seeds["entropy"], threads_per_job=plan.threads_per_job,
     )
-    return build_tree(spec, _stack(estimate, results), outputs=outputs, ice_rows=ice_rows,
-                      root_attrs=attrs, extra_coords={"resample": np.arange(n_resamples)})
+    return build_tree(plan.spec, stack_resamples(estimate, ordered), outputs=base.outputs, ice_rows=ice_rows,
+                      root_attrs=attrs, extra_coords={"resample": np.arange(plan.n_resamples)})

@@ -2,28 +2,156 @@
 
 A checkpoint is a directory::
 
-    manifest.json          fingerprint of the run (data, estimator, grid, seed, settings)
+    manifest.json          fingerprint of the run (data, estimator, grid, seed, settings) and its id
     estimate.npz           the full-data fit's variables
+    estimate.json          what the loop needs to resume without refitting the estimate
     resample_000042.npz    one file per finished resample
     resample_000007.failed.json   a resample that raised (with on_error="skip")
 
 Every file is written under a temporary name and renamed, so a crash never
-leaves a corrupt entry.  Arrays are stored with ``numpy.savez`` and read with
-``allow_pickle=False``.  A checkpoint made with different arguments is refused.
+leaves a half-written entry, and gets the permissions of an ordinary file
+(``0o666`` minus the umask), so a colleague can resume a shared run.  Arrays
+are stored with ``numpy.savez`` and read with ``allow_pickle=False``.
+
+Every entry carries the run id (a digest of the manifest's fingerprint) and a
+SHA-256 checksum of its content.  On resuming, an entry that cannot be read or
+whose checksum does not match is reported (``RuntimeWarning``, naming the
+file), renamed to ``*.damaged`` and recomputed; an entry of another run is
+refused (``ValueError`` naming the file).  A checkpoint made with different
+arguments is refused.  The estimator part of the fingerprint
+(:func:`stable_fingerprint`) is the same in every process: callables are
+identified by qualified name and bytecode, random states by their state.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import re
 import tempfile
+import threading
+import types
+import warnings
+import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 PerNode = dict[str, dict[str, tuple[tuple[str, ...], np.ndarray]]]
+FORMAT_VERSION = 2
+_ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
+
+
+# --- a fingerprint that is the same in every process -----------------------------------------------
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _code_token(code: types.CodeType) -> list:
+    consts = [_code_token(c) if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
+    return [code.co_name, _digest(code.co_code), consts, list(code.co_names)]
+
+
+def _callable_token(value, depth: int):
+    name = f"{getattr(value, '__module__', None)}.{getattr(value, '__qualname__', type(value).__qualname__)}"
+    token: dict = {"callable": name}
+    code = getattr(value, "__code__", None)
+    if isinstance(code, types.CodeType):
+        token["code"] = _code_token(code)
+        defaults = getattr(value, "__defaults__", None)
+        if defaults:
+            token["defaults"] = _stable(list(defaults), depth + 1)
+    owner = getattr(value, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        token["self"] = _stable(owner, depth + 1)
+    return token
+
+
+def _stable(value, depth: int = 0):
+    """A JSON-able description of ``value`` that does not depend on the process (no addresses)."""
+    if depth > 30:
+        return _ADDRESS.sub("", repr(value))
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return {"float": repr(value)}
+    if isinstance(value, np.generic):
+        return _stable(value.item(), depth + 1)
+    if isinstance(value, np.ndarray):
+        data = value.tobytes() if value.dtype.kind != "O" else json.dumps(
+            [_stable(v, depth + 1) for v in value.ravel().tolist()], sort_keys=True).encode()
+        return {"ndarray": [value.dtype.str, list(value.shape), _digest(data)]}
+    if isinstance(value, (list, tuple)):
+        return {type(value).__name__: [_stable(v, depth + 1) for v in value]}
+    if isinstance(value, (set, frozenset)):
+        items = [json.dumps(_stable(v, depth + 1), sort_keys=True) for v in value]
+        return {"set": sorted(items)}
+    if isinstance(value, Mapping):
+        return {"dict": sorted([str(k), _stable(v, depth + 1)] for k, v in value.items())}
+    if isinstance(value, np.random.RandomState):
+        kind, keys, pos, has_gauss, cached = value.get_state(legacy=True)
+        return {"RandomState": [kind, _digest(np.asarray(keys).tobytes()), int(pos), int(has_gauss), repr(cached)]}
+    if isinstance(value, np.random.Generator):
+        return {"Generator": json.dumps(value.bit_generator.state, sort_keys=True, default=str)}
+    if isinstance(value, np.random.SeedSequence):
+        return {"SeedSequence": [str(value.entropy), list(value.spawn_key), value.n_children_spawned]}
+    if isinstance(value, (pd.DataFrame, pd.Series, pd.Index)):
+        return {"pandas": _hash_table(value if not isinstance(value, pd.Index) else value.to_series())}
+    if isinstance(value, functools.partial):
+        return {"partial": [_callable_token(value.func, depth + 1), _stable(list(value.args), depth + 1),
+                            _stable(dict(value.keywords), depth + 1)]}
+    if isinstance(value, type):
+        return {"class": f"{value.__module__}.{value.__qualname__}"}
+    get_params = getattr(value, "get_params", None)
+    if callable(get_params) and not isinstance(value, type):
+        try:
+            params = get_params(deep=False)
+        except TypeError:
+            params = None
+        if isinstance(params, Mapping):
+            cls = type(value)
+            return {"estimator": f"{cls.__module__}.{cls.__qualname__}", "params": _stable(dict(params), depth + 1)}
+    if callable(value) and hasattr(value, "__qualname__"):
+        return _callable_token(value, depth)
+    try:
+        import joblib
+
+        return {"object": f"{type(value).__module__}.{type(value).__qualname__}", "joblib": joblib.hash(value)}
+    except Exception:  # noqa: BLE001 - anything joblib cannot pickle falls back to its address-free repr
+        return {"object": f"{type(value).__module__}.{type(value).__qualname__}",
+                "repr": _ADDRESS.sub("", repr(value))}
+
+
+def stable_fingerprint(estimator) -> str:
+    """A digest of an estimator's class and parameters that is the same in every process.
+
+    Unlike ``repr``, it holds no memory addresses: a callable parameter (e.g.
+    ``FunctionTransformer(func=f)``) is identified by its qualified name and
+    its bytecode, a ``RandomState`` by its state, nested estimators by their
+    own parameters, other objects by ``joblib.hash``.  Two estimators with
+    equal parameters get the same digest in two Python processes (of the same
+    Python version).
+
+    Returns
+    -------
+    str
+        ``"<class qualname>:<sha256 hex digest>"``.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> stable_fingerprint(Ridge(alpha=1.0)) == stable_fingerprint(Ridge(alpha=1.0))
+    True
+    >>> stable_fingerprint(Ridge(alpha=1.0)) == stable_fingerprint(Ridge(alpha=2.0))
+    False
+    """
+    text = json.dumps(_stable(estimator), sort_keys=True)
+    return f"{type(estimator).__qualname__}:{_digest(text.encode())}"
 
 
 def _hash_table(X) -> str:
@@ -41,67 +169,125 @@ def _hash_table(X) -> str:
     return digest.hexdigest()
 
 
-def fingerprint(*, X, y, groups, estimator_params: str, grids: dict, seed: dict, settings: dict) -> dict:
+def fingerprint(*, X, y, groups, grids: dict, seed: dict, settings: dict, estimator=None,
+                estimator_params: str | None = None) -> dict:
     """The parts of a run that must match for a checkpoint to be reused.
+
+    Parameters
+    ----------
+    estimator : estimator, optional
+        The (unfitted) estimator; its part is :func:`stable_fingerprint`.
+    estimator_params : str, optional
+        Legacy: a text describing the estimator, used when ``estimator`` is not
+        given (memory addresses in it are ignored).
 
     Returns
     -------
     dict
         ``data``, ``estimator``, ``grid``, ``seed`` and ``settings`` digests/values.
     """
+    if estimator is None and estimator_params is None:
+        raise TypeError("fingerprint needs the estimator (estimator=...).")
     grid_digest = hashlib.sha256()
     for name, values in grids.items():
-        grid_digest.update(name.encode())
+        grid_digest.update(json.dumps(str(name)).encode())
         grid_digest.update(repr(np.asarray(values).tolist()).encode())
     data = _hash_table(X) + _hash_table(y) + ("" if groups is None else _hash_table(np.asarray(groups)))
+    described = stable_fingerprint(estimator) if estimator is not None else _ADDRESS.sub("", estimator_params)
     return {
         "data": hashlib.sha256(data.encode()).hexdigest(),
-        "estimator": estimator_params,
+        "estimator": described,
         "grid": grid_digest.hexdigest(),
         "seed": seed,
-        "settings": json.loads(json.dumps(settings, default=repr)),
+        "settings": json.loads(json.dumps(settings, default=_stable)),
     }
 
 
-def _atomic_write(path: Path, write) -> None:
+# --- files -------------------------------------------------------------------------------------------
+
+_UMASK_LOCK = threading.Lock()
+
+
+def _file_mode() -> int:
+    """``0o666`` minus the process umask (what ``open`` would give a new file)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _atomic_write(path: Path, write, *, exclusive: bool = False) -> bool:
+    """Write under a temporary name, then rename (or, ``exclusive``, link: False if ``path`` exists)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.chmod(tmp, _file_mode())
+        if exclusive:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+        else:
+            os.replace(tmp, path)
+        return True
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
 
 
-def _write_arrays(path: Path, per_node: PerNode) -> None:
-    index, arrays = [], {}
-    for node, variables in per_node.items():
-        for var, (dims, arr) in variables.items():
-            key = f"a{len(index)}"
-            index.append([node, var, list(dims)])
-            arrays[key] = np.asarray(arr)
-    arrays["__index__"] = np.asarray(json.dumps(index))
-    _atomic_write(path, lambda handle: np.savez(handle, **arrays))
+def _arrays_checksum(index: list, arrays: dict) -> str:
+    digest = hashlib.sha256(json.dumps(index).encode())
+    for k in range(len(index)):
+        arr = np.ascontiguousarray(arrays[f"a{k}"])
+        digest.update(f"{arr.dtype.str}{arr.shape}".encode())
+        digest.update(arr.tobytes())
+    return digest.hexdigest()
 
 
-def _read_arrays(path: Path) -> PerNode:
-    with np.load(path, allow_pickle=False) as data:
-        index = json.loads(str(data["__index__"]))
-        out: PerNode = {}
-        for k, (node, var, dims) in enumerate(index):
-            out.setdefault(node, {})[var] = (tuple(dims), data[f"a{k}"])
-    return out
+def _text_checksum(payload) -> str:
+    return _digest(json.dumps(payload, sort_keys=True).encode())
+
+
+class DamagedEntry(Exception):
+    """A checkpoint entry that cannot be read or does not match its checksum."""
 
 
 class Checkpoint:
-    """A checkpoint directory bound to one run's fingerprint."""
+    """A checkpoint directory bound to one run's fingerprint.
 
-    def __init__(self, path: str | os.PathLike, print_: dict):
+    Parameters
+    ----------
+    path : path
+        The directory.
+    print_ : dict
+        The run's :func:`fingerprint`.
+    on_error : {"skip", "raise"}
+        The run's policy: with ``"raise"``, a resample stored as failed by an
+        earlier ``"skip"`` run makes :meth:`load` raise instead of reusing the
+        failure.
+    """
+
+    def __init__(self, path: str | os.PathLike, print_: dict, *, on_error: str = "skip"):
         self.path = Path(path)
         self.fingerprint = print_
+        self.on_error = on_error
+        self.run = _digest(json.dumps(print_, sort_keys=True, default=repr).encode())
+
+    @staticmethod
+    def _read_manifest(manifest: Path) -> dict:
+        try:
+            stored = json.loads(manifest.read_text())
+            if not isinstance(stored, dict) or not isinstance(stored.get("fingerprint"), dict):
+                raise ValueError("no fingerprint")
+            return stored
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ValueError(
+                f"The checkpoint manifest {str(manifest)!r} is damaged ({type(exc).__name__}: {str(exc)[:100]}); "
+                "delete that checkpoint folder to start over, or use another checkpoint path."
+            ) from None
 
     @staticmethod
     def stored_seed(path: str | os.PathLike) -> dict | None:
@@ -109,7 +295,7 @@ class Checkpoint:
         manifest = Path(path) / "manifest.json"
         if not manifest.exists():
             return None
-        return json.loads(manifest.read_text())["fingerprint"]["seed"]
+        return Checkpoint._read_manifest(manifest)["fingerprint"].get("seed")
 
     def open(self, extra: dict) -> dict:
         """Create the checkpoint, or check that an existing one belongs to this run.
@@ -120,54 +306,162 @@ class Checkpoint:
             The manifest's ``extra`` entries (e.g. creation time and outputs of the first run).
         """
         manifest = self.path / "manifest.json"
-        if manifest.exists():
-            stored = json.loads(manifest.read_text())
-            differing = [k for k, v in self.fingerprint.items() if stored["fingerprint"].get(k) != v]
-            if differing:
+        if not manifest.exists():
+            others = [p for p in self.path.iterdir() if not (p.name.startswith(".") and p.name.endswith(".tmp"))] \
+                if self.path.exists() else []
+            if others:
                 raise ValueError(
-                    f"The checkpoint at {str(self.path)!r} was made with different arguments "
-                    f"(they differ in: {', '.join(differing)}); it cannot be resumed with these. "
-                    "Use a new checkpoint path, or delete this one to start over."
+                    f"{str(self.path)!r} exists, is not empty and is not a pdpboot checkpoint (no manifest.json); "
+                    "choose another path."
                 )
-            return stored["extra"]
-        if self.path.exists() and any(self.path.iterdir()):
+            self.path.mkdir(parents=True, exist_ok=True)
+            text = json.dumps({"format": FORMAT_VERSION, "run": self.run, "fingerprint": self.fingerprint,
+                               "extra": extra}, indent=1, default=repr)
+            if _atomic_write(manifest, lambda handle: handle.write(text.encode()), exclusive=True):
+                return extra
+            # another process created it meanwhile: fall through and compare
+        stored = self._read_manifest(manifest)
+        differing = [k for k, v in self.fingerprint.items() if stored["fingerprint"].get(k) != v]
+        if differing:
             raise ValueError(
-                f"{str(self.path)!r} exists, is not empty and is not a pdpboot checkpoint; choose another path."
+                f"The checkpoint at {str(self.path)!r} was made with different arguments "
+                f"(they differ in: {', '.join(differing)}); it cannot be resumed with these. "
+                "Use a new checkpoint path, or delete this one to start over."
             )
-        self.path.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"fingerprint": self.fingerprint, "extra": extra}, indent=1, default=repr)
-        _atomic_write(manifest, lambda handle: handle.write(text.encode()))
-        return extra
-
-    def save_estimate(self, per_node: PerNode, meta: dict) -> None:
-        """Persist the full-data fit's variables and what the loop needs to resume without refitting it."""
-        self.save(None, per_node)
-        text = json.dumps(meta, default=lambda v: v.item() if hasattr(v, "item") else repr(v))
-        _atomic_write(self.path / "estimate.json", lambda handle: handle.write(text.encode()))
-
-    def load_estimate(self) -> tuple[PerNode, dict] | None:
-        meta = self.path / "estimate.json"
-        if not (meta.exists() and self._file(None).exists()):
-            return None
-        return _read_arrays(self._file(None)), json.loads(meta.read_text())
+        if stored.get("run") != self.run:  # same fingerprint, older layout: entries carry no run id
+            raise ValueError(
+                f"The checkpoint at {str(self.path)!r} was written by an older pdpboot (format "
+                f"{stored.get('format', 1)}); delete it to start over."
+            )
+        return stored["extra"]
 
     def _file(self, b: int | None, failed: bool = False) -> Path:
         if b is None:
             return self.path / "estimate.npz"
         return self.path / (f"resample_{b:06d}.failed.json" if failed else f"resample_{b:06d}.npz")
 
+    # writing
+
     def save(self, b: int | None, per_node: PerNode) -> None:
         """Persist the estimate (``b=None``) or resample ``b``."""
-        _write_arrays(self._file(b), per_node)
+        index, arrays = [], {}
+        for node, variables in per_node.items():
+            for var, (dims, arr) in variables.items():
+                arrays[f"a{len(index)}"] = np.asarray(arr)
+                index.append([node, var, list(dims)])
+        arrays["__index__"] = np.asarray(json.dumps(index))
+        arrays["__run__"] = np.asarray(self.run)
+        arrays["__checksum__"] = np.asarray(_arrays_checksum(index, arrays))
+        _atomic_write(self._file(b), lambda handle: np.savez(handle, **arrays))
+
+    def _save_json(self, path: Path, payload: dict) -> None:
+        body = {"run": self.run, "payload": payload}
+        body["checksum"] = _text_checksum(body)
+        text = json.dumps(body, default=lambda v: v.item() if hasattr(v, "item") else repr(v))
+        _atomic_write(path, lambda handle: handle.write(text.encode()))
+
+    def save_estimate(self, per_node: PerNode, meta: dict) -> None:
+        """Persist the full-data fit's variables and what the loop needs to resume without refitting it."""
+        self.save(None, per_node)
+        self._save_json(self.path / "estimate.json", json.loads(json.dumps(
+            meta, default=lambda v: v.item() if hasattr(v, "item") else repr(v))))
 
     def save_failure(self, b: int, message: str) -> None:
-        text = json.dumps({"resample": b, "error": message})
-        _atomic_write(self._file(b, failed=True), lambda handle: handle.write(text.encode()))
+        """Record that resample ``b`` raised ``message`` (with ``on_error="skip"``)."""
+        self._save_json(self._file(b, failed=True), {"resample": b, "error": message})
+
+    # reading
+
+    def _foreign(self, path: Path, run) -> ValueError:
+        return ValueError(
+            f"The checkpoint entry {str(path)!r} belongs to another run (run id {str(run)[:12]}, this run "
+            f"{self.run[:12]}): it was copied or written here by a run with other arguments. Remove it (or the "
+            "whole checkpoint folder) and run again."
+        )
+
+    def _damaged(self, path: Path, reason: str) -> None:
+        warnings.warn(
+            f"The checkpoint entry {str(path)!r} is damaged ({reason}); it is moved to "
+            f"{path.name}.damaged and recomputed.",
+            RuntimeWarning, stacklevel=3,
+        )
+        os.replace(path, path.with_name(path.name + ".damaged"))
+
+    def _read_arrays(self, path: Path) -> PerNode:
+        try:
+            with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as data:
+                run = str(data["__run__"])
+                index = json.loads(str(data["__index__"]))
+                arrays = {f"a{k}": data[f"a{k}"] for k in range(len(index))}
+                checksum = str(data["__checksum__"])
+        except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+            raise DamagedEntry(f"{type(exc).__name__}: {str(exc)[:100]}") from None
+        if run != self.run:
+            raise self._foreign(path, run)
+        if _arrays_checksum(index, arrays) != checksum:
+            raise DamagedEntry("its content does not match its checksum")
+        out: PerNode = {}
+        for k, (node, var, dims) in enumerate(index):
+            out.setdefault(node, {})[var] = (tuple(dims), arrays[f"a{k}"])
+        return out
+
+    def _read_json(self, path: Path) -> dict:
+        try:
+            body = json.loads(path.read_text())
+            payload, run, checksum = body["payload"], body["run"], body["checksum"]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            raise DamagedEntry(f"{type(exc).__name__}: {str(exc)[:100]}") from None
+        if run != self.run:
+            raise self._foreign(path, run)
+        if _text_checksum({"run": run, "payload": payload}) != checksum:
+            raise DamagedEntry("its content does not match its checksum")
+        return payload
+
+    def load_estimate(self) -> tuple[PerNode, dict] | None:
+        """The stored estimate and its meta data, or None (not stored yet, or damaged: recompute)."""
+        meta_path, arrays_path = self.path / "estimate.json", self._file(None)
+        if not (meta_path.exists() and arrays_path.exists()):
+            return None
+        try:
+            meta = self._read_json(meta_path)
+        except DamagedEntry as exc:
+            self._damaged(meta_path, str(exc))
+            return None
+        try:
+            return self._read_arrays(arrays_path), meta
+        except DamagedEntry as exc:
+            self._damaged(arrays_path, str(exc))
+            return None
 
     def load(self, b: int | None) -> PerNode | str | None:
-        """The stored variables, the error message of a failed resample, or None if not done."""
-        if self._file(b).exists():
-            return _read_arrays(self._file(b))
-        if b is not None and self._file(b, failed=True).exists():
-            return json.loads(self._file(b, failed=True).read_text())["error"]
+        """The stored variables, the error message of a failed resample, or None (not done, or damaged).
+
+        Raises
+        ------
+        ValueError
+            The entry belongs to another run.
+        RuntimeError
+            Resample ``b`` was stored as failed and this run's policy is ``on_error="raise"``.
+        """
+        path = self._file(b)
+        if path.exists():
+            try:
+                return self._read_arrays(path)
+            except DamagedEntry as exc:
+                self._damaged(path, str(exc))
+                return None
+        failed = self._file(b, failed=True) if b is not None else None
+        if failed is not None and failed.exists():
+            try:
+                message = self._read_json(failed)["error"]
+            except DamagedEntry as exc:
+                self._damaged(failed, str(exc))
+                return None
+            if self.on_error == "raise":
+                raise RuntimeError(
+                    f"Resample {b} failed in an earlier run of this checkpoint (stored with on_error='skip' in "
+                    f"{str(failed)!r}): {message[:300]}. With on_error='raise' the run stops; resume with "
+                    "on_error='skip', or delete that file to retry the resample."
+                )
+            return message
         return None

@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config(args: argparse.Namespace, base: dict) -> dict:
+def _config(args: argparse.Namespace, base: dict):
     from .workflow.options import BY_KEY, merge, read_config_file
 
     command_line = {key: getattr(args, key) for key in BY_KEY if getattr(args, key, None) is not None}
@@ -101,13 +101,14 @@ def _config(args: argparse.Namespace, base: dict) -> dict:
     return merge(command_line, from_file, base)
 
 
-def _report(folder: Path, quiet: bool) -> None:
-    plots = sorted((folder / "plots").glob("*.png")) if (folder / "plots").is_dir() else []
+def _report(record, quiet: bool) -> None:
+    folder = record.folder
+    plots = record.files
     lines = [f"Results in {folder}{'/' if not str(folder).endswith('/') else ''}",
              "  summary.md      metrics, features ranked by PD range (with intervals), heterogeneity"]
-    if (folder / "workbook.xlsx").exists():
+    if record.workbook:
         lines.append("  workbook.xlsx   data, test predictions, parameters, metrics, one sheet per feature/pair")
-    lines += [f"  plots/          {len(plots)} PNG figures (start with overview*.png)",
+    lines += [f"  plots/          {len(plots)} {record.config.format.upper()} figures (start with overview*)",
               "  results.nc      everything computed; in Python: pdpboot.load(\"results.nc\")",
               "  repro.py        python repro.py recomputes results.nc and checks it is identical",
               "  run.log         what was done, step by step"]
@@ -120,10 +121,10 @@ def _run(args: argparse.Namespace) -> int:
     from .workflow.run import run_workflow
 
     config = _config(args, defaults())
-    if not config.get("data"):
+    if not config.data:
         raise InputError("No data file: give it as 'pdpboot run DATA --target COL' (or data = \"...\" in --config).")
-    folder = run_workflow(config, quiet=args.quiet)
-    _report(folder, args.quiet)
+    record = run_workflow(config, quiet=args.quiet)
+    _report(record, args.quiet)
     return 0
 
 
@@ -135,19 +136,18 @@ def _demo(args: argparse.Namespace) -> int:
     base = defaults()
     base.update({k: (list(v) if isinstance(v, list) else v) for k, v in DEMO_DEFAULTS.items()})
     config = _config(args, base)
-    if config["workbook"] and importlib.util.find_spec("openpyxl") is None:
-        config["workbook"] = False  # the demo runs on a core install; the workbook is an extra
+    if config.workbook and importlib.util.find_spec("openpyxl") is None:
+        config = config.replace(workbook=False)  # the demo runs on a core install; the workbook is an extra
         if not args.quiet:
             print('(workbook.xlsx skipped: it needs openpyxl - pip install "pdpboot[excel]")')
     X, y = make_electricity_prices(DEMO_ROWS, rng=DEMO_SEED)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "electricity_prices.csv"
         X.assign(**{str(y.name): y}).to_csv(path, index=False)
-        config["data"] = str(path)
-        folder = run_workflow(config, quiet=args.quiet)
-    _report(folder, args.quiet)
+        record = run_workflow(config.replace(data=str(path)), quiet=args.quiet)
+    _report(record, args.quiet)
     if not args.quiet:
-        print(f"\nThe bands use B = {config['n_resamples']} resamples; for smoother bands run "
+        print(f"\nThe bands use B = {config.n_resamples} resamples; for smoother bands run "
               "'pdpboot demo --n-resamples 200' (about 4x longer).\nOn your own table: "
               "pdpboot run TABLE.csv --target COLUMN (see pdpboot run --help).")
     return 0

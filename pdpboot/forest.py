@@ -24,7 +24,8 @@ import xarray as xr
 from scipy.special import ndtri
 from sklearn.base import clone, is_classifier
 
-from ._pd import build_tree, make_spec, provenance
+from ._assemble import build_tree, provenance
+from ._plan import make_spec
 from ._validate import check_choice, check_positive_int, check_target, is_fitted
 from .engine import jackknife as jk
 from .engine.response import output_labels, resolve_response_method

@@ -52,7 +52,18 @@ def _categorical_mask(X, names: list[str], categorical_features) -> list[bool]:
     auto = [_is_categorical_dtype(_column(X, j)) for j in range(len(names))]
     if categorical_features is None:
         return auto
-    cats = np.asarray(categorical_features)
+    if isinstance(categorical_features, (str, numbers.Integral)):
+        categorical_features = [categorical_features]
+    try:
+        cats = np.asarray(categorical_features)
+    except (TypeError, ValueError):
+        raise TypeError("categorical_features must be a list of column names or indices, or a boolean mask.") \
+            from None
+    if cats.ndim != 1:
+        raise TypeError(
+            f"categorical_features must be a list of column names or indices, or a boolean mask; "
+            f"got {categorical_features!r:.80}."
+        )
     if cats.dtype == bool:
         if cats.shape != (len(names),):
             raise ValueError(
@@ -61,27 +72,71 @@ def _categorical_mask(X, names: list[str], categorical_features) -> list[bool]:
         return [a or bool(c) for a, c in zip(auto, cats)]
     mask = list(auto)
     for c in categorical_features:
-        if isinstance(c, numbers.Integral):
-            mask[int(c)] = True
+        if isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_)):
+            if not -len(names) <= int(c) < len(names):
+                raise ValueError(
+                    f"categorical_features holds the index {int(c)}, out of range for X with {len(names)} columns."
+                )
+            mask[int(c) % len(names)] = True
         elif str(c) in names:
             mask[names.index(str(c))] = True
         else:
-            raise ValueError(f"categorical_features names {c!r}, which is not a column of X.")
+            raise ValueError(f"categorical_features names {c!r:.80}, which is not a column of X.")
     return mask
 
 
-def _levels(col: pd.Series) -> np.ndarray:
+def _str_array(values: list) -> np.ndarray:
+    """Strings as a fixed-width array, or an object array when one ends in NUL (which ``<U`` drops)."""
+    return np.asarray(values, dtype=object if any(v.endswith("\x00") for v in values) else str)
+
+
+def _value_kind(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, numbers.Real):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    return type(value).__name__
+
+
+def _uniform_levels(name: str, values) -> np.ndarray:
+    """Distinct values of one type as a storable array, in natural order; mixed types are refused."""
+    distinct = list(dict.fromkeys(values))
+    kinds = sorted({_value_kind(v) for v in values})
+    if len(kinds) > 1 or kinds[0] not in ("bool", "number", "str"):
+        raise ValueError(
+            f"Column {name!r:.100} mixes value types ({', '.join(kinds)}) or holds values of a type a result "
+            f"cannot store; convert it to one type first (e.g. X[{name!r:.40}].astype(str))."
+        )
+    if kinds[0] == "str":
+        return _str_array(sorted(distinct))
+    return np.unique(np.asarray(distinct))
+
+
+def _levels(name: str, col: pd.Series) -> np.ndarray:
     observed = col.dropna()
     if isinstance(col.dtype, pd.CategoricalDtype):
         present = set(observed.unique())
         levels = [c for c in col.dtype.categories if c in present]
-        return np.asarray(levels)
+        if levels and not all(isinstance(v, str) for v in levels):
+            _uniform_levels(name, levels)  # refuses mixed types; the categories' own order is kept
+        return _str_array(levels) if levels and isinstance(levels[0], str) else np.asarray(levels)
     values = observed.to_numpy()
     if values.dtype.kind == "O" or pd.api.types.is_string_dtype(col.dtype):
-        return np.asarray(sorted(set(values), key=str)).astype(str) if all(
-            isinstance(v, str) for v in values
-        ) else np.asarray(sorted(set(values), key=str), dtype=object)
+        return _uniform_levels(name, values) if values.size else values
     return np.unique(values)
+
+
+def _refuse_unsupported_dtype(name: str, col: pd.Series) -> None:
+    dtype = col.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return
+    if dtype.kind in "mMc" or isinstance(dtype, (pd.DatetimeTZDtype, pd.PeriodDtype, pd.IntervalDtype)):
+        raise ValueError(
+            f"Feature {name!r:.100} has dtype {dtype}, which a PD grid cannot use (grids are numbers or "
+            "category levels); convert it, e.g. to elapsed days or to a number of seconds."
+        )
 
 
 def _numeric_grid(name: str, col: pd.Series, grid_resolution: int, percentiles) -> np.ndarray:
@@ -109,6 +164,66 @@ def _numeric_grid(name: str, col: pd.Series, grid_resolution: int, percentiles) 
     return np.linspace(low, high, grid_resolution)
 
 
+def check_percentiles(percentiles) -> tuple[float, float]:
+    """Two increasing numbers in [0, 1] (the grid's lower and upper percentiles)."""
+    if isinstance(percentiles, (str, bytes)) or not isinstance(percentiles, (Sequence, np.ndarray)):
+        raise TypeError(f"percentiles must be a pair of numbers such as (0.05, 0.95), got {percentiles!r:.80}.")
+    if len(percentiles) != 2 or not all(
+        isinstance(p, numbers.Real) and not isinstance(p, (bool, np.bool_)) for p in percentiles
+    ):
+        raise TypeError(f"percentiles must be a pair of numbers such as (0.05, 0.95), got {percentiles!r:.80}.")
+    low, high = float(percentiles[0]), float(percentiles[1])
+    if not 0 <= low < high <= 1:
+        raise ValueError(f"percentiles must be two increasing numbers in [0, 1], got {percentiles!r}.")
+    return low, high
+
+
+def _custom_grids(custom_values, names: list[str]) -> dict[int, np.ndarray]:
+    """Validate ``custom_values`` (keyed by column name or position) into position -> grid values."""
+    if custom_values is None:
+        return {}
+    if not isinstance(custom_values, Mapping):
+        raise TypeError(
+            f"custom_values must be a dict mapping a feature (name or index) to its grid values, "
+            f"got {type(custom_values).__name__}."
+        )
+    custom: dict[int, np.ndarray] = {}
+    for key, values in custom_values.items():
+        if isinstance(key, numbers.Integral) and not isinstance(key, (bool, np.bool_)):
+            if not -len(names) <= int(key) < len(names):
+                raise ValueError(
+                    f"custom_values has the key {int(key)}, out of range for X with {len(names)} columns."
+                )
+            pos = int(key) % len(names)
+        elif str(key) in names:
+            pos = names.index(str(key))
+        else:
+            raise ValueError(f"custom_values names {key!r:.100}, which is not a column of X.")
+        if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray, pd.Index, pd.Series)):
+            raise TypeError(
+                f"custom_values[{key!r:.100}] must be a 1-D sequence of grid values (e.g. [1.0, 2.0]), "
+                f"got {type(values).__name__} {values!r:.60}."
+            )
+        values = list(values)
+        if not values:
+            raise ValueError(f"custom_values[{key!r:.100}] must be a non-empty 1-D sequence of grid values.")
+        kinds = {_value_kind(v) for v in values}
+        if len(kinds) > 1 or not kinds <= {"bool", "number", "str"}:
+            raise TypeError(
+                f"custom_values[{key!r:.100}] must hold numbers, or strings, or booleans (one type), "
+                f"got {sorted(kinds)}."
+            )
+        arr = _str_array(values) if kinds == {"str"} else np.asarray(values)
+        if arr.ndim != 1:
+            raise ValueError(f"custom_values[{key!r:.100}] must be a non-empty 1-D sequence of grid values.")
+        if len(set(values)) != len(values):
+            raise ValueError(f"custom_values[{key!r:.100}] repeats a value; give each grid value once.")
+        if pos in custom:
+            raise ValueError(f"custom_values gives column {names[pos]!r:.100} twice (by name and by index).")
+        custom[pos] = arr
+    return custom
+
+
 def make_grids(
     X,
     names: list[str],
@@ -133,28 +248,29 @@ def make_grids(
     dict
         Column position -> :class:`FeatureGrid`.
     """
-    if not (isinstance(grid_resolution, numbers.Integral) and grid_resolution >= 2):
-        raise ValueError(f"grid_resolution must be an integer >= 2, got {grid_resolution!r}.")
-    if len(percentiles) != 2 or not 0 <= percentiles[0] < percentiles[1] <= 1:
-        raise ValueError(f"percentiles must be two increasing numbers in [0, 1], got {percentiles!r}.")
-    custom = {}
-    for key, values in (custom_values or {}).items():
-        pos = int(key) if isinstance(key, numbers.Integral) else names.index(str(key)) if str(key) in names else None
-        if pos is None:
-            raise ValueError(f"custom_values names {key!r}, which is not a column of X.")
-        arr = np.asarray(values, dtype=object if any(isinstance(v, str) for v in values) else None)
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(f"custom_values[{key!r}] must be a non-empty 1-D sequence of grid values.")
-        custom[pos] = arr
+    if isinstance(grid_resolution, bool) or not (isinstance(grid_resolution, numbers.Integral)
+                                                   and grid_resolution >= 2):
+        raise ValueError(f"grid_resolution must be an integer >= 2, got {grid_resolution!r:.80}.")
+    percentiles = check_percentiles(percentiles)
+    custom = _custom_grids(custom_values, names)
     mask = _categorical_mask(X, names, categorical_features)
     grids = {}
     for pos in dict.fromkeys(positions):
         col = _column(X, pos)
         categorical = mask[pos]
+        _refuse_unsupported_dtype(names[pos], col)
         if pos in custom:
             values = custom[pos]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                unknown = [v for v in values if v not in set(col.dtype.categories)]
+                if unknown:
+                    raise ValueError(
+                        f"custom_values[{names[pos]!r:.100}] holds {unknown[:5]!r:.200}, which are not categories "
+                        f"of that categorical column (they would be evaluated as missing values); use levels "
+                        f"from {list(col.dtype.categories)[:20]!r:.300}."
+                    )
         elif categorical:
-            values = _levels(col)
+            values = _levels(names[pos], col)
             if values.size == 0:
                 raise ValueError(f"Feature {names[pos]!r} has only missing values; drop the feature.")
         else:
@@ -162,6 +278,7 @@ def make_grids(
         if categorical:
             deciles = np.full(DECILES.size, np.nan)
         else:
-            deciles = np.nanquantile(col.to_numpy(dtype=float, na_value=np.nan), DECILES)
+            numeric = col.to_numpy(dtype=float, na_value=np.nan)
+            deciles = np.nanquantile(numeric, DECILES) if (~np.isnan(numeric)).any() else np.full(DECILES.size, np.nan)
         grids[pos] = FeatureGrid(names[pos], pos, values, bool(categorical), deciles)
     return grids

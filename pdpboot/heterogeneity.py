@@ -70,6 +70,18 @@ def centered_ice(ice: xr.DataArray, dim: Hashable) -> xr.DataArray:
     -------
     xarray.DataArray
         Same dims and coords as ``ice``; 0 at the first grid value.
+
+    See Also
+    --------
+    pdpboot.engine.ice_stats.centered_ice : the NumPy version.
+    derivative_ice : derivative ICE curves.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> ice = xr.DataArray([[1.0, 2.0, 4.0]], dims=("instance", "x"), coords={"x": [0.0, 1.0, 2.0]})
+    >>> centered_ice(ice, "x").values.tolist()
+    [[0.0, 1.0, 3.0]]
     """
     _check_dims(ice, [dim])
     return ice - ice.isel({dim: 0})
@@ -93,6 +105,18 @@ def derivative_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool = Fals
     xarray.DataArray
         Same dims and coords as ``ice`` (see
         :func:`pdpboot.engine.ice_stats.derivative_ice` for the rule).
+
+    See Also
+    --------
+    pdpboot.engine.ice_stats.derivative_ice : the NumPy function it wraps.
+    centered_ice : centred ICE curves.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> ice = xr.DataArray([[0.0, 1.0, 4.0]], dims=("instance", "x"), coords={"x": [0.0, 1.0, 2.0]})
+    >>> derivative_ice(ice, "x").values.tolist()
+    [[1.0, 2.0, 3.0]]
     """
     _check_dims(ice, [dim])
     grid = ice[dim].values
@@ -127,6 +151,18 @@ def statistics_from_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool =
     xarray.Dataset
         ``ice_sd``, ``cice_sd``, ``dice_sd`` (other dims, ``dim``) and
         ``heterogeneity_index`` (other dims).
+
+    See Also
+    --------
+    pdpboot.engine.ice_stats.ice_statistics : the NumPy function it wraps.
+    ice_heterogeneity : the statistics of a result, with bands.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> ice = xr.DataArray([[0.0, 1.0], [0.0, 3.0]], dims=("instance", "x"), coords={"x": [0.0, 1.0]})
+    >>> statistics_from_ice(ice, "x")["dice_sd"].values.tolist()
+    [1.0, 1.0]
     """
     _check_dims(ice, ["instance", dim])
     grid = ice[dim].values
@@ -196,8 +232,9 @@ def ice_heterogeneity(
     confidence_level : float or None
         Level of the bands added by :func:`pdpboot.confidence_bands` when
         resamples exist; None for none.
-    method : {"percentile", "basic", "normal"}
-        Band method.
+    method : {"percentile", "basic", "normal", "bc", "bca"}
+        Band method (:func:`pdpboot.confidence_bands`).  Every statistic here is
+        >= 0, so band bounds are clipped at 0.
     simultaneous : bool
         Simultaneous bands over each whole curve.
 

@@ -1,54 +1,229 @@
-"""Save and load results (netCDF; Zarr with the optional ``zarr`` extra)."""
+"""Save and load results (netCDF; Zarr with the optional ``zarr`` extra).
+
+What ``save`` writes, besides the result itself (all removed again by ``load``):
+
+- root attr ``pdpboot_schema_version`` (:data:`SCHEMA_VERSION`): marks the file as a pdpboot
+  result; ``load`` refuses files without it (files from before checksums, whose root says
+  ``creation_library="pdpboot"``, load with a warning);
+- attr ``pdpboot_checksums`` on every node: a SHA-256 digest of every variable (values, dims,
+  attrs) and of the node's attrs, computed before writing; ``load`` recomputes them and refuses
+  a file whose content changed (a flipped bit, a missing Zarr chunk read back as NaN).
+  ``load(..., verify=False)`` skips the check;
+- names netCDF or a file system cannot store (leading punctuation, control characters,
+  ``/``, more than 255 bytes, ...) are stored as ``pdpboot_name_<k>`` / ``pdpboot_group_<k>``
+  with the originals in ``pdpboot_encoded_names`` (same rule for netCDF and Zarr);
+- attrs holding NUL characters (which netCDF drops) in ``pdpboot_encoded_attrs`` (JSON), and
+  string variables holding NUL as JSON strings (listed in ``pdpboot_json_strings``).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import numbers
 import os
 import re
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
 
 from .schema import feature_nodes
+
+#: Version of the on-disk layout written by :func:`save`.
+SCHEMA_VERSION = 1
 
 _LIST_ATTRS = ("features", "categorical", "deciles", "critical_value")
 # netCDF names start with a letter, digit, underscore or a multi-byte character, hold no '/' or
 # control character and do not end in a space; other names are stored encoded and decoded on load
 _NETCDF_NAME = re.compile(r"^[A-Za-z0-9_\u0080-\U0010FFFF][^/\x00-\x1f\x7f]*(?<! )$")
+_MAX_NAME_BYTES = 255  # netCDF's NC_MAX_NAME is 256; most file systems (Zarr) allow 255
 _ENCODED = "pdpboot_encoded_names"
+_ENCODED_ATTRS = "pdpboot_encoded_attrs"
+_JSON_STRINGS = "pdpboot_json_strings"
+_CHECKSUMS = "pdpboot_checksums"
+_VERSION = "pdpboot_schema_version"
+_ATTRS_KEY = "__attrs__"
+_OWN = (_ENCODED, _ENCODED_ATTRS, _JSON_STRINGS, _CHECKSUMS, _VERSION)
 
 
-def _encode_names(result: xr.DataTree) -> xr.DataTree:
-    """Rename groups, dims and variables netCDF cannot store; record the originals in attrs."""
+def _storable_name(name: str) -> bool:
+    return bool(_NETCDF_NAME.match(name)) and len(name.encode("utf-8", "surrogatepass")) <= _MAX_NAME_BYTES
+
+
+# --- checksums -----------------------------------------------------------------------------------
+
+def _canonical(value):
+    """A JSON-able form of an attr value that survives a netCDF/Zarr round trip unchanged."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (list, tuple)):
+        items = [_canonical(v) for v in value]
+        return items[0] if len(items) == 1 else items  # netCDF returns a 1-element list as a scalar
+    if isinstance(value, float) and not np.isfinite(value):
+        return repr(value)
+    if isinstance(value, (bool, numbers.Integral)):
+        return int(value)
+    return value
+
+
+def _attrs_digest(attrs: dict) -> str:
+    own = {str(k): _canonical(v) for k, v in attrs.items() if k not in _OWN}
+    return hashlib.sha256(json.dumps(own, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def _values_bytes(values: np.ndarray) -> bytes:
+    kind = values.dtype.kind
+    if kind == "b":
+        return values.astype(bool).tobytes()
+    if kind in "iu":
+        return values.astype("<i8" if kind == "i" else "<u8").tobytes()
+    if kind == "f":
+        return values.astype("<f8").tobytes()
+    if kind == "c":
+        return values.astype("<c16").tobytes()
+    if kind in "mM":
+        return values.astype(f"{values.dtype.str[0]}{kind}8[ns]").view("<i8").tobytes()
+    return json.dumps([str(v) if isinstance(v, str) else repr(v) for v in values.ravel().tolist()]).encode()
+
+
+def _variable_digest(var: xr.Variable) -> str:
+    digest = hashlib.sha256()
+    values = np.asarray(var.values)
+    digest.update(json.dumps([[str(d) for d in var.dims], list(values.shape)]).encode())
+    digest.update(_values_bytes(values))
+    digest.update(_attrs_digest(dict(var.attrs)).encode())
+    return digest.hexdigest()
+
+
+def _checksums(ds: xr.Dataset) -> dict:
+    sums = {str(name): _variable_digest(var) for name, var in ds.variables.items()}
+    sums[_ATTRS_KEY] = _attrs_digest(dict(ds.attrs))
+    return sums
+
+
+# --- encoding what the formats cannot store ------------------------------------------------------
+
+def _has_nul(value) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, (list, tuple)):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def _encode_dataset(ds: xr.Dataset) -> xr.Dataset:
+    """Encode one node's unstorable names, NUL-holding attrs and string variables."""
+    ds = ds.copy()
+    for var in list(ds.variables):
+        values = ds.variables[var].values
+        if values.dtype.kind in "OUT" and any(isinstance(v, str) and "\x00" in v for v in values.ravel()):
+            json_strings = [*json.loads(ds.attrs.get(_JSON_STRINGS, "[]")), str(var)]
+            encoded = np.asarray([json.dumps(v) for v in values.ravel().tolist()], dtype=object)
+            ds[var] = ds[var].copy(data=encoded.reshape(values.shape))
+            ds.attrs[_JSON_STRINGS] = json.dumps(json_strings)
+    targets = [ds.attrs, *(ds.variables[v].attrs for v in ds.variables)]
+    for attrs in targets:
+        bad = {k: attrs[k] for k in list(attrs) if _has_nul(attrs[k])}
+        if bad:
+            for k in bad:
+                del attrs[k]
+            attrs[_ENCODED_ATTRS] = json.dumps(bad)
+    names = {str(n) for n in [*ds.dims, *ds.variables]}
+    mapping = {n: f"pdpboot_name_{j}" for j, n in enumerate(sorted(names)) if not _storable_name(n)}
+    if mapping:
+        ds = ds.rename(mapping)
+        ds.attrs[_ENCODED] = json.dumps({v: k for k, v in mapping.items()})
+    return ds
+
+
+def _decode_dataset(ds: xr.Dataset) -> xr.Dataset:
+    mapping = json.loads(ds.attrs.pop(_ENCODED, "{}"))
+    if mapping:
+        ds = ds.rename(mapping)
+    for attrs in [ds.attrs, *(ds.variables[v].attrs for v in ds.variables)]:
+        attrs.update(json.loads(attrs.pop(_ENCODED_ATTRS, "{}")))
+    for var in json.loads(ds.attrs.pop(_JSON_STRINGS, "[]")):
+        values = ds.variables[var].values
+        decoded = np.asarray([json.loads(v) for v in values.ravel().tolist()], dtype=object)
+        ds[var] = ds[var].copy(data=decoded.reshape(values.shape))
+    return ds
+
+
+def _encode(result: xr.DataTree, checksums: bool = True) -> xr.DataTree:
     nodes, groups = {}, {}
     for k, (name, child) in enumerate(result.children.items()):
         ds = child.to_dataset()
-        names = {str(n) for n in [*ds.dims, *ds.variables]}
-        mapping = {n: f"pdpboot_name_{j}" for j, n in enumerate(sorted(names)) if not _NETCDF_NAME.match(n)}
-        if mapping:
-            ds = ds.rename(mapping)
-            ds.attrs[_ENCODED] = json.dumps({v: k_ for k_, v in mapping.items()})
-        safe = name if _NETCDF_NAME.match(name) else f"pdpboot_group_{k}"
+        if checksums:
+            ds.attrs[_CHECKSUMS] = json.dumps(_checksums(ds))
+        safe = name if _storable_name(name) else f"pdpboot_group_{k}"
         if safe != name:
             groups[safe] = name
-        nodes[f"/{safe}"] = ds
-    nodes["/"] = result.to_dataset()
+        nodes[f"/{safe}"] = _encode_dataset(ds)
+    root = result.to_dataset()
+    if checksums:
+        root.attrs[_CHECKSUMS] = json.dumps(_checksums(root))
+    root.attrs[_VERSION] = SCHEMA_VERSION
+    root = _encode_dataset(root)
     if groups:
-        nodes["/"].attrs[_ENCODED] = json.dumps(groups)
+        root.attrs[_ENCODED] = json.dumps({**json.loads(root.attrs.get(_ENCODED, "{}")), **groups})
+    nodes["/"] = root
     return xr.DataTree.from_dict(nodes)
 
 
-def _decode_names(tree: xr.DataTree) -> xr.DataTree:
+def _decode(tree: xr.DataTree, path: Path, verify: bool) -> xr.DataTree:
     root = tree.to_dataset()
-    groups = json.loads(root.attrs.pop(_ENCODED, "{}"))
-    nodes = {"/": root}
+    version = root.attrs.pop(_VERSION, None)
+    if version is None:
+        if root.attrs.get("creation_library") != "pdpboot":
+            raise ValueError(
+                f"{str(path)!r} is not a pdpboot result (it has no {_VERSION} attribute); read it with "
+                "xarray.open_datatree instead."
+            )
+        warnings.warn(
+            f"{str(path)!r} was saved by an older pdpboot without checksums; its content cannot be verified.",
+            UserWarning, stacklevel=3,
+        )
+    elif int(version) > SCHEMA_VERSION:
+        raise ValueError(
+            f"{str(path)!r} was written with result schema version {int(version)}, newer than this pdpboot "
+            f"reads ({SCHEMA_VERSION}); upgrade pdpboot."
+        )
+    encoded_root = json.loads(root.attrs.get(_ENCODED, "{}"))
+    groups = {k: v for k, v in encoded_root.items() if k.startswith("pdpboot_group_")}
+    root.attrs[_ENCODED] = json.dumps({k: v for k, v in encoded_root.items() if k not in groups})
+    if root.attrs[_ENCODED] == "{}":
+        del root.attrs[_ENCODED]
+    nodes = {"/": _verified(_decode_dataset(root), "the root", path, verify and version is not None)}
     for name, child in tree.children.items():
-        ds = child.to_dataset()
-        mapping = json.loads(ds.attrs.pop(_ENCODED, "{}"))
-        nodes[f"/{groups.get(name, name)}"] = ds.rename(mapping) if mapping else ds
+        original = groups.get(name, name)
+        ds = _decode_dataset(child.to_dataset())
+        nodes[f"/{original}"] = _verified(ds, f"node {original!r:.100}", path, verify and version is not None)
     return xr.DataTree.from_dict(nodes)
+
+
+def _verified(ds: xr.Dataset, where: str, path: Path, verify: bool) -> xr.Dataset:
+    stored = ds.attrs.pop(_CHECKSUMS, None)
+    if not verify:
+        return ds
+    if stored is None:
+        raise ValueError(f"{where} of {str(path)!r} has no checksums; the file is damaged or was edited.")
+    expected = json.loads(stored)
+    actual = _checksums(ds)
+    bad = sorted(k for k in set(expected) | set(actual) if expected.get(k) != actual.get(k))
+    if bad:
+        shown = ["attributes" if b == _ATTRS_KEY else b for b in bad]
+        raise ValueError(
+            f"{where} of {str(path)!r} does not match the checksums recorded when it was saved "
+            f"(in: {', '.join(shown)[:300]}); the file is damaged or was modified. Recompute or restore it "
+            "(load(..., verify=False) reads it anyway)."
+        )
+    return ds
 
 
 def _format(path: Path) -> str:
@@ -64,12 +239,31 @@ def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
     """Write a result to netCDF (``.nc``) or Zarr (``.zarr``).
 
     The file is written under a temporary name and renamed, so an interrupted
-    save never leaves a half-written file at ``path``.
+    save never leaves a half-written file at ``path``.  It records the schema
+    version and a checksum of every variable, which :func:`load` verifies.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result (any node layout; names and attrs are stored losslessly).
+    path : str or path
+        Ends in ``.nc`` (netCDF 4) or ``.zarr`` (a Zarr v2 store, a directory).
 
     Returns
     -------
     pathlib.Path
         The written path.
+
+    See Also
+    --------
+    load : read it back, identical.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, xarray as xr
+    >>> tree = xr.DataTree.from_dict({"/x": xr.Dataset({"pd": ("x", [1.0, 2.0])})})
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> xr.testing.assert_identical(load(save(tree, folder / "r.nc")), tree)
     """
     if not isinstance(result, xr.DataTree):
         raise TypeError(f"save expects an xarray.DataTree result, got {type(result).__name__}.")
@@ -77,15 +271,16 @@ def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
     kind = _format(path)
     if not path.parent.exists():
         raise FileNotFoundError(f"Folder {str(path.parent)!r} does not exist; create it first.")
+    encoded = _encode(result)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     os.remove(tmp)
     try:
         if kind == "netcdf":
-            _encode_names(result).to_netcdf(tmp, engine="netcdf4")
+            encoded.to_netcdf(tmp, engine="netcdf4")
             os.replace(tmp, path)
         else:
-            result.to_zarr(tmp, mode="w", zarr_format=2, consolidated=True)
+            encoded.to_zarr(tmp, mode="w", zarr_format=2, consolidated=True)
             _replace_directory(Path(tmp), path)
     finally:
         _remove(Path(tmp))
@@ -120,24 +315,54 @@ def _as_list(value):
     return [value]
 
 
-def load(path: str | os.PathLike) -> xr.DataTree:
+def load(path: str | os.PathLike, *, verify: bool = True) -> xr.DataTree:
     """Read a result written by :func:`save` into memory.
+
+    Parameters
+    ----------
+    path : str or path
+        A ``.nc`` file or ``.zarr`` store written by :func:`save`.
+    verify : bool
+        Recompute every variable's checksum and compare it with the one
+        recorded by :func:`save` (``ValueError`` on a mismatch).  ``False``
+        skips this (faster for large results).
 
     Returns
     -------
     xarray.DataTree
         The result, identical to the one saved.
+
+    See Also
+    --------
+    save
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, xarray as xr
+    >>> tree = xr.DataTree.from_dict({"/x": xr.Dataset({"pd": ("x", [1.0, 2.0])})})
+    >>> path = save(tree, pathlib.Path(tempfile.mkdtemp()) / "r.zarr")
+    >>> load(path, verify=False)["x"].ds["pd"].values.tolist()
+    [1.0, 2.0]
     """
     path = Path(path)
     kind = _format(path)
     if not path.exists():
         raise FileNotFoundError(f"No result at {str(path)!r}.")
-    if kind == "netcdf":
-        with xr.open_datatree(path, engine="netcdf4") as tree:
-            tree = _decode_names(tree.load())
-    else:
-        with xr.open_datatree(path, engine="zarr") as tree:
+    try:
+        with xr.open_datatree(path, engine="netcdf4" if kind == "netcdf" else "zarr") as tree:
             tree = tree.load()
+    except Exception as exc:  # noqa: BLE001 - netCDF/HDF5/Zarr raise many types on a damaged file
+        raise ValueError(
+            f"{str(path)!r} could not be read as a {'netCDF' if kind == 'netcdf' else 'Zarr'} pdpboot result "
+            f"({type(exc).__name__}: {str(exc)[:200]}); it is damaged or not a result."
+        ) from exc
+    try:
+        tree = _decode(tree, path, verify)
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged bookkeeping attribute
+        raise ValueError(f"{str(path)!r} is damaged: its pdpboot attributes cannot be decoded ({exc!r:.200}).") \
+            from exc
     for node in feature_nodes(tree):
         for name in _LIST_ATTRS:
             if name in node.attrs:

@@ -4,10 +4,16 @@ A result is an :class:`xarray.DataTree` with one child node per requested
 feature set.
 
 Node
-    Named by :func:`node_name` (feature names joined by ``"__"``; ``"/"`` is
-    replaced because DataTree paths use it). ``attrs["features"]`` is the list
-    of the node's feature names (1 or 2), ``attrs["categorical"]`` a list of
-    0/1 flags (one per feature).
+    Named by :func:`node_name`: a feature's name, or a pair's names joined by
+    ``"__"``, with the few characters that would make names ambiguous or
+    unusable as DataTree paths percent-escaped (``%`` -> ``%25``, ``/`` ->
+    ``%2F``, runs of two or more ``_`` -> ``%5F`` each, and, in pairs, a
+    leading/trailing ``_``; ``.`` and ``..`` -> ``%2E``; an empty name is
+    ``%``).  Ordinary names are unchanged (``"x0"``, ``"x0__x1"``), and
+    distinct feature sets always get distinct node names.  The features
+    themselves are in ``attrs["features"]`` (the list of the node's feature
+    names, 1 or 2); look nodes up with :func:`get_node`.
+    ``attrs["categorical"]`` is a list of 0/1 flags (one per feature).
 
 Dims
     One per feature, **named after the feature**, whose coordinate is the grid
@@ -29,17 +35,36 @@ Variables
     ``s_band``.
 
 Root attrs
-    Provenance: ``creation_library``, ``creation_library_version``,
-    ``created``, ``estimator``, ``estimator_params`` (JSON), ``settings``
-    (JSON of all call settings), ``rng_entropy`` (string), ``n_resamples``,
-    ``n_failed_resamples``, ``response``, ``resampling``, ``background``.
+    Every root attr the package itself reads back (plots, bands, CLI, io):
+
+    ``creation_library``, ``creation_library_version``, ``created`` (ISO time)
+        Who made the result and when (``load`` refuses files without them).
+    ``estimator``, ``estimator_params`` (JSON), ``settings`` (JSON of all call settings), ``rng_entropy``
+        Provenance.
+    ``task`` (``regression``/``classification``), ``response`` (``predict``,
+    ``predict_proba`` or ``decision_function``), ``target_name``
+        What was averaged (axis labels, CLI summary).
+    ``n_rows``
+        Rows of the data the estimate was fitted on.
+    ``n_resamples``, ``resampling``, ``background``, ``subsample_size``
+        How the resamples were drawn; ``subsample_size`` (rows per resample)
+        rescales subsample deviations in :func:`pdpboot.confidence_bands`.
+    ``n_failed_resamples``, ``failed_resamples`` (JSON list of
+    ``{"resample", "error"}``), ``n_missing_class_resamples``
+        Resamples that failed (NaN in every ``*_resamples``); the last counts
+        decision-function refits that missed a class.
+    ``threads_per_job``
+        Native threads each fit used (does not change results).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
-import xarray as xr
+if TYPE_CHECKING:  # the schema's names are used by the NumPy layer, which never imports xarray
+    import xarray as xr
 
 RESERVED_DIMS = ("resample", "instance", "output", "ci_bound")
 CI_BOUNDS = ["lower", "upper"]
@@ -52,8 +77,32 @@ DERIVED_SUFFIXES = ("", "_resamples", "_band", "_band_pointwise", "_se", "_bias"
 RESERVED_NAMES = frozenset(RESERVED_DIMS) | {s + suffix for s in STATISTICS for suffix in DERIVED_SUFFIXES}
 
 
+_RUN = re.compile(r"_{2,}")
+
+
+def _escape(name: str, *, in_pair: bool) -> str:
+    """Percent-escape one feature name for use in a node name (see :func:`node_name`)."""
+    if name == "":
+        return "%"
+    if name in (".", ".."):
+        return "%2E" * len(name)
+    out = name.replace("%", "%25").replace("/", "%2F")
+    out = _RUN.sub(lambda m: "%5F" * len(m.group()), out)
+    if in_pair:
+        if out.startswith("_"):
+            out = "%5F" + out[1:]
+        if out.endswith("_"):
+            out = out[:-1] + "%5F"
+    return out
+
+
 def node_name(features: Sequence[Hashable]) -> str:
     """Name of the DataTree node holding a feature set.
+
+    The mapping is injective: two different feature sets (any strings,
+    including empty ones, ones holding ``"__"``, ``"/"``, ``"%"`` or control
+    characters) never share a node name.  A 1-D name never holds ``"__"``; a
+    pair's name holds it exactly once, between the two escaped names.
 
     Parameters
     ----------
@@ -63,9 +112,20 @@ def node_name(features: Sequence[Hashable]) -> str:
     Returns
     -------
     str
-        The names joined by ``"__"`` with ``"/"`` replaced by ``"∕"``.
+        The escaped name of a single feature, or the two escaped names joined
+        by ``"__"``.  Ordinary names are unchanged.
+
+    Examples
+    --------
+    >>> node_name(["temp"]), node_name(["temp", "hum"])
+    ('temp', 'temp__hum')
+    >>> node_name(["a__b"]), node_name(["a", "b"])
+    ('a%5F%5Fb', 'a__b')
     """
-    return "__".join(str(f).replace("/", "∕") for f in features)
+    names = [str(f) for f in features]
+    if len(names) == 1:
+        return _escape(names[0], in_pair=False)
+    return "__".join(_escape(n, in_pair=True) for n in names)
 
 
 def feature_nodes(result: xr.DataTree) -> list[xr.DataTree]:

@@ -9,7 +9,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.stats import norm
 
 import pdpboot
-from pdpboot.bands import band_arrays
+from pdpboot.engine.intervals import band_arrays, jackknife_after_bootstrap_acceleration
 
 
 def _result(est, res, resampling="bootstrap", n_rows=100, subsample_size=100):
@@ -79,13 +79,76 @@ def test_sup_t_critical_value_by_hand(sample):
     assert out["pd_band_pointwise"].attrs["simultaneous"] == 0
 
 
+@pytest.mark.filterwarnings("ignore:The calibrated level")  # pd_centered's curves are independent noise
 def test_calibrated_percentile_band_covers_share_of_curves(sample):
     est, res = sample
-    out = pdpboot.confidence_bands(_result(est, res), simultaneous=True)["x"].ds
+    res = res + np.random.default_rng(1).normal(size=(200, 2, 1))  # correlated along the curve
+    out = pdpboot.confidence_bands(_result(est, res), simultaneous=True, simultaneous_method="calibrated")["x"].ds
     lo, hi = out["pd_band"].values
     inside = ((res >= lo) & (res <= hi)).all(axis=2).mean(axis=0)
     assert inside.min() >= 0.95
-    assert out["pd_band"].attrs["calibrated_level"] > 0.95
+    levels = out["pd_band"].attrs["calibrated_level"]
+    assert len(levels) == 2 and min(levels) > 0.95  # one level per output
+    assert out["pd_band"].attrs["simultaneous_method"] == "calibrated"
+    for o in range(2):  # each output's band is its pointwise band at its own level
+        np.testing.assert_allclose(lo[o], np.quantile(res[:, o], (1 - levels[o]) / 2, axis=0), atol=1e-12)
+
+
+def test_default_simultaneous_band_is_sup_t(sample):
+    est, res = sample
+    out = pdpboot.confidence_bands(_result(est, res), simultaneous=True)["x"].ds
+    se = res.std(axis=0, ddof=1)
+    crit = out["pd_band"].attrs["critical_value"]
+    for o in range(2):
+        np.testing.assert_allclose(out["pd_band"].values[1, o],
+                                   np.maximum(est[o] + crit[o] * se[o], np.quantile(res[:, o], 0.975, axis=0)))
+    assert out["pd_band"].attrs["simultaneous_method"] == "sup-t"
+
+
+def test_calibrated_band_warns_at_its_ceiling(sample):
+    est, res = sample
+    with pytest.warns(UserWarning, match="envelope"):
+        out = pdpboot.confidence_bands(_result(est, res[:25]), simultaneous=True, simultaneous_method="calibrated")
+    attrs = out["x"].ds["pd_band"].attrs
+    assert max(attrs["calibrated_level"]) > 1 - 2 / 24 and attrs["resamples_suggested"] > 100
+
+
+def test_bca_and_bc_from_stored_counts(sample):
+    est, res = sample
+    rng = np.random.default_rng(9)
+    counts = rng.multinomial(50, np.full(50, 1 / 50), size=res.shape[0])
+    tree = _result(est, res)
+    with pytest.raises(ValueError, match="resample_counts"):
+        pdpboot.confidence_bands(tree, method="bca")
+    root = xr.Dataset({"resample_counts": (("resample", "row"), counts)})
+    tree = xr.DataTree(root, children={"x": tree["x"]}).copy()
+    tree.attrs = {"resampling": "bootstrap"}
+    out = pdpboot.confidence_bands(tree, method="bca", confidence_level=0.9)["x"].ds
+    a = jackknife_after_bootstrap_acceleration(res, counts)
+    for o, g in [(0, 0), (1, 5)]:
+        sample_bg = res[:, o, g]
+        z0 = norm.ppf(np.mean(sample_bg < est[o, g]))  # no ties in continuous draws
+        z = norm.ppf([0.05, 0.95])
+        p = norm.cdf(z0 + (z0 + z) / (1 - a[o, g] * (z0 + z)))
+        np.testing.assert_allclose(out["pd_band"].values[:, o, g], np.quantile(sample_bg, p), rtol=1e-10)
+    assert out["pd_band"].attrs["method"] == "bca" and out["pd_band"].attrs["acceleration_max"] > 0
+    bc = pdpboot.confidence_bands(_result(est, res), method="bc")["x"].ds  # no counts needed
+    assert bc["pd_band"].attrs["method"] == "bc"
+    with pytest.raises(ValueError, match="subsample"):
+        pdpboot.confidence_bands(_result(est, res, "subsample", 100, 50), method="bc")
+
+
+def test_non_negative_statistic_clipped_at_zero():
+    rng = np.random.default_rng(10)
+    est = np.array([[0.02]])
+    res = np.abs(rng.normal(0.03, 0.05, size=(100, 1, 1)))
+    ds = xr.Dataset({"h2": (("output",), est[:, 0]), "h2_resamples": (("resample", "output"), res[:, :, 0])},
+                    coords={"output": ["y"]}, attrs={"features": ["a", "b"]})
+    tree = xr.DataTree(children={"a__b": xr.DataTree(ds)})
+    for method in ("normal", "basic"):
+        band = pdpboot.confidence_bands(tree, method=method)["a__b"].ds["h2_band"]
+        assert float(band.sel(ci_bound="lower", output="y")) == 0.0  # would be negative without the clip
+        assert list(band.attrs["support"])[0] == 0.0
 
 
 def test_subsample_deviations_rescaled(sample):

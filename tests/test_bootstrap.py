@@ -1,11 +1,13 @@
-"""The resample loop: determinism, backgrounds, class alignment, seeding."""
+"""The resample loop: determinism, backgrounds, class alignment, seeding, weights."""
+
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
 from sklearn.base import clone
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -131,14 +133,118 @@ def test_classifier_missing_class_in_resample_aligned():
     assert missed, "expected at least one resample without the rare class"
 
 
-def test_stratified_is_default_for_classifiers():
+def test_plain_bootstrap_is_default_for_classifiers_and_moves_the_pd_level():
+    # A logistic fit with a free intercept makes the mean fitted probability equal the class share:
+    # stratified resamples freeze it (SD 0 over resamples), the plain bootstrap lets it vary as it does
+    # over repeated samples (issue 12: stratified under-covered at 0.77).
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(50, 2))
-    y = (X[:, 0] > 0).astype(int)
-    res = pdpboot.bootstrap_partial_dependence(RandomForestClassifier(n_estimators=3), X, y, [0],
-                                               n_resamples=2, grid_resolution=3, rng=0)
-    assert res.attrs["resampling"] == "stratified"
-    assert list(res["x0"].ds.output.values) == [0, 1]
+    X = rng.normal(size=(200, 2))
+    y = (rng.random(200) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
+    kw = dict(n_resamples=30, grid_resolution=3, rng=0, background="original")
+    default = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], **kw)
+    strat = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], resampling="stratified", **kw)
+    assert default.attrs["resampling"] == "bootstrap"
+    assert list(default["x1"].ds.output.values) == [0, 1]
+    level = default["x1"].ds.pd_resamples.sel(output=1).mean("x1")
+    frozen = strat["x1"].ds.pd_resamples.sel(output=1).mean("x1")
+    assert float(level.std()) > 0.01
+    assert float(level.std()) > 2 * float(frozen.std())  # measured 0.032 vs 0.011
+
+
+def test_decision_function_refit_missing_a_class_is_recorded_not_mixed():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(40, 2)), columns=["u", "v"])
+    y = np.array(["a"] * 19 + ["b"] * 19 + ["rare"] * 2)
+    with pytest.warns(RuntimeWarning, match="failed and were skipped"):
+        res = pdpboot.bootstrap_partial_dependence(
+            LogisticRegression(), X, y, ["u"], n_resamples=20, grid_resolution=3, rng=0,
+            response_method="decision_function", max_failure_share=0.9)
+    n_missing = res.attrs["n_missing_class_resamples"]
+    assert 0 < n_missing == res.attrs["n_failed_resamples"]
+    scores = res["u"].ds.pd_resamples.values
+    failed = np.isnan(scores).all(axis=(1, 2))
+    assert failed.sum() == n_missing  # NaN in every output: never a binary score beside multinomial ones
+    assert np.isfinite(scores[~failed]).all()
+
+
+def test_too_many_missing_class_resamples_stop_with_advice():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    y = np.array([0] * 19 + [1] * 19 + [2] * 2)
+    with pytest.raises(RuntimeError, match="predict_proba"):
+        pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20, grid_resolution=3,
+                                             rng=0, response_method="decision_function")
+
+
+def _hand_loop(estimator, X, y, rng, n_resamples, grid, fit_weight_key=None, fit_weights=None, pd_weights=None):
+    """The bootstrap written out by hand: seeds as documented, PD of feature 0 averaged with weights."""
+    from pdpboot.engine.refit import seed_estimator
+    from pdpboot.engine.resample import multiplicities
+
+    root = np.random.default_rng(rng)
+    root.spawn(3)
+    curves = []
+    for seed in root.spawn(n_resamples):
+        draw_rng, fit_rng, _ = seed.spawn(3)
+        rows = draw_rows("bootstrap", len(X), draw_rng)
+        kwargs = {} if fit_weights is None else {fit_weight_key: fit_weights[rows]}
+        model = seed_estimator(clone(estimator), fit_rng).fit(X[rows], y[rows], **kwargs)
+        distinct, counts = multiplicities(rows, len(X))
+        w = counts * (1.0 if pd_weights is None else pd_weights[distinct])
+        curve = []
+        for z in grid:
+            Xz = X[distinct].copy()
+            Xz[:, 0] = z
+            curve.append(np.average(model.predict(Xz), weights=w))
+        curves.append(curve)
+    return np.array(curves)
+
+
+def test_sample_weight_flows_into_every_refit_and_every_average():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(80, 2))
+    y = X[:, 0] + X[:, 0] * X[:, 1] + rng.normal(size=80)
+    w = rng.uniform(0.2, 3.0, size=80)
+    grid = np.array([-1.0, 0.0, 1.5])
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=5, rng=11,
+                                               sample_weight=w, custom_values={0: grid})
+    expected = _hand_loop(LinearRegression(), X, y, 11, 5, grid, "sample_weight", w, w)
+    np.testing.assert_allclose(res["x0"].ds.pd_resamples.values[:, 0], expected, rtol=1e-12, atol=1e-12)
+    assert json.loads(res.attrs["settings"])["sample_weight"] is True
+
+
+def test_fit_params_are_sliced_to_the_drawn_rows():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(60, 2))
+    y = 2 * X[:, 0] + rng.normal(size=60)
+    w = rng.uniform(0.5, 2.0, size=60)
+    grid = np.array([-1.0, 1.0])
+    pipe = make_pipeline(StandardScaler(), LinearRegression())
+    res = pdpboot.bootstrap_partial_dependence(pipe, X, y, [0], n_resamples=4, rng=2, custom_values={0: grid},
+                                               fit_params={"linearregression__sample_weight": w})
+    expected = _hand_loop(pipe, X, y, 2, 4, grid, "linearregression__sample_weight", w, None)
+    np.testing.assert_allclose(res["x0"].ds.pd_resamples.values[:, 0], expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(sample_weight=np.r_[np.nan, np.ones(59)]), "finite"),
+    (dict(sample_weight=np.ones(3)), "one entry per row"),
+    (dict(fit_params={"sample_weight": np.ones(60)}), "sample_weight="),
+    (dict(fit_params=[1, 2]), "dict"),
+    (dict(threads_per_job=0), "threads_per_job"),
+])
+def test_weights_and_fit_params_refused_before_any_fit(bad, match):
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.raises((ValueError, TypeError), match=match):
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=2, **bad)
+
+
+def test_threads_per_job_does_not_change_results(data):
+    X, y = data
+    kw = dict(n_resamples=3, rng=4, grid_resolution=4)
+    one = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], threads_per_job=1, **kw)
+    two = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], threads_per_job=2, **kw)
+    np.testing.assert_array_equal(one["a"].ds.pd_resamples.values, two["a"].ds.pd_resamples.values)
 
 
 def test_group_resampling_requires_groups(data):
@@ -166,3 +272,11 @@ def test_max_background_subsamples(data):
     assert res["a"].ds.sizes["instance"] == 10
     # linear model: PD = mean over the 10 rows, equal to the mean of their ICE curves
     np.testing.assert_allclose(res["a"].ds.pd.values, res["a"].ds.ice.mean("instance").values, atol=1e-12)
+
+
+def test_progress_callable_reports_every_resample(data):
+    X, y = data
+    calls = []
+    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=4, grid_resolution=3, rng=0,
+                                         progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +15,14 @@ import xarray as xr
 from sklearn.linear_model import LinearRegression
 
 import pdpboot
-import pdpboot.bootstrap as bootstrap_module
+import pdpboot._loop as loop_module
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _child_env():
+    """Environment for a child Python that imports this checkout's pdpboot (not an installed one)."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
 
 
 def _data(n=80, seed=0):
@@ -44,7 +52,7 @@ def test_resume_loads_everything_without_refitting(tmp_path, monkeypatch):
     def no_refit(*args, **kwargs):
         raise AssertionError("a finished resample was recomputed")
 
-    monkeypatch.setattr(bootstrap_module, "_evaluate_resample", no_refit)
+    monkeypatch.setattr(loop_module, "evaluate_resample", no_refit)
     monkeypatch.setattr(LinearRegression, "fit", no_refit)
     again = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=5,
                                                  checkpoint=tmp_path / "ck", n_jobs=1, **KW)
@@ -101,16 +109,21 @@ def test_non_checkpoint_folder_refused(tmp_path):
                                              checkpoint=tmp_path / "ck", **KW)
 
 
-KILL_SCRIPT = textwrap.dedent("""
-    import sys, time
-    import numpy as np
+SLOW_MODEL = textwrap.dedent("""
+    import time
     from sklearn.linear_model import LinearRegression
-    import pdpboot
 
     class SlowRegression(LinearRegression):
         def fit(self, X, y):
             time.sleep(0.3)
             return super().fit(X, y)
+""")
+
+KILL_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import pdpboot
+    from slow_model import SlowRegression
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 2))
@@ -120,15 +133,16 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
-class SlowRegression(LinearRegression):
-    """Same name and parameters as in the killed subprocess, so the fingerprint matches."""
+def test_killed_run_resumes_to_identical_result(tmp_path, monkeypatch):
+    # the estimator's class lives in a module both processes import: the fingerprint names it by module
+    (tmp_path / "slow_model.py").write_text(SLOW_MODEL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from slow_model import SlowRegression
 
-
-def test_killed_run_resumes_to_identical_result(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(KILL_SCRIPT)
     ck = tmp_path / "ck"
-    proc = subprocess.Popen([sys.executable, str(script), str(ck)])
+    proc = subprocess.Popen([sys.executable, str(script), str(ck)], env=_child_env())
     deadline = time.time() + 120
     while time.time() < deadline and len(list(ck.glob("resample_*.npz"))) < 3:
         time.sleep(0.1)
@@ -190,3 +204,187 @@ def test_raise_propagates_original_error():
     with pytest.raises(ValueError, match="sentinel row missing"):
         pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], n_resamples=30, grid_resolution=3,
                                              rng=0)
+
+
+# --- issue 13: stable fingerprints, damaged and foreign entries, permissions ---------------------------
+
+FINGERPRINT_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+    from sklearn.linear_model import SGDRegressor
+    from pdpboot.checkpoint import stable_fingerprint
+
+    def user_function(X):
+        return np.asarray(X) * 2.0
+
+    est = make_pipeline(FunctionTransformer(func=user_function),
+                        SGDRegressor(random_state=np.random.RandomState(0)))
+    print(stable_fingerprint(est))
+    est.set_params(sgdregressor__random_state=np.random.RandomState(1))
+    print(stable_fingerprint(est))
+""")
+
+
+def test_estimator_fingerprint_is_the_same_in_two_processes(tmp_path):
+    script = tmp_path / "fp.py"
+    script.write_text(FINGERPRINT_SCRIPT)
+    runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
+                           env=_child_env()).stdout.split() for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert runs[0][0] != runs[0][1], "RandomState(0) and RandomState(1) must differ"
+
+
+def test_fingerprint_tells_callables_and_random_states_apart():
+    from sklearn.preprocessing import FunctionTransformer
+
+    from pdpboot.checkpoint import stable_fingerprint
+
+    def double(x):
+        return x * 2
+
+    def triple(x):
+        return x * 3
+
+    fp = stable_fingerprint
+    assert fp(FunctionTransformer(func=double)) == fp(FunctionTransformer(func=double))
+    assert fp(FunctionTransformer(func=double)) != fp(FunctionTransformer(func=triple))
+    assert fp(FunctionTransformer(func=np.log1p)) != fp(FunctionTransformer(func=np.expm1))
+    state = np.random.RandomState(0)
+    before = fp(LinearRegression(n_jobs=None).set_params()), fp(FunctionTransformer(kw_args={"rs": state}))
+    state.rand()  # a consumed RandomState is another state
+    assert fp(FunctionTransformer(kw_args={"rs": state})) != before[1]
+
+
+RESUME_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+    from sklearn.tree import DecisionTreeRegressor
+    import pdpboot
+
+    def user_function(X):
+        return np.asarray(X) * 2.0
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + rng.normal(size=40)
+    est = make_pipeline(FunctionTransformer(func=user_function),
+                        DecisionTreeRegressor(max_depth=2, random_state=np.random.RandomState(0)))
+    res = pdpboot.bootstrap_partial_dependence(est, X, y, [0], n_resamples=int(sys.argv[2]), grid_resolution=3,
+                                               rng=1, progress=False, checkpoint=sys.argv[1])
+    print(float(res["x0"].ds.pd_resamples.sum()))
+""")
+
+
+def test_same_script_resumes_in_a_second_process(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(RESUME_SCRIPT)
+    ck = tmp_path / "ck"
+    first = subprocess.run([sys.executable, str(script), str(ck), "3"], capture_output=True, text=True,
+                           env=_child_env())
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([sys.executable, str(script), str(ck), "4"], capture_output=True, text=True,
+                            env=_child_env())
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert len(list(ck.glob("resample_*.npz"))) == 4
+
+
+def _first_run(tmp_path, **kw):
+    X, y = _data()
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4,
+                                               checkpoint=tmp_path / "ck", **dict(KW, **kw))
+    return X, y, res
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "estimate"])
+def test_damaged_entry_is_reported_and_recomputed(tmp_path, damage):
+    X, y, first = _first_run(tmp_path)
+    ck = tmp_path / "ck"
+    target = ck / ("estimate.npz" if damage == "estimate" else "resample_000002.npz")
+    raw = bytearray(target.read_bytes())
+    if damage in ("truncate", "estimate"):
+        raw = raw[: len(raw) // 2]
+    elif damage == "flip":
+        # flip one bit of the stored float data (uncompressed savez: the arrays sit in the middle)
+        arr_start = raw.find(b"\x93NUMPY", raw.find(b"a0.npy"))
+        header_len = int.from_bytes(raw[arr_start + 8:arr_start + 10], "little")
+        raw[arr_start + 10 + header_len + 3] ^= 0x01
+    else:
+        raw = bytearray(b"not a zip file at all")
+    target.write_bytes(bytes(raw))
+    with pytest.warns(RuntimeWarning, match=rf"{target.name}.*damaged.*recomputed"):
+        again = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4,
+                                                     checkpoint=ck, **KW)
+    xr.testing.assert_identical(first, again)
+    assert (ck / f"{target.name}.damaged").exists()
+
+
+def test_damaged_failure_record_and_manifest(tmp_path):
+    X, y, _ = _first_run(tmp_path)
+    ck = tmp_path / "ck"
+    (ck / "manifest.json").write_text('{"fingerprint": ')
+    with pytest.raises(ValueError, match=r"manifest.json.*damaged.*delete"):
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4, checkpoint=ck, **KW)
+    with pytest.raises(ValueError, match=r"manifest.json.*damaged"):
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4, checkpoint=ck,
+                                             **dict(KW, rng=None))
+
+
+def test_foreign_entry_is_refused_by_path(tmp_path):
+    X, y, _ = _first_run(tmp_path / "a")
+    _first_run(tmp_path / "b", rng=6)
+    foreign = tmp_path / "b" / "ck" / "resample_000001.npz"
+    target = tmp_path / "a" / "ck" / "resample_000001.npz"
+    target.write_bytes(foreign.read_bytes())
+    with pytest.raises(ValueError, match=r"resample_000001.npz.*belongs to another run"):
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4,
+                                             checkpoint=tmp_path / "a" / "ck", **KW)
+
+
+def test_checkpoint_files_honour_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        _first_run(tmp_path)
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "ck").iterdir()}
+    assert set(modes.values()) == {0o644}, modes
+
+
+def test_stored_failure_with_raise_policy_raises(tmp_path):
+    """Checkpoint level: a failure stored by an on_error="skip" run is not reused under "raise"."""
+    from pdpboot.checkpoint import Checkpoint
+
+    print_ = {"data": "d", "estimator": "e", "grid": "g", "seed": {}, "settings": {}}
+    skip = Checkpoint(tmp_path / "ck", print_, on_error="skip")
+    skip.open({})
+    skip.save_failure(3, "ValueError: boom")
+    assert skip.load(3) == "ValueError: boom"
+    strict = Checkpoint(tmp_path / "ck", print_, on_error="raise")
+    strict.open({})
+    with pytest.raises(RuntimeError, match=r"Resample 3 failed in an earlier run.*boom.*on_error='skip'"):
+        strict.load(3)
+
+
+def test_resume_with_raise_after_skip_raises(tmp_path):
+    X, y = _sentinel_data()
+    kw = dict(n_resamples=30, grid_resolution=3, rng=0, max_failure_share=0.8, checkpoint=tmp_path / "ck")
+    with pytest.warns(RuntimeWarning, match="failed and were skipped"):
+        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], on_error="skip", **kw)
+    with pytest.raises(RuntimeError, match="failed in an earlier run"):
+        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], on_error="raise", **kw)
+
+
+def test_racing_runs_with_other_data_get_a_clear_error(tmp_path):
+    from pdpboot.checkpoint import Checkpoint
+
+    a = Checkpoint(tmp_path / "ck", {"data": "a", "estimator": "e", "grid": "g", "seed": {}, "settings": {}})
+    b = Checkpoint(tmp_path / "ck", {"data": "b", "estimator": "e", "grid": "g", "seed": {}, "settings": {}})
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / ".manifest.json.abc.tmp").write_text("half")  # the other run's temporary file
+    a.open({})
+    with pytest.raises(ValueError, match="different arguments.*data"):
+        b.open({})

@@ -47,6 +47,7 @@ def quick_run(tmp_path_factory) -> Path:
     return paper
 
 
+@pytest.mark.paper
 def test_quick_mode_produces_everything_main_tex_uses(quick_run):
     targets = _referenced_files(MAIN_TEX.read_text())
     assert any(t.startswith("figures/") for t in targets) and any(t.startswith("tables/") for t in targets)
@@ -54,6 +55,7 @@ def test_quick_mode_produces_everything_main_tex_uses(quick_run):
     assert not missing, f"main.tex references files quick mode did not produce: {missing}"
 
 
+@pytest.mark.paper
 def test_every_generated_macro_used_in_main_tex_is_defined(quick_run):
     defined = set()
     for path in (quick_run / "generated").glob("*.tex"):
@@ -65,6 +67,7 @@ def test_every_generated_macro_used_in_main_tex_is_defined(quick_run):
     assert not used - defined, f"undefined generated macros: {sorted(used - defined)}"
 
 
+@pytest.mark.paper
 def test_figures_are_small_pdfs(quick_run):
     figures = sorted((quick_run / "figures").glob("*.pdf"))
     assert figures
@@ -117,3 +120,32 @@ def test_macro_names_must_be_letters(tmp_path):
     assert r"\newcommand{\CovA}{0.95}" in (tmp_path / "ok.tex").read_text()
     with pytest.raises(ValueError, match="letters only"):
         write_macros(tmp_path / "bad.tex", {"Cov2": "0.95"})
+
+
+@pytest.mark.paper
+def test_walkthrough_listings_of_the_paper_run(tmp_path):
+    """The code printed in the paper's walkthrough runs (smaller B and forests) and computes sane bands."""
+    from experiments import walkthrough
+
+    ns = walkthrough.run(fast=True, folder=tmp_path)
+    assert ns["res"].attrs["n_resamples"] == 20
+    lower, upper = ns["lower"].values, ns["upper"].values
+    pointwise = ns["pdpboot"].get_node(ns["bands"], "Temperature").ds["pd_band_pointwise"]
+    assert np.all(lower < upper)
+    # The simultaneous (calibrated percentile) band contains the pointwise one at every grid point.
+    assert np.all(lower <= pointwise.sel(ci_bound="lower").values + 1e-12)
+    assert np.all(pointwise.sel(ci_bound="upper").values <= upper + 1e-12)
+    assert 0 < ns["test"].pvalue <= 1
+    assert (tmp_path / "hour.pdf").read_bytes()[:5] == b"%PDF-"
+    import xarray as xr
+
+    xr.testing.assert_identical(ns["again"], ns["bands"])
+
+
+def test_walkthrough_listings_are_found_and_shrunk():
+    from experiments import walkthrough
+
+    code = "\n".join(walkthrough.listings())
+    assert "bootstrap_partial_dependence" in code and "confidence_bands" in code
+    small = walkthrough.shrink(code)
+    assert "n_resamples=200" in code and "n_resamples=200" not in small

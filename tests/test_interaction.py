@@ -204,7 +204,7 @@ from pdpboot.datasets import (  # noqa: E402
     make_interaction,
     true_function,
 )
-from pdpboot.interaction import h_statistic, h_statistic_test  # noqa: E402
+from pdpboot.interaction import h_statistic, h_statistic_of_model, h_statistic_test  # noqa: E402
 
 
 class _TrueFunction(RegressorMixin, BaseEstimator):
@@ -277,7 +277,7 @@ def test_goldstein_h2_23_near_one():
     X, y = make_goldstein(1000, rng=6)
     basis = FunctionTransformer(lambda Z: np.column_stack([Z[:, 0], Z[:, 1], Z[:, 1] * (Z[:, 2] >= 0)]))
     model = make_pipeline(basis, LinearRegression()).fit(X.to_numpy(), y.to_numpy())
-    h = h_statistic(model, X.to_numpy(), [(1, 2), (0, 1)], n_max=400, rng=0)
+    h = h_statistic_of_model(model, X.to_numpy(), [(1, 2), (0, 1)], n_max=400, rng=0)
     assert 0.9 < float(h["x1__x2"].ds["h2"][0]) < 1.1  # the DGP's x2, x3
     np.testing.assert_allclose(h["x0__x1"].ds["h2"], 0.0, atol=1e-10)
 
@@ -286,7 +286,7 @@ def test_friedman1_true_function_reference_values():
     ref_h2_12, ref_h2_1 = _friedman1_reference()
     assert abs(ref_h2_12 - 0.16) < 0.005 and abs(ref_h2_1 - 0.075) < 0.002  # the issue's rounded values
     X, _ = make_friedman1(1500, rng=7)
-    h = h_statistic(_TrueFunction(), X, ["x1", ("x1", "x2"), ("x3", "x4")], n_max=1500, rng=0,
+    h = h_statistic_of_model(_TrueFunction(), X, ["x1", ("x1", "x2"), ("x3", "x4")], n_max=1500, rng=0,
                     grid_kwargs={"grid_resolution": 10})
     # sampling SD of the estimates at m = 1500 rows: about 0.008 (H2_12) and 0.003 (H2_1)
     np.testing.assert_allclose(h["x1__x2"].ds["h2"], ref_h2_12, atol=0.03)
@@ -300,18 +300,20 @@ def test_classifier_outputs_and_errors():
     X = rng.normal(size=(150, 2))
     labels = np.where(X[:, 0] * X[:, 1] > 0.3, "a", np.where(X[:, 0] > 0, "b", "c"))
     clf = make_pipeline(PolynomialFeatures(2), LogisticRegression(max_iter=500)).fit(X, labels)
-    h = h_statistic(clf, X, [(0, 1)], n_max=60, rng=0, grid_kwargs={"grid_resolution": 5})
+    h = h_statistic_of_model(clf, X, [(0, 1)], n_max=60, rng=0, grid_kwargs={"grid_resolution": 5})
     assert list(h["x0__x1"].ds["output"].values) == ["a", "b", "c"]
     assert (h["x0__x1"].ds["h2"] > 0).all()
     res = pdpboot.partial_dependence(clf, X, [0])
     with pytest.raises(ValueError, match="interactions=True"):
         h_statistic(res)
-    with pytest.raises(TypeError, match="takes no X"):
-        h_statistic(res, X)
-    with pytest.raises(TypeError, match="needs X and features"):
+    with pytest.raises(TypeError, match="h_statistic_of_model"):
         h_statistic(clf)
+    with pytest.raises(TypeError):
+        h_statistic(res, X)  # the result form takes no data
     with pytest.raises(ValueError, match="n_max"):
-        h_statistic(clf, X, [(0, 1)], n_max=1)
+        h_statistic_of_model(clf, X, [(0, 1)], n_max=1)
+    with pytest.raises(ValueError, match="not fitted"):
+        h_statistic_of_model(LogisticRegression(), X, [(0, 1)])
     with pytest.raises(ValueError, match="interactions"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], interactions=1, n_resamples=2)
 
@@ -341,15 +343,111 @@ def test_h_statistic_test_rejects_strong_interaction_and_is_reproducible():
 
 
 def test_null_surrogate_has_no_interaction():
-    from pdpboot.interaction import _null_mean
+    from pdpboot.engine.hstats import interaction_part
 
     X, y = make_interaction(300, rng=13)
     model = _interaction_ols().fit(X, y)
-    f0 = _null_mean(model, X, (0, 1), np.arange(300))
+    f0 = model.predict(X) - interaction_part(lambda Z: model.predict(Z)[:, None], X, (0, 1))
     refit = _interaction_ols().fit(X, f0)
     # OLS with an interaction term fitted to f0: the x1*x2 coefficient vanishes, the main effects stay
     np.testing.assert_allclose(refit[-1].coef_[2], 0.0, atol=1e-8)
     np.testing.assert_allclose(refit[-1].coef_[:2], model[-1].coef_[:2], atol=0.15)
+
+
+def test_noise_scale_recovers_ols_sigma():
+    """For OLS the combination of in-sample and out-of-fold mean squares estimates sigma^2 (each alone is off)."""
+    from sklearn.model_selection import cross_val_predict
+
+    from pdpboot.engine.hstats import noise_scale
+
+    rng = np.random.default_rng(0)
+    scales = []
+    for _ in range(40):
+        X = rng.normal(size=(120, 8))
+        y = X @ np.ones(8) + rng.normal(size=120)
+        fitted = LinearRegression().fit(X, y).predict(X)
+        oof = cross_val_predict(LinearRegression(), X, y, cv=5)
+        scales.append([np.mean((y - fitted) ** 2), np.mean((y - oof) ** 2),
+                       noise_scale(y - fitted, y - oof, n_folds=5) ** 2])
+    in_sample, out_of_fold, mixed = np.mean(scales, axis=0)
+    # expected about 1 - 9/120 = 0.925 and 1 + 9/(96 - 10) = 1.10; MC SE of the means about 0.02
+    assert in_sample < 0.96 and out_of_fold > 1.05 and abs(mixed - 1) < 0.04
+
+
+class _OffsetOLS(RegressorMixin, BaseEstimator):
+    """Weighted OLS of y - offset on (1, x1, x2, x1 x2): a regressor with a per-row fit parameter."""
+
+    def fit(self, X, y, sample_weight=None, offset=None):
+        D = _design(np.asarray(X, dtype=float))
+        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight)
+        target = np.asarray(y, dtype=float) - (0.0 if offset is None else np.asarray(offset))
+        self.coef_ = np.linalg.lstsq(D * np.sqrt(w)[:, None], target * np.sqrt(w), rcond=None)[0]
+        return self
+
+    def predict(self, X):
+        return _design(np.asarray(X, dtype=float)) @ self.coef_
+
+
+def _design(X):
+    return np.column_stack([np.ones(len(X)), X[:, 0], X[:, 1], X[:, 0] * X[:, 1]])
+
+
+def test_h_statistic_test_weights_and_fit_params_equal_hand_loop():
+    from sklearn.model_selection import KFold
+
+    from pdpboot.engine.hstats import interaction_part, interaction_statistics, subsample_rows
+
+    X, y = make_interaction(80, rng=21)
+    X = X.to_numpy()
+    y = y.to_numpy() - 0.9 * X[:, 0] * X[:, 1]
+    rng = np.random.default_rng(22)
+    w = rng.uniform(0.5, 2.0, size=80)
+    offset = rng.normal(scale=0.1, size=80)
+    out = h_statistic_test(_OffsetOLS(), X, y, (0, 1), n_resamples=5, n_max=50, cv=3, sample_weight=w,
+                           fit_params={"offset": offset}, rng=23)
+
+    def wls(rows, target):  # the fit, by hand: weighted least squares on the rows, offset removed
+        D = _design(X[rows])
+        sw = np.sqrt(w[rows])
+        return np.linalg.lstsq(D * sw[:, None], (target[rows] - offset[rows]) * sw, rcond=None)[0]
+
+    def h2(coef, seed):
+        stats = interaction_statistics(lambda Z: (_design(np.asarray(Z)) @ coef)[:, None], X, pairs=[(0, 1)],
+                                       n_max=50, rng=seed, weights=w)
+        return float(stats[(0, 1)]["h2"][0])
+
+    generator = np.random.default_rng(23)
+    fit_seed, stat_seed, cv_seed, bg_seed = generator.spawn(4)
+    null_seeds = generator.spawn(5)
+    every = np.arange(80)
+    coef = wls(every, y)
+    assert out.statistic == pytest.approx(h2(coef, stat_seed), abs=1e-12)
+    predict = lambda Z: (_design(np.asarray(Z)) @ coef)[:, None]  # noqa: E731
+    fitted = predict(X)[:, 0]
+    background, _ = subsample_rows(80, 2000, bg_seed)
+    mean = fitted - interaction_part(predict, X, (0, 1), weights=w, background=background)
+    oof = np.empty(80)
+    folds = KFold(3, shuffle=True, random_state=int(cv_seed.integers(0, 2**31 - 1)))
+    for train, test in folds.split(every):
+        cv_seed.spawn(1)
+        oof[test] = _design(X[test]) @ wls(train, y)
+    resid = (y - oof) - np.sum(w * (y - oof)) / w.sum()
+    mse_in = np.sum(w * ((y - fitted) - np.sum(w * (y - fitted)) / w.sum()) ** 2) / w.sum()
+    mse_oof = np.sum(w * resid**2) / w.sum()
+    noise = resid * np.sqrt((mse_oof + 1.5 * mse_in) / 2.5) / np.sqrt(np.mean(resid**2))  # K = 3: c = 1.5
+    null = []
+    for seed in null_seeds:
+        draw, _, stat = seed.spawn(3)
+        y_null = mean + noise[draw.integers(0, 80, size=80)]
+        null.append(h2(wls(every, y_null), stat))
+    np.testing.assert_allclose(out.null_distribution, null, rtol=0, atol=1e-12)
+    assert out.pvalue == pytest.approx((1 + np.sum(np.array(null) >= out.statistic)) / 6)
+    with pytest.raises(ValueError, match="sample_weight"):
+        h_statistic_test(_OffsetOLS(), X, y, (0, 1), sample_weight=w[:5])
+    with pytest.raises(ValueError, match="sample_weight="):
+        h_statistic_test(_OffsetOLS(), X, y, (0, 1), fit_params={"sample_weight": w})
+    with pytest.raises(TypeError, match="fit_params"):
+        h_statistic_test(_OffsetOLS(), X, y, (0, 1), fit_params=[1])
 
 
 def test_h_statistic_test_validation():

@@ -69,3 +69,111 @@ def test_names_netcdf_cannot_store_round_trip(tmp_path, suffix):
     loaded = pdpboot.load(pdpboot.save(res, tmp_path / f"odd{suffix}"))
     xr.testing.assert_identical(res, loaded)
     assert pdpboot.get_node(loaded, (names[1], names[2])).attrs["features"] == [names[1], names[2]]
+
+
+# --- issue 13: hostile names, checksums, foreign files ---------------------------------------------
+
+HOSTILE = ["a__b", "a", "b", "", "nul\x00in", "L" * 300, "é ü", "%", "..", "_", "tab\tx", "esc\x1b[31m", "_x_"]
+
+
+@pytest.fixture(scope="module")
+def hostile_result():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(20, len(HOSTILE))), columns=HOSTILE)
+    X["lvl"] = pd.Categorical(rng.choice(["p\x00q", "r"], size=20))
+    y = X["a"] + rng.normal(size=20)
+    features = ["a__b", ("a", "b"), "", "nul\x00in", ("L" * 300, "é ü"), "%", "..", "_", ("tab\tx", "esc\x1b[31m"),
+                ("_x_", "a"), ("a", "_x_"), "lvl"]
+    est = make_pipeline(make_column_transformer((OneHotEncoder(), ["lvl"]), remainder="passthrough"),
+                        LinearRegression())
+    res = pdpboot.bootstrap_partial_dependence(est, X, y, features, n_resamples=3, grid_resolution=3, rng=0,
+                                               ice=2)
+    return pdpboot.confidence_bands(res), features
+
+
+def test_every_feature_set_gets_its_own_node(hostile_result):
+    res, features = hostile_result
+    assert len(res.children) == len(features)
+    for f in features:
+        wanted = [f] if isinstance(f, str) else list(f)
+        assert pdpboot.get_node(res, f).attrs["features"] == wanted
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_hostile_names_round_trip(hostile_result, tmp_path, suffix):
+    res, features = hostile_result
+    loaded = pdpboot.load(pdpboot.save(res, tmp_path / f"h{suffix}"))
+    xr.testing.assert_identical(res, loaded)
+    for f in features:
+        node = pdpboot.get_node(loaded, f)
+        assert node.attrs["features"] == ([f] if isinstance(f, str) else list(f))
+    assert list(pdpboot.get_node(loaded, "lvl").ds["lvl"].values) == ["p\x00q", "r"]
+
+
+def _small_result():
+    X = np.random.default_rng(1).normal(size=(30, 2))
+    return pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0, (0, 1)], n_resamples=3,
+                                                grid_resolution=4, rng=0)
+
+
+def test_bit_flips_are_detected(tmp_path):
+    res = _small_result()
+    path = pdpboot.save(res, tmp_path / "r.nc")
+    raw = path.read_bytes()
+    outcomes = {"refused": 0, "identical": 0}
+    for k, pos in enumerate(np.linspace(0, len(raw) - 1, 40).astype(int)):
+        flipped = bytearray(raw)
+        flipped[pos] ^= 1 << (k % 8)
+        bad = tmp_path / f"flip{k}.nc"
+        bad.write_bytes(bytes(flipped))
+        try:
+            loaded = pdpboot.load(bad)
+        except ValueError:
+            outcomes["refused"] += 1
+            continue
+        xr.testing.assert_identical(res, loaded)  # a flip in unused bytes: nothing changed
+        outcomes["identical"] += 1
+    assert outcomes["refused"] > 0
+
+
+def test_flipped_value_names_the_variable(tmp_path):
+    res = _small_result()
+    path = pdpboot.save(res, tmp_path / "r.nc")
+    raw = bytearray(path.read_bytes())
+    value = np.float64(res["x0"].ds["pd_resamples"].values.ravel()[5]).tobytes()
+    pos = raw.find(value)
+    assert pos > 0
+    raw[pos] ^= 0x01
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=r"node 'x0'.*checksums.*pd_resamples"):
+        pdpboot.load(path)
+    pdpboot.load(path, verify=False)  # the escape hatch reads it anyway
+
+
+def test_missing_zarr_chunk_is_detected(tmp_path):
+    res = _small_result()
+    path = pdpboot.save(res, tmp_path / "r.zarr")
+    chunks = [p for p in (path / "x0" / "pd_resamples").iterdir() if not p.name.startswith(".")]
+    for chunk in chunks:
+        chunk.unlink()
+    with pytest.raises(ValueError, match=r"node 'x0'.*pd_resamples"):
+        pdpboot.load(path)
+
+
+def test_foreign_netcdf_is_refused(tmp_path):
+    xr.Dataset({"t": ("time", [1.0, 2.0])}).to_netcdf(tmp_path / "other.nc", engine="netcdf4")
+    with pytest.raises(ValueError, match="not a pdpboot result"):
+        pdpboot.load(tmp_path / "other.nc")
+    (tmp_path / "junk.nc").write_bytes(b"\x89HDF\r\n garbage")
+    with pytest.raises(ValueError, match="could not be read"):
+        pdpboot.load(tmp_path / "junk.nc")
+
+
+def test_schema_version_recorded_and_removed_on_load(tmp_path):
+    res = _small_result()
+    path = pdpboot.save(res, tmp_path / "r.nc")
+    with xr.open_datatree(path, engine="netcdf4") as raw:
+        assert int(raw.attrs["pdpboot_schema_version"]) == pdpboot.io.SCHEMA_VERSION
+        assert "pdpboot_checksums" in raw["x0"].attrs
+    loaded = pdpboot.load(path)
+    assert "pdpboot_schema_version" not in loaded.attrs

@@ -1,8 +1,10 @@
 """NumPy layer: partial dependence and ICE of one fitted model on plain arrays.
 
-``compute_pd`` dispatches between the exact tree-ensemble engine
+``compute_pd`` / ``compute_pd_many`` dispatch between the exact tree-ensemble engine
 (:mod:`pdpboot.engine.tree`) and the model-agnostic brute-force engine
-(:mod:`pdpboot.engine.brute`).
+(:mod:`pdpboot.engine.brute`).  With ``method="auto"`` the tree engine is used when it
+supports the model and its estimated cost (:class:`pdpboot.engine.tree.TreePlan`) is
+not above brute force's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from .response import response_function
 
 METHODS = ("auto", "brute", "tree")
 
+__all__ = ["DEFAULT_MEMORY_LIMIT", "METHODS", "compute_pd", "compute_pd_many"]
 
 
 def compute_pd(
@@ -38,22 +41,64 @@ def compute_pd(
     Parameters
     ----------
     response_method : {"predict", "predict_proba", "decision_function"}
-        Already resolved (see :func:`pdpboot._response.resolve_response_method`).
+        Already resolved (see :func:`pdpboot.engine.response.resolve_response_method`).
     method : {"auto", "brute", "tree"}
-        ``auto`` uses the tree engine when it supports the estimator, else brute.
+        ``auto`` uses the tree engine when it supports the estimator and is estimated
+        to be no slower than brute force, else brute.
 
     Returns
     -------
     avg : ndarray of shape (n_outputs, *grid_shape) or None
     ice : ndarray of shape (n_rows, n_outputs, *grid_shape) or None
     """
+    return compute_pd_many(
+        estimator, X, [feature_idx], [grid_values], response_method=response_method, method=method,
+        weights=weights, average=average, individual=individual, memory_limit=memory_limit,
+        n_outputs=n_outputs,
+    )[0]
+
+
+def compute_pd_many(
+    estimator,
+    X,
+    feature_sets: Sequence[Sequence[int]],
+    grid_values: Sequence[Sequence[np.ndarray]],
+    *,
+    response_method: str,
+    method: str = "auto",
+    weights: np.ndarray | None = None,
+    average: bool = True,
+    individual: bool = False,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    n_outputs: int = 1,
+) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
+    """:func:`compute_pd` for several feature sets, reading / converting the model once.
+
+    Parameters
+    ----------
+    feature_sets : sequence of sequences of int
+        Column positions of each feature set (one or two columns for the tree engine).
+    grid_values : sequence of sequences of 1-D arrays
+        ``grid_values[k]`` holds one grid per feature of ``feature_sets[k]``.
+    Other parameters
+        As for :func:`compute_pd`.
+
+    Returns
+    -------
+    list of (avg, ice)
+        One pair per feature set, shapes as for :func:`compute_pd`.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method={method!r} is not one of {list(METHODS)}.")
+    if len(feature_sets) != len(grid_values):
+        raise ValueError(
+            f"Need one list of grids per feature set: {len(feature_sets)} feature sets, "
+            f"{len(grid_values)} grid lists."
+        )
+    prepared = None
     if method in ("auto", "tree"):
-        if tree.supports(estimator, X, response_method):
-            return tree.tree_partial_dependence(
-                estimator, X, feature_idx, grid_values, response_method=response_method,
-                weights=weights, average=average, individual=individual,
-            )
-        if method == "tree":
+        prepared = tree.prepare(estimator, X, response_method)
+        if prepared is None and method == "tree":
             raise ValueError(
                 f"method='tree' does not support {type(estimator).__name__} with this input "
                 "(supported: scikit-learn >= 1.6 decision trees, random forests, extra trees, gradient "
@@ -61,10 +106,20 @@ def compute_pd(
                 "but not Pipelines). "
                 "Use method='auto' or 'brute'."
             )
-    elif method != "brute":
-        raise ValueError(f"method={method!r} is not one of {list(METHODS)}.")
-    return brute_partial_dependence(
-        response_function(estimator, response_method), X, feature_idx, grid_values,
-        weights=weights, average=average, individual=individual,
-        memory_limit=memory_limit, n_outputs=n_outputs,
-    )
+    results = []
+    predict = None
+    for features, grids in zip(feature_sets, grid_values):
+        if prepared is not None:
+            plan = prepared.plan(features, grids)
+            per_row = individual or prepared.model.link is not None
+            if method == "tree" or plan.prefers_tree(per_row):
+                results.append(prepared.partial_dependence(
+                    plan, weights=weights, average=average, individual=individual))
+                continue
+        if predict is None:
+            predict = response_function(estimator, response_method)
+        results.append(brute_partial_dependence(
+            predict, X, features, grids, weights=weights, average=average, individual=individual,
+            memory_limit=memory_limit, n_outputs=n_outputs,
+        ))
+    return results

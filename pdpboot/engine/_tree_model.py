@@ -95,6 +95,8 @@ class _Model:
     categories: list | None
     categorical: np.ndarray
     dtype: type
+    cover: np.ndarray | None = None  # training weight reaching each node (cost estimates only)
+    source: object = None  # reader of an XGBoost / LightGBM model (input conversion, margins)
 
 
 def _check_response(estimator, response_method: str) -> None:
@@ -117,7 +119,7 @@ def _check_response(estimator, response_method: str) -> None:
             raise _Unsupported("gradient boosting with a non-constant init estimator")
 
 
-def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=None) -> dict:
+def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=None, cover=None) -> dict:
     """Node table from per-tree arrays concatenated in tree order (child ids local to a tree)."""
     sizes = np.asarray(sizes, dtype=np.intp)
     roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
@@ -132,6 +134,7 @@ def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=
         "cat_row": np.full(len(left), -1, dtype=np.intp) if cat_row is None else cat_row,
         "value": value,
         "roots": roots,
+        "cover": None if cover is None else np.asarray(cover, dtype=np.float64),
     }
 
 
@@ -164,7 +167,7 @@ def _sk_tables(estimator) -> tuple[dict, np.ndarray]:
         value = cat("value")[:, :, 0] * scale
     table = _table(
         cat("feature"), cat("threshold"), cat("children_left"), cat("children_right"),
-        cat("missing_go_to_left"), sizes, value,
+        cat("missing_go_to_left"), sizes, value, cover=cat("weighted_n_node_samples"),
     )
     return table, offset
 
@@ -206,6 +209,7 @@ def _hgb_tables(estimator) -> tuple[dict, np.ndarray]:
     table = _table(
         nodes["feature_idx"], nodes["num_threshold"], np.where(is_leaf, -1, nodes["left"].astype(np.intp)),
         nodes["right"].astype(np.intp), nodes["missing_go_to_left"], sizes, value, cat_row,
+        cover=nodes["count"],
     )
     table["cat_left"] = cat_left
     offset = np.asarray(estimator._baseline_prediction, dtype=np.float64).reshape(-1)
@@ -268,8 +272,28 @@ def _link(estimator, response_method: str):
     return None
 
 
+def _external_reader(estimator, response_method: str):
+    """Reader of an XGBoost / LightGBM estimator, or None for other estimators."""
+    from ._lightgbm import LightGBMReader, is_lightgbm
+    from ._xgboost import XGBoostReader, is_xgboost
+
+    if is_xgboost(estimator):
+        return XGBoostReader(estimator, response_method, _Unsupported)
+    if is_lightgbm(estimator):
+        return LightGBMReader(estimator, response_method, _Unsupported)
+    return None
+
+
+def _is_external(estimator) -> bool:
+    module = type(estimator).__module__.split(".")[0]
+    return module in ("xgboost", "lightgbm")
+
+
 def _check_supported(estimator, response_method: str) -> None:
     """Raise _Unsupported (or NotFittedError) unless the engine handles this estimator and response."""
+    if _is_external(estimator):
+        _external_reader(estimator, response_method)
+        return
     if validate_data is None:
         raise _Unsupported("the exact tree engine needs scikit-learn >= 1.6")
     base = next((c for c in _TREES + _FORESTS + _GB + _HGB if isinstance(estimator, c)), None)
@@ -310,9 +334,46 @@ def _model_grid(model: _Model, j: int, values) -> np.ndarray:
         ) from None
 
 
+def _read_external(estimator, response_method: str) -> _Model:
+    reader = _external_reader(estimator, response_method)
+    try:
+        table = reader.table(_table, MISSING_CODE)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise _Unsupported(f"unexpected model dump ({exc})") from None
+    n_raw = table["value"].shape[1]
+    link = reader.link
+    n_out = n_raw if link is None else np.asarray(link(np.zeros((1, n_raw)))).reshape(1, -1).shape[1]
+    return _Model(
+        link=link, n_out=n_out, offset=np.zeros(n_raw), columns=np.arange(reader.n_features),
+        categories=None, categorical=reader.categorical(), dtype=reader.dtype, source=reader, **table,
+    )
+
+
+def _finish_external(model: _Model, X, xa: np.ndarray) -> _Model:
+    """Categories of the input columns and the constant raw offset (base score / init score).
+
+    The offset is the model's own margin minus the sum of the leaves the engine finds,
+    on a few background rows (every base-score convention is thereby matched).
+    """
+    from dataclasses import replace
+
+    from ._tree_walk import _raw_outputs
+
+    reader = model.source
+    categories = reader.categories if any(c is not None for c in reader.categories) else None
+    k = min(len(xa), 16)
+    probe = X.iloc[:k] if hasattr(X, "iloc") else np.asarray(X)[:k]
+    margin = reader.margin(probe)
+    own = _raw_outputs(model, xa[:k])
+    offset = np.median(margin - own, axis=0)
+    return replace(model, categories=categories, offset=offset)
+
+
 def _read_model(estimator, response_method: str) -> _Model:
     """Build the :class:`_Model` of a fitted supported estimator; raise _Unsupported otherwise."""
     _check_supported(estimator, response_method)
+    if _is_external(estimator):
+        return _read_external(estimator, response_method)
     if isinstance(estimator, _HGB):
         table, offset = _hgb_tables(estimator)
         columns, categories = _hgb_columns(estimator)

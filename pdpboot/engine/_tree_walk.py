@@ -195,6 +195,29 @@ def _decode(enc: np.ndarray, boxes: _Boxes) -> np.ndarray:
     return out
 
 
+def _raw_outputs(model: _Model, xa: np.ndarray) -> np.ndarray:
+    """(n_rows, n_raw) sum of the leaf values each row reaches (no offset); plain descent."""
+    n_rows = len(xa)
+    node = np.repeat(model.roots[None, :], n_rows, axis=0).ravel()
+    row = np.repeat(np.arange(n_rows), len(model.roots))
+    while True:
+        inner = model.feature[node] >= 0
+        if not inner.any():
+            break
+        nd, rw = node[inner], row[inner]
+        f = model.feature[nd]
+        x = xa[rw, f].astype(np.float64)
+        cat = model.cat_row[nd] >= 0
+        with np.errstate(invalid="ignore"):
+            left = np.where(np.isnan(x), model.missing_left[nd], x <= model.threshold[nd])
+        if cat.any():
+            left[cat] = model.cat_left[model.cat_row[nd[cat]], _category_codes(x[cat])]
+        node[inner] = np.where(left, model.left[nd], model.right[nd])
+    out = np.zeros((n_rows, model.value.shape[1]))
+    np.add.at(out, row, model.value[node])
+    return out
+
+
 # --------------------------------------------------------------------------- row side
 def _pack(mask: np.ndarray, n_words: int) -> np.ndarray:
     """(m, B) bool -> (m, n_words) little-endian uint64 bitsets."""

@@ -236,6 +236,78 @@ def interaction_statistics(
     return out
 
 
+def interaction_part(
+    predict: Callable[[object], np.ndarray], X, pair: tuple[int, int], *, weights=None, background=None,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+) -> np.ndarray:
+    """Centred ``(j, k)`` interaction part ``PD_jk - PD_j - PD_k`` of a model at every row of X.
+
+    Parameters
+    ----------
+    predict : callable
+        ``predict(X_block) -> ndarray (rows, 1)``.
+    X : DataFrame or ndarray
+    pair : (int, int)
+        Column positions of j and k.
+    weights : ndarray of shape (n_rows,), optional
+        Row weights of the PD averages and of the centring.
+    background : ndarray of int, optional
+        Rows the PD functions average over (default: all rows).
+
+    Returns
+    -------
+    ndarray of shape (n_rows,)
+    """
+    n = X.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    bg = np.arange(n) if background is None else background
+    rows = X.iloc[bg] if isinstance(X, pd.DataFrame) else np.asarray(X)[bg]
+    parts = []
+    for feature_set in (tuple(pair), (pair[0],), (pair[1],)):
+        columns = [_column_values(X, p) for p in feature_set]
+        avg, _ = brute_partial_dependence(predict, rows, list(feature_set), columns, points=True,
+                                          weights=w[bg], memory_limit=memory_limit)
+        values = avg[0]
+        parts.append(values - np.sum(w * values) / w.sum())
+    return parts[0] - parts[1] - parts[2]
+
+
+def noise_scale(in_sample: np.ndarray, out_of_fold: np.ndarray, weights=None, *, n_folds: int | None = None) -> float:
+    """Noise SD estimated from in-sample and out-of-fold residuals, for the null data of the refit test.
+
+    For a linear smoother with ``df`` degrees of freedom (``d = df / n``) the in-sample mean square
+    is about ``sigma^2 (1 - d)`` and the K-fold out-of-fold one about ``sigma^2 (1 + c d)`` with
+    ``c = K / (K - 1)`` (each fold fits on a share ``1 - 1/K`` of the rows; ``c = 1`` for
+    leave-one-out): the optimism of the training error (Efron 2004).  Eliminating ``d``::
+
+        sigma^2 = (MSE_oof + c MSE_in) / (1 + c)
+
+    which is right to first order in ``d`` while each mean square alone is off by about
+    ``sigma^2 d``.  Mean squares are of the (weighted-)mean-centred residuals.
+
+    Parameters
+    ----------
+    in_sample, out_of_fold : ndarray of shape (n,)
+        Residuals of the fit on all rows and of the cross-validated predictions.
+    weights : ndarray of shape (n,), optional
+    n_folds : int, optional
+        K of the cross-validation (None: leave-one-out).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> noise_scale(np.array([1.0, -1.0]), np.array([3.0, -3.0]))
+    2.23606797749979
+    """
+    w = np.ones(in_sample.size) if weights is None else np.asarray(weights, dtype=float)
+    mse = [np.sum(w * (r - np.sum(w * r) / w.sum()) ** 2) / w.sum() for r in (in_sample, out_of_fold)]
+    c = 1.0 if n_folds is None else n_folds / (n_folds - 1)
+    return float(np.sqrt((mse[1] + c * mse[0]) / (1 + c)))
+
+
 def _importance(values: np.ndarray, axis: int, categorical: bool) -> np.ndarray:
     """Greenwell et al. (2018) PD importance: SD (ddof=1) for numeric, range / 4 for categorical."""
     if categorical:

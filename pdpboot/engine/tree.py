@@ -47,6 +47,7 @@ going the missing way.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
@@ -54,12 +55,16 @@ from sklearn.exceptions import NotFittedError
 from ._tree_model import (
     _check_supported,
     _convert_quietly,
+    _external_reader,
+    _finish_external,
+    _is_external,
     _Model,
     _model_grid,
     _read_model,
     _to_array,
     _Unsupported,
 )
+from ._tree_route import RowRouter, routable
 from ._tree_walk import (
     _Boxes,
     _c_nodes,
@@ -72,12 +77,32 @@ from ._tree_walk import (
     _walk_rows,
 )
 
-__all__ = ["supports", "tree_partial_dependence"]
+__all__ = ["PreparedTrees", "TreePlan", "prepare", "supports", "tree_partial_dependence"]
 
 _MAX_BLOCK = 4096  # rows per block
 _ICE_BLOCK_BYTES = 2**26  # raw ICE of one block on the per-row paths
 _PAIR_BUDGET = 2**21  # (row, leaf, box corner) entries handled at once
 _UNPACK_BUDGET = 2**24  # bits of row sets turned into (row, leaf) pairs at once
+_ROUTE_BLOCK = 8192  # rows per block when routing
+_ROUTE_MIN_ROWS = 2048  # at most this many rows: always the bitset walk
+
+
+def prepare(estimator, X, response_method: str) -> PreparedTrees | None:
+    """:class:`PreparedTrees` for a supported estimator / input / response, else None.
+
+    Parameters
+    ----------
+    estimator, X, response_method
+        As for :func:`tree_partial_dependence`.
+
+    Returns
+    -------
+    PreparedTrees or None
+        None when the exact tree engine does not handle the case (use brute force).
+    """
+    if not supports(estimator, X, response_method):
+        return None
+    return PreparedTrees(estimator, X, response_method)
 
 
 def supports(estimator, X, response_method: str) -> bool:
@@ -105,6 +130,8 @@ def supports(estimator, X, response_method: str) -> bool:
     """
     try:
         _check_supported(estimator, response_method)
+        if _is_external(estimator):
+            return _external_reader(estimator, response_method).to_array(X).ndim == 2
         xa = _convert_quietly(estimator, X)
     except (_Unsupported, NotFittedError, ValueError, TypeError, AttributeError, KeyError, IndexError):
         return False
@@ -159,24 +186,149 @@ def tree_partial_dependence(
     """
     if not (average or individual):
         raise ValueError("Nothing to compute: set average=True and/or individual=True.")
-    try:
-        model = _read_model(estimator, response_method)
-    except _Unsupported as exc:
-        raise ValueError(
-            f"The exact tree engine does not support this case ({exc}); use the brute engine."
-        ) from None
-    xa = np.ascontiguousarray(_to_array(estimator, X))
-    n_rows, n_features = xa.shape
-    feature_idx, grids = _check_features(feature_idx, grid_values, estimator.n_features_in_)
-    w = _check_weights(weights, n_rows)
-    s_cols = [int(model.columns[j]) for j in feature_idx]
-    grids = [_model_grid(model, j, g) for j, g in zip(feature_idx, grids)]
-    levels = _levels(model)
-    boxes = _grid_boxes(model, s_cols, grids, levels)
-    c_nodes = _c_nodes(model, s_cols, boxes.alive)
-    if model.link is None and not individual:
-        return _average_linear(model, xa, s_cols, boxes, c_nodes, w), None
-    return _per_row(model, xa, s_cols, boxes, c_nodes, w, average, individual)
+    prepared = PreparedTrees(estimator, X, response_method)
+    plan = prepared.plan(feature_idx, grid_values)
+    return prepared.partial_dependence(plan, weights=weights, average=average, individual=individual)
+
+
+@dataclass(frozen=True)
+class TreePlan:
+    """One feature set of a :class:`PreparedTrees`: model columns, grid boxes and costs.
+
+    ``tree_cost`` and ``brute_cost`` are rough CPU-second estimates of the exact tree
+    engine and of brute force (the model's own predict on rows x grid points) for
+    the average; ``ice_cost`` is added to both when ICE or a non-linear response
+    needs per-row values.
+    """
+
+    feature_idx: tuple[int, ...]
+    s_cols: list
+    boxes: _Boxes
+    walk: str
+    tree_cost: float
+    brute_cost: float
+    ice_cost: float
+
+    def prefers_tree(self, individual: bool = False) -> bool:
+        """Whether the tree engine is estimated to be no slower than brute force."""
+        extra = self.ice_cost if individual else 0.0
+        return self.tree_cost + extra <= self.brute_cost + extra
+
+
+class PreparedTrees:
+    """A supported tree model read once, with background rows in its input space.
+
+    Parameters
+    ----------
+    estimator : fitted tree model
+        One for which :func:`supports` is True.
+    X : array-like of shape (n_rows, n_features)
+        Background rows.
+    response_method : {"predict", "predict_proba", "decision_function"}
+        The resolved response.
+
+    Raises
+    ------
+    ValueError
+        When the exact tree engine does not support the estimator / response.
+    """
+
+    def __init__(self, estimator, X, response_method: str):
+        try:
+            self.model = _read_model(estimator, response_method)
+        except _Unsupported as exc:
+            raise ValueError(
+                f"The exact tree engine does not support this case ({exc}); use the brute engine."
+            ) from None
+        if self.model.source is not None:  # XGBoost / LightGBM
+            self.xa = np.ascontiguousarray(self.model.source.to_array(X))
+            self.model = _finish_external(self.model, X, self.xa)
+        else:
+            self.xa = np.ascontiguousarray(_to_array(estimator, X))
+        self.n_features = self.xa.shape[1]
+        self.levels = _levels(self.model)
+
+    def plan(self, feature_idx, grid_values) -> TreePlan:
+        """Validate one feature set and its grids; propagate the grid boxes; estimate costs."""
+        feature_idx, grids = _check_features(feature_idx, grid_values, self.n_features)
+        model = self.model
+        s_cols = [int(model.columns[j]) for j in feature_idx]
+        grids = [_model_grid(model, j, g) for j, g in zip(feature_idx, grids)]
+        boxes = _grid_boxes(model, s_cols, grids, self.levels)
+        walk, tree_cost, brute_cost = _costs(model, self.levels, s_cols, boxes, len(self.xa))
+        n_grid = int(np.prod(boxes.shape))
+        ice_cost = len(self.xa) * n_grid * model.value.shape[1] * _COST["ice_cell"]
+        return TreePlan(feature_idx, s_cols, boxes, walk, tree_cost, brute_cost, ice_cost)
+
+    def partial_dependence(self, plan: TreePlan, *, weights=None, average: bool = True,
+                           individual: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """PD (n_outputs, *grid_shape) and/or ICE (n_rows, n_outputs, *grid_shape) of one plan."""
+        if not (average or individual):
+            raise ValueError("Nothing to compute: set average=True and/or individual=True.")
+        model, xa, boxes = self.model, self.xa, plan.boxes
+        w = _check_weights(weights, len(xa))
+        if plan.walk == "route":
+            walk = _RouteWalk(model, plan.s_cols, boxes, xa.shape[1])
+        else:
+            walk = _BitsetWalk(model, plan.s_cols, boxes)
+        if model.link is None and not individual:
+            return _average_linear(model, xa, walk, boxes, w), None
+        return _per_row(model, xa, walk, boxes, w, average, individual)
+
+
+# Rough per-operation CPU costs in seconds (measured on the development machine, one
+# core; only their ratios matter for the choices).
+_COST = {
+    "pair": 2.3e-7,  # route one (row, start) pair (gather, compiled descent, bookkeeping)
+    "live_node": 4e-7,  # per live node and feature set: router assembly, grid boxes
+    "word": 2e-8,  # one bitset word operation (64 rows at one node)
+    "brute_node": 8e-9,  # one node of a compiled descent in the model's predict
+    "brute_tree": 2e-8,  # per tree and stacked row in predict
+    "brute_row": 6e-8,  # per stacked row (building the block, reducing the predictions)
+    "ice_cell": 5e-9,  # per row x grid point x raw output on the per-row paths
+}
+
+
+def _costs(model: _Model, levels, s_cols, boxes: _Boxes, n_rows: int) -> tuple[str, float, float]:
+    """(walk, tree cost, brute cost) from expected path statistics under the training cover.
+
+    Bottom-up over the node table: ``depth[v]`` is the expected number of splits a row
+    meets below ``v`` (brute force descents), ``starts[v]`` the expected number of
+    (row, start node) pairs the router creates below ``v``: a row takes one branch of a
+    complement split (with the training proportions) and both live branches of an
+    S-split, each starting a new pair.
+    """
+    feat, left, right, alive = model.feature, model.left, model.right, boxes.alive
+    n_nodes = len(feat)
+    cover = model.cover if model.cover is not None else np.ones(n_nodes)
+    depth = np.zeros(n_nodes)
+    starts = np.zeros(n_nodes)
+    is_s = np.isin(feat, s_cols)
+    for nodes in reversed(levels):
+        inner = nodes[feat[nodes] >= 0]
+        if not inner.size:
+            continue
+        lc, rc = left[inner], right[inner]
+        cl, cr = cover[lc], cover[rc]
+        tot = cl + cr
+        fl = np.where(tot > 0, cl / np.where(tot > 0, tot, 1), 0.5)
+        depth[inner] = 1 + fl * depth[lc] + (1 - fl) * depth[rc]
+        al, ar = alive[lc], alive[rc]
+        c_val = fl * np.where(al, starts[lc], 0) + (1 - fl) * np.where(ar, starts[rc], 0)
+        s_val = np.where(al, 1 + starts[lc], 0) + np.where(ar, 1 + starts[rc], 0)
+        starts[inner] = np.where(is_s[inner], s_val, c_val)
+    roots = model.roots
+    n_grid = int(np.prod(boxes.shape))
+    brute = n_rows * n_grid * (_COST["brute_row"] + len(roots) * _COST["brute_tree"]
+                              + depth[roots].sum() * _COST["brute_node"])
+    live = int(alive.sum())
+    fixed = live * _COST["live_node"]
+    route = fixed + n_rows * (len(roots) + starts[roots[alive[roots]]].sum()) * _COST["pair"]
+    block = min(n_rows, _MAX_BLOCK)
+    bitset = fixed + -(-n_rows // block) * live * (-(-block // 64)) * _COST["word"]
+    if routable(model) and n_rows > _ROUTE_MIN_ROWS and route < bitset:
+        return "route", route, brute
+    return "bitset", bitset, brute
 
 
 def _check_features(feature_idx, grid_values, n_features: int):
@@ -211,14 +363,57 @@ def _blocks(n_rows: int, size: int):
         yield slice(start, min(start + size, n_rows))
 
 
-def _average_linear(model: _Model, xa, s_cols, boxes: _Boxes, c_nodes, w) -> np.ndarray:
+class _BitsetWalk:
+    """(leaf, row) incidences from per-node row bitsets (:mod:`._tree_walk`)."""
+
+    block = _MAX_BLOCK
+
+    def __init__(self, model: _Model, s_cols, boxes: _Boxes):
+        self.model, self.s_cols, self.alive = model, s_cols, boxes.alive
+        self.c_nodes = _c_nodes(model, s_cols, boxes.alive)
+
+    def leaf_weights(self, xb, wb, local, n_leaves: int) -> np.ndarray:
+        count = _counter(wb, (xb.shape[0] + 63) // 64)
+        out = np.zeros(n_leaves)
+        for leaves, sets in _walk_rows(self.model, xb, self.s_cols, self.alive, self.c_nodes):
+            out[local[leaves]] += count(sets)
+        return out
+
+    def add(self, enc, xb, boxes: _Boxes, leaf_vals) -> None:
+        walked = list(_walk_rows(self.model, xb, self.s_cols, self.alive, self.c_nodes))
+        if walked:
+            leaves = np.concatenate([lv for lv, _ in walked])
+            sets = np.concatenate([st for _, st in walked])
+            _add_pairs(enc, boxes.local[leaves], sets, len(xb), boxes, leaf_vals)
+
+
+class _RouteWalk:
+    """(leaf, row) incidences from compiled row routing (:mod:`._tree_route`)."""
+
+    block = _ROUTE_BLOCK
+
+    def __init__(self, model: _Model, s_cols, boxes: _Boxes, n_features: int):
+        self.router = RowRouter(model, s_cols, boxes.alive, n_features)
+        self.slots = None
+
+    def leaf_weights(self, xb, wb, local, n_leaves: int) -> np.ndarray:
+        out = np.zeros(n_leaves)
+        for leaves, rows in self.router.pairs(xb):
+            out += np.bincount(local[leaves], None if wb is None else wb[rows], minlength=n_leaves)
+        return out
+
+    def add(self, enc, xb, boxes: _Boxes, leaf_vals) -> None:
+        if self.slots is None:
+            self.slots = _slot_tables(boxes)
+        for leaves, rows in self.router.pairs(xb):
+            _add_row_pairs(enc, boxes.local[leaves], rows, len(xb), self.slots, leaf_vals)
+
+
+def _average_linear(model: _Model, xa, walk, boxes: _Boxes, w) -> np.ndarray:
     """PD of a response linear in the tree outputs, from one weight per leaf."""
     leaf_w = np.zeros(len(boxes.leaves))
-    for rows in _blocks(len(xa), _MAX_BLOCK):
-        xb = xa[rows]
-        count = _counter(None if w is None else w[rows], (xb.shape[0] + 63) // 64)
-        for leaves, sets in _walk_rows(model, xb, s_cols, boxes.alive, c_nodes):
-            leaf_w[boxes.local[leaves]] += count(sets)
+    for rows in _blocks(len(xa), walk.block):
+        leaf_w += walk.leaf_weights(xa[rows], None if w is None else w[rows], boxes.local, len(leaf_w))
     total = len(xa) if w is None else w.sum()
     owner = np.repeat(np.arange(len(boxes.leaves)), np.diff(boxes.ptr))
     vals = model.value[boxes.leaves][owner] * (leaf_w[owner] * boxes.coef)[:, None]
@@ -231,24 +426,20 @@ def _expand(offset: np.ndarray, n_axes: int) -> np.ndarray:
     return offset.reshape((-1,) + (1,) * n_axes)
 
 
-def _per_row(model: _Model, xa, s_cols, boxes: _Boxes, c_nodes, w, average: bool, individual: bool):
+def _per_row(model: _Model, xa, walk, boxes: _Boxes, w, average: bool, individual: bool):
     """Raw outputs per row and grid point (the ICE form), then link and average."""
     n_rows = len(xa)
     n_raw = model.value.shape[1]
     size = int(np.prod(boxes.shape))
     per_row_bytes = size * (n_raw + model.n_out) * 8 * 2
-    block = int(min(_MAX_BLOCK, max(64, _ICE_BLOCK_BYTES // per_row_bytes)))
+    block = int(min(walk.block, max(64, _ICE_BLOCK_BYTES // per_row_bytes)))
     ice = np.empty((n_rows, model.n_out) + boxes.shape) if individual else None
     acc = np.zeros((model.n_out,) + boxes.shape) if average else None
     leaf_vals = model.value[boxes.leaves]
     for rows in _blocks(n_rows, block):
         b = rows.stop - rows.start
-        walked = list(_walk_rows(model, xa[rows], s_cols, boxes.alive, c_nodes))
         enc = np.zeros((n_raw, b * size))
-        if walked:
-            leaves = np.concatenate([lv for lv, _ in walked])
-            sets = np.concatenate([st for _, st in walked])
-            _add_pairs(enc, boxes.local[leaves], sets, b, boxes, leaf_vals)
+        walk.add(enc, xa[rows], boxes, leaf_vals)
         raw = _decode(enc.reshape(n_raw, b, size), boxes) + _expand(model.offset, len(boxes.shape) + 1)
         resp = _respond(model, raw)  # (b, n_out, *grid)
         if individual:
@@ -293,6 +484,31 @@ def _add_pairs(enc, local, sets, n_rows: int, boxes: _Boxes, leaf_vals) -> None:
             if val.any():
                 weight = np.repeat(val, reps, axis=0).ravel()
                 enc[k] += np.bincount(flat.ravel(), weight, minlength=enc.shape[1])
+
+
+def _slot_tables(boxes: _Boxes):
+    """Per live leaf: its box corners' flat positions and signs, padded to a common count."""
+    n_corner = np.diff(boxes.ptr)
+    n_slots = int(n_corner.max(initial=0))
+    slot = np.arange(n_slots)
+    has = slot[None, :] < n_corner[:, None]
+    corner = np.where(has, boxes.ptr[:-1][:, None] + slot[None, :], 0)
+    pos = np.where(has, boxes.pos[corner] if len(boxes.pos) else 0, 0)
+    coef = np.where(has, boxes.coef[corner] if len(boxes.coef) else 0.0, 0.0)
+    return pos, coef
+
+
+def _add_row_pairs(enc, local, rows, n_rows: int, slots, leaf_vals) -> None:
+    """Add the box corners of leaf ``local[t]``, times its value, to row ``rows[t]`` of ``enc``."""
+    pos, coef = slots
+    size = enc.shape[1] // n_rows
+    step = max(1, _PAIR_BUDGET // max(pos.shape[1], 1))
+    for start in range(0, len(local), step):
+        lc, rw = local[start:start + step], rows[start:start + step]
+        flat = (rw * size)[:, None] + pos[lc]
+        for k in range(enc.shape[0]):
+            val = coef[lc] * leaf_vals[lc, k][:, None]
+            enc[k] += np.bincount(flat.ravel(), val.ravel(), minlength=enc.shape[1])
 
 
 def _chunks(count: np.ndarray, budget: int, max_items: int) -> list[int]:

@@ -11,15 +11,15 @@ colour-blind-safe palette and perceptually uniform colour maps; :func:`paper_sty
 and sizes for single-column (3.3 in) paper figures.
 
 Modules: ``curves`` (:func:`plot_pd`), ``surfaces`` (:func:`plot_pd_contour`), ``panels``
-(:func:`plot_partial_dependence`), ``statistics`` (:func:`plot_heterogeneity`,
-:func:`plot_h_statistic`); private helpers in ``_data`` (reading results) and ``_style``
-(palette, :func:`paper_style`, shared drawing helpers).
+(:func:`plot_pd_panels`; the old name ``plot_partial_dependence`` is a deprecated alias),
+``statistics`` (:func:`plot_heterogeneity`, :func:`plot_h_statistic`); private helpers in
+``_data`` (reading results) and ``_style`` (palette, :func:`paper_style`, shared drawing helpers).
 """
 
 from ._data import BandChoice
 from ._style import OKABE_ITO, paper_style
 from .curves import plot_pd
-from .panels import plot_partial_dependence
+from .panels import plot_partial_dependence, plot_pd_panels
 from .statistics import plot_h_statistic, plot_heterogeneity
 from .surfaces import plot_pd_contour
 
@@ -32,4 +32,5 @@ __all__ = [
     "plot_partial_dependence",
     "plot_pd",
     "plot_pd_contour",
+    "plot_pd_panels",
 ]

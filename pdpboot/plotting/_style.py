@@ -46,6 +46,19 @@ def paper_style(font_size: float = 8.0) -> Iterator[None]:
     Yields
     ------
     None
+
+    See Also
+    --------
+    plot_pd_panels : Panel grids sized for a figure of several panels.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> with paper_style(font_size=7):
+    ...     fig, ax = plt.subplots()
+    >>> fig.get_size_inches().tolist()
+    [3.3, 2.5]
+    >>> plt.close(fig)
     """
     import matplotlib as mpl
 

@@ -40,6 +40,7 @@ def plot_pd(
     result: Any,
     feature: Hashable,
     *,
+    variable: str = "pd",
     ax: Any = None,
     band: BandChoice = "auto",
     ice: bool | int = False,
@@ -69,6 +70,9 @@ def plot_pd(
         ``ice`` (``instance``, ``output``, feature) if ICE is requested, and node attrs ``deciles``.
     feature : str
         The feature name.
+    variable : str, default "pd"
+        The effect drawn: ``"pd"``, or any ``<name>`` with its ``<name>_band`` (e.g. ``"ale"`` of an
+        ALE result, drawn the same way; ``centered=True`` then uses ``<name>_centered`` if stored).
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
@@ -113,14 +117,35 @@ def plot_pd(
     matplotlib.axes.Axes
         The Axes drawn on: x = the feature's grid (category levels as tick labels), y = the
         response (e.g. "Predicted Price", "P(class = 1)").
+
+    See Also
+    --------
+    plot_pd_panels : Every feature of a result in a grid of panels.
+    plot_heterogeneity : How much the ICE curves spread, with a band.
+    pdpboot.confidence_bands : Adds the bands drawn here (``simultaneous=True`` for both kinds).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> y = X["a"] * X["b"] + rng.normal(size=60)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5,
+    ...                                            grid_resolution=5, ice=10, rng=0, progress=False)
+    >>> ax = pdpboot.plot_pd(pdpboot.confidence_bands(res), "a", ice=True)
+    >>> ax.get_xlabel()
+    'a'
     """
     ds, attrs, _ = _lookup(result, feature)
     names = _as_names(attrs["features"])
     if len(names) != 1:
         raise ValueError(f"plot_pd draws 1-D nodes; {tuple(names)} is a pair - use plot_pd_contour.")
     name = names[0]
-    if "pd" not in ds.data_vars:
-        raise ValueError(f"The node of {name!r} has no 'pd' variable; is it a pdpboot result?")
+    if not isinstance(variable, str) or variable not in ds.data_vars:
+        raise ValueError(f"The node of {name!r} has no {variable!r} variable; is it a pdpboot result? "
+                         f"Variables: {sorted(map(str, ds.data_vars))[:12]}.")
     if categorical_kind not in ("points", "bars"):
         raise ValueError(f"categorical_kind must be 'points' or 'bars'; got {categorical_kind!r}.")
     if simultaneous_style not in ("fill", "lines"):
@@ -129,10 +154,10 @@ def plot_pd(
     categorical = _is_categorical(ds, attrs, name, 0)
     grid = ds[name].values
     x = _positions(grid, categorical)
-    var = "pd_centered" if centered and "pd_centered" in ds.data_vars else "pd"
+    var = f"{variable}_centered" if centered and f"{variable}_centered" in ds.data_vars else variable
     est = _values(ds[var], [name], var)
     bands = _curve_bands(ds, attrs, var, band, name)
-    if centered and var == "pd":  # no stored centred PD: shift the level and its band
+    if centered and var == variable:  # no stored centred curve: shift the level and its band
         shift = float(est[0])
         est = est - shift
         bands = [((lower - shift, upper - shift), sim, lab) for (lower, upper), sim, lab in bands]
@@ -140,13 +165,16 @@ def plot_pd(
     ax = _new_ax(ax)
     if ice not in (False, None):  # 0 counts as False
         _draw_ice(ax, ds, name, x, ice, centered=centered, rng=rng, ice_kw=ice_kw)
-    est_label = "centred PD estimate" if centered else "PD estimate"
+    effect = "PD" if variable == "pd" else variable.upper()
+    est_label = f"centred {effect} estimate" if centered else f"{effect} estimate"
     _draw_curve(ax, x, est, bands, categorical=categorical, est_label=est_label,
                 categorical_kind=categorical_kind, simultaneous_style=simultaneous_style,
                 line_kw=line_kw, band_kw=band_kw, simultaneous_kw=simultaneous_kw)
     _finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
     response = _response_label(attrs, label, n_outputs)
     ax.set_xlabel(name)
+    if variable != "pd":
+        response = f"{effect} of {response[0].lower()}{response[1:]}"
     ax.set_ylabel(f"{response} (centred)" if centered else response)
     _draw_legend(ax, legend, legend_kw, first=est_label, above=ice not in (False, None))
     return ax

@@ -1,7 +1,8 @@
-"""Grids of panels: :func:`plot_partial_dependence` (1-D curves and 2-D surfaces of one result)."""
+"""Grids of panels: :func:`plot_pd_panels` (1-D curves and 2-D surfaces of one result)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -14,13 +15,14 @@ from ._style import _legend_entries, _pyplot
 from .curves import plot_pd
 from .surfaces import _contour_levels, plot_pd_contour
 
-__all__ = ["plot_partial_dependence"]
+__all__ = ["plot_partial_dependence", "plot_pd_panels"]
 
 
-def plot_partial_dependence(
+def plot_pd_panels(
     result: xr.DataTree,
     features: Sequence[Hashable | Sequence[Hashable]] | None = None,
     *,
+    variable: str = "pd",
     n_cols: int = 3,
     ax: Any = None,
     band: BandChoice = "auto",
@@ -45,6 +47,9 @@ def plot_partial_dependence(
         A pdpboot result.
     features : list of str or (str, str), optional
         Feature names and pairs to draw, in order; default: every node of the result.
+    variable : str, default "pd"
+        The effect drawn in every panel (``"pd"``, or ``"ale"`` for an ALE result), with its
+        ``<variable>_band``.
     n_cols : int, default 3
         Panels per row.
     ax : matplotlib.axes.Axes or array-like of Axes, optional
@@ -68,9 +73,30 @@ def plot_partial_dependence(
     figure : matplotlib.figure.Figure
     axes : numpy.ndarray of matplotlib.axes.Axes, shape (n_rows, n_cols)
         Row-major panels; unused trailing ones are hidden.
+
+    See Also
+    --------
+    plot_pd : One 1-D curve with its band(s) and ICE curves.
+    plot_pd_contour : One 2-D surface, its band bounds or its band width.
+    pdpboot.confidence_bands : Adds the bands drawn here.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> from pdpboot.plotting import plot_pd_panels
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> y = X["a"] - 2 * X["b"] + rng.normal(size=60)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=5,
+    ...                                            grid_resolution=5, rng=0, progress=False)
+    >>> fig, axes = plot_pd_panels(pdpboot.confidence_bands(res))
+    >>> axes.shape
+    (1, 2)
     """
     if not isinstance(result, xr.DataTree):
-        raise TypeError("plot_partial_dependence needs a whole pdpboot result (an xarray.DataTree).")
+        raise TypeError("plot_pd_panels needs a whole pdpboot result (an xarray.DataTree).")
     if not isinstance(n_cols, (int, np.integer)) or n_cols < 1:
         raise ValueError(f"n_cols must be a positive integer; got {n_cols!r}.")
     if features is None:
@@ -94,7 +120,7 @@ def plot_partial_dependence(
             for s in pairs:
                 ds, attrs, _ = _lookup(result, s)
                 ds, _, _ = _select_output(ds, attrs, output)
-                ranges.append((float(ds["pd"].min()), float(ds["pd"].max())))
+                ranges.append((float(ds[variable].min()), float(ds[variable].max())))
             lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
             contour_plot_kw["levels"] = _contour_levels(lo, hi, 8)
 
@@ -103,12 +129,13 @@ def plot_partial_dependence(
     one_d, two_d = [], []
     for i, s in enumerate(sets):
         if len(s) == 1:
-            plot_pd(result, s[0], ax=flat[i], band=band, ice=ice, centered=centered, output=output, rug=rug,
-                    legend=False, **pd_kw)
+            plot_pd(result, s[0], variable=variable, ax=flat[i], band=band, ice=ice, centered=centered,
+                    output=output, rug=rug, legend=False, **pd_kw)
             one_d.append(i)
         elif len(s) == 2:
             kw = {"colorbar": False, **contour_plot_kw} if shared_bar else contour_plot_kw
-            plot_pd_contour(result, tuple(s), ax=flat[i], band="auto" if band in (True, False) else band,
+            plot_pd_contour(result, tuple(s), variable=variable, ax=flat[i],
+                            band="auto" if band in (True, False) else band,
                             output=output, rug=rug, **kw)
             two_d.append(i)
         else:
@@ -121,7 +148,9 @@ def plot_partial_dependence(
         _, label, n_outputs = _select_output(ds, attrs, output)
         fig.colorbar(mappable, ax=[flat[i] for i in two_d], label=_response_label(attrs, label, n_outputs))
     if legend and one_d:
-        handles, labels = _legend_entries(flat[one_d[0]], "centred PD estimate" if centered else "PD estimate")
+        effect = "PD" if variable == "pd" else variable.upper()
+        handles, labels = _legend_entries(flat[one_d[0]], f"centred {effect} estimate" if centered
+                                          else f"{effect} estimate")
         if ax is None and handles:
             fig.legend(handles, labels, loc="outside upper center", ncols=min(len(handles), 4),
                        fontsize="small", frameon=False)
@@ -136,6 +165,21 @@ def plot_partial_dependence(
                 flat[i].set_ylabel("")
                 flat[i].tick_params(labelleft=False)
     return fig, axes
+
+
+def plot_partial_dependence(*args, **kwargs):
+    """Deprecated alias of :func:`plot_pd_panels` (the name read like :func:`plot_pd`).
+
+    .. deprecated:: 0.2
+        Use :func:`plot_pd_panels`; this alias will be removed in a future release.
+
+    See Also
+    --------
+    plot_pd_panels : The same function under its new name.
+    """
+    warnings.warn("plot_partial_dependence is deprecated; use plot_pd_panels (same arguments).",
+                  DeprecationWarning, stacklevel=2)
+    return plot_pd_panels(*args, **kwargs)
 
 
 def _grid_axes(ax, n_rows: int, n_cols: int, n: int, panel_size):

@@ -73,6 +73,26 @@ def plot_heterogeneity(
     -------
     matplotlib.axes.Axes
         The Axes drawn on: x = the feature's grid, y = the statistic.
+
+    See Also
+    --------
+    pdpboot.ice_heterogeneity : Computes the statistics drawn here.
+    plot_pd : The PD curve with its ICE curves.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> y = X["a"] * X["b"] + rng.normal(size=60)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5,
+    ...                                            grid_resolution=5, ice=10, rng=0, progress=False)
+    >>> het = pdpboot.ice_heterogeneity(res)
+    >>> ax = pdpboot.plot_heterogeneity(het, "a", stat="ice_sd")
+    >>> ax.get_xlabel()
+    'a'
     """
     ds, attrs, _ = _lookup(result, feature)
     names = _as_names(attrs["features"])
@@ -145,6 +165,26 @@ def plot_h_statistic(
     matplotlib.axes.Axes
         The Axes drawn on: one horizontal bar per node, y tick labels "a × b" (pairs) or the
         feature name, x = the statistic.
+
+    See Also
+    --------
+    pdpboot.h_statistic : Computes the statistics drawn here.
+    pdpboot.h_statistic_test : A test of "no interaction" for one pair.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> y = X["a"] * X["b"] + rng.normal(size=60)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b", ("a", "b")],
+    ...                                            n_resamples=5, grid_resolution=5, interactions=30, rng=0,
+    ...                                            progress=False)
+    >>> ax = pdpboot.plot_h_statistic(pdpboot.h_statistic(res), stat="h2")
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['a × b']
     """
     if not isinstance(result, xr.DataTree):
         raise TypeError("plot_h_statistic needs a pdpboot result (an xarray.DataTree).")

@@ -29,6 +29,7 @@ def plot_pd_contour(
     result: Any,
     pair: Sequence[Hashable],
     *,
+    variable: str = "pd",
     ax: Any = None,
     what: Literal["estimate", "width", "lower", "upper"] = "estimate",
     band: Literal["auto", "pointwise", "simultaneous"] = "auto",
@@ -60,6 +61,9 @@ def plot_pd_contour(
         ``pd_band`` (``ci_bound``, ``output``, a, b) and node attrs ``deciles``/``categorical``.
     pair : (str, str)
         The two feature names; the first goes on the x-axis.
+    variable : str, default "pd"
+        The effect drawn, with its band ``<variable>_band``: ``"pd"``, or ``"ale"`` for the
+        second-order ALE surface of an ALE result.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     what : {"estimate", "width", "lower", "upper"}, default "estimate"
@@ -96,6 +100,26 @@ def plot_pd_contour(
     -------
     matplotlib.axes.Axes
         The Axes drawn on: x = ``pair[0]``'s grid, y = ``pair[1]``'s grid, colour = ``what``.
+
+    See Also
+    --------
+    plot_pd : 1-D curves.
+    plot_pd_panels : Curves and surfaces of a whole result in one figure.
+    pdpboot.h_statistic : How strong the interaction of the pair is, with an interval.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> y = X["a"] * X["b"] + rng.normal(size=60)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [("a", "b")], n_resamples=5,
+    ...                                            grid_resolution=5, rng=0, progress=False)
+    >>> ax = pdpboot.plot_pd_contour(pdpboot.confidence_bands(res), ("a", "b"), what="width")
+    >>> ax.get_ylabel()
+    'b'
     """
     names = _as_names(pair)
     if len(names) != 2:
@@ -107,17 +131,18 @@ def plot_pd_contour(
     if reference not in ("additive", "zero"):
         raise ValueError(f"reference must be 'additive' or 'zero'; got {reference!r}.")
     ds, attrs, root = _lookup(result, names)
-    if "pd" not in ds.data_vars:
-        raise ValueError(f"The node of {tuple(names)} has no 'pd' variable; is it a pdpboot result?")
+    if variable not in ds.data_vars:
+        raise ValueError(f"The node of {tuple(names)} has no {variable!r} variable; is it a pdpboot result? "
+                         f"Variables: {sorted(map(str, ds.data_vars))[:12]}.")
     ds, label, n_outputs = _select_output(ds, attrs, output)
-    surface = _values(ds["pd"], names, "pd")
+    surface = _values(ds[variable], names, variable)
     need_band = what != "estimate" or mark is not None
     band_da, band_label = None, ""
     if need_band:
         if band not in ("auto", "pointwise", "simultaneous"):
             raise ValueError(f"band must be 'auto', 'pointwise' or 'simultaneous'; got {band!r}.")
-        bands = _find_bands(ds, attrs, "pd", True if band == "auto" else band)
-        stored = [b for b in bands if b[0].name == "pd_band"]  # "auto": pd_band as stored
+        bands = _find_bands(ds, attrs, variable, True if band == "auto" else band)
+        stored = [b for b in bands if b[0].name == f"{variable}_band"]  # "auto": the band as stored
         band_da, _, band_label = stored[0] if (band == "auto" and stored) else bands[0]
         lower, upper = _bounds(band_da, names)
     response = _response_label(attrs, label, n_outputs)
@@ -131,7 +156,7 @@ def plot_pd_contour(
                   "upper": f"Upper bound, {short_band}\n({response})"}[what]
     flagged = None
     if mark is not None:
-        ref = (_additive_reference(ds, root, names, label, attrs, surface) if reference == "additive"
+        ref = (_additive_reference(ds, root, names, label, attrs, surface, variable) if reference == "additive"
                else np.zeros_like(surface))
         flagged = (lower <= ref) & (ref <= upper)
 
@@ -180,7 +205,7 @@ def plot_pd_contour(
 
 
 def _additive_reference(ds: xr.Dataset, root: xr.DataTree | None, names: list[str], label: Any,
-                        attrs: Mapping, surface: np.ndarray) -> np.ndarray:
+                        attrs: Mapping, surface: np.ndarray, variable: str = "pd") -> np.ndarray:
     """PD_a(x_a) + PD_b(x_b) - c on the surface's grid (rows = names[0]), from 1-D nodes if present.
 
     c makes the additive surface's grid mean equal the 2-D surface's grid mean; without 1-D nodes
@@ -194,10 +219,10 @@ def _additive_reference(ds: xr.Dataset, root: xr.DataTree | None, names: list[st
             except KeyError:
                 break
             one = node.to_dataset()
-            if "pd" not in one.data_vars or not np.array_equal(one[name].values, ds[name].values):
+            if variable not in one.data_vars or not np.array_equal(one[name].values, ds[name].values):
                 break
             one, _, _ = _select_output(one, attrs, label) if "output" in one.dims else (one, None, 1)
-            margins.append(_values(one["pd"], [name], "pd"))
+            margins.append(_values(one[variable], [name], variable))
     if len(margins) != 2:
         margins = [surface.mean(axis=1), surface.mean(axis=0)]
     additive = margins[0][:, None] + margins[1][None, :]

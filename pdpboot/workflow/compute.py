@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import time
 from collections.abc import Callable
@@ -17,6 +19,8 @@ from ..bootstrap import bootstrap_partial_dependence
 from ..schema import node_name
 from .data import Problem
 from .model import build_estimator, evaluate, split
+from .options import RunConfig
+from .progress import bootstrap_progress
 
 
 @dataclass
@@ -55,8 +59,27 @@ def _training_levels(custom: dict, X_train: pd.DataFrame, used: set) -> dict:
     return out
 
 
-def compute(config: dict, problem: Problem, *, say: Callable[[str], None] = print,
-            log: Callable[[str], None] | None = None, progress: bool = False) -> Outcome:
+def thread_limits(config: RunConfig) -> tuple[dict, contextlib.AbstractContextManager]:
+    """How ``--threads-per-job`` reaches the bootstrap: its ``threads_per_job`` argument when it has
+    one, else a threadpoolctl limit around the call (which covers serial runs; joblib's loky workers
+    get cores // n_jobs threads by themselves)."""
+    if "threads_per_job" in inspect.signature(bootstrap_partial_dependence).parameters:
+        return {"threads_per_job": config.threads_per_job}, contextlib.nullcontext()
+    return {}, fit_limits(config)
+
+
+def fit_limits(config: RunConfig) -> contextlib.AbstractContextManager:
+    """Native-thread limit of the fits made in this process (none unless ``--threads-per-job``)."""
+    if config.threads_per_job is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=config.threads_per_job)
+
+
+def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] = print,
+            log: Callable[[str], None] | None = None, progress: bool = False,
+            progress_lines: Callable[[str], None] | None = None) -> Outcome:
     """Split, fit, evaluate, bootstrap and band (deterministic given ``config`` and the table).
 
     Returns
@@ -80,40 +103,51 @@ def compute(config: dict, problem: Problem, *, say: Callable[[str], None] = prin
     test = "no test set" if X_test is None else f"{len(X_test)} test rows"
     say(f"Fitting {name} on {len(X_train)} training rows ({test}) ...")
     start = time.perf_counter()
-    fitted = clone(estimator).fit(X_train, y_train)
-    metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
+    with fit_limits(config):
+        fitted = clone(estimator).fit(X_train, y_train)
+        metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
     seconds["fit"] = time.perf_counter() - start
 
     sets = feature_sets(problem)
     used = {f for fs in sets for f in (fs if isinstance(fs, tuple) else (fs,))}
-    say(f"Bootstrap: {config['n_resamples']} refits, PD of {len(problem.pd_features)} feature(s) and "
-        f"{len(problem.pairs)} pair(s) on a {config['grid_resolution']}-point grid ...")
+    say(f"Bootstrap: {config.n_resamples} refits, PD of {len(problem.pd_features)} feature(s) and "
+        f"{len(problem.pairs)} pair(s) on a {config.grid_resolution}-point grid ...")
     start = time.perf_counter()
-    result = bootstrap_partial_dependence(
+    threads, limits = thread_limits(config)
+    run = lambda: bootstrap_partial_dependence(  # noqa: E731 - called once, maybe inside the progress reader
         estimator, X_train, y_train, sets,
-        n_resamples=config["n_resamples"],
-        grid_resolution=config["grid_resolution"],
+        n_resamples=config.n_resamples,
+        grid_resolution=config.grid_resolution,
         custom_values=_training_levels(problem.custom_values, X_train, used) or None,
-        categorical_features=[c for c in problem.categorical if c in used] or None,
+        categorical_features=[c for c in [*problem.categorical, *problem.points] if c in used] or None,
         response_method="predict_proba" if problem.task == "classification" else "predict",
-        ice=config["ice_samples"] if config["ice_samples"] > 0 else False,
+        ice=config.ice_samples if config.ice_samples > 0 else False,
         heterogeneity=True,
-        interactions=config["interactions"] if config["interactions"] > 0 else False,
-        max_background=config["max_background"] or None,
-        n_jobs=config["n_jobs"],
-        rng=config["random_state"],
-        progress=progress,
+        interactions=config.interactions if config.interactions > 0 else False,
+        max_background=config.max_background or None,
+        n_jobs=config.n_jobs,
+        rng=config.random_state,
+        **({} if problem.groups is None else {"groups": problem.groups.loc[X_train.index].to_numpy(),
+                                              "resampling": "group"}),
+        progress=True if progress_lines is not None else progress,
+        **threads,
     )
+    with limits:
+        if progress_lines is None:
+            result = run()
+        else:
+            result = bootstrap_progress(run, emit=progress_lines, n_resamples=config.n_resamples,
+                                        terminal=progress)
     seconds["bootstrap"] = time.perf_counter() - start
-    result = confidence_bands(result, confidence_level=config["confidence_level"], method=config["band"],
-                              simultaneous=config["simultaneous"])
+    result = confidence_bands(result, confidence_level=config.confidence_level, method=config.band,
+                              simultaneous=config.simultaneous)
     for a, b in problem.pairs:  # resampled ICE surfaces: B x N x grid^2 numbers nothing reads
         node = result[node_name([a, b])]
         if "ice_resamples" in node.ds:
             node.dataset = node.to_dataset().drop_vars("ice_resamples")
     result.attrs.update(
-        created=config["created"],
-        cli_config=json.dumps(config, sort_keys=True),
+        created=config.created,
+        cli_config=json.dumps(config.to_dict(), sort_keys=True),
         cli_metrics=json.dumps([[m, _jsonable(v), d] for m, v, d in metrics]),
         cli_notes=json.dumps([*problem.notes, *notes]),
         cli_display_names=json.dumps(problem.display, sort_keys=True),

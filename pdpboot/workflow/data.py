@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ import pandas as pd
 
 from ..schema import RESERVED_NAMES
 from . import InputError
+from .options import shorten
 
 CSV_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -28,19 +30,42 @@ AUTO_MAX_CLASSES = 10  # an integer target with at most this many values is a cl
 MAX_INTEGER_CLASSES = 30  # more integer values than this under --task classification: not labels
 MAX_CLASSES = 100
 MAX_LEVELS = 30  # categorical features with more levels: PD on the most frequent ones
+MAX_INTEGER_GRID = 30  # integer features with at most this many values: PD at each value
+MIN_ID_ROWS = 20  # identifier detection needs at least this many rows
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+_ID_NAME = re.compile(r"(^|[_\W])(id|ids|uuid|guid|key|index|idx|rownum|row_?id)$|^unnamed: ?0$|[a-z]ID$", re.I)
+_ISO_DATE = re.compile(r"^\s*\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?\s*$")
+_SLASH_DATE = re.compile(r"^\s*\d{4}/\d{1,2}/\d{1,2}\s*$")
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 # ----------------------------------------------------------------------------- reading
 
 
 def _sniff_separator(sample: str) -> str:
+    lines = [line for line in sample.splitlines()[:50] if line.strip()][:-1] or sample.splitlines()[:1]
+    for sep in (";", "\t", "|"):  # a separator found the same number of times on every line wins over ','
+        counts = {line.count(sep) for line in lines}
+        if len(counts) == 1 and counts.pop() >= 1:
+            return sep
     try:
         return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
     except csv.Error:
         return ","
 
 
-def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
+def looks_decimal_comma(values) -> bool:
+    """Whether most (>= 90 %) of the non-missing text values are numbers written with a decimal comma."""
+    text = pd.Series(values).dropna().astype(str)
+    text = text[text.str.strip() != ""]
+    if text.empty:
+        return False
+    return bool(text.str.match(_DECIMAL_COMMA).mean() >= 0.9)
+
+
+def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str = "auto") -> pd.DataFrame:
     raw = path.read_bytes()
     if b"\x00" in raw[:4096]:
         raise InputError(f"Cannot read {path.name!r} as CSV: it looks like a binary file.")
@@ -54,12 +79,24 @@ def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
         notes.append("The data file is not valid UTF-8; it was read as Latin-1.")
     if not text.strip():
         raise InputError(f"Cannot read {path.name!r}: the file is empty.")
-    sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else _sniff_separator(text[:65536])
+    if sep in ("\\t", "tab"):
+        sep = "\t"
+    if sep is None:
+        sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else _sniff_separator(text[:65536])
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep)
+        table = pd.read_csv(io.StringIO(text), sep=sep, decimal="." if decimal == "auto" else decimal)
+        if decimal == "auto" and sep != ",":
+            commas = [c for c in table.columns if (table[c].dtype == object or pd.api.types.is_string_dtype(
+                table[c].dtype)) and looks_decimal_comma(table[c])]
+            if commas:
+                table = pd.read_csv(io.StringIO(text), sep=sep, decimal=",")
+                shown = ", ".join(shorten(c, 40) for c in commas[:5]) + (", ..." if len(commas) > 5 else "")
+                notes.append(f"Numbers with a decimal comma (e.g. in {shown}) were read as numbers "
+                             "(--decimal , ; give --decimal . to read them as text).")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"Cannot read {path.name!r} as CSV: {first}") from None
+        raise InputError(f"Cannot read {shorten(path.name)} as CSV: {first}") from None
+    return table
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -88,8 +125,12 @@ def _read_excel(path: Path) -> pd.DataFrame:
         raise InputError(f"Cannot read {path.name!r} as an Excel workbook: {str(exc).splitlines()[0]}") from None
 
 
-def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame:
+def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | None = None,
+               decimal: str = "auto") -> pd.DataFrame:
     """Read a CSV, Parquet or Excel (.xlsx, first sheet) table.
+
+    CSV: the separator is detected unless ``sep`` is given; ``decimal="auto"`` reads numbers
+    written with a decimal comma (``3,14``) as numbers when the separator is not a comma.
 
     Returns
     -------
@@ -104,7 +145,7 @@ def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame
         raise InputError(f"{str(path)!r} is not a file; give the path of a CSV, Parquet or Excel table.")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
-        table = _read_csv(path, notes)
+        table = _read_csv(path, notes, sep=sep, decimal=decimal)
     elif suffix in PARQUET_SUFFIXES:
         table = _read_parquet(path)
     elif suffix in EXCEL_SUFFIXES:
@@ -128,7 +169,7 @@ def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame
 def load_problem(config: dict, path: str | Path) -> tuple[pd.DataFrame, Problem]:
     """Read the table at ``path`` and check it against ``config`` (the reading notes come first)."""
     notes: list[str] = []
-    table = read_table(path, notes)
+    table = read_table(path, notes, sep=config.sep, decimal=config.decimal)
     problem = prepare(config, table)
     problem.notes[:0] = notes
     return table, problem
@@ -159,15 +200,16 @@ def result_name(name: str, taken: set[str]) -> str:
 
 
 def _closest(name: str, names: list[str]) -> str:
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    shown = names if len(names) <= 40 else [*names[:40], "..."]
-    return f"{hint} Available columns: {', '.join(map(repr, shown))}."
+    same_case = [n for n in names if n.casefold() == str(name).casefold()]
+    close = same_case or difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    hint = f" Did you mean {shorten(close[0])}?" if close else ""
+    shown = [shorten(n, 40) for n in names[:40]] + (["..."] if len(names) > 40 else [])
+    return f"{hint} Available columns: {', '.join(shown)}."
 
 
 def _need_column(name: str, columns: list[str], role: str) -> str:
     if name not in columns:
-        raise InputError(f"Unknown {role} column {name!r}.{_closest(name, columns)}")
+        raise InputError(f"Unknown {role} column {shorten(name)}.{_closest(name, columns)}")
     return name
 
 
@@ -191,6 +233,8 @@ class Problem:
     positive: object = None
     display: dict[str, str] = field(default_factory=dict)  # result name -> original column name
     notes: list[str] = field(default_factory=list)
+    points: list[str] = field(default_factory=list)  # numeric (binary) features whose PD is drawn as points
+    groups: pd.Series | None = None  # cluster labels of the rows (--groups), aligned with X
 
     @property
     def outputs_first(self) -> list:
@@ -225,11 +269,17 @@ def _decide_task(y: pd.Series, requested: str, name: str) -> tuple[str, pd.Serie
     values = y.to_numpy()
     integer_like = numeric and (y.dtype.kind in "iu" or bool(np.all(np.mod(values.astype(float), 1) == 0)))
     n_levels = y.nunique()
+    comma = not numeric and looks_decimal_comma(y)
+    if comma:
+        raise InputError(
+            f"Target {shorten(name)} holds numbers written with a decimal comma (e.g. {_describe(y.iloc[0])}), read "
+            "as text. Pass --decimal , (and --sep ';' if the fields are separated by semicolons)."
+        )
     if requested == "regression":
         if not numeric:
             example = _describe(y.iloc[0])
             raise InputError(
-                f"Target {name!r} is not numeric (e.g. {example}); regression needs numbers. "
+                f"Target {shorten(name)} is not numeric (e.g. {example}); regression needs numbers. "
                 "Use --task classification (or auto)."
             )
         return "regression", y.astype(float)
@@ -293,10 +343,10 @@ def _check_target(y: pd.Series, task: str, name: str, test_size: float) -> list:
 
 def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list[str]) -> tuple[list, list]:
     columns = list(table.columns)
-    exclude = [_need_column(c, columns, "--exclude") for c in config["exclude"]]
-    explicit = config["features"] is not None
+    exclude = [_need_column(c, columns, "--exclude") for c in config.exclude]
+    explicit = config.features is not None
     if explicit:
-        features = [_need_column(c, columns, "feature") for c in config["features"]]
+        features = [_need_column(c, columns, "feature") for c in config.features]
         if target in features:
             raise InputError(f"The target {target!r} cannot also be a feature; remove it from --features.")
         duplicated = sorted({f for f in features if features.count(f) > 1})
@@ -304,18 +354,31 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
             raise InputError(f"--features names {duplicated} more than once.")
     else:
         features = [c for c in columns if c != target and c not in exclude]
+    keep = [_need_column(c, columns, "--keep") for c in config.keep]
+    if config.groups is not None:
+        _need_column(config.groups, columns, "--groups")
+        if config.groups == target or config.groups in (config.features or []):
+            raise InputError(f"--groups {shorten(config.groups)} cannot also be the target or a feature.")
+        features = [c for c in features if c != config.groups]
     chosen, skipped = [], []
     for name in features:
         col = table[name]
         reason = None
         if col.isna().all():
             reason = "has only missing values"
-        elif pd.api.types.is_datetime64_any_dtype(col.dtype) or pd.api.types.is_timedelta64_dtype(col.dtype):
-            reason = "holds dates/times (convert them to numbers, e.g. day of year, to use them)"
+        elif pd.api.types.is_timedelta64_dtype(col.dtype):
+            reason = "holds time spans (convert them to numbers to use them)"
         elif col.nunique(dropna=True) < 2:
             reason = f"is constant ({_describe(col.dropna().iloc[0])})"
         if reason and explicit:
-            raise InputError(f"Feature {name!r} {reason}; it cannot be used.")
+            raise InputError(f"Feature {shorten(name)} {reason}; it cannot be used.")
+        if not reason and not explicit and name not in keep and as_dates(col) is None:
+            why = identifier_reason(col, name)
+            if why:
+                skipped.append(name)
+                notes.append(f"Column {name!r} not used: it {why}, so it identifies rows rather than describing "
+                             "them (--keep " + name + " uses it anyway).")
+                continue
         if reason:
             skipped.append(name)
             notes.append(f"Column {name!r} not used: it {reason}.")
@@ -324,6 +387,104 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
     if not chosen:
         raise InputError("No usable feature columns are left; check --features / --exclude.")
     return chosen, skipped
+
+
+def identifier_reason(col: pd.Series, name: str) -> str | None:
+    """Why ``col`` looks like a row identifier (None when it does not).
+
+    Text with a different value in every row; integer columns with a different value in every row that
+    are monotone in row order (a row counter) or carry an ID-like name (``id``, ``CustomerID``,
+    ``ride_id``, ``Unnamed: 0``, ...).  Needs at least ``MIN_ID_ROWS`` non-missing values.
+    """
+    values = col.dropna()
+    if len(values) < MIN_ID_ROWS or values.nunique() != len(values):
+        return None
+    if _is_categorical(col) and not pd.api.types.is_bool_dtype(col.dtype):
+        return "has a different value in every row"
+    if col.dtype.kind not in "iu":  # integer dtype only: integer-valued floats are measurements
+        return None
+    numbers = values.to_numpy(dtype=float)
+    steps = np.diff(numbers)
+    if np.all(steps > 0) or np.all(steps < 0):
+        return "counts the rows (a different integer in every row, monotone in row order)"
+    if _ID_NAME.search(str(name)):
+        return "has a different integer in every row and an ID-like name"
+    return None
+
+
+def as_dates(col: pd.Series) -> pd.Series | None:
+    """``col`` as datetimes if it holds dates (datetime dtype, or ISO ``2011-01-31[ 12:00]`` /
+    ``2011/01/31`` text in at least 95 % of its non-missing values), else None."""
+    if pd.api.types.is_datetime64_any_dtype(col.dtype):
+        return col.dt.tz_convert(None) if getattr(col.dt, "tz", None) is not None else col
+    if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
+        return None
+    text = col.dropna().astype(str)
+    if text.empty:
+        return None
+    sample = text.iloc[:: max(1, len(text) // 500)]
+    if not (sample.str.match(_ISO_DATE).mean() >= 0.95 or sample.str.match(_SLASH_DATE).mean() >= 0.95):
+        return None
+    parsed = pd.to_datetime(col.where(col.notna(), None).astype(object), errors="coerce", format="mixed",
+                            utc=True).dt.tz_convert(None)
+    if parsed.notna().sum() < 0.95 * col.notna().sum():
+        return None
+    return parsed
+
+
+def decimal_year(dates: pd.Series) -> pd.Series:
+    """Datetimes as decimal years (2011.0 = 1 January 2011, 00:00), missing stays missing."""
+    year = dates.dt.year
+    start = pd.to_datetime(year.astype("Int64").astype(str) + "-01-01", errors="coerce")
+    length = np.where(dates.dt.is_leap_year, 366.0, 365.0) * 86400.0
+    seconds = (dates - start).dt.total_seconds()
+    return (year + seconds / length).astype(float)
+
+
+def natural_key(value) -> tuple:
+    """Sort key comparing the numbers inside labels as numbers (``"2. b" < "10. a"``), case-insensitively."""
+    parts = _NUMBER.split(str(value).casefold())
+    return tuple(float(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+def _calendar_order(levels: list) -> list | None:
+    """Month or weekday names (full or three-letter, any case) in calendar order; None otherwise."""
+    texts = [str(v).strip().casefold() for v in levels]
+    for names in (_MONTHS, _WEEKDAYS):
+        if texts and all(t[:3] in names and (len(t) == 3 or t.rstrip(".") in _full_names(names)) for t in texts):
+            return sorted(levels, key=lambda v: names.index(str(v).strip().casefold()[:3]))
+    return None
+
+
+def _full_names(names) -> set:
+    import calendar
+
+    full = calendar.month_name[1:] if names is _MONTHS else calendar.day_name[:]
+    return {n.casefold() for n in full} | set(names)
+
+
+def order_levels(levels: list, column: str, wanted: list | None, notes: list[str]) -> list:
+    """Levels in the order asked with ``--level-order`` (unlisted ones after it), else in calendar
+    order for month/weekday names, else in natural order."""
+    if wanted:
+        by_text = {str(v): v for v in levels}
+        unknown = [w for w in wanted if w not in by_text]
+        if unknown:
+            shown = ", ".join(shorten(u, 40) for u in unknown[:5])
+            raise InputError(f"--level-order for column {shorten(column)} names level(s) {shown} that the column "
+                             f"does not have; its levels: {', '.join(shorten(v, 30) for v in levels[:20])}.")
+        rest = sorted((v for v in levels if str(v) not in set(wanted)), key=natural_key)
+        if rest:
+            notes.append(f"Levels of {column!r} not listed in --level-order follow the listed ones: "
+                         f"{', '.join(map(str, rest[:10]))}{', ...' if len(rest) > 10 else ''}.")
+        return [by_text[w] for w in wanted] + rest
+    calendar_order = _calendar_order(levels)
+    if calendar_order is not None:
+        return calendar_order
+    try:
+        return sorted(levels, key=natural_key)
+    except TypeError:
+        return sorted(levels, key=lambda v: natural_key(str(v)))
 
 
 def prepare(config: dict, table: pd.DataFrame) -> Problem:
@@ -336,18 +497,18 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     """
     notes: list[str] = []
     columns = list(table.columns)
-    target = _need_column(str(config["target"]), columns, "target")
+    target = _need_column(str(config.target), columns, "target")
     features, _ = _choose_features(config, table, target, notes)
-    pd_features = features if config["pd_features"] is None else [
-        _need_column(c, columns, "--pd-features") for c in config["pd_features"]
+    pd_features = features if config.pd_features is None else [
+        _need_column(c, columns, "--pd-features") for c in config.pd_features
     ]
     for name in pd_features:
         if name not in features:
             raise InputError(f"--pd-features names {name!r}, which is not a model feature.")
-    if not pd_features and not config["pairs"]:
+    if not pd_features and not config.pairs:
         raise InputError("Nothing to compute: --pd-features is empty and no --pairs are given.")
     pairs = []
-    for a, b in config["pairs"]:
+    for a, b in config.pairs:
         for name in (a, b):
             _need_column(name, columns, "--pairs")
             if name not in features:
@@ -357,7 +518,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         if (a, b) in pairs or (b, a) in pairs:
             raise InputError(f"Pair {a}:{b} is requested twice.")
         pairs.append((a, b))
-    forced = [_need_column(c, columns, "--categorical") for c in config["categorical"]]
+    forced = [_need_column(c, columns, "--categorical") for c in config.categorical]
 
     y = table[target]
     if y.isna().all():
@@ -369,19 +530,19 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     n = int(keep.sum())
     if n < MIN_ROWS:
         raise InputError(f"Only {n} row(s) have a target value; pdpboot run needs at least {MIN_ROWS}.")
-    n_train = n - int(np.ceil(config["test_size"] * n))
+    n_train = n - int(np.ceil(config.test_size * n))
     if n_train < MIN_TRAIN_ROWS:
-        raise InputError(f"With --test-size {config['test_size']} only {n_train} of {n} rows are left for "
+        raise InputError(f"With --test-size {config.test_size} only {n_train} of {n} rows are left for "
                          f"training; at least {MIN_TRAIN_ROWS} are needed.")
-    if y.nunique() < 2 and config["task"] != "classification":
+    if y.nunique() < 2 and config.task != "classification":
         raise InputError(f"Target {target!r} is constant (every value is {_describe(y.iloc[0])}); "
                          "there is nothing to model.")
-    task, y = _decide_task(y, config["task"], target)
-    classes = _check_target(y, task, target, config["test_size"])
+    task, y = _decide_task(y, config.task, target)
+    classes = _check_target(y, task, target, config.test_size)
     positive = None
     if task == "classification":
-        positive = _resolve_positive(classes, config["positive_class"], target)
-    elif config["positive_class"] is not None:
+        positive = _resolve_positive(classes, config.positive_class, target)
+    elif config.positive_class is not None:
         raise InputError("--positive-class applies to classification only; this target is a regression target.")
 
     X = table.loc[keep, features].copy()
@@ -399,16 +560,45 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
                          "summary show the original name.")
     X = X.rename(columns=rename)
     for name in X.columns:
+        dates = as_dates(X[name]) if display[name] not in forced else None
+        if dates is not None:
+            X[name] = decimal_year(dates)
+            notes.append(f"Column {display[name]!r} holds dates: converted to decimal years (2011.5 = 2 July 2011) "
+                         "so the model and the PD see time as a number.")
         X[name] = _normalise_column(X[name])
     categorical = [rename[c] for c in features if _is_categorical(X[rename[c]]) or c in forced]
-    _check_numeric(X, [c for c in X.columns if c not in categorical], display)
-    custom = _category_grids(X, categorical, [rename[c] for c in pd_features] + [rename[c] for p in pairs for c in p],
-                              display, notes)
+    for column in config.level_order:
+        if column not in rename:
+            raise InputError(f"--level-order names column {shorten(column)}, which is not a model feature.")
+        if rename[column] not in categorical:
+            raise InputError(f"--level-order names column {shorten(column)}, which is numeric; add it to "
+                             "--categorical to treat its values as levels.")
+    used = [rename[c] for c in pd_features] + [rename[c] for p in pairs for c in p]
+    custom = _category_grids(X, categorical, used, display, notes, config.level_order)
+    points = []
+    for name in dict.fromkeys(c for c in used if c not in categorical):
+        values = X[name].dropna().to_numpy(dtype=float)
+        uniques = np.unique(values)
+        if not np.all(np.mod(uniques, 1) == 0):
+            continue
+        if len(uniques) == 2:
+            points.append(name)
+        elif config.grid_resolution < len(uniques) <= MAX_INTEGER_GRID:
+            custom[name] = uniques.astype(np.int64) if X[name].dtype.kind in "iu" else uniques
+            notes.append(f"Column {display[name]!r} has {len(uniques)} integer values: its PD is computed at each "
+                         "of them (not on an interpolated grid).")
+    groups = None
+    if config.groups is not None:
+        groups = table.loc[keep, config.groups]
+        if groups.isna().any():
+            raise InputError(f"--groups column {shorten(config.groups)} has missing values; fill or drop them.")
+        if groups.nunique() < 2:
+            raise InputError(f"--groups column {shorten(config.groups)} needs at least two clusters.")
     y = y.rename(target)
     return Problem(X=X, y=y, target=target, features=list(X.columns), pd_features=[rename[c] for c in pd_features],
                    pairs=[(rename[a], rename[b]) for a, b in pairs], categorical=categorical,
                    custom_values=custom, task=task, classes=classes or None, positive=positive,
-                   display=display, notes=notes)
+                   display=display, notes=notes, points=points, groups=groups)
 
 
 def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
@@ -418,20 +608,27 @@ def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
             raise InputError(f"Column {display[name]!r} contains infinite values; replace or drop them.")
 
 
-def _category_grids(X, categorical, used, display, notes) -> dict[str, np.ndarray]:
-    """Grid levels of text columns: in order of first appearance (a table's natural order, e.g. Jan, Feb,
-    ...), at most the ``MAX_LEVELS`` most frequent.  Category, boolean and numeric columns keep the grid's
-    own order."""
+def _category_grids(X, categorical, used, display, notes, level_order) -> dict[str, np.ndarray]:
+    """Grid levels of categorical columns: ``--level-order``, else pandas' order for category columns,
+    else calendar order (month/weekday names), else natural order (numbers inside labels compared
+    as numbers); at most the ``MAX_LEVELS`` most frequent.  Numeric and boolean columns keep the
+    grid's own (sorted) order unless ``--level-order`` names them."""
     custom = {}
     for name in dict.fromkeys(c for c in used if c in categorical):
         col = X[name]
-        if isinstance(col.dtype, pd.CategoricalDtype) or not (col.dtype.kind in "OSU" or
-                                                              pd.api.types.is_string_dtype(col.dtype)):
-            continue
+        wanted = level_order.get(display[name])
         values = col.dropna()
-        if values.map(type).nunique() > 1:  # mixed types: leave the (string-sorted) default order
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            if not wanted:  # pandas' order (ordered or not) is kept by the grid
+                continue
+            present = set(values.tolist())
+            levels = order_levels([c for c in col.cat.categories.tolist() if c in present], display[name], wanted,
+                                  notes)
+        elif wanted or ((col.dtype.kind in "OSU" or pd.api.types.is_string_dtype(col.dtype))
+                        and values.map(type).nunique() == 1):  # mixed types keep the default order
+            levels = order_levels(list(pd.unique(values)), display[name], wanted, notes)
+        else:
             continue
-        levels = list(pd.unique(values))
         if len(levels) > MAX_LEVELS:
             counts = values.value_counts(sort=False)
             frequent = set(sorted(levels, key=lambda v: (-counts[v], str(v)))[:MAX_LEVELS])
@@ -439,5 +636,6 @@ def _category_grids(X, categorical, used, display, notes) -> dict[str, np.ndarra
                          f"encodes the {MAX_LEVELS} most frequent and groups the rest; PD is reported on those "
                          f"{MAX_LEVELS} levels.")
             levels = [v for v in levels if v in frequent]
-        custom[name] = np.asarray(levels, dtype=str if isinstance(levels[0], str) else object)
+        all_text = all(isinstance(v, str) for v in levels)
+        custom[name] = np.asarray(levels, dtype=str if all_text else object)
     return custom

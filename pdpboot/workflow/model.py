@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from sklearn import ensemble, linear_model, metrics
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier, is_regressor
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.model_selection import train_test_split
@@ -69,21 +69,57 @@ class AsText(TransformerMixin, BaseEstimator):
         return names if names is not None else np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
 
 
-def _final_estimator(config: dict, task: str):
+def _boosting_library(name: str, classification: bool, config):
+    """XGBoost / LightGBM models by name (when installed), one thread each (resamples run in parallel)."""
+    module = {"xgboost": "xgboost", "lightgbm": "lightgbm"}[name]
+    try:
+        library = __import__(module)
+    except ImportError:
+        raise InputError(f"--model {name} needs the {module} package: pip install {module}.") from None
+    params = {"n_estimators": config.n_estimators, "random_state": config.random_state, "n_jobs": 1}
+    if config.max_depth is not None:
+        params["max_depth"] = -1 if (config.max_depth == 0 and name == "lightgbm") else config.max_depth
+    if name == "lightgbm":
+        params["verbose"] = -1
+        return (library.LGBMClassifier if classification else library.LGBMRegressor)(**params)
+    return (library.XGBClassifier if classification else library.XGBRegressor)(**params)
+
+
+def _user_estimator(config, classification: bool):
+    from .modelspec import estimator_from_file, estimator_from_spec
+
+    if config.model_spec:
+        model, what = estimator_from_spec(config.model_spec), "--model-spec"
+    else:
+        model, what = clone(estimator_from_file(config.model_file)), "--model-file"
+    if classification and is_regressor(model):
+        raise InputError(f"{what} gives a regressor ({type(model).__name__}) but the task is classification; "
+                         "give a classifier or --task regression.")
+    if not classification and is_classifier(model):
+        raise InputError(f"{what} gives a classifier ({type(model).__name__}) but the task is regression; "
+                         "give a regressor or --task classification.")
+    return model
+
+
+def _final_estimator(config, task: str):
     classification = task == "classification"
-    seed = config["random_state"]
-    name = config["model"]
+    if config.model_spec or config.model_file:
+        return _user_estimator(config, classification)
+    seed = config.random_state
+    name = config.model
+    if name in ("xgboost", "lightgbm"):
+        return _boosting_library(name, classification, config)
     if name == "linear":
         if classification:
             return linear_model.LogisticRegression(max_iter=2000, random_state=seed)
         return linear_model.LinearRegression()
     cls = _TREES[name][int(classification)]
-    depth = config["max_depth"]
+    depth = config.max_depth
     params = {"random_state": seed}
     if name == "hist-gradient-boosting":
-        params["max_iter"] = config["n_estimators"]
+        params["max_iter"] = config.n_estimators
     else:
-        params["n_estimators"] = config["n_estimators"]
+        params["n_estimators"] = config.n_estimators
     if depth is not None:
         params["max_depth"] = None if depth == 0 else depth
     if name in ("random-forest", "extra-trees"):
@@ -105,8 +141,20 @@ def build_estimator(config: dict, problem: Problem) -> tuple[object, list[str]]:
     numeric = [c for c in problem.features if c not in problem.categorical]
     categorical = [c for c in problem.features if c in problem.categorical]
     missing = [c for c in numeric if problem.X[c].isna().any()]
-    linear = config["model"] == "linear"
-    impute = bool(missing) and config["model"] not in _ACCEPTS_MISSING
+    custom = bool(config.model_spec or config.model_file)
+    linear = config.model == "linear" and not custom
+    if custom:
+        from sklearn.utils import get_tags
+
+        try:
+            accepts_missing = bool(get_tags(model).input_tags.allow_nan)
+        except Exception:  # noqa: BLE001 - third-party estimators without tags
+            accepts_missing = False
+        notes.append(f"Model: {' '.join(repr(model).split())} (from "
+                     f"{'--model-spec' if config.model_spec else '--model-file'}).")
+    else:
+        accepts_missing = config.model in (*_ACCEPTS_MISSING, "xgboost", "lightgbm")
+    impute = bool(missing) and not accepts_missing
     if missing:
         shown = ", ".join(repr(problem.display[c]) for c in missing)
         if impute:
@@ -153,12 +201,18 @@ def split(config: dict, problem: Problem):
     X_train, X_test, y_train, y_test
         ``X_test``/``y_test`` are None without a test set.
     """
-    if config["test_size"] == 0:
+    if config.test_size == 0:
         return problem.X, None, problem.y, None
+    if problem.groups is not None:  # whole clusters go to either side
+        from sklearn.model_selection import GroupShuffleSplit
+
+        splitter = GroupShuffleSplit(n_splits=1, test_size=config.test_size, random_state=config.random_state)
+        train, test = next(splitter.split(problem.X, problem.y, groups=problem.groups))
+        return problem.X.iloc[train], problem.X.iloc[test], problem.y.iloc[train], problem.y.iloc[test]
     stratify = problem.y if problem.task == "classification" else None
     try:
-        return train_test_split(problem.X, problem.y, test_size=config["test_size"],
-                                random_state=config["random_state"], stratify=stratify)
+        return train_test_split(problem.X, problem.y, test_size=config.test_size,
+                                random_state=config.random_state, stratify=stratify)
     except ValueError as exc:
         raise InputError(f"Cannot split the rows into training and test sets: {exc} Change --test-size, or use "
                          "--test-size 0 for no test set.") from None

@@ -9,6 +9,7 @@ Config-file keys are the long option names with ``-`` or ``_`` (``n_resamples`` 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import numbers
@@ -23,9 +24,22 @@ try:  # Python >= 3.11
 except ImportError:  # pragma: no cover - Python 3.10
     tomllib = None
 
-MODELS = ("random-forest", "extra-trees", "gradient-boosting", "hist-gradient-boosting", "linear")
+MODELS = ("random-forest", "extra-trees", "gradient-boosting", "hist-gradient-boosting", "linear",
+          "xgboost", "lightgbm")
 TASKS = ("auto", "regression", "classification")
 BANDS = ("percentile", "basic", "normal")
+FORMATS = ("png", "pdf", "svg")
+DECIMALS = ("auto", ".", ",")
+CENTERED = ("auto", "yes", "no")
+MAX_RESAMPLES = 100_000
+#: The longest name (column, level, file) echoed back in a message.
+MAX_ECHO = 80
+
+
+def shorten(text, limit: int = MAX_ECHO) -> str:
+    """``repr`` of a user-given name, cut to ``limit`` characters (messages stay one readable line)."""
+    shown = repr(str(text))
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 @dataclass(frozen=True)
@@ -33,7 +47,7 @@ class Option:
     """One option: its config key, type, default and help."""
 
     key: str
-    kind: str  # str, int, float, bool, list, pairs, choice, path
+    kind: str  # str, int, float, bool, list, pairs, choice, path, mapping (COL=value), levels (COL=a,b,c)
     default: Any
     help: str
     choices: tuple[str, ...] = ()
@@ -61,6 +75,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("categorical", "list", [],
            "Numeric columns to treat as categories (text, boolean and category columns always are).",
            metavar="A,B", group="data"),
+    Option("keep", "list", [], "Columns to use although they look like row IDs or counters (which are left out "
+           "with a note otherwise).", metavar="A,B", group="data"),
+    Option("level_order", "levels", {}, "Order of a categorical column's levels in plots, workbook and summary, "
+           "e.g. --level-order 'size=small,medium,large' (default: pandas' order for ordered categoricals, "
+           "else natural sort: numbers inside labels compare as numbers).", metavar="COL=a,b,c", group="data"),
+    Option("groups", "str", None, "Column of cluster labels: the bootstrap resamples whole clusters (rows of one "
+           "patient, school, ...); the column is not a feature.", metavar="COL", group="data"),
+    Option("sep", "str", None, "CSV field separator (default: detected).", metavar="CHAR", group="data"),
+    Option("decimal", "choice", "auto", "CSV decimal mark (auto: ',' when the numbers use decimal commas).",
+           choices=DECIMALS, group="data"),
     Option("task", "choice", "auto",
            "auto: a non-numeric target, or an integer target with at most 10 values, is classification.",
            choices=TASKS, group="data"),
@@ -68,7 +92,14 @@ OPTIONS: tuple[Option, ...] = (
            "Binary classification: the class reported first (default: the larger label, as scikit-learn).",
            metavar="LABEL", group="data"),
     # the model
-    Option("model", "choice", "random-forest", "The model trained on the training rows.", choices=MODELS),
+    Option("model", "choice", "random-forest", "The model trained on the training rows (xgboost and lightgbm "
+           "when installed).", choices=MODELS),
+    Option("model_spec", "str", None, "Any estimator as module.Class(arguments), e.g. "
+           "'xgboost.XGBRegressor(max_depth=4)' (arguments are literals; modules: sklearn, xgboost, "
+           "lightgbm, catboost). Replaces --model.", metavar="SPEC"),
+    Option("model_file", "path", None, "An unfitted or fitted scikit-learn-compatible estimator saved with "
+           "joblib/pickle (it is cloned and refitted; load only files you trust). Replaces --model.",
+           metavar="FILE"),
     Option("n_estimators", "int", 100, "Trees (random forest, extra trees) or boosting iterations.",
            metavar="N"),
     Option("max_depth", "int", None, "Maximum tree depth; 0 = unlimited (default: the model's own default).",
@@ -95,19 +126,98 @@ OPTIONS: tuple[Option, ...] = (
            "all rows; the cost of PD and ICE statistics grows with N).", metavar="N", group="bootstrap"),
     Option("n_jobs", "int", -1, "Resamples fitted in parallel (-1 = all cores, 1 = serial); the numbers do "
            "not depend on it.", metavar="N", group="bootstrap"),
+    Option("threads_per_job", "int", None, "Native (OpenMP/BLAS) threads per parallel fit (default: cores // "
+           "n_jobs, so fits never oversubscribe the machine).", metavar="T", group="bootstrap"),
     # outputs
     Option("out", "path", ".", "Folder in which the run folder pdpboot_<timestamp>/ is created.",
            metavar="DIR", group="output"),
     Option("workbook", "bool", True, "Write workbook.xlsx (needs openpyxl).", group="output"),
+    Option("format", "choice", "png", "File format of the plots.", choices=FORMATS, group="output"),
+    Option("top", "int", 0, "Plot only the K features with the largest PD range (0 = all; every feature is "
+           "still computed and in the summary).", metavar="K", group="output"),
+    Option("centered", "choice", "auto", "Centred curves (PD minus its value at the first grid value, with "
+           "the band of that change): auto = centred in the overview, where effects are compared, and "
+           "uncentred in the per-feature plots, where the level is read.", choices=CENTERED, group="output"),
+    Option("labels", "mapping", {}, "Display names, e.g. --labels 'temp=Temperature' (repeatable; or a "
+           "[labels] table in the config file).", metavar="COL=NAME", group="output"),
+    Option("units", "mapping", {}, "Units shown after display names, e.g. --units 'temp=°C'.",
+           metavar="COL=UNIT", group="output"),
 )
 BY_KEY = {o.key: o for o in OPTIONS}
 #: Keys that may appear in a config file besides the options.
 EXTRA_KEYS = ("data",)
+#: Fields a run adds to its configuration (recorded in ``repro_inputs/config.json``), with their types.
+RUN_FIELDS = (("data", str), ("data_copy", str), ("data_sha256", str), ("created", str), ("versions", dict))
+
+
+def _copy(value):
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
 
 
 def defaults() -> dict:
     """The built-in value of every option."""
-    return {o.key: (list(o.default) if isinstance(o.default, list) else o.default) for o in OPTIONS}
+    return {o.key: _copy(o.default) for o in OPTIONS}
+
+
+class _RunConfigBase:
+    """Methods of :class:`RunConfig` (the fields are made from :data:`OPTIONS`)."""
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict of every field (as written to ``repro_inputs/config.json``)."""
+        return {f.name: _copy(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def replace(self, **changes):
+        """A copy with some fields changed (checked like the original)."""
+        return RunConfig.from_dict({**self.to_dict(), **changes}, source="run")
+
+    @classmethod
+    def from_dict(cls, raw: dict, *, source: str = "config.json"):
+        """Build and check a configuration from a dict (e.g. a stored ``config.json``).
+
+        Every option is converted and range-checked as on the command line; an unknown key or a
+        wrongly typed run field is an :class:`~pdpboot.workflow.InputError`.
+        """
+        if not isinstance(raw, dict):
+            raise InputError(f"The {source} must hold a table of options, got {type(raw).__name__}.")
+        known = [*BY_KEY, *(name for name, _ in RUN_FIELDS)]
+        values = defaults()
+        for key, value in raw.items():
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise InputError(f"The {source} has an unknown option {shorten(key)}.{hint}")
+            if key in BY_KEY:
+                values[key] = _convert(BY_KEY[key], value, source)
+            elif value is not None:
+                kind = dict(RUN_FIELDS)[key]
+                if not isinstance(value, kind) or (kind is dict and not all(
+                        isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+                    raise InputError(f"The {source} field {key!r} must be a {kind.__name__}, got {shorten(value)}.")
+                values[key] = value
+        check_ranges(values)
+        return cls(**values)
+
+
+def _field_type(option: Option):
+    return {"int": int, "float": float, "bool": bool, "list": list, "pairs": list, "mapping": dict,
+            "levels": dict}.get(option.kind, str)
+
+
+#: The checked configuration of one run: one field per option of :data:`OPTIONS` (same key) and the
+#: run fields of :data:`RUN_FIELDS`.  Frozen: a stage cannot change what later stages read, and a
+#: misspelt field is an AttributeError wherever it is read (so the tests find it).
+RunConfig = dataclasses.make_dataclass(
+    "RunConfig",
+    [(o.key, _field_type(o), dataclasses.field(default=None)) for o in OPTIONS]
+    + [(name, kind, dataclasses.field(default=None)) for name, kind in RUN_FIELDS],
+    bases=(_RunConfigBase,), frozen=True, eq=True,
+    namespace={"__doc__": "The checked configuration of one run (fields: the keys of OPTIONS and RUN_FIELDS).",
+               "__hash__": None, "__module__": __name__},
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = None) -> None:
@@ -123,7 +233,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = N
         if option.kind == "bool":
             group.add_argument(option.flag, dest=option.key, action=argparse.BooleanOptionalAction,
                                default=None, help=option.help + shown)
-        elif option.kind in ("list", "pairs"):
+        elif option.kind in ("list", "pairs", "mapping", "levels"):
             group.add_argument(option.flag, dest=option.key, action="append", default=None,
                                metavar=option.metavar, help=option.help + shown)
         else:
@@ -205,11 +315,44 @@ def _split_pairs(value, key: str) -> list[list[str]]:
     return out
 
 
+def _split_mapping(value, key: str, *, levels: bool) -> dict:
+    """``COL=value`` strings (command line) or a table (config file) -> dict (values: lists for levels)."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        items = list(value.items())
+    else:
+        items = []
+        for item in (value if isinstance(value, list) else [value]):
+            if not isinstance(item, str) or "=" not in item:
+                raise InputError(f"Option {key!r} takes COL=VALUE, got {shorten(item)}.")
+            name, _, rest = item.partition("=")
+            items.append((name.strip(), rest))
+    out = {}
+    for name, rest in items:
+        if not isinstance(name, str) or not name:
+            raise InputError(f"Option {key!r} needs a column name before '=', got {shorten(name)}.")
+        if levels:
+            parts = rest if isinstance(rest, list) else [p.strip() for p in str(rest).split(",")]
+            parts = [str(p) for p in parts if str(p) != ""]
+            if not parts or len(set(parts)) != len(parts):
+                raise InputError(f"Option {key!r} for column {shorten(name)} needs distinct levels, got "
+                                 f"{shorten(rest)}.")
+            out[name] = parts
+        else:
+            if not isinstance(rest, (str, numbers.Number)) or isinstance(rest, bool):
+                raise InputError(f"Option {key!r} for column {shorten(name)} must be text, got {shorten(rest)}.")
+            out[name] = str(rest).strip()
+    return out
+
+
 def _convert(option: Option, value, source: str):
     """Coerce one value (string from the command line, or a TOML/JSON value)."""
     what = f"{option.flag} ({source})"
     if value is None:
         return None
+    if option.kind in ("mapping", "levels"):
+        return _split_mapping(value, option.key, levels=option.kind == "levels")
     if option.kind == "list":
         return _split_list(value, option.key)
     if option.kind == "pairs":
@@ -249,8 +392,11 @@ def _convert(option: Option, value, source: str):
     return str(value)
 
 
-def merge(command_line: dict, config_file: dict, base: dict | None = None) -> dict:
-    """Defaults < config file < command line; every value converted and range-checked."""
+def merge(command_line: dict, config_file: dict, base: dict | None = None) -> RunConfig:
+    """Defaults < config file < command line; every value converted and range-checked.
+
+    Mappings (``labels``, ``units``, ``level_order``) merge key by key, the command line winning.
+    """
     config = dict(base if base is not None else defaults())
     for source, values in (("config file", config_file), ("command line", command_line)):
         for key, value in values.items():
@@ -259,9 +405,12 @@ def merge(command_line: dict, config_file: dict, base: dict | None = None) -> di
             if key in EXTRA_KEYS:
                 config[key] = str(value)
                 continue
-            config[key] = _convert(BY_KEY[key], value, source)
+            converted = _convert(BY_KEY[key], value, source)
+            if BY_KEY[key].kind in ("mapping", "levels"):
+                converted = {**(config.get(key) or {}), **converted}
+            config[key] = converted
     check_ranges(config)
-    return config
+    return RunConfig(**config)
 
 
 def check_ranges(config: dict) -> None:
@@ -287,3 +436,11 @@ def check_ranges(config: dict) -> None:
     need(config["n_jobs"] != 0, "--n-jobs must not be 0 (1 = serial, -1 = all cores).")
     need(config["random_state"] >= 0, f"--random-state must be a non-negative integer, got "
          f"{config['random_state']}.")
+    need(config["n_resamples"] <= MAX_RESAMPLES, f"--n-resamples must be at most {MAX_RESAMPLES}, got "
+         f"{config['n_resamples']}.")
+    need(config["top"] >= 0, f"--top must be 0 (all features) or more, got {config['top']}.")
+    need(config["threads_per_job"] is None or config["threads_per_job"] >= 1,
+         f"--threads-per-job must be at least 1, got {config['threads_per_job']}.")
+    need(not (config["model_spec"] and config["model_file"]), "Give --model-spec or --model-file, not both.")
+    need(config["sep"] is None or len(config["sep"]) == 1 or config["sep"] in ("\\t", "tab"),
+         f"--sep must be one character (or 'tab'), got {shorten(config['sep'])}.")

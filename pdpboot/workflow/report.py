@@ -111,7 +111,7 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
     import matplotlib
 
     plt = _pyplot()
-    from ..plotting import plot_h_statistic, plot_partial_dependence
+    from ..plotting import plot_h_statistic, plot_pd_panels
 
     folder.mkdir()
     taken: set[str] = set()
@@ -121,7 +121,7 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
     for f in problem.pd_features:
         stem = "pd_" + safe_filename(problem.display[f], taken)
         jobs.append((stem, f"PD, band and ICE of {problem.display[f]!r}",
-                     lambda f=f: _feature_figure(plt, result, f, problem.display[f], outputs, config["ice_samples"])))
+                     lambda f=f: _feature_figure(plt, result, f, problem.display[f], outputs, config.ice_samples)))
     for a, b in problem.pairs:
         stem = "pd2_" + safe_filename(f"{problem.display[a]}__{problem.display[b]}", taken)
         jobs.append((stem, f"2-D PD surface and band width of {problem.display[a]!r} x {problem.display[b]!r}",
@@ -131,8 +131,8 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
         stem = "overview" if len(outputs) == 1 else "overview_" + safe_filename(f"class_{output}", taken)
         jobs.append((stem, "all PD curves and surfaces in one panel" + (f" (class {output})" if len(outputs) > 1
                                                                          else ""),
-                     lambda output=output: _overview(result, output, problem.display, plot_partial_dependence)))
-    if config["interactions"] > 0:
+                     lambda output=output: _overview(result, output, problem.display, plot_pd_panels)))
+    if config.interactions > 0:
         jobs.append(("interactions", "H-squared interaction statistics with intervals",
                      lambda: _interaction_figure(plt, result, problem, outputs[0], plot_h_statistic)))
     with matplotlib.rc_context({"text.parse_math": False}):
@@ -151,8 +151,8 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config: dict,
     return files, failures
 
 
-def _overview(result, output, display: dict, plot_partial_dependence):
-    fig, axes = plot_partial_dependence(result, output=output)
+def _overview(result, output, display: dict, plot_pd_panels):
+    fig, axes = plot_pd_panels(result, output=output)
     for ax in axes.ravel():  # axis labels: the original column names
         ax.set_xlabel(display.get(ax.get_xlabel(), ax.get_xlabel()))
         ax.set_ylabel(display.get(ax.get_ylabel(), ax.get_ylabel()))
@@ -177,7 +177,7 @@ def _interaction_figure(plt, result, problem, output, plot_h_statistic):
 def _band_tree(result: xr.DataTree, per_node: dict[str, xr.Dataset], config: dict) -> xr.DataTree:
     tree = xr.DataTree(children={name: xr.DataTree(ds) for name, ds in per_node.items()})
     tree.attrs = dict(result.attrs)
-    return confidence_bands(tree, confidence_level=config["confidence_level"], method=config["band"])
+    return confidence_bands(tree, confidence_level=config.confidence_level, method=config.band)
 
 
 def _range_table(result, problem, config) -> dict[str, xr.Dataset]:
@@ -248,6 +248,10 @@ def _response(problem, output) -> str:
 
 def _workbook_line(sheets) -> str:
     if sheets is None:
+        import importlib.util
+
+        if importlib.util.find_spec("openpyxl") is None:
+            return ('- no workbook: it needs openpyxl, which is not installed (`pip install "pdpboot[excel]"`).')
         return "- no workbook (`--no-workbook`)."
     names = ["Data", "TestPredictions", "Parameters", "Metrics", *[md(title) for title, _ in sheets]]
     return (f"- `workbook.xlsx`: sheets {', '.join(names)}. Column `row` of Data and TestPredictions and the "
@@ -257,13 +261,13 @@ def _workbook_line(sheets) -> str:
 def summary_markdown(*, result, problem, config, outcome, files, failures, data_name, table_shape,
                      sheets, seconds) -> str:
     """The text of ``summary.md``."""
-    level = f"{config['confidence_level']:.0%}"
-    band = f"{level} {config['band']} {'simultaneous' if config['simultaneous'] else 'pointwise'}"
+    level = f"{config.confidence_level:.0%}"
+    band = f"{level} {config.band} {'simultaneous' if config.simultaneous else 'pointwise'}"
     ranges = _range_table(result, problem, config)
-    het = ice_heterogeneity(result, problem.pd_features, confidence_level=config["confidence_level"],
-                            method=config["band"]) if problem.pd_features else xr.DataTree()
-    hstats = h_statistic(result, confidence_level=config["confidence_level"], method=config["band"]) \
-        if config["interactions"] > 0 else None
+    het = ice_heterogeneity(result, problem.pd_features, confidence_level=config.confidence_level,
+                            method=config.band) if problem.pd_features else xr.DataTree()
+    hstats = h_statistic(result, confidence_level=config.confidence_level, method=config.band) \
+        if config.interactions > 0 else None
     pairs = _pair_table(result, problem, config)
     n_train = len(outcome.X_train)
     n_used = len(problem.X)
@@ -282,11 +286,11 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
         f"| Data | {md(data_name)}: {table_shape[0]} rows x {table_shape[1]} columns; {n_used} rows used, "
         f"{n_train} for training, {n_used - n_train} for testing |",
         f"| Task | {task} |",
-        f"| Model | {md(model)} (`--model {config['model']}`), {len(problem.features)} features |",
-        f"| Bootstrap | B = {config['n_resamples']} refits on resamples of the training rows "
+        f"| Model | {md(model)} (`--model {config.model}`), {len(problem.features)} features |",
+        f"| Bootstrap | B = {config.n_resamples} refits on resamples of the training rows "
         f"({result.attrs.get('resampling')}); each PD averaged over its resample's rows |",
         f"| Bands | {band} |",
-        f"| Seed | `--random-state {config['random_state']}` (same seed and data: same numbers) |",
+        f"| Seed | `--random-state {config.random_state}` (same seed and data: same numbers) |",
         f"| Run time | fit {seconds.get('fit', 0):.1f} s, bootstrap {seconds.get('bootstrap', 0):.1f} s |",
         "",
         "## Test metrics", "", "| metric | value | meaning |", "|---|---|---|",
@@ -294,7 +298,7 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
     lines += [f"| {md(m)} | {_num(v)} | {md(d)} |" for m, v, d in outcome.metrics]
     lines += ["", "## Features ranked by the range of their PD curve", "",
               "PD range = max - min of the partial dependence over the feature's grid: how far the average "
-              f"prediction moves with the feature. Interval: {level} bootstrap {config['band']} interval. "
+              f"prediction moves with the feature. Interval: {level} bootstrap {config.band} interval. "
               "Heterogeneity index = mean squared distance between the mean-centred ICE curves and the "
               "mean-centred PD (squared response units; 0 when every row's curve is parallel to the PD, i.e. "
               "no interaction of the feature with the others)."]
@@ -361,7 +365,7 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
     if failures:
         lines += ["", "## Problems", ""] + [f"- {md(f)}" for f in failures]
     lines += ["", "## Precision", "",
-              f"The bands come from B = {config['n_resamples']} refits. Their bounds are themselves estimated: "
+              f"The bands come from B = {config.n_resamples} refits. Their bounds are themselves estimated: "
               "for final figures rerun with more resamples, e.g. `--n-resamples 500` (run time grows in "
               "proportion; `--n-jobs` sets how many cores work on it).", ""]
     return "\n".join(lines)

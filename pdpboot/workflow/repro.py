@@ -7,7 +7,6 @@ name from the data: it calls :func:`reproduce` on its own folder.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sys
@@ -21,6 +20,8 @@ from ..io import load, save
 from . import InputError
 from .compute import compute
 from .data import load_problem
+from .options import RunConfig, shorten
+from .provenance import sha256, versions
 
 CONFIG_NAME = "config.json"
 INPUTS = "repro_inputs"
@@ -45,30 +46,55 @@ if __name__ == "__main__":
 '''
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def data_copy_name(path: Path) -> str:
     """Name of the data copy in ``repro_inputs/``: ``data`` plus the input's (lower-case) format suffix."""
     return "data" + path.suffix.lower()
 
 
-def write_inputs(folder: Path, config: dict, data_path: Path) -> None:
+def write_inputs(folder: Path, config: RunConfig, data_path: Path) -> None:
     """Copy the data, write ``config.json`` and ``repro.py``."""
     inputs = folder / INPUTS
     inputs.mkdir()
-    shutil.copyfile(data_path, inputs / config["data_copy"])
-    (inputs / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                                      encoding="utf-8")
+    shutil.copyfile(data_path, inputs / config.data_copy)
+    (inputs / CONFIG_NAME).write_text(
+        json.dumps(config.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "repro.py").write_text(SCRIPT, encoding="utf-8")
 
 
-def recompute(folder: Path) -> tuple[xr.DataTree, list[str]]:
+def read_config(folder: Path) -> tuple[RunConfig, Path]:
+    """The checked configuration of a run folder and the path of its data copy (not yet read).
+
+    ``config.json`` is validated like the options of ``pdpboot run``; a data copy named by a
+    path (anything but a plain file name inside ``repro_inputs/``) is refused before it is read.
+    """
+    inputs = Path(folder) / INPUTS
+    config_path = inputs / CONFIG_NAME
+    if not config_path.is_file():
+        raise InputError(f"{shorten(folder)} is not a pdpboot run folder: {INPUTS}/{CONFIG_NAME} is missing.")
+    try:
+        raw = json.loads(config_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{INPUTS}/{CONFIG_NAME} is not valid JSON: {exc}") from None
+    config = RunConfig.from_dict(raw, source=f"{INPUTS}/{CONFIG_NAME}")
+    for key in ("data_copy", "data_sha256", "versions"):
+        if getattr(config, key) is None:
+            raise InputError(f"{INPUTS}/{CONFIG_NAME} lacks {key!r}; it was not written by pdpboot run.")
+    name = config.data_copy
+    if (name in ("", ".", "..") or Path(name).name != name or "/" in name or "\\" in name
+            or Path(name).is_absolute()):
+        raise InputError(f"{INPUTS}/{CONFIG_NAME} names the data copy {shorten(name)}, which is not a file in "
+                         f"{INPUTS}/; refusing to read it.")
+    data_path = inputs / name
+    if data_path.is_symlink() or not data_path.resolve().is_relative_to(inputs.resolve()):
+        raise InputError(f"The data copy {shorten(name)} points outside {INPUTS}/; refusing to read it.")
+    return config, data_path
+
+
+def _say(message: str) -> None:
+    print(f"repro: {message}", file=sys.stderr, flush=True)
+
+
+def recompute(folder: Path, say=_say) -> tuple[xr.DataTree, list[str]]:
     """Recompute ``results.nc`` of a run folder from its ``repro_inputs/``.
 
     Returns
@@ -77,24 +103,17 @@ def recompute(folder: Path) -> tuple[xr.DataTree, list[str]]:
     warnings : list of str
         Differences of environment (library versions) that may change the numbers.
     """
-    inputs = Path(folder) / INPUTS
-    config_path = inputs / CONFIG_NAME
-    if not config_path.is_file():
-        raise InputError(f"{str(folder)!r} is not a pdpboot run folder: {INPUTS}/{CONFIG_NAME} is missing.")
-    config = json.loads(config_path.read_text(encoding="utf-8"))
-    data_path = inputs / config["data_copy"]
+    config, data_path = read_config(folder)
     if not data_path.is_file():
         raise InputError(f"The data copy {str(data_path)!r} is missing.")
-    if sha256(data_path) != config["data_sha256"]:
+    if sha256(data_path) != config.data_sha256:
         raise InputError(f"{str(data_path)!r} was modified since the run (SHA-256 differs).")
-    from .run import versions
-
     notes = [f"{name} {was} was used for the run; this is {now}: the numbers may differ."
-             for name, was in config["versions"].items() if (now := versions().get(name)) != was]
+             for name, was in config.versions.items() if (now := versions().get(name)) != was]
     with warnings.catch_warnings():  # the run's warnings are in its run.log
         warnings.simplefilter("ignore")
         _, problem = load_problem(config, data_path)
-        outcome = compute(config, problem, say=lambda message: None, progress=False)
+        outcome = compute(config, problem, say=say, log=say, progress=False, progress_lines=say)
     return outcome.result, notes
 
 

@@ -16,30 +16,32 @@ import tempfile
 import time
 import warnings
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
-from .._version import __version__
 from ..io import save
 from . import InputError
 from .compute import compute
 from .data import load_problem
-from .options import OPTIONS
+from .options import OPTIONS, RunConfig
+from .provenance import MODEL_LIBRARIES, sha256, versions
 from .report import draw_plots, summary_markdown
-from .repro import data_copy_name, sha256, write_inputs
+from .repro import data_copy_name, write_inputs
 from .workbook import require_openpyxl, write_workbook
 
 
-def versions() -> dict[str, str]:
-    """Versions of the libraries the numbers depend on."""
-    import numpy
-    import pandas
-    import scipy
-    import sklearn
-    import xarray
+@dataclass(frozen=True)
+class RunRecord:
+    """What a finished run produced (returned by :func:`run_workflow`)."""
 
-    return {"pdpboot": __version__, "numpy": numpy.__version__, "pandas": pandas.__version__,
-            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__, "xarray": xarray.__version__,
-            "python": ".".join(map(str, sys.version_info[:3]))}
+    folder: Path  # the finished run folder <out>/pdpboot_<timestamp>
+    config: RunConfig  # the configuration as recorded in repro_inputs/config.json
+    files: tuple[tuple[str, str], ...]  # (path relative to folder, what it shows) of every plot
+    failures: tuple[str, ...]  # figures that could not be drawn
+    metrics: tuple[tuple[str, float, str], ...]  # (name, value, description) of the test metrics
+    notes: tuple[str, ...]  # what was done to the data and the model
+    workbook: bool  # whether workbook.xlsx was written
+    seconds: dict  # wall time of the fit and the bootstrap
 
 
 class Reporter:
@@ -59,6 +61,22 @@ class Reporter:
     def log(self, message: str) -> None:
         """Only in run.log."""
         self.lines.append(f"[{time.perf_counter() - self.start:7.1f}s] {message}")
+
+
+def write_model(path: Path, outcome, problem) -> None:
+    """``model.joblib``: the model fitted on the training rows (the estimate's model) with what it needs.
+
+    A dict with ``estimator``, ``features`` (the input columns it expects, in order: the names in
+    results.nc), ``display_names`` (the same columns as named in the data file), ``target``,
+    ``task``, ``classes`` and ``versions`` (the libraries to load it with).
+    """
+    import joblib
+
+    bundle = {"estimator": outcome.fitted, "features": list(problem.features),
+              "display_names": [problem.display[f] for f in problem.features],
+              "target": str(problem.y.name), "task": problem.task, "classes": problem.classes,
+              "versions": versions(MODEL_LIBRARIES)}
+    joblib.dump(bundle, path)
 
 
 def _claim(out: Path, stamp: str) -> Path:
@@ -92,45 +110,45 @@ def _shown(value):
 
 
 def _parameters(config: dict, problem, outcome, table_shape) -> list[tuple[str, object]]:
-    rows = [(o.key, _shown(config[o.key])) for o in OPTIONS]
-    rows += [("data", config["data"]), ("data_sha256", config["data_sha256"]),
+    rows = [(o.key, _shown(getattr(config, o.key))) for o in OPTIONS]
+    rows += [("data", config.data), ("data_sha256", config.data_sha256),
              ("data_shape", f"{table_shape[0]} rows x {table_shape[1]} columns"),
-             ("created", config["created"]), ("task_used", problem.task), ("rows_used", len(problem.X)),
+             ("created", config.created), ("task_used", problem.task), ("rows_used", len(problem.X)),
              ("features_used", ", ".join(problem.display[f] for f in problem.features)),
              ("categorical_features", ", ".join(problem.display[f] for f in problem.categorical))]
     if problem.task == "classification":
         rows += [("classes", ", ".join(map(str, problem.classes))), ("reported_first", problem.outputs_first[0])]
     rows.append(("estimator", " ".join(repr(outcome.estimator).split())))
-    rows += [(f"version {name}", value) for name, value in config["versions"].items()]
+    rows += [(f"version {name}", value) for name, value in config.versions.items()]
     rows += [(f"note {k}", note) for k, note in enumerate(outcome.notes, 1)]
     return rows
 
 
-def run_workflow(config: dict, *, quiet: bool = False, progress: bool | None = None) -> Path:
+def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | None = None) -> RunRecord:
     """Run the whole workflow described by ``config`` (see :mod:`pdpboot.workflow.options`).
 
     Returns
     -------
-    pathlib.Path
-        The finished run folder ``<out>/pdpboot_<timestamp>``.
+    RunRecord
+        The finished run folder ``<out>/pdpboot_<timestamp>`` and what was written into it.
     """
     say = Reporter(quiet)
     if progress is None:
         progress = not quiet and sys.stderr.isatty()
-    data_path = Path(config["data"])
+    data_path = Path(config.data)
     say(f"Reading {data_path.name} ...")
     table, problem = load_problem(config, data_path)
     say(f"{table.shape[0]} rows x {table.shape[1]} columns; target {problem.y.name!r} ({problem.task}), "
         f"{len(problem.features)} features.")
-    if config["workbook"]:
+    if config.workbook:
         require_openpyxl()
-    out = Path(config["out"])
+    out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} exists and is not a folder.")
 
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-    config = dict(config, data=data_path.name, data_copy=data_copy_name(data_path),
-                  data_sha256=sha256(data_path), created=now.isoformat(), versions=versions())
+    config = config.replace(data=data_path.name, data_copy=data_copy_name(data_path),
+                            data_sha256=sha256(data_path), created=now.isoformat(), versions=versions())
     made_out = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -141,30 +159,34 @@ def run_workflow(config: dict, *, quiet: bool = False, progress: bool | None = N
     os.umask(umask)
     tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the run folder gets the usual permissions
     try:
-        _run_into(tmp, config, data_path, table, problem, say, progress)
+        record = _run_into(tmp, config, data_path, table, problem, say, progress)
         final = _move_into_place(tmp, out, now.astimezone().strftime("%Y%m%d-%H%M%S"))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         if made_out and not any(out.iterdir()):
             out.rmdir()
         raise
-    return final
+    return RunRecord(folder=final, **record)
 
 
-def _run_into(folder: Path, config: dict, data_path: Path, table, problem, say: Reporter, progress: bool) -> None:
+def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, say: Reporter,
+              progress: bool) -> dict:
     for note in problem.notes:
         say.log(f"data: {note}")
     say.log(f"task: {problem.task}; target {problem.y.name!r}; {len(problem.X)} rows used")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         write_inputs(folder, config, data_path)
-        outcome = compute(config, problem, say=say, log=say.log, progress=progress)
+        outcome = compute(config, problem, say=say, log=say.log, progress=progress,
+                          progress_lines=say.log if (progress or say.quiet) else say)
+        say("Writing model.joblib ...")
+        write_model(folder / "model.joblib", outcome, problem)
         for name, value, description in outcome.metrics:
             say.log(f"metric {name} = {value} ({description})")
         say("Writing results.nc ...")
         save(outcome.result, folder / "results.nc")
         sheets = None
-        if config["workbook"]:
+        if config.workbook:
             say("Writing workbook.xlsx ...")
             sheets = write_workbook(folder / "workbook.xlsx", table=table, outcome=outcome, problem=problem,
                                     parameters=_parameters(config, problem, outcome, table.shape))
@@ -173,13 +195,17 @@ def _run_into(folder: Path, config: dict, data_path: Path, table, problem, say: 
             say(f"WARNING: {failure}")
         say("Writing summary.md ...")
         text = summary_markdown(result=outcome.result, problem=problem, config=config, outcome=outcome,
-                                files=files, failures=failures, data_name=config["data"],
+                                files=files, failures=failures, data_name=config.data,
                                 table_shape=table.shape, sheets=sheets, seconds=outcome.seconds)
         (folder / "summary.md").write_text(text, encoding="utf-8")
     counts = Counter(f"{w.category.__name__}: {w.message}" for w in caught)
     for message, n in counts.items():
         say.log(f"warning ({n}x): {message}")
     say("Done.")
-    log = [f"pdpboot {config['versions']['pdpboot']} run, created {config['created']}",
-           f"versions: {config['versions']}", f"configuration: {json.dumps(config, sort_keys=True)}", *say.lines]
+    log = [f"pdpboot {config.versions['pdpboot']} run, created {config.created}",
+           f"versions: {config.versions}", f"configuration: {json.dumps(config.to_dict(), sort_keys=True)}",
+           *say.lines]
     (folder / "run.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+    return {"config": config, "files": tuple(files), "failures": tuple(failures),
+            "metrics": tuple(tuple(m) for m in outcome.metrics), "notes": tuple(outcome.notes),
+            "workbook": sheets is not None, "seconds": dict(outcome.seconds)}

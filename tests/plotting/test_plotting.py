@@ -19,9 +19,9 @@ from pdpboot.plotting import (  # noqa: E402
     paper_style,
     plot_h_statistic,
     plot_heterogeneity,
-    plot_partial_dependence,
     plot_pd,
     plot_pd_contour,
+    plot_pd_panels,
 )
 from pdpboot.plotting.surfaces import _additive_reference  # noqa: E402
 
@@ -518,7 +518,7 @@ def test_contour_classifier_and_node(reg):
 
 
 def test_panel_grid(reg):
-    fig, axes = plot_partial_dependence(reg, n_cols=3)
+    fig, axes = plot_pd_panels(reg, n_cols=3)
     assert axes.shape == (2, 3)
     flat = axes.ravel()
     assert [a.get_visible() for a in flat] == [True] * 5 + [False]
@@ -543,19 +543,19 @@ def test_panel_grid(reg):
 
 def test_panel_grid_subset_and_given_axes(reg):
     fig, given = plt.subplots(1, 2)
-    fig2, axes = plot_partial_dependence(reg, ["x2", ("x1", "x2")], ax=given)
+    fig2, axes = plot_pd_panels(reg, ["x2", ("x1", "x2")], ax=given)
     assert fig2 is fig and axes.shape == (1, 2) and axes[0, 0] is given[0]
     assert axes[0, 0].get_xlabel() == "x2" and axes[0, 1].get_ylabel() == "x2"
     assert _legend_texts(axes[0, 0]) == ["PD estimate", "95 % percentile band, B = 20"]
     assert len(fig.axes) == 3  # own colour bar for the single 2-D panel
     plt.close(fig)
     fig, one = plt.subplots()
-    fig3, axes = plot_partial_dependence(reg, ["x1", "x2", "color"], ax=one, n_cols=2)
+    fig3, axes = plot_pd_panels(reg, ["x1", "x2", "color"], ax=one, n_cols=2)
     assert fig3 is fig and axes.shape == (2, 2) and not axes[1, 1].get_visible()
     plt.close(fig)
     fig, given = plt.subplots(1, 2)
     with pytest.raises(ValueError, match="panels are needed"):
-        plot_partial_dependence(reg, ["x1", "x2", "color"], ax=given)
+        plot_pd_panels(reg, ["x1", "x2", "color"], ax=given)
     plt.close(fig)
 
 
@@ -628,7 +628,7 @@ def test_plot_h_statistic(reg):
 @pytest.mark.parametrize("fmt", ["pdf", "svg", "png"])
 def test_vector_and_raster_output(reg, fmt):
     with paper_style():
-        fig, axes = plot_partial_dependence(reg, ["x1", "color", ("x1", "x2")], ice=10)
+        fig, axes = plot_pd_panels(reg, ["x1", "color", ("x1", "x2")], ice=10)
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt)
     plt.close(fig)
@@ -647,8 +647,9 @@ def test_importing_plotting_does_not_import_matplotlib():
 
 
 def test_plots_of_a_real_result():
-    pdpboot = pytest.importorskip("pdpboot")
     from sklearn.tree import DecisionTreeRegressor
+
+    import pdpboot
 
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (120, 3))
@@ -681,7 +682,7 @@ def test_plots_of_a_real_result():
     ax = plot_pd(res, "g")
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "10", "20"]
     plt.close(ax.figure)
-    fig, axes = plot_partial_dependence(res)
+    fig, axes = plot_pd_panels(res)
     assert axes.shape == (1, 3)
     plt.close(fig)
     ax = plot_pd_contour(res, ("a", "b"), what="width")
@@ -721,3 +722,30 @@ def test_hatched_cells_of_mixed_heatmap_follow_uneven_numeric_grid():
         k = int(np.argmin(np.abs(y_edges - lower)))
         assert lower == pytest.approx(y_edges[k]) and upper == pytest.approx(y_edges[k + 1])
     plt.close(ax.figure)
+
+
+def test_old_panel_name_is_a_deprecated_alias():
+    from pdpboot.plotting import plot_partial_dependence
+
+    reg = _regression_tree()
+    with pytest.warns(DeprecationWarning, match="plot_pd_panels"):
+        fig, axes = plot_partial_dependence(reg, ["x1"])
+    assert axes.shape == (1, 1) and axes[0, 0].get_xlabel() == "x1"
+    plt.close(fig)
+
+
+def test_any_effect_variable_draws_like_pd():
+    """An ``ale``/``ale_band`` pair (as ALE results store it) is drawn exactly like ``pd``/``pd_band``."""
+    node = _regression_tree()["x1"].to_dataset()
+    renamed = node.rename({"pd": "ale", "pd_band": "ale_band"})[["ale", "ale_band"]]
+    renamed.attrs = node.attrs
+    ax_pd = plot_pd(node[["pd", "pd_band"]].assign_attrs(node.attrs), "x1", rug=False)
+    ax_ale = plot_pd(renamed, "x1", variable="ale", rug=False)
+    line_pd, line_ale = ax_pd.get_lines()[0], ax_ale.get_lines()[0]
+    np.testing.assert_array_equal(line_pd.get_ydata(), line_ale.get_ydata())
+    np.testing.assert_array_equal(line_ale.get_ydata(), _pd_x1(X1))
+    assert "ALE estimate" in [t.get_text() for t in ax_ale.get_legend().get_texts()]
+    assert ax_ale.get_ylabel().startswith("ALE of")
+    with pytest.raises(ValueError, match="no 'nope' variable"):
+        plot_pd(node, "x1", variable="nope")
+    plt.close("all")

@@ -1,0 +1,187 @@
+"""Study 6: whole-curve coverage of simultaneous bands (sup-t vs calibrated percentile), regression.
+
+DGP (held out from the paper's other studies): ``y = sin(pi x1) + x2 + 0.5 x1 x2 + eps`` with
+``x1, x2 ~ U(-1, 1)`` and ``eps ~ N(0, 0.5^2)``, ``n`` rows.  Learner: a smooth one, cubic
+B-splines (6 knots) of each feature plus their product term ``x1 x2``, ridge with a small
+penalty.  Target: the learner's expected PD of ``x1`` on a 15-point grid (the mean over
+``truth_fits`` fits on fresh data of the PD averaged over each fit's own rows), so coverage
+measures the bands, not the learner's bias.
+
+Per repetition one ``bootstrap_partial_dependence`` run with B resamples (default
+``background="resample"``); bands are formed at render time for B and for its first B/2
+resamples (``n_resamples`` extends a run with the same first resamples).  Reported per band:
+whole-curve coverage (share of repetitions whose band contains the target everywhere), the
+mean pointwise coverage and the Monte Carlo SE ``sqrt(p (1 - p) / R)``.
+
+    python -m experiments.s6_bands [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+import xarray as xr
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.linear_model import Ridge
+from sklearn.preprocessing import SplineTransformer
+
+import pdpboot
+from pdpboot.engine.intervals import band_arrays
+
+from . import _common as C
+
+STUDY = "bands"
+SETTINGS = {
+    "full": {"seed": 61, "n": 300, "B": 200, "R": 200, "truth_fits": 400, "grid": 15},
+    "quick": {"seed": 61, "n": 150, "B": 40, "R": 4, "truth_fits": 10, "grid": 8},
+}
+CONSTRUCTIONS = {  # label: (pointwise method, simultaneous method)
+    "sup-t": ("percentile", "sup-t"),
+    "calibrated percentile": ("percentile", "calibrated"),
+    "normal sup-t (pure)": ("normal", "sup-t"),
+}
+
+
+class SplineRidge(RegressorMixin, BaseEstimator):
+    """Cubic B-splines of every feature, plus the product of the first two, then ridge."""
+
+    def __init__(self, n_knots: int = 6, alpha: float = 1e-3):
+        self.n_knots = n_knots
+        self.alpha = alpha
+
+    def _design(self, X):
+        X = np.asarray(X, dtype=float)
+        return np.column_stack([self.splines_.transform(X), X[:, 0] * X[:, 1]])
+
+    def fit(self, X, y):
+        X = np.asarray(X, dtype=float)
+        knots = np.repeat(np.linspace(-1, 1, self.n_knots)[:, None], X.shape[1], axis=1)
+        self.splines_ = SplineTransformer(degree=3, knots=knots, extrapolation="linear").fit(X)
+        self.ridge_ = Ridge(alpha=self.alpha).fit(self._design(X), y)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        return self.ridge_.predict(self._design(X))
+
+
+def make_data(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    X = rng.uniform(-1, 1, size=(n, 2))
+    y = np.sin(np.pi * X[:, 0]) + X[:, 1] + 0.5 * X[:, 0] * X[:, 1] + rng.normal(scale=0.5, size=n)
+    return X, y
+
+
+def _grid(cfg: dict) -> np.ndarray:
+    return np.linspace(-0.9, 0.9, cfg["grid"])
+
+
+def _truth_fit(cfg: dict, seed) -> np.ndarray:
+    X, y = make_data(cfg["n"], np.random.default_rng(seed))
+    model = SplineRidge().fit(X, y)
+    grid = _grid(cfg)
+    rows = np.repeat(X, grid.size, axis=0)
+    rows[:, 0] = np.tile(grid, X.shape[0])
+    return model.predict(rows).reshape(X.shape[0], grid.size).mean(axis=0)
+
+
+def _repetition(cfg: dict, seed) -> tuple[np.ndarray, np.ndarray]:
+    data_seed, boot_seed = seed.spawn(2)
+    X, y = make_data(cfg["n"], np.random.default_rng(data_seed))
+    res = pdpboot.bootstrap_partial_dependence(
+        SplineRidge(), X, y, [0], n_resamples=cfg["B"], custom_values={0: _grid(cfg)},
+        resampling="bootstrap", rng=np.random.default_rng(boot_seed), progress=False)
+    ds = res["x0"].ds
+    return ds["pd"].values[0], ds["pd_resamples"].values[:, 0, :]
+
+
+def compute(ctx: C.Context) -> None:
+    cfg = SETTINGS[ctx.mode]
+    folder = ctx.study_dir(STUDY)
+    root = C.seed_sequence(cfg["seed"], STUDY)
+    truth_seed, rep_seed = root.spawn(2)
+
+    def truth():
+        curves = Parallel(n_jobs=ctx.n_jobs)(delayed(_truth_fit)(cfg, s) for s in truth_seed.spawn(cfg["truth_fits"]))
+        curves = np.array(curves)
+        return xr.Dataset({"truth": ("x", curves.mean(axis=0)),
+                           "truth_mcse": ("x", curves.std(axis=0, ddof=1) / np.sqrt(len(curves)))},
+                          coords={"x": _grid(cfg)})
+
+    def reps():
+        out = Parallel(n_jobs=ctx.n_jobs)(delayed(_repetition)(cfg, s) for s in rep_seed.spawn(cfg["R"]))
+        est, res = map(np.array, zip(*out))
+        return xr.Dataset({"estimate": (("rep", "x"), est), "resamples": (("rep", "resample", "x"), res)},
+                          coords={"x": _grid(cfg)}, attrs={"n": cfg["n"], "B": cfg["B"]})
+
+    C.cached(folder / "truth.nc", ctx, truth)
+    C.cached(folder / "repetitions.nc", ctx, reps)
+
+
+def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
+    folder = ctx.study_dir(STUDY)
+    truth = C.load_dataset(folder / "truth.nc")["truth"].values
+    data = C.load_dataset(folder / "repetitions.nc")
+    est, res = data["estimate"].values, data["resamples"].values
+    n_rep, n_b = est.shape[0], res.shape[1]
+    records = []
+    for b in (n_b // 2, n_b):
+        for label, (method, sim) in CONSTRUCTIONS.items():
+            whole, pointwise, levels, crit = [], [], [], []
+            for r in range(n_rep):
+                lo, hi, _, _, info = band_arrays(est[r][None], res[r, :b, None, :], level=level, method=method,
+                                                 simultaneous=True, simultaneous_method=sim)
+                inside = (lo[0] <= truth) & (truth <= hi[0])
+                whole.append(inside.all())
+                levels += info.get("calibrated_level", [])
+                crit += info.get("critical_value", [])
+            for r in range(n_rep):
+                lo, hi, *_ = band_arrays(est[r][None], res[r, :b, None, :], level=level, method=method,
+                                         simultaneous=False)
+                pointwise.append(np.mean((lo[0] <= truth) & (truth <= hi[0])))
+            p = float(np.mean(whole))
+            records.append({"B": b, "band": label, "R": n_rep, "whole_curve": p,
+                            "whole_curve_mcse": float(np.sqrt(p * (1 - p) / n_rep)),
+                            "pointwise": float(np.mean(pointwise)),
+                            "pointwise_mcse": float(np.std(pointwise, ddof=1) / np.sqrt(n_rep)) if n_rep > 1 else 0.0,
+                            "mean_calibrated_level": float(np.mean(levels)) if levels else float("nan"),
+                            "mean_critical_value": float(np.mean(crit)) if crit else float("nan")})
+    return records
+
+
+def render(ctx: C.Context) -> None:
+    records = summarize(ctx)
+    lines = [r"\begin{tabular}{rlrrr}", r"\toprule",
+             r"$B$ & simultaneous band & whole-curve cov. & pointwise cov. & calibrated level \\", r"\midrule"]
+    for rec in records:
+        cov = f"{C.fmt(rec['whole_curve'], 3)} ({C.fmt(rec['whole_curve_mcse'], 3)})"
+        lines.append(f"{rec['B']} & {rec['band']} & {cov} & {C.fmt(rec['pointwise'], 3)} & "
+                     f"{C.fmt(rec['mean_calibrated_level'], 4)} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))
+    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.s6_bands", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--results-dir")
+    args = parser.parse_args(argv)
+    ctx = C.default_context(args.quick, args.results_dir, None, args.n_jobs)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        compute(ctx)
+        render(ctx)
+    for rec in summarize(ctx):
+        print(json.dumps(rec), file=sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,278 @@
+"""Study 7: correlated features - bootstrap bands for PD and for accumulated local effects (ALE).
+
+DGP: ``(x1, x2)`` standard bivariate normal with correlation rho in {0, 0.5, 0.9},
+``y = x1 + x2 + x1 x2 + e``, ``e ~ N(0, 1)``.  PD of x1 evaluates the model at
+``(a, x2_i)`` for every row - at rho = 0.9 mostly at combinations that never occur,
+so a flexible learner is extrapolated there.  ALE only uses local differences.
+
+The two effects estimate different things, each with its own known truth on the
+fixed grid ``z_k = Phi^{-1}(0.05 + 0.09 k)``, k = 0..10 (the 5-95 % range):
+
+- PD: ``PD(a) = a + E[x2] (1 + a) = a`` for every rho;
+- ALE (population version of the estimator on these bins, Apley & Zhu eq. (15)):
+  the local effect of bin m is ``dz_m (1 + rho E[x1 | bin m])`` (the truncated-normal
+  mean), accumulated from zero and centred with the bin probabilities at the bin
+  midpoints; as the bins shrink it tends to ``a + rho a^2 / 2 - const``.
+
+Learners: the well-specified OLS with the x1 x2 column, and a small histogram gradient
+boosting model (flexible; see :func:`learner_for`).  Each repetition draws n rows, runs
+:func:`pdpboot.bootstrap_partial_dependence` and :func:`pdpboot.bootstrap_ale` (B
+resamples each) and forms 95 % percentile bands with :func:`pdpboot.confidence_bands`
+(pointwise, and simultaneous over the 11 grid points).  Coverage = share of
+repetitions whose band contains the truth at a point (averaged over the points) or
+at every point (simultaneous); Monte Carlo SE ``sqrt(p (1 - p) / R)`` (simultaneous)
+and the SE of the mean over repetitions (pointwise).
+
+Outputs: ``tables/ale_coverage.tex``, ``generated/ale.tex`` and the figure
+``figures/ale_pd_vs_ale`` (PD and ALE of the boosted model with bands, rho = 0.9).
+
+Run alone::
+
+    python -m experiments.s7_ale --quick            # seconds
+    python -m experiments.s7_ale --reps 100 --resamples 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+import xarray as xr
+from joblib import Parallel, delayed
+from scipy.stats import norm
+
+import pdpboot
+
+from . import _common as C
+from .learners import LEARNER_LABELS, make_learner
+
+
+def learner_for(name: str, quick: bool):
+    """The well-specified OLS (with the x1 x2 column) or a small histogram gradient boosting model
+    (50 rounds of at most 15 leaves, learning rate 0.2; 20 rounds in quick mode)."""
+    if name == "gbm":
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        return HistGradientBoostingRegressor(max_iter=20 if quick else 50, learning_rate=0.2, max_leaf_nodes=15,
+                                             early_stopping=False)
+    return make_learner(name, quick)
+
+STUDY = "ale"
+RHOS = (0.0, 0.5, 0.9)
+LEARNERS = ("ols_interaction", "gbm")
+GRID = norm.ppf(np.linspace(0.05, 0.95, 11))
+LEVEL = 0.95
+
+
+def settings(quick: bool, reps: int | None = None, resamples: int | None = None) -> dict:
+    base = {"n": 300, "reps": {"ols_interaction": 3, "gbm": 2}, "B": {"ols_interaction": 20, "gbm": 20}} if quick \
+        else {"n": 500, "reps": {"ols_interaction": 100, "gbm": 20}, "B": {"ols_interaction": 100, "gbm": 50}}
+    if reps is not None:
+        base["reps"] = {k: reps for k in base["reps"]}
+    if resamples is not None:
+        base["B"] = {k: resamples for k in base["B"]}
+    return base
+
+
+def true_pd(grid: np.ndarray) -> np.ndarray:
+    return np.asarray(grid, dtype=float)
+
+
+def true_ale(edges: np.ndarray, rho: float) -> np.ndarray:
+    """Population ALE of f = x1 + x2 + x1 x2 on the bins ``edges`` (binormal, correlation rho)."""
+    lo, hi = edges[:-1], edges[1:]
+    prob = norm.cdf(hi) - norm.cdf(lo)
+    mean_x1 = (norm.pdf(lo) - norm.pdf(hi)) / prob
+    effect = np.diff(edges) * (1 + rho * mean_x1)
+    g = np.concatenate([[0.0], np.cumsum(effect)])
+    return g - np.sum(prob * (g[:-1] + g[1:]) / 2) / prob.sum()
+
+
+def draw(n: int, rho: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    x1 = rng.standard_normal(n)
+    x2 = rho * x1 + np.sqrt(1 - rho**2) * rng.standard_normal(n)
+    X = np.column_stack([x1, x2])
+    return X, x1 + x2 + x1 * x2 + rng.standard_normal(n)
+
+
+def _bands(res: xr.DataTree, var: str) -> dict:
+    node = pdpboot.confidence_bands(res, confidence_level=LEVEL, simultaneous=True)["x0"]
+    return {"estimate": node[var].values[0], "sim": node[f"{var}_band"].values[:, 0],
+            "point": node[f"{var}_band_pointwise"].values[:, 0]}
+
+
+def one_repetition(learner: str, rho: float, n: int, B: int, quick: bool, seed: np.random.SeedSequence) -> dict:
+    data_seed, pd_seed, ale_seed = seed.spawn(3)
+    X, y = draw(n, rho, np.random.default_rng(data_seed))
+    pd_res = pdpboot.bootstrap_partial_dependence(learner_for(learner, quick), X, y, ["x0"], n_resamples=B,
+                                                  custom_values={"x0": GRID}, n_jobs=1, rng=pd_seed, progress=False)
+    ale_res = pdpboot.bootstrap_ale(learner_for(learner, quick), X, y, ["x0"], n_resamples=B,
+                                    custom_values={"x0": GRID}, n_jobs=1, rng=ale_seed)
+    return {"pd": _bands(pd_res, "pd"), "ale": _bands(ale_res, "ale")}
+
+
+def _stack(outs: list[dict], rho: float, learner: str) -> xr.Dataset:
+    data = {}
+    for effect in ("pd", "ale"):
+        data[f"{effect}_estimate"] = (("rep", "grid"), np.stack([o[effect]["estimate"] for o in outs]))
+        for kind in ("sim", "point"):
+            data[f"{effect}_{kind}"] = (("rep", "bound", "grid"), np.stack([o[effect][kind] for o in outs]))
+    ds = xr.Dataset(data, coords={"grid": GRID, "bound": ["lower", "upper"]})
+    ds["pd_truth"] = ("grid", true_pd(GRID))
+    ds["ale_truth"] = ("grid", true_ale(GRID, rho))
+    ds.attrs = {"rho": rho, "learner": learner}
+    return ds
+
+
+def compute(ctx: C.Context, reps: int | None = None, resamples: int | None = None) -> None:
+    cfg = settings(ctx.quick, reps, resamples)
+    folder = ctx.study_dir(STUDY)
+    C.cached(folder / "figure.nc", ctx, lambda: _figure_data(ctx.quick, cfg))
+    for learner in LEARNERS:
+        for rho in RHOS:
+            path = folder / f"coverage_{learner}_rho{rho:g}.nc"
+
+            def run(learner=learner, rho=rho):
+                seeds = C.seed_sequence(STUDY, learner, int(rho * 10)).spawn(cfg["reps"][learner])
+                outs = Parallel(n_jobs=ctx.n_jobs)(
+                    delayed(one_repetition)(learner, rho, cfg["n"], cfg["B"][learner], ctx.quick, s) for s in seeds)
+                ds = _stack(outs, rho, learner)
+                ds.attrs["B"] = cfg["B"][learner]
+                ds.attrs["n"] = cfg["n"]
+                return ds
+
+            C.cached(path, ctx, run)
+            print(f"  {STUDY}: {learner} rho={rho:g} done", file=sys.stderr, flush=True)
+
+
+def _figure_data(quick: bool, cfg: dict) -> xr.Dataset:
+    rho = 0.9
+    X, y = draw(cfg["n"], rho, np.random.default_rng(C.seed_sequence(STUDY, "figure")))
+    B = 20 if quick else 200
+    pd_res = pdpboot.bootstrap_partial_dependence(learner_for("gbm", quick), X, y, ["x0"], n_resamples=B,
+                                                  custom_values={"x0": GRID}, n_jobs=1, rng=1, progress=False)
+    ale_res = pdpboot.bootstrap_ale(learner_for("gbm", quick), X, y, ["x0"], n_resamples=B,
+                                    custom_values={"x0": GRID}, n_jobs=1, rng=2)
+    p, a = _bands(pd_res, "pd"), _bands(ale_res, "ale")
+    return xr.Dataset({"x1": ("row", X[:, 0]), "x2": ("row", X[:, 1]),
+                       **{f"pd_{k}": (("bound", "grid") if v.ndim == 2 else ("grid",), v) for k, v in p.items()},
+                       **{f"ale_{k}": (("bound", "grid") if v.ndim == 2 else ("grid",), v) for k, v in a.items()},
+                       "pd_truth": ("grid", true_pd(GRID)), "ale_truth": ("grid", true_ale(GRID, rho))},
+                      coords={"grid": GRID, "bound": ["lower", "upper"]}, attrs={"rho": rho, "B": B})
+
+
+# --------------------------------------------------------------------------- render
+
+
+def coverage(ds: xr.Dataset, effect: str, kind: str) -> tuple[float, float]:
+    """(coverage, Monte Carlo SE): pointwise averaged over the grid, or simultaneous."""
+    band = ds[f"{effect}_{kind}"].values
+    truth = ds[f"{effect}_truth"].values
+    inside = (band[:, 0] <= truth + 1e-12) & (truth <= band[:, 1] + 1e-12)  # (rep, grid)
+    per_rep = inside.mean(axis=1) if kind == "point" else inside.all(axis=1).astype(float)
+    R = per_rep.size
+    p = float(per_rep.mean())
+    se = float(per_rep.std(ddof=1) / np.sqrt(R)) if kind == "point" and R > 1 else float(np.sqrt(p * (1 - p) / R))
+    return p, se
+
+
+def _results(ctx: C.Context) -> list[xr.Dataset]:
+    folder = ctx.study_dir(STUDY)
+    return [C.load_dataset(folder / f"coverage_{learner}_rho{rho:g}.nc") for learner in LEARNERS for rho in RHOS]
+
+
+def _table(ctx: C.Context, results: list[xr.Dataset]) -> str:
+    lines = [r"\begin{tabular}{llrrcccc}", r"\toprule",
+             r"learner & $\rho$ & $R$ & $B$ & PD pointwise & PD simult. & ALE pointwise & ALE simult. \\", r"\midrule"]
+    text = []
+    for ds in results:
+        cells = []
+        for effect in ("pd", "ale"):
+            for kind in ("point", "sim"):
+                p, se = coverage(ds, effect, kind)
+                cells.append(f"{p:.2f} ({se:.2f})")
+        label = LEARNER_LABELS.get(ds.attrs["learner"], ds.attrs["learner"])
+        lines.append(f"{label} & {ds.attrs['rho']:g} & {ds.sizes['rep']} & {ds.attrs['B']} & " + " & ".join(cells)
+                     + r" \\")
+        text.append(f"{ds.attrs['learner']:<16} rho={ds.attrs['rho']:<4g} R={ds.sizes['rep']:<4} B={ds.attrs['B']:<4} "
+                    + "  ".join(cells))
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    C.write_table(ctx.out("tables", "ale_coverage.tex"), "\n".join(lines))
+    return "\n".join(text)
+
+
+def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
+    macros = {}
+    names = {"ols_interaction": "Ols", "gbm": "Gbm"}
+    rho_names = {0.0: "Zero", 0.5: "Half", 0.9: "High"}
+    for ds in results:
+        for effect in ("pd", "ale"):
+            for kind in ("point", "sim"):
+                p, se = coverage(ds, effect, kind)
+                tag = names[ds.attrs["learner"]] + rho_names[float(ds.attrs["rho"])]
+                key = f"Ale{tag}{effect.title()}{kind.title()}"
+                macros[key] = C.fmt(p)
+                macros[key + "Se"] = C.fmt(se)
+    C.write_macros(ctx.out("generated", "ale.tex"), macros, "coverage of 95 % PD and ALE bands (s7_ale)")
+
+
+def _figure(ctx: C.Context) -> None:
+    import matplotlib.pyplot as plt
+
+    ds = C.load_dataset(ctx.study_dir(STUDY) / "figure.nc")
+    fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 2.3), constrained_layout=True)
+    ax = axes[0]
+    ax.scatter(ds["x1"], ds["x2"], s=3, alpha=0.4, color="0.3", linewidths=0)
+    a = np.linspace(GRID[0], GRID[-1], 5)
+    for value in a:
+        ax.plot([value, value], [ds["x2"].min(), ds["x2"].max()], color="tab:red", lw=0.6, alpha=0.6)
+    ax.set(title=f"data, $\\rho$ = {ds.attrs['rho']:g}", xlabel="$x_1$", ylabel="$x_2$")
+    ax.text(0.02, 0.97, "PD evaluates\nalong red lines", transform=ax.transAxes, va="top", fontsize=7,
+            color="tab:red")
+    for ax, effect, title in ((axes[1], "pd", "partial dependence"), (axes[2], "ale", "accumulated local effect")):
+        z = ds["grid"].values
+        ax.fill_between(z, *ds[f"{effect}_sim"].values, color="tab:blue", alpha=0.18, lw=0,
+                        label="95 % simultaneous")
+        ax.fill_between(z, *ds[f"{effect}_point"].values, color="tab:blue", alpha=0.35, lw=0,
+                        label="95 % pointwise")
+        ax.plot(z, ds[f"{effect}_estimate"], color="tab:blue", lw=1.5, label="boosting estimate")
+        ax.plot(z, ds[f"{effect}_truth"], color="black", ls="--", lw=1.2, label="truth")
+        ax.plot(ds["x1"].values, np.full(ds.sizes["row"], ax.get_ylim()[0]), "|", color="0.4", ms=4, alpha=0.3)
+        ax.set(title=title, xlabel="$x_1$")
+    axes[1].legend(fontsize=6, loc="upper left", frameon=False)
+    fig.savefig(ctx.out("figures", "ale_pd_vs_ale.png"), dpi=150, bbox_inches="tight")
+    C.savefig(fig, ctx, "ale_pd_vs_ale")
+
+
+def render(ctx: C.Context) -> None:
+    results = _results(ctx)
+    print(_table(ctx, results), file=sys.stderr)
+    _macros(ctx, results)
+    _figure(ctx)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.s7_ale", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--reps", type=int, help="repetitions per learner and rho (overrides the mode)")
+    parser.add_argument("--resamples", type=int, help="bootstrap resamples B (overrides the mode)")
+    parser.add_argument("--results-dir")
+    parser.add_argument("--paper-dir")
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--force", action="store_true")
+    parser.add_argument("--render-only", action="store_true")
+    args = parser.parse_args(argv)
+    ctx = C.default_context(args.quick, args.results_dir, args.paper_dir, args.n_jobs, args.force)
+    C.agg_backend()
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        if not args.render_only:
+            compute(ctx, args.reps, args.resamples)
+        render(ctx)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,154 @@
+"""One fitted model -> every variable of every node, in one engine pass per feature set.
+
+:func:`evaluate_fit` is used for the full-data fit and for every resample
+(and by the one-fit :func:`pdpboot.partial_dependence`), so PD, ICE,
+heterogeneity and H statistics are computed the same way everywhere.  It
+returns plain arrays (node name -> variable -> (dims, array)); nothing here
+imports xarray.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._plan import PDSpec
+from .engine import compute_pd_many
+from .engine.hstats import interaction_statistics
+from .engine.ice_stats import ice_statistics
+from .engine.response import output_labels, response_function
+from .schema import node_name
+
+#: node name -> variable name -> (dims, array)
+NodeArrays = dict[str, dict[str, tuple[tuple[str, ...], np.ndarray]]]
+
+
+class MissingClassError(ValueError):
+    """A refit saw fewer classes than the full-data fit and its scores are not comparable."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What one fitted model is evaluated on (see :func:`evaluate_fit`)."""
+
+    response_method: str  # resolved
+    outputs: list  # output labels of the full-data model
+    background: np.ndarray  # row positions the PD is averaged over
+    weights: np.ndarray | None = None  # weights of those rows
+    ice_rows: np.ndarray | None = None  # row positions whose ICE curves are kept
+    heterogeneity: bool = False
+    n_max: int | None = None  # H statistics on at most n_max background rows (None: off)
+
+
+def model_outputs(fitted, response_method: str, outputs: list) -> list:
+    """Output labels of ``fitted``, checked to be comparable with the full-data model's ``outputs``.
+
+    A classifier refit that missed a class has probability 0 for it (aligned
+    later), but its decision scores are on another scale (a binary score
+    instead of multinomial ones): that raises :class:`MissingClassError`.
+    """
+    own = output_labels(fitted, response_method, outputs if response_method == "predict" else None, len(outputs))
+    if response_method == "decision_function" and own != list(outputs):
+        missing = [label for label in outputs if label not in own]
+        raise MissingClassError(
+            f"the refit saw no rows of class(es) {missing}, so its decision scores are not comparable "
+            "with the full-data model's"
+        )
+    return own
+
+
+def align_outputs(arr: np.ndarray | None, own: list, wanted: list, axis: int, fill: float) -> np.ndarray | None:
+    """Put a model's output columns in the order of the full-data model's outputs (``fill`` where absent)."""
+    if arr is None or own == wanted:
+        return arr
+    shape = list(arr.shape)
+    shape[axis] = len(wanted)
+    out = np.full(shape, fill)
+    index = {label: k for k, label in enumerate(own)}
+    for k, label in enumerate(wanted):
+        if label in index:
+            np.moveaxis(out, axis, 0)[k] = np.moveaxis(arr, axis, 0)[index[label]]
+    return out
+
+
+def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, rng: np.random.Generator | None = None) -> NodeArrays:
+    """PD (and ICE, heterogeneity and H statistics) of one fitted model for every feature set.
+
+    Parameters
+    ----------
+    fitted : fitted estimator
+    spec : PDSpec
+        Table, feature sets and grids.
+    evaluation : Evaluation
+        Response, outputs, background rows and weights, and what to compute.
+    rng : numpy.random.Generator, optional
+        Draws the H statistics' row subsample (needed when ``evaluation.n_max`` is set).
+
+    Returns
+    -------
+    dict
+        Node name -> variable -> (dims, array): ``pd`` (``output``, *features);
+        with ``ice_rows``, ``ice`` (``instance``, ``output``, *features); with
+        ``heterogeneity``, ``ice_sd``, ``cice_sd``, ``dice_sd`` (``output``,
+        feature) and ``heterogeneity_index`` (``output``) on 1-D nodes; with
+        ``n_max``, ``h2_overall`` (``output``) on 1-D nodes and ``h2``,
+        ``h_unnormalized`` (``output``) on 2-D nodes.
+    """
+    ev = evaluation
+    own = model_outputs(fitted, ev.response_method, ev.outputs)
+    fill = 0.0 if ev.response_method == "predict_proba" else np.nan
+    same_rows = ev.ice_rows is not None and ev.weights is None and np.array_equal(ev.ice_rows, ev.background)
+    X_bg = spec.rows(ev.background)
+    X_ice = None if ev.ice_rows is None or same_rows else spec.rows(ev.ice_rows)
+    common = dict(response_method=ev.response_method, method=spec.method, memory_limit=spec.memory_limit,
+                  n_outputs=len(own))
+    # one engine call per kind of pass, so the model is read once for all its feature sets
+    keep_ice = {fs: same_rows or (ev.heterogeneity and len(fs) == 1) for fs in spec.feature_sets}
+    passes: dict[tuple[int, ...], tuple] = {}
+    for individual in (False, True):
+        sets = [fs for fs in spec.feature_sets if keep_ice[fs] == individual]
+        if sets:
+            arrays = compute_pd_many(fitted, X_bg, sets, [spec.grid_values(fs) for fs in sets],
+                                     weights=ev.weights, individual=individual, **common)
+            passes.update(zip(sets, arrays))
+    ice_passes = {}
+    if X_ice is not None:
+        sets = spec.feature_sets
+        arrays = compute_pd_many(fitted, X_ice, sets, [spec.grid_values(fs) for fs in sets], average=False,
+                                 individual=True, **common)
+        ice_passes = {fs: ice for fs, (_, ice) in zip(sets, arrays)}
+    out: NodeArrays = {}
+    for fs in spec.feature_sets:
+        dims = spec.dims(fs)
+        with_stats = ev.heterogeneity and len(fs) == 1
+        avg, ice_bg = passes[fs]
+        variables = {"pd": (("output", *dims), align_outputs(avg, own, ev.outputs, 0, fill))}
+        ice = ice_bg if same_rows else ice_passes.get(fs)
+        if ice is not None:
+            variables["ice"] = (("instance", "output", *dims), align_outputs(ice, own, ev.outputs, 1, fill))
+        if with_stats:
+            grid = spec.grids[fs[0]]
+            stats = ice_statistics(align_outputs(ice_bg, own, ev.outputs, 1, fill), grid.values,
+                                   weights=ev.weights, categorical=grid.categorical)
+            for name in ("ice_sd", "cice_sd", "dice_sd"):
+                variables[name] = (("output", grid.name), stats[name])
+            variables["heterogeneity_index"] = (("output",), stats["heterogeneity_index"])
+        out[node_name(dims)] = variables
+    if ev.n_max is not None:
+        singles = [fs[0] for fs in spec.feature_sets if len(fs) == 1]
+        pairs = [fs for fs in spec.feature_sets if len(fs) == 2]
+        stats = interaction_statistics(
+            response_function(fitted, ev.response_method), X_bg, singles=singles, pairs=pairs,
+            weights=ev.weights, n_max=ev.n_max, rng=rng, memory_limit=spec.memory_limit, n_outputs=len(own),
+        )
+        for fs, values in stats.items():
+            for name, arr in values.items():
+                out[node_name(spec.dims(fs))][name] = (("output",), align_outputs(arr, own, ev.outputs, 0, fill))
+    return out
+
+
+def nan_like(arrays: NodeArrays) -> NodeArrays:
+    """NaN variables of the same dims and shapes, standing in for a failed resample."""
+    return {name: {var: (dims, np.full(np.shape(arr), np.nan)) for var, (dims, arr) in variables.items()}
+            for name, variables in arrays.items()}

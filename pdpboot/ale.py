@@ -1,0 +1,508 @@
+"""Accumulated local effects (ALE) as xarray results, for one fitted model and with bootstrap bands.
+
+ALE (Apley & Zhu 2020, JRSS-B) answers what partial dependence answers without
+evaluating the model at feature combinations that never occur: it accumulates
+*local* prediction differences across small bins of the feature, each averaged
+over the rows inside that bin only.  The estimator, the bin rule, the
+centring, the ordering of categories and the handling of empty bins are
+documented in :mod:`pdpboot.engine.ale`.
+
+Results follow the schema of :mod:`pdpboot.schema`: one child node per feature
+set, dims named after the features whose coordinate is the grid (bin edges of
+a numeric feature, ordered levels of a categorical or few-valued integer
+feature), ``output`` and ``resample``; variables ``ale`` and
+``ale_resamples``, so :func:`pdpboot.confidence_bands` adds ``ale_band``,
+``ale_se`` and ``ale_bias`` unchanged.  Node attrs add ``effect = "ale"``,
+``ale_kind`` (one of ``numeric``, ``ordinal``, ``categorical`` per feature) and
+``bin_counts`` (full-data rows per bin or level, 1-D nodes).
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from joblib import Parallel, delayed
+from sklearn.base import clone, is_classifier
+
+from ._assemble import build_tree, provenance
+from ._plan import PDSpec
+from ._validate import check_choice, check_positive_int, check_table, check_target, is_fitted, resolve_features
+from .engine.ale import ale_arrays, order_levels, quantile_edges
+from .engine.brute import DEFAULT_MEMORY_LIMIT
+from .engine.refit import rows_of, seed_estimator
+from .engine.resample import RESAMPLING, draw_rows, multiplicities
+from .engine.response import output_labels, resolve_response_method, response_function
+from .grid import FeatureGrid, make_grids
+from .schema import node_name
+
+ALE_KINDS = ("numeric", "ordinal", "categorical")
+_ALE_VARIABLES = ("ale", "ale_resamples", "ale_band", "ale_band_pointwise", "ale_se", "ale_bias")
+_MAX_DISCRETE_OTHER = 10  # an integer column with at most this many values counts as discrete when ordering levels
+
+
+@dataclass(frozen=True)
+class ALESpec:
+    """Everything about an ALE computation fixed on the full data before any model is fitted.
+
+    Attributes
+    ----------
+    pd_spec : PDSpec
+        Table, names, feature sets and grids (bin edges or ordered levels) in
+        the form :func:`pdpboot._pd.build_tree` assembles.
+    kinds : dict
+        Column position -> ``"numeric"``, ``"ordinal"`` or ``"categorical"``.
+    """
+
+    pd_spec: PDSpec
+    kinds: dict
+
+    @property
+    def feature_sets(self) -> list[tuple[int, ...]]:
+        return self.pd_spec.feature_sets
+
+    def engine_kinds(self, feature_set: tuple[int, ...]) -> list[str]:
+        if len(feature_set) == 2:
+            return ["numeric", "numeric"]  # an ordinal feature in a pair: its levels are the bin edges
+        return ["numeric" if self.kinds[feature_set[0]] == "numeric" else "levels"]
+
+
+def _discrete_columns(X, names, categorical_positions) -> list[bool]:
+    out = []
+    for j in range(len(names)):
+        col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
+        dtype = col.dtype
+        discrete = (j in categorical_positions or isinstance(dtype, pd.CategoricalDtype)
+                    or dtype.kind in "bOSU" or pd.api.types.is_string_dtype(dtype)
+                    or (dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER))
+        out.append(bool(discrete))
+    return out
+
+
+def _custom(custom_values: Mapping | None, names: list[str]) -> dict[int, np.ndarray]:
+    out = {}
+    for key, values in (custom_values or {}).items():
+        if isinstance(key, numbers.Integral) and not isinstance(key, bool):
+            pos = int(key)
+        elif str(key) in names:
+            pos = names.index(str(key))
+        else:
+            raise ValueError(f"custom_values names {key!r}, which is not a column of X.")
+        out[pos] = np.asarray(list(values), dtype=object if any(isinstance(v, str) for v in values) else None)
+    return out
+
+
+def make_ale_spec(
+    X,
+    features,
+    *,
+    grid_resolution: int = 20,
+    custom_values: Mapping | None = None,
+    categorical_features=None,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+) -> ALESpec:
+    """Validate the table and features and fix every feature's ALE grid on the full data.
+
+    Numeric features get :func:`pdpboot.engine.ale.quantile_edges` with
+    ``grid_resolution`` bins; integer columns with at most ``grid_resolution``
+    distinct values and ordered pandas categoricals get their levels in order
+    (``ordinal``); other categorical features get their levels ordered by
+    :func:`pdpboot.engine.ale.order_levels` (``categorical``).
+    ``custom_values[feature]`` gives the edges of a numeric feature or the
+    level order of a categorical one.
+
+    Returns
+    -------
+    ALESpec
+    """
+    X, names = check_table(X)
+    feature_sets = resolve_features(features, names)
+    grid_resolution = check_positive_int(grid_resolution, "grid_resolution", 1)
+    if not (isinstance(memory_limit, numbers.Integral) and memory_limit > 0):
+        raise ValueError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}.")
+    positions = list(dict.fromkeys(p for fs in feature_sets for p in fs))
+    for p in positions:
+        if names[p] in _ALE_VARIABLES:
+            raise ValueError(f"Feature name {names[p]!r} is reserved by the ALE result schema; rename the column.")
+    # categorical flags and deciles only (a placeholder grid skips the PD grid rule)
+    flags = make_grids(X, names, positions, custom_values={p: [0.0] for p in positions},
+                       categorical_features=categorical_features)
+    level_grids = make_grids(X, names, [p for p in positions if flags[p].categorical],
+                             categorical_features=categorical_features)
+    custom = _custom(custom_values, names)
+    categorical = {p for p in positions if flags[p].categorical}
+    discrete = None
+    grids, kinds = {}, {}
+    for p in positions:
+        col = X.iloc[:, p] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, p])
+        if p in categorical:
+            present = set(col.dropna().tolist())
+            if p in custom:
+                levels = custom[p]
+                unknown = [v for v in levels if v not in present]
+                if unknown or len(set(levels.tolist())) != len(levels) or len(levels) != len(present):
+                    raise ValueError(
+                        f"custom_values[{names[p]!r}] must list every observed level of this categorical "
+                        f"feature once, in the wanted order; observed levels: {sorted(present, key=str)}."
+                    )
+                kind = "ordinal"
+            elif isinstance(col.dtype, pd.CategoricalDtype) and col.dtype.ordered:
+                levels, kind = np.asarray(level_grids[p].values), "ordinal"
+            else:
+                if discrete is None:
+                    discrete = _discrete_columns(X, names, categorical)
+                levels = order_levels(X, p, level_grids[p].values, discrete=discrete)
+                kind = "categorical"
+            values = np.asarray(levels)
+        else:
+            numeric = col.to_numpy(dtype=float, na_value=np.nan)
+            uniques = np.unique(numeric[~np.isnan(numeric)])
+            if p in custom:
+                values = np.asarray(custom[p], dtype=float)
+                if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
+                    raise ValueError(f"custom_values[{names[p]!r}] must be strictly increasing ALE bin edges "
+                                     "(at least two).")
+                kind = "numeric"
+            elif col.dtype.kind in "iu" and uniques.size <= grid_resolution:
+                values, kind = uniques.astype(col.dtype), "ordinal"
+            else:
+                values, kind = quantile_edges(numeric, grid_resolution), "numeric"
+        grids[p] = FeatureGrid(names[p], p, values, kind != "numeric", flags[p].deciles)
+        kinds[p] = kind
+    for fs in feature_sets:
+        if len(fs) == 2 and any(kinds[p] == "categorical" for p in fs):
+            bad = [names[p] for p in fs if kinds[p] == "categorical"]
+            raise ValueError(f"2-D ALE needs numeric or ordered features; {bad} is unordered categorical. "
+                             "Request it as a 1-D feature, or give its level order in custom_values.")
+    settings = {
+        "features": [[names[p] for p in fs] for fs in feature_sets],
+        "effect": "ale",
+        "grid_resolution": grid_resolution,
+        "custom_values": sorted(str(k) for k in (custom_values or {})),
+        "categorical_features": [names[p] for p in positions if kinds[p] != "numeric"],
+        "ale_kinds": json.dumps({names[p]: kinds[p] for p in positions}),
+        "memory_limit": int(memory_limit),
+    }
+    pd_spec = PDSpec(X, names, feature_sets, grids, "brute", int(memory_limit), settings)
+    return ALESpec(pd_spec, kinds)
+
+
+def _align(arr: np.ndarray, own: list, wanted: list, fill: float) -> np.ndarray:
+    """Reorder a model's output rows (axis 0) to the full-data model's output labels."""
+    if own == wanted:
+        return arr
+    out = np.full((len(wanted), *arr.shape[1:]), fill)
+    index = {label: k for k, label in enumerate(own)}
+    for k, label in enumerate(wanted):
+        if label in index:
+            out[k] = arr[index[label]]
+    return out
+
+
+def evaluate_ale(
+    fitted,
+    spec: ALESpec,
+    *,
+    response_method: str,
+    outputs: list,
+    background: np.ndarray,
+    weights: np.ndarray | None = None,
+) -> dict[str, dict[str, tuple[tuple[str, ...], np.ndarray]]]:
+    """ALE of one fitted model for every feature set of ``spec`` (the per-model hook of the bootstrap).
+
+    Parameters
+    ----------
+    fitted : fitted estimator
+    spec : ALESpec
+    response_method : str
+        Resolved (``predict``, ``predict_proba`` or ``decision_function``).
+    outputs : list
+        Output labels of the full-data model (a model that saw fewer classes is
+        aligned to them: an unseen class has ALE 0 for probabilities, NaN for scores).
+    background : ndarray of int
+        Row positions of ``spec``'s table the ALE is computed over.
+    weights : ndarray, optional
+        Their multiplicities.
+
+    Returns
+    -------
+    dict
+        Node name -> ``{"ale": (("output", *features), array)}``.
+    """
+    pd_spec = spec.pd_spec
+    own = output_labels(fitted, response_method, outputs if response_method == "predict" else None, len(outputs))
+    fill = 0.0 if response_method == "predict_proba" else np.nan
+    predict = response_function(fitted, response_method)
+    X_bg = pd_spec.rows(background)
+    out = {}
+    for fs in spec.feature_sets:
+        arr = ale_arrays(predict, X_bg, fs, pd_spec.grid_values(fs), kinds=spec.engine_kinds(fs),
+                         weights=weights, memory_limit=pd_spec.memory_limit, n_outputs=len(own))
+        dims = pd_spec.dims(fs)
+        out[node_name(dims)] = {"ale": (("output", *dims), _align(arr, own, outputs, fill))}
+    return out
+
+
+def _node_attrs(tree: xr.DataTree, spec: ALESpec) -> xr.DataTree:
+    pd_spec = spec.pd_spec
+    for fs in spec.feature_sets:
+        node = tree[node_name(pd_spec.dims(fs))]
+        attrs = dict(node.attrs, effect="ale", ale_kind=[spec.kinds[p] for p in fs])
+        if len(fs) == 1:
+            p = fs[0]
+            grid = pd_spec.grids[p].values
+            col = pd_spec.X.iloc[:, p] if isinstance(pd_spec.X, pd.DataFrame) else np.asarray(pd_spec.X)[:, p]
+            if spec.kinds[p] == "numeric":
+                x = pd.to_numeric(pd.Series(np.asarray(col)), errors="coerce").to_numpy(dtype=float)
+                ok = (x >= grid[0]) & (x <= grid[-1])
+                pos = np.clip(np.searchsorted(np.asarray(grid, float), x[ok], "left") - 1, 0, None)
+                counts = np.bincount(pos, minlength=max(grid.size - 1, 0))
+            else:
+                codes = pd.Index(list(grid)).get_indexer(pd.Series(np.asarray(col)).tolist())
+                counts = np.bincount(codes[codes >= 0], minlength=grid.size)
+            attrs["bin_counts"] = [int(c) for c in counts]
+        node.attrs = attrs
+    return tree
+
+
+def _outputs_of(model, response_method: str, target_names, n_targets: int) -> tuple[str, list]:
+    resolved = resolve_response_method(model, response_method)
+    return resolved, output_labels(model, resolved, target_names, n_targets)
+
+
+def accumulated_local_effects(
+    estimator,
+    X,
+    features,
+    *,
+    grid_resolution: int = 20,
+    custom_values: Mapping | None = None,
+    categorical_features=None,
+    response_method: str = "auto",
+    sample_weight=None,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    target_names=None,
+) -> xr.DataTree:
+    """Accumulated local effects of a fitted estimator, without resampling.
+
+    Parameters
+    ----------
+    estimator : fitted scikit-learn estimator (or Pipeline)
+    X : DataFrame or array of shape (n_rows, n_columns)
+        The data the local effects are averaged over (and the bins fixed on).
+    features : list
+        Column names or indices; a tuple of two numeric features gives the
+        2-D second-order ALE (pure interaction surface).
+    grid_resolution : int
+        Number of quantile bins K of a numeric feature (fewer when quantiles
+        coincide); integer features with at most K distinct values use their
+        values as ordered levels.
+    custom_values : dict, optional
+        Feature -> bin edges (numeric) or level order (categorical).
+    categorical_features : list or bool mask, optional
+        Columns to treat as categorical (besides pandas categoricals,
+        strings and booleans).
+    response_method : {"auto", "predict_proba", "decision_function", "predict"}
+        Classifiers: probabilities of all classes, or decision scores; never labels.
+    sample_weight : array of shape (n_rows,), optional
+        Row weights of every local average and of the centring.
+    memory_limit : int
+        Bytes allowed for one stacked prediction block.
+    target_names : list of str, optional
+        Names of the regression targets (``output`` coordinate).
+
+    Returns
+    -------
+    xarray.DataTree
+        One child per feature set with ``ale`` (``output``, *features); a
+        feature's coordinate holds its bin edges (numeric) or ordered levels.
+
+    See Also
+    --------
+    bootstrap_ale : the same with bootstrap resamples, for confidence bands.
+    pdpboot.partial_dependence : partial dependence, which extrapolates under correlation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> model = LinearRegression().fit(X, 3 * X[:, 0] + X[:, 1])
+    >>> res = accumulated_local_effects(model, X, ["x0"], grid_resolution=5)
+    >>> ale = res["x0"]["ale"].sel(output="y")
+    >>> bool(np.allclose(np.diff(ale), 3 * np.diff(ale["x0"])))
+    True
+    """
+    if not is_fitted(estimator):
+        raise ValueError(f"{type(estimator).__name__} is not fitted; fit it first, or use pdpboot.bootstrap_ale, "
+                         "which fits clones itself.")
+    spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
+                         categorical_features=categorical_features, memory_limit=memory_limit)
+    pd_spec = spec.pd_spec
+    n_rows = pd_spec.X.shape[0]
+    weights = None
+    if sample_weight is not None:
+        weights = np.asarray(sample_weight, dtype=float)
+        if weights.shape != (n_rows,) or np.any(weights < 0) or weights.sum() <= 0:
+            raise ValueError(f"sample_weight must be {n_rows} non-negative numbers (one per row of X) with a "
+                             "positive sum.")
+    n_targets = 1
+    resolved = resolve_response_method(estimator, response_method)
+    if resolved == "predict":
+        n_targets = np.asarray(estimator.predict(pd_spec.rows(np.arange(1)))).reshape(1, -1).shape[1]
+    outputs = output_labels(estimator, resolved, target_names, n_targets)
+    per_node = evaluate_ale(estimator, spec, response_method=resolved, outputs=outputs,
+                            background=np.arange(n_rows), weights=weights)
+    settings = dict(pd_spec.settings, response_method=response_method, sample_weight=sample_weight is not None)
+    attrs = provenance(estimator, settings, task="regression" if resolved == "predict" else "classification",
+                       response=resolved, target_name=str(outputs[0]) if resolved == "predict" else "class",
+                       effect="ale", n_resamples=0, n_failed_resamples=0)
+    tree = build_tree(pd_spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs)
+    return _node_attrs(tree, spec)
+
+
+def _ale_resample(estimator, spec: ALESpec, y, seed: np.random.Generator, *, scheme, strata, groups,
+                  subsample_fraction, response_method, outputs) -> dict:
+    """Draw, refit and evaluate one resample: the ALE of the refit model over the resample's own rows."""
+    n_rows = spec.pd_spec.X.shape[0]
+    draw_rng, fit_rng = seed.spawn(2)
+    rows = draw_rows(scheme, n_rows, draw_rng, strata=strata, groups=groups, subsample_fraction=subsample_fraction)
+    model = seed_estimator(clone(estimator), fit_rng)
+    model.fit(spec.pd_spec.rows(rows), rows_of(y, rows))
+    distinct, counts = multiplicities(rows, n_rows)
+    return evaluate_ale(model, spec, response_method=response_method, outputs=outputs,
+                        background=distinct, weights=counts.astype(float))
+
+
+def bootstrap_ale(
+    estimator,
+    X,
+    y,
+    features,
+    *,
+    n_resamples: int = 200,
+    resampling: str = "auto",
+    subsample_fraction: float = 0.632,
+    groups=None,
+    grid_resolution: int = 20,
+    custom_values: Mapping | None = None,
+    categorical_features=None,
+    response_method: str = "auto",
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    n_jobs: int | None = None,
+    rng=None,
+) -> xr.DataTree:
+    """Refit an estimator on resamples and compute ALE on one grid fixed on the full data.
+
+    Each resample's ALE is that of the model refit on the resample, over the
+    resample's own rows (with their multiplicities), on the full data's bins;
+    a bin the resample leaves empty borrows its nearest non-empty bins' rows
+    (see :mod:`pdpboot.engine.ale`).  All seeds are spawned from ``rng`` before
+    any work is dispatched, so results do not depend on ``n_jobs``.
+
+    Parameters
+    ----------
+    estimator : unfitted scikit-learn estimator (or Pipeline)
+    X : DataFrame or array of shape (n_rows, n_columns)
+    y : array-like of shape (n_rows,) or (n_rows, n_targets)
+    features : list
+        Column names or indices; a pair of numeric features gives a 2-D surface.
+    n_resamples : int
+        Number of resamples B.
+    resampling : {"auto", "bootstrap", "stratified", "subsample", "group"}
+        As in :func:`pdpboot.bootstrap_partial_dependence`.
+    subsample_fraction, groups
+        As in :func:`pdpboot.bootstrap_partial_dependence`.
+    grid_resolution, custom_values, categorical_features, response_method, memory_limit
+        As in :func:`accumulated_local_effects`.
+    n_jobs : int, optional
+        Parallel resamples (joblib); results are identical for any value.
+    rng : None, int or numpy.random.Generator
+        The one seed every random draw flows from (None: fresh entropy).
+
+    Returns
+    -------
+    xarray.DataTree
+        One child per feature set with ``ale`` (``output``, *features), the
+        ALE of the model fit on the full data, and ``ale_resamples``
+        (``resample``, ``output``, *features).  Pass it to
+        :func:`pdpboot.confidence_bands` for ``ale_band``, ``ale_se``, ``ale_bias``.
+
+    See Also
+    --------
+    accumulated_local_effects : ALE of one fitted model.
+    pdpboot.confidence_bands : pointwise and simultaneous bands from the resamples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> y = X[:, 0] + np.random.default_rng(1).normal(size=100)
+    >>> res = bootstrap_ale(LinearRegression(), X, y, ["x0"], n_resamples=20, grid_resolution=5, rng=0)
+    >>> bands = pdpboot.confidence_bands(res)
+    >>> dict(bands["x0"]["ale_band"].sizes)
+    {'ci_bound': 2, 'output': 1, 'x0': 6}
+    """
+    if is_fitted(estimator):
+        raise ValueError(f"{type(estimator).__name__} is already fitted, but bootstrap_ale fits clones itself; "
+                         "pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). For one fitted model "
+                         "use pdpboot.accumulated_local_effects.")
+    n_resamples = check_positive_int(n_resamples, "n_resamples", 2)
+    check_choice(resampling, "resampling", ("auto", *RESAMPLING))
+    spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
+                         categorical_features=categorical_features, memory_limit=memory_limit)
+    pd_spec = spec.pd_spec
+    n_rows = pd_spec.X.shape[0]
+    y = check_target(y, n_rows, estimator)
+    if resampling == "auto":
+        resampling = "stratified" if is_classifier(estimator) else "bootstrap"
+    if resampling == "stratified" and not is_classifier(estimator):
+        raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
+    if resampling == "group" and (groups is None or len(groups) != n_rows):
+        raise ValueError(f"resampling='group' needs groups with one label per row of X ({n_rows}).")
+    if resampling == "subsample" and not 0 < subsample_fraction < 1:
+        raise ValueError(f"subsample_fraction must be in (0, 1), got {subsample_fraction}.")
+    if response_method != "auto":
+        resolve_response_method(estimator, response_method)  # fail before any fit
+    strata = np.asarray(y) if resampling == "stratified" else None
+    groups = None if groups is None else np.asarray(groups)
+
+    generator = np.random.default_rng(rng)
+    full_seed = generator.spawn(1)[0]
+    resample_seeds = generator.spawn(n_resamples)
+    model = seed_estimator(clone(estimator), full_seed, only_if_unset=True)
+    model.fit(pd_spec.X, y)
+    target_names = None
+    if not is_classifier(model):
+        target_names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
+    resolved, outputs = _outputs_of(model, response_method, target_names, 1 if np.ndim(y) == 1 else np.shape(y)[1])
+    estimate = evaluate_ale(model, spec, response_method=resolved, outputs=outputs, background=np.arange(n_rows))
+    common = dict(scheme=resampling, strata=strata, groups=groups, subsample_fraction=subsample_fraction,
+                  response_method=resolved, outputs=outputs)
+    results = Parallel(n_jobs=n_jobs)(
+        delayed(_ale_resample)(estimator, spec, y, resample_seeds[b], **common) for b in range(n_resamples))
+    merged = {}
+    for name, variables in estimate.items():
+        dims, arr = variables["ale"]
+        merged[name] = {"ale": (dims, arr),
+                        "ale_resamples": (("resample", *dims), np.stack([r[name]["ale"][1] for r in results]))}
+    settings = dict(pd_spec.settings, n_resamples=n_resamples, resampling=resampling,
+                    subsample_fraction=subsample_fraction, response_method=response_method,
+                    groups=groups is not None)
+    attrs = provenance(estimator, settings, task="regression" if resolved == "predict" else "classification",
+                       response=resolved, target_name=str(outputs[0]) if resolved == "predict" else "class",
+                       effect="ale", n_rows=n_rows, n_resamples=n_resamples, n_failed_resamples=0,
+                       resampling=resampling, background="resample",
+                       subsample_size=int(np.floor(subsample_fraction * n_rows)) if resampling == "subsample"
+                       else n_rows,
+                       rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    tree = build_tree(pd_spec, merged, outputs=outputs, ice_rows=None, root_attrs=attrs,
+                      extra_coords={"resample": np.arange(n_resamples)})
+    return _node_attrs(tree, spec)

@@ -1,0 +1,182 @@
+"""XGBoost models for the exact tree engine, read from the booster's JSON model.
+
+Private helper of :mod:`pdpboot.engine._tree_model` (imported only when the estimator
+comes from ``xgboost``).  Conventions (XGBoost >= 2, ``gbtree`` booster):
+
+* inputs are float32; a numeric node sends ``x`` left when ``x < split_condition``
+  (float32), which for float32 ``x`` equals ``x <= nextafter(split_condition, -inf)``,
+  the form the engine uses; NaN follows ``default_left``;
+* a categorical node (``split_type == 1``) sends the categories listed for it to the
+  *right*, every other valid code left, and NaN the default way; pandas categories are
+  coded with the categories the model stored at training time (XGBoost re-codes them
+  the same way at predict time);
+* a leaf holds its value in ``split_conditions``; ``tree_info`` names the output
+  group; the raw margin is the sum of the leaves plus the base margin, which is read
+  back from ``predict(output_margin=True)`` (so every ``base_score`` convention is
+  matched) by the caller;
+* links: identity (squared, absolute, pseudo-Huber, quantile error), ``exp``
+  (Poisson, gamma, Tweedie), sigmoid (logistic), softmax (``multi:softprob`` /
+  ``multi:softmax`` with ``predict_proba``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+_IDENTITY = {"reg:squarederror", "reg:linear", "reg:absoluteerror", "reg:pseudohubererror"}
+_EXP = {"count:poisson", "reg:gamma", "reg:tweedie"}
+_LOGISTIC = {"binary:logistic", "reg:logistic"}
+_SOFTMAX = {"multi:softprob", "multi:softmax"}
+
+
+def is_xgboost(estimator) -> bool:
+    return type(estimator).__module__.split(".")[0] == "xgboost" and hasattr(estimator, "get_booster")
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _decode_categories(enc: dict) -> list | None:
+    values, offsets = enc.get("values", []), enc.get("offsets", [])
+    if not offsets:
+        return list(values) if values else None
+    return ["".join(chr(c) for c in values[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+class XGBoostReader:
+    """Node table, link and input conversion of a fitted XGBoost scikit-learn estimator."""
+
+    dtype = np.float32
+
+    def __init__(self, estimator, response_method: str, unsupported):
+        from sklearn.base import is_classifier
+
+        self.estimator = estimator
+        model = json.loads(bytes(estimator.get_booster().save_raw("json")))
+        learner = model["learner"]
+        booster = learner["gradient_booster"]
+        if booster.get("name") != "gbtree":
+            raise unsupported(f"XGBoost booster {booster.get('name')!r} (only 'gbtree')")
+        if getattr(estimator, "best_iteration", None) is not None and getattr(
+                estimator, "early_stopping_rounds", None):
+            raise unsupported("XGBoost model with early stopping (predict uses best_iteration)")
+        params = learner["learner_model_param"]
+        if int(params.get("num_target", "1")) != 1:
+            raise unsupported("multi-target XGBoost model")
+        objective = learner["objective"]["name"]
+        num_class = int(params.get("num_class", "0"))
+        classifier = is_classifier(estimator)
+        self.n_raw = max(num_class, 1)
+        if classifier:
+            if response_method != "predict_proba":
+                raise unsupported(f"response_method={response_method!r} for an XGBoost classifier")
+            if objective in _LOGISTIC and self.n_raw == 1:
+                self.link = lambda raw: np.column_stack([1.0 - _sigmoid(raw[:, 0]), _sigmoid(raw[:, 0])])
+            elif objective in _SOFTMAX:
+                self.link = _softmax
+            else:
+                raise unsupported(f"XGBoost classifier objective {objective!r}")
+        else:
+            if response_method != "predict":
+                raise unsupported(f"response_method={response_method!r} for an XGBoost regressor")
+            if objective in _IDENTITY:
+                self.link = None
+            elif objective in _EXP:
+                self.link = np.exp
+            elif objective in _LOGISTIC:
+                self.link = _sigmoid
+            else:
+                raise unsupported(f"XGBoost objective {objective!r}")
+        gb = booster["model"]
+        self.trees = gb["trees"]
+        self.group = np.asarray(gb["tree_info"], dtype=np.intp)
+        self.feature_types = learner.get("feature_types") or []
+        self.n_features = int(params["num_feature"])
+        cats = gb.get("cats", {}).get("enc", [])
+        self.categories: list = [None] * self.n_features
+        for j, kind in enumerate(self.feature_types):
+            if kind == "c":
+                self.categories[j] = _decode_categories(cats[j]) if j < len(cats) else None
+
+    def table(self, table_fn, missing_code: int):
+        feats, thrs, lefts, rights, miss, sizes, covers, vals, cat_rows = [], [], [], [], [], [], [], [], []
+        cat_tables = []
+        n_cat = 0
+        for t, tree in enumerate(self.trees):
+            left = np.asarray(tree["left_children"], dtype=np.intp)
+            right = np.asarray(tree["right_children"], dtype=np.intp)
+            cond = np.asarray(tree["split_conditions"], dtype=np.float32)
+            n = len(left)
+            leaf = left < 0
+            thr = np.nextafter(cond, np.float32(-np.inf)).astype(np.float64)
+            value = np.zeros((n, self.n_raw))
+            value[leaf, self.group[t] if self.n_raw > 1 else 0] = cond[leaf].astype(np.float64)
+            cat_row = np.full(n, -1, dtype=np.intp)
+            kinds = np.asarray(tree.get("split_type", [0] * n), dtype=np.intp)
+            cat_nodes = np.flatnonzero((kinds == 1) & ~leaf)
+            if cat_nodes.size:
+                table = np.ones((len(cat_nodes), missing_code + 1), dtype=bool)
+                where = {int(v): k for k, v in enumerate(tree["categories_nodes"])}
+                seg, size = tree["categories_segments"], tree["categories_sizes"]
+                for r, v in enumerate(cat_nodes):
+                    k = where.get(int(v))
+                    listed = [] if k is None else tree["categories"][seg[k]: seg[k] + size[k]]
+                    if any(c >= missing_code for c in listed):
+                        raise ValueError("more than 256 categories")
+                    table[r, listed] = False  # listed categories go right
+                table[:, missing_code] = np.asarray(tree["default_left"], dtype=bool)[cat_nodes]
+                cat_row[cat_nodes] = n_cat + np.arange(len(cat_nodes))
+                n_cat += len(cat_nodes)
+                cat_tables.append(table)
+            feats.append(np.asarray(tree["split_indices"], dtype=np.intp))
+            thrs.append(thr)
+            lefts.append(left)
+            rights.append(right)
+            miss.append(np.asarray(tree["default_left"], dtype=bool))
+            sizes.append(n)
+            covers.append(np.asarray(tree["sum_hessian"], dtype=np.float64))
+            vals.append(value)
+            cat_rows.append(cat_row)
+        table = table_fn(
+            np.concatenate(feats), np.concatenate(thrs), np.concatenate(lefts), np.concatenate(rights),
+            np.concatenate(miss), sizes, np.concatenate(vals), np.concatenate(cat_rows),
+            cover=np.concatenate(covers),
+        )
+        table["cat_left"] = (np.concatenate(cat_tables) if cat_tables
+                             else np.zeros((0, missing_code + 1), dtype=bool))
+        return table
+
+    def categorical(self) -> np.ndarray:
+        return np.array([k == "c" for k in self.feature_types] or [False] * self.n_features, dtype=bool)
+
+    def to_array(self, X) -> np.ndarray:
+        """Rows as float32, pandas categories as the model's category codes (NaN if unknown)."""
+        if isinstance(X, pd.DataFrame):
+            if X.shape[1] != self.n_features:
+                raise ValueError(f"X has {X.shape[1]} columns, the model {self.n_features}.")
+            out = np.empty(X.shape, dtype=np.float32)
+            for j in range(X.shape[1]):
+                col = X.iloc[:, j]
+                if isinstance(col.dtype, pd.CategoricalDtype):
+                    cats = self.categories[j] if self.categories[j] is not None else list(col.cat.categories)
+                    codes = pd.Categorical(col, categories=cats).codes.astype(np.float32)
+                    out[:, j] = np.where(codes < 0, np.nan, codes)
+                else:
+                    out[:, j] = np.asarray(col, dtype=np.float32)
+            return out
+        xa = np.asarray(X, dtype=np.float32)
+        if xa.ndim != 2 or xa.shape[1] != self.n_features:
+            raise ValueError(f"X must be 2-D with {self.n_features} columns.")
+        return xa
+
+    def margin(self, X) -> np.ndarray:
+        return np.asarray(self.estimator.predict(X, output_margin=True), dtype=np.float64).reshape(len(X), -1)

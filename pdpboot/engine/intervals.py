@@ -1,0 +1,533 @@
+"""NumPy layer: bootstrap confidence intervals and bands from stored resamples (never refits).
+
+Every function takes the estimate ``est`` (the statistic of the full-data fit) and the
+resamples ``res`` (the statistic of every refit, with the resample axis ``axis``); NaN
+resamples (failed refits) are ignored point by point.  :mod:`pdpboot.bands` wraps these
+functions for labelled results.
+
+Pointwise methods (``level = 1 - alpha``):
+
+``percentile``
+    The ``alpha/2`` and ``1 - alpha/2`` quantiles of the resamples (linear interpolation
+    between order statistics, NumPy's default).
+``basic``
+    ``2 * est`` minus those quantiles (the reflected, "basic" bootstrap interval).
+``normal``
+    ``est -/+ z_{1-alpha/2} * se`` with ``se`` the SD (ddof=1) of the resamples.
+``bc``
+    Bias-corrected percentile (Efron 1987 with ``a = 0``): the quantiles at
+    ``Phi(2 z0 + z_{alpha/2})`` and ``Phi(2 z0 + z_{1-alpha/2})``.
+``bca``
+    Bias-corrected and accelerated percentile (Efron 1987): the quantiles at
+    ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = z_{alpha/2}, z_{1-alpha/2}``.
+
+``z0 = Phi^-1(p)`` where ``p`` is the share of resamples below the estimate, ties counting
+one half (SciPy's convention, ``scipy.stats.bootstrap(method="BCa")``), clipped to
+``[1/(2B), 1 - 1/(2B)]`` so that ``z0`` stays finite.  The acceleration ``a`` comes from
+jackknife values of the statistic: ``a = sum(d_i**3) / (6 * (sum(d_i**2))**1.5)`` with
+``d_i = mean(theta_(.)) - theta_(i)``.  SciPy obtains ``theta_(i)`` by refitting without row
+``i``; :func:`jackknife_after_bootstrap_acceleration` obtains it without any refit, as the
+mean of the resamples that did not draw row ``i`` (Efron 1992, jackknife-after-bootstrap),
+which needs the resample row counts.
+
+Simultaneous bands cover a whole curve (the ``curve`` axes) at once, per batch element
+(e.g. per output):
+
+``sup-t`` (:func:`sup_t_critical_value`)
+    ``est -/+ c * se`` with ``c`` the ``level`` quantile over resamples of
+    ``max_g |res(g) - est(g)| / se(g)`` (never below the pointwise ``z``).
+calibrated percentile (:func:`calibrated_level`)
+    The pointwise band at the smallest level ``level* >= level`` whose percentile band
+    contains a share ``level`` of the complete resample curves.
+
+References
+----------
+Efron, B. (1987). Better bootstrap confidence intervals. JASA 82(397), 171-185.
+Efron, B. (1992). Jackknife-after-bootstrap standard errors and influence functions.
+JRSS B 54(1), 83-127.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+__all__ = [
+    "POINTWISE_METHODS",
+    "SIMULTANEOUS_METHODS",
+    "band_arrays",
+    "bias_correction",
+    "calibrated_level",
+    "clip_to_support",
+    "envelope_level",
+    "inside_share",
+    "jackknife_acceleration",
+    "jackknife_after_bootstrap_acceleration",
+    "pointwise_interval",
+    "quantile",
+    "resamples_suggested",
+    "standard_error",
+    "sup_t_critical_value",
+]
+
+POINTWISE_METHODS = ("percentile", "basic", "normal", "bc", "bca")
+SIMULTANEOUS_METHODS = ("sup-t", "calibrated")
+
+
+def _first(res, axis: int) -> np.ndarray:
+    return np.moveaxis(np.asarray(res, dtype=float), axis, 0)
+
+
+def standard_error(res, *, axis: int = 0) -> np.ndarray:
+    """Bootstrap standard error: the SD (ddof=1) of the resamples, NaN resamples ignored.
+
+    Examples
+    --------
+    >>> standard_error([[1.0], [3.0]])
+    array([1.41421356])
+    """
+    res = _first(res, axis)
+    n = np.sum(~np.isnan(res), axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(res, axis=0)
+        ss = np.nansum((res - mean) ** 2, axis=0)
+        return np.sqrt(np.where(n > 1, ss / np.maximum(n - 1, 1), np.nan))
+
+
+def quantile(res, q, *, axis: int = 0) -> np.ndarray:
+    """Quantiles of the resamples with a probability per point, NaN resamples ignored.
+
+    Parameters
+    ----------
+    res : array_like
+        Resamples; ``axis`` runs over them.
+    q : float or array_like
+        Probabilities in [0, 1], broadcastable to ``res`` without ``axis``
+        (a different probability at every point, as BCa needs).
+    axis : int
+        The resample axis.
+
+    Returns
+    -------
+    ndarray
+        ``res.shape`` without ``axis``.  Linear interpolation between order
+        statistics (``h = (n - 1) q``), NumPy's default method; NaN where no
+        resample is valid.
+
+    Examples
+    --------
+    >>> quantile([[0.0, 0.0], [1.0, 10.0]], [0.5, 0.25])
+    array([0.5, 2.5])
+    """
+    res = _first(res, axis)
+    srt = np.sort(res, axis=0)  # NaN last
+    n = np.sum(~np.isnan(res), axis=0)
+    q = np.broadcast_to(np.asarray(q, dtype=float), srt.shape[1:])
+    h = (np.maximum(n, 1) - 1) * q
+    lo = np.clip(np.floor(h).astype(int), 0, np.maximum(n - 1, 0))
+    hi = np.minimum(lo + 1, np.maximum(n - 1, 0))
+    s_lo = np.take_along_axis(srt, lo[None], axis=0)[0]
+    s_hi = np.take_along_axis(srt, hi[None], axis=0)[0]
+    frac = h - lo
+    diff = s_hi - s_lo
+    with np.errstate(invalid="ignore"):
+        out = np.where(frac >= 0.5, s_hi - diff * (1 - frac), s_lo + diff * frac)  # NumPy's lerp
+    out = np.where(frac == 0, s_lo, out)  # exact order statistics (also at infinite values)
+    return np.where(n > 0, out, np.nan)
+
+
+def bias_correction(est, res, *, axis: int = 0) -> np.ndarray:
+    """The BCa bias correction ``z0 = Phi^-1(share of resamples below est, ties half)``.
+
+    The share is clipped to ``[1/(2B), 1 - 1/(2B)]`` (B valid resamples per point).
+
+    Returns
+    -------
+    ndarray
+        Shape of ``est``.
+
+    Examples
+    --------
+    >>> float(bias_correction(0.0, [-1.0, 1.0])[()])
+    0.0
+    """
+    res = _first(res, axis)
+    est = np.asarray(est, dtype=float)
+    valid = ~np.isnan(res)
+    n = np.maximum(valid.sum(axis=0), 1)
+    share = ((res < est) & valid).sum(axis=0) + 0.5 * ((res == est) & valid).sum(axis=0)
+    share = np.clip(share / n, 0.5 / n, 1 - 0.5 / n)
+    return ndtri(share)
+
+
+def jackknife_acceleration(jackknife_values, *, axis: int = 0) -> np.ndarray:
+    """BCa acceleration from jackknife values ``theta_(i)`` (Efron 1987, eq. 6.6).
+
+    ``a = sum(d**3) / (6 * sum(d**2)**1.5)`` with ``d = mean(theta_(.)) - theta_(i)``;
+    rows with a NaN value are left out; 0 where all values are equal.
+
+    Examples
+    --------
+    >>> float(jackknife_acceleration([1.0, 2.0, 3.0])[()])
+    0.0
+    """
+    values = _first(jackknife_values, axis)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        d = np.nanmean(values, axis=0) - values
+    num = np.nansum(d**3, axis=0)
+    den = 6.0 * np.nansum(d**2, axis=0) ** 1.5
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def jackknife_after_bootstrap_acceleration(res, counts, *, axis: int = 0) -> np.ndarray:
+    """BCa acceleration without refits: jackknife-after-bootstrap values (Efron 1992).
+
+    ``theta_(i)`` is the mean of the resamples in which row ``i`` was not drawn; rows drawn
+    in every (valid) resample are left out.  The acceleration then follows
+    :func:`jackknife_acceleration`.
+
+    Parameters
+    ----------
+    res : array_like
+        Resamples; ``axis`` runs over them (length B).
+    counts : array_like of shape (B, n_rows)
+        How often each row was drawn into each resample's training set.
+    axis : int
+        The resample axis of ``res``.
+
+    Returns
+    -------
+    ndarray
+        ``res.shape`` without ``axis``.
+
+    Examples
+    --------
+    >>> counts = [[2, 0, 1], [0, 1, 2], [1, 2, 0], [1, 1, 1]]
+    >>> a = jackknife_after_bootstrap_acceleration([1.0, 2.0, 3.0, 2.0], counts)
+    >>> round(float(a[()]), 6)
+    0.0
+    """
+    res = _first(res, axis)
+    counts = np.asarray(counts)
+    if counts.ndim != 2 or counts.shape[0] != res.shape[0]:
+        raise ValueError(
+            f"counts must have shape (n_resamples, n_rows) = ({res.shape[0]}, n_rows), got {counts.shape}."
+        )
+    flat = res.reshape(res.shape[0], -1)
+    valid = ~np.isnan(flat)
+    out = (counts == 0).astype(float).T  # (n_rows, B)
+    total = out @ np.where(valid, flat, 0.0)
+    n_out = out @ valid.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = np.where(n_out > 0, total / n_out, np.nan)
+    return jackknife_acceleration(theta, axis=0).reshape(res.shape[1:])
+
+
+def _bca_probabilities(z0, a, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    probs = []
+    for z in (ndtri(alpha / 2), ndtri(1 - alpha / 2)):
+        num = z0 + z
+        probs.append(ndtr(z0 + num / (1 - a * num)))
+    return probs[0], probs[1]
+
+
+def pointwise_interval(
+    est, res, *, level: float, method: str = "percentile", axis: int = 0, acceleration=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise bootstrap interval at every point.
+
+    Parameters
+    ----------
+    est : array_like
+        The estimate, shape of ``res`` without ``axis``.
+    res : array_like
+        Resamples; ``axis`` runs over them.
+    level : float
+        Confidence level in (0, 1).
+    method : {"percentile", "basic", "normal", "bc", "bca"}
+        See the module notes.
+    axis : int
+        The resample axis.
+    acceleration : array_like, optional
+        BCa acceleration (shape of ``est``); required by ``bca``.
+
+    Returns
+    -------
+    lower, upper : ndarray
+        Shape of ``est``.
+
+    See Also
+    --------
+    jackknife_after_bootstrap_acceleration : the acceleration from resample row counts.
+    pdpboot.confidence_bands : the same for labelled results.
+
+    Examples
+    --------
+    >>> res = np.arange(101.0)
+    >>> [round(float(v), 9) for v in pointwise_interval(50.0, res, level=0.9)]
+    [5.0, 95.0]
+    """
+    if method not in POINTWISE_METHODS:
+        raise ValueError(f"method={method!r} is not one of {list(POINTWISE_METHODS)}.")
+    res = _first(res, axis)
+    est = np.asarray(est, dtype=float)
+    alpha = 1.0 - level
+    if method == "normal":
+        z = ndtri(1 - alpha / 2)
+        se = standard_error(res)
+        return est - z * se, est + z * se
+    if method in ("percentile", "basic"):
+        lo, hi = quantile(res, alpha / 2), quantile(res, 1 - alpha / 2)
+        return (2 * est - hi, 2 * est - lo) if method == "basic" else (lo, hi)
+    if method == "bca" and acceleration is None:
+        raise ValueError("method='bca' needs the acceleration (see jackknife_after_bootstrap_acceleration).")
+    a = 0.0 if method == "bc" else np.asarray(acceleration, dtype=float)
+    p_lo, p_hi = _bca_probabilities(bias_correction(est, res), a, alpha)
+    return quantile(res, p_lo), quantile(res, p_hi)
+
+
+def inside_share(res, lower, upper, *, axis: int = 0, curve_axes: Sequence[int] = (-1,)) -> np.ndarray:
+    """Share of complete resample curves that lie inside ``[lower, upper]`` everywhere.
+
+    Parameters
+    ----------
+    res : array_like
+        Resamples; ``axis`` runs over them.
+    lower, upper : array_like
+        A band, shape of ``res`` without ``axis``.
+    curve_axes : sequence of int
+        Axes of ``lower`` forming one curve (or surface); the other axes are a batch.
+
+    Returns
+    -------
+    ndarray
+        One share per batch element (``lower``'s shape without ``curve_axes``);
+        resample curves with a NaN are left out.
+    """
+    res = _first(res, axis)
+    ndim = res.ndim - 1
+    curve = tuple(1 + (c % ndim) for c in curve_axes)
+    valid = ~np.isnan(res).any(axis=curve)
+    inside = ((res >= lower) & (res <= upper)).all(axis=curve)
+    return np.sum(inside & valid, axis=0) / np.maximum(valid.sum(axis=0), 1)
+
+
+def _expand(values: np.ndarray, ndim: int, curve_axes) -> np.ndarray:
+    """Put back the curve axes (as length 1) of a per-batch array."""
+    for c in sorted(c % ndim for c in curve_axes):
+        values = np.expand_dims(values, c)
+    return values
+
+
+def calibrated_level(
+    est, res, *, level: float, axis: int = 0, curve_axes: Sequence[int] = (-1,), tol: float = 1e-10
+) -> np.ndarray:
+    """Calibrated level of the percentile band, per batch element (e.g. per output).
+
+    The smallest ``level* >= level`` at which the pointwise percentile band at ``level*``
+    contains a share ``level`` of the complete resample curves (bisection; ``1.0`` gives the
+    min-max envelope of the resamples).
+
+    Returns
+    -------
+    ndarray
+        One level per batch element (``est``'s shape without ``curve_axes``).
+
+    See Also
+    --------
+    envelope_level : the level above which the band is (nearly) the envelope.
+    """
+    res = _first(res, axis)
+    ndim = res.ndim - 1
+    batch_shape = np.delete(np.array(res.shape[1:]), [c % ndim for c in curve_axes])
+    low = np.full(tuple(batch_shape), float(level))
+    high = np.ones_like(low)
+
+    def share(lev):
+        p = _expand(lev, ndim, curve_axes)
+        return inside_share(res, quantile(res, (1 - p) / 2), quantile(res, (1 + p) / 2), curve_axes=curve_axes)
+
+    done = share(low) >= level
+    high = np.where(done, low, high)
+    for _ in range(60):
+        if np.all(high - low <= tol):
+            break
+        mid = (low + high) / 2
+        ok = share(mid) >= level
+        high = np.where(ok, mid, high)
+        low = np.where(ok, low, mid)
+    return high
+
+
+def envelope_level(n_resamples: int) -> float:
+    """The largest level whose percentile band leaves at least one resample outside each bound.
+
+    With B resamples the ``(1 - level) / 2`` quantile uses the smallest resample alone once
+    ``(B - 1) (1 - level) / 2 < 1``; above ``1 - 2 / (B - 1)`` the band is (nearly) the
+    min-max envelope of the resamples and its level is not resolved.
+
+    Examples
+    --------
+    >>> envelope_level(101)
+    0.98
+    """
+    return 1.0 - 2.0 / max(n_resamples - 1, 2)
+
+
+def resamples_suggested(est, res, *, level: float, level_star, beyond: int = 10) -> int:
+    """Resamples that would put ``beyond`` resamples outside each bound of a calibrated band.
+
+    ``2 * beyond / (1 - l)`` where ``l`` is the calibrated level when B resolves it, and else
+    (the level is at the envelope) the Gaussian-equivalent pointwise level ``2 Phi(c) - 1`` of
+    the sup-t critical value ``c``, which estimates the level the calibration needs.
+    Layout (resample, batch, point) as in :func:`band_arrays`.
+    """
+    level_star = np.atleast_1d(np.asarray(level_star, dtype=float))
+    n_valid = int(np.sum(~np.isnan(res).any(axis=2).all(axis=1)))
+    crit = sup_t_critical_value(est, res, level=level)
+    target = np.where(level_star > envelope_level(n_valid), 2 * ndtr(crit) - 1, level_star)
+    return int(np.ceil(2 * beyond / max(1 - float(np.max(target)), 1e-6)))
+
+
+def sup_t_critical_value(
+    est, res, *, level: float, axis: int = 0, curve_axes: Sequence[int] = (-1,)
+) -> np.ndarray:
+    """Critical value of the sup-t band ``est -/+ c * se``, per batch element.
+
+    ``c`` is the ``level`` quantile over resamples of ``max_g |res(g) - est(g)| / se(g)``
+    (points with ``se = 0`` have a zero-width band and no say), never below the pointwise
+    ``z_{(1 + level) / 2}``.
+
+    Returns
+    -------
+    ndarray
+        One critical value per batch element (``est``'s shape without ``curve_axes``).
+    """
+    res = _first(res, axis)
+    ndim = res.ndim - 1
+    se = standard_error(res)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.abs(res - est) / se
+    t = np.where(se > 0, t, 0.0)
+    t_max = np.max(t, axis=tuple(1 + (c % ndim) for c in curve_axes))
+    # a resample curve with a NaN has a NaN maximum and is ignored
+    return np.maximum(quantile(t_max, level), ndtri(0.5 + level / 2))
+
+
+def clip_to_support(lower, upper, support: tuple[float | None, float | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Clip both bounds of a band into the support of a bounded statistic.
+
+    Examples
+    --------
+    >>> [float(v) for v in clip_to_support(-0.2, 0.5, (0.0, None))]
+    [0.0, 0.5]
+    """
+    low, high = support
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    if low is not None:
+        lower, upper = np.maximum(lower, low), np.maximum(upper, low)
+    if high is not None:
+        lower, upper = np.minimum(lower, high), np.minimum(upper, high)
+    return lower, upper
+
+
+def band_arrays(
+    est,
+    res,
+    *,
+    level: float,
+    method: str,
+    simultaneous: bool,
+    simultaneous_method: str | None = None,
+    counts=None,
+    support: tuple[float | None, float | None] = (None, None),
+):
+    """Band, standard error and bias on arrays laid out (resample, batch, point).
+
+    Parameters
+    ----------
+    est : ndarray of shape (n_outputs, n_points)
+    res : ndarray of shape (n_resamples, n_outputs, n_points)
+        NaN resample curves (failed resamples) are ignored.
+    level : float
+    method : {"percentile", "basic", "normal", "bc", "bca"}
+        Pointwise method (see the module notes).
+    simultaneous : bool
+        Cover each output's whole curve at once.
+    simultaneous_method : {"sup-t", "calibrated"}, optional
+        ``sup-t``: ``est -/+ c * se`` (widened where ``method``'s pointwise band sticks out,
+        so that it always contains it); ``calibrated``: ``method``'s pointwise band at the
+        calibrated level of the percentile band.  Default: ``sup-t`` for ``normal``,
+        ``calibrated`` otherwise.
+    counts : ndarray of shape (n_resamples, n_rows), optional
+        Resample row counts, needed by ``bca`` (jackknife-after-bootstrap acceleration).
+    support : (float or None, float or None)
+        Bounds of the statistic (e.g. ``(0, None)`` for a non-negative one); both bounds of
+        the band are clipped into it.
+
+    Returns
+    -------
+    lower, upper, se, bias : ndarrays of shape (n_outputs, n_points)
+        ``bias`` is the mean of the resamples minus the estimate.
+    info : dict
+        ``critical_value`` (sup-t) or ``calibrated_level`` (one per output, with
+        ``resamples_suggested`` when a level exceeds :func:`envelope_level`), and
+        ``acceleration_max`` (bca, largest ``|a|``).
+
+    See Also
+    --------
+    pointwise_interval, sup_t_critical_value, calibrated_level
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> est = np.zeros((1, 3)); res = rng.normal(size=(200, 1, 3))
+    >>> lower, upper, se, bias, info = band_arrays(est, res, level=0.9, method="normal", simultaneous=True)
+    >>> bool(np.all(lower < upper)), sorted(info)
+    (True, ['critical_value'])
+    """
+    est = np.asarray(est, dtype=float)
+    res = np.asarray(res, dtype=float)
+    se = standard_error(res)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        bias = np.nanmean(res, axis=0) - est
+    info: dict = {}
+    acceleration = None
+    if method == "bca":
+        if counts is None:
+            raise ValueError("method='bca' needs the resample row counts (counts=) for its acceleration.")
+        acceleration = jackknife_after_bootstrap_acceleration(res, counts)
+        info["acceleration_max"] = float(np.nanmax(np.abs(acceleration))) if acceleration.size else 0.0
+    if simultaneous_method is None:
+        simultaneous_method = "sup-t" if method == "normal" else "calibrated"
+    if simultaneous_method not in SIMULTANEOUS_METHODS:
+        raise ValueError(f"simultaneous_method={simultaneous_method!r} is not one of {list(SIMULTANEOUS_METHODS)}.")
+    if not simultaneous:
+        lower, upper = pointwise_interval(est, res, level=level, method=method, acceleration=acceleration)
+    elif simultaneous_method == "sup-t":
+        crit = sup_t_critical_value(est, res, level=level)
+        info["critical_value"] = [float(c) for c in crit]
+        lower, upper = est - crit[:, None] * se, est + crit[:, None] * se
+        if method != "normal":  # also contain the method's own pointwise band (normal's: crit >= z)
+            p_lo, p_hi = pointwise_interval(est, res, level=level, method=method, acceleration=acceleration)
+            lower, upper = np.fmin(lower, p_lo), np.fmax(upper, p_hi)
+    else:
+        level_star = calibrated_level(est, res, level=level)
+        info["calibrated_level"] = [float(v) for v in level_star]
+        n_valid = int(np.sum(~np.isnan(res).any(axis=2).all(axis=1)))
+        if np.max(level_star) > envelope_level(n_valid):
+            info["resamples_suggested"] = resamples_suggested(est, res, level=level, level_star=level_star)
+        lower = np.empty_like(est)
+        upper = np.empty_like(est)
+        for o, lev in enumerate(level_star):
+            acc = None if acceleration is None else acceleration[o]
+            lower[o], upper[o] = pointwise_interval(est[o], res[:, o], level=float(lev), method=method,
+                                                    acceleration=acc)
+    lower, upper = clip_to_support(lower, upper, support)
+    return lower, upper, se, bias, info

@@ -1,0 +1,136 @@
+"""XGBoost and LightGBM on the exact tree engine, checked against their own predict by brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pdpboot.engine import compute_pd_many
+from pdpboot.engine.tree import supports, tree_partial_dependence
+
+from .test_tree import brute_ice
+
+RTOL = 1e-6
+
+
+def _frame(n=150, seed=0, nan=False, categorical=False):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({f"x{j}": rng.random(n) for j in range(4)})
+    if nan:
+        X.loc[rng.random(n) < 0.2, "x1"] = np.nan
+        X.loc[rng.random(n) < 0.2, "x0"] = np.nan
+    y = 10 * np.sin(3 * X["x0"].fillna(0.5)) + 5 * X["x1"].fillna(0) * X["x2"] + rng.normal(0, 0.5, n)
+    if categorical:
+        cat = rng.choice(["a", "b", "c", "d"], n)
+        X["c"] = pd.Categorical(cat, categories=["a", "b", "c", "d"])
+        y = y + np.select([cat == "a", cat == "b", cat == "c"], [3.0, -2.0, 1.0], 0.0)
+    return X, np.asarray(y)
+
+
+def _grid(X, col):
+    if isinstance(X[col].dtype, pd.CategoricalDtype):
+        return np.array(["b", "d", "a", "c"], dtype=object)
+    q = np.nanquantile(X[col], [0.05, 0.3, 0.5, 0.7, 0.95])
+    return np.concatenate([q, [np.nan]]) if X[col].isna().any() else q
+
+
+def _check(est, X, feats, method):
+    idx = [list(X.columns).index(c) for c in feats]
+    grids = [_grid(X, c) for c in feats]
+    assert supports(est, X, method)
+    ref = brute_ice(est, X, idx, grids, method)
+    avg, ice = tree_partial_dependence(est, X, idx, grids, response_method=method, individual=True)
+    scale = np.abs(ref).max()
+    np.testing.assert_allclose(ice, ref, rtol=RTOL, atol=RTOL * scale)
+    np.testing.assert_allclose(avg, ref.mean(axis=0), rtol=RTOL, atol=RTOL * scale)
+    avg_only, _ = tree_partial_dependence(est, X, idx, grids, response_method=method)
+    np.testing.assert_allclose(avg_only, ref.mean(axis=0), rtol=RTOL, atol=RTOL * scale)
+
+
+CASES = [("reg", False, False), ("reg", True, False), ("reg", False, True), ("bin", True, True),
+         ("multi", False, True)]
+
+
+def _target(kind, y):
+    if kind == "reg":
+        return y
+    if kind == "bin":
+        return (y > np.median(y)).astype(int)
+    return np.digitize(y, np.quantile(y, [0.33, 0.66]))
+
+
+@pytest.mark.parametrize("kind,nan,categorical", CASES)
+def test_xgboost_exact(kind, nan, categorical):
+    xgb = pytest.importorskip("xgboost")
+    X, y = _frame(nan=nan, categorical=categorical)
+    cls = xgb.XGBRegressor if kind == "reg" else xgb.XGBClassifier
+    est = cls(n_estimators=6, max_depth=4, learning_rate=0.5, enable_categorical=categorical,
+              tree_method="hist", max_cat_to_onehot=1, n_jobs=1).fit(X, _target(kind, y))
+    method = "predict" if kind == "reg" else "predict_proba"
+    feats = ["c"] if categorical else ["x0"]
+    _check(est, X, feats, method)
+    _check(est, X, ["x1", "x0"], method)
+
+
+@pytest.mark.parametrize("kind,nan,categorical", CASES)
+def test_lightgbm_exact(kind, nan, categorical):
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _frame(nan=nan, categorical=categorical)
+    cls = lgb.LGBMRegressor if kind == "reg" else lgb.LGBMClassifier
+    est = cls(n_estimators=6, num_leaves=8, min_child_samples=5, learning_rate=0.5, verbose=-1,
+              n_jobs=1, min_data_per_group=5, cat_smooth=1).fit(X, _target(kind, y))
+    method = "predict" if kind == "reg" else "predict_proba"
+    feats = ["c"] if categorical else ["x0"]
+    _check(est, X, feats, method)
+    _check(est, X, ["x1", "x0"], method)
+
+
+def test_xgboost_numpy_poisson_and_many():
+    xgb = pytest.importorskip("xgboost")
+    X, y = _frame()
+    est = xgb.XGBRegressor(n_estimators=5, max_depth=3, objective="count:poisson", n_jobs=1)
+    est.fit(X.to_numpy(), np.abs(y))
+    Xa = X.to_numpy()
+    grids = [np.quantile(Xa[:, 0], [0.1, 0.5, 0.9])], [np.quantile(Xa[:, 2], [0.2, 0.8])]
+    out = compute_pd_many(est, Xa, [[0], [2]], list(grids), response_method="predict", method="tree")
+    for (avg, _), j, g in zip(out, [0, 2], grids):
+        ref = brute_ice(est, Xa, [j], list(g), "predict").mean(axis=0)
+        np.testing.assert_allclose(avg, ref, rtol=RTOL)
+
+
+@pytest.mark.parametrize("lib", ["xgboost", "lightgbm"])
+def test_external_models_through_the_router(lib, monkeypatch):
+    import pdpboot.engine.tree as tree_mod
+
+    monkeypatch.setattr(tree_mod, "_ROUTE_MIN_ROWS", 0)
+    monkeypatch.setitem(tree_mod._COST, "word", 1e9)
+    mod = pytest.importorskip(lib)
+    X, y = _frame(nan=True)
+    if lib == "xgboost":
+        est = mod.XGBRegressor(n_estimators=5, max_depth=5, n_jobs=1).fit(X, y)
+    else:
+        est = mod.LGBMRegressor(n_estimators=5, num_leaves=16, min_child_samples=3, verbose=-1,
+                                n_jobs=1).fit(X, y)
+    assert tree_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])]).walk == "route"
+    _check(est, X, ["x0"], "predict")
+    _check(est, X, ["x2", "x1"], "predict")
+
+
+def test_categorical_splits_present():
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _frame(categorical=True)
+    for est in (xgb.XGBRegressor(n_estimators=6, max_depth=4, enable_categorical=True, max_cat_to_onehot=1),
+                lgb.LGBMRegressor(n_estimators=6, num_leaves=8, min_child_samples=5, verbose=-1,
+                                  min_data_per_group=5, cat_smooth=1)):
+        est.fit(X, y)
+        model = tree_mod_model(est)
+        assert (model.cat_row >= 0).any(), type(est).__name__
+
+
+def tree_mod_model(est):
+    from pdpboot.engine.tree import PreparedTrees
+
+    X, _ = _frame(categorical=True)
+    return PreparedTrees(est, X, "predict").model

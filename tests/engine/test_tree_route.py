@@ -1,0 +1,73 @@
+"""The compiled-routing walk of the tree engine gives the same exact PD/ICE as brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.tree import DecisionTreeRegressor
+
+import pdpboot.engine.tree as tree_mod
+
+from .test_tree import _data, _grid, check_exact
+
+
+@pytest.fixture(autouse=True)
+def _force_route(monkeypatch):
+    monkeypatch.setattr(tree_mod, "_ROUTE_MIN_ROWS", 0)
+    monkeypatch.setitem(tree_mod._COST, "word", 1e9)
+    monkeypatch.setattr(tree_mod, "_ROUTE_BLOCK", 64)  # several row blocks
+    monkeypatch.setattr(tree_mod._RouteWalk, "block", 64)
+
+
+def test_route_walk_is_used():
+    X, y = _data()
+    est = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
+    plan = tree_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
+    assert plan.walk == "route"
+
+
+REGRESSORS = [
+    DecisionTreeRegressor(random_state=0),
+    RandomForestRegressor(n_estimators=4, random_state=0),
+    ExtraTreesRegressor(n_estimators=3, min_samples_leaf=2, random_state=0),
+    HistGradientBoostingRegressor(max_iter=6, max_leaf_nodes=15, min_samples_leaf=5, random_state=0),
+]
+
+
+@pytest.mark.parametrize("est", REGRESSORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("idx", [(0,), (2,), (0, 1)])
+@pytest.mark.parametrize("nan", [False, True])
+def test_route_regressors_exact(est, idx, nan):
+    X, y = _data(nan=nan)
+    if nan and isinstance(est, ExtraTreesRegressor):
+        pytest.skip("ExtraTrees reject NaN")
+    est.fit(X, y)
+    grids = [_grid(est, X, j) for j in idx]
+    w = np.random.default_rng(1).integers(0, 3, len(X)).astype(float)
+    check_exact(est, X, idx, grids, "predict")
+    check_exact(est, X, idx, grids, "predict", weights=w)
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        RandomForestClassifier(n_estimators=3, random_state=0),
+        GradientBoostingClassifier(n_estimators=5, max_depth=3, random_state=0),
+        HistGradientBoostingClassifier(max_iter=5, max_leaf_nodes=7, random_state=0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_route_classifiers_exact(est):
+    X, y = _data(classes=3)
+    est.fit(X, y)
+    grids = [_grid(est, X, j) for j in (1, 3)]
+    check_exact(est, X, (1,), grids[:1], "predict_proba")
+    check_exact(est, X, (1, 3), grids, "predict_proba")

@@ -1,0 +1,220 @@
+"""ALE results (xarray layer): analytic truth, peer agreement, bootstrap, bands, determinism, errors."""
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures
+from sklearn.tree import DecisionTreeRegressor
+
+import pdpboot
+from pdpboot import accumulated_local_effects, bootstrap_ale, confidence_bands
+
+B1, B2, B3 = 1.0, 2.0, 3.0
+
+
+def _binormal_frame(n, rho, seed=0):
+    rng = np.random.default_rng(seed)
+    x1 = rng.normal(size=n)
+    x2 = rho * x1 + np.sqrt(1 - rho**2) * rng.normal(size=n)
+    return pd.DataFrame({"x1": x1, "x2": x2})
+
+
+def test_model_equal_to_truth_matches_analytic_ale():
+    """A noiseless fit of f = b1 x1 + b2 x2 + b3 x1 x2 is f; its ALE follows the closed form."""
+    rho = 0.8
+    X = _binormal_frame(8000, rho)
+    y = B1 * X.x1 + B2 * X.x2 + B3 * X.x1 * X.x2
+    model = make_pipeline(PolynomialFeatures(2, interaction_only=True), LinearRegression()).fit(X, y)
+    res = accumulated_local_effects(model, X, ["x1", ("x1", "x2")], grid_resolution=20)
+    ale = res["x1"]["ale"].sel(output="y").values
+    z = res["x1"]["x1"].values
+    truth = B1 * z + B3 * rho * z**2 / 2
+    inner = slice(2, -2)
+    counts = np.asarray(res["x1"].attrs["bin_counts"])[2:-2]
+    se = B3 * np.sqrt(1 - rho**2) * np.sqrt(np.sum(np.diff(z)[2:-2] ** 2 / counts))
+    err = (ale[inner] - ale[inner][0]) - (truth[inner] - truth[inner][0])
+    assert np.max(np.abs(err)) < 4 * se
+    # the second-order surface of b3 x1 x2 has second differences b3 * cell area
+    surf = res["x1__x2"]["ale"].sel(output="y").values
+    e1, e2 = res["x1__x2"]["x1"].values, res["x1__x2"]["x2"].values
+    np.testing.assert_allclose(np.diff(np.diff(surf, axis=0), axis=1), B3 * np.outer(np.diff(e1), np.diff(e2)),
+                               atol=1e-8)
+    assert res["x1__x2"].attrs["ale_kind"] == ["numeric", "numeric"]
+
+
+def _pyale():
+    pyale = pytest.importorskip("PyALE")
+    logging.getLogger("PyALE._ALE_generic").setLevel(logging.WARNING)
+    return pyale
+
+
+def _peer_data():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "c"])
+    df["b"] += df["a"]
+    df["k"] = rng.integers(0, 5, 400)
+    y = np.sin(2 * df.a) * df.b + df.k**2 + df.c + rng.normal(size=400)
+    return df, DecisionTreeRegressor(max_depth=6, random_state=0).fit(df, y)
+
+
+def test_agrees_with_pyale_continuous_on_the_same_bins():
+    """PyALE centres like we do (bin midpoints weighted by counts); its bin rule differs slightly
+    from R's type-1 quantiles, so its edges are given to pdpboot as custom_values."""
+    pyale = _pyale()
+    df, model = _peer_data()
+    peer = pyale.ale(df, model, ["a"], grid_size=12, include_CI=False, plot=False)
+    edges = peer.index.to_numpy(dtype=float)
+    ours = accumulated_local_effects(model, df, ["a"], custom_values={"a": edges})
+    np.testing.assert_allclose(ours["a"]["ale"].sel(output="y").values, peer["eff"].to_numpy(), atol=1e-10)
+    # its edges are the data quantiles: our own rule gives nearly the same grid
+    own = accumulated_local_effects(model, df, ["a"], grid_resolution=12)["a"]["a"].values
+    assert own.size == edges.size and own[0] == edges[0] and own[-1] == edges[-1]
+
+
+def test_agrees_with_pyale_discrete():
+    pyale = _pyale()
+    df, model = _peer_data()
+    peer = pyale.ale(df, model, ["k"], feature_type="discrete", include_CI=False, plot=False)
+    ours = accumulated_local_effects(model, df, ["k"], grid_resolution=10)
+    assert ours["k"].attrs["ale_kind"] == ["ordinal"]
+    np.testing.assert_array_equal(ours["k"]["k"].values, peer.index.to_numpy())
+    np.testing.assert_allclose(ours["k"]["ale"].sel(output="y").values, peer["eff"].to_numpy(), atol=1e-10)
+
+
+def test_agrees_with_pyale_second_order_without_empty_cells():
+    """PyALE's 2-D ALE follows ALEPlot as ours does; it fills empty cells differently (copies the
+    nearest cell's effect), so the comparison uses independent features and no empty cell."""
+    pyale = _pyale()
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame(rng.uniform(size=(2000, 3)), columns=["a", "b", "c"])
+    y = np.sin(3 * df.a) * df.b**2 + df.c
+    model = DecisionTreeRegressor(max_depth=8, random_state=0).fit(df, y)
+    peer = pyale.ale(df, model, ["a", "b"], grid_size=5, plot=False)
+    edges = {"a": peer.index.to_numpy(dtype=float), "b": peer.columns.to_numpy(dtype=float)}
+    ours = accumulated_local_effects(model, df, [("a", "b")], custom_values=edges)
+    np.testing.assert_allclose(ours["a__b"]["ale"].sel(output="y").values, peer.to_numpy(), atol=1e-10)
+
+
+def test_categorical_ordering_and_user_order():
+    rng = np.random.default_rng(3)
+    means = {"a": 0.0, "b": 3.0, "c": 1.0, "d": 2.0}
+    g = rng.choice(list(means), size=600)
+    X = pd.DataFrame({"g": pd.Categorical(g), "z": [rng.normal(means[v], 0.3) for v in g]})
+    effect = {"a": 0.0, "b": 1.0, "c": 5.0, "d": -2.0}
+    y = X.z + np.array([effect[v] for v in g])
+    model = make_pipeline(_OneHot(), LinearRegression()).fit(X, y)
+    res = accumulated_local_effects(model, X, ["g"])
+    assert list(res["g"]["g"].values) == ["a", "c", "d", "b"]
+    assert res["g"].attrs["ale_kind"] == ["categorical"]
+    ale = res["g"]["ale"].sel(output="y").to_series()
+    # an additive model: ALE differences between levels are the level effects
+    for u, v in (("a", "c"), ("c", "d"), ("d", "b")):
+        assert ale[v] - ale[u] == pytest.approx(effect[v] - effect[u], abs=1e-8)
+    user = accumulated_local_effects(model, X, ["g"], custom_values={"g": ["d", "c", "b", "a"]})
+    assert list(user["g"]["g"].values) == ["d", "c", "b", "a"]
+    assert user["g"].attrs["ale_kind"] == ["ordinal"]
+    with pytest.raises(ValueError, match="every observed level"):
+        accumulated_local_effects(model, X, ["g"], custom_values={"g": ["a", "b"]})
+    with pytest.raises(ValueError, match="2-D ALE"):
+        accumulated_local_effects(model, X, [("g", "z")])
+
+
+class _OneHot:
+    """Minimal stateless encoder for the categorical column g (keeps the test free of sklearn's version quirks)."""
+
+    def fit(self, X, y=None):
+        self.levels_ = sorted(X["g"].cat.categories)
+        return self
+
+    def transform(self, X):
+        return np.column_stack([X["z"].to_numpy()] + [(X["g"] == v).to_numpy(float) for v in self.levels_])
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+
+def test_classifier_probabilities_of_all_classes_sum_to_zero():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 2))
+    y = np.digitize(X[:, 0] + X[:, 1] + rng.normal(size=300), [-1, 1])
+    model = LogisticRegression().fit(X, y)
+    res = accumulated_local_effects(model, X, ["x0", ("x0", "x1")], grid_resolution=8)
+    ale = res["x0"]["ale"]
+    assert list(ale["output"].values) == [0, 1, 2]
+    np.testing.assert_allclose(ale.sum("output"), 0.0, atol=1e-12)  # probabilities sum to one
+    np.testing.assert_allclose(res["x0__x1"]["ale"].sum("output"), 0.0, atol=1e-12)
+    binary = LogisticRegression().fit(X, y > 0)
+    scores = accumulated_local_effects(binary, X, ["x0"], response_method="decision_function", grid_resolution=8)
+    # a linear score: its ALE is the coefficient times the centred grid
+    z = scores["x0"]["x0"].values
+    np.testing.assert_allclose(np.diff(scores["x0"]["ale"].values[0]), binary.coef_[0, 0] * np.diff(z), atol=1e-10)
+
+
+def _linear_data(n=120, seed=5):
+    rng = np.random.default_rng(seed)
+    X = _binormal_frame(n, 0.6, seed)
+    y = 2 * X.x1 - X.x2 + rng.normal(size=n)
+    return X, y
+
+
+def test_bootstrap_estimand_is_the_refit_models_ale_on_its_rows():
+    """For least squares each resample's ALE is linear with the refit slope on that resample."""
+    X, y = _linear_data()
+    res = bootstrap_ale(LinearRegression(), X, y, ["x1"], n_resamples=5, grid_resolution=6, rng=7)
+    z = res["x1"]["x1"].values
+    generator = np.random.default_rng(7)
+    generator.spawn(1)
+    for b, seed in enumerate(generator.spawn(5)):
+        rows = np.sort(seed.spawn(2)[0].integers(0, len(X), size=len(X)))
+        coef = LinearRegression().fit(X.iloc[rows], y.iloc[rows]).coef_[0]
+        np.testing.assert_allclose(np.diff(res["x1"]["ale_resamples"].values[b, 0]), coef * np.diff(z), atol=1e-8)
+
+
+def test_bootstrap_bands_and_determinism_across_n_jobs():
+    X, y = _linear_data(80)
+    X["k"] = np.random.default_rng(8).integers(0, 3, len(X))
+    kwargs = dict(n_resamples=20, grid_resolution=15, rng=3)  # 15 bins of 80 rows: resamples leave bins empty
+    one = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", "k", ("x1", "x2")], n_jobs=1, **kwargs)
+    two = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", "k", ("x1", "x2")], n_jobs=2, **kwargs)
+    for name in ("x1", "k", "x1__x2"):
+        xr.testing.assert_equal(one[name].to_dataset(), two[name].to_dataset())
+        assert np.isfinite(one[name]["ale_resamples"].values).all()
+    assert dict(one["x1__x2"]["ale_resamples"].sizes) == {"resample": 20, "output": 1, "x1": 16, "x2": 16}
+    bands = confidence_bands(one, simultaneous=True)
+    band = bands["x1"]["ale_band"]
+    assert band.dims == ("ci_bound", "output", "x1")
+    assert band.attrs["simultaneous"] == 1
+    pointwise = bands["x1"]["ale_band_pointwise"]
+    assert (band.sel(ci_bound="lower") <= pointwise.sel(ci_bound="lower") + 1e-12).all()
+    assert "ale_se" in bands["x1__x2"] and "ale_bias" in bands["k"]
+
+
+def test_save_load_round_trip(tmp_path):
+    X, y = _linear_data(60)
+    res = bootstrap_ale(LinearRegression(), X, y, ["x1"], n_resamples=3, grid_resolution=4, rng=0)
+    pdpboot.save(res, tmp_path / "ale.nc")
+    back = pdpboot.load(tmp_path / "ale.nc")
+    np.testing.assert_array_equal(back["x1"]["ale_resamples"].values, res["x1"]["ale_resamples"].values)
+
+
+def test_bad_input():
+    X, y = _linear_data(40)
+    fitted = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match="not fitted"):
+        accumulated_local_effects(LinearRegression(), X, ["x1"])
+    with pytest.raises(ValueError, match="already fitted"):
+        bootstrap_ale(fitted, X, y, ["x1"])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        accumulated_local_effects(fitted, X, ["x1"], custom_values={"x1": [1.0, 0.0]})
+    with pytest.raises(ValueError, match="grid_resolution"):
+        accumulated_local_effects(fitted, X, ["x1"], grid_resolution=0)
+    with pytest.raises(ValueError, match="not a column"):
+        accumulated_local_effects(fitted, X, ["nope"])

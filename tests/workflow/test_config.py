@@ -1,0 +1,46 @@
+"""RunConfig: one field per option, frozen, checked when built from a stored config.json."""
+
+import dataclasses
+import json
+
+import pytest
+
+from pdpboot.workflow import InputError
+from pdpboot.workflow.options import OPTIONS, RUN_FIELDS, RunConfig, defaults, merge
+
+
+def test_run_config_fields_are_the_options_table():
+    names = [f.name for f in dataclasses.fields(RunConfig)]
+    assert names == [o.key for o in OPTIONS] + [name for name, _ in RUN_FIELDS]
+
+
+def test_run_config_is_frozen_and_misspelt_fields_fail():
+    config = merge({"target": "y"}, {})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.target = "z"
+    with pytest.raises(AttributeError):
+        config.n_resampels  # noqa: B018 - the point of the test
+    assert config.n_resamples == defaults()["n_resamples"]
+
+
+def test_run_config_round_trips_through_json():
+    config = merge({"target": "y", "pairs": ["a:b"], "labels": ["a=Alpha"], "level_order": ["e=lo,mid,hi"]},
+                   {"units": {"a": "°C"}})
+    again = RunConfig.from_dict(json.loads(json.dumps(config.to_dict())))
+    assert again == config
+    assert again.level_order == {"e": ["lo", "mid", "hi"]} and again.units == {"a": "°C"}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"modle": "linear"}, "unknown option 'modle'. Did you mean 'model'"),
+    ({"model": "nonsense"}, "must be one of"),
+    ({"n_resamples": 1}, "at least 2"),
+    ({"versions": "3.0"}, "'versions' must be a dict"),
+    ({"x" * 500: 1}, "..."),
+])
+def test_stored_config_is_validated(change, message):
+    raw = {**merge({"target": "y"}, {}).to_dict(), **change}
+    with pytest.raises(InputError, match=None) as exc:
+        RunConfig.from_dict(raw)
+    assert message in str(exc.value)
+    assert len(str(exc.value)) < 300  # long names are cut in messages

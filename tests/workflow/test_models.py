@@ -1,0 +1,86 @@
+"""Any model (issue 18, items 8-10): --model-spec parsed safely, --model-file, named XGBoost/LightGBM,
+model.joblib, --groups, --threads-per-job and progress lines off a terminal."""
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+
+import pdpboot
+from pdpboot.workflow import InputError
+from pdpboot.workflow.modelspec import estimator_from_spec, parse_model_spec
+
+from .helpers import FAST, bad, only_run_folder, regression_table, run_cli
+
+
+def test_model_spec_is_parsed_not_evaluated():
+    assert parse_model_spec("xgboost.XGBRegressor(max_depth=4, eta=0.1)") == (
+        "xgboost", "XGBRegressor", {"max_depth": 4, "eta": 0.1})
+    model = estimator_from_spec("sklearn.linear_model.Ridge(alpha=2.5, fit_intercept=False)")
+    assert isinstance(model, Ridge) and model.alpha == 2.5 and model.fit_intercept is False
+    assert type(estimator_from_spec("sklearn.tree.DecisionTreeRegressor")).__name__ == "DecisionTreeRegressor"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("os.system('echo hi')", "may name classes of"),
+    ("sklearn.linear_model.Ridge(alpha=__import__('os').getcwd())", "must be a literal"),
+    ("sklearn.linear_model.Ridge(alpha=1+1)", "must be a literal"),
+    ("sklearn.linear_model.Ridge(1.0)", "keyword arguments only"),
+    ("sklearn.linear_model.Ridge(**{'alpha': 1})", "name=value"),
+    ("sklearn.utils._testing.Foo()", "private"),
+    ("(lambda: 1)()", "dotted class name"),
+    ("sklearn.linear_model.Ridge(alpha=", "not of the form"),
+    ("sklearn.linear_model.NoSuchModel()", "has no class"),
+    ("sklearn.linear_model.Ridge(nonsense=1)", "was refused"),
+    ("sklearn.preprocessing.StandardScaler()", "cannot predict"),
+])
+def test_bad_model_specs_are_refused(spec, message):
+    with pytest.raises(InputError, match=None) as exc:
+        estimator_from_spec(spec)
+    assert message in str(exc.value)
+
+
+def test_model_spec_run_writes_model_joblib_and_progress(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    table = regression_table()
+    table["clinic"] = np.repeat(np.arange(12), 10)
+    table.to_csv(path, index=False)
+    code, out = run_cli(["run", path, "--target", "y", "--model-spec", "sklearn.linear_model.Ridge(alpha=0.5)",
+                         "--groups", "clinic", "--threads-per-job", "1", "--out", tmp_path / "o",
+                         *[a for a in FAST if a != "--quiet"]], capsys)
+    assert code == 0, out.err
+    folder = only_run_folder(tmp_path / "o")
+    bundle = joblib.load(folder / "model.joblib")
+    model = bundle["estimator"]
+    assert type(model.steps[-1][1]).__name__ == "Ridge" and model.steps[-1][1].alpha == 0.5
+    assert bundle["features"] == ["x1", "count", "colour"] and bundle["versions"]["scikit-learn"]
+    assert bundle["target"] == "y"
+    res = pdpboot.load(folder / "results.nc")
+    assert res.attrs["resampling"] == "group"  # the cluster bootstrap
+    assert "clinic" not in bundle["features"]
+    log = (folder / "run.log").read_text()
+    assert "Bootstrap: 5/5 resamples (100 %)" in log  # off a terminal: progress lines in the log ...
+    assert "Bootstrap: 5/5 resamples (100 %)" in out.err  # ... and on stderr
+
+
+def test_model_file_and_named_boosting(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    regression_table().to_csv(path, index=False)
+    joblib.dump(Ridge(alpha=3.0).fit(np.ones((3, 1)), [1, 2, 3]), tmp_path / "ridge.joblib")  # fitted: refitted
+    code, out = run_cli(["run", path, "--target", "y", "--model-file", tmp_path / "ridge.joblib", "--features",
+                         "x1,count", "--no-workbook", "--out", tmp_path / "o", *FAST], capsys)
+    assert code == 0, out.err
+    model = joblib.load(only_run_folder(tmp_path / "o") / "model.joblib")["estimator"]
+    assert model.steps[-1][1].alpha == 3.0 and model.steps[-1][1].n_features_in_ >= 2
+    (tmp_path / "junk.joblib").write_bytes(b"not a pickle")
+    err = bad(["run", path, "--target", "y", "--model-file", tmp_path / "junk.joblib"], capsys, tmp_path / "o2")
+    assert "could not be loaded" in err
+    err = bad(["run", path, "--target", "y", "--model-spec", "sklearn.linear_model.LogisticRegression()"], capsys,
+              tmp_path / "o2")
+    assert "gives a classifier" in err
+    pytest.importorskip("lightgbm")
+    code, out = run_cli(["run", path, "--target", "y", "--model", "lightgbm", "--features", "x1,count",
+                         "--no-workbook", "--out", tmp_path / "o3", *FAST], capsys)
+    assert code == 0, out.err
+    model = joblib.load(only_run_folder(tmp_path / "o3") / "model.joblib")
+    assert type(model["estimator"]).__name__ == "LGBMRegressor" and "lightgbm" in model["versions"]

@@ -1,0 +1,66 @@
+"""Options: config file and command-line precedence, help, version, the demo, run folders."""
+
+
+import pytest
+
+import pdpboot
+from pdpboot.cli import main
+from pdpboot.schema import get_node
+
+from .helpers import (
+    FAST,
+    only_run_folder,
+    regression_table,
+    run_cli,
+)
+
+# ----------------------------------------------------------------------------- options, config, demo
+
+
+def test_config_file_and_command_line_precedence(tmp_path, capsys, monkeypatch):
+    regression_table().to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "c.toml").write_text(
+        'data = "t.csv"\ntarget = "y"\nn-resamples = 9\ngrid_resolution = 4\nfeatures = ["x1", "count"]\n'
+        'n_estimators = 5\nice_samples = 0\nworkbook = false\n')
+    monkeypatch.chdir(tmp_path)
+    code, _ = run_cli(["run", "--config", "c.toml", "--n-resamples", "3", "--out", "o", "--quiet"], capsys)
+    assert code == 0
+    res = pdpboot.load(only_run_folder(tmp_path / "o") / "results.nc")
+    assert res.attrs["n_resamples"] == 3  # the command line wins
+    assert get_node(res, "x1").to_dataset().sizes["x1"] == 4  # from the file
+    assert [n.attrs["features"] for n in res.children.values()] == [["x1"], ["count"]]
+
+
+def test_demo_runs_and_says_where(tmp_path, capsys):
+    code, out = run_cli(["demo", "--out", tmp_path, "--n-resamples", "3", "--n-estimators", "5",
+                      "--grid-resolution", "5", "--ice-samples", "5", "--n-jobs", "1"], capsys)
+    assert code == 0
+    folder = only_run_folder(tmp_path)
+    assert str(folder) in out.out and "--n-resamples" in out.out
+    res = pdpboot.load(folder / "results.nc")
+    assert [tuple(n.attrs["features"]) for n in res.children.values()] == [
+        ("Temperature",), ("Hour",), ("Day",), ("Temperature", "Hour")]
+    assert "Fitting" in out.err and "Plot" in out.err  # progress on stderr
+
+
+def test_help_and_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    for flag in ("--target", "--pairs", "--n-resamples", "--config", "--model", "examples:"):
+        assert flag in text
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert pdpboot.__version__ in capsys.readouterr().out
+
+
+def test_two_runs_never_share_a_folder(tmp_path, capsys):
+    regression_table().to_csv(tmp_path / "t.csv", index=False)
+    args = ["run", tmp_path / "t.csv", "--target", "y", "--features", "x1", "--no-workbook", "--out",
+            tmp_path / "o", *FAST]
+    assert run_cli(args, capsys)[0] == 0
+    assert run_cli(args, capsys)[0] == 0
+    assert len(list((tmp_path / "o").iterdir())) == 2
+
+
