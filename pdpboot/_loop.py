@@ -11,15 +11,17 @@ resamples).  Nothing here imports xarray.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from ._evaluate import Evaluation, MissingClassError, NodeArrays, evaluate_fit
 from ._plan import BootstrapPlan, fit_kwargs
+from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint
 from .engine.refit import rows_of, seed_estimator
 from .engine.resample import draw_rows, multiplicities
@@ -81,16 +83,30 @@ def resample_background(plan: BootstrapPlan, fixed: np.ndarray, rows: np.ndarray
     return distinct, row_weights(plan, distinct, counts.astype(float))
 
 
+@contextmanager
+def fit_context(threads: int):
+    """Where every fit and evaluation runs: ``threads`` native threads, one joblib job by default.
+
+    The joblib default matters under a parallel backend (e.g. Dask): scikit-learn's
+    forests would otherwise sum their trees' predictions in several threads, in an
+    order that changes from run to run.  Estimators that set ``n_jobs`` keep it.
+    """
+    with threadpool_limits(limits=threads), parallel_config(n_jobs=1):
+        yield
+
+
 def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator) -> NodeArrays:
     """Draw, fit and evaluate one resample (runs in a joblib worker)."""
     draw_rng, fit_rng, bg_rng = seed.spawn(3)
     rows = draw_rows(plan.resampling, plan.spec.n_rows, draw_rng, strata=plan.strata, groups=plan.groups,
                      subsample_fraction=plan.subsample_fraction)
-    with threadpool_limits(limits=plan.threads_per_job):
+    with fit_context(plan.threads_per_job):
         model = fit_clone(plan, plan.estimator, rows, fit_rng)
         background, weights = resample_background(plan, base.background, rows, bg_rng)
         evaluation = replace(base, background=background, weights=weights)
-        return evaluate_fit(model, plan.spec, evaluation, rng=seed.spawn(1)[0])  # 4th child: the others unchanged
+        arrays = evaluate_fit(model, plan.spec, evaluation, rng=seed.spawn(1)[0])  # 4th child: others unchanged
+    check_predictions_finite(arrays, what="this resample's refit")  # NaN output: a failure, never silent NaN
+    return arrays
 
 
 def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator) -> NodeArrays | str:

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import effective_n_jobs
 from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 
@@ -196,24 +195,17 @@ class BootstrapPlan:
         )
 
 
-def check_threads_per_job(threads_per_job, n_jobs) -> int:
-    """Native (OpenMP/BLAS) threads per worker.
+def check_threads_per_job(threads_per_job) -> int:
+    """Native (OpenMP/BLAS) threads per fit: 1 unless the user asks for more.
 
-    Default: the cores shared out over the parallel jobs, so jobs times
-    threads never exceeds the cores; on a machine that is already busy (1-minute
-    load average at or above the core count) one thread per job, because
-    OpenMP threads that spin-wait for a busy core make a fit many times slower
-    (measured: one HistGradientBoosting fit 1.6-2.7 s with one thread, 69 s
-    with two, load 22 on 2 cores).  Results do not depend on it.
+    One thread per job keeps results bit-identical for every ``n_jobs`` and
+    backend (multi-threaded BLAS may sum in another order), never lets jobs
+    times threads exceed the cores, and avoids OpenMP threads spin-waiting for
+    busy cores (measured: one HistGradientBoosting fit took 1.6-2.7 s with one
+    thread and 69 s with two, load 22 on 2 cores).  The bootstrap's parallelism
+    is ``n_jobs``, over resamples.
     """
-    if threads_per_job is not None:
-        return check_positive_int(threads_per_job, "threads_per_job", 1)
-    cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0] >= cores
-    except OSError:  # not available on this platform
-        busy = False
-    return 1 if busy else max(1, cores // max(1, effective_n_jobs(n_jobs)))
+    return 1 if threads_per_job is None else check_positive_int(threads_per_job, "threads_per_job", 1)
 
 
 def check_bootstrap_args(estimator, X, y, features, *, n_resamples, resampling, subsample_fraction, groups,
@@ -261,6 +253,6 @@ def check_bootstrap_args(estimator, X, y, features, *, n_resamples, resampling, 
         ice=ice, heterogeneity=bool(heterogeneity),
         n_max=check_interactions(interactions), response_method=response_method,
         sample_weight=check_sample_weight(sample_weight, spec.n_rows), fit_params=check_fit_params(fit_params),
-        n_jobs=n_jobs, threads_per_job=check_threads_per_job(threads_per_job, n_jobs), rng=rng, progress=progress,
+        n_jobs=n_jobs, threads_per_job=check_threads_per_job(threads_per_job), rng=rng, progress=progress,
         checkpoint=checkpoint, on_error=on_error, max_failure_share=float(max_failure_share),
     )

@@ -15,11 +15,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import xarray as xr
-from threadpoolctl import threadpool_limits
 
 from ._assemble import build_tree, provenance, stack_resamples, task_name
 from ._evaluate import Evaluation, NodeArrays, evaluate_fit, nan_like
-from ._loop import N_FIXED_SEEDS, fit_clone, root_generator, row_weights, run_resamples, seed_record
+from ._loop import N_FIXED_SEEDS, fit_clone, fit_context, root_generator, row_weights, run_resamples, seed_record
 from ._plan import BootstrapPlan, check_bootstrap_args
 from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint, fingerprint
@@ -58,7 +57,7 @@ def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, backgroun
         estimate, meta = stored
         return estimate, Evaluation(meta["response"], meta["outputs"], background, row_weights(plan, background),
                                     ice_rows, plan.heterogeneity, plan.n_max)
-    with threadpool_limits(limits=plan.threads_per_job):
+    with fit_context(plan.threads_per_job):
         model = fit_clone(plan, plan.estimator, None, full_seed, only_if_unset=True)
         resolved = resolve_response_method(model, plan.response_method)
         y = plan.y
@@ -175,11 +174,12 @@ def bootstrap_partial_dependence(
         Parallel resamples (joblib); results are identical for any value.
     threads_per_job : int, optional
         Native (OpenMP/BLAS) threads each fit and evaluation may use
-        (threadpoolctl; root attr ``threads_per_job``).  Default: the
-        machine's cores divided by the number of parallel jobs, so jobs times
-        threads never exceeds the cores, and 1 when the machine is already
-        busy (spinning OpenMP threads made one HistGradientBoosting fit 25
-        times slower).  Results do not depend on it.
+        (threadpoolctl).  Default 1: results are then bit-identical for every
+        ``n_jobs`` and backend, and a busy machine does not slow OpenMP fits
+        down (spinning threads made one HistGradientBoosting fit 25 times
+        slower); parallelise with ``n_jobs`` instead.  Inner joblib
+        parallelism of the estimator defaults to one job as well (estimators
+        that set ``n_jobs`` keep it).
     rng : None, int or numpy.random.Generator
         The one seed every random draw flows from (None: fresh entropy).
     progress : bool, "auto" or callable
@@ -267,7 +267,7 @@ def bootstrap_partial_dependence(
         resampling=plan.resampling, background=plan.background,
         subsample_size=(int(np.floor(plan.subsample_fraction * plan.spec.n_rows)) if plan.resampling == "subsample"
                         else plan.spec.n_rows),
-        rng_entropy=seeds["entropy"], threads_per_job=plan.threads_per_job,
+        rng_entropy=seeds["entropy"],
     )
     return build_tree(plan.spec, stack_resamples(estimate, ordered), outputs=base.outputs, ice_rows=ice_rows,
                       root_attrs=attrs, extra_coords={"resample": np.arange(plan.n_resamples)})

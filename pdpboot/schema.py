@@ -53,8 +53,6 @@ Root attrs
     ``{"resample", "error"}``), ``n_missing_class_resamples``
         Resamples that failed (NaN in every ``*_resamples``); the last counts
         decision-function refits that missed a class.
-    ``threads_per_job``
-        Native threads each fit used (does not change results).
 """
 
 from __future__ import annotations

@@ -280,3 +280,40 @@ def test_progress_callable_reports_every_resample(data):
     pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=4, grid_resolution=3, rng=0,
                                          progress=lambda done, total: calls.append((done, total)))
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+class _NanForLargeX(LinearRegression):
+    """Predicts NaN wherever x0 > 1.5 when fitted without the row x0 = 3 (some resamples miss it)."""
+
+    def fit(self, X, y):
+        self.max_seen_ = np.max(np.asarray(X)[:, 0])
+        return super().fit(X, y)
+
+    def predict(self, X):
+        out = super().predict(X)
+        return np.where((np.asarray(X)[:, 0] > 1.5) & (self.max_seen_ < 3.0), np.nan, out)
+
+
+def test_a_refit_that_predicts_nan_is_a_recorded_failure_not_silent_nan():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    X[0, 0] = 3.0
+    model = _NanForLargeX()
+    kw = dict(n_resamples=12, custom_values={0: np.array([0.0, 2.0])}, rng=1)
+    with pytest.raises(ValueError, match="non-finite"):
+        pdpboot.bootstrap_partial_dependence(model, X, X[:, 1], [0], **kw)
+    with pytest.warns(RuntimeWarning, match="failed and were skipped"):
+        res = pdpboot.bootstrap_partial_dependence(model, X, X[:, 1], [0], on_error="skip", max_failure_share=0.9,
+                                                   **kw)
+    failed = json.loads(res.attrs["failed_resamples"])
+    assert failed and all("non-finite" in f["error"] for f in failed)
+
+
+def test_predict_returning_the_wrong_number_of_rows_is_named():
+    class Short(LinearRegression):
+        def predict(self, X):
+            return super().predict(X)[:-1]
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match="one row of outputs per input row"):
+        pdpboot.partial_dependence(Short().fit(X, X[:, 0]), X, [0], grid_resolution=3)

@@ -82,6 +82,11 @@ def response_function(estimator, method: str) -> Callable[[object], np.ndarray]:
 
     def respond(X):
         out = np.asarray(bound(X), dtype=float)
+        if out.ndim == 0 or out.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"{type(estimator).__name__}.{method} returned {out.shape[0] if out.ndim else 'a scalar'} "
+                f"value(s) for {X.shape[0]} rows; it must return one row of outputs per input row."
+            )
         return out.reshape(out.shape[0], -1)
 
     return respond

@@ -445,7 +445,7 @@ def _per_row(model: _Model, xa, walk, boxes: _Boxes, w, average: bool, individua
         if individual:
             ice[rows] = resp
         if average:
-            acc += np.tensordot(np.ones(b) if w is None else w[rows], resp, axes=1)
+            acc += np.einsum("r,r...->...", np.ones(b) if w is None else w[rows], resp)  # no BLAS: one sum order
     avg = acc / (n_rows if w is None else w.sum()) if average else None
     return avg, ice
 
