@@ -26,7 +26,7 @@ from sklearn.base import clone, is_classifier
 
 from ._assemble import build_tree, provenance
 from ._plan import make_spec
-from ._validate import check_choice, check_positive_int, check_target, is_fitted
+from ._validate import check_choice, check_positive_int, check_probability, check_rng, check_target, is_fitted
 from .engine import jackknife as jk
 from .engine.response import output_labels, resolve_response_method
 from .schema import CI_BOUNDS, node_name
@@ -208,8 +208,8 @@ def forest_partial_dependence(
     'infinitesimal-jackknife'
     """
     check_choice(uncertainty, "uncertainty", tuple(UNCERTAINTY))
-    if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}.")
+    confidence_level = check_probability(confidence_level, "confidence_level")
+    rng = check_rng(rng)
     if n_estimators is not None:
         n_estimators = check_positive_int(n_estimators, "n_estimators", 2)
     n_multipliers = check_positive_int(n_multipliers, "n_multipliers", 100)
