@@ -40,18 +40,17 @@ def _timed(fn):
 def _case(model, X, feature, grid_size, repeats):
     from PyALE import ale
 
+    logging.getLogger("PyALE._ALE_generic").setLevel(logging.WARNING)  # it logs every call at INFO
+    listed = feature if isinstance(feature, list) else [feature]
+    fs = [tuple(feature)] if isinstance(feature, list) else [feature]
     ours_t, peer_t = [], []
-    features = feature if isinstance(feature, list) else [feature]
     for _ in range(repeats):
-        t, peer = _timed(lambda: ale(X, model, features, grid_size=grid_size, include_CI=False, plot=False))
+        t, peer = _timed(lambda: ale(X, model, listed, grid_size=grid_size, include_CI=False, plot=False))
         peer_t.append(t)
-        if isinstance(feature, list):
-            custom = {feature[0]: peer.index.to_numpy(float), feature[1]: peer.columns.to_numpy(float)}
-            fs = [tuple(feature)]
-        else:
-            custom = {feature: peer.index.to_numpy(float)}
-            fs = [feature]
-        t, ours = _timed(lambda fs=fs, custom=custom: accumulated_local_effects(model, X, fs, custom_values=custom))
+        custom = {listed[0]: peer.index.to_numpy(float)}
+        if len(listed) == 2:
+            custom[listed[1]] = peer.columns.to_numpy(float)
+        t, ours = _timed(lambda custom=custom: accumulated_local_effects(model, X, fs, custom_values=custom))
         ours_t.append(t)
     name = "__".join(feature) if isinstance(feature, list) else feature
     ours_v = ours[name]["ale"].values[0]
@@ -65,7 +64,6 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--n", type=int, default=2000)
     args = parser.parse_args(argv)
-    logging.getLogger("PyALE._ALE_generic").setLevel(logging.WARNING)
     Xa, y = make_friedman1(n_samples=args.n, n_features=10, noise=1.0, random_state=0)
     X = pd.DataFrame(Xa, columns=[f"x{j}" for j in range(10)])
     models = {

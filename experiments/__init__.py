@@ -3,28 +3,32 @@
 Run everything with ``python -m experiments all`` (full mode, the paper's numbers; writes
 ``paper/figures``, ``paper/tables`` and ``paper/generated``) or ``python -m experiments all --quick``
 (the CI smoke run; writes under ``experiments/results/quick/`` unless ``--paper-dir`` /
-``--results-dir`` say otherwise).  Settings of every study are in :mod:`experiments.config`.
+``--results-dir`` say otherwise).     Settings of every study are in :mod:`experiments.config`.
 See ``paper/README.md``.
 
 Where each output of the paper comes from (one render function per figure or table):
 
-=================================  =============================================
-``figures/electricity_bands``      ``s1_electricity._figure_bands``
-``figures/electricity_contours``   ``s1_electricity._figure_contours``
-``tables/coverage``                ``s2_coverage._table_coverage``
-``tables/coverage_width``          ``s2_coverage._table_width``
-``figures/coverage_by_grid``       ``s2_coverage._figure_by_grid``
-``figures/coverage_example``       ``s2_coverage._figure_example``
-``figures/heterogeneity_ice``      ``s3_heterogeneity._figure_ice``
-``figures/heterogeneity_h2``       ``s3_heterogeneity._figure_h2``
-``tables/h_test``                  ``s3_heterogeneity._table_tests``
-``tables/cost``                    ``s4_cost._table``
-``figures/cost_scaling``           ``s4_cost._figure_scaling``
-``figures/bike``                   ``s5_real_data._figure_bike``
-``figures/anes``                   ``s5_real_data._figure_anes``
-``generated/<study>.tex``          each study's ``render`` (numbers quoted in the text)
-``generated/run.tex``              ``run.write_run_macros`` (mode and compute times)
-=================================  =============================================
+====================================  =============================================
+``figures/electricity_bands``         ``s1_electricity._figure_bands``
+``figures/electricity_contours``      ``s1_electricity._figure_contours``
+``tables/coverage``                   ``s2_coverage._table_coverage``
+``tables/coverage_width``             ``s2_coverage._table_width``
+``figures/coverage_by_grid``          ``s2_coverage._figure_by_grid``
+``figures/coverage_example``          ``s2_coverage._figure_example``
+``figures/heterogeneity_ice``         ``s3_heterogeneity._figure_ice``
+``figures/heterogeneity_h2``          ``s3_heterogeneity._figure_h2``
+``tables/h_test``                     ``s3_heterogeneity._table_tests``
+``tables/cost``                       ``s4_cost._table``
+``figures/cost_scaling``              ``s4_cost._figure_scaling``
+``figures/bike``                      ``s5_real_data._figure_bike``
+``figures/anes``                      ``s5_real_data._figure_anes``
+``tables/simultaneous_bands``         ``stats_bands.render``
+``tables/h_test_size_power``          ``stats_htest.render``
+``tables/bounded_statistics``         ``stats_bounded.render``
+``tables/coverage_classification``   ``stats_classification.render``
+``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
+``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
+====================================  =============================================
 """
 
 STUDIES = {
@@ -33,4 +37,8 @@ STUDIES = {
     "heterogeneity": "s3_heterogeneity",
     "cost": "s4_cost",
     "real_data": "s5_real_data",
+    "bands": "stats_bands",
+    "htest": "stats_htest",
+    "bounded": "stats_bounded",
+    "classification": "stats_classification",
 }

@@ -1,8 +1,8 @@
 """Settings of every study: seeds, numbers of resamples B, repetitions R, sample sizes, learners.
 
 ``config(study, quick)`` returns the dict a study's ``compute`` reads.  Quick mode keeps every
-figure and table of the paper but shrinks B, R and the models so that ``python -m experiments all
---quick`` runs in about two minutes on two loaded cores; full mode gives the paper's numbers.
+figure and table of the paper but shrinks B, R and the models (its run time is measured and quoted,
+``RunQuickMinutes``); full mode gives the paper's numbers.
 """
 
 from __future__ import annotations
@@ -29,18 +29,27 @@ ELECTRICITY = {
 
 
 def _coverage_scenarios(quick: bool) -> dict[str, dict]:
-    reps_cheap, reps_flex = (6, 2) if quick else (1000, 200)
-    b_cheap, b_flex = (40, 20) if quick else (200, 40)
-    truth_cheap, truth_flex = (10, 2) if quick else (200, 100)
-    common_a = {"dgp": "interaction", "learner": "ols_interaction", "features": [0, 1],
-                "grid": _GRID15_NORMAL, "backgrounds": ["resample", "original"], "B": b_cheap,
-                "R": reps_cheap, "truth_fits": truth_cheap, "molnar": True}
+    """Scenarios of the coverage study.
+
+    ``truth``: "exact" when the learner's expected PD has a closed form (least squares is unbiased,
+    so it equals the DGP's PD), else "simulated" (mean over ``truth_fits`` fits on fresh data, with
+    its Monte Carlo SE).  ``B`` is at least 200 for every learner in full mode.
+    """
+    reps_cheap, reps_flex, reps_logit = (6, 2, 4) if quick else (1000, 200, 400)
+    b_cheap, b_flex = (40, 20) if quick else (200, 200)
+    truth_flex, truth_logit = (2, 4) if quick else (100, 400)
+    both = ["resample", "original"]
+    common_a = {"dgp": "interaction", "learner": "ols_interaction", "features": [0, 1], "grid": _GRID15_NORMAL,
+                "backgrounds": both, "B": b_cheap, "R": reps_cheap, "truth": "exact", "label": "A"}
+    common_c = {"dgp": "additive_uniform", "learner": "ols", "features": [0, 1], "grid": _GRID15_UNIFORM,
+                "backgrounds": both, "B": b_cheap, "R": reps_cheap, "truth": "exact", "n": 1000, "label": "C"}
     scenarios = {
-        "A_n200": dict(common_a, n=200, label="A"),
-        "A_n1000": dict(common_a, n=1000, label="A"),
-        "C_n1000": {"dgp": "additive_uniform", "learner": "ols", "features": [0, 1], "grid": _GRID15_UNIFORM,
-                    "backgrounds": ["resample", "original"], "B": b_cheap, "R": reps_cheap,
-                    "truth_fits": truth_cheap, "n": 1000, "label": "C", "molnar": True},
+        "A_n200": dict(common_a, n=200),
+        "A_n1000": dict(common_a, n=1000),
+        "C_n1000": dict(common_c, noise=1.0),
+        # The additive case in which fixed rows under-cover: the other feature's effect (variance 1/12)
+        # is large against the noise (variance 0.01).
+        "C_n1000_lownoise": dict(common_c, noise=0.1),
     }
     for learner in ("rf", "gbm", "mlp"):
         for n in (500, 2000):
@@ -48,18 +57,30 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
             reps = 2 * reps_flex if (learner == "gbm" and not quick) else reps_flex
             scenarios[f"B_{learner}_n{n}"] = {
                 "dgp": "friedman1", "learner": learner, "features": [0, 2, 3], "grid": _GRID15_UNIFORM,
-                "backgrounds": ["resample"], "B": b_flex, "R": reps, "truth_fits": truth_flex, "n": n,
-                "label": "B", "molnar": False,
+                "backgrounds": ["resample"], "B": b_flex, "R": reps, "truth": "simulated",
+                "truth_fits": truth_flex, "n": n, "label": "B",
             }
+    # D: the interaction model with correlated Gaussian features (rho = 0.5).
+    common_d = {"dgp": "interaction_correlated", "rho": 0.5, "features": [0, 1], "grid": _GRID15_NORMAL,
+                "n": 1000, "label": "D"}
+    scenarios["D_ols_n1000"] = dict(common_d, learner="ols_interaction", backgrounds=both, B=b_cheap, R=reps_cheap,
+                                    truth="exact")
+    scenarios["D_gbm_n1000"] = dict(common_d, learner="gbm", backgrounds=["resample"], B=b_flex, R=reps_flex,
+                                    truth="simulated", truth_fits=truth_flex)
+    # E: binary classification, logit P(y = 1) = 0.5 + 1.5 x1 - x2, PD of the probability of y = 1.
+    common_e = {"dgp": "logistic", "features": [0, 1], "grid": _GRID15_NORMAL, "n": 1000, "label": "E",
+                "backgrounds": ["resample"], "truth": "simulated"}
+    scenarios["E_logit_n1000"] = dict(common_e, learner="logit", B=b_cheap, R=reps_logit, truth_fits=truth_logit)
+    scenarios["E_gbc_n1000"] = dict(common_e, learner="gbc", B=b_flex, R=reps_flex, truth_fits=truth_flex)
     return scenarios
 
 
 COVERAGE = {
     "full": {"seed": SEED + 2, "scenarios": _coverage_scenarios(False), "chunk": 50, "molnar_refits": 15,
-             "truth_background": 2000, "small_B": 40, "level": 0.95,
+             "molnar_fractions": [0.5, 0.7], "truth_background": 2000, "small_B": 40, "level": 0.95,
              "molnar_sensitivity": {"R": 1000, "fractions": [0.5, 0.632, 0.7, 0.8]}},
     "quick": {"seed": SEED + 2, "scenarios": _coverage_scenarios(True), "chunk": 10, "molnar_refits": 5,
-              "truth_background": 500, "small_B": 20, "level": 0.95,
+              "molnar_fractions": [0.5, 0.7], "truth_background": 500, "small_B": 20, "level": 0.95,
               "molnar_sensitivity": {"R": 6, "fractions": [0.5, 0.632, 0.7, 0.8]}},
 }
 

@@ -12,8 +12,9 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestRegressor
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -69,7 +70,7 @@ def make_learner(name: str, quick: bool = False):
 
     Parameters
     ----------
-    name : {"ols", "ols_interaction", "rf", "gbm", "mlp"}
+    name : {"ols", "ols_interaction", "rf", "gbm", "mlp", "logit", "gbc"}
     quick : bool
         Tiny versions for the smoke run (same model families).
 
@@ -78,7 +79,9 @@ def make_learner(name: str, quick: bool = False):
     estimator
         ``rf``: random forest (30 trees, a third of the features per split, leaves >= 5 rows);
         ``gbm``: histogram gradient boosting (100 rounds, learning rate 0.1); ``mlp``:
-        standardisation + one hidden layer of 20 tanh units, L-BFGS, 300 iterations, L2 1e-2.
+        standardisation + one hidden layer of 20 tanh units, L-BFGS, 300 iterations, L2 1e-2;
+        ``logit``: unpenalised logistic regression (maximum likelihood); ``gbc``: histogram gradient
+        boosting classifier (100 rounds, learning rate 0.1).
     """
     if name == "ols":
         return LeastSquares(interaction=False)
@@ -93,7 +96,11 @@ def make_learner(name: str, quick: bool = False):
         return make_pipeline(StandardScaler(), QuietMLP(hidden_layer_sizes=(8,) if quick else (20,),
                                                         activation="tanh", solver="lbfgs",
                                                         max_iter=50 if quick else 300, alpha=1e-2))
-    raise ValueError(f"Unknown learner {name!r}; expected ols, ols_interaction, rf, gbm or mlp.")
+    if name == "logit":
+        return LogisticRegression(C=np.inf)
+    if name == "gbc":
+        return HistGradientBoostingClassifier(max_iter=20 if quick else 100, learning_rate=0.1, early_stopping=False)
+    raise ValueError(f"Unknown learner {name!r}; expected ols, ols_interaction, rf, gbm, mlp, logit or gbc.")
 
 
 LEARNER_LABELS = {
@@ -102,4 +109,6 @@ LEARNER_LABELS = {
     "rf": "Random forest",
     "gbm": "Gradient boosting",
     "mlp": "Neural network",
+    "logit": "Logistic regression",
+    "gbc": "Boosting classifier",
 }

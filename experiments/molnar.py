@@ -14,8 +14,10 @@ process" (xAI 2023, CCIS 1901), section on the learner-PD:
    is far too small).
 4. Pointwise interval: mean -/+ ``t_{K-1, 1-alpha/2} * sqrt((1/K + n2/n1) S^2)``.
 
-Choices the paper's text leaves open and we fixed: ``n1 = round(0.7 n)`` (a 70/30 split) and
-brute-force PD with :func:`pdpboot.partial_dependence` on the fixed grid.
+Choices we could not find fixed in the paper's text: the training fraction ``n1 / n`` (the studies
+run several, an even split among them) and the PD method (brute force with
+:func:`pdpboot.partial_dependence` on the fixed grid).  For a classifier the PD is that of the
+probability of the last class.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def corrected_t_interval(
         model = reseed(clone(estimator), gen).fit(X[train], y[train])
         result = pdpboot.partial_dependence(model, X[test], features, custom_values=custom)
         for j, f in enumerate(features):
-            curves[k, j] = pdpboot.get_node(result, f"x{f}").ds["pd"].values[0]
+            # Last output: the regressor's target, or the positive class of a binary classifier.
+            curves[k, j] = pdpboot.get_node(result, f"x{f}").ds["pd"].values[-1]
     mean = curves.mean(axis=0)
     variance = curves.var(axis=0, ddof=1) * (1.0 / n_refits + n2 / n1)
     se = np.sqrt(variance)

@@ -5,18 +5,24 @@ Scenarios (settings in :mod:`experiments.config`):
 A. ``y = x1 + x2 + x1 x2 + e``, N(0, 1) features, OLS with the interaction, n = 200 and 1000;
 B. Friedman #1 (10 features, noise sd 1), random forest, gradient boosting and a small neural
    network, n = 500 and 2000 (PD of x1, x3, x4);
-C. ``y = x1 - x2 + e``, U(0, 1) features, OLS, n = 1000 (the setting of Molnar et al. 2023).
+C. ``y = x1 - x2 + e``, U(0, 1) features, OLS, n = 1000, noise sd 1 and 0.1 (the additive case in which
+   averaging over fixed rows freezes a level error that is large against the noise);
+D. model A with correlated features (Gaussian, rho = 0.5): OLS with the interaction, and boosting;
+E. binary classification, ``logit P(y = 1) = 0.5 + 1.5 x1 - x2``, N(0, 1) features: logistic
+   regression and a boosting classifier; PD of the probability of y = 1.
 
-Each repetition draws a fresh data set, runs :func:`pdpboot.bootstrap_partial_dependence` on a
-fixed 15-point grid (once per background; the same seed, so the same refits) and Molnar et al.'s
-corrected t-interval (:mod:`experiments.molnar`).  The cache keeps the full-data estimate and
-every resample curve, so bands of any method (and any smaller B, by taking the first resamples)
-are formed at render time with :func:`pdpboot.bands.band_arrays`, the NumPy layer of
-:func:`pdpboot.confidence_bands`.
+Each repetition draws a fresh data set, runs :func:`pdpboot.bootstrap_partial_dependence`
+(``resampling="bootstrap"``) on a fixed 15-point grid (once per background; the same seed, so the
+same refits) and Molnar et al.'s corrected t-interval (:mod:`experiments.molnar`) for each training
+fraction of ``molnar_fractions``.  The cache keeps the full-data estimate and every resample curve,
+so bands of any method (and any smaller B, by taking the first resamples) are formed at render time
+with :func:`pdpboot.bands.band_arrays`, the NumPy layer of :func:`pdpboot.confidence_bands`.
 
-Two truths per scenario: the analytic PD of the DGP, and the learner's expected PD (the mean,
-over ``truth_fits`` fits on fresh data sets of size n, of the fitted model's PD averaged over a
-fixed large fresh sample; also at size ``0.7 n``, the training size of the Molnar refits).
+Truths: the PD of the DGP (closed form, or Gauss-Hermite quadrature in E), and the learner's expected
+PD -- exact where it has a closed form (least squares is unbiased, so in A, C and D-OLS it equals the
+DGP's PD, at any training size), else simulated: the mean over ``truth_fits`` fits on fresh data sets
+of size n (and of each Molnar training size), each averaged over its own fresh sample of
+``truth_background`` rows, stored with its Monte Carlo SE.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import sys
 import numpy as np
 import xarray as xr
 from joblib import Parallel, delayed
+from scipy.special import expit
 
 import pdpboot
 from pdpboot.bands import band_arrays
@@ -37,60 +44,105 @@ from .learners import LEARNER_LABELS, make_learner, reseed
 from .molnar import corrected_t_interval
 
 STUDY = "coverage"
-_MAKERS = {"interaction": make_interaction, "friedman1": make_friedman1, "additive_uniform": make_additive_uniform}
-METHODS = {"percentile": ("percentile", False), "basic": ("basic", False), "supt": ("normal", True)}
-MOLNAR_TRAIN_FRACTION = 0.7
+#: Band methods: (band_arrays method, simultaneous).  "percsim" is the package's default simultaneous
+#: band (percentile, calibrated level); "supt" the sup-t band around the estimate.
+METHODS = {"percentile": ("percentile", False), "basic": ("basic", False), "percsim": ("percentile", True),
+           "supt": ("normal", True)}
+LOGIT_COEF = (0.5, 1.5, -1.0)
 
 
-def _data(dgp: str, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
-    X, y = _MAKERS[dgp](n, rng=np.random.default_rng(seed))
+def _make_interaction_correlated(n: int, *, rng, rho: float = 0.5, noise: float = 1.0):
+    gen = np.random.default_rng(rng)
+    X = gen.multivariate_normal([0.0, 0.0], [[1.0, rho], [rho, 1.0]], size=n)
+    y = X[:, 0] + X[:, 1] + X[:, 0] * X[:, 1] + noise * gen.standard_normal(n)
+    return X, y
+
+
+def _make_logistic(n: int, *, rng):
+    gen = np.random.default_rng(rng)
+    X = gen.standard_normal((n, 2))
+    b0, b1, b2 = LOGIT_COEF
+    y = (gen.uniform(size=n) < expit(b0 + b1 * X[:, 0] + b2 * X[:, 1])).astype(int)
+    return X, y
+
+
+def _data(sc: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
+    dgp = sc["dgp"]
+    if dgp == "interaction_correlated":
+        return _make_interaction_correlated(n, rng=seed, rho=sc["rho"])
+    if dgp == "logistic":
+        return _make_logistic(n, rng=seed)
+    makers = {"interaction": make_interaction, "friedman1": make_friedman1, "additive_uniform": make_additive_uniform}
+    maker = makers[dgp]
+    kwargs = {"noise": sc["noise"]} if "noise" in sc else {}
+    X, y = maker(n, rng=np.random.default_rng(seed), **kwargs)
     return X.to_numpy(dtype=float), y.to_numpy(dtype=float)
 
 
+def dgp_pd(sc: dict, feature: int, grid: np.ndarray) -> np.ndarray:
+    """PD of the DGP on the grid (closed form; 80-point Gauss-Hermite quadrature for the logistic DGP)."""
+    grid = np.asarray(grid, dtype=float)
+    if sc["dgp"] == "interaction_correlated":  # E[x_other] = 0, so PD(a) = a as without correlation
+        return grid.copy()
+    if sc["dgp"] == "logistic":
+        nodes, weights = np.polynomial.hermite_e.hermegauss(80)
+        weights = weights / weights.sum()
+        b0, b1, b2 = LOGIT_COEF
+        own, other = (b1, b2) if feature == 0 else (b2, b1)
+        return (expit(b0 + own * grid[:, None] + other * nodes[None, :]) * weights).sum(axis=1)
+    return true_pd(sc["dgp"], f"x{feature + 1}", grid)
+
+
 def _curves(result: xr.DataTree, features: list[int], var: str) -> np.ndarray:
-    """Stack a variable of the 1-D nodes: (..., feature, grid) with the output dim dropped."""
+    """Stack a variable of the 1-D nodes: (..., feature, grid); the last output (target or class 1)."""
     arrays = []
     for f in features:
         da = pdpboot.get_node(result, f"x{f}").ds[var]
-        arrays.append(da.isel(output=0).values)
+        arrays.append(da.isel(output=-1).values)
     return np.stack(arrays, axis=-2)
+
+
+def _molnar_n1(n: int, fraction: float) -> int:
+    return int(round(fraction * n))
 
 
 # --------------------------------------------------------------------------- compute
 
 
-def _one_repetition(sc: dict, quick: bool, seed: np.random.SeedSequence, molnar_refits: int) -> dict:
+def _one_repetition(sc: dict, quick: bool, seed: np.random.SeedSequence, cfg: dict) -> dict:
     data_seed, boot_seed, molnar_seed = seed.spawn(3)
-    X, y = _data(sc["dgp"], sc["n"], data_seed)
+    X, y = _data(sc, sc["n"], data_seed)
     boot_int = int(boot_seed.generate_state(1)[0])  # same refits for every background
     custom = {f: np.asarray(sc["grid"]) for f in sc["features"]}
     out: dict = {"resamples": []}
     for background in sc["backgrounds"]:
         res = pdpboot.bootstrap_partial_dependence(
             make_learner(sc["learner"], quick), X, y, sc["features"], n_resamples=sc["B"],
-            background=background, custom_values=custom, n_jobs=1, rng=boot_int, progress=False)
+            resampling="bootstrap", background=background, custom_values=custom, n_jobs=1, rng=boot_int,
+            progress=False)
         out["estimate"] = _curves(res, sc["features"], "pd")
         out["resamples"].append(_curves(res, sc["features"], "pd_resamples").astype(np.float32))
-    if sc["molnar"]:
-        molnar = corrected_t_interval(make_learner(sc["learner"], quick), X, y, sc["features"],
-                                      [np.asarray(sc["grid"])] * len(sc["features"]), n_refits=molnar_refits,
-                                      train_fraction=MOLNAR_TRAIN_FRACTION, rng=molnar_seed)
-        out.update({f"molnar_{k}": molnar[k] for k in ("estimate", "lower", "upper")})
+    molnar = [corrected_t_interval(make_learner(sc["learner"], quick), X, y, sc["features"],
+                                   [np.asarray(sc["grid"])] * len(sc["features"]), n_refits=cfg["molnar_refits"],
+                                   train_fraction=fraction, rng=s)
+              for fraction, s in zip(cfg["molnar_fractions"], molnar_seed.spawn(len(cfg["molnar_fractions"])))]
+    out.update({f"molnar_{k}": np.stack([m[k] for m in molnar]) for k in ("estimate", "lower", "upper")})
     return out
 
 
-def _chunk_dataset(sc: dict, reps: list[dict], first: int) -> xr.Dataset:
+def _chunk_dataset(sc: dict, cfg: dict, reps: list[dict], first: int) -> xr.Dataset:
     dims_fg = ("feature", "grid")
     ds = xr.Dataset(
         {
             "estimate": (("rep", *dims_fg), np.stack([r["estimate"] for r in reps])),
             "resamples": (("rep", "background", "resample", *dims_fg), np.stack([np.stack(r["resamples"])
                                                                               for r in reps])),
-            **{f"molnar_{k}": (("rep", *dims_fg), np.stack([r[f"molnar_{k}"] for r in reps]))
-               for k in ("estimate", "lower", "upper") if sc["molnar"]},
+            **{f"molnar_{k}": (("rep", "split", *dims_fg), np.stack([r[f"molnar_{k}"] for r in reps]))
+               for k in ("estimate", "lower", "upper")},
         },
         coords={"rep": np.arange(first, first + len(reps)), "background": sc["backgrounds"],
-                "feature": [f"x{f + 1}" for f in sc["features"]], "grid": np.arange(len(sc["grid"]))},
+                "split": cfg["molnar_fractions"], "feature": [f"x{f + 1}" for f in sc["features"]],
+                "grid": np.arange(len(sc["grid"]))},
     )
     return ds
 
@@ -98,8 +150,8 @@ def _chunk_dataset(sc: dict, reps: list[dict], first: int) -> xr.Dataset:
 def _truth_fit(sc: dict, quick: bool, n: int, seed: np.random.SeedSequence, n_background: int) -> np.ndarray:
     """PD of one fit on a fresh data set of size n, averaged over its own fresh sample of X."""
     data_seed, fit_seed, background_seed = seed.spawn(3)
-    X, y = _data(sc["dgp"], n, data_seed)
-    X_background, _ = _data(sc["dgp"], n_background, background_seed)
+    X, y = _data(sc, n, data_seed)
+    X_background, _ = _data(sc, n_background, background_seed)
     model = reseed(make_learner(sc["learner"], quick), np.random.default_rng(fit_seed)).fit(X, y)
     custom = {f: np.asarray(sc["grid"]) for f in sc["features"]}
     result = pdpboot.partial_dependence(model, X_background, sc["features"], custom_values=custom)
@@ -107,33 +159,41 @@ def _truth_fit(sc: dict, quick: bool, n: int, seed: np.random.SeedSequence, n_ba
 
 
 def _truth(sc: dict, ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
-    """Learner PD: the mean over fits of the PD averaged over an independent fresh sample per fit.
+    """DGP PD, and the learner PD at n and at each Molnar training size (with Monte Carlo SEs).
 
-    A fresh background per fit makes the mean unbiased for E_D E_X f_D(z, X_C); one fixed background
-    sample would add the same Monte Carlo error to every fit.
+    Simulated truths use a fresh background per fit, which makes their mean unbiased for
+    E_D E_X f_D(z, X_C); one fixed background sample would add the same error to every fit.
     """
-    fit_seed, fit_seed_n1 = C.seed_sequence(cfg["seed"], name, "truth", "fresh-background").spawn(2)
-    n1 = int(round(MOLNAR_TRAIN_FRACTION * sc["n"]))
-    targets = [("learner_pd", sc["n"], fit_seed)] + ([("learner_pd_n1", n1, fit_seed_n1)] if sc["molnar"] else [])
-    out = {}
-    for key, n, seeds in targets:
-        fits = Parallel(n_jobs=ctx.n_jobs)(
-            delayed(_truth_fit)(sc, ctx.quick, n, s, cfg["truth_background"]) for s in seeds.spawn(sc["truth_fits"]))
-        fits = np.stack(fits)
-        out[key] = (("feature", "grid"), fits.mean(axis=0))
-        out[f"{key}_mcse"] = (("feature", "grid"), fits.std(axis=0, ddof=1) / np.sqrt(len(fits)))
     grid = np.asarray(sc["grid"])
-    out["dgp_pd"] = (("feature", "grid"), np.stack([true_pd(sc["dgp"], f"x{f + 1}", grid) for f in sc["features"]]))
-    out["grid_value"] = (("grid",), grid)
-    return xr.Dataset(out, coords={"feature": [f"x{f + 1}" for f in sc["features"]],
-                                   "grid": np.arange(len(grid))})
+    dgp = np.stack([dgp_pd(sc, f, grid) for f in sc["features"]])
+    sizes = [sc["n"]] + [_molnar_n1(sc["n"], fr) for fr in cfg["molnar_fractions"]]
+    if sc["truth"] == "exact":
+        means = [dgp] * len(sizes)
+        mcses = [np.zeros_like(dgp)] * len(sizes)
+    else:
+        means, mcses = [], []
+        for n, seeds in zip(sizes, C.seed_sequence(cfg["seed"], name, "truth").spawn(len(sizes))):
+            fits = np.stack(Parallel(n_jobs=ctx.n_jobs)(
+                delayed(_truth_fit)(sc, ctx.quick, n, s, cfg["truth_background"])
+                for s in seeds.spawn(sc["truth_fits"])))
+            means.append(fits.mean(axis=0))
+            mcses.append(fits.std(axis=0, ddof=1) / np.sqrt(len(fits)))
+    fg = ("feature", "grid")
+    return xr.Dataset(
+        {"learner_pd": (fg, means[0]), "learner_pd_mcse": (fg, mcses[0]),
+         "learner_pd_split": (("split", *fg), np.stack(means[1:])),
+         "learner_pd_split_mcse": (("split", *fg), np.stack(mcses[1:])),
+         "dgp_pd": (fg, dgp), "grid_value": (("grid",), grid)},
+        coords={"feature": [f"x{f + 1}" for f in sc["features"]], "grid": np.arange(len(grid)),
+                "split": cfg["molnar_fractions"]},
+        attrs={"truth": sc["truth"], "truth_fits": int(sc.get("truth_fits", 0))})
 
 
-def _molnar_repetition(seed: np.random.SeedSequence, n: int, fractions: list[float], refits: int,
+def _molnar_repetition(seed: np.random.SeedSequence, sc: dict, fractions: list[float], refits: int,
                        grid: np.ndarray) -> np.ndarray:
     """Scenario C: Molnar et al.'s interval for several training fractions on one data set -> (fraction, 2, G)."""
     data_seed, *interval_seeds = seed.spawn(1 + len(fractions))
-    X, y = _data("additive_uniform", n, data_seed)
+    X, y = _data(sc, sc["n"], data_seed)
     out = []
     for fraction, s in zip(fractions, interval_seeds):
         r = corrected_t_interval(make_learner("ols"), X, y, [0], [grid], n_refits=refits, train_fraction=fraction,
@@ -149,7 +209,7 @@ def _molnar_sensitivity(ctx: C.Context, cfg: dict) -> xr.Dataset:
     grid = np.asarray(sc["grid"])
     seeds = C.seed_sequence(cfg["seed"], "molnar-sensitivity").spawn(sens["R"])
     bounds = Parallel(n_jobs=ctx.n_jobs)(
-        delayed(_molnar_repetition)(s, sc["n"], sens["fractions"], cfg["molnar_refits"], grid) for s in seeds)
+        delayed(_molnar_repetition)(s, sc, sens["fractions"], cfg["molnar_refits"], grid) for s in seeds)
     return xr.Dataset({"bounds": (("rep", "fraction", "ci_bound", "grid"), np.stack(bounds))},
                       coords={"fraction": sens["fractions"], "ci_bound": ["lower", "upper"]},
                       attrs={"n": sc["n"], "refits": cfg["molnar_refits"]})
@@ -165,9 +225,8 @@ def compute(ctx: C.Context) -> None:
             chunk = seeds[first:first + cfg["chunk"]]
 
             def run(chunk=chunk, first=first, sc=sc):
-                reps = Parallel(n_jobs=ctx.n_jobs)(
-                    delayed(_one_repetition)(sc, ctx.quick, s, cfg["molnar_refits"]) for s in chunk)
-                return _chunk_dataset(sc, reps, first)
+                reps = Parallel(n_jobs=ctx.n_jobs)(delayed(_one_repetition)(sc, ctx.quick, s, cfg) for s in chunk)
+                return _chunk_dataset(sc, cfg, reps, first)
 
             C.cached(folder / name / f"chunk_{first:05d}.nc", ctx, run)
             print(f"  coverage {name}: {min(first + cfg['chunk'], sc['R'])}/{sc['R']} repetitions",
@@ -194,10 +253,24 @@ def bands(estimate: np.ndarray, resamples: np.ndarray, method: str, level: float
     upper = np.empty_like(estimate)
     se = np.empty_like(estimate)
     for r in range(estimate.shape[0]):
-        lo, hi, s, _, _ = band_arrays(estimate[r], resamples[r].astype(float), level=level, method=band_method,
-                                      simultaneous=simultaneous)
-        lower[r], upper[r], se[r] = lo, hi, s
+        lo, hi, sd, _, _ = band_arrays(estimate[r], resamples[r].astype(float), level=level, method=band_method,
+                                       simultaneous=simultaneous)
+        lower[r], upper[r], se[r] = lo, hi, sd
     return lower, upper, se
+
+
+def matched_width(lower: np.ndarray, upper: np.ndarray, truth: np.ndarray, level: float) -> tuple[float, float]:
+    """Mean width after scaling every band about its midpoint until its pointwise coverage is ``level``.
+
+    Returns (matched mean width, scale factor).  Widths of methods with different coverage are then
+    compared at the same coverage of their own targets.
+    """
+    half = (upper - lower) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(truth - (upper + lower) / 2) / half
+    ratio = np.where(half > 0, ratio, np.where(np.isclose(truth, (upper + lower) / 2), 0.0, np.inf))
+    scale = float(np.quantile(ratio, level))
+    return scale * float((upper - lower).mean()), scale
 
 
 def _coverage(lower, upper, truth) -> dict:
@@ -217,7 +290,7 @@ def _coverage(lower, upper, truth) -> dict:
 
 
 def summarize(ctx: C.Context) -> list[dict]:
-    """One record per (scenario, background, method, B) with coverage against both truths."""
+    """One record per (scenario, background, method, B) and per Molnar split, with coverage of both truths."""
     cfg = config(STUDY, ctx.quick)
     level = cfg["level"]
     records = []
@@ -227,7 +300,8 @@ def summarize(ctx: C.Context) -> list[dict]:
         sd_est = est.std(axis=0, ddof=1)
         truths = {"learner": truth["learner_pd"].values, "dgp": truth["dgp_pd"].values}
         base = {"scenario": name, "label": sc["label"], "dgp": sc["dgp"], "learner": sc["learner"], "n": sc["n"],
-                "R": int(est.shape[0])}
+                "R": int(est.shape[0]), "truth_mcse": float(truth["learner_pd_mcse"].max()),
+                "truth_kind": sc["truth"]}
         accuracy = {f"bias_over_se_{k}": float(np.mean(np.abs(est.mean(axis=0) - t) / sd_est))
                     for k, t in truths.items()}
         b_values = [sc["B"]] + ([cfg["small_B"]] if sc["B"] > cfg["small_B"] else [])
@@ -240,115 +314,142 @@ def summarize(ctx: C.Context) -> list[dict]:
                     rec = dict(base, background=background, method=method, B=b, **accuracy,
                                width=float((upper - lower).mean()),
                                se_ratio=float(np.mean(se.mean(axis=0) / sd_est)))
+                    if method == "percentile":
+                        rec["matched_width"], rec["matched_scale"] = matched_width(lower, upper, truths["learner"],
+                                                                                   level)
                     for key, t in truths.items():
                         for stat, value in _coverage(lower, upper, t).items():
                             rec[f"{key}_{stat}"] = value
                     records.append(rec)
-        if not sc["molnar"]:
-            continue
-        lower, upper = reps["molnar_lower"].values, reps["molnar_upper"].values
-        rec = dict(base, background="holdout", method="molnar", B=cfg["molnar_refits"], **accuracy,
-                   width=float((upper - lower).mean()), se_ratio=float("nan"))
-        for key, t in {"learner": truth["learner_pd_n1"].values, "dgp": truths["dgp"]}.items():
-            for stat, value in _coverage(lower, upper, t).items():
-                rec[f"{key}_{stat}"] = value
-        records.append(rec)
+        for split in cfg["molnar_fractions"]:
+            lower = reps["molnar_lower"].sel(split=split).values
+            upper = reps["molnar_upper"].sel(split=split).values
+            target = truth["learner_pd_split"].sel(split=split).values
+            rec = dict(base, background="holdout", method="molnar", split=float(split), B=cfg["molnar_refits"],
+                       **accuracy, width=float((upper - lower).mean()), se_ratio=float("nan"),
+                       truth_mcse=float(truth["learner_pd_split_mcse"].sel(split=split).max()))
+            rec["matched_width"], rec["matched_scale"] = matched_width(lower, upper, target, level)
+            for key, t in {"learner": target, "dgp": truths["dgp"]}.items():
+                for stat, value in _coverage(lower, upper, t).items():
+                    rec[f"{key}_{stat}"] = value
+            records.append(rec)
     return records
 
 
 # --------------------------------------------------------------------------- render
 
-_SCENARIO_ORDER = ["A_n200", "A_n1000", "C_n1000", "B_rf_n500", "B_rf_n2000", "B_gbm_n500", "B_gbm_n2000",
-                   "B_mlp_n500", "B_mlp_n2000"]
-
-
-_NONE = {"learner_pointwise": float("nan"), "dgp_pointwise": float("nan"), "width": float("nan"),
-         "learner_pointwise_mcse": 0.0, "dgp_pointwise_mcse": 0.0}
+_SCENARIO_ORDER = ["A_n200", "A_n1000", "C_n1000", "C_n1000_lownoise", "D_ols_n1000", "D_gbm_n1000",
+                   "B_rf_n500", "B_rf_n2000", "B_gbm_n500", "B_gbm_n2000", "B_mlp_n500", "B_mlp_n2000",
+                   "E_logit_n1000", "E_gbc_n1000"]
 
 
 def _find(records, **keys) -> dict:
     for rec in records:
         if all(rec.get(k) == v for k, v in keys.items()):
             return rec
-    if keys.get("method") == "molnar":
-        return _NONE
     raise KeyError(keys)
 
 
-def _setting(sc_name: str, sc: dict) -> str:
-    return f"{sc['label']}: {LEARNER_LABELS[sc['learner']]}"
+def _setting(sc: dict) -> str:
+    text = f"{sc['label']}: {LEARNER_LABELS[sc['learner']]}"
+    if sc.get("noise", 1.0) != 1.0:
+        text += rf", $\sigma = {sc['noise']:g}$"
+    return text
+
+
+def _ordered(cfg: dict) -> list[str]:
+    return [s for s in _SCENARIO_ORDER if s in cfg["scenarios"]]
 
 
 def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> dict:
     """Main coverage table; returns the largest Monte Carlo SE of its entries per scenario label."""
-    lines = [r"\begin{tabular}{@{}llrr rrrr r rrrr@{}}", r"\toprule",
+    lines = [r"\begin{tabular}{@{}llrr rrrrr rrrr@{}}", r"\toprule",
              r" & & & & \multicolumn{5}{c}{vs.\ learner PD} & \multicolumn{4}{c}{vs.\ DGP PD} \\",
              r"\cmidrule(lr){5-9}\cmidrule(l){10-13}",
-             r"Setting & Background & $n$ & $R$ & Perc. & Basic & Edges & M23 & Sup-$t$ & Perc. & Edges & Sup-$t$ "
-             r"& M23 \\",
+             r"Setting & Rows & $n$ & $R$ & Perc. & Basic & Edges & Sim. & Sup-$t$ & Perc. & Edges & Sim. "
+             r"& Sup-$t$ \\",
              r"\midrule"]
-    worst = {"A": 0.0, "B": 0.0, "C": 0.0}
+    worst: dict[str, float] = {}
     previous = None
-    for name in [s for s in _SCENARIO_ORDER if s in cfg["scenarios"]]:
+    for name in _ordered(cfg):
         sc = cfg["scenarios"][name]
         if previous is not None and previous != sc["label"]:
             lines.append(r"\addlinespace")
         previous = sc["label"]
-        molnar = _find(records, scenario=name, method="molnar")
         for i, background in enumerate(sc["backgrounds"]):
-            perc, basic, supt = (_find(records, scenario=name, background=background, method=m, B=sc["B"])
-                                 for m in ("percentile", "basic", "supt"))
-            cells = [perc["learner_pointwise"], basic["learner_pointwise"], perc["learner_edge"]]
-            m_cell = C.fmt(molnar["learner_pointwise"]) if i == 0 else ""
-            m_dgp = C.fmt(molnar["dgp_pointwise"]) if i == 0 else ""
+            perc, basic, psim, supt = (_find(records, scenario=name, background=background, method=m, B=sc["B"])
+                                       for m in ("percentile", "basic", "percsim", "supt"))
             for rec, keys in ((perc, ("learner_pointwise", "learner_edge", "dgp_pointwise", "dgp_edge")),
-                              (basic, ("learner_pointwise",)), (supt, ("learner_simultaneous", "dgp_simultaneous"))):
-                worst[sc["label"]] = max(worst[sc["label"]], *(rec[f"{k}_mcse"] for k in keys))
-            if i == 0:
-                worst[sc["label"]] = max(worst[sc["label"]], molnar["learner_pointwise_mcse"],
-                                         molnar["dgp_pointwise_mcse"])
-            setting = _setting(name, sc) if i == 0 else ""
-            n_cell = str(sc["n"]) if i == 0 else ""
-            lines.append(" & ".join([setting, background, n_cell, str(perc["R"]), *map(C.fmt, cells), m_cell,
-                                     C.fmt(supt["learner_simultaneous"]), C.fmt(perc["dgp_pointwise"]),
-                                     C.fmt(perc["dgp_edge"]), C.fmt(supt["dgp_simultaneous"]), m_dgp]) + r" \\")
+                              (basic, ("learner_pointwise",)), (psim, ("learner_simultaneous", "dgp_simultaneous")),
+                              (supt, ("learner_simultaneous", "dgp_simultaneous"))):
+                worst[sc["label"]] = max(worst.get(sc["label"], 0.0), *(rec[f"{k}_mcse"] for k in keys))
+            cells = [perc["learner_pointwise"], basic["learner_pointwise"], perc["learner_edge"],
+                     psim["learner_simultaneous"], supt["learner_simultaneous"], perc["dgp_pointwise"],
+                     perc["dgp_edge"], psim["dgp_simultaneous"], supt["dgp_simultaneous"]]
+            lines.append(" & ".join([_setting(sc) if i == 0 else "", background, str(sc["n"]) if i == 0 else "",
+                                     str(perc["R"]), *map(C.fmt, cells)]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage.tex"), "\n".join(lines))
     return worst
 
 
 def _table_width(ctx: C.Context, records: list[dict], cfg: dict) -> None:
-    lines = [r"\begin{tabular}{@{}llr rrr rr rr@{}}", r"\toprule",
+    lines = [r"\begin{tabular}{@{}llr rrr rr rr r@{}}", r"\toprule",
              r" & & & \multicolumn{3}{c}{Mean width} & \multicolumn{2}{c}{$B = " + str(cfg["small_B"]) +
-             r"$} & \multicolumn{2}{c}{$|\text{bias}|/\text{SE}$} \\",
-             r"\cmidrule(lr){4-6}\cmidrule(lr){7-8}\cmidrule(l){9-10}",
-             r"Setting & Background & $n$ & Perc. & Sup-$t$ & M23 & Perc. & Sup-$t$ & Learner & DGP \\",
+             r"$} & \multicolumn{2}{c}{$|\text{bias}|/\text{SE}$} & Truth \\",
+             r"\cmidrule(lr){4-6}\cmidrule(lr){7-8}\cmidrule(lr){9-10}",
+             r"Setting & Rows & $n$ & Perc. & Sim. & Sup-$t$ & Perc. & Sup-$t$ & Learner & DGP & MC SE \\",
              r"\midrule"]
     previous = None
-    for name in [s for s in _SCENARIO_ORDER if s in cfg["scenarios"]]:
+    for name in _ordered(cfg):
         sc = cfg["scenarios"][name]
         if previous is not None and previous != sc["label"]:
             lines.append(r"\addlinespace")
         previous = sc["label"]
-        molnar = _find(records, scenario=name, method="molnar")
         for i, background in enumerate(sc["backgrounds"]):
-            perc = _find(records, scenario=name, background=background, method="percentile", B=sc["B"])
-            supt = _find(records, scenario=name, background=background, method="supt", B=sc["B"])
+            get = lambda m, b=sc["B"], bg=background, nm=name: _find(  # noqa: E731
+                records, scenario=nm, background=bg, method=m, B=b)
+            perc, psim, supt = get("percentile"), get("percsim"), get("supt")
             small = ["", ""]
             if sc["B"] > cfg["small_B"]:
-                small = [C.fmt(_find(records, scenario=name, background=background, method="percentile",
-                                     B=cfg["small_B"])["learner_pointwise"]),
-                         C.fmt(_find(records, scenario=name, background=background, method="supt",
-                                     B=cfg["small_B"])["learner_simultaneous"])]
+                small = [C.fmt(get("percentile", cfg["small_B"])["learner_pointwise"]),
+                         C.fmt(get("supt", cfg["small_B"])["learner_simultaneous"])]
+            truth_cell = "exact" if sc["truth"] == "exact" else C.fmt(perc["truth_mcse"], 4)
             lines.append(" & ".join([
-                _setting(name, sc) if i == 0 else "", background, str(sc["n"]) if i == 0 else "",
-                C.fmt(perc["width"], 3), C.fmt(supt["width"], 3), C.fmt(molnar["width"], 3) if i == 0 else "",
-                *small,
+                _setting(sc) if i == 0 else "", background, str(sc["n"]) if i == 0 else "",
+                C.fmt(perc["width"], 3), C.fmt(psim["width"], 3), C.fmt(supt["width"], 3), *small,
                 C.fmt(perc["bias_over_se_learner"]) if i == 0 else "",
-                C.fmt(perc["bias_over_se_dgp"]) if i == 0 else "",
+                C.fmt(perc["bias_over_se_dgp"]) if i == 0 else "", truth_cell if i == 0 else "",
             ]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage_width.tex"), "\n".join(lines))
+
+
+def _table_molnar(ctx: C.Context, records: list[dict], cfg: dict) -> None:
+    """Bootstrap percentile band vs Molnar et al.'s interval: coverage of each one's own target, widths."""
+    splits = cfg["molnar_fractions"]
+    head = " & ".join(rf"\multicolumn{{3}}{{c}}{{M23, $n_1/n = {f:g}$}}" for f in splits)
+    rules = "".join(rf"\cmidrule(l){{{6 + 3 * i}-{8 + 3 * i}}}" for i in range(len(splits)))
+    lines = [r"\begin{tabular}{@{}lr rrr " + " ".join("rrr" for _ in splits) + r"@{}}", r"\toprule",
+             r" & & \multicolumn{3}{c}{Bootstrap percentile} & " + head + r" \\",
+             r"\cmidrule(lr){3-5}" + rules,
+             r"Setting & $n$ & Cov. & Width & Matched" + " & Cov. & Width & Matched" * len(splits) + r" \\",
+             r"\midrule"]
+    previous = None
+    for name in _ordered(cfg):
+        sc = cfg["scenarios"][name]
+        if previous is not None and previous != sc["label"]:
+            lines.append(r"\addlinespace")
+        previous = sc["label"]
+        perc = _find(records, scenario=name, background="resample", method="percentile", B=sc["B"])
+        cells = [perc["learner_pointwise"], perc["width"], perc["matched_width"]]
+        for f in splits:
+            m = _find(records, scenario=name, method="molnar", split=float(f))
+            cells += [m["learner_pointwise"], m["width"], m["matched_width"]]
+        lines.append(" & ".join([_setting(sc), str(sc["n"])]
+                                + [C.fmt(v, 2 if j % 3 == 0 else 3) for j, v in enumerate(cells)]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    C.write_table(ctx.out("tables", "coverage_molnar.tex"), "\n".join(lines))
 
 
 def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
@@ -356,13 +457,14 @@ def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
 
     from pdpboot.plotting import OKABE_ITO, paper_style
 
-    panels = [("A_n1000", "A: OLS + inter., $n$ = 1000"), ("C_n1000", "C: OLS, $n$ = 1000"),
-              ("B_rf_n2000", "B: forest, $n$ = 2000"), ("B_gbm_n2000", "B: boosting, $n$ = 2000"),
-              ("B_mlp_n2000", "B: network, $n$ = 2000")]
+    panels = [("A_n1000", "A: OLS + inter."), ("C_n1000_lownoise", r"C: OLS, $\sigma$ = 0.1"),
+              ("D_gbm_n1000", "D: boosting"), ("B_rf_n2000", "B: forest, $n$ = 2000"),
+              ("E_gbc_n1000", "E: boosting clf.")]
     panels = [p for p in panels if p[0] in cfg["scenarios"]]
     colors = {"percentile": OKABE_ITO["blue"], "basic": OKABE_ITO["orange"], "molnar": OKABE_ITO["green"]}
+    labels = {"percentile": "percentile", "basic": "basic", "molnar": r"M23 $t$, $n_1 = n/2$"}
     with paper_style():
-        fig, axes = plt.subplots(2, len(panels), figsize=(C.FULL_WIDTH, 3.3), sharey=True, sharex=True,
+        fig, axes = plt.subplots(2, len(panels), figsize=(C.FULL_WIDTH, 3.4), sharey=True, sharex=True,
                                  layout="constrained")
         for j, (name, title) in enumerate(panels):
             sc = cfg["scenarios"][name]
@@ -370,33 +472,31 @@ def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
                 ax = axes[i, j]
                 ax.axhline(cfg["level"], color="0.5", lw=0.8, ls=":")
                 for method in ("percentile", "basic", "molnar"):
-                    if method == "molnar" and not sc["molnar"]:
-                        continue
                     if method == "molnar":
-                        rec = _find(records, scenario=name, method="molnar")
+                        rec = _find(records, scenario=name, method="molnar", split=0.5)
                     else:
                         rec = _find(records, scenario=name, background="resample", method=method, B=sc["B"])
                     ax.plot(np.linspace(0, 1, len(rec[f"{truth}_by_grid"])), rec[f"{truth}_by_grid"],
-                            color=colors[method], marker="o", ms=2, lw=1,
-                            label={"percentile": "percentile", "basic": "basic", "molnar": "M23 $t$"}[method])
+                            color=colors[method], marker="o", ms=2, lw=1, label=labels[method])
                 if "original" in sc["backgrounds"]:
                     rec = _find(records, scenario=name, background="original", method="percentile", B=sc["B"])
                     ax.plot(np.linspace(0, 1, len(rec[f"{truth}_by_grid"])), rec[f"{truth}_by_grid"],
                             color=OKABE_ITO["vermillion"], ls="--", lw=1, label="percentile, original rows")
                 ax.set_ylim(0, 1.02)
+                ax.set_xticks([0, 0.5, 1], ["5 %", "50 %", "95 %"])
                 if i == 0:
                     ax.set_title(title, fontsize=6.5)
                 if j == 0:
                     ax.set_ylabel(f"coverage of\n{'learner' if truth == 'learner' else 'DGP'} PD")
                 if i == 1:
-                    ax.set_xlabel("grid position")
-        handles, labels = [], []
+                    ax.set_xlabel("grid quantile")
+        handles, labels_seen = [], []
         for ax in axes.ravel():
             for h, lab in zip(*ax.get_legend_handles_labels()):
-                if lab not in labels:
+                if lab not in labels_seen:
                     handles.append(h)
-                    labels.append(lab)
-        fig.legend(handles, labels, loc="outside upper center", ncols=4, frameon=False)
+                    labels_seen.append(lab)
+        fig.legend(handles, labels_seen, loc="outside upper center", ncols=4, frameon=False)
         C.savefig(fig, ctx, "coverage_by_grid")
 
 
@@ -410,16 +510,17 @@ def _figure_example(ctx: C.Context, cfg: dict) -> None:
     reps, truth = load_scenario(ctx, name)
     sc = cfg["scenarios"][name]
     est = reps["estimate"].values[:1]
-    lower, upper, _ = bands(est, reps["resamples"].sel(background="resample").values[:1], "percentile", cfg["level"])
-    s_lower, s_upper, _ = bands(est, reps["resamples"].sel(background="resample").values[:1], "supt", cfg["level"])
+    res = reps["resamples"].sel(background="resample").values[:1]
+    lower, upper, _ = bands(est, res, "percentile", cfg["level"])
+    s_lower, s_upper, _ = bands(est, res, "percsim", cfg["level"])
     x = truth["grid_value"].values
     with paper_style():
         fig, axes = plt.subplots(1, len(sc["features"]), figsize=(C.FULL_WIDTH, 2.1), layout="constrained")
         for j, ax in enumerate(axes):
             ax.fill_between(x, s_lower[0, j], s_upper[0, j], color=OKABE_ITO["blue"], alpha=0.15, lw=0,
-                            label="95 % sup-$t$ band")
+                            label="95 % simultaneous band")
             ax.fill_between(x, lower[0, j], upper[0, j], color=OKABE_ITO["blue"], alpha=0.35, lw=0,
-                            label="95 % percentile band")
+                            label="95 % pointwise band")
             ax.plot(x, est[0, j], color=OKABE_ITO["blue"], label="PD estimate")
             ax.plot(x, truth["learner_pd"].values[j], color="k", ls="--", lw=1, label="learner PD")
             ax.plot(x, truth["dgp_pd"].values[j], color=OKABE_ITO["vermillion"], lw=1, label="DGP PD")
@@ -435,42 +536,61 @@ def render(ctx: C.Context) -> None:
     records = summarize(ctx)
     worst = _table_coverage(ctx, records, cfg)
     _table_width(ctx, records, cfg)
+    _table_molnar(ctx, records, cfg)
     _figure_by_grid(ctx, records, cfg)
     _figure_example(ctx, cfg)
     sc = cfg["scenarios"]
-    get = lambda name, bg, m, key: _find(records, scenario=name, background=bg, method=m,  # noqa: E731
-                                         B=sc[name]["B"])[key]
+
+    def get(name, bg, m, key, b=None):
+        return _find(records, scenario=name, background=bg, method=m, B=b or sc[name]["B"])[key]
+
+    def molnar(name, split, key="learner_pointwise"):
+        return _find(records, scenario=name, method="molnar", split=split)[key]
+
+    simulated = [r for r in records if r["truth_kind"] == "simulated"]
     macros = {
         "CovReps": str(min(r["R"] for r in records if r["label"] in "AC")),
         "CovRepsFlex": str(min(r["R"] for r in records if r["label"] == "B")),
         "CovRepsFlexMax": str(max(r["R"] for r in records if r["label"] == "B")),
         "CovB": str(sc["A_n1000"]["B"]), "CovBFlex": str(sc["B_rf_n500"]["B"]), "CovSmallB": str(cfg["small_B"]),
-        "CovTruthFits": str(sc["A_n1000"]["truth_fits"]), "CovTruthFitsFlex": str(sc["B_rf_n500"]["truth_fits"]),
+        "CovTruthFitsFlex": str(sc["B_rf_n500"]["truth_fits"]),
+        "CovTruthFitsLogit": str(sc["E_logit_n1000"]["truth_fits"]),
         "CovTruthRows": str(cfg["truth_background"]), "CovMolnarRefits": str(cfg["molnar_refits"]),
+        "CovTruthMCSEMax": C.fmt(max(r["truth_mcse"] for r in simulated), 4),
         "CovMaxMCSEAC": C.fmt(max(worst["A"], worst["C"]), 3), "CovMaxMCSEB": C.fmt(worst["B"], 3),
-        "CovAResPerc": C.fmt(get("A_n1000", "resample", "percentile", "learner_pointwise")),
-        "CovAOrigPerc": C.fmt(get("A_n1000", "original", "percentile", "learner_pointwise")),
-        "CovAResSupt": C.fmt(get("A_n1000", "resample", "supt", "learner_simultaneous")),
-        "CovAOrigSupt": C.fmt(get("A_n1000", "original", "supt", "learner_simultaneous")),
-        "CovASmallResPerc": C.fmt(get("A_n200", "resample", "percentile", "learner_pointwise")),
-        "CovASmallOrigPerc": C.fmt(get("A_n200", "original", "percentile", "learner_pointwise")),
-        "CovCResPerc": C.fmt(get("C_n1000", "resample", "percentile", "learner_pointwise")),
-        "CovCResSupt": C.fmt(get("C_n1000", "resample", "supt", "learner_simultaneous")),
-        "CovCOrigPerc": C.fmt(get("C_n1000", "original", "percentile", "learner_pointwise")),
-        "CovCOrigSupt": C.fmt(get("C_n1000", "original", "supt", "learner_simultaneous")),
-        "CovAMolnar": C.fmt(_find(records, scenario="A_n1000", method="molnar")["learner_pointwise"]),
-        "CovAResPercSmallB": C.fmt(_find(records, scenario="A_n1000", background="resample", method="percentile",
-                                         B=min(cfg["small_B"], sc["A_n1000"]["B"]))["learner_pointwise"]),
-        "CovAResSuptSmallB": C.fmt(_find(records, scenario="A_n1000", background="resample", method="supt",
-                                         B=min(cfg["small_B"], sc["A_n1000"]["B"]))["learner_simultaneous"]),
-        "CovCMolnar": C.fmt(_find(records, scenario="C_n1000", method="molnar")["learner_pointwise"]),
-        "CovCMolnarWidthRatio": C.fmt(_find(records, scenario="C_n1000", method="molnar")["width"]
-                                      / get("C_n1000", "resample", "percentile", "width")),
+        "CovMaxMCSEDE": C.fmt(max(worst["D"], worst["E"]), 3),
+        "CovDRho": C.fmt(sc["D_ols_n1000"]["rho"], 1),
+        "CovCLowNoise": f"{sc['C_n1000_lownoise']['noise']:g}",
     }
+    for name, key in (("A_n1000", "A"), ("A_n200", "ASmall"), ("C_n1000", "C"), ("C_n1000_lownoise", "CLow"),
+                      ("D_ols_n1000", "DOLS")):
+        for bg, word in (("resample", "Res"), ("original", "Orig")):
+            macros[f"Cov{key}{word}Perc"] = C.fmt(get(name, bg, "percentile", "learner_pointwise"))
+            macros[f"Cov{key}{word}Sim"] = C.fmt(get(name, bg, "percsim", "learner_simultaneous"))
+            macros[f"Cov{key}{word}Supt"] = C.fmt(get(name, bg, "supt", "learner_simultaneous"))
+            macros[f"Cov{key}{word}Width"] = C.fmt(get(name, bg, "percentile", "width"), 3)
+    for name, key in (("D_gbm_n1000", "DGBM"), ("E_logit_n1000", "ELogit"), ("E_gbc_n1000", "EGBC")):
+        macros[f"Cov{key}Perc"] = C.fmt(get(name, "resample", "percentile", "learner_pointwise"))
+        macros[f"Cov{key}Sim"] = C.fmt(get(name, "resample", "percsim", "learner_simultaneous"))
+        macros[f"Cov{key}Supt"] = C.fmt(get(name, "resample", "supt", "learner_simultaneous"))
+        macros[f"Cov{key}PercDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_pointwise"))
+    macros["CovAResPercSmallB"] = C.fmt(get("A_n1000", "resample", "percentile", "learner_pointwise",
+                                            min(cfg["small_B"], sc["A_n1000"]["B"])))
+    macros["CovAResSuptSmallB"] = C.fmt(get("A_n1000", "resample", "supt", "learner_simultaneous",
+                                            min(cfg["small_B"], sc["A_n1000"]["B"])))
+    # Molnar et al.: coverage of its own target and width at matched coverage, relative to the bootstrap band.
+    for name, key in (("A_n1000", "A"), ("C_n1000", "C"), ("B_rf_n2000", "RF"), ("B_gbm_n2000", "GBM"),
+                      ("B_mlp_n2000", "MLP")):
+        boot = _find(records, scenario=name, background="resample", method="percentile", B=sc[name]["B"])
+        for split, word in ((0.5, "Even"), (0.7, "Seventy")):
+            macros[f"CovMolnar{key}{word}"] = C.fmt(molnar(name, split))
+            macros[f"CovMolnar{key}{word}Matched"] = C.fmt(molnar(name, split, "matched_width")
+                                                           / boot["matched_width"])
     for learner, word in (("rf", "RF"), ("gbm", "GBM"), ("mlp", "MLP")):
         for n, size in ((500, "Small"), (2000, "Large")):
             name = f"B_{learner}_n{n}"
             macros[f"Cov{word}{size}Perc"] = C.fmt(get(name, "resample", "percentile", "learner_pointwise"))
+            macros[f"Cov{word}{size}Sim"] = C.fmt(get(name, "resample", "percsim", "learner_simultaneous"))
             macros[f"Cov{word}{size}Supt"] = C.fmt(get(name, "resample", "supt", "learner_simultaneous"))
             macros[f"Cov{word}{size}PercDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_pointwise"))
             macros[f"Cov{word}{size}BiasDGP"] = C.fmt(get(name, "resample", "percentile", "bias_over_se_dgp"))
@@ -506,7 +626,7 @@ def _molnar_sensitivity_macros(ctx: C.Context, cfg: dict) -> dict:
     The truth is the DGP's PD, which equals the learner's PD at any training size for unbiased OLS.
     """
     ds = C.load_dataset(ctx.study_dir(STUDY) / "molnar_sensitivity.nc")
-    truth = true_pd("additive_uniform", "x1", np.asarray(cfg["scenarios"]["C_n1000"]["grid"]))
+    truth = dgp_pd(cfg["scenarios"]["C_n1000"], 0, np.asarray(cfg["scenarios"]["C_n1000"]["grid"]))
     macros = {"CovMolnarSensReps": str(ds.sizes["rep"])}
     for fraction in ds["fraction"].values:
         b = ds["bounds"].sel(fraction=fraction)
@@ -518,15 +638,14 @@ def _molnar_sensitivity_macros(ctx: C.Context, cfg: dict) -> dict:
 
 
 def _setting_macros(ctx: C.Context, cfg: dict) -> dict:
-    """The settings quoted in the text: sample sizes, grid, learners, the Molnar et al. constants."""
+    """The settings quoted in the text: sample sizes, grid, learners."""
     sc = cfg["scenarios"]
     rf, gbm, mlp = (make_learner(k, ctx.quick) for k in ("rf", "gbm", "mlp"))
     return {
         "CovANsmall": str(sc["A_n200"]["n"]), "CovANlarge": str(sc["A_n1000"]["n"]), "CovCN": str(sc["C_n1000"]["n"]),
         "CovBNsmall": str(sc["B_rf_n500"]["n"]), "CovBNlarge": str(sc["B_rf_n2000"]["n"]),
-        "CovGridPoints": str(len(sc["A_n1000"]["grid"])), "CovTrainPercent": C.fmt(100 * MOLNAR_TRAIN_FRACTION, 0),
-        "CovHoldoutPercent": C.fmt(100 * (1 - MOLNAR_TRAIN_FRACTION), 0),
-        "CovTrainFraction": C.fmt(MOLNAR_TRAIN_FRACTION, 1),
+        "CovDN": str(sc["D_ols_n1000"]["n"]), "CovEN": str(sc["E_logit_n1000"]["n"]),
+        "CovGridPoints": str(len(sc["A_n1000"]["grid"])),
         "CovRFTrees": str(rf.n_estimators), "CovRFLeaf": str(rf.min_samples_leaf), "CovGBMRounds": str(gbm.max_iter),
         "CovMLPUnits": str(mlp[-1].hidden_layer_sizes[0]),
     }

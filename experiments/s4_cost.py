@@ -290,7 +290,8 @@ def _figure_scaling(ctx: C.Context, scaling: xr.Dataset) -> None:
                  if lows / 1.5 <= t <= highs * 1.5]
         axes[0].set_yticks(ticks, [f"{t:g}" for t in ticks])
         axes[0].set_ylabel("seconds (one core)")
-        axes[0].legend(frameon=False, fontsize=6)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=3, frameon=False)
         C.savefig(fig, ctx, "cost_scaling")
 
 

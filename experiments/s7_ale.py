@@ -129,8 +129,9 @@ def compute(ctx: C.Context, reps: int | None = None, resamples: int | None = Non
     cfg = settings(ctx.quick, reps, resamples)
     folder = ctx.study_dir(STUDY)
     C.cached(folder / "figure.nc", ctx, lambda: _figure_data(ctx.quick, cfg))
-    for learner in LEARNERS:
-        for rho in RHOS:
+    # rho = 0.9 first: the case the study is about, should a run be cut short
+    for rho in sorted(RHOS, reverse=True):
+        for learner in LEARNERS:
             path = folder / f"coverage_{learner}_rho{rho:g}.nc"
 
             def run(learner=learner, rho=rho):
@@ -179,7 +180,8 @@ def coverage(ds: xr.Dataset, effect: str, kind: str) -> tuple[float, float]:
 
 def _results(ctx: C.Context) -> list[xr.Dataset]:
     folder = ctx.study_dir(STUDY)
-    return [C.load_dataset(folder / f"coverage_{learner}_rho{rho:g}.nc") for learner in LEARNERS for rho in RHOS]
+    paths = [folder / f"coverage_{learner}_rho{rho:g}.nc" for learner in LEARNERS for rho in RHOS]
+    return [C.load_dataset(p) for p in paths if p.exists()]
 
 
 def _table(ctx: C.Context, results: list[xr.Dataset]) -> str:

@@ -167,14 +167,21 @@ def _load(directory: Path, keys_needed: list[str]) -> dict[int, dict]:
     return reps
 
 
-def _truth(name: str, dirs: list[Path], indices: list[int]) -> np.ndarray:
-    """Leave-one-out learner's expected PD for each repetition: the mean forest PD (any T, any of ``dirs``)
-    over the data sets of the *other* repetitions (the same index is the same data set in every dir)."""
+def _truth(name: str, dirs: list[Path], indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Leave-one-out learner's expected PD for each repetition, and the sampling SD of the PD.
+
+    Truth for repetition r: the mean forest PD (any T, any of ``dirs``) over the data sets of the
+    *other* repetitions (the same index is the same data set in every dir).  SD: across data sets of
+    the per-data-set mean PD (the forest's Monte Carlo variance over trees is negligible here).
+    """
     pool: dict[int, list[np.ndarray]] = {}
     for d in dirs:
         for r, rep in _load(d / name, []).items():
             pool.setdefault(r, []).extend(rep[k] for k in rep if k.endswith("_pd") and "boot" not in k)
-    return np.stack([np.mean([a for q, arrays in pool.items() if q != r for a in arrays], axis=0) for r in indices])
+    truth = np.stack([np.mean([a for q, arrays in pool.items() if q != r for a in arrays], axis=0)
+                      for r in indices])
+    sd = np.std([np.mean(arrays, axis=0) for arrays in pool.values()], axis=0, ddof=1)
+    return truth, sd, len(pool)
 
 
 def _coverage(inside_point: np.ndarray, inside_curve: np.ndarray) -> dict:
@@ -194,12 +201,11 @@ def summarise(args) -> dict:
         R = len(loaded)
         if R < 3:
             continue
-        truth = _truth(sc["name"], [args.results_dir, *args.truth_dirs], sorted(loaded))  # (R, F, G)
+        truth, sd, n_pool = _truth(sc["name"], [args.results_dir, *args.truth_dirs], sorted(loaded))
         reps = [loaded[r] for r in sorted(loaded)]
         rows = {}
         for T in args.trees:
             pd_hat = np.stack([rep[f"T{T}_pd"] for rep in reps])
-            sd = pd_hat.std(axis=0, ddof=1)
             err = np.abs(pd_hat - truth)
             for label, key in (("IJ-U", "v_ij"), ("IJ raw", "v_raw"), ("J-U", "v_j")):
                 se = np.sqrt(np.clip(np.stack([rep[f"T{T}_{key}"] for rep in reps]), 0, None))
@@ -216,7 +222,6 @@ def summarise(args) -> dict:
             if f"T{T}_boot_pd" in reps[0]:
                 est = np.stack([rep[f"T{T}_boot_pd"] for rep in reps])
                 res = np.stack([rep[f"T{T}_boot_res"] for rep in reps])  # (R, B, F, G)
-                bsd = est.std(axis=0, ddof=1)
                 for label, (meth, sim) in (("boot percentile", ("percentile", False)),
                                            ("boot sup-t", ("normal", True)), ("boot normal", ("normal", False))):
                     inside_p, inside_c, widths, ses = [], [], [], []
@@ -228,7 +233,7 @@ def summarise(args) -> dict:
                         widths.append((hi - lo).mean())
                         ses.append(se)
                     cov = _coverage(np.array(inside_p), np.array(inside_c))
-                    ratio = np.mean(ses, axis=0) / bsd
+                    ratio = np.mean(ses, axis=0) / sd
                     rows[f"T{T} {label}"] = dict(
                         cov, width=float(np.mean(widths)), se_ratio_median=float(np.median(ratio)),
                         se_ratio_min=float(ratio.min()), se_ratio_max=float(ratio.max()),
@@ -237,14 +242,15 @@ def summarise(args) -> dict:
                 ij_time = rows[f"T{T} IJ-U"]["cpu_seconds"]
                 rows[f"T{T} boot percentile"]["compute_ratio_vs_ij"] = rows[f"T{T} boot percentile"]["cpu_seconds"] \
                     / ij_time
-        summary[sc["name"]] = rows
+        summary[sc["name"]] = {"n_datasets_truth_sd": n_pool, "rows": rows}
     return summary
 
 
 def render(summary: dict) -> str:
     lines = []
-    for name, rows in summary.items():
-        lines.append(f"\n### {name}\n")
+    for name, entry in summary.items():
+        rows = entry["rows"]
+        lines.append(f"\n### {name} (truth and true SD from {entry['n_datasets_truth_sd']} data sets)\n")
         lines.append("| T, method | R | pointwise cov (MC SE) | simultaneous cov (MC SE) | mean width | "
                      "SE / true SD: median [min, max] | noise share (median) | CPU s / rep |")
         lines.append("|---|---|---|---|---|---|---|---|")

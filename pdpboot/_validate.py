@@ -33,7 +33,7 @@ def _plain_column(col: pd.Series) -> pd.Series:
     if pd.api.types.is_bool_dtype(dtype):
         if col.isna().any():
             return pd.Series(col.astype(object).where(col.notna(), np.nan).to_numpy(dtype=object),
-                             index=col.index, name=col.name)
+                             index=col.index, name=col.name, dtype=object)
         return col.astype(bool)
     if pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
         if col.isna().any() or pd.api.types.is_float_dtype(dtype):
@@ -41,7 +41,7 @@ def _plain_column(col: pd.Series) -> pd.Series:
         kind = "uint64" if pd.api.types.is_unsigned_integer_dtype(dtype) else "int64"
         return pd.Series(col.to_numpy(dtype=kind), index=col.index, name=col.name)
     if pd.api.types.is_string_dtype(dtype):
-        return pd.Series(col.to_numpy(dtype=object, na_value=np.nan), index=col.index, name=col.name)
+        return pd.Series(col.to_numpy(dtype=object, na_value=np.nan), index=col.index, name=col.name, dtype=object)
     return col
 
 

@@ -129,11 +129,10 @@ def make_ale_spec(
     for p in positions:
         if names[p] in _ALE_VARIABLES:
             raise ValueError(f"Feature name {names[p]!r} is reserved by the ALE result schema; rename the column.")
-    # categorical flags and deciles only (a placeholder grid skips the PD grid rule)
-    flags = make_grids(X, names, positions, custom_values={p: [0.0] for p in positions},
+    # categorical flags, deciles and observed levels (the two-point numeric grid is not used)
+    flags = make_grids(X, names, positions, grid_resolution=2, percentiles=(0.0, 1.0),
                        categorical_features=categorical_features)
-    level_grids = make_grids(X, names, [p for p in positions if flags[p].categorical],
-                             categorical_features=categorical_features)
+    level_grids = flags
     custom = _custom(custom_values, names)
     categorical = {p for p in positions if flags[p].categorical}
     discrete = None

@@ -24,7 +24,8 @@ clipped at 0, and bounds of a probability PD into [0, 1].
 
 Simultaneous bands cover the whole curve or surface (per output) at once:
 
-- ``sup-t`` (default): ``estimate -/+ c * se`` where ``c`` is the ``level``
+- ``sup-t`` (default, see :func:`confidence_bands` for the study behind the
+  choice): ``estimate -/+ c * se`` where ``c`` is the ``level``
   quantile of ``max_g |resample_b(g) - estimate(g)| / se(g)`` over resamples
   (never below the pointwise ``z``), widened where the method's pointwise band
   sticks out;
@@ -178,13 +179,18 @@ def confidence_bands(
         Bands covering each whole curve/surface at once, per output (see module
         notes); the pointwise band is then kept as ``s_band_pointwise``.
     simultaneous_method : {"auto", "sup-t", "calibrated"}
-        ``sup-t``: ``estimate -/+ c * se``; ``calibrated``: ``method``'s
-        pointwise band at the calibrated level of the percentile band.  ``auto``
-        is ``sup-t``: in a coverage study (regression, smooth learner, B = 100 and
-        200) it covered whole curves at the nominal level while the calibrated
-        percentile band fell short, because its level is calibrated on the
-        resamples themselves and needs ever more extreme quantiles that B
-        resamples do not resolve (see ``experiments/s6_bands.py``).
+        ``sup-t``: ``estimate -/+ c * se`` (widened where ``method``'s
+        pointwise band sticks out); ``calibrated``: ``method``'s pointwise band
+        at the calibrated level of the percentile band.  ``auto`` is ``sup-t``:
+        in a coverage study (``experiments/stats_bands.py``: regression, smooth
+        spline learner, n = 300, 15-point grid, R = 1000 data sets) the 95 %
+        sup-t band covered the learner's expected PD curve as a whole in
+        0.922 (MC SE 0.008) of the data sets at B = 100 and 0.932 (0.008) at
+        B = 200, the calibrated percentile band in only 0.796 (0.013) and
+        0.878 (0.010): on a smooth curve its calibrated level always reached
+        1.0 (the min-max envelope of the resamples), because it is calibrated
+        on the resamples themselves and needs quantiles more extreme than B
+        resamples resolve; sup-t only needs the 95 % quantile of a maximum.
 
     Returns
     -------

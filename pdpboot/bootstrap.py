@@ -18,7 +18,16 @@ import xarray as xr
 
 from ._assemble import build_tree, provenance, stack_resamples, task_name
 from ._evaluate import Evaluation, NodeArrays, evaluate_fit, nan_like
-from ._loop import N_FIXED_SEEDS, fit_clone, fit_context, root_generator, row_weights, run_resamples, seed_record
+from ._loop import (
+    N_FIXED_SEEDS,
+    fit_clone,
+    fit_context,
+    resample_counts,
+    root_generator,
+    row_weights,
+    run_resamples,
+    seed_record,
+)
 from ._plan import BootstrapPlan, check_bootstrap_args
 from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint, fingerprint
@@ -207,7 +216,9 @@ def bootstrap_partial_dependence(
     Returns
     -------
     xarray.DataTree
-        One child per feature set with ``pd`` (``output``, *features),
+        Root variable ``resample_counts`` (``resample``, ``row``): how often
+        each row was drawn into each resample (for ``method="bca"``; not with
+        ``subsample``).  One child per feature set with ``pd`` (``output``, *features),
         ``pd_resamples`` (``resample``, ``output``, *features) and, with
         ``ice``, ``ice`` (``instance``, ``output``, *features) and
         ``ice_resamples``; with ``heterogeneity``/``interactions``, the
@@ -269,5 +280,8 @@ def bootstrap_partial_dependence(
                         else plan.spec.n_rows),
         rng_entropy=seeds["entropy"],
     )
-    return build_tree(plan.spec, stack_resamples(estimate, ordered), outputs=base.outputs, ice_rows=ice_rows,
+    tree = build_tree(plan.spec, stack_resamples(estimate, ordered), outputs=base.outputs, ice_rows=ice_rows,
                       root_attrs=attrs, extra_coords={"resample": np.arange(plan.n_resamples)})
+    if plan.resampling != "subsample":  # for BCa: how often each row went into each resample
+        tree["resample_counts"] = xr.Variable(("resample", "row"), resample_counts(plan, resample_seeds))
+    return tree

@@ -556,7 +556,9 @@ def friedman1_true_pd_2d(pair: Sequence[str], values_a: ArrayLike, values_b: Arr
 
 # --------------------------------------------------------------------------- bundled real data
 
-_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+#: The bundled files ship inside the package (``pdpboot/data/``, in the wheel too); the repository's
+#: ``data/`` folder holds their provenance (``data/README.md``) and links to them.
+_DATA_DIR = Path(__file__).resolve().parent / "data"
 
 #: SHA-256 of each bundled file (also listed in data/README.md).
 _SHA256 = {
@@ -570,16 +572,16 @@ def _read_checked(filename: str, data_dir: str | Path | None) -> bytes:
     path = folder / filename
     if not path.is_file():
         raise FileNotFoundError(
-            f"Bundled data file {filename!r} not found at {path}. It ships in the pdpboot repository's "
-            "data/ folder: run from a clone of the repository, restore it with `git checkout -- "
-            f"data/{filename}`, or pass data_dir= the folder that holds it (see data/README.md)."
+            f"Bundled data file {filename!r} not found at {path}. It ships inside the pdpboot package "
+            "(pdpboot/data/); reinstall pdpboot, restore it with `git checkout -- "
+            f"pdpboot/data/{filename}`, or pass data_dir= the folder that holds it (see data/README.md)."
         )
     content = path.read_bytes()
     digest = hashlib.sha256(content).hexdigest()
     if digest != _SHA256[filename]:
         raise ValueError(
             f"Data file {path} is corrupt or modified: SHA-256 {digest} differs from the expected "
-            f"{_SHA256[filename]}. Restore it with `git checkout -- data/{filename}` or rebuild it with "
+            f"{_SHA256[filename]}. Restore it with `git checkout -- pdpboot/data/{filename}` or rebuild it with "
             "the command in data/README.md."
         )
     return content

@@ -26,7 +26,7 @@ from sklearn.base import clone, is_classifier
 
 from ._assemble import build_tree, provenance
 from ._plan import make_spec
-from ._validate import check_choice, check_positive_int, check_target, is_fitted
+from ._validate import check_choice, check_positive_int, check_probability, check_rng, check_target, is_fitted
 from .engine import jackknife as jk
 from .engine.response import output_labels, resolve_response_method
 from .schema import CI_BOUNDS, node_name
@@ -107,6 +107,7 @@ def forest_partial_dependence(
     categorical_features=None,
     response_method: str = "auto",
     method: str = "auto",
+    n_jobs: int | None = None,
     rng=None,
 ) -> xr.DataTree:
     """PD of a random forest with one-fit (infinitesimal-jackknife) confidence bands.
@@ -155,7 +156,11 @@ def forest_partial_dependence(
     grid_resolution, percentiles, custom_values, categorical_features, response_method
         As in :func:`pdpboot.partial_dependence` (classifiers: ``predict_proba``).
     method : {"auto", "brute", "tree"}
-        PD engine used on each tree.
+        PD engine used on each tree (``auto``: brute force, see
+        :func:`pdpboot.engine.jackknife.evaluate_trees`).
+    n_jobs : int, optional
+        joblib workers over chunks of trees (fitting an unfitted forest uses
+        the forest's own ``n_jobs``); results do not depend on it.
     rng : None, int or numpy.random.Generator
         Seeds the forest (if unfitted and without ``random_state``) and the multipliers.
 
@@ -203,8 +208,8 @@ def forest_partial_dependence(
     'infinitesimal-jackknife'
     """
     check_choice(uncertainty, "uncertainty", tuple(UNCERTAINTY))
-    if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}.")
+    confidence_level = check_probability(confidence_level, "confidence_level")
+    rng = check_rng(rng)
     if n_estimators is not None:
         n_estimators = check_positive_int(n_estimators, "n_estimators", 2)
     n_multipliers = check_positive_int(n_multipliers, "n_multipliers", 100)
@@ -215,8 +220,8 @@ def forest_partial_dependence(
     fit_seed, multiplier_seed = generator.spawn(2)
     xa = _training_array(spec.X)
     n_rows = xa.shape[0]
+    resolved = resolve_response_method(forest, response_method)  # before the fit: fail early
     model, fitted_here = _fit_forest(forest, spec.X, y, n_estimators, fit_seed)
-    resolved = resolve_response_method(model, response_method)
     counts = jk.inbag_counts(model, n_rows)
     if not fitted_here:
         jk.check_training_rows(model, xa, counts)
@@ -235,7 +240,8 @@ def forest_partial_dependence(
     for fs, seed in zip(spec.feature_sets, seeds):
         dims = spec.dims(fs)
         ev = jk.evaluate_trees(model, xa, fs, spec.grid_values(fs), response_method=resolved,
-                               counts=counts if jackknife else None, method=method, n_outputs=len(outputs))
+                               counts=counts if jackknife else None, method=method, n_outputs=len(outputs),
+                               n_jobs=n_jobs)
         shape = ev.tree_pd.shape[1:]
         t = ev.tree_pd.reshape(n_trees, len(outputs), -1)
         u = jk.ij_influence(counts, t, ev.ice.reshape(n_rows, len(outputs), -1))
@@ -272,7 +278,7 @@ def forest_partial_dependence(
     _warn_trees(n_trees, n_rows, worst)
     settings = dict(spec.settings, n_estimators=n_trees, uncertainty=uncertainty,
                     confidence_level=float(confidence_level), simultaneous=bool(simultaneous),
-                    n_multipliers=n_multipliers, response_method=response_method)
+                    n_multipliers=n_multipliers, response_method=response_method, n_jobs=n_jobs)
     attrs = provenance(model, settings, task="classification" if is_classifier(model) else "regression",
                        response=resolved, target_name=str(outputs[0]) if resolved == "predict" else "class",
                        uncertainty=label, n_estimators=n_trees, n_rows=n_rows, bootstrap_draws=m,

@@ -262,7 +262,7 @@ def make_grids(
         if pos in custom:
             values = custom[pos]
             if isinstance(col.dtype, pd.CategoricalDtype):
-                unknown = [v for v in values if v not in set(col.dtype.categories)]
+                unknown = [v for v in values.tolist() if v not in set(col.dtype.categories)]
                 if unknown:
                     raise ValueError(
                         f"custom_values[{names[pos]!r:.100}] holds {unknown[:5]!r:.200}, which are not categories "

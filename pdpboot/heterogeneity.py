@@ -234,7 +234,15 @@ def ice_heterogeneity(
         resamples exist; None for none.
     method : {"percentile", "basic", "normal", "bc", "bca"}
         Band method (:func:`pdpboot.confidence_bands`).  Every statistic here is
-        >= 0, so band bounds are clipped at 0.
+        >= 0, so band bounds are clipped at 0.  The default, ``percentile``, is
+        kept from a coverage study (``experiments/stats_bounded.py``: Goldstein
+        et al.'s DGP, well-specified OLS, n = 300, B = 200, R = 150 data sets,
+        population d-ICE SD of ``x2`` = 5): 95 % intervals of the grid-mean
+        ``dice_sd`` covered the learner's expected value in 0.933 (MC SE 0.020)
+        with ``percentile``, 0.940 ``basic``, 0.947 ``normal``, ``bc`` and
+        ``bca`` - no method is distinguishable at this Monte Carlo precision,
+        and ``percentile`` is the one that did not fail for H2
+        (:func:`pdpboot.h_statistic`).
     simultaneous : bool
         Simultaneous bands over each whole curve.
 

@@ -249,7 +249,16 @@ def h_statistic(
     confidence_level : float or None
         Level of the bands (:func:`pdpboot.confidence_bands`); None adds none.
     method : {"percentile", "basic", "normal", "bc", "bca"}
-        Band method, as in :func:`pdpboot.confidence_bands`.
+        Band method, as in :func:`pdpboot.confidence_bands`.  The default,
+        ``percentile``, was chosen from a coverage study
+        (``experiments/stats_bounded.py``; ``y = x1 + x2 + x1 x2 + eps``, OLS with
+        the product term, n = 300, H2 on 100 rows, B = 200, population and
+        learner's expected ``H2 = 1/3``): 95 % intervals covered the learner's
+        expected H2 in 0.97 (MC SE 0.017, R = 100 data sets) with
+        ``percentile``, 0.92 with ``normal``, but only 0.67-0.68 with ``basic``,
+        ``bc`` and ``bca``: the resampled H2 values are biased relative to the
+        estimate in a way the real estimator is not (duplicated rows in a
+        resample), so every bias-correcting method over-corrects.
     simultaneous : bool
         As in :func:`pdpboot.confidence_bands` (each statistic is one number
         per output, so this only changes the construction, e.g. sup-t).
@@ -484,7 +493,7 @@ def h_statistic_test(
     -----
     Assumes exchangeable (homoscedastic, independent) errors.  Classification
     is not supported.  Size and power are measured in
-    ``experiments/s7_htest.py``.
+    ``experiments/stats_htest.py``.
 
     Examples
     --------

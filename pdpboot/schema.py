@@ -67,7 +67,7 @@ if TYPE_CHECKING:  # the schema's names are used by the NumPy layer, which never
 RESERVED_DIMS = ("resample", "instance", "output", "ci_bound")
 CI_BOUNDS = ["lower", "upper"]
 STATISTICS = (
-    "pd", "pd_centered", "ice", "ice_sd", "cice_sd", "dice_sd", "heterogeneity_index",
+    "pd", "pd_centered", "ale", "ice", "ice_sd", "cice_sd", "dice_sd", "heterogeneity_index",
     "h2_overall", "h2", "h_unnormalized", "pd_variance_interaction",
 )
 DERIVED_SUFFIXES = ("", "_resamples", "_band", "_band_pointwise", "_se", "_bias")

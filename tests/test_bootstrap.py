@@ -317,3 +317,17 @@ def test_predict_returning_the_wrong_number_of_rows_is_named():
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValueError, match="one row of outputs per input row"):
         pdpboot.partial_dependence(Short().fit(X, X[:, 0]), X, [0], grid_resolution=3)
+
+
+def test_resample_counts_are_the_rows_each_refit_was_fitted_on(data):
+    X, y = data
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5, grid_resolution=3,
+                                               rng=9)
+    counts = res["resample_counts"].values
+    root = np.random.default_rng(9)
+    root.spawn(3)
+    for b, seed in enumerate(root.spawn(5)):
+        rows = draw_rows("bootstrap", len(X), seed.spawn(3)[0])
+        np.testing.assert_array_equal(counts[b], np.bincount(rows, minlength=len(X)))
+    bands = pdpboot.confidence_bands(res, method="bca")  # the jackknife-after-bootstrap acceleration uses them
+    assert np.isfinite(bands["a"].ds.pd_band.values).all()

@@ -442,3 +442,35 @@ def test_data_readme_lists_checksums():
     for filename in ("bike_sharing.csv", "anes96.csv"):
         digest = hashlib.sha256((DATA_DIR / filename).read_bytes()).hexdigest()
         assert f"| `{filename}` |" in readme and digest in readme
+
+
+def test_bundled_files_live_inside_the_package():
+    """The real-data files are package data (pdpboot/data/*.csv), so a wheel carries them."""
+    import tomllib
+
+    import pdpboot
+
+    root = Path(pdpboot.__file__).resolve().parent
+    for name in ("bike_sharing.csv", "anes96.csv"):
+        assert (root / "data" / name).is_file()
+    pyproject = root.parent / "pyproject.toml"
+    if pyproject.is_file():  # a source checkout: the wheel's package data names them
+        config = tomllib.loads(pyproject.read_text())
+        assert "data/*.csv" in config["tool"]["setuptools"]["package-data"]["pdpboot"]
+
+
+@pytest.mark.slow
+def test_wheel_carries_the_data(tmp_path):
+    """Build the wheel (needs network for build isolation) and look inside it."""
+    import subprocess
+    import sys
+    import zipfile
+
+    import pdpboot
+
+    source = Path(pdpboot.__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
+                   check=True)
+    (wheel,) = tmp_path.glob("pdpboot-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pdpboot/data/bike_sharing.csv" in names and "pdpboot/data/anes96.csv" in names

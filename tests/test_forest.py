@@ -7,6 +7,7 @@ import warnings
 import matplotlib
 import numpy as np
 import pytest
+import xarray as xr
 from scipy.special import ndtri
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import partial_dependence as sk_partial_dependence
@@ -29,7 +30,7 @@ def friedman():
     return make_friedman1(60, rng=1)
 
 
-def test_schema_estimate_and_plotting(friedman):
+def test_schema_estimate_plotting_and_save_load(friedman, tmp_path):
     X, y = friedman
     res = _fpd(RandomForestRegressor(min_samples_leaf=3, random_state=4), X, y, ["x1", ("x1", "x2")], n_estimators=30,
                grid_resolution=5, simultaneous=True, rng=0)
@@ -55,6 +56,8 @@ def test_schema_estimate_and_plotting(friedman):
     assert len(ax.collections) >= 2  # the pointwise and the simultaneous band
     pdpboot.plot_pd_contour(res, ("x1", "x2"))
     matplotlib.pyplot.close("all")
+    pdpboot.save(res, tmp_path / "ij.nc")
+    xr.testing.assert_identical(pdpboot.load(tmp_path / "ij.nc"), res)
 
 
 def test_se_equals_a_direct_computation_from_scikit_learn_tree_pds(friedman):
@@ -119,6 +122,8 @@ def test_jackknife_comparator_and_warnings(friedman):
     (RandomForestRegressor(), {"uncertainty": "bootstrap"}, ValueError, "uncertainty"),
     (RandomForestRegressor(), {"confidence_level": 95}, ValueError, "confidence_level"),
     (RandomForestRegressor(), {"n_estimators": 1}, ValueError, "n_estimators"),
+    (RandomForestRegressor(), {"response_method": "predict_proba"}, ValueError, "only for classifiers"),
+    (RandomForestClassifier(), {"response_method": "predict"}, ValueError, "predicted labels"),
 ])
 def test_bad_input_is_refused_before_any_fit(friedman, forest, kwargs, error, match):
     X, y = friedman
@@ -143,3 +148,13 @@ def test_ij_se_tracks_the_sampling_sd_of_the_forest_pd():
         ses.append(res["x1"]["pd_se"].values[0])
     ratio = np.mean(ses, axis=0) / np.std(pds, axis=0, ddof=1)
     assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
+
+
+def test_study_script_smoke(tmp_path, capsys):
+    from experiments import s8_forest_ij
+
+    s8_forest_ij.main(["--n", "80", "--trees", "20", "--reps", "3", "--boot-trees", "20", "--boot-B", "3",
+                       "--dgps", "friedman1", "--n-jobs", "1", "--results-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "T20 IJ-U" in out and "T20 boot sup-t" in out
+    assert (tmp_path / "summary.json").exists() and len(list((tmp_path / "friedman1_n80").glob("rep*.npz"))) == 3

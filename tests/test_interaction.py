@@ -526,3 +526,18 @@ def test_h_statistic_test_power():
     print(f"power (OLS, x1 + x2 + 0.2 x1 x2, n=300): {power_weak:.3f}; "
           f"(boosting, Goldstein x2:x3, n=300): {power_goldstein:.3f}")
     assert power_weak >= 0.8 and power_goldstein >= 0.9  # measured: 0.94 and 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("learner", ["gbm", "rf"])
+def test_h_statistic_test_size_flexible_learners(learner):
+    """Reduced size check (R = 60 null data sets, K = 39) on the audit's null DGP; the full study is
+    ``python -m experiments htest``."""
+    from experiments import _common as C
+    from experiments import stats_htest as S
+
+    cfg = dict(S.SETTINGS["full"], n=300)
+    pvalues = [S._one(learner, "audit", cfg, False, s)[1] for s in C.seed_sequence(3, learner).spawn(60)]
+    rate = float(np.mean(np.asarray(pvalues) <= 0.05))
+    print(f"{learner}: rejection rate {rate:.3f} (R = 60)")
+    assert _not_above(rate, 60, 0.07)

@@ -209,3 +209,239 @@ def test_slash_in_feature_name(frame):
     X = X.rename(columns={"hum": "km/h"})
     with pytest.raises(ValueError, match="contains '/'"):
         _boot(LinearRegression(), X, y, ["km/h"])
+
+
+# --- issue 13, items 5-7: hostile arguments get a clear error before any fit ------------------------
+
+from sklearn.cluster import KMeans  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+
+import pdpboot.bootstrap as bootstrap_module  # noqa: E402
+from pdpboot import _validate as v  # noqa: E402
+
+
+class NoFit(LinearRegression):
+    """Any fit is a test failure: the error must come first."""
+
+    def fit(self, X, y):
+        raise AssertionError("fitted before validating")
+
+
+@pytest.mark.parametrize("estimator, match", [
+    (object(), r"estimator must be a scikit-learn regressor or classifier.*got object"),
+    (LinearRegression, r"estimator instance, got the class LinearRegression; write LinearRegression\(\)"),
+    (KMeans(n_clusters=2), r"KMeans is a clusterer"),
+])
+def test_non_estimators_refused(frame, estimator, match):
+    X, y = frame
+    with pytest.raises(TypeError, match=match):
+        _boot(estimator, X, y, ["temp"])
+
+
+def test_fitted_clusterer_and_multioutput_classifier_refused_by_partial_dependence(frame):
+    X, y = frame
+    with pytest.raises(TypeError, match="clusterer"):
+        pdpboot.partial_dependence(KMeans(n_clusters=2, n_init=1).fit(X), X, ["temp"])
+    clf = DecisionTreeClassifier(max_depth=1).fit(X, np.c_[y > 0, y > 1])
+    with pytest.raises(ValueError, match="multiclass-multioutput"):
+        pdpboot.partial_dependence(clf, X, ["temp"])
+
+
+def test_multioutput_classification_target_refused(frame):
+    X, y = frame
+    with pytest.raises(ValueError, match=r"y has 2 columns.*multi-output classification"):
+        _boot(DecisionTreeClassifier(), X, np.c_[y > 0, y > 1], ["temp"])
+
+
+def test_inf_in_y_refused(frame):
+    X, y = frame
+    y[4] = -np.inf
+    with pytest.raises(ValueError, match=r"y contains 1 infinite"):
+        _boot(NoFit(), X, y, ["temp"])
+
+
+def test_two_column_numpy_y_is_multi_output(frame):
+    X, y = frame
+    Y = np.c_[y, 2 * y.to_numpy()]
+    res = _boot(DecisionTreeRegressor(max_depth=2), X, Y, ["temp"])
+    assert list(res["temp"].ds["output"].values) == ["y0", "y1"]
+    np.testing.assert_allclose(res["temp"].ds["pd"].sel(output="y1"), 2 * res["temp"].ds["pd"].sel(output="y0"))
+    one = _boot(LinearRegression(), X, y.to_numpy()[:, None], ["temp"])  # one column: a plain target
+    assert one["temp"].ds.sizes["output"] == 1
+
+
+def test_nullable_dtypes_work_end_to_end(frame, tmp_path):
+    X, y = frame
+    X = X.assign(count=pd.array(np.arange(40) % 5, dtype="Int64"),
+                 flag=pd.array([True, False] * 20, dtype="boolean"))
+    y = pd.Series(y.to_numpy(), dtype="Float64")
+    from sklearn.ensemble import HistGradientBoostingRegressor as HGB
+
+    res = _boot(HGB(max_iter=3), X, y, ["count", "flag", ("count", "temp")], ice=2, grid_resolution=6)
+    assert res["count"].ds["count"].values.tolist() == [0, 1, 2, 3, 4]
+    assert res["flag"].ds["flag"].values.tolist() == [False, True]
+    loaded = pdpboot.load(pdpboot.save(res, tmp_path / "n.nc"))
+    import xarray as xr
+
+    xr.testing.assert_identical(res, loaded)
+
+
+@pytest.mark.parametrize("index", [
+    pd.MultiIndex.from_arrays([np.arange(40) % 4, np.arange(40)]),
+    pd.Index([*range(20), *[f"r{k}" for k in range(20)]], dtype=object),
+    pd.date_range("2020-01-01", periods=40, freq="h", tz="Europe/Paris"),
+])
+def test_row_labels_netcdf_cannot_store_become_strings(frame, tmp_path, index):
+    X, y = frame
+    X.index = index
+    res = _boot(LinearRegression(), X, y.to_numpy(), ["temp"], ice=3)
+    labels = res["temp"].ds["instance"].values
+    assert all(isinstance(lab, str) for lab in labels)
+    assert set(labels) <= {str(i) for i in index}
+    import xarray as xr
+
+    for suffix in (".nc", ".zarr"):
+        xr.testing.assert_identical(res, pdpboot.load(pdpboot.save(res, tmp_path / f"r{suffix}")))
+
+
+def test_one_row_warns_zero_width():
+    X = pd.DataFrame({"a": [1.0], "b": [2.0]})
+    with pytest.warns(UserWarning, match="single row.*zero width"):
+        v.check_table(X)
+
+
+def test_rng_validator():
+    for ok in (None, 0, np.int64(3), np.random.default_rng(0), np.random.SeedSequence(1)):
+        v.check_rng(ok)
+    with pytest.raises(TypeError, match=r"RandomState.*rng=0.*default_rng\(0\)"):
+        v.check_rng(np.random.RandomState(0))
+    with pytest.raises(TypeError, match="rng must be"):
+        v.check_rng(1.5)
+    with pytest.raises(ValueError, match="non-negative"):
+        v.check_rng(-1)
+
+
+def test_n_resamples_validator():
+    assert v.check_n_resamples(np.int32(10)) == 10
+    with pytest.raises(ValueError, match=r"at most 1000000"):
+        v.check_n_resamples(10**8)
+    with pytest.raises(ValueError, match="must be an integer"):
+        v.check_n_resamples(1e12)
+    with pytest.raises(ValueError, match=">= 2"):
+        v.check_n_resamples(True)
+
+
+def test_small_validators():
+    assert v.check_probability(np.float32(0.9), "confidence_level") == pytest.approx(0.9)
+    for bad in (1.0, 0, True, "0.9", np.nan):
+        with pytest.raises(ValueError, match="confidence_level must be a number in"):
+            v.check_probability(bad, "confidence_level")
+    assert v.check_ice(True) is True and v.check_ice(np.int64(3)) == 3 and v.check_ice(None) is False
+    for bad in ("yes", -1, 0, 1.5):
+        with pytest.raises(ValueError, match="ice must be True, False or a positive integer"):
+            v.check_ice(bad)
+    with pytest.raises(ValueError, match="max_ice_instances must be an integer >= 1"):
+        v.check_optional_positive_int(-1, "max_ice_instances")
+    assert v.check_optional_positive_int(None, "max_ice_instances") is None
+    with pytest.raises(ValueError, match=r"target_names has 2 name\(s\) but the model predicts 1"):
+        v.check_target_names(["a", "b"], 1)
+    with pytest.raises(ValueError, match="distinct"):
+        v.check_target_names(["a", "a"], 2)
+    with pytest.raises(ValueError, match=r"sample_weight has 1 missing or infinite value\(s\) \(first at row 1\)"):
+        v.check_sample_weight([1.0, np.nan, 2.0], 3)
+    with pytest.raises(ValueError, match=r"sample_weight has 1 missing or infinite"):
+        v.check_sample_weight([1.0, np.inf, 2.0], 3)
+    with pytest.raises(ValueError, match="one entry per row"):
+        v.check_sample_weight([1.0, 2.0], 3)
+    with pytest.raises(ValueError, match="positive sum"):
+        v.check_sample_weight([0.0, 0.0], 2)
+    with pytest.raises(ValueError, match=r"ice=\['a'\] is not one of"):
+        v.check_choice(["a"], "ice", ("a", "b"))
+
+
+def test_nan_predictions_helper():
+    good = {"x0": {"pd": (("output", "x0"), np.zeros((1, 3)))}}
+    v.check_predictions_finite(good)
+    bad = {"x0": {"pd": (("output", "x0"), np.array([[0.0, np.nan, 1.0]]))}}
+    with pytest.raises(ValueError, match=r"non-finite 'pd' values in node 'x0' \(33%.*predicts NaN"):
+        v.check_predictions_finite(bad)
+
+
+# end-to-end checks that need bootstrap.py/_pd.py/bands.py to call the validators above (lead wiring)
+
+WIRING = "needs the lead to call the validator in bootstrap.py/_pd.py/bands.py (see notes/reliability.md)"
+
+
+def test_rng_random_state_clear_error(frame):
+    X, y = frame
+    with pytest.raises(TypeError, match="RandomState"):
+        _boot(NoFit(), X, y, ["temp"], rng=np.random.RandomState(0))
+
+
+def test_ice_yes_clear_error(frame):
+    X, y = frame
+    with pytest.raises(ValueError, match="ice must be True, False or a positive integer"):
+        _boot(NoFit(), X, y, ["temp"], ice="yes")
+
+
+def test_max_ice_instances_negative_clear_error(frame):
+    X, y = frame
+    fitted = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match="max_ice_instances must be an integer >= 1"):
+        pdpboot.partial_dependence(fitted, X, ["temp"], kind="both", max_ice_instances=-1)
+
+
+def test_wrong_length_target_names_clear_error(frame):
+    X, y = frame
+    fitted = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match="target_names has 2 name"):
+        pdpboot.partial_dependence(fitted, X, ["temp"], target_names=["a", "b"])
+
+
+def test_nan_sample_weight_names_the_argument(frame):
+    X, y = frame
+    fitted = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match="sample_weight has 1 missing"):
+        pdpboot.partial_dependence(fitted, X, ["temp"], sample_weight=np.r_[np.nan, np.ones(39)])
+
+
+class NaNModel(LinearRegression):
+    def predict(self, X):
+        return np.full(len(X), np.nan)
+
+
+def test_model_predicting_nan_clear_error(frame):
+    X, y = frame
+    with pytest.raises(ValueError, match="predicts NaN"):
+        pdpboot.partial_dependence(NaNModel().fit(X, y), X, ["temp"])
+
+
+@pytest.mark.xfail(strict=True, reason=WIRING)
+def test_confidence_level_numpy_float_accepted(frame):
+    X, y = frame
+    res = _boot(LinearRegression(), X, y, ["temp"], n_resamples=20)
+    pdpboot.confidence_bands(res, confidence_level=np.float32(0.9))
+
+
+class _SpawnGuard:
+    """Wraps a Generator; spawning an absurd number of children is a test failure (it would hang)."""
+
+    def __init__(self, generator):
+        self._generator = generator
+
+    def spawn(self, n):
+        if n > v.MAX_N_RESAMPLES:
+            raise AssertionError(f"spawned {n} generators instead of refusing n_resamples")
+        return self._generator.spawn(n)
+
+    def __getattr__(self, name):
+        return getattr(self._generator, name)
+
+
+def test_huge_n_resamples_refused_before_spawning(frame, monkeypatch):
+    X, y = frame
+    real = np.random.default_rng
+    monkeypatch.setattr(np.random, "default_rng", lambda *a, **k: _SpawnGuard(real(*a, **k)))
+    assert bootstrap_module is not None
+    with pytest.raises(ValueError, match="n_resamples must be at most"):
+        _boot(NoFit(), X, y, ["temp"], n_resamples=10**8)

@@ -51,7 +51,10 @@ Empty bins (documented rule)
 
 Predictions are stacked: every (row, bin, corner) evaluation goes into blocks as
 large as ``memory_limit`` allows (see :func:`pdpboot.engine.brute.block_rows`),
-so a 1-D ALE of n rows usually costs one ``predict`` call of 2n rows.
+so a 1-D ALE of n rows usually costs one ``predict`` call of 2n rows (4n for a 2-D
+surface).  There is no grid x rows product to collapse, so the exact tree engine of
+:mod:`pdpboot.engine.tree` has nothing to add: a tree's prediction at a row's two
+bin edges is already the leaf lookup that ``predict`` does.
 """
 
 from __future__ import annotations
@@ -175,13 +178,14 @@ def _nearest(occupied: np.ndarray, centres: np.ndarray) -> list[np.ndarray]:
     full = np.flatnonzero(occupied)
     if full.size == 0:
         raise ValueError("No row with positive weight falls inside the ALE grid; check X, weights and the edges.")
-    out = []
-    for s in range(occupied.size):
-        if occupied[s]:
-            out.append(np.array([s]))
-            continue
-        d = np.sqrt(((centres[full] - centres[s]) ** 2).sum(axis=1))
-        out.append(full[np.isclose(d, d.min(), rtol=0, atol=1e-12)])
+    out = [np.array([s]) for s in range(occupied.size)]
+    empty = np.flatnonzero(~occupied)
+    for start in range(0, empty.size, 256):
+        part = empty[start:start + 256]
+        d = np.sqrt(((centres[part][:, None, :] - centres[full][None, :, :]) ** 2).sum(axis=2))
+        close = d <= d.min(axis=1, keepdims=True) + 1e-12
+        for i, s in enumerate(part):
+            out[s] = full[close[i]]
     return out
 
 

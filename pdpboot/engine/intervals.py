@@ -124,8 +124,11 @@ def quantile(res, q, *, axis: int = 0) -> np.ndarray:
     array([0.5, 2.5])
     """
     res = _first(res, axis)
-    srt = np.sort(res, axis=0)  # NaN last
-    n = np.sum(~np.isnan(res), axis=0)
+    return _quantile_sorted(np.sort(res, axis=0), np.sum(~np.isnan(res), axis=0), q)
+
+
+def _quantile_sorted(srt: np.ndarray, n: np.ndarray, q) -> np.ndarray:
+    """:func:`quantile` of resamples already sorted along axis 0 (NaN last, ``n`` valid per point)."""
     q = np.broadcast_to(np.asarray(q, dtype=float), srt.shape[1:])
     h = (np.maximum(n, 1) - 1) * q
     lo = np.clip(np.floor(h).astype(int), 0, np.maximum(n - 1, 0))
@@ -280,13 +283,17 @@ def pointwise_interval(
     if method == "normal":
         z = ndtri(1 - alpha / 2)
         se = standard_error(res)
-        return est - z * se, est + z * se
+        with np.errstate(invalid="ignore"):  # level 1 (z = inf) and se = 0: a zero-width band
+            half = np.where(se > 0, z * se, np.where(np.isnan(se), np.nan, 0.0))
+        return est - half, est + half
     if method in ("percentile", "basic"):
         lo, hi = quantile(res, alpha / 2), quantile(res, 1 - alpha / 2)
         return (2 * est - hi, 2 * est - lo) if method == "basic" else (lo, hi)
     if method == "bca" and acceleration is None:
         raise ValueError("method='bca' needs the acceleration (see jackknife_after_bootstrap_acceleration).")
     a = 0.0 if method == "bc" else np.asarray(acceleration, dtype=float)
+    if alpha <= 0:  # level 1 (a calibrated level at its ceiling): the envelope
+        return quantile(res, 0.0), quantile(res, 1.0)
     p_lo, p_hi = _bca_probabilities(bias_correction(est, res), a, alpha)
     return quantile(res, p_lo), quantile(res, p_hi)
 
@@ -348,9 +355,14 @@ def calibrated_level(
     low = np.full(tuple(batch_shape), float(level))
     high = np.ones_like(low)
 
+    srt = np.sort(res, axis=0)
+    n_valid = np.sum(~np.isnan(res), axis=0)
+
     def share(lev):
         p = _expand(lev, ndim, curve_axes)
-        return inside_share(res, quantile(res, (1 - p) / 2), quantile(res, (1 + p) / 2), curve_axes=curve_axes)
+        lower = _quantile_sorted(srt, n_valid, (1 - p) / 2)
+        upper = _quantile_sorted(srt, n_valid, (1 + p) / 2)
+        return inside_share(res, lower, upper, curve_axes=curve_axes)
 
     done = share(low) >= level
     high = np.where(done, low, high)
@@ -443,7 +455,7 @@ def band_arrays(
     level: float,
     method: str,
     simultaneous: bool,
-    simultaneous_method: str | None = None,
+    simultaneous_method: str = "sup-t",
     counts=None,
     support: tuple[float | None, float | None] = (None, None),
 ):
@@ -459,11 +471,11 @@ def band_arrays(
         Pointwise method (see the module notes).
     simultaneous : bool
         Cover each output's whole curve at once.
-    simultaneous_method : {"sup-t", "calibrated"}, optional
+    simultaneous_method : {"sup-t", "calibrated"}
         ``sup-t``: ``est -/+ c * se`` (widened where ``method``'s pointwise band sticks out,
         so that it always contains it); ``calibrated``: ``method``'s pointwise band at the
-        calibrated level of the percentile band.  Default: ``sup-t`` for ``normal``,
-        ``calibrated`` otherwise.
+        calibrated level of the percentile band (see :func:`pdpboot.confidence_bands` for
+        the coverage study behind the default).
     counts : ndarray of shape (n_resamples, n_rows), optional
         Resample row counts, needed by ``bca`` (jackknife-after-bootstrap acceleration).
     support : (float or None, float or None)
@@ -504,8 +516,6 @@ def band_arrays(
             raise ValueError("method='bca' needs the resample row counts (counts=) for its acceleration.")
         acceleration = jackknife_after_bootstrap_acceleration(res, counts)
         info["acceleration_max"] = float(np.nanmax(np.abs(acceleration))) if acceleration.size else 0.0
-    if simultaneous_method is None:
-        simultaneous_method = "sup-t" if method == "normal" else "calibrated"
     if simultaneous_method not in SIMULTANEOUS_METHODS:
         raise ValueError(f"simultaneous_method={simultaneous_method!r} is not one of {list(SIMULTANEOUS_METHODS)}.")
     if not simultaneous:

@@ -221,6 +221,25 @@ class TreeEvaluation:
     oob_ice: np.ndarray | None
 
 
+_TREE_CHUNK = 64  # trees per job; fixed, so sums (and results) do not depend on n_jobs
+
+
+def _evaluate_chunk(trees, counts, X, feature_idx, grid_values, response_method, method, n_outputs):
+    from . import compute_pd  # the package's dispatcher (imported late: it imports this package)
+
+    tree_pd, ice_sum, oob = [], None, None
+    for b, tree in enumerate(trees):
+        avg, ice = compute_pd(tree, X, feature_idx, grid_values, response_method=response_method,
+                              method=method, individual=True, n_outputs=n_outputs)
+        tree_pd.append(avg)
+        ice_sum = ice.copy() if ice_sum is None else ice_sum + ice
+        if counts is not None:
+            oob = np.zeros(ice.shape) if oob is None else oob
+            out = counts[b] == 0
+            oob[out] += ice[out]
+    return np.stack(tree_pd), ice_sum, oob
+
+
 def evaluate_trees(
     forest,
     X,
@@ -231,6 +250,7 @@ def evaluate_trees(
     counts: np.ndarray | None = None,
     method: str = "auto",
     n_outputs: int = 1,
+    n_jobs: int | None = None,
 ) -> TreeEvaluation:
     """PD of every tree of ``forest`` over the rows of ``X``, and the forest's ICE.
 
@@ -246,28 +266,34 @@ def evaluate_trees(
     counts : ndarray of shape (n_trees, n_rows), optional
         In-bag counts; given, the out-of-bag ICE sums are accumulated too.
     method : {"auto", "brute", "tree"}
-        PD engine for each tree.
+        PD engine for each tree.  ``auto`` uses brute force: for one tree, whose ICE is
+        needed anyway, it is currently several times faster than the exact tree engine
+        (about 1.5 ms against 6-9 ms per tree for 500 rows and 15 grid points).
+    n_jobs : int, optional
+        joblib workers over chunks of 64 trees; the result does not depend on it.
 
     Returns
     -------
     TreeEvaluation
     """
-    from . import compute_pd  # the package's dispatcher (imported late: it imports this package)
+    from joblib import Parallel, delayed
 
     trees = forest.estimators_
-    tree_pd, ice_sum, oob = None, None, None
-    for b, tree in enumerate(trees):
-        avg, ice = compute_pd(tree, X, feature_idx, grid_values, response_method=response_method,
-                              method=method, individual=True, n_outputs=n_outputs)
-        if tree_pd is None:
-            tree_pd = np.empty((len(trees),) + avg.shape)
-            ice_sum = np.zeros(ice.shape)
-            oob = np.zeros(ice.shape) if counts is not None else None
-        tree_pd[b] = avg
-        ice_sum += ice
-        if oob is not None:
-            out = counts[b] == 0
-            oob[out] += ice[out]
+    method = "brute" if method == "auto" else method
+    starts = range(0, len(trees), _TREE_CHUNK)
+    parts = Parallel(n_jobs=n_jobs)(
+        delayed(_evaluate_chunk)(trees[s:s + _TREE_CHUNK], None if counts is None else counts[s:s + _TREE_CHUNK],
+                                 X, feature_idx, grid_values, response_method, method, n_outputs)
+        for s in starts)
+    tree_pd = np.concatenate([p[0] for p in parts])
+    ice_sum = parts[0][1]
+    for p in parts[1:]:
+        ice_sum = ice_sum + p[1]
+    oob = None
+    if counts is not None:
+        oob = parts[0][2]
+        for p in parts[1:]:
+            oob = oob + p[2]
     return TreeEvaluation(tree_pd, ice_sum / len(trees), oob)
 
 

@@ -17,7 +17,7 @@ Modules: ``curves`` (:func:`plot_pd`), ``surfaces`` (:func:`plot_pd_contour`), `
 """
 
 from ._data import BandChoice
-from ._style import OKABE_ITO, paper_style
+from ._style import OKABE_ITO, paper_style, tidy_ticks
 from .curves import plot_pd
 from .panels import plot_partial_dependence, plot_pd_panels
 from .statistics import plot_h_statistic, plot_heterogeneity
@@ -33,4 +33,5 @@ __all__ = [
     "plot_pd",
     "plot_pd_contour",
     "plot_pd_panels",
+    "tidy_ticks",
 ]

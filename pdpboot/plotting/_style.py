@@ -177,3 +177,83 @@ def _draw_legend(ax, legend: bool, legend_kw: Mapping | None, first: str | None 
     else:
         defaults = {"fontsize": "small", "loc": "best", "framealpha": 0.85}
     ax.legend(handles, labels, **_merge(defaults, legend_kw))
+
+
+MAX_LABEL = 18  # characters of a category label shown on an axis before it is abbreviated
+
+
+def _overlap(boxes) -> bool:
+    """Whether any two consecutive label boxes (in axis order) overlap or come closer than 4 pixels."""
+    spans = sorted((b.x0, b.x1) for b in boxes if b.width > 0)
+    return any(a1 + 4 > b0 for (_, a1), (b0, _) in zip(spans, spans[1:]))
+
+
+def _shown_labels(ax) -> list:
+    """The x tick labels actually drawn: visible, non-empty, at a tick inside the view limits."""
+    low, high = sorted(ax.get_xlim())
+    span = (high - low) * 1e-9
+    return [t for t, loc in zip(ax.get_xticklabels(), ax.get_xticks())
+            if t.get_visible() and t.get_text() and low - span <= loc <= high + span]
+
+
+def tidy_ticks(fig) -> None:
+    """Make every x tick label of ``fig`` readable, by its measured extent on the canvas.
+
+    Numeric axes get fewer ticks until their labels no longer collide; category axes get long
+    labels abbreviated (with "…"), then rotated, then only every k-th level labelled.  Call it
+    last, right before saving (it draws the figure once to measure).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+
+    See Also
+    --------
+    plot_pd_panels : Calls it on the figures it makes.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(figsize=(2, 1.5))
+    >>> _ = ax.plot([10000, 90000], [0, 1])
+    >>> tidy_ticks(fig)
+    >>> plt.close(fig)
+    """
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.xaxis.get_visible():
+            continue
+        categorical = isinstance(ax.xaxis.get_major_locator(), FixedLocator)
+        labels = _shown_labels(ax)
+        if not labels or not _overlap([t.get_window_extent(renderer) for t in labels]):
+            continue
+        if not categorical:
+            for nbins in (4, 3, 2, 1):
+                ax.xaxis.set_major_locator(MaxNLocator(nbins=nbins))
+                fig.draw_without_rendering()
+                shown = _shown_labels(ax)
+                if not _overlap([t.get_window_extent(renderer) for t in shown]):
+                    break
+            continue
+        locs = ax.get_xticks()
+        names = [t.get_text() for t in ax.get_xticklabels()]
+        names = [n if len(n) <= MAX_LABEL else n[: MAX_LABEL - 1] + "…" for n in names]
+        ax.set_xticks(locs, names)
+        ax.tick_params(axis="x", labelrotation=40)
+        for text in ax.get_xticklabels():
+            text.set_horizontalalignment("right")
+            text.set_rotation_mode("anchor")
+        # rotated labels clear each other when the ticks are a line height apart across the text:
+        # spacing * sin(40 degrees) >= font height (in pixels), so label every step-th level
+        positions = ax.transData.transform(np.column_stack([locs, np.zeros(len(locs))]))[:, 0]
+        spacing = float(np.min(np.diff(np.sort(positions)))) if len(positions) > 1 else np.inf
+        height = ax.get_xticklabels()[0].get_fontsize() * fig.dpi / 72 if names else 0.0
+        step = max(1, int(np.ceil(1.15 * height / max(spacing * np.sin(np.radians(40)), 1e-9))))
+        if step > 1:
+            ax.set_xticks(locs, [n if k % step == 0 else "" for k, n in enumerate(names)])
+            for text in ax.get_xticklabels():
+                text.set_horizontalalignment("right")
+                text.set_rotation_mode("anchor")

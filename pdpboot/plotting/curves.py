@@ -48,7 +48,7 @@ def plot_pd(
     rug: bool | Sequence[float] = True,
     output: Hashable | None = None,
     categorical_kind: Literal["points", "bars"] = "points",
-    simultaneous_style: Literal["fill", "lines"] = "fill",
+    simultaneous_style: Literal["fill", "lines"] = "lines",
     legend: bool = True,
     rng: int | np.random.Generator | None = 0,
     line_kw: Mapping | None = None,
@@ -98,8 +98,10 @@ def plot_pd(
         class of a binary classifier; required otherwise.
     categorical_kind : {"points", "bars"}, default "points"
         How a categorical feature's levels are drawn (with intervals as vertical lines).
-    simultaneous_style : {"fill", "lines"}, default "fill"
-        The simultaneous band as a lighter shaded region or as dashed bounds.
+    simultaneous_style : {"fill", "lines"}, default "lines"
+        The simultaneous band as dashed vermillion bounds (distinct from the shaded pointwise band)
+        or as a light vermillion region.  Category levels always get intervals with caps, drawn
+        above the ICE curves: pointwise solid, simultaneous dashed vermillion with wider caps.
     legend : bool, default True
         Add a legend saying what the line, band(s) and ICE curves are: inside the axes, or in two
         columns above them when ICE curves are drawn (``legend_kw={"loc": ...}`` overrides).
@@ -202,29 +204,31 @@ def _draw_curve(ax, x: np.ndarray, est: np.ndarray, bands: list, *, categorical:
     bars = categorical and categorical_kind == "bars"
     color = _merge({"color": _MAIN}, line_kw)["color"]
     for (lo, hi), sim, label in bands:
-        if categorical:
-            if bars:  # error-bar style on top of the bars
-                defaults = ({"colors": "0.45", "linewidths": 0.8, "zorder": 3.5} if sim
-                            else {"colors": "k", "linewidths": 1.6, "zorder": 3.6})
-            else:  # a thick translucent pointwise interval over a thin simultaneous one
-                defaults = ({"colors": color, "linewidths": 1.0, "alpha": 0.7, "zorder": 2.0} if sim
-                            else {"colors": color, "linewidths": 4.0, "alpha": 0.4, "zorder": 2.1})
+        if categorical:  # intervals with caps, above ICE curves; simultaneous: thinner, dashed, orange
+            sim_color = OKABE_ITO["vermillion"]
+            defaults = ({"colors": sim_color, "linewidths": 1.0, "linestyles": "--", "zorder": 3.4} if sim
+                        else {"colors": "k" if bars else color, "linewidths": 1.8, "zorder": 3.5})
             kw = _merge(defaults, simultaneous_kw if sim else band_kw)
             ax.vlines(x, lo, hi, label=label, **kw)
+            cap = 0.22 if sim else 0.14
+            cap_kw = {k: v for k, v in kw.items() if k not in ("linestyles", "label")}
+            ax.hlines(np.concatenate([lo, hi]), np.concatenate([x, x]) - cap, np.concatenate([x, x]) + cap,
+                      **cap_kw)
         elif sim and simultaneous_style == "lines":
-            kw = _merge({"color": color, "linestyle": "--", "linewidth": 1.0, "zorder": 2.2}, simultaneous_kw)
+            kw = _merge({"color": OKABE_ITO["vermillion"], "linestyle": "--", "linewidth": 1.1, "zorder": 2.2},
+                        simultaneous_kw)
             ax.plot(x, lo, label=label, **kw)
             ax.plot(x, hi, **{**kw, "label": "_nolegend_"})
         else:
-            defaults = {"color": color, "alpha": 0.15 if sim else 0.35, "linewidth": 0,
-                        "zorder": 1.9 if sim else 2.0}
+            defaults = ({"color": OKABE_ITO["vermillion"], "alpha": 0.15, "linewidth": 0, "zorder": 1.9} if sim
+                        else {"color": color, "alpha": 0.35, "linewidth": 0, "zorder": 2.0})
             ax.fill_between(x, lo, hi, label=label, **_merge(defaults, simultaneous_kw if sim else band_kw))
     if bars:
         kw = _merge({"color": OKABE_ITO["sky_blue"], "width": 0.6, "zorder": 2.0}, line_kw)
         ax.bar(x, est, label=est_label, **kw)
     elif categorical:
-        kw = _merge({"color": color, "marker": "o", "linestyle": "none", "markersize": 5,
-                     "markeredgecolor": "white", "markeredgewidth": 0.6, "zorder": 3.0}, line_kw)
+        kw = _merge({"color": color, "marker": "o", "linestyle": "none", "markersize": 5.5,
+                     "markeredgecolor": "white", "markeredgewidth": 0.8, "zorder": 3.6}, line_kw)
         ax.plot(x, est, label=est_label, **kw)
     else:
         kw = _merge({"color": color, "linewidth": 2.0, "zorder": 3.0}, line_kw)

@@ -2,14 +2,23 @@
 
 Modules, in the order a run uses them:
 
-``options``   every option (command line, config file, defaults) in one table
-``data``      read the table, check target and features, decide the task
-``model``     the scikit-learn Pipeline, the train/test split, test metrics
-``compute``   fit, bootstrap, bands: the part ``repro.py`` re-runs
-``workbook``  the Excel export (cells are data, never formulas)
-``report``    plots and ``summary.md``
-``repro``     ``repro.py``, ``repro_inputs/`` and ``pdpboot reproduce``
-``run``       the output folder (built aside, renamed at the end) and ``run.log``
+``options``     every option in one table, and the frozen ``RunConfig`` built from it
+``data``        read the table (separator, decimal comma), IDs/dates/levels, target and task
+``modelspec``   ``--model-spec`` (parsed with ast, never evaluated) and ``--model-file``
+``model``       the scikit-learn Pipeline, the train/test split, test metrics
+``progress``    progress lines from the bootstrap's bar (run.log, stderr off a terminal)
+``compute``     fit, bootstrap, bands: the part ``repro.py`` re-runs
+``effects``     summary statistics with intervals (ranges, noise reference, level contrasts)
+``text``        inert Markdown, numbers, file names
+``workbook``    the Excel export (cells are data, never formulas)
+``report``      the plots
+``summary``     ``summary.md``
+``provenance``  library versions and checksums (used by ``run`` and ``repro``)
+``repro``       ``repro.py``, ``repro_inputs/`` and ``pdpboot reproduce``
+``run``         the output folder (built aside, renamed at the end), ``run.log``, ``RunRecord``
+
+Imports go one way (no cycle): ``run`` -> ``repro`` -> ``compute`` -> ``model``/``data`` ->
+``options``; ``provenance``, ``progress``, ``effects`` and ``text`` import nothing of the workflow.
 """
 
 

@@ -68,7 +68,7 @@ def looks_decimal_comma(values) -> bool:
 def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str = "auto") -> pd.DataFrame:
     raw = path.read_bytes()
     if b"\x00" in raw[:4096]:
-        raise InputError(f"Cannot read {path.name!r} as CSV: it looks like a binary file.")
+        raise InputError(f"Cannot read {shorten(path.name)} as CSV: it looks like a binary file.")
     for encoding in ("utf-8-sig", "latin-1"):
         try:
             text = raw.decode(encoding)
@@ -78,7 +78,7 @@ def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str
     if encoding == "latin-1":
         notes.append("The data file is not valid UTF-8; it was read as Latin-1.")
     if not text.strip():
-        raise InputError(f"Cannot read {path.name!r}: the file is empty.")
+        raise InputError(f"Cannot read {shorten(path.name)}: the file is empty.")
     if sep in ("\\t", "tab"):
         sep = "\t"
     if sep is None:
@@ -104,12 +104,12 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         import pyarrow  # noqa: F401
     except ImportError:
         raise InputError(
-            f"Reading Parquet ({path.name!r}) needs pyarrow: pip install \"pdpboot[parquet]\"."
+            f"Reading Parquet ({shorten(path.name)}) needs pyarrow: pip install \"pdpboot[parquet]\"."
         ) from None
     try:
         return pd.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a bad file
-        raise InputError(f"Cannot read {path.name!r} as Parquet: {str(exc).splitlines()[0]}") from None
+        raise InputError(f"Cannot read {shorten(path.name)} as Parquet: {str(exc).splitlines()[0]}") from None
 
 
 def _read_excel(path: Path) -> pd.DataFrame:
@@ -117,12 +117,12 @@ def _read_excel(path: Path) -> pd.DataFrame:
         import openpyxl  # noqa: F401
     except ImportError:
         raise InputError(
-            f"Reading Excel ({path.name!r}) needs openpyxl: pip install \"pdpboot[excel]\"."
+            f"Reading Excel ({shorten(path.name)}) needs openpyxl: pip install \"pdpboot[excel]\"."
         ) from None
     try:
         return pd.read_excel(path, sheet_name=0, engine="openpyxl")
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
-        raise InputError(f"Cannot read {path.name!r} as an Excel workbook: {str(exc).splitlines()[0]}") from None
+        raise InputError(f"Cannot read {shorten(path.name)} as an Excel workbook: {str(exc).splitlines()[0]}") from None
 
 
 def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | None = None,
@@ -140,9 +140,9 @@ def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | N
     notes = notes if notes is not None else []
     path = Path(path)
     if not path.exists():
-        raise InputError(f"Data file {str(path)!r} does not exist.")
+        raise InputError(f"Data file {shorten(str(path))} does not exist.")
     if not path.is_file():
-        raise InputError(f"{str(path)!r} is not a file; give the path of a CSV, Parquet or Excel table.")
+        raise InputError(f"{shorten(str(path))} is not a file; give the path of a CSV, Parquet or Excel table.")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
         table = _read_csv(path, notes, sep=sep, decimal=decimal)
@@ -151,18 +151,18 @@ def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | N
     elif suffix in EXCEL_SUFFIXES:
         table = _read_excel(path)
     elif suffix == ".xls":
-        raise InputError(f"{path.name!r} is in the old .xls format; save it as .xlsx or .csv first.")
+        raise InputError(f"{shorten(path.name)} is in the old .xls format; save it as .xlsx or .csv first.")
     else:
         raise InputError(
-            f"Cannot read {path.name!r}: unsupported format {suffix or '(no extension)'!r}; "
+            f"Cannot read {shorten(path.name)}: unsupported format {suffix or '(no extension)'!r}; "
             "use CSV (.csv, .tsv, .txt), Parquet (.parquet) or Excel (.xlsx)."
         )
     if table.shape[1] == 0 or table.shape[0] == 0:
-        raise InputError(f"{path.name!r} holds no data rows (shape {table.shape}).")
+        raise InputError(f"{shorten(path.name)} holds no data rows (shape {table.shape}).")
     table.columns = [str(c) for c in table.columns]
     duplicated = sorted({c for c in table.columns if list(table.columns).count(c) > 1})
     if duplicated:
-        raise InputError(f"{path.name!r} has duplicate column names {duplicated}; rename them.")
+        raise InputError(f"{shorten(path.name)} has duplicate column names {duplicated}; rename them.")
     return table.reset_index(drop=True)
 
 
@@ -291,16 +291,16 @@ def _decide_task(y: pd.Series, requested: str, name: str) -> tuple[str, pd.Serie
         task = "classification"
         if numeric and not integer_like:
             raise InputError(
-                f"Target {name!r} has non-integer numbers ({n_levels} distinct values); it is not a class "
+                f"Target {shorten(name)} has non-integer numbers ({n_levels} distinct values); it is not a class "
                 "label. Use --task regression."
             )
         if numeric and n_levels > MAX_INTEGER_CLASSES:
             raise InputError(
-                f"Target {name!r} is integer-coded with {n_levels} distinct values; that looks like a "
+                f"Target {shorten(name)} is integer-coded with {n_levels} distinct values; that looks like a "
                 f"quantity, not classes (at most {MAX_INTEGER_CLASSES} integer classes). Use --task regression."
             )
     if n_levels > MAX_CLASSES:
-        raise InputError(f"Target {name!r} has {n_levels} classes; pdpboot run handles at most {MAX_CLASSES}.")
+        raise InputError(f"Target {shorten(name)} has {n_levels} classes; pdpboot run handles at most {MAX_CLASSES}.")
     if integer_like and y.dtype.kind == "f":
         y = y.astype(np.int64)
     return task, y
@@ -313,26 +313,27 @@ def _resolve_positive(classes: list, wanted, name: str):
         if str(c) == str(wanted):
             return c
     raise InputError(
-        f"--positive-class {wanted!r} is not a class of target {name!r}; classes: {', '.join(map(str, classes))}."
+        f"--positive-class {shorten(wanted)} is not a class of target {shorten(name)}; classes: "
+        f"{', '.join(shorten(c, 30) for c in classes[:20])}{', ...' if len(classes) > 20 else ''}."
     )
 
 
 def _check_target(y: pd.Series, task: str, name: str, test_size: float) -> list:
     if task == "regression":
         if not np.isfinite(y.to_numpy()).all():
-            raise InputError(f"Target {name!r} contains infinite values; replace or drop those rows.")
+            raise InputError(f"Target {shorten(name)} contains infinite values; replace or drop those rows.")
         if y.nunique() < 2:
-            raise InputError(f"Target {name!r} is constant (every value is {_describe(y.iloc[0])}); "
+            raise InputError(f"Target {shorten(name)} is constant (every value is {_describe(y.iloc[0])}); "
                              "there is nothing to model.")
         return []
     counts = y.value_counts()
     if len(counts) < 2:
-        raise InputError(f"Target {name!r} has a single class ({_describe(counts.index[0])}); "
+        raise InputError(f"Target {shorten(name)} has a single class ({_describe(counts.index[0])}); "
                          "classification needs at least two.")
     rare = counts[counts < 2]
     if len(rare) and test_size > 0:
         raise InputError(
-            f"Class(es) {', '.join(map(_describe, rare.index))} of target {name!r} have a single row; the "
+            f"Class(es) {', '.join(map(_describe, rare.index))} of target {shorten(name)} have a single row; the "
             "stratified train/test split needs at least 2 per class. Drop or merge those rows, or use --test-size 0."
         )
     try:
@@ -348,7 +349,7 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
     if explicit:
         features = [_need_column(c, columns, "feature") for c in config.features]
         if target in features:
-            raise InputError(f"The target {target!r} cannot also be a feature; remove it from --features.")
+            raise InputError(f"The target {shorten(target)} cannot also be a feature; remove it from --features.")
         duplicated = sorted({f for f in features if features.count(f) > 1})
         if duplicated:
             raise InputError(f"--features names {duplicated} more than once.")
@@ -504,7 +505,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     ]
     for name in pd_features:
         if name not in features:
-            raise InputError(f"--pd-features names {name!r}, which is not a model feature.")
+            raise InputError(f"--pd-features names {shorten(name)}, which is not a model feature.")
     if not pd_features and not config.pairs:
         raise InputError("Nothing to compute: --pd-features is empty and no --pairs are given.")
     pairs = []
@@ -512,7 +513,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         for name in (a, b):
             _need_column(name, columns, "--pairs")
             if name not in features:
-                raise InputError(f"--pairs names {name!r}, which is not a model feature.")
+                raise InputError(f"--pairs names {shorten(name)}, which is not a model feature.")
         if a == b:
             raise InputError(f"Pair {a}:{b} names the same column twice.")
         if (a, b) in pairs or (b, a) in pairs:
@@ -522,7 +523,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
 
     y = table[target]
     if y.isna().all():
-        raise InputError(f"Target {target!r} has only missing values.")
+        raise InputError(f"Target {shorten(target)} has only missing values.")
     keep = y.notna().to_numpy()
     if not keep.all():
         notes.append(f"{int((~keep).sum())} row(s) with a missing target value were dropped.")
@@ -535,7 +536,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         raise InputError(f"With --test-size {config.test_size} only {n_train} of {n} rows are left for "
                          f"training; at least {MIN_TRAIN_ROWS} are needed.")
     if y.nunique() < 2 and config.task != "classification":
-        raise InputError(f"Target {target!r} is constant (every value is {_describe(y.iloc[0])}); "
+        raise InputError(f"Target {shorten(target)} is constant (every value is {_describe(y.iloc[0])}); "
                          "there is nothing to model.")
     task, y = _decide_task(y, config.task, target)
     classes = _check_target(y, task, target, config.test_size)
@@ -605,7 +606,7 @@ def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
     for name in numeric:
         values = X[name].to_numpy(dtype=float, na_value=np.nan)
         if np.isinf(values).any():
-            raise InputError(f"Column {display[name]!r} contains infinite values; replace or drop them.")
+            raise InputError(f"Column {shorten(display[name])} contains infinite values; replace or drop them.")
 
 
 def _category_grids(X, categorical, used, display, notes, level_order) -> dict[str, np.ndarray]:

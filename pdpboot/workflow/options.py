@@ -196,7 +196,8 @@ class _RunConfigBase:
                 kind = dict(RUN_FIELDS)[key]
                 if not isinstance(value, kind) or (kind is dict and not all(
                         isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
-                    raise InputError(f"The {source} field {key!r} must be a {kind.__name__}, got {shorten(value)}.")
+                    raise InputError(f"The {source} field {shorten(key)} must be a {kind.__name__}, got "
+                                     f"{shorten(value)}.")
                 values[key] = value
         check_ranges(values)
         return cls(**values)
@@ -229,7 +230,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = N
     for option in OPTIONS:
         group = groups[option.group]
         default = overrides.get(option.key, option.default)
-        shown = "" if default in (None, [], "") else f" [default: {_show(default)}]"
+        shown = "" if default in (None, [], "", {}) else f" [default: {_show(default)}]"
         if option.kind == "bool":
             group.add_argument(option.flag, dest=option.key, action=argparse.BooleanOptionalAction,
                                default=None, help=option.help + shown)
@@ -255,7 +256,7 @@ def read_config_file(path: str | Path) -> dict:
     """Options from a TOML or JSON file (keys checked, values as written)."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"Config file {str(path)!r} does not exist.")
+        raise InputError(f"Config file {shorten(str(path))} does not exist.")
     is_json = path.suffix.lower() == ".json"
     if not is_json and tomllib is None:
         raise InputError("Reading TOML needs Python 3.11 or later; write the config as JSON (FILE.json) instead.")
@@ -264,9 +265,9 @@ def read_config_file(path: str | Path) -> dict:
         raw = json.loads(path.read_text(encoding="utf-8")) if is_json else tomllib.loads(path.read_text("utf-8"))
     except (toml_error, json.JSONDecodeError, UnicodeDecodeError) as exc:
         kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
-        raise InputError(f"Config file {str(path)!r} is not valid {kind}: {exc}") from None
+        raise InputError(f"Config file {shorten(str(path))} is not valid {kind}: {exc}") from None
     if not isinstance(raw, dict):
-        raise InputError(f"Config file {str(path)!r} must hold a table of options.")
+        raise InputError(f"Config file {shorten(str(path))} must hold a table of options.")
     known = [*BY_KEY, *EXTRA_KEYS]
     out = {}
     for key, value in raw.items():
@@ -274,7 +275,7 @@ def read_config_file(path: str | Path) -> dict:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InputError(f"Config file {str(path)!r}: unknown option {key!r}.{hint}")
+            raise InputError(f"Config file {shorten(str(path))}: unknown option {shorten(key)}.{hint}")
         out[name] = value
     return out
 
@@ -290,7 +291,7 @@ def _split_list(value, key: str) -> list[str]:
         elif isinstance(item, (numbers.Number,)) and not isinstance(item, bool):
             out.append(str(item))
         else:
-            raise InputError(f"Option {key!r} must be column names, got {item!r}.")
+            raise InputError(f"Option {shorten(key)} must be column names, got {shorten(item)}.")
     return out
 
 
@@ -306,12 +307,13 @@ def _split_pairs(value, key: str) -> list[list[str]]:
                     continue
                 names = [n.strip() for n in part.split(":")]
                 if len(names) != 2 or not all(names):
-                    raise InputError(f"Pair {part!r} of option {key!r} must look like a:b (two column names).")
+                    raise InputError(f"Pair {shorten(part)} of option {shorten(key)} must look like a:b (two "
+                                     "column names).")
                 out.append(names)
         elif isinstance(item, (list, tuple)) and len(item) == 2:
             out.append([str(item[0]), str(item[1])])
         else:
-            raise InputError(f"Option {key!r} takes pairs like a:b or [\"a\", \"b\"], got {item!r}.")
+            raise InputError(f"Option {shorten(key)} takes pairs like a:b or [\"a\", \"b\"], got {shorten(item)}.")
     return out
 
 
@@ -325,23 +327,23 @@ def _split_mapping(value, key: str, *, levels: bool) -> dict:
         items = []
         for item in (value if isinstance(value, list) else [value]):
             if not isinstance(item, str) or "=" not in item:
-                raise InputError(f"Option {key!r} takes COL=VALUE, got {shorten(item)}.")
+                raise InputError(f"Option {shorten(key)} takes COL=VALUE, got {shorten(item)}.")
             name, _, rest = item.partition("=")
             items.append((name.strip(), rest))
     out = {}
     for name, rest in items:
         if not isinstance(name, str) or not name:
-            raise InputError(f"Option {key!r} needs a column name before '=', got {shorten(name)}.")
+            raise InputError(f"Option {shorten(key)} needs a column name before '=', got {shorten(name)}.")
         if levels:
             parts = rest if isinstance(rest, list) else [p.strip() for p in str(rest).split(",")]
             parts = [str(p) for p in parts if str(p) != ""]
             if not parts or len(set(parts)) != len(parts):
-                raise InputError(f"Option {key!r} for column {shorten(name)} needs distinct levels, got "
+                raise InputError(f"Option {shorten(key)} for column {shorten(name)} needs distinct levels, got "
                                  f"{shorten(rest)}.")
             out[name] = parts
         else:
             if not isinstance(rest, (str, numbers.Number)) or isinstance(rest, bool):
-                raise InputError(f"Option {key!r} for column {shorten(name)} must be text, got {shorten(rest)}.")
+                raise InputError(f"Option {shorten(key)} for column {shorten(name)} must be text, got {shorten(rest)}.")
             out[name] = str(rest).strip()
     return out
 
@@ -362,33 +364,33 @@ def _convert(option: Option, value, source: str):
             return value
         if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
             return value.lower() in ("true", "yes", "1")
-        raise InputError(f"{what} must be true or false, got {value!r}.")
+        raise InputError(f"{what} must be true or false, got {shorten(value)}.")
     if option.kind == "int":
         if isinstance(value, bool):
-            raise InputError(f"{what} must be an integer, got {value!r}.")
+            raise InputError(f"{what} must be an integer, got {shorten(value)}.")
         try:
             number = float(value) if isinstance(value, str) else value
             if not float(number).is_integer():
                 raise ValueError
             return int(number)
         except (TypeError, ValueError):
-            raise InputError(f"{what} must be an integer, got {value!r}.") from None
+            raise InputError(f"{what} must be an integer, got {shorten(value)}.") from None
     if option.kind == "float":
         if isinstance(value, bool):
-            raise InputError(f"{what} must be a number, got {value!r}.")
+            raise InputError(f"{what} must be a number, got {shorten(value)}.")
         try:
             return float(value)
         except (TypeError, ValueError):
-            raise InputError(f"{what} must be a number, got {value!r}.") from None
+            raise InputError(f"{what} must be a number, got {shorten(value)}.") from None
     if option.kind == "choice":
         value = str(value)
         if value not in option.choices:
             close = difflib.get_close_matches(value, option.choices, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InputError(f"{what} must be one of {', '.join(option.choices)}; got {value!r}.{hint}")
+            raise InputError(f"{what} must be one of {', '.join(option.choices)}; got {shorten(value)}.{hint}")
         return value
     if isinstance(value, (list, dict)):
-        raise InputError(f"{what} must be a single value, got {value!r}.")
+        raise InputError(f"{what} must be a single value, got {shorten(value)}.")
     return str(value)
 
 

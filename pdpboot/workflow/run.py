@@ -25,8 +25,9 @@ from .compute import compute
 from .data import load_problem
 from .options import OPTIONS, RunConfig
 from .provenance import MODEL_LIBRARIES, sha256, versions
-from .report import draw_plots, summary_markdown
+from .report import draw_plots
 from .repro import data_copy_name, write_inputs
+from .summary import summary_markdown
 from .workbook import require_openpyxl, write_workbook
 
 

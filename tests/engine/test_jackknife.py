@@ -195,3 +195,24 @@ def test_supt_critical_value_matches_closed_forms():
     # perfectly correlated points: back to the pointwise value
     same = np.repeat(rng.normal(size=(50, 1, 1)), 6, axis=2)
     assert jk.supt_critical_value(same, level=level, n_multipliers=20000, rng=3)[0] < ndtri(0.95) + 0.04
+
+
+def test_evaluate_trees_does_not_depend_on_n_jobs():
+    from joblib import parallel_backend
+
+    X, y = _data(n=30)
+    forest = RandomForestRegressor(n_estimators=70, max_depth=3, random_state=0).fit(X, y)  # two chunks of trees
+    counts = jk.inbag_counts(forest, len(X))
+    grid = [np.array([-1.0, 0.0, 1.0])]
+    one = jk.evaluate_trees(forest, X, (1,), grid, response_method="predict", counts=counts)
+    with parallel_backend("threading"):
+        two = jk.evaluate_trees(forest, X, (1,), grid, response_method="predict", counts=counts, n_jobs=2)
+    for a, b in ((one.tree_pd, two.tree_pd), (one.ice, two.ice), (one.oob_ice, two.oob_ice)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(one.ice, _ice_by_hand(forest, X, 1, grid[0]), rtol=1e-12)  # the forest's ICE
+
+
+def _ice_by_hand(forest, X, feature, grid):
+    rows = np.repeat(X[:, None, :], len(grid), axis=1)
+    rows[:, :, feature] = grid
+    return forest.predict(rows.reshape(-1, X.shape[1])).reshape(len(X), 1, len(grid))

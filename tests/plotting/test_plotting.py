@@ -169,7 +169,7 @@ def test_plot_pd_line_band_rug_labels(reg):
 
 def test_plot_pd_simultaneous_band_is_lighter_and_labelled():
     tree = _regression_tree(simultaneous=True)
-    ax = plot_pd(tree, "x1")
+    ax = plot_pd(tree, "x1", simultaneous_style="fill")
     pd = _pd_x1(X1)
     fills = _fills(ax)
     assert len(fills) == 2
@@ -190,6 +190,63 @@ def test_plot_pd_simultaneous_band_is_lighter_and_labelled():
     np.testing.assert_allclose(ys[1], pd + 0.4)
     assert _legend_texts(ax) == ["PD estimate", "95 % simultaneous band, B = 20"]
     plt.close(ax.figure)
+
+
+def test_simultaneous_band_has_its_own_style_by_default():
+    import matplotlib.colors as mcolors
+
+    from pdpboot.plotting import OKABE_ITO
+
+    tree = _regression_tree(simultaneous=True)
+    ax = plot_pd(tree, "x1")
+    pd = _pd_x1(X1)
+    assert [f.get_label() for f in _fills(ax)] == ["95 % percentile band, B = 20"]  # pointwise: shaded
+    dashed = [line for line in ax.lines if line.get_linestyle() == "--"]  # simultaneous: dashed bounds
+    assert len(dashed) == 2 and all(mcolors.same_color(line.get_color(), OKABE_ITO["vermillion"]) for line in dashed)
+    bounds = sorted((line.get_ydata() for line in dashed), key=lambda y: y[0])
+    np.testing.assert_allclose(bounds[0], pd - 0.3)
+    np.testing.assert_allclose(bounds[1], pd + 0.4)
+    assert "95 % simultaneous band" in _legend_texts(ax)
+    plt.close(ax.figure)
+
+
+def test_category_intervals_are_above_ice_with_caps():
+    tree = _regression_tree()
+    ax = plot_pd(tree, "color", ice=True)
+    ice = [c for c in ax.collections if c.get_label().startswith("ICE")][0]
+    band = tree["color"].to_dataset()["pd_band"].isel(output=0)
+    intervals = [c for c in ax.collections if c.get_label() == "95 % percentile band, B = 20"]
+    (vertical,) = intervals
+    assert vertical.get_zorder() > ice.get_zorder()
+    segs = vertical.get_segments()
+    np.testing.assert_allclose([s[0][1] for s in segs], band.sel(ci_bound="lower").values)
+    np.testing.assert_allclose([s[1][1] for s in segs], band.sel(ci_bound="upper").values)
+    caps = [c for c in ax.collections if c is not vertical and c is not ice and c.get_zorder() == vertical.get_zorder()]
+    cap_y = sorted(seg[0][1] for seg in caps[0].get_segments())
+    np.testing.assert_allclose(cap_y, sorted(np.concatenate([band.sel(ci_bound="lower").values,
+                                                              band.sel(ci_bound="upper").values])))
+    plt.close(ax.figure)
+
+
+def test_tidy_ticks_removes_collisions():
+    from pdpboot.plotting import tidy_ticks
+    from pdpboot.plotting._style import _overlap, _shown_labels
+
+    fig, axes = plt.subplots(1, 2, figsize=(3, 1.6))
+    axes[0].plot([10000, 90000], [0, 1])
+    axes[0].tick_params(labelsize=9)
+    levels = [f"{k}. a rather long level label" for k in range(12)]
+    axes[1].set_xticks(range(12), levels)
+    tidy_ticks(fig)
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    shown = _shown_labels(axes[0])
+    assert shown and not _overlap([t.get_window_extent(renderer) for t in shown])
+    shown = _shown_labels(axes[1])  # rotated: every k-th level labelled, at least a line height apart
+    assert 1 < len(shown) < 12 and shown[0].get_rotation() == 40
+    assert all(len(t.get_text()) <= 18 for t in axes[1].get_xticklabels())
+    assert axes[1].get_xticklabels()[0].get_text() == "0. a rather long …"
+    plt.close(fig)
 
 
 def test_plot_pd_band_choices():
@@ -279,7 +336,7 @@ def test_plot_pd_centred_draws_stored_centred_band():
 def test_plot_pd_centred_pointwise_and_simultaneous_bands():
     tree = _with_centred_pd(_regression_tree(simultaneous=True), "x1", simultaneous=True)
     ds = tree["x1"].to_dataset().isel(output=0)
-    ax = plot_pd(tree, "x1", centered=True)
+    ax = plot_pd(tree, "x1", centered=True, simultaneous_style="fill")
     by_label = {f.get_label(): f for f in _fills(ax)}
     assert set(by_label) == {"95 % percentile band, B = 20", "95 % simultaneous band"}
     _assert_polygon_is_band(by_label["95 % percentile band, B = 20"], X1, *ds["pd_centered_band_pointwise"].values)

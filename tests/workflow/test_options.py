@@ -1,6 +1,9 @@
 """Options: config file and command-line precedence, help, version, the demo, run folders."""
 
 
+import subprocess
+import sys
+
 import pytest
 
 import pdpboot
@@ -9,6 +12,7 @@ from pdpboot.schema import get_node
 
 from .helpers import (
     FAST,
+    REPO,
     only_run_folder,
     regression_table,
     run_cli,
@@ -64,3 +68,12 @@ def test_two_runs_never_share_a_folder(tmp_path, capsys):
     assert len(list((tmp_path / "o").iterdir())) == 2
 
 
+
+
+def test_help_and_version_import_nothing_heavy():
+    """pdpboot --help / --version stay fast: the command line imports no NumPy, pandas or scikit-learn."""
+    code = ("import sys; from pdpboot.cli import main\n"
+            "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('numpy', 'pandas', 'sklearn', 'xarray', 'matplotlib') if m in sys.modules]\n"
+            "assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, cwd=REPO)

@@ -1,0 +1,153 @@
+"""The numbers summary.md reports, each with an interval: PD ranges, flatness, level contrasts.
+
+:func:`interval_method` is the one place that decides which interval a summary statistic gets, so
+switching to the bias-aware intervals (``"bca"``/``"bc"`` of :func:`pdpboot.confidence_bands`) when
+they exist is a change of :data:`PREFERRED` only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ..bands import BAND_METHODS, confidence_bands
+from ..schema import get_node, node_name
+
+#: Interval methods per statistic, best first; the first one confidence_bands offers is used.
+#: Ranges and variance indices are non-negative and biased upwards by noise: bias-aware intervals
+#: first, then percentile (never "basic", which reflects them below 0).  Signed contrasts use the
+#: run's --band.
+PREFERRED = {
+    "pd_range": ("bc", "bca", "percentile"),
+    "heterogeneity_index": ("bc", "bca", "percentile"),
+    "pdvi": ("bc", "bca", "percentile"),
+    "h2": ("bc", "bca", "percentile"),
+    "contrast": (None,),  # None: the run's --band
+    "flat": (None,),
+}
+#: Most level contrasts listed per feature in summary.md.
+MAX_CONTRASTS = 12
+
+
+def interval_method(statistic: str, config) -> str:
+    """The interval method summary.md uses for ``statistic`` (see :data:`PREFERRED`)."""
+    for method in PREFERRED.get(statistic, (None,)):
+        if method is None:
+            return config.band
+        if method in BAND_METHODS:
+            return method
+    return config.band
+
+
+def band_tree(result: xr.DataTree, per_node: dict[str, xr.Dataset], config, statistic: str, *,
+              simultaneous: bool = False) -> xr.DataTree:
+    """Bands of extra statistics (``<s>`` / ``<s>_resamples`` per node) with the summary's method."""
+    tree = xr.DataTree(children={name: xr.DataTree(ds) for name, ds in per_node.items()})
+    tree.attrs = dict(result.attrs)
+    return confidence_bands(tree, confidence_level=config.confidence_level,
+                            method=interval_method(statistic, config), simultaneous=simultaneous)
+
+
+def ranges(result: xr.DataTree, features: list[str], config) -> dict[str, xr.Dataset]:
+    """PD range (max - min over the grid) per feature, with its interval.
+
+    Returns
+    -------
+    dict
+        feature -> Dataset with ``pd_range`` (``output``) and ``pd_range_band`` (``ci_bound``, ``output``).
+    """
+    nodes = {}
+    for f in features:
+        ds = get_node(result, f).to_dataset()
+        nodes[node_name([f])] = xr.Dataset(
+            {"pd_range": ds["pd"].max(f) - ds["pd"].min(f),
+             "pd_range_resamples": ds["pd_resamples"].max(f) - ds["pd_resamples"].min(f)},
+            attrs=get_node(result, f).attrs)
+    if not nodes:
+        return {}
+    banded = band_tree(result, nodes, config, "pd_range")
+    return {f: banded[node_name([f])].to_dataset() for f in features}
+
+
+def flat_within_noise(result: xr.DataTree, features: list[str], config) -> dict[str, xr.DataArray]:
+    """Whether each feature's PD is indistinguishable from a flat line (a null reference for ranking).
+
+    The PD minus its own mean over the grid is zero everywhere for a feature without effect; the
+    feature is "flat within noise" when the simultaneous band of that centred curve (sup-t over the
+    grid, at the run's confidence level, from the same refits) contains 0 at every grid value.  A
+    noise feature's range is positive whatever the data (a range interval never contains 0); this
+    asks instead whether its shape exceeds what refitting on resamples produces.
+
+    Returns
+    -------
+    dict
+        feature -> boolean DataArray (``output``): True = indistinguishable from flat; empty when
+        there are too few resamples for a simultaneous band at this level.
+    """
+    nodes = {}
+    for f in features:
+        ds = get_node(result, f).to_dataset()
+        nodes[node_name([f])] = xr.Dataset(
+            {"flat": ds["pd"] - ds["pd"].mean(f),
+             "flat_resamples": ds["pd_resamples"] - ds["pd_resamples"].mean(f)},
+            attrs=get_node(result, f).attrs)
+    if not nodes:
+        return {}
+    try:
+        banded = band_tree(result, nodes, config, "flat", simultaneous=True)
+    except ValueError:  # too few resamples for a simultaneous band at this level
+        return {}
+    out = {}
+    for f in features:
+        band = banded[node_name([f])].to_dataset()["flat_band"]
+        lower, upper = band.sel(ci_bound="lower"), band.sel(ci_bound="upper")
+        inside = ((lower <= 0) & (upper >= 0)) | (lower.isnull() | upper.isnull())
+        out[f] = inside.all(f)
+    return out
+
+
+def contrasts(result: xr.DataTree, features: list[str], config) -> dict[str, xr.Dataset]:
+    """Differences of the PD between each level and the first level, with intervals.
+
+    For categorical (and two-valued) features: ``contrast`` (``level``, ``output``) = PD(level) -
+    PD(first level) for every other level (at most :data:`MAX_CONTRASTS`), from the estimate and
+    from each refit, with ``contrast_band`` (``ci_bound``, ``level``, ``output``).
+
+    Returns
+    -------
+    dict
+        feature -> Dataset; the reference level is in ``attrs["reference"]``.
+    """
+    nodes, refs = {}, {}
+    for f in features:
+        node = get_node(result, f)
+        ds = node.to_dataset()
+        levels = ds[f].values
+        if len(levels) < 2:
+            continue
+        first = ds.isel({f: 0}, drop=True)
+        others = ds.isel({f: slice(1, 1 + MAX_CONTRASTS)}).drop_vars(f)
+        labels = [str(v) for v in levels[1:1 + MAX_CONTRASTS]]
+        est = (others["pd"] - first["pd"]).rename({f: "level"}).assign_coords(level=labels)
+        res = (others["pd_resamples"] - first["pd_resamples"]).rename({f: "level"}).assign_coords(level=labels)
+        nodes[node_name([f])] = xr.Dataset({"contrast": est, "contrast_resamples": res}, attrs={"features": [f]})
+        refs[f] = str(levels[0])
+    if not nodes:
+        return {}
+    banded = band_tree(result, nodes, config, "contrast")
+    out = {}
+    for f in refs:
+        ds = banded[node_name([f])].to_dataset()
+        ds.attrs["reference"] = refs[f]
+        out[f] = ds
+    return out
+
+
+def response_scale(y) -> float:
+    """A scale of the response (its standard deviation, 1 for class probabilities): round-off below
+    1e-9 of it (or of its square, for squared statistics) is printed as 0."""
+    values = np.asarray(y)
+    if values.dtype.kind not in "fiu":
+        return 1.0
+    sd = float(np.nanstd(values.astype(float)))
+    return sd if sd > 0 else 1.0

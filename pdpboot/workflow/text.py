@@ -1,0 +1,57 @@
+"""Data shown as text: inert Markdown, numbers that print round-off as 0, safe file names."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import numpy as np
+
+
+def safe_filename(label: str, taken: set[str], *, limit: int = 60) -> str:
+    """A unique file-name stem from a feature name: letters, digits, ``_`` and ``-`` only.
+
+    Accented Latin letters lose their accents (NFKD: ``année`` -> ``annee``); other letters
+    (Greek, CJK, ...) are kept as they are; anything else becomes ``_``.  Unique case-insensitively.
+    """
+    decomposed = unicodedata.normalize("NFKD", str(label))
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    plain = unicodedata.normalize("NFC", plain)
+    stem = re.sub(r"[^\w-]+", "_", plain).strip("_-")[:limit] or "feature"
+    name, k = stem, 2
+    while name.lower() in taken:
+        name, k = f"{stem}-{k}", k + 1
+    taken.add(name.lower())
+    return name
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_MARKUP = re.compile(r"([\\`*_\[\]#|~])")
+MAX_NAME = 120  # longest data text shown in summary.md
+
+
+def md(text, limit: int = MAX_NAME) -> str:
+    """Data as inert Markdown text: never markup, links, HTML or terminal escapes.
+
+    Control characters (terminal escapes included) and bidirectional overrides are removed,
+    line breaks become spaces, Markdown punctuation is backslash-escaped, ``<``/``>``/``&`` become
+    entities and ``://`` / ``www.`` are broken so no autolink forms; cut to ``limit`` characters.
+    """
+    text = re.sub(r"[\r\n\t]+", " ", str(text))
+    text = _CONTROL.sub("", text)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MARKUP.sub(r"\\\1", text)
+    text = re.sub(r":(?=//)", "&#58;", text)
+    return re.sub(r"(?i)\bwww\.", "www&#46;", text)
+
+
+def num(value, scale: float | None = None) -> str:
+    """A number with 4 significant digits; 0 when it is within 1e-9 of ``scale`` of zero (round-off)."""
+    value = float(value)
+    if np.isnan(value):
+        return "–"
+    if value == 0 or (scale is not None and abs(value) <= 1e-9 * abs(scale)):
+        return "0"
+    return f"{value:.4g}"

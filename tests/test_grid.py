@@ -1,0 +1,140 @@
+"""Grids: hostile custom_values, categorical_features, percentiles, dtypes (issue 13, items 5-7)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pdpboot._validate import check_table
+from pdpboot.grid import check_percentiles, make_grids
+
+
+@pytest.fixture
+def table():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({
+        "num": rng.normal(size=12),
+        "cat": pd.Categorical(rng.choice(["u", "v"], 12), categories=["u", "v", "w"]),
+        "ints": pd.Series([3, 1, 2, 10] * 3, dtype=object),
+    })
+    return X, list(X.columns)
+
+
+def _grids(X, names, positions, **kw):
+    return make_grids(X, names, positions, grid_resolution=4, **kw)
+
+
+def test_custom_values_level_not_a_category_is_refused(table):
+    X, names = table
+    with pytest.raises(ValueError, match=r"custom_values\['cat'\] holds \['zz'\].*not categories"):
+        _grids(X, names, [1], custom_values={"cat": ["u", "zz"]})
+    # an unused but declared category is a level the model can be asked about
+    assert list(_grids(X, names, [1], custom_values={"cat": ["u", "w"]})[1].values) == ["u", "w"]
+
+
+@pytest.mark.parametrize("custom, error, match", [
+    ({99: [1.0]}, ValueError, r"key 99, out of range for X with 3 columns"),
+    ({"nope": [1.0]}, ValueError, r"names 'nope', which is not a column"),
+    ({"num": 1.0}, TypeError, r"custom_values\['num'\] must be a 1-D sequence.*float 1.0"),
+    ({"num": "abc"}, TypeError, r"custom_values\['num'\] must be a 1-D sequence"),
+    ({"num": []}, ValueError, r"non-empty"),
+    ({"num": [1.0, 1.0]}, ValueError, r"repeats a value"),
+    ({"num": [1.0, "a"]}, TypeError, r"one type"),
+    ({"num": [1.0], 0: [2.0]}, ValueError, r"twice"),
+    ([("num", [1.0])], TypeError, r"custom_values must be a dict"),
+])
+def test_bad_custom_values(table, custom, error, match):
+    X, names = table
+    with pytest.raises(error, match=match):
+        _grids(X, names, [0], custom_values=custom)
+
+
+def test_negative_custom_key_counts_from_the_end(table):
+    X, names = table
+    assert list(_grids(X, names, [2], custom_values={-1: [1, 2]})[2].values) == [1, 2]
+
+
+@pytest.mark.parametrize("cats, error, match", [
+    ([99], ValueError, r"index 99, out of range for X with 3 columns"),
+    ([-4], ValueError, r"index -4, out of range"),
+    (["nope"], ValueError, r"names 'nope'"),
+    ([True, False], ValueError, r"boolean mask needs one entry per column \(3\)"),
+    ([[0, 1]], TypeError, r"list of column names or indices"),
+])
+def test_bad_categorical_features(table, cats, error, match):
+    X, names = table
+    with pytest.raises(error, match=match):
+        _grids(X, names, [0], categorical_features=cats)
+
+
+def test_categorical_features_by_name_string(table):
+    X, names = table
+    assert _grids(X, names, [0], categorical_features="num")[0].categorical
+
+
+@pytest.mark.parametrize("percentiles, error", [
+    (0.5, TypeError), ("ab", TypeError), ((0.1,), TypeError), ((0.1, "x"), TypeError),
+    ((0.9, 0.1), ValueError), ((-0.1, 0.5), ValueError), ((True, 0.5), TypeError),
+])
+def test_bad_percentiles_name_the_argument(percentiles, error):
+    with pytest.raises(error, match="percentiles"):
+        check_percentiles(percentiles)
+
+
+def test_numpy_percentiles_accepted():
+    assert check_percentiles(np.array([0.05, 0.95], dtype=np.float32)) == pytest.approx((0.05, 0.95))
+
+
+def test_object_numbers_get_numeric_levels_in_natural_order(table):
+    X, names = table
+    grid = _grids(X, names, [2])[2]
+    assert grid.categorical and grid.values.tolist() == [1, 2, 3, 10]  # not "1, 10, 2, 3"
+    assert grid.values.dtype.kind == "i"
+
+
+@pytest.mark.parametrize("values", [[1, "a", 2.5], [True, "a", "b"], [(1, 2), (3, 4), (1, 2)]])
+def test_mixed_object_column_refused_naming_it(values):
+    X = pd.DataFrame({"m": pd.Series(values * 2, dtype=object)})
+    with pytest.raises(ValueError, match=r"Column 'm' mixes value types|Column 'm'.*cannot store"):
+        make_grids(X, ["m"], [0])
+
+
+@pytest.mark.parametrize("column", [
+    pd.Series(pd.date_range("2020", periods=6)),
+    pd.Series(pd.date_range("2020", periods=6, tz="UTC")),
+    pd.Series(pd.timedelta_range("1D", periods=6)),
+    pd.Series(pd.period_range("2020", periods=6, freq="M")),
+])
+def test_datetime_like_features_refused_naming_them(column):
+    X = pd.DataFrame({"when": column, "x": np.arange(6.0)})
+    X, names = check_table(X)
+    with pytest.raises(ValueError, match=r"Feature 'when' has dtype .*convert it"):
+        make_grids(X, names, [0])
+    make_grids(X, names, [1])  # another feature of the same table is fine
+
+
+@pytest.mark.parametrize("dtype, values, expected_kind", [
+    ("Int64", [1, 2, 3, 2], "i"),
+    ("Int64", [1, None, 3, 2], "f"),
+    ("Float64", [1.5, None, 3.0, 2.0], "f"),
+    ("boolean", [True, False, True, True], "b"),
+    ("boolean", [True, None, False, True], "b"),
+    ("string", ["a", "b", None, "a"], "U"),
+])
+def test_nullable_columns_become_plain(dtype, values, expected_kind):
+    X = pd.DataFrame({"v": pd.array(values, dtype=dtype)})
+    plain, names = check_table(X)
+    assert isinstance(plain["v"].dtype, np.dtype)
+    grid = make_grids(plain, names, [0], grid_resolution=10)[0]
+    assert grid.values.dtype.kind == expected_kind
+    assert not pd.isna(grid.values).any()
+    assert X["v"].dtype == dtype  # the caller's table is untouched
+
+
+def test_unused_categories_are_not_grid_points():
+    X = pd.DataFrame({"c": pd.Categorical(["b", "a", "b"], categories=["c", "b", "a", "z"])})
+    assert make_grids(X, ["c"], [0])[0].values.tolist() == ["b", "a"]  # category order, observed only
+
+
+def test_string_level_ending_in_nul_is_kept():
+    X = pd.DataFrame({"c": ["a\x00", "a", "a\x00"]})
+    assert sorted(make_grids(X, ["c"], [0])[0].values.tolist()) == ["a", "a\x00"]

@@ -1,0 +1,105 @@
+"""What a run reports (issue 18 items 4-6, issue 13 item 8): cite-able summary, readable figures in the
+asked format, inert Markdown, and a reproduce that re-validates its inputs."""
+
+import json
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pdpboot.cli import main
+from pdpboot.workflow import InputError
+from pdpboot.workflow.repro import read_config
+from pdpboot.workflow.text import md, num, safe_filename
+
+from .helpers import FAST, only_run_folder, run_cli
+
+HOSTILE = "[x](http://evil.example) \x1b[31m<b>*bold*</b>\x07"
+
+
+def test_markdown_from_data_is_inert():
+    text = md(HOSTILE)
+    for active in ("http://", "\x1b", "\x07", "<b>", "*bold*"):
+        assert active not in text
+    assert not re.search(r"(?<!\\)\]\(", text)  # no unescaped link
+    assert "\\[x\\]" in text and "&lt;b&gt;" in text and "\n" not in md("a\nb")
+    assert len(md("x" * 10_000)) <= 120
+
+
+def test_round_off_prints_as_zero():
+    assert num(1.8e-27, scale=12.0) == "0" and num(0.0) == "0"
+    assert num(3e-6, scale=1.0) == "3e-06" and num(float("nan")) == "–"
+
+
+def test_unicode_file_names_keep_letters():
+    taken = set()
+    assert safe_filename("année", taken) == "annee"
+    assert safe_filename("温度", taken) == "温度"
+    assert safe_filename("Annee", taken) == "Annee-2"  # unique ignoring case
+
+
+@pytest.fixture(scope="module")
+def linear_run(tmp_path_factory):
+    """A linear model on a table with an effect, pure noise and a two-level text column (a contrast)."""
+    tmp = tmp_path_factory.mktemp("linear")
+    rng = np.random.default_rng(4)
+    n = 200
+    table = pd.DataFrame({"signal": rng.uniform(0, 10, n), "noise": rng.uniform(0, 10, n),
+                          HOSTILE: rng.choice(["No", "Yes"], n)})
+    table["y"] = 3 * table["signal"] + 4 * (table[HOSTILE] == "Yes") + rng.normal(0, 1, n)
+    path = tmp / "lin.csv"
+    table.to_csv(path, index=False)
+    args = ["run", path, "--target", "y", "--model", "linear", "--out", tmp / "o", "--format", "svg",
+            "--top", "2", "--labels", "signal=Signal strength", "--units", "signal=dB",
+            *[a if a != "5" else "20" for a in FAST]]  # 20 resamples: enough for a simultaneous band
+    assert main([str(a) for a in args]) == 0
+    return only_run_folder(tmp / "o")
+
+
+def test_summary_is_citable(linear_run):
+    summary = (linear_run / "summary.md").read_text()
+    rows = {line.split("|")[2].strip(): line for line in summary.splitlines() if line.startswith("| ")}
+    signal, noise = rows["signal"].split("|"), rows["noise"].split("|")
+    assert signal[5].strip() == "yes" and noise[5].strip() == "no"  # beyond noise?
+    assert signal[6].strip() == "0" and noise[6].strip() == "0"  # linear: no heterogeneity, printed as 0
+    assert "Differences between levels" in summary and "Yes − No" in summary
+    contrast = next(line for line in summary.splitlines() if "Yes − No" in line).split("|")
+    low, high = (float(v) for v in contrast[4].strip(" []").split(","))
+    assert low < 4 < high  # the true difference of a linear model is covered
+    assert "--band basic` corrects" not in summary
+    for active in ("http://", "\x1b", "<b>", "\x07"):
+        assert active not in summary
+    assert not re.search(r"(?<!\\)\]\(", summary)
+
+
+def test_figures_in_the_asked_format_top_k_and_labels(linear_run):
+    plots = sorted(p.name for p in (linear_run / "plots").iterdir())
+    assert all(p.endswith(".svg") for p in plots)
+    assert len([p for p in plots if p.startswith("pd_")]) == 2  # --top 2 of 3 features
+    svg = (linear_run / "plots" / "pd_signal.svg").read_text()
+    assert "Signal strength (dB)" in svg  # text kept as text in SVG: labels and units from the options
+
+
+def test_reproduce_revalidates_config_and_refuses_outside_data(linear_run, tmp_path, capsys):
+    folder = tmp_path / "copy"
+    shutil.copytree(linear_run, folder)
+    config_path = folder / "repro_inputs" / "config.json"
+    good = json.loads(config_path.read_text())
+    config, data = read_config(folder)
+    assert data == folder / "repro_inputs" / "data.csv" and config.model == "linear"
+    for change, message in [({"model": "nonsense"}, "must be one of"),
+                            ({"n_resamples": "many"}, "must be an integer"),
+                            ({"data_copy": "../../../etc/passwd"}, "not a file in repro_inputs"),
+                            ({"data_copy": "/etc/passwd"}, "not a file in repro_inputs")]:
+        config_path.write_text(json.dumps({**good, **change}))
+        with pytest.raises(InputError, match=message):
+            read_config(folder)
+        code, out = run_cli(["reproduce", folder], capsys)
+        assert code == 2 and "Traceback" not in out.err
+    (folder / "outside.csv").write_text("x\n1\n")
+    (folder / "repro_inputs" / "link.csv").symlink_to(folder / "outside.csv")
+    config_path.write_text(json.dumps({**good, "data_copy": "link.csv"}))
+    with pytest.raises(InputError, match="outside"):
+        read_config(folder)
