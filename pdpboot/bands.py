@@ -49,6 +49,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from ._validate import check_probability
 from .engine.intervals import POINTWISE_METHODS, SIMULTANEOUS_METHODS, band_arrays, envelope_level
 from .schema import CI_BOUNDS, feature_nodes
 
@@ -128,8 +129,7 @@ def _counts(result: xr.DataTree, node_ds: xr.Dataset, method: str, attrs) -> np.
 
 
 def _check_options(confidence_level, method, simultaneous_method):
-    if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}.")
+    check_probability(confidence_level, "confidence_level")  # NumPy floats too
     if method not in BAND_METHODS:
         raise ValueError(f"method={method!r} is not one of {list(BAND_METHODS)}.")
     if simultaneous_method not in ("auto", *SIMULTANEOUS_METHODS):

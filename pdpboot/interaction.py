@@ -50,7 +50,16 @@ from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold
 
 from ._pd import partial_dependence
-from ._validate import check_positive_int, check_table, check_target, is_fitted, resolve_features
+from ._validate import (
+    check_n_resamples,
+    check_positive_int,
+    check_rng,
+    check_sample_weight,
+    check_table,
+    check_target,
+    is_fitted,
+    resolve_features,
+)
 from .bands import confidence_bands
 from .engine.hstats import (
     interaction_part,
@@ -206,7 +215,7 @@ def h_statistic_of_model(
     if not is_fitted(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it before h_statistic_of_model, or "
                          "use bootstrap_partial_dependence(..., interactions=True), which fits clones itself.")
-    generator = np.random.default_rng(rng)
+    generator = np.random.default_rng(check_rng(rng))
     tree = partial_dependence(estimator, X, features, response_method=response_method,
                               sample_weight=sample_weight, **dict(grid_kwargs or {}))
     table, names = check_table(X)
@@ -380,7 +389,7 @@ def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv
         )
     if statistic not in ("h2", "h_unnormalized"):
         raise ValueError(f"statistic={statistic!r} is not one of ['h2', 'h_unnormalized'].")
-    n_resamples = check_positive_int(n_resamples, "n_resamples", 1)
+    n_resamples = check_n_resamples(n_resamples, minimum=1)
     n_max = check_positive_int(n_max, "n_max", 2)
     cv = check_positive_int(cv, "cv", 2)
     X, names = check_table(X)
@@ -390,13 +399,7 @@ def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv
     y = np.asarray(check_target(y, X.shape[0], estimator), dtype=float)
     if y.ndim != 1:
         raise ValueError(f"h_statistic_test needs a 1-D target, got shape {y.shape}.")
-    weights = None
-    if sample_weight is not None:
-        weights = np.asarray(sample_weight, dtype=float)
-        if weights.shape != (X.shape[0],) or not np.all(np.isfinite(weights)) or np.any(weights < 0) \
-                or weights.sum() <= 0:
-            raise ValueError(f"sample_weight must be {X.shape[0]} finite non-negative weights with a positive "
-                             f"sum (one per row of X), got shape {weights.shape}.")
+    weights = check_sample_weight(sample_weight, X.shape[0])
     if fit_params is not None and not isinstance(fit_params, Mapping):
         raise TypeError(f"fit_params must be a mapping of fit() keyword arguments, got {type(fit_params).__name__}.")
     fit_params = dict(fit_params or {})
@@ -510,7 +513,7 @@ def h_statistic_test(
     plan = _check_test_args(estimator, X, y, pair, n_resamples=n_resamples, n_max=n_max, statistic=statistic,
                             cv=cv, sample_weight=sample_weight, fit_params=fit_params)
     X, y, w = plan.X, plan.y, plan.weights
-    generator = np.random.default_rng(rng)
+    generator = np.random.default_rng(check_rng(rng))
     fit_seed, stat_seed, cv_seed, bg_seed = generator.spawn(4)
     null_seeds = generator.spawn(plan.n_resamples)
     model = _fit(plan.estimator, X, y, w, plan.fit_params, fit_seed, only_if_unset=True)

@@ -416,7 +416,6 @@ def test_model_predicting_nan_clear_error(frame):
         pdpboot.partial_dependence(NaNModel().fit(X, y), X, ["temp"])
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_confidence_level_numpy_float_accepted(frame):
     X, y = frame
     res = _boot(LinearRegression(), X, y, ["temp"], n_resamples=20)
