@@ -369,7 +369,6 @@ def test_nan_predictions_helper():
 
 # end-to-end checks that need bootstrap.py/_pd.py/bands.py to call the validators above (lead wiring)
 
-WIRING = "needs the lead to call the validator in bootstrap.py/_pd.py/bands.py (see notes/reliability.md)"
 
 
 def test_rng_random_state_clear_error(frame):
