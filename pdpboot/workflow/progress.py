@@ -93,8 +93,6 @@ def bootstrap_progress(call: Callable[[], object], *, emit: Callable[[str], None
     with contextlib.redirect_stderr(sink):
         out = call()
     elapsed = time.perf_counter() - sink.start
-    if sink.done != n_resamples:  # the bar's last count may not have been drawn
-        emit(f"Bootstrap: {n_resamples}/{n_resamples} resamples (100 %) in {_duration(elapsed)}")
-    else:
-        emit(f"Bootstrap done: {n_resamples} resamples in {_duration(elapsed)}")
+    # the closing line is emitted outside the redirection, so it reaches the caller's stderr too
+    emit(f"Bootstrap: {n_resamples}/{n_resamples} resamples (100 %) in {_duration(elapsed)}")
     return out
