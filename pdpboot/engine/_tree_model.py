@@ -349,26 +349,6 @@ def _read_external(estimator, response_method: str) -> _Model:
     )
 
 
-def _finish_external(model: _Model, X, xa: np.ndarray) -> _Model:
-    """Categories of the input columns and the constant raw offset (base score / init score).
-
-    The offset is the model's own margin minus the sum of the leaves the engine finds,
-    on a few background rows (every base-score convention is thereby matched).
-    """
-    from dataclasses import replace
-
-    from ._tree_walk import _raw_outputs
-
-    reader = model.source
-    categories = reader.categories if any(c is not None for c in reader.categories) else None
-    k = min(len(xa), 16)
-    probe = X.iloc[:k] if hasattr(X, "iloc") else np.asarray(X)[:k]
-    margin = reader.margin(probe)
-    own = _raw_outputs(model, xa[:k])
-    offset = np.median(margin - own, axis=0)
-    return replace(model, categories=categories, offset=offset)
-
-
 def _read_model(estimator, response_method: str) -> _Model:
     """Build the :class:`_Model` of a fitted supported estimator; raise _Unsupported otherwise."""
     if _is_external(estimator):

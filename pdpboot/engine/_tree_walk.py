@@ -24,7 +24,7 @@ box are dropped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -238,6 +238,22 @@ def _raw_outputs(model: _Model, xa: np.ndarray) -> np.ndarray:
     out = np.zeros((n_rows, model.value.shape[1]))
     np.add.at(out, row, model.value[node])
     return out
+
+
+def _finish_external(model: _Model, X, xa: np.ndarray) -> _Model:
+    """Categories of the input columns and the constant raw offset (base score / init score).
+
+    The offset is the model's own margin minus the sum of the leaves the engine finds,
+    on a few background rows (every base-score convention is thereby matched).
+    """
+    reader = model.source
+    categories = reader.categories if any(c is not None for c in reader.categories) else None
+    k = min(len(xa), 16)
+    probe = X.iloc[:k] if hasattr(X, "iloc") else np.asarray(X)[:k]
+    margin = reader.margin(probe)
+    own = _raw_outputs(model, xa[:k])
+    offset = np.median(margin - own, axis=0)
+    return replace(model, categories=categories, offset=offset)
 
 
 # --------------------------------------------------------------------------- row side
