@@ -5,8 +5,8 @@
     bootstrap bands (and 2-D surfaces with ``--pairs``), and write a run folder with
     ``results.nc``, ``workbook.xlsx``, ``plots/``, ``summary.md``, ``repro.py`` and ``run.log``.
 ``pdpboot demo``
-    The same on simulated electricity prices (B = 50 refits of a 50-tree forest; 3.5 min measured
-    on a 2-core machine shared with other jobs, load average 28 — less on an idle one).
+    The same on simulated electricity prices (B = 50 refits of a 50-tree forest; 36 s measured
+    from a fresh virtual environment on an idle 2-core machine, 3.5 min on one at load average 28).
 ``pdpboot reproduce FOLDER``
     Recompute a run's ``results.nc`` from its ``repro_inputs/`` and check it is identical.
 
