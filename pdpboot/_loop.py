@@ -46,11 +46,11 @@ def seed_record(generator: np.random.Generator) -> dict:
             "n_children_spawned": int(seq.n_children_spawned)}
 
 
-def fit_clone(plan: BootstrapPlan, estimator, rows: np.ndarray | None, rng: np.random.Generator,
+def fit_clone(plan: BootstrapPlan, rows: np.ndarray | None, rng: np.random.Generator,
               *, only_if_unset: bool = False):
-    """A clone of ``estimator`` seeded from ``rng`` and fitted on ``rows`` (None: all rows)."""
-    model = seed_estimator(clone(estimator), rng, only_if_unset=only_if_unset)
-    kwargs = fit_kwargs(estimator, plan.fit_params, plan.sample_weight, rows, plan.spec.n_rows)
+    """A clone of the plan's estimator seeded from ``rng`` and fitted on ``rows`` (None: all rows)."""
+    model = seed_estimator(clone(plan.estimator), rng, only_if_unset=only_if_unset)
+    kwargs = fit_kwargs(plan.estimator, plan.fit_params, plan.sample_weight, rows, plan.spec.n_rows)
     if rows is None:
         return model.fit(plan.spec.X, plan.y, **kwargs)
     return model.fit(plan.spec.rows(rows), rows_of(plan.y, rows), **kwargs)
@@ -122,7 +122,7 @@ def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Gen
     rows = resample_rows(plan, seed)
     _, fit_rng, bg_rng = (_child(seed, k) for k in range(3))
     with fit_context(plan.threads_per_job):
-        model = fit_clone(plan, plan.estimator, rows, fit_rng)
+        model = fit_clone(plan, rows, fit_rng)
         background, weights = resample_background(plan, base.background, rows, bg_rng)
         evaluation = replace(base, background=background, weights=weights)
         arrays = evaluate_fit(model, plan.spec, evaluation, rng=_child(seed, 3))  # the 4th child

@@ -67,7 +67,7 @@ def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, backgroun
         return estimate, Evaluation(meta["response"], meta["outputs"], background, row_weights(plan, background),
                                     ice_rows, plan.heterogeneity, plan.n_max)
     with fit_context(plan.threads_per_job):
-        model = fit_clone(plan, plan.estimator, None, full_seed, only_if_unset=True)
+        model = fit_clone(plan, None, full_seed, only_if_unset=True)
         resolved = resolve_response_method(model, plan.response_method)
         y = plan.y
         names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]

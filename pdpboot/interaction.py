@@ -50,6 +50,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold
 
 from ._pd import partial_dependence
+from ._plan import check_fit_params, fit_kwargs
 from ._validate import (
     check_n_resamples,
     check_positive_int,
@@ -329,21 +330,9 @@ class HStatisticTestResult:
     null_distribution: np.ndarray
 
 
-def _fit_params_for(fit_params: Mapping, rows: np.ndarray | None, n_rows: int) -> dict:
-    """Fit parameters for the rows ``rows`` (None: all rows); per-row arrays are sliced."""
-    out = {}
-    for key, value in fit_params.items():
-        per_row = hasattr(value, "__len__") and not isinstance(value, (str, bytes, dict)) and len(value) == n_rows
-        out[key] = rows_of(value, rows) if (per_row and rows is not None) else value
-    return out
-
-
 def _fit(estimator, X, y, weights, fit_params, rng, *, rows=None, only_if_unset=False):
     """A seeded clone of ``estimator`` fitted to the rows ``rows`` (None: all), weights routed to fit."""
-    n_rows = X.shape[0]
-    params = _fit_params_for(fit_params, rows, n_rows)
-    if weights is not None:
-        params["sample_weight"] = weights if rows is None else weights[rows]
+    params = fit_kwargs(estimator, fit_params, weights, rows, X.shape[0])
     model = seed_estimator(clone(estimator), rng, only_if_unset=only_if_unset)
     X_fit, y_fit = (X, y) if rows is None else (rows_of(X, rows), y[rows])
     return model.fit(X_fit, y_fit, **params)
@@ -400,11 +389,7 @@ def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv
     if y.ndim != 1:
         raise ValueError(f"h_statistic_test needs a 1-D target, got shape {y.shape}.")
     weights = check_sample_weight(sample_weight, X.shape[0])
-    if fit_params is not None and not isinstance(fit_params, Mapping):
-        raise TypeError(f"fit_params must be a mapping of fit() keyword arguments, got {type(fit_params).__name__}.")
-    fit_params = dict(fit_params or {})
-    if "sample_weight" in fit_params:
-        raise ValueError("Pass sample weights as sample_weight=, not inside fit_params.")
+    fit_params = check_fit_params(fit_params)
     return _TestPlan(estimator, X, y, pairs[0], n_resamples, n_max, statistic, cv, weights, fit_params)
 
 
