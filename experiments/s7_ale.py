@@ -67,7 +67,7 @@ LEVEL = 0.95
 
 def settings(quick: bool, reps: int | None = None, resamples: int | None = None) -> dict:
     base = {"n": 300, "reps": {"ols_interaction": 3, "gbm": 2}, "B": {"ols_interaction": 20, "gbm": 20}} if quick \
-        else {"n": 500, "reps": {"ols_interaction": 100, "gbm": 20}, "B": {"ols_interaction": 100, "gbm": 50}}
+        else {"n": 500, "reps": {"ols_interaction": 100, "gbm": 20}, "B": {"ols_interaction": 200, "gbm": 100}}
     if reps is not None:
         base["reps"] = {k: reps for k in base["reps"]}
     if resamples is not None:
