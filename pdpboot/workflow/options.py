@@ -31,6 +31,7 @@ BANDS = ("percentile", "basic", "normal")
 FORMATS = ("png", "pdf", "svg")
 DECIMALS = ("auto", ".", ",")
 CENTERED = ("auto", "yes", "no")
+EFFECTS = ("pd", "ale", "both")
 MAX_RESAMPLES = 100_000
 #: The longest name (column, level, file) echoed back in a message.
 MAX_ECHO = 80
@@ -118,7 +119,11 @@ OPTIONS: tuple[Option, ...] = (
            "(pointwise bands are kept too).", group="bootstrap"),
     Option("ice_samples", "int", 100, "ICE curves of this many random training rows (0 = none).",
            metavar="N", group="bootstrap"),
-    Option("grid_resolution", "int", 20, "Grid points per numeric feature.", metavar="N", group="bootstrap"),
+    Option("grid_resolution", "int", 20, "Grid points per numeric feature (ALE: quantile bins).", metavar="N",
+           group="bootstrap"),
+    Option("effect", "choice", "pd", "Effect to compute with bands: pd (partial dependence, with ICE), ale "
+           "(accumulated local effects: no extrapolation when features are correlated; saved as ale.nc) or both "
+           "(from the same resamples' seeds).", choices=EFFECTS, group="bootstrap"),
     Option("interactions", "int", 0, "Friedman's H-squared interaction statistics on at most N rows per "
            "model (0 = off; costs about N*N predictions per feature and resample).", metavar="N",
            group="bootstrap"),
