@@ -28,8 +28,12 @@ Outputs: ``tables/ale_coverage.tex``, ``generated/ale.tex`` and the figure
 
 Run alone::
 
-    python -m experiments.s7_ale --quick            # seconds
-    python -m experiments.s7_ale --reps 100 --resamples 200
+    python -m experiments.s7_ale --quick            # about 30 s of CPU
+    python -m experiments.s7_ale                    # R = 40 (OLS) / 16 (boosting), B = 200 / 100
+    python -m experiments ale --render-only --results-dir experiments/archive   # from the archived results
+
+``render`` also writes ``summary.csv`` (one row per learner and rho: coverage, Monte Carlo SE, mean band
+width and max |bias| of both effects) next to the cached results.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ LEVEL = 0.95
 
 def settings(quick: bool, reps: int | None = None, resamples: int | None = None) -> dict:
     base = {"n": 300, "reps": {"ols_interaction": 3, "gbm": 2}, "B": {"ols_interaction": 20, "gbm": 20}} if quick \
-        else {"n": 500, "reps": {"ols_interaction": 100, "gbm": 20}, "B": {"ols_interaction": 200, "gbm": 100}}
+        else {"n": 500, "reps": {"ols_interaction": 40, "gbm": 16}, "B": {"ols_interaction": 200, "gbm": 100}}
     if reps is not None:
         base["reps"] = {k: reps for k in base["reps"]}
     if resamples is not None:
@@ -204,6 +208,31 @@ def _table(ctx: C.Context, results: list[xr.Dataset]) -> str:
     return "\n".join(text)
 
 
+def summary_rows(results: list[xr.Dataset]) -> list[dict]:
+    """One row per learner and rho: R, B, coverage and MC SE, mean pointwise band width, max |mean bias|."""
+    rows = []
+    for ds in results:
+        row = {"learner": ds.attrs["learner"], "rho": float(ds.attrs["rho"]), "R": int(ds.sizes["rep"]),
+               "B": int(ds.attrs["B"]), "n": int(ds.attrs.get("n", 0))}
+        for effect in ("pd", "ale"):
+            for kind in ("point", "sim"):
+                p, se = coverage(ds, effect, kind)
+                row[f"{effect}_{kind}_coverage"], row[f"{effect}_{kind}_se"] = round(p, 4), round(se, 4)
+            band = ds[f"{effect}_point"].values
+            row[f"{effect}_mean_width"] = round(float(np.mean(band[:, 1] - band[:, 0])), 4)
+            bias = ds[f"{effect}_estimate"].values.mean(axis=0) - ds[f"{effect}_truth"].values
+            row[f"{effect}_max_abs_bias"] = round(float(np.max(np.abs(bias))), 4)
+        rows.append(row)
+    return rows
+
+
+def _summary_csv(ctx: C.Context, results: list[xr.Dataset]) -> None:
+    import pandas as pd
+
+    if results:
+        pd.DataFrame(summary_rows(results)).to_csv(ctx.study_dir(STUDY) / "summary.csv", index=False)
+
+
 def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
     macros = {}
     names = {"ols_interaction": "Ols", "gbm": "Gbm"}
@@ -250,6 +279,7 @@ def _figure(ctx: C.Context) -> None:
 def render(ctx: C.Context) -> None:
     results = _results(ctx)
     print(_table(ctx, results), file=sys.stderr)
+    _summary_csv(ctx, results)
     _macros(ctx, results)
     _figure(ctx)
 
