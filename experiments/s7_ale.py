@@ -129,26 +129,37 @@ def _stack(outs: list[dict], rho: float, learner: str) -> xr.Dataset:
     return ds
 
 
+#: repetitions per cached part in full mode: the parts of all (learner, rho) cells are computed round-robin,
+#: so a run cut short (a busy machine) still has every cell, each with a similar number of repetitions
+CHUNK = {"ols_interaction": 5, "gbm": 2}
+
+
 def compute(ctx: C.Context, reps: int | None = None, resamples: int | None = None) -> None:
     cfg = settings(ctx.quick, reps, resamples)
     folder = ctx.study_dir(STUDY)
     C.cached(folder / "figure.nc", ctx, lambda: _figure_data(ctx.quick, cfg))
-    # rho = 0.9 first: the case the study is about, should a run be cut short
-    for rho in sorted(RHOS, reverse=True):
-        for learner in LEARNERS:
-            path = folder / f"coverage_{learner}_rho{rho:g}.nc"
+    # rho = 0.9 first: the case the study is about
+    cells = [(rho, learner) for rho in sorted(RHOS, reverse=True) for learner in LEARNERS]
+    seeds = {(rho, learner): C.seed_sequence(STUDY, learner, int(rho * 10)).spawn(cfg["reps"][learner])
+             for rho, learner in cells}
+    chunk = {learner: cfg["reps"][learner] if ctx.quick else CHUNK[learner] for learner in LEARNERS}
+    n_parts = max(-(-cfg["reps"][learner] // chunk[learner]) for learner in LEARNERS)
+    for k in range(n_parts):
+        for rho, learner in cells:
+            part = seeds[(rho, learner)][k * chunk[learner]:(k + 1) * chunk[learner]]
+            if not part:
+                continue
 
-            def run(learner=learner, rho=rho):
-                seeds = C.seed_sequence(STUDY, learner, int(rho * 10)).spawn(cfg["reps"][learner])
+            def run(learner=learner, rho=rho, part=part):
                 outs = Parallel(n_jobs=ctx.n_jobs)(
-                    delayed(one_repetition)(learner, rho, cfg["n"], cfg["B"][learner], ctx.quick, s) for s in seeds)
+                    delayed(one_repetition)(learner, rho, cfg["n"], cfg["B"][learner], ctx.quick, s) for s in part)
                 ds = _stack(outs, rho, learner)
                 ds.attrs["B"] = cfg["B"][learner]
                 ds.attrs["n"] = cfg["n"]
                 return ds
 
-            C.cached(path, ctx, run)
-            print(f"  {STUDY}: {learner} rho={rho:g} done", file=sys.stderr, flush=True)
+            C.cached(folder / f"coverage_{learner}_rho{rho:g}_part{k:03d}.nc", ctx, run)
+            print(f"  {STUDY}: {learner} rho={rho:g} part {k + 1}/{n_parts} done", file=sys.stderr, flush=True)
 
 
 def _figure_data(quick: bool, cfg: dict) -> xr.Dataset:
@@ -183,9 +194,20 @@ def coverage(ds: xr.Dataset, effect: str, kind: str) -> tuple[float, float]:
 
 
 def _results(ctx: C.Context) -> list[xr.Dataset]:
+    """One Dataset per (learner, rho) cell: its cached parts, repetitions concatenated in order."""
     folder = ctx.study_dir(STUDY)
-    paths = [folder / f"coverage_{learner}_rho{rho:g}.nc" for learner in LEARNERS for rho in RHOS]
-    return [C.load_dataset(p) for p in paths if p.exists()]
+    out = []
+    for learner in LEARNERS:
+        for rho in RHOS:
+            parts = sorted(folder.glob(f"coverage_{learner}_rho{rho:g}_part*.nc"))
+            if parts:
+                datasets = [C.load_dataset(p) for p in parts]
+                ds = xr.concat(datasets, dim="rep", data_vars="minimal", coords="minimal", compat="override",
+                               join="override", combine_attrs="override")
+                for name in ("pd_truth", "ale_truth"):
+                    ds[name] = datasets[0][name]
+                out.append(ds)
+    return out
 
 
 def _table(ctx: C.Context, results: list[xr.Dataset]) -> str:
@@ -237,14 +259,25 @@ def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
     macros = {}
     names = {"ols_interaction": "Ols", "gbm": "Gbm"}
     rho_names = {0.0: "Zero", 0.5: "Half", 0.9: "High"}
-    for ds in results:
+    for ds, row in zip(results, summary_rows(results)):
+        tag = names[ds.attrs["learner"]] + rho_names[float(ds.attrs["rho"])]
         for effect in ("pd", "ale"):
             for kind in ("point", "sim"):
                 p, se = coverage(ds, effect, kind)
-                tag = names[ds.attrs["learner"]] + rho_names[float(ds.attrs["rho"])]
                 key = f"Ale{tag}{effect.title()}{kind.title()}"
                 macros[key] = C.fmt(p)
                 macros[key + "Se"] = C.fmt(se)
+            macros[f"Ale{tag}{effect.title()}Width"] = C.fmt(row[f"{effect}_mean_width"])
+            macros[f"Ale{tag}{effect.title()}Bias"] = C.fmt(row[f"{effect}_max_abs_bias"])
+        learner = names[ds.attrs["learner"]]
+        macros[f"Ale{learner}Reps"] = str(row["R"])
+        macros[f"Ale{learner}B"] = str(row["B"])
+        macros["AleN"] = str(row["n"])
+    macros["AleGridPoints"] = str(len(GRID))
+    macros["AleGbmRounds"] = str(learner_for("gbm", ctx.quick).max_iter)
+    figure = ctx.study_dir(STUDY) / "figure.nc"
+    if figure.exists():
+        macros["AleFigureB"] = str(int(C.load_dataset(figure).attrs["B"]))
     C.write_macros(ctx.out("generated", "ale.tex"), macros, "coverage of 95 % PD and ALE bands (s7_ale)")
 
 
