@@ -274,7 +274,10 @@ def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
         macros[f"Ale{learner}B"] = str(row["B"])
         macros["AleN"] = str(row["n"])
     macros["AleGridPoints"] = str(len(GRID))
-    macros["AleGbmRounds"] = str(learner_for("gbm", ctx.quick).max_iter)
+    gbm = learner_for("gbm", ctx.quick)
+    macros["AleGbmRounds"] = str(gbm.max_iter)
+    macros["AleGbmLeaves"] = str(gbm.max_leaf_nodes)
+    macros["AleGbmRate"] = f"{gbm.learning_rate:g}"
     figure = ctx.study_dir(STUDY) / "figure.nc"
     if figure.exists():
         macros["AleFigureB"] = str(int(C.load_dataset(figure).attrs["B"]))
