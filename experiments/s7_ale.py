@@ -16,8 +16,9 @@ fixed grid ``z_k = Phi^{-1}(0.05 + 0.09 k)``, k = 0..10 (the 5-95 % range):
 
 Learners: the well-specified OLS with the x1 x2 column, and a small histogram gradient
 boosting model (flexible; see :func:`learner_for`).  Each repetition draws n rows, runs
-:func:`pdpboot.bootstrap_partial_dependence` and :func:`pdpboot.bootstrap_ale` (B
-resamples each) and forms 95 % percentile bands with :func:`pdpboot.confidence_bands`
+:func:`pdpboot.bootstrap_ale` with ``with_pd=True`` (B refits give both the PD and the ALE,
+each averaged over the resample's rows; the PD equals ``bootstrap_partial_dependence`` with the
+same seed) and forms 95 % percentile bands with :func:`pdpboot.confidence_bands`
 (pointwise, and simultaneous over the 11 grid points).  Coverage = share of
 repetitions whose band contains the truth at a point (averaged over the points) or
 at every point (simultaneous); Monte Carlo SE ``sqrt(p (1 - p) / R)`` (simultaneous)
@@ -100,20 +101,23 @@ def draw(n: int, rho: float, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     return X, x1 + x2 + x1 * x2 + rng.standard_normal(n)
 
 
-def _bands(res: xr.DataTree, var: str) -> dict:
+def _bands(res: xr.DataTree) -> dict:
     node = pdpboot.confidence_bands(res, confidence_level=LEVEL, simultaneous=True)["x0"]
-    return {"estimate": node[var].values[0], "sim": node[f"{var}_band"].values[:, 0],
-            "point": node[f"{var}_band_pointwise"].values[:, 0]}
+    return {var: {"estimate": node[var].values[0], "sim": node[f"{var}_band"].values[:, 0],
+                  "point": node[f"{var}_band_pointwise"].values[:, 0]} for var in ("pd", "ale")}
+
+
+def both_effects(learner: str, X: np.ndarray, y: np.ndarray, B: int, quick: bool, rng) -> dict:
+    """PD and ALE of x1 on GRID with bands, from one set of B refits (``bootstrap_ale(with_pd=True)``)."""
+    res = pdpboot.bootstrap_ale(learner_for(learner, quick), X, y, ["x0"], n_resamples=B, custom_values={"x0": GRID},
+                                with_pd=True, n_jobs=1, rng=rng, progress=False)
+    return _bands(res)
 
 
 def one_repetition(learner: str, rho: float, n: int, B: int, quick: bool, seed: np.random.SeedSequence) -> dict:
-    data_seed, pd_seed, ale_seed = seed.spawn(3)
+    data_seed, boot_seed = seed.spawn(2)
     X, y = draw(n, rho, np.random.default_rng(data_seed))
-    pd_res = pdpboot.bootstrap_partial_dependence(learner_for(learner, quick), X, y, ["x0"], n_resamples=B,
-                                                  custom_values={"x0": GRID}, n_jobs=1, rng=pd_seed, progress=False)
-    ale_res = pdpboot.bootstrap_ale(learner_for(learner, quick), X, y, ["x0"], n_resamples=B,
-                                    custom_values={"x0": GRID}, n_jobs=1, rng=ale_seed)
-    return {"pd": _bands(pd_res, "pd"), "ale": _bands(ale_res, "ale")}
+    return both_effects(learner, X, y, B, quick, boot_seed)
 
 
 def _stack(outs: list[dict], rho: float, learner: str) -> xr.Dataset:
@@ -166,11 +170,8 @@ def _figure_data(quick: bool, cfg: dict) -> xr.Dataset:
     rho = 0.9
     X, y = draw(cfg["n"], rho, np.random.default_rng(C.seed_sequence(STUDY, "figure")))
     B = 20 if quick else 200
-    pd_res = pdpboot.bootstrap_partial_dependence(learner_for("gbm", quick), X, y, ["x0"], n_resamples=B,
-                                                  custom_values={"x0": GRID}, n_jobs=1, rng=1, progress=False)
-    ale_res = pdpboot.bootstrap_ale(learner_for("gbm", quick), X, y, ["x0"], n_resamples=B,
-                                    custom_values={"x0": GRID}, n_jobs=1, rng=2)
-    p, a = _bands(pd_res, "pd"), _bands(ale_res, "ale")
+    bands = both_effects("gbm", X, y, B, quick, 1)
+    p, a = bands["pd"], bands["ale"]
     return xr.Dataset({"x1": ("row", X[:, 0]), "x2": ("row", X[:, 1]),
                        **{f"pd_{k}": (("bound", "grid") if v.ndim == 2 else ("grid",), v) for k, v in p.items()},
                        **{f"ale_{k}": (("bound", "grid") if v.ndim == 2 else ("grid",), v) for k, v in a.items()},

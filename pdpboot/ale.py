@@ -31,7 +31,7 @@ import xarray as xr
 from sklearn.base import is_classifier
 
 from ._assemble import build_tree, provenance
-from ._evaluate import Evaluation, NodeArrays, align_outputs, model_outputs
+from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs
 from ._plan import PDSpec, check_bootstrap_args
 from ._validate import check_choice, check_positive_int, check_table, is_fitted, resolve_features
 from .bootstrap import run_bootstrap
@@ -243,11 +243,16 @@ class ALEEvaluation:
     """The bootstrap's per-model hook for ALE (``BootstrapPlan.evaluate``): picklable, holds the feature kinds."""
 
     kinds: dict
+    with_pd: bool = False  # also the PD on the same grid, from the same fitted model
 
     def __call__(self, fitted, spec: PDSpec, evaluation: Evaluation, rng=None) -> NodeArrays:
-        return evaluate_ale(fitted, ALESpec(spec, self.kinds), response_method=evaluation.response_method,
-                            outputs=evaluation.outputs, background=evaluation.background,
-                            weights=evaluation.weights)
+        out = evaluate_ale(fitted, ALESpec(spec, self.kinds), response_method=evaluation.response_method,
+                           outputs=evaluation.outputs, background=evaluation.background,
+                           weights=evaluation.weights)
+        if self.with_pd:
+            for node, variables in evaluate_fit(fitted, spec, evaluation, rng=rng).items():
+                out[node] = {**variables, **out[node]}
+        return out
 
 
 def _node_attrs(tree: xr.DataTree, spec: ALESpec) -> xr.DataTree:
@@ -389,6 +394,7 @@ def bootstrap_ale(
     checkpoint: str | os.PathLike | None = None,
     on_error: str = "raise",
     max_failure_share: float = 0.1,
+    with_pd: bool = False,
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute ALE on one grid fixed on the full data.
 
@@ -422,13 +428,21 @@ def bootstrap_ale(
         number of bins).
     sample_weight, fit_params, n_jobs, threads_per_job, rng, progress, checkpoint, on_error, max_failure_share
         As in :func:`pdpboot.bootstrap_partial_dependence`.
+    with_pd : bool
+        Also compute the partial dependence on the same grid (the bin edges, or the levels) from
+        the same refits, averaged over the same rows: variables ``pd`` and ``pd_resamples`` in
+        every node, for PD and ALE side by side at the cost of one set of refits.  The PD equals
+        :func:`pdpboot.bootstrap_partial_dependence` with the same ``rng`` and the edges as
+        ``custom_values`` (brute method).
 
     Returns
     -------
     xarray.DataTree
         One child per feature set with ``ale`` (``output``, *features), the
         ALE of the model fit on the full data, and ``ale_resamples``
-        (``resample``, ``output``, *features).  Pass it to
+        (``resample``, ``output``, *features) (with ``with_pd`` also ``pd``
+        and ``pd_resamples``).  Root variable ``resample_counts``
+        (``resample``, ``row``) as in the PD bootstrap.  Pass it to
         :func:`pdpboot.confidence_bands` for ``ale_band``, ``ale_se``, ``ale_bias``.
 
     See Also
@@ -464,7 +478,8 @@ def bootstrap_ale(
         custom_values=custom_values, categorical_features=categorical_features, response_method=response_method,
         method="brute", memory_limit=memory_limit, sample_weight=sample_weight, fit_params=fit_params,
         n_jobs=n_jobs, threads_per_job=threads_per_job, rng=rng, progress=progress, checkpoint=checkpoint,
-        on_error=on_error, max_failure_share=max_failure_share, spec=spec.pd_spec, evaluate=ALEEvaluation(spec.kinds))
+        on_error=on_error, max_failure_share=max_failure_share, spec=spec.pd_spec,
+        evaluate=ALEEvaluation(spec.kinds, bool(with_pd)))
     tree = run_bootstrap(plan, stacklevel=4)
     tree.attrs["effect"] = "ale"
     return _node_attrs(tree, spec)

@@ -287,3 +287,21 @@ def test_bootstrap_ale_on_error_skip_records_failures():
     with pytest.raises(RuntimeError, match="boom"):
         bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid_resolution=4, rng=1,
                       progress=False)
+
+
+def test_with_pd_gives_the_pd_bootstrap_on_the_same_grid_from_the_same_refits():
+    X, y = _linear_data(60)
+    X["x3"] = X.x1 * X.x2
+    kw = dict(n_resamples=4, rng=2, progress=False)
+    both = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")], grid_resolution=5,
+                         with_pd=True, **kw)
+    edges = {"x1": both["x1"]["x1"].values, "x2": both["x1__x2"]["x2"].values}
+    pd_res = pdpboot.bootstrap_partial_dependence(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")],
+                                                  custom_values=edges, method="brute", **kw)
+    for name in ("x1", "x1__x2"):
+        np.testing.assert_array_equal(both[name]["pd"].values, pd_res[name]["pd"].values)
+        np.testing.assert_array_equal(both[name]["pd_resamples"].values, pd_res[name]["pd_resamples"].values)
+    alone = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1"], grid_resolution=5, **kw)
+    np.testing.assert_array_equal(both["x1"]["ale_resamples"].values, alone["x1"]["ale_resamples"].values)
+    bands = confidence_bands(both)
+    assert {"pd_band", "ale_band"} <= set(bands["x1"].ds.data_vars)
