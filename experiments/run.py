@@ -69,17 +69,19 @@ def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True, s
                 print(f"[{time.strftime('%H:%M:%S')}] {study}: compute took {t['wall']:.0f} s wall",
                       file=sys.stderr, flush=True)
             if render:
-                summarize(ctx, study, always=compute)
-                missing = missing_compact_files(ctx, study)
-                if missing:
-                    message = (f"{study}: no compact file matches {missing} in {Path(ctx.results_dir) / study} "
-                               "(run its compute, or commit its archive with --archive)")
+                try:
+                    summarize(ctx, study, always=compute)
+                    missing = missing_compact_files(ctx, study)
+                    if missing:
+                        raise FileNotFoundError(f"{study}: no compact file matches {missing} in "
+                                                f"{Path(ctx.results_dir) / study} (run its compute, or commit its "
+                                                "archive with --archive)")
+                    module.render(ctx)
+                except FileNotFoundError as err:
                     if not skip_missing:
-                        raise FileNotFoundError(message)
-                    print(f"SKIPPED {message}", file=sys.stderr, flush=True)
+                        raise
+                    print(f"SKIPPED {study}: {err}", file=sys.stderr, flush=True)
                     times.setdefault("missing", []).append(study)
-                    continue
-                module.render(ctx)
         if render:
             write_run_macros(ctx)
     return times
