@@ -90,6 +90,9 @@ def _figure_bike(ctx: C.Context, res, het) -> dict:
         plot_pd_contour(res, BIKE_PAIR, ax=axes[1, 1], what="width", band="pointwise",
                         colorbar_kw={"label": "band width (bikers)"})
         axes[1, 1].set_title("width of the 95 % percentile band", fontsize=7)
+        for ax in axes[1, :2]:
+            ax.set_xlabel(labels[BIKE_PAIR[0]])
+            ax.set_ylabel(labels[BIKE_PAIR[1]])
         plot_heterogeneity(het, "hr", stat="cice_sd", ax=axes[1, 2], legend=False)
         axes[1, 2].set_title("spread of centred ICE curves of hour", fontsize=7)
         axes[1, 2].set_xlabel(labels["hr"])
