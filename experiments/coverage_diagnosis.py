@@ -215,9 +215,19 @@ def summarize_mlp(fits: list[xr.Dataset], reps: xr.Dataset, level: float) -> dic
     ratio = se_boot.mean(axis=0) / sd_n
     # Coverage a normal band would have with SE = ratio * true SD, if the estimate were N(truth, SD^2).
     implied = float(np.mean(2 * norm.cdf(z * ratio) - 1))
+    # Monte Carlo SEs of the two ratios: bootstrap over the fits (and the repetitions), 200 draws.
+    gen = np.random.default_rng(0)
+    own_small = fits[1]["own_rows"].values
+    draws = []
+    for _ in range(200):
+        i, k, r = (gen.integers(0, m, m) for m in (len(own_n), len(own_small), n_rep))
+        sd_i = own_n[i].std(axis=0, ddof=1)
+        draws.append(((se_boot[r].mean(axis=0) / sd_i).mean(), (own_small[k].std(axis=0, ddof=1) / sd_i).mean()))
+    draws = np.asarray(draws)
     return {
         "R": int(n_rep), "B": int(reps.attrs["B"]), "fits": int(own_n.shape[0]), "n": n, "n_small": n_small,
         "se_ratio": float(ratio.mean()), "sd_small_ratio": float((sd_small / sd_n).mean()),
+        "se_ratio_mcse": float(draws[:, 0].std(ddof=1)), "sd_small_ratio_mcse": float(draws[:, 1].std(ddof=1)),
         "normal_boot_se": float(per_rep.mean()), "normal_boot_se_mcse": float(per_rep.std(ddof=1) / np.sqrt(n_rep)),
         "implied": implied,
         "offset_over_sd": float(np.mean(np.abs(own_n.mean(axis=0) - truth) / sd_n)),
@@ -340,8 +350,10 @@ def render(ctx: C.Context) -> None:
     macros.update({
         "DiagMLPReps": str(a["R"]), "DiagMLPB": str(a["B"]), "DiagMLPFits": str(a["fits"]), "DiagMLPN": str(a["n"]),
         "DiagMLPNsmall": str(a["n_small"]), "DiagMLPSEratio": C.fmt(a["se_ratio"]),
+        "DiagMLPSEratioMCSE": C.fmt(a["se_ratio_mcse"]), "DiagMLPSDsmallRatioMCSE": C.fmt(a["sd_small_ratio_mcse"]),
         "DiagMLPSDsmallRatio": C.fmt(a["sd_small_ratio"]), "DiagMLPImplied": C.fmt(a["implied"]),
         "DiagMLPNormal": C.fmt(mean), "DiagMLPNormalMCSE": C.fmt(se, 3),
         "DiagMLPOffset": C.fmt(a["offset_over_sd"]),
+        "DiagMLPRootRatio": C.fmt(np.sqrt(a["n"] / a["n_small"])),
     })
     C.write_macros(ctx.out("generated", "diagnosis.tex"), macros, f"mode: {ctx.mode}")
