@@ -70,6 +70,9 @@ def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True, s
                       file=sys.stderr, flush=True)
             if render:
                 try:
+                    if not compute and not (Path(ctx.results_dir) / study).is_dir():
+                        # Nothing to draw from: never overwrite committed outputs with empty tables.
+                        raise FileNotFoundError(f"{study}: no results folder {Path(ctx.results_dir) / study}")
                     summarize(ctx, study, always=compute)
                     missing = missing_compact_files(ctx, study)
                     if missing:
@@ -90,7 +93,10 @@ def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True, s
 def write_run_macros(ctx: C.Context) -> None:
     """Mode and compute times of the last run of each study (``generated/run.tex``)."""
     timings = C.read_timings(ctx)
-    total = sum(v["wall_seconds"] for k, v in timings.items() if k in STUDIES)
+    main = ("electricity", "coverage", "heterogeneity", "cost", "real_data")
+    # The total is quoted as the paper's compute time: "--" unless every main study's time is known.
+    total = (sum(v["wall_seconds"] for k, v in timings.items() if k in STUDIES)
+             if all(k in timings for k in main) else float("nan"))
     macros = {"RunMode": ctx.mode, "RunMinutes": C.fmt(total / 60, 0)}
     for study, key in (("electricity", "Electricity"), ("coverage", "Coverage"), ("heterogeneity", "Heterogeneity"),
                        ("cost", "Cost"), ("real_data", "RealData")):
