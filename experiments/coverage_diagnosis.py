@@ -219,11 +219,14 @@ def summarize_mlp(fits: list[xr.Dataset], reps: xr.Dataset, level: float) -> dic
     gen = np.random.default_rng(0)
     own_small = fits[1]["own_rows"].values
     draws = []
-    for _ in range(200):
-        i, k, r = (gen.integers(0, m, m) for m in (len(own_n), len(own_small), n_rep))
-        sd_i = own_n[i].std(axis=0, ddof=1)
-        draws.append(((se_boot[r].mean(axis=0) / sd_i).mean(), (own_small[k].std(axis=0, ddof=1) / sd_i).mean()))
+    with np.errstate(divide="ignore", invalid="ignore"):  # tiny smoke runs can draw one fit only
+        for _ in range(200):
+            i, k, r = (gen.integers(0, m, m) for m in (len(own_n), len(own_small), n_rep))
+            sd_i = own_n[i].std(axis=0, ddof=1)
+            draws.append(((se_boot[r].mean(axis=0) / sd_i).mean(),
+                          (own_small[k].std(axis=0, ddof=1) / sd_i).mean()))
     draws = np.asarray(draws)
+    draws = draws[np.isfinite(draws).all(axis=1)]
     return {
         "R": int(n_rep), "B": int(reps.attrs["B"]), "fits": int(own_n.shape[0]), "n": n, "n_small": n_small,
         "se_ratio": float(ratio.mean()), "sd_small_ratio": float((sd_small / sd_n).mean()),
