@@ -129,6 +129,16 @@ def test_render_from_the_archive(study, rendered):
         assert "\\newcommand" in (rendered / f"{target}.tex").read_text(), f"{study}: {target} defines no macro"
 
 
+@pytest.mark.parametrize("study", sorted(set(OUTPUTS) - {"run"}))
+def test_committed_numbers_are_those_of_the_archive(study, rendered):
+    """paper/tables and paper/generated of an archived study are what its archive renders to (no stale numbers)."""
+    if study not in archived_studies():
+        pytest.skip(f"{study!r} has no committed archive (see test_render_from_the_archive)")
+    stale = [t for t in OUTPUTS[study] if t.startswith(("tables/", "generated/"))
+             and (PAPER / f"{t}.tex").read_text() != (rendered / f"{t}.tex").read_text()]
+    assert not stale, f"{stale} differ from what experiments/archive/{study} renders to: run `make render`"
+
+
 def test_archive_study_copies_compact_files_with_a_manifest(tmp_path):
     from experiments import _common as C
 
