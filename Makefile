@@ -30,7 +30,7 @@ render:
 	$(PYTHON) -m experiments all --render-only --results-dir experiments/archive --paper-dir paper --skip-missing
 
 archive:
-	$(PYTHON) -m experiments all --render-only --archive
+	$(PYTHON) -m experiments all --render-only --archive --skip-missing
 
 quick:
 	$(PYTHON) -m experiments all --quick --n-jobs $(JOBS)

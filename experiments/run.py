@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     times = run(studies, ctx, compute=not args.render_only, render=not args.compute_only,
                 skip_missing=args.skip_missing)
     if args.archive:
-        for study in studies:
+        for study in (s for s in studies if s not in times.get("missing", [])):
             module = _module(study)
             if not hasattr(module, "ARCHIVE"):
                 print(f"{study}: no ARCHIVE patterns declared; not archived", file=sys.stderr)
