@@ -65,5 +65,6 @@ OUTPUTS = {
     "htest": ("tables/h_test_size_power",),
     "bounded": ("tables/bounded_statistics",),
     "classification": ("tables/coverage_classification",),
+    "ale": ("tables/ale_coverage", "figures/ale_pd_vs_ale", "generated/ale"),
 }
 

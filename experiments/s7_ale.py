@@ -33,8 +33,9 @@ Run alone::
     python -m experiments.s7_ale                    # R = 40 (OLS) / 16 (boosting), B = 200 / 100
     python -m experiments ale --render-only --results-dir experiments/archive   # from the archived results
 
-``render`` also writes ``summary.csv`` (one row per learner and rho: coverage, Monte Carlo SE, mean band
-width and max |bias| of both effects) next to the cached results.
+``summarize`` writes ``summary.csv`` (one row per learner and rho: coverage, Monte Carlo SE, mean band
+width and max |bias| of both effects) next to the cached results; ``ARCHIVE`` lists the compact files
+``render`` needs (``python -m experiments ale --render-only --archive`` copies them to experiments/archive).
 """
 
 from __future__ import annotations
@@ -249,9 +250,15 @@ def summary_rows(results: list[xr.Dataset]) -> list[dict]:
     return rows
 
 
-def _summary_csv(ctx: C.Context, results: list[xr.Dataset]) -> None:
+#: the compact files ``render`` reads (all small: per repetition, only the bands on the 11 grid points)
+ARCHIVE = ("coverage_*_part*.nc", "figure.nc", "summary.csv")
+
+
+def summarize(ctx: C.Context) -> None:
+    """``summary.csv``: one row per learner and rho (see :func:`summary_rows`) next to the caches."""
     import pandas as pd
 
+    results = _results(ctx)
     if results:
         pd.DataFrame(summary_rows(results)).to_csv(ctx.study_dir(STUDY) / "summary.csv", index=False)
 
@@ -316,7 +323,6 @@ def _figure(ctx: C.Context) -> None:
 def render(ctx: C.Context) -> None:
     results = _results(ctx)
     print(_table(ctx, results), file=sys.stderr)
-    _summary_csv(ctx, results)
     _macros(ctx, results)
     _figure(ctx)
 
@@ -339,6 +345,7 @@ def main(argv=None) -> int:
     with threadpool_limits(1):
         if not args.render_only:
             compute(ctx, args.reps, args.resamples)
+            summarize(ctx)
         render(ctx)
     return 0
 
