@@ -105,7 +105,10 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         the heterogeneity statistics ``ice_sd``/``cice_sd``/``dice_sd``/``heterogeneity_index`` of 1-D nodes and,
         with ``interactions``, ``h2_overall``/``h2``/``h_unnormalized``, each with resamples and
         bands.  Root attrs add ``cli_config``, ``cli_metrics``, ``cli_notes`` and
-        ``cli_display_names`` (JSON) and ``created`` = the run's time.
+        ``cli_display_names`` (JSON) and ``created`` = the run's time.  ``result`` is None with
+        ``--effect ale``; with ``--effect ale|both``, ``ale`` is the DataTree saved as ``ale.nc``
+        (:func:`pdpboot.bootstrap_ale` of every feature and numeric pair, same seed and resampling,
+        with ``ale_band``/``ale_se``/``ale_bias`` and the same root attrs).
     """
     seconds = {}
     estimator, notes = build_estimator(config, problem)
