@@ -98,7 +98,8 @@ def _plan_full() -> list[Cell]:
         Cell(f, 2000, "ij", 200, 100, pace=1.5),
         Cell(c, 500, "ij", 1000, 100, pace=1.5), Cell(c, 500, "ij", 5000, 100, pace=1.5),
         Cell(c, 500, "ij", 200, 100, pace=1.5),
-        Cell(f, 2000, "ij", 1000, 100, max_samples=0.2, pace=2), Cell(f, 2000, "ij", 5000, 100, max_samples=0.2, pace=2),
+        Cell(f, 2000, "ij", 1000, 100, max_samples=0.2, pace=2),
+        Cell(f, 2000, "ij", 5000, 100, max_samples=0.2, pace=2),
         Cell(f, 2000, "boot", 200, 100, n_resamples=50, pace=3),
         Cell(c, 500, "boot", 200, 100, n_resamples=50, pace=3),
     ]
@@ -310,7 +311,7 @@ def summarise(results_dir: Path) -> dict:
                 if learner != "1":
                     continue
                 row.setdefault("compute_ratio", {})[f"IJ T{T}"] = {
-                    "measured_boot_T%d" % T_boot: boot_cpu / ij_s,
+                    f"measured_boot_T{T_boot}": boot_cpu / ij_s,
                     "projected_boot_same_T": B * (fit_s + fpd_s) / ij_s,
                     "ij_cpu": ij_s, "fit_cpu": fit_s, "forest_pd_cpu": fpd_s}
     return summary
@@ -343,7 +344,7 @@ def render(summary: dict) -> str:
 
 
 def archive(results_dir: Path, target: Path) -> None:
-    """Copy the per-repetition arrays (a few kB each; the bootstrap cells keep their B resample curves) and the summary."""
+    """Copy the per-repetition arrays (a few kB each; bootstrap cells keep their B curves) and the summary."""
     target.mkdir(parents=True, exist_ok=True)
     for p in Path(results_dir).rglob("rep*.npz"):
         if ".tmp" in p.name:
