@@ -22,6 +22,7 @@ from ..schema import get_node
 from . import InputError, effects
 from .text import md, num
 
+
 def check_estimator(estimator) -> None:
     """Refuse, before any fit, a model that is not a bare forest (e.g. a Pipeline encoding categories)."""
     if hasattr(estimator, "steps"):
