@@ -51,6 +51,7 @@ from sklearn.ensemble import RandomForestRegressor
 from threadpoolctl import threadpool_limits
 
 import pdpboot
+from experiments import _common as C
 from pdpboot.datasets import make_friedman1
 from pdpboot.engine import compute_pd
 from pdpboot.engine import jackknife as jk
@@ -204,7 +205,7 @@ def _job(path: Path, cell: Cell, r: int) -> None:
     tmp.replace(path)
 
 
-def compute(cells: list[Cell], results_dir: Path, n_jobs: int = 2) -> None:
+def compute_cells(cells: list[Cell], results_dir: Path, n_jobs: int = 2) -> None:
     """Run (or resume) every (cell, repetition), ordered by r * pace so that a cut run covers every cell."""
     order = sorted(((r * cell.pace, i, r, cell) for i, cell in enumerate(cells) for r in range(cell.reps)),
                    key=lambda x: x[:2])
@@ -318,7 +319,7 @@ def summarise(results_dir: Path) -> dict:
     return summary
 
 
-def render(summary: dict) -> str:
+def render_markdown(summary: dict) -> str:
     """Markdown table of :func:`summarise` (one row per cell and method)."""
     lines = ["| scenario | cell | method | R | pointwise cov (MC SE) | simultaneous cov (MC SE) | mean width | "
              "SE / true SD: median [min, max] | V<0 share | noise share | CPU s / rep |",
@@ -358,6 +359,86 @@ def archive(results_dir: Path, target: Path) -> None:
             shutil.copyfile(Path(results_dir) / name, target / name)
 
 
+# ----------------------------------------------------------------------------- the experiments runner's API
+
+STUDY = "forest_ij"
+
+
+def _seed_from_archive(folder: Path) -> int:
+    """Copy archived repetitions missing from ``folder`` (full mode resumes the archived run)."""
+    copied = 0
+    for src in ARCHIVE.rglob("rep*.npz"):
+        dest = folder / src.relative_to(ARCHIVE)
+        if not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+            copied += 1
+    return copied
+
+
+def compute(ctx) -> None:
+    """Quick: the smoke plan (seconds).  Full: the archived repetitions, then PLAN's missing ones (hours)."""
+    folder = ctx.study_dir(STUDY)
+    if not ctx.quick:
+        _seed_from_archive(folder)
+    compute_cells(_plan_quick() if ctx.quick else _plan_full(), folder, ctx.n_jobs)
+
+
+def _tex_rows(summary: dict) -> list[str]:
+    labels = {"IJ-U": "IJ-U", "IJ raw": "IJ (raw)", "J-U": "J-U", "percentile": "boot.\\ percentile",
+              "normal": "boot.\\ normal", "sup-t": "boot.\\ normal/sup-t"}
+    rows = []
+    for key, v in summary.items():
+        scen, cell, method = key.split(" ", 2)
+        if method == "IJ raw" and "T1000" not in cell:
+            continue
+        dgp, n = scen.rsplit("_n", 1)
+        trees = cell.split("_T")[1].split("_")[0]
+        ms = cell.split("_ms")[1].split("_")[0] if "_ms" in cell else "1"
+        neg = f"{v['negative_share']:.2f}" if "negative_share" in v else ""
+        rows.append(f"{dgp.replace('_', '-')} & {n} & {trees} & {ms} & {labels[method]} & {v['R']} & "
+                    f"{C.fmt(v['pointwise'], 3)} ({C.fmt(v['pointwise_se'], 3)}) & "
+                    f"{C.fmt(v['simultaneous'], 3)} ({C.fmt(v['simultaneous_se'], 3)}) & "
+                    f"{v['se_ratio_median']:.2f} & {neg} & {v['cpu_seconds']:.1f} \\\\")
+    return rows
+
+
+def render(ctx) -> dict:
+    """``tables/forest_ij.tex`` and ``generated/forest_ij.tex`` from the study folder (else the archive)."""
+    folder = ctx.study_dir(STUDY)
+    source = folder if any(folder.rglob("rep*.npz")) else ARCHIVE
+    summary = summarise(source) if any(Path(source).rglob("rep*.npz")) else {}
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1))
+    (folder / "summary.md").write_text(render_markdown(summary) + "\n")
+    lines = [r"\begin{tabular}{llrlllrllrr}", r"\toprule",
+             r"DGP & $n$ & $T$ & $m/n$ & method & $R$ & pointwise cov. & simultaneous cov. & SE/SD & $V<0$ & CPU s \\",
+             r"\midrule", *_tex_rows(summary), r"\bottomrule", r"\end{tabular}", ""]
+    C.write_table(ctx.out("tables", "forest_ij.tex"), "\n".join(lines))
+    macros = {}
+
+    def put(name, key, field, digits=3):
+        v = summary.get(key, {}).get(field, float("nan"))
+        macros[name] = C.fmt(v, digits)
+
+    for tag, key in (("A", "friedman1_n500 ij_T1000 IJ-U"), ("B", "friedman1_n500 ij_T5000 IJ-U"),
+                     ("C", "friedman1_n500 ij_T200 IJ-U"), ("D", "friedman1_n500 ij_T1000_ms0.5 IJ-U"),
+                     ("E", "friedman1_n2000 ij_T1000 IJ-U"), ("Boot", "friedman1_n500 boot_T100_B50 normal"),
+                     ("BootSupt", "friedman1_n500 boot_T100_B50 sup-t"),
+                     ("BootPerc", "friedman1_n500 boot_T100_B50 percentile")):
+        put(f"ForestIJCov{tag}", key, "pointwise")
+        put(f"ForestIJCovSE{tag}", key, "pointwise_se")
+        put(f"ForestIJSim{tag}", key, "simultaneous")
+        put(f"ForestIJSimSE{tag}", key, "simultaneous_se")
+        put(f"ForestIJRatio{tag}", key, "se_ratio_median", 2)
+        macros[f"ForestIJR{tag}"] = str(summary.get(key, {}).get("R", "--"))
+    ratio = summary.get("friedman1_n500 boot_T100_B50 normal", {}).get("compute_ratio", {}).get("IJ T1000", {})
+    macros["ForestIJProjectedRatio"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
+    macros["ForestIJMeasuredRatio"] = C.fmt(ratio.get("measured_boot_T100", float("nan")), 1)
+    macros["ForestIJSeconds"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
+    C.write_macros(ctx.out("generated", "forest_ij.tex"), macros, "experiments/s8_forest_ij.py")
+    return summary
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m experiments.s8_forest_ij", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -379,13 +460,17 @@ def main(argv=None) -> int:
         args.results_dir = Path(__file__).parent / "results" / mode / "forest_ij"
     if not args.render_only:
         start = time.perf_counter()
-        compute(cells, args.results_dir, args.n_jobs)
+        compute_cells(cells, args.results_dir, args.n_jobs)
         print(f"compute: {time.perf_counter() - start:.0f} s wall")
+    if args.render_only and not args.results_dir.exists() and ARCHIVE.exists():
+        print(f"(no results in {args.results_dir}: rendering the archived run {ARCHIVE})")
+        args.results_dir = ARCHIVE
     summary = summarise(args.results_dir)
-    text = render(summary)
+    text = render_markdown(summary)
     print(text)
-    (args.results_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-    (args.results_dir / "summary.md").write_text(text + "\n")
+    if args.results_dir != ARCHIVE:
+        (args.results_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+        (args.results_dir / "summary.md").write_text(text + "\n")
     if args.archive:
         archive(args.results_dir, args.archive)
     return 0

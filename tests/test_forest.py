@@ -161,4 +161,4 @@ def test_study_script_smoke(tmp_path, capsys):
     assert "IJ T20" in summary["friedman1_n80 boot_T20_B3 normal"]["compute_ratio"]
     s8.archive(tmp_path, tmp_path / "archive")
     assert s8.summarise(tmp_path / "archive") == summary  # renders from the archived arrays alone
-    assert "ij_T20" in s8.render(summary)
+    assert "ij_T20" in s8.render_markdown(summary)
