@@ -154,7 +154,7 @@ def test_study_script_smoke(tmp_path, capsys):
     from experiments import s8_forest_ij as s8
 
     cells = [s8.Cell("friedman1", 80, "ij", 20, 4), s8.Cell("friedman1", 80, "boot", 20, 4, n_resamples=3)]
-    s8.compute(cells, tmp_path, n_jobs=1)
+    s8.compute_cells(cells, tmp_path, n_jobs=1)
     summary = s8.summarise(tmp_path)
     assert {"friedman1_n80 ij_T20 IJ-U", "friedman1_n80 boot_T20_B3 sup-t"} <= set(summary)
     assert summary["friedman1_n80 ij_T20 IJ-U"]["R"] == 4
