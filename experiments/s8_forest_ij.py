@@ -56,6 +56,7 @@ from pdpboot.datasets import make_friedman1
 from pdpboot.engine import compute_pd
 from pdpboot.engine import jackknife as jk
 from pdpboot.engine.intervals import band_arrays
+from pdpboot.forest import MIN_TREES
 
 GRID = np.linspace(0.05, 0.95, 15)
 FEATURES = [0, 2, 3]
@@ -435,6 +436,15 @@ def render(ctx) -> dict:
     macros["ForestIJProjectedRatio"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
     macros["ForestIJMeasuredRatio"] = C.fmt(ratio.get("measured_boot_T100", float("nan")), 1)
     macros["ForestIJSeconds"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
+    macros["ForestIJMinTrees"] = str(MIN_TREES)
+    for tag, key in (("", "friedman1_n500 ij_T1000 IJ-U"), ("Large", "friedman1_n2000 ij_T1000 IJ-U")):
+        row = summary.get(key, {})  # per-tree PD time: IJ CPU minus the fit, per tree and feature
+        per_tree = (row.get("cpu_seconds", np.nan) - row.get("fit_seconds", np.nan)) / (1000 * len(FEATURES))
+        macros[f"ForestIJTreeMs{tag}"] = C.fmt(1000 * per_tree, 2)
+    for tag, key in (("A", "friedman1_n500 ij_T1000 IJ-U"), ("B", "friedman1_n500 ij_T5000 IJ-U"),
+                     ("C", "friedman1_n500 ij_T200 IJ-U"), ("E", "friedman1_n2000 ij_T1000 IJ-U")):
+        put(f"ForestIJNoise{tag}", key, "noise_share_median", 2)
+        put(f"ForestIJNeg{tag}", key, "negative_share", 2)
     C.write_macros(ctx.out("generated", "forest_ij.tex"), macros, "experiments/s8_forest_ij.py")
     return summary
 
