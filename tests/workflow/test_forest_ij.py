@@ -27,8 +27,9 @@ def _numeric_table(n=120, seed=0, classes=False):
     return frame
 
 
-@pytest.mark.parametrize("model,classes", [("random-forest", False), ("extra-trees", True)])
-def test_ij_run_end_to_end(tmp_path, model, classes):
+def test_ij_run_end_to_end(tmp_path, model="extra-trees", classes=True):
+    """One small run (extra trees, binary classes, a pair, simultaneous bands): every output is written,
+    the forest is the run's own (bootstrap=True, fitted on the table's rows), its PD is scikit-learn's."""
     data = tmp_path / "t.csv"
     _numeric_table(classes=classes).to_csv(data, index=False)
     code, _ = run_cli(["run", data, "--target", "y", "--model", model, "--n-estimators", 40, "--pairs", "a:b",
