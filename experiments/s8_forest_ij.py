@@ -285,6 +285,15 @@ def summarise(results_dir: Path) -> dict:
                             noise_share_median=float(np.median([reps[r]["noise_share"] for r in idx])),
                             cpu_seconds=cpu, fit_seconds=ij_fit[(learner, T)][0],
                             forest_pd_seconds=ij_fit[(learner, T)][1])
+                    # diagnostic: the normal band with the true SD (the best an exact SE could do), and the
+                    # IJ band with its SE replaced by its mean over data sets (no SE noise, same bias)
+                    crit = np.stack([reps[r]["crit"] for r in idx])[:, :, None]
+                    mean_se = np.sqrt(np.clip(np.stack([reps[r]["v_ij"] for r in idx]), 0, None)).mean(axis=0)
+                    for label, se in (("oracle SD", sd), ("IJ-U mean SE", mean_se)):
+                        cov = _coverage(err <= z * se, (err <= crit * se).all(axis=2))
+                        summary[f"{scen_dir.name} {cname} {label}"] = dict(
+                            base, **cov, width=float(2 * z * np.mean(se)), se_ratio_median=float(np.median(se / sd)),
+                            se_ratio_min=float((se / sd).min()), se_ratio_max=float((se / sd).max()), cpu_seconds=0.0)
                 else:
                     res = [reps[r]["resamples"] for r in idx]  # (B, F, G) each
                     for label, (meth, sim) in (("percentile", ("percentile", False)),
@@ -391,8 +400,8 @@ def _tex_rows(summary: dict) -> list[str]:
     rows = []
     for key, v in summary.items():
         scen, cell, method = key.split(" ", 2)
-        if method == "IJ raw" and "T1000" not in cell:
-            continue
+        if method in ("oracle SD", "IJ-U mean SE") or (method == "IJ raw" and "T1000" not in cell):
+            continue  # diagnostics: in summary.md / summary.json only
         dgp, n = scen.rsplit("_n", 1)
         trees = cell.split("_T")[1].split("_")[0]
         ms = cell.split("_ms")[1].split("_")[0] if "_ms" in cell else "1"
