@@ -231,13 +231,26 @@ def _learner(cell_name: str) -> str:
     return cell_name.split("_ms")[1].split("_")[0] if "_ms" in cell_name else "1"
 
 
-def _coverage(inside_point: np.ndarray, inside_curve: np.ndarray) -> dict:
-    """inside_point (R, F, G) bools, inside_curve (R, F) bools -> coverage with MC SE."""
+def _coverage(inside_point: np.ndarray, inside_curve: np.ndarray, reps: list[int]) -> dict:
+    """inside_point (R, F, G) bools, inside_curve (R, F) bools -> coverage with MC SE (and per repetition)."""
     per_rep_p = inside_point.mean(axis=(1, 2))
     per_rep_s = inside_curve.mean(axis=1)
     r = len(per_rep_p)
     return {"pointwise": float(per_rep_p.mean()), "pointwise_se": float(per_rep_p.std(ddof=1) / np.sqrt(r)),
-            "simultaneous": float(per_rep_s.mean()), "simultaneous_se": float(per_rep_s.std(ddof=1) / np.sqrt(r))}
+            "simultaneous": float(per_rep_s.mean()), "simultaneous_se": float(per_rep_s.std(ddof=1) / np.sqrt(r)),
+            "per_rep": {"rep": [int(i) for i in reps], "pointwise": per_rep_p.tolist(),
+                        "simultaneous": per_rep_s.tolist()}}
+
+
+def _paired(a: dict, b: dict, field: str) -> tuple[float, float, int]:
+    """Mean and MC SE of the per-repetition coverage difference a - b over their common data sets."""
+    da = dict(zip(a["per_rep"]["rep"], a["per_rep"][field]))
+    db = dict(zip(b["per_rep"]["rep"], b["per_rep"][field]))
+    common = sorted(set(da) & set(db))
+    d = np.array([da[r] - db[r] for r in common])
+    if len(d) < 3:
+        return float("nan"), float("nan"), len(d)
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))), len(d)
 
 
 def summarise(results_dir: Path) -> dict:
@@ -276,7 +289,7 @@ def summarise(results_dir: Path) -> dict:
                         var = np.stack([reps[r][key] for r in idx])
                         se = np.sqrt(np.clip(var, 0, None))
                         crit = np.stack([reps[r]["crit"] for r in idx])[:, :, None]
-                        cov = _coverage(err <= z * se, (err <= crit * se).all(axis=2))
+                        cov = _coverage(err <= z * se, (err <= crit * se).all(axis=2), idx)
                         ratio = se.mean(axis=0) / sd
                         summary[f"{scen_dir.name} {cname} {label}"] = dict(
                             base, **cov, width=float(2 * z * se.mean()), se_ratio_median=float(np.median(ratio)),
@@ -290,7 +303,7 @@ def summarise(results_dir: Path) -> dict:
                     crit = np.stack([reps[r]["crit"] for r in idx])[:, :, None]
                     mean_se = np.sqrt(np.clip(np.stack([reps[r]["v_ij"] for r in idx]), 0, None)).mean(axis=0)
                     for label, se in (("oracle SD", sd), ("IJ-U mean SE", mean_se)):
-                        cov = _coverage(err <= z * se, (err <= crit * se).all(axis=2))
+                        cov = _coverage(err <= z * se, (err <= crit * se).all(axis=2), idx)
                         summary[f"{scen_dir.name} {cname} {label}"] = dict(
                             base, **cov, width=float(2 * z * np.mean(se)), se_ratio_median=float(np.median(se / sd)),
                             se_ratio_min=float((se / sd).min()), se_ratio_max=float((se / sd).max()), cpu_seconds=0.0)
@@ -307,12 +320,25 @@ def summarise(results_dir: Path) -> dict:
                             inside_c.append(ok.all(axis=1))
                             widths.append((hi - lo).mean())
                             ses.append(se)
-                        cov = _coverage(np.array(inside_p), np.array(inside_c))
+                        cov = _coverage(np.array(inside_p), np.array(inside_c), idx)
                         ratio = np.mean(ses, axis=0) / sd
                         summary[f"{scen_dir.name} {cname} {label}"] = dict(
                             base, **cov, width=float(np.mean(widths)), se_ratio_median=float(np.median(ratio)),
                             se_ratio_min=float(ratio.min()), se_ratio_max=float(ratio.max()),
                             cpu_seconds=float(np.mean([reps[r]["time"] for r in idx])), B=int(res[0].shape[0]))
+        # paired differences on the same data sets: IJ-U (pointwise band) - bootstrap normal, IJ-U sup-t
+        # (simultaneous) - bootstrap sup-t
+        prefix = scen_dir.name + " "
+        for boot_key in [k for k in summary if k.startswith(prefix + "boot") and k.endswith(" normal")]:
+            boot_cell = boot_key.split(" ")[1]
+            for ij_key in [k for k in summary if k.startswith(prefix + "ij") and k.endswith(" IJ-U")]:
+                if "_ms" in ij_key:
+                    continue
+                p, p_se, n_common = _paired(summary[ij_key], summary[boot_key], "pointwise")
+                s_, s_se, _ = _paired(summary[ij_key], summary[prefix + boot_cell + " sup-t"], "simultaneous")
+                summary.setdefault("paired", {})[f"{ij_key} - {boot_cell}"] = {
+                    "R_common": n_common, "pointwise_diff": p, "pointwise_diff_se": p_se,
+                    "simultaneous_diff": s_, "simultaneous_diff_se": s_se}
         # compute ratios: bootstrap (measured at its T; projected at the IJ's T) / IJ at the IJ's T
         for key, row in list(summary.items()):
             if not key.startswith(scen_dir.name + " boot") or "B" not in row:
@@ -335,6 +361,8 @@ def render_markdown(summary: dict) -> str:
              "SE / true SD: median [min, max] | V<0 share | noise share | CPU s / rep |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, v in summary.items():
+        if key == "paired":
+            continue
         scen, cell, method = key.split(" ", 2)
         neg = f"{v['negative_share']:.3f}" if "negative_share" in v else ""
         noise = f"{v['noise_share_median']:.2f}" if "noise_share_median" in v and "IJ" in method else ""
@@ -342,6 +370,13 @@ def render_markdown(summary: dict) -> str:
             f"| {scen} | {cell} | {method} | {v['R']} | {v['pointwise']:.3f} ({v['pointwise_se']:.3f}) | "
             f"{v['simultaneous']:.3f} ({v['simultaneous_se']:.3f}) | {v['width']:.3f} | {v['se_ratio_median']:.2f} "
             f"[{v['se_ratio_min']:.2f}, {v['se_ratio_max']:.2f}] | {neg} | {noise} | {v['cpu_seconds']:.1f} |")
+    if summary.get("paired"):
+        lines.append("\nPaired differences on the same data sets (IJ-U pointwise - bootstrap normal; IJ-U sup-t "
+                     "simultaneous - bootstrap sup-t), mean (MC SE):\n")
+        for key, v in summary["paired"].items():
+            lines.append(f"- {key} (R = {v['R_common']}): pointwise {v['pointwise_diff']:+.3f} "
+                         f"({v['pointwise_diff_se']:.3f}), simultaneous {v['simultaneous_diff']:+.3f} "
+                         f"({v['simultaneous_diff_se']:.3f})")
     ratios = [(k, v["compute_ratio"]) for k, v in summary.items() if "compute_ratio" in v and k.endswith("normal")]
     if ratios:
         lines.append("\nCompute ratio (bootstrap CPU / IJ CPU per repetition; 'projected' = B x (fit + forest PD) "
@@ -399,6 +434,8 @@ def _tex_rows(summary: dict) -> list[str]:
               "normal": "boot.\\ normal", "sup-t": "boot.\\ normal/sup-t"}
     rows = []
     for key, v in summary.items():
+        if key == "paired":
+            continue
         scen, cell, method = key.split(" ", 2)
         if method in ("oracle SD", "IJ-U mean SE") or (method == "IJ raw" and "T1000" not in cell):
             continue  # diagnostics: in summary.md / summary.json only
@@ -446,6 +483,13 @@ def render(ctx) -> dict:
     macros["ForestIJMeasuredRatio"] = C.fmt(ratio.get("measured_boot_T100", float("nan")), 1)
     macros["ForestIJSeconds"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
     macros["ForestIJMinTrees"] = str(MIN_TREES)
+    paired = summary.get("paired", {})
+    for tag, T in (("A", 1000), ("B", 5000), ("C", 200)):
+        v = paired.get(f"friedman1_n500 ij_T{T} IJ-U - boot_T100_B50", {})
+        for name, field, digits in (("Diff", "pointwise_diff", 3), ("DiffSE", "pointwise_diff_se", 3),
+                                    ("SimDiff", "simultaneous_diff", 3), ("SimDiffSE", "simultaneous_diff_se", 3)):
+            macros[f"ForestIJ{name}{tag}"] = C.fmt(v.get(field, float("nan")), digits)
+        macros[f"ForestIJPairedR{tag}"] = str(v.get("R_common", "--"))
     for tag, key in (("", "friedman1_n500 ij_T1000 IJ-U"), ("Large", "friedman1_n2000 ij_T1000 IJ-U")):
         row = summary.get(key, {})  # per-tree PD time: IJ CPU minus the fit, per tree and feature
         per_tree = (row.get("cpu_seconds", np.nan) - row.get("fit_seconds", np.nan)) / (1000 * len(FEATURES))
