@@ -432,6 +432,8 @@ def compute(ctx) -> None:
 def _tex_rows(summary: dict) -> list[str]:
     labels = {"IJ-U": "IJ-U", "IJ raw": "IJ (raw)", "J-U": "J-U", "percentile": "boot.\\ percentile",
               "normal": "boot.\\ normal", "sup-t": "boot.\\ normal/sup-t"}
+    order = {m: k for k, m in enumerate(labels)}
+    dgps = {"friedman1": "Friedman 1", "friedman1_corr": "Friedman 1, corr."}
     rows = []
     for key, v in summary.items():
         if key == "paired":
@@ -443,11 +445,12 @@ def _tex_rows(summary: dict) -> list[str]:
         trees = cell.split("_T")[1].split("_")[0]
         ms = cell.split("_ms")[1].split("_")[0] if "_ms" in cell else "1"
         neg = f"{v['negative_share']:.2f}" if "negative_share" in v else ""
-        rows.append(f"{dgp.replace('_', '-')} & {n} & {trees} & {ms} & {labels[method]} & {v['R']} & "
-                    f"{C.fmt(v['pointwise'], 3)} ({C.fmt(v['pointwise_se'], 3)}) & "
-                    f"{C.fmt(v['simultaneous'], 3)} ({C.fmt(v['simultaneous_se'], 3)}) & "
-                    f"{v['se_ratio_median']:.2f} & {neg} & {v['cpu_seconds']:.1f} \\\\")
-    return rows
+        text = (f"{dgps.get(dgp, dgp)} & {n} & {trees} & {ms} & {labels[method]} & {v['R']} & "
+                f"{C.fmt(v['pointwise'], 3)} ({C.fmt(v['pointwise_se'], 3)}) & "
+                f"{C.fmt(v['simultaneous'], 3)} ({C.fmt(v['simultaneous_se'], 3)}) & "
+                f"{v['se_ratio_median']:.2f} & {neg} & {v['cpu_seconds']:.1f} \\\\")
+        rows.append(((dgp, int(n), -float(ms), cell.startswith("ij"), int(trees), order[method]), text))
+    return [text for _, text in sorted(rows)]
 
 
 def render(ctx) -> dict:
