@@ -472,7 +472,8 @@ def render(ctx) -> dict:
 
     for tag, key in (("A", "friedman1_n500 ij_T1000 IJ-U"), ("B", "friedman1_n500 ij_T5000 IJ-U"),
                      ("C", "friedman1_n500 ij_T200 IJ-U"), ("D", "friedman1_n500 ij_T1000_ms0.5 IJ-U"),
-                     ("E", "friedman1_n2000 ij_T1000 IJ-U"), ("Boot", "friedman1_n500 boot_T100_B50 normal"),
+                     ("E", "friedman1_n2000 ij_T1000 IJ-U"), ("F", "friedman1_n500 ij_T1000_ms0.2 IJ-U"),
+                     ("G", "friedman1_n2000 ij_T5000 IJ-U"), ("Boot", "friedman1_n500 boot_T100_B50 normal"),
                      ("BootSupt", "friedman1_n500 boot_T100_B50 sup-t"),
                      ("BootPerc", "friedman1_n500 boot_T100_B50 percentile")):
         put(f"ForestIJCov{tag}", key, "pointwise")
@@ -485,6 +486,9 @@ def render(ctx) -> dict:
     macros["ForestIJProjectedRatio"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
     macros["ForestIJMeasuredRatio"] = C.fmt(ratio.get("measured_boot_T100", float("nan")), 1)
     macros["ForestIJSeconds"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
+    ratio = summary.get("friedman1_n500 boot_T100_B50 normal", {}).get("compute_ratio", {}).get("IJ T5000", {})
+    macros["ForestIJProjectedRatioB"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
+    macros["ForestIJSecondsB"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
     macros["ForestIJMinTrees"] = str(MIN_TREES)
     paired = summary.get("paired", {})
     for tag, T in (("A", 1000), ("B", 5000), ("C", 200)):
@@ -498,7 +502,9 @@ def render(ctx) -> dict:
         per_tree = (row.get("cpu_seconds", np.nan) - row.get("fit_seconds", np.nan)) / (1000 * len(FEATURES))
         macros[f"ForestIJTreeMs{tag}"] = C.fmt(1000 * per_tree, 2)
     for tag, key in (("A", "friedman1_n500 ij_T1000 IJ-U"), ("B", "friedman1_n500 ij_T5000 IJ-U"),
-                     ("C", "friedman1_n500 ij_T200 IJ-U"), ("E", "friedman1_n2000 ij_T1000 IJ-U")):
+                     ("C", "friedman1_n500 ij_T200 IJ-U"), ("E", "friedman1_n2000 ij_T1000 IJ-U"),
+                     ("D", "friedman1_n500 ij_T1000_ms0.5 IJ-U"), ("F", "friedman1_n500 ij_T1000_ms0.2 IJ-U"),
+                     ("G", "friedman1_n2000 ij_T5000 IJ-U")):
         put(f"ForestIJNoise{tag}", key, "noise_share_median", 2)
         put(f"ForestIJNeg{tag}", key, "negative_share", 2)
     C.write_macros(ctx.out("generated", "forest_ij.tex"), macros, "experiments/s8_forest_ij.py")
