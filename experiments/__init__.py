@@ -64,5 +64,6 @@ OUTPUTS = {
     "htest": ("tables/h_test_size_power",),
     "bounded": ("tables/bounded_statistics",),
     "classification": ("tables/coverage_classification",),
+    "forest_ij": ("tables/forest_ij", "generated/forest_ij"),
 }
 

@@ -62,7 +62,9 @@ GRID = np.linspace(0.05, 0.95, 15)
 FEATURES = [0, 2, 3]
 LEVEL = 0.95
 SEED = 20261130
-ARCHIVE = Path(__file__).parent / "archive" / "forest_ij"
+ARCHIVE_DIR = Path(__file__).parent / "archive" / "forest_ij"
+#: Compact files of a run (globs under its results folder) that ``render`` reads: ``--archive`` copies them.
+ARCHIVE = ("*/*/rep*.npz",)
 
 
 @dataclass(frozen=True)
@@ -412,8 +414,8 @@ STUDY = "forest_ij"
 def _seed_from_archive(folder: Path) -> int:
     """Copy archived repetitions missing from ``folder`` (full mode resumes the archived run)."""
     copied = 0
-    for src in ARCHIVE.rglob("rep*.npz"):
-        dest = folder / src.relative_to(ARCHIVE)
+    for src in ARCHIVE_DIR.rglob("rep*.npz"):
+        dest = folder / src.relative_to(ARCHIVE_DIR)
         if not dest.exists():
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dest)
@@ -456,10 +458,8 @@ def _tex_rows(summary: dict) -> list[str]:
 def render(ctx) -> dict:
     """``tables/forest_ij.tex`` and ``generated/forest_ij.tex`` from the study folder (else the archive)."""
     folder = ctx.study_dir(STUDY)
-    source = folder if any(folder.rglob("rep*.npz")) else ARCHIVE
+    source = folder if any(folder.rglob("rep*.npz")) else ARCHIVE_DIR
     summary = summarise(source) if any(Path(source).rglob("rep*.npz")) else {}
-    (folder / "summary.json").write_text(json.dumps(summary, indent=1))
-    (folder / "summary.md").write_text(render_markdown(summary) + "\n")
     lines = [r"\begin{tabular}{llrlllrllrr}", r"\toprule",
              r"DGP & $n$ & $T$ & $m/n$ & method & $R$ & pointwise cov. & simultaneous cov. & SE/SD & $V<0$ & CPU s \\",
              r"\midrule", *_tex_rows(summary), r"\bottomrule", r"\end{tabular}", ""]
@@ -534,17 +534,17 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         compute_cells(cells, args.results_dir, args.n_jobs)
         print(f"compute: {time.perf_counter() - start:.0f} s wall")
-    if args.render_only and not args.results_dir.exists() and ARCHIVE.exists():
-        print(f"(no results in {args.results_dir}: rendering the archived run {ARCHIVE})")
-        args.results_dir = ARCHIVE
+    if args.render_only and not args.results_dir.exists() and ARCHIVE_DIR.exists():
+        print(f"(no results in {args.results_dir}: rendering the archived run {ARCHIVE_DIR})")
+        args.results_dir = ARCHIVE_DIR
     summary = summarise(args.results_dir)
     text = render_markdown(summary)
     print(text)
-    if args.results_dir != ARCHIVE:
+    if args.results_dir != ARCHIVE_DIR:
         (args.results_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         (args.results_dir / "summary.md").write_text(text + "\n")
     if args.archive:
-        archive(args.results_dir, args.archive)
+        archive(args.results_dir, args.archive)  # plain copy; the runner's --archive adds a MANIFEST
     return 0
 
 
