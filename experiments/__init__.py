@@ -29,6 +29,7 @@ Where each output of the paper comes from (one render function per figure or tab
 ``tables/coverage_classification``   ``stats_classification.render``
 ``tables/ale_coverage``               ``s7_ale._table``
 ``figures/ale_pd_vs_ale``             ``s7_ale._figure``
+``tables/forest_ij``                  ``s8_forest_ij.render`` (archived run: ``experiments/archive/forest_ij``)
 ``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
 ``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
 ====================================  =============================================
@@ -46,6 +47,7 @@ STUDIES = {
     "bounded": "stats_bounded",
     "classification": "stats_classification",
     "ale": "s7_ale",
+    "forest_ij": "s8_forest_ij",
 }
 
 #: What each study's ``render`` writes under the paper folder (extension-less, as main.tex names them);
@@ -66,5 +68,6 @@ OUTPUTS = {
     "bounded": ("tables/bounded_statistics",),
     "classification": ("tables/coverage_classification",),
     "ale": ("tables/ale_coverage", "figures/ale_pd_vs_ale", "generated/ale"),
+    "forest_ij": ("tables/forest_ij", "generated/forest_ij"),
 }
 

@@ -110,8 +110,10 @@ def _report(record, quiet: bool) -> None:
     effect = getattr(record.config, "effect", "pd")
     ranked = {"pd": "PD range", "ale": "ALE range", "both": "PD and ALE range"}[effect]
     lines = [f"Results in {folder}{'/' if not str(folder).endswith('/') else ''}",
-             f"  summary.md      metrics, features ranked by {ranked} (with intervals)"
-             + (", heterogeneity" if effect != "ale" else "")]
+             ("  summary.md      metrics, features ranked by PD range and band width (infinitesimal jackknife)"
+              if getattr(record.config, "uncertainty", "") == "ij" else
+              f"  summary.md      metrics, features ranked by {ranked} (with intervals)"
+              + (", heterogeneity" if effect != "ale" else ""))]
     if record.workbook:
         lines.append("  workbook.xlsx   data, test predictions, parameters, metrics, one sheet per feature/pair")
     lines.append(f"  plots/          {len(plots)} {record.config.format.upper()} figures (start with overview*)")
