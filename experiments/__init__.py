@@ -54,7 +54,7 @@ STUDIES = {
 #: "run" is :func:`experiments.run.write_run_macros`.  ``tests/test_archive.py`` checks that every file the
 #: paper inputs is listed here and is rendered from the committed archive (``experiments/archive``).
 OUTPUTS = {
-    "run": ("generated/run",),
+    "run": ("generated/run", "generated/pending"),
     "electricity": ("figures/electricity_bands", "figures/electricity_contours", "generated/electricity"),
     "coverage": ("tables/coverage", "tables/coverage_width", "tables/coverage_molnar", "figures/coverage_by_grid",
                  "figures/coverage_example", "generated/coverage"),
