@@ -39,13 +39,26 @@ import numpy as np
 from numba import njit
 
 LEAF = -1  # feature code of a leaf in the kernel's node table
-S_SPLIT = -2  # feature code of a split on feature of interest 0 (-3: on feature of interest 1)
 MISSING_CODE = 256
-# The node table is one int32 array (n_nodes, 4) - code (C-split column, LEAF or
-# S_SPLIT - axis), left child, right child, aux - plus the float64 thresholds, so a
-# node costs two cache lines.  aux: at S-splits the number of sorted grid points
-# <= threshold; at numeric C-splits -1 (NaN goes right) or -2 (NaN goes left); at
-# categorical C-splits the row of ``cat_left``.
+# The node table is one int32 array (n_nodes, 4) - split column (LEAF at leaves), left
+# child, right child, aux - plus the float64 thresholds, so a node costs two cache
+# lines; it depends on the model only (the features of interest are arguments of the
+# walk).  aux: -1 (NaN goes right) or -2 (NaN goes left) at numeric splits, the row of
+# ``cat_left`` at categorical splits.
+
+
+@njit(cache=True, nogil=True)
+def _n_below(grid, t):
+    """Number of values of the sorted ``grid`` that are <= t (``searchsorted(grid, t, "right")``)."""
+    lo = 0
+    hi = grid.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if grid[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True, nogil=True)
@@ -104,18 +117,21 @@ def _add_box(out, k, lo0, hi0, lo1, hi1, g0, g1, val):
 
 
 @njit(cache=True, nogil=True)
-def walk(nodes, thr, cat_left, value, roots, slot, g0, g1, xt, rows, w, acc, ice, oob, ice_oob):
+def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, rows, w, acc, ice, oob, ice_oob):
     """Walk trees ``roots`` with the rows ``rows`` (see the module docstring).
 
     ``nodes``/``thr``: the node table (see above); ``value`` (n_nodes, n_raw) leaf
-    values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to; ``g1 = 0`` for a 1-D
-    grid; ``xt`` (n_features, n_rows) the rows column-major; ``w`` row weights;
+    values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to; ``s0``, ``s1`` the
+    columns of the features of interest (``s1 = -10`` for a 1-D grid) and ``grid0``,
+    ``grid1`` their sorted grids (``grid1`` empty for a 1-D grid); ``xt`` (n_features, n_rows) the rows column-major; ``w`` row weights;
     ``acc`` (n_slots, n_raw, g0 * max(g1, 1)) weighted difference arrays (no rows:
     skipped); ``ice`` (n_rows, n_raw, size) per-row difference arrays (no rows:
     skipped); ``oob`` (n_trees, n_rows): when it has rows, tree ``t`` also adds to
     ``ice_oob`` for the rows with ``oob[t, i]``.
     """
     n_raw = value.shape[1]
+    g0 = grid0.shape[0]
+    g1 = grid1.shape[0]
     do_avg = acc.shape[0] > 0
     do_ice = ice.shape[0] > 0
     do_oob = oob.shape[0] > 0
@@ -149,7 +165,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, g0, g1, xt, rows, w, acc, ice
             while True:  # follow one child in place, push the other (if any)
                 f = nodes[v, 0]
                 aux = nodes[v, 3]
-                if f >= 0:
+                if f >= 0 and f != s0 and f != s1:
                     if e - s == 1:  # a single row: plain descent
                         xv = xt[f, seg[s]]
                         if aux >= 0:
@@ -196,10 +212,12 @@ def walk(nodes, thr, cat_left, value, roots, slot, g0, g1, xt, rows, w, acc, ice
                                     _add_box(ice_oob[r], k, lo0, hi0, lo1, hi1, g0, g1, value[v, k])
                     break
                 # S-split: each child keeps its side of the grid box; a child with an empty box is cut
-                if f == S_SPLIT:
-                    r_lo, r_hi, l_lo, l_hi = max(lo0, aux), hi0, lo0, min(hi0, aux)
+                if f == s0:
+                    sp = _n_below(grid0, thr[v])
+                    r_lo, r_hi, l_lo, l_hi = max(lo0, sp), hi0, lo0, min(hi0, sp)
                 else:
-                    r_lo, r_hi, l_lo, l_hi = max(lo1, aux), hi1, lo1, min(hi1, aux)
+                    sp = _n_below(grid1, thr[v])
+                    r_lo, r_hi, l_lo, l_hi = max(lo1, sp), hi1, lo1, min(hi1, sp)
                 go_l = l_lo < l_hi
                 if r_lo < r_hi and go_l:
                     if top == st.shape[0]:
@@ -211,7 +229,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, g0, g1, xt, rows, w, acc, ice
                     st[top, 4] = hi0
                     st[top, 5] = lo1
                     st[top, 6] = hi1
-                    if f == S_SPLIT:
+                    if f == s0:
                         st[top, 3] = r_lo
                     else:
                         st[top, 5] = r_lo
@@ -222,14 +240,14 @@ def walk(nodes, thr, cat_left, value, roots, slot, g0, g1, xt, rows, w, acc, ice
                 else:
                     v = nodes[v, 2]
                     lo, hi = r_lo, r_hi
-                if f == S_SPLIT:
+                if f == s0:
                     lo0, hi0 = lo, hi
                 else:
                     lo1, hi1 = lo, hi
 
 
 @njit(cache=True, nogil=True)
-def plan_stats(nodes, cover, roots, g0, g1, n_rows):
+def plan_stats(nodes, thr, cover, roots, s0, s1, grid0, grid1, n_rows):
     """Expected work of :func:`walk` for ``n_rows`` rows distributed like the training cover.
 
     Returns ``(visits, visited)``: expected (row, node) incidences per row, and the
@@ -237,6 +255,8 @@ def plan_stats(nodes, cover, roots, g0, g1, n_rows):
     share)``).  A row takes a C-split's branches with the training proportions and every
     live branch of an S-split; branches expected to hold under 0.001 rows are not followed.
     """
+    g0 = grid0.shape[0]
+    g1 = grid1.shape[0]
     visits = 0.0
     visited = 0.0
     st = np.empty((4, 6))  # node, share of rows, lo0, hi0, lo1, hi1; grows as needed
@@ -266,14 +286,17 @@ def plan_stats(nodes, cover, roots, g0, g1, n_rows):
                 child = lc if side == 0 else rc
                 share = mass
                 lo0, hi0, lo1, hi1 = box0, box1, box2, box3
-                if f >= 0:
+                if f != s0 and f != s1:
                     tot = cover[lc] + cover[rc]
                     share = mass * (cover[child] / tot if tot > 0 else 0.5)
                     if n_rows * share < 1e-3:
                         continue
                 else:
-                    sp = nodes[v, 3]
-                    if f == S_SPLIT:
+                    if f == s0:
+                        sp = _n_below(grid0, thr[v])
+                    else:
+                        sp = _n_below(grid1, thr[v])
+                    if f == s0:
                         if side == 0:
                             hi0 = min(hi0, sp)
                         else:

@@ -13,6 +13,18 @@ the unique leaf with ``x_C`` in its C-box and ``z`` in its S-box, so
     PD(z)    = offset + sum over leaves L of value_L * w_L * 1[z in box_S(L)],
     w_L      = sum_i w_i 1[x_C^(i) in box_C(L)] / sum_i w_i.
 
+Walks.  With numba installed (``pip install pdpboot[fast]``; :func:`kernel_available`)
+numeric features of interest with NaN-free grids use the compiled walk
+(:mod:`._tree_kernel`): tree by tree, the set of background rows meeting the
+complement splits travels as a segment of one index array (partitioned in place at
+complement splits, handed to every child whose grid interval is not empty at splits on
+the features of interest), so the work is the number of (row, node) incidences of the
+pruned trees - linear in the rows - and each leaf adds its value times the summed row
+weights (or, for ICE, its value per row) at its grid box corners.  Otherwise (numba
+missing, categorical or one-hot features of interest, grids with NaN) the NumPy walks
+below are used, and ``method="auto"`` compares whichever walk applies with brute force
+through :class:`TreePlan`'s cost estimates.
+
 All trees of the ensemble are walked at once, level by level, on one concatenated
 node table (:mod:`._tree_walk`): background rows travel as bitsets, split at the
 C-splits and copied to both children at the S-splits; the grid boxes are propagated
@@ -490,7 +502,7 @@ class PreparedTrees:
             if self._depth is None:
                 self._depth = _expected_depth(model)
                 self._kernel_base = _kernel_base(model)
-            table = _kernel_table(model, self._kernel_base, s_cols, grids)
+            table = _kernel_table(self._kernel_base, s_cols, grids)
             tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
             ice_cost = len(self.xa) * table.size * model.value.shape[1] * _COST["ice_cell"]
             return TreePlan(tuple(feature_idx), list(s_cols), table, "kernel", tree_cost, brute_cost, ice_cost)
@@ -583,25 +595,24 @@ def _costs(model: _Model, levels, s_cols, boxes: _Boxes, n_rows: int) -> tuple[s
 
 @dataclass(frozen=True)
 class _KernelTable:
-    """Node table of one feature set for the compiled walk (:mod:`._tree_kernel`).
+    """One feature set for the compiled walk (:mod:`._tree_kernel`).
 
-    ``nodes`` (n_nodes, 4) int32: code (C-split column, ``LEAF`` or ``S_SPLIT - axis``),
-    left, right, aux (see :mod:`._tree_kernel`); ``thr`` the thresholds; ``shape`` and
+    ``nodes`` (n_nodes, 4) int32 and ``thr``: the model's node table (shared by all
+    feature sets); ``cols`` the model columns of interest (-10 pads a 1-D set);
+    ``grids`` their sorted grids as float64 (an empty second grid for 1-D); ``shape`` and
     ``order`` (the sorting permutation of each grid) as in :class:`._tree_walk._Boxes`.
     """
 
     nodes: np.ndarray
     thr: np.ndarray
+    cols: tuple[int, int]
+    grids: tuple[np.ndarray, np.ndarray]
     shape: tuple[int, ...]
     order: list[np.ndarray]
 
     @property
     def size(self) -> int:
         return int(np.prod(self.shape))
-
-    def dims(self) -> tuple[int, int]:
-        """(g0, g1) for the kernel; g1 = 0 for a 1-D grid."""
-        return self.shape[0], (self.shape[1] if len(self.shape) == 2 else 0)
 
 
 def _kernel_handles(model: _Model, s_cols: list, grids: list) -> bool:
@@ -616,8 +627,8 @@ def _kernel_handles(model: _Model, s_cols: list, grids: list) -> bool:
     return True
 
 
-def _kernel_base(model: _Model) -> np.ndarray:
-    """The model's part of the compiled walk's node table (feature set not yet marked)."""
+def _kernel_base(model: _Model) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled walk's node table of a model: (n_nodes, 4) int32 and float64 thresholds."""
     kern = _kernel()
     if len(model.feature) >= 2**31:
         raise ValueError("the compiled tree walk handles at most 2**31 - 1 nodes")
@@ -627,23 +638,16 @@ def _kernel_base(model: _Model) -> np.ndarray:
     nodes[:, 1] = model.left
     nodes[:, 2] = model.right
     nodes[:, 3] = np.where(model.cat_row >= 0, model.cat_row, np.where(model.missing_left, -2, -1))
-    return nodes
+    return nodes, np.ascontiguousarray(model.threshold, dtype=np.float64)
 
 
-def _kernel_table(model: _Model, base: np.ndarray, s_cols: list, grids: list) -> _KernelTable:
-    kern = _kernel()
-    feat = model.feature
-    nodes = base.copy()
-    orders = []
-    for axis, (col, g) in enumerate(zip(s_cols, grids)):
-        order = np.argsort(g, kind="stable")
-        values = np.asarray(g, dtype=np.float64)[order]
-        on = np.flatnonzero(feat == col)
-        nodes[on, 0] = kern.S_SPLIT - axis
-        nodes[on, 3] = np.searchsorted(values, model.threshold[on], side="right")
-        orders.append(order)
-    thr = np.ascontiguousarray(model.threshold, dtype=np.float64)
-    return _KernelTable(nodes, thr, tuple(len(g) for g in grids), orders)
+def _kernel_table(base, s_cols: list, grids: list) -> _KernelTable:
+    orders = [np.argsort(g, kind="stable") for g in grids]
+    values = [np.ascontiguousarray(np.asarray(g, dtype=np.float64)[o]) for g, o in zip(grids, orders)]
+    cols = [int(c) for c in s_cols] + [-10]
+    values.append(np.zeros(0))
+    return _KernelTable(base[0], base[1], (cols[0], cols[1]), (values[0], values[1]),
+                        tuple(len(g) for g in grids), orders)
 
 
 def _expected_depth(model: _Model) -> float:
@@ -662,9 +666,9 @@ def _kernel_costs(model: _Model, table: _KernelTable, n_rows: int, depth: float)
     roots = model.roots
     pick = np.unique(np.linspace(0, len(roots) - 1, min(len(roots), _KERNEL_SAMPLE_TREES)).round().astype(int))
     cover = model.cover if model.cover is not None else np.ones(len(model.feature))
-    g0, g1 = table.dims()
-    visits, nodes = kern.plan_stats(table.nodes, np.ascontiguousarray(cover, dtype=np.float64),
-                                    np.ascontiguousarray(roots[pick], dtype=np.int64), g0, g1, float(n_rows))
+    visits, nodes = kern.plan_stats(table.nodes, table.thr, np.ascontiguousarray(cover, dtype=np.float64),
+                                    np.ascontiguousarray(roots[pick], dtype=np.int64), *table.cols, *table.grids,
+                                    float(n_rows))
     scale = len(roots) / len(pick)
     tree = n_rows * visits * scale * _COST["kernel_visit"] + nodes * scale * _COST["kernel_node"]
     tree += len(model.feature) * _COST["kernel_table"]
@@ -676,14 +680,14 @@ def _kernel_costs(model: _Model, table: _KernelTable, n_rows: int, depth: float)
 def _kernel_walk(model: _Model, table: _KernelTable, xt, rows, w, acc, ice, oob=None, ice_oob=None,
                  value=None, slot=None) -> None:
     kern = _kernel()
-    g0, g1 = table.dims()
     value = model.value if value is None else value
     slot = np.zeros(len(model.roots), dtype=np.int64) if slot is None else slot
     if oob is None:
         oob, ice_oob = np.zeros((0, 0), dtype=np.bool_), np.zeros((0, 0, 0))
     c = np.ascontiguousarray
     kern.walk(table.nodes, table.thr, c(model.cat_left, dtype=np.bool_), c(value, dtype=np.float64),
-              c(model.roots, dtype=np.int64), c(slot, dtype=np.int64), g0, g1, c(xt, dtype=np.float64),
+              c(model.roots, dtype=np.int64), c(slot, dtype=np.int64), *table.cols, *table.grids,
+              c(xt, dtype=np.float64),
               c(rows, dtype=np.int64), c(w, dtype=np.float64), acc, ice, c(oob, dtype=np.bool_), ice_oob)
 
 

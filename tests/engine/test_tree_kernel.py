@@ -223,9 +223,19 @@ def test_engine_without_numba():
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
 
 
-def test_kernel_disabled_by_environment():
-    out = _run_python(NO_KERNEL_CHECK, {"PDPBOOT_NUMBA": "0"})
-    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
+def test_kernel_disabled_by_environment(monkeypatch):
+    monkeypatch.setenv("PDPBOOT_NUMBA", "0")
+    monkeypatch.setattr(tree_mod, "_KERNEL", None)  # decided again on the next call
+    assert not kernel_available()
+    X, y = _data()
+    rf = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
+    grids = [_grid(rf, X, 0, n=4)]
+    plan = PreparedTrees(rf, X, "predict").plan((0,), grids)
+    assert plan.walk == "bitset"
+    avg, ice = PreparedTrees(rf, X, "predict").partial_dependence(plan, individual=True)
+    ref = brute_ice(rf, X, (0,), grids, "predict")
+    np.testing.assert_allclose(ice, ref, rtol=0, atol=TOL)
+    np.testing.assert_allclose(avg, ref.mean(axis=0), rtol=0, atol=TOL)
 
 
 @needs_kernel

@@ -1,0 +1,160 @@
+"""Exact tree engine (compiled walk) against pdpboot brute force on fully grown forests (issue 14).
+
+Friedman #1 (scikit-learn's generator, 10 features, noise 1), n background rows = the
+training rows, ``RandomForestRegressor(100)`` fully grown (fitted with 2 jobs; timed
+calls run single-threaded, ``n_jobs=1``, BLAS/OpenMP limited to 1).  Grids: 50 points on
+the 5-95 % quantiles of ``x0`` (1-D) and of ``x0`` x ``x1`` (2-D, 50 x 50).
+
+Contenders, each a full ``pdpboot.engine.compute_pd`` call (model reading, planning and
+the walk included), interleaved (one run of each per repeat), CPU time
+(``time.process_time``), medians over repeats:
+
+* ``kernel`` - ``method="tree"`` with the compiled walk (numba);
+* ``numpy`` - ``method="tree"`` with the compiled walk disabled (the NumPy bitset /
+  routing walks; only for n <= ``--numpy-max``, it is slow for deep trees);
+* ``brute`` - ``method="brute"`` (row-major stacking) on ``k`` of the grid points,
+  scaled by (grid points / k).  Brute force costs the same per grid point (every
+  point is n stacked rows through the same predict), so the scaled figure is its full
+  cost; ``k`` is printed (all points where affordable).
+
+The largest difference between the kernel's and brute force's PD on the points brute
+force evaluated is printed as a check.  Results are appended as JSON lines to
+``--out`` (default ``benchmarks/results/kernel.jsonl``); the fitted cost exponent in n
+(least squares on log time vs log n over the sizes run) is printed at the end.
+
+Usage::
+
+    python -m benchmarks.bench_kernel --n 1000 10000 --repeats 3
+    python -m benchmarks.bench_kernel --n 100000 --repeats 1 --brute-points 2 --brute-points-2d 2
+    python -m benchmarks.bench_kernel --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import RandomForestRegressor
+from threadpoolctl import threadpool_limits
+
+import pdpboot.engine.tree as tree_mod
+from pdpboot.engine import compute_pd
+
+
+def _cpu(fn):
+    start = time.process_time()
+    out = fn()
+    return time.process_time() - start, out
+
+
+def _load() -> float:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return float("nan")
+
+
+def _numpy_engine(est, X, features, grids):
+    saved = tree_mod._KERNEL
+    tree_mod._KERNEL = False
+    try:
+        return compute_pd(est, X, features, grids, response_method="predict", method="tree")[0]
+    finally:
+        tree_mod._KERNEL = saved
+
+
+def _subset(grids, k: int):
+    """k grid points spread over the grid (2-D: k points of the first axis, the second axis' first point)."""
+    first = grids[0][np.unique(np.linspace(0, len(grids[0]) - 1, k).round().astype(int))]
+    return [first] + [g[:1] for g in grids[1:]], first
+
+
+def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_engine: bool) -> dict:
+    n_grid = int(np.prod([len(g) for g in grids]))
+    k = min(brute_points, len(grids[0]))
+    sub, first = _subset(grids, k)
+    k_total = int(np.prod([len(g) for g in sub]))
+    contenders = {
+        "kernel": lambda: compute_pd(est, X, features, grids, response_method="predict", method="tree")[0],
+        "brute": lambda: compute_pd(est, X, features, sub, response_method="predict", method="brute")[0],
+    }
+    if numpy_engine:
+        contenders["numpy"] = lambda: _numpy_engine(est, X, features, grids)
+    times = {key: [] for key in contenders}
+    out = {}
+    for _ in range(repeats):
+        for key, fn in contenders.items():
+            t, out[key] = _cpu(fn)
+            times[key].append(t)
+    med = {key: statistics.median(v) for key, v in times.items()}
+    med["brute"] *= n_grid / k_total  # full-grid cost
+    rank = np.searchsorted(grids[0], first)
+    kern = out["kernel"][(slice(None), rank) + ((0,) * (len(grids) - 1))]
+    err = float(np.max(np.abs(kern - out["brute"].reshape(kern.shape))))
+    if "numpy" in out:
+        err = max(err, float(np.max(np.abs(out["numpy"] - out["kernel"]))))
+    ratios = [b * n_grid / k_total / a for a, b in zip(times["kernel"], times["brute"])]
+    return {"times": med, "brute_points": k_total, "grid_points": n_grid,
+            "speedup_vs_brute": statistics.median(ratios), "max_abs_diff": err}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--brute-points", type=int, default=50, help="1-D grid points brute force evaluates")
+    parser.add_argument("--brute-points-2d", type=int, default=10, help="2-D grid points brute force evaluates")
+    parser.add_argument("--numpy-max", type=int, default=10000, help="largest n for the NumPy walks")
+    parser.add_argument("--no-2d", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="n = 1000, 20 trees, one repeat")
+    parser.add_argument("--out", default="benchmarks/results/kernel.jsonl")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.trees, args.repeats = [1000], 20, 1
+    print(f"compiled walk available: {tree_mod.kernel_available()}; load average {_load():.1f}", flush=True)
+    results = []
+    for n in args.n:
+        X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+        start = time.perf_counter()
+        est = RandomForestRegressor(args.trees, random_state=0, n_jobs=2).fit(X, y)
+        fit_wall = time.perf_counter() - start
+        est.set_params(n_jobs=1)
+        grids = [np.quantile(X[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1)]
+        cases = [((0,), grids[:1], args.brute_points)]
+        if not args.no_2d:
+            cases.append(((0, 1), grids, args.brute_points_2d))
+        with threadpool_limits(limits=1):
+            compute_pd(est, X, (0,), [grids[0][:2]], response_method="predict", method="tree")  # warm-up
+            for features, g, k in cases:
+                load = _load()
+                row = run_case(est, X, features, g, repeats=args.repeats, brute_points=k,
+                               numpy_engine=n <= args.numpy_max)
+                row.update(n=n, trees=args.trees, grid="x".join(str(len(a)) for a in g), repeats=args.repeats,
+                           load_average=load, fit_wall_2jobs=fit_wall,
+                           date=time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
+                results.append(row)
+                t = row["times"]
+                extra = f" numpy {t['numpy']:.3f}s ({t['numpy'] / t['kernel']:.2f}x)" if "numpy" in t else ""
+                print(f"n={n:>7} grid {row['grid']:<6} kernel {t['kernel']:.3f}s | brute {t['brute']:.2f}s "
+                      f"(from {row['brute_points']} of {row['grid_points']} points) -> {row['speedup_vs_brute']:.1f}x"
+                      f" |{extra} | max|diff| {row['max_abs_diff']:.1e} | load {load:.1f}", flush=True)
+                out = Path(args.out)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                with out.open("a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+    for grid in sorted({r["grid"] for r in results}):
+        pts = [(r["n"], r["times"]["kernel"]) for r in results if r["grid"] == grid]
+        if len(pts) >= 2:
+            slope = np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0]
+            print(f"grid {grid}: cost exponent in n (kernel) {slope:.2f} over n = {[p[0] for p in pts]}")
+
+
+if __name__ == "__main__":
+    main()
