@@ -123,11 +123,12 @@ def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, row
     ``nodes``/``thr``: the node table (see above); ``value`` (n_nodes, n_raw) leaf
     values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to; ``s0``, ``s1`` the
     columns of the features of interest (``s1 = -10`` for a 1-D grid) and ``grid0``,
-    ``grid1`` their sorted grids (``grid1`` empty for a 1-D grid); ``xt`` (n_features,
-    n_rows) the rows column-major; ``w`` row weights; ``acc`` (n_slots, n_raw,
-    g0 * max(g1, 1)) weighted difference arrays (no rows: skipped); ``ice`` (n_rows, n_raw, size) per-row difference arrays (no rows:
-    skipped); ``oob`` (n_trees, n_rows): when it has rows, tree ``t`` also adds to
-    ``ice_oob`` for the rows with ``oob[t, i]``.
+    ``grid1`` their sorted grids (``grid1`` empty for a 1-D grid); ``xt``
+    (n_features, n_rows) the rows column-major; ``w`` row weights; ``acc`` (n_slots,
+    n_raw, g0 * max(g1, 1)) weighted difference arrays (no rows: skipped); ``ice``
+    (n_rows, n_raw, size) per-row difference arrays (no rows: skipped); ``oob``
+    (n_trees, n_rows): when it has rows, tree ``t`` also adds to ``ice_oob`` for the
+    rows with ``oob[t, i]``.
     """
     n_raw = value.shape[1]
     g0 = grid0.shape[0]
