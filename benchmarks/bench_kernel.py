@@ -12,10 +12,11 @@ the walk included), interleaved (one run of each per repeat), CPU time
 * ``kernel`` - ``method="tree"`` with the compiled walk (numba);
 * ``numpy`` - ``method="tree"`` with the compiled walk disabled (the NumPy bitset /
   routing walks; only for n <= ``--numpy-max``, it is slow for deep trees);
-* ``brute`` - ``method="brute"`` (row-major stacking) on ``k`` of the grid points,
-  scaled by (grid points / k).  Brute force costs the same per grid point (every
-  point is n stacked rows through the same predict), so the scaled figure is its full
-  cost; ``k`` is printed (all points where affordable).
+* ``brute`` - ``method="brute"`` (row-major stacking), on all grid points or, where
+  that is too slow, on ``k`` and on ``2k`` of them: brute force costs the same per grid
+  point (n stacked rows through the same predict), so its full cost is the k-point
+  time plus (grid points - k) times the per-point slope (2k-point time - k-point
+  time) / k, which leaves the per-call overhead unscaled; ``k`` is printed.
 
 The largest difference between the kernel's and brute force's PD on the points brute
 force evaluated is printed as a check.  Results are appended as JSON lines to
@@ -27,6 +28,12 @@ Usage::
     python -m benchmarks.bench_kernel --n 1000 10000 --repeats 3
     python -m benchmarks.bench_kernel --n 100000 --repeats 1 --brute-points 2 --brute-points-2d 2
     python -m benchmarks.bench_kernel --quick
+    python -m benchmarks.bench_kernel --fixed-model 10000 --n 1000 10000 100000   # one model, vary n
+
+By default each n gets its own forest fitted on the n rows, so the trees deepen with n
+(fully grown: about log2 n levels) and the work per row grows with them - for brute
+force as for the tree engine; ``--fixed-model`` keeps one forest and varies only the
+background rows, which isolates the cost's dependence on n.
 """
 
 from __future__ import annotations
@@ -84,6 +91,12 @@ def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_
         "kernel": lambda: compute_pd(est, X, features, grids, response_method="predict", method="tree")[0],
         "brute": lambda: compute_pd(est, X, features, sub, response_method="predict", method="brute")[0],
     }
+    partial = k_total < n_grid
+    if partial:  # a second subset of 2k points: the per-point cost without the per-call overhead
+        sub2, _ = _subset(grids, min(2 * k, len(grids[0])))
+        k2_total = int(np.prod([len(g) for g in sub2]))
+        contenders["brute_2k"] = lambda: compute_pd(est, X, features, sub2, response_method="predict",
+                                                    method="brute")[0]
     if numpy_engine:
         contenders["numpy"] = lambda: _numpy_engine(est, X, features, grids)
     times = {key: [] for key in contenders}
@@ -92,14 +105,23 @@ def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_
         for key, fn in contenders.items():
             t, out[key] = _cpu(fn)
             times[key].append(t)
-    med = {key: statistics.median(v) for key, v in times.items()}
-    med["brute"] *= n_grid / k_total  # full-grid cost
+    def full(t_k: float, t_2k: float | None) -> float:
+        """Brute force's cost on the whole grid: the k-point time plus the per-point slope."""
+        if t_2k is None:
+            return t_k
+        slope = max(t_2k - t_k, 0.0) / (k2_total - k_total)
+        return t_k + (n_grid - k_total) * slope
+
+    brute_full = [full(a, b if partial else None)
+                  for a, b in zip(times["brute"], times.get("brute_2k", times["brute"]))]
+    med = {key: statistics.median(v) for key, v in times.items() if key != "brute_2k"}
+    med["brute"] = statistics.median(brute_full)
     rank = np.searchsorted(grids[0], first)
     kern = out["kernel"][(slice(None), rank) + ((0,) * (len(grids) - 1))]
     err = float(np.max(np.abs(kern - out["brute"].reshape(kern.shape))))
     if "numpy" in out:
         err = max(err, float(np.max(np.abs(out["numpy"] - out["kernel"]))))
-    ratios = [b * n_grid / k_total / a for a, b in zip(times["kernel"], times["brute"])]
+    ratios = [b / a for a, b in zip(times["kernel"], brute_full)]
     return {"times": med, "brute_points": k_total, "grid_points": n_grid,
             "speedup_vs_brute": statistics.median(ratios), "max_abs_diff": err}
 
@@ -114,19 +136,31 @@ def main(argv=None) -> None:
     parser.add_argument("--numpy-max", type=int, default=10000, help="largest n for the NumPy walks")
     parser.add_argument("--no-2d", action="store_true")
     parser.add_argument("--quick", action="store_true", help="n = 1000, 20 trees, one repeat")
+    parser.add_argument("--fixed-model", type=int, default=0, metavar="N_FIT",
+                        help="fit one forest on N_FIT rows and vary only the background rows")
     parser.add_argument("--out", default="benchmarks/results/kernel.jsonl")
     args = parser.parse_args(argv)
     if args.quick:
         args.n, args.trees, args.repeats = [1000], 20, 1
     print(f"compiled walk available: {tree_mod.kernel_available()}; load average {_load():.1f}", flush=True)
     results = []
+    fixed = None
+    if args.fixed_model:
+        X_all, y_all = make_friedman1(n_samples=max(args.n), n_features=10, noise=1.0, random_state=0)
+        X_fit, y_fit = make_friedman1(n_samples=args.fixed_model, n_features=10, noise=1.0, random_state=1)
+        fixed = RandomForestRegressor(args.trees, random_state=0, n_jobs=2).fit(X_fit, y_fit)
+        fixed.set_params(n_jobs=1)
     for n in args.n:
-        X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
         start = time.perf_counter()
-        est = RandomForestRegressor(args.trees, random_state=0, n_jobs=2).fit(X, y)
+        if fixed is None:
+            X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+            est = RandomForestRegressor(args.trees, random_state=0, n_jobs=2).fit(X, y)
+        else:
+            X, est = X_all[:n], fixed
         fit_wall = time.perf_counter() - start
         est.set_params(n_jobs=1)
-        grids = [np.quantile(X[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1)]
+        base = X if fixed is None else X_all  # one grid for every n with a fixed model
+        grids = [np.quantile(base[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1)]
         cases = [((0,), grids[:1], args.brute_points)]
         if not args.no_2d:
             cases.append(((0, 1), grids, args.brute_points_2d))
@@ -136,7 +170,8 @@ def main(argv=None) -> None:
                 load = _load()
                 row = run_case(est, X, features, g, repeats=args.repeats, brute_points=k,
                                numpy_engine=n <= args.numpy_max)
-                row.update(n=n, trees=args.trees, grid="x".join(str(len(a)) for a in g), repeats=args.repeats,
+                row.update(n=n, trees=args.trees, fixed_model_rows=args.fixed_model or None,
+                            grid="x".join(str(len(a)) for a in g), repeats=args.repeats,
                            load_average=load, fit_wall_2jobs=fit_wall,
                            date=time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
                 results.append(row)
