@@ -12,11 +12,16 @@ the walk included), interleaved (one run of each per repeat), CPU time
 * ``kernel`` - ``method="tree"`` with the compiled walk (numba);
 * ``numpy`` - ``method="tree"`` with the compiled walk disabled (the NumPy bitset /
   routing walks; only for n <= ``--numpy-max``, it is slow for deep trees);
-* ``brute`` - ``method="brute"`` (row-major stacking), on all grid points or, where
-  that is too slow, on ``k`` and on ``2k`` of them: brute force costs the same per grid
-  point (n stacked rows through the same predict), so its full cost is the k-point
-  time plus (grid points - k) times the per-point slope (2k-point time - k-point
-  time) / k, which leaves the per-call overhead unscaled; ``k`` is printed.
+* ``brute`` - ``method="brute"`` (row-major stacking) on the whole 1-D grid; for the
+  2-D surface (``--brute-2d from-1d``, the default) 2,500 times the per-point time of
+  that 1-D run (every grid point is the same n stacked rows through the same predict);
+  with ``--brute-2d subset`` on ``k`` and on ``2k`` values of the first grid times the
+  whole second grid: its full cost is the subset's time plus the remaining points
+  times the per-point slope between the two subsets, which leaves the per-call
+  overhead unscaled.  The subsets should hold at least one full block of stacked rows
+  (128 MiB for forests: 160 grid points at n = 10k); smaller subsets overstate the
+  per-point cost (measured at n = 10k, 20 trees: 5 -> 10 points extrapolate to 1.85 s
+  for the 50-point curve, which took 0.87 s).  The number of points is printed.
 
 The largest difference between the kernel's and brute force's PD on the points brute
 force evaluated is printed as a check.  Results are appended as JSON lines to
@@ -26,7 +31,7 @@ force evaluated is printed as a check.  Results are appended as JSON lines to
 Usage::
 
     python -m benchmarks.bench_kernel --n 1000 10000 --repeats 3
-    python -m benchmarks.bench_kernel --n 100000 --repeats 1 --brute-points 2 --brute-points-2d 2
+    python -m benchmarks.bench_kernel --n 100000 --trees 20 --repeats 1
     python -m benchmarks.bench_kernel --quick
     python -m benchmarks.bench_kernel --fixed-model 10000 --n 1000 10000 100000   # one model, vary n
 
@@ -77,9 +82,35 @@ def _numpy_engine(est, X, features, grids):
 
 
 def _subset(grids, k: int):
-    """k grid points spread over the grid (2-D: k points of the first axis, the second axis' first point)."""
+    """k values of the first grid spread over it, times the whole second grid (2-D)."""
     first = grids[0][np.unique(np.linspace(0, len(grids[0]) - 1, k).round().astype(int))]
-    return [first] + [g[:1] for g in grids[1:]], first
+    return [first] + list(grids[1:]), first
+
+
+def run_case_2d(est, X, grids, *, repeats: int, brute_per_point: list[float], numpy_engine: bool) -> dict:
+    """2-D surface: the engines timed; brute force = grid points x its per-point time on the
+    1-D curve of the same n (same rows and predict per point; one block per 160 points)."""
+    features = (0, 1)
+    n_grid = len(grids[0]) * len(grids[1])
+    contenders = {"kernel": lambda: compute_pd(est, X, features, grids, response_method="predict", method="tree")[0]}
+    if numpy_engine:
+        contenders["numpy"] = lambda: _numpy_engine(est, X, features, grids)
+    times = {key: [] for key in contenders}
+    out = {}
+    for _ in range(repeats):
+        for key, fn in contenders.items():
+            t, out[key] = _cpu(fn)
+            times[key].append(t)
+    check = compute_pd(est, X, features, [grids[0][::12], grids[1]], response_method="predict", method="brute")[0]
+    err = float(np.max(np.abs(out["kernel"][:, ::12] - check)))
+    if "numpy" in out:
+        err = max(err, float(np.max(np.abs(out["numpy"] - out["kernel"]))))
+    med = {key: statistics.median(v) for key, v in times.items()}
+    brute = [p * n_grid for p in brute_per_point]
+    med["brute"] = statistics.median(brute)
+    ratios = [b / a for a, b in zip(times["kernel"], brute)]
+    return {"times": med, "brute_points": 0, "grid_points": n_grid, "brute_from": "1-D per-point time",
+            "speedup_vs_brute": statistics.median(ratios), "max_abs_diff": err}
 
 
 def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_engine: bool) -> dict:
@@ -117,13 +148,14 @@ def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_
     med = {key: statistics.median(v) for key, v in times.items() if key != "brute_2k"}
     med["brute"] = statistics.median(brute_full)
     rank = np.searchsorted(grids[0], first)
-    kern = out["kernel"][(slice(None), rank) + ((0,) * (len(grids) - 1))]
+    kern = out["kernel"][:, rank]
     err = float(np.max(np.abs(kern - out["brute"].reshape(kern.shape))))
     if "numpy" in out:
         err = max(err, float(np.max(np.abs(out["numpy"] - out["kernel"]))))
     ratios = [b / a for a, b in zip(times["kernel"], brute_full)]
     return {"times": med, "brute_points": k_total, "grid_points": n_grid,
-            "speedup_vs_brute": statistics.median(ratios), "max_abs_diff": err}
+            "speedup_vs_brute": statistics.median(ratios), "max_abs_diff": err,
+            "brute_per_point": [b / n_grid for b in brute_full]}
 
 
 def main(argv=None) -> None:
@@ -132,7 +164,10 @@ def main(argv=None) -> None:
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--brute-points", type=int, default=50, help="1-D grid points brute force evaluates")
-    parser.add_argument("--brute-points-2d", type=int, default=10, help="2-D grid points brute force evaluates")
+    parser.add_argument("--brute-points-2d", type=int, default=4,
+                        help="2-D: values of the first grid brute force evaluates (times the whole second grid)")
+    parser.add_argument("--brute-2d", choices=["from-1d", "subset"], default="from-1d",
+                        help="2-D brute cost: grid points x the 1-D per-point time, or timed on grid subsets")
     parser.add_argument("--numpy-max", type=int, default=10000, help="largest n for the NumPy walks")
     parser.add_argument("--no-2d", action="store_true")
     parser.add_argument("--quick", action="store_true", help="n = 1000, 20 trees, one repeat")
@@ -166,10 +201,16 @@ def main(argv=None) -> None:
             cases.append(((0, 1), grids, args.brute_points_2d))
         with threadpool_limits(limits=1):
             compute_pd(est, X, (0,), [grids[0][:2]], response_method="predict", method="tree")  # warm-up
+            per_point = None
             for features, g, k in cases:
                 load = _load()
-                row = run_case(est, X, features, g, repeats=args.repeats, brute_points=k,
-                               numpy_engine=n <= args.numpy_max)
+                if len(features) == 2 and args.brute_2d == "from-1d" and per_point is not None:
+                    row = run_case_2d(est, X, g, repeats=args.repeats, brute_per_point=per_point,
+                                      numpy_engine=n <= args.numpy_max)
+                else:
+                    row = run_case(est, X, features, g, repeats=args.repeats, brute_points=k,
+                                   numpy_engine=n <= args.numpy_max)
+                    per_point = row.pop("brute_per_point")
                 row.update(n=n, trees=args.trees, fixed_model_rows=args.fixed_model or None,
                             grid="x".join(str(len(a)) for a in g), repeats=args.repeats,
                            load_average=load, fit_wall_2jobs=fit_wall,
@@ -177,8 +218,9 @@ def main(argv=None) -> None:
                 results.append(row)
                 t = row["times"]
                 extra = f" numpy {t['numpy']:.3f}s ({t['numpy'] / t['kernel']:.2f}x)" if "numpy" in t else ""
+                src = row.get("brute_from") or f"from {row['brute_points']} of {row['grid_points']} points"
                 print(f"n={n:>7} grid {row['grid']:<6} kernel {t['kernel']:.3f}s | brute {t['brute']:.2f}s "
-                      f"(from {row['brute_points']} of {row['grid_points']} points) -> {row['speedup_vs_brute']:.1f}x"
+                      f"({src}) -> {row['speedup_vs_brute']:.1f}x"
                       f" |{extra} | max|diff| {row['max_abs_diff']:.1e} | load {load:.1f}", flush=True)
                 out = Path(args.out)
                 out.parent.mkdir(parents=True, exist_ok=True)
