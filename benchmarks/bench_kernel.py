@@ -158,6 +158,31 @@ def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_
             "brute_per_point": [b / n_grid for b in brute_full]}
 
 
+def report(paths) -> None:
+    """Markdown table and fitted exponents from result files (JSON lines of this script)."""
+    rows = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
+    print("| forest | n | grid | kernel s | brute s | kernel vs brute | NumPy walks s | max abs diff | load |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        t = r["times"]
+        forest = f"RF({r['trees']})" + (f", fitted on {r['fixed_model_rows']:,} rows" if r.get("fixed_model_rows")
+                                        else ", fitted on the n rows")
+        numpy = f"{t['numpy']:.3f}" if "numpy" in t else "—"
+        print(f"| {forest} | {r['n']:,} | {r['grid']} | {t['kernel']:.3f} | {t['brute']:.2f} | "
+              f"**{r['speedup_vs_brute']:.1f}×** | {numpy} | {r['max_abs_diff']:.1e} | {r['load_average']:.0f} |")
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["trees"], r.get("fixed_model_rows"), r["grid"]), []).append(r)
+    for (trees, fixed, grid), rs in groups.items():
+        if len({r["n"] for r in rs}) < 2:
+            continue
+        ns = np.log([r["n"] for r in rs])
+        for key in ("kernel", "brute"):
+            slope = np.polyfit(ns, np.log([r["times"][key] for r in rs]), 1)[0]
+            print(f"exponent in n, {key}, RF({trees}), fixed model {fixed}, grid {grid}: {slope:.2f} "
+                  f"(n = {[r['n'] for r in rs]})")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
@@ -174,7 +199,11 @@ def main(argv=None) -> None:
     parser.add_argument("--fixed-model", type=int, default=0, metavar="N_FIT",
                         help="fit one forest on N_FIT rows and vary only the background rows")
     parser.add_argument("--out", default="benchmarks/results/kernel.jsonl")
+    parser.add_argument("--report", nargs="+", metavar="FILE", help="print the table of earlier results and exit")
     args = parser.parse_args(argv)
+    if args.report:
+        report(args.report)
+        return
     if args.quick:
         args.n, args.trees, args.repeats = [1000], 20, 1
     print(f"compiled walk available: {tree_mod.kernel_available()}; load average {_load():.1f}", flush=True)
