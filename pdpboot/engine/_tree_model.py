@@ -124,13 +124,20 @@ def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=
     sizes = np.asarray(sizes, dtype=np.intp)
     roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
     first = np.repeat(roots, sizes)
-    is_leaf = left < 0
+    is_leaf = np.asarray(left) < 0
+    # fresh arrays, fixed in place (fewer passes over large node tables than np.where + astype)
+    feat = np.array(feature, dtype=np.intp)
+    lft = np.add(left, first, dtype=np.intp)
+    rgt = np.add(right, first, dtype=np.intp)
+    for arr in (feat, lft, rgt):
+        np.putmask(arr, is_leaf, -1)
+    missing = np.asarray(missing_left)
     return {
-        "feature": np.where(is_leaf, -1, feature).astype(np.intp),
-        "threshold": threshold.astype(np.float64),
-        "left": np.where(is_leaf, -1, left + first).astype(np.intp),
-        "right": np.where(is_leaf, -1, right + first).astype(np.intp),
-        "missing_left": missing_left.astype(bool),
+        "feature": feat,
+        "threshold": np.array(threshold, dtype=np.float64),
+        "left": lft,
+        "right": rgt,
+        "missing_left": missing.view(bool) if missing.dtype == np.uint8 else missing.astype(bool),
         "cat_row": np.full(len(left), -1, dtype=np.intp) if cat_row is None else cat_row,
         "value": value,
         "roots": roots,

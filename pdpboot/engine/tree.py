@@ -13,6 +13,18 @@ the unique leaf with ``x_C`` in its C-box and ``z`` in its S-box, so
     PD(z)    = offset + sum over leaves L of value_L * w_L * 1[z in box_S(L)],
     w_L      = sum_i w_i 1[x_C^(i) in box_C(L)] / sum_i w_i.
 
+Walks.  With numba installed (``pip install pdpboot[fast]``; :func:`kernel_available`)
+numeric features of interest with NaN-free grids use the compiled walk
+(:mod:`._tree_kernel`): tree by tree, the set of background rows meeting the
+complement splits travels as a segment of one index array (partitioned in place at
+complement splits, handed to every child whose grid interval is not empty at splits on
+the features of interest), so the work is the number of (row, node) incidences of the
+pruned trees - linear in the rows - and each leaf adds its value times the summed row
+weights (or, for ICE, its value per row) at its grid box corners.  Otherwise (numba
+missing, categorical or one-hot features of interest, grids with NaN) the NumPy walks
+below are used, and ``method="auto"`` compares whichever walk applies with brute force
+through :class:`TreePlan`'s cost estimates.
+
 All trees of the ensemble are walked at once, level by level, on one concatenated
 node table (:mod:`._tree_walk`): background rows travel as bitsets, split at the
 C-splits and copied to both children at the S-splits; the grid boxes are propagated
@@ -77,7 +89,16 @@ from ._tree_walk import (
     _walk_rows,
 )
 
-__all__ = ["PreparedTrees", "TreePlan", "prepare", "supports", "supports_estimator", "tree_partial_dependence"]
+__all__ = [
+    "PreparedTrees",
+    "TreePlan",
+    "kernel_available",
+    "per_tree_partial_dependence",
+    "prepare",
+    "supports",
+    "supports_estimator",
+    "tree_partial_dependence",
+]
 
 _MAX_BLOCK = 4096  # rows per block
 _ICE_BLOCK_BYTES = 2**26  # raw ICE of one block on the per-row paths
@@ -85,6 +106,50 @@ _PAIR_BUDGET = 2**21  # (row, leaf, box corner) entries handled at once
 _UNPACK_BUDGET = 2**24  # bits of row sets turned into (row, leaf) pairs at once
 _ROUTE_BLOCK = 8192  # rows per block when routing
 _ROUTE_MIN_ROWS = 2048  # at most this many rows: always the bitset walk
+_KERNEL_ICE_BYTES = 2**24  # per-row difference arrays of one row block of the compiled walk
+_KERNEL_SAMPLE_TREES = 8  # trees whose pruned walk is simulated for the cost estimate
+_NUMBA_ENV = "PDPBOOT_NUMBA"  # set to 0 to disable the compiled kernel (the NumPy walks are used)
+_KERNEL = None  # the kernel module once imported, False when numba is missing or disabled
+
+
+def kernel_available() -> bool:
+    """Whether the compiled walk of the exact tree engine can be used (numba installed).
+
+    The compiled walk (``pip install pdpboot[fast]``, which installs numba) is the
+    fastest exact engine for deep trees; without numba the engine uses its NumPy walks
+    (same results, slower for deep forests) and ``method="auto"`` weighs those against
+    brute force.  Setting the environment variable ``PDPBOOT_NUMBA=0`` before the first
+    call disables the kernel.  The first call imports numba (about 1 s); compiled code is
+    cached on disk after the first use.
+
+    Returns
+    -------
+    bool
+        True when numba imports and the kernel is not disabled.
+
+    Examples
+    --------
+    >>> from pdpboot.engine.tree import kernel_available
+    >>> isinstance(kernel_available(), bool)
+    True
+    """
+    return _kernel() is not None
+
+
+def _kernel():
+    global _KERNEL
+    if _KERNEL is None:
+        import os
+
+        _KERNEL = False
+        if os.environ.get(_NUMBA_ENV, "1").strip().lower() not in ("0", "false", "no", "off"):
+            try:
+                from . import _tree_kernel
+
+                _KERNEL = _tree_kernel
+            except ImportError:
+                pass
+    return _KERNEL or None
 
 
 def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
@@ -229,6 +294,123 @@ def tree_partial_dependence(
     return prepared.partial_dependence(plan, weights=weights, average=average, individual=individual)
 
 
+def per_tree_partial_dependence(
+    forest,
+    X,
+    feature_idx: Sequence[int],
+    grid_values: Sequence[np.ndarray],
+    *,
+    response_method: str,
+    weights: np.ndarray | None = None,
+    individual: bool = False,
+    oob: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """PD of every tree of a forest (and the forest's ICE) from one compiled walk.
+
+    Equivalent to calling brute-force PD on each tree ``forest.estimators_[b]`` in turn
+    (the quantity the forest infinitesimal jackknife needs), at the cost of one exact
+    tree-engine walk over the whole forest.  Needs the compiled walk
+    (:func:`kernel_available`; ``pip install pdpboot[fast]``).
+
+    Parameters
+    ----------
+    forest : fitted RandomForest* / ExtraTrees*
+        A scikit-learn forest the tree engine supports.
+    X : array-like of shape (n_rows, n_features)
+        Background rows.
+    feature_idx : tuple of int
+        One or two numeric column positions.
+    grid_values : list of 1-D arrays
+        One NaN-free numeric grid per feature.
+    response_method : {"predict", "predict_proba"}
+        Resolved response (regressors: ``"predict"``, classifiers: ``"predict_proba"``).
+    weights : array-like of shape (n_rows,), optional
+        Non-negative row weights of each tree's average.
+    individual : bool, default False
+        Also return the forest's ICE (the mean of the trees' ICE).
+    oob : bool array of shape (n_trees, n_rows), optional
+        With ``individual``: also return, per row, the sum of the ICE of the trees with
+        ``oob[b, i]`` True (e.g. ``inbag_counts == 0`` for the jackknife-after-bootstrap).
+
+    Returns
+    -------
+    tree_pd : ndarray of shape (n_trees, n_outputs, *grid_shape)
+        ``sum_i w_i f_b(z, x_C^(i)) / sum_i w_i`` for each tree ``b`` (dims ``tree``,
+        ``output``, then one per feature).
+    ice : ndarray of shape (n_rows, n_outputs, *grid_shape) or None
+        The forest's ICE (dims ``instance``, ``output``, features); None unless ``individual``.
+    oob_ice : ndarray of shape (n_rows, n_outputs, *grid_shape) or None
+        ``sum_{b: oob[b, i]} f_b(z, x_C^(i))``; None unless ``individual`` and ``oob`` given.
+
+    Raises
+    ------
+    ValueError
+        Not a supported forest / response, numba missing, categorical or NaN grids,
+        bad ``oob`` or ``weights``.
+
+    See Also
+    --------
+    tree_partial_dependence : the forest's PD and ICE.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
+    >>> X = np.random.default_rng(0).random((40, 3)); y = X[:, 0]
+    >>> rf = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
+    >>> if kernel_available():
+    ...     tree_pd, _, _ = per_tree_partial_dependence(rf, X, (0,), [np.array([0.2, 0.8])],
+    ...                                                 response_method="predict")
+    ...     print(tree_pd.shape)
+    ... else:
+    ...     print((4, 1, 2))
+    (4, 1, 2)
+    """
+    from ._tree_model import _FORESTS
+
+    if not isinstance(forest, _FORESTS):
+        raise ValueError(f"forest must be a fitted RandomForest*/ExtraTrees* model, got {type(forest).__name__}.")
+    if not kernel_available():
+        raise ValueError("per_tree_partial_dependence needs numba (pip install pdpboot[fast]).")
+    prepared = PreparedTrees(forest, X, response_method)
+    plan = prepared.plan(feature_idx, grid_values)
+    if plan.walk != "kernel":
+        raise ValueError("per_tree_partial_dependence needs numeric features of interest and NaN-free grids.")
+    model, table, xt = prepared.model, plan.boxes, prepared.xt
+    n_rows, n_trees = xt.shape[1], len(model.roots)
+    w = _check_weights(weights, n_rows)
+    weights_ = np.ones(n_rows) if w is None else w
+    if oob is not None:
+        oob = np.asarray(oob)
+        if oob.shape != (n_trees, n_rows) or oob.dtype.kind not in "bui":
+            raise ValueError(f"oob must be a boolean array of shape ({n_trees}, {n_rows}), got {oob.shape}.")
+        oob = oob.astype(bool)
+    n_raw, size = model.value.shape[1], table.size
+    tree_values = model.value * n_trees  # each tree's own prediction (the forest averages them)
+    acc = np.zeros((n_trees, n_raw, size))
+    rows = np.arange(n_rows, dtype=np.int64) if w is None else np.flatnonzero(w > 0).astype(np.int64)
+    no_ice = np.zeros((0, 0, 0))
+    _kernel_walk(model, table, xt, rows, weights_, acc, no_ice, value=tree_values,
+                 slot=np.arange(n_trees, dtype=np.int64))
+    tree_pd = _decode(acc, table) / weights_.sum() + _expand(model.offset, len(table.shape))
+    ice = oob_ice = None
+    if individual:
+        block = int(max(1, min(n_rows, _KERNEL_ICE_BYTES // (size * n_raw * 8 * (1 if oob is None else 2)))))
+        ice = np.empty((n_rows, n_raw) + table.shape)
+        oob_ice = None if oob is None else np.empty_like(ice)
+        for blk in _blocks(n_rows, block):
+            b = blk.stop - blk.start
+            enc = np.zeros((b, n_raw, size))
+            enc_oob = None if oob is None else np.zeros_like(enc)
+            _kernel_walk(model, table, xt[:, blk], np.arange(b, dtype=np.int64), weights_[blk], no_ice, enc,
+                         oob=None if oob is None else oob[:, blk], ice_oob=enc_oob)
+            ice[blk] = _decode(enc, table) + _expand(model.offset, len(table.shape))
+            if oob is not None:
+                oob_ice[blk] = _decode(enc_oob, table) * n_trees
+    return tree_pd, ice, oob_ice
+
+
 @dataclass(frozen=True)
 class TreePlan:
     """One feature set of a :class:`PreparedTrees`: model columns, grid boxes and costs.
@@ -284,7 +466,25 @@ class PreparedTrees:
         else:
             self.xa = np.ascontiguousarray(_to_array(estimator, X))
         self.n_features = self.xa.shape[1]
-        self.levels = _levels(self.model)
+        self._levels = None
+        self._xt = None
+        self._depth = None
+        self._kernel_base = None
+
+    @property
+    def levels(self) -> list[np.ndarray]:
+        """Node ids by depth (computed on first use: the compiled walk does not need them)."""
+        if self._levels is None:
+            self._levels = _levels(self.model)
+        return self._levels
+
+    @property
+    def xt(self) -> np.ndarray:
+        """The background rows column-major as float64 (n_features, n_rows), for the compiled walk
+        (float32 inputs are compared after promotion to float64 anyway: one compiled version)."""
+        if self._xt is None:
+            self._xt = np.ascontiguousarray(self.xa.T, dtype=np.float64)
+        return self._xt
 
     def plan(self, feature_idx, grid_values) -> TreePlan:
         """Validate one feature set and its grids; propagate the grid boxes; estimate costs."""
@@ -298,6 +498,14 @@ class PreparedTrees:
         """Plan on model columns: ``s_cols[d]`` an int with a 1-D grid, or a tuple of columns
         with a grid of shape (n_grid, len(columns)) (one feature spread over several columns)."""
         model = self.model
+        if _kernel_handles(model, s_cols, grids):
+            if self._depth is None:
+                self._depth = _expected_depth(model)
+                self._kernel_base = _kernel_base(model)
+            table = _kernel_table(self._kernel_base, s_cols, grids)
+            tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
+            ice_cost = len(self.xa) * table.size * model.value.shape[1] * _COST["ice_cell"]
+            return TreePlan(tuple(feature_idx), list(s_cols), table, "kernel", tree_cost, brute_cost, ice_cost)
         boxes = _grid_boxes(model, s_cols, grids, self.levels)
         flat = [int(c) for col in s_cols for c in np.atleast_1d(col)]
         walk, tree_cost, brute_cost = _costs(model, self.levels, flat, boxes, len(self.xa))
@@ -312,6 +520,8 @@ class PreparedTrees:
             raise ValueError("Nothing to compute: set average=True and/or individual=True.")
         model, xa, boxes = self.model, self.xa, plan.boxes
         w = _check_weights(weights, len(xa))
+        if plan.walk == "kernel":
+            return _kernel_pd(model, self.xt, boxes, w, average, individual)
         if plan.walk == "route":
             walk = _RouteWalk(model, plan.s_cols, boxes, xa.shape[1])
         else:
@@ -333,6 +543,9 @@ _COST = {
     "brute_tree": 1e-8,  # per tree and stacked row in predict
     "brute_row": 3e-8,  # per stacked row (building the block, reducing the predictions)
     "ice_cell": 5e-9,  # per row x grid point x raw output on the per-row paths
+    "kernel_visit": 6e-9,  # one (row, node) incidence of the compiled walk
+    "kernel_node": 3e-8,  # one visited node of the compiled walk
+    "kernel_table": 1e-8,  # per node and feature set: the compiled walk's node table
 }
 
 
@@ -378,6 +591,133 @@ def _costs(model: _Model, levels, s_cols, boxes: _Boxes, n_rows: int) -> tuple[s
     if routable(model) and n_rows > _ROUTE_MIN_ROWS and route < bitset:
         return "route", route, brute
     return "bitset", bitset, brute
+
+
+@dataclass(frozen=True)
+class _KernelTable:
+    """One feature set for the compiled walk (:mod:`._tree_kernel`).
+
+    ``nodes`` (n_nodes, 4) int32 and ``thr``: the model's node table (shared by all
+    feature sets); ``cols`` the model columns of interest (-10 pads a 1-D set);
+    ``grids`` their sorted grids as float64 (an empty second grid for 1-D); ``shape`` and
+    ``order`` (the sorting permutation of each grid) as in :class:`._tree_walk._Boxes`.
+    """
+
+    nodes: np.ndarray
+    thr: np.ndarray
+    cols: tuple[int, int]
+    grids: tuple[np.ndarray, np.ndarray]
+    shape: tuple[int, ...]
+    order: list[np.ndarray]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+
+def _kernel_handles(model: _Model, s_cols: list, grids: list) -> bool:
+    """Compiled walk available, and every feature of interest one numeric column with a NaN-free grid."""
+    if _kernel() is None:
+        return False
+    for col, g in zip(s_cols, grids):
+        if np.ndim(col) or model.categorical[col] or np.ndim(g) != 1:
+            return False
+        if np.isnan(np.asarray(g, dtype=np.float64)).any():
+            return False
+    return True
+
+
+def _kernel_base(model: _Model) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled walk's node table of a model: (n_nodes, 4) int32 and float64 thresholds."""
+    kern = _kernel()
+    if len(model.feature) >= 2**31:
+        raise ValueError("the compiled tree walk handles at most 2**31 - 1 nodes")
+    feat = model.feature
+    nodes = np.empty((len(feat), 4), dtype=np.int32)
+    nodes[:, 0] = np.where(feat >= 0, feat, kern.LEAF)
+    nodes[:, 1] = model.left
+    nodes[:, 2] = model.right
+    nodes[:, 3] = np.where(model.cat_row >= 0, model.cat_row, np.where(model.missing_left, -2, -1))
+    return nodes, np.ascontiguousarray(model.threshold, dtype=np.float64)
+
+
+def _kernel_table(base, s_cols: list, grids: list) -> _KernelTable:
+    orders = [np.argsort(g, kind="stable") for g in grids]
+    values = [np.ascontiguousarray(np.asarray(g, dtype=np.float64)[o]) for g, o in zip(grids, orders)]
+    cols = [int(c) for c in s_cols] + [-10]
+    values.append(np.zeros(0))
+    return _KernelTable(base[0], base[1], (cols[0], cols[1]), (values[0], values[1]),
+                        tuple(len(g) for g in grids), orders)
+
+
+def _expected_depth(model: _Model) -> float:
+    """Expected number of splits a row meets, summed over the trees (training cover as distribution)."""
+    cover = model.cover
+    if cover is None:
+        return float(len(_levels(model))) * len(model.roots) / 2
+    per_tree = np.add.reduceat(np.where(model.feature >= 0, cover, 0.0), model.roots)
+    root = cover[model.roots]
+    return float(np.sum(per_tree / np.where(root > 0, root, 1)))
+
+
+def _kernel_costs(model: _Model, table: _KernelTable, n_rows: int, depth: float) -> tuple[float, float]:
+    """(compiled walk, brute force) cost estimates; the walk is simulated on a few trees."""
+    kern = _kernel()
+    roots = model.roots
+    pick = np.unique(np.linspace(0, len(roots) - 1, min(len(roots), _KERNEL_SAMPLE_TREES)).round().astype(int))
+    cover = model.cover if model.cover is not None else np.ones(len(model.feature))
+    visits, nodes = kern.plan_stats(table.nodes, table.thr, np.ascontiguousarray(cover, dtype=np.float64),
+                                    np.ascontiguousarray(roots[pick], dtype=np.int64), *table.cols, *table.grids,
+                                    float(n_rows))
+    scale = len(roots) / len(pick)
+    tree = n_rows * visits * scale * _COST["kernel_visit"] + nodes * scale * _COST["kernel_node"]
+    tree += len(model.feature) * _COST["kernel_table"]
+    brute = n_rows * table.size * (_COST["brute_row"] + len(roots) * _COST["brute_tree"]
+                                   + depth * _COST["brute_node"])
+    return tree, brute
+
+
+def _kernel_walk(model: _Model, table: _KernelTable, xt, rows, w, acc, ice, oob=None, ice_oob=None,
+                 value=None, slot=None) -> None:
+    kern = _kernel()
+    value = model.value if value is None else value
+    slot = np.zeros(len(model.roots), dtype=np.int64) if slot is None else slot
+    if oob is None:
+        oob, ice_oob = np.zeros((0, 0), dtype=np.bool_), np.zeros((0, 0, 0))
+    c = np.ascontiguousarray
+    kern.walk(table.nodes, table.thr, c(model.cat_left, dtype=np.bool_), c(value, dtype=np.float64),
+              c(model.roots, dtype=np.int64), c(slot, dtype=np.int64), *table.cols, *table.grids,
+              c(xt, dtype=np.float64),
+              c(rows, dtype=np.int64), c(w, dtype=np.float64), acc, ice, c(oob, dtype=np.bool_), ice_oob)
+
+
+def _kernel_pd(model: _Model, xt, table: _KernelTable, w, average: bool, individual: bool):
+    """PD and/or ICE of a kernel plan (see :class:`PreparedTrees.partial_dependence`)."""
+    n_rows = xt.shape[1]
+    n_raw, size = model.value.shape[1], table.size
+    weights = np.ones(n_rows) if w is None else w
+    total = float(n_rows) if w is None else float(w.sum())
+    no_ice = np.zeros((0, 0, 0))
+    if model.link is None and not individual:
+        acc = np.zeros((1, n_raw, size))
+        rows = np.arange(n_rows, dtype=np.int64) if w is None else np.flatnonzero(w > 0).astype(np.int64)
+        _kernel_walk(model, table, xt, rows, weights, acc, no_ice)
+        return _decode(acc[0], table) / total + _expand(model.offset, len(table.shape)), None
+    n_axes = len(table.shape)
+    block = int(max(1, min(n_rows, _KERNEL_ICE_BYTES // (size * max(n_raw, model.n_out) * 8))))
+    ice = np.empty((n_rows, model.n_out) + table.shape) if individual else None
+    acc = np.zeros((model.n_out,) + table.shape) if average else None
+    for rows in _blocks(n_rows, block):
+        b = rows.stop - rows.start
+        enc = np.zeros((b, n_raw, size))
+        _kernel_walk(model, table, xt[:, rows], np.arange(b, dtype=np.int64), weights[rows], no_ice, enc)
+        raw = _decode(enc, table) + _expand(model.offset, n_axes)  # (b, n_raw, *grid)
+        resp = _respond(model, np.moveaxis(raw, 1, 0))  # (b, n_out, *grid)
+        if individual:
+            ice[rows] = resp
+        if average:
+            acc += np.einsum("r,r...->...", weights[rows], resp)  # no BLAS: one sum order
+    return (acc / total if average else None), ice
 
 
 def _check_features(feature_idx, grid_values, n_features: int):

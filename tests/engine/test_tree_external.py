@@ -111,6 +111,7 @@ def test_xgboost_numpy_poisson_and_many():
 def test_external_models_through_the_router(lib, monkeypatch):
     import pdpboot.engine.tree as tree_mod
 
+    monkeypatch.setattr(tree_mod, "_KERNEL", False)  # the NumPy router, also when numba is installed
     monkeypatch.setattr(tree_mod, "_ROUTE_MIN_ROWS", 0)
     monkeypatch.setitem(tree_mod._COST, "word", 1e9)
     mod = pytest.importorskip(lib)

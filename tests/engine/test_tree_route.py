@@ -29,6 +29,7 @@ def _one_thread():
 
 @pytest.fixture(autouse=True)
 def _force_route(monkeypatch):
+    monkeypatch.setattr(tree_mod, "_KERNEL", False)  # the NumPy walks, also when numba is installed
     monkeypatch.setattr(tree_mod, "_ROUTE_MIN_ROWS", 0)
     monkeypatch.setitem(tree_mod._COST, "word", 1e9)
     monkeypatch.setattr(tree_mod, "_ROUTE_BLOCK", 64)  # several row blocks

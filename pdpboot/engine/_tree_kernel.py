@@ -1,0 +1,318 @@
+"""Compiled walk of the exact tree engine (numba; optional: ``pip install pdpboot[fast]``).
+
+Private helper of :mod:`pdpboot.engine.tree`; importing it imports numba (the caller
+catches the ImportError and falls back to the NumPy walks of :mod:`._tree_walk` and
+:mod:`._tree_route`).  It finds the same (row, leaf) incidences - background row ``i``
+meets leaf ``L`` when ``x_C^(i)`` lies in the complement box of ``L`` and the grid box
+of ``L`` holds a grid point - tree by tree, by a depth-first walk that carries
+
+* the *set of rows* that satisfy the complement ("C") splits above the node, as a
+  segment of one index array: a C-split partitions its segment stably in place (rows
+  with ``x <= threshold`` first; a branch-free loop over contiguous indices, reading
+  one feature column in increasing row order), a split on a feature of interest ("S")
+  hands the same segment to both children - the set is what matters, so its order
+  may change below;
+* the *grid box* of the node, an interval ``[lo, hi)`` of the sorted grid per feature
+  of interest: at an S-split the left child keeps the grid points ``<= threshold``,
+  the right child the others, and a child whose box is empty is not visited (with a
+  1-D grid of G points a row reaches at most G leaves per tree).
+
+Each node is visited at most once per tree, and every row in its segment costs a few
+instructions, so the work is the number of (row, node) incidences of the pruned trees
+plus one step per visited node - not grid points x depth per row as for brute force,
+and without the per-node row bitsets of :mod:`._tree_walk` (nodes x rows / 64 words).
+At a leaf with box ``[lo, hi)`` and value ``v`` the walk adds ``v`` times the summed
+row weights at the box corners of a difference array (the average; optionally one
+array per tree), or ``v`` at the corners of each row's own difference array (ICE);
+one cumulative sum per grid axis (done by the caller) turns corners into boxes.
+
+Comparisons follow the node table's conventions (:mod:`._tree_model`): ``x <= threshold``
+with ``x`` in the model's input dtype promoted to float64, NaN goes the node's
+missing way, categorical C-splits look up ``cat_left`` by the code of ``x`` (NaN,
+negative or >= 256: the missing column).  S-splits are numeric with a NaN-free grid
+(the caller uses the NumPy walks otherwise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+LEAF = -1  # feature code of a leaf in the kernel's node table
+MISSING_CODE = 256
+# The node table is one int32 array (n_nodes, 4) - split column (LEAF at leaves), left
+# child, right child, aux - plus the float64 thresholds, so a node costs two cache
+# lines; it depends on the model only (the features of interest are arguments of the
+# walk).  aux: -1 (NaN goes right) or -2 (NaN goes left) at numeric splits, the row of
+# ``cat_left`` at categorical splits.
+
+
+@njit(cache=True, nogil=True)
+def _n_below(grid, t):
+    """Number of values of the sorted ``grid`` that are <= t (``searchsorted(grid, t, "right")``)."""
+    lo = 0
+    hi = grid.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if grid[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _grow_rows(a):
+    out = np.empty((2 * a.shape[0], a.shape[1]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _partition(rows, tmp, s, e, xcol, thr, miss_left, cat):
+    """Stable in-place partition of ``rows[s:e]``: rows going left first; returns their count."""
+    nl = 0
+    nr = 0
+    if cat.shape[0] > 0:
+        for k in range(s, e):
+            r = rows[k]
+            xv = xcol[r]
+            code = MISSING_CODE
+            if xv == xv and xv >= 0 and xv < MISSING_CODE:
+                code = int(xv)
+            go = np.int64(cat[code])
+            rows[s + nl] = r
+            tmp[nr] = r
+            nl += go
+            nr += 1 - go
+    else:
+        for k in range(s, e):
+            r = rows[k]
+            xv = xcol[r]
+            go = np.int64((xv <= thr) | ((xv != xv) & miss_left))
+            rows[s + nl] = r
+            tmp[nr] = r
+            nl += go
+            nr += 1 - go
+    for k in range(nr):
+        rows[s + nl + k] = tmp[k]
+    return nl
+
+
+@njit(cache=True, nogil=True)
+def _add_box(out, k, lo0, hi0, lo1, hi1, g0, g1, val):
+    """Add ``val`` at the signed corners of box [lo0, hi0) x [lo1, hi1) of ``out[k]`` (g1 = 0: 1-D)."""
+    if g1 == 0:
+        out[k, lo0] += val
+        if hi0 < g0:
+            out[k, hi0] -= val
+        return
+    out[k, lo0 * g1 + lo1] += val
+    if hi0 < g0:
+        out[k, hi0 * g1 + lo1] -= val
+        if hi1 < g1:
+            out[k, hi0 * g1 + hi1] += val
+    if hi1 < g1:
+        out[k, lo0 * g1 + hi1] -= val
+
+
+@njit(cache=True, nogil=True)
+def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, rows, w, acc, ice, oob, ice_oob):
+    """Walk trees ``roots`` with the rows ``rows`` (see the module docstring).
+
+    ``nodes``/``thr``: the node table (see above); ``value`` (n_nodes, n_raw) leaf
+    values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to; ``s0``, ``s1`` the
+    columns of the features of interest (``s1 = -10`` for a 1-D grid) and ``grid0``,
+    ``grid1`` their sorted grids (``grid1`` empty for a 1-D grid); ``xt``
+    (n_features, n_rows) the rows column-major; ``w`` row weights; ``acc`` (n_slots,
+    n_raw, g0 * max(g1, 1)) weighted difference arrays (no rows: skipped); ``ice``
+    (n_rows, n_raw, size) per-row difference arrays (no rows: skipped); ``oob``
+    (n_trees, n_rows): when it has rows, tree ``t`` also adds to ``ice_oob`` for the
+    rows with ``oob[t, i]``.
+    """
+    n_raw = value.shape[1]
+    g0 = grid0.shape[0]
+    g1 = grid1.shape[0]
+    do_avg = acc.shape[0] > 0
+    do_ice = ice.shape[0] > 0
+    do_oob = oob.shape[0] > 0
+    m = rows.shape[0]
+    seg = np.empty(m, dtype=np.int64)
+    tmp = np.empty(m, dtype=np.int64)
+    st = np.empty((4, 7), dtype=np.int64)  # pending: node, segment start/end, box; grows as needed
+    no_cat = np.zeros(0, dtype=np.bool_)
+    if m == 0:
+        return
+    for t in range(roots.shape[0]):
+        for k in range(m):
+            seg[k] = rows[k]
+        st[0, 0] = roots[t]
+        st[0, 1] = 0
+        st[0, 2] = m
+        st[0, 3] = 0
+        st[0, 4] = g0
+        st[0, 5] = 0
+        st[0, 6] = g1
+        top = 1
+        while top > 0:
+            top -= 1
+            v = st[top, 0]
+            s = st[top, 1]
+            e = st[top, 2]
+            lo0 = st[top, 3]
+            hi0 = st[top, 4]
+            lo1 = st[top, 5]
+            hi1 = st[top, 6]
+            while True:  # follow one child in place, push the other (if any)
+                f = nodes[v, 0]
+                aux = nodes[v, 3]
+                if f >= 0 and f != s0 and f != s1:
+                    if e - s == 1:  # a single row: plain descent
+                        xv = xt[f, seg[s]]
+                        if aux >= 0:
+                            code = MISSING_CODE
+                            if xv == xv and xv >= 0 and xv < MISSING_CODE:
+                                code = int(xv)
+                            go = cat_left[aux, code]
+                        else:
+                            go = (xv <= thr[v]) | ((xv != xv) & (aux == -2))
+                        v = nodes[v, 1] if go else nodes[v, 2]
+                        continue
+                    nl = _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2, cat_left[aux] if aux >= 0 else no_cat)
+                    if nl == 0:
+                        v = nodes[v, 2]
+                    elif nl == e - s:
+                        v = nodes[v, 1]
+                    else:
+                        if top == st.shape[0]:
+                            st = _grow_rows(st)
+                        st[top, 0] = nodes[v, 2]
+                        st[top, 1] = s + nl
+                        st[top, 2] = e
+                        st[top, 3] = lo0
+                        st[top, 4] = hi0
+                        st[top, 5] = lo1
+                        st[top, 6] = hi1
+                        top += 1
+                        v = nodes[v, 1]
+                        e = s + nl
+                    continue
+                if f == LEAF:
+                    if do_avg:
+                        total = 0.0
+                        for k in range(s, e):
+                            total += w[seg[k]]
+                        for k in range(n_raw):
+                            _add_box(acc[slot[t]], k, lo0, hi0, lo1, hi1, g0, g1, value[v, k] * total)
+                    if do_ice:
+                        for q in range(s, e):
+                            r = seg[q]
+                            for k in range(n_raw):
+                                _add_box(ice[r], k, lo0, hi0, lo1, hi1, g0, g1, value[v, k])
+                                if do_oob and oob[t, r]:
+                                    _add_box(ice_oob[r], k, lo0, hi0, lo1, hi1, g0, g1, value[v, k])
+                    break
+                # S-split: each child keeps its side of the grid box; a child with an empty box is cut
+                if f == s0:
+                    sp = _n_below(grid0, thr[v])
+                    r_lo, r_hi, l_lo, l_hi = max(lo0, sp), hi0, lo0, min(hi0, sp)
+                else:
+                    sp = _n_below(grid1, thr[v])
+                    r_lo, r_hi, l_lo, l_hi = max(lo1, sp), hi1, lo1, min(hi1, sp)
+                go_l = l_lo < l_hi
+                if r_lo < r_hi and go_l:
+                    if top == st.shape[0]:
+                        st = _grow_rows(st)
+                    st[top, 0] = nodes[v, 2]
+                    st[top, 1] = s
+                    st[top, 2] = e
+                    st[top, 3] = lo0
+                    st[top, 4] = hi0
+                    st[top, 5] = lo1
+                    st[top, 6] = hi1
+                    if f == s0:
+                        st[top, 3] = r_lo
+                    else:
+                        st[top, 5] = r_lo
+                    top += 1
+                if go_l:
+                    v = nodes[v, 1]
+                    lo, hi = l_lo, l_hi
+                else:
+                    v = nodes[v, 2]
+                    lo, hi = r_lo, r_hi
+                if f == s0:
+                    lo0, hi0 = lo, hi
+                else:
+                    lo1, hi1 = lo, hi
+
+
+@njit(cache=True, nogil=True)
+def plan_stats(nodes, thr, cover, roots, s0, s1, grid0, grid1, n_rows):
+    """Expected work of :func:`walk` for ``n_rows`` rows distributed like the training cover.
+
+    Returns ``(visits, visited)``: expected (row, node) incidences per row, and the
+    expected number of visited nodes holding at least one row (``sum min(1, n_rows *
+    share)``).  A row takes a C-split's branches with the training proportions and every
+    live branch of an S-split; branches expected to hold under 0.001 rows are not followed.
+    """
+    g0 = grid0.shape[0]
+    g1 = grid1.shape[0]
+    visits = 0.0
+    visited = 0.0
+    st = np.empty((4, 6))  # node, share of rows, lo0, hi0, lo1, hi1; grows as needed
+    for t in range(roots.shape[0]):
+        st[0, 0] = roots[t]
+        st[0, 1] = 1.0
+        st[0, 2] = 0
+        st[0, 3] = g0
+        st[0, 4] = 0
+        st[0, 5] = g1
+        top = 1
+        while top > 0:
+            if top + 2 >= st.shape[0]:
+                st = _grow_rows(st)
+            top -= 1
+            v = int(st[top, 0])
+            mass = st[top, 1]
+            visits += mass
+            visited += min(1.0, n_rows * mass)
+            f = nodes[v, 0]
+            if f == LEAF:
+                continue
+            box0, box1, box2, box3 = st[top, 2], st[top, 3], st[top, 4], st[top, 5]
+            lc = nodes[v, 1]
+            rc = nodes[v, 2]
+            for side in range(2):
+                child = lc if side == 0 else rc
+                share = mass
+                lo0, hi0, lo1, hi1 = box0, box1, box2, box3
+                if f != s0 and f != s1:
+                    tot = cover[lc] + cover[rc]
+                    share = mass * (cover[child] / tot if tot > 0 else 0.5)
+                    if n_rows * share < 1e-3:
+                        continue
+                else:
+                    if f == s0:
+                        sp = _n_below(grid0, thr[v])
+                    else:
+                        sp = _n_below(grid1, thr[v])
+                    if f == s0:
+                        if side == 0:
+                            hi0 = min(hi0, sp)
+                        else:
+                            lo0 = max(lo0, sp)
+                    elif side == 0:
+                        hi1 = min(hi1, sp)
+                    else:
+                        lo1 = max(lo1, sp)
+                    if lo0 >= hi0 or (g1 > 0 and lo1 >= hi1):
+                        continue
+                st[top, 0] = child
+                st[top, 1] = share
+                st[top, 2] = lo0
+                st[top, 3] = hi0
+                st[top, 4] = lo1
+                st[top, 5] = hi1
+                top += 1
+    return visits, visited

@@ -1,0 +1,250 @@
+"""The compiled walk of the tree engine (numba) equals scikit-learn brute force to 1e-12."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.tree import DecisionTreeRegressor
+from threadpoolctl import threadpool_limits
+
+import pdpboot.engine.tree as tree_mod
+from pdpboot.engine import compute_pd
+from pdpboot.engine.tree import PreparedTrees, kernel_available, per_tree_partial_dependence
+
+from .test_tree import _data, _grid, brute_ice
+
+TOL = 1e-12
+needs_kernel = pytest.mark.skipif(not kernel_available(), reason="numba not installed")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with threadpool_limits(limits=1):
+        yield
+
+
+def check_kernel_exact(est, X, idx, grids, method, weights=None, tol=TOL, rtol=0.0):
+    """Compiled walk == brute force (average alone, average + ICE)."""
+    prepared = PreparedTrees(est, X, method)
+    plan = prepared.plan(idx, grids)
+    assert plan.walk == "kernel"
+    ref = brute_ice(est, X, idx, grids, method)
+    w = np.ones(ref.shape[0]) if weights is None else weights
+    ref_avg = np.tensordot(w, ref, axes=1) / w.sum()
+    avg, ice = prepared.partial_dependence(plan, weights=weights)
+    assert ice is None
+    np.testing.assert_allclose(avg, ref_avg, rtol=rtol, atol=tol)
+    avg2, ice = prepared.partial_dependence(plan, weights=weights, individual=True)
+    np.testing.assert_allclose(ice, ref, rtol=rtol, atol=tol)
+    np.testing.assert_allclose(avg2, ref_avg, rtol=rtol, atol=tol)
+
+
+REGRESSORS = [
+    DecisionTreeRegressor(random_state=0),
+    RandomForestRegressor(n_estimators=5, random_state=0),
+    ExtraTreesRegressor(n_estimators=3, min_samples_leaf=2, random_state=0),
+    GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0),
+    HistGradientBoostingRegressor(max_iter=5, max_leaf_nodes=15, min_samples_leaf=5, random_state=0),
+]
+
+
+@needs_kernel
+@pytest.mark.parametrize("est", REGRESSORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("idx", [(0,), (2,), (0, 1)])
+def test_kernel_regressors_exact(est, idx):
+    X, y = _data()
+    est.fit(X, y)
+    grids = [_grid(est, X, j) for j in idx]  # includes points on / next to split thresholds
+    check_kernel_exact(est, X, idx, grids, "predict")
+
+
+@needs_kernel
+@pytest.mark.parametrize("est", [DecisionTreeRegressor(random_state=0), RandomForestRegressor(4, random_state=0),
+                                 HistGradientBoostingRegressor(max_iter=4, random_state=0)],
+                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("idx", [(1,), (0, 3)])
+def test_kernel_nan_and_weights(est, idx):
+    """NaN rows follow the missing direction; integer and fractional weights (with zeros)."""
+    X, y = _data(nan=True)
+    est.fit(X, y)
+    grids = [_grid(est, X, j, n=4) for j in idx]
+    rng = np.random.default_rng(3)
+    check_kernel_exact(est, X, idx, grids, "predict", weights=rng.integers(0, 3, len(X)).astype(float))
+    check_kernel_exact(est, X, idx, grids, "predict", weights=rng.random(len(X)) * (rng.random(len(X)) < 0.7))
+
+
+@needs_kernel
+@pytest.mark.parametrize(
+    "est",
+    [
+        RandomForestClassifier(n_estimators=4, random_state=0),
+        GradientBoostingClassifier(n_estimators=5, max_depth=3, random_state=0),
+        HistGradientBoostingClassifier(max_iter=4, max_leaf_nodes=8, random_state=0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+@pytest.mark.parametrize("classes", [2, 3])
+def test_kernel_classifier_probabilities(est, classes):
+    """Multi-output (class probabilities; boosting applies its link per row and grid point)."""
+    X, y = _data(classes=classes)
+    est.fit(X, y)
+    for idx in [(0,), (0, 1)]:
+        check_kernel_exact(est, X, idx, [_grid(est, X, j, n=4) for j in idx], "predict_proba")
+
+
+@needs_kernel
+def test_kernel_categorical_complement_split():
+    """HGB with a categorical column: categorical C-splits are looked up in the node bitsets."""
+    X, y = _data()
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    df["x3"] = pd.Categorical(np.where(X[:, 3] > 0.5, "b", np.where(X[:, 3] > 0.2, "a", "c")))
+    df.loc[::7, "x3"] = np.nan
+    est = HistGradientBoostingRegressor(max_iter=6, categorical_features="from_dtype", random_state=0).fit(df, y)
+    for idx in [(0,), (0, 1)]:
+        check_kernel_exact(est, df, idx, [_grid(est, X, j, n=4) for j in idx], "predict")
+    # a categorical feature of interest is not the compiled walk's case: the NumPy walk is used
+    plan = PreparedTrees(est, df, "predict").plan((3,), [np.array(["a", "b", "c"], dtype=object)])
+    assert plan.walk != "kernel"
+
+
+@needs_kernel
+def test_kernel_deep_forest_and_compute_pd():
+    """Fully grown trees (deep paths: the walk's stack grows) through compute_pd's auto choice."""
+    X, y = _data(n=600, p=6, seed=2)
+    est = RandomForestRegressor(n_estimators=8, random_state=0).fit(X, y)
+    grids = [np.quantile(X[:, 0], np.linspace(0.05, 0.95, 20)), np.quantile(X[:, 1], np.linspace(0.1, 0.9, 7))]
+    for idx, g in [((0,), grids[:1]), ((0, 1), grids)]:
+        avg, ice = compute_pd(est, X, idx, g, response_method="predict", method="tree", individual=True)
+        ref_avg, ref_ice = compute_pd(est, X, idx, g, response_method="predict", method="brute", individual=True)
+        np.testing.assert_allclose(avg, ref_avg, rtol=0, atol=TOL)
+        np.testing.assert_allclose(ice, ref_ice, rtol=0, atol=TOL)
+    plan = PreparedTrees(est, X, "predict").plan((0,), grids[:1])
+    assert plan.walk == "kernel" and plan.prefers_tree()
+
+
+@needs_kernel
+def test_kernel_external_models():
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = _data()
+    est = lightgbm.LGBMRegressor(n_estimators=10, num_leaves=8, min_child_samples=5, verbose=-1).fit(X, y)
+    check_kernel_exact(est, X, (0,), [np.quantile(X[:, 0], np.linspace(0.05, 0.95, 6))], "predict")
+    xgboost = pytest.importorskip("xgboost")
+    est = xgboost.XGBRegressor(n_estimators=10, max_depth=4, n_jobs=1).fit(X, y)
+    # XGBoost sums its leaves in float32: equal to its own predictions to 1e-6 relative
+    check_kernel_exact(est, X, (0, 1), [np.quantile(X[:, j], [0.1, 0.5, 0.9]) for j in (0, 1)], "predict",
+                       tol=1e-5, rtol=1e-6)
+
+
+def _per_tree_reference(forest, X, idx, grids, method, n_outputs, weights=None):
+    per = [compute_pd(t, X, idx, grids, response_method=method, method="brute", individual=True,
+                      n_outputs=n_outputs, weights=weights) for t in forest.estimators_]
+    return np.stack([a for a, _ in per]), [i for _, i in per]
+
+
+@needs_kernel
+@pytest.mark.parametrize("idx", [(0,), (0, 1)])
+def test_per_tree_partial_dependence(idx):
+    X, y = _data()
+    rf = RandomForestRegressor(n_estimators=6, random_state=0).fit(X, y)
+    grids = [_grid(rf, X, j, n=4) for j in idx]
+    oob = np.random.default_rng(0).random((6, len(X))) < 0.4
+    w = np.random.default_rng(1).integers(0, 3, len(X)).astype(float)
+    tree_pd, ice, oob_ice = per_tree_partial_dependence(rf, X, idx, grids, response_method="predict",
+                                                        weights=w, individual=True, oob=oob)
+    ref_pd, ref_ice = _per_tree_reference(rf, X, idx, grids, "predict", 1, weights=w)
+    np.testing.assert_allclose(tree_pd, ref_pd, rtol=0, atol=TOL)
+    np.testing.assert_allclose(ice, np.mean(ref_ice, axis=0), rtol=0, atol=TOL)
+    shape = (-1,) + (1,) * (ice.ndim - 1)
+    ref_oob = sum(i * o.reshape(shape) for i, o in zip(ref_ice, oob))
+    np.testing.assert_allclose(oob_ice, ref_oob, rtol=0, atol=1e-11)
+
+
+@needs_kernel
+def test_per_tree_classifier_and_errors():
+    X, y = _data(classes=3)
+    rf = RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
+    grid = [np.quantile(X[:, 0], [0.2, 0.5, 0.8])]
+    tree_pd, ice, oob_ice = per_tree_partial_dependence(rf, X, (0,), grid, response_method="predict_proba")
+    assert ice is None and oob_ice is None
+    ref_pd, _ = _per_tree_reference(rf, X, (0,), grid, "predict_proba", 3)
+    np.testing.assert_allclose(tree_pd, ref_pd, rtol=0, atol=TOL)
+    with pytest.raises(ValueError, match="oob must be"):
+        per_tree_partial_dependence(rf, X, (0,), grid, response_method="predict_proba", individual=True,
+                                    oob=np.ones((3, len(X)), dtype=bool))
+    gb = GradientBoostingRegressor(n_estimators=3).fit(X, y)
+    with pytest.raises(ValueError, match="forest must be"):
+        per_tree_partial_dependence(gb, X, (0,), grid, response_method="predict")
+
+
+def _run_python(code: str, env_extra=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **(env_extra or {}))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=env, timeout=240)
+
+
+NO_KERNEL_CHECK = """
+    import numpy as np
+    from sklearn.datasets import make_friedman1
+    from sklearn.ensemble import RandomForestRegressor
+    from pdpboot.engine import compute_pd
+    from pdpboot.engine.tree import PreparedTrees, kernel_available
+    assert not kernel_available()
+    X, y = make_friedman1(n_samples=200, n_features=5, random_state=0)
+    rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y)
+    g = [np.quantile(X[:, 0], [0.1, 0.5, 0.9])]
+    assert PreparedTrees(rf, X, "predict").plan((0,), g).walk != "kernel"
+    a, _ = compute_pd(rf, X, (0,), g, response_method="predict", method="tree")
+    b, _ = compute_pd(rf, X, (0,), g, response_method="predict", method="brute")
+    assert np.abs(a - b).max() < 1e-12, np.abs(a - b).max()
+    print("ok")
+"""
+
+
+def test_engine_without_numba():
+    """numba missing: the engine imports and falls back to the NumPy walks (same results)."""
+    code = "import sys\nsys.modules['numba'] = None\n" + textwrap.dedent(NO_KERNEL_CHECK) + (
+        "assert 'pdpboot.engine._tree_kernel' not in sys.modules\n")
+    out = _run_python(code)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
+
+
+def test_kernel_disabled_by_environment(monkeypatch):
+    monkeypatch.setenv("PDPBOOT_NUMBA", "0")
+    monkeypatch.setattr(tree_mod, "_KERNEL", None)  # decided again on the next call
+    assert not kernel_available()
+    X, y = _data()
+    rf = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
+    grids = [_grid(rf, X, 0, n=4)]
+    plan = PreparedTrees(rf, X, "predict").plan((0,), grids)
+    assert plan.walk == "bitset"
+    avg, ice = PreparedTrees(rf, X, "predict").partial_dependence(plan, individual=True)
+    ref = brute_ice(rf, X, (0,), grids, "predict")
+    np.testing.assert_allclose(ice, ref, rtol=0, atol=TOL)
+    np.testing.assert_allclose(avg, ref.mean(axis=0), rtol=0, atol=TOL)
+
+
+@needs_kernel
+def test_auto_prefers_brute_when_grid_is_tiny(monkeypatch):
+    """The cost model compares the compiled walk with brute force (tiny model, one grid point)."""
+    X, y = _data(n=40)
+    est = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y)
+    plan = PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
+    assert plan.walk == "kernel"
+    monkeypatch.setitem(tree_mod._COST, "kernel_visit", 1.0)
+    plan = PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
+    assert not plan.prefers_tree()
