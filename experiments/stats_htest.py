@@ -60,6 +60,9 @@ SETTINGS_DGP = {
     "goldstein": ("goldstein", ("x2", "x3"), True),
 }
 
+#: OLS with an x1 x2 column cannot represent Goldstein's x2 x3 interaction: its power row says nothing
+SKIP = {("ols", "goldstein")}
+
 
 def make_data(name: str, n: int, rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray]:
     if name == "additive":
@@ -88,13 +91,16 @@ def make_learner(name: str, quick: bool):
     raise ValueError(f"unknown learner {name!r}")
 
 
-def _one(learner: str, dgp: str, cfg: dict, quick: bool, seed: np.random.SeedSequence) -> tuple[float, float]:
+def _one(learner: str, dgp: str, cfg: dict, quick: bool, seed: np.random.SeedSequence) -> tuple[float, ...]:
     data_seed, test_seed = seed.spawn(2)
     maker, pair, _ = SETTINGS_DGP[dgp]
     X, y = make_data(maker, cfg["n"], np.random.default_rng(data_seed))
-    out = h_statistic_test(make_learner(learner, quick), X, y, pair, n_resamples=cfg["reps"][learner]["K"],
-                           n_max=cfg["n_max"], n_jobs=1, rng=np.random.default_rng(test_seed))
-    return out.statistic, out.pvalue
+    K = cfg["reps"][learner]["K"]
+    out = h_statistic_test(make_learner(learner, quick), X, y, pair, n_resamples=K, n_max=cfg["n_max"], n_jobs=1,
+                           rng=np.random.default_rng(test_seed))
+    # the plug-in (calibration="none") p-value of the same refits: the first level is identical
+    plugin = (1 + np.sum(out.null_distribution >= out.statistic)) / (1 + K)
+    return out.statistic, out.pvalue, float(plugin), out.scale
 
 
 def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None = None, dgps=None,
@@ -106,6 +112,8 @@ def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None 
     folder = ctx.study_dir(STUDY)
     for learner in learners:
         for dgp in dgps or SETTINGS_DGP:
+            if (learner, dgp) in SKIP:
+                continue
             interacting = SETTINGS_DGP[dgp][2]
             reps = cfg["reps"][learner]["power" if interacting else "null"]
             reps = reps if max_reps is None else min(reps, max_reps if not interacting else max(max_reps // 2, 1))
@@ -116,10 +124,11 @@ def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None 
                 def run(chunk=chunk, first=first, learner=learner, dgp=dgp):
                     start = time.perf_counter()
                     out = [_one(learner, dgp, cfg, ctx.quick, s) for s in chunk]
-                    stats, pvalues = map(np.array, zip(*out))
+                    stats, pvalues, plugin, scale = map(np.array, zip(*out))
                     print(f"[{time.strftime('%H:%M:%S')}] htest {learner}/{dgp} reps {first}..{first + len(chunk)}"
                           f" took {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
-                    return xr.Dataset({"statistic": ("rep", stats), "pvalue": ("rep", pvalues)},
+                    return xr.Dataset({"statistic": ("rep", stats), "pvalue": ("rep", pvalues),
+                                       "pvalue_plugin": ("rep", plugin), "scale": ("rep", scale)},
                                       coords={"rep": np.arange(first, first + len(chunk))},
                                       attrs={"K": cfg["reps"][learner]["K"], "n": cfg["n"]})
 
