@@ -376,10 +376,12 @@ def _rms(residuals: np.ndarray, weights) -> float:
     return float(np.sqrt(np.sum(w * centred**2) / w.sum()))
 
 
-def _surrogate(predict, X, pair, weights, background) -> tuple[np.ndarray, np.ndarray]:
+def _surrogate(model, X, pair, weights, background) -> tuple[np.ndarray, np.ndarray]:
     """Fitted values of a model and its additive-in-(j, k) surrogate ``f - I_jk`` at every row."""
+    predict = response_function(model, "predict")
     fitted = predict(X)[:, 0]
-    return fitted, fitted - interaction_part(predict, X, pair, weights=weights, background=background)
+    return fitted, fitted - interaction_part(predict, X, pair, weights=weights, background=background,
+                                             estimator=model)
 
 
 def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed) -> tuple[float, float]:
@@ -394,7 +396,7 @@ def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed
         return first, np.nan
     # second level: the test's own null construction applied to the first-level null data, with the same
     # residual draw (rescaled), learner seed and H-statistic rows as the first level
-    fitted, mean2 = _surrogate(response_function(model, "predict"), plan.X, plan.pair, plan.weights, background)
+    fitted, mean2 = _surrogate(model, plan.X, plan.pair, plan.weights, background)
     ratio = _rms(y_null - fitted, plan.weights) / max(rms_observed, 1e-300)
     model2 = _fit(plan.estimator, plan.X, mean2 + ratio * draw, plan.weights, plan.fit_params, fit2_rng)
     return first, _statistic(model2, plan.X, plan.pair, plan.n_max, stat_rng, plan.statistic, plan.weights)
@@ -582,7 +584,7 @@ def h_statistic_test(
     model = _fit(plan.estimator, X, y, w, plan.fit_params, fit_seed, only_if_unset=True)
     observed = _statistic(model, X, plan.pair, plan.n_max, stat_seed, plan.statistic, w)
     background, _ = subsample_rows(X.shape[0], 2000, bg_seed)
-    fitted, mean = _surrogate(response_function(model, "predict"), X, plan.pair, w, background)
+    fitted, mean = _surrogate(model, X, plan.pair, w, background)
     oof = _out_of_fold(plan, cv_seed)
     resid = y - oof
     centre = np.sum((np.ones_like(y) if w is None else w) * resid) / (y.size if w is None else w.sum())

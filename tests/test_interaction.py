@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from scipy import integrate
@@ -435,13 +437,33 @@ def test_h_statistic_test_weights_and_fit_params_equal_hand_loop():
     mse_in = np.sum(w * ((y - fitted) - np.sum(w * (y - fitted)) / w.sum()) ** 2) / w.sum()
     mse_oof = np.sum(w * resid**2) / w.sum()
     noise = resid * np.sqrt((mse_oof + 1.5 * mse_in) / 2.5) / np.sqrt(np.mean(resid**2))  # K = 3: c = 1.5
-    null = []
+    def rms(r):
+        centred = r - np.sum(w * r) / w.sum()
+        return np.sqrt(np.sum(w * centred**2) / w.sum())
+
+    null, second = [], []
     for seed in null_seeds:
         draw, _, stat = seed.spawn(3)
-        y_null = mean + noise[draw.integers(0, 80, size=80)]
-        null.append(h2(wls(every, y_null), stat))
+        e_star = noise[draw.integers(0, 80, size=80)]
+        y_null = mean + e_star
+        coef_star = wls(every, y_null)
+        null.append(h2(coef_star, copy.deepcopy(stat)))
+        # second level, by hand: the refit's own surrogate, the same draw rescaled, the same H2 rows
+        predict_star = lambda Z, c=coef_star: (_design(np.asarray(Z)) @ c)[:, None]  # noqa: E731
+        fitted_star = predict_star(X)[:, 0]
+        mean_star = fitted_star - interaction_part(predict_star, X, (0, 1), weights=w, background=background)
+        ratio = rms(y_null - fitted_star) / rms(y - fitted)
+        second.append(h2(wls(every, mean_star + ratio * e_star), stat))
     np.testing.assert_allclose(out.null_distribution, null, rtol=0, atol=1e-12)
-    assert out.pvalue == pytest.approx((1 + np.sum(np.array(null) >= out.statistic)) / 6)
+    np.testing.assert_allclose(out.second_level, second, rtol=0, atol=1e-12)
+    scale = np.mean(null) / np.mean(second)
+    assert out.scale == pytest.approx(scale, rel=1e-12)
+    assert out.pvalue == pytest.approx((1 + np.sum(scale * np.array(null) >= out.statistic)) / 6)
+    plain = h_statistic_test(_OffsetOLS(), X, y, (0, 1), n_resamples=5, n_max=50, cv=3, sample_weight=w,
+                             fit_params={"offset": offset}, calibration="none", rng=23)
+    np.testing.assert_array_equal(plain.null_distribution, out.null_distribution)
+    assert plain.scale == 1.0 and plain.second_level.size == 0
+    assert plain.pvalue == pytest.approx((1 + np.sum(np.array(null) >= out.statistic)) / 6)
     with pytest.raises(ValueError, match="sample_weight"):
         h_statistic_test(_OffsetOLS(), X, y, (0, 1), sample_weight=w[:5])
     with pytest.raises(ValueError, match="sample_weight="):
@@ -460,6 +482,18 @@ def test_h_statistic_test_validation():
         h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), statistic="h")
     with pytest.raises(ValueError, match="two features"):
         h_statistic_test(_interaction_ols(), X, y, "x1")
+    with pytest.raises(ValueError, match="calibration"):
+        h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), calibration="double")
+
+
+def test_scale_calibration_is_neutral_for_ols():
+    """OLS with a product term: the surrogate lies in the model and the refits' H2 depends on the noise only, so
+    the second level (same draws) reproduces the first up to the main-effect denominators: scale near 1."""
+    X, y = make_additive_uniform(200, noise=0.5, rng=31)
+    out = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=60, rng=32)
+    assert 0.9 < out.scale < 1.1
+    ratios = out.second_level / out.null_distribution
+    assert np.all((ratios > 0.7) & (ratios < 1.4))  # paired: each second-level value tracks its first-level one
 
 
 # ----------------------------------------------------------------------------- slow studies (outside CI)
