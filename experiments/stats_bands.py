@@ -201,8 +201,38 @@ def summarize_pointwise(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
+def _from_summary(ctx: C.Context) -> tuple[list[dict], list[dict]] | None:
+    """The compact summaries (a clone without the per-repetition caches), or None when the caches exist."""
+    folder = ctx.study_dir(STUDY)
+    if (folder / "repetitions.nc").exists() or not (folder / "summary.json").exists():
+        return None
+    pointwise = folder / "summary_pointwise.json"
+    return (json.loads((folder / "summary.json").read_text()),
+            json.loads(pointwise.read_text()) if pointwise.exists() else [])
+
+
+_BAND_NAMES = {"sup-t": "Supt", "calibrated percentile": "Calibrated", "normal sup-t (pure)": "SuptPure"}
+
+
+def _macros(records: list[dict], pointwise: list[dict]) -> dict:
+    r"""``\Bands<Band>B<B>`` whole-curve coverage (and ``SE``), ``\BandsPointwise<Method>B<B>``, R."""
+    words = {100: "Hundred", 200: "TwoHundred", 50: "Fifty"}
+    macros = {}
+    for rec in records:
+        key = f"{_BAND_NAMES.get(rec['band'], 'Other')}B{words.get(rec['B'], 'X')}"
+        macros[f"Bands{key}"] = C.fmt(rec["whole_curve"], 3)
+        macros[f"BandsSE{key}"] = C.fmt(rec["whole_curve_mcse"], 3)
+        if rec["band"] == "sup-t":
+            macros[f"BandsCrit{key}"] = C.fmt(rec["mean_critical_value"], 2)
+        macros["BandsR"] = str(rec["R"])
+    for rec in pointwise:
+        macros[f"BandsPointwise{rec['method'].capitalize()}B{words.get(rec['B'], 'X')}"] = C.fmt(rec["pointwise"], 3)
+    return macros
+
+
 def render(ctx: C.Context) -> list[dict]:
-    records = summarize(ctx)
+    stored = _from_summary(ctx)
+    records, pointwise = stored if stored else (summarize(ctx), summarize_pointwise(ctx))
     lines = [r"\begin{tabular}{rlrrr}", r"\toprule",
              r"$B$ & simultaneous band & whole-curve cov. & pointwise cov. & calibrated level \\", r"\midrule"]
     for rec in records:
@@ -211,8 +241,10 @@ def render(ctx: C.Context) -> list[dict]:
                      f"{C.fmt(rec['mean_calibrated_level'], 4)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))
+    C.write_macros(ctx.out("generated", "bands.tex"), _macros(records, pointwise),
+                   "stats_bands: whole-curve coverage of simultaneous bands")
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
-    (ctx.study_dir(STUDY) / "summary_pointwise.json").write_text(json.dumps(summarize_pointwise(ctx), indent=1))
+    (ctx.study_dir(STUDY) / "summary_pointwise.json").write_text(json.dumps(pointwise, indent=1))
     return records
 
 

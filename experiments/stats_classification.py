@@ -137,6 +137,9 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
             rec[key] = p
             rec[f"{key}_mcse"] = float(np.sqrt(p * (1 - p) / n_rep))
         records.append(rec)
+    summary = folder / "summary.json"
+    if not records and summary.exists():  # a clone with the compact summary only
+        records = json.loads(summary.read_text())
     return records
 
 
@@ -150,6 +153,17 @@ def render(ctx: C.Context) -> list[dict]:
         lines.append(f"{rec['learner']} & {rec['R']} & {rec['B']} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage_classification.tex"), "\n".join(lines))
+    macros = {}
+    for rec in records:
+        key = {"logistic": "Logistic", "gbm": "Gbm"}[rec["learner"]]
+        macros[f"ClassR{key}"] = str(rec["R"])
+        macros[f"ClassB{key}"] = str(rec["B"])
+        for field, name in (("pointwise", "Pointwise"), ("simultaneous_supt", "Supt"),
+                            ("simultaneous_calibrated", "Calibrated")):
+            macros[f"Class{name}{key}"] = C.fmt(rec[field], 3)
+            macros[f"Class{name}SE{key}"] = C.fmt(rec[f"{field}_mcse"], 3)
+    C.write_macros(ctx.out("generated", "classification.tex"), macros,
+                   "stats_classification: probability-PD coverage for classifiers")
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
     return records
 
