@@ -208,7 +208,8 @@ def render(ctx: C.Context) -> list[dict]:
              r"statistic & learner & method & $R$ & cov.\ of learner's expectation & cov.\ of population & width \\",
              r"\midrule"]
     for rec in records:
-        dgp = rec["dgp"].replace("_", r"\_")
+        dgp = {"h2_linear": r"$H^2_{12}$, linear", "dice_goldstein": r"d-ICE SD, Goldstein",
+               "h2_friedman": r"$H^2_{12}$, Friedman \#1"}.get(rec["dgp"], rec["dgp"].replace("_", r"\_"))
         lines.append(f"{dgp} & {rec['learner']} & {rec['method']} & {rec['R']} & "
                      f"{C.fmt(rec['coverage_expected'], 3)} ({C.fmt(rec['coverage_expected_mcse'], 3)}) & "
                      f"{C.fmt(rec['coverage_population'], 3)} ({C.fmt(rec['coverage_population_mcse'], 3)}) & "

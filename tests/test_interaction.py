@@ -335,9 +335,9 @@ def test_save_load_round_trip(tmp_path):
 
 
 def test_h_statistic_test_rejects_strong_interaction_and_is_reproducible():
-    X, y = make_interaction(300, rng=11)
-    first = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=150, rng=12)
-    again = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=150, rng=12)
+    X, y = make_interaction(200, rng=11)
+    first = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=80, rng=12)
+    again = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=80, rng=12)
     assert first.null_distribution.shape == (19,)
     np.testing.assert_array_equal(first.null_distribution, again.null_distribution)
     assert first.pvalue == pytest.approx(1 / 20)  # the smallest possible p-value with 19 refits
