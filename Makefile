@@ -2,7 +2,8 @@
 #
 #   make paper          full run (the paper's numbers; cached under experiments/results/full) + paper/main.pdf
 #   make figures        full run without LaTeX
-#   make render         redraw figures/tables/macros from the full-run caches only (no computation)
+#   make render         redraw figures/tables/macros from the committed archive (experiments/archive), no computation
+#   make archive        copy each study's compact full-run results from experiments/results/full to experiments/archive
 #   make quick          smoke run (CI): experiments/results/quick/paper/{figures,tables,generated}
 #   make paper-quick    smoke run + a PDF built from it in experiments/results/quick/paper/main.pdf
 #   make clean-results  delete the caches (experiments/results)
@@ -15,7 +16,7 @@ JOBS ?= 2
 QUICK_DIR := experiments/results/quick
 LATEXMK := latexmk -pdf -interaction=nonstopmode -halt-on-error -quiet
 
-.PHONY: paper figures render quick paper-quick clean-results clean-latex
+.PHONY: paper figures render archive quick paper-quick clean-results clean-latex
 
 paper: figures
 	@command -v latexmk >/dev/null || { echo "latexmk not found: install LaTeX (paper/README.md)"; exit 1; }
@@ -24,8 +25,12 @@ paper: figures
 figures:
 	$(PYTHON) -m experiments all --n-jobs $(JOBS)
 
+# Studies whose archive is not committed are listed and make fails (the others are still drawn).
 render:
-	$(PYTHON) -m experiments all --render-only
+	$(PYTHON) -m experiments all --render-only --results-dir experiments/archive --paper-dir paper --skip-missing
+
+archive:
+	$(PYTHON) -m experiments all --render-only --archive --skip-missing
 
 quick:
 	$(PYTHON) -m experiments all --quick --n-jobs $(JOBS)

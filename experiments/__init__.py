@@ -15,6 +15,7 @@ Where each output of the paper comes from (one render function per figure or tab
 ``tables/coverage_width``             ``s2_coverage._table_width``
 ``figures/coverage_by_grid``          ``s2_coverage._figure_by_grid``
 ``figures/coverage_example``          ``s2_coverage._figure_example``
+``generated/diagnosis.tex``           ``coverage_diagnosis.render`` (why OLS and the network miss 0.95)
 ``figures/heterogeneity_ice``         ``s3_heterogeneity._figure_ice``
 ``figures/heterogeneity_h2``          ``s3_heterogeneity._figure_h2``
 ``tables/h_test``                     ``s3_heterogeneity._table_tests``
@@ -34,6 +35,7 @@ Where each output of the paper comes from (one render function per figure or tab
 STUDIES = {
     "electricity": "s1_electricity",
     "coverage": "s2_coverage",
+    "diagnosis": "coverage_diagnosis",
     "heterogeneity": "s3_heterogeneity",
     "cost": "s4_cost",
     "real_data": "s5_real_data",
@@ -42,3 +44,23 @@ STUDIES = {
     "bounded": "stats_bounded",
     "classification": "stats_classification",
 }
+
+#: What each study's ``render`` writes under the paper folder (extension-less, as main.tex names them);
+#: "run" is :func:`experiments.run.write_run_macros`.  ``tests/test_archive.py`` checks that every file the
+#: paper inputs is listed here and is rendered from the committed archive (``experiments/archive``).
+OUTPUTS = {
+    "run": ("generated/run",),
+    "electricity": ("figures/electricity_bands", "figures/electricity_contours", "generated/electricity"),
+    "coverage": ("tables/coverage", "tables/coverage_width", "tables/coverage_molnar", "figures/coverage_by_grid",
+                 "figures/coverage_example", "generated/coverage"),
+    "diagnosis": ("generated/diagnosis",),
+    "heterogeneity": ("figures/heterogeneity_ice", "figures/heterogeneity_h2", "tables/h_test",
+                      "generated/heterogeneity"),
+    "cost": ("tables/cost", "figures/cost_scaling", "generated/cost"),
+    "real_data": ("figures/bike", "figures/anes", "generated/real_data"),
+    "bands": ("tables/simultaneous_bands",),
+    "htest": ("tables/h_test_size_power",),
+    "bounded": ("tables/bounded_statistics",),
+    "classification": ("tables/coverage_classification",),
+}
+

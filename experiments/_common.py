@@ -2,8 +2,15 @@
 
 Every study module (``s1_electricity`` ... ``s5_real_data``) has ``compute(ctx)``, which runs the
 expensive part and caches it as netCDF under ``ctx.results_dir / <study>``, and ``render(ctx)``,
-which reads only those caches and writes figures (``ctx.paper_dir / "figures"``), LaTeX tables
-(``tables``) and LaTeX macros (``generated``).  A colour change therefore reruns ``render`` only.
+which writes figures (``ctx.paper_dir / "figures"``), LaTeX tables (``tables``) and LaTeX macros
+(``generated``).  A colour change therefore reruns ``render`` only.
+
+Archive.  ``render`` reads only the study's *compact* files, those matched by its ``ARCHIVE`` glob
+patterns (relative to its results folder).  Where the caches hold every resample curve, the study
+also has ``summarize(ctx)``, which writes those compact files from the caches (bands, per-replication
+coverage indicators); ``python -m experiments <study> --archive`` copies them, with a
+``MANIFEST.json`` (files, sizes, SHA-256, run mode and date), into ``experiments/archive/<study>/``,
+which is committed; ``make render`` then redraws the paper from the archive alone.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ import xarray as xr
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "paper"
 RESULTS = ROOT / "experiments" / "results"
+ARCHIVE = ROOT / "experiments" / "archive"
+#: Largest archive of one study (bytes): compact summaries only, never every resample.
+ARCHIVE_MAX_BYTES = 3_000_000
 
 #: Column widths of the paper (inches): a full text width and a half of it.
 FULL_WIDTH = 6.5
@@ -120,12 +130,75 @@ def cached(path: Path, ctx: Context, compute: Callable[[], xr.Dataset]) -> xr.Da
     return ds
 
 
-def save_dataset(ds: xr.Dataset, path: Path) -> None:
+def save_dataset(ds: xr.Dataset, path: Path, *, compress: bool = False) -> None:
+    """Write ``ds`` atomically; ``compress``: zlib (level 9) for every data variable (archived summaries)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.nc")
-    ds.to_netcdf(tmp)
+    encoding = {v: {"zlib": True, "complevel": 9} for v in ds.data_vars} if compress else None
+    ds.to_netcdf(tmp, encoding=encoding)
     os.replace(tmp, path)
+
+
+def compact_tree(tree):
+    """A pdpboot result without its resample curves (``*_resamples``, ``resample_counts``).
+
+    Estimates, ICE curves and the bands already added (``confidence_bands``, ``ice_heterogeneity``,
+    ``h_statistic``) are kept, which is all the plotting functions draw.
+    """
+    nodes = {}
+    for node in tree.subtree:
+        ds = node.to_dataset(inherit=False)
+        drop = [v for v in ds.data_vars if str(v).endswith("_resamples") or str(v) == "resample_counts"]
+        nodes[node.path] = ds.drop_vars(drop)
+    return xr.DataTree.from_dict(nodes, name=tree.name)
+
+
+def archive_study(ctx: Context, study: str, patterns, dest: Path | None = None) -> Path:
+    """Copy a study's compact files (``patterns``, globs under its results folder) to the archive.
+
+    Writes ``<dest>/<study>/MANIFEST.json`` (file, bytes, SHA-256; mode and date of the run); raises
+    ``FileNotFoundError`` if a pattern matches nothing and ``ValueError`` above ``ARCHIVE_MAX_BYTES``.
+    """
+    import shutil
+
+    source = Path(ctx.results_dir) / study
+    target = Path(dest or ARCHIVE) / study
+    if source.resolve() == target.resolve():
+        raise ValueError("--archive copies from the results folder into experiments/archive; they are the same.")
+    files = []
+    for pattern in patterns:
+        found = sorted(p for p in source.glob(pattern) if p.is_file())
+        if not found:
+            raise FileNotFoundError(f"{study}: nothing matches {pattern!r} in {source}; run its compute first.")
+        files += found
+    total = sum(p.stat().st_size for p in files)
+    if total > ARCHIVE_MAX_BYTES:
+        raise ValueError(f"{study}: the compact files take {total / 1e6:.1f} MB, above the archive's limit of "
+                         f"{ARCHIVE_MAX_BYTES / 1e6:.1f} MB per study; summarise them further.")
+    if target.exists():
+        shutil.rmtree(target)
+    manifest = {"study": study, "mode": ctx.mode, "archived": time.strftime("%Y-%m-%d %H:%M:%S"), "files": {}}
+    for p in files:
+        rel = p.relative_to(source).as_posix()
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, target / rel)
+        manifest["files"][rel] = {"bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+    timings = read_timings(ctx)
+    if study in timings:
+        manifest["timing"] = timings[study]
+    (target / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    return target
+
+
+def archived_timings(results_dir: Path) -> dict:
+    """Compute times recorded in the archive's manifests, as ``read_timings`` returns them."""
+    out = {}
+    for manifest in sorted(Path(results_dir).glob("*/MANIFEST.json")):
+        data = json.loads(manifest.read_text())
+        if "timing" in data:
+            out[data["study"]] = data["timing"]
+    return out
 
 
 def load_dataset(path: Path) -> xr.Dataset:
@@ -151,8 +224,11 @@ def record_timing(ctx: Context, study: str, wall: float, *, resumed: bool) -> No
 
 
 def read_timings(ctx: Context) -> dict:
+    """``timings.json`` of the results folder; in the archive, the times its manifests record."""
     path = Path(ctx.results_dir) / "timings.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    if path.exists():
+        return json.loads(path.read_text())
+    return archived_timings(ctx.results_dir)
 
 
 @contextmanager

@@ -78,10 +78,16 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
 COVERAGE = {
     "full": {"seed": SEED + 2, "scenarios": _coverage_scenarios(False), "chunk": 50, "molnar_refits": 15,
              "molnar_fractions": [0.5, 0.7], "truth_background": 2000, "small_B": 40, "level": 0.95,
-             "molnar_sensitivity": {"R": 1000, "fractions": [0.5, 0.632, 0.7, 0.8]}},
+             "molnar_sensitivity": {"R": 1000, "fractions": [0.5, 0.632, 0.7, 0.8]},
+             "diagnosis": {"ols": {"scenarios": ["A_n1000", "C_n1000"], "R": 1000, "B": [200, 500, 2000]},
+                           "mlp": {"scenario": "B_mlp_n500", "R": 20, "B": 40, "sd_fits": 100, "fraction": 0.632,
+                                   "chunk": 5}}},
     "quick": {"seed": SEED + 2, "scenarios": _coverage_scenarios(True), "chunk": 10, "molnar_refits": 5,
               "molnar_fractions": [0.5, 0.7], "truth_background": 500, "small_B": 20, "level": 0.95,
-              "molnar_sensitivity": {"R": 6, "fractions": [0.5, 0.632, 0.7, 0.8]}},
+              "molnar_sensitivity": {"R": 6, "fractions": [0.5, 0.632, 0.7, 0.8]},
+              "diagnosis": {"ols": {"scenarios": ["A_n1000", "C_n1000"], "R": 20, "B": [40, 100, 200]},
+                            "mlp": {"scenario": "B_mlp_n500", "R": 2, "B": 10, "sd_fits": 4, "fraction": 0.632,
+                                    "chunk": 2}}},
 }
 
 # --------------------------------------------------------------------------- study 3

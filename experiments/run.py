@@ -4,6 +4,11 @@
     python -m experiments all --quick          # smoke run into experiments/results/quick/paper
     python -m experiments coverage --render-only
     python -m experiments all --quick --results-dir /tmp/r --paper-dir /tmp/p
+    python -m experiments coverage --render-only --archive     # copy its compact files to experiments/archive
+    python -m experiments all --render-only --results-dir experiments/archive   # `make render`: from the archive
+
+A study module may declare ``ARCHIVE`` (glob patterns, relative to its results folder, of the compact
+files its ``render`` reads) and ``summarize(ctx)`` (writes those files from the full caches).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import importlib
 import json
 import sys
 import time
+from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
@@ -26,10 +32,29 @@ def _module(study: str):
     return importlib.import_module(f"experiments.{STUDIES[study]}")
 
 
-def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True) -> dict:
-    """Run the given studies in order; returns {study: {"wall": seconds}} of their compute steps."""
+def missing_compact_files(ctx: C.Context, study: str) -> list[str]:
+    """``ARCHIVE`` patterns of ``study`` that match no file in ``ctx.results_dir`` (empty: ready to render)."""
+    module = _module(study)
+    folder = Path(ctx.results_dir) / study
+    return [p for p in getattr(module, "ARCHIVE", ()) if not any(q.is_file() for q in folder.glob(p))]
+
+
+def summarize(ctx: C.Context, study: str, *, always: bool) -> None:
+    """Write a study's compact files from its caches (``always``, or only when some are missing)."""
+    module = _module(study)
+    if hasattr(module, "summarize") and (always or missing_compact_files(ctx, study)):
+        print(f"[{time.strftime('%H:%M:%S')}] {study}: summarize", file=sys.stderr, flush=True)
+        module.summarize(ctx)
+
+
+def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True, skip_missing: bool = False) -> dict:
+    """Run the given studies in order; returns {study: {"wall": seconds}} of their compute steps.
+
+    ``skip_missing`` (render only): studies whose compact files are missing are skipped, and listed in
+    the returned dict under ``"missing"``, instead of raising ``FileNotFoundError``.
+    """
     C.agg_backend()
-    times = {}
+    times: dict = {}
     with threadpool_limits(1):
         for study in studies:
             module = _module(study)
@@ -44,7 +69,22 @@ def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True) -
                 print(f"[{time.strftime('%H:%M:%S')}] {study}: compute took {t['wall']:.0f} s wall",
                       file=sys.stderr, flush=True)
             if render:
-                module.render(ctx)
+                try:
+                    if not compute and not (Path(ctx.results_dir) / study).is_dir():
+                        # Nothing to draw from: never overwrite committed outputs with empty tables.
+                        raise FileNotFoundError(f"{study}: no results folder {Path(ctx.results_dir) / study}")
+                    summarize(ctx, study, always=compute)
+                    missing = missing_compact_files(ctx, study)
+                    if missing:
+                        raise FileNotFoundError(f"{study}: no compact file matches {missing} in "
+                                                f"{Path(ctx.results_dir) / study} (run its compute, or commit its "
+                                                "archive with --archive)")
+                    module.render(ctx)
+                except FileNotFoundError as err:
+                    if not skip_missing:
+                        raise
+                    print(f"SKIPPED {study}: {err}", file=sys.stderr, flush=True)
+                    times.setdefault("missing", []).append(study)
         if render:
             write_run_macros(ctx)
     return times
@@ -53,7 +93,10 @@ def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True) -
 def write_run_macros(ctx: C.Context) -> None:
     """Mode and compute times of the last run of each study (``generated/run.tex``)."""
     timings = C.read_timings(ctx)
-    total = sum(v["wall_seconds"] for k, v in timings.items() if k in STUDIES)
+    main = ("electricity", "coverage", "heterogeneity", "cost", "real_data")
+    # The total is quoted as the paper's compute time: "--" unless every main study's time is known.
+    total = (sum(v["wall_seconds"] for k, v in timings.items() if k in STUDIES)
+             if all(k in timings for k in main) else float("nan"))
     macros = {"RunMode": ctx.mode, "RunMinutes": C.fmt(total / 60, 0)}
     for study, key in (("electricity", "Electricity"), ("coverage", "Coverage"), ("heterogeneity", "Heterogeneity"),
                        ("cost", "Cost"), ("real_data", "RealData")):
@@ -77,6 +120,11 @@ def main(argv=None) -> int:
                                             "mode, <results-dir>/paper in quick mode)")
     parser.add_argument("--n-jobs", type=int, default=2, help="joblib worker processes (default 2)")
     parser.add_argument("--force", action="store_true", help="recompute even when cached")
+    parser.add_argument("--archive", action="store_true",
+                        help="afterwards copy each study's compact files (its ARCHIVE) to experiments/archive/<study>")
+    parser.add_argument("--skip-missing", action="store_true",
+                        help="with --render-only: render the studies whose compact files exist, list the others "
+                             "and exit with status 1")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--render-only", action="store_true", help="only redraw from the caches")
     group.add_argument("--compute-only", action="store_true", help="only fill the caches")
@@ -87,6 +135,18 @@ def main(argv=None) -> int:
         parser.error(f"unknown studies {unknown}; choose from 'all' or {list(STUDIES)}")
     ctx = C.default_context(args.quick, args.results_dir, args.paper_dir, args.n_jobs, args.force)
     start = time.perf_counter()
-    run(studies, ctx, compute=not args.render_only, render=not args.compute_only)
+    times = run(studies, ctx, compute=not args.render_only, render=not args.compute_only,
+                skip_missing=args.skip_missing)
+    if args.archive:
+        for study in (s for s in studies if s not in times.get("missing", [])):
+            module = _module(study)
+            if not hasattr(module, "ARCHIVE"):
+                print(f"{study}: no ARCHIVE patterns declared; not archived", file=sys.stderr)
+                continue
+            summarize(ctx, study, always=False)
+            print(f"{study}: archived in {C.archive_study(ctx, study, module.ARCHIVE)}", file=sys.stderr)
     print(f"done in {time.perf_counter() - start:.0f} s; outputs in {ctx.paper_dir}", file=sys.stderr)
+    if times.get("missing"):
+        print(f"not rendered (compact files missing): {times['missing']}", file=sys.stderr)
+        return 1
     return 0

@@ -27,6 +27,8 @@ STUDY = "electricity"
 FEATURES = ["Temperature", "Hour", "Day"]
 PAIRS = [("Temperature", "Hour"), ("Temperature", "Day"), ("Hour", "Day")]
 BACKGROUNDS = ("resample", "original")
+#: Compact files ``render`` reads: the results with their bands and without the resample curves.
+ARCHIVE = ("bands_*.nc",)
 
 
 def _path(ctx: C.Context, background: str):
@@ -47,9 +49,16 @@ def compute(ctx: C.Context) -> None:
         pdpboot.save(res, path)
 
 
+def summarize(ctx: C.Context) -> None:
+    """Bands (95 % percentile, pointwise and simultaneous) of each cache, without the resample curves."""
+    for background in BACKGROUNDS:
+        res = pdpboot.confidence_bands(pdpboot.load(_path(ctx, background)), confidence_level=0.95,
+                                       method="percentile", simultaneous=True)
+        pdpboot.save(C.compact_tree(res), ctx.study_dir(STUDY) / f"bands_{background}.nc")
+
+
 def _load(ctx: C.Context, background: str):
-    res = pdpboot.load(_path(ctx, background))
-    return pdpboot.confidence_bands(res, confidence_level=0.95, method="percentile", simultaneous=True)
+    return pdpboot.load(ctx.study_dir(STUDY) / f"bands_{background}.nc")
 
 
 def _truth(node, feature: str) -> np.ndarray:
@@ -75,7 +84,7 @@ def other_feature_sd() -> dict[str, float]:
 def _figure_bands(ctx: C.Context, results: dict) -> dict:
     import matplotlib.pyplot as plt
 
-    from pdpboot.plotting import OKABE_ITO, paper_style, plot_pd
+    from pdpboot.plotting import paper_style, plot_pd
 
     stats = {}
     with paper_style():
@@ -88,8 +97,9 @@ def _figure_bands(ctx: C.Context, results: dict) -> dict:
                 plot_pd(res, feature, ax=ax, legend=False)
                 truth = _truth(node, feature)
                 grid = node.ds[feature].values.astype(float)
-                ax.plot(grid, truth, color=OKABE_ITO["vermillion"], lw=1.0, ls="none" if feature == "Day" else "--",
-                        marker="_" if feature == "Day" else None, ms=9, mew=1.5, label="true PD")
+                # Black, dotted: the simultaneous band is drawn dashed in the accent colour.
+                ax.plot(grid, truth, color="k", lw=1.3, ls="none" if feature == "Day" else ":",
+                        marker="_" if feature == "Day" else None, ms=10, mew=1.5, label="true PD", zorder=5)
                 band = node.ds["pd_band_pointwise"].isel(output=0)
                 simultaneous = node.ds["pd_band"].isel(output=0)
                 stats[(background, feature)] = {
@@ -125,7 +135,7 @@ def _draw_truth(ax, pair, ga, gb, truth, levels):
         from matplotlib.colors import BoundaryNorm
 
         mappable = ax.pcolormesh(_edges(ga, cat[0]), _edges(gb, cat[1]), truth.T, cmap="viridis",
-                                 norm=BoundaryNorm(levels, ncolors=256))
+                                 norm=BoundaryNorm(levels, ncolors=256), rasterized=True)
         if cat[1]:
             ax.set_yticks(np.arange(len(gb)), [str(int(v)) for v in gb])
         return mappable
@@ -154,8 +164,9 @@ def _figure_contours(ctx: C.Context, res) -> dict:
             est = node.ds["pd"].isel(output=0).transpose(*pair).values
             levels = MaxNLocator(10).tick_values(min(est.min(), truth.min()), max(est.max(), truth.max()))
             # Contour labels off: the colour bar gives the levels, and inline labels collided with the rug.
+            heat = {"contour_kw": {"rasterized": True}} if "Day" in pair else {}
             plot_pd_contour(res, pair, ax=axes[0, j], levels=levels, clabel=False, annotate=False,
-                            colorbar_kw={"label": "PD estimate"})
+                            colorbar_kw={"label": "PD estimate"}, **heat)
             axes[0, j].set_title(f"estimate, B = {res.attrs['n_resamples']}", fontsize=7)
             mappable = _draw_truth(axes[1, j], pair, ga, gb, truth, levels)
             fig.colorbar(mappable, ax=axes[1, j], label="true PD")
@@ -163,10 +174,12 @@ def _figure_contours(ctx: C.Context, res) -> dict:
             axes[1, j].set_ylabel(pair[1])
             axes[1, j].set_title("truth (exact level)", fontsize=7)
             plot_pd_contour(res, pair, ax=axes[2, j], what="width", band="pointwise", annotate=False,
-                            colorbar_kw={"label": "band width"})
+                            colorbar_kw={"label": "band width"}, **heat)
             axes[2, j].set_title("width of the 95 % percentile band", fontsize=7)
             band = node.ds["pd_band_pointwise"].isel(output=0).transpose("ci_bound", *pair)
             inside = (band.sel(ci_bound="lower").values <= truth) & (truth <= band.sel(ci_bound="upper").values)
+            for ax in axes[:, j]:
+                ax.grid(False)  # grid lines over a heatmap read as cell borders
             stats[pair] = {"covered": float(inside.mean()),
                            "width": float((band.sel(ci_bound="upper") - band.sel(ci_bound="lower")).mean())}
         C.savefig(fig, ctx, "electricity_contours")

@@ -44,10 +44,11 @@ from .learners import LEARNER_LABELS, make_learner, reseed
 from .molnar import corrected_t_interval
 
 STUDY = "coverage"
-#: Band methods: (band_arrays method, simultaneous).  "percsim" is the package's default simultaneous
-#: band (percentile, calibrated level); "supt" the sup-t band around the estimate.
-METHODS = {"percentile": ("percentile", False), "basic": ("basic", False), "percsim": ("percentile", True),
-           "supt": ("normal", True)}
+#: Band methods: (band_arrays method, simultaneous, simultaneous_method).  "supt" is the package's default
+#: simultaneous band (``confidence_bands(simultaneous=True)``: sup-t about the estimate, widened where the
+#: percentile band sticks out); "percsim" the calibrated percentile band.
+METHODS = {"percentile": ("percentile", False, "sup-t"), "basic": ("basic", False, "sup-t"),
+           "percsim": ("percentile", True, "calibrated"), "supt": ("percentile", True, "sup-t")}
 LOGIT_COEF = (0.5, 1.5, -1.0)
 
 
@@ -66,7 +67,7 @@ def _make_logistic(n: int, *, rng):
     return X, y
 
 
-def _data(sc: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
+def simulate(sc: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
     dgp = sc["dgp"]
     if dgp == "interaction_correlated":
         return _make_interaction_correlated(n, rng=seed, rho=sc["rho"])
@@ -111,7 +112,7 @@ def _molnar_n1(n: int, fraction: float) -> int:
 
 def _one_repetition(sc: dict, quick: bool, seed: np.random.SeedSequence, cfg: dict) -> dict:
     data_seed, boot_seed, molnar_seed = seed.spawn(3)
-    X, y = _data(sc, sc["n"], data_seed)
+    X, y = simulate(sc, sc["n"], data_seed)
     boot_int = int(boot_seed.generate_state(1)[0])  # same refits for every background
     custom = {f: np.asarray(sc["grid"]) for f in sc["features"]}
     out: dict = {"resamples": []}
@@ -150,8 +151,8 @@ def _chunk_dataset(sc: dict, cfg: dict, reps: list[dict], first: int) -> xr.Data
 def _truth_fit(sc: dict, quick: bool, n: int, seed: np.random.SeedSequence, n_background: int) -> np.ndarray:
     """PD of one fit on a fresh data set of size n, averaged over its own fresh sample of X."""
     data_seed, fit_seed, background_seed = seed.spawn(3)
-    X, y = _data(sc, n, data_seed)
-    X_background, _ = _data(sc, n_background, background_seed)
+    X, y = simulate(sc, n, data_seed)
+    X_background, _ = simulate(sc, n_background, background_seed)
     model = reseed(make_learner(sc["learner"], quick), np.random.default_rng(fit_seed)).fit(X, y)
     custom = {f: np.asarray(sc["grid"]) for f in sc["features"]}
     result = pdpboot.partial_dependence(model, X_background, sc["features"], custom_values=custom)
@@ -193,7 +194,7 @@ def _molnar_repetition(seed: np.random.SeedSequence, sc: dict, fractions: list[f
                        grid: np.ndarray) -> np.ndarray:
     """Scenario C: Molnar et al.'s interval for several training fractions on one data set -> (fraction, 2, G)."""
     data_seed, *interval_seeds = seed.spawn(1 + len(fractions))
-    X, y = _data(sc, sc["n"], data_seed)
+    X, y = simulate(sc, sc["n"], data_seed)
     out = []
     for fraction, s in zip(fractions, interval_seeds):
         r = corrected_t_interval(make_learner("ols"), X, y, [0], [grid], n_refits=refits, train_fraction=fraction,
@@ -248,13 +249,13 @@ def load_scenario(ctx: C.Context, name: str) -> tuple[xr.Dataset, xr.Dataset]:
 
 def bands(estimate: np.ndarray, resamples: np.ndarray, method: str, level: float) -> tuple[np.ndarray, ...]:
     """Bands of every repetition: estimate (R, F, G), resamples (R, B, F, G) -> lower, upper, se."""
-    band_method, simultaneous = METHODS[method]
+    band_method, simultaneous, simultaneous_method = METHODS[method]
     lower = np.empty_like(estimate)
     upper = np.empty_like(estimate)
     se = np.empty_like(estimate)
     for r in range(estimate.shape[0]):
         lo, hi, sd, _, _ = band_arrays(estimate[r], resamples[r].astype(float), level=level, method=band_method,
-                                       simultaneous=simultaneous)
+                                       simultaneous=simultaneous, simultaneous_method=simultaneous_method)
         lower[r], upper[r], se[r] = lo, hi, sd
     return lower, upper, se
 
@@ -273,65 +274,129 @@ def matched_width(lower: np.ndarray, upper: np.ndarray, truth: np.ndarray, level
     return scale * float((upper - lower).mean()), scale
 
 
-def _coverage(lower, upper, truth) -> dict:
-    """Coverage summaries of bands (R, F, G) for a truth (F, G), with Monte Carlo SEs."""
+def _indicators(lower, upper, truth) -> dict[str, np.ndarray]:
+    """Per-repetition coverage of bands (R, F, G) for a truth (F, G), and coverage by grid point."""
     inside = (lower <= truth) & (truth <= upper)
-    n_rep = inside.shape[0]
-    per_rep_point = inside.mean(axis=(1, 2))
-    per_rep_edge = inside[:, :, [0, -1]].mean(axis=(1, 2))
-    per_rep_sim = inside.all(axis=2).mean(axis=1)
-    mcse = lambda v: float(v.std(ddof=1) / np.sqrt(n_rep)) if n_rep > 1 else float("nan")  # noqa: E731
-    return {
-        "pointwise": float(per_rep_point.mean()), "pointwise_mcse": mcse(per_rep_point),
-        "edge": float(per_rep_edge.mean()), "edge_mcse": mcse(per_rep_edge),
-        "simultaneous": float(per_rep_sim.mean()), "simultaneous_mcse": mcse(per_rep_sim),
-        "by_grid": inside.mean(axis=(0, 1)),
-    }
+    return {"pointwise": inside.mean(axis=(1, 2)), "edge": inside[:, :, [0, -1]].mean(axis=(1, 2)),
+            "simultaneous": inside.all(axis=2).mean(axis=1), "by_grid": inside.mean(axis=(0, 1))}
 
 
-def summarize(ctx: C.Context) -> list[dict]:
-    """One record per (scenario, background, method, B) and per Molnar split, with coverage of both truths."""
-    cfg = config(STUDY, ctx.quick)
+def _summarize_scenario(ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
+    """Compact summary of one scenario: per-repetition coverage indicators and widths of every band.
+
+    Bands (``band``): every (background, method, B) of the bootstrap and every Molnar split.  Per
+    repetition: the share of (feature, grid) points covered (``pointwise``), the same at the first and
+    last grid points (``edge``), the share of features whose whole curve is covered
+    (``simultaneous``), each for the learner's and the DGP's PD (``truth``), and the mean width.
+    Matched widths need every band and are computed here.
+    """
+    sc = cfg["scenarios"][name]
     level = cfg["level"]
+    reps, truth = load_scenario(ctx, name)
+    est = reps["estimate"].values
+    sd_est = est.std(axis=0, ddof=1)
+    truths = {"learner": truth["learner_pd"].values, "dgp": truth["dgp_pd"].values}
+    b_values = [sc["B"]] + ([cfg["small_B"]] if sc["B"] > cfg["small_B"] else [])
+    rows: list[dict] = []  # one per band: labels, per-rep indicators, scalars
+
+    def add(label: dict, lower, upper, own_truth, se=None, truth_mcse=float("nan")):
+        row = dict(label, width=(upper - lower).mean(axis=(1, 2)), truth_mcse=truth_mcse,
+                   se_ratio=float(np.mean(se.mean(axis=0) / sd_est)) if se is not None else float("nan"))
+        row["matched_width"], row["matched_scale"] = matched_width(lower, upper, own_truth, level)
+        for key, t in {"learner": own_truth, "dgp": truths["dgp"]}.items():
+            row[key] = _indicators(lower, upper, t)
+        rows.append(row)
+
+    for background in sc["backgrounds"]:
+        res_all = reps["resamples"].sel(background=background).values
+        for b in b_values:
+            for method in METHODS:
+                lower, upper, se = bands(est, res_all[:, :b], method, level)
+                add({"background": background, "method": method, "B": b, "split": float("nan")}, lower, upper,
+                    truths["learner"], se, float(truth["learner_pd_mcse"].max()))
+    for split in cfg["molnar_fractions"]:
+        add({"background": "holdout", "method": "molnar", "B": cfg["molnar_refits"], "split": float(split)},
+            reps["molnar_lower"].sel(split=split).values, reps["molnar_upper"].sel(split=split).values,
+            truth["learner_pd_split"].sel(split=split).values,
+            truth_mcse=float(truth["learner_pd_split_mcse"].sel(split=split).max()))
+    per_rep = ("band", "truth", "rep")
+    data = {stat: (per_rep, np.stack([[row[t][stat] for t in ("learner", "dgp")] for row in rows]).astype(np.float32))
+            for stat in ("pointwise", "edge", "simultaneous")}
+    data["by_grid"] = (("band", "truth", "grid"), np.stack([[row[t]["by_grid"] for t in ("learner", "dgp")]
+                                                            for row in rows]))
+    data["width"] = (("band", "rep"), np.stack([row["width"] for row in rows]).astype(np.float32))
+    for key in ("matched_width", "matched_scale", "se_ratio", "truth_mcse", "B", "split"):
+        data[key] = (("band",), np.array([row[key] for row in rows]))
+    for key in ("background", "method"):
+        data[key] = (("band",), np.array([row[key] for row in rows], dtype=str))
+    attrs = {"scenario": name, "truth_kind": sc["truth"], "R": int(est.shape[0]),
+             **{f"bias_over_se_{k}": float(np.mean(np.abs(est.mean(axis=0) - t) / sd_est)) for k, t in truths.items()}}
+    if sc["label"] == "B":
+        attrs["shrinkage_slope"] = _shrinkage_slope(reps, truth)
+    return xr.Dataset(data, coords={"truth": ["learner", "dgp"], "rep": reps["rep"].values}, attrs=attrs)
+
+
+def _summarize_example(ctx: C.Context, cfg: dict) -> xr.Dataset:
+    """Repetition 0 of scenario B (forest, n = 500): estimate, pointwise and simultaneous bands, truths."""
+    reps, truth = load_scenario(ctx, EXAMPLE)
+    est = reps["estimate"].values[:1]
+    res = reps["resamples"].sel(background="resample").values[:1]
+    out = {"estimate": (("feature", "grid"), est[0])}
+    for method in ("percentile", "supt"):
+        lower, upper, _ = bands(est, res, method, cfg["level"])
+        out[f"{method}_band"] = (("ci_bound", "feature", "grid"), np.stack([lower[0], upper[0]]))
+    return xr.Dataset(out, coords={"ci_bound": ["lower", "upper"], "feature": truth["feature"].values}).merge(
+        truth[["learner_pd", "dgp_pd", "grid_value"]])
+
+
+def _summarize_sensitivity(ctx: C.Context, cfg: dict) -> xr.Dataset:
+    """Per-repetition share of grid points at which Molnar et al.'s interval covers (scenario C)."""
+    ds = C.load_dataset(ctx.study_dir(STUDY) / "molnar_sensitivity.nc")
+    sc = cfg["scenarios"]["C_n1000"]
+    truth = dgp_pd(sc, 0, np.asarray(sc["grid"]))
+    inside = (ds["bounds"].sel(ci_bound="lower") <= truth) & (truth <= ds["bounds"].sel(ci_bound="upper"))
+    return xr.Dataset({"pointwise": inside.mean("grid").astype(np.float32).transpose("fraction", "rep")},
+                      attrs=ds.attrs)
+
+
+#: Scenario of the example figure.
+EXAMPLE = "B_rf_n500"
+#: Compact files ``render`` reads (written by :func:`summarize` from the caches of every resample).
+ARCHIVE = ("summary/*.nc",)
+
+
+def summarize(ctx: C.Context) -> None:
+    """Write ``summary/<scenario>.nc``, ``summary/example.nc`` and ``summary/molnar_sensitivity.nc``."""
+    cfg = config(STUDY, ctx.quick)
+    folder = ctx.study_dir(STUDY) / "summary"
+    for name in cfg["scenarios"]:
+        C.save_dataset(_summarize_scenario(ctx, cfg, name), folder / f"{name}.nc", compress=True)
+    C.save_dataset(_summarize_example(ctx, cfg), folder / "example.nc", compress=True)
+    C.save_dataset(_summarize_sensitivity(ctx, cfg), folder / "molnar_sensitivity.nc", compress=True)
+
+
+def _records(ctx: C.Context, cfg: dict) -> list[dict]:
+    """One record per (scenario, background, method, B) and per Molnar split, from the compact summaries."""
     records = []
     for name, sc in cfg["scenarios"].items():
-        reps, truth = load_scenario(ctx, name)
-        est = reps["estimate"].values
-        sd_est = est.std(axis=0, ddof=1)
-        truths = {"learner": truth["learner_pd"].values, "dgp": truth["dgp_pd"].values}
+        ds = C.load_dataset(ctx.study_dir(STUDY) / "summary" / f"{name}.nc")
+        n_rep = ds.sizes["rep"]
         base = {"scenario": name, "label": sc["label"], "dgp": sc["dgp"], "learner": sc["learner"], "n": sc["n"],
-                "R": int(est.shape[0]), "truth_mcse": float(truth["learner_pd_mcse"].max()),
-                "truth_kind": sc["truth"]}
-        accuracy = {f"bias_over_se_{k}": float(np.mean(np.abs(est.mean(axis=0) - t) / sd_est))
-                    for k, t in truths.items()}
-        b_values = [sc["B"]] + ([cfg["small_B"]] if sc["B"] > cfg["small_B"] else [])
-        for background in sc["backgrounds"]:
-            res_all = reps["resamples"].sel(background=background).values
-            for b in b_values:
-                res = res_all[:, :b]
-                for method in METHODS:
-                    lower, upper, se = bands(est, res, method, level)
-                    rec = dict(base, background=background, method=method, B=b, **accuracy,
-                               width=float((upper - lower).mean()),
-                               se_ratio=float(np.mean(se.mean(axis=0) / sd_est)))
-                    if method == "percentile":
-                        rec["matched_width"], rec["matched_scale"] = matched_width(lower, upper, truths["learner"],
-                                                                                   level)
-                    for key, t in truths.items():
-                        for stat, value in _coverage(lower, upper, t).items():
-                            rec[f"{key}_{stat}"] = value
-                    records.append(rec)
-        for split in cfg["molnar_fractions"]:
-            lower = reps["molnar_lower"].sel(split=split).values
-            upper = reps["molnar_upper"].sel(split=split).values
-            target = truth["learner_pd_split"].sel(split=split).values
-            rec = dict(base, background="holdout", method="molnar", split=float(split), B=cfg["molnar_refits"],
-                       **accuracy, width=float((upper - lower).mean()), se_ratio=float("nan"),
-                       truth_mcse=float(truth["learner_pd_split_mcse"].sel(split=split).max()))
-            rec["matched_width"], rec["matched_scale"] = matched_width(lower, upper, target, level)
-            for key, t in {"learner": target, "dgp": truths["dgp"]}.items():
-                for stat, value in _coverage(lower, upper, t).items():
-                    rec[f"{key}_{stat}"] = value
+                "R": int(n_rep), "truth_kind": sc["truth"],
+                **{k: v for k, v in ds.attrs.items() if k.startswith(("bias_over_se", "shrinkage"))}}
+        for i in range(ds.sizes["band"]):
+            band = ds.isel(band=i)
+            rec = dict(base, background=str(band["background"].values), method=str(band["method"].values),
+                       B=int(band["B"]), width=float(band["width"].mean()),
+                       **{k: float(band[k]) for k in ("matched_width", "matched_scale", "se_ratio", "truth_mcse")})
+            if rec["method"] == "molnar":
+                rec["split"] = float(band["split"])
+            for key in ("learner", "dgp"):
+                for stat in ("pointwise", "edge", "simultaneous"):
+                    v = band[stat].sel(truth=key).values.astype(float)
+                    rec[f"{key}_{stat}"] = float(v.mean())
+                    rec[f"{key}_{stat}_mcse"] = float(v.std(ddof=1) / np.sqrt(n_rep)) if n_rep > 1 else float("nan")
+                rec[f"{key}_by_grid"] = band["by_grid"].sel(truth=key).values
             records.append(rec)
     return records
 
@@ -483,13 +548,14 @@ def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
                     ax.plot(np.linspace(0, 1, len(rec[f"{truth}_by_grid"])), rec[f"{truth}_by_grid"],
                             color=OKABE_ITO["vermillion"], ls="--", lw=1, label="percentile, original rows")
                 ax.set_ylim(0, 1.02)
-                ax.set_xticks([0, 0.5, 1], ["5 %", "50 %", "95 %"])
+                ax.set_xticks([0, 0.5, 1], ["5", "50", "95"])  # short labels: "95 %" ran into "5 %" next door
+                ax.set_xlim(-0.06, 1.06)
                 if i == 0:
                     ax.set_title(title, fontsize=6.5)
                 if j == 0:
                     ax.set_ylabel(f"coverage of\n{'learner' if truth == 'learner' else 'DGP'} PD")
                 if i == 1:
-                    ax.set_xlabel("grid quantile")
+                    ax.set_xlabel("grid quantile (%)")
         handles, labels_seen = [], []
         for ax in axes.ravel():
             for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -506,13 +572,11 @@ def _figure_example(ctx: C.Context, cfg: dict) -> None:
 
     from pdpboot.plotting import OKABE_ITO, paper_style
 
-    name = "B_rf_n500"
-    reps, truth = load_scenario(ctx, name)
-    sc = cfg["scenarios"][name]
-    est = reps["estimate"].values[:1]
-    res = reps["resamples"].sel(background="resample").values[:1]
-    lower, upper, _ = bands(est, res, "percentile", cfg["level"])
-    s_lower, s_upper, _ = bands(est, res, "percsim", cfg["level"])
+    sc = cfg["scenarios"][EXAMPLE]
+    truth = C.load_dataset(ctx.study_dir(STUDY) / "summary" / "example.nc")
+    est = truth["estimate"].values[None]
+    lower, upper = truth["percentile_band"].values[:, None]
+    s_lower, s_upper = truth["supt_band"].values[:, None]
     x = truth["grid_value"].values
     with paper_style():
         fig, axes = plt.subplots(1, len(sc["features"]), figsize=(C.FULL_WIDTH, 2.1), layout="constrained")
@@ -533,7 +597,7 @@ def _figure_example(ctx: C.Context, cfg: dict) -> None:
 
 def render(ctx: C.Context) -> None:
     cfg = config(STUDY, ctx.quick)
-    records = summarize(ctx)
+    records = _records(ctx, cfg)
     worst = _table_coverage(ctx, records, cfg)
     _table_width(ctx, records, cfg)
     _table_molnar(ctx, records, cfg)
@@ -597,18 +661,17 @@ def render(ctx: C.Context) -> None:
             macros[f"Cov{word}{size}Basic"] = C.fmt(get(name, "resample", "basic", "learner_pointwise"))
             macros[f"Cov{word}{size}EdgeDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_edge"))
             macros[f"Cov{word}{size}SuptDGP"] = C.fmt(get(name, "resample", "supt", "dgp_simultaneous"))
-            macros[f"Cov{word}{size}Shrink"] = C.fmt(_shrinkage_slope(ctx, name))
+            macros[f"Cov{word}{size}Shrink"] = C.fmt(get(name, "resample", "percentile", "shrinkage_slope"))
     macros.update(_setting_macros(ctx, cfg))
     macros.update(_molnar_sensitivity_macros(ctx, cfg))
     C.write_macros(ctx.out("generated", "coverage.tex"), macros, f"mode: {ctx.mode}")
 
 
-def _shrinkage_slope(ctx: C.Context, name: str) -> float:
+def _shrinkage_slope(reps: xr.Dataset, truth: xr.Dataset) -> float:
     """Slope of (mean of the refits - estimate) on (estimate - learner PD), pooled over grid points.
 
     Negative: the mean of the refits (a bagged estimate) is pulled back towards the learner's PD.
     """
-    reps, truth = load_scenario(ctx, name)
     est = reps["estimate"].values
     shift = reps["resamples"].sel(background="resample").values.astype(float).mean(axis=1) - est
     error = est - truth["learner_pd"].values
@@ -625,14 +688,11 @@ def _molnar_sensitivity_macros(ctx: C.Context, cfg: dict) -> dict:
 
     The truth is the DGP's PD, which equals the learner's PD at any training size for unbiased OLS.
     """
-    ds = C.load_dataset(ctx.study_dir(STUDY) / "molnar_sensitivity.nc")
-    truth = dgp_pd(cfg["scenarios"]["C_n1000"], 0, np.asarray(cfg["scenarios"]["C_n1000"]["grid"]))
+    ds = C.load_dataset(ctx.study_dir(STUDY) / "summary" / "molnar_sensitivity.nc")
     macros = {"CovMolnarSensReps": str(ds.sizes["rep"])}
     for fraction in ds["fraction"].values:
-        b = ds["bounds"].sel(fraction=fraction)
-        inside = (b.sel(ci_bound="lower").values <= truth) & (truth <= b.sel(ci_bound="upper").values)
         word = _FRACTION_WORDS[round(float(fraction), 3)]
-        macros[f"CovMolnar{word}"] = C.fmt(float(inside.mean()))
+        macros[f"CovMolnar{word}"] = C.fmt(float(ds["pointwise"].sel(fraction=fraction).mean()))
         macros[f"CovMolnarFrac{word}"] = f"{float(fraction):g}"
     return macros
 

@@ -123,8 +123,23 @@ def compute(ctx: C.Context) -> None:
 # --------------------------------------------------------------------------- render
 
 
-def _load(ctx: C.Context, dgp: str) -> xr.DataTree:
-    return pdpboot.load(ctx.study_dir(STUDY) / f"bootstrap_{dgp}.nc")
+#: Compact files ``render`` reads (per DGP: PD with bands, heterogeneity and H^2 with bands; test p-values).
+ARCHIVE = ("bands_*.nc", "het_*.nc", "h2_*.nc", "test_*.nc")
+
+
+def summarize(ctx: C.Context) -> None:
+    """Bands of the PD, of the heterogeneity statistics and of H^2 per DGP, without the resample curves."""
+    folder = ctx.study_dir(STUDY)
+    for dgp in DGPS:
+        res = pdpboot.load(folder / f"bootstrap_{dgp}.nc")
+        pdpboot.save(C.compact_tree(pdpboot.confidence_bands(res)), folder / f"bands_{dgp}.nc")
+        pdpboot.save(C.compact_tree(ice_heterogeneity(res)), folder / f"het_{dgp}.nc")
+        pdpboot.save(C.compact_tree(h_statistic(res)), folder / f"h2_{dgp}.nc")
+
+
+def _load(ctx: C.Context, dgp: str) -> dict[str, xr.DataTree]:
+    folder = ctx.study_dir(STUDY)
+    return {kind: pdpboot.load(folder / f"{kind}_{dgp}.nc") for kind in ("bands", "het", "h2")}
 
 
 def _figure_ice(ctx: C.Context, results: dict) -> dict:
@@ -137,8 +152,8 @@ def _figure_ice(ctx: C.Context, results: dict) -> dict:
     with paper_style(7):
         fig, axes = plt.subplots(2, 3, figsize=(C.FULL_WIDTH, 4.2), layout="constrained")
         for i, (dgp, feature, other) in enumerate(rows):
-            res = pdpboot.confidence_bands(results[dgp])
-            het = ice_heterogeneity(results[dgp])
+            res = results[dgp]["bands"]
+            het = results[dgp]["het"]
             ice_kw = {"rasterized": True}
             plot_pd(res, feature, ax=axes[i, 0], ice=True, legend=False, ice_kw=ice_kw)
             plot_pd(res, feature, ax=axes[i, 1], ice=True, centered=True, band=False, legend=False, ice_kw=ice_kw)
@@ -180,7 +195,7 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
         fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 2.1), layout="constrained",
                                  gridspec_kw={"width_ratios": [3, 1.4, 3]})
         for ax, dgp in zip(axes, DGPS):
-            h2 = h_statistic(results[dgp])
+            h2 = results[dgp]["h2"]
             plot_h_statistic(h2, ax=ax, sort=False, legend=False)
             pairs = DGPS[dgp]["pairs"]
             y = np.arange(len(pairs))[::-1]

@@ -204,6 +204,10 @@ def _scaling(cfg: dict) -> xr.Dataset:
         attrs={"n_trees": sc["n_trees"], **{f"base_{k}": v for k, v in base.items()}})
 
 
+#: Compact files ``render`` reads (timings only; nothing to summarise).
+ARCHIVE = ("per_model.nc", "bootstrap.nc", "scaling.nc")
+
+
 def compute(ctx: C.Context) -> None:
     cfg = config(STUDY, ctx.quick)
     folder = ctx.study_dir(STUDY)

@@ -90,6 +90,9 @@ def _figure_bike(ctx: C.Context, res, het) -> dict:
         plot_pd_contour(res, BIKE_PAIR, ax=axes[1, 1], what="width", band="pointwise",
                         colorbar_kw={"label": "band width (bikers)"})
         axes[1, 1].set_title("width of the 95 % percentile band", fontsize=7)
+        for ax in axes[1, :2]:
+            ax.set_xlabel(labels[BIKE_PAIR[0]])
+            ax.set_ylabel(labels[BIKE_PAIR[1]])
         plot_heterogeneity(het, "hr", stat="cice_sd", ax=axes[1, 2], legend=False)
         axes[1, 2].set_title("spread of centred ICE curves of hour", fontsize=7)
         axes[1, 2].set_xlabel(labels["hr"])
@@ -122,14 +125,28 @@ def _figure_anes(ctx: C.Context, res) -> None:
         C.savefig(fig, ctx, "anes")
 
 
+#: Compact files ``render`` reads: results with bands (and the bike data's heterogeneity), no resamples.
+ARCHIVE = ("bike_bands.nc", "bike_het.nc", "anes_bands.nc")
+
+
+def summarize(ctx: C.Context) -> None:
+    """Bands of both results and the heterogeneity statistics of the bike data, without resample curves."""
+    folder = ctx.study_dir(STUDY)
+    bike = pdpboot.load(folder / "bike.nc")
+    pdpboot.save(C.compact_tree(pdpboot.confidence_bands(bike, simultaneous=True)), folder / "bike_bands.nc")
+    pdpboot.save(C.compact_tree(ice_heterogeneity(bike)), folder / "bike_het.nc")
+    anes = pdpboot.confidence_bands(pdpboot.load(folder / "anes.nc"), simultaneous=True)
+    pdpboot.save(C.compact_tree(anes), folder / "anes_bands.nc")
+
+
 def render(ctx: C.Context) -> None:
     cfg = config(STUDY, ctx.quick)
     folder = ctx.study_dir(STUDY)
-    bike = pdpboot.load(folder / "bike.nc")
-    bike_bands = pdpboot.confidence_bands(bike, simultaneous=True)
-    het = ice_heterogeneity(bike)
+    bike_bands = pdpboot.load(folder / "bike_bands.nc")
+    bike = bike_bands
+    het = pdpboot.load(folder / "bike_het.nc")
     stats = _figure_bike(ctx, bike_bands, het)
-    anes = pdpboot.confidence_bands(pdpboot.load(folder / "anes.nc"), simultaneous=True)
+    anes = pdpboot.load(folder / "anes_bands.nc")
     _figure_anes(ctx, anes)
     sel = pdpboot.get_node(anes, "selfLR").ds
     dole = sel["pd"].sel(output="Dole")

@@ -61,7 +61,7 @@ def test_every_generated_macro_used_in_main_tex_is_defined(quick_run):
     for path in (quick_run / "generated").glob("*.tex"):
         defined |= set(re.findall(r"\\newcommand\{\\([A-Za-z]+)\}", path.read_text()))
     tex = re.sub(r"(?<!\\)%.*", "", MAIN_TEX.read_text())
-    prefixes = ("Cov", "Elec", "Het", "Cost", "Bike", "Anes", "Run", "Molnar")
+    prefixes = ("Cov", "Diag", "Elec", "Het", "Cost", "Bike", "Anes", "Run", "Molnar")
     used = {m for m in re.findall(r"\\([A-Za-z]+)", tex) if m.startswith(prefixes)}
     assert used, "main.tex quotes no generated number"
     assert not used - defined, f"undefined generated macros: {sorted(used - defined)}"
@@ -149,3 +149,40 @@ def test_walkthrough_listings_are_found_and_shrunk():
     assert "bootstrap_partial_dependence" in code and "confidence_bands" in code
     small = walkthrough.shrink(code)
     assert "n_resamples=200" in code and "n_resamples=200" not in small
+
+
+def test_closed_form_least_squares_refits_match_the_package():
+    """The diagnosis study's closed-form refits equal pdpboot's PD of a refit over the resample's rows."""
+    import pdpboot
+    from experiments.coverage_diagnosis import _resample_counts, ols_bootstrap_pd
+    from experiments.learners import LeastSquares
+
+    gen = np.random.default_rng(3)
+    X = gen.normal(size=(60, 2))
+    y = X[:, 0] + X[:, 1] + X[:, 0] * X[:, 1] + gen.normal(size=60)
+    grid = np.linspace(-1.5, 1.5, 5)
+    counts = _resample_counts(gen, 60, 2)
+    assert (counts.sum(axis=1) == 60).all()
+    for interaction in (True, False):
+        closed = ols_bootstrap_pd(X, y, counts, grid, interaction)
+        for b in range(2):
+            rows = np.repeat(np.arange(60), counts[b])
+            model = LeastSquares(interaction=interaction).fit(X[rows], y[rows])
+            ref = pdpboot.partial_dependence(model, X[rows], [0, 1], custom_values={0: grid, 1: grid})
+            for j in (0, 1):
+                np.testing.assert_allclose(closed[b, j], pdpboot.get_node(ref, f"x{j}").ds["pd"].isel(output=0),
+                                           atol=1e-10)
+
+
+def test_predicted_percentile_coverage_matches_simulation():
+    """(B + 1 - 2h)/(B + 1): a new draw falls between NumPy's 2.5 and 97.5 % quantiles of B draws."""
+    from experiments.coverage_diagnosis import predicted_percentile_coverage
+
+    gen = np.random.default_rng(0)
+    for b, trials in ((200, 40_000), (40, 40_000)):
+        draws = gen.standard_normal((trials, b + 1))
+        lo, hi = np.quantile(draws[:, :b], [0.025, 0.975], axis=1)
+        covered = float(np.mean((lo <= draws[:, b]) & (draws[:, b] <= hi)))
+        expected = predicted_percentile_coverage(b)
+        assert abs(covered - expected) < 4 * np.sqrt(expected * (1 - expected) / trials), (b, covered, expected)
+    assert predicted_percentile_coverage(200) < 0.945 < predicted_percentile_coverage(2000)
