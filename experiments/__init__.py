@@ -58,9 +58,9 @@ OUTPUTS = {
                       "generated/heterogeneity"),
     "cost": ("tables/cost", "figures/cost_scaling", "generated/cost"),
     "real_data": ("figures/bike", "figures/anes", "generated/real_data"),
-    "bands": ("tables/simultaneous_bands",),
-    "htest": ("tables/h_test_size_power",),
-    "bounded": ("tables/bounded_statistics",),
-    "classification": ("tables/coverage_classification",),
+    "bands": ("tables/simultaneous_bands", "generated/bands"),
+    "htest": ("tables/h_test_size_power", "generated/htest"),
+    "bounded": ("tables/bounded_statistics", "generated/bounded"),
+    "classification": ("tables/coverage_classification", "generated/classification"),
 }
 

@@ -153,7 +153,7 @@ def compute(ctx: C.Context) -> None:
     C.cached(folder / "repetitions.nc", ctx, reps)
 
 
-def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
     folder = ctx.study_dir(STUDY)
     truth = C.load_dataset(folder / "truth.nc")["truth"].values
     data = C.load_dataset(folder / "repetitions.nc")
@@ -184,7 +184,7 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
-def summarize_pointwise(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _records_pointwise(ctx: C.Context, level: float = 0.95) -> list[dict]:
     """Mean pointwise coverage of the learner's expected PD per pointwise method (percentile, basic, normal, bc)."""
     folder = ctx.study_dir(STUDY)
     truth = C.load_dataset(folder / "truth.nc")["truth"].values
@@ -201,14 +201,15 @@ def summarize_pointwise(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
-def _from_summary(ctx: C.Context) -> tuple[list[dict], list[dict]] | None:
-    """The compact summaries (a clone without the per-repetition caches), or None when the caches exist."""
+#: Compact files (``python -m experiments bands --archive``): the records of the table and the text.
+ARCHIVE = ("summary.json", "summary_pointwise.json")
+
+
+def summarize(ctx: C.Context) -> None:
+    """Write the compact files (``summary.json``, ``summary_pointwise.json``) from the per-repetition caches."""
     folder = ctx.study_dir(STUDY)
-    if (folder / "repetitions.nc").exists() or not (folder / "summary.json").exists():
-        return None
-    pointwise = folder / "summary_pointwise.json"
-    return (json.loads((folder / "summary.json").read_text()),
-            json.loads(pointwise.read_text()) if pointwise.exists() else [])
+    (folder / "summary.json").write_text(json.dumps(_records(ctx), indent=1))
+    (folder / "summary_pointwise.json").write_text(json.dumps(_records_pointwise(ctx), indent=1))
 
 
 _BAND_NAMES = {"sup-t": "Supt", "calibrated percentile": "Calibrated", "normal sup-t (pure)": "SuptPure"}
@@ -231,8 +232,11 @@ def _macros(records: list[dict], pointwise: list[dict]) -> dict:
 
 
 def render(ctx: C.Context) -> list[dict]:
-    stored = _from_summary(ctx)
-    records, pointwise = stored if stored else (summarize(ctx), summarize_pointwise(ctx))
+    folder = ctx.study_dir(STUDY)
+    if not (folder / "summary.json").exists():
+        summarize(ctx)
+    records = json.loads((folder / "summary.json").read_text())
+    pointwise = json.loads((folder / "summary_pointwise.json").read_text())
     lines = [r"\begin{tabular}{rlrrr}", r"\toprule",
              r"$B$ & simultaneous band & whole-curve cov. & pointwise cov. & calibrated level \\", r"\midrule"]
     for rec in records:
@@ -243,8 +247,6 @@ def render(ctx: C.Context) -> list[dict]:
     C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))
     C.write_macros(ctx.out("generated", "bands.tex"), _macros(records, pointwise),
                    "stats_bands: whole-curve coverage of simultaneous bands")
-    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
-    (ctx.study_dir(STUDY) / "summary_pointwise.json").write_text(json.dumps(pointwise, indent=1))
     return records
 
 
@@ -260,6 +262,7 @@ def main(argv=None) -> int:
 
     with threadpool_limits(1):
         compute(ctx)
+        summarize(ctx)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec), file=sys.stdout)

@@ -161,7 +161,7 @@ def compute(ctx: C.Context, runs=None, max_reps: int | None = None) -> None:
             C.cached(folder / f"{dgp}_{learner}_{first:05d}.nc", ctx, chunk)
 
 
-def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     records = []
@@ -196,14 +196,23 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
                 "coverage_population_mcse": float(np.sqrt(p_pop * (1 - p_pop) / n_rep)),
                 "mean_width": float(np.mean(widths)), "share_lower_at_zero": float(np.mean(np.array(lowers) == 0.0)),
             })
-    summary = folder / "summary.json"
-    if not records and summary.exists():  # a clone with the compact summary only
-        records = json.loads(summary.read_text())
     return records
 
 
+#: Compact file (``python -m experiments bounded --archive``): the records of the table and the text.
+ARCHIVE = ("summary.json",)
+
+
+def summarize(ctx: C.Context) -> None:
+    """Write the compact file ``summary.json`` from the per-repetition caches."""
+    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(_records(ctx), indent=1))
+
+
 def render(ctx: C.Context) -> list[dict]:
-    records = summarize(ctx)
+    folder = ctx.study_dir(STUDY)
+    if not (folder / "summary.json").exists():
+        summarize(ctx)
+    records = json.loads((folder / "summary.json").read_text())
     lines = [r"\begin{tabular}{lllrrrr}", r"\toprule",
              r"statistic & learner & method & $R$ & cov.\ of learner's expectation & cov.\ of population & width \\",
              r"\midrule"]
@@ -229,7 +238,6 @@ def render(ctx: C.Context) -> list[dict]:
         macros["BoundedB"] = str(records[0]["B"])
     C.write_macros(ctx.out("generated", "bounded.tex"), macros,
                    "stats_bounded: coverage of intervals for H2 and the d-ICE SD")
-    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
     return records
 
 
@@ -246,6 +254,7 @@ def main(argv=None) -> int:
 
     with threadpool_limits(1):
         compute(ctx, args.settings, args.max_reps)
+        summarize(ctx)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec))

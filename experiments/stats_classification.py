@@ -108,7 +108,7 @@ def compute(ctx: C.Context, learners=None, max_reps: int | None = None) -> None:
             C.cached(folder / f"{name}_{first:05d}.nc", ctx, chunk)
 
 
-def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     records = []
@@ -137,14 +137,15 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
             rec[key] = p
             rec[f"{key}_mcse"] = float(np.sqrt(p * (1 - p) / n_rep))
         records.append(rec)
-    summary = folder / "summary.json"
-    if not records and summary.exists():  # a clone with the compact summary only
-        records = json.loads(summary.read_text())
     return records
 
 
+#: Compact files (``python -m experiments <study> --archive``): the per-chunk caches are small.
+ARCHIVE = ("*.nc",)
+
+
 def render(ctx: C.Context) -> list[dict]:
-    records = summarize(ctx)
+    records = _records(ctx)
     lines = [r"\begin{tabular}{lrrrrr}", r"\toprule",
              r"learner & $R$ & $B$ & pointwise & simultaneous (sup-$t$) & simultaneous (calibrated) \\", r"\midrule"]
     for rec in records:
@@ -164,7 +165,6 @@ def render(ctx: C.Context) -> list[dict]:
             macros[f"Class{name}SE{key}"] = C.fmt(rec[f"{field}_mcse"], 3)
     C.write_macros(ctx.out("generated", "classification.tex"), macros,
                    "stats_classification: probability-PD coverage for classifiers")
-    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
     return records
 
 

@@ -162,8 +162,8 @@ def _rate(p: np.ndarray, alpha: float) -> tuple[float, float]:
     return rate, float(np.sqrt(rate * (1 - rate) / p.size))
 
 
-def summarize(ctx: C.Context) -> list[dict]:
-    """One record per (learner, DGP) from the caches; without caches, the stored ``summary.json``."""
+def _records(ctx: C.Context) -> list[dict]:
+    """One record per (learner, DGP) from the per-chunk caches."""
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     records = []
@@ -186,9 +186,6 @@ def summarize(ctx: C.Context) -> list[dict]:
                 rec["scale_mean"] = float(np.mean(data["scale"].values))
                 rec["scale_sd"] = float(np.std(data["scale"].values, ddof=1)) if p.size > 1 else float("nan")
             records.append(rec)
-    summary = folder / "summary.json"
-    if not records and summary.exists():
-        records = json.loads(summary.read_text())
     return records
 
 
@@ -223,8 +220,12 @@ def _macros(records: list[dict]) -> dict:
     return macros
 
 
+#: Compact files (``python -m experiments <study> --archive``): the per-chunk caches are small.
+ARCHIVE = ("*_0*.nc",)
+
+
 def render(ctx: C.Context) -> list[dict]:
-    records = summarize(ctx)
+    records = _records(ctx)
     lines = [r"\begin{tabular}{llrrrrr}", r"\toprule",
              r"learner & DGP & $R$ & calibrated (MC SE) & plug-in (MC SE) & KS & mean $c$ \\", r"\midrule"]
     for rec in records:
@@ -238,7 +239,6 @@ def render(ctx: C.Context) -> list[dict]:
     C.write_table(ctx.out("tables", "h_test_size_power.tex"), "\n".join(lines))
     C.write_macros(ctx.out("generated", "htest.tex"), _macros(records),
                    "stats_htest: size and power of h_statistic_test")
-    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
     return records
 
 
