@@ -27,6 +27,7 @@ Where each output of the paper comes from (one render function per figure or tab
 ``tables/h_test_size_power``          ``stats_htest.render``
 ``tables/bounded_statistics``         ``stats_bounded.render``
 ``tables/coverage_classification``   ``stats_classification.render``
+``tables/forest_ij``                  ``s8_forest_ij.render`` (archived run: ``experiments/archive/forest_ij``)
 ``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
 ``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
 ====================================  =============================================
@@ -43,6 +44,7 @@ STUDIES = {
     "htest": "stats_htest",
     "bounded": "stats_bounded",
     "classification": "stats_classification",
+    "forest_ij": "s8_forest_ij",
 }
 
 #: What each study's ``render`` writes under the paper folder (extension-less, as main.tex names them);
@@ -62,5 +64,6 @@ OUTPUTS = {
     "htest": ("tables/h_test_size_power", "generated/htest"),
     "bounded": ("tables/bounded_statistics", "generated/bounded"),
     "classification": ("tables/coverage_classification", "generated/classification"),
+    "forest_ij": ("tables/forest_ij", "generated/forest_ij"),
 }
 

@@ -108,7 +108,9 @@ def _report(record, quiet: bool) -> None:
     folder = record.folder
     plots = record.files
     lines = [f"Results in {folder}{'/' if not str(folder).endswith('/') else ''}",
-             "  summary.md      metrics, features ranked by PD range (with intervals), heterogeneity"]
+             "  summary.md      metrics, features ranked by PD range"
+             + (" and band width (infinitesimal jackknife)" if getattr(record.config, "uncertainty", "") == "ij"
+                else " (with intervals), heterogeneity")]
     if record.workbook:
         lines.append("  workbook.xlsx   data, test predictions, parameters, metrics, one sheet per feature/pair")
     lines += [f"  plots/          {len(plots)} {record.config.format.upper()} figures (start with overview*)",

@@ -156,10 +156,11 @@ def forest_partial_dependence(
     grid_resolution, percentiles, custom_values, categorical_features, response_method
         As in :func:`pdpboot.partial_dependence` (classifiers: ``predict_proba``).
     method : {"auto", "brute", "tree"}
-        PD engine used on each tree (``auto``: brute force, see
-        :func:`pdpboot.engine.jackknife.evaluate_trees`).
+        How each tree's PD and ICE are computed (``auto``: one traversal of the stacked rows per
+        tree, reading leaf values; ``brute``/``tree``: the package's engines tree by tree; same
+        numbers, see :func:`pdpboot.engine.jackknife.evaluate_trees`).
     n_jobs : int, optional
-        joblib workers over chunks of trees (fitting an unfitted forest uses
+        joblib workers (threads) over chunks of trees (fitting an unfitted forest uses
         the forest's own ``n_jobs``); results do not depend on it.
     rng : None, int or numpy.random.Generator
         Seeds the forest (if unfitted and without ``random_state``) and the multipliers.

@@ -151,10 +151,14 @@ def test_ij_se_tracks_the_sampling_sd_of_the_forest_pd():
 
 
 def test_study_script_smoke(tmp_path, capsys):
-    from experiments import s8_forest_ij
+    from experiments import s8_forest_ij as s8
 
-    s8_forest_ij.main(["--n", "80", "--trees", "20", "--reps", "3", "--boot-trees", "20", "--boot-B", "3",
-                       "--dgps", "friedman1", "--n-jobs", "1", "--results-dir", str(tmp_path)])
-    out = capsys.readouterr().out
-    assert "T20 IJ-U" in out and "T20 boot sup-t" in out
-    assert (tmp_path / "summary.json").exists() and len(list((tmp_path / "friedman1_n80").glob("rep*.npz"))) == 3
+    cells = [s8.Cell("friedman1", 80, "ij", 20, 4), s8.Cell("friedman1", 80, "boot", 20, 4, n_resamples=3)]
+    s8.compute_cells(cells, tmp_path, n_jobs=1)
+    summary = s8.summarise(tmp_path)
+    assert {"friedman1_n80 ij_T20 IJ-U", "friedman1_n80 boot_T20_B3 sup-t"} <= set(summary)
+    assert summary["friedman1_n80 ij_T20 IJ-U"]["R"] == 4
+    assert "IJ T20" in summary["friedman1_n80 boot_T20_B3 normal"]["compute_ratio"]
+    s8.archive(tmp_path, tmp_path / "archive")
+    assert s8.summarise(tmp_path / "archive") == summary  # renders from the archived arrays alone
+    assert "ij_T20" in s8.render_markdown(summary)

@@ -222,6 +222,63 @@ class TreeEvaluation:
 
 
 _TREE_CHUNK = 64  # trees per job; fixed, so sums (and results) do not depend on n_jobs
+_BLOCK_ROWS = 2**18  # stacked rows (background rows x grid points) per block of the leaf-lookup path
+
+
+def _grid_points(grid_values: Sequence[np.ndarray]) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Cartesian product of the grids (first feature slowest), shape (n_points, n_features)."""
+    grids = [np.asarray(g, dtype=float).ravel() for g in grid_values]
+    shape = tuple(len(g) for g in grids)
+    mesh = np.meshgrid(*grids, indexing="ij")
+    return np.column_stack([m.ravel() for m in mesh]), shape
+
+
+def _leaf_values(tree, response_method: str, n_outputs: int) -> np.ndarray:
+    """Response of every node of a fitted tree, shape (n_nodes, n_outputs) (what predict returns at a leaf)."""
+    value = np.asarray(tree.tree_.value, dtype=float)  # (nodes, n_targets, n_classes or 1)
+    if response_method == "predict_proba":
+        v = value[:, 0, :]
+        total = v.sum(axis=1, keepdims=True)
+        return v / np.where(total > 0, total, 1.0)
+    return value[:, :n_outputs, 0]
+
+
+def _lookup_chunk(trees, counts, blocks, n_rows, response_method, n_outputs):
+    """Per-tree PD, ICE sum and OOB ICE sum of a chunk of trees by leaf lookup on the stacked rows.
+
+    ``blocks`` is a list of (first grid point, stacked float32 rows of shape (k * n_rows, p)); each
+    tree walks each block once (``tree_.apply``, one C call) and reads its leaf values.
+    """
+    n_points = sum(len(rows) // n_rows for _, rows in blocks)
+    tree_pd = np.empty((len(trees), n_points, n_outputs))
+    ice_sum = np.zeros((n_points, n_rows, n_outputs))
+    oob = None if counts is None else np.zeros((n_points, n_rows, n_outputs))
+    for b, tree in enumerate(trees):
+        values = _leaf_values(tree, response_method, n_outputs)
+        out = None if counts is None else counts[b] == 0
+        for start, rows in blocks:
+            k = len(rows) // n_rows
+            ice = values[tree.tree_.apply(rows)].reshape(k, n_rows, n_outputs)
+            tree_pd[b, start:start + k] = ice.mean(axis=1)
+            ice_sum[start:start + k] += ice
+            if out is not None:
+                oob[start:start + k, out] += ice[:, out]
+    return tree_pd, ice_sum, oob
+
+
+def _stacked_blocks(X, feature_idx, points: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Rows of X with the features set to each grid point, grid-point-major, in blocks of whole points."""
+    xa = np.ascontiguousarray(X, dtype=np.float32)
+    n_rows = xa.shape[0]
+    per_block = max(1, _BLOCK_ROWS // max(n_rows, 1))
+    blocks = []
+    for start in range(0, len(points), per_block):
+        chunk = points[start:start + per_block]
+        rows = np.repeat(xa[None], len(chunk), axis=0)
+        for j, f in enumerate(feature_idx):
+            rows[:, :, f] = chunk[:, j, None].astype(np.float32)
+        blocks.append((start, rows.reshape(-1, xa.shape[1])))
+    return blocks
 
 
 def _evaluate_chunk(trees, counts, X, feature_idx, grid_values, response_method, method, n_outputs):
@@ -258,7 +315,7 @@ def evaluate_trees(
     ----------
     forest : fitted forest
     X : array-like of shape (n_rows, n_features)
-        The background rows (for the IJ: the training rows).
+        The background rows (for the IJ: the training rows), numeric.
     feature_idx, grid_values
         As in :func:`pdpboot.engine.compute_pd`.
     response_method : {"predict", "predict_proba"}
@@ -266,11 +323,16 @@ def evaluate_trees(
     counts : ndarray of shape (n_trees, n_rows), optional
         In-bag counts; given, the out-of-bag ICE sums are accumulated too.
     method : {"auto", "brute", "tree"}
-        PD engine for each tree.  ``auto`` uses brute force: for one tree, whose ICE is
-        needed anyway, it is currently several times faster than the exact tree engine
-        (about 1.5 ms against 6-9 ms per tree for 500 rows and 15 grid points).
+        ``auto``: leaf lookup — the background rows with the features set to
+        each grid point are stacked once (float32, blocks of whole grid points)
+        and every tree walks them with one ``tree_.apply`` call and reads its
+        leaf values, so a tree's PD and ICE cost one C traversal and no
+        scikit-learn input checking (about 0.3 ms per tree for 500 rows and 15
+        points, 3-4x faster than ``brute``).  ``brute`` / ``tree``:
+        :func:`pdpboot.engine.compute_pd` on each tree (reference paths).
     n_jobs : int, optional
-        joblib workers over chunks of 64 trees; the result does not depend on it.
+        joblib workers (threads for ``auto``: the traversal releases the GIL)
+        over chunks of 64 trees; the result does not depend on it.
 
     Returns
     -------
@@ -279,12 +341,24 @@ def evaluate_trees(
     from joblib import Parallel, delayed
 
     trees = forest.estimators_
-    method = "brute" if method == "auto" else method
     starts = range(0, len(trees), _TREE_CHUNK)
-    parts = Parallel(n_jobs=n_jobs)(
-        delayed(_evaluate_chunk)(trees[s:s + _TREE_CHUNK], None if counts is None else counts[s:s + _TREE_CHUNK],
-                                 X, feature_idx, grid_values, response_method, method, n_outputs)
-        for s in starts)
+    chunks = [(trees[s:s + _TREE_CHUNK], None if counts is None else counts[s:s + _TREE_CHUNK]) for s in starts]
+    if method == "auto":
+        points, shape = _grid_points(grid_values)
+        blocks = _stacked_blocks(X, feature_idx, points)
+        n_rows = np.shape(X)[0]
+        n_outputs = _leaf_values(trees[0], response_method, n_outputs).shape[1]  # all classes of a classifier
+        parts = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(_lookup_chunk)(t, c, blocks, n_rows, response_method, n_outputs) for t, c in chunks)
+        # (B, P, O) -> (B, O, *grid); (P, n, O) -> (n, O, *grid)
+        parts = [(p[0].transpose(0, 2, 1).reshape((len(p[0]), n_outputs, *shape)),
+                  p[1].transpose(1, 2, 0).reshape((n_rows, n_outputs, *shape)),
+                  None if p[2] is None else p[2].transpose(1, 2, 0).reshape((n_rows, n_outputs, *shape)))
+                 for p in parts]
+    else:
+        parts = Parallel(n_jobs=n_jobs)(
+            delayed(_evaluate_chunk)(t, c, X, feature_idx, grid_values, response_method, method, n_outputs)
+            for t, c in chunks)
     tree_pd = np.concatenate([p[0] for p in parts])
     ice_sum = parts[0][1]
     for p in parts[1:]:

@@ -8,6 +8,7 @@ Modules, in the order a run uses them:
 ``model``       the scikit-learn Pipeline, the train/test split, test metrics
 ``progress``    progress lines from the bootstrap's bar (run.log, stderr off a terminal)
 ``compute``     fit, bootstrap, bands: the part ``repro.py`` re-runs
+``forest_ij``   ``--uncertainty ij``: one-fit infinitesimal-jackknife bands of the run's forest
 ``effects``     summary statistics with intervals (ranges, noise reference, level contrasts)
 ``text``        inert Markdown, numbers, file names
 ``workbook``    the Excel export (cells are data, never formulas)

@@ -95,6 +95,10 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     """
     seconds = {}
     estimator, notes = build_estimator(config, problem)
+    if config.uncertainty == "ij":  # before any fit: the one-fit jackknife needs a bare forest
+        from .forest_ij import check_estimator
+
+        check_estimator(estimator)
     for note in notes:
         (log or say)(f"model: {note}")
     X_train, X_test, y_train, y_test = split(config, problem)
@@ -110,6 +114,13 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
 
     sets = feature_sets(problem)
     used = {f for fs in sets for f in (fs if isinstance(fs, tuple) else (fs,))}
+    if config.uncertainty == "ij":  # one fit instead of B refits (see pdpboot.workflow.forest_ij)
+        from .forest_ij import ij_outcome
+
+        return ij_outcome(config, problem, estimator=estimator, fitted=fitted, metrics=metrics,
+                          predictions=predictions, X_train=X_train, y_train=y_train, notes=notes, seconds=seconds,
+                          sets=sets, custom_values=_training_levels(problem.custom_values, X_train, used) or None,
+                          say=say)
     say(f"Bootstrap: {config.n_resamples} refits, PD of {len(problem.pd_features)} feature(s) and "
         f"{len(problem.pairs)} pair(s) on a {config.grid_resolution}-point grid ...")
     start = time.perf_counter()

@@ -31,6 +31,11 @@ BANDS = ("percentile", "basic", "normal")
 FORMATS = ("png", "pdf", "svg")
 DECIMALS = ("auto", ".", ",")
 CENTERED = ("auto", "yes", "no")
+UNCERTAINTIES = ("bootstrap", "ij")
+#: --uncertainty ij: the models whose bagged forest it reads, and the trees used when --n-estimators is not
+#: given (pdpboot.forest.MIN_TREES: fewer draw a warning)
+IJ_MODELS = ("random-forest", "extra-trees")
+IJ_TREES = 1000
 MAX_RESAMPLES = 100_000
 #: The longest name (column, level, file) echoed back in a message.
 MAX_ECHO = 80
@@ -111,6 +116,10 @@ OPTIONS: tuple[Option, ...] = (
     # the bootstrap
     Option("n_resamples", "int", 100, "Bootstrap resamples B (model refits). More = smoother bands, "
            "proportionally slower.", metavar="B", group="bootstrap"),
+    Option("uncertainty", "choice", "bootstrap", "bootstrap: refit the model on B resamples (any model). ij: "
+           "one fit, bands from the infinitesimal jackknife of the forest's trees (--model random-forest or "
+           "extra-trees, numeric columns; no ICE, heterogeneity or H statistics; --n-estimators defaults to "
+           f"{IJ_TREES} then, fewer trees give noisy bands).", choices=UNCERTAINTIES, group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
     Option("band", "choice", "percentile", "Band method.", choices=BANDS, group="bootstrap"),
@@ -411,6 +420,12 @@ def merge(command_line: dict, config_file: dict, base: dict | None = None) -> Ru
             if BY_KEY[key].kind in ("mapping", "levels"):
                 converted = {**(config.get(key) or {}), **converted}
             config[key] = converted
+    if config.get("uncertainty") == "ij":  # its defaults: no ICE (needs refits), enough trees
+        given = {k for values in (config_file, command_line) for k, v in values.items() if v is not None}
+        if "ice_samples" not in given:
+            config["ice_samples"] = 0
+        if "n_estimators" not in given:
+            config["n_estimators"] = IJ_TREES
     check_ranges(config)
     return RunConfig(**config)
 
@@ -444,5 +459,25 @@ def check_ranges(config: dict) -> None:
     need(config["threads_per_job"] is None or config["threads_per_job"] >= 1,
          f"--threads-per-job must be at least 1, got {config['threads_per_job']}.")
     need(not (config["model_spec"] and config["model_file"]), "Give --model-spec or --model-file, not both.")
+    _check_ij(config, need)
     need(config["sep"] is None or len(config["sep"]) == 1 or config["sep"] in ("\\t", "tab"),
          f"--sep must be one character (or 'tab'), got {shorten(config['sep'])}.")
+
+
+def _check_ij(config: dict, need) -> None:
+    """What ``--uncertainty ij`` (one-fit infinitesimal-jackknife bands of a forest) cannot do."""
+    if config.get("uncertainty", "bootstrap") != "ij":
+        return
+    start = "--uncertainty ij (one-fit infinitesimal-jackknife bands of a bagged forest) "
+    need(not (config["model_spec"] or config["model_file"]),
+         start + "works with the run's own --model random-forest or extra-trees, not --model-spec/--model-file; "
+         "use --uncertainty bootstrap.")
+    need(config["model"] in IJ_MODELS, start + f"needs --model random-forest or extra-trees, got --model "
+         f"{config['model']}; use --uncertainty bootstrap for other models.")
+    need(config["ice_samples"] == 0, start + "has no ICE curves or ICE heterogeneity (they need refits): give "
+         "--ice-samples 0, or use --uncertainty bootstrap.")
+    need(config["interactions"] == 0, start + "has no H statistics (they need refits): drop --interactions, or "
+         "use --uncertainty bootstrap.")
+    need(not config["groups"], start + "treats rows as independent; with --groups use --uncertainty bootstrap "
+         "(the cluster bootstrap).")
+    need(config["n_estimators"] >= 2, start + "needs at least 2 trees (1000 or more for reliable bands).")

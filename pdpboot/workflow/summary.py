@@ -12,7 +12,7 @@ import xarray as xr
 from ..heterogeneity import ice_heterogeneity
 from ..interaction import h_statistic, pd_variance_statistic
 from ..schema import get_node, node_name
-from . import effects
+from . import effects, forest_ij
 from .report import panel_outputs
 from .text import md, num
 
@@ -87,6 +87,12 @@ def _workbook_line(sheets) -> str:
 def summary_markdown(*, result, problem, config, outcome, files, failures, data_name, table_shape,
                      sheets, seconds) -> str:
     """The text of ``summary.md``."""
+    if forest_ij.is_ij(result):  # one-fit bands: no resamples, so none of the statistics that need them
+        return forest_ij.summary_markdown(
+            result=result, problem=problem, config=config, outcome=outcome, files=files, failures=failures,
+            data_name=data_name, table_shape=table_shape, sheets=sheets, seconds=seconds, response=_response,
+            outputs=panel_outputs(problem) if problem.task == "classification" else problem.outputs_first,
+            workbook_line=_workbook_line)
     level = f"{config.confidence_level:.0%}"
     band = f"{level} {config.band} {'simultaneous' if config.simultaneous else 'pointwise'}"
     ranges = effects.ranges(result, problem.pd_features, config)

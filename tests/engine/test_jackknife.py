@@ -216,3 +216,26 @@ def _ice_by_hand(forest, X, feature, grid):
     rows = np.repeat(X[:, None, :], len(grid), axis=1)
     rows[:, :, feature] = grid
     return forest.predict(rows.reshape(-1, X.shape[1])).reshape(len(X), 1, len(grid))
+
+
+def test_leaf_lookup_equals_per_tree_brute_force_across_blocks_and_outputs(monkeypatch):
+    """The stacked leaf lookup (method="auto") gives scikit-learn's per-tree predictions exactly, also
+    when the grid is split over several blocks, for two regression targets and for class probabilities."""
+    X, y = _data(n=30, seed=2)
+    monkeypatch.setattr(jk, "_BLOCK_ROWS", 70)  # two grid points (60 rows) per block: 3 blocks for 6 points
+    grid = [np.linspace(-1, 1, 3), np.array([-0.5, 0.5])]
+    two_targets = ExtraTreesRegressor(n_estimators=9, bootstrap=True, random_state=0).fit(X, np.c_[y, y**2])
+    classes = RandomForestClassifier(n_estimators=9, random_state=0).fit(X, np.digitize(y, [-0.5, 0.5]))
+    for forest, rm, n_out in ((two_targets, "predict", 2), (classes, "predict_proba", 3)):
+        counts = jk.inbag_counts(forest, len(X))
+        ev = jk.evaluate_trees(forest, X, (0, 2), grid, response_method=rm, counts=counts, n_outputs=n_out)
+        rows = np.repeat(X[:, None, :], 6, axis=1)
+        rows[:, :, 0] = np.repeat(grid[0], 2)
+        rows[:, :, 2] = np.tile(grid[1], 3)
+        flat = rows.reshape(-1, X.shape[1])
+        per_tree = np.stack([getattr(t, rm)(flat).reshape(len(X), 6, n_out) for t in forest.estimators_])
+        per_tree = per_tree.transpose(0, 1, 3, 2).reshape(len(forest.estimators_), len(X), n_out, 3, 2)
+        np.testing.assert_allclose(ev.tree_pd, per_tree.mean(axis=1), rtol=1e-12)
+        np.testing.assert_allclose(ev.ice, per_tree.mean(axis=0), rtol=1e-12)
+        oob = np.einsum("bi,bi...->i...", (counts == 0).astype(float), per_tree)
+        np.testing.assert_allclose(ev.oob_ice, oob, rtol=1e-12, atol=1e-15)
