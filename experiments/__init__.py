@@ -27,6 +27,8 @@ Where each output of the paper comes from (one render function per figure or tab
 ``tables/h_test_size_power``          ``stats_htest.render``
 ``tables/bounded_statistics``         ``stats_bounded.render``
 ``tables/coverage_classification``   ``stats_classification.render``
+``tables/ale_coverage``               ``s7_ale._table``
+``figures/ale_pd_vs_ale``             ``s7_ale._figure``
 ``tables/forest_ij``                  ``s8_forest_ij.render`` (archived run: ``experiments/archive/forest_ij``)
 ``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
 ``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
@@ -44,6 +46,7 @@ STUDIES = {
     "htest": "stats_htest",
     "bounded": "stats_bounded",
     "classification": "stats_classification",
+    "ale": "s7_ale",
     "forest_ij": "s8_forest_ij",
 }
 
@@ -51,7 +54,7 @@ STUDIES = {
 #: "run" is :func:`experiments.run.write_run_macros`.  ``tests/test_archive.py`` checks that every file the
 #: paper inputs is listed here and is rendered from the committed archive (``experiments/archive``).
 OUTPUTS = {
-    "run": ("generated/run",),
+    "run": ("generated/run", "generated/pending"),
     "electricity": ("figures/electricity_bands", "figures/electricity_contours", "generated/electricity"),
     "coverage": ("tables/coverage", "tables/coverage_width", "tables/coverage_molnar", "figures/coverage_by_grid",
                  "figures/coverage_example", "generated/coverage"),
@@ -64,6 +67,7 @@ OUTPUTS = {
     "htest": ("tables/h_test_size_power", "generated/htest"),
     "bounded": ("tables/bounded_statistics", "generated/bounded"),
     "classification": ("tables/coverage_classification", "generated/classification"),
+    "ale": ("tables/ale_coverage", "figures/ale_pd_vs_ale", "generated/ale"),
     "forest_ij": ("tables/forest_ij", "generated/forest_ij"),
 }
 

@@ -16,8 +16,9 @@ fixed grid ``z_k = Phi^{-1}(0.05 + 0.09 k)``, k = 0..10 (the 5-95 % range):
 
 Learners: the well-specified OLS with the x1 x2 column, and a small histogram gradient
 boosting model (flexible; see :func:`learner_for`).  Each repetition draws n rows, runs
-:func:`pdpboot.bootstrap_partial_dependence` and :func:`pdpboot.bootstrap_ale` (B
-resamples each) and forms 95 % percentile bands with :func:`pdpboot.confidence_bands`
+:func:`pdpboot.bootstrap_ale` with ``with_pd=True`` (B refits give both the PD and the ALE,
+each averaged over the resample's rows; the PD equals ``bootstrap_partial_dependence`` with the
+same seed) and forms 95 % percentile bands with :func:`pdpboot.confidence_bands`
 (pointwise, and simultaneous over the 11 grid points).  Coverage = share of
 repetitions whose band contains the truth at a point (averaged over the points) or
 at every point (simultaneous); Monte Carlo SE ``sqrt(p (1 - p) / R)`` (simultaneous)
@@ -28,8 +29,13 @@ Outputs: ``tables/ale_coverage.tex``, ``generated/ale.tex`` and the figure
 
 Run alone::
 
-    python -m experiments.s7_ale --quick            # seconds
-    python -m experiments.s7_ale --reps 100 --resamples 200
+    python -m experiments.s7_ale --quick            # about 30 s of CPU
+    python -m experiments.s7_ale                    # R = 40 (OLS) / 16 (boosting), B = 200 / 100
+    python -m experiments ale --render-only --results-dir experiments/archive   # from the archived results
+
+``summarize`` writes ``summary.csv`` (one row per learner and rho: coverage, Monte Carlo SE, mean band
+width and max |bias| of both effects) next to the cached results; ``ARCHIVE`` lists the compact files
+``render`` needs (``python -m experiments ale --render-only --archive`` copies them to experiments/archive).
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ LEVEL = 0.95
 
 def settings(quick: bool, reps: int | None = None, resamples: int | None = None) -> dict:
     base = {"n": 300, "reps": {"ols_interaction": 3, "gbm": 2}, "B": {"ols_interaction": 20, "gbm": 20}} if quick \
-        else {"n": 500, "reps": {"ols_interaction": 100, "gbm": 20}, "B": {"ols_interaction": 100, "gbm": 50}}
+        else {"n": 500, "reps": {"ols_interaction": 40, "gbm": 16}, "B": {"ols_interaction": 200, "gbm": 100}}
     if reps is not None:
         base["reps"] = {k: reps for k in base["reps"]}
     if resamples is not None:
@@ -96,20 +102,23 @@ def draw(n: int, rho: float, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     return X, x1 + x2 + x1 * x2 + rng.standard_normal(n)
 
 
-def _bands(res: xr.DataTree, var: str) -> dict:
+def _bands(res: xr.DataTree) -> dict:
     node = pdpboot.confidence_bands(res, confidence_level=LEVEL, simultaneous=True)["x0"]
-    return {"estimate": node[var].values[0], "sim": node[f"{var}_band"].values[:, 0],
-            "point": node[f"{var}_band_pointwise"].values[:, 0]}
+    return {var: {"estimate": node[var].values[0], "sim": node[f"{var}_band"].values[:, 0],
+                  "point": node[f"{var}_band_pointwise"].values[:, 0]} for var in ("pd", "ale")}
+
+
+def both_effects(learner: str, X: np.ndarray, y: np.ndarray, B: int, quick: bool, rng) -> dict:
+    """PD and ALE of x1 on GRID with bands, from one set of B refits (``bootstrap_ale(with_pd=True)``)."""
+    res = pdpboot.bootstrap_ale(learner_for(learner, quick), X, y, ["x0"], n_resamples=B, custom_values={"x0": GRID},
+                                with_pd=True, n_jobs=1, rng=rng, progress=False)
+    return _bands(res)
 
 
 def one_repetition(learner: str, rho: float, n: int, B: int, quick: bool, seed: np.random.SeedSequence) -> dict:
-    data_seed, pd_seed, ale_seed = seed.spawn(3)
+    data_seed, boot_seed = seed.spawn(2)
     X, y = draw(n, rho, np.random.default_rng(data_seed))
-    pd_res = pdpboot.bootstrap_partial_dependence(learner_for(learner, quick), X, y, ["x0"], n_resamples=B,
-                                                  custom_values={"x0": GRID}, n_jobs=1, rng=pd_seed, progress=False)
-    ale_res = pdpboot.bootstrap_ale(learner_for(learner, quick), X, y, ["x0"], n_resamples=B,
-                                    custom_values={"x0": GRID}, n_jobs=1, rng=ale_seed)
-    return {"pd": _bands(pd_res, "pd"), "ale": _bands(ale_res, "ale")}
+    return both_effects(learner, X, y, B, quick, boot_seed)
 
 
 def _stack(outs: list[dict], rho: float, learner: str) -> xr.Dataset:
@@ -125,37 +134,45 @@ def _stack(outs: list[dict], rho: float, learner: str) -> xr.Dataset:
     return ds
 
 
+#: repetitions per cached part in full mode: the parts of all (learner, rho) cells are computed round-robin,
+#: so a run cut short (a busy machine) still has every cell, each with a similar number of repetitions
+CHUNK = {"ols_interaction": 5, "gbm": 2}
+
+
 def compute(ctx: C.Context, reps: int | None = None, resamples: int | None = None) -> None:
     cfg = settings(ctx.quick, reps, resamples)
     folder = ctx.study_dir(STUDY)
     C.cached(folder / "figure.nc", ctx, lambda: _figure_data(ctx.quick, cfg))
-    # rho = 0.9 first: the case the study is about, should a run be cut short
-    for rho in sorted(RHOS, reverse=True):
-        for learner in LEARNERS:
-            path = folder / f"coverage_{learner}_rho{rho:g}.nc"
+    # rho = 0.9 first: the case the study is about
+    cells = [(rho, learner) for rho in sorted(RHOS, reverse=True) for learner in LEARNERS]
+    seeds = {(rho, learner): C.seed_sequence(STUDY, learner, int(rho * 10)).spawn(cfg["reps"][learner])
+             for rho, learner in cells}
+    chunk = {learner: cfg["reps"][learner] if ctx.quick else CHUNK[learner] for learner in LEARNERS}
+    n_parts = max(-(-cfg["reps"][learner] // chunk[learner]) for learner in LEARNERS)
+    for k in range(n_parts):
+        for rho, learner in cells:
+            part = seeds[(rho, learner)][k * chunk[learner]:(k + 1) * chunk[learner]]
+            if not part:
+                continue
 
-            def run(learner=learner, rho=rho):
-                seeds = C.seed_sequence(STUDY, learner, int(rho * 10)).spawn(cfg["reps"][learner])
+            def run(learner=learner, rho=rho, part=part):
                 outs = Parallel(n_jobs=ctx.n_jobs)(
-                    delayed(one_repetition)(learner, rho, cfg["n"], cfg["B"][learner], ctx.quick, s) for s in seeds)
+                    delayed(one_repetition)(learner, rho, cfg["n"], cfg["B"][learner], ctx.quick, s) for s in part)
                 ds = _stack(outs, rho, learner)
                 ds.attrs["B"] = cfg["B"][learner]
                 ds.attrs["n"] = cfg["n"]
                 return ds
 
-            C.cached(path, ctx, run)
-            print(f"  {STUDY}: {learner} rho={rho:g} done", file=sys.stderr, flush=True)
+            C.cached(folder / f"coverage_{learner}_rho{rho:g}_part{k:03d}.nc", ctx, run)
+            print(f"  {STUDY}: {learner} rho={rho:g} part {k + 1}/{n_parts} done", file=sys.stderr, flush=True)
 
 
 def _figure_data(quick: bool, cfg: dict) -> xr.Dataset:
     rho = 0.9
     X, y = draw(cfg["n"], rho, np.random.default_rng(C.seed_sequence(STUDY, "figure")))
     B = 20 if quick else 200
-    pd_res = pdpboot.bootstrap_partial_dependence(learner_for("gbm", quick), X, y, ["x0"], n_resamples=B,
-                                                  custom_values={"x0": GRID}, n_jobs=1, rng=1, progress=False)
-    ale_res = pdpboot.bootstrap_ale(learner_for("gbm", quick), X, y, ["x0"], n_resamples=B,
-                                    custom_values={"x0": GRID}, n_jobs=1, rng=2)
-    p, a = _bands(pd_res, "pd"), _bands(ale_res, "ale")
+    bands = both_effects("gbm", X, y, B, quick, 1)
+    p, a = bands["pd"], bands["ale"]
     return xr.Dataset({"x1": ("row", X[:, 0]), "x2": ("row", X[:, 1]),
                        **{f"pd_{k}": (("bound", "grid") if v.ndim == 2 else ("grid",), v) for k, v in p.items()},
                        **{f"ale_{k}": (("bound", "grid") if v.ndim == 2 else ("grid",), v) for k, v in a.items()},
@@ -179,9 +196,20 @@ def coverage(ds: xr.Dataset, effect: str, kind: str) -> tuple[float, float]:
 
 
 def _results(ctx: C.Context) -> list[xr.Dataset]:
+    """One Dataset per (learner, rho) cell: its cached parts, repetitions concatenated in order."""
     folder = ctx.study_dir(STUDY)
-    paths = [folder / f"coverage_{learner}_rho{rho:g}.nc" for learner in LEARNERS for rho in RHOS]
-    return [C.load_dataset(p) for p in paths if p.exists()]
+    out = []
+    for learner in LEARNERS:
+        for rho in RHOS:
+            parts = sorted(folder.glob(f"coverage_{learner}_rho{rho:g}_part*.nc"))
+            if parts:
+                datasets = [C.load_dataset(p) for p in parts]
+                ds = xr.concat(datasets, dim="rep", data_vars="minimal", coords="minimal", compat="override",
+                               join="override", combine_attrs="override")
+                for name in ("pd_truth", "ale_truth"):
+                    ds[name] = datasets[0][name]
+                out.append(ds)
+    return out
 
 
 def _table(ctx: C.Context, results: list[xr.Dataset]) -> str:
@@ -204,18 +232,63 @@ def _table(ctx: C.Context, results: list[xr.Dataset]) -> str:
     return "\n".join(text)
 
 
+def summary_rows(results: list[xr.Dataset]) -> list[dict]:
+    """One row per learner and rho: R, B, coverage and MC SE, mean pointwise band width, max |mean bias|."""
+    rows = []
+    for ds in results:
+        row = {"learner": ds.attrs["learner"], "rho": float(ds.attrs["rho"]), "R": int(ds.sizes["rep"]),
+               "B": int(ds.attrs["B"]), "n": int(ds.attrs.get("n", 0))}
+        for effect in ("pd", "ale"):
+            for kind in ("point", "sim"):
+                p, se = coverage(ds, effect, kind)
+                row[f"{effect}_{kind}_coverage"], row[f"{effect}_{kind}_se"] = round(p, 4), round(se, 4)
+            band = ds[f"{effect}_point"].values
+            row[f"{effect}_mean_width"] = round(float(np.mean(band[:, 1] - band[:, 0])), 4)
+            bias = ds[f"{effect}_estimate"].values.mean(axis=0) - ds[f"{effect}_truth"].values
+            row[f"{effect}_max_abs_bias"] = round(float(np.max(np.abs(bias))), 4)
+        rows.append(row)
+    return rows
+
+
+#: the compact files ``render`` reads (all small: per repetition, only the bands on the 11 grid points)
+ARCHIVE = ("coverage_*_part*.nc", "figure.nc", "summary.csv")
+
+
+def summarize(ctx: C.Context) -> None:
+    """``summary.csv``: one row per learner and rho (see :func:`summary_rows`) next to the caches."""
+    import pandas as pd
+
+    results = _results(ctx)
+    if results:
+        pd.DataFrame(summary_rows(results)).to_csv(ctx.study_dir(STUDY) / "summary.csv", index=False)
+
+
 def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
     macros = {}
     names = {"ols_interaction": "Ols", "gbm": "Gbm"}
     rho_names = {0.0: "Zero", 0.5: "Half", 0.9: "High"}
-    for ds in results:
+    for ds, row in zip(results, summary_rows(results)):
+        tag = names[ds.attrs["learner"]] + rho_names[float(ds.attrs["rho"])]
         for effect in ("pd", "ale"):
             for kind in ("point", "sim"):
                 p, se = coverage(ds, effect, kind)
-                tag = names[ds.attrs["learner"]] + rho_names[float(ds.attrs["rho"])]
                 key = f"Ale{tag}{effect.title()}{kind.title()}"
                 macros[key] = C.fmt(p)
                 macros[key + "Se"] = C.fmt(se)
+            macros[f"Ale{tag}{effect.title()}Width"] = C.fmt(row[f"{effect}_mean_width"])
+            macros[f"Ale{tag}{effect.title()}Bias"] = C.fmt(row[f"{effect}_max_abs_bias"])
+        learner = names[ds.attrs["learner"]]
+        macros[f"Ale{learner}Reps"] = str(row["R"])
+        macros[f"Ale{learner}B"] = str(row["B"])
+        macros["AleN"] = str(row["n"])
+    macros["AleGridPoints"] = str(len(GRID))
+    gbm = learner_for("gbm", ctx.quick)
+    macros["AleGbmRounds"] = str(gbm.max_iter)
+    macros["AleGbmLeaves"] = str(gbm.max_leaf_nodes)
+    macros["AleGbmRate"] = f"{gbm.learning_rate:g}"
+    figure = ctx.study_dir(STUDY) / "figure.nc"
+    if figure.exists():
+        macros["AleFigureB"] = str(int(C.load_dataset(figure).attrs["B"]))
     C.write_macros(ctx.out("generated", "ale.tex"), macros, "coverage of 95 % PD and ALE bands (s7_ale)")
 
 
@@ -272,6 +345,7 @@ def main(argv=None) -> int:
     with threadpool_limits(1):
         if not args.render_only:
             compute(ctx, args.reps, args.resamples)
+            summarize(ctx)
         render(ctx)
     return 0
 

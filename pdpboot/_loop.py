@@ -117,6 +117,11 @@ def resample_counts(plan: BootstrapPlan, seeds: list) -> np.ndarray:
     return counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint16)
 
 
+def evaluate_model(plan: BootstrapPlan, model, evaluation: Evaluation, rng: np.random.Generator) -> NodeArrays:
+    """The plan's effect (PD/ICE unless ``plan.evaluate`` says otherwise) of one fitted model."""
+    return (plan.evaluate or evaluate_fit)(model, plan.spec, evaluation, rng=rng)
+
+
 def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator) -> NodeArrays:
     """Draw, fit and evaluate one resample (runs in a joblib worker)."""
     rows = resample_rows(plan, seed)
@@ -125,7 +130,7 @@ def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Gen
         model = fit_clone(plan, rows, fit_rng)
         background, weights = resample_background(plan, base.background, rows, bg_rng)
         evaluation = replace(base, background=background, weights=weights)
-        arrays = evaluate_fit(model, plan.spec, evaluation, rng=_child(seed, 3))  # the 4th child
+        arrays = evaluate_model(plan, model, evaluation, _child(seed, 3))  # the 4th child
     check_predictions_finite(arrays, what="this resample's refit")  # NaN output: a failure, never silent NaN
     return arrays
 

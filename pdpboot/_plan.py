@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,6 +182,9 @@ class BootstrapPlan:
     checkpoint: str | os.PathLike | None
     on_error: str
     max_failure_share: float
+    #: the effect's per-model evaluation, called as ``evaluate(fitted, spec, evaluation, rng=)`` and
+    #: returning node -> variable -> (dims, array); None: PD/ICE (:func:`pdpboot._evaluate.evaluate_fit`)
+    evaluate: Callable | None = None
 
     @property
     def settings(self) -> dict:
@@ -212,8 +215,13 @@ def check_bootstrap_args(estimator, X, y, features, *, n_resamples, resampling, 
                          background, max_background, ice, heterogeneity, interactions, grid_resolution,
                          percentiles, custom_values, categorical_features, response_method, method,
                          memory_limit, sample_weight, fit_params, n_jobs, threads_per_job, rng, progress,
-                         checkpoint, on_error, max_failure_share) -> BootstrapPlan:
-    """Validate every argument of :func:`pdpboot.bootstrap_partial_dependence` before any fit."""
+                         checkpoint, on_error, max_failure_share, spec: PDSpec | None = None,
+                         evaluate: Callable | None = None) -> BootstrapPlan:
+    """Validate every argument of :func:`pdpboot.bootstrap_partial_dependence` before any fit.
+
+    Another effect passes its own ``spec`` (grids fixed on the full data; the
+    grid arguments are then ignored) and its per-model ``evaluate``.
+    """
     if is_fitted(estimator):
         raise ValueError(
             f"{type(estimator).__name__} is already fitted, but bootstrap_partial_dependence fits "
@@ -225,9 +233,10 @@ def check_bootstrap_args(estimator, X, y, features, *, n_resamples, resampling, 
     check_choice(resampling, "resampling", RESAMPLING)
     check_choice(background, "background", BACKGROUNDS)
     check_choice(on_error, "on_error", ON_ERROR)
-    spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
-                     custom_values=custom_values, categorical_features=categorical_features,
-                     method=method, memory_limit=memory_limit)
+    if spec is None:
+        spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
+                         custom_values=custom_values, categorical_features=categorical_features,
+                         method=method, memory_limit=memory_limit)
     y = check_target(y, spec.n_rows, estimator)
     if resampling == "stratified" and not is_classifier(estimator):
         raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
@@ -254,5 +263,5 @@ def check_bootstrap_args(estimator, X, y, features, *, n_resamples, resampling, 
         n_max=check_interactions(interactions), response_method=response_method,
         sample_weight=check_sample_weight(sample_weight, spec.n_rows), fit_params=check_fit_params(fit_params),
         n_jobs=n_jobs, threads_per_job=check_threads_per_job(threads_per_job), rng=rng, progress=progress,
-        checkpoint=checkpoint, on_error=on_error, max_failure_share=float(max_failure_share),
+        checkpoint=checkpoint, on_error=on_error, max_failure_share=float(max_failure_share), evaluate=evaluate,
     )

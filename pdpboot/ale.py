@@ -21,22 +21,23 @@ from __future__ import annotations
 
 import json
 import numbers
-from collections.abc import Mapping
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import xarray as xr
-from joblib import Parallel, delayed
-from sklearn.base import clone, is_classifier
+from sklearn.base import is_classifier
 
 from ._assemble import build_tree, provenance
-from ._plan import PDSpec
-from ._validate import check_choice, check_positive_int, check_table, check_target, is_fitted, resolve_features
+from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs
+from ._plan import PDSpec, check_bootstrap_args
+from ._validate import check_choice, check_positive_int, check_table, is_fitted, resolve_features
+from .bootstrap import run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.refit import rows_of, seed_estimator
-from .engine.resample import RESAMPLING, draw_rows, multiplicities
+from .engine.resample import RESAMPLING
 from .engine.response import output_labels, resolve_response_method, response_function
 from .grid import FeatureGrid, make_grids
 from .schema import node_name
@@ -191,18 +192,6 @@ def make_ale_spec(
     return ALESpec(pd_spec, kinds)
 
 
-def _align(arr: np.ndarray, own: list, wanted: list, fill: float) -> np.ndarray:
-    """Reorder a model's output rows (axis 0) to the full-data model's output labels."""
-    if own == wanted:
-        return arr
-    out = np.full((len(wanted), *arr.shape[1:]), fill)
-    index = {label: k for k, label in enumerate(own)}
-    for k, label in enumerate(wanted):
-        if label in index:
-            out[k] = arr[index[label]]
-    return out
-
-
 def evaluate_ale(
     fitted,
     spec: ALESpec,
@@ -222,7 +211,9 @@ def evaluate_ale(
         Resolved (``predict``, ``predict_proba`` or ``decision_function``).
     outputs : list
         Output labels of the full-data model (a model that saw fewer classes is
-        aligned to them: an unseen class has ALE 0 for probabilities, NaN for scores).
+        aligned to them: an unseen class has ALE 0 for probabilities; decision
+        scores of such a model raise ``MissingClassError``, which the bootstrap
+        records as a failed resample, as for PD).
     background : ndarray of int
         Row positions of ``spec``'s table the ALE is computed over.
     weights : ndarray, optional
@@ -234,7 +225,7 @@ def evaluate_ale(
         Node name -> ``{"ale": (("output", *features), array)}``.
     """
     pd_spec = spec.pd_spec
-    own = output_labels(fitted, response_method, outputs if response_method == "predict" else None, len(outputs))
+    own = model_outputs(fitted, response_method, outputs)
     fill = 0.0 if response_method == "predict_proba" else np.nan
     predict = response_function(fitted, response_method)
     X_bg = pd_spec.rows(background)
@@ -243,8 +234,25 @@ def evaluate_ale(
         arr = ale_arrays(predict, X_bg, fs, pd_spec.grid_values(fs), kinds=spec.engine_kinds(fs),
                          weights=weights, memory_limit=pd_spec.memory_limit, n_outputs=len(own))
         dims = pd_spec.dims(fs)
-        out[node_name(dims)] = {"ale": (("output", *dims), _align(arr, own, outputs, fill))}
+        out[node_name(dims)] = {"ale": (("output", *dims), align_outputs(arr, own, outputs, 0, fill))}
     return out
+
+
+@dataclass(frozen=True)
+class ALEEvaluation:
+    """The bootstrap's per-model hook for ALE (``BootstrapPlan.evaluate``): picklable, holds the feature kinds."""
+
+    kinds: dict
+    with_pd: bool = False  # also the PD on the same grid, from the same fitted model
+
+    def __call__(self, fitted, spec: PDSpec, evaluation: Evaluation, rng=None) -> NodeArrays:
+        out = evaluate_ale(fitted, ALESpec(spec, self.kinds), response_method=evaluation.response_method,
+                           outputs=evaluation.outputs, background=evaluation.background,
+                           weights=evaluation.weights)
+        if self.with_pd:
+            for node, variables in evaluate_fit(fitted, spec, evaluation, rng=rng).items():
+                out[node] = {**variables, **out[node]}
+        return out
 
 
 def _node_attrs(tree: xr.DataTree, spec: ALESpec) -> xr.DataTree:
@@ -267,11 +275,6 @@ def _node_attrs(tree: xr.DataTree, spec: ALESpec) -> xr.DataTree:
             attrs["bin_counts"] = [int(c) for c in counts]
         node.attrs = attrs
     return tree
-
-
-def _outputs_of(model, response_method: str, target_names, n_targets: int) -> tuple[str, list]:
-    resolved = resolve_response_method(model, response_method)
-    return resolved, output_labels(model, resolved, target_names, n_targets)
 
 
 def accumulated_local_effects(
@@ -365,19 +368,6 @@ def accumulated_local_effects(
     return _node_attrs(tree, spec)
 
 
-def _ale_resample(estimator, spec: ALESpec, y, seed: np.random.Generator, *, scheme, strata, groups,
-                  subsample_fraction, response_method, outputs) -> dict:
-    """Draw, refit and evaluate one resample: the ALE of the refit model over the resample's own rows."""
-    n_rows = spec.pd_spec.X.shape[0]
-    draw_rng, fit_rng = seed.spawn(2)
-    rows = draw_rows(scheme, n_rows, draw_rng, strata=strata, groups=groups, subsample_fraction=subsample_fraction)
-    model = seed_estimator(clone(estimator), fit_rng)
-    model.fit(spec.pd_spec.rows(rows), rows_of(y, rows))
-    distinct, counts = multiplicities(rows, n_rows)
-    return evaluate_ale(model, spec, response_method=response_method, outputs=outputs,
-                        background=distinct, weights=counts.astype(float))
-
-
 def bootstrap_ale(
     estimator,
     X,
@@ -388,21 +378,34 @@ def bootstrap_ale(
     resampling: str = "auto",
     subsample_fraction: float = 0.632,
     groups=None,
+    background: str = "resample",
+    max_background: int | None = None,
     grid_resolution: int = 20,
     custom_values: Mapping | None = None,
     categorical_features=None,
     response_method: str = "auto",
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    sample_weight=None,
+    fit_params: Mapping | None = None,
     n_jobs: int | None = None,
+    threads_per_job: int | None = None,
     rng=None,
+    progress: bool | str | Callable[[int, int], None] = "auto",
+    checkpoint: str | os.PathLike | None = None,
+    on_error: str = "raise",
+    max_failure_share: float = 0.1,
+    with_pd: bool = False,
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute ALE on one grid fixed on the full data.
 
     Each resample's ALE is that of the model refit on the resample, over the
     resample's own rows (with their multiplicities), on the full data's bins;
     a bin the resample leaves empty borrows its nearest non-empty bins' rows
-    (see :mod:`pdpboot.engine.ale`).  All seeds are spawned from ``rng`` before
-    any work is dispatched, so results do not depend on ``n_jobs``.
+    (see :mod:`pdpboot.engine.ale`).  The resamples run through the same
+    machinery as :func:`pdpboot.bootstrap_partial_dependence` (one seed
+    scheme, checkpoints, ``on_error``, progress, ``n_jobs``): with the same
+    ``rng``, resampling and estimator, both draw the same rows and seed the
+    same fits, and results do not depend on ``n_jobs``.
 
     Parameters
     ----------
@@ -414,22 +417,32 @@ def bootstrap_ale(
     n_resamples : int
         Number of resamples B.
     resampling : {"auto", "bootstrap", "stratified", "subsample", "group"}
-        As in :func:`pdpboot.bootstrap_partial_dependence`.
-    subsample_fraction, groups
-        As in :func:`pdpboot.bootstrap_partial_dependence`.
+        As in :func:`pdpboot.bootstrap_partial_dependence`; ``"auto"`` is
+        ``stratified`` for classifiers and ``bootstrap`` otherwise (ALE is
+        centred, so fixing the class counts does not freeze its level).
+    subsample_fraction, groups, background, max_background
+        As in :func:`pdpboot.bootstrap_partial_dependence` (``background``:
+        rows each resample's local effects are averaged over).
     grid_resolution, custom_values, categorical_features, response_method, memory_limit
-        As in :func:`accumulated_local_effects`.
-    n_jobs : int, optional
-        Parallel resamples (joblib); results are identical for any value.
-    rng : None, int or numpy.random.Generator
-        The one seed every random draw flows from (None: fresh entropy).
+        As in :func:`accumulated_local_effects` (``grid_resolution`` is the
+        number of bins).
+    sample_weight, fit_params, n_jobs, threads_per_job, rng, progress, checkpoint, on_error, max_failure_share
+        As in :func:`pdpboot.bootstrap_partial_dependence`.
+    with_pd : bool
+        Also compute the partial dependence on the same grid (the bin edges, or the levels) from
+        the same refits, averaged over the same rows: variables ``pd`` and ``pd_resamples`` in
+        every node, for PD and ALE side by side at the cost of one set of refits.  The PD equals
+        :func:`pdpboot.bootstrap_partial_dependence` with the same ``rng`` and the edges as
+        ``custom_values`` (brute method).
 
     Returns
     -------
     xarray.DataTree
         One child per feature set with ``ale`` (``output``, *features), the
         ALE of the model fit on the full data, and ``ale_resamples``
-        (``resample``, ``output``, *features).  Pass it to
+        (``resample``, ``output``, *features) (with ``with_pd`` also ``pd``
+        and ``pd_resamples``).  Root variable ``resample_counts``
+        (``resample``, ``row``) as in the PD bootstrap.  Pass it to
         :func:`pdpboot.confidence_bands` for ``ale_band``, ``ale_se``, ``ale_bias``.
 
     See Also
@@ -453,55 +466,20 @@ def bootstrap_ale(
         raise ValueError(f"{type(estimator).__name__} is already fitted, but bootstrap_ale fits clones itself; "
                          "pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). For one fitted model "
                          "use pdpboot.accumulated_local_effects.")
-    n_resamples = check_positive_int(n_resamples, "n_resamples", 2)
     check_choice(resampling, "resampling", ("auto", *RESAMPLING))
-    spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
-                         categorical_features=categorical_features, memory_limit=memory_limit)
-    pd_spec = spec.pd_spec
-    n_rows = pd_spec.X.shape[0]
-    y = check_target(y, n_rows, estimator)
     if resampling == "auto":
         resampling = "stratified" if is_classifier(estimator) else "bootstrap"
-    if resampling == "stratified" and not is_classifier(estimator):
-        raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
-    if resampling == "group" and (groups is None or len(groups) != n_rows):
-        raise ValueError(f"resampling='group' needs groups with one label per row of X ({n_rows}).")
-    if resampling == "subsample" and not 0 < subsample_fraction < 1:
-        raise ValueError(f"subsample_fraction must be in (0, 1), got {subsample_fraction}.")
-    if response_method != "auto":
-        resolve_response_method(estimator, response_method)  # fail before any fit
-    strata = np.asarray(y) if resampling == "stratified" else None
-    groups = None if groups is None else np.asarray(groups)
-
-    generator = np.random.default_rng(rng)
-    full_seed = generator.spawn(1)[0]
-    resample_seeds = generator.spawn(n_resamples)
-    model = seed_estimator(clone(estimator), full_seed, only_if_unset=True)
-    model.fit(pd_spec.X, y)
-    target_names = None
-    if not is_classifier(model):
-        target_names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
-    resolved, outputs = _outputs_of(model, response_method, target_names, 1 if np.ndim(y) == 1 else np.shape(y)[1])
-    estimate = evaluate_ale(model, spec, response_method=resolved, outputs=outputs, background=np.arange(n_rows))
-    common = dict(scheme=resampling, strata=strata, groups=groups, subsample_fraction=subsample_fraction,
-                  response_method=resolved, outputs=outputs)
-    results = Parallel(n_jobs=n_jobs)(
-        delayed(_ale_resample)(estimator, spec, y, resample_seeds[b], **common) for b in range(n_resamples))
-    merged = {}
-    for name, variables in estimate.items():
-        dims, arr = variables["ale"]
-        merged[name] = {"ale": (dims, arr),
-                        "ale_resamples": (("resample", *dims), np.stack([r[name]["ale"][1] for r in results]))}
-    settings = dict(pd_spec.settings, n_resamples=n_resamples, resampling=resampling,
-                    subsample_fraction=subsample_fraction, response_method=response_method,
-                    groups=groups is not None)
-    attrs = provenance(estimator, settings, task="regression" if resolved == "predict" else "classification",
-                       response=resolved, target_name=str(outputs[0]) if resolved == "predict" else "class",
-                       effect="ale", n_rows=n_rows, n_resamples=n_resamples, n_failed_resamples=0,
-                       resampling=resampling, background="resample",
-                       subsample_size=int(np.floor(subsample_fraction * n_rows)) if resampling == "subsample"
-                       else n_rows,
-                       rng_entropy=str(generator.bit_generator.seed_seq.entropy))
-    tree = build_tree(pd_spec, merged, outputs=outputs, ice_rows=None, root_attrs=attrs,
-                      extra_coords={"resample": np.arange(n_resamples)})
+    spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
+                         categorical_features=categorical_features, memory_limit=memory_limit)
+    plan = check_bootstrap_args(
+        estimator, X, y, features, n_resamples=n_resamples, resampling=resampling,
+        subsample_fraction=subsample_fraction, groups=groups, background=background, max_background=max_background,
+        ice=False, heterogeneity=False, interactions=False, grid_resolution=grid_resolution, percentiles=None,
+        custom_values=custom_values, categorical_features=categorical_features, response_method=response_method,
+        method="brute", memory_limit=memory_limit, sample_weight=sample_weight, fit_params=fit_params,
+        n_jobs=n_jobs, threads_per_job=threads_per_job, rng=rng, progress=progress, checkpoint=checkpoint,
+        on_error=on_error, max_failure_share=max_failure_share, spec=spec.pd_spec,
+        evaluate=ALEEvaluation(spec.kinds, bool(with_pd)))
+    tree = run_bootstrap(plan, stacklevel=4)
+    tree.attrs["effect"] = "ale"
     return _node_attrs(tree, spec)

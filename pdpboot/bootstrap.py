@@ -17,9 +17,10 @@ import numpy as np
 import xarray as xr
 
 from ._assemble import build_tree, provenance, stack_resamples, task_name
-from ._evaluate import Evaluation, NodeArrays, evaluate_fit, nan_like
+from ._evaluate import Evaluation, NodeArrays, nan_like
 from ._loop import (
     N_FIXED_SEEDS,
+    evaluate_model,
     fit_clone,
     fit_context,
     resample_counts,
@@ -75,7 +76,7 @@ def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, backgroun
                                 1 if np.ndim(y) == 1 else np.shape(y)[1])
         base = Evaluation(resolved, outputs, background, row_weights(plan, background), ice_rows,
                           plan.heterogeneity, plan.n_max)
-        estimate = evaluate_fit(model, plan.spec, base, rng=full_seed.spawn(1)[0])
+        estimate = evaluate_model(plan, model, base, full_seed.spawn(1)[0])
     check_predictions_finite(estimate)
     if ckpt is not None:
         ckpt.save_estimate(estimate, {"response": resolved, "outputs": list(outputs)})
@@ -248,6 +249,28 @@ def bootstrap_partial_dependence(
         response_method=response_method, method=method, memory_limit=memory_limit, sample_weight=sample_weight,
         fit_params=fit_params, n_jobs=n_jobs, threads_per_job=threads_per_job, rng=rng, progress=progress,
         checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    return run_bootstrap(plan)
+
+
+def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
+    """Run a validated plan: seeds, the full-data fit, the resamples (checkpointed), the result tree.
+
+    Every effect goes through here (PD/ICE, and ALE via ``plan.evaluate``), so
+    seeds, checkpoints, ``on_error``, progress and ``n_jobs`` behave the same.
+
+    Parameters
+    ----------
+    plan : BootstrapPlan
+        From :func:`pdpboot._plan.check_bootstrap_args`.
+    stacklevel : int
+        Of the warning about failed resamples (3: the caller of the public function).
+
+    Returns
+    -------
+    xarray.DataTree
+        As :func:`bootstrap_partial_dependence` describes, with the plan's effect's variables.
+    """
+    estimator = plan.estimator
     generator = root_generator(plan.rng, plan.checkpoint)
     seeds = seed_record(generator)
     full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
@@ -266,7 +289,7 @@ def bootstrap_partial_dependence(
         warnings.warn(
             f"{len(failures)} of {plan.n_resamples} resamples failed and were skipped (the first, resample "
             f"{first}, raised {failures[first]}); bands use the {plan.n_resamples - len(failures)} successful ones.",
-            RuntimeWarning, stacklevel=2,
+            RuntimeWarning, stacklevel=stacklevel,
         )
     ordered = [results[b] if b in results else nan_like(estimate) for b in range(plan.n_resamples)]
     attrs.update(

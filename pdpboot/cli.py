@@ -107,15 +107,21 @@ def _config(args: argparse.Namespace, base: dict):
 def _report(record, quiet: bool) -> None:
     folder = record.folder
     plots = record.files
+    effect = getattr(record.config, "effect", "pd")
+    ranked = {"pd": "PD range", "ale": "ALE range", "both": "PD and ALE range"}[effect]
     lines = [f"Results in {folder}{'/' if not str(folder).endswith('/') else ''}",
-             "  summary.md      metrics, features ranked by PD range"
-             + (" and band width (infinitesimal jackknife)" if getattr(record.config, "uncertainty", "") == "ij"
-                else " (with intervals), heterogeneity")]
+             ("  summary.md      metrics, features ranked by PD range and band width (infinitesimal jackknife)"
+              if getattr(record.config, "uncertainty", "") == "ij" else
+              f"  summary.md      metrics, features ranked by {ranked} (with intervals)"
+              + (", heterogeneity" if effect != "ale" else ""))]
     if record.workbook:
         lines.append("  workbook.xlsx   data, test predictions, parameters, metrics, one sheet per feature/pair")
-    lines += [f"  plots/          {len(plots)} {record.config.format.upper()} figures (start with overview*)",
-              "  results.nc      everything computed; in Python: pdpboot.load(\"results.nc\")",
-              "  repro.py        python repro.py recomputes results.nc and checks it is identical",
+    lines.append(f"  plots/          {len(plots)} {record.config.format.upper()} figures (start with overview*)")
+    if effect != "ale":
+        lines.append("  results.nc      everything computed for PD; in Python: pdpboot.load(\"results.nc\")")
+    if effect != "pd":
+        lines.append("  ale.nc          accumulated local effects; in Python: pdpboot.load(\"ale.nc\")")
+    lines += ["  repro.py        python repro.py recomputes the result files and checks they are identical",
               "  run.log         what was done, step by step"]
     print("\n".join(lines))
 

@@ -1,5 +1,6 @@
 """ALE results (xarray layer): analytic truth, peer agreement, bootstrap, bands, determinism, errors."""
 
+import json
 import logging
 
 import numpy as np
@@ -159,10 +160,18 @@ def test_classifier_probabilities_of_all_classes_sum_to_zero():
 
 
 def _linear_data(n=120, seed=5):
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed + 1000)  # noise independent of the features
     X = _binormal_frame(n, 0.6, seed)
     y = 2 * X.x1 - X.x2 + rng.normal(size=n)
     return X, y
+
+
+def _resample_rows(rng, n_rows, n_resamples):
+    """The rows the bootstrap draws (the documented seed scheme shared with PD: root -> 3 fixed children, then
+    one child per resample, whose first child draws n rows with replacement)."""
+    root = np.random.default_rng(rng)
+    root.spawn(3)
+    return [seed.spawn(3)[0].integers(0, n_rows, size=n_rows) for seed in root.spawn(n_resamples)]
 
 
 def test_bootstrap_estimand_is_the_refit_models_ale_on_its_rows():
@@ -170,12 +179,12 @@ def test_bootstrap_estimand_is_the_refit_models_ale_on_its_rows():
     X, y = _linear_data()
     res = bootstrap_ale(LinearRegression(), X, y, ["x1"], n_resamples=5, grid_resolution=6, rng=7)
     z = res["x1"]["x1"].values
-    generator = np.random.default_rng(7)
-    generator.spawn(1)
-    for b, seed in enumerate(generator.spawn(5)):
-        rows = np.sort(seed.spawn(2)[0].integers(0, len(X), size=len(X)))
+    slopes = []
+    for b, rows in enumerate(_resample_rows(7, len(X), 5)):
         coef = LinearRegression().fit(X.iloc[rows], y.iloc[rows]).coef_[0]
+        slopes.append(coef)
         np.testing.assert_allclose(np.diff(res["x1"]["ale_resamples"].values[b, 0]), coef * np.diff(z), atol=1e-8)
+    assert np.ptp(slopes) > 0.01  # the resamples' slopes differ: the rows matter
 
 
 def test_bootstrap_bands_and_determinism_across_n_jobs():
@@ -190,11 +199,8 @@ def test_bootstrap_bands_and_determinism_across_n_jobs():
     assert dict(one["x1__x2"]["ale_resamples"].sizes) == {"resample": 12, "output": 1, "x1": 31, "x2": 31}
     # the resamples (drawn as bootstrap_ale draws them) do leave 1-D bins empty
     edges = one["x1"]["x1"].values
-    generator = np.random.default_rng(3)
-    generator.spawn(1)
     empty = 0
-    for seed in generator.spawn(12):
-        rows = seed.spawn(2)[0].integers(0, len(X), size=len(X))
+    for rows in _resample_rows(3, len(X), 12):
         bins = np.clip(np.searchsorted(edges, X["x1"].to_numpy()[rows], "left") - 1, 0, edges.size - 2)
         empty += edges.size - 1 - np.unique(bins).size
     assert empty > 0
@@ -205,6 +211,9 @@ def test_bootstrap_bands_and_determinism_across_n_jobs():
     pointwise = bands["x1"]["ale_band_pointwise"]
     assert (band.sel(ci_bound="lower") <= pointwise.sel(ci_bound="lower") + 1e-12).all()
     assert "ale_se" in bands["x1__x2"] and "ale_bias" in bands["k"]
+    # BCa needs the resample counts the shared loop records; the bands match percentile's ordering
+    bca = confidence_bands(one, confidence_level=0.8, method="bca")["x1"]["ale_band"]
+    assert bca.attrs["method"] == "bca" and bool((bca.sel(ci_bound="lower") <= bca.sel(ci_bound="upper")).all())
 
 
 def test_save_load_round_trip(tmp_path):
@@ -228,3 +237,74 @@ def test_bad_input():
         accumulated_local_effects(fitted, X, ["x1"], grid_resolution=0)
     with pytest.raises(ValueError, match="not a column"):
         accumulated_local_effects(fitted, X, ["nope"])
+
+
+def test_bootstrap_ale_shares_the_pd_machinery(tmp_path):
+    """Same rng -> the same resample rows as the PD bootstrap; checkpoints resume; progress is reported."""
+    X, y = _linear_data(50)
+    kw = dict(n_resamples=4, rng=11, progress=False)
+    pd_res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw)
+    ale_res = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw)
+    np.testing.assert_array_equal(ale_res["resample_counts"].values, pd_res["resample_counts"].values)
+    counts = np.stack([np.bincount(rows, minlength=len(X)) for rows in _resample_rows(11, len(X), 4)])
+    np.testing.assert_array_equal(ale_res["resample_counts"].values, counts)
+    # a checkpointed run cut at 2 resamples and extended to 4 equals the uninterrupted run
+    calls = []
+    first = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, checkpoint=tmp_path / "ck",
+                          **dict(kw, n_resamples=2))
+    resumed = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, checkpoint=tmp_path / "ck",
+                            **dict(kw, progress=lambda done, total: calls.append((done, total))))
+    np.testing.assert_array_equal(first["x1"]["ale_resamples"].values, ale_res["x1"]["ale_resamples"].values[:2])
+    xr.testing.assert_equal(resumed["x1"].to_dataset(), ale_res["x1"].to_dataset())
+    assert calls == [(3, 4), (4, 4)]  # only the two missing resamples ran
+    # a PD checkpoint is not an ALE checkpoint
+    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=4,
+                                         checkpoint=tmp_path / "pd", **kw)
+    with pytest.raises(ValueError, match="checkpoint"):
+        bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, checkpoint=tmp_path / "pd", **kw)
+
+
+class _FailsOnSomeResamples(LinearRegression):
+    """Raises when fitted on rows whose mean target is above the full data's (about half the resamples)."""
+
+    threshold = 0.0
+
+    def fit(self, X, y, sample_weight=None):
+        if len(y) and np.mean(y) > self.threshold:
+            raise RuntimeError("boom")
+        return super().fit(X, y, sample_weight)
+
+
+def test_bootstrap_ale_on_error_skip_records_failures():
+    X, y = _linear_data(50)
+    _FailsOnSomeResamples.threshold = float(np.mean(y)) + 1e-9  # the full-data fit passes
+    with pytest.warns(RuntimeWarning, match="resamples failed"):
+        res = bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid_resolution=4, rng=1,
+                            on_error="skip", max_failure_share=0.9, progress=False)
+    failed = [f["resample"] for f in json.loads(res.attrs["failed_resamples"])]
+    means = [np.mean(y.to_numpy()[rows]) for rows in _resample_rows(1, len(X), 8)]
+    assert failed == [b for b, m in enumerate(means) if m > _FailsOnSomeResamples.threshold] and failed
+    resamples = res["x1"]["ale_resamples"].values
+    assert np.isnan(resamples[failed]).all()
+    assert np.isfinite(np.delete(resamples, failed, axis=0)).all()
+    with pytest.raises(RuntimeError, match="boom"):
+        bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid_resolution=4, rng=1,
+                      progress=False)
+
+
+def test_with_pd_gives_the_pd_bootstrap_on_the_same_grid_from_the_same_refits():
+    X, y = _linear_data(60)
+    X["x3"] = X.x1 * X.x2
+    kw = dict(n_resamples=4, rng=2, progress=False)
+    both = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")], grid_resolution=5,
+                         with_pd=True, **kw)
+    edges = {"x1": both["x1"]["x1"].values, "x2": both["x1__x2"]["x2"].values}
+    pd_res = pdpboot.bootstrap_partial_dependence(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")],
+                                                  custom_values=edges, method="brute", **kw)
+    for name in ("x1", "x1__x2"):
+        np.testing.assert_array_equal(both[name]["pd"].values, pd_res[name]["pd"].values)
+        np.testing.assert_array_equal(both[name]["pd_resamples"].values, pd_res[name]["pd_resamples"].values)
+    alone = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1"], grid_resolution=5, **kw)
+    np.testing.assert_array_equal(both["x1"]["ale_resamples"].values, alone["x1"]["ale_resamples"].values)
+    bands = confidence_bands(both)
+    assert {"pd_band", "ale_band"} <= set(bands["x1"].ds.data_vars)

@@ -92,6 +92,9 @@ def plot_pd_contour(
         Write values in the cells of categorical heatmaps; default: when there are at most 49.
     cmap : colormap or str, optional
         Default "viridis" for the estimate and bounds, "magma_r" for the width (darker = wider).
+        A 2-D ALE surface (``variable="ale"``: the pure interaction, centred at 0) gets the
+        diverging "RdBu_r" with contour levels symmetric about 0 (white = no interaction) and the
+        colour bar label "ALE (pure interaction)".
     contour_kw, contour_line_kw, clabel_kw, colorbar_kw, hatch_kw, rug_kw : dict, optional
         Merged over the defaults of ``ax.contourf`` (or ``ax.pcolormesh`` for heatmaps),
         ``ax.contour``, ``ax.clabel``, ``figure.colorbar``, the hatching and the rug.
@@ -146,14 +149,23 @@ def plot_pd_contour(
         band_da, _, band_label = stored[0] if (band == "auto" and stored) else bands[0]
         lower, upper = _bounds(band_da, names)
     response = _response_label(attrs, label, n_outputs)
+    ale = variable == "ale" or attrs.get("effect") == "ale"
     short_band = band_label.split(",")[0]
+    of_response = f"{response[0].lower()}{response[1:]}"
+    if ale:  # the second-order ALE: the pure interaction of the pair, centred at 0
+        response = f"ALE (pure interaction)\nof {of_response}"
+        of_response = f"2-D ALE of {of_response}"
+    elif variable != "pd":
+        response = of_response = f"{variable.upper()} of {of_response}"
+    else:
+        of_response = response
     values = {"estimate": surface}
     if band_da is not None:
         values.update(width=upper - lower, lower=lower, upper=upper)
     z = values[what]
-    cbar_label = {"estimate": response, "width": f"Width of {short_band}\n({response})",
-                  "lower": f"Lower bound, {short_band}\n({response})",
-                  "upper": f"Upper bound, {short_band}\n({response})"}[what]
+    cbar_label = {"estimate": response, "width": f"Width of {short_band}\n({of_response})",
+                  "lower": f"Lower bound, {short_band}\n({of_response})",
+                  "upper": f"Upper bound, {short_band}\n({of_response})"}[what]
     flagged = None
     if mark is not None:
         ref = (_additive_reference(ds, root, names, label, attrs, surface, variable) if reference == "additive"
@@ -163,11 +175,16 @@ def plot_pd_contour(
     cat = [_is_categorical(ds, attrs, n, i) for i, n in enumerate(names)]
     grids = [ds[n].values for n in names]
     axes_pos = [_positions(g, c) for g, c in zip(grids, cat, strict=True)]
+    diverging = ale and what != "width"  # a zero-mean surface: a diverging map with white at 0
     if isinstance(levels, (int, np.integer)):
-        level_values = _contour_levels(float(np.nanmin(z)), float(np.nanmax(z)), int(levels))
+        if diverging:
+            top = float(np.nanmax(np.abs(z)))
+            level_values = _contour_levels(-top, top, int(levels)) if top > 0 else np.array([-0.5, 0.5])
+        else:
+            level_values = _contour_levels(float(np.nanmin(z)), float(np.nanmax(z)), int(levels))
     else:
         level_values = np.asarray(levels, dtype=float)
-    cmap = cmap or ("magma_r" if what == "width" else "viridis")
+    cmap = cmap or ("magma_r" if what == "width" else "RdBu_r" if diverging else "viridis")
 
     ax = _new_ax(ax)
     zz = z.T  # rows = y = names[1]

@@ -19,6 +19,7 @@ from ..schema import get_node, node_name
 #: run's --band.
 PREFERRED = {
     "pd_range": ("bc", "bca", "percentile"),
+    "ale_range": ("bc", "bca", "percentile"),
     "heterogeneity_index": ("bc", "bca", "percentile"),
     "pdvi": ("bc", "bca", "percentile"),
     "h2": ("bc", "bca", "percentile"),
@@ -48,29 +49,32 @@ def band_tree(result: xr.DataTree, per_node: dict[str, xr.Dataset], config, stat
                             method=interval_method(statistic, config), simultaneous=simultaneous)
 
 
-def ranges(result: xr.DataTree, features: list[str], config) -> dict[str, xr.Dataset]:
-    """PD range (max - min over the grid) per feature, with its interval.
+def ranges(result: xr.DataTree, features: list[str], config, variable: str = "pd") -> dict[str, xr.Dataset]:
+    """PD (or ALE, ``variable="ale"``) range (max - min over the grid) per feature, with its interval.
 
     Returns
     -------
     dict
-        feature -> Dataset with ``pd_range`` (``output``) and ``pd_range_band`` (``ci_bound``, ``output``).
+        feature -> Dataset with ``pd_range`` (``output``) and ``pd_range_band`` (``ci_bound``, ``output``)
+        (``ale_range``, ``ale_range_band`` for ALE).
     """
     nodes = {}
+    name = f"{variable}_range"
     for f in features:
         ds = get_node(result, f).to_dataset()
         nodes[node_name([f])] = xr.Dataset(
-            {"pd_range": ds["pd"].max(f) - ds["pd"].min(f),
-             "pd_range_resamples": ds["pd_resamples"].max(f) - ds["pd_resamples"].min(f)},
+            {name: ds[variable].max(f) - ds[variable].min(f),
+             f"{name}_resamples": ds[f"{variable}_resamples"].max(f) - ds[f"{variable}_resamples"].min(f)},
             attrs=get_node(result, f).attrs)
     if not nodes:
         return {}
-    banded = band_tree(result, nodes, config, "pd_range")
+    banded = band_tree(result, nodes, config, name)
     return {f: banded[node_name([f])].to_dataset() for f in features}
 
 
-def flat_within_noise(result: xr.DataTree, features: list[str], config) -> dict[str, xr.DataArray]:
-    """Whether each feature's PD is indistinguishable from a flat line (a null reference for ranking).
+def flat_within_noise(result: xr.DataTree, features: list[str], config, variable: str = "pd"
+                      ) -> dict[str, xr.DataArray]:
+    """Whether each feature's PD (or ALE) is indistinguishable from a flat line (a null reference for ranking).
 
     The PD minus its own mean over the grid is zero everywhere for a feature without effect; the
     feature is "flat within noise" when the simultaneous band of that centred curve (sup-t over the
@@ -88,8 +92,8 @@ def flat_within_noise(result: xr.DataTree, features: list[str], config) -> dict[
     for f in features:
         ds = get_node(result, f).to_dataset()
         nodes[node_name([f])] = xr.Dataset(
-            {"flat": ds["pd"] - ds["pd"].mean(f),
-             "flat_resamples": ds["pd_resamples"] - ds["pd_resamples"].mean(f)},
+            {"flat": ds[variable] - ds[variable].mean(f),
+             "flat_resamples": ds[f"{variable}_resamples"] - ds[f"{variable}_resamples"].mean(f)},
             attrs=get_node(result, f).attrs)
     if not nodes:
         return {}

@@ -31,6 +31,7 @@ BANDS = ("percentile", "basic", "normal")
 FORMATS = ("png", "pdf", "svg")
 DECIMALS = ("auto", ".", ",")
 CENTERED = ("auto", "yes", "no")
+EFFECTS = ("pd", "ale", "both")
 UNCERTAINTIES = ("bootstrap", "ij")
 #: --uncertainty ij: the models whose bagged forest it reads, and the trees used when --n-estimators is not
 #: given (pdpboot.forest.MIN_TREES: fewer draw a warning)
@@ -127,7 +128,11 @@ OPTIONS: tuple[Option, ...] = (
            "(pointwise bands are kept too).", group="bootstrap"),
     Option("ice_samples", "int", 100, "ICE curves of this many random training rows (0 = none).",
            metavar="N", group="bootstrap"),
-    Option("grid_resolution", "int", 20, "Grid points per numeric feature.", metavar="N", group="bootstrap"),
+    Option("grid_resolution", "int", 20, "Grid points per numeric feature (ALE: quantile bins).", metavar="N",
+           group="bootstrap"),
+    Option("effect", "choice", "pd", "Effect to compute with bands: pd (partial dependence, with ICE), ale "
+           "(accumulated local effects: no extrapolation when features are correlated; saved as ale.nc) or both "
+           "(from the same resamples' seeds).", choices=EFFECTS, group="bootstrap"),
     Option("interactions", "int", 0, "Friedman's H-squared interaction statistics on at most N rows per "
            "model (0 = off; costs about N*N predictions per feature and resample).", metavar="N",
            group="bootstrap"),
@@ -481,3 +486,5 @@ def _check_ij(config: dict, need) -> None:
     need(not config["groups"], start + "treats rows as independent; with --groups use --uncertainty bootstrap "
          "(the cluster bootstrap).")
     need(config["n_estimators"] >= 2, start + "needs at least 2 trees (1000 or more for reliable bands).")
+    need(config.get("effect", "pd") == "pd", start + "computes PD bands only: give --effect pd, or use "
+         "--uncertainty bootstrap for ALE.")

@@ -62,7 +62,7 @@ def _outside_legend(fig, ax, ncols: int = 2) -> None:
                    ncols=min(len(handles), ncols), fontsize="small", frameon=False)
 
 
-def _feature_figure(plt, result, feature, problem, config, outputs):
+def _feature_figure(plt, result, feature, problem, config, outputs, variable="pd"):
     n = len(outputs)
     cols = min(n, 3)
     rows = -(-n // cols)
@@ -71,8 +71,8 @@ def _feature_figure(plt, result, feature, problem, config, outputs):
     from ..plotting import plot_pd
 
     for ax, output in zip(axes.ravel(), outputs):
-        plot_pd(result, feature, ax=ax, ice=config.ice_samples > 0, output=output, legend=False,
-                centered=config.centered == "yes")
+        plot_pd(result, feature, ax=ax, ice=config.ice_samples > 0 and variable == "pd", output=output, legend=False,
+                centered=config.centered == "yes" and variable == "pd", variable=variable)
         ax.set_xlabel(axis_label(feature, problem, config))
         _response_label(ax, problem, config)
         if n > 1:
@@ -83,23 +83,24 @@ def _feature_figure(plt, result, feature, problem, config, outputs):
     return fig
 
 
-def _pair_figure(plt, result, pair, problem, config, outputs):
+def _pair_figure(plt, result, pair, problem, config, outputs, variable="pd"):
     from ..plotting import plot_pd_contour
 
     fig, axes = plt.subplots(len(outputs), 2, figsize=(10, 3.8 * len(outputs)), squeeze=False,
                              layout="constrained")
+    estimate = "PD estimate" if variable == "pd" else "2-D ALE estimate (pure interaction)"
     for row, output in zip(axes, outputs):
-        plot_pd_contour(result, pair, ax=row[0], what="estimate", output=output)
-        plot_pd_contour(result, pair, ax=row[1], what="width", output=output)
-        for ax, title in zip(row, ("PD estimate", "width of the band")):
+        plot_pd_contour(result, pair, ax=row[0], what="estimate", output=output, variable=variable)
+        plot_pd_contour(result, pair, ax=row[1], what="width", output=output, variable=variable)
+        for ax, title in zip(row, (estimate, "width of the band")):
             ax.set_xlabel(axis_label(pair[0], problem, config))
             ax.set_ylabel(axis_label(pair[1], problem, config))
             ax.set_title(title + (f", class {output}" if len(outputs) > 1 else ""))
     return fig
 
 
-def top_features(result: xr.DataTree, problem, config) -> list[str]:
-    """The features that get plots: all, or the ``--top`` K with the largest PD range (first output)."""
+def top_features(result: xr.DataTree, problem, config, variable: str = "pd") -> list[str]:
+    """The features that get plots: all, or the ``--top`` K with the largest PD (or ALE) range (first output)."""
     if not config.top or config.top >= len(problem.pd_features):
         return list(problem.pd_features)
     from ..schema import get_node
@@ -107,19 +108,24 @@ def top_features(result: xr.DataTree, problem, config) -> list[str]:
     output = panel_outputs(problem)[0]
 
     def spread(f):
-        pd = get_node(result, f)["pd"].sel(output=output)
+        pd = get_node(result, f)[variable].sel(output=output)
         return float(pd.max() - pd.min())
 
     ranked = sorted(problem.pd_features, key=spread, reverse=True)[: config.top]
     return [f for f in problem.pd_features if f in ranked]
 
 
-def draw_plots(folder: Path, result: xr.DataTree, problem, config,
-               say: Callable[[str], None]) -> tuple[list[tuple[str, str]], list[str]]:
+def draw_plots(folder: Path, result: xr.DataTree | None, problem, config,
+               say: Callable[[str], None], *, ale: xr.DataTree | None = None,
+               ale_pairs=()) -> tuple[list[tuple[str, str]], list[str]]:
     """One figure per feature (ICE under PD under band), per pair (contour + band width), an overview.
 
     Files are written in ``config.format`` (png, pdf or svg); with ``--top K`` only the K features
     with the largest PD range get figures.  The overview is centred unless ``--centered no``.
+    With an ALE result (``--effect ale|both``): ``ale_<feature>`` (ALE curve, pointwise and
+    simultaneous bands, rug of deciles; levels as points with intervals), ``ale2_<a>__<b>`` (the
+    2-D ALE surface on a diverging colour map centred at 0, and its band width) and
+    ``overview_ale``.
 
     Returns
     -------
@@ -136,24 +142,27 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config,
     taken: set[str] = set()
     files, failures = [], []
     outputs = panel_outputs(problem)
-    shown = top_features(result, problem, config)
-    jobs = []
-    for f in shown:
+    shown = top_features(result, problem, config) if result is not None else \
+        top_features(ale, problem, config, "ale")
+    jobs = [] if result is not None else _ale_jobs(plt, ale, ale_pairs, problem, config, outputs, shown, set())
+    for f in shown if result is not None else ():
         stem = "pd_" + safe_filename(problem.display[f], taken)
         jobs.append((stem, f"PD, band and ICE of {problem.display[f]!r}",
                      lambda f=f: _feature_figure(plt, result, f, problem, config, outputs)))
-    for a, b in problem.pairs:
+    for a, b in problem.pairs if result is not None else ():
         stem = "pd2_" + safe_filename(f"{problem.display[a]}__{problem.display[b]}", taken)
         jobs.append((stem, f"2-D PD surface and band width of {problem.display[a]!r} x {problem.display[b]!r}",
                      lambda a=a, b=b: _pair_figure(plt, result, (a, b), problem, config, outputs)))
     centred = config.centered != "no"
-    for output in outputs:
+    for output in outputs if result is not None else ():
         stem = "overview" if len(outputs) == 1 else "overview_" + safe_filename(f"class_{output}", taken)
         what = ("all " + ("centred " if centred else "") + "PD curves and surfaces in one figure"
                 + (f" (class {output})" if len(outputs) > 1 else ""))
         jobs.append((stem, what, lambda output=output: _overview(result, output, problem, config, shown,
                                                                  plot_pd_panels)))
-    if config.interactions > 0:
+    if result is not None and ale is not None:
+        jobs += _ale_jobs(plt, ale, ale_pairs, problem, config, outputs, shown, set())  # own names: ale_<feature>
+    if config.interactions > 0 and result is not None:
         jobs.append(("interactions", "H-squared interaction statistics with intervals",
                      lambda: _interaction_figure(plt, result, problem, outputs[0], plot_h_statistic)))
     suffix = config.format
@@ -174,10 +183,32 @@ def draw_plots(folder: Path, result: xr.DataTree, problem, config,
     return files, failures
 
 
-def _overview(result, output, problem, config, shown, plot_pd_panels):
-    centred = config.centered != "no"
-    sets = [*shown, *problem.pairs]
-    fig, axes = plot_pd_panels(result, sets, output=output, centered=centred)
+def _ale_jobs(plt, ale, ale_pairs, problem, config, outputs, shown, taken) -> list:
+    """(stem, what, make) of the ALE figures: one per feature and numeric pair, and an overview per output."""
+    from ..plotting import plot_pd_panels
+
+    jobs = []
+    for f in shown:
+        stem = "ale_" + safe_filename(problem.display[f], taken)
+        jobs.append((stem, f"ALE and its bands of {problem.display[f]!r}",
+                     lambda f=f: _feature_figure(plt, ale, f, problem, config, outputs, "ale")))
+    for a, b in ale_pairs:
+        stem = "ale2_" + safe_filename(f"{problem.display[a]}__{problem.display[b]}", taken)
+        jobs.append((stem, f"2-D ALE (pure interaction) and band width of {problem.display[a]!r} x "
+                           f"{problem.display[b]!r}",
+                     lambda a=a, b=b: _pair_figure(plt, ale, (a, b), problem, config, outputs, "ale")))
+    for output in outputs:
+        stem = safe_filename("overview_ale" if len(outputs) == 1 else f"overview_ale_class_{output}", taken)
+        what = "all ALE curves and surfaces in one figure" + (f" (class {output})" if len(outputs) > 1 else "")
+        jobs.append((stem, what, lambda output=output: _overview(ale, output, problem, config, shown,
+                                                                 plot_pd_panels, "ale", ale_pairs)))
+    return jobs
+
+
+def _overview(result, output, problem, config, shown, plot_pd_panels, variable="pd", pairs=None):
+    centred = config.centered != "no" and variable == "pd"
+    sets = [*shown, *(problem.pairs if pairs is None else pairs)]
+    fig, axes = plot_pd_panels(result, sets, output=output, centered=centred, variable=variable)
     for ax in axes.ravel():  # axis labels: the original column names (or --labels)
         for get, put in ((ax.get_xlabel, ax.set_xlabel), (ax.get_ylabel, ax.set_ylabel)):
             name = get()

@@ -94,12 +94,19 @@ def _say(message: str) -> None:
     print(f"repro: {message}", file=sys.stderr, flush=True)
 
 
-def recompute(folder: Path, say=_say) -> tuple[xr.DataTree, list[str]]:
-    """Recompute ``results.nc`` of a run folder from its ``repro_inputs/``.
+def result_files(outcome) -> dict[str, xr.DataTree]:
+    """The result files a run writes: ``results.nc`` (PD) and/or ``ale.nc`` (ALE), by ``--effect``."""
+    files = {"results.nc": outcome.result, "ale.nc": outcome.ale}
+    return {name: tree for name, tree in files.items() if tree is not None}
+
+
+def recompute(folder: Path, say=_say) -> tuple[dict[str, xr.DataTree], list[str]]:
+    """Recompute ``results.nc`` (and ``ale.nc``) of a run folder from its ``repro_inputs/``.
 
     Returns
     -------
-    result : xarray.DataTree
+    results : dict
+        File name (``results.nc``, ``ale.nc``) -> recomputed xarray.DataTree.
     warnings : list of str
         Differences of environment (library versions) that may change the numbers.
     """
@@ -114,7 +121,7 @@ def recompute(folder: Path, say=_say) -> tuple[xr.DataTree, list[str]]:
         warnings.simplefilter("ignore")
         _, problem = load_problem(config, data_path)
         outcome = compute(config, problem, say=say, log=say, progress=False, progress_lines=say)
-    return outcome.result, notes
+    return result_files(outcome), notes
 
 
 def differences(new: xr.DataTree, old: xr.DataTree) -> list[str]:
@@ -152,26 +159,32 @@ def main(folder: Path, argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(folder)
     try:
-        result, notes = recompute(folder)
+        results, notes = recompute(folder)
     except InputError as exc:
         print(f"repro: error: {exc}", file=sys.stderr)
         return 2
     for note in notes:
         print(f"repro: warning: {note}", file=sys.stderr)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(args.output) if args.output else Path(tmp) / "results.nc"
-        save(result, path)
-        original = folder / "results.nc"
-        same_bytes = sha256(path) == sha256(original)
-        new, old = load(path), load(original)
-        try:
-            xr.testing.assert_identical(new, old)
-        except AssertionError:
-            shown = "\n  ".join(differences(new, old)[:20]) or "(see xarray.testing.assert_identical)"
-            print(f"repro: results.nc NOT reproduced; differences:\n  {shown}", file=sys.stderr)
-            return 1
-    print(f"repro: results.nc reproduced: identical values, coordinates and attributes"
-          f"{' (byte-identical file)' if same_bytes else ''}.")
-    if args.output:
-        print(f"repro: recomputed result kept at {args.output}")
+    for name, result in results.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            keep = args.output and (name == "results.nc" or len(results) == 1)
+            path = Path(args.output) if keep else (
+                Path(args.output).with_name(Path(args.output).stem + "_" + name) if args.output else Path(tmp) / name)
+            save(result, path)
+            original = folder / name
+            if not original.is_file():
+                print(f"repro: {name} is missing from the run folder.", file=sys.stderr)
+                return 1
+            same_bytes = sha256(path) == sha256(original)
+            new, old = load(path), load(original)
+            try:
+                xr.testing.assert_identical(new, old)
+            except AssertionError:
+                shown = "\n  ".join(differences(new, old)[:20]) or "(see xarray.testing.assert_identical)"
+                print(f"repro: {name} NOT reproduced; differences:\n  {shown}", file=sys.stderr)
+                return 1
+        print(f"repro: {name} reproduced: identical values, coordinates and attributes"
+              f"{' (byte-identical file)' if same_bytes else ''}.")
+        if args.output:
+            print(f"repro: recomputed {name} kept at {path}")
     return 0

@@ -26,7 +26,7 @@ from .data import load_problem
 from .options import OPTIONS, RunConfig
 from .provenance import MODEL_LIBRARIES, sha256, versions
 from .report import draw_plots
-from .repro import data_copy_name, write_inputs
+from .repro import data_copy_name, result_files, write_inputs
 from .summary import summary_markdown
 from .workbook import require_openpyxl, write_workbook
 
@@ -184,14 +184,16 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
         write_model(folder / "model.joblib", outcome, problem)
         for name, value, description in outcome.metrics:
             say.log(f"metric {name} = {value} ({description})")
-        say("Writing results.nc ...")
-        save(outcome.result, folder / "results.nc")
+        for name, tree in result_files(outcome).items():
+            say(f"Writing {name} ...")
+            save(tree, folder / name)
         sheets = None
         if config.workbook:
             say("Writing workbook.xlsx ...")
             sheets = write_workbook(folder / "workbook.xlsx", table=table, outcome=outcome, problem=problem,
                                     parameters=_parameters(config, problem, outcome, table.shape))
-        files, failures = draw_plots(folder / "plots", outcome.result, problem, config, say)
+        files, failures = draw_plots(folder / "plots", outcome.result, problem, config, say, ale=outcome.ale,
+                                     ale_pairs=outcome.ale_pairs)
         for failure in failures:
             say(f"WARNING: {failure}")
         say("Writing summary.md ...")

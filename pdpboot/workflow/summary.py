@@ -68,6 +68,54 @@ def _interval(ds: xr.Dataset, var: str, output, scale: float | None = None) -> s
 # ----------------------------------------------------------------------------- summary.md
 
 
+def _ale_section(ale, ale_pairs, problem, config, scale) -> list[str]:
+    """Features ranked by the range of their ALE curve (with intervals and the flat-line check), 2-D ALE."""
+    level = f"{config.confidence_level:.0%}"
+    features = list(problem.pd_features)
+    method = effects.interval_method("ale_range", config)
+    ranges = effects.ranges(ale, features, config, "ale")
+    flat = effects.flat_within_noise(ale, features, config, "ale")
+    lines = ["", "## Features ranked by the range of their ALE curve", "",
+             "Accumulated local effects (Apley & Zhu) add up the model's prediction differences across small "
+             "bins of the feature, each averaged over the rows inside the bin only, so unlike PD they never "
+             "evaluate the model at combinations of correlated features that do not occur. ALE range = max - "
+             f"min of the centred ALE curve over the bin edges (or levels). Interval: {level} bootstrap {method} "
+             f"interval ({_METHOD_TEXT.get(method, method)}); *beyond noise* as for PD, from the ALE's "
+             "simultaneous band. Where PD and ALE rank features differently, correlated features are the usual "
+             "reason: trust ALE there."]
+    if features and not flat:
+        lines += ["", f"(*beyond noise* needs more resamples for a {level} simultaneous band.)"]
+    for output in (panel_outputs(problem) if problem.task == "classification" else problem.outputs_first
+                   ) if features else []:
+        order = sorted(features, key=lambda f: -float(ranges[f]["ale_range"].sel(output=output)))
+        lines += ["", f"Response: {_response(problem, output)}.", "",
+                  "| rank | feature | ALE range | interval | beyond noise | bins or levels |",
+                  "|---|---|---|---|---|---|"]
+        for rank, f in enumerate(order, 1):
+            node = get_node(ale, f)
+            kind = (node.attrs.get("ale_kind") or ["numeric"])[0]
+            size = node.sizes[f] - 1 if kind == "numeric" else node.sizes[f]
+            noise = "–" if f not in flat else "no" if bool(flat[f].sel(output=output)) else "yes"
+            value = num(ranges[f]["ale_range"].sel(output=output), scale)
+            lines.append(f"| {rank} | {md(problem.display[f])} | {value}"
+                         f" | {_interval(ranges[f], 'ale_range', output, scale)} | {noise} | {size} "
+                         f"{'bins' if kind == 'numeric' else 'levels'} |")
+    if ale_pairs:
+        output = problem.outputs_first[0]
+        lines += ["", "2-D ALE (the pure interaction of a pair, its 1-D effects removed; 0 = no interaction): "
+                  "range of the surface and mean width of its band"
+                  + (f" (response: {_response(problem, output)})" if problem.task == "classification" else "")
+                  + ".", "", "| pair | 2-D ALE range | mean band width |", "|---|---|---|"]
+        for a, b in ale_pairs:
+            ds = get_node(ale, (a, b)).to_dataset()
+            surface = ds["ale"].sel(output=output)
+            band = ds["ale_band"].sel(output=output)
+            width = (band.sel(ci_bound="upper") - band.sel(ci_bound="lower")).mean([a, b])
+            lines.append(f"| {md(problem.display[a])} x {md(problem.display[b])} | "
+                         f"{num(surface.max() - surface.min(), scale)} | {num(width, scale)} |")
+    return lines
+
+
 def _response(problem, output) -> str:
     if problem.task == "classification":
         return f"P(class = {md(output)})"
@@ -87,7 +135,7 @@ def _workbook_line(sheets) -> str:
 def summary_markdown(*, result, problem, config, outcome, files, failures, data_name, table_shape,
                      sheets, seconds) -> str:
     """The text of ``summary.md``."""
-    if forest_ij.is_ij(result):  # one-fit bands: no resamples, so none of the statistics that need them
+    if result is not None and forest_ij.is_ij(result):  # one-fit bands: no resamples, none of their statistics
         return forest_ij.summary_markdown(
             result=result, problem=problem, config=config, outcome=outcome, files=files, failures=failures,
             data_name=data_name, table_shape=table_shape, sheets=sheets, seconds=seconds, response=_response,
@@ -95,16 +143,18 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
             workbook_line=_workbook_line)
     level = f"{config.confidence_level:.0%}"
     band = f"{level} {config.band} {'simultaneous' if config.simultaneous else 'pointwise'}"
-    ranges = effects.ranges(result, problem.pd_features, config)
-    flat = effects.flat_within_noise(result, problem.pd_features, config)
-    levelled = [f for f in problem.pd_features if f in problem.categorical or f in problem.points]
+    has_pd = result is not None
+    pd_features = problem.pd_features if has_pd else []
+    ranges = effects.ranges(result, pd_features, config)
+    flat = effects.flat_within_noise(result, pd_features, config)
+    levelled = [f for f in pd_features if f in problem.categorical or f in problem.points]
     contrasts = effects.contrasts(result, levelled, config)
-    het = ice_heterogeneity(result, problem.pd_features, confidence_level=config.confidence_level,
+    het = ice_heterogeneity(result, pd_features, confidence_level=config.confidence_level,
                             method=effects.interval_method("heterogeneity_index", config)) \
-        if problem.pd_features else xr.DataTree()
+        if pd_features else xr.DataTree()
     hstats = h_statistic(result, confidence_level=config.confidence_level,
-                         method=effects.interval_method("h2", config)) if config.interactions > 0 else None
-    pairs = _pair_table(result, problem, config)
+                         method=effects.interval_method("h2", config)) if config.interactions > 0 and has_pd else None
+    pairs = _pair_table(result, problem, config) if has_pd else {}
     scale = effects.response_scale(problem.y) if problem.task == "regression" else 1.0
     range_method = effects.interval_method("pd_range", config)
     n_train = len(outcome.X_train)
@@ -128,15 +178,19 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
         f"| Task | {task} |",
         f"| Model | {md(model)} ({source}), {len(problem.features)} features; fitted model in `model.joblib` |",
         f"| Bootstrap | B = {config.n_resamples} refits on resamples of the training rows "
-        f"({result.attrs.get('resampling')}); each PD averaged over its resample's rows |",
+        f"({(result if has_pd else outcome.ale).attrs.get('resampling')}); each "
+        f"{' and '.join(e for e, on in (('PD', has_pd), ('ALE', outcome.ale is not None)) if on)} averaged over "
+        "its resample's rows |",
         f"| Bands | {band} |",
         f"| Seed | `--random-state {config.random_state}` (same seed and data: same numbers) |",
-        f"| Run time | fit {seconds.get('fit', 0):.1f} s, bootstrap {seconds.get('bootstrap', 0):.1f} s |",
+        f"| Run time | fit {seconds.get('fit', 0):.1f} s"
+        + (f", bootstrap {seconds['bootstrap']:.1f} s" if "bootstrap" in seconds else "")
+        + (f", ALE bootstrap {seconds['bootstrap_ale']:.1f} s" if "bootstrap_ale" in seconds else "") + " |",
         "",
         "## Test metrics", "", "| metric | value | meaning |", "|---|---|---|",
     ]
     lines += [f"| {md(m)} | {num(v)} | {md(d, limit=2000)} |" for m, v, d in outcome.metrics]
-    lines += ["", "## Features ranked by the range of their PD curve", "",
+    lines += (["", "## Features ranked by the range of their PD curve", "",
               "PD range = max - min of the partial dependence over the feature's grid: how far the average "
               f"prediction moves with the feature. Interval: {level} bootstrap {range_method} interval "
               f"({_METHOD_TEXT.get(range_method, range_method)}). "
@@ -147,13 +201,13 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
               "Heterogeneity index = mean squared distance between the mean-centred ICE curves and the "
               "mean-centred PD (squared response units; 0 when every row's curve is parallel to the PD, i.e. "
               "no interaction of the feature with the others). Values below 1e-9 of the response's scale are "
-              "round-off and shown as 0."]
-    if problem.pd_features and not flat:
+              "round-off and shown as 0."] if has_pd else [])
+    if pd_features and not flat:
         lines += ["", f"(*beyond noise* needs more resamples for a {level} simultaneous band: rerun with "
                   "`--n-resamples 100` or more.)"]
     for output in (panel_outputs(problem) if problem.task == "classification" else problem.outputs_first
-                   ) if problem.pd_features else []:
-        order = sorted(problem.pd_features, key=lambda f: -float(ranges[f]["pd_range"].sel(output=output)))
+                   ) if pd_features else []:
+        order = sorted(pd_features, key=lambda f: -float(ranges[f]["pd_range"].sel(output=output)))
         header = "| rank | feature | PD range | interval | beyond noise | heterogeneity index | interval |"
         rule = "|---|---|---|---|---|---|---|"
         if hstats is not None:
@@ -213,6 +267,8 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
     if hstats is not None:
         lines += ["", "H² is biased upwards (noise adds to it), so an interval away from 0 is not evidence of an "
                   "interaction; test one pair with `pdpboot.h_statistic_test` in Python."]
+    if outcome.ale is not None:
+        lines += _ale_section(outcome.ale, outcome.ale_pairs, problem, config, scale)
     if _outside(ranges, het, pairs, hstats):
         lines += ["", "Where an estimate lies outside its interval, the resampled values are biased: noise in a "
                   "refitted model inflates the range of its curve and the spread of its ICE curves, so such a "
@@ -220,12 +276,14 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
                   "ranges; reflected (`basic`) intervals are not a fix for these non-negative statistics (they "
                   "can fall below 0)."]
     lines += ["", "## Files", "",
-              "- `results.nc`: everything computed (PD, resamples, bands, ICE, heterogeneity statistics); "
-              "open with `pdpboot.load(\"results.nc\")`.",
+              *(["- `results.nc`: everything computed for PD (PD, resamples, bands, ICE, heterogeneity "
+                 "statistics); open with `pdpboot.load(\"results.nc\")`."] if has_pd else []),
+              *(["- `ale.nc`: accumulated local effects (ALE, resamples, bands; node attrs `bin_counts`, "
+                 "`ale_kind`); open with `pdpboot.load(\"ale.nc\")`."] if outcome.ale is not None else []),
               _workbook_line(sheets),
               *[f"- `{path}`: {md(what, limit=2000)}" for path, what in files],
-              "- `repro.py`: `python repro.py` recomputes `results.nc` from `repro_inputs/` and checks it is "
-              "identical.",
+              "- `repro.py`: `python repro.py` recomputes the result files from `repro_inputs/` and checks they "
+              "are identical.",
               "- `run.log`: every step, with what was done to the data."]
     lines += ["", "## What was done to the data", ""]
     lines += [f"- {md(n, limit=2000)}" for n in outcome.notes] or ["- nothing: all columns numeric, no missing values."]

@@ -1,4 +1,4 @@
-"""``workbook.xlsx``: the data, test predictions, parameters, metrics and one sheet per feature/pair.
+"""``workbook.xlsx``: the data, test predictions, parameters, metrics and one sheet per feature/pair and effect.
 
 Cells are data, never code: every string is written as a text cell (never a formula), and
 strings starting with ``=``, ``+``, ``-`` or ``@`` also get Excel's quote prefix, so editing
@@ -150,12 +150,58 @@ def _write_pair(sheet: _Sheet, ds: xr.Dataset, pair: tuple[str, str], display: t
             sheet.row([va, vb, *[float(v[i, j]) for _, v in cols]])
 
 
-def plan_sheets(problem) -> list[tuple[str, object]]:
-    """Sheet title of every feature and pair: [(title, feature or (a, b))], result names."""
+def _write_ale_feature(sheet: _Sheet, ds: xr.Dataset, feature: str, display: str, outputs: list) -> None:
+    """Columns: bin edge (numeric) or level, then per output ale, lower, upper (pointwise ones with a
+    simultaneous band), se; last ``bin_count``: full-data (training) rows in the bin that ends at this
+    edge (empty on the first edge) or at this level."""
+    kind = (ds.attrs.get("ale_kind") or ["numeric"])[0]
+    cols = []
+    for o in outputs:
+        s = _suffix(o, len(outputs))
+        cols.append((f"ale{s}", ds["ale"].sel(output=o).values))
+        cols += [(name.removeprefix("ale_") + s, v.values) for name, v in _band_columns(ds, "ale", o, "ale")]
+    grid = _cells(ds[feature].values)
+    counts = list(ds.attrs.get("bin_counts", []))
+    if kind == "numeric" and len(counts) == len(grid) - 1:
+        counts = [None, *counts]
+    counts = counts if len(counts) == len(grid) else [None] * len(grid)
+    sheet.row([f"{display} ({'bin edge' if kind == 'numeric' else 'level'})", *[name for name, _ in cols],
+               "bin_count"])
+    for i, value in enumerate(grid):
+        sheet.row([value, *[float(v[i]) for _, v in cols], counts[i]])
+
+
+def _write_ale_pair(sheet: _Sheet, ds: xr.Dataset, pair: tuple[str, str], display: tuple[str, str],
+                    outputs: list) -> None:
+    a, b = pair
+    cols = []
+    for o in outputs:
+        s = _suffix(o, len(outputs))
+        cols.append((f"ale{s}", ds["ale"].sel(output=o).transpose(a, b).values))
+        cols += [(name.removeprefix("ale_") + s, v.transpose(a, b).values)
+                 for name, v in _band_columns(ds, "ale", o, "ale")]
+    sheet.row([f"{display[0]} (bin edge)", f"{display[1]} (bin edge)", *[name for name, _ in cols]])
+    for i, va in enumerate(_cells(ds[a].values)):
+        for j, vb in enumerate(_cells(ds[b].values)):
+            sheet.row([va, vb, *[float(v[i, j]) for _, v in cols]])
+
+
+def plan_sheets(problem, *, pd: bool = True, ale_pairs=None) -> list[tuple[str, object, str]]:
+    """Sheet title of every feature and pair: [(title, feature or (a, b), effect)], result names.
+
+    ``pd``: PD sheets ("PD ", "PD2 "); ``ale_pairs`` (None: no ALE): ALE sheets ("ALE ", "ALE2 ")
+    of every feature and of these pairs.
+    """
     taken: set[str] = {"data", "testpredictions", "parameters", "metrics"}
-    plan = [(sheet_title("PD ", problem.display[f], taken), f) for f in problem.pd_features]
-    plan += [(sheet_title("PD2 ", f"{problem.display[a]} x {problem.display[b]}", taken), (a, b))
-             for a, b in problem.pairs]
+    plan = []
+    if pd:
+        plan += [(sheet_title("PD ", problem.display[f], taken), f, "pd") for f in problem.pd_features]
+        plan += [(sheet_title("PD2 ", f"{problem.display[a]} x {problem.display[b]}", taken), (a, b), "pd")
+                 for a, b in problem.pairs]
+    if ale_pairs is not None:
+        plan += [(sheet_title("ALE ", problem.display[f], taken), f, "ale") for f in problem.pd_features]
+        plan += [(sheet_title("ALE2 ", f"{problem.display[a]} x {problem.display[b]}", taken), (a, b), "ale")
+                 for a, b in ale_pairs]
     return plan
 
 
@@ -180,9 +226,9 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     import openpyxl
 
     wb = openpyxl.Workbook(write_only=True)
-    result = outcome.result
     outputs = problem.outputs_first
-    plan = plan_sheets(problem)
+    plan = plan_sheets(problem, pd=outcome.result is not None,
+                       ale_pairs=outcome.ale_pairs if outcome.ale is not None else None)
 
     data = _Sheet(wb, "Data")
     data.row(["row", *table.columns])
@@ -205,20 +251,24 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
         params.row([name, value])
     if len(table) > limit:
         params.row(["note", f"The Data sheet holds the first {limit} of {len(table)} rows (Excel's limit)."])
-    for title, fs in plan:
+    for title, fs, effect in plan:
         shown = problem.display[fs] if isinstance(fs, str) else " x ".join(problem.display[f] for f in fs)
-        params.row([f"sheet {title}", shown])
+        params.row([f"sheet {title}", f"{effect.upper()} of {shown}"])
 
     met = _Sheet(wb, "Metrics")
     met.row(["metric", "value", "description"])
     for name, value, description in outcome.metrics:
         met.row([name, value, description])
 
-    for title, fs in plan:
-        ds = get_node(result, fs).to_dataset()
+    for title, fs, effect in plan:
+        node = get_node(outcome.result if effect == "pd" else outcome.ale, fs)
+        ds = node.to_dataset()
+        ds.attrs = dict(node.attrs)
+        write_one, write_two = (_write_feature, _write_pair) if effect == "pd" else (_write_ale_feature,
+                                                                                     _write_ale_pair)
         if isinstance(fs, str):
-            _write_feature(_Sheet(wb, title), ds, fs, problem.display[fs], outputs)
+            write_one(_Sheet(wb, title), ds, fs, problem.display[fs], outputs)
         else:
-            _write_pair(_Sheet(wb, title), ds, fs, (problem.display[fs[0]], problem.display[fs[1]]), outputs)
+            write_two(_Sheet(wb, title), ds, fs, (problem.display[fs[0]], problem.display[fs[1]]), outputs)
     wb.save(path)
-    return plan
+    return [(title, fs) for title, fs, _ in plan]

@@ -1,0 +1,121 @@
+"""``--effect pd|ale|both``: ALE results, summary ranking, workbook sheets, plots and repro."""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pdpboot
+from pdpboot.cli import main
+from pdpboot.schema import get_node
+from pdpboot.workflow import InputError
+from pdpboot.workflow.options import RunConfig
+
+from .helpers import FAST, HAS_OPENPYXL, REPO, only_run_folder, regression_table, same, sheet_frame
+
+
+def _run(tmp_path_factory, effect: str, *extra: str):
+    base = tmp_path_factory.mktemp(f"effect_{effect}")
+    data = base / "table.csv"
+    regression_table().to_csv(data, index=False)
+    out = base / "runs"
+    code = main(["run", str(data), "--target", "y", "--pairs", "x1:count,x1:colour", "--effect", effect,
+                 "--out", str(out), *FAST, *extra])
+    assert code == 0
+    return only_run_folder(out)
+
+
+@pytest.fixture(scope="module")
+def both_run(tmp_path_factory):
+    return _run(tmp_path_factory, "both")
+
+
+@pytest.fixture(scope="module")
+def ale_run(tmp_path_factory):
+    return _run(tmp_path_factory, "ale")
+
+
+def test_effect_option_defaults_to_pd_and_is_checked():
+    assert RunConfig.from_dict({"target": "y"}).effect == "pd"
+    assert RunConfig.from_dict({"target": "y", "effect": "both"}).effect == "both"
+    with pytest.raises(InputError, match="effect"):
+        RunConfig.from_dict({"target": "y", "effect": "shap"})
+    with pytest.raises(InputError, match="--effect pd"):  # the one-fit IJ bands are PD bands only
+        RunConfig.from_dict({"target": "y", "effect": "ale", "uncertainty": "ij", "ice_samples": 0})
+
+
+def test_both_writes_pd_and_ale_from_the_same_resamples(both_run):
+    pd_res = pdpboot.load(both_run / "results.nc")
+    ale = pdpboot.load(both_run / "ale.nc")
+    assert ale.attrs["effect"] == "ale"
+    # every feature, and only the numeric pair (2-D ALE needs ordered features)
+    assert sorted(ale.children) == ["colour", "count", "x1", "x1__count"]
+    for name in ale.children:
+        node = ale[name]
+        assert {"ale", "ale_resamples", "ale_band", "ale_se", "ale_bias"} <= set(node.ds.data_vars)
+        assert node.attrs["effect"] == "ale"
+    # same rng and resampling: the ALE refits used the same rows as the PD refits
+    np.testing.assert_array_equal(ale["resample_counts"].values, pd_res["resample_counts"].values)
+    assert ale.attrs["n_resamples"] == pd_res.attrs["n_resamples"] == 5
+    pngs = {p.name for p in (both_run / "plots").glob("*.png")}
+    assert {"ale_x1.png", "ale_count.png", "ale_colour.png", "ale2_x1__count.png", "overview_ale.png",
+            "pd_x1.png", "overview.png"} <= pngs
+    assert "ale2_x1__colour.png" not in pngs
+
+
+def test_summary_ranks_features_by_ale_range(both_run):
+    text = (both_run / "summary.md").read_text()
+    assert "## Features ranked by the range of their PD curve" in text
+    section = text.split("## Features ranked by the range of their ALE curve")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| (\d) \| (\w+) \| ([-\d.e]+) \|", section, flags=re.M)
+    ale = pdpboot.load(both_run / "ale.nc")
+    ranges = {f: float(np.ptp(get_node(ale, f)["ale"].values)) for f in ("x1", "count", "colour")}
+    assert [name for _, name, _ in rows] == sorted(ranges, key=ranges.get, reverse=True)
+    for _, name, value in rows:
+        assert float(value) == pytest.approx(ranges[name], rel=5e-3)
+    assert "no 2-D ALE for 'x1' x 'colour'" in text
+    assert "`ale.nc`" in text
+
+
+@pytest.mark.skipif(not HAS_OPENPYXL, reason="needs openpyxl")
+def test_workbook_ale_sheets_match_ale_nc(both_run):
+    import openpyxl
+
+    wb = openpyxl.load_workbook(both_run / "workbook.xlsx", read_only=True)
+    assert {"ALE x1", "ALE count", "ALE colour", "ALE2 x1 x count", "PD x1"} <= set(wb.sheetnames)
+    ale = pdpboot.load(both_run / "ale.nc")
+    rows = list(wb["ALE x1"].iter_rows(values_only=True))  # the first edge's empty bin_count may be cut off
+    x1 = pd.DataFrame([tuple(r) + (None,) * (len(rows[0]) - len(r)) for r in rows[1:]], columns=rows[0])
+    assert list(x1.columns) == ["x1 (bin edge)", "ale", "lower", "upper", "se", "bin_count"]
+    node = ale["x1"]
+    same(x1["x1 (bin edge)"], node["x1"].values)
+    same(x1["ale"], node["ale"].values[0])
+    same(x1["lower"], node["ale_band"].sel(ci_bound="lower").values[0])
+    same(x1["upper"], node["ale_band"].sel(ci_bound="upper").values[0])
+    same(x1["se"], node["ale_se"].values[0])
+    # rows per bin: on each bin's upper edge; the training rows with x1 (NaN rows have no bin)
+    assert x1["bin_count"].isna().iloc[0]
+    assert list(x1["bin_count"].iloc[1:].astype(int)) == list(np.asarray(node.attrs["bin_counts"]))
+    colour = sheet_frame(wb["ALE colour"])
+    assert list(colour.columns)[0] == "colour (level)"
+    assert list(colour["colour (level)"]) == list(ale["colour"]["colour"].values)
+    pair = sheet_frame(wb["ALE2 x1 x count"])
+    surface = ale["x1__count"]["ale"].sel(output="y").transpose("x1", "count").values
+    same(pair["ale"], surface.ravel())
+
+
+def test_ale_only_run_and_its_repro_script(ale_run, tmp_path):
+    assert (ale_run / "ale.nc").is_file() and not (ale_run / "results.nc").exists()
+    pngs = sorted(p.name for p in (ale_run / "plots").glob("*.png"))
+    assert pngs == ["ale2_x1__count.png", "ale_colour.png", "ale_count.png", "ale_x1.png", "overview_ale.png"]
+    text = (ale_run / "summary.md").read_text()
+    assert "range of their ALE curve" in text and "range of their PD curve" not in text
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "repro.py"], cwd=ale_run, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "ale.nc reproduced" in proc.stdout and "results.nc" not in proc.stdout
