@@ -153,7 +153,7 @@ def compute(ctx: C.Context) -> None:
     C.cached(folder / "repetitions.nc", ctx, reps)
 
 
-def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
     folder = ctx.study_dir(STUDY)
     truth = C.load_dataset(folder / "truth.nc")["truth"].values
     data = C.load_dataset(folder / "repetitions.nc")
@@ -184,7 +184,7 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
-def summarize_pointwise(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _records_pointwise(ctx: C.Context, level: float = 0.95) -> list[dict]:
     """Mean pointwise coverage of the learner's expected PD per pointwise method (percentile, basic, normal, bc)."""
     folder = ctx.study_dir(STUDY)
     truth = C.load_dataset(folder / "truth.nc")["truth"].values
@@ -201,8 +201,42 @@ def summarize_pointwise(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
+#: Compact files (``python -m experiments bands --archive``): the records of the table and the text.
+ARCHIVE = ("summary.json", "summary_pointwise.json")
+
+
+def summarize(ctx: C.Context) -> None:
+    """Write the compact files (``summary.json``, ``summary_pointwise.json``) from the per-repetition caches."""
+    folder = ctx.study_dir(STUDY)
+    (folder / "summary.json").write_text(json.dumps(_records(ctx), indent=1))
+    (folder / "summary_pointwise.json").write_text(json.dumps(_records_pointwise(ctx), indent=1))
+
+
+_BAND_NAMES = {"sup-t": "Supt", "calibrated percentile": "Calibrated", "normal sup-t (pure)": "SuptPure"}
+
+
+def _macros(records: list[dict], pointwise: list[dict]) -> dict:
+    r"""``\Bands<Band>B<B>`` whole-curve coverage (and ``SE``), ``\BandsPointwise<Method>B<B>``, R."""
+    words = {100: "Hundred", 200: "TwoHundred", 50: "Fifty"}
+    macros = {}
+    for rec in records:
+        key = f"{_BAND_NAMES.get(rec['band'], 'Other')}B{words.get(rec['B'], 'X')}"
+        macros[f"Bands{key}"] = C.fmt(rec["whole_curve"], 3)
+        macros[f"BandsSE{key}"] = C.fmt(rec["whole_curve_mcse"], 3)
+        if rec["band"] == "sup-t":
+            macros[f"BandsCrit{key}"] = C.fmt(rec["mean_critical_value"], 2)
+        macros["BandsR"] = str(rec["R"])
+    for rec in pointwise:
+        macros[f"BandsPointwise{rec['method'].capitalize()}B{words.get(rec['B'], 'X')}"] = C.fmt(rec["pointwise"], 3)
+    return macros
+
+
 def render(ctx: C.Context) -> list[dict]:
-    records = summarize(ctx)
+    folder = ctx.study_dir(STUDY)
+    if not (folder / "summary.json").exists():
+        summarize(ctx)
+    records = json.loads((folder / "summary.json").read_text())
+    pointwise = json.loads((folder / "summary_pointwise.json").read_text())
     lines = [r"\begin{tabular}{rlrrr}", r"\toprule",
              r"$B$ & simultaneous band & whole-curve cov. & pointwise cov. & calibrated level \\", r"\midrule"]
     for rec in records:
@@ -211,8 +245,8 @@ def render(ctx: C.Context) -> list[dict]:
                      f"{C.fmt(rec['mean_calibrated_level'], 4)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))
-    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
-    (ctx.study_dir(STUDY) / "summary_pointwise.json").write_text(json.dumps(summarize_pointwise(ctx), indent=1))
+    C.write_macros(ctx.out("generated", "bands.tex"), _macros(records, pointwise),
+                   "stats_bands: whole-curve coverage of simultaneous bands")
     return records
 
 
@@ -228,6 +262,7 @@ def main(argv=None) -> int:
 
     with threadpool_limits(1):
         compute(ctx)
+        summarize(ctx)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec), file=sys.stdout)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 
@@ -160,7 +161,7 @@ def compute(ctx: C.Context, runs=None, max_reps: int | None = None) -> None:
             C.cached(folder / f"{dgp}_{learner}_{first:05d}.nc", ctx, chunk)
 
 
-def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     records = []
@@ -198,20 +199,45 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
+#: Compact file (``python -m experiments bounded --archive``): the records of the table and the text.
+ARCHIVE = ("summary.json",)
+
+
+def summarize(ctx: C.Context) -> None:
+    """Write the compact file ``summary.json`` from the per-repetition caches."""
+    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(_records(ctx), indent=1))
+
+
 def render(ctx: C.Context) -> list[dict]:
-    records = summarize(ctx)
+    folder = ctx.study_dir(STUDY)
+    if not (folder / "summary.json").exists():
+        summarize(ctx)
+    records = json.loads((folder / "summary.json").read_text())
     lines = [r"\begin{tabular}{lllrrrr}", r"\toprule",
              r"statistic & learner & method & $R$ & cov.\ of learner's expectation & cov.\ of population & width \\",
              r"\midrule"]
     for rec in records:
-        dgp = rec["dgp"].replace("_", r"\_")
+        dgp = {"h2_linear": r"$H^2_{12}$, linear", "dice_goldstein": r"d-ICE SD, Goldstein",
+               "h2_friedman": r"$H^2_{12}$, Friedman \#1"}.get(rec["dgp"], rec["dgp"].replace("_", r"\_"))
         lines.append(f"{dgp} & {rec['learner']} & {rec['method']} & {rec['R']} & "
                      f"{C.fmt(rec['coverage_expected'], 3)} ({C.fmt(rec['coverage_expected_mcse'], 3)}) & "
                      f"{C.fmt(rec['coverage_population'], 3)} ({C.fmt(rec['coverage_population_mcse'], 3)}) & "
                      f"{C.fmt(rec['mean_width'], 3)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "bounded_statistics.tex"), "\n".join(lines))
-    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
+    macros = {}
+    for rec in records:
+        key = re.sub("[^A-Za-z]", "", "".join(w.capitalize() for w in f"{rec['dgp']}_{rec['learner']}_{rec['method']}"
+                                              .split("_")))
+        macros[f"Bounded{key}"] = C.fmt(rec["coverage_expected"], 3)
+        macros[f"BoundedSE{key}"] = C.fmt(rec["coverage_expected_mcse"], 3)
+        macros[f"BoundedPop{key}"] = C.fmt(rec["coverage_population"], 3)
+        setting = re.sub("[^A-Za-z]", "", "".join(w.capitalize() for w in f"{rec['dgp']}_{rec['learner']}".split("_")))
+        macros[f"BoundedR{setting}"] = str(rec["R"])
+    if records:
+        macros["BoundedB"] = str(records[0]["B"])
+    C.write_macros(ctx.out("generated", "bounded.tex"), macros,
+                   "stats_bounded: coverage of intervals for H2 and the d-ICE SD")
     return records
 
 
@@ -228,6 +254,7 @@ def main(argv=None) -> int:
 
     with threadpool_limits(1):
         compute(ctx, args.settings, args.max_reps)
+        summarize(ctx)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec))

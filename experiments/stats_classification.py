@@ -108,7 +108,7 @@ def compute(ctx: C.Context, learners=None, max_reps: int | None = None) -> None:
             C.cached(folder / f"{name}_{first:05d}.nc", ctx, chunk)
 
 
-def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     records = []
@@ -140,8 +140,12 @@ def summarize(ctx: C.Context, level: float = 0.95) -> list[dict]:
     return records
 
 
+#: Compact files (``python -m experiments <study> --archive``): the per-chunk caches are small.
+ARCHIVE = ("*.nc",)
+
+
 def render(ctx: C.Context) -> list[dict]:
-    records = summarize(ctx)
+    records = _records(ctx)
     lines = [r"\begin{tabular}{lrrrrr}", r"\toprule",
              r"learner & $R$ & $B$ & pointwise & simultaneous (sup-$t$) & simultaneous (calibrated) \\", r"\midrule"]
     for rec in records:
@@ -150,7 +154,17 @@ def render(ctx: C.Context) -> list[dict]:
         lines.append(f"{rec['learner']} & {rec['R']} & {rec['B']} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage_classification.tex"), "\n".join(lines))
-    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(records, indent=1))
+    macros = {}
+    for rec in records:
+        key = {"logistic": "Logistic", "gbm": "Gbm"}[rec["learner"]]
+        macros[f"ClassR{key}"] = str(rec["R"])
+        macros[f"ClassB{key}"] = str(rec["B"])
+        for field, name in (("pointwise", "Pointwise"), ("simultaneous_supt", "Supt"),
+                            ("simultaneous_calibrated", "Calibrated")):
+            macros[f"Class{name}{key}"] = C.fmt(rec[field], 3)
+            macros[f"Class{name}SE{key}"] = C.fmt(rec[f"{field}_mcse"], 3)
+    C.write_macros(ctx.out("generated", "classification.tex"), macros,
+                   "stats_classification: probability-PD coverage for classifiers")
     return records
 
 
