@@ -32,7 +32,12 @@ Variables
     :func:`pdpboot.confidence_bands` adds ``pd_band`` (``ci_bound``,
     ``output``, *features), ``pd_se`` and ``pd_bias`` (``output``, *features).
     Any statistic ``s`` follows the same pattern: ``s``, ``s_resamples``,
-    ``s_band``.
+    ``s_band``.  ALE results (:func:`pdpboot.bootstrap_ale`) hold ``ale`` /
+    ``ale_resamples`` on the bin edges (numeric) or levels (categorical), with
+    node attrs ``effect`` (``"ale"``), ``ale_kind`` and ``bin_counts`` (rows per
+    bin, or per level).  Forest infinitesimal-jackknife results
+    (:func:`pdpboot.forest_partial_dependence`) have no resamples: ``pd``,
+    ``pd_se`` and ``pd_band`` are filled directly.
 
 Root attrs
     Every root attr the package itself reads back (plots, bands, CLI, io):
