@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import inspect
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -22,24 +20,8 @@ from ..schema import node_name
 from .data import Problem
 from .model import build_estimator, evaluate, split
 from .options import RunConfig
+from .outcome import Outcome
 from .progress import bootstrap_progress
-
-
-@dataclass
-class Outcome:
-    """Everything a run computes."""
-
-    result: xr.DataTree | None  # PD with bands and heterogeneity (and H) statistics (None: --effect ale)
-    estimator: object  # unfitted
-    fitted: object  # fitted on the training rows (the estimate's model)
-    metrics: list  # (name, value, description)
-    predictions: pd.DataFrame | None
-    X_train: pd.DataFrame
-    y_train: pd.Series
-    notes: list[str]
-    seconds: dict[str, float]
-    ale: xr.DataTree | None = None  # ALE with bands (--effect ale or both), saved as ale.nc
-    ale_pairs: list = dataclasses.field(default_factory=list)  # pairs that have a 2-D ALE node
 
 
 def feature_sets(problem: Problem) -> list:

@@ -20,6 +20,7 @@ import numpy as np
 from ..forest import MIN_TREES, forest_partial_dependence
 from ..schema import get_node
 from . import InputError, effects
+from .outcome import Outcome
 from .text import md, num
 
 
@@ -43,8 +44,6 @@ def ij_outcome(config, problem, *, estimator, fitted, metrics, predictions, X_tr
         *features; normal, ``simultaneous`` per ``--simultaneous`` with ``pd_band_pointwise`` then)
         and, in 1-D nodes, ``pd_centered`` with its SE and band; no resamples, no ICE.
     """
-    from .compute import Outcome  # (compute calls this function; the import is not circular at load time)
-
     used = {f for fs in sets for f in (fs if isinstance(fs, tuple) else (fs,))}
     n_trees = len(fitted.estimators_)
     say(f"Infinitesimal jackknife: one fit, {n_trees} trees; PD of {len(problem.pd_features)} feature(s) and "

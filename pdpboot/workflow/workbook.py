@@ -213,7 +213,7 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     ----------
     table : DataFrame
         The input table as read (all rows and columns).
-    outcome : pdpboot.workflow.compute.Outcome
+    outcome : pdpboot.workflow.outcome.Outcome
     problem : pdpboot.workflow.data.Problem
     parameters : list of (name, value)
         Rows of the Parameters sheet (the sheet list is appended).
