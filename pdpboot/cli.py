@@ -158,9 +158,13 @@ def _demo(args: argparse.Namespace) -> int:
         record = run_workflow(config.replace(data=str(path)), quiet=args.quiet)
     _report(record, args.quiet)
     if not args.quiet:
-        print(f"\nThe bands use B = {config.n_resamples} resamples; for smoother bands run "
-              "'pdpboot demo --n-resamples 200' (about 4x longer).\nOn your own table: "
-              "pdpboot run TABLE.csv --target COLUMN (see pdpboot run --help).")
+        if config.uncertainty == "ij":
+            bands = (f"\nThe bands come from one forest of {config.n_estimators} trees (infinitesimal jackknife); "
+                     "if the run warned, give the trees it names with --n-estimators.")
+        else:
+            bands = (f"\nThe bands use B = {config.n_resamples} resamples; for smoother bands run "
+                     "'pdpboot demo --n-resamples 200' (about 4x longer).")
+        print(bands + "\nOn your own table: pdpboot run TABLE.csv --target COLUMN (see pdpboot run --help).")
     return 0
 
 
