@@ -21,7 +21,7 @@ from ..forest import MIN_TREES, forest_partial_dependence
 from ..schema import get_node
 from . import InputError, effects
 from .outcome import Outcome
-from .text import md, num
+from .text import file_sections, md, num
 
 
 def check_estimator(estimator) -> None:
@@ -92,10 +92,10 @@ def uncertainty_text(result) -> str:
 
 
 def summary_markdown(*, result, problem, config, outcome, files, failures, data_name, table_shape, sheets,
-                     seconds, response, outputs, workbook_line) -> str:
+                     seconds, response, outputs) -> str:
     """``summary.md`` of an IJ run: like the bootstrap's, without the statistics that need refits.
 
-    ``response(problem, output)``, ``outputs`` and ``workbook_line(sheets)`` come from
+    ``response(problem, output)`` and ``outputs`` come from
     :mod:`pdpboot.workflow.summary` (the same wording as a bootstrap run).
     """
     level = f"{config.confidence_level:.0%}"
@@ -147,17 +147,9 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
             lines.append(f"| {md(problem.display[a])} x {md(problem.display[b])} | {num(float(pd.max() - pd.min()))} "
                          f"| {num(float((bd.sel(ci_bound='upper') - bd.sel(ci_bound='lower')).mean()))} |")
     noise = float(result.attrs.get("mc_noise_share", np.nan))
-    lines += ["", "## Files", "",
-              "- `results.nc`: PD, standard errors and bands; open with `pdpboot.load(\"results.nc\")`.",
-              workbook_line(sheets),
-              *[f"- `{path}`: {md(what, limit=2000)}" for path, what in files],
-              "- `repro.py`: `python repro.py` recomputes `results.nc` from `repro_inputs/` and checks it is "
-              "identical.",
-              "- `run.log`: every step, with what was done to the data."]
-    lines += ["", "## What was done to the data", ""]
-    lines += [f"- {md(n, limit=2000)}" for n in outcome.notes] or ["- nothing: all columns numeric, no missing values."]
-    if failures:
-        lines += ["", "## Problems", ""] + [f"- {md(f, limit=2000)}" for f in failures]
+    lines += file_sections(["- `results.nc`: PD, standard errors and bands; open with `pdpboot.load(\"results.nc\")`."],
+                           "- `repro.py`: `python repro.py` recomputes `results.nc` from `repro_inputs/` and checks "
+                           "it is identical.", sheets=sheets, files=files, notes=outcome.notes, failures=failures)
     lines += ["", "## Precision", "",
               f"The jackknife's finite-tree correction removed {noise:.0%} of the raw variance (median over the grid "
               f"of the noisiest node): the standard errors themselves are estimated from {trees} trees and get "

@@ -5,8 +5,6 @@ Only reads the result (and the extra statistics of :mod:`~pdpboot.workflow.effec
 
 from __future__ import annotations
 
-import importlib.util
-
 import xarray as xr
 
 from ..heterogeneity import ice_heterogeneity
@@ -14,7 +12,7 @@ from ..interaction import h_statistic, pd_variance_statistic
 from ..schema import get_node, node_name
 from . import effects, forest_ij
 from .report import panel_outputs
-from .text import md, num
+from .text import file_sections, md, num
 
 
 def _pair_table(result, problem, config) -> dict[tuple, xr.Dataset]:
@@ -122,16 +120,6 @@ def _response(problem, output) -> str:
     return f"predicted {md(problem.y.name)}"
 
 
-def _workbook_line(sheets) -> str:
-    if sheets is None:
-        if importlib.util.find_spec("openpyxl") is None:
-            return ('- no workbook: it needs openpyxl, which is not installed (`pip install "pdpboot[excel]"`).')
-        return "- no workbook (`--no-workbook`)."
-    names = ["Data", "TestPredictions", "Parameters", "Metrics", *[md(title) for title, _ in sheets]]
-    return (f"- `workbook.xlsx`: sheets {', '.join(names)}. Column `row` of Data and TestPredictions and the "
-            "`ice row N` columns number the rows of the input table from 0.")
-
-
 def summary_markdown(*, result, problem, config, outcome, files, failures, data_name, table_shape,
                      sheets, seconds) -> str:
     """The text of ``summary.md``."""
@@ -139,8 +127,7 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
         return forest_ij.summary_markdown(
             result=result, problem=problem, config=config, outcome=outcome, files=files, failures=failures,
             data_name=data_name, table_shape=table_shape, sheets=sheets, seconds=seconds, response=_response,
-            outputs=panel_outputs(problem) if problem.task == "classification" else problem.outputs_first,
-            workbook_line=_workbook_line)
+            outputs=panel_outputs(problem) if problem.task == "classification" else problem.outputs_first)
     level = f"{config.confidence_level:.0%}"
     band = f"{level} {config.band} {'simultaneous' if config.simultaneous else 'pointwise'}"
     has_pd = result is not None
@@ -275,20 +262,14 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
                   "statistic's resampled values sit above the estimate. Read those intervals as rough upper "
                   "ranges; reflected (`basic`) intervals are not a fix for these non-negative statistics (they "
                   "can fall below 0)."]
-    lines += ["", "## Files", "",
-              *(["- `results.nc`: everything computed for PD (PD, resamples, bands, ICE, heterogeneity "
-                 "statistics); open with `pdpboot.load(\"results.nc\")`."] if has_pd else []),
-              *(["- `ale.nc`: accumulated local effects (ALE, resamples, bands; node attrs `bin_counts`, "
-                 "`ale_kind`); open with `pdpboot.load(\"ale.nc\")`."] if outcome.ale is not None else []),
-              _workbook_line(sheets),
-              *[f"- `{path}`: {md(what, limit=2000)}" for path, what in files],
-              "- `repro.py`: `python repro.py` recomputes the result files from `repro_inputs/` and checks they "
-              "are identical.",
-              "- `run.log`: every step, with what was done to the data."]
-    lines += ["", "## What was done to the data", ""]
-    lines += [f"- {md(n, limit=2000)}" for n in outcome.notes] or ["- nothing: all columns numeric, no missing values."]
-    if failures:
-        lines += ["", "## Problems", ""] + [f"- {md(f, limit=2000)}" for f in failures]
+    result_lines = [
+        *(["- `results.nc`: everything computed for PD (PD, resamples, bands, ICE, heterogeneity "
+           "statistics); open with `pdpboot.load(\"results.nc\")`."] if has_pd else []),
+        *(["- `ale.nc`: accumulated local effects (ALE, resamples, bands; node attrs `bin_counts`, "
+           "`ale_kind`); open with `pdpboot.load(\"ale.nc\")`."] if outcome.ale is not None else [])]
+    lines += file_sections(result_lines, "- `repro.py`: `python repro.py` recomputes the result files from "
+                           "`repro_inputs/` and checks they are identical.",
+                           sheets=sheets, files=files, notes=outcome.notes, failures=failures)
     lines += ["", "## Precision", "",
               f"The bands come from B = {config.n_resamples} refits. Their bounds are themselves estimated: "
               "for final figures rerun with more resamples, e.g. `--n-resamples 500` (run time grows in "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import unicodedata
 
@@ -55,3 +56,26 @@ def num(value, scale: float | None = None) -> str:
     if value == 0 or (scale is not None and abs(value) <= 1e-9 * abs(scale)):
         return "0"
     return f"{value:.4g}"
+
+
+def workbook_line(sheets) -> str:
+    """The summary's line on ``workbook.xlsx`` (``sheets`` None: no workbook was written)."""
+    if sheets is None:
+        if importlib.util.find_spec("openpyxl") is None:
+            return ('- no workbook: it needs openpyxl, which is not installed (`pip install "pdpboot[excel]"`).')
+        return "- no workbook (`--no-workbook`)."
+    names = ["Data", "TestPredictions", "Parameters", "Metrics", *[md(title) for title, _ in sheets]]
+    return (f"- `workbook.xlsx`: sheets {', '.join(names)}. Column `row` of Data and TestPredictions and the "
+            "`ice row N` columns number the rows of the input table from 0.")
+
+
+def file_sections(result_lines: list[str], repro_line: str, *, sheets, files, notes, failures) -> list[str]:
+    """The summary's "Files", "What was done to the data" and (if any) "Problems" sections."""
+    lines = ["", "## Files", "", *result_lines, workbook_line(sheets),
+             *[f"- `{path}`: {md(what, limit=2000)}" for path, what in files],
+             repro_line, "- `run.log`: every step, with what was done to the data."]
+    lines += ["", "## What was done to the data", ""]
+    lines += [f"- {md(n, limit=2000)}" for n in notes] or ["- nothing: all columns numeric, no missing values."]
+    if failures:
+        lines += ["", "## Problems", ""] + [f"- {md(f, limit=2000)}" for f in failures]
+    return lines
