@@ -36,6 +36,9 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
     its Monte Carlo SE).  ``B`` is at least 200 for every learner in full mode.
     """
     reps_cheap, reps_flex, reps_logit = (6, 2, 4) if quick else (1000, 200, 400)
+    # Repetitions per chunk (the run goes round-robin, one chunk of every scenario in turn): a flexible
+    # learner's repetition costs ~230 refits (B + 2 x 15 Molnar refits), an OLS one a few seconds.
+    chunk_flex, chunk_logit = (1, 2) if quick else (2, 10)
     b_cheap, b_flex = (40, 20) if quick else (200, 200)
     truth_flex, truth_logit = (2, 4) if quick else (100, 400)
     both = ["resample", "original"]
@@ -58,7 +61,7 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
             scenarios[f"B_{learner}_n{n}"] = {
                 "dgp": "friedman1", "learner": learner, "features": [0, 2, 3], "grid": _GRID15_UNIFORM,
                 "backgrounds": ["resample"], "B": b_flex, "R": reps, "truth": "simulated",
-                "truth_fits": truth_flex, "n": n, "label": "B",
+                "truth_fits": truth_flex, "n": n, "label": "B", "chunk": chunk_flex,
             }
     # D: the interaction model with correlated Gaussian features (rho = 0.5).
     common_d = {"dgp": "interaction_correlated", "rho": 0.5, "features": [0, 1], "grid": _GRID15_NORMAL,
@@ -66,25 +69,27 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
     scenarios["D_ols_n1000"] = dict(common_d, learner="ols_interaction", backgrounds=both, B=b_cheap, R=reps_cheap,
                                     truth="exact")
     scenarios["D_gbm_n1000"] = dict(common_d, learner="gbm", backgrounds=["resample"], B=b_flex, R=reps_flex,
-                                    truth="simulated", truth_fits=truth_flex)
+                                    truth="simulated", truth_fits=truth_flex, chunk=chunk_flex)
     # E: binary classification, logit P(y = 1) = 0.5 + 1.5 x1 - x2, PD of the probability of y = 1.
     common_e = {"dgp": "logistic", "features": [0, 1], "grid": _GRID15_NORMAL, "n": 1000, "label": "E",
                 "backgrounds": ["resample"], "truth": "simulated"}
-    scenarios["E_logit_n1000"] = dict(common_e, learner="logit", B=b_cheap, R=reps_logit, truth_fits=truth_logit)
-    scenarios["E_gbc_n1000"] = dict(common_e, learner="gbc", B=b_flex, R=reps_flex, truth_fits=truth_flex)
+    scenarios["E_logit_n1000"] = dict(common_e, learner="logit", B=b_cheap, R=reps_logit, truth_fits=truth_logit,
+                                      chunk=chunk_logit)
+    scenarios["E_gbc_n1000"] = dict(common_e, learner="gbc", B=b_flex, R=reps_flex, truth_fits=truth_flex,
+                                    chunk=chunk_flex)
     return scenarios
 
 
 COVERAGE = {
     "full": {"seed": SEED + 2, "scenarios": _coverage_scenarios(False), "chunk": 50, "molnar_refits": 15,
              "molnar_fractions": [0.5, 0.7], "truth_background": 2000, "small_B": 40, "level": 0.95,
-             "molnar_sensitivity": {"R": 1000, "fractions": [0.5, 0.632, 0.7, 0.8]},
+             "molnar_sensitivity": {"R": 1000, "fractions": [0.5, 0.632, 0.7, 0.8], "chunk": 100},
              "diagnosis": {"ols": {"scenarios": ["A_n1000", "C_n1000"], "R": 1000, "B": [200, 500, 2000]},
                            "mlp": {"scenario": "B_mlp_n500", "R": 20, "B": 40, "sd_fits": 100, "fraction": 0.632,
                                    "chunk": 5}}},
-    "quick": {"seed": SEED + 2, "scenarios": _coverage_scenarios(True), "chunk": 10, "molnar_refits": 5,
+    "quick": {"seed": SEED + 2, "scenarios": _coverage_scenarios(True), "chunk": 3, "molnar_refits": 5,
               "molnar_fractions": [0.5, 0.7], "truth_background": 500, "small_B": 20, "level": 0.95,
-              "molnar_sensitivity": {"R": 6, "fractions": [0.5, 0.632, 0.7, 0.8]},
+              "molnar_sensitivity": {"R": 6, "fractions": [0.5, 0.632, 0.7, 0.8], "chunk": 3},
               "diagnosis": {"ols": {"scenarios": ["A_n1000", "C_n1000"], "R": 20, "B": [40, 100, 200]},
                             "mlp": {"scenario": "B_mlp_n500", "R": 2, "B": 10, "sd_fits": 4, "fraction": 0.632,
                                     "chunk": 2}}},

@@ -65,7 +65,9 @@ def run(studies, ctx: C.Context, *, compute: bool = True, render: bool = True, s
                 with C.timed() as t:
                     module.compute(ctx)
                 times[study] = t
-                if ctx.computed > before[0]:  # all cached: keep the recorded time of the run that computed them
+                if getattr(module, "RECORDS_OWN_TIMING", False):
+                    pass  # its compute adds each chunk's time to timings.json itself (a stopped run keeps it)
+                elif ctx.computed > before[0]:  # all cached: keep the recorded time of the run that computed them
                     C.record_timing(ctx, study, t["wall"], resumed=ctx.reused > before[1])
                 print(f"[{time.strftime('%H:%M:%S')}] {study}: compute took {t['wall']:.0f} s wall",
                       file=sys.stderr, flush=True)

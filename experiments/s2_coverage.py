@@ -28,6 +28,7 @@ of size n (and of each Molnar training size), each averaged over its own fresh s
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -159,26 +160,26 @@ def _truth_fit(sc: dict, quick: bool, n: int, seed: np.random.SeedSequence, n_ba
     return _curves(result, sc["features"], "pd")
 
 
-def _truth(sc: dict, ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
+def _truth_sizes(sc: dict, cfg: dict) -> list[int]:
+    """Training sizes of the learner truth: n, then each Molnar training size."""
+    return [sc["n"]] + [_molnar_n1(sc["n"], fr) for fr in cfg["molnar_fractions"]]
+
+
+def _truth_from_fits(sc: dict, cfg: dict, fits: np.ndarray | None) -> xr.Dataset:
     """DGP PD, and the learner PD at n and at each Molnar training size (with Monte Carlo SEs).
 
-    Simulated truths use a fresh background per fit, which makes their mean unbiased for
-    E_D E_X f_D(z, X_C); one fixed background sample would add the same error to every fit.
+    ``fits``: (size, fit, feature, grid) PDs of single fits (simulated truths), or None (exact truth:
+    the learner PD equals the DGP's PD at every training size).
     """
     grid = np.asarray(sc["grid"])
     dgp = np.stack([dgp_pd(sc, f, grid) for f in sc["features"]])
-    sizes = [sc["n"]] + [_molnar_n1(sc["n"], fr) for fr in cfg["molnar_fractions"]]
-    if sc["truth"] == "exact":
-        means = [dgp] * len(sizes)
-        mcses = [np.zeros_like(dgp)] * len(sizes)
+    n_sizes = len(_truth_sizes(sc, cfg))
+    if fits is None:
+        means, mcses, achieved = [dgp] * n_sizes, [np.zeros_like(dgp)] * n_sizes, 0
     else:
-        means, mcses = [], []
-        for n, seeds in zip(sizes, C.seed_sequence(cfg["seed"], name, "truth").spawn(len(sizes))):
-            fits = np.stack(Parallel(n_jobs=ctx.n_jobs)(
-                delayed(_truth_fit)(sc, ctx.quick, n, s, cfg["truth_background"])
-                for s in seeds.spawn(sc["truth_fits"])))
-            means.append(fits.mean(axis=0))
-            mcses.append(fits.std(axis=0, ddof=1) / np.sqrt(len(fits)))
+        achieved = fits.shape[1]
+        means = list(fits.mean(axis=1))
+        mcses = list(fits.std(axis=1, ddof=1) / np.sqrt(achieved)) if achieved > 1 else [dgp * np.nan] * n_sizes
     fg = ("feature", "grid")
     return xr.Dataset(
         {"learner_pd": (fg, means[0]), "learner_pd_mcse": (fg, mcses[0]),
@@ -187,7 +188,118 @@ def _truth(sc: dict, ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
          "dgp_pd": (fg, dgp), "grid_value": (("grid",), grid)},
         coords={"feature": [f"x{f + 1}" for f in sc["features"]], "grid": np.arange(len(grid)),
                 "split": cfg["molnar_fractions"]},
-        attrs={"truth": sc["truth"], "truth_fits": int(sc.get("truth_fits", 0))})
+        attrs={"truth": sc["truth"], "truth_fits": int(achieved), "truth_fits_planned": int(sc.get("truth_fits", 0))})
+
+
+def _truth_fit_chunk(sc: dict, ctx: C.Context, cfg: dict, name: str, first: int, last: int) -> xr.Dataset:
+    """Single-fit PDs number ``first`` .. ``last - 1`` at every training size (seeds per fit index).
+
+    Simulated truths use a fresh background per fit, which makes their mean unbiased for
+    E_D E_X f_D(z, X_C); one fixed background sample would add the same error to every fit.
+    """
+    sizes = _truth_sizes(sc, cfg)
+    out = []
+    for n, seeds in zip(sizes, C.seed_sequence(cfg["seed"], name, "truth").spawn(len(sizes))):
+        chosen = seeds.spawn(sc["truth_fits"])[first:last]
+        out.append(np.stack(Parallel(n_jobs=ctx.n_jobs)(
+            delayed(_truth_fit)(sc, ctx.quick, n, s, cfg["truth_background"]) for s in chosen)))
+    return xr.Dataset({"fits": (("size", "fit", "feature", "grid"), np.stack(out))},
+                      coords={"size": sizes, "fit": np.arange(first, last)})
+
+
+def _chunk_files(folder: Path, pattern: str) -> list[Path]:
+    """Saved chunk files, without the temporary file of a chunk being written (``*.tmp.nc``)."""
+    return sorted(p for p in Path(folder).glob(pattern) if not p.name.endswith(".tmp.nc"))
+
+
+def _done_indices(folder: Path, pattern: str, dim: str) -> dict[int, Path]:
+    """Index -> chunk file, over the cached chunk files matching ``pattern`` (reads their ``dim`` only)."""
+    done: dict[int, Path] = {}
+    for path in _chunk_files(folder, pattern):
+        with xr.open_dataset(path) as ds:
+            done.update({int(i): path for i in ds[dim].values})
+    return done
+
+
+def _next_chunk(done, total: int, size: int) -> tuple[int, int] | None:
+    """The first missing index and the end of a chunk of at most ``size`` missing indices (None: all done)."""
+    first = next((i for i in range(total) if i not in done), None)
+    if first is None:
+        return None
+    last = first + 1
+    while last < min(first + size, total) and last not in done:
+        last += 1
+    return first, last
+
+
+def _concat_chunks(folder: Path, pattern: str, dim: str) -> xr.Dataset | None:
+    """Every cached chunk along ``dim``, sorted, each index once (None: no chunk)."""
+    chunks = _chunk_files(folder, pattern)
+    if not chunks:
+        return None
+    ds = xr.concat([C.load_dataset(p) for p in chunks], dim=dim).sortby(dim)
+    _, keep = np.unique(ds[dim].values, return_index=True)
+    return ds.isel({dim: keep})
+
+
+def _timed_chunk(ctx: C.Context, path: Path, work) -> None:
+    """Compute and save one chunk, adding its wall time to ``timings.json`` (a stopped run keeps its time)."""
+    ctx.needs(path)  # counts it as computed
+    with C.timed() as t:
+        C.save_dataset(work(), path)
+    C.record_timing(ctx, STUDY, t["wall"], resumed=True)
+
+
+def _scenario_work(ctx: C.Context, cfg: dict, name: str):
+    """Generator: each ``next`` computes one chunk of repetitions and one chunk of truth fits of ``name``.
+
+    Repetition i always uses the i-th child of the scenario's seed sequence, and truth fit j the j-th
+    child of its size's sequence, so chunks of any size, computed in any order, add up to the same study.
+    """
+    sc = cfg["scenarios"][name]
+    folder = ctx.study_dir(STUDY)
+    truth_file = folder / f"{name}_truth.nc"
+    if sc["truth"] == "exact":
+        C.cached(truth_file, ctx, lambda: _truth_from_fits(sc, cfg, None))
+    seeds = C.seed_sequence(cfg["seed"], name).spawn(sc["R"])
+    size = sc.get("chunk", cfg["chunk"])
+    done = {} if ctx.force else _done_indices(folder / name, "chunk_*.nc", "rep")
+    ctx.reused += len(set(done.values()))
+    truth_dir = folder / f"{name}_truth"
+    truth_done = {} if ctx.force or sc["truth"] == "exact" else _done_indices(truth_dir, "fits_*.nc", "fit")
+    truth_total = 0 if sc["truth"] == "exact" else sc["truth_fits"]
+    truth_size = sc.get("truth_chunk", max(1, truth_total // 10))
+    while True:
+        worked = False
+        step = _next_chunk(done, sc["R"], size)
+        if step is not None:
+            first, last = step
+
+            def reps(first=first, last=last):
+                out = [_one_repetition(sc, ctx.quick, s, cfg) for s in seeds[first:last]] if ctx.n_jobs == 1 else \
+                    Parallel(n_jobs=ctx.n_jobs)(delayed(_one_repetition)(sc, ctx.quick, s, cfg)
+                                                for s in seeds[first:last])
+                return _chunk_dataset(sc, cfg, out, first)
+
+            _timed_chunk(ctx, folder / name / f"chunk_{first:05d}.nc", reps)
+            done.update(dict.fromkeys(range(first, last), folder / name / f"chunk_{first:05d}.nc"))
+            print(f"  coverage {name}: {len(done)}/{sc['R']} repetitions", file=sys.stderr, flush=True)
+            worked = True
+        step = _next_chunk(truth_done, truth_total, truth_size)
+        if step is not None:
+            first, last = step
+            path = truth_dir / f"fits_{first:05d}.nc"
+            _timed_chunk(ctx, path, lambda first=first, last=last: _truth_fit_chunk(sc, ctx, cfg, name, first, last))
+            truth_done.update(dict.fromkeys(range(first, last), path))
+            print(f"  coverage {name}: truth {len(truth_done)}/{truth_total} fits", file=sys.stderr, flush=True)
+            worked = True
+        if sc["truth"] != "exact" and truth_done and (worked or not truth_file.exists()):
+            # The truth file always reflects the fits done so far.
+            fits = _concat_chunks(truth_dir, "fits_*.nc", "fit")
+            C.save_dataset(_truth_from_fits(sc, cfg, fits["fits"].values), truth_file)
+        if not worked:
+            return
+        yield
 
 
 def _molnar_repetition(seed: np.random.SeedSequence, sc: dict, fractions: list[float], refits: int,
@@ -203,47 +315,59 @@ def _molnar_repetition(seed: np.random.SeedSequence, sc: dict, fractions: list[f
     return np.stack(out)
 
 
-def _molnar_sensitivity(ctx: C.Context, cfg: dict) -> xr.Dataset:
-    """Coverage of the corrected t-interval in scenario C as the training fraction n1/n varies."""
+def _sensitivity_work(ctx: C.Context, cfg: dict):
+    """Generator: each ``next`` adds one chunk of Molnar et al.'s interval in scenario C for every fraction."""
     sens = cfg["molnar_sensitivity"]
     sc = cfg["scenarios"]["C_n1000"]
     grid = np.asarray(sc["grid"])
+    folder = ctx.study_dir(STUDY) / "molnar_sensitivity"
     seeds = C.seed_sequence(cfg["seed"], "molnar-sensitivity").spawn(sens["R"])
-    bounds = Parallel(n_jobs=ctx.n_jobs)(
-        delayed(_molnar_repetition)(s, sc, sens["fractions"], cfg["molnar_refits"], grid) for s in seeds)
-    return xr.Dataset({"bounds": (("rep", "fraction", "ci_bound", "grid"), np.stack(bounds))},
-                      coords={"fraction": sens["fractions"], "ci_bound": ["lower", "upper"]},
-                      attrs={"n": sc["n"], "refits": cfg["molnar_refits"]})
+    done = {} if ctx.force else _done_indices(folder, "chunk_*.nc", "rep")
+    ctx.reused += len(set(done.values()))
+    while (step := _next_chunk(done, sens["R"], sens["chunk"])) is not None:
+        first, last = step
+
+        def work(first=first, last=last):
+            bounds = [_molnar_repetition(s, sc, sens["fractions"], cfg["molnar_refits"], grid)
+                      for s in seeds[first:last]]
+            return xr.Dataset({"bounds": (("rep", "fraction", "ci_bound", "grid"), np.stack(bounds))},
+                              coords={"rep": np.arange(first, last), "fraction": sens["fractions"],
+                                      "ci_bound": ["lower", "upper"]},
+                              attrs={"n": sc["n"], "refits": cfg["molnar_refits"]})
+
+        _timed_chunk(ctx, folder / f"chunk_{first:05d}.nc", work)
+        done.update(dict.fromkeys(range(first, last), folder / f"chunk_{first:05d}.nc"))
+        print(f"  coverage molnar_sensitivity: {len(done)}/{sens['R']} repetitions", file=sys.stderr, flush=True)
+        yield
+
+
+#: Records its own compute time chunk by chunk (a run stopped early keeps the time it spent).
+RECORDS_OWN_TIMING = True
 
 
 def compute(ctx: C.Context) -> None:
+    """Fill the caches round-robin: one chunk of every unfinished scenario in turn.
+
+    A run stopped at any time therefore leaves repetitions of every scenario (each chunk is saved as it
+    is done, with its time); a later run continues where it stopped.  Chunk sizes: ``chunk`` of a
+    scenario (small for the flexible learners, whose repetitions cost about 230 refits), else the
+    study's ``chunk``.
+    """
     cfg = config(STUDY, ctx.quick)
-    folder = ctx.study_dir(STUDY)
-    for name, sc in cfg["scenarios"].items():
-        C.cached(folder / f"{name}_truth.nc", ctx, lambda sc=sc, name=name: _truth(sc, ctx, cfg, name))
-        seeds = C.seed_sequence(cfg["seed"], name).spawn(sc["R"])
-        for first in range(0, sc["R"], cfg["chunk"]):
-            chunk = seeds[first:first + cfg["chunk"]]
-
-            def run(chunk=chunk, first=first, sc=sc):
-                reps = Parallel(n_jobs=ctx.n_jobs)(delayed(_one_repetition)(sc, ctx.quick, s, cfg) for s in chunk)
-                return _chunk_dataset(sc, cfg, reps, first)
-
-            C.cached(folder / name / f"chunk_{first:05d}.nc", ctx, run)
-            print(f"  coverage {name}: {min(first + cfg['chunk'], sc['R'])}/{sc['R']} repetitions",
-                  file=sys.stderr, flush=True)
-    C.cached(folder / "molnar_sensitivity.nc", ctx, lambda: _molnar_sensitivity(ctx, cfg))
+    work = [_scenario_work(ctx, cfg, name) for name in _ordered(cfg)] + [_sensitivity_work(ctx, cfg)]
+    while work:
+        work = [w for w in work if next(w, StopIteration) is not StopIteration]
 
 
 # --------------------------------------------------------------------------- summarise
 
 
 def load_scenario(ctx: C.Context, name: str) -> tuple[xr.Dataset, xr.Dataset]:
+    """The cached repetitions of a scenario (every chunk so far, sorted by repetition) and its truth."""
     folder = ctx.study_dir(STUDY)
-    chunks = sorted((folder / name).glob("chunk_*.nc"))
-    if not chunks:
+    reps = _concat_chunks(folder / name, "chunk_*.nc", "rep")
+    if reps is None:
         raise FileNotFoundError(f"No cached repetitions for scenario {name} in {folder / name}; run compute.")
-    reps = xr.concat([C.load_dataset(p) for p in chunks], dim="rep")
     return reps, C.load_dataset(folder / f"{name}_truth.nc")
 
 
@@ -351,7 +475,7 @@ def _summarize_example(ctx: C.Context, cfg: dict) -> xr.Dataset:
 
 def _summarize_sensitivity(ctx: C.Context, cfg: dict) -> xr.Dataset:
     """Per-repetition share of grid points at which Molnar et al.'s interval covers (scenario C)."""
-    ds = C.load_dataset(ctx.study_dir(STUDY) / "molnar_sensitivity.nc")
+    ds = _concat_chunks(ctx.study_dir(STUDY) / "molnar_sensitivity", "chunk_*.nc", "rep")
     sc = cfg["scenarios"]["C_n1000"]
     truth = dgp_pd(sc, 0, np.asarray(sc["grid"]))
     inside = (ds["bounds"].sel(ci_bound="lower") <= truth) & (truth <= ds["bounds"].sel(ci_bound="upper"))
