@@ -454,6 +454,7 @@ def _summarize_scenario(ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
     for key in ("background", "method"):
         data[key] = (("band",), np.array([row[key] for row in rows], dtype=str))
     attrs = {"scenario": name, "truth_kind": sc["truth"], "R": int(est.shape[0]),
+             "truth_fits": int(truth.attrs.get("truth_fits", 0)),
              **{f"bias_over_se_{k}": float(np.mean(np.abs(est.mean(axis=0) - t) / sd_est)) for k, t in truths.items()}}
     if sc["label"] == "B":
         attrs["shrinkage_slope"] = _shrinkage_slope(reps, truth)
@@ -507,6 +508,7 @@ def _records(ctx: C.Context, cfg: dict) -> list[dict]:
         n_rep = ds.sizes["rep"]
         base = {"scenario": name, "label": sc["label"], "dgp": sc["dgp"], "learner": sc["learner"], "n": sc["n"],
                 "R": int(n_rep), "truth_kind": sc["truth"],
+                "truth_fits": int(ds.attrs.get("truth_fits", 0)),
                 **{k: v for k, v in ds.attrs.items() if k.startswith(("bias_over_se", "shrinkage"))}}
         for i in range(ds.sizes["band"]):
             band = ds.isel(band=i)
@@ -532,6 +534,13 @@ _SCENARIO_ORDER = ["A_n200", "A_n1000", "C_n1000", "C_n1000_lownoise", "D_ols_n1
                    "E_logit_n1000", "E_gbc_n1000"]
 
 
+#: Macro key of each scenario (``\CovReps<key>``: repetitions achieved).
+_SCENARIO_KEYS = {"A_n200": "ASmall", "A_n1000": "A", "C_n1000": "C", "C_n1000_lownoise": "CLow",
+                  "D_ols_n1000": "DOLS", "D_gbm_n1000": "DGBM", "B_rf_n500": "RFSmall", "B_rf_n2000": "RFLarge",
+                  "B_gbm_n500": "GBMSmall", "B_gbm_n2000": "GBMLarge", "B_mlp_n500": "MLPSmall",
+                  "B_mlp_n2000": "MLPLarge", "E_logit_n1000": "ELogit", "E_gbc_n1000": "EGBC"}
+
+
 def _find(records, **keys) -> dict:
     for rec in records:
         if all(rec.get(k) == v for k, v in keys.items()):
@@ -550,13 +559,19 @@ def _ordered(cfg: dict) -> list[str]:
     return [s for s in _SCENARIO_ORDER if s in cfg["scenarios"]]
 
 
+def _nanmax(values) -> float:
+    """Largest value, NaNs ignored (NaN if there is none: a Monte Carlo SE needs two repetitions)."""
+    values = [float(v) for v in values if not np.isnan(v)]
+    return max(values) if values else float("nan")
+
+
 def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> dict:
     """Main coverage table; returns the largest Monte Carlo SE of its entries per scenario label."""
-    lines = [r"\begin{tabular}{@{}llrr rrrrr rrrr@{}}", r"\toprule",
-             r" & & & & \multicolumn{5}{c}{vs.\ learner PD} & \multicolumn{4}{c}{vs.\ DGP PD} \\",
-             r"\cmidrule(lr){5-9}\cmidrule(l){10-13}",
+    lines = [r"\begin{tabular}{@{}llrr rrrrr rrrr r@{}}", r"\toprule",
+             r" & & & & \multicolumn{5}{c}{vs.\ learner PD} & \multicolumn{4}{c}{vs.\ DGP PD} & MC \\",
+             r"\cmidrule(lr){5-9}\cmidrule(lr){10-13}",
              r"Setting & Rows & $n$ & $R$ & Perc. & Basic & Edges & Sim. & Sup-$t$ & Perc. & Edges & Sim. "
-             r"& Sup-$t$ \\",
+             r"& Sup-$t$ & SE \\",
              r"\midrule"]
     worst: dict[str, float] = {}
     previous = None
@@ -568,15 +583,16 @@ def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> dict:
         for i, background in enumerate(sc["backgrounds"]):
             perc, basic, psim, supt = (_find(records, scenario=name, background=background, method=m, B=sc["B"])
                                        for m in ("percentile", "basic", "percsim", "supt"))
-            for rec, keys in ((perc, ("learner_pointwise", "learner_edge", "dgp_pointwise", "dgp_edge")),
-                              (basic, ("learner_pointwise",)), (psim, ("learner_simultaneous", "dgp_simultaneous")),
-                              (supt, ("learner_simultaneous", "dgp_simultaneous"))):
-                worst[sc["label"]] = max(worst.get(sc["label"], 0.0), *(rec[f"{k}_mcse"] for k in keys))
+            row_se = _nanmax(rec[f"{k}_mcse"] for rec, keys in (
+                (perc, ("learner_pointwise", "learner_edge", "dgp_pointwise", "dgp_edge")),
+                (basic, ("learner_pointwise",)), (psim, ("learner_simultaneous", "dgp_simultaneous")),
+                (supt, ("learner_simultaneous", "dgp_simultaneous"))) for k in keys)
+            worst[sc["label"]] = _nanmax([worst.get(sc["label"], float("nan")), row_se])
             cells = [perc["learner_pointwise"], basic["learner_pointwise"], perc["learner_edge"],
                      psim["learner_simultaneous"], supt["learner_simultaneous"], perc["dgp_pointwise"],
                      perc["dgp_edge"], psim["dgp_simultaneous"], supt["dgp_simultaneous"]]
             lines.append(" & ".join([_setting(sc) if i == 0 else "", background, str(sc["n"]) if i == 0 else "",
-                                     str(perc["R"]), *map(C.fmt, cells)]) + r" \\")
+                                     str(perc["R"]), *map(C.fmt, cells), C.fmt(row_se, 3)]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage.tex"), "\n".join(lines))
     return worst
@@ -618,11 +634,12 @@ def _table_molnar(ctx: C.Context, records: list[dict], cfg: dict) -> None:
     """Bootstrap percentile band vs Molnar et al.'s interval: coverage of each one's own target, widths."""
     splits = cfg["molnar_fractions"]
     head = " & ".join(rf"\multicolumn{{3}}{{c}}{{M23, $n_1/n = {f:g}$}}" for f in splits)
-    rules = "".join(rf"\cmidrule(l){{{6 + 3 * i}-{8 + 3 * i}}}" for i in range(len(splits)))
-    lines = [r"\begin{tabular}{@{}lr rrr " + " ".join("rrr" for _ in splits) + r"@{}}", r"\toprule",
-             r" & & \multicolumn{3}{c}{Bootstrap percentile} & " + head + r" \\",
-             r"\cmidrule(lr){3-5}" + rules,
-             r"Setting & $n$ & Cov. & Width & Matched" + " & Cov. & Width & Matched" * len(splits) + r" \\",
+    rules = "".join(rf"\cmidrule(l){{{7 + 3 * i}-{9 + 3 * i}}}" for i in range(len(splits)))
+    lines = [r"\begin{tabular}{@{}lrr rrr " + " ".join("rrr" for _ in splits) + r" r@{}}", r"\toprule",
+             r" & & & \multicolumn{3}{c}{Bootstrap percentile} & " + head + r" & MC \\",
+             r"\cmidrule(lr){4-6}" + rules,
+             r"Setting & $n$ & $R$ & Cov. & Width & Matched" + " & Cov. & Width & Matched" * len(splits)
+             + r" & SE \\",
              r"\midrule"]
     previous = None
     for name in _ordered(cfg):
@@ -632,11 +649,14 @@ def _table_molnar(ctx: C.Context, records: list[dict], cfg: dict) -> None:
         previous = sc["label"]
         perc = _find(records, scenario=name, background="resample", method="percentile", B=sc["B"])
         cells = [perc["learner_pointwise"], perc["width"], perc["matched_width"]]
+        row_se = [perc["learner_pointwise_mcse"]]
         for f in splits:
             m = _find(records, scenario=name, method="molnar", split=float(f))
             cells += [m["learner_pointwise"], m["width"], m["matched_width"]]
-        lines.append(" & ".join([_setting(sc), str(sc["n"])]
-                                + [C.fmt(v, 2 if j % 3 == 0 else 3) for j, v in enumerate(cells)]) + r" \\")
+            row_se.append(m["learner_pointwise_mcse"])
+        lines.append(" & ".join([_setting(sc), str(sc["n"]), str(perc["R"])]
+                                + [C.fmt(v, 2 if j % 3 == 0 else 3) for j, v in enumerate(cells)]
+                                + [C.fmt(_nanmax(row_se), 3)]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage_molnar.tex"), "\n".join(lines))
 
@@ -735,56 +755,77 @@ def render(ctx: C.Context) -> None:
     def molnar(name, split, key="learner_pointwise"):
         return _find(records, scenario=name, method="molnar", split=split)[key]
 
+    macros: dict[str, str] = {}
+
+    def cover(macro, name, bg, m, key, b=None):
+        """A coverage and its Monte Carlo SE (``<macro>MCSE``; "--" with fewer than two repetitions)."""
+        macros[macro] = C.fmt(get(name, bg, m, key, b))
+        macros[f"{macro}MCSE"] = C.fmt(get(name, bg, m, f"{key}_mcse", b), 3)
+
+    def span(values) -> str:
+        """One number, or the range ``lo--hi`` of several."""
+        lo, hi = min(values), max(values)
+        return str(lo) if lo == hi else f"{lo}--{hi}"
+
     simulated = [r for r in records if r["truth_kind"] == "simulated"]
-    macros = {
+    flexible = [name for name in sc if sc[name]["truth"] == "simulated" and name != "E_logit_n1000"]
+    least_squares = [name for name in sc if sc[name]["learner"].startswith("ols")]
+    achieved = {r["scenario"]: r for r in records}
+    macros.update({
+        # Repetitions achieved (a run stopped early renders what it has; the tables give R per row).
+        **{f"CovReps{key}": str(achieved[name]["R"]) for name, key in _SCENARIO_KEYS.items() if name in sc},
+        "CovRepsOLSRange": span([achieved[n]["R"] for n in least_squares]),
+        "CovRepsFlexRange": span([achieved[n]["R"] for n in flexible]),
+        "CovRepsPlannedOLS": str(sc["A_n1000"]["R"]), "CovRepsPlannedFlex": str(sc["B_rf_n500"]["R"]),
+        "CovTruthFitsFlexPlanned": str(sc["B_rf_n500"]["truth_fits"]),
         "CovReps": str(min(r["R"] for r in records if r["label"] in "AC")),
         "CovRepsFlex": str(min(r["R"] for r in records if r["label"] == "B")),
         "CovRepsFlexMax": str(max(r["R"] for r in records if r["label"] == "B")),
         "CovB": str(sc["A_n1000"]["B"]), "CovBFlex": str(sc["B_rf_n500"]["B"]), "CovSmallB": str(cfg["small_B"]),
-        "CovTruthFitsFlex": str(sc["B_rf_n500"]["truth_fits"]),
-        "CovTruthFitsLogit": str(sc["E_logit_n1000"]["truth_fits"]),
+        "CovTruthFitsFlex": span([achieved[n]["truth_fits"] for n in flexible]),
+        "CovTruthFitsLogit": str(achieved["E_logit_n1000"]["truth_fits"]),
         "CovTruthRows": str(cfg["truth_background"]), "CovMolnarRefits": str(cfg["molnar_refits"]),
         "CovTruthMCSEMax": C.fmt(max(r["truth_mcse"] for r in simulated), 4),
         "CovMaxMCSEAC": C.fmt(max(worst["A"], worst["C"]), 3), "CovMaxMCSEB": C.fmt(worst["B"], 3),
         "CovMaxMCSEDE": C.fmt(max(worst["D"], worst["E"]), 3),
         "CovDRho": C.fmt(sc["D_ols_n1000"]["rho"], 1),
         "CovCLowNoise": f"{sc['C_n1000_lownoise']['noise']:g}",
-    }
+    })
     for name, key in (("A_n1000", "A"), ("A_n200", "ASmall"), ("C_n1000", "C"), ("C_n1000_lownoise", "CLow"),
                       ("D_ols_n1000", "DOLS")):
         for bg, word in (("resample", "Res"), ("original", "Orig")):
-            macros[f"Cov{key}{word}Perc"] = C.fmt(get(name, bg, "percentile", "learner_pointwise"))
-            macros[f"Cov{key}{word}Sim"] = C.fmt(get(name, bg, "percsim", "learner_simultaneous"))
-            macros[f"Cov{key}{word}Supt"] = C.fmt(get(name, bg, "supt", "learner_simultaneous"))
+            cover(f"Cov{key}{word}Perc", name, bg, "percentile", "learner_pointwise")
+            cover(f"Cov{key}{word}Sim", name, bg, "percsim", "learner_simultaneous")
+            cover(f"Cov{key}{word}Supt", name, bg, "supt", "learner_simultaneous")
             macros[f"Cov{key}{word}Width"] = C.fmt(get(name, bg, "percentile", "width"), 3)
     for name, key in (("D_gbm_n1000", "DGBM"), ("E_logit_n1000", "ELogit"), ("E_gbc_n1000", "EGBC")):
-        macros[f"Cov{key}Perc"] = C.fmt(get(name, "resample", "percentile", "learner_pointwise"))
-        macros[f"Cov{key}Sim"] = C.fmt(get(name, "resample", "percsim", "learner_simultaneous"))
-        macros[f"Cov{key}Supt"] = C.fmt(get(name, "resample", "supt", "learner_simultaneous"))
-        macros[f"Cov{key}PercDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_pointwise"))
-    macros["CovAResPercSmallB"] = C.fmt(get("A_n1000", "resample", "percentile", "learner_pointwise",
-                                            min(cfg["small_B"], sc["A_n1000"]["B"])))
-    macros["CovAResSuptSmallB"] = C.fmt(get("A_n1000", "resample", "supt", "learner_simultaneous",
-                                            min(cfg["small_B"], sc["A_n1000"]["B"])))
+        cover(f"Cov{key}Perc", name, "resample", "percentile", "learner_pointwise")
+        cover(f"Cov{key}Sim", name, "resample", "percsim", "learner_simultaneous")
+        cover(f"Cov{key}Supt", name, "resample", "supt", "learner_simultaneous")
+        cover(f"Cov{key}PercDGP", name, "resample", "percentile", "dgp_pointwise")
+    small_b = min(cfg["small_B"], sc["A_n1000"]["B"])
+    cover("CovAResPercSmallB", "A_n1000", "resample", "percentile", "learner_pointwise", small_b)
+    cover("CovAResSuptSmallB", "A_n1000", "resample", "supt", "learner_simultaneous", small_b)
     # Molnar et al.: coverage of its own target and width at matched coverage, relative to the bootstrap band.
     for name, key in (("A_n1000", "A"), ("C_n1000", "C"), ("B_rf_n2000", "RF"), ("B_gbm_n2000", "GBM"),
                       ("B_mlp_n2000", "MLP")):
         boot = _find(records, scenario=name, background="resample", method="percentile", B=sc[name]["B"])
         for split, word in ((0.5, "Even"), (0.7, "Seventy")):
             macros[f"CovMolnar{key}{word}"] = C.fmt(molnar(name, split))
+            macros[f"CovMolnar{key}{word}MCSE"] = C.fmt(molnar(name, split, "learner_pointwise_mcse"), 3)
             macros[f"CovMolnar{key}{word}Matched"] = C.fmt(molnar(name, split, "matched_width")
                                                            / boot["matched_width"])
     for learner, word in (("rf", "RF"), ("gbm", "GBM"), ("mlp", "MLP")):
         for n, size in ((500, "Small"), (2000, "Large")):
             name = f"B_{learner}_n{n}"
-            macros[f"Cov{word}{size}Perc"] = C.fmt(get(name, "resample", "percentile", "learner_pointwise"))
-            macros[f"Cov{word}{size}Sim"] = C.fmt(get(name, "resample", "percsim", "learner_simultaneous"))
-            macros[f"Cov{word}{size}Supt"] = C.fmt(get(name, "resample", "supt", "learner_simultaneous"))
-            macros[f"Cov{word}{size}PercDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_pointwise"))
+            cover(f"Cov{word}{size}Perc", name, "resample", "percentile", "learner_pointwise")
+            cover(f"Cov{word}{size}Sim", name, "resample", "percsim", "learner_simultaneous")
+            cover(f"Cov{word}{size}Supt", name, "resample", "supt", "learner_simultaneous")
+            cover(f"Cov{word}{size}PercDGP", name, "resample", "percentile", "dgp_pointwise")
             macros[f"Cov{word}{size}BiasDGP"] = C.fmt(get(name, "resample", "percentile", "bias_over_se_dgp"))
-            macros[f"Cov{word}{size}Basic"] = C.fmt(get(name, "resample", "basic", "learner_pointwise"))
-            macros[f"Cov{word}{size}EdgeDGP"] = C.fmt(get(name, "resample", "percentile", "dgp_edge"))
-            macros[f"Cov{word}{size}SuptDGP"] = C.fmt(get(name, "resample", "supt", "dgp_simultaneous"))
+            cover(f"Cov{word}{size}Basic", name, "resample", "basic", "learner_pointwise")
+            cover(f"Cov{word}{size}EdgeDGP", name, "resample", "percentile", "dgp_edge")
+            cover(f"Cov{word}{size}SuptDGP", name, "resample", "supt", "dgp_simultaneous")
             macros[f"Cov{word}{size}Shrink"] = C.fmt(get(name, "resample", "percentile", "shrinkage_slope"))
     macros.update(_setting_macros(ctx, cfg))
     macros.update(_molnar_sensitivity_macros(ctx, cfg))
@@ -816,7 +857,9 @@ def _molnar_sensitivity_macros(ctx: C.Context, cfg: dict) -> dict:
     macros = {"CovMolnarSensReps": str(ds.sizes["rep"])}
     for fraction in ds["fraction"].values:
         word = _FRACTION_WORDS[round(float(fraction), 3)]
-        macros[f"CovMolnar{word}"] = C.fmt(float(ds["pointwise"].sel(fraction=fraction).mean()))
+        share = ds["pointwise"].sel(fraction=fraction).values.astype(float)
+        macros[f"CovMolnar{word}"] = C.fmt(float(share.mean()))
+        macros[f"CovMolnar{word}MCSE"] = C.fmt(float(share.std(ddof=1) / np.sqrt(len(share))), 3)
         macros[f"CovMolnarFrac{word}"] = f"{float(fraction):g}"
     return macros
 

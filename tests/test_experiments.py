@@ -199,3 +199,90 @@ def test_predicted_percentile_coverage_matches_simulation():
         expected = predicted_percentile_coverage(b)
         assert abs(covered - expected) < 4 * np.sqrt(expected * (1 - expected) / trials), (b, covered, expected)
     assert predicted_percentile_coverage(200) < 0.945 < predicted_percentile_coverage(2000)
+
+
+def _fake_coverage(monkeypatch, calls: list):
+    """Replace the coverage study's model fits by a cheap function of each repetition's seed."""
+    from experiments import s2_coverage as S
+
+    def one_repetition(sc, quick, seed, cfg):
+        value = float(seed.generate_state(1)[0] % 1000)
+        calls.append(sc["label"] + str(sc["n"]) + sc["learner"])
+        shape = (len(sc["features"]), len(sc["grid"]))
+        return {"estimate": np.full(shape, value), "resamples": [np.full((sc["B"], *shape), value, np.float32)
+                                                                 for _ in sc["backgrounds"]],
+                **{f"molnar_{k}": np.full((len(cfg["molnar_fractions"]), *shape), value)
+                   for k in ("estimate", "lower", "upper")}}
+
+    def truth_fit(sc, quick, n, seed, n_background):
+        return np.full((len(sc["features"]), len(sc["grid"])), float(seed.generate_state(1)[0] % 1000))
+
+    monkeypatch.setattr(S, "_one_repetition", one_repetition)
+    monkeypatch.setattr(S, "_truth_fit", truth_fit)
+    monkeypatch.setattr(S, "_molnar_repetition", lambda seed, sc, fractions, refits, grid: np.zeros(
+        (len(fractions), 2, len(grid))))
+    return S
+
+
+def test_coverage_compute_is_round_robin_and_resumes_to_the_same_study(tmp_path, monkeypatch):
+    """Every scenario gets a chunk before any gets a second; a stopped run resumes to the same repetitions."""
+    from experiments import _common as C
+    from experiments.config import config
+
+    calls: list = []
+    S = _fake_coverage(monkeypatch, calls)
+    cfg = config("coverage", True)
+    names = S._ordered(cfg)
+    full = C.Context(quick=True, results_dir=tmp_path / "full", paper_dir=tmp_path / "p", n_jobs=1)
+    S.compute(full)
+    first_round = [calls[sum(cfg["scenarios"][m].get("chunk", cfg["chunk"]) for m in names[:i])]
+                   for i in range(len(names))]
+    expected = [(sc := cfg["scenarios"][m])["label"] + str(sc["n"]) + sc["learner"] for m in names]
+    assert first_round == expected
+    assert len(calls) == sum(cfg["scenarios"][m]["R"] for m in names)
+
+    # Stop a run after a few chunks (as by a kill between chunks), then resume it.
+    stopped = C.Context(quick=True, results_dir=tmp_path / "stopped", paper_dir=tmp_path / "p", n_jobs=1)
+    work = [S._scenario_work(stopped, cfg, m) for m in names]
+    for w in work[:3]:
+        next(w)
+    S.compute(stopped)
+    for name in names:
+        a, truth_a = S.load_scenario(full, name)
+        b, truth_b = S.load_scenario(stopped, name)
+        assert list(a["rep"].values) == list(range(cfg["scenarios"][name]["R"]))
+        np.testing.assert_array_equal(a["estimate"].values, b["estimate"].values)
+        np.testing.assert_array_equal(truth_a["learner_pd"].values, truth_b["learner_pd"].values)
+        if cfg["scenarios"][name]["truth"] == "simulated":
+            assert truth_a.attrs["truth_fits"] == cfg["scenarios"][name]["truth_fits"]
+
+
+def test_coverage_chunks_of_any_size_give_the_same_repetitions(tmp_path, monkeypatch):
+    """Repetition i uses the i-th seed whatever the chunking (existing caches stay valid)."""
+    from experiments import _common as C
+    from experiments.config import config
+
+    S = _fake_coverage(monkeypatch, [])
+    cfg = config("coverage", True)
+    name = "A_n200"
+    runs = {}
+    for size in (1, 4):
+        cfg["scenarios"][name]["chunk"] = size
+        monkeypatch.setattr(S, "config", lambda study, quick, cfg=cfg: cfg)
+        ctx = C.Context(quick=True, results_dir=tmp_path / str(size), paper_dir=tmp_path / "p", n_jobs=1)
+        for _ in S._scenario_work(ctx, cfg, name):
+            pass
+        runs[size] = S.load_scenario(ctx, name)[0]
+        assert len(list((tmp_path / str(size) / "coverage" / name).glob("chunk_*.nc"))) == -(-6 // size)
+    np.testing.assert_array_equal(runs[1]["estimate"].values, runs[4]["estimate"].values)
+    seeds = C.seed_sequence(cfg["seed"], name).spawn(cfg["scenarios"][name]["R"])
+    assert runs[1]["estimate"].values[:, 0, 0].tolist() == [float(s.generate_state(1)[0] % 1000) for s in seeds]
+
+
+def test_next_chunk_fills_gaps_without_overlap():
+    from experiments.s2_coverage import _next_chunk
+
+    assert _next_chunk({}, 10, 4) == (0, 4)
+    assert _next_chunk(dict.fromkeys(range(0, 3)), 10, 4) == (3, 7)
+    assert _next_chunk(dict.fromkeys([0, 1, 5]), 10, 50) == (2, 5)  # stops before an existing chunk
+    assert _next_chunk(dict.fromkeys(range(10)), 10, 4) is None
