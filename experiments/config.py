@@ -38,14 +38,18 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
     reps_cheap, reps_flex, reps_logit = (6, 2, 4) if quick else (1000, 200, 400)
     # Repetitions per chunk (the run goes round-robin, one chunk of every scenario in turn): a flexible
     # learner's repetition costs ~230 refits (B + 2 x 15 Molnar refits), an OLS one a few seconds.
-    chunk_flex, chunk_logit = (1, 2) if quick else (2, 10)
+    # One OLS repetition costs ~5 s of CPU (2 x 200 refits), a flexible one 1-2 min: chunks of 25 and 2 take
+    # ~2-3 min each, so every scenario gets repetitions early and a round takes about an hour on a busy machine.
+    chunk_ols, chunk_flex, chunk_logit = (3, 1, 2) if quick else (25, 2, 10)
     b_cheap, b_flex = (40, 20) if quick else (200, 200)
     truth_flex, truth_logit = (2, 4) if quick else (100, 400)
     both = ["resample", "original"]
     common_a = {"dgp": "interaction", "learner": "ols_interaction", "features": [0, 1], "grid": _GRID15_NORMAL,
-                "backgrounds": both, "B": b_cheap, "R": reps_cheap, "truth": "exact", "label": "A"}
+                "backgrounds": both, "B": b_cheap, "R": reps_cheap, "truth": "exact", "label": "A",
+                "chunk": chunk_ols}
     common_c = {"dgp": "additive_uniform", "learner": "ols", "features": [0, 1], "grid": _GRID15_UNIFORM,
-                "backgrounds": both, "B": b_cheap, "R": reps_cheap, "truth": "exact", "n": 1000, "label": "C"}
+                "backgrounds": both, "B": b_cheap, "R": reps_cheap, "truth": "exact", "n": 1000, "label": "C",
+                "chunk": chunk_ols}
     scenarios = {
         "A_n200": dict(common_a, n=200),
         "A_n1000": dict(common_a, n=1000),
@@ -67,7 +71,7 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
     common_d = {"dgp": "interaction_correlated", "rho": 0.5, "features": [0, 1], "grid": _GRID15_NORMAL,
                 "n": 1000, "label": "D"}
     scenarios["D_ols_n1000"] = dict(common_d, learner="ols_interaction", backgrounds=both, B=b_cheap, R=reps_cheap,
-                                    truth="exact")
+                                    truth="exact", chunk=chunk_ols)
     scenarios["D_gbm_n1000"] = dict(common_d, learner="gbm", backgrounds=["resample"], B=b_flex, R=reps_flex,
                                     truth="simulated", truth_fits=truth_flex, chunk=chunk_flex)
     # E: binary classification, logit P(y = 1) = 0.5 + 1.5 x1 - x2, PD of the probability of y = 1.

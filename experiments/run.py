@@ -41,9 +41,10 @@ def missing_compact_files(ctx: C.Context, study: str) -> list[str]:
 
 
 def summarize(ctx: C.Context, study: str, *, always: bool) -> None:
-    """Write a study's compact files from its caches (``always``, or only when some are missing)."""
+    """Write a study's compact files from its caches (``always``, or when some are missing or out of date)."""
     module = _module(study)
-    if hasattr(module, "summarize") and (always or missing_compact_files(ctx, study)):
+    stale = getattr(module, "summaries_stale", lambda ctx: False)
+    if hasattr(module, "summarize") and (always or missing_compact_files(ctx, study) or stale(ctx)):
         print(f"[{time.strftime('%H:%M:%S')}] {study}: summarize", file=sys.stderr, flush=True)
         module.summarize(ctx)
 

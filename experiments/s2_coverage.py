@@ -490,6 +490,16 @@ EXAMPLE = "B_rf_n500"
 ARCHIVE = ("summary/*.nc",)
 
 
+def summaries_stale(ctx: C.Context) -> bool:
+    """Whether a cache (repetitions, truths) is newer than the oldest summary (a run went on since)."""
+    folder = ctx.study_dir(STUDY)
+    summaries = list((folder / "summary").glob("*.nc"))
+    caches = [p for pattern in ("*/chunk_*.nc", "*_truth.nc", "*_truth/fits_*.nc") for p in folder.glob(pattern)]
+    if not summaries or not caches:
+        return False
+    return max(p.stat().st_mtime for p in caches) > min(p.stat().st_mtime for p in summaries)
+
+
 def summarize(ctx: C.Context) -> None:
     """Write ``summary/<scenario>.nc``, ``summary/example.nc`` and ``summary/molnar_sensitivity.nc``."""
     cfg = config(STUDY, ctx.quick)
