@@ -38,9 +38,10 @@ def _coverage_scenarios(quick: bool) -> dict[str, dict]:
     reps_cheap, reps_flex, reps_logit = (6, 2, 4) if quick else (1000, 200, 400)
     # Repetitions per chunk (the run goes round-robin, one chunk of every scenario in turn): a flexible
     # learner's repetition costs ~230 refits (B + 2 x 15 Molnar refits), an OLS one a few seconds.
-    # One OLS repetition costs ~5 s of CPU (2 x 200 refits), a flexible one 1-2 min: chunks of 25 and 2 take
-    # ~2-3 min each, so every scenario gets repetitions early and a round takes about an hour on a busy machine.
-    chunk_ols, chunk_flex, chunk_logit = (3, 1, 2) if quick else (25, 2, 10)
+    # Measured at load ~6 (nice 10, one thread): an OLS repetition (2 x 200 refits) takes ~13 s wall, a flexible
+    # one 4-6 min, so chunks of 10 OLS repetitions and of one flexible repetition each take a few minutes and
+    # every scenario gets repetitions within the first round (about an hour on the shared machine).
+    chunk_ols, chunk_flex, chunk_logit = (3, 1, 2) if quick else (10, 1, 5)
     b_cheap, b_flex = (40, 20) if quick else (200, 200)
     truth_flex, truth_logit = (2, 4) if quick else (100, 400)
     both = ["resample", "original"]

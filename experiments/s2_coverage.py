@@ -785,6 +785,7 @@ def render(ctx: C.Context) -> None:
         # Repetitions achieved (a run stopped early renders what it has; the tables give R per row).
         **{f"CovReps{key}": str(achieved[name]["R"]) for name, key in _SCENARIO_KEYS.items() if name in sc},
         "CovRepsOLSRange": span([achieved[n]["R"] for n in least_squares]),
+        "CovRepsCDRange": span([achieved[n]["R"] for n in least_squares if sc[n]["label"] in "CD"]),
         "CovRepsFlexRange": span([achieved[n]["R"] for n in flexible]),
         "CovRepsPlannedOLS": str(sc["A_n1000"]["R"]), "CovRepsPlannedFlex": str(sc["B_rf_n500"]["R"]),
         "CovTruthFitsFlexPlanned": str(sc["B_rf_n500"]["truth_fits"]),
