@@ -789,6 +789,7 @@ def render(ctx: C.Context) -> None:
         "CovRepsFlexRange": span([achieved[n]["R"] for n in flexible]),
         "CovRepsPlannedOLS": str(sc["A_n1000"]["R"]), "CovRepsPlannedFlex": str(sc["B_rf_n500"]["R"]),
         "CovTruthFitsFlexPlanned": str(sc["B_rf_n500"]["truth_fits"]),
+        "CovRefitsPerRep": str(sc["B_rf_n500"]["B"] + len(cfg["molnar_fractions"]) * cfg["molnar_refits"]),
         "CovReps": str(min(r["R"] for r in records if r["label"] in "AC")),
         "CovRepsFlex": str(min(r["R"] for r in records if r["label"] == "B")),
         "CovRepsFlexMax": str(max(r["R"] for r in records if r["label"] == "B")),
