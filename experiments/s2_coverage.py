@@ -490,6 +490,15 @@ EXAMPLE = "B_rf_n500"
 ARCHIVE = ("summary/*.nc",)
 
 
+def _newer_caches(ctx: C.Context, name: str, summary: Path) -> bool:
+    """Whether the summary of scenario ``name`` is missing or older than one of its caches."""
+    if ctx.force or not summary.exists():
+        return True
+    folder = ctx.study_dir(STUDY)
+    caches = [*folder.glob(f"{name}/chunk_*.nc"), *folder.glob(f"{name}_truth.nc"), *folder.glob(f"{name}_truth/*.nc")]
+    return any(p.stat().st_mtime > summary.stat().st_mtime for p in caches)
+
+
 def summaries_stale(ctx: C.Context) -> bool:
     """Whether a cache (repetitions, truths) is newer than the oldest summary (a run went on since)."""
     folder = ctx.study_dir(STUDY)
@@ -505,6 +514,8 @@ def summarize(ctx: C.Context) -> None:
     cfg = config(STUDY, ctx.quick)
     folder = ctx.study_dir(STUDY) / "summary"
     for name in cfg["scenarios"]:
+        if not _newer_caches(ctx, name, folder / f"{name}.nc"):
+            continue  # its summary is up to date
         C.save_dataset(_summarize_scenario(ctx, cfg, name), folder / f"{name}.nc", compress=True)
     C.save_dataset(_summarize_example(ctx, cfg), folder / "example.nc", compress=True)
     C.save_dataset(_summarize_sensitivity(ctx, cfg), folder / "molnar_sensitivity.nc", compress=True)
