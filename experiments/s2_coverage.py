@@ -619,7 +619,14 @@ def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> dict:
     return worst
 
 
+#: Fewest repetitions with which |bias|/SE is shown (the SE is the SD of the estimate over repetitions).
+BIAS_MIN_REPS = 10
+
+
 def _table_width(ctx: C.Context, records: list[dict], cfg: dict) -> None:
+    def bias(rec, truth):
+        return rec[f"bias_over_se_{truth}"] if rec["R"] >= BIAS_MIN_REPS else float("nan")
+
     lines = [r"\begin{tabular}{@{}llr rrr rr rr r@{}}", r"\toprule",
              r" & & & \multicolumn{3}{c}{Mean width} & \multicolumn{2}{c}{$B = " + str(cfg["small_B"]) +
              r"$} & \multicolumn{2}{c}{$|\text{bias}|/\text{SE}$} & Truth \\",
@@ -644,8 +651,8 @@ def _table_width(ctx: C.Context, records: list[dict], cfg: dict) -> None:
             lines.append(" & ".join([
                 _setting(sc) if i == 0 else "", background, str(sc["n"]) if i == 0 else "",
                 C.fmt(perc["width"], 3), C.fmt(psim["width"], 3), C.fmt(supt["width"], 3), *small,
-                C.fmt(perc["bias_over_se_learner"]) if i == 0 else "",
-                C.fmt(perc["bias_over_se_dgp"]) if i == 0 else "", truth_cell if i == 0 else "",
+                C.fmt(bias(perc, "learner")) if i == 0 else "",
+                C.fmt(bias(perc, "dgp")) if i == 0 else "", truth_cell if i == 0 else "",
             ]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage_width.tex"), "\n".join(lines))
@@ -800,6 +807,7 @@ def render(ctx: C.Context) -> None:
         "CovRepsFlexRange": span([achieved[n]["R"] for n in flexible]),
         "CovRepsPlannedOLS": str(sc["A_n1000"]["R"]), "CovRepsPlannedFlex": str(sc["B_rf_n500"]["R"]),
         "CovTruthFitsFlexPlanned": str(sc["B_rf_n500"]["truth_fits"]),
+        "CovBiasMinReps": str(BIAS_MIN_REPS),
         "CovRefitsPerRep": str(sc["B_rf_n500"]["B"] + len(cfg["molnar_fractions"]) * cfg["molnar_refits"]),
         "CovReps": str(min(r["R"] for r in records if r["label"] in "AC")),
         "CovRepsFlex": str(min(r["R"] for r in records if r["label"] == "B")),
