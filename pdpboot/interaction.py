@@ -41,6 +41,7 @@ whose ``(j, k)`` interaction was removed.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -64,6 +65,7 @@ from ._validate import (
 )
 from .bands import confidence_bands
 from .engine.hstats import (
+    gaussian_process_fit,
     interaction_part,
     interaction_statistics,
     noise_scale,
@@ -339,6 +341,8 @@ class HStatisticTestResult:
     null_distribution: np.ndarray
     second_level: np.ndarray = field(default_factory=lambda: np.empty(0))
     scale: float = 1.0
+    null_model: str = "smooth"
+    noise_sd: float = float("nan")
 
 
 def _fit(estimator, X, y, weights, fit_params, rng, *, rows=None, only_if_unset=False):
@@ -368,6 +372,7 @@ class _TestPlan:
     weights: np.ndarray | None
     fit_params: dict
     calibration: str
+    null_model: str = "smooth"
 
 
 def _rms(residuals: np.ndarray, weights) -> float:
@@ -378,7 +383,7 @@ def _rms(residuals: np.ndarray, weights) -> float:
 
 
 def _surrogate(model, X, pair, weights, background) -> tuple[np.ndarray, np.ndarray]:
-    """Fitted values of a model and its additive-in-(j, k) surrogate ``f - I_jk`` at every row."""
+    """Fitted values of a model and its additive-in-(j, k) plug-in surrogate ``f - I_jk`` at every row."""
     predict = response_function(model, "predict")
     fitted = predict(X)[:, 0]
     return fitted, fitted - interaction_part(predict, X, pair, weights=weights, background=background,
@@ -404,7 +409,7 @@ def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed
 
 
 def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv, sample_weight,
-                     fit_params, calibration="none") -> _TestPlan:
+                     fit_params, calibration="none", null_model="smooth") -> _TestPlan:
     if is_fitted(estimator):
         raise ValueError(
             f"{type(estimator).__name__} is already fitted, but h_statistic_test refits clones itself; "
@@ -418,6 +423,11 @@ def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv
         raise ValueError(f"statistic={statistic!r} is not one of ['h2', 'h_unnormalized'].")
     if calibration not in ("scale", "none"):
         raise ValueError(f"calibration={calibration!r} is not one of ['scale', 'none'].")
+    if null_model not in ("smooth", "plugin"):
+        raise ValueError(f"null_model={null_model!r} is not one of ['smooth', 'plugin'].")
+    if calibration == "scale" and null_model != "plugin":
+        raise ValueError("calibration='scale' is defined for the plug-in null only; pass null_model='plugin' "
+                         "with it (or calibration='none').")
     n_resamples = check_n_resamples(n_resamples, minimum=1)
     n_max = check_positive_int(n_max, "n_max", 2)
     cv = check_positive_int(cv, "cv", 2)
@@ -431,7 +441,7 @@ def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv
     weights = check_sample_weight(sample_weight, X.shape[0])
     fit_params = check_fit_params(fit_params)
     return _TestPlan(estimator, X, y, pairs[0], n_resamples, n_max, statistic, cv, weights, fit_params,
-                     calibration)
+                     calibration, null_model)
 
 
 def h_statistic_test(
@@ -445,6 +455,7 @@ def h_statistic_test(
     statistic: str = "h2",
     cv: int = 5,
     calibration: str = "none",
+    null_model: str = "smooth",
     sample_weight=None,
     fit_params: Mapping | None = None,
     n_jobs: int | None = None,
@@ -598,21 +609,28 @@ def h_statistic_test(
     0.1
     """
     plan = _check_test_args(estimator, X, y, pair, n_resamples=n_resamples, n_max=n_max, statistic=statistic,
-                            cv=cv, sample_weight=sample_weight, fit_params=fit_params, calibration=calibration)
+                            cv=cv, sample_weight=sample_weight, fit_params=fit_params, calibration=calibration,
+                            null_model=null_model)
     X, y, w = plan.X, plan.y, plan.weights
     generator = np.random.default_rng(check_rng(rng))
     fit_seed, stat_seed, cv_seed, bg_seed = generator.spawn(4)
     null_seeds = generator.spawn(plan.n_resamples)
     model = _fit(plan.estimator, X, y, w, plan.fit_params, fit_seed, only_if_unset=True)
     observed = _statistic(model, X, plan.pair, plan.n_max, stat_seed, plan.statistic, w)
-    background, _ = subsample_rows(X.shape[0], 2000, bg_seed)
-    fitted, mean = _surrogate(model, X, plan.pair, w, background)
-    oof = _out_of_fold(plan, cv_seed)
-    resid = y - oof
-    centre = np.sum((np.ones_like(y) if w is None else w) * resid) / (y.size if w is None else w.sum())
-    resid = resid - centre
-    noise = resid * noise_scale(y - fitted, y - oof, w, n_folds=plan.cv) / max(np.sqrt(np.mean(resid**2)), 1e-300)
-    pairs = Parallel(n_jobs=n_jobs)(delayed(_null_replicate)(plan, mean, noise, background, _rms(y - fitted, w), s)
+    null_model = plan.null_model if plan.null_model == "plugin" or _numeric(X) else "plugin"
+    if null_model != plan.null_model:
+        warnings.warn("null_model='smooth' needs numeric features (the Gaussian-process reference fit); "
+                      "this test used the plug-in null (null_model='plugin').", UserWarning, stacklevel=2)
+    if null_model == "smooth":
+        mean, noise, noise_sd, background = _smooth_null(plan, bg_seed)
+    else:
+        background, _ = subsample_rows(X.shape[0], 2000, bg_seed)
+        fitted, mean = _surrogate(model, X, plan.pair, w, background)
+        oof = _out_of_fold(plan, cv_seed)
+        noise_sd = noise_scale(y - fitted, y - oof, w, n_folds=plan.cv)
+        noise = _rescaled(y - oof, w, noise_sd)
+    rms_observed = _rms(y - fitted, w) if plan.calibration == "scale" else np.nan
+    pairs = Parallel(n_jobs=n_jobs)(delayed(_null_replicate)(plan, mean, noise, background, rms_observed, s)
                                     for s in null_seeds)
     null, second = (np.array(v, dtype=float) for v in zip(*pairs))
     scale = 1.0
@@ -622,7 +640,36 @@ def h_statistic_test(
         second = np.empty(0)
     pvalue = (1 + np.sum(scale * null >= observed)) / (1 + plan.n_resamples)
     return HStatisticTestResult(statistic=observed, pvalue=float(pvalue), null_distribution=null,
-                                second_level=second, scale=scale)
+                                second_level=second, scale=scale, null_model=null_model, noise_sd=float(noise_sd))
+
+
+def _numeric(X) -> bool:
+    try:
+        return bool(np.all(np.isfinite(np.asarray(X, dtype=float))))
+    except (TypeError, ValueError):
+        return False
+
+
+def _rescaled(residuals: np.ndarray, weights, sd: float) -> np.ndarray:
+    """Residuals centred by their (weighted) mean and rescaled to root mean square ``sd``."""
+    w = np.ones_like(residuals) if weights is None else weights
+    centred = residuals - np.sum(w * residuals) / w.sum()
+    return centred * sd / max(np.sqrt(np.mean(centred**2)), 1e-300)
+
+
+#: rows the PD functions of the Gaussian-process surrogate average over, at most
+SMOOTH_BACKGROUND_ROWS = 500
+
+
+def _smooth_null(plan: _TestPlan, seed: np.random.Generator):
+    """Surrogate ``g - I_jk(g)`` of a Gaussian-process reference fit ``g``, and noise of its estimated SD."""
+    X, y, w = plan.X, plan.y, plan.weights
+    background_seed, gp_seed = seed.spawn(2)
+    background, _ = subsample_rows(X.shape[0], SMOOTH_BACKGROUND_ROWS, background_seed)
+    predict, noise_sd = gaussian_process_fit(X, y, gp_seed)
+    fitted = predict(X)[:, 0]
+    mean = fitted - interaction_part(predict, X, plan.pair, weights=w, background=background)
+    return mean, _rescaled(y - fitted, w, noise_sd), noise_sd, background
 
 
 def _out_of_fold(plan: _TestPlan, seed: np.random.Generator) -> np.ndarray:

@@ -428,7 +428,7 @@ def test_h_statistic_test_weights_and_fit_params_equal_hand_loop():
     w = rng.uniform(0.5, 2.0, size=80)
     offset = rng.normal(scale=0.1, size=80)
     out = h_statistic_test(_OffsetOLS(), X, y, (0, 1), n_resamples=5, n_max=50, cv=3, sample_weight=w,
-                           fit_params={"offset": offset}, calibration="scale", rng=23)
+                           fit_params={"offset": offset}, calibration="scale", null_model="plugin", rng=23)
 
     def wls(rows, target):  # the fit, by hand: weighted least squares on the rows, offset removed
         D = _design(X[rows])
@@ -482,7 +482,7 @@ def test_h_statistic_test_weights_and_fit_params_equal_hand_loop():
     assert out.scale == pytest.approx(scale, rel=1e-12)
     assert out.pvalue == pytest.approx((1 + np.sum(scale * np.array(null) >= out.statistic)) / 6)
     plain = h_statistic_test(_OffsetOLS(), X, y, (0, 1), n_resamples=5, n_max=50, cv=3, sample_weight=w,
-                             fit_params={"offset": offset}, rng=23)  # default: calibration="none"
+                             fit_params={"offset": offset}, null_model="plugin", rng=23)  # calibration="none"
     np.testing.assert_array_equal(plain.null_distribution, out.null_distribution)
     assert plain.scale == 1.0 and plain.second_level.size == 0
     assert plain.pvalue == pytest.approx((1 + np.sum(np.array(null) >= out.statistic)) / 6)
@@ -506,6 +506,10 @@ def test_h_statistic_test_validation():
         h_statistic_test(_interaction_ols(), X, y, "x1")
     with pytest.raises(ValueError, match="calibration"):
         h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), calibration="double")
+    with pytest.raises(ValueError, match="null_model"):
+        h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), null_model="gp")
+    with pytest.raises(ValueError, match="null_model='plugin'"):
+        h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), calibration="scale")
 
 
 def test_scale_calibration_is_neutral_for_ols():
@@ -513,7 +517,7 @@ def test_scale_calibration_is_neutral_for_ols():
     the second level (same draws) reproduces the first up to the main-effect denominators: scale near 1."""
     X, y = make_additive_uniform(200, noise=0.5, rng=31)
     out = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=60, calibration="scale",
-                           rng=32)
+                           null_model="plugin", rng=32)
     assert 0.9 < out.scale < 1.1
     ratios = out.second_level / out.null_distribution
     assert np.all((ratios > 0.7) & (ratios < 1.4))  # paired: each second-level value tracks its first-level one
