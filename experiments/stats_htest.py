@@ -43,6 +43,7 @@ import xarray as xr
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 
 from pdpboot.datasets import make_additive_uniform, make_goldstein, make_interaction
+from pdpboot.engine.hstats import gaussian_process_fit, interaction_part, interaction_statistics
 from pdpboot.interaction import h_statistic_test
 
 from . import _common as C
@@ -149,6 +150,60 @@ def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None 
                                       attrs={"K": cfg["reps"][learner]["K"], "n": cfg["n"], "null_model": null_model})
 
                 C.cached(folder / f"{PREFIX[null_model]}{learner}_{dgp}_{first:05d}.nc", ctx, run)
+
+
+#: truths of the decomposition diagnostic (audit null, boosting, refits without noise)
+DECOMPOSITION = ("truth", "plugin", "learner_main_true_rest", "true_main_learner_rest", "smooth")
+
+
+def _pd_points(predict, X: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Centred PD of ``columns`` at every row's own values, averaged over all rows (brute force)."""
+    n = X.shape[0]
+    block = pd.concat([X] * n, ignore_index=True)
+    for c in columns:
+        block[c] = np.repeat(X[c].to_numpy(), n)
+    values = predict(block).reshape(n, n).mean(axis=1)
+    return values - values.mean()
+
+
+def compute_decomposition(ctx: C.Context, n_sets: int = 20) -> None:
+    """Why the plug-in null is too easy for boosting: mean H2_12 of refits *without noise* on five truths.
+
+    Audit null (n rows): the true ``f``; the plug-in ``f0 = f - PD_12 + PD_1 + PD_2`` of the learner's fit; the
+    learner's main effects of x1, x2 plus the true ``1.5 x3 x4``; the true main effects plus the learner's part
+    ``f - PD_12``; the smooth (Gaussian-process) null mean of :func:`pdpboot.h_statistic_test`.
+    """
+    cfg = SETTINGS[ctx.mode]
+    n = 200 if not ctx.quick else cfg["n"]
+    n_sets = 2 if ctx.quick else n_sets
+
+    def run():
+        values = []
+        for seed in C.seed_sequence(cfg["seed"], "decomposition").spawn(n_sets):
+            data_seed, gp_seed, stat_seed = seed.spawn(3)
+            X, y = make_data("audit", n, np.random.default_rng(data_seed))
+            main = (2 * X["x1"] + np.sin(3 * X["x2"])).to_numpy()
+            rest = (1.5 * X["x3"] * X["x4"]).to_numpy()
+            fit = make_learner("gbm", ctx.quick).fit(X, y)
+            fitted = fit.predict(X)
+            pd12, pd1, pd2 = (_pd_points(fit.predict, X, cols) for cols in (["x1", "x2"], ["x1"], ["x2"]))
+            gp_predict, _ = gaussian_process_fit(X, y, np.random.default_rng(gp_seed))
+            smooth = gp_predict(X)[:, 0] - interaction_part(gp_predict, X, (0, 1))
+            truths = {"truth": main + rest, "plugin": fitted - pd12 + pd1 + pd2,
+                      "learner_main_true_rest": pd1 + pd2 + rest,
+                      "true_main_learner_rest": main + fitted - pd12, "smooth": smooth}
+            row = []
+            for name in DECOMPOSITION:
+                refit = make_learner("gbm", ctx.quick).fit(X, truths[name])
+                stats = interaction_statistics(lambda Z, m=refit: m.predict(Z)[:, None], X, pairs=[(0, 1)],
+                                               n_max=cfg["n_max"] if ctx.quick else 50,
+                                               rng=np.random.default_rng(stat_seed))
+                row.append(float(stats[(0, 1)]["h2"][0]))
+            values.append(row)
+        return xr.Dataset({"h2": (("rep", "truth"), np.array(values))}, coords={"truth": list(DECOMPOSITION)},
+                          attrs={"n": n})
+
+    C.cached(ctx.study_dir(STUDY) / "decomposition_00000.nc", ctx, run)
 
 
 def _settings(ctx: C.Context, overrides: dict | None) -> dict:
@@ -290,7 +345,19 @@ def render(ctx: C.Context) -> list[dict]:
                      + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "h_test_size_power.tex"), "\n".join(lines))
-    C.write_macros(ctx.out("generated", "htest.tex"), _macros(records),
+    macros = _macros(records)
+    path = ctx.study_dir(STUDY) / "decomposition_00000.nc"
+    names = {"truth": "Truth", "plugin": "Plugin", "learner_main_true_rest": "TrueRest",
+             "true_main_learner_rest": "TrueMain", "smooth": "Smooth"}
+    for name in DECOMPOSITION:
+        macros[f"HtestDiag{names[name]}"] = "--"
+    macros["HtestDiagR"] = "--"
+    if path.exists():
+        diag = C.load_dataset(path)
+        for name in DECOMPOSITION:
+            macros[f"HtestDiag{names[name]}"] = C.fmt(float(diag["h2"].sel(truth=name).mean()), 4)
+        macros["HtestDiagR"] = str(diag.sizes["rep"])
+    C.write_macros(ctx.out("generated", "htest.tex"), macros,
                    "stats_htest: size and power of h_statistic_test")
     return records
 
@@ -307,6 +374,8 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, help="override: rows per data set (reduced runs, own --results-dir)")
     parser.add_argument("--n-max", type=int, help="override: rows of each H statistic")
     parser.add_argument("--K", type=int, help="override: null refits per test")
+    parser.add_argument("--decomposition", action="store_true",
+                        help="also run the decomposition diagnostic (boosting, audit null, refits without noise)")
     parser.add_argument("--null-model", choices=list(PREFIX), default="smooth",
                         help="null model of h_statistic_test to run (default: smooth, the function's default)")
     args = parser.parse_args(argv)
@@ -316,6 +385,8 @@ def main(argv=None) -> int:
     with threadpool_limits(1):
         compute(ctx, args.learners, args.max_reps, args.dgps, args.chunk,
                 {"n": args.n, "n_max": args.n_max, "K": args.K}, args.null_model)
+        if args.decomposition:
+            compute_decomposition(ctx)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec))

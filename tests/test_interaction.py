@@ -494,6 +494,82 @@ def test_h_statistic_test_weights_and_fit_params_equal_hand_loop():
         h_statistic_test(_OffsetOLS(), X, y, (0, 1), fit_params=[1])
 
 
+def test_h_statistic_test_smooth_null_equals_hand_loop():
+    """The default (smooth) null by hand: scikit-learn's Gaussian process on standardised features, its
+    interaction part by explicit weighted PD sums, its residuals rescaled to its white-noise SD, then the refits."""
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    from pdpboot.engine.hstats import interaction_statistics
+
+    rng = np.random.default_rng(40)
+    n = 70
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = X[:, 0] + np.sin(2 * X[:, 1]) + X[:, 1] * X[:, 2] + rng.normal(scale=0.3, size=n)
+    w = rng.uniform(0.5, 2.0, size=n)
+    offset = rng.normal(scale=0.1, size=n)
+    out = h_statistic_test(_OffsetOLS(), X[:, :2], y, (0, 1), n_resamples=4, n_max=40, sample_weight=w,
+                           fit_params={"offset": offset}, rng=41)
+    assert out.null_model == "smooth" and out.second_level.size == 0 and out.scale == 1.0
+    X = X[:, :2]
+
+    generator = np.random.default_rng(41)
+    _, _, _, bg_seed = generator.spawn(4)
+    null_seeds = generator.spawn(4)
+    bg_seed.spawn(2)  # background rows and GP rows: all 70 rows here (n <= 500, n <= 1000)
+    centre, spread = X.mean(axis=0), X.std(axis=0)
+    kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(2), (1e-2, 1e3)) + WhiteKernel(0.1, (1e-6, 1e1))
+    gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=0).fit((X - centre) / spread, y)
+    g = lambda Z: gp.predict((Z - centre) / spread)  # noqa: E731
+    sd = np.sqrt(gp.kernel_.k2.noise_level) * np.std(y)
+    assert out.noise_sd == pytest.approx(sd, rel=1e-10)
+    wn = w / w.sum()
+    pd_jk, pd_j, pd_k = np.empty(n), np.empty(n), np.empty(n)
+    for row in range(n):  # PD_S at row's x_S, averaged over all rows with weights w
+        for target, cols in ((pd_jk, [0, 1]), (pd_j, [0]), (pd_k, [1])):
+            Z = X.copy()
+            Z[:, cols] = X[row, cols]
+            target[row] = wn @ g(Z)
+    parts = [v - wn @ v for v in (pd_jk, pd_j, pd_k)]
+    mean = g(X) - (parts[0] - parts[1] - parts[2])
+    resid = (y - g(X)) - wn @ (y - g(X))
+    noise = resid * sd / np.sqrt(np.mean(resid**2))
+
+    def wls(target):
+        D = _design(X)
+        sw = np.sqrt(w)
+        return np.linalg.lstsq(D * sw[:, None], (target - offset) * sw, rcond=None)[0]
+
+    null = []
+    for seed in null_seeds:
+        draw, _, stat = seed.spawn(3)
+        coef = wls(mean + noise[draw.integers(0, n, size=n)])
+        stats = interaction_statistics(lambda Z, c=coef: (_design(np.asarray(Z)) @ c)[:, None], X, pairs=[(0, 1)],
+                                       n_max=40, rng=stat, weights=w)
+        null.append(float(stats[(0, 1)]["h2"][0]))
+    np.testing.assert_allclose(out.null_distribution, null, rtol=0, atol=1e-10)
+    assert out.pvalue == pytest.approx((1 + np.sum(np.array(null) >= out.statistic)) / 5)
+
+
+def test_h_statistic_test_smooth_null_needs_numeric_features():
+    import pandas as pd
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(42)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.choice(["u", "v"], size=60)})
+    y = X["a"].to_numpy() + (X["b"] == "u") + rng.normal(scale=0.3, size=60)
+    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["b"]), remainder="passthrough"),
+                          LinearRegression())
+    with pytest.warns(UserWarning, match="plug-in null"):
+        out = h_statistic_test(model, X, y, ("a", "b"), n_resamples=3, n_max=30, cv=3, rng=0)
+    assert out.null_model == "plugin"
+    plain = h_statistic_test(model, X, y, ("a", "b"), n_resamples=3, n_max=30, cv=3, null_model="plugin", rng=0)
+    np.testing.assert_array_equal(out.null_distribution, plain.null_distribution)
+
+
 def test_h_statistic_test_validation():
     X, y = make_interaction(50, rng=14)
     with pytest.raises(ValueError, match="already fitted"):
