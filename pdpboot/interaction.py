@@ -334,6 +334,11 @@ class HStatisticTestResult:
     scale : float
         The calibration factor ``mean(null_distribution) / mean(second_level)``
         (1.0 with ``calibration="none"``).
+    null_model : str
+        The null model used: ``"smooth"`` or ``"plugin"`` (also when the
+        smooth null was asked for but the features were not numeric).
+    noise_sd : float
+        SD of the noise added to the null data.
     """
 
     statistic: float

@@ -30,6 +30,7 @@ numerator): a percentile interval that stays away from 0 is *not* a test of
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -406,7 +407,16 @@ def gaussian_process_fit(X, y, rng: np.random.Generator, *, max_rows: int = GP_M
         ``predict(X_block) -> ndarray (rows, 1)``.
     noise_sd : float
         The noise SD the White kernel estimated, in units of ``y``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(80, 2)); y = np.sin(2 * X[:, 0]) + rng.normal(scale=0.2, size=80)
+    >>> predict, noise_sd = gaussian_process_fit(X, y, rng)
+    >>> predict(X).shape, bool(0.1 < noise_sd < 0.3)
+    ((80, 1), True)
     """
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
@@ -418,7 +428,9 @@ def gaussian_process_fit(X, y, rng: np.random.Generator, *, max_rows: int = GP_M
     kernel = (ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(Z.shape[1]), (1e-2, 1e3))
               + WhiteKernel(0.1, (1e-6, 1e1)))
     gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=0)
-    gp.fit((Z[rows] - centre) / spread, y[rows])
+    with warnings.catch_warnings():  # a length scale at its bound (an irrelevant feature) is fine here
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gp.fit((Z[rows] - centre) / spread, y[rows])
     noise_sd = float(np.sqrt(gp.kernel_.k2.noise_level) * np.std(y[rows]))
 
     def predict(block):
