@@ -599,8 +599,17 @@ def h_statistic_test(
     for moderate ``n_rows``.
 
     Size and power (``experiments/stats_htest.py``; n = 200, K = 19, ``H2`` on
-    50 rows, rejection at the 5 % level, smooth / plug-in null on the same
-    data sets): HTEST_NUMBERS
+    50 rows, rejection at the 5 % level, MC SE in brackets; the plug-in
+    null on the first R' of the same data sets): on the audit null, gradient
+    boosting 0.040 (0.014, R = 200; plug-in 0.10, R' = 60), random forest
+    0.060 (0.017, R = 200; plug-in 0.10, R' = 30), OLS with a product term
+    0.065 (0.017, R = 200; plug-in 0.04, R' = 100); on the additive null
+    ``x1 - x2 + eps``, boosting 0.050 (0.022, R = 100), forest 0.030 (0.017,
+    R = 100), OLS 0.025 (0.011, R = 200; plug-in 0.00, R' = 100).  Mean
+    p-values 0.50-0.57, Kolmogorov-Smirnov distances from the discrete uniform
+    law at most 0.09.  Power (R = 20): Goldstein's ``(x2, x3)`` 1.00 for
+    boosting and forest; ``x1 + x2 + 0.2 x1 x2 + eps`` 0.65 (OLS), 0.35
+    (boosting).
 
     Examples
     --------
