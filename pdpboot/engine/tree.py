@@ -14,14 +14,16 @@ the unique leaf with ``x_C`` in its C-box and ``z`` in its S-box, so
     w_L      = sum_i w_i 1[x_C^(i) in box_C(L)] / sum_i w_i.
 
 Walks.  With numba installed (``pip install pdpboot[fast]``; :func:`kernel_available`)
-numeric features of interest with NaN-free grids use the compiled walk
-(:mod:`._tree_kernel`): tree by tree, the set of background rows meeting the
-complement splits travels as a segment of one index array (partitioned in place at
-complement splits, handed to every child whose grid interval is not empty at splits on
-the features of interest), so the work is the number of (row, node) incidences of the
-pruned trees - linear in the rows - and each leaf adds its value times the summed row
+every feature set uses the compiled walk (:mod:`._tree_kernel`) - numeric features
+with an interval per node and grid axis, categorical (HGB native) and one-hot
+(Pipeline) features and grids holding NaN with a bit mask over at most 62 grid
+points: tree by tree, the set of background rows meeting the complement splits
+travels as a segment of one index array (partitioned in place at complement splits,
+handed to every child whose grid box is not empty at splits on the features of
+interest), so the work is the number of (row, node) incidences of the pruned trees -
+linear in the rows - and each leaf adds its value times the summed row
 weights (or, for ICE, its value per row) at its grid box corners.  Otherwise (numba
-missing, categorical or one-hot features of interest, grids with NaN) the NumPy walks
+missing, a categorical / one-hot / NaN grid of more than 62 points) the NumPy walks
 below are used, and ``method="auto"`` compares whichever walk applies with brute force
 through :class:`TreePlan`'s cost estimates.
 
@@ -83,6 +85,7 @@ from ._tree_walk import (
     _decode,
     _finish_external,
     _grid_boxes,
+    _grid_goes_left,
     _levels,
     _members,
     _popcount,
@@ -324,9 +327,9 @@ def per_tree_partial_dependence(
     X : array-like of shape (n_rows, n_features)
         Background rows.
     feature_idx : tuple of int
-        One or two numeric column positions.
+        One or two column positions.
     grid_values : list of 1-D arrays
-        One NaN-free numeric grid per feature.
+        One grid per feature (categorical features and grids with NaN: at most 62 points).
     response_method : {"predict", "predict_proba"}
         Resolved response (regressors: ``"predict"``, classifiers: ``"predict_proba"``).
     weights : array-like of shape (n_rows,), optional
@@ -350,8 +353,8 @@ def per_tree_partial_dependence(
     Raises
     ------
     ValueError
-        Not a supported forest / response, numba missing, categorical or NaN grids,
-        bad ``oob`` or ``weights``.
+        Not a supported forest / response, numba missing, a categorical or NaN grid
+        of more than 62 points, bad ``oob`` or ``weights``.
 
     See Also
     --------
@@ -381,7 +384,8 @@ def per_tree_partial_dependence(
     prepared = PreparedTrees(forest, X, response_method)
     plan = prepared.plan(feature_idx, grid_values)
     if plan.walk != "kernel":
-        raise ValueError("per_tree_partial_dependence needs numeric features of interest and NaN-free grids.")
+        raise ValueError("per_tree_partial_dependence handles categorical grids and grids with NaN of at most "
+                         f"{_MASK_MAX} points.")
     model, table, xt = prepared.model, plan.boxes, prepared.xt
     n_rows, n_trees = xt.shape[1], len(model.roots)
     w = _check_weights(weights, n_rows)
@@ -510,7 +514,7 @@ class PreparedTrees:
             if self._depth is None:
                 self._depth = _expected_depth(model)
                 self._kernel_base = _kernel_base(model)
-            table = _kernel_table(self._kernel_base, s_cols, grids)
+            table = _kernel_table(model, self._kernel_base, s_cols, grids)
             tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
             ice_cost = len(self.xa) * table.size * model.value.shape[1] * _COST["ice_cell"]
             return TreePlan(tuple(feature_idx), list(s_cols), table, "kernel", tree_cost, brute_cost, ice_cost)
@@ -606,14 +610,20 @@ class _KernelTable:
     """One feature set for the compiled walk (:mod:`._tree_kernel`).
 
     ``nodes`` (n_nodes, 4) int32 and ``thr``: the model's node table (shared by all
-    feature sets); ``cols`` the model columns of interest (-10 pads a 1-D set);
-    ``grids`` their sorted grids as float64 (an empty second grid for 1-D); ``shape`` and
-    ``order`` (the sorting permutation of each grid) as in :class:`._tree_walk._Boxes`.
+    feature sets); ``axis_of`` (model columns,) the grid axis of each model column (-1:
+    complement); ``mask_axes`` (2,) 1 for a *mask axis* (a categorical or one-hot
+    feature, or a grid with NaN: boxes are bit masks over the grid in the caller's
+    order), ``left_mask`` (n_nodes,) the grid points each split on a mask axis sends
+    left; ``grids`` the sorted grids of interval axes as float64 (a mask axis: zeros of
+    the grid's length; an empty second grid for 1-D); ``shape`` and ``order`` (the
+    sorting permutation of each grid) as in :class:`._tree_walk._Boxes`.
     """
 
     nodes: np.ndarray
     thr: np.ndarray
-    cols: tuple[int, int]
+    axis_of: np.ndarray
+    mask_axes: np.ndarray
+    left_mask: np.ndarray
     grids: tuple[np.ndarray, np.ndarray]
     shape: tuple[int, ...]
     order: list[np.ndarray]
@@ -622,17 +632,44 @@ class _KernelTable:
     def size(self) -> int:
         return int(np.prod(self.shape))
 
+    @property
+    def args(self) -> tuple:
+        """The walk's feature-set arguments (``axis_of`` ... ``grid1``)."""
+        return (self.axis_of, self.mask_axes, self.left_mask) + self.grids
+
+
+_MASK_MAX = 62  # grid points of a mask axis (bits of one int64)
+
+
+def _is_mask_axis(model: _Model, col, g) -> bool:
+    """Categorical or one-hot feature of interest, or a numeric grid with NaN."""
+    if np.ndim(col) or model.categorical[col]:
+        return True
+    return bool(np.isnan(np.asarray(g, dtype=np.float64)).any())
+
 
 def _kernel_handles(model: _Model, s_cols: list, grids: list) -> bool:
-    """Compiled walk available, and every feature of interest one numeric column with a NaN-free grid."""
+    """Compiled walk available, and every mask axis (categorical / one-hot / NaN grid) at most 62 points."""
     if _kernel() is None:
         return False
     for col, g in zip(s_cols, grids):
-        if np.ndim(col) or model.categorical[col] or np.ndim(g) != 1:
+        if (np.ndim(g) != 1 and not np.ndim(col)) or len(g) == 0:
             return False
-        if np.isnan(np.asarray(g, dtype=np.float64)).any():
+        if _is_mask_axis(model, col, g) and len(g) > _MASK_MAX:
             return False
     return True
+
+
+def _mask_goes_left(model: _Model, col, g, nodes: np.ndarray) -> np.ndarray:
+    """(len(nodes), len(g)) bool: the grid points each split node (on the axis' columns) sends left."""
+    if not np.ndim(col):
+        return _grid_goes_left(model, nodes, np.asarray(g, dtype=np.float64), bool(model.categorical[col]))
+    pos = {int(c): k for k, c in enumerate(col)}
+    which = np.array([pos[c] for c in model.feature[nodes].tolist()], dtype=np.intp)
+    vals = np.asarray(g, dtype=np.float64)[:, which].T  # (nodes, n_grid)
+    with np.errstate(invalid="ignore"):
+        le = vals <= model.threshold[nodes][:, None]
+    return le | (np.isnan(vals) & model.missing_left[nodes][:, None])
 
 
 def _kernel_base(model: _Model) -> tuple[np.ndarray, np.ndarray]:
@@ -649,12 +686,29 @@ def _kernel_base(model: _Model) -> tuple[np.ndarray, np.ndarray]:
     return nodes, np.ascontiguousarray(model.threshold, dtype=np.float64)
 
 
-def _kernel_table(base, s_cols: list, grids: list) -> _KernelTable:
-    orders = [np.argsort(g, kind="stable") for g in grids]
-    values = [np.ascontiguousarray(np.asarray(g, dtype=np.float64)[o]) for g, o in zip(grids, orders)]
-    cols = [int(c) for c in s_cols] + [-10]
+def _kernel_table(model: _Model, base, s_cols: list, grids: list) -> _KernelTable:
+    nodes = base[0]
+    cols = [tuple(int(c) for c in np.atleast_1d(col)) for col in s_cols]
+    n_cols = max([int(nodes[:, 0].max(initial=-1)) + 1] + [max(c) + 1 for c in cols])
+    axis_of = np.full(n_cols, -1, dtype=np.int64)
+    mask_axes = np.zeros(2, dtype=np.int64)
+    left_mask = np.zeros(len(nodes), dtype=np.int64)
+    values, orders = [], []
+    for d, (col, g) in enumerate(zip(s_cols, grids)):
+        axis_of[list(cols[d])] = d
+        if _is_mask_axis(model, col, g):
+            mask_axes[d] = 1
+            on = np.flatnonzero(np.isin(model.feature, cols[d]))
+            bits = np.left_shift(np.int64(1), np.arange(len(g), dtype=np.int64))
+            left_mask[on] = _mask_goes_left(model, col, g, on).astype(np.int64) @ bits
+            values.append(np.zeros(len(g)))
+            orders.append(np.arange(len(g)))
+        else:
+            order = np.argsort(g, kind="stable")
+            values.append(np.ascontiguousarray(np.asarray(g, dtype=np.float64)[order]))
+            orders.append(order)
     values.append(np.zeros(0))
-    return _KernelTable(base[0], base[1], (cols[0], cols[1]), (values[0], values[1]),
+    return _KernelTable(nodes, base[1], axis_of, mask_axes, left_mask, (values[0], values[1]),
                         tuple(len(g) for g in grids), orders)
 
 
@@ -675,8 +729,7 @@ def _kernel_costs(model: _Model, table: _KernelTable, n_rows: int, depth: float)
     pick = np.unique(np.linspace(0, len(roots) - 1, min(len(roots), _KERNEL_SAMPLE_TREES)).round().astype(int))
     cover = model.cover if model.cover is not None else np.ones(len(model.feature))
     visits, nodes = kern.plan_stats(table.nodes, table.thr, np.ascontiguousarray(cover, dtype=np.float64),
-                                    np.ascontiguousarray(roots[pick], dtype=np.int64), *table.cols, *table.grids,
-                                    float(n_rows))
+                                    np.ascontiguousarray(roots[pick], dtype=np.int64), *table.args, float(n_rows))
     scale = len(roots) / len(pick)
     tree = n_rows * visits * scale * _COST["kernel_visit"] + nodes * scale * _COST["kernel_node"]
     tree += len(model.feature) * _COST["kernel_table"]
@@ -694,7 +747,7 @@ def _kernel_walk(model: _Model, table: _KernelTable, xt, rows, w, acc, ice, oob=
         oob, ice_oob = np.zeros((0, 0), dtype=np.bool_), np.zeros((0, 0, 0))
     c = np.ascontiguousarray
     kern.walk(table.nodes, table.thr, c(model.cat_left, dtype=np.bool_), c(value, dtype=np.float64),
-              c(model.roots, dtype=np.int64), c(slot, dtype=np.int64), *table.cols, *table.grids,
+              c(model.roots, dtype=np.int64), c(slot, dtype=np.int64), *table.args,
               c(xt, dtype=np.float64),
               c(rows, dtype=np.int64), c(w, dtype=np.float64), acc, ice, c(oob, dtype=np.bool_), ice_oob)
 
