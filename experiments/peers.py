@@ -121,8 +121,12 @@ def _sci(value: float) -> str:
 def _cell(row: dict, key: str, peer: str | None, versions: dict) -> str:
     if peer is not None and versions.get(peer) is None:
         return "n.i."
-    ratio = _ratio(row, key)
-    return "--" if np.isnan(ratio) else C.fmt(ratio, 1)
+    return _fmt_ratio(_ratio(row, key))
+
+
+def _fmt_ratio(ratio: float) -> str:
+    """One decimal; none from 100 on (thousands separated)."""
+    return "--" if np.isnan(ratio) else f"{ratio:,.0f}".replace(",", "{,}") if ratio >= 100 else C.fmt(ratio, 1)
 
 
 def records(ctx: C.Context) -> dict:
@@ -149,7 +153,7 @@ def render(ctx: C.Context) -> dict:
         (versions.get(COLUMNS[c][1]) or "not installed") if COLUMNS[c][1] else rec["libraries"].get("pdpboot", "")
         for c in cols) + r" & \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
-    C.write_table(ctx.out("tables", "peers.tex"), "\n".join(lines).replace(",", "{,}"))
+    C.write_table(ctx.out("tables", "peers.tex"), "\n".join(lines).replace(",", "{,}").replace("{{,}}", "{,}"))
     C.write_macros(ctx.out("generated", "peers.tex"), macros(rec),
                    "experiments/peers.py: PD speed of pdpboot and its peers (CPU-time ratios, medians)")
     return rec
@@ -166,19 +170,21 @@ def macros(rec: dict) -> dict:
            "PeersLoadMin": C.fmt(min(loads), 1), "PeersLoadMax": C.fmt(max(loads), 1),
            "PeersCores": str(rec["cpu_count"]), "PeersMaxErr": _sci(max(r["err"] for r in rows)) if rows else "--",
            "PeersDate": rec["date"]}
+    double = [r["err"] for r in rows if not r["model"].startswith("XGBoost")]  # XGBoost sums in float32
+    out["PeersMaxErrDouble"] = _sci(max(double)) if double else "--"
     for key, short in MACRO_PEERS.items():
         peer = COLUMNS[key][1]
         if peer is not None:
             out[f"Peers{short}Version"] = rec["peers"].get(peer) or "not installed"
         ratios = [_ratio(r, key) for r in rows if "x" not in r["grid"]]
         ratios = [x for x in ratios if not np.isnan(x)]
-        out[f"Peers{short}Min"] = C.fmt(min(ratios), 1) if ratios else "--"
-        out[f"Peers{short}Max"] = C.fmt(max(ratios), 1) if ratios else "--"
+        out[f"Peers{short}Min"] = _fmt_ratio(min(ratios)) if ratios else "--"
+        out[f"Peers{short}Max"] = _fmt_ratio(max(ratios)) if ratios else "--"
         for r in rows:
             if r["n"] not in size:
                 continue
             shape = "TwoD" if "x" in r["grid"] else ""
-            out[f"Peers{_model_key(r['model'])}{shape}{size[r['n']]}{short}"] = C.fmt(_ratio(r, key), 1)
+            out[f"Peers{_model_key(r['model'])}{shape}{size[r['n']]}{short}"] = _fmt_ratio(_ratio(r, key))
     for r in rows:
         if r["n"] in size:
             shape = "TwoD" if "x" in r["grid"] else ""
