@@ -318,3 +318,25 @@ def test_auto_prefers_brute_when_grid_is_tiny(monkeypatch):
     monkeypatch.setitem(tree_mod._COST, "kernel_visit", 1.0)
     plan = PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
     assert not plan.prefers_tree()
+
+
+@needs_kernel
+def test_kernel_row_blocks(monkeypatch):
+    """Rows walked in several blocks (cache-sized at large n): same PD, ICE, weights and per-tree PDs."""
+    monkeypatch.setattr(tree_mod, "_KERNEL_ROW_BLOCK", 64)
+    X, y = _data(n=300, seed=4)
+    est = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
+    w = np.random.default_rng(5).integers(0, 3, len(X)).astype(float)
+    for idx in [(0,), (0, 1)]:
+        grids = [_grid(est, X, j, n=4) for j in idx]
+        check_kernel_exact(est, X, idx, grids, "predict", weights=w)
+    g = [_grid(est, X, 0, n=4)]
+    oob = np.random.default_rng(6).random((4, len(X))) < 0.4
+    tree_pd, ice, oob_ice = per_tree_partial_dependence(est, X, (0,), g, response_method="predict",
+                                                        individual=True, oob=oob)
+    for b, tree in enumerate(est.estimators_):
+        ref = brute_ice(tree, X, (0,), g, "predict")
+        np.testing.assert_allclose(tree_pd[b], ref.mean(axis=0), rtol=0, atol=TOL)
+    refs = np.stack([brute_ice(tree, X, (0,), g, "predict") for tree in est.estimators_])
+    np.testing.assert_allclose(ice, refs.mean(axis=0), rtol=0, atol=TOL)
+    np.testing.assert_allclose(oob_ice, np.einsum("bi,bi...->i...", oob, refs), rtol=0, atol=TOL)
