@@ -163,7 +163,7 @@ def macros(rec: dict) -> dict:
     """The numbers the text quotes (ratios peer / pdpboot auto; letters-only names)."""
     rows = rec["rows"]
     ns = sorted({r["n"] for r in rows})
-    size = {ns[0]: "Small", ns[-1]: "Large"} if ns else {}
+    labels = {n: [lab for lab, m in (("Small", ns[0]), ("Large", ns[-1])) if m == n] for n in ns}  # one n: both
     loads = [x for r in rows for x in r["load"]] + [rec["load_start"], rec["load_end"]]
     out = {"PeersRepeats": str(rec["repeats"]), "PeersSmallN": f"{ns[0]:,}".replace(",", "{,}") if ns else "--",
            "PeersLargeN": f"{ns[-1]:,}".replace(",", "{,}") if ns else "--",
@@ -181,14 +181,16 @@ def macros(rec: dict) -> dict:
         out[f"Peers{short}Min"] = _fmt_ratio(min(ratios)) if ratios else "--"
         out[f"Peers{short}Max"] = _fmt_ratio(max(ratios)) if ratios else "--"
         for r in rows:
-            if r["n"] not in size:
-                continue
             shape = "TwoD" if "x" in r["grid"] else ""
-            out[f"Peers{_model_key(r['model'])}{shape}{size[r['n']]}{short}"] = _fmt_ratio(_ratio(r, key))
+            for label in labels.get(r["n"], []):
+                out[f"Peers{_model_key(r['model'])}{shape}{label}{short}"] = _fmt_ratio(_ratio(r, key))
     for r in rows:
-        if r["n"] in size:
-            shape = "TwoD" if "x" in r["grid"] else ""
-            out[f"Peers{_model_key(r['model'])}{shape}{size[r['n']]}Seconds"] = C.fmt(r["times"]["pdpboot auto"], 3)
+        shape = "TwoD" if "x" in r["grid"] else ""
+        for label in labels.get(r["n"], []):
+            out[f"Peers{_model_key(r['model'])}{shape}{label}Seconds"] = C.fmt(r["times"]["pdpboot auto"], 3)
+    for label in ("Small", "Large"):  # the text quotes the forest's surface: "--" when a run has none (quick mode)
+        for short in [*MACRO_PEERS.values(), "Seconds"]:
+            out.setdefault(f"PeersRFTwoD{label}{short}", "--")
     return out
 
 
