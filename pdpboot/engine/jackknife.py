@@ -101,15 +101,15 @@ __all__ = [
     "supt_critical_value",
 ]
 
-_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+FOREST_TYPES = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
 
 
 def check_forest(forest) -> None:
     """Raise unless ``forest`` is a bagged scikit-learn forest whose in-bag counts can be recovered."""
     name = type(forest).__name__
-    if not isinstance(forest, _FORESTS):
+    if not isinstance(forest, FOREST_TYPES):
         raise TypeError(
-            f"forest must be a scikit-learn {', '.join(f.__name__ for f in _FORESTS)}; got {name}. "
+            f"forest must be a scikit-learn {', '.join(f.__name__ for f in FOREST_TYPES)}; got {name}. "
             "The infinitesimal jackknife "
             "needs a bagged forest whose bootstrap samples can be recovered; for other models use "
             "pdpboot.bootstrap_partial_dependence."
