@@ -64,7 +64,7 @@ def _parts(model):
 
 def _check_model(model) -> None:
     pre, forest = _parts(model)
-    if pre is not None and not isinstance(forest, jk.FORESTS):
+    if pre is not None and not isinstance(forest, jk.FOREST_TYPES):
         raise TypeError(f"The last step of this Pipeline is a {type(forest).__name__}; the infinitesimal jackknife "
                         "needs a Pipeline ending in a scikit-learn random forest or extra-trees model. For other "
                         "models use pdpboot.bootstrap_partial_dependence.")

@@ -88,7 +88,7 @@ from sklearn.ensemble import (
 from .tree import kernel_available, per_tree_partial_dependence
 
 __all__ = [
-    "FORESTS",
+    "FOREST_TYPES",
     "TreeEvaluation",
     "bootstrap_draws",
     "check_forest",
@@ -103,15 +103,15 @@ __all__ = [
 ]
 
 #: The forests whose in-bag counts can be recovered.
-FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+FOREST_TYPES = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
 
 
 def check_forest(forest) -> None:
     """Raise unless ``forest`` is a bagged scikit-learn forest whose in-bag counts can be recovered."""
     name = type(forest).__name__
-    if not isinstance(forest, FORESTS):
+    if not isinstance(forest, FOREST_TYPES):
         raise TypeError(
-            f"forest must be a scikit-learn {', '.join(f.__name__ for f in FORESTS)}; got {name}. "
+            f"forest must be a scikit-learn {', '.join(f.__name__ for f in FOREST_TYPES)}; got {name}. "
             "The infinitesimal jackknife "
             "needs a bagged forest whose bootstrap samples can be recovered; for other models use "
             "pdpboot.bootstrap_partial_dependence."

@@ -32,10 +32,10 @@ def check_estimator(estimator) -> None:
     """
     from sklearn.pipeline import Pipeline
 
-    from ..engine.jackknife import FORESTS
+    from ..engine.jackknife import FOREST_TYPES
 
     final = estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
-    if not isinstance(final, FORESTS):
+    if not isinstance(final, FOREST_TYPES):
         raise InputError(
             f"--uncertainty ij needs a random forest or extra-trees model, but this run's model is "
             f"{type(final).__name__}. Use --uncertainty bootstrap.")
