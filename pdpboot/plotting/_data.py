@@ -13,7 +13,7 @@ from ..schema import get_node
 BandChoice = bool | Literal["auto", "pointwise", "simultaneous"]
 
 
-def _as_names(features: Any) -> list[str]:
+def as_names(features: Any) -> list[str]:
     if isinstance(features, np.ndarray):
         features = features.tolist()
     if isinstance(features, str) or not isinstance(features, Sequence):
@@ -21,12 +21,12 @@ def _as_names(features: Any) -> list[str]:
     return [str(f) for f in features]
 
 
-def _lookup(result: Any, features: Any) -> tuple[xr.Dataset, dict, xr.DataTree | None]:
+def lookup(result: Any, features: Any) -> tuple[xr.Dataset, dict, xr.DataTree | None]:
     """The node dataset of ``features``, its attrs merged over the root's, and the root (or None)."""
-    wanted = _as_names(features)
+    wanted = as_names(features)
     if isinstance(result, xr.DataTree):
         if "features" in result.attrs:
-            have = _as_names(result.attrs["features"])
+            have = as_names(result.attrs["features"])
             if have != wanted:
                 raise ValueError(
                     f"This node holds features {tuple(have)}, not {tuple(wanted)}; pass the whole result "
@@ -40,9 +40,9 @@ def _lookup(result: Any, features: Any) -> tuple[xr.Dataset, dict, xr.DataTree |
         return node.to_dataset(), attrs, (root if root is not node else None)
     if isinstance(result, xr.Dataset):
         attrs = dict(result.attrs)
-        if "features" in attrs and _as_names(attrs["features"]) != wanted:
+        if "features" in attrs and as_names(attrs["features"]) != wanted:
             raise ValueError(
-                f"This Dataset holds features {tuple(_as_names(attrs['features']))}, not {tuple(wanted)}."
+                f"This Dataset holds features {tuple(as_names(attrs['features']))}, not {tuple(wanted)}."
             )
         missing = [f for f in wanted if f not in result.dims]
         if missing:
@@ -57,7 +57,7 @@ def _lookup(result: Any, features: Any) -> tuple[xr.Dataset, dict, xr.DataTree |
     )
 
 
-def _is_categorical(ds: xr.Dataset, attrs: Mapping, feature: str, position: int) -> bool:
+def is_categorical(ds: xr.Dataset, attrs: Mapping, feature: str, position: int) -> bool:
     flags = attrs.get("categorical")
     if flags is not None:
         flags = np.atleast_1d(np.asarray(flags))
@@ -66,7 +66,7 @@ def _is_categorical(ds: xr.Dataset, attrs: Mapping, feature: str, position: int)
     return not np.issubdtype(ds[feature].dtype, np.number)
 
 
-def _deciles(attrs: Mapping, position: int) -> np.ndarray:
+def deciles(attrs: Mapping, position: int) -> np.ndarray:
     values = attrs.get("deciles")
     if values is None:
         return np.empty(0)
@@ -75,12 +75,12 @@ def _deciles(attrs: Mapping, position: int) -> np.ndarray:
     return chunk[np.isfinite(chunk)]
 
 
-def _is_classification(attrs: Mapping) -> bool:
+def is_classification(attrs: Mapping) -> bool:
     response = attrs.get("response")
     return attrs.get("task") == "classification" or response in ("predict_proba", "decision_function")
 
 
-def _select_output(ds: xr.Dataset, attrs: Mapping, output: Hashable | None) -> tuple[xr.Dataset, Any, int]:
+def select_output(ds: xr.Dataset, attrs: Mapping, output: Hashable | None) -> tuple[xr.Dataset, Any, int]:
     """Drop the ``output`` dim by selecting one label; returns (dataset, label, number of outputs)."""
     if "output" not in ds.dims:
         return ds, None, 1
@@ -88,7 +88,7 @@ def _select_output(ds: xr.Dataset, attrs: Mapping, output: Hashable | None) -> t
     if output is None:
         if len(labels) == 1:
             index = 0
-        elif len(labels) == 2 and _is_classification(attrs):
+        elif len(labels) == 2 and is_classification(attrs):
             index = 1  # the positive class of a binary classifier
         else:
             raise ValueError(
@@ -103,7 +103,7 @@ def _select_output(ds: xr.Dataset, attrs: Mapping, output: Hashable | None) -> t
     return ds.isel(output=index), labels[index], len(labels)
 
 
-def _response_label(attrs: Mapping, label: Any, n_outputs: int) -> str:
+def response_label(attrs: Mapping, label: Any, n_outputs: int) -> str:
     response = attrs.get("response")
     if response == "decision_function":
         return f"Decision function (class = {label})" if label is not None else "Decision function"
@@ -117,14 +117,14 @@ def _response_label(attrs: Mapping, label: Any, n_outputs: int) -> str:
     return "Partial dependence"
 
 
-def _values(da: xr.DataArray, dims: Sequence[str], what: str) -> np.ndarray:
+def array_of(da: xr.DataArray, dims: Sequence[str], what: str) -> np.ndarray:
     extra = set(da.dims) - set(dims)
     if extra:
         raise ValueError(f"{what} has unexpected dimensions {sorted(map(str, extra))} besides {list(dims)}.")
     return np.asarray(da.transpose(*dims).values, dtype=float)
 
 
-def _bounds(band: xr.DataArray, dims: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def band_bounds(band: xr.DataArray, dims: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     band = band.transpose("ci_bound", *dims)
     return (np.asarray(band.sel(ci_bound="lower").values, dtype=float),
             np.asarray(band.sel(ci_bound="upper").values, dtype=float))
@@ -145,7 +145,7 @@ def _band_label(band: xr.DataArray, attrs: Mapping, n_resamples: int | None, *, 
     return text
 
 
-def _find_bands(ds: xr.Dataset, attrs: Mapping, var: str, band: BandChoice,
+def find_bands(ds: xr.Dataset, attrs: Mapping, var: str, band: BandChoice,
                 noun: str = "band") -> list[tuple[xr.DataArray, bool, str]]:
     """Bands of ``var`` to draw: list of (band, is_simultaneous, legend label), pointwise first."""
     if band is False or band is None:
@@ -180,3 +180,8 @@ def _find_bands(ds: xr.Dataset, attrs: Mapping, var: str, band: BandChoice,
             out.append((found[sim], sim, _band_label(found[sim], attrs, n_res, simultaneous=sim, short=short,
                                                         noun=noun)))
     return out
+
+
+def curve_bands(ds: xr.Dataset, attrs: Mapping, var: str, band: BandChoice, dim: str) -> list:
+    """Bands of the curve ``var`` over ``dim`` as a list of ((lower, upper), is_simultaneous, label)."""
+    return [(band_bounds(b, [dim]), sim, lab) for b, sim, lab in find_bands(ds, attrs, var, band)]

@@ -1,4 +1,4 @@
-"""Palette, :func:`paper_style` and the small drawing helpers every plot shares.
+"""Palette, :func:`paper_style` and the drawing helpers every plot shares (curves, bands, rugs, axes, legends).
 
 matplotlib is imported inside the functions, so importing this module does not import it.
 """
@@ -9,6 +9,8 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
+
+from ._data import deciles
 
 #: The Okabe-Ito colour-blind-safe palette.
 OKABE_ITO = {
@@ -21,8 +23,8 @@ OKABE_ITO = {
     "purple": "#CC79A7",
     "black": "#000000",
 }
-_MAIN = OKABE_ITO["blue"]
-_ICE_COLOR = "0.45"
+MAIN_COLOR = OKABE_ITO["blue"]
+ICE_COLOR = "0.45"
 _RUG_LEN = 0.04  # rug tick length, in axes fraction
 
 
@@ -88,49 +90,49 @@ def paper_style(font_size: float = 8.0) -> Iterator[None]:
         yield
 
 
-def _pyplot():
+def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
 
 
-def _new_ax(ax):
+def new_ax(ax):
     if ax is not None:
         return ax
-    _, ax = _pyplot().subplots(layout="constrained")
+    _, ax = pyplot().subplots(layout="constrained")
     return ax
 
 
-def _merge(defaults: Mapping, user: Mapping | None) -> dict:
+def merge_kw(defaults: Mapping, user: Mapping | None) -> dict:
     out = dict(defaults)
     if user:
         out.update(user)
     return out
 
 
-def _stroke(linewidth: float = 1.6):
+def stroke(linewidth: float = 1.6):
     """A white outline, to keep text and ticks readable on dark and light fills."""
     from matplotlib import patheffects
 
     return patheffects.withStroke(linewidth=linewidth, foreground="white")
 
 
-def _positions(grid: np.ndarray, categorical: bool) -> np.ndarray:
+def tick_positions(grid: np.ndarray, categorical: bool) -> np.ndarray:
     """Plot coordinates of a grid: 0, 1, ... for category levels, else the grid values."""
     return np.arange(len(grid), dtype=float) if categorical else np.asarray(grid, dtype=float)
 
 
-def _draw_rug(ax, values: np.ndarray, axis: str, rug_kw: Mapping | None) -> None:
+def draw_rug(ax, values: np.ndarray, axis: str, rug_kw: Mapping | None) -> None:
     if values.size == 0:
         return
-    kw = _merge({"colors": "k", "linewidths": 0.8, "zorder": 3.5}, rug_kw)
+    kw = merge_kw({"colors": "k", "linewidths": 0.8, "zorder": 3.5}, rug_kw)
     if axis == "x":
         ax.vlines(values, 0, _RUG_LEN, transform=ax.get_xaxis_transform(), **kw)
     else:
         ax.hlines(values, 0, _RUG_LEN, transform=ax.get_yaxis_transform(), **kw)
 
 
-def _fewer_ticks(ax, axis: str, nbins: int = 5) -> None:
+def fewer_ticks(ax, axis: str, nbins: int = 5) -> None:
     """At most ``nbins`` intervals on a numeric axis of the default locator (narrow paper panels)."""
     from matplotlib.ticker import MaxNLocator
 
@@ -139,7 +141,7 @@ def _fewer_ticks(ax, axis: str, nbins: int = 5) -> None:
         ax.locator_params(axis=axis, nbins=nbins)
 
 
-def _set_levels_axis(ax, axis: str, levels: Sequence) -> None:
+def set_levels_axis(ax, axis: str, levels: Sequence) -> None:
     positions = np.arange(len(levels))
     labels = [str(v) for v in levels]
     if axis == "x":
@@ -154,7 +156,7 @@ def _set_levels_axis(ax, axis: str, levels: Sequence) -> None:
         ax.set_ylim(-0.5, len(levels) - 0.5)
 
 
-def _legend_entries(ax, first: str | None = None) -> tuple[list, list]:
+def legend_entries(ax, first: str | None = None) -> tuple[list, list]:
     handles, labels = ax.get_legend_handles_labels()
     if first in labels:  # the estimate first, then bands and ICE in drawing order
         i = labels.index(first)
@@ -163,12 +165,12 @@ def _legend_entries(ax, first: str | None = None) -> tuple[list, list]:
     return handles, labels
 
 
-def _draw_legend(ax, legend: bool, legend_kw: Mapping | None, first: str | None = None,
+def draw_legend(ax, legend: bool, legend_kw: Mapping | None, first: str | None = None,
                  above: bool = False) -> None:
     """Legend inside the axes ("best" place), or in two columns above them (``above``)."""
     if not legend:
         return
-    handles, labels = _legend_entries(ax, first)
+    handles, labels = legend_entries(ax, first)
     if not handles:
         return
     if above and not (legend_kw and "loc" in legend_kw):
@@ -176,19 +178,19 @@ def _draw_legend(ax, legend: bool, legend_kw: Mapping | None, first: str | None 
                     "borderaxespad": 0.2, "frameon": False}
     else:
         defaults = {"fontsize": "small", "loc": "best", "framealpha": 0.85}
-    ax.legend(handles, labels, **_merge(defaults, legend_kw))
+    ax.legend(handles, labels, **merge_kw(defaults, legend_kw))
 
 
 MAX_LABEL = 18  # characters of a category label shown on an axis before it is abbreviated
 
 
-def _overlap(boxes) -> bool:
+def labels_overlap(boxes) -> bool:
     """Whether any two consecutive label boxes (in axis order) overlap or come closer than 4 pixels."""
     spans = sorted((b.x0, b.x1) for b in boxes if b.width > 0)
     return any(a1 + 4 > b0 for (_, a1), (b0, _) in zip(spans, spans[1:]))
 
 
-def _shown_labels(ax) -> list:
+def shown_labels(ax) -> list:
     """The x tick labels actually drawn: visible, non-empty, at a tick inside the view limits."""
     low, high = sorted(ax.get_xlim())
     span = (high - low) * 1e-9
@@ -227,15 +229,15 @@ def tidy_ticks(fig) -> None:
         if not ax.get_visible() or not ax.xaxis.get_visible():
             continue
         categorical = isinstance(ax.xaxis.get_major_locator(), FixedLocator)
-        labels = _shown_labels(ax)
-        if not labels or not _overlap([t.get_window_extent(renderer) for t in labels]):
+        labels = shown_labels(ax)
+        if not labels or not labels_overlap([t.get_window_extent(renderer) for t in labels]):
             continue
         if not categorical:
             for nbins in (4, 3, 2, 1):
                 ax.xaxis.set_major_locator(MaxNLocator(nbins=nbins))
                 fig.draw_without_rendering()
-                shown = _shown_labels(ax)
-                if not _overlap([t.get_window_extent(renderer) for t in shown]):
+                shown = shown_labels(ax)
+                if not labels_overlap([t.get_window_extent(renderer) for t in shown]):
                     break
             continue
         locs = ax.get_xticks()
@@ -257,3 +259,62 @@ def tidy_ticks(fig) -> None:
             for text in ax.get_xticklabels():
                 text.set_horizontalalignment("right")
                 text.set_rotation_mode("anchor")
+
+
+def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, rug_kw: Mapping | None) -> None:
+    """Category levels as x tick labels, or fewer numeric ticks and the rug (deciles or given values)."""
+    if categorical:
+        set_levels_axis(ax, "x", grid)
+        return
+    fewer_ticks(ax, "x")
+    if rug is not False and rug is not None:
+        values = deciles(attrs, 0) if rug is True else np.asarray(rug, dtype=float).ravel()
+        draw_rug(ax, values, "x", rug_kw)
+
+
+def draw_curve(ax, x: np.ndarray, est: np.ndarray, bands: list, *, categorical: bool, est_label: str,
+                categorical_kind: str, simultaneous_style: str, line_kw, band_kw, simultaneous_kw) -> None:
+    """Estimate as a line (numeric) or points/bars (categorical), bands as shaded regions/intervals."""
+    bars = categorical and categorical_kind == "bars"
+    color = merge_kw({"color": MAIN_COLOR}, line_kw)["color"]
+    for (lo, hi), sim, label in bands:
+        if categorical:  # intervals with caps, above ICE curves; simultaneous: thinner, dashed, orange
+            sim_color = OKABE_ITO["vermillion"]
+            defaults = ({"colors": sim_color, "linewidths": 1.0, "linestyles": "--", "zorder": 3.4} if sim
+                        else {"colors": "k" if bars else color, "linewidths": 1.8, "zorder": 3.5})
+            kw = merge_kw(defaults, simultaneous_kw if sim else band_kw)
+            ax.vlines(x, lo, hi, label=label, **kw)
+            cap = 0.22 if sim else 0.14
+            cap_kw = {k: v for k, v in kw.items() if k not in ("linestyles", "label")}
+            ax.hlines(np.concatenate([lo, hi]), np.concatenate([x, x]) - cap, np.concatenate([x, x]) + cap,
+                      **cap_kw)
+        elif sim and simultaneous_style == "lines":
+            kw = merge_kw({"color": OKABE_ITO["vermillion"], "linestyle": "--", "linewidth": 1.1, "zorder": 2.2},
+                        simultaneous_kw)
+            ax.plot(x, lo, label=label, **kw)
+            ax.plot(x, hi, **{**kw, "label": "_nolegend_"})
+        else:
+            defaults = ({"color": OKABE_ITO["vermillion"], "alpha": 0.15, "linewidth": 0, "zorder": 1.9} if sim
+                        else {"color": color, "alpha": 0.35, "linewidth": 0, "zorder": 2.0})
+            ax.fill_between(x, lo, hi, label=label, **merge_kw(defaults, simultaneous_kw if sim else band_kw))
+    if bars:
+        kw = merge_kw({"color": OKABE_ITO["sky_blue"], "width": 0.6, "zorder": 2.0}, line_kw)
+        ax.bar(x, est, label=est_label, **kw)
+    elif categorical:
+        kw = merge_kw({"color": color, "marker": "o", "linestyle": "none", "markersize": 5.5,
+                     "markeredgecolor": "white", "markeredgewidth": 0.8, "zorder": 3.6}, line_kw)
+        ax.plot(x, est, label=est_label, **kw)
+    else:
+        kw = merge_kw({"color": color, "linewidth": 2.0, "zorder": 3.0}, line_kw)
+        ax.plot(x, est, label=est_label, **kw)
+
+
+def contour_levels(zmin: float, zmax: float, levels: int) -> np.ndarray:
+    from matplotlib.ticker import MaxNLocator
+
+    if not np.isfinite(zmin) or not np.isfinite(zmax):
+        raise ValueError("The surface has no finite values to draw.")
+    if zmin == zmax:
+        pad = abs(zmin) * 0.01 or 0.5
+        return np.array([zmin - pad, zmax + pad])
+    return MaxNLocator(levels + 1).tick_values(zmin, zmax)

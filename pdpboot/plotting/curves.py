@@ -1,4 +1,4 @@
-"""1-D curves: :func:`plot_pd` (PD with bands and ICE) and the curve drawing it shares."""
+"""1-D curves: :func:`plot_pd` (PD with bands and ICE curves)."""
 
 from __future__ import annotations
 
@@ -10,27 +10,22 @@ import xarray as xr
 
 from ._data import (
     BandChoice,
-    _as_names,
-    _bounds,
-    _deciles,
-    _find_bands,
-    _is_categorical,
-    _lookup,
-    _response_label,
-    _select_output,
-    _values,
+    array_of,
+    as_names,
+    curve_bands,
+    is_categorical,
+    lookup,
+    response_label,
+    select_output,
 )
 from ._style import (
-    _ICE_COLOR,
-    _MAIN,
-    OKABE_ITO,
-    _draw_legend,
-    _draw_rug,
-    _fewer_ticks,
-    _merge,
-    _new_ax,
-    _positions,
-    _set_levels_axis,
+    ICE_COLOR,
+    draw_curve,
+    draw_legend,
+    finish_x_axis,
+    merge_kw,
+    new_ax,
+    tick_positions,
 )
 
 __all__ = ["plot_pd"]
@@ -140,8 +135,8 @@ def plot_pd(
     >>> ax.get_xlabel()
     'a'
     """
-    ds, attrs, _ = _lookup(result, feature)
-    names = _as_names(attrs["features"])
+    ds, attrs, _ = lookup(result, feature)
+    names = as_names(attrs["features"])
     if len(names) != 1:
         raise ValueError(f"plot_pd draws 1-D nodes; {tuple(names)} is a pair - use plot_pd_contour.")
     name = names[0]
@@ -152,87 +147,40 @@ def plot_pd(
         raise ValueError(f"categorical_kind must be 'points' or 'bars'; got {categorical_kind!r}.")
     if simultaneous_style not in ("fill", "lines"):
         raise ValueError(f"simultaneous_style must be 'fill' or 'lines'; got {simultaneous_style!r}.")
-    ds, label, n_outputs = _select_output(ds, attrs, output)
-    categorical = _is_categorical(ds, attrs, name, 0)
+    ds, label, n_outputs = select_output(ds, attrs, output)
+    categorical = is_categorical(ds, attrs, name, 0)
     grid = ds[name].values
-    x = _positions(grid, categorical)
+    x = tick_positions(grid, categorical)
     var = f"{variable}_centered" if centered and f"{variable}_centered" in ds.data_vars else variable
-    est = _values(ds[var], [name], var)
-    bands = _curve_bands(ds, attrs, var, band, name)
+    est = array_of(ds[var], [name], var)
+    bands = curve_bands(ds, attrs, var, band, name)
     if centered and var == variable:  # no stored centred curve: shift the level and its band
         shift = float(est[0])
         est = est - shift
         bands = [((lower - shift, upper - shift), sim, lab) for (lower, upper), sim, lab in bands]
 
-    ax = _new_ax(ax)
+    ax = new_ax(ax)
     if ice not in (False, None):  # 0 counts as False
         _draw_ice(ax, ds, name, x, ice, centered=centered, rng=rng, ice_kw=ice_kw)
     effect = "PD" if variable == "pd" else variable.upper()
     est_label = f"centred {effect} estimate" if centered else f"{effect} estimate"
-    _draw_curve(ax, x, est, bands, categorical=categorical, est_label=est_label,
+    draw_curve(ax, x, est, bands, categorical=categorical, est_label=est_label,
                 categorical_kind=categorical_kind, simultaneous_style=simultaneous_style,
                 line_kw=line_kw, band_kw=band_kw, simultaneous_kw=simultaneous_kw)
-    _finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
-    response = _response_label(attrs, label, n_outputs)
+    finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
+    response = response_label(attrs, label, n_outputs)
     ax.set_xlabel(name)
     if variable != "pd":
         response = f"{effect} of {response[0].lower()}{response[1:]}"
     ax.set_ylabel(f"{response} (centred)" if centered else response)
-    _draw_legend(ax, legend, legend_kw, first=est_label, above=ice not in (False, None))
+    draw_legend(ax, legend, legend_kw, first=est_label, above=ice not in (False, None))
     return ax
 
 
-def _curve_bands(ds: xr.Dataset, attrs: Mapping, var: str, band: BandChoice, dim: str) -> list:
-    """Bands of the curve ``var`` over ``dim`` as a list of ((lower, upper), is_simultaneous, label)."""
-    return [(_bounds(b, [dim]), sim, lab) for b, sim, lab in _find_bands(ds, attrs, var, band)]
 
 
-def _finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, rug_kw: Mapping | None) -> None:
-    """Category levels as x tick labels, or fewer numeric ticks and the rug (deciles or given values)."""
-    if categorical:
-        _set_levels_axis(ax, "x", grid)
-        return
-    _fewer_ticks(ax, "x")
-    if rug is not False and rug is not None:
-        values = _deciles(attrs, 0) if rug is True else np.asarray(rug, dtype=float).ravel()
-        _draw_rug(ax, values, "x", rug_kw)
 
 
-def _draw_curve(ax, x: np.ndarray, est: np.ndarray, bands: list, *, categorical: bool, est_label: str,
-                categorical_kind: str, simultaneous_style: str, line_kw, band_kw, simultaneous_kw) -> None:
-    """Estimate as a line (numeric) or points/bars (categorical), bands as shaded regions/intervals."""
-    bars = categorical and categorical_kind == "bars"
-    color = _merge({"color": _MAIN}, line_kw)["color"]
-    for (lo, hi), sim, label in bands:
-        if categorical:  # intervals with caps, above ICE curves; simultaneous: thinner, dashed, orange
-            sim_color = OKABE_ITO["vermillion"]
-            defaults = ({"colors": sim_color, "linewidths": 1.0, "linestyles": "--", "zorder": 3.4} if sim
-                        else {"colors": "k" if bars else color, "linewidths": 1.8, "zorder": 3.5})
-            kw = _merge(defaults, simultaneous_kw if sim else band_kw)
-            ax.vlines(x, lo, hi, label=label, **kw)
-            cap = 0.22 if sim else 0.14
-            cap_kw = {k: v for k, v in kw.items() if k not in ("linestyles", "label")}
-            ax.hlines(np.concatenate([lo, hi]), np.concatenate([x, x]) - cap, np.concatenate([x, x]) + cap,
-                      **cap_kw)
-        elif sim and simultaneous_style == "lines":
-            kw = _merge({"color": OKABE_ITO["vermillion"], "linestyle": "--", "linewidth": 1.1, "zorder": 2.2},
-                        simultaneous_kw)
-            ax.plot(x, lo, label=label, **kw)
-            ax.plot(x, hi, **{**kw, "label": "_nolegend_"})
-        else:
-            defaults = ({"color": OKABE_ITO["vermillion"], "alpha": 0.15, "linewidth": 0, "zorder": 1.9} if sim
-                        else {"color": color, "alpha": 0.35, "linewidth": 0, "zorder": 2.0})
-            ax.fill_between(x, lo, hi, label=label, **_merge(defaults, simultaneous_kw if sim else band_kw))
-    if bars:
-        kw = _merge({"color": OKABE_ITO["sky_blue"], "width": 0.6, "zorder": 2.0}, line_kw)
-        ax.bar(x, est, label=est_label, **kw)
-    elif categorical:
-        kw = _merge({"color": color, "marker": "o", "linestyle": "none", "markersize": 5.5,
-                     "markeredgecolor": "white", "markeredgewidth": 0.8, "zorder": 3.6}, line_kw)
-        ax.plot(x, est, label=est_label, **kw)
-    else:
-        kw = _merge({"color": color, "linewidth": 2.0, "zorder": 3.0}, line_kw)
-        ax.plot(x, est, label=est_label, **kw)
 
 
 def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, centered: bool, rng,
@@ -244,7 +192,7 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
             f"The node of {name!r} has no 'ice' variable; run the bootstrap with ice=<number of instances> "
             "(or ice=True) to keep ICE curves, or pass ice=False."
         )
-    curves = _values(ds["ice"], ["instance", name], "ice")
+    curves = array_of(ds["ice"], ["instance", name], "ice")
     n = curves.shape[0]
     if ice is not True:
         if isinstance(ice, bool) or not isinstance(ice, (int, np.integer)) or ice < 1:
@@ -255,7 +203,7 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
     if centered:
         curves = curves - curves[:, :1]
     segments = np.stack([np.broadcast_to(x, curves.shape), curves], axis=-1)
-    kw = _merge({"colors": _ICE_COLOR, "linewidths": 0.5, "alpha": 0.3, "zorder": 1.5}, ice_kw)
+    kw = merge_kw({"colors": ICE_COLOR, "linewidths": 0.5, "alpha": 0.3, "zorder": 1.5}, ice_kw)
     what = "centred ICE" if centered else "ICE"
     kw.setdefault("label", f"{what} ({len(curves)} curves)")
     ax.add_collection(LineCollection(segments, **kw))

@@ -10,10 +10,10 @@ import numpy as np
 import xarray as xr
 
 from ..schema import feature_nodes
-from ._data import BandChoice, _as_names, _lookup, _response_label, _select_output
-from ._style import _legend_entries, _pyplot
+from ._data import BandChoice, as_names, lookup, response_label, select_output
+from ._style import contour_levels, legend_entries, pyplot
 from .curves import plot_pd
-from .surfaces import _contour_levels, plot_pd_contour
+from .surfaces import plot_pd_contour
 
 __all__ = ["plot_partial_dependence", "plot_pd_panels"]
 
@@ -100,9 +100,9 @@ def plot_pd_panels(
     if not isinstance(n_cols, (int, np.integer)) or n_cols < 1:
         raise ValueError(f"n_cols must be a positive integer; got {n_cols!r}.")
     if features is None:
-        sets = [_as_names(node.attrs["features"]) for node in feature_nodes(result)]
+        sets = [as_names(node.attrs["features"]) for node in feature_nodes(result)]
     else:
-        sets = [_as_names(f) for f in features]
+        sets = [as_names(f) for f in features]
     if not sets:
         raise ValueError("The result has no feature nodes to plot.")
     n = len(sets)
@@ -118,11 +118,11 @@ def plot_pd_panels(
         if len(pairs) > 1 and what == "estimate":
             ranges = []
             for s in pairs:
-                ds, attrs, _ = _lookup(result, s)
-                ds, _, _ = _select_output(ds, attrs, output)
+                ds, attrs, _ = lookup(result, s)
+                ds, _, _ = select_output(ds, attrs, output)
                 ranges.append((float(ds[variable].min()), float(ds[variable].max())))
             lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
-            contour_plot_kw["levels"] = _contour_levels(lo, hi, 8)
+            contour_plot_kw["levels"] = contour_levels(lo, hi, 8)
 
     shared_bar = "levels" in contour_plot_kw and "colorbar" not in contour_plot_kw
     flat = axes.ravel()
@@ -144,12 +144,12 @@ def plot_pd_panels(
         extra.set_visible(False)
     if shared_bar and two_d:
         mappable = next(c for c in flat[two_d[0]].collections if hasattr(c, "get_cmap"))
-        ds, attrs, _ = _lookup(result, sets[two_d[0]])
-        _, label, n_outputs = _select_output(ds, attrs, output)
-        fig.colorbar(mappable, ax=[flat[i] for i in two_d], label=_response_label(attrs, label, n_outputs))
+        ds, attrs, _ = lookup(result, sets[two_d[0]])
+        _, label, n_outputs = select_output(ds, attrs, output)
+        fig.colorbar(mappable, ax=[flat[i] for i in two_d], label=response_label(attrs, label, n_outputs))
     if legend and one_d:
         effect = "PD" if variable == "pd" else variable.upper()
-        handles, labels = _legend_entries(flat[one_d[0]], f"centred {effect} estimate" if centered
+        handles, labels = legend_entries(flat[one_d[0]], f"centred {effect} estimate" if centered
                                           else f"{effect} estimate")
         if ax is None and handles:
             fig.legend(handles, labels, loc="outside upper center", ncols=min(len(handles), 4),
@@ -183,7 +183,7 @@ def plot_partial_dependence(*args, **kwargs):
 
 
 def _grid_axes(ax, n_rows: int, n_cols: int, n: int, panel_size):
-    plt = _pyplot()
+    plt = pyplot()
     if ax is None:
         fig, axes = plt.subplots(n_rows, n_cols, figsize=(panel_size[0] * n_cols, panel_size[1] * n_rows),
                                  layout="constrained", squeeze=False)

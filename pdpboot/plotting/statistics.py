@@ -11,17 +11,17 @@ import xarray as xr
 from ..schema import feature_nodes
 from ._data import (
     BandChoice,
-    _as_names,
-    _bounds,
-    _find_bands,
-    _is_categorical,
-    _lookup,
-    _response_label,
-    _select_output,
-    _values,
+    array_of,
+    as_names,
+    band_bounds,
+    curve_bands,
+    find_bands,
+    is_categorical,
+    lookup,
+    response_label,
+    select_output,
 )
-from ._style import OKABE_ITO, _draw_legend, _fewer_ticks, _merge, _new_ax, _positions
-from .curves import _curve_bands, _draw_curve, _finish_x_axis
+from ._style import OKABE_ITO, draw_curve, draw_legend, fewer_ticks, finish_x_axis, merge_kw, new_ax, tick_positions
 
 __all__ = ["plot_h_statistic", "plot_heterogeneity"]
 
@@ -94,8 +94,8 @@ def plot_heterogeneity(
     >>> ax.get_xlabel()
     'a'
     """
-    ds, attrs, _ = _lookup(result, feature)
-    names = _as_names(attrs["features"])
+    ds, attrs, _ = lookup(result, feature)
+    names = as_names(attrs["features"])
     if len(names) != 1:
         raise ValueError(f"plot_heterogeneity draws 1-D nodes; got the pair {tuple(names)}.")
     name = names[0]
@@ -105,25 +105,25 @@ def plot_heterogeneity(
             f"The node of {name!r} has no {stat!r} variable (it has {have}); compute it with "
             "pdpboot.ice_heterogeneity(result) first."
         )
-    ds, label, n_outputs = _select_output(ds, attrs, output)
+    ds, label, n_outputs = select_output(ds, attrs, output)
     stat_dims = list(ds[stat].dims)
     if len(stat_dims) != 1:
         raise ValueError(f"{stat!r} must have one grid dimension besides 'output'; has {stat_dims}.")
     dim = str(stat_dims[0])
-    categorical = _is_categorical(ds, attrs, name, 0) if dim == name else False
+    categorical = is_categorical(ds, attrs, name, 0) if dim == name else False
     grid = ds[dim].values
-    x = _positions(grid, categorical)
-    est = _values(ds[stat], [dim], stat)
-    bands = _curve_bands(ds, attrs, stat, band, dim)
-    ax = _new_ax(ax)
-    _draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", categorical_kind="points",
+    x = tick_positions(grid, categorical)
+    est = array_of(ds[stat], [dim], stat)
+    bands = curve_bands(ds, attrs, stat, band, dim)
+    ax = new_ax(ax)
+    draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", categorical_kind="points",
                 simultaneous_style=simultaneous_style, line_kw=line_kw, band_kw=band_kw,
                 simultaneous_kw=simultaneous_kw)
-    _finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
+    finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
     what = ds[stat].attrs.get("long_name") or _STAT_LABELS.get(stat, stat)
     ax.set_xlabel(name)
-    ax.set_ylabel(f"{what}\n({_response_label(attrs, label, n_outputs)})")
-    _draw_legend(ax, legend, legend_kw, first="estimate")
+    ax.set_ylabel(f"{what}\n({response_label(attrs, label, n_outputs)})")
+    draw_legend(ax, legend, legend_kw, first="estimate")
     return ax
 
 
@@ -197,12 +197,12 @@ def plot_h_statistic(
     for node in nodes:
         ds = node.to_dataset()
         attrs = {**result.attrs, **node.attrs}
-        ds, label, n_outputs = _select_output(ds, attrs, output)
-        names.append(" × ".join(_as_names(node.attrs["features"])))
-        est.append(float(_values(ds[stat], [], stat)))
-        found = _find_bands(ds, attrs, stat, band, noun="interval")
+        ds, label, n_outputs = select_output(ds, attrs, output)
+        names.append(" × ".join(as_names(node.attrs["features"])))
+        est.append(float(array_of(ds[stat], [], stat)))
+        found = find_bands(ds, attrs, stat, band, noun="interval")
         if found:
-            lo, hi = _bounds(found[0][0], [])
+            lo, hi = band_bounds(found[0][0], [])
             lows.append(float(lo))
             highs.append(float(hi))
             band_label = found[0][2]
@@ -212,19 +212,19 @@ def plot_h_statistic(
     est_a, lo_a, hi_a = np.array(est), np.array(lows), np.array(highs)
     order = np.argsort(-est_a, kind="stable") if sort else np.arange(len(est_a))
     y = np.arange(len(order))[::-1]  # first in order at the top
-    ax = _new_ax(ax)
-    kw = _merge({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, bar_kw)
+    ax = new_ax(ax)
+    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, bar_kw)
     ax.barh(y, est_a[order], label="estimate", **kw)
     if np.isfinite(lo_a).any():
-        ikw = _merge({"colors": "k", "linewidths": 1.2, "zorder": 3}, interval_kw)
+        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, interval_kw)
         ax.hlines(y, lo_a[order], hi_a[order], label=band_label, **ikw)
     ax.set_yticks(y, [names[i] for i in order])
     ax.set_ylim(-0.6, len(order) - 0.4)
     ax.set_xlim(left=0)
-    _fewer_ticks(ax, "x")
+    fewer_ticks(ax, "x")
     what = _STAT_LABELS.get(stat, stat)
     if n_outputs > 1:
-        what += f"\n{_response_label(result.attrs, label, n_outputs)}"
+        what += f"\n{response_label(result.attrs, label, n_outputs)}"
     ax.set_xlabel(what)
-    _draw_legend(ax, legend, legend_kw, first="estimate", above=True)
+    draw_legend(ax, legend, legend_kw, first="estimate", above=True)
     return ax

@@ -10,17 +10,17 @@ import xarray as xr
 
 from ..schema import get_node
 from ._data import (
-    _as_names,
-    _bounds,
-    _deciles,
-    _find_bands,
-    _is_categorical,
-    _lookup,
-    _response_label,
-    _select_output,
-    _values,
+    array_of,
+    as_names,
+    band_bounds,
+    deciles,
+    find_bands,
+    is_categorical,
+    lookup,
+    response_label,
+    select_output,
 )
-from ._style import _draw_rug, _fewer_ticks, _merge, _new_ax, _positions, _set_levels_axis, _stroke
+from ._style import contour_levels, draw_rug, fewer_ticks, merge_kw, new_ax, set_levels_axis, stroke, tick_positions
 
 __all__ = ["plot_pd_contour"]
 
@@ -124,7 +124,7 @@ def plot_pd_contour(
     >>> ax.get_ylabel()
     'b'
     """
-    names = _as_names(pair)
+    names = as_names(pair)
     if len(names) != 2:
         raise ValueError(f"plot_pd_contour needs a pair of features; got {tuple(names)} - use plot_pd.")
     if what not in ("estimate", "width", "lower", "upper"):
@@ -133,22 +133,22 @@ def plot_pd_contour(
         raise ValueError(f"mark must be None, 'hatch' or 'mask'; got {mark!r}.")
     if reference not in ("additive", "zero"):
         raise ValueError(f"reference must be 'additive' or 'zero'; got {reference!r}.")
-    ds, attrs, root = _lookup(result, names)
+    ds, attrs, root = lookup(result, names)
     if variable not in ds.data_vars:
         raise ValueError(f"The node of {tuple(names)} has no {variable!r} variable; is it a pdpboot result? "
                          f"Variables: {sorted(map(str, ds.data_vars))[:12]}.")
-    ds, label, n_outputs = _select_output(ds, attrs, output)
-    surface = _values(ds[variable], names, variable)
+    ds, label, n_outputs = select_output(ds, attrs, output)
+    surface = array_of(ds[variable], names, variable)
     need_band = what != "estimate" or mark is not None
     band_da, band_label = None, ""
     if need_band:
         if band not in ("auto", "pointwise", "simultaneous"):
             raise ValueError(f"band must be 'auto', 'pointwise' or 'simultaneous'; got {band!r}.")
-        bands = _find_bands(ds, attrs, variable, True if band == "auto" else band)
+        bands = find_bands(ds, attrs, variable, True if band == "auto" else band)
         stored = [b for b in bands if b[0].name == f"{variable}_band"]  # "auto": the band as stored
         band_da, _, band_label = stored[0] if (band == "auto" and stored) else bands[0]
-        lower, upper = _bounds(band_da, names)
-    response = _response_label(attrs, label, n_outputs)
+        lower, upper = band_bounds(band_da, names)
+    response = response_label(attrs, label, n_outputs)
     ale = variable == "ale" or attrs.get("effect") == "ale"
     short_band = band_label.split(",")[0]
     of_response = f"{response[0].lower()}{response[1:]}"
@@ -172,51 +172,51 @@ def plot_pd_contour(
                else np.zeros_like(surface))
         flagged = (lower <= ref) & (ref <= upper)
 
-    cat = [_is_categorical(ds, attrs, n, i) for i, n in enumerate(names)]
+    cat = [is_categorical(ds, attrs, n, i) for i, n in enumerate(names)]
     grids = [ds[n].values for n in names]
-    axes_pos = [_positions(g, c) for g, c in zip(grids, cat, strict=True)]
+    axes_pos = [tick_positions(g, c) for g, c in zip(grids, cat, strict=True)]
     diverging = ale and what != "width"  # a zero-mean surface: a diverging map with white at 0
     if isinstance(levels, (int, np.integer)):
         if diverging:
             top = float(np.nanmax(np.abs(z)))
-            level_values = _contour_levels(-top, top, int(levels)) if top > 0 else np.array([-0.5, 0.5])
+            level_values = contour_levels(-top, top, int(levels)) if top > 0 else np.array([-0.5, 0.5])
         else:
-            level_values = _contour_levels(float(np.nanmin(z)), float(np.nanmax(z)), int(levels))
+            level_values = contour_levels(float(np.nanmin(z)), float(np.nanmax(z)), int(levels))
     else:
         level_values = np.asarray(levels, dtype=float)
     cmap = cmap or ("magma_r" if what == "width" else "RdBu_r" if diverging else "viridis")
 
-    ax = _new_ax(ax)
+    ax = new_ax(ax)
     zz = z.T  # rows = y = names[1]
     show = np.ma.masked_array(zz, mask=flagged.T) if (mark == "mask" and flagged is not None) else zz
     if any(cat):
         mappable = _draw_heatmap(ax, axes_pos, show, level_values, cmap, cat, annotate, contour_kw,
                                  discrete=not isinstance(levels, (int, np.integer)))
     else:
-        kw = _merge({"levels": level_values, "cmap": cmap, "extend": "neither"}, contour_kw)
+        kw = merge_kw({"levels": level_values, "cmap": cmap, "extend": "neither"}, contour_kw)
         mappable = ax.contourf(axes_pos[0], axes_pos[1], show, **kw)
-        line_kw = _merge({"levels": mappable.levels, "colors": "k", "linewidths": 0.5, "alpha": 0.6},
+        line_kw = merge_kw({"levels": mappable.levels, "colors": "k", "linewidths": 0.5, "alpha": 0.6},
                          contour_line_kw)
         lines = ax.contour(axes_pos[0], axes_pos[1], show, **line_kw)
         if (what != "width" if clabel is None else clabel) and len(lines.levels):
-            texts = ax.clabel(lines, lines.levels[::2], **_merge({"fontsize": "x-small", "inline": True,
+            texts = ax.clabel(lines, lines.levels[::2], **merge_kw({"fontsize": "x-small", "inline": True,
                                                                     "fmt": "{:.3g}".format}, clabel_kw))
             for text in texts:  # readable on dark and light fills
-                text.set_path_effects([_stroke()])
+                text.set_path_effects([stroke()])
     if flagged is not None:
         what_ref = "additive surface" if reference == "additive" else "0"
         _draw_flags(ax, axes_pos, flagged.T, cat, mark, f"band contains {what_ref}", hatch_kw)
     for i, c in enumerate(cat):
         if c:
-            _set_levels_axis(ax, "xy"[i], grids[i])
+            set_levels_axis(ax, "xy"[i], grids[i])
             continue
-        _fewer_ticks(ax, "xy"[i], nbins=4)
+        fewer_ticks(ax, "xy"[i], nbins=4)
         if rug:
-            _draw_rug(ax, _deciles(attrs, i), "xy"[i], _merge({"path_effects": [_stroke(2.2)]}, rug_kw))
+            draw_rug(ax, deciles(attrs, i), "xy"[i], merge_kw({"path_effects": [stroke(2.2)]}, rug_kw))
     ax.set_xlabel(names[0])
     ax.set_ylabel(names[1])
     if colorbar:
-        cbar = ax.figure.colorbar(mappable, ax=ax, **_merge({"label": cbar_label}, colorbar_kw))
+        cbar = ax.figure.colorbar(mappable, ax=ax, **merge_kw({"label": cbar_label}, colorbar_kw))
         cbar.ax.tick_params(labelsize="small")
     return ax
 
@@ -238,8 +238,8 @@ def _additive_reference(ds: xr.Dataset, root: xr.DataTree | None, names: list[st
             one = node.to_dataset()
             if variable not in one.data_vars or not np.array_equal(one[name].values, ds[name].values):
                 break
-            one, _, _ = _select_output(one, attrs, label) if "output" in one.dims else (one, None, 1)
-            margins.append(_values(one[variable], [name], variable))
+            one, _, _ = select_output(one, attrs, label) if "output" in one.dims else (one, None, 1)
+            margins.append(array_of(one[variable], [name], variable))
     if len(margins) != 2:
         margins = [surface.mean(axis=1), surface.mean(axis=0)]
     additive = margins[0][:, None] + margins[1][None, :]
@@ -253,15 +253,6 @@ def _edges(values: np.ndarray) -> np.ndarray:
     return np.concatenate([[2 * values[0] - mid[0]], mid, [2 * values[-1] - mid[-1]]])
 
 
-def _contour_levels(zmin: float, zmax: float, levels: int) -> np.ndarray:
-    from matplotlib.ticker import MaxNLocator
-
-    if not np.isfinite(zmin) or not np.isfinite(zmax):
-        raise ValueError("The surface has no finite values to draw.")
-    if zmin == zmax:
-        pad = abs(zmin) * 0.01 or 0.5
-        return np.array([zmin - pad, zmax + pad])
-    return MaxNLocator(levels + 1).tick_values(zmin, zmax)
 
 
 def _cell_edges(pos, cat) -> list[np.ndarray]:
@@ -279,7 +270,7 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, mesh_kw, discre
         scale = {"norm": BoundaryNorm(level_values, ncolors=colormap.N)}
     else:
         scale = {"vmin": level_values[0], "vmax": level_values[-1]}
-    kw = _merge({"cmap": cmap, "shading": "flat", **scale}, mesh_kw)
+    kw = merge_kw({"cmap": cmap, "shading": "flat", **scale}, mesh_kw)
     mesh = ax.pcolormesh(x_edges, y_edges, z, **kw)
     n_cells = z.shape[0] * z.shape[1]
     if annotate is None:
@@ -300,7 +291,7 @@ def _draw_flags(ax, pos, flagged, cat, mark: str, label: str, hatch_kw: Mapping 
     from matplotlib.patches import Patch, Rectangle
 
     if mark == "hatch":
-        kw = _merge({"hatch": "//", "edgecolor": "white", "linewidth": 0, "hatch_linewidth": 0.6}, hatch_kw)
+        kw = merge_kw({"hatch": "//", "edgecolor": "white", "linewidth": 0, "hatch_linewidth": 0.6}, hatch_kw)
         hatch_lw = kw.pop("hatch_linewidth")
         if any(cat):  # a heatmap: hatch exactly its cells
             x_edges, y_edges = _cell_edges(pos, cat)

@@ -230,7 +230,7 @@ def test_category_intervals_are_above_ice_with_caps():
 
 def test_tidy_ticks_removes_collisions():
     from pdpboot.plotting import tidy_ticks
-    from pdpboot.plotting._style import _overlap, _shown_labels
+    from pdpboot.plotting._style import labels_overlap, shown_labels
 
     fig, axes = plt.subplots(1, 2, figsize=(3, 1.6))
     axes[0].plot([10000, 90000], [0, 1])
@@ -240,9 +240,9 @@ def test_tidy_ticks_removes_collisions():
     tidy_ticks(fig)
     fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
-    shown = _shown_labels(axes[0])
-    assert shown and not _overlap([t.get_window_extent(renderer) for t in shown])
-    shown = _shown_labels(axes[1])  # rotated: every k-th level labelled, at least a line height apart
+    shown = shown_labels(axes[0])
+    assert shown and not labels_overlap([t.get_window_extent(renderer) for t in shown])
+    shown = shown_labels(axes[1])  # rotated: every k-th level labelled, at least a line height apart
     assert 1 < len(shown) < 12 and shown[0].get_rotation() == 40
     assert all(len(t.get_text()) <= 18 for t in axes[1].get_xticklabels())
     assert axes[1].get_xticklabels()[0].get_text() == "0. a rather long …"
