@@ -10,7 +10,10 @@ brute is printed as the maximum absolute difference.
 
 Peers (``pip install pdpboot[bench]``): scikit-learn ``partial_dependence(method=
 "brute")``, dalex ``model_profile`` (all rows, same grid), effector ``PDP.eval``.
-PDPbox is not included: its release pins old pandas / matplotlib versions.
+PDPbox is not included: its release pins old pandas / matplotlib versions (it is
+reported as "not installed" when missing; :func:`peer_versions`).  A peer that is not
+installed is left out of the run, never replaced.  The paper's table comes from
+``experiments/peers.py``, which calls :func:`models` and :func:`measure_case`.
 
 Usage::
 
@@ -23,6 +26,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import statistics
 import time
 import warnings
@@ -38,16 +43,50 @@ from threadpoolctl import threadpool_limits
 
 from pdpboot.engine import compute_pd
 
+#: Peers measured against pdpboot (display name -> importable module); scikit-learn is always there.
+PEERS = {"scikit-learn": "sklearn", "dalex": "dalex", "effector": "effector", "PDPbox": "pdpbox"}
 
-def _cpu(fn):
+
+def cpu_time(fn):
+    """(CPU seconds of this process, result) of one call of ``fn``."""
     start = time.process_time()
     out = fn()
     return time.process_time() - start, out
 
 
-def _models(quick: bool) -> dict:
+def peer_versions() -> dict:
+    """Installed version of every peer of :data:`PEERS` (None: not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name, module in PEERS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            out[name] = None
+            continue
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = str(getattr(mod, "__version__", "unknown"))
+    return out
+
+
+def warm_up() -> None:
+    """Run every contender once on a tiny case (imports, numba's compiled-code cache): one-time costs
+    of the process that a timed run should not include."""
+    X, y = data(200)
+    for make in models(quick=True).values():
+        est = make().fit(X, y)
+        for features, grids in cases(X, two_d=True):
+            for fn in contenders(est, X, y, list(features), [g[:5] for g in grids]).values():
+                fn()
+
+
+def models(quick: bool) -> dict:
+    """Model name -> factory of the benchmark's models (XGBoost / LightGBM when installed)."""
     trees = 20 if quick else 100
-    models = {
+    out = {
         f"RF({trees}) fully grown": lambda: RandomForestRegressor(trees, random_state=0, n_jobs=1),
         "HGB(100)": lambda: HistGradientBoostingRegressor(max_iter=100, random_state=0),
         "MLP pipeline": lambda: make_pipeline(
@@ -56,19 +95,24 @@ def _models(quick: bool) -> dict:
     try:
         import xgboost
 
-        models["XGBoost(100, depth 6)"] = lambda: xgboost.XGBRegressor(n_estimators=100, max_depth=6, n_jobs=1)
+        out["XGBoost(100, depth 6)"] = lambda: xgboost.XGBRegressor(n_estimators=100, max_depth=6, n_jobs=1)
     except ImportError:
         pass
     try:
         import lightgbm
 
-        models["LightGBM(100)"] = lambda: lightgbm.LGBMRegressor(n_estimators=100, verbose=-1, n_jobs=1)
+        out["LightGBM(100)"] = lambda: lightgbm.LGBMRegressor(n_estimators=100, verbose=-1, n_jobs=1)
     except ImportError:
         pass
-    return models
+    return out
 
 
-def _contenders(est, X, y, features, grids) -> dict:
+def contenders(est, X, y, features, grids) -> dict:
+    """Name -> zero-argument function returning the averaged PD (flat), for every installed contender.
+
+    ``pdpboot auto`` / ``pdpboot brute`` / ``sklearn brute`` always; for 1-D grids also
+    ``dalex`` and ``effector`` when installed (PDPbox: not wired, see the module docstring).
+    """
     custom = dict(zip(features, grids))
     out = {
         "pdpboot auto": lambda: compute_pd(est, X, features, grids, response_method="predict")[0].ravel(),
@@ -121,31 +165,53 @@ class _NamedModel:
         return model.est.predict(np.asarray(frame))
 
 
+def data(n: int):
+    """Friedman #1 (10 features, noise sd 1), the benchmark's data set of size ``n``."""
+    return make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+
+
+def cases(X, two_d: bool) -> list:
+    """(features, grids): the 50-point curve of x0 and, with ``two_d``, the 50 x 50 surface of (x0, x1)."""
+    grid = [np.quantile(X[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1)]
+    return [((0,), grid[:1])] + ([((0, 1), grid)] if two_d else [])
+
+
+def measure_case(est, X, y, features, grids, repeats: int, *, sklearn_2d: bool = False) -> dict:
+    """Interleaved CPU timings of every installed contender on one fitted model and grid.
+
+    Returns ``{"grid", "times" (name -> median CPU s), "all_times" (name -> list), "err"
+    (max |pdpboot - scikit-learn brute| over pdpboot's engines; pdpboot brute is the
+    reference when scikit-learn did not run), "load" (load average before and after)}``.
+    scikit-learn brute on a 2-D grid runs only with ``sklearn_2d`` (slow: 2,500 points).
+    """
+    run = contenders(est, X, y, list(features), grids)
+    if len(features) == 2 and not sklearn_2d:
+        run.pop("sklearn brute")
+    load = [load_average()]
+    times = {k: [] for k in run}
+    results = {}
+    for _ in range(repeats):
+        for key, fn in run.items():
+            t, res = cpu_time(fn)
+            times[key].append(t)
+            results[key] = res
+    load.append(load_average())
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ref = results.get("sklearn brute", results["pdpboot brute"])
+    err = max(float(np.max(np.abs(r - ref))) for k, r in results.items() if k.startswith("pdpboot"))
+    return {"grid": "x".join(str(len(g)) for g in grids), "times": med, "all_times": times, "err": err,
+            "load": load}
+
+
 def _table(ns, repeats: int, quick: bool, two_d: bool) -> list[dict]:
     rows = []
     for n in ns:
-        X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
-        for name, make in _models(quick).items():
+        X, y = data(n)
+        for name, make in models(quick).items():
             est = make().fit(X, y)
-            cases = [((0,), [np.quantile(X[:, 0], np.linspace(0.05, 0.95, 50))])]
-            if two_d and name.startswith("RF") and n <= 2000:  # 2-D brute at 10k: minutes per run
-                cases.append(((0, 1), [np.quantile(X[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1)]))
-            for features, grids in cases:
-                contenders = _contenders(est, X, y, list(features), grids)
-                if len(features) == 2:  # scikit-learn brute on 2,500 points: too slow to repeat
-                    contenders.pop("sklearn brute")
-                times = {k: [] for k in contenders}
-                results = {}
-                for _ in range(repeats):
-                    for key, fn in contenders.items():
-                        t, res = _cpu(fn)
-                        times[key].append(t)
-                        results[key] = res
-                med = {k: statistics.median(v) for k, v in times.items()}
-                ref = results.get("sklearn brute", results["pdpboot brute"])
-                err = max(float(np.max(np.abs(r - ref))) for k, r in results.items() if k.startswith("pdpboot"))
-                rows.append({"n": n, "model": name, "grid": "x".join(str(len(g)) for g in grids),
-                             "times": med, "err": err})
+            # 2-D brute at 10k: minutes per run
+            for features, grids in cases(X, two_d and name.startswith("RF") and n <= 2000):
+                rows.append({"n": n, "model": name, **measure_case(est, X, y, features, grids, repeats)})
                 _print_row(rows[-1])
     return rows
 
@@ -161,7 +227,7 @@ def _parallel(n: int, resamples: int, repeats: int) -> None:
     """Bootstrap wall time with n_jobs=2 vs 1 (interleaved; needs an idle machine to mean much)."""
     from pdpboot import bootstrap_partial_dependence
 
-    X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+    X, y = data(n)
     for name, est in [("RF(50, leaf 5)", RandomForestRegressor(50, min_samples_leaf=5, n_jobs=1)),
                       ("HGB(100)", HistGradientBoostingRegressor(max_iter=100))]:
         times = {1: [], 2: []}
@@ -173,13 +239,12 @@ def _parallel(n: int, resamples: int, repeats: int) -> None:
                 times[jobs].append(time.perf_counter() - start)
         one, two = statistics.median(times[1]), statistics.median(times[2])
         print(f"bootstrap n={n} B={resamples} {name}: n_jobs=1 {one:.1f}s, n_jobs=2 {two:.1f}s, "
-              f"speed-up {one / two:.2f}x (load average {_load():.1f})", flush=True)
+              f"speed-up {one / two:.2f}x (load average {load_average():.1f})", flush=True)
 
 
-def _load() -> float:
+def load_average() -> float:
+    """One-minute load average (NaN where the platform has none)."""
     try:
-        import os
-
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return float("nan")
@@ -199,8 +264,9 @@ def main(argv=None) -> None:
         return
     ns = [1000] if args.quick else args.n
     repeats = 1 if args.quick else args.repeats
-    print(f"load average at start: {_load():.1f}")
+    print(f"load average at start: {load_average():.1f}")
     with threadpool_limits(limits=1):
+        warm_up()
         _table(ns, repeats, args.quick, two_d=not args.no_2d)
 
 

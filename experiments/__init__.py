@@ -30,6 +30,7 @@ Where each output of the paper comes from (one render function per figure or tab
 ``tables/ale_coverage``               ``s7_ale._table``
 ``figures/ale_pd_vs_ale``             ``s7_ale._figure``
 ``tables/forest_ij``                  ``s8_forest_ij.render`` (archived run: ``experiments/archive/forest_ij``)
+``tables/peers``                      ``peers.render`` (speed next to scikit-learn, dalex, effector, PDPbox)
 ``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
 ``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
 ====================================  =============================================
@@ -48,6 +49,7 @@ STUDIES = {
     "classification": "stats_classification",
     "ale": "s7_ale",
     "forest_ij": "s8_forest_ij",
+    "peers": "peers",
 }
 
 #: What each study's ``render`` writes under the paper folder (extension-less, as main.tex names them);
@@ -69,5 +71,6 @@ OUTPUTS = {
     "classification": ("tables/coverage_classification", "generated/classification"),
     "ale": ("tables/ale_coverage", "figures/ale_pd_vs_ale", "generated/ale"),
     "forest_ij": ("tables/forest_ij", "generated/forest_ij"),
+    "peers": ("tables/peers", "generated/peers"),
 }
 

@@ -110,6 +110,25 @@ def _plan_full() -> list[Cell]:
     ]
 
 
+def _plan_focus() -> list[Cell]:
+    """Session-4 run (about 1.5 h of a loaded core): the cells the issue still lacked, first.
+
+    The refit bootstrap at n = 2000 and on the correlated DGP with their IJ cells (T = 200, 1000, 5000),
+    then more repetitions of the n = 500 cells.  Bootstrap B = 50 on 100-tree forests as in
+    :func:`_plan_full` (same cell names, so it resumes them).  (Started with n = 2000, T = 5000 at pace 8;
+    raised to 1.5 after 35 minutes, when T = 1000 had clearly failed there.)
+    """
+    f, c = "friedman1", "friedman1_corr"
+    return [
+        Cell(f, 2000, "boot", 100, 60, n_resamples=50), Cell(f, 2000, "ij", 1000, 60),
+        Cell(c, 500, "boot", 100, 60, n_resamples=50), Cell(c, 500, "ij", 1000, 60),
+        Cell(c, 500, "ij", 200, 60), Cell(f, 2000, "ij", 200, 60, pace=1.5),
+        Cell(f, 2000, "ij", 5000, 60, pace=1.5), Cell(c, 500, "ij", 5000, 60, pace=2),
+        Cell(f, 500, "boot", 100, 100, n_resamples=50, pace=1.5), Cell(f, 500, "ij", 1000, 100, pace=1.5),
+        Cell(f, 500, "ij", 200, 100, pace=1.5), Cell(f, 500, "ij", 5000, 100, pace=2.5),
+    ]
+
+
 def _plan_quick() -> list[Cell]:
     f = "friedman1"
     return [Cell(f, 200, "ij", 50, 4), Cell(f, 200, "ij", 200, 4), Cell(f, 200, "boot", 50, 4, n_resamples=10)]
@@ -206,6 +225,14 @@ def _job(path: Path, cell: Cell, r: int) -> None:
     tmp = path.with_name(path.stem + ".tmp.npz")
     np.savez(tmp, **arrays)
     tmp.replace(path)
+
+
+def _warm_up() -> None:
+    """Compile the per-tree walk once (when numba is installed) so that no repetition's CPU time includes it."""
+    X = np.random.default_rng(0).uniform(size=(50, 10))
+    forest = _forest(2, 0).fit(X, X[:, 0])
+    jk.evaluate_trees(forest, X.astype(np.float32), (0,), [GRID], response_method="predict",
+                      counts=jk.inbag_counts(forest, 50))
 
 
 def compute_cells(cells: list[Cell], results_dir: Path, n_jobs: int = 2) -> None:
@@ -470,12 +497,17 @@ def render(ctx) -> dict:
         v = summary.get(key, {}).get(field, float("nan"))
         macros[name] = C.fmt(v, digits)
 
-    for tag, key in (("A", "friedman1_n500 ij_T1000 IJ-U"), ("B", "friedman1_n500 ij_T5000 IJ-U"),
-                     ("C", "friedman1_n500 ij_T200 IJ-U"), ("D", "friedman1_n500 ij_T1000_ms0.5 IJ-U"),
-                     ("E", "friedman1_n2000 ij_T1000 IJ-U"), ("F", "friedman1_n500 ij_T1000_ms0.2 IJ-U"),
-                     ("G", "friedman1_n2000 ij_T5000 IJ-U"), ("Boot", "friedman1_n500 boot_T100_B50 normal"),
-                     ("BootSupt", "friedman1_n500 boot_T100_B50 sup-t"),
-                     ("BootPerc", "friedman1_n500 boot_T100_B50 percentile")):
+    ij_cells = (("A", "friedman1_n500", 1000), ("B", "friedman1_n500", 5000), ("C", "friedman1_n500", 200),
+                ("E", "friedman1_n2000", 1000), ("G", "friedman1_n2000", 5000), ("H", "friedman1_n2000", 200),
+                ("K", "friedman1_corr_n500", 1000), ("L", "friedman1_corr_n500", 200),
+                ("M", "friedman1_corr_n500", 5000))
+    boot_cells = (("", "friedman1_n500"), ("Large", "friedman1_n2000"), ("Corr", "friedman1_corr_n500"))
+    rows = [(tag, f"{scen} ij_T{T} IJ-U") for tag, scen, T in ij_cells]
+    rows += [("D", "friedman1_n500 ij_T1000_ms0.5 IJ-U"), ("F", "friedman1_n500 ij_T1000_ms0.2 IJ-U")]
+    for tag, scen in boot_cells:
+        rows += [(f"Boot{tag}", f"{scen} boot_T100_B50 normal"), (f"BootSupt{tag}", f"{scen} boot_T100_B50 sup-t"),
+                 (f"BootPerc{tag}", f"{scen} boot_T100_B50 percentile")]
+    for tag, key in rows:
         put(f"ForestIJCov{tag}", key, "pointwise")
         put(f"ForestIJCovSE{tag}", key, "pointwise_se")
         put(f"ForestIJSim{tag}", key, "simultaneous")
@@ -489,10 +521,19 @@ def render(ctx) -> dict:
     ratio = summary.get("friedman1_n500 boot_T100_B50 normal", {}).get("compute_ratio", {}).get("IJ T5000", {})
     macros["ForestIJProjectedRatioB"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
     macros["ForestIJSecondsB"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
+    for tag, scen in (("Large", "friedman1_n2000"), ("Corr", "friedman1_corr_n500")):
+        ratio = summary.get(f"{scen} boot_T100_B50 normal", {}).get("compute_ratio", {}).get("IJ T1000", {})
+        macros[f"ForestIJProjectedRatio{tag}"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
+        macros[f"ForestIJSeconds{tag}"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
     macros["ForestIJMinTrees"] = str(MIN_TREES)
+    for tag, key, n in (("", "friedman1_n500 ij_T1000 IJ-U", 500), ("Large", "friedman1_n2000 ij_T1000 IJ-U", 2000),
+                        ("Corr", "friedman1_corr_n500 ij_T1000 IJ-U", 500)):
+        # the trees that bring the noise share s (measured at T trees) to 1/2: T * s / (1 - s) (noise ~ 1/T)
+        share = summary.get(key, {}).get("noise_share_median", float("nan"))
+        macros[f"ForestIJNeededTimesN{tag}"] = C.fmt(1000 * share / (1 - share) / n, 1)
     paired = summary.get("paired", {})
-    for tag, T in (("A", 1000), ("B", 5000), ("C", 200)):
-        v = paired.get(f"friedman1_n500 ij_T{T} IJ-U - boot_T100_B50", {})
+    for tag, scen, T in ij_cells:
+        v = paired.get(f"{scen} ij_T{T} IJ-U - boot_T100_B50", {})
         for name, field, digits in (("Diff", "pointwise_diff", 3), ("DiffSE", "pointwise_diff_se", 3),
                                     ("SimDiff", "simultaneous_diff", 3), ("SimDiffSE", "simultaneous_diff_se", 3)):
             macros[f"ForestIJ{name}{tag}"] = C.fmt(v.get(field, float("nan")), digits)
@@ -501,11 +542,13 @@ def render(ctx) -> dict:
         row = summary.get(key, {})  # per-tree PD time: IJ CPU minus the fit, per tree and feature
         per_tree = (row.get("cpu_seconds", np.nan) - row.get("fit_seconds", np.nan)) / (1000 * len(FEATURES))
         macros[f"ForestIJTreeMs{tag}"] = C.fmt(1000 * per_tree, 2)
-    for tag, key in (("A", "friedman1_n500 ij_T1000 IJ-U"), ("B", "friedman1_n500 ij_T5000 IJ-U"),
-                     ("C", "friedman1_n500 ij_T200 IJ-U"), ("E", "friedman1_n2000 ij_T1000 IJ-U"),
-                     ("D", "friedman1_n500 ij_T1000_ms0.5 IJ-U"), ("F", "friedman1_n500 ij_T1000_ms0.2 IJ-U"),
-                     ("G", "friedman1_n2000 ij_T5000 IJ-U")):
+    for tag, key in rows:
+        if " ij_" not in key:
+            continue
         put(f"ForestIJNoise{tag}", key, "noise_share_median", 2)
+        # the same band with each data set's SE replaced by the mean SE over data sets: no SE noise
+        put(f"ForestIJMeanSECov{tag}", key.replace("IJ-U", "IJ-U mean SE"), "pointwise")
+        put(f"ForestIJMeanSESim{tag}", key.replace("IJ-U", "IJ-U mean SE"), "simultaneous")
         put(f"ForestIJNeg{tag}", key, "negative_share", 2)
     C.write_macros(ctx.out("generated", "forest_ij.tex"), macros, "experiments/s8_forest_ij.py")
     return summary
@@ -517,6 +560,7 @@ def _parser() -> argparse.ArgumentParser:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="smoke run: n=200, T in {50, 200}, 4 reps, B=10")
     mode.add_argument("--full", action="store_true", help="the cells of the paper's run (default)")
+    mode.add_argument("--focus", action="store_true", help="the session-4 cells (see _plan_focus)")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--results-dir", type=Path, default=None)
     parser.add_argument("--render-only", action="store_true")
@@ -526,11 +570,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
-    mode = "quick" if args.quick else "full"
-    cells = _plan_quick() if args.quick else _plan_full()
+    mode = "quick" if args.quick else "focus" if args.focus else "full"
+    cells = _plan_quick() if args.quick else _plan_focus() if args.focus else _plan_full()
     if args.results_dir is None:
         args.results_dir = Path(__file__).parent / "results" / mode / "forest_ij"
     if not args.render_only:
+        _warm_up()
         start = time.perf_counter()
         compute_cells(cells, args.results_dir, args.n_jobs)
         print(f"compute: {time.perf_counter() - start:.0f} s wall")

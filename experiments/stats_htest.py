@@ -17,10 +17,17 @@ Alternatives:
 
 Learners: OLS with an ``x1 x2`` column (so noise creates a spurious H2), histogram gradient
 boosting, random forest.  Per setting: rejection rate at alpha = 0.05 with its Monte Carlo SE
-``sqrt(p (1 - p) / R)``, and the Kolmogorov-Smirnov distance of the null p-values from the
-discrete uniform law of ``(1 + k) / (1 + K)``.
+``sqrt(p (1 - p) / R)``, the Kolmogorov-Smirnov distance of the null p-values from the
+discrete uniform law of ``(1 + k) / (1 + K)``, the mean p-value and the ratio of the mean
+observed H2 to the mean null H2 (about 1 for a test of the right size).
 
-    python -m experiments.stats_htest [--quick] [--learners ols gbm rf]
+Two null models of :func:`pdpboot.h_statistic_test`: ``smooth`` (the default: Gaussian-process
+reference fit; caches ``smooth_<learner>_<dgp>_<first>.nc``) and ``plugin`` (the learner's own
+fit minus its interaction part, with the scale-calibrated p-value of the same refits; caches
+``<learner>_<dgp>_<first>.nc``, written by the earlier run).  Both use the same data sets and
+test seeds per repetition, so their rows are paired.
+
+    python -m experiments.stats_htest [--quick] [--learners ols gbm rf] [--null-model smooth]
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import xarray as xr
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 
 from pdpboot.datasets import make_additive_uniform, make_goldstein, make_interaction
+from pdpboot.engine.hstats import gaussian_process_fit, interaction_part, interaction_statistics
 from pdpboot.interaction import h_statistic_test
 
 from . import _common as C
@@ -91,20 +99,27 @@ def make_learner(name: str, quick: bool):
     raise ValueError(f"unknown learner {name!r}")
 
 
-def _one(learner: str, dgp: str, cfg: dict, quick: bool, seed: np.random.SeedSequence) -> tuple[float, ...]:
+#: cache-file prefix per null model
+PREFIX = {"smooth": "smooth_", "plugin": ""}
+
+
+def _one(learner: str, dgp: str, cfg: dict, quick: bool, seed: np.random.SeedSequence,
+         null_model: str = "smooth") -> tuple[float, ...]:
+    """One null data set: (statistic, p-value, plug-in p-value, scale, mean null statistic)."""
     data_seed, test_seed = seed.spawn(2)
     maker, pair, _ = SETTINGS_DGP[dgp]
     X, y = make_data(maker, cfg["n"], np.random.default_rng(data_seed))
     K = cfg["reps"][learner]["K"]
+    calibration = "scale" if null_model == "plugin" else "none"
     out = h_statistic_test(make_learner(learner, quick), X, y, pair, n_resamples=K, n_max=cfg["n_max"], n_jobs=1,
-                           calibration="scale", rng=np.random.default_rng(test_seed))
-    # the plug-in (calibration="none") p-value of the same refits: the first level is identical
+                           calibration=calibration, null_model=null_model, rng=np.random.default_rng(test_seed))
+    # the uncalibrated p-value of the same refits (equal to out.pvalue for the smooth null)
     plugin = (1 + np.sum(out.null_distribution >= out.statistic)) / (1 + K)
-    return out.statistic, out.pvalue, float(plugin), out.scale
+    return out.statistic, out.pvalue, float(plugin), out.scale, float(np.mean(out.null_distribution))
 
 
 def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None = None, dgps=None,
-            chunk_size: int | None = None, overrides: dict | None = None) -> None:
+            chunk_size: int | None = None, overrides: dict | None = None, null_model: str = "smooth") -> None:
     """Fill the caches (chunks of repetitions); ``max_reps`` caps the null repetitions per setting (power: half)
     and ``dgps`` picks (and orders) the DGPs, for reduced runs."""
     cfg = _settings(ctx, overrides)
@@ -123,16 +138,72 @@ def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None 
 
                 def run(chunk=chunk, first=first, learner=learner, dgp=dgp):
                     start = time.perf_counter()
-                    out = [_one(learner, dgp, cfg, ctx.quick, s) for s in chunk]
-                    stats, pvalues, plugin, scale = map(np.array, zip(*out))
-                    print(f"[{time.strftime('%H:%M:%S')}] htest {learner}/{dgp} reps {first}..{first + len(chunk)}"
-                          f" took {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+                    out = [_one(learner, dgp, cfg, ctx.quick, s, null_model) for s in chunk]
+                    stats, pvalues, plugin, scale, null_mean = map(np.array, zip(*out))
+                    print(f"[{time.strftime('%H:%M:%S')}] htest {null_model} {learner}/{dgp} reps "
+                          f"{first}..{first + len(chunk)} took {time.perf_counter() - start:.0f} s",
+                          file=sys.stderr, flush=True)
                     return xr.Dataset({"statistic": ("rep", stats), "pvalue": ("rep", pvalues),
-                                       "pvalue_plugin": ("rep", plugin), "scale": ("rep", scale)},
+                                       "pvalue_plugin": ("rep", plugin), "scale": ("rep", scale),
+                                       "null_mean": ("rep", null_mean)},
                                       coords={"rep": np.arange(first, first + len(chunk))},
-                                      attrs={"K": cfg["reps"][learner]["K"], "n": cfg["n"]})
+                                      attrs={"K": cfg["reps"][learner]["K"], "n": cfg["n"], "null_model": null_model})
 
-                C.cached(folder / f"{learner}_{dgp}_{first:05d}.nc", ctx, run)
+                C.cached(folder / f"{PREFIX[null_model]}{learner}_{dgp}_{first:05d}.nc", ctx, run)
+
+
+#: truths of the decomposition diagnostic (audit null, boosting, refits without noise)
+DECOMPOSITION = ("truth", "plugin", "learner_main_true_rest", "true_main_learner_rest", "smooth")
+
+
+def _pd_points(predict, X: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Centred PD of ``columns`` at every row's own values, averaged over all rows (brute force)."""
+    n = X.shape[0]
+    block = pd.concat([X] * n, ignore_index=True)
+    for c in columns:
+        block[c] = np.repeat(X[c].to_numpy(), n)
+    values = predict(block).reshape(n, n).mean(axis=1)
+    return values - values.mean()
+
+
+def compute_decomposition(ctx: C.Context, n_sets: int = 20) -> None:
+    """Why the plug-in null is too easy for boosting: mean H2_12 of refits *without noise* on five truths.
+
+    Audit null (n rows): the true ``f``; the plug-in ``f0 = f - PD_12 + PD_1 + PD_2`` of the learner's fit; the
+    learner's main effects of x1, x2 plus the true ``1.5 x3 x4``; the true main effects plus the learner's part
+    ``f - PD_12``; the smooth (Gaussian-process) null mean of :func:`pdpboot.h_statistic_test`.
+    """
+    cfg = SETTINGS[ctx.mode]
+    n = 200 if not ctx.quick else cfg["n"]
+    n_sets = 2 if ctx.quick else n_sets
+
+    def run():
+        values = []
+        for seed in C.seed_sequence(cfg["seed"], "decomposition").spawn(n_sets):
+            data_seed, gp_seed, stat_seed = seed.spawn(3)
+            X, y = make_data("audit", n, np.random.default_rng(data_seed))
+            main = (2 * X["x1"] + np.sin(3 * X["x2"])).to_numpy()
+            rest = (1.5 * X["x3"] * X["x4"]).to_numpy()
+            fit = make_learner("gbm", ctx.quick).fit(X, y)
+            fitted = fit.predict(X)
+            pd12, pd1, pd2 = (_pd_points(fit.predict, X, cols) for cols in (["x1", "x2"], ["x1"], ["x2"]))
+            gp_predict, _ = gaussian_process_fit(X, y, np.random.default_rng(gp_seed))
+            smooth = gp_predict(X)[:, 0] - interaction_part(gp_predict, X, (0, 1))
+            truths = {"truth": main + rest, "plugin": fitted - pd12 + pd1 + pd2,
+                      "learner_main_true_rest": pd1 + pd2 + rest,
+                      "true_main_learner_rest": main + fitted - pd12, "smooth": smooth}
+            row = []
+            for name in DECOMPOSITION:
+                refit = make_learner("gbm", ctx.quick).fit(X, truths[name])
+                stats = interaction_statistics(lambda Z, m=refit: m.predict(Z)[:, None], X, pairs=[(0, 1)],
+                                               n_max=cfg["n_max"] if ctx.quick else 50,
+                                               rng=np.random.default_rng(stat_seed))
+                row.append(float(stats[(0, 1)]["h2"][0]))
+            values.append(row)
+        return xr.Dataset({"h2": (("rep", "truth"), np.array(values))}, coords={"truth": list(DECOMPOSITION)},
+                          attrs={"n": n})
+
+    C.cached(ctx.study_dir(STUDY) / "decomposition_00000.nc", ctx, run)
 
 
 def _settings(ctx: C.Context, overrides: dict | None) -> dict:
@@ -162,30 +233,40 @@ def _rate(p: np.ndarray, alpha: float) -> tuple[float, float]:
     return rate, float(np.sqrt(rate * (1 - rate) / p.size))
 
 
+def _summary(data: xr.Dataset, alpha: float, interacting: bool, column: str = "pvalue") -> dict:
+    p = data[column].values
+    K = int(data.attrs["K"])
+    rec = {"R": int(p.size), "K": K, "n": int(data.attrs["n"]), "mean_pvalue": float(np.mean(p)),
+           "ks": _ks_discrete(p, K) if not interacting else float("nan")}
+    rec["rejection"], rec["rejection_mcse"] = _rate(p, alpha)
+    if "null_mean" in data:
+        rec["ratio"] = float(np.mean(data["statistic"].values) / np.mean(data["null_mean"].values))
+    return rec
+
+
 def _records(ctx: C.Context) -> list[dict]:
-    """One record per (learner, DGP) from the per-chunk caches."""
+    """One record per (learner, DGP) from the per-chunk caches: the smooth null's summary, and the plug-in
+    null's (``plugin_*``: uncalibrated, ``scale_*``: scale-calibrated) where the earlier run has it."""
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     records = []
     for learner in cfg["reps"]:
         for dgp, (_, _, interacting) in SETTINGS_DGP.items():
-            files = sorted(folder.glob(f"{learner}_{dgp}_*.nc"))
-            if not files:
-                continue
-            data = xr.concat([C.load_dataset(f) for f in files], dim="rep")
-            K = int(data.attrs["K"])
-            p = data["pvalue"].values
-            rec = {"learner": learner, "dgp": dgp, "null": not interacting, "R": int(p.size), "K": K,
-                   "n": int(data.attrs["n"]), "mean_pvalue": float(np.mean(p))}
-            rec["rejection"], rec["rejection_mcse"] = _rate(p, cfg["alpha"])
-            rec["ks"] = _ks_discrete(p, K) if not interacting else float("nan")
-            if "pvalue_plugin" in data:
-                plug = data["pvalue_plugin"].values
-                rec["rejection_plugin"], rec["rejection_plugin_mcse"] = _rate(plug, cfg["alpha"])
-                rec["ks_plugin"] = _ks_discrete(plug, K) if not interacting else float("nan")
-                rec["scale_mean"] = float(np.mean(data["scale"].values))
-                rec["scale_sd"] = float(np.std(data["scale"].values, ddof=1)) if p.size > 1 else float("nan")
-            records.append(rec)
+            rec = {"learner": learner, "dgp": dgp, "null": not interacting}
+            for model, prefix in PREFIX.items():
+                files = sorted(folder.glob(f"{prefix}{learner}_{dgp}_*.nc"))
+                if not files:
+                    continue
+                data = xr.concat([C.load_dataset(f) for f in files], dim="rep")
+                if model == "smooth":
+                    rec.update(_summary(data, cfg["alpha"], interacting))
+                else:
+                    rec.update({f"plugin_{k}": v for k, v in
+                                _summary(data, cfg["alpha"], interacting, "pvalue_plugin").items()})
+                    rec.update({f"scale_{k}": v for k, v in _summary(data, cfg["alpha"], interacting).items()})
+                    rec["scale_mean"] = float(np.mean(data["scale"].values))
+            if len(rec) > 3:
+                records.append(rec)
     return records
 
 
@@ -194,29 +275,42 @@ _NAMES = {"ols": "Ols", "gbm": "Gbm", "rf": "Rf", "additive": "Additive", "audit
 
 
 def _macros(records: list[dict]) -> dict:
-    r"""``\Htest<Kind><Learner><Dgp>``: rejection rates (calibrated and plug-in), MC SEs, R, KS, mean scale."""
+    r"""``\Htest<Kind><Learner><Dgp>``.
+
+    Smooth null (the default): ``Rej``, ``RejSE``, ``R``, ``KS``, ``MeanP``, ``Ratio`` (mean observed / mean
+    null H2).  Plug-in null (earlier run, same data sets): ``Plugin``, ``PluginSE``, ``PluginR``, ``PluginKS``,
+    ``PluginRatio``; with the scale calibration: ``Cal``, ``Scale`` (mean c).
+    """
+    kinds = ("Rej", "RejSE", "R", "MeanP", "Ratio", "Plugin", "PluginSE", "PluginR", "PluginRatio", "Cal", "Scale")
     macros = {}
     for learner in SETTINGS["full"]["reps"]:  # "--" for every setting not (yet) run: the text always compiles
         for dgp, (_, _, interacting) in SETTINGS_DGP.items():
             key = _NAMES[learner] + _NAMES[dgp]
-            for kind in ("Rej", "RejSE", "R", "Plugin", "PluginSE", "Scale") + (() if interacting else ("KS",)):
+            for kind in kinds + (() if interacting else ("KS", "PluginKS")):
                 macros[f"Htest{kind}{key}"] = "--"
     for rec in records:
         key = _NAMES[rec["learner"]] + _NAMES[rec["dgp"]]
-        macros[f"HtestRej{key}"] = C.fmt(rec["rejection"], 3)
-        macros[f"HtestRejSE{key}"] = C.fmt(rec["rejection_mcse"], 3)
-        macros[f"HtestR{key}"] = str(rec["R"])
-        if "rejection_plugin" in rec:
-            macros[f"HtestPlugin{key}"] = C.fmt(rec["rejection_plugin"], 3)
-            macros[f"HtestPluginSE{key}"] = C.fmt(rec["rejection_plugin_mcse"], 3)
-            macros[f"HtestScale{key}"] = C.fmt(rec["scale_mean"], 2)
+        for kind, field, digits in (("Rej", "rejection", 3), ("RejSE", "rejection_mcse", 3),
+                                    ("MeanP", "mean_pvalue", 2),
+                                    ("Ratio", "ratio", 2), ("Plugin", "plugin_rejection", 3),
+                                    ("PluginSE", "plugin_rejection_mcse", 3), ("PluginRatio", "plugin_ratio", 2),
+                                    ("Cal", "scale_rejection", 3), ("Scale", "scale_mean", 2)):
+            if field in rec:
+                macros[f"Htest{kind}{key}"] = C.fmt(rec[field], digits)
+        for kind, field in (("R", "R"), ("PluginR", "plugin_R")):
+            if field in rec:
+                macros[f"Htest{kind}{key}"] = str(rec[field])
         if rec["null"]:
-            macros[f"HtestKS{key}"] = C.fmt(rec.get("ks_plugin", rec["ks"]), 3)
-    if records:
-        macros["HtestK"] = str(records[0]["K"])
-        macros["HtestN"] = str(records[0].get("n", "--"))
-        nulls = [r["R"] for r in records if r["null"]]
+            for kind, field in (("KS", "ks"), ("PluginKS", "plugin_ks")):
+                if field in rec:
+                    macros[f"Htest{kind}{key}"] = C.fmt(rec[field], 3)
+    smooth = [r for r in records if "R" in r]
+    if smooth:
+        macros["HtestK"] = str(smooth[0]["K"])
+        macros["HtestN"] = str(smooth[0]["n"])
+        nulls = [r["R"] for r in smooth if r["null"]]
         macros["HtestRMin"] = str(min(nulls)) if nulls else "--"
+        macros["HtestRMax"] = str(max(nulls)) if nulls else "--"
     return macros
 
 
@@ -224,21 +318,46 @@ def _macros(records: list[dict]) -> dict:
 ARCHIVE = ("*_0*.nc",)
 
 
+def _cell(rec: dict, prefix: str, with_ks: bool) -> list[str]:
+    if f"{prefix}R" not in rec:
+        return ["--"] * (3 if with_ks else 2)
+    cells = [str(rec[f"{prefix}R"]),
+             f"{C.fmt(rec[f'{prefix}rejection'], 3)} ({C.fmt(rec[f'{prefix}rejection_mcse'], 3)})"]
+    if with_ks:
+        cells.append(C.fmt(rec[f"{prefix}ks"], 3) if rec["null"] else "")
+    return cells
+
+
 def render(ctx: C.Context) -> list[dict]:
     records = _records(ctx)
-    lines = [r"\begin{tabular}{llrrrrr}", r"\toprule",
-             r"learner & DGP & $R$ & calibrated (MC SE) & plug-in (MC SE) & KS (plug-in) & mean $c$ \\", r"\midrule"]
+    lines = [r"\begin{tabular}{llrrrrrrr}", r"\toprule",
+             r" & & \multicolumn{5}{c}{smooth null (default)} & \multicolumn{2}{c}{plug-in null} \\",
+             r"\cmidrule(lr){3-7}\cmidrule(lr){8-9}",
+             r"learner & DGP & $R$ & rejection (MC SE) & KS & mean $p$ & $\bar T / \bar T^*$ & $R$ & "
+             r"rejection (MC SE) \\", r"\midrule"]
     for rec in records:
-        plugin = (f"{C.fmt(rec['rejection_plugin'], 3)} ({C.fmt(rec['rejection_plugin_mcse'], 3)})"
-                  if "rejection_plugin" in rec else "--")
-        lines.append(f"{rec['learner'].upper() if rec['learner'] != 'gbm' else 'GBM'} & "
-                     f"{rec['dgp']}{'' if rec['null'] else ' (alt.)'} & {rec['R']} & "
-                     f"{C.fmt(rec['rejection'], 3)} ({C.fmt(rec['rejection_mcse'], 3)}) & {plugin} & "
-                     f"{C.fmt(rec.get('ks_plugin', rec['ks']), 3)} & "
-                     f"{C.fmt(rec.get('scale_mean', float('nan')), 2)} \\\\")
+        name = {"gbm": "GBM", "rf": "RF", "ols": "OLS"}[rec["learner"]]
+        smooth = _cell(rec, "", True)
+        extra = ([C.fmt(rec["mean_pvalue"], 2) if rec["null"] else "", C.fmt(rec.get("ratio", float("nan")), 2)]
+                 if "R" in rec else ["--", "--"])
+        plugin = _cell(rec, "plugin_", False)
+        lines.append(" & ".join([name, rec["dgp"] + ("" if rec["null"] else " (alt.)"), *smooth, *extra, *plugin])
+                     + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "h_test_size_power.tex"), "\n".join(lines))
-    C.write_macros(ctx.out("generated", "htest.tex"), _macros(records),
+    macros = _macros(records)
+    path = ctx.study_dir(STUDY) / "decomposition_00000.nc"
+    names = {"truth": "Truth", "plugin": "Plugin", "learner_main_true_rest": "TrueRest",
+             "true_main_learner_rest": "TrueMain", "smooth": "Smooth"}
+    for name in DECOMPOSITION:
+        macros[f"HtestDiag{names[name]}"] = "--"
+    macros["HtestDiagR"] = "--"
+    if path.exists():
+        diag = C.load_dataset(path)
+        for name in DECOMPOSITION:
+            macros[f"HtestDiag{names[name]}"] = C.fmt(float(diag["h2"].sel(truth=name).mean()), 4)
+        macros["HtestDiagR"] = str(diag.sizes["rep"])
+    C.write_macros(ctx.out("generated", "htest.tex"), macros,
                    "stats_htest: size and power of h_statistic_test")
     return records
 
@@ -255,13 +374,19 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, help="override: rows per data set (reduced runs, own --results-dir)")
     parser.add_argument("--n-max", type=int, help="override: rows of each H statistic")
     parser.add_argument("--K", type=int, help="override: null refits per test")
+    parser.add_argument("--decomposition", action="store_true",
+                        help="also run the decomposition diagnostic (boosting, audit null, refits without noise)")
+    parser.add_argument("--null-model", choices=list(PREFIX), default="smooth",
+                        help="null model of h_statistic_test to run (default: smooth, the function's default)")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
         compute(ctx, args.learners, args.max_reps, args.dgps, args.chunk,
-                {"n": args.n, "n_max": args.n_max, "K": args.K})
+                {"n": args.n, "n_max": args.n_max, "K": args.K}, args.null_model)
+        if args.decomposition:
+            compute_decomposition(ctx)
         records = render(ctx)
     for rec in records:
         print(json.dumps(rec))

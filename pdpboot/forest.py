@@ -23,6 +23,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import ndtri
 from sklearn.base import clone, is_classifier
+from sklearn.pipeline import Pipeline
 
 from ._assemble import build_tree, provenance
 from ._plan import make_spec
@@ -52,21 +53,46 @@ def _training_array(X) -> np.ndarray:
         ) from None
 
 
-def _fit_forest(forest, X, y, n_estimators, seed: np.random.Generator):
+def _parts(model):
+    """(fitted-or-not preprocessing or None, forest) of a bare forest or a Pipeline ending in one."""
+    if isinstance(model, Pipeline):
+        if len(model.steps) < 2:
+            return None, model.steps[-1][1]
+        return model[:-1], model.steps[-1][1]
+    return None, model
+
+
+def _check_model(model) -> None:
+    pre, forest = _parts(model)
+    if pre is not None and not isinstance(forest, jk.FOREST_TYPES):
+        raise TypeError(f"The last step of this Pipeline is a {type(forest).__name__}; the infinitesimal jackknife "
+                        "needs a Pipeline ending in a scikit-learn random forest or extra-trees model. For other "
+                        "models use pdpboot.bootstrap_partial_dependence.")
     jk.check_forest(forest)
+
+
+def _set_forest_params(model, **params):
+    if isinstance(model, Pipeline):
+        params = {f"{model.steps[-1][0]}__{k}": v for k, v in params.items()}
+    model.set_params(**params)
+
+
+def _fit_forest(forest, X, y, n_estimators, seed: np.random.Generator):
+    _check_model(forest)
     if is_fitted(forest):
-        if n_estimators is not None and n_estimators != len(forest.estimators_):
+        trees = len(_parts(forest)[1].estimators_)
+        if n_estimators is not None and n_estimators != trees:
             raise ValueError(
-                f"n_estimators={n_estimators} but the forest is already fitted with {len(forest.estimators_)} "
+                f"n_estimators={n_estimators} but the forest is already fitted with {trees} "
                 "trees; leave n_estimators=None, or pass an unfitted forest."
             )
         return forest, False
     y = check_target(y, X.shape[0], forest)
     model = clone(forest)
     if n_estimators is not None:
-        model.set_params(n_estimators=n_estimators)
-    if model.random_state is None:
-        model.set_params(random_state=int(seed.integers(0, 2**31 - 1)))
+        _set_forest_params(model, n_estimators=n_estimators)
+    if _parts(model)[1].random_state is None:
+        _set_forest_params(model, random_state=int(seed.integers(0, 2**31 - 1)))
     return model.fit(X, y), True
 
 
@@ -125,12 +151,18 @@ def forest_partial_dependence(
     Parameters
     ----------
     forest : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
-        With ``bootstrap=True`` and ``class_weight=None``.  Unfitted: cloned,
+        With ``bootstrap=True`` and ``class_weight=None``, or a Pipeline ending
+        in one (e.g. categorical columns one-hot encoded): the rows with the
+        features set to each grid point are then passed through its fitted
+        preprocessing and the trees read the result; the preprocessing is held
+        fixed (the IJ sees the variability of the forest's fit, not of an
+        imputer's or scaler's statistics).  Unfitted: cloned,
         given ``n_estimators`` and (if unset) a ``random_state`` drawn from
         ``rng``, and fitted on ``X, y``.  Fitted: ``X`` must be its training
         data in the same row order (checked) and ``y`` may be None.
     X : DataFrame or array of shape (n_rows, n_columns)
-        Training rows, which are also the rows the PD averages over.
+        Training rows, which are also the rows the PD averages over (a
+        Pipeline's input: category columns allowed; a bare forest's: numeric).
     y : array-like of shape (n_rows,) or (n_rows, n_targets), or None
     features : list
         Column names or indices; a tuple of two gives a 2-D surface.
@@ -156,9 +188,10 @@ def forest_partial_dependence(
     grid_resolution, percentiles, custom_values, categorical_features, response_method
         As in :func:`pdpboot.partial_dependence` (classifiers: ``predict_proba``).
     method : {"auto", "brute", "tree"}
-        How each tree's PD and ICE are computed (``auto``: one traversal of the stacked rows per
-        tree, reading leaf values; ``brute``/``tree``: the package's engines tree by tree; same
-        numbers, see :func:`pdpboot.engine.jackknife.evaluate_trees`).
+        How each tree's PD and ICE are computed (``auto``: one compiled walk of the forest, or one
+        traversal of the stacked rows per tree reading leaf values; ``brute``/``tree``: the
+        package's engines tree by tree; same numbers, see
+        :func:`pdpboot.engine.jackknife.evaluate_trees`).  Pipelines: ``auto`` only.
     n_jobs : int, optional
         joblib workers (threads) over chunks of trees (fitting an unfitted forest uses
         the forest's own ``n_jobs``); results do not depend on it.
@@ -214,21 +247,29 @@ def forest_partial_dependence(
     if n_estimators is not None:
         n_estimators = check_positive_int(n_estimators, "n_estimators", 2)
     n_multipliers = check_positive_int(n_multipliers, "n_multipliers", 100)
-    jk.check_forest(forest)
+    _check_model(forest)
+    pipeline = _parts(forest)[0] is not None
+    if pipeline and method != "auto":
+        raise ValueError(f"method={method!r}: behind a Pipeline the trees are evaluated on the transformed "
+                         "stacked rows (leave method='auto').")
     spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
                      custom_values=custom_values, categorical_features=categorical_features, method=method)
     generator = np.random.default_rng(rng)
     fit_seed, multiplier_seed = generator.spawn(2)
-    xa = _training_array(spec.X)
-    n_rows = xa.shape[0]
+    xa = None if pipeline else _training_array(spec.X)
+    n_rows = spec.X.shape[0]
     resolved = resolve_response_method(forest, response_method)  # before the fit: fail early
     model, fitted_here = _fit_forest(forest, spec.X, y, n_estimators, fit_seed)
-    counts = jk.inbag_counts(model, n_rows)
+    pre, trees = _parts(model)
+    if pre is not None:  # the trees see the transformed rows; the grids stay in the input space
+        xt = pre.transform(spec.X)
+        xt = np.asarray(xt.toarray() if hasattr(xt, "toarray") else xt, dtype=np.float32)
+    counts = jk.inbag_counts(trees, n_rows)
     if not fitted_here:
-        jk.check_training_rows(model, xa, counts)
-    m = jk.bootstrap_draws(model, n_rows)
+        jk.check_training_rows(trees, xa if pre is None else xt, counts)
+    m = jk.bootstrap_draws(trees, n_rows)
     n_trees = counts.shape[0]
-    n_targets = 1 if is_classifier(model) else int(getattr(model, "n_outputs_", 1))
+    n_targets = 1 if is_classifier(model) else int(getattr(trees, "n_outputs_", 1))
     target_names = None
     if resolved == "predict" and y is not None:
         target_names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
@@ -240,9 +281,10 @@ def forest_partial_dependence(
     seeds = multiplier_seed.spawn(len(spec.feature_sets))
     for fs, seed in zip(spec.feature_sets, seeds):
         dims = spec.dims(fs)
-        ev = jk.evaluate_trees(model, xa, fs, spec.grid_values(fs), response_method=resolved,
-                               counts=counts if jackknife else None, method=method, n_outputs=len(outputs),
-                               n_jobs=n_jobs)
+        ev = jk.evaluate_trees(trees, spec.X if pre is not None else xa, fs, spec.grid_values(fs),
+                               response_method=resolved, counts=counts if jackknife else None, method=method,
+                               n_outputs=len(outputs), n_jobs=n_jobs,
+                               transform=None if pre is None else pre.transform)
         shape = ev.tree_pd.shape[1:]
         t = ev.tree_pd.reshape(n_trees, len(outputs), -1)
         u = jk.ij_influence(counts, t, ev.ice.reshape(n_rows, len(outputs), -1))

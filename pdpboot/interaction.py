@@ -41,6 +41,7 @@ whose ``(j, k)`` interaction was removed.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -64,6 +65,7 @@ from ._validate import (
 )
 from .bands import confidence_bands
 from .engine.hstats import (
+    gaussian_process_fit,
     interaction_part,
     interaction_statistics,
     noise_scale,
@@ -332,6 +334,11 @@ class HStatisticTestResult:
     scale : float
         The calibration factor ``mean(null_distribution) / mean(second_level)``
         (1.0 with ``calibration="none"``).
+    null_model : str
+        The null model used: ``"smooth"`` or ``"plugin"`` (also when the
+        smooth null was asked for but the features were not numeric).
+    noise_sd : float
+        SD of the noise added to the null data.
     """
 
     statistic: float
@@ -339,6 +346,8 @@ class HStatisticTestResult:
     null_distribution: np.ndarray
     second_level: np.ndarray = field(default_factory=lambda: np.empty(0))
     scale: float = 1.0
+    null_model: str = "smooth"
+    noise_sd: float = float("nan")
 
 
 def _fit(estimator, X, y, weights, fit_params, rng, *, rows=None, only_if_unset=False):
@@ -368,6 +377,7 @@ class _TestPlan:
     weights: np.ndarray | None
     fit_params: dict
     calibration: str
+    null_model: str = "smooth"
 
 
 def _rms(residuals: np.ndarray, weights) -> float:
@@ -378,7 +388,7 @@ def _rms(residuals: np.ndarray, weights) -> float:
 
 
 def _surrogate(model, X, pair, weights, background) -> tuple[np.ndarray, np.ndarray]:
-    """Fitted values of a model and its additive-in-(j, k) surrogate ``f - I_jk`` at every row."""
+    """Fitted values of a model and its additive-in-(j, k) plug-in surrogate ``f - I_jk`` at every row."""
     predict = response_function(model, "predict")
     fitted = predict(X)[:, 0]
     return fitted, fitted - interaction_part(predict, X, pair, weights=weights, background=background,
@@ -404,7 +414,7 @@ def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed
 
 
 def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv, sample_weight,
-                     fit_params, calibration="none") -> _TestPlan:
+                     fit_params, calibration="none", null_model="smooth") -> _TestPlan:
     if is_fitted(estimator):
         raise ValueError(
             f"{type(estimator).__name__} is already fitted, but h_statistic_test refits clones itself; "
@@ -418,6 +428,11 @@ def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv
         raise ValueError(f"statistic={statistic!r} is not one of ['h2', 'h_unnormalized'].")
     if calibration not in ("scale", "none"):
         raise ValueError(f"calibration={calibration!r} is not one of ['scale', 'none'].")
+    if null_model not in ("smooth", "plugin"):
+        raise ValueError(f"null_model={null_model!r} is not one of ['smooth', 'plugin'].")
+    if calibration == "scale" and null_model != "plugin":
+        raise ValueError("calibration='scale' is defined for the plug-in null only; pass null_model='plugin' "
+                         "with it (or calibration='none').")
     n_resamples = check_n_resamples(n_resamples, minimum=1)
     n_max = check_positive_int(n_max, "n_max", 2)
     cv = check_positive_int(cv, "cv", 2)
@@ -431,7 +446,7 @@ def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv
     weights = check_sample_weight(sample_weight, X.shape[0])
     fit_params = check_fit_params(fit_params)
     return _TestPlan(estimator, X, y, pairs[0], n_resamples, n_max, statistic, cv, weights, fit_params,
-                     calibration)
+                     calibration, null_model)
 
 
 def h_statistic_test(
@@ -445,6 +460,7 @@ def h_statistic_test(
     statistic: str = "h2",
     cv: int = 5,
     calibration: str = "none",
+    null_model: str = "smooth",
     sample_weight=None,
     fit_params: Mapping | None = None,
     n_jobs: int | None = None,
@@ -452,69 +468,70 @@ def h_statistic_test(
 ) -> HStatisticTestResult:
     """Refit-based (parametric bootstrap) test of "no interaction between features j and k" (regression).
 
-    Null data keep everything the model learned except the ``(j, k)``
-    interaction, with noise of the data's size (Friedman & Popescu 2008, sec. 8.3),
-    and (optionally) a second bootstrap level calibrates the scale of the null distribution:
+    The observed ``H2_jk`` of the fitted model is compared with its law under
+    refits of the same learner on null data ``y* = f0(X) + e*``, where ``f0``
+    is additive in ``(j, k)`` and ``e*`` is noise of the data's size
+    (Friedman & Popescu 2008, sec. 8.3, with a different null model):
 
     1. Fit the estimator to all rows; its ``H2_jk`` (on at most ``n_max``
        rows) is the observed statistic ``T``.
-    2. Surrogate ``f0 = f - I_jk``: the fitted model minus its centred
-       interaction part ``I_jk = PD_jk - PD_j - PD_k`` (:func:`pdpboot.engine.hstats.interaction_part`),
-       with every PD averaged over *all* rows (at most 2000, drawn at random) and
-       evaluated at every row.  ``f0`` is additive in ``(j, k)``: its ``H2_jk``
-       is 0 and it keeps the main effects and all other interactions.
-    3. Noise: the centred out-of-fold residuals (``cv`` folds), rescaled to
-       the SD ``s`` of :func:`pdpboot.engine.hstats.noise_scale`, a combination
-       of the in-sample and out-of-fold mean squared residuals that estimates
-       the noise variance to first order for a linear smoother.
-    4. ``n_resamples`` times: ``y* = f0(X) + e*`` (noise drawn with
-       replacement), refit a clone on all rows, its ``H2_jk`` is ``T*_b``.
-    5. Second level (``calibration="scale"``), once per null refit ``b``: the
-       same construction applied to the null data ``y*``: surrogate
-       ``f0*_b = f*_b - I_jk(f*_b)`` of the refit, noise ``e** = r_b e*``
-       with ``r_b = rms(y* - f*_b) / rms(y - f)`` (in-sample residual sizes,
-       so the noise moves with the data as ``s`` does, without ``cv`` more
-       fits), one refit on ``f0*_b + e**``: ``T**_b``.  Common random
-       numbers: ``e**`` is the first level's residual draw rescaled, and the
-       refit's seed and H-statistic rows are the first level's, so
-       ``T**_b - T*_b`` reflects the change of the truth (``f0 -> f0*_b``)
-       and of the noise scale, not a new noise draw, and ``c`` below is
-       precise with a few tens of refits (OLS with a product term:
-       ``c = 1`` up to the denominators).
-    6. Scale factor ``c = mean(T*) / mean(T**)``; p-value
-       ``(1 + #{c T*_b >= T}) / (1 + n_resamples)`` (``c = 1`` with ``calibration="none"``).
+    2. Null model (``null_model="smooth"``, the default): a smooth reference
+       fit ``g`` of ``y`` on ``X`` by Gaussian-process regression
+       (:func:`pdpboot.engine.hstats.gaussian_process_fit`: RBF kernel with one
+       length scale per standardised feature plus white noise, hyperparameters
+       by maximum marginal likelihood, on at most 1000 rows), and
+       ``f0 = g - I_jk(g)``: ``g`` minus its centred interaction part
+       ``I_jk = PD_jk - PD_j - PD_k``
+       (:func:`pdpboot.engine.hstats.interaction_part`, PDs averaged over at
+       most 500 rows, evaluated at every row).  Noise: the centred residuals
+       ``y - g(X)``, rescaled to the noise SD the white-noise kernel estimated.
+    3. ``n_resamples`` times: ``y* = f0(X) + e*`` (noise drawn with
+       replacement), refit a clone of the estimator on all rows; its
+       ``H2_jk`` is ``T*_b``.
+    4. p-value ``(1 + #{T*_b >= T}) / (1 + n_resamples)``.
 
-    Why this design.  Under the null the observed ``H2_jk`` is not 0: it is
-    the interaction the learner invents from the noise and from approximating
-    the additive truth (trees split one feature inside another's branch).
-    Its null law depends on the unknown truth ``f`` and noise SD ``sigma``;
-    steps 2-4 estimate it by the law under the plug-in ``(f0, s)``, the
-    parametric bootstrap, right to first order only if ``(f0, s)`` behaves
-    like ``(f, sigma)`` for the learner.  For OLS with a product term it does
-    (``f0`` lies in the model, the refits' ``H2`` depends on the noise only,
-    and ``s`` is unbiased to first order).  For flexible learners it does not:
-    ``f0`` is itself a fit (step functions on the learner's own splits,
-    attenuated, with fitted noise) and ``s`` absorbs the approximation error;
-    measured on the audit's null DGP (gradient boosting, n = 200) the null
-    refits' ``H2`` were about 20 % smaller than the observed ``H2`` and the
-    uncalibrated test rejected 12.5 % at the 5 % level
-    (``experiments/stats_htest.py``).  The second level measures this
-    distortion: the map "data -> plug-in null model" is applied once more, to
-    data whose truth ``f0`` is known.  Assuming the null law is close to a
-    scale family ``theta * G`` (``H2`` is a ratio of sums of squares: a
-    smoother or noisier truth mainly rescales it) and that the map distorts
-    ``theta`` by the same factor at both levels, ``theta(f0) / theta(f) ~=
-    theta(f0*) / theta(f0)``, so ``theta(f) ~= c theta(f0)``: the first-level
-    null rescaled by ``c`` estimates the true null law with the first-order
-    error removed (the bootstrap bias correction of ``theta``, Efron &
-    Tibshirani 1993, ch. 10; one second-level draw per first-level draw as in
-    the fast double bootstrap of Davidson & MacKinnon 2007, whose quantile form
-    needs hundreds of refits for p-values near 0.05, which a scale needs not).
-    ``c ~= 1`` where the plug-in null is right.  The cost is twice the
-    refits; the default ``calibration="none"`` is the plain plug-in test (see
-    ``calibration`` and Notes for what the study measured).  A permutation
-    of ``x_j`` or ``x_k`` would break their main effects too and is not a
-    test of the interaction alone.
+    ``null_model="plugin"`` is the earlier design: ``f0 = f - I_jk(f)`` of the
+    learner's own fit ``f`` (PDs over at most 2000 rows), noise from the
+    centred out-of-fold residuals (``cv`` folds) rescaled to the SD of
+    :func:`pdpboot.engine.hstats.noise_scale`.  With it, ``calibration="scale"``
+    adds a second bootstrap level: per null refit ``b``, the refit's own
+    surrogate ``f0*_b = f*_b - I_jk(f*_b)``, the same residual draw rescaled by
+    ``rms(y* - f*_b) / rms(y - f)``, the same learner seed and H-statistic
+    rows (common random numbers), one more refit: ``T**_b``; then
+    ``c = mean(T*) / mean(T**)`` and ``p = (1 + #{c T*_b >= T}) / (1 + K)``
+    (bootstrap bias correction of a scale, Efron & Tibshirani 1993, ch. 10;
+    one second-level draw per first-level draw as in Davidson & MacKinnon's
+    2007 fast double bootstrap).
+
+    Why the smooth null.  Under the null the observed ``H2_jk`` is not 0: it is
+    the interaction the learner invents, from the noise and from approximating
+    a truth outside its span (trees split one feature inside another's branch
+    while chasing curvature anywhere in the function).  For a roughly linear
+    smoother ``A`` the numerator of ``H2_jk`` is about
+    ``||I_jk(A f)||^2 + E ||I_jk(A eps)||^2``; a valid null needs both terms.
+    The plug-in null lacks the first for tree ensembles: ``f0`` is made of the
+    learner's own steps, refits reproduce it (``A f0 ~= f0``), so
+    ``I_jk(A f0) ~= 0``.  Measured on the audit's null
+    ``y = 2 x1 + sin(3 x2) + 1.5 x3 x4 + eps`` (gradient boosting, n = 200,
+    refits without noise, 20 data sets, ``experiments/stats_htest.py``): mean
+    ``H2_12`` 0.0085 (SE 0.0008) for refits on the true ``f`` and 0.0029 on
+    the plug-in ``f0``; putting the true ``1.5 x3 x4`` in place of the
+    learner's part in ``x3, x4`` restored 0.0074, putting the true main
+    effects of ``x1, x2`` in place of the learner's did not (0.0043), and the
+    smooth null below gave 0.0072: the spurious ``(x1, x2)`` interaction comes
+    from chasing a smooth product elsewhere, which the learner's own fit has
+    already turned into easy steps.  (Smoothing only ``PD_j``, ``PD_k`` by a
+    spline did not help.)  So the null's truth must be about as hard for the
+    learner as the real one: smooth, flexible, and not built from the
+    learner's steps.  A Gaussian process with fitted length scales is such a
+    reference, and its white-noise variance estimates ``sigma^2`` without the
+    learner's approximation error, which inflates the learner's
+    out-of-fold noise estimate (0.62 against the true 0.5 above; paired with
+    the smooth ``f0`` that inflated noise made the test conservative: mean
+    observed / mean null ``H2`` 0.87, mean p-value 0.60, R = 28).  For least
+    squares with a product term the null law depends mainly on the noise, and
+    both null models are right.  A permutation of ``x_j`` or ``x_k`` would
+    break their main effects too and is not a test of the interaction alone.
 
     Parameters
     ----------
@@ -530,19 +547,23 @@ def h_statistic_test(
     statistic : {"h2", "h_unnormalized"}
         The test statistic.
     cv : int
-        Folds of the out-of-fold residuals.
+        Folds of the out-of-fold residuals (``null_model="plugin"`` only).
     calibration : {"none", "scale"}
-        ``"none"`` (default): the plug-in null (steps 1-4, steps 5-6 with
-        ``c = 1``).  ``"scale"``: rescale the null distribution by the second
-        level (steps 5-6; twice the refits).  Not the default: in the reduced
-        study it did not fix the size of tree learners (below) and, under a
-        strong interaction, ``c`` grew to about 2 (the null data are easier to
-        fit than the real data, so the second level's noise shrinks), which cost
-        power (random forest on Goldstein's ``(x2, x3)``: 0.5 against 0.9
+        ``"none"`` (default): no second level.  ``"scale"`` (only with
+        ``null_model="plugin"``): rescale the null distribution by the second
+        level (twice the refits).  Measured, it did not fix the size of tree
+        learners and, under a strong interaction, ``c`` grew to about 2, which
+        cost power (random forest on Goldstein's ``(x2, x3)``: 0.5 against 0.9
         plug-in, R = 10).
+    null_model : {"smooth", "plugin"}
+        ``"smooth"`` (default): the Gaussian-process null of step 2; needs
+        numeric, finite features (otherwise the test falls back to
+        ``"plugin"`` with a warning, and says so in the result).
+        ``"plugin"``: the learner's own fit minus its interaction part.
     sample_weight : array-like of shape (n_rows,), optional
-        Passed to every fit (the cross-validation fits get their rows' weights)
-        and used in every PD average, H statistic and residual mean square.
+        Passed to every fit of the estimator (the cross-validation fits get
+        their rows' weights) and used in every PD average, H statistic and
+        residual mean; the Gaussian-process reference fit is unweighted.
     fit_params : mapping, optional
         Further ``fit`` keyword arguments; per-row arrays (length n_rows) are
         sliced to the rows of each fit, like scikit-learn's
@@ -551,14 +572,16 @@ def h_statistic_test(
         Parallel refits (joblib); results do not depend on it.
     rng : None, int or numpy.random.Generator
         The one seed every draw flows from (None: fresh entropy): children
-        ``fit, statistic, cv, surrogate`` then one per null refit (``draw,
-        fit, statistic`` of the first level, then of the second).
+        ``fit, statistic, cv, surrogate`` (the smooth null draws its PD rows
+        and Gaussian-process rows from ``surrogate``), then one per null refit
+        (``draw, fit, statistic`` of the first level, then of the second).
 
     Returns
     -------
     HStatisticTestResult
         ``statistic``, ``pvalue``, ``null_distribution`` (n_resamples,),
-        ``second_level`` (n_resamples,) and the factor ``scale``.
+        ``second_level`` (n_resamples,), the factor ``scale``, the
+        ``null_model`` used and the null data's ``noise_sd``.
 
     See Also
     --------
@@ -568,22 +591,25 @@ def h_statistic_test(
     Notes
     -----
     Assumes exchangeable (homoscedastic, independent) errors.  Classification
-    is not supported.  Size and power are measured in
-    ``experiments/stats_htest.py`` (reduced runs, n = 200, K = 19, rejection
-    at the 5 % level, plug-in / scale-calibrated): OLS with a product term
-    0.04 / 0.04 (audit null, R = 100) and 0.00 / 0.00 (additive null, R =
-    100), ``c`` within a few % of 1; gradient boosting 0.06 / 0.04 (additive,
-    R = 50) and 0.10 / 0.10 (audit null ``2 x1 + sin(3 x2) + 1.5 x3 x4``,
-    R = 60, MC SE 0.04); random forest 0.10 / 0.13 (audit, R = 30).  Tree
-    learners may be somewhat liberal on smooth truths.  What the second level
-    cannot see is a distortion the map "data -> plug-in null model" makes once
-    but not again: the surrogate of a tree ensemble is built of its own steps,
-    so applying the map to it changes little, while the first application
-    replaced a smooth truth, from which trees invent more spurious interaction.
-    A diagnostic with the true noise SD in the plug-in null made the
-    discrepancy larger, not smaller (the out-of-fold noise estimate, inflated
-    by approximation error, partly compensates it).  Read p-values of
-    tree-based learners as approximate.
+    is not supported.  The smooth null assumes the truth is reasonably smooth
+    where the data are; a truth with jumps is smoothed, which makes the null
+    harder to fit than the truth and the test conservative.  Cost: the
+    Gaussian process is fitted once (cubic in its at most 1000 rows), and its
+    PDs need ``n_rows * 500 * 3`` of its predictions; the refits dominate
+    for moderate ``n_rows``.
+
+    Size and power (``experiments/stats_htest.py``; n = 200, K = 19, ``H2`` on
+    50 rows, rejection at the 5 % level, MC SE in brackets; the plug-in
+    null on the first R' of the same data sets): on the audit null, gradient
+    boosting 0.040 (0.014, R = 200; plug-in 0.10, R' = 60), random forest
+    0.060 (0.017, R = 200; plug-in 0.10, R' = 30), OLS with a product term
+    0.065 (0.017, R = 200; plug-in 0.04, R' = 100); on the additive null
+    ``x1 - x2 + eps``, boosting 0.050 (0.022, R = 100), forest 0.030 (0.017,
+    R = 100), OLS 0.025 (0.011, R = 200; plug-in 0.00, R' = 100).  Mean
+    p-values 0.50-0.57, Kolmogorov-Smirnov distances from the discrete uniform
+    law at most 0.09.  Power (R = 20): Goldstein's ``(x2, x3)`` 1.00 for
+    boosting and forest; ``x1 + x2 + 0.2 x1 x2 + eps`` 0.65 (OLS), 0.35
+    (boosting).
 
     Examples
     --------
@@ -598,21 +624,28 @@ def h_statistic_test(
     0.1
     """
     plan = _check_test_args(estimator, X, y, pair, n_resamples=n_resamples, n_max=n_max, statistic=statistic,
-                            cv=cv, sample_weight=sample_weight, fit_params=fit_params, calibration=calibration)
+                            cv=cv, sample_weight=sample_weight, fit_params=fit_params, calibration=calibration,
+                            null_model=null_model)
     X, y, w = plan.X, plan.y, plan.weights
     generator = np.random.default_rng(check_rng(rng))
     fit_seed, stat_seed, cv_seed, bg_seed = generator.spawn(4)
     null_seeds = generator.spawn(plan.n_resamples)
     model = _fit(plan.estimator, X, y, w, plan.fit_params, fit_seed, only_if_unset=True)
     observed = _statistic(model, X, plan.pair, plan.n_max, stat_seed, plan.statistic, w)
-    background, _ = subsample_rows(X.shape[0], 2000, bg_seed)
-    fitted, mean = _surrogate(model, X, plan.pair, w, background)
-    oof = _out_of_fold(plan, cv_seed)
-    resid = y - oof
-    centre = np.sum((np.ones_like(y) if w is None else w) * resid) / (y.size if w is None else w.sum())
-    resid = resid - centre
-    noise = resid * noise_scale(y - fitted, y - oof, w, n_folds=plan.cv) / max(np.sqrt(np.mean(resid**2)), 1e-300)
-    pairs = Parallel(n_jobs=n_jobs)(delayed(_null_replicate)(plan, mean, noise, background, _rms(y - fitted, w), s)
+    null_model = plan.null_model if plan.null_model == "plugin" or _numeric(X) else "plugin"
+    if null_model != plan.null_model:
+        warnings.warn("null_model='smooth' needs numeric features (the Gaussian-process reference fit); "
+                      "this test used the plug-in null (null_model='plugin').", UserWarning, stacklevel=2)
+    if null_model == "smooth":
+        mean, noise, noise_sd, background = _smooth_null(plan, bg_seed)
+    else:
+        background, _ = subsample_rows(X.shape[0], 2000, bg_seed)
+        fitted, mean = _surrogate(model, X, plan.pair, w, background)
+        oof = _out_of_fold(plan, cv_seed)
+        noise_sd = noise_scale(y - fitted, y - oof, w, n_folds=plan.cv)
+        noise = _rescaled(y - oof, w, noise_sd)
+    rms_observed = _rms(y - fitted, w) if plan.calibration == "scale" else np.nan
+    pairs = Parallel(n_jobs=n_jobs)(delayed(_null_replicate)(plan, mean, noise, background, rms_observed, s)
                                     for s in null_seeds)
     null, second = (np.array(v, dtype=float) for v in zip(*pairs))
     scale = 1.0
@@ -622,7 +655,36 @@ def h_statistic_test(
         second = np.empty(0)
     pvalue = (1 + np.sum(scale * null >= observed)) / (1 + plan.n_resamples)
     return HStatisticTestResult(statistic=observed, pvalue=float(pvalue), null_distribution=null,
-                                second_level=second, scale=scale)
+                                second_level=second, scale=scale, null_model=null_model, noise_sd=float(noise_sd))
+
+
+def _numeric(X) -> bool:
+    try:
+        return bool(np.all(np.isfinite(np.asarray(X, dtype=float))))
+    except (TypeError, ValueError):
+        return False
+
+
+def _rescaled(residuals: np.ndarray, weights, sd: float) -> np.ndarray:
+    """Residuals centred by their (weighted) mean and rescaled to root mean square ``sd``."""
+    w = np.ones_like(residuals) if weights is None else weights
+    centred = residuals - np.sum(w * residuals) / w.sum()
+    return centred * sd / max(np.sqrt(np.mean(centred**2)), 1e-300)
+
+
+#: rows the PD functions of the Gaussian-process surrogate average over, at most
+SMOOTH_BACKGROUND_ROWS = 500
+
+
+def _smooth_null(plan: _TestPlan, seed: np.random.Generator):
+    """Surrogate ``g - I_jk(g)`` of a Gaussian-process reference fit ``g``, and noise of its estimated SD."""
+    X, y, w = plan.X, plan.y, plan.weights
+    background_seed, gp_seed = seed.spawn(2)
+    background, _ = subsample_rows(X.shape[0], SMOOTH_BACKGROUND_ROWS, background_seed)
+    predict, noise_sd = gaussian_process_fit(X, y, gp_seed)
+    fitted = predict(X)[:, 0]
+    mean = fitted - interaction_part(predict, X, plan.pair, weights=w, background=background)
+    return mean, _rescaled(y - fitted, w, noise_sd), noise_sd, background
 
 
 def _out_of_fold(plan: _TestPlan, seed: np.random.Generator) -> np.ndarray:

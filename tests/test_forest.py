@@ -80,6 +80,46 @@ def test_se_equals_a_direct_computation_from_scikit_learn_tree_pds(friedman):
     np.testing.assert_allclose(res["x3"]["pd_se"].values[0], np.sqrt(np.clip(v, 0, None)), rtol=1e-8)
 
 
+def test_pipeline_with_encoder_equals_a_direct_computation_through_its_transform(friedman):
+    """A Pipeline (one-hot encoded text column, scaled numeric column) ending in a forest: the PD is the
+    pipeline's brute-force PD, and the SE the IJ formula on per-tree PDs of the transformed stacked rows."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    X, y = friedman
+    X = X.iloc[:, :4].copy()
+    X["c"] = np.array(["lo", "mid", "hi"])[np.arange(len(X)) % 3]
+    y = y + (X["c"] == "hi") * 2.0
+    pre = ColumnTransformer([("oh", OneHotEncoder(), ["c"]), ("sc", StandardScaler(), ["x1"])],
+                            remainder="passthrough")
+    model = make_pipeline(pre, RandomForestRegressor(n_estimators=15, min_samples_leaf=3, random_state=2)).fit(X, y)
+    res = _fpd(model, X, None, ["c", "x1", ("x1", "c")], custom_values={"x1": np.array([0.3, 0.7])}, rng=0)
+    forest, n, B = model[-1], len(X), 15
+    counts = np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_])
+    for feature, levels in (("c", res["c"]["c"].values), ("x1", np.array([0.3, 0.7]))):
+        pd_b, ice_b = [], []
+        for z in levels:
+            rows = X.copy()
+            rows[feature] = z
+            xt = model[:-1].transform(rows).astype(np.float32)
+            ice = np.stack([tree.predict(xt) for tree in forest.estimators_])  # (B, n)
+            pd_b.append(ice.mean(axis=1))
+            ice_b.append(ice)
+            np.testing.assert_allclose(res[feature]["pd"].sel({feature: z}).values[0], model.predict(rows).mean(),
+                                       rtol=1e-10)
+        pd_b, ice_b = np.array(pd_b).T, np.array(ice_b).transpose(1, 2, 0)  # (B, G), (B, n, G)
+        pd_f = pd_b.mean(axis=0)
+        u = (counts.T @ (pd_b - pd_f)) / B + (ice_b.mean(axis=0) - pd_f) / n
+        v = (u**2).sum(axis=0) - n / B**2 * ((pd_b - pd_f) ** 2).sum(axis=0)
+        np.testing.assert_allclose(res[feature]["pd_se"].values[0], np.sqrt(np.clip(v, 0, None)), rtol=1e-8)
+    assert res["x1__c"]["pd"].dims == ("output", "x1", "c")
+    with pytest.raises(TypeError, match="last step of this Pipeline"):
+        forest_partial_dependence(make_pipeline(pre, GradientBoostingRegressor()), X, y, ["x1"])
+    with pytest.raises(ValueError, match="not the data this forest was fitted on"):
+        _fpd(model, X.iloc[::-1], None, ["x1"], grid_resolution=3)
+
+
 def test_fitted_forest_gives_the_same_result_and_other_data_are_refused(friedman):
     X, y = friedman
     forest = RandomForestRegressor(n_estimators=10, random_state=3)
@@ -114,6 +154,38 @@ def test_jackknife_comparator_and_warnings(friedman):
     assert jack["x1"]["pd_band"].attrs["method"] == "jackknife-after-bootstrap"
     np.testing.assert_array_equal(ij["x1"]["pd"].values, jack["x1"]["pd"].values)
     assert not np.allclose(ij["x1"]["pd_se"].values, jack["x1"]["pd_se"].values)
+
+
+def _unreliable(call):
+    """The "may be unreliable" warnings raised by ``call()`` (as strings)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught if "may be unreliable" in str(w.message)]
+
+
+def test_warns_below_1000_trees_or_when_the_correction_removes_over_half(friedman):
+    """The package warns below MIN_TREES = 1000 trees and when the bias correction removes > 50 % of the
+    raw variance (naming the trees that would bring it to 50 %); a forest with 1000 trees, over twice that
+    number, draws no warning, and its first 999 trees only the tree-count one."""
+    import copy
+    import re
+
+    from pdpboot import forest as forest_module
+
+    X, y = friedman
+    assert forest_module.MIN_TREES == 1000 and forest_module.MAX_NOISE_SHARE == 0.5
+    few = _unreliable(lambda: forest_partial_dependence(RandomForestRegressor(min_samples_leaf=5, random_state=0),
+                                                        X, y, ["x1"], n_estimators=40, grid_resolution=4))
+    assert len(few) == 1 and "fewer than 1000" in few[0]
+    needed = int(re.search(r"about (\d+) trees would bring it to 50%", few[0]).group(1))
+    big = RandomForestRegressor(n_estimators=1000, min_samples_leaf=5, random_state=0).fit(X, y)
+    assert 2 * needed <= 1000  # (the check below would otherwise also meet the tree-count reason)
+    assert _unreliable(lambda: forest_partial_dependence(big, X, y, ["x1"], grid_resolution=4)) == []
+    fewer = copy.deepcopy(big)  # the first 999 trees of the same forest: a fitted 999-tree forest
+    fewer.estimators_, fewer.n_estimators = fewer.estimators_[:999], 999
+    msg = _unreliable(lambda: forest_partial_dependence(fewer, X, y, ["x1"], grid_resolution=4))
+    assert len(msg) == 1 and "999 trees (fewer than 1000)" in msg[0] and "Monte Carlo noise" not in msg[0]
 
 
 @pytest.mark.parametrize("forest,kwargs,error,match", [

@@ -29,8 +29,12 @@ one cumulative sum per grid axis (done by the caller) turns corners into boxes.
 Comparisons follow the node table's conventions (:mod:`._tree_model`): ``x <= threshold``
 with ``x`` in the model's input dtype promoted to float64, NaN goes the node's
 missing way, categorical C-splits look up ``cat_left`` by the code of ``x`` (NaN,
-negative or >= 256: the missing column).  S-splits are numeric with a NaN-free grid
-(the caller uses the NumPy walks otherwise).
+negative or >= 256: the missing column).  S-splits on a numeric feature with a NaN-free
+grid narrow an interval of the sorted grid; on a *mask axis* (a categorical feature, a
+one-hot feature spread over several columns, a grid holding NaN; at most 62 grid points)
+the box is a bit mask of grid points and the caller precomputes, per split node, the
+mask of grid points it sends left; a leaf adds the transitions of the mask (in the
+caller's grid order) to the difference array, so one cumulative sum decodes both kinds.
 """
 
 from __future__ import annotations
@@ -117,13 +121,47 @@ def _add_box(out, k, lo0, hi0, lo1, hi1, g0, g1, val):
 
 
 @njit(cache=True, nogil=True)
-def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, rows, w, acc, ice, oob, ice_oob):
+def _step(i, lo, hi, g, is_mask):
+    """Difference-array sign at grid position ``i`` of an axis box: ``[lo, hi)`` or a bit mask ``lo``."""
+    if is_mask:
+        cur = (lo >> i) & 1
+        prev = (lo >> (i - 1)) & 1 if i > 0 else 0
+        return cur - prev
+    return np.int64(i == lo) - np.int64(i == hi)
+
+
+@njit(cache=True, nogil=True)
+def _add_leaf(out, k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, val):
+    """:func:`_add_box` for boxes whose axes may be bit masks (``m0``/``m1``: axis is a mask axis)."""
+    if not (m0 or m1):
+        _add_box(out, k, lo0, hi0, lo1, hi1, g0, g1, val)
+        return
+    for i in range(g0):
+        si = _step(i, lo0, hi0, g0, m0)
+        if si == 0:
+            continue
+        if g1 == 0:
+            out[k, i] += si * val
+            continue
+        for j in range(g1):
+            sj = _step(j, lo1, hi1, g1, m1)
+            if sj != 0:
+                out[k, i * g1 + j] += si * sj * val
+
+
+@njit(cache=True, nogil=True)
+def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask, grid0, grid1, xt, rows, w, acc, ice,
+         oob, ice_oob):
     """Walk trees ``roots`` with the rows ``rows`` (see the module docstring).
 
     ``nodes``/``thr``: the node table (see above); ``value`` (n_nodes, n_raw) leaf
-    values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to; ``s0``, ``s1`` the
-    columns of the features of interest (``s1 = -10`` for a 1-D grid) and ``grid0``,
-    ``grid1`` their sorted grids (``grid1`` empty for a 1-D grid); ``xt``
+    values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to; ``axis_of[c]`` the grid
+    axis (0 or 1) of model column ``c``, -1 for a complement column; ``grid0``, ``grid1``
+    the sorted grids of the two axes (``grid1`` empty for a 1-D grid).  An axis with
+    ``mask_axes[d]`` set is a *mask axis* (categorical or one-hot features, grids with
+    NaN: at most 62 points, in the caller's order, only the grid's length is used): its
+    box is a bit mask of grid points and ``left_mask[v]`` holds the grid points that a
+    split ``v`` on one of its columns sends left; ``xt``
     (n_features, n_rows) the rows column-major; ``w`` row weights; ``acc`` (n_slots,
     n_raw, g0 * max(g1, 1)) weighted difference arrays (no rows: skipped); ``ice``
     (n_rows, n_raw, size) per-row difference arrays (no rows: skipped); ``oob``
@@ -133,6 +171,8 @@ def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, row
     n_raw = value.shape[1]
     g0 = grid0.shape[0]
     g1 = grid1.shape[0]
+    m0 = mask_axes[0] != 0
+    m1 = mask_axes[1] != 0
     do_avg = acc.shape[0] > 0
     do_ice = ice.shape[0] > 0
     do_oob = oob.shape[0] > 0
@@ -149,9 +189,9 @@ def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, row
         st[0, 0] = roots[t]
         st[0, 1] = 0
         st[0, 2] = m
-        st[0, 3] = 0
+        st[0, 3] = (np.int64(1) << g0) - 1 if m0 else 0
         st[0, 4] = g0
-        st[0, 5] = 0
+        st[0, 5] = (np.int64(1) << g1) - 1 if m1 else 0
         st[0, 6] = g1
         top = 1
         while top > 0:
@@ -166,7 +206,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, row
             while True:  # follow one child in place, push the other (if any)
                 f = nodes[v, 0]
                 aux = nodes[v, 3]
-                if f >= 0 and f != s0 and f != s1:
+                if f >= 0 and axis_of[f] < 0:
                     if e - s == 1:  # a single row: plain descent
                         xv = xt[f, seg[s]]
                         if aux >= 0:
@@ -203,24 +243,34 @@ def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, row
                         for k in range(s, e):
                             total += w[seg[k]]
                         for k in range(n_raw):
-                            _add_box(acc[slot[t]], k, lo0, hi0, lo1, hi1, g0, g1, value[v, k] * total)
+                            _add_leaf(acc[slot[t]], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k] * total)
                     if do_ice:
                         for q in range(s, e):
                             r = seg[q]
                             for k in range(n_raw):
-                                _add_box(ice[r], k, lo0, hi0, lo1, hi1, g0, g1, value[v, k])
+                                _add_leaf(ice[r], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                                 if do_oob and oob[t, r]:
-                                    _add_box(ice_oob[r], k, lo0, hi0, lo1, hi1, g0, g1, value[v, k])
+                                    _add_leaf(ice_oob[r], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                     break
                 # S-split: each child keeps its side of the grid box; a child with an empty box is cut
-                if f == s0:
-                    sp = _n_below(grid0, thr[v])
-                    r_lo, r_hi, l_lo, l_hi = max(lo0, sp), hi0, lo0, min(hi0, sp)
+                a0 = axis_of[f] == 0
+                if (m0 and a0) or (m1 and not a0):
+                    cur = lo0 if a0 else lo1
+                    l_lo, l_hi = cur & left_mask[v], g0 if a0 else g1
+                    r_lo, r_hi = cur & ~left_mask[v], l_hi
+                    go_l = l_lo != 0
+                    go_r = r_lo != 0
                 else:
-                    sp = _n_below(grid1, thr[v])
-                    r_lo, r_hi, l_lo, l_hi = max(lo1, sp), hi1, lo1, min(hi1, sp)
-                go_l = l_lo < l_hi
-                if r_lo < r_hi and go_l:
+                    if a0:
+                        sp = _n_below(grid0, thr[v])
+                        r_lo, r_hi, l_lo, l_hi = max(lo0, sp), hi0, lo0, min(hi0, sp)
+                    else:
+                        sp = _n_below(grid1, thr[v])
+                        r_lo, r_hi, l_lo, l_hi = max(lo1, sp), hi1, lo1, min(hi1, sp)
+                    go_l = l_lo < l_hi
+                    go_r = r_lo < r_hi
+                f = 0 if a0 else 1  # the axis from here on
+                if go_r and go_l:
                     if top == st.shape[0]:
                         st = _grow_rows(st)
                     st[top, 0] = nodes[v, 2]
@@ -230,7 +280,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, row
                     st[top, 4] = hi0
                     st[top, 5] = lo1
                     st[top, 6] = hi1
-                    if f == s0:
+                    if f == 0:
                         st[top, 3] = r_lo
                     else:
                         st[top, 5] = r_lo
@@ -241,37 +291,42 @@ def walk(nodes, thr, cat_left, value, roots, slot, s0, s1, grid0, grid1, xt, row
                 else:
                     v = nodes[v, 2]
                     lo, hi = r_lo, r_hi
-                if f == s0:
+                if f == 0:
                     lo0, hi0 = lo, hi
                 else:
                     lo1, hi1 = lo, hi
 
 
 @njit(cache=True, nogil=True)
-def plan_stats(nodes, thr, cover, roots, s0, s1, grid0, grid1, n_rows):
+def plan_stats(nodes, thr, cover, roots, axis_of, mask_axes, left_mask, grid0, grid1, n_rows):
     """Expected work of :func:`walk` for ``n_rows`` rows distributed like the training cover.
 
     Returns ``(visits, visited)``: expected (row, node) incidences per row, and the
     expected number of visited nodes holding at least one row (``sum min(1, n_rows *
     share)``).  A row takes a C-split's branches with the training proportions and every
     live branch of an S-split; branches expected to hold under 0.001 rows are not followed.
+    Arguments as for :func:`walk`.
     """
     g0 = grid0.shape[0]
     g1 = grid1.shape[0]
+    m0 = mask_axes[0] != 0
+    m1 = mask_axes[1] != 0
     visits = 0.0
     visited = 0.0
-    st = np.empty((4, 6))  # node, share of rows, lo0, hi0, lo1, hi1; grows as needed
+    st = np.empty((4, 2))  # node, share of rows; grows as needed
+    bx = np.empty((4, 4), dtype=np.int64)  # its box lo0, hi0, lo1, hi1 (mask axes: the mask in lo)
     for t in range(roots.shape[0]):
         st[0, 0] = roots[t]
         st[0, 1] = 1.0
-        st[0, 2] = 0
-        st[0, 3] = g0
-        st[0, 4] = 0
-        st[0, 5] = g1
+        bx[0, 0] = (np.int64(1) << g0) - 1 if m0 else 0
+        bx[0, 1] = g0
+        bx[0, 2] = (np.int64(1) << g1) - 1 if m1 else 0
+        bx[0, 3] = g1
         top = 1
         while top > 0:
             if top + 2 >= st.shape[0]:
                 st = _grow_rows(st)
+                bx = _grow_rows(bx)
             top -= 1
             v = int(st[top, 0])
             mass = st[top, 1]
@@ -280,39 +335,51 @@ def plan_stats(nodes, thr, cover, roots, s0, s1, grid0, grid1, n_rows):
             f = nodes[v, 0]
             if f == LEAF:
                 continue
-            box0, box1, box2, box3 = st[top, 2], st[top, 3], st[top, 4], st[top, 5]
+            box0, box1, box2, box3 = bx[top, 0], bx[top, 1], bx[top, 2], bx[top, 3]
             lc = nodes[v, 1]
             rc = nodes[v, 2]
+            axis = axis_of[f]
             for side in range(2):
                 child = lc if side == 0 else rc
                 share = mass
                 lo0, hi0, lo1, hi1 = box0, box1, box2, box3
-                if f != s0 and f != s1:
+                if axis < 0:
                     tot = cover[lc] + cover[rc]
                     share = mass * (cover[child] / tot if tot > 0 else 0.5)
                     if n_rows * share < 1e-3:
                         continue
-                else:
-                    if f == s0:
-                        sp = _n_below(grid0, thr[v])
+                elif (axis == 0 and m0) or (axis == 1 and m1):
+                    keep = left_mask[v] if side == 0 else ~left_mask[v]
+                    if axis == 0:
+                        lo0 = lo0 & keep
+                        if lo0 == 0:
+                            continue
                     else:
-                        sp = _n_below(grid1, thr[v])
-                    if f == s0:
+                        lo1 = lo1 & keep
+                        if lo1 == 0:
+                            continue
+                else:
+                    if axis == 0:
+                        sp = _n_below(grid0, thr[v])
                         if side == 0:
                             hi0 = min(hi0, sp)
                         else:
                             lo0 = max(lo0, sp)
-                    elif side == 0:
-                        hi1 = min(hi1, sp)
+                        if lo0 >= hi0:
+                            continue
                     else:
-                        lo1 = max(lo1, sp)
-                    if lo0 >= hi0 or (g1 > 0 and lo1 >= hi1):
-                        continue
+                        sp = _n_below(grid1, thr[v])
+                        if side == 0:
+                            hi1 = min(hi1, sp)
+                        else:
+                            lo1 = max(lo1, sp)
+                        if lo1 >= hi1:
+                            continue
                 st[top, 0] = child
                 st[top, 1] = share
-                st[top, 2] = lo0
-                st[top, 3] = hi0
-                st[top, 4] = lo1
-                st[top, 5] = hi1
+                bx[top, 0] = lo0
+                bx[top, 1] = hi0
+                bx[top, 2] = lo1
+                bx[top, 3] = hi1
                 top += 1
     return visits, visited

@@ -1,7 +1,7 @@
 """Read fitted scikit-learn tree models into one flat node table.
 
-Private helper of :mod:`pdpboot.engine.tree`.  :func:`_read_model` turns a supported
-estimator into a :class:`_Model`: every tree of the ensemble concatenated into one
+Private helper of :mod:`pdpboot.engine.tree`.  :func:`read_model` turns a supported
+estimator into a :class:`TreeModel`: every tree of the ensemble concatenated into one
 node table (global node ids), the leaf contributions to the raw output columns, the
 constant offset (baseline / init), the conversion of input rows and grid values into
 the array the trees compare against, and the link from raw outputs to the response.
@@ -45,7 +45,7 @@ try:  # scikit-learn >= 1.6; with older versions the engine declines and brute f
 except ImportError:  # pragma: no cover - depends on the installed version
     get_tags = validate_data = None
 
-_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+FOREST_TYPES = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
 _GB = (GradientBoostingRegressor, GradientBoostingClassifier)
 _HGB = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
 _TREES = (DecisionTreeRegressor, DecisionTreeClassifier)  # ExtraTree* are subclasses
@@ -59,12 +59,12 @@ _CLASSIFIERS = (
 MISSING_CODE = 256  # column of ``cat_left`` used for NaN / negative / out-of-range codes
 
 
-class _Unsupported(Exception):
+class UnsupportedModel(Exception):
     """The estimator / input pair is outside what the exact tree engine handles."""
 
 
 @dataclass(frozen=True)
-class _Model:
+class TreeModel:
     """A fitted tree model as one node table plus its input and output conventions.
 
     Node arrays have shape (n_nodes,); ``feature`` is -1 at leaves.  ``value`` has
@@ -108,15 +108,15 @@ def _check_response(estimator, response_method: str) -> None:
     else:
         allowed = {"predict"}
     if response_method not in allowed:
-        raise _Unsupported(f"response_method={response_method!r} for {type(estimator).__name__}")
+        raise UnsupportedModel(f"response_method={response_method!r} for {type(estimator).__name__}")
     if is_clf and getattr(estimator, "n_outputs_", 1) != 1:
-        raise _Unsupported("multi-output classifier")
+        raise UnsupportedModel("multi-output classifier")
     if isinstance(estimator, _GB):
         init = estimator.init_
         if not (isinstance(init, str) and init == "zero") and not isinstance(
             init, (DummyRegressor, DummyClassifier)
         ):
-            raise _Unsupported("gradient boosting with a non-constant init estimator")
+            raise UnsupportedModel("gradient boosting with a non-constant init estimator")
 
 
 def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=None, cover=None) -> dict:
@@ -155,7 +155,7 @@ def _sk_tables(estimator) -> tuple[dict, np.ndarray]:
         probe = np.zeros((1, estimator.n_features_in_), dtype=np.float32)
         offset = np.asarray(estimator._raw_predict_init(probe), dtype=np.float64)[0]
     else:
-        forest = isinstance(estimator, _FORESTS)
+        forest = isinstance(estimator, FOREST_TYPES)
         trees = [est.tree_ for est in estimator.estimators_] if forest else [estimator.tree_]
         classifier = isinstance(estimator, _CLASSIFIERS)
         n_raw = len(estimator.classes_) if classifier else estimator.n_outputs_
@@ -279,36 +279,36 @@ def _link(estimator, response_method: str):
     return None
 
 
-def _external_reader(estimator, response_method: str):
+def external_reader(estimator, response_method: str):
     """Reader of an XGBoost / LightGBM estimator, or None for other estimators."""
     from ._lightgbm import LightGBMReader, is_lightgbm
     from ._xgboost import XGBoostReader, is_xgboost
 
     if is_xgboost(estimator):
-        return XGBoostReader(estimator, response_method, _Unsupported)
+        return XGBoostReader(estimator, response_method, UnsupportedModel)
     if is_lightgbm(estimator):
-        return LightGBMReader(estimator, response_method, _Unsupported)
+        return LightGBMReader(estimator, response_method, UnsupportedModel)
     return None
 
 
-def _is_external(estimator) -> bool:
+def is_external(estimator) -> bool:
     module = type(estimator).__module__.split(".")[0]
     return module in ("xgboost", "lightgbm")
 
 
-def _check_supported(estimator, response_method: str) -> None:
-    """Raise _Unsupported (or NotFittedError) unless the engine handles this estimator and response."""
-    if _is_external(estimator):
-        _external_reader(estimator, response_method)
+def check_supported(estimator, response_method: str) -> None:
+    """Raise UnsupportedModel (or NotFittedError) unless the engine handles this estimator and response."""
+    if is_external(estimator):
+        external_reader(estimator, response_method)
         return
     if validate_data is None:
-        raise _Unsupported("the exact tree engine needs scikit-learn >= 1.6")
-    base = next((c for c in _TREES + _FORESTS + _GB + _HGB if isinstance(estimator, c)), None)
+        raise UnsupportedModel("the exact tree engine needs scikit-learn >= 1.6")
+    base = next((c for c in _TREES + FOREST_TYPES + _GB + _HGB if isinstance(estimator, c)), None)
     if base is None:
-        raise _Unsupported(f"{type(estimator).__name__} is not a supported tree model")
+        raise UnsupportedModel(f"{type(estimator).__name__} is not a supported tree model")
     _check_response(estimator, response_method)
     if getattr(type(estimator), response_method) is not getattr(base, response_method):
-        raise _Unsupported(f"{type(estimator).__name__} overrides {response_method}")
+        raise UnsupportedModel(f"{type(estimator).__name__} overrides {response_method}")
     check_is_fitted(estimator)
     private = {
         _HGB: ("_predictors", "_baseline_prediction", "_bin_mapper", "_loss", "_preprocess_X"),
@@ -316,10 +316,10 @@ def _check_supported(estimator, response_method: str) -> None:
     }
     for kinds, names in private.items():  # scikit-learn internals this module reads
         if isinstance(estimator, kinds) and not all(hasattr(estimator, n) for n in names):
-            raise _Unsupported(f"unexpected {type(estimator).__name__} internals (scikit-learn version)")
+            raise UnsupportedModel(f"unexpected {type(estimator).__name__} internals (scikit-learn version)")
 
 
-def _to_array(estimator, X) -> np.ndarray:
+def to_array(estimator, X) -> np.ndarray:
     """Rows as the estimator's trees see them (its own validation and preprocessing)."""
     if isinstance(estimator, _HGB):
         return np.asarray(estimator._preprocess_X(X, reset=False), dtype=np.float64)
@@ -329,7 +329,7 @@ def _to_array(estimator, X) -> np.ndarray:
     )
 
 
-def _model_grid(model: _Model, j: int, values) -> np.ndarray:
+def model_grid(model: TreeModel, j: int, values) -> np.ndarray:
     """Grid values of input column ``j`` as the trees see them (category codes for HGB categoricals)."""
     if model.categories is not None and model.categories[j] is not None:
         return _encode_categories(np.asarray(values, dtype=object), model.categories[j])
@@ -341,26 +341,26 @@ def _model_grid(model: _Model, j: int, values) -> np.ndarray:
         ) from None
 
 
-def _read_external(estimator, response_method: str) -> _Model:
-    reader = _external_reader(estimator, response_method)
+def _read_external(estimator, response_method: str) -> TreeModel:
+    reader = external_reader(estimator, response_method)
     try:
         table = reader.table(_table, MISSING_CODE)
     except (KeyError, ValueError, TypeError) as exc:
-        raise _Unsupported(f"unexpected model dump ({exc})") from None
+        raise UnsupportedModel(f"unexpected model dump ({exc})") from None
     n_raw = table["value"].shape[1]
     link = reader.link
     n_out = n_raw if link is None else np.asarray(link(np.zeros((1, n_raw)))).reshape(1, -1).shape[1]
-    return _Model(
+    return TreeModel(
         link=link, n_out=n_out, offset=np.zeros(n_raw), columns=np.arange(reader.n_features),
         categories=None, categorical=reader.categorical(), dtype=reader.dtype, source=reader, **table,
     )
 
 
-def _read_model(estimator, response_method: str) -> _Model:
-    """Build the :class:`_Model` of a fitted supported estimator; raise _Unsupported otherwise."""
-    if _is_external(estimator):
+def read_model(estimator, response_method: str) -> TreeModel:
+    """Build the :class:`TreeModel` of a fitted supported estimator; raise UnsupportedModel otherwise."""
+    if is_external(estimator):
         return _read_external(estimator, response_method)
-    _check_supported(estimator, response_method)
+    check_supported(estimator, response_method)
     if isinstance(estimator, _HGB):
         table, offset = _hgb_tables(estimator)
         columns, categories = _hgb_columns(estimator)
@@ -375,7 +375,7 @@ def _read_model(estimator, response_method: str) -> _Model:
     link = _link(estimator, response_method)
     n_raw = table["value"].shape[1]
     n_out = n_raw if link is None else link(np.zeros((1, n_raw))).shape[1]
-    return _Model(
+    return TreeModel(
         link=link,
         n_out=n_out,
         offset=offset,
@@ -387,8 +387,8 @@ def _read_model(estimator, response_method: str) -> _Model:
     )
 
 
-def _convert_quietly(estimator, X) -> np.ndarray:
-    """``_to_array(estimator, X)`` with warnings silenced (used by ``supports``)."""
+def convert_quietly(estimator, X) -> np.ndarray:
+    """``to_array(estimator, X)`` with warnings silenced (used by ``supports``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _to_array(estimator, X)
+        return to_array(estimator, X)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.tree._tree import Tree
 
-from ._tree_model import _Model
+from ._tree_model import TreeModel
 
 _NODE_DTYPE = None
 _MAX_ROUTER_NODES = 2**22  # model nodes per router (trees are grouped up to this size)
@@ -49,7 +49,7 @@ def _node_dtype() -> np.dtype:
     return _NODE_DTYPE
 
 
-def routable(model: _Model) -> bool:
+def routable(model: TreeModel) -> bool:
     """Whether the router handles the model (numeric splits only)."""
     return not (model.cat_row >= 0).any()
 
@@ -80,7 +80,7 @@ def _search_tree(nodes, targets: np.ndarray, key_col: int) -> None:
     nodes["right_child"][: p - 1] = np.where(last, targets[np.minimum(mid, k - 1)], 2 * ids + 2)
 
 
-def _build(model: _Model, thresholds: np.ndarray, stop: np.ndarray, starts: np.ndarray,
+def _build(model: TreeModel, thresholds: np.ndarray, stop: np.ndarray, starts: np.ndarray,
            lo: int, hi: int, key_col: int) -> _Router:
     """Router for the model nodes [lo, hi) (whole trees), starting at ``starts`` (model ids)."""
     k = len(starts)
@@ -106,7 +106,7 @@ def _build(model: _Model, thresholds: np.ndarray, stop: np.ndarray, starts: np.n
     return _Router(tree, offset, lo, hi, key)
 
 
-def _rank_encode(model: _Model):
+def _rank_encode(model: TreeModel):
     """Threshold ranks: per node its threshold's rank, and a function encoding input columns."""
     feat = model.feature
     inner = np.flatnonzero(feat >= 0)
@@ -135,7 +135,7 @@ class RowRouter:
     of rows.
     """
 
-    def __init__(self, model: _Model, s_cols, alive: np.ndarray, n_features: int):
+    def __init__(self, model: TreeModel, s_cols, alive: np.ndarray, n_features: int):
         self.model = model
         self.alive = alive
         stop = np.isin(model.feature, list(s_cols)) & (model.feature >= 0)

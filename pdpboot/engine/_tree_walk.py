@@ -1,9 +1,9 @@
 """The two walks of the exact tree engine: grid boxes of the leaves, and row sets of the nodes.
 
 Private helper of :mod:`pdpboot.engine.tree`; all functions take a
-:class:`pdpboot.engine._tree_model._Model` (one node table for the whole ensemble).
+:class:`pdpboot.engine._tree_model.TreeModel` (one node table for the whole ensemble).
 
-Grid side (:func:`_grid_boxes`): top-down over the node table, each node gets the set
+Grid side (:func:`grid_boxes`): top-down over the node table, each node gets the set
 of grid points of the features of interest ("S") that can reach it.  A numeric
 S-feature without NaN grid values uses the sorted grid, where that set is an interval
 ``[lo, hi)``; a categorical S-feature (or a grid holding NaN) keeps a boolean mask.
@@ -11,7 +11,7 @@ Each leaf's set is written as a few signed "transitions" (``+1`` at ``lo``, ``-1
 at ``hi``; for a mask, its changes), so that a cumulative sum along each grid axis
 turns a sum of transitions back into the sum of the leaves' indicator boxes.
 
-Row side (:func:`_walk_rows`): the background rows are packed as bits (row ``i`` of
+Row side (:func:`walk_rows`): the background rows are packed as bits (row ``i`` of
 a block is bit ``i % 64`` of word ``i // 64``).  Level by level, over all trees at
 once, each visited node holds the set of rows satisfying the complement ("C") splits
 on its path.  At an S-split both children inherit the parent's set (only the grid box
@@ -28,14 +28,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._tree_model import MISSING_CODE, _Model
+from ._tree_model import MISSING_CODE, TreeModel
 
 _U64 = np.dtype("<u8")
 
 
 # --------------------------------------------------------------------------- grid side
 @dataclass(frozen=True)
-class _Boxes:
+class GridBoxes:
     """Grid boxes of the leaves, as transitions in the encoded grid.
 
     ``alive`` (n_nodes,) marks nodes whose box meets the grid.  Leaf ``leaves[j]`` has
@@ -54,7 +54,7 @@ class _Boxes:
     order: list[np.ndarray]
 
 
-def _levels(model: _Model) -> list[np.ndarray]:
+def node_levels(model: TreeModel) -> list[np.ndarray]:
     """Node ids by depth (all trees at once)."""
     levels, nodes = [], model.roots
     while nodes.size:
@@ -70,7 +70,7 @@ def _category_codes(values: np.ndarray) -> np.ndarray:
     return np.where(ok, np.where(ok, values, 0).astype(np.intp), MISSING_CODE)
 
 
-def _grid_goes_left(model: _Model, nodes: np.ndarray, g: np.ndarray, categorical: bool) -> np.ndarray:
+def grid_goes_left(model: TreeModel, nodes: np.ndarray, g: np.ndarray, categorical: bool) -> np.ndarray:
     """(len(nodes), len(g)) bool: which grid values each split node sends left."""
     if categorical:
         return model.cat_left[model.cat_row[nodes][:, None], _category_codes(g)[None, :]]
@@ -103,7 +103,7 @@ class _Axis:
         return self.lo < self.hi if self.mask is None else self.mask.any(axis=1)
 
 
-def _axis(model: _Model, col, g: np.ndarray) -> _Axis:
+def _axis(model: TreeModel, col, g: np.ndarray) -> _Axis:
     n_nodes = len(model.feature)
     if np.ndim(col):  # several model columns: grid points are rows of g (n_grid, len(col))
         cols = tuple(int(c) for c in col)
@@ -120,9 +120,9 @@ def _axis(model: _Model, col, g: np.ndarray) -> _Axis:
     return _Axis((col,), g[order].astype(np.float64), order, lo=lo, hi=hi)
 
 
-def _axis_goes_left(model: _Model, ax: _Axis, nodes: np.ndarray) -> np.ndarray:
+def _axis_goes_left(model: TreeModel, ax: _Axis, nodes: np.ndarray) -> np.ndarray:
     if ax.values.ndim == 1:
-        return _grid_goes_left(model, nodes, ax.values, ax.categorical)
+        return grid_goes_left(model, nodes, ax.values, ax.categorical)
     pos = {c: k for k, c in enumerate(ax.cols)}
     which = np.array([pos[c] for c in model.feature[nodes].tolist()], dtype=np.intp)
     g = ax.values[:, which].T  # (nodes, n_grid)
@@ -131,7 +131,7 @@ def _axis_goes_left(model: _Model, ax: _Axis, nodes: np.ndarray) -> np.ndarray:
     return le | (np.isnan(g) & model.missing_left[nodes][:, None])
 
 
-def _grid_boxes(model: _Model, s_cols: list, grids: list[np.ndarray], levels) -> _Boxes:
+def grid_boxes(model: TreeModel, s_cols: list, grids: list[np.ndarray], levels) -> GridBoxes:
     """Propagate the S-grid boxes top-down and encode the leaves' boxes as transitions.
 
     ``s_cols[d]`` is a model column, or a tuple of model columns whose grid ``grids[d]``
@@ -163,7 +163,7 @@ def _grid_boxes(model: _Model, s_cols: list, grids: list[np.ndarray], levels) ->
     ptr, pos, coef = _combine([_transitions(ax, leaves) for ax in axes], shape, len(leaves))
     local = np.full(len(model.feature), -1, dtype=np.intp)
     local[leaves] = np.arange(len(leaves))
-    return _Boxes(alive, leaves, local, ptr, pos, coef, shape, [ax.order for ax in axes])
+    return GridBoxes(alive, leaves, local, ptr, pos, coef, shape, [ax.order for ax in axes])
 
 
 def _transitions(ax: _Axis, leaves: np.ndarray):
@@ -205,7 +205,7 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
     return np.arange(total) - starts
 
 
-def _decode(enc: np.ndarray, boxes: _Boxes) -> np.ndarray:
+def decode_boxes(enc: np.ndarray, boxes: GridBoxes) -> np.ndarray:
     """Cumulative sums along the grid axes (the last ones; overwrites ``enc``), in the caller's grid order."""
     lead = enc.shape[:-1]
     out = enc.reshape(lead + boxes.shape)
@@ -217,7 +217,7 @@ def _decode(enc: np.ndarray, boxes: _Boxes) -> np.ndarray:
     return out
 
 
-def _raw_outputs(model: _Model, xa: np.ndarray) -> np.ndarray:
+def _raw_outputs(model: TreeModel, xa: np.ndarray) -> np.ndarray:
     """(n_rows, n_raw) sum of the leaf values each row reaches (no offset); plain descent."""
     n_rows = len(xa)
     node = np.repeat(model.roots[None, :], n_rows, axis=0).ravel()
@@ -240,7 +240,7 @@ def _raw_outputs(model: _Model, xa: np.ndarray) -> np.ndarray:
     return out
 
 
-def _finish_external(model: _Model, X, xa: np.ndarray) -> _Model:
+def finish_external(model: TreeModel, X, xa: np.ndarray) -> TreeModel:
     """Categories of the input columns and the constant raw offset (base score / init score).
 
     The offset is the model's own margin minus the sum of the leaves the engine finds,
@@ -265,7 +265,7 @@ def _pack(mask: np.ndarray, n_words: int) -> np.ndarray:
     return np.packbits(padded, axis=1, bitorder="little").view(_U64)
 
 
-def _go_left_table(model: _Model, xb: np.ndarray, c_nodes: dict, n_words: int):
+def _go_left_table(model: TreeModel, xb: np.ndarray, c_nodes: dict, n_words: int):
     """Row sets each C-split node sends left, for one block of rows.
 
     Returns ``(table, row)``: node ``v`` sends the rows in ``table[row[v]]`` left.
@@ -308,7 +308,7 @@ def _go_left_table(model: _Model, xb: np.ndarray, c_nodes: dict, n_words: int):
     return table, row
 
 
-def _c_nodes(model: _Model, s_cols: list[int], alive: np.ndarray) -> dict:
+def complement_split_nodes(model: TreeModel, s_cols: list[int], alive: np.ndarray) -> dict:
     """Live internal nodes splitting on a complement feature, grouped for the prefix tables."""
     f = model.feature
     c = alive & (f >= 0) & ~np.isin(f, s_cols)
@@ -321,7 +321,7 @@ def _c_nodes(model: _Model, s_cols: list[int], alive: np.ndarray) -> dict:
     return {"numeric": dict(zip(feats.tolist(), groups)), "categorical": np.flatnonzero(cat)}
 
 
-def _walk_rows(model: _Model, xb: np.ndarray, s_cols: list[int], alive: np.ndarray, c_nodes: dict):
+def walk_rows(model: TreeModel, xb: np.ndarray, s_cols: list[int], alive: np.ndarray, c_nodes: dict):
     """Yield ``(leaf node ids, row bitsets)`` level by level for one block of rows.
 
     A child's row set is its parent's AND one row of ``masks``: the node's "goes left"
@@ -361,21 +361,21 @@ def _walk_rows(model: _Model, xb: np.ndarray, s_cols: list[int], alive: np.ndarr
 _BYTE_POPCOUNT = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
 
 
-def _popcount(sets: np.ndarray) -> np.ndarray:
+def popcount(sets: np.ndarray) -> np.ndarray:
     """Number of rows in each (m, n_words) bitset, as int64 (m,)."""
     if hasattr(np, "bitwise_count"):  # numpy >= 2.0
         return np.bitwise_count(sets).sum(axis=1, dtype=np.int64)
     return _BYTE_POPCOUNT[sets.view(np.uint8)].sum(axis=1, dtype=np.int64)
 
 
-def _counter(weights: np.ndarray | None, n_words: int):
+def row_counter(weights: np.ndarray | None, n_words: int):
     """Function mapping (m, n_words) row bitsets to the (weighted) number of rows in each set.
 
     Integer weights (e.g. bootstrap multiplicities) are split into bit planes and counted
     with popcounts; other weights use a table of the weight sum of every byte value.
     """
     if weights is None:
-        return lambda sets: _popcount(sets).astype(np.float64)
+        return lambda sets: popcount(sets).astype(np.float64)
     if np.all(weights == np.round(weights)) and weights.max() < 2**16:
         whole = weights.astype(np.int64)
         shifts = np.arange(int(whole.max()).bit_length())[:, None]
@@ -384,7 +384,7 @@ def _counter(weights: np.ndarray | None, n_words: int):
         def count_integer(sets):
             total = np.zeros(len(sets), dtype=np.int64)
             for p, plane in enumerate(planes):
-                total += _popcount(sets & plane) << p
+                total += popcount(sets & plane) << p
             return total.astype(np.float64)
 
         return count_integer
@@ -400,7 +400,7 @@ def _counter(weights: np.ndarray | None, n_words: int):
     return count
 
 
-def _members(sets: np.ndarray) -> np.ndarray:
+def set_members(sets: np.ndarray) -> np.ndarray:
     """Rows of every set bit, set after set (the i-th set contributes its popcount rows).
 
     Only the nonzero bytes are unpacked.

@@ -30,6 +30,7 @@ numerator): a percentile interval that stays away from 0 is *not* a test of
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -76,7 +77,8 @@ def subsample_rows(
     return positions, w[positions]
 
 
-def _column_values(X, position: int) -> np.ndarray:
+def column_values(X, position: int) -> np.ndarray:
+    """Column ``position`` of a DataFrame or array as a NumPy array."""
     if isinstance(X, pd.DataFrame):
         return X.iloc[:, position].to_numpy()
     return np.asarray(X)[:, position]
@@ -97,7 +99,7 @@ def point_matrix(
     ndarray of shape (n_rows, n_outputs, n_rows)
         ``M[i, :, l] = f(x_S^(l), x_-S^(i))`` with ``S = feature_idx``.
     """
-    columns = [_column_values(X, p) for p in feature_idx]
+    columns = [column_values(X, p) for p in feature_idx]
     _, ice = brute_partial_dependence(
         predict, X, list(feature_idx), columns, average=False, individual=True, points=True,
         memory_limit=memory_limit, n_outputs=n_outputs,
@@ -268,7 +270,7 @@ def interaction_part(
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     bg = np.arange(n) if background is None else background
     rows = X.iloc[bg] if isinstance(X, pd.DataFrame) else np.asarray(X)[bg]
-    columns = {p: _column_values(X, p) for p in pair}
+    columns = {p: column_values(X, p) for p in pair}
     exact = _tree_point_pds(estimator, rows, pair, columns, w[bg]) if estimator is not None else None
     parts = []
     for position, feature_set in enumerate((tuple(pair), (pair[0],), (pair[1],))):
@@ -386,3 +388,52 @@ def pd_variance_interaction(surface, *, categorical: tuple[bool, bool] = (False,
         n = importance.shape[-1]
         directions.append(importance.std(axis=-1, ddof=1) if n > 1 else np.zeros(importance.shape[:-1]))
     return (directions[0] + directions[1]) / 2.0
+
+
+#: rows the Gaussian-process surrogate of :func:`gaussian_process_fit` is fitted on, at most
+GP_MAX_ROWS = 1000
+
+
+def gaussian_process_fit(X, y, rng: np.random.Generator, *, max_rows: int = GP_MAX_ROWS):
+    """A smooth reference fit of ``y`` on ``X``: Gaussian-process regression, hyperparameters by marginal likelihood.
+
+    Kernel ``C * RBF(one length scale per standardised column) + White``,
+    ``normalize_y=True``, optimiser started once from unit length scales (no
+    random restarts), fitted on at most ``max_rows`` rows drawn with ``rng``.
+
+    Returns
+    -------
+    predict : callable
+        ``predict(X_block) -> ndarray (rows, 1)``.
+    noise_sd : float
+        The noise SD the White kernel estimated, in units of ``y``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(80, 2)); y = np.sin(2 * X[:, 0]) + rng.normal(scale=0.2, size=80)
+    >>> predict, noise_sd = gaussian_process_fit(X, y, rng)
+    >>> predict(X).shape, bool(0.1 < noise_sd < 0.3)
+    ((80, 1), True)
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    Z = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    rows = np.arange(Z.shape[0]) if Z.shape[0] <= max_rows else np.sort(rng.choice(Z.shape[0], max_rows, replace=False))
+    centre, spread = Z[rows].mean(axis=0), Z[rows].std(axis=0)
+    spread = np.where(spread > 0, spread, 1.0)
+    kernel = (ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(Z.shape[1]), (1e-2, 1e3))
+              + WhiteKernel(0.1, (1e-6, 1e1)))
+    gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=0)
+    with warnings.catch_warnings():  # a length scale at its bound (an irrelevant feature) is fine here
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gp.fit((Z[rows] - centre) / spread, y[rows])
+    noise_sd = float(np.sqrt(gp.kernel_.k2.noise_level) * np.std(y[rows]))
+
+    def predict(block):
+        return gp.predict((np.asarray(block, dtype=float) - centre) / spread)[:, None]
+
+    return predict, noise_sd

@@ -88,6 +88,7 @@ from sklearn.ensemble import (
 from .tree import kernel_available, per_tree_partial_dependence
 
 __all__ = [
+    "FOREST_TYPES",
     "TreeEvaluation",
     "bootstrap_draws",
     "check_forest",
@@ -101,15 +102,16 @@ __all__ = [
     "supt_critical_value",
 ]
 
-_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+#: The forests whose in-bag counts can be recovered.
+FOREST_TYPES = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
 
 
 def check_forest(forest) -> None:
     """Raise unless ``forest`` is a bagged scikit-learn forest whose in-bag counts can be recovered."""
     name = type(forest).__name__
-    if not isinstance(forest, _FORESTS):
+    if not isinstance(forest, FOREST_TYPES):
         raise TypeError(
-            f"forest must be a scikit-learn {', '.join(f.__name__ for f in _FORESTS)}; got {name}. "
+            f"forest must be a scikit-learn {', '.join(f.__name__ for f in FOREST_TYPES)}; got {name}. "
             "The infinitesimal jackknife "
             "needs a bagged forest whose bootstrap samples can be recovered; for other models use "
             "pdpboot.bootstrap_partial_dependence."
@@ -284,6 +286,44 @@ def _stacked_blocks(X, feature_idx, points: np.ndarray) -> list[tuple[int, np.nd
     return blocks
 
 
+def _stacked_input_blocks(X, feature_idx, grid_values, transform) -> list[tuple[int, np.ndarray]]:
+    """As :func:`_stacked_blocks` in the input space of a preprocessing ``transform``, then mapped by it.
+
+    ``X`` may be a DataFrame with non-numeric columns and the grids may hold category levels; each block of
+    stacked rows (grid-point-major) is built in the input space and passed through ``transform`` (the
+    fitted preprocessing of a Pipeline), whose output is what the forest's trees see.
+    """
+    import pandas as pd
+    import scipy.sparse as sp
+
+    grids = [np.asarray(g).ravel() for g in grid_values]
+    shape = tuple(len(g) for g in grids)
+    index = np.indices(shape).reshape(len(grids), -1)  # (features, points), first feature slowest
+    n_rows = np.shape(X)[0]
+    per_block = max(1, _BLOCK_ROWS // max(n_rows, 1))
+    frame = isinstance(X, pd.DataFrame)
+    blocks = []
+    for start in range(0, index.shape[1], per_block):
+        k = min(per_block, index.shape[1] - start)
+        take = np.tile(np.arange(n_rows), k)
+        rows = X.iloc[take].reset_index(drop=True) if frame else np.asarray(X)[take].copy()
+        for j, f in enumerate(feature_idx):
+            values = np.repeat(grids[j][index[j, start:start + k]], n_rows)
+            if frame:
+                col = X.columns[f]
+                dtype = X[col].dtype
+                rows[col] = pd.array(values, dtype=dtype) if isinstance(
+                    dtype, pd.api.extensions.ExtensionDtype) else values
+            else:
+                if rows.dtype.kind in "iub" and values.dtype.kind == "f":
+                    rows = rows.astype(float)
+                rows[:, f] = values
+        out = transform(rows)
+        out = out.toarray() if sp.issparse(out) else np.asarray(out)
+        blocks.append((start, np.ascontiguousarray(out, dtype=np.float32)))
+    return blocks
+
+
 def _evaluate_chunk(trees, counts, X, feature_idx, grid_values, response_method, method, n_outputs):
     from . import compute_pd  # the package's dispatcher (imported late: it imports this package)
 
@@ -311,6 +351,7 @@ def evaluate_trees(
     method: str = "auto",
     n_outputs: int = 1,
     n_jobs: int | None = None,
+    transform=None,
 ) -> TreeEvaluation:
     """PD of every tree of ``forest`` over the rows of ``X``, and the forest's ICE.
 
@@ -340,6 +381,13 @@ def evaluate_trees(
     n_jobs : int, optional
         joblib workers (threads for ``auto``: the traversal releases the GIL)
         over chunks of 64 trees; the result does not depend on it.
+    transform : callable, optional
+        The fitted preprocessing in front of the forest (``pipeline[:-1].transform``):
+        ``X``, ``feature_idx`` and the grids are then in its input space (``X`` may be
+        a DataFrame with category columns, a grid may hold levels), the stacked rows
+        are mapped through it block by block and the trees read its output
+        (``method`` must be ``auto`` or ``lookup``).  The preprocessing is held fixed,
+        as in the forest's own fit.
 
     Returns
     -------
@@ -347,7 +395,12 @@ def evaluate_trees(
     """
     from joblib import Parallel, delayed
 
-    if method == "auto":
+    if transform is not None:
+        if method not in ("auto", "lookup"):
+            raise ValueError(f"method={method!r} cannot evaluate trees behind a preprocessing transform; use "
+                             "'auto' or 'lookup'.")
+        method = "lookup"
+    elif method == "auto":
         method = "kernel" if _kernel_applies(grid_values) else "lookup"
     if method == "kernel":
         with warnings.catch_warnings():  # X is the forest's own (checked) rows, as an array without names
@@ -360,8 +413,12 @@ def evaluate_trees(
     starts = range(0, len(trees), _TREE_CHUNK)
     chunks = [(trees[s:s + _TREE_CHUNK], None if counts is None else counts[s:s + _TREE_CHUNK]) for s in starts]
     if method == "lookup":
-        points, shape = _grid_points(grid_values)
-        blocks = _stacked_blocks(X, feature_idx, points)
+        if transform is None:
+            points, shape = _grid_points(grid_values)
+            blocks = _stacked_blocks(X, feature_idx, points)
+        else:
+            shape = tuple(len(np.asarray(g).ravel()) for g in grid_values)
+            blocks = _stacked_input_blocks(X, feature_idx, grid_values, transform)
         n_rows = np.shape(X)[0]
         n_outputs = _leaf_values(trees[0], response_method, n_outputs).shape[1]  # all classes of a classifier
         parts = Parallel(n_jobs=n_jobs, prefer="threads")(

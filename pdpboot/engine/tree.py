@@ -14,14 +14,16 @@ the unique leaf with ``x_C`` in its C-box and ``z`` in its S-box, so
     w_L      = sum_i w_i 1[x_C^(i) in box_C(L)] / sum_i w_i.
 
 Walks.  With numba installed (``pip install pdpboot[fast]``; :func:`kernel_available`)
-numeric features of interest with NaN-free grids use the compiled walk
-(:mod:`._tree_kernel`): tree by tree, the set of background rows meeting the
-complement splits travels as a segment of one index array (partitioned in place at
-complement splits, handed to every child whose grid interval is not empty at splits on
-the features of interest), so the work is the number of (row, node) incidences of the
-pruned trees - linear in the rows - and each leaf adds its value times the summed row
+every feature set uses the compiled walk (:mod:`._tree_kernel`) - numeric features
+with an interval per node and grid axis, categorical (HGB native) and one-hot
+(Pipeline) features and grids holding NaN with a bit mask over at most 62 grid
+points: tree by tree, the set of background rows meeting the complement splits
+travels as a segment of one index array (partitioned in place at complement splits,
+handed to every child whose grid box is not empty at splits on the features of
+interest), so the work is the number of (row, node) incidences of the pruned trees -
+linear in the rows - and each leaf adds its value times the summed row
 weights (or, for ICE, its value per row) at its grid box corners.  Otherwise (numba
-missing, categorical or one-hot features of interest, grids with NaN) the NumPy walks
+missing, a categorical / one-hot / NaN grid of more than 62 points) the NumPy walks
 below are used, and ``method="auto"`` compares whichever walk applies with brute force
 through :class:`TreePlan`'s cost estimates.
 
@@ -65,28 +67,29 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from ._tree_model import (
-    _check_supported,
-    _convert_quietly,
-    _external_reader,
-    _is_external,
-    _Model,
-    _model_grid,
-    _read_model,
-    _to_array,
-    _Unsupported,
+    TreeModel,
+    UnsupportedModel,
+    check_supported,
+    convert_quietly,
+    external_reader,
+    is_external,
+    model_grid,
+    read_model,
+    to_array,
 )
 from ._tree_route import RowRouter, routable
 from ._tree_walk import (
-    _Boxes,
-    _c_nodes,
-    _counter,
-    _decode,
-    _finish_external,
-    _grid_boxes,
-    _levels,
-    _members,
-    _popcount,
-    _walk_rows,
+    GridBoxes,
+    complement_split_nodes,
+    decode_boxes,
+    finish_external,
+    grid_boxes,
+    grid_goes_left,
+    node_levels,
+    popcount,
+    row_counter,
+    set_members,
+    walk_rows,
 )
 
 __all__ = [
@@ -107,6 +110,7 @@ _UNPACK_BUDGET = 2**24  # bits of row sets turned into (row, leaf) pairs at once
 _ROUTE_BLOCK = 8192  # rows per block when routing
 _ROUTE_MIN_ROWS = 2048  # at most this many rows: always the bitset walk
 _KERNEL_ICE_BYTES = 2**24  # per-row difference arrays of one row block of the compiled walk
+_KERNEL_ROW_BLOCK = 16384  # background rows per compiled walk call (cache-sized)
 _KERNEL_SAMPLE_TREES = 8  # trees whose pruned walk is simulated for the cost estimate
 _NUMBA_ENV = "PDPBOOT_NUMBA"  # set to 0 to disable the compiled kernel (the NumPy walks are used)
 _KERNEL = None  # the kernel module once imported, False when numba is missing or disabled
@@ -187,23 +191,28 @@ def prepare(estimator, X, response_method: str, n_grid: int | None = None) -> Pr
     PreparedTrees or None
         None when the exact tree engine does not handle the case (use brute force).
     """
-    if _is_external(estimator):  # reading the model is the check (read it once)
+    if is_external(estimator):  # reading the model is the check (read it once)
         if n_grid is not None and _external_read_dominates(estimator, len(X), n_grid):
             return None
         try:
             return PreparedTrees(estimator, X, response_method)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, NotFittedError):
             return None
-    if not supports(estimator, X, response_method):
+    try:  # the checks of ``supports``, keeping the converted rows (converting twice costs ~10 % of a walk)
+        check_supported(estimator, response_method)
+        xa = convert_quietly(estimator, X)
+    except (UnsupportedModel, NotFittedError, ValueError, TypeError, AttributeError, KeyError, IndexError):
         return None
-    return PreparedTrees(estimator, X, response_method)
+    if not (isinstance(xa, np.ndarray) and xa.ndim == 2 and xa.dtype.kind == "f"):
+        return None
+    return PreparedTrees(estimator, X, response_method, converted=xa)
 
 
 def supports_estimator(estimator, response_method: str) -> bool:
     """Whether the estimator / response pair is one the tree engine handles (input not checked)."""
     try:
-        _check_supported(estimator, response_method)
-    except (_Unsupported, NotFittedError, ValueError, TypeError, AttributeError, KeyError, IndexError):
+        check_supported(estimator, response_method)
+    except (UnsupportedModel, NotFittedError, ValueError, TypeError, AttributeError, KeyError, IndexError):
         return False
     return True
 
@@ -232,11 +241,11 @@ def supports(estimator, X, response_method: str) -> bool:
         (pipelines, other models, class labels as response, ...).
     """
     try:
-        _check_supported(estimator, response_method)
-        if _is_external(estimator):
-            return _external_reader(estimator, response_method).to_array(X).ndim == 2
-        xa = _convert_quietly(estimator, X)
-    except (_Unsupported, NotFittedError, ValueError, TypeError, AttributeError, KeyError, IndexError):
+        check_supported(estimator, response_method)
+        if is_external(estimator):
+            return external_reader(estimator, response_method).to_array(X).ndim == 2
+        xa = convert_quietly(estimator, X)
+    except (UnsupportedModel, NotFittedError, ValueError, TypeError, AttributeError, KeyError, IndexError):
         return False
     return isinstance(xa, np.ndarray) and xa.ndim == 2 and xa.dtype.kind == "f"
 
@@ -319,9 +328,9 @@ def per_tree_partial_dependence(
     X : array-like of shape (n_rows, n_features)
         Background rows.
     feature_idx : tuple of int
-        One or two numeric column positions.
+        One or two column positions.
     grid_values : list of 1-D arrays
-        One NaN-free numeric grid per feature.
+        One grid per feature (categorical features and grids with NaN: at most 62 points).
     response_method : {"predict", "predict_proba"}
         Resolved response (regressors: ``"predict"``, classifiers: ``"predict_proba"``).
     weights : array-like of shape (n_rows,), optional
@@ -345,8 +354,8 @@ def per_tree_partial_dependence(
     Raises
     ------
     ValueError
-        Not a supported forest / response, numba missing, categorical or NaN grids,
-        bad ``oob`` or ``weights``.
+        Not a supported forest / response, numba missing, a categorical or NaN grid
+        of more than 62 points, bad ``oob`` or ``weights``.
 
     See Also
     --------
@@ -367,16 +376,17 @@ def per_tree_partial_dependence(
     ...     print((4, 1, 2))
     (4, 1, 2)
     """
-    from ._tree_model import _FORESTS
+    from ._tree_model import FOREST_TYPES
 
-    if not isinstance(forest, _FORESTS):
+    if not isinstance(forest, FOREST_TYPES):
         raise ValueError(f"forest must be a fitted RandomForest*/ExtraTrees* model, got {type(forest).__name__}.")
     if not kernel_available():
         raise ValueError("per_tree_partial_dependence needs numba (pip install pdpboot[fast]).")
     prepared = PreparedTrees(forest, X, response_method)
     plan = prepared.plan(feature_idx, grid_values)
     if plan.walk != "kernel":
-        raise ValueError("per_tree_partial_dependence needs numeric features of interest and NaN-free grids.")
+        raise ValueError("per_tree_partial_dependence handles categorical grids and grids with NaN of at most "
+                         f"{_MASK_MAX} points.")
     model, table, xt = prepared.model, plan.boxes, prepared.xt
     n_rows, n_trees = xt.shape[1], len(model.roots)
     w = _check_weights(weights, n_rows)
@@ -393,7 +403,7 @@ def per_tree_partial_dependence(
     no_ice = np.zeros((0, 0, 0))
     _kernel_walk(model, table, xt, rows, weights_, acc, no_ice, value=tree_values,
                  slot=np.arange(n_trees, dtype=np.int64))
-    tree_pd = _decode(acc, table) / weights_.sum() + _expand(model.offset, len(table.shape))
+    tree_pd = decode_boxes(acc, table) / weights_.sum() + _expand(model.offset, len(table.shape))
     ice = oob_ice = None
     if individual:
         block = int(max(1, min(n_rows, _KERNEL_ICE_BYTES // (size * n_raw * 8 * (1 if oob is None else 2)))))
@@ -405,9 +415,9 @@ def per_tree_partial_dependence(
             enc_oob = None if oob is None else np.zeros_like(enc)
             _kernel_walk(model, table, xt[:, blk], np.arange(b, dtype=np.int64), weights_[blk], no_ice, enc,
                          oob=None if oob is None else oob[:, blk], ice_oob=enc_oob)
-            ice[blk] = _decode(enc, table) + _expand(model.offset, len(table.shape))
+            ice[blk] = decode_boxes(enc, table) + _expand(model.offset, len(table.shape))
             if oob is not None:
-                oob_ice[blk] = _decode(enc_oob, table) * n_trees
+                oob_ice[blk] = decode_boxes(enc_oob, table) * n_trees
     return tree_pd, ice, oob_ice
 
 
@@ -423,7 +433,7 @@ class TreePlan:
 
     feature_idx: tuple[int, ...]
     s_cols: list
-    boxes: _Boxes
+    boxes: GridBoxes
     walk: str
     tree_cost: float
     brute_cost: float
@@ -446,6 +456,9 @@ class PreparedTrees:
         Background rows.
     response_method : {"predict", "predict_proba", "decision_function"}
         The resolved response.
+    converted : ndarray, optional
+        ``X`` already converted by the estimator's own validation (scikit-learn models;
+        saves converting it again).
 
     Raises
     ------
@@ -453,18 +466,18 @@ class PreparedTrees:
         When the exact tree engine does not support the estimator / response.
     """
 
-    def __init__(self, estimator, X, response_method: str):
+    def __init__(self, estimator, X, response_method: str, *, converted: np.ndarray | None = None):
         try:
-            self.model = _read_model(estimator, response_method)
-        except _Unsupported as exc:
+            self.model = read_model(estimator, response_method)
+        except UnsupportedModel as exc:
             raise ValueError(
                 f"The exact tree engine does not support this case ({exc}); use the brute engine."
             ) from None
         if self.model.source is not None:  # XGBoost / LightGBM
             self.xa = np.ascontiguousarray(self.model.source.to_array(X))
-            self.model = _finish_external(self.model, X, self.xa)
-        else:
-            self.xa = np.ascontiguousarray(_to_array(estimator, X))
+            self.model = finish_external(self.model, X, self.xa)
+        else:  # ``converted``: X already through the estimator's own validation (see ``prepare``)
+            self.xa = np.ascontiguousarray(to_array(estimator, X) if converted is None else converted)
         self.n_features = self.xa.shape[1]
         self._levels = None
         self._xt = None
@@ -475,7 +488,7 @@ class PreparedTrees:
     def levels(self) -> list[np.ndarray]:
         """Node ids by depth (computed on first use: the compiled walk does not need them)."""
         if self._levels is None:
-            self._levels = _levels(self.model)
+            self._levels = node_levels(self.model)
         return self._levels
 
     @property
@@ -491,7 +504,7 @@ class PreparedTrees:
         feature_idx, grids = _check_features(feature_idx, grid_values, self.n_features)
         model = self.model
         s_cols = [int(model.columns[j]) for j in feature_idx]
-        grids = [_model_grid(model, j, g) for j, g in zip(feature_idx, grids)]
+        grids = [model_grid(model, j, g) for j, g in zip(feature_idx, grids)]
         return self.plan_columns(feature_idx, s_cols, grids)
 
     def plan_columns(self, feature_idx, s_cols: list, grids: list) -> TreePlan:
@@ -502,11 +515,11 @@ class PreparedTrees:
             if self._depth is None:
                 self._depth = _expected_depth(model)
                 self._kernel_base = _kernel_base(model)
-            table = _kernel_table(self._kernel_base, s_cols, grids)
+            table = _kernel_table(model, self._kernel_base, s_cols, grids)
             tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
             ice_cost = len(self.xa) * table.size * model.value.shape[1] * _COST["ice_cell"]
             return TreePlan(tuple(feature_idx), list(s_cols), table, "kernel", tree_cost, brute_cost, ice_cost)
-        boxes = _grid_boxes(model, s_cols, grids, self.levels)
+        boxes = grid_boxes(model, s_cols, grids, self.levels)
         flat = [int(c) for col in s_cols for c in np.atleast_1d(col)]
         walk, tree_cost, brute_cost = _costs(model, self.levels, flat, boxes, len(self.xa))
         n_grid = int(np.prod(boxes.shape))
@@ -549,7 +562,7 @@ _COST = {
 }
 
 
-def _costs(model: _Model, levels, s_cols, boxes: _Boxes, n_rows: int) -> tuple[str, float, float]:
+def _costs(model: TreeModel, levels, s_cols, boxes: GridBoxes, n_rows: int) -> tuple[str, float, float]:
     """(walk, tree cost, brute cost) from expected path statistics under the training cover.
 
     Bottom-up over the node table: ``depth[v]`` is the expected number of splits a row
@@ -598,14 +611,20 @@ class _KernelTable:
     """One feature set for the compiled walk (:mod:`._tree_kernel`).
 
     ``nodes`` (n_nodes, 4) int32 and ``thr``: the model's node table (shared by all
-    feature sets); ``cols`` the model columns of interest (-10 pads a 1-D set);
-    ``grids`` their sorted grids as float64 (an empty second grid for 1-D); ``shape`` and
-    ``order`` (the sorting permutation of each grid) as in :class:`._tree_walk._Boxes`.
+    feature sets); ``axis_of`` (model columns,) the grid axis of each model column (-1:
+    complement); ``mask_axes`` (2,) 1 for a *mask axis* (a categorical or one-hot
+    feature, or a grid with NaN: boxes are bit masks over the grid in the caller's
+    order), ``left_mask`` (n_nodes,) the grid points each split on a mask axis sends
+    left; ``grids`` the sorted grids of interval axes as float64 (a mask axis: zeros of
+    the grid's length; an empty second grid for 1-D); ``shape`` and ``order`` (the
+    sorting permutation of each grid) as in :class:`._tree_walk._Boxes`.
     """
 
     nodes: np.ndarray
     thr: np.ndarray
-    cols: tuple[int, int]
+    axis_of: np.ndarray
+    mask_axes: np.ndarray
+    left_mask: np.ndarray
     grids: tuple[np.ndarray, np.ndarray]
     shape: tuple[int, ...]
     order: list[np.ndarray]
@@ -614,20 +633,47 @@ class _KernelTable:
     def size(self) -> int:
         return int(np.prod(self.shape))
 
+    @property
+    def args(self) -> tuple:
+        """The walk's feature-set arguments (``axis_of`` ... ``grid1``)."""
+        return (self.axis_of, self.mask_axes, self.left_mask) + self.grids
 
-def _kernel_handles(model: _Model, s_cols: list, grids: list) -> bool:
-    """Compiled walk available, and every feature of interest one numeric column with a NaN-free grid."""
+
+_MASK_MAX = 62  # grid points of a mask axis (bits of one int64)
+
+
+def _is_mask_axis(model: TreeModel, col, g) -> bool:
+    """Categorical or one-hot feature of interest, or a numeric grid with NaN."""
+    if np.ndim(col) or model.categorical[col]:
+        return True
+    return bool(np.isnan(np.asarray(g, dtype=np.float64)).any())
+
+
+def _kernel_handles(model: TreeModel, s_cols: list, grids: list) -> bool:
+    """Compiled walk available, and every mask axis (categorical / one-hot / NaN grid) at most 62 points."""
     if _kernel() is None:
         return False
     for col, g in zip(s_cols, grids):
-        if np.ndim(col) or model.categorical[col] or np.ndim(g) != 1:
+        if (np.ndim(g) != 1 and not np.ndim(col)) or len(g) == 0:
             return False
-        if np.isnan(np.asarray(g, dtype=np.float64)).any():
+        if _is_mask_axis(model, col, g) and len(g) > _MASK_MAX:
             return False
     return True
 
 
-def _kernel_base(model: _Model) -> tuple[np.ndarray, np.ndarray]:
+def _mask_goes_left(model: TreeModel, col, g, nodes: np.ndarray) -> np.ndarray:
+    """(len(nodes), len(g)) bool: the grid points each split node (on the axis' columns) sends left."""
+    if not np.ndim(col):
+        return grid_goes_left(model, nodes, np.asarray(g, dtype=np.float64), bool(model.categorical[col]))
+    pos = {int(c): k for k, c in enumerate(col)}
+    which = np.array([pos[c] for c in model.feature[nodes].tolist()], dtype=np.intp)
+    vals = np.asarray(g, dtype=np.float64)[:, which].T  # (nodes, n_grid)
+    with np.errstate(invalid="ignore"):
+        le = vals <= model.threshold[nodes][:, None]
+    return le | (np.isnan(vals) & model.missing_left[nodes][:, None])
+
+
+def _kernel_base(model: TreeModel) -> tuple[np.ndarray, np.ndarray]:
     """The compiled walk's node table of a model: (n_nodes, 4) int32 and float64 thresholds."""
     kern = _kernel()
     if len(model.feature) >= 2**31:
@@ -641,34 +687,50 @@ def _kernel_base(model: _Model) -> tuple[np.ndarray, np.ndarray]:
     return nodes, np.ascontiguousarray(model.threshold, dtype=np.float64)
 
 
-def _kernel_table(base, s_cols: list, grids: list) -> _KernelTable:
-    orders = [np.argsort(g, kind="stable") for g in grids]
-    values = [np.ascontiguousarray(np.asarray(g, dtype=np.float64)[o]) for g, o in zip(grids, orders)]
-    cols = [int(c) for c in s_cols] + [-10]
+def _kernel_table(model: TreeModel, base, s_cols: list, grids: list) -> _KernelTable:
+    nodes = base[0]
+    cols = [tuple(int(c) for c in np.atleast_1d(col)) for col in s_cols]
+    n_cols = max([int(nodes[:, 0].max(initial=-1)) + 1] + [max(c) + 1 for c in cols])
+    axis_of = np.full(n_cols, -1, dtype=np.int64)
+    mask_axes = np.zeros(2, dtype=np.int64)
+    left_mask = np.zeros(len(nodes), dtype=np.int64)
+    values, orders = [], []
+    for d, (col, g) in enumerate(zip(s_cols, grids)):
+        axis_of[list(cols[d])] = d
+        if _is_mask_axis(model, col, g):
+            mask_axes[d] = 1
+            on = np.flatnonzero(np.isin(model.feature, cols[d]))
+            bits = np.left_shift(np.int64(1), np.arange(len(g), dtype=np.int64))
+            left_mask[on] = _mask_goes_left(model, col, g, on).astype(np.int64) @ bits
+            values.append(np.zeros(len(g)))
+            orders.append(np.arange(len(g)))
+        else:
+            order = np.argsort(g, kind="stable")
+            values.append(np.ascontiguousarray(np.asarray(g, dtype=np.float64)[order]))
+            orders.append(order)
     values.append(np.zeros(0))
-    return _KernelTable(base[0], base[1], (cols[0], cols[1]), (values[0], values[1]),
+    return _KernelTable(nodes, base[1], axis_of, mask_axes, left_mask, (values[0], values[1]),
                         tuple(len(g) for g in grids), orders)
 
 
-def _expected_depth(model: _Model) -> float:
+def _expected_depth(model: TreeModel) -> float:
     """Expected number of splits a row meets, summed over the trees (training cover as distribution)."""
     cover = model.cover
     if cover is None:
-        return float(len(_levels(model))) * len(model.roots) / 2
+        return float(len(node_levels(model))) * len(model.roots) / 2
     per_tree = np.add.reduceat(np.where(model.feature >= 0, cover, 0.0), model.roots)
     root = cover[model.roots]
     return float(np.sum(per_tree / np.where(root > 0, root, 1)))
 
 
-def _kernel_costs(model: _Model, table: _KernelTable, n_rows: int, depth: float) -> tuple[float, float]:
+def _kernel_costs(model: TreeModel, table: _KernelTable, n_rows: int, depth: float) -> tuple[float, float]:
     """(compiled walk, brute force) cost estimates; the walk is simulated on a few trees."""
     kern = _kernel()
     roots = model.roots
     pick = np.unique(np.linspace(0, len(roots) - 1, min(len(roots), _KERNEL_SAMPLE_TREES)).round().astype(int))
     cover = model.cover if model.cover is not None else np.ones(len(model.feature))
     visits, nodes = kern.plan_stats(table.nodes, table.thr, np.ascontiguousarray(cover, dtype=np.float64),
-                                    np.ascontiguousarray(roots[pick], dtype=np.int64), *table.cols, *table.grids,
-                                    float(n_rows))
+                                    np.ascontiguousarray(roots[pick], dtype=np.int64), *table.args, float(n_rows))
     scale = len(roots) / len(pick)
     tree = n_rows * visits * scale * _COST["kernel_visit"] + nodes * scale * _COST["kernel_node"]
     tree += len(model.feature) * _COST["kernel_table"]
@@ -677,7 +739,7 @@ def _kernel_costs(model: _Model, table: _KernelTable, n_rows: int, depth: float)
     return tree, brute
 
 
-def _kernel_walk(model: _Model, table: _KernelTable, xt, rows, w, acc, ice, oob=None, ice_oob=None,
+def _kernel_walk(model: TreeModel, table: _KernelTable, xt, rows, w, acc, ice, oob=None, ice_oob=None,
                  value=None, slot=None) -> None:
     kern = _kernel()
     value = model.value if value is None else value
@@ -685,13 +747,17 @@ def _kernel_walk(model: _Model, table: _KernelTable, xt, rows, w, acc, ice, oob=
     if oob is None:
         oob, ice_oob = np.zeros((0, 0), dtype=np.bool_), np.zeros((0, 0, 0))
     c = np.ascontiguousarray
-    kern.walk(table.nodes, table.thr, c(model.cat_left, dtype=np.bool_), c(value, dtype=np.float64),
-              c(model.roots, dtype=np.int64), c(slot, dtype=np.int64), *table.cols, *table.grids,
-              c(xt, dtype=np.float64),
-              c(rows, dtype=np.int64), c(w, dtype=np.float64), acc, ice, c(oob, dtype=np.bool_), ice_oob)
+    args = (c(model.cat_left, dtype=np.bool_), c(value, dtype=np.float64), c(model.roots, dtype=np.int64),
+            c(slot, dtype=np.int64), *table.args, c(xt, dtype=np.float64))
+    rows, w, oob = c(rows, dtype=np.int64), c(w, dtype=np.float64), c(oob, dtype=np.bool_)
+    # Rows in blocks: a block's index segments and its part of each feature column stay in cache
+    # (measured, RF fully grown, 1-D: 1.4-1.6x faster at n = 30k and 100k than one block of all rows).
+    n_blocks = max(1, round(len(rows) / _KERNEL_ROW_BLOCK))
+    for part in np.array_split(rows, n_blocks):
+        kern.walk(table.nodes, table.thr, *args, part, w, acc, ice, oob, ice_oob)
 
 
-def _kernel_pd(model: _Model, xt, table: _KernelTable, w, average: bool, individual: bool):
+def _kernel_pd(model: TreeModel, xt, table: _KernelTable, w, average: bool, individual: bool):
     """PD and/or ICE of a kernel plan (see :class:`PreparedTrees.partial_dependence`)."""
     n_rows = xt.shape[1]
     n_raw, size = model.value.shape[1], table.size
@@ -702,7 +768,7 @@ def _kernel_pd(model: _Model, xt, table: _KernelTable, w, average: bool, individ
         acc = np.zeros((1, n_raw, size))
         rows = np.arange(n_rows, dtype=np.int64) if w is None else np.flatnonzero(w > 0).astype(np.int64)
         _kernel_walk(model, table, xt, rows, weights, acc, no_ice)
-        return _decode(acc[0], table) / total + _expand(model.offset, len(table.shape)), None
+        return decode_boxes(acc[0], table) / total + _expand(model.offset, len(table.shape)), None
     n_axes = len(table.shape)
     block = int(max(1, min(n_rows, _KERNEL_ICE_BYTES // (size * max(n_raw, model.n_out) * 8))))
     ice = np.empty((n_rows, model.n_out) + table.shape) if individual else None
@@ -711,7 +777,7 @@ def _kernel_pd(model: _Model, xt, table: _KernelTable, w, average: bool, individ
         b = rows.stop - rows.start
         enc = np.zeros((b, n_raw, size))
         _kernel_walk(model, table, xt[:, rows], np.arange(b, dtype=np.int64), weights[rows], no_ice, enc)
-        raw = _decode(enc, table) + _expand(model.offset, n_axes)  # (b, n_raw, *grid)
+        raw = decode_boxes(enc, table) + _expand(model.offset, n_axes)  # (b, n_raw, *grid)
         resp = _respond(model, np.moveaxis(raw, 1, 0))  # (b, n_out, *grid)
         if individual:
             ice[rows] = resp
@@ -757,19 +823,19 @@ class _BitsetWalk:
 
     block = _MAX_BLOCK
 
-    def __init__(self, model: _Model, s_cols, boxes: _Boxes):
+    def __init__(self, model: TreeModel, s_cols, boxes: GridBoxes):
         self.model, self.s_cols, self.alive = model, s_cols, boxes.alive
-        self.c_nodes = _c_nodes(model, s_cols, boxes.alive)
+        self.c_nodes = complement_split_nodes(model, s_cols, boxes.alive)
 
     def leaf_weights(self, xb, wb, local, n_leaves: int) -> np.ndarray:
-        count = _counter(wb, (xb.shape[0] + 63) // 64)
+        count = row_counter(wb, (xb.shape[0] + 63) // 64)
         out = np.zeros(n_leaves)
-        for leaves, sets in _walk_rows(self.model, xb, self.s_cols, self.alive, self.c_nodes):
+        for leaves, sets in walk_rows(self.model, xb, self.s_cols, self.alive, self.c_nodes):
             out[local[leaves]] += count(sets)
         return out
 
-    def add(self, enc, xb, boxes: _Boxes, leaf_vals) -> None:
-        walked = list(_walk_rows(self.model, xb, self.s_cols, self.alive, self.c_nodes))
+    def add(self, enc, xb, boxes: GridBoxes, leaf_vals) -> None:
+        walked = list(walk_rows(self.model, xb, self.s_cols, self.alive, self.c_nodes))
         if walked:
             leaves = np.concatenate([lv for lv, _ in walked])
             sets = np.concatenate([st for _, st in walked])
@@ -781,7 +847,7 @@ class _RouteWalk:
 
     block = _ROUTE_BLOCK
 
-    def __init__(self, model: _Model, s_cols, boxes: _Boxes, n_features: int):
+    def __init__(self, model: TreeModel, s_cols, boxes: GridBoxes, n_features: int):
         self.router = RowRouter(model, s_cols, boxes.alive, n_features)
         self.slots = None
 
@@ -791,14 +857,14 @@ class _RouteWalk:
             out += np.bincount(local[leaves], None if wb is None else wb[rows], minlength=n_leaves)
         return out
 
-    def add(self, enc, xb, boxes: _Boxes, leaf_vals) -> None:
+    def add(self, enc, xb, boxes: GridBoxes, leaf_vals) -> None:
         if self.slots is None:
             self.slots = _slot_tables(boxes)
         for leaves, rows in self.router.pairs(xb):
             _add_row_pairs(enc, boxes.local[leaves], rows, len(xb), self.slots, leaf_vals)
 
 
-def _average_linear(model: _Model, xa, walk, boxes: _Boxes, w) -> np.ndarray:
+def _average_linear(model: TreeModel, xa, walk, boxes: GridBoxes, w) -> np.ndarray:
     """PD of a response linear in the tree outputs, from one weight per leaf."""
     leaf_w = np.zeros(len(boxes.leaves))
     for rows in _blocks(len(xa), walk.block):
@@ -808,14 +874,14 @@ def _average_linear(model: _Model, xa, walk, boxes: _Boxes, w) -> np.ndarray:
     vals = model.value[boxes.leaves][owner] * (leaf_w[owner] * boxes.coef)[:, None]
     size = int(np.prod(boxes.shape))
     enc = np.stack([np.bincount(boxes.pos, vals[:, k], minlength=size) for k in range(vals.shape[1])])
-    return _decode(enc, boxes) / total + _expand(model.offset, len(boxes.shape))
+    return decode_boxes(enc, boxes) / total + _expand(model.offset, len(boxes.shape))
 
 
 def _expand(offset: np.ndarray, n_axes: int) -> np.ndarray:
     return offset.reshape((-1,) + (1,) * n_axes)
 
 
-def _per_row(model: _Model, xa, walk, boxes: _Boxes, w, average: bool, individual: bool):
+def _per_row(model: TreeModel, xa, walk, boxes: GridBoxes, w, average: bool, individual: bool):
     """Raw outputs per row and grid point (the ICE form), then link and average."""
     n_rows = len(xa)
     n_raw = model.value.shape[1]
@@ -829,7 +895,7 @@ def _per_row(model: _Model, xa, walk, boxes: _Boxes, w, average: bool, individua
         b = rows.stop - rows.start
         enc = np.zeros((n_raw, b * size))
         walk.add(enc, xa[rows], boxes, leaf_vals)
-        raw = _decode(enc.reshape(n_raw, b, size), boxes) + _expand(model.offset, len(boxes.shape) + 1)
+        raw = decode_boxes(enc.reshape(n_raw, b, size), boxes) + _expand(model.offset, len(boxes.shape) + 1)
         resp = _respond(model, raw)  # (b, n_out, *grid)
         if individual:
             ice[rows] = resp
@@ -839,7 +905,7 @@ def _per_row(model: _Model, xa, walk, boxes: _Boxes, w, average: bool, individua
     return avg, ice
 
 
-def _respond(model: _Model, raw: np.ndarray) -> np.ndarray:
+def _respond(model: TreeModel, raw: np.ndarray) -> np.ndarray:
     """(n_raw, b, *grid) raw outputs -> (b, n_out, *grid) response."""
     per_row = np.moveaxis(raw, 0, -1)  # (b, *grid, n_raw)
     if model.link is not None:
@@ -848,7 +914,7 @@ def _respond(model: _Model, raw: np.ndarray) -> np.ndarray:
     return np.moveaxis(per_row, -1, 1)
 
 
-def _add_pairs(enc, local, sets, n_rows: int, boxes: _Boxes, leaf_vals) -> None:
+def _add_pairs(enc, local, sets, n_rows: int, boxes: GridBoxes, leaf_vals) -> None:
     """Add every (row, leaf) pair's box corners, times the leaf value, to ``enc``.
 
     Pairs come ordered by leaf, so per-leaf data reach the pairs by ``np.repeat``.
@@ -862,10 +928,10 @@ def _add_pairs(enc, local, sets, n_rows: int, boxes: _Boxes, leaf_vals) -> None:
     corner = np.where(has, boxes.ptr[local][:, None] + slot[None, :], 0)
     pos = np.where(has, boxes.pos[corner], 0)
     coef = np.where(has, boxes.coef[corner], 0.0)
-    count = _popcount(sets)
+    count = popcount(sets)
     bounds = _chunks(count, _PAIR_BUDGET // max(n_slots, 1), max(1, _UNPACK_BUDGET // (sets.shape[1] * 64)))
     for start, stop in zip(bounds[:-1], bounds[1:]):
-        row = _members(sets[start:stop])
+        row = set_members(sets[start:stop])
         reps = count[start:stop]
         flat = (row * size)[:, None] + np.repeat(pos[start:stop], reps, axis=0)
         for k in range(enc.shape[0]):
@@ -875,7 +941,7 @@ def _add_pairs(enc, local, sets, n_rows: int, boxes: _Boxes, leaf_vals) -> None:
                 enc[k] += np.bincount(flat.ravel(), weight, minlength=enc.shape[1])
 
 
-def _slot_tables(boxes: _Boxes):
+def _slot_tables(boxes: GridBoxes):
     """Per live leaf: its box corners' flat positions and signs, padded to a common count."""
     n_corner = np.diff(boxes.ptr)
     n_slots = int(n_corner.max(initial=0))

@@ -94,7 +94,7 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     """
     seconds = {}
     estimator, notes = build_estimator(config, problem)
-    if config.uncertainty == "ij":  # before any fit: the one-fit jackknife needs a bare forest
+    if config.uncertainty == "ij":  # before any fit: the one-fit jackknife needs a forest (Pipelines end in one)
         from .forest_ij import check_estimator
 
         check_estimator(estimator)

@@ -5,7 +5,7 @@ Instead of refitting the model B times, the forest fitted on the training rows i
 sampling variance of the PD from the covariance between counts and per-tree PDs.  What needs
 resamples (ICE heterogeneity, H statistics, intervals of PD ranges and level contrasts) is not
 available: ``options.check_ranges`` refuses it before anything is read, and :func:`check_estimator`
-refuses a model the IJ cannot see through (a Pipeline encoding categorical columns) before any fit.
+refuses a model the IJ cannot read (not a forest, nor a Pipeline ending in one) before any fit.
 """
 
 from __future__ import annotations
@@ -25,12 +25,20 @@ from .text import file_sections, md, num
 
 
 def check_estimator(estimator) -> None:
-    """Refuse, before any fit, a model that is not a bare forest (e.g. a Pipeline encoding categories)."""
-    if hasattr(estimator, "steps"):
+    """Refuse, before any fit, a model the IJ cannot read: anything but a forest or a Pipeline ending in one.
+
+    The run's Pipelines (categorical columns one-hot encoded, missing values imputed) are fine: the trees
+    are evaluated on the transformed rows and the fitted preprocessing is held fixed, as in the forest's fit.
+    """
+    from sklearn.pipeline import Pipeline
+
+    from ..engine.jackknife import FOREST_TYPES
+
+    final = estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
+    if not isinstance(final, FOREST_TYPES):
         raise InputError(
-            "--uncertainty ij needs a bare forest fitted on the table's own numeric columns, but this run "
-            "encodes or imputes columns in a Pipeline in front of it (categorical columns, or missing values). "
-            "Use --uncertainty bootstrap, or encode the categorical columns as numbers in the table yourself.")
+            f"--uncertainty ij needs a random forest or extra-trees model, but this run's model is "
+            f"{type(final).__name__}. Use --uncertainty bootstrap.")
 
 
 def ij_outcome(config, problem, *, estimator, fitted, metrics, predictions, X_train, y_train, notes: list[str],
@@ -45,7 +53,7 @@ def ij_outcome(config, problem, *, estimator, fitted, metrics, predictions, X_tr
         and, in 1-D nodes, ``pd_centered`` with its SE and band; no resamples, no ICE.
     """
     used = {f for fs in sets for f in (fs if isinstance(fs, tuple) else (fs,))}
-    n_trees = len(fitted.estimators_)
+    n_trees = len((fitted.steps[-1][1] if hasattr(fitted, "steps") else fitted).estimators_)
     say(f"Infinitesimal jackknife: one fit, {n_trees} trees; PD of {len(problem.pd_features)} feature(s) and "
         f"{len(problem.pairs)} pair(s) on a {config.grid_resolution}-point grid, averaged over all "
         f"{len(X_train)} training rows ...")

@@ -119,7 +119,7 @@ OPTIONS: tuple[Option, ...] = (
            "proportionally slower.", metavar="B", group="bootstrap"),
     Option("uncertainty", "choice", "bootstrap", "bootstrap: refit the model on B resamples (any model). ij: "
            "one fit, bands from the infinitesimal jackknife of the forest's trees (--model random-forest or "
-           "extra-trees, numeric columns; no ICE, heterogeneity or H statistics; --n-estimators defaults to "
+           "extra-trees; no ICE, heterogeneity or H statistics; --n-estimators defaults to "
            f"{IJ_TREES} then, fewer trees give noisy bands).", choices=UNCERTAINTIES, group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),

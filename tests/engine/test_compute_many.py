@@ -45,8 +45,8 @@ def test_many_equals_sklearn_brute(method):
 def test_model_is_read_once(monkeypatch):
     X, est = _fitted()
     calls = []
-    real = tree_mod._read_model
-    monkeypatch.setattr(tree_mod, "_read_model", lambda *a: calls.append(1) or real(*a))
+    real = tree_mod.read_model
+    monkeypatch.setattr(tree_mod, "read_model", lambda *a: calls.append(1) or real(*a))
     compute_pd_many(est, X, [[0], [1], [2]], [[np.array([0.5])]] * 3, response_method="predict",
                     method="tree")
     assert len(calls) == 1

@@ -23,7 +23,7 @@ from sklearn.tree import DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
 import pdpboot.engine.tree as tree_mod
-from pdpboot.engine import compute_pd
+from pdpboot.engine import compute_pd, compute_pd_many
 from pdpboot.engine.tree import PreparedTrees, kernel_available, per_tree_partial_dependence
 
 from .test_tree import _data, _grid, brute_ice
@@ -117,9 +117,79 @@ def test_kernel_categorical_complement_split():
     est = HistGradientBoostingRegressor(max_iter=6, categorical_features="from_dtype", random_state=0).fit(df, y)
     for idx in [(0,), (0, 1)]:
         check_kernel_exact(est, df, idx, [_grid(est, X, j, n=4) for j in idx], "predict")
-    # a categorical feature of interest is not the compiled walk's case: the NumPy walk is used
-    plan = PreparedTrees(est, df, "predict").plan((3,), [np.array(["a", "b", "c"], dtype=object)])
+
+
+
+def _categorical_frame(n=300, seed=0, n_cats=4):
+    X, y = _data(n=n, seed=seed)
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    cats = np.array([f"c{k}" for k in range(n_cats)], dtype=object)
+    codes = np.minimum((X[:, 3] * n_cats).astype(int), n_cats - 1)
+    df["x3"] = pd.Categorical(cats[codes], categories=list(cats))
+    df.loc[::9, "x3"] = np.nan
+    return df, y + 3 * (codes % 3 == 1), cats, X
+
+
+@needs_kernel
+def test_kernel_categorical_feature_of_interest():
+    """HGB native categorical features of interest: mask axes of the compiled walk (1-D, 2-D with a
+    numeric axis either side, a grid value unseen in fit, NaN in the rows), average and ICE, weights."""
+    df, y, cats, X = _categorical_frame()
+    est = HistGradientBoostingRegressor(max_iter=8, categorical_features="from_dtype", random_state=0).fit(df, y)
+    g_cat = np.array([cats[2], cats[0], cats[3], cats[1]], dtype=object)  # not sorted: the caller's order
+    g_num = np.quantile(X[:, 0], np.linspace(0.05, 0.95, 5))
+    w = np.random.default_rng(3).integers(0, 3, len(df)).astype(float)
+    for idx, grids in [((3,), [g_cat]), ((3, 0), [g_cat, g_num]), ((0, 3), [g_num, g_cat[:3]])]:
+        check_kernel_exact(est, df, idx, grids, "predict")
+        check_kernel_exact(est, df, idx, grids, "predict", weights=w)
+
+
+@needs_kernel
+def test_kernel_categorical_classifier_and_long_grid():
+    """Class probabilities with a categorical feature of interest (link per row); a mask axis longer
+    than 62 points is not the compiled walk's case (NumPy walk, same result)."""
+    df, y, cats, _ = _categorical_frame(n=400, seed=1, n_cats=70)
+    labels = np.digitize(y, np.quantile(y, [0.33, 0.66]))
+    est = HistGradientBoostingClassifier(max_iter=4, categorical_features="from_dtype", random_state=0)
+    est.fit(df, labels)
+    check_kernel_exact(est, df, (3,), [cats[:6]], "predict_proba")
+    plan = PreparedTrees(est, df, "predict_proba").plan((3,), [cats[:63]])
     assert plan.walk != "kernel"
+    avg, _ = compute_pd(est, df, (3,), [cats[:63]], response_method="predict_proba", method="tree")
+    ref = brute_ice(est, df, (3,), [cats[:63]], "predict_proba").mean(axis=0)
+    np.testing.assert_allclose(avg, ref, rtol=0, atol=TOL)
+
+
+@needs_kernel
+def test_kernel_nan_grid_value():
+    """A numeric feature of interest whose grid holds NaN (HGB sends it the missing way): a mask axis."""
+    X, y = _data(nan=True)
+    est = HistGradientBoostingRegressor(max_iter=6, random_state=0).fit(X, y)
+    g = np.concatenate([_grid(est, X, 1, n=4), [np.nan]])
+    check_kernel_exact(est, X, (1,), [g], "predict")
+    check_kernel_exact(est, X, (1, 0), [g, _grid(est, X, 0, n=3)], "predict")
+
+
+@needs_kernel
+def test_kernel_onehot_pipeline_feature_of_interest():
+    """One-hot (and NaN-grid) features of interest of a Pipeline: the compiled walk's mask axes, == brute 1e-9."""
+    from pdpboot.engine.pipeline import prepare_pipeline
+
+    from .test_pipeline import GRIDS, _frame, _pipe
+
+    X, y = _frame()
+    est = _pipe(RandomForestRegressor(n_estimators=4, random_state=0)).fit(X, y)
+    prepared = prepare_pipeline(est, X, "predict")
+    for cols in [("c",), ("b",), ("c", "d"), ("a", "c"), ("c", "b")]:
+        idx = [list(X.columns).index(c) for c in cols]
+        grids = [GRIDS[c] for c in cols]
+        assert prepared.plan(idx, grids).walk == "kernel"
+        ref = brute_ice(est, X, idx, grids, "predict")
+        (avg, ice), = compute_pd_many(est, X, [idx], [grids], response_method="predict", method="tree",
+                                      individual=True)
+        np.testing.assert_allclose(ice, ref, rtol=0, atol=1e-9)
+        (avg2, _), = compute_pd_many(est, X, [idx], [grids], response_method="predict", method="tree")
+        np.testing.assert_allclose(avg2, ref.mean(axis=0), rtol=0, atol=1e-9)
 
 
 @needs_kernel
@@ -201,7 +271,7 @@ NO_KERNEL_CHECK = """
     import numpy as np
     from sklearn.datasets import make_friedman1
     from sklearn.ensemble import RandomForestRegressor
-    from pdpboot.engine import compute_pd
+    from pdpboot.engine import compute_pd, compute_pd_many
     from pdpboot.engine.tree import PreparedTrees, kernel_available
     assert not kernel_available()
     X, y = make_friedman1(n_samples=200, n_features=5, random_state=0)
@@ -248,3 +318,25 @@ def test_auto_prefers_brute_when_grid_is_tiny(monkeypatch):
     monkeypatch.setitem(tree_mod._COST, "kernel_visit", 1.0)
     plan = PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
     assert not plan.prefers_tree()
+
+
+@needs_kernel
+def test_kernel_row_blocks(monkeypatch):
+    """Rows walked in several blocks (cache-sized at large n): same PD, ICE, weights and per-tree PDs."""
+    monkeypatch.setattr(tree_mod, "_KERNEL_ROW_BLOCK", 64)
+    X, y = _data(n=300, seed=4)
+    est = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
+    w = np.random.default_rng(5).integers(0, 3, len(X)).astype(float)
+    for idx in [(0,), (0, 1)]:
+        grids = [_grid(est, X, j, n=4) for j in idx]
+        check_kernel_exact(est, X, idx, grids, "predict", weights=w)
+    g = [_grid(est, X, 0, n=4)]
+    oob = np.random.default_rng(6).random((4, len(X))) < 0.4
+    tree_pd, ice, oob_ice = per_tree_partial_dependence(est, X, (0,), g, response_method="predict",
+                                                        individual=True, oob=oob)
+    for b, tree in enumerate(est.estimators_):
+        ref = brute_ice(tree, X, (0,), g, "predict")
+        np.testing.assert_allclose(tree_pd[b], ref.mean(axis=0), rtol=0, atol=TOL)
+    refs = np.stack([brute_ice(tree, X, (0,), g, "predict") for tree in est.estimators_])
+    np.testing.assert_allclose(ice, refs.mean(axis=0), rtol=0, atol=TOL)
+    np.testing.assert_allclose(oob_ice, np.einsum("bi,bi...->i...", oob, refs), rtol=0, atol=TOL)

@@ -69,10 +69,20 @@ def test_what_ij_cannot_do_is_refused_before_reading_anything(extra, match):
 def test_ij_defaults_and_categorical_columns(tmp_path, capsys):
     config = merge({"target": "y", "uncertainty": "ij"}, {})
     assert config.ice_samples == 0 and config.n_estimators == 1000  # its own defaults
+    assert config.n_estimators == pdpboot.forest.MIN_TREES  # the default draws no tree-count warning
     assert merge({"target": "y"}, {}).uncertainty == "bootstrap"
     data = tmp_path / "t.csv"
-    regression_table().to_csv(data, index=False)  # a text column: one-hot encoded in a Pipeline
-    code, out = run_cli(["run", data, "--target", "y", "--n-estimators", 10, "--out", tmp_path / "out", *IJ],
-                        capsys)
-    assert code == 2 and "needs a bare forest" in out.err
-    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    regression_table().to_csv(data, index=False)  # a text column (one-hot encoded) and missing values (imputed)
+    code, out = run_cli(["run", data, "--target", "y", "--n-estimators", 10, "--test-size", 0,
+                         "--out", tmp_path / "out", *IJ], capsys)
+    assert code == 0, out.err
+    folder = only_run_folder(tmp_path / "out")
+    model = joblib.load(folder / "model.joblib")["estimator"]
+    assert hasattr(model, "steps")  # the run's Pipeline, read through its transform
+    node = get_node(pdpboot.load(folder / "results.nc"), "colour").to_dataset()
+    table = pd.read_csv(data).drop(columns="y")
+    for level in node["colour"].values:  # the PD of the categorical column is the Pipeline's brute-force PD
+        rows = table.copy()
+        rows["colour"] = level
+        np.testing.assert_allclose(node["pd"].sel(colour=level).values[0], model.predict(rows).mean(), rtol=1e-9)
+    assert (node["pd_se"].values > 0).all()

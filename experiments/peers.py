@@ -1,0 +1,213 @@
+"""Study: pdpboot's PD speed next to its peers on the same models and grids (issues 14 and 17).
+
+The measurement is :mod:`benchmarks.bench_peers` (imported, not copied): Friedman #1 (10
+features, noise sd 1), the training rows as background rows, one thread (OpenMP/BLAS limited
+to 1; forests predict with ``n_jobs=1``), the 50-point curve of ``x0`` on its 5-95 % quantiles
+(and, for the random forest at the smallest n, the 50 x 50 surface of ``x0``, ``x1``); every
+contender computes the same averaged PD; runs are interleaved (one run of each contender per
+repeat) and the median CPU time of the process is kept.  Contenders: pdpboot
+``method="auto"`` (the exact tree engine where it applies, else brute force), pdpboot
+``method="brute"``, scikit-learn ``partial_dependence(method="brute")``, dalex
+``model_profile`` and effector ``PDP`` (1-D only).  A peer that is not installed is reported
+as "not installed" (PDPbox is never installed by the ``bench`` extra: its release pins old
+pandas / matplotlib) - never replaced or estimated.  The agreement with scikit-learn's brute
+force (max absolute difference) and the load average of the machine before and after each case
+are recorded.  Every contender runs once, untimed, on a tiny case first (imports, numba's
+compiled-code cache: one-time costs of the process).
+
+    python -m experiments peers --quick              # n = 500, 20-tree forest, one repeat
+    python -m experiments peers                       # n = 1k and 10k, 100 trees, 3 repeats
+    python -m experiments peers --render-only --archive
+
+Writes ``tables/peers.tex`` (median CPU seconds of pdpboot, and peer / pdpboot ratios: above 1
+means pdpboot is faster) and ``generated/peers.tex`` (the numbers the text quotes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import time
+import warnings
+
+import numpy as np
+
+from benchmarks import bench_peers as bp
+
+from . import _common as C
+
+STUDY = "peers"
+#: Compact file of a run (``--archive`` copies it): every median and every repeat's CPU time.
+ARCHIVE = ("peers.json",)
+SETTINGS = {
+    "full": {"ns": [1000, 10000], "repeats": 3, "two_d_n": 1000},
+    "quick": {"ns": [500], "repeats": 1, "two_d_n": 0},
+}
+#: Columns of the table: contender name in :mod:`benchmarks.bench_peers` -> (header, peer of PEERS).
+COLUMNS = {
+    "pdpboot brute": ("pdpboot brute", None),
+    "sklearn brute": ("scikit-learn", "scikit-learn"),
+    "dalex": ("dalex", "dalex"),
+    "effector": ("effector", "effector"),
+    "pdpbox": ("PDPbox", "PDPbox"),
+}
+#: Macro keys of the models (first word of the model name in bench_peers).
+MODEL_KEYS = {"RF": "RF", "HGB": "HGB", "MLP": "MLP", "XGBoost": "XGB", "LightGBM": "LGBM"}
+MACRO_PEERS = {"pdpboot brute": "Brute", "sklearn brute": "Sklearn", "dalex": "Dalex", "effector": "Effector",
+               "pdpbox": "PDPbox"}
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("pdpboot", "numpy", "scikit-learn", "xgboost", "xgboost-cpu", "lightgbm", "numba"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def compute(ctx: C.Context) -> None:
+    """Run the benchmark cases (cached: ``<results>/peers/peers.json``)."""
+    from threadpoolctl import threadpool_limits
+
+    from pdpboot.engine.tree import kernel_available
+
+    path = ctx.study_dir(STUDY) / "peers.json"
+    if not ctx.needs(path):
+        return
+    cfg = SETTINGS[ctx.mode]
+    warnings.filterwarnings("ignore")
+    record = {"mode": ctx.mode, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "repeats": cfg["repeats"], "ns": cfg["ns"], "peers": bp.peer_versions(), "libraries": _versions(),
+              "compiled_walk": kernel_available(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
+              "load_start": bp.load_average(), "rows": []}
+    with threadpool_limits(limits=1):
+        bp.warm_up()
+        for n in cfg["ns"]:
+            X, y = bp.data(n)
+            for name, make in bp.models(ctx.quick).items():
+                fit_cpu, est = bp.cpu_time(lambda make=make, X=X, y=y: make().fit(X, y))
+                two_d = name.startswith("RF") and n == cfg["two_d_n"]
+                for features, grids in bp.cases(X, two_d):
+                    row = bp.measure_case(est, X, y, features, grids, cfg["repeats"], sklearn_2d=True)
+                    row.update(n=n, model=name, fit_cpu=fit_cpu)
+                    record["rows"].append(row)
+                    print(f"peers: n={n} {name} grid {row['grid']}: "
+                          + ", ".join(f"{k} {v:.3f}s" for k, v in row["times"].items())
+                          + f"; max err {row['err']:.1e}; load {row['load'][1]:.1f}", flush=True)
+    record["load_end"] = bp.load_average()
+    path.write_text(json.dumps(record, indent=1))
+
+
+def _ratio(row: dict, key: str) -> float:
+    times = row["times"]
+    return times[key] / times["pdpboot auto"] if key in times else float("nan")
+
+
+def _model_key(name: str) -> str:
+    return MODEL_KEYS.get(re.split(r"[ (]", name)[0], re.sub("[^A-Za-z]", "", name))
+
+
+def _sci(value: float) -> str:
+    mant, exp = f"{value:.0e}".split("e")
+    return f"${mant}\\times 10^{{{int(exp)}}}$"
+
+
+def _cell(row: dict, key: str, peer: str | None, versions: dict) -> str:
+    if peer is not None and versions.get(peer) is None:
+        return "n.i."
+    return _fmt_ratio(_ratio(row, key))
+
+
+def _fmt_ratio(ratio: float) -> str:
+    """One decimal; none from 100 on (thousands separated)."""
+    return "--" if np.isnan(ratio) else f"{ratio:,.0f}".replace(",", "{,}") if ratio >= 100 else C.fmt(ratio, 1)
+
+
+def records(ctx: C.Context) -> dict:
+    return json.loads((ctx.study_dir(STUDY) / "peers.json").read_text())
+
+
+def render(ctx: C.Context) -> dict:
+    rec = records(ctx)
+    versions = rec["peers"]
+    cols = list(COLUMNS)
+    lines = [r"\begin{tabular}{rlr" + "r" * (1 + len(cols)) + "r}", r"\toprule",
+             r" & & & pdpboot & \multicolumn{" + str(len(cols)) + r"}{c}{CPU time / pdpboot's} & max \\",
+             r"\cmidrule(lr){5-" + str(4 + len(cols)) + "}",
+             r"$n$ & model & grid & CPU s & " + " & ".join(COLUMNS[c][0] for c in cols) + r" & $|\Delta|$ \\",
+             r"\midrule"]
+    for row in rec["rows"]:
+        grid = row["grid"].replace("x", r"$\times$")
+        model = row["model"].replace("fully grown", "full depth")
+        lines.append(f"{row['n']:,} & {model} & {grid} & {C.fmt(row['times']['pdpboot auto'], 3)} & "
+                     + " & ".join(_cell(row, c, COLUMNS[c][1], versions) for c in cols)
+                     + f" & {_sci(row['err'])} \\\\")
+    lines.append(r"\midrule")
+    lines.append(r"\multicolumn{4}{l}{version} & " + " & ".join(
+        (versions.get(COLUMNS[c][1]) or "not installed") if COLUMNS[c][1] else rec["libraries"].get("pdpboot", "")
+        for c in cols) + r" & \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    C.write_table(ctx.out("tables", "peers.tex"), "\n".join(lines).replace(",", "{,}").replace("{{,}}", "{,}"))
+    C.write_macros(ctx.out("generated", "peers.tex"), macros(rec),
+                   "experiments/peers.py: PD speed of pdpboot and its peers (CPU-time ratios, medians)")
+    return rec
+
+
+def macros(rec: dict) -> dict:
+    """The numbers the text quotes (ratios peer / pdpboot auto; letters-only names)."""
+    rows = rec["rows"]
+    ns = sorted({r["n"] for r in rows})
+    labels = {n: [lab for lab, m in (("Small", ns[0]), ("Large", ns[-1])) if m == n] for n in ns}  # one n: both
+    loads = [x for r in rows for x in r["load"]] + [rec["load_start"], rec["load_end"]]
+    out = {"PeersRepeats": str(rec["repeats"]), "PeersSmallN": f"{ns[0]:,}".replace(",", "{,}") if ns else "--",
+           "PeersLargeN": f"{ns[-1]:,}".replace(",", "{,}") if ns else "--",
+           "PeersLoadMin": C.fmt(min(loads), 1), "PeersLoadMax": C.fmt(max(loads), 1),
+           "PeersCores": str(rec["cpu_count"]), "PeersMaxErr": _sci(max(r["err"] for r in rows)) if rows else "--",
+           "PeersDate": rec["date"]}
+    double = [r["err"] for r in rows if not r["model"].startswith("XGBoost")]  # XGBoost sums in float32
+    out["PeersMaxErrDouble"] = _sci(max(double)) if double else "--"
+    for key, short in MACRO_PEERS.items():
+        peer = COLUMNS[key][1]
+        if peer is not None:
+            out[f"Peers{short}Version"] = rec["peers"].get(peer) or "not installed"
+        ratios = [_ratio(r, key) for r in rows if "x" not in r["grid"]]
+        ratios = [x for x in ratios if not np.isnan(x)]
+        out[f"Peers{short}Min"] = _fmt_ratio(min(ratios)) if ratios else "--"
+        out[f"Peers{short}Max"] = _fmt_ratio(max(ratios)) if ratios else "--"
+        for r in rows:
+            shape = "TwoD" if "x" in r["grid"] else ""
+            for label in labels.get(r["n"], []):
+                out[f"Peers{_model_key(r['model'])}{shape}{label}{short}"] = _fmt_ratio(_ratio(r, key))
+    for r in rows:
+        shape = "TwoD" if "x" in r["grid"] else ""
+        for label in labels.get(r["n"], []):
+            out[f"Peers{_model_key(r['model'])}{shape}{label}Seconds"] = C.fmt(r["times"]["pdpboot auto"], 3)
+    for label in ("Small", "Large"):  # the text quotes the forest's surface: "--" when a run has none (quick mode)
+        for short in [*MACRO_PEERS.values(), "Seconds"]:
+            out.setdefault(f"PeersRFTwoD{label}{short}", "--")
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m experiments.peers", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--results-dir")
+    parser.add_argument("--force", action="store_true")
+    args = parser.parse_args(argv)
+    ctx = C.default_context(args.quick, args.results_dir, None, 1, args.force)
+    compute(ctx)
+    render(ctx)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
