@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 import warnings
 
 import numpy as np
@@ -27,8 +26,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from threadpoolctl import threadpool_limits
 
-import pdpboot.engine.tree as tree_mod
 from pdpboot.engine import compute_pd
+
+from ._timing import interleaved_cpu
+from .bench_kernel import numpy_walk_pd
 
 LEVELS = np.array([f"l{k}" for k in range(12)], dtype=object)
 
@@ -42,15 +43,13 @@ def _data(n: int):
     return df, y + np.sin(code)
 
 
-def _run(est, X, idx, grids, how):
-    if how == "numpy":
-        saved = tree_mod._KERNEL
-        tree_mod._KERNEL = False
-        try:
-            return compute_pd(est, X, idx, grids, response_method="predict", method="tree")[0]
-        finally:
-            tree_mod._KERNEL = saved
-    return compute_pd(est, X, idx, grids, response_method="predict", method="tree" if how == "kernel" else "brute")[0]
+def _contenders(est, X, idx, grids) -> dict:
+    """The compiled walk, the NumPy walks and brute force on the same PD."""
+    return {
+        "kernel": lambda: compute_pd(est, X, idx, grids, response_method="predict", method="tree")[0],
+        "numpy": lambda: numpy_walk_pd(est, X, idx, grids),
+        "brute": lambda: compute_pd(est, X, idx, grids, response_method="predict", method="brute")[0],
+    }
 
 
 def main(argv=None) -> None:
@@ -69,14 +68,8 @@ def main(argv=None) -> None:
         for name, est in [("HGB(100), native categorical", hgb), ("one-hot -> RF(100, leaf 5)", onehot)]:
             est.fit(df, y)
             for idx, grids in [((c,), [LEVELS]), ((c, 0), [LEVELS, x0])]:
-                _run(est, df.iloc[:50], idx, grids, "kernel")  # compile / load the kernel
-                times = {k: [] for k in ("kernel", "numpy", "brute")}
-                out = {}
-                for _ in range(args.repeats):
-                    for how in times:
-                        start = time.process_time()
-                        out[how] = _run(est, df, idx, grids, how)
-                        times[how].append(time.process_time() - start)
+                compute_pd(est, df.iloc[:50], idx, grids, response_method="predict", method="tree")  # compile
+                times, out = interleaved_cpu(_contenders(est, df, idx, grids), args.repeats)
                 med = {k: statistics.median(v) for k, v in times.items()}
                 err = max(float(np.max(np.abs(out[k] - out["brute"]))) for k in ("kernel", "numpy"))
                 grid = "x".join(str(len(g)) for g in grids)

@@ -58,11 +58,7 @@ from threadpoolctl import threadpool_limits
 import pdpboot.engine.tree as tree_mod
 from pdpboot.engine import compute_pd
 
-
-def _cpu(fn):
-    start = time.process_time()
-    out = fn()
-    return time.process_time() - start, out
+from ._timing import interleaved_cpu
 
 
 def _load() -> float:
@@ -72,7 +68,8 @@ def _load() -> float:
         return float("nan")
 
 
-def _numpy_engine(est, X, features, grids):
+def numpy_walk_pd(est, X, features, grids):
+    """The exact tree engine with the compiled walk switched off (the NumPy walks)."""
     saved = tree_mod._KERNEL
     tree_mod._KERNEL = False
     try:
@@ -94,13 +91,8 @@ def run_case_2d(est, X, grids, *, repeats: int, brute_per_point: list[float], nu
     n_grid = len(grids[0]) * len(grids[1])
     contenders = {"kernel": lambda: compute_pd(est, X, features, grids, response_method="predict", method="tree")[0]}
     if numpy_engine:
-        contenders["numpy"] = lambda: _numpy_engine(est, X, features, grids)
-    times = {key: [] for key in contenders}
-    out = {}
-    for _ in range(repeats):
-        for key, fn in contenders.items():
-            t, out[key] = _cpu(fn)
-            times[key].append(t)
+        contenders["numpy"] = lambda: numpy_walk_pd(est, X, features, grids)
+    times, out = interleaved_cpu(contenders, repeats)
     check = compute_pd(est, X, features, [grids[0][::12], grids[1]], response_method="predict", method="brute")[0]
     err = float(np.max(np.abs(out["kernel"][:, ::12] - check)))
     if "numpy" in out:
@@ -129,13 +121,8 @@ def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_
         contenders["brute_2k"] = lambda: compute_pd(est, X, features, sub2, response_method="predict",
                                                     method="brute")[0]
     if numpy_engine:
-        contenders["numpy"] = lambda: _numpy_engine(est, X, features, grids)
-    times = {key: [] for key in contenders}
-    out = {}
-    for _ in range(repeats):
-        for key, fn in contenders.items():
-            t, out[key] = _cpu(fn)
-            times[key].append(t)
+        contenders["numpy"] = lambda: numpy_walk_pd(est, X, features, grids)
+    times, out = interleaved_cpu(contenders, repeats)
     def full(t_k: float, t_2k: float | None) -> float:
         """Brute force's cost on the whole grid: the k-point time plus the per-point slope."""
         if t_2k is None:
