@@ -154,11 +154,16 @@ def compute(ctx: C.Context) -> None:
     C.cached(folder / "repetitions.nc", ctx, reps)
 
 
-def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
+def _load_repetitions(ctx: C.Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached truth (x), estimates (rep, x) and resamples (rep, resample, x)."""
     folder = ctx.study_dir(STUDY)
     truth = C.load_dataset(folder / "truth.nc")["truth"].values
     data = C.load_dataset(folder / "repetitions.nc")
-    est, res = data["estimate"].values, data["resamples"].values
+    return truth, data["estimate"].values, data["resamples"].values
+
+
+def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
+    truth, est, res = _load_repetitions(ctx)
     n_rep, n_b = est.shape[0], res.shape[1]
     records = []
     for b in (n_b // 2, n_b):
@@ -194,10 +199,7 @@ def _records_order_statistic(ctx: C.Context, level: float = 0.95) -> list[dict]:
     quantile sits about one order statistic lower at B = 100.  Bands as in :func:`band_arrays` (sup-t widened
     to contain the percentile band), computed here directly on the cached resamples.
     """
-    folder = ctx.study_dir(STUDY)
-    truth = C.load_dataset(folder / "truth.nc")["truth"].values
-    data = C.load_dataset(folder / "repetitions.nc")
-    est, res_all = data["estimate"].values, data["resamples"].values
+    truth, est, res_all = _load_repetitions(ctx)
     n_rep, n_b = est.shape[0], res_all.shape[1]
     records = []
     for b, first, label in ((n_b // 2, 0, "first half"), (n_b // 2, n_b // 2, "second half"), (n_b, 0, "all")):
