@@ -277,6 +277,7 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
             ax.plot(truth, y, "D", color=OKABE_ITO["vermillion"], ms=3.5, zorder=4,
                     label="population $H^2$" if dgp == "goldstein" else None)
             ax.set_xlim(0, 1.05)
+            ax.set_xticks([0, 0.5, 1] if len(pairs) == 1 else [0, 0.25, 0.5, 0.75, 1])  # the narrow panel: 3 ticks
             ax.set_title(DGPS[dgp]["label"], fontsize=7)
             ax.set_xlabel("$H^2$ (pairwise)")
             for p in pairs:

@@ -502,5 +502,13 @@ def render(ctx: C.Context) -> None:
                    "CostScaleTreeShareSmallestN": C.fmt(pd_share(smallest_n, "tree"), 2)})
     macros.update({"CostScaleB": str(sc.attrs["base_B"]), "CostScaleN": str(sc.attrs["base_n"]),
                    "CostScaleGrid": str(sc.attrs["base_grid"])})
+    # The base setting is timed once on each axis: the spread of its refit times shows the timing noise.
+    base = {"B": sc.attrs["base_B"], "n": sc.attrs["base_n"], "grid": sc.attrs["base_grid"]}
+    is_base = np.array([float(v) == float(base[a]) for a, v in zip(sc["axis"].values, sc["value"].values)])
+    base_fits = sc["fits"].values[is_base]
+    if base_fits.size:
+        macros.update({"CostScaleBaseFitsMin": C.fmt(float(base_fits.min())),
+                       "CostScaleBaseFitsMax": C.fmt(float(base_fits.max())),
+                       "CostScaleBaseTimings": str(int(base_fits.size))})
     C.write_macros(ctx.out("generated", "cost.tex"), macros, f"mode: {ctx.mode}")
     render_speed(ctx)
