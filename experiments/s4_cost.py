@@ -355,7 +355,7 @@ def _figure_scaling(ctx: C.Context, scaling: xr.Dataset) -> None:
 BENCHMARK_RESULTS = C.ROOT / "benchmarks" / "results"
 #: Training sizes of the fit-share runs the text quotes, by the word used in the macro names.
 FIT_SHARE_SIZES = {"Small": 2000, "Large": 20000}
-FIT_SHARE_MODELS = {"rf": "RF", "hgb": "HGB"}
+FIT_SHARE_MODELS = {"rf": "RF", "hgb": "HGB", "catboost": "CatBoost"}
 
 
 def benchmark_records(folder=BENCHMARK_RESULTS) -> list[dict]:
@@ -407,7 +407,9 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
     Fields read (``benchmarks/bench_kernel.py``): ``n``, ``trees``, ``grid`` (``"50"`` or ``"50x50"``),
     ``fixed_model_rows``, ``times`` (``kernel``, ``brute``, ``numpy``), ``speedup_vs_brute``, ``date``;
     (``benchmarks/bench_fit_share.py``): ``model``, ``n``, ``resamples``, ``ratio``, ``fit_cpu``, ``fits``,
-    ``total_cpu``.  The most recent matching record wins, so a rerun appended to any file flows in.
+    ``total_cpu`` and, in its A/B runs, ``shared_walk`` (records with ``shared_walk`` false are the
+    ``...Separate`` macros, every other record the default engine's).  The most recent matching record
+    wins, so a rerun appended to any file flows in; a missing field reads ``--``.
     """
     missing: list[str] = []
 
@@ -446,9 +448,12 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
         "SpeedFixedExpBrute": C.fmt(_exponent(pts("brute", (1000, 100000)))),
         "SpeedFixedHundredK": speedup(fixed[100000]),
     })
+    share = [r for r in rows if "ratio" in r and "model" in r]
     for model, key in FIT_SHARE_MODELS.items():
         for word, n in FIT_SHARE_SIZES.items():
-            row = latest_record(rows, model=model, n=n)
+            # The default engine: records of --ab runs with the shared walk switched off are read separately.
+            default = [r for r in share if r.get("shared_walk", True)]
+            row = latest_record(default, model=model, n=n)
             if row is None:
                 missing.append(f"bench_fit_share model={model} n={n}")
                 row = {}
@@ -456,6 +461,8 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
             macros[f"SpeedFitShare{key}{word}"] = C.fmt(float(row.get("ratio", float("nan"))), 2)
             macros[f"SpeedFitShare{key}{word}B"] = str(row["resamples"]) if "resamples" in row else "--"
             macros[f"SpeedFitShare{key}{word}Fit"] = C.fmt(float(row.get("fit_cpu", float("nan"))) / fits, 2)
+            separate = latest_record([r for r in share if r.get("shared_walk") is False], model=model, n=n)
+            macros[f"SpeedFitShare{key}{word}Separate"] = C.fmt(float((separate or {}).get("ratio", float("nan"))), 2)
     for word, n in FIT_SHARE_SIZES.items():
         macros[f"SpeedFitShareN{word}"] = f"{n:,}".replace(",", "{,}")
     return macros, missing
