@@ -4,9 +4,10 @@
     multiplicative interaction ``x1 + x2 + x1 x2``, Friedman #1) with a gradient-boosting model:
     PD + ICE and centred ICE curves, the SD of derivative ICE curves (``dice_sd``) and
     Friedman-Popescu H^2 of feature pairs, each with percentile bands.
-(b) The refit test of "no interaction" (:func:`pdpboot.interaction.h_statistic_test`) on fresh
-    data sets: its rejection rate at the 5 % level for pairs without an interaction (false-positive
-    rate) and with one (power).
+(b) The refit test of "no interaction" (:func:`pdpboot.interaction.h_statistic_test`, default smooth
+    null) on fresh data sets: its rejection rate at the 5 % level for pairs without an interaction
+    (false-positive rate) and with one (power).  The settings run round-robin in chunks saved as they
+    finish (a stopped run keeps them and a rerun resumes); the table quotes the repetitions reached.
 
 Known answers: the population SD of the ICE slopes is 5 for Goldstein's x2 (slopes -5 or +5), 0
 for x1 (slope 0.2 everywhere) and 1 for x1 of the interaction DGP (slope ``1 + x2``); H^2 is 1 for

@@ -465,7 +465,30 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
             macros[f"SpeedFitShare{key}{word}Separate"] = C.fmt(float((separate or {}).get("ratio", float("nan"))), 2)
     for word, n in FIT_SHARE_SIZES.items():
         macros[f"SpeedFitShareN{word}"] = f"{n:,}".replace(",", "{,}")
+    macros["SpeedSharedWalkText"] = _shared_walk_text(share)
     return macros, missing
+
+
+def _shared_walk_text(share: list[dict]) -> str:
+    """The engine paragraph's last clause: the A/B result of the shared walk if recorded, else the plan.
+
+    An A/B pair is the latest ``shared_walk`` true and false records of one model and size (boosting,
+    then the forest, then CatBoost; the larger size first).
+    """
+    names = {"hgb": "histogram boosting", "rf": "the forest", "catboost": "CatBoost"}
+    for model in ("hgb", "rf", "catboost"):
+        for n in sorted(FIT_SHARE_SIZES.values(), reverse=True):
+            on = latest_record([r for r in share if r.get("shared_walk") is True], model=model, n=n)
+            off = latest_record([r for r in share if r.get("shared_walk") is False], model=model, n=n)
+            if on and off:
+                repeats = on.get("repeats")
+                runs = f", medians of {repeats} interleaved runs each" if repeats else ""
+                n_tex = f"{n:,}".replace(",", "{,}")
+                return (f"; one walk per tree now serves all feature sets of a resample, which brought the ratio "
+                        f"for {names[model]} at $n = {n_tex}$ from {C.fmt(float(off['ratio']))} (one walk per "
+                        f"feature set) to {C.fmt(float(on['ratio']))}{runs}")
+    return (": each feature set walks the same rows through the same trees again, which a walk shared by the "
+            "feature sets would avoid")
 
 
 def render_speed(ctx: C.Context, folder=BENCHMARK_RESULTS) -> None:

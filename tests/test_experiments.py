@@ -356,6 +356,8 @@ def test_speed_macros_take_the_latest_matching_benchmark_record(tmp_path):
     assert macros["SpeedFixedExpBrute"] == "1.00" and macros["SpeedFixedHundredK"] == "125"
     assert macros["SpeedFitShareHGBLarge"] == "1.20" and macros["SpeedFitShareHGBLargeSeparate"] == "1.40"
     assert macros["SpeedFitShareHGBLargeB"] == "20"
+    assert "from 1.40 (one walk per feature set) to 1.20" in macros["SpeedSharedWalkText"]
+    assert "would avoid" in speed_macros([])[0]["SpeedSharedWalkText"]  # no A/B record: the plan, not a result
     assert macros["SpeedFitShareHGBLargeFit"] == "0.67"
     assert macros["SpeedKernelTenK"] == "--" and any("n=10000" in m for m in missing)
     assert macros["SpeedFitShareRFLarge"] == "--"
