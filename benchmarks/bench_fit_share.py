@@ -21,7 +21,9 @@ and R with one walk per feature set; medians; one JSON line per arm (fields as b
 
 JSON fields (stable; the paper reads them): ``model``, ``n``, ``resamples``, ``grid``, ``kernel``
 (compiled walk used), ``total_cpu``, ``fit_cpu`` (fit floor), ``fits``, ``ratio`` (total / fit
-floor), ``cold``, ``warmup_cpu``, ``load_average``, ``date``.
+floor), ``shared_walk`` (the engine may share one walk between a refit's feature sets; it does
+so for trees with >= 8 background rows per leaf, e.g. HGB and CatBoost, not for fully grown
+forests), ``cold``, ``warmup_cpu``, ``load_average``, ``date``.
 
     python -m benchmarks.bench_fit_share --model rf --n 2000 --resamples 50
     python -m benchmarks.bench_fit_share --model hgb --n 20000 --resamples 20
@@ -89,6 +91,13 @@ MODELS = {
 }
 
 
+def _shared_walk() -> bool:
+    """Whether the engine may share one walk between the feature sets of a refit (engine5)."""
+    from pdpboot.engine import tree
+
+    return bool(getattr(tree, "_SHARED_WALK", False))
+
+
 def _warm_up(model: str, X, y) -> None:
     """A small bootstrap whose 2-D set takes the compiled walk (1,000 rows, 10-point grids)."""
     pdpboot.bootstrap_partial_dependence(MODELS[model](), X[:1000], y[:1000], ["x1", ("x1", "x2")],
@@ -129,7 +138,7 @@ def main(argv=None) -> None:
     fit = sum(FIT_SECONDS)
     row = {"model": args.model, "n": args.n, "resamples": args.resamples, "grid": args.grid,
            "kernel": kernel_available(), "total_cpu": total, "fit_cpu": fit, "fits": len(FIT_SECONDS),
-           "ratio": total / fit, "cold": args.cold, "warmup_cpu": warmup,
+           "ratio": total / fit, "shared_walk": _shared_walk(), "cold": args.cold, "warmup_cpu": warmup,
            "load_average": load, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     print(f"{args.model} n={args.n} B={args.resamples}: total {total:.1f} s CPU, fit floor {fit:.1f} s "
           f"({len(FIT_SECONDS)} fits) -> total / fit floor {total / fit:.3f} (target <= 1.25); "
