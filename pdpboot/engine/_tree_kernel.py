@@ -66,6 +66,20 @@ def _n_below(grid, t):
 
 
 @njit(cache=True, nogil=True)
+def _n_below_of(grids, k, a, n, t):
+    """:func:`_n_below` of ``grids[k, a, :n]`` (no slice: no reference counting in the hot loop)."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if grids[k, a, mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
 def _grow_rows(a):
     out = np.empty((2 * a.shape[0], a.shape[1]), dtype=a.dtype)
     out[: a.shape[0]] = a
@@ -104,20 +118,20 @@ def _partition(rows, tmp, s, e, xcol, thr, miss_left, cat):
 
 
 @njit(cache=True, nogil=True)
-def _add_box(out, k, lo0, hi0, lo1, hi1, g0, g1, val):
-    """Add ``val`` at the signed corners of box [lo0, hi0) x [lo1, hi1) of ``out[k]`` (g1 = 0: 1-D)."""
+def _add_box(out, k, b, lo0, hi0, lo1, hi1, g0, g1, val):
+    """Add ``val`` at the signed corners of box [lo0, hi0) x [lo1, hi1) of ``out[k, b:]`` (g1 = 0: 1-D)."""
     if g1 == 0:
-        out[k, lo0] += val
+        out[k, b + lo0] += val
         if hi0 < g0:
-            out[k, hi0] -= val
+            out[k, b + hi0] -= val
         return
-    out[k, lo0 * g1 + lo1] += val
+    out[k, b + lo0 * g1 + lo1] += val
     if hi0 < g0:
-        out[k, hi0 * g1 + lo1] -= val
+        out[k, b + hi0 * g1 + lo1] -= val
         if hi1 < g1:
-            out[k, hi0 * g1 + hi1] += val
+            out[k, b + hi0 * g1 + hi1] += val
     if hi1 < g1:
-        out[k, lo0 * g1 + hi1] -= val
+        out[k, b + lo0 * g1 + hi1] -= val
 
 
 @njit(cache=True, nogil=True)
@@ -131,22 +145,22 @@ def _step(i, lo, hi, g, is_mask):
 
 
 @njit(cache=True, nogil=True)
-def _add_leaf(out, k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, val):
+def _add_leaf(out, k, b, lo0, hi0, lo1, hi1, g0, g1, m0, m1, val):
     """:func:`_add_box` for boxes whose axes may be bit masks (``m0``/``m1``: axis is a mask axis)."""
     if not (m0 or m1):
-        _add_box(out, k, lo0, hi0, lo1, hi1, g0, g1, val)
+        _add_box(out, k, b, lo0, hi0, lo1, hi1, g0, g1, val)
         return
     for i in range(g0):
         si = _step(i, lo0, hi0, g0, m0)
         if si == 0:
             continue
         if g1 == 0:
-            out[k, i] += si * val
+            out[k, b + i] += si * val
             continue
         for j in range(g1):
             sj = _step(j, lo1, hi1, g1, m1)
             if sj != 0:
-                out[k, i * g1 + j] += si * sj * val
+                out[k, b + i * g1 + j] += si * sj * val
 
 
 @njit(cache=True, nogil=True)
@@ -243,14 +257,14 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                         for k in range(s, e):
                             total += w[seg[k]]
                         for k in range(n_raw):
-                            _add_leaf(acc[slot[t]], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k] * total)
+                            _add_leaf(acc[slot[t]], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k] * total)
                     if do_ice:
                         for q in range(s, e):
                             r = seg[q]
                             for k in range(n_raw):
-                                _add_leaf(ice[r], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
+                                _add_leaf(ice[r], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                                 if do_oob and oob[t, r]:
-                                    _add_leaf(ice_oob[r], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
+                                    _add_leaf(ice_oob[r], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                     break
                 # S-split: each child keeps its side of the grid box; a child with an empty box is cut
                 a0 = axis_of[f] == 0
@@ -459,192 +473,139 @@ def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, l
             for k in range(n_sets):
                 for j in range(4):
                     cur[k, j] = bx[top, k, j]
-            while True:  # the node's runs [rs, re) and boxes ``cur``; follow a single child in place
+            while True:  # node ``v`` with runs [rs, re) and boxes ``cur``; one child is followed in place
                 f = nodes[v, 0]
                 if f == LEAF:
+                    um = np.int64(0)
+                    for k in range(n_sets):
+                        tot[k] = 0.0
+                    for q in range(rs, re):
+                        part = 0.0
+                        for i in range(runs[q, 0], runs[q, 1]):
+                            part += w[seg[i]]
+                        mk = runs[q, 2]
+                        um |= mk
+                        for k in range(n_sets):
+                            if (mk >> k) & 1:
+                                tot[k] += part
+                    for k in range(n_sets):
+                        if (um >> k) & 1:
+                            for j in range(n_raw):
+                                _add_leaf(acc, j, off[k], cur[k, 0], cur[k, 1], cur[k, 2], cur[k, 3], glen[k, 0],
+                                          glen[k, 1], mask_axes[k, 0] != 0, mask_axes[k, 1] != 0,
+                                          value[v, j] * tot[k])
                     break
-                if re - rs == 1 and runs[rs, 1] - runs[rs, 0] == 1:  # one row: plain descent
-                    r = seg[runs[rs, 0]]
-                    mk = runs[rs, 2]
-                    while f != LEAF and (sets_of[f] & mk) == 0:
-                        xv = xt[f, r]
-                        aux = nodes[v, 3]
-                        if aux >= 0:
-                            code = MISSING_CODE
-                            if xv == xv and xv >= 0 and xv < MISSING_CODE:
-                                code = int(xv)
-                            go = cat_left[aux, code]
-                        else:
-                            go = (xv <= thr[v]) | ((xv != xv) & (aux == -2))
-                        v = nodes[v, 1] if go else nodes[v, 2]
-                        f = nodes[v, 0]
-                    break
+                aux = nodes[v, 3]
+                if re - rs == 1 and runs[rs, 1] - runs[rs, 0] == 1 and (sets_of[f] & runs[rs, 2]) == 0:
+                    # one row and a complement split for all its sets: plain descent
+                    xv = xt[f, seg[runs[rs, 0]]]
+                    if aux >= 0:
+                        code = MISSING_CODE
+                        if xv == xv and xv >= 0 and xv < MISSING_CODE:
+                            code = int(xv)
+                        go = cat_left[aux, code]
+                    else:
+                        go = (xv <= thr[v]) | ((xv != xv) & (aux == -2))
+                    v = nodes[v, 1] if go else nodes[v, 2]
+                    continue
                 um = np.int64(0)
                 for q in range(rs, re):
                     um |= runs[q, 2]
-                if sets_of[f] & um:
-                    break
-                # a complement split for every set: partition the runs, follow the child that gets every row
-                aux = nodes[v, 3]
-                n_left = 0
-                n_rows = 0
+                fs = sets_of[f] & um
+                # boxes of the children for the sets with ``f`` as a feature of interest (right: in ``cur``)
+                lok = np.int64(0)
+                rok = np.int64(0)
+                if fs != 0:
+                    for k in range(n_sets):
+                        for j in range(4):
+                            lbox[k, j] = cur[k, j]
+                        if not (fs >> k) & 1:
+                            continue
+                        a = axis_of[k, f]
+                        if mask_axes[k, a]:
+                            c = cur[k, 2 * a]
+                            lbox[k, 2 * a] = c & left_mask[k, v]
+                            cur[k, 2 * a] = c & ~left_mask[k, v]
+                            lok |= np.int64(lbox[k, 2 * a] != 0) << k
+                            rok |= np.int64(cur[k, 2 * a] != 0) << k
+                        else:
+                            sp = _n_below_of(grids, k, a, glen[k, a], thr[v])
+                            lo = cur[k, 2 * a]
+                            hi = cur[k, 2 * a + 1]
+                            lbox[k, 2 * a + 1] = min(hi, sp)
+                            cur[k, 2 * a] = max(lo, sp)
+                            lok |= np.int64(lo < min(hi, sp)) << k
+                            rok |= np.int64(max(lo, sp) < hi) << k
+                # partition the runs that some of their sets split by ``f`` as a complement feature
                 if re - rs > cut.shape[0]:
                     cut = np.empty(2 * (re - rs), dtype=np.int64)
+                n_left = 0
+                n_part = 0
                 for q in range(rs, re):
                     s = runs[q, 0]
                     e = runs[q, 1]
-                    n_rows += e - s
-                    if e - s == 1:
-                        xv = xt[f, seg[s]]
-                        if aux >= 0:
-                            code = MISSING_CODE
-                            if xv == xv and xv >= 0 and xv < MISSING_CODE:
-                                code = int(xv)
-                            go = cat_left[aux, code]
-                        else:
-                            go = (xv <= thr[v]) | ((xv != xv) & (aux == -2))
-                        nl = np.int64(1) if go else np.int64(0)
+                    if runs[q, 2] & ~fs == 0:
+                        cut[q - rs] = -1
                     else:
                         nl = _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2,
                                         cat_left[aux] if aux >= 0 else no_cat)
-                    cut[q - rs] = s + nl
-                    n_left += nl
-                if n_left == n_rows:
-                    v = nodes[v, 1]
-                elif n_left == 0:
-                    v = nodes[v, 2]
-                else:  # rows on both sides: the runs split in two (sets unchanged), left child on top
-                    if re + 4 * (re - rs) > runs.shape[0]:
-                        runs = _grow_rows(runs)
-                        while re + 4 * (re - rs) > runs.shape[0]:
-                            runs = _grow_rows(runs)
-                    if top + 2 >= st.shape[0]:
-                        st = _grow_rows(st)
-                        bx = _grow_boxes(bx)
-                    n = re
-                    for side in range(2):
-                        first = n
-                        for q in range(rs, re):
-                            a0, a1 = (cut[q - rs], runs[q, 1]) if side == 0 else (runs[q, 0], cut[q - rs])
-                            if a1 > a0:
-                                runs[n, 0] = a0
-                                runs[n, 1] = a1
-                                runs[n, 2] = runs[q, 2]
-                                n += 1
-                        st[top, 0] = nodes[v, 2] if side == 0 else nodes[v, 1]
-                        st[top, 1] = first
-                        st[top, 2] = n
-                        for k in range(n_sets):
-                            for j in range(4):
-                                bx[top, k, j] = cur[k, j]
-                        top += 1
-                    v = -1
-                    break
-            if v < 0:
-                continue
-            f = nodes[v, 0]
-            if f == LEAF:
-                um = np.int64(0)
-                for k in range(n_sets):
-                    tot[k] = 0.0
-                for q in range(rs, re):
-                    part = 0.0
-                    for i in range(runs[q, 0], runs[q, 1]):
-                        part += w[seg[i]]
-                    mk = runs[q, 2]
-                    um |= mk
-                    for k in range(n_sets):
-                        if (mk >> k) & 1:
-                            tot[k] += part
-                for k in range(n_sets):
-                    if (um >> k) & 1:
-                        out = acc[:, off[k]:off[k + 1]]
-                        for j in range(n_raw):
-                            _add_leaf(out, j, cur[k, 0], cur[k, 1], cur[k, 2], cur[k, 3], glen[k, 0], glen[k, 1],
-                                      mask_axes[k, 0] != 0, mask_axes[k, 1] != 0, value[v, j] * tot[k])
-                continue
-            aux = nodes[v, 3]
-            fs = sets_of[f]
-            um = np.int64(0)
-            for q in range(rs, re):
-                um |= runs[q, 2]
-            fs &= um
-            # boxes of the children for the sets with ``f`` as a feature of interest (right: in ``cur``)
-            lok = np.int64(0)
-            rok = np.int64(0)
-            for k in range(n_sets):
-                for j in range(4):
-                    lbox[k, j] = cur[k, j]
-                if not (fs >> k) & 1:
+                        cut[q - rs] = s + nl
+                        n_left += nl
+                        n_part += e - s
+                if fs == 0 and (n_left == 0 or n_left == n_part):  # every row one way: same runs
+                    v = nodes[v, 1] if n_left else nodes[v, 2]
                     continue
-                a = axis_of[k, f]
-                if mask_axes[k, a]:
-                    c = cur[k, 2 * a]
-                    lbox[k, 2 * a] = c & left_mask[k, v]
-                    cur[k, 2 * a] = c & ~left_mask[k, v]
-                    lok |= np.int64(lbox[k, 2 * a] != 0) << k
-                    rok |= np.int64(cur[k, 2 * a] != 0) << k
-                else:
-                    sp = _n_below(grids[k, a, :glen[k, a]], thr[v])
-                    lo = cur[k, 2 * a]
-                    hi = cur[k, 2 * a + 1]
-                    lbox[k, 2 * a + 1] = min(hi, sp)
-                    cur[k, 2 * a] = max(lo, sp)
-                    lok |= np.int64(lo < min(hi, sp)) << k
-                    rok |= np.int64(max(lo, sp) < hi) << k
-            # partition the runs that some of their sets split by ``f`` as a complement feature
-            if re - rs > cut.shape[0]:
-                cut = np.empty(2 * (re - rs), dtype=np.int64)
-            for q in range(rs, re):
-                s = runs[q, 0]
-                e = runs[q, 1]
-                if runs[q, 2] & ~fs == 0:
-                    cut[q - rs] = -1
-                else:
-                    cut[q - rs] = s + _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2,
-                                                 cat_left[aux] if aux >= 0 else no_cat)
-            # children's runs above this node's (which are no longer needed): right child, then left child
-            if re + 4 * (re - rs) > runs.shape[0]:
-                runs = _grow_rows(runs)
+                # children's runs above this node's (no longer needed): right child, then left child
                 while re + 4 * (re - rs) > runs.shape[0]:
                     runs = _grow_rows(runs)
-            if top + 2 >= st.shape[0]:
-                st = _grow_rows(st)
-                bx = _grow_boxes(bx)
-            n = re
-            for side in range(2):  # 0: right, 1: left
-                ok = rok if side == 0 else lok
-                first = n
-                for q in range(rs, re):
-                    s = runs[q, 0]
-                    e = runs[q, 1]
-                    mk = runs[q, 2]
-                    p = cut[q - rs]
-                    if p < 0:  # every set of the run has ``f`` as a feature of interest: the whole run or nothing
-                        if mk & ok:
-                            runs[n, 0] = s
-                            runs[n, 1] = e
-                            runs[n, 2] = mk & ok
+                n = re
+                for side in range(2):  # 0: right, 1: left
+                    ok = rok if side == 0 else lok
+                    first = n
+                    for q in range(rs, re):
+                        s = runs[q, 0]
+                        e = runs[q, 1]
+                        mk = runs[q, 2]
+                        p = cut[q - rs]
+                        if p < 0:  # every set of the run has ``f`` as a feature of interest: whole run or nothing
+                            if mk & ok:
+                                runs[n, 0] = s
+                                runs[n, 1] = e
+                                runs[n, 2] = mk & ok
+                                n += 1
+                            continue
+                        own = mk & ~fs  # sets that split the run by ``f``
+                        both = mk & ok  # sets with ``f`` of interest and a non-empty box on this side
+                        a0, a1, b0, b1 = (p, e, s, p) if side == 0 else (s, p, p, e)  # own part, other part
+                        if a1 > a0:
+                            runs[n, 0] = a0
+                            runs[n, 1] = a1
+                            runs[n, 2] = own | both
                             n += 1
-                        continue
-                    own = mk & ~fs  # sets that split the run by ``f``
-                    both = mk & ok  # sets with ``f`` of interest and a non-empty box on this side
-                    a0, a1, b0, b1 = (p, e, s, p) if side == 0 else (s, p, p, e)  # own part, other part
-                    if a1 > a0:
-                        runs[n, 0] = a0
-                        runs[n, 1] = a1
-                        runs[n, 2] = own | both
-                        n += 1
-                    if both and b1 > b0:
-                        runs[n, 0] = b0
-                        runs[n, 1] = b1
-                        runs[n, 2] = both
-                        n += 1
-                if n > first:
-                    st[top, 0] = nodes[v, 2] if side == 0 else nodes[v, 1]
-                    st[top, 1] = first
-                    st[top, 2] = n
+                        if both and b1 > b0:
+                            runs[n, 0] = b0
+                            runs[n, 1] = b1
+                            runs[n, 2] = both
+                            n += 1
+                    if side == 0:
+                        if n > first:  # push the right child
+                            if top + 1 >= st.shape[0]:
+                                st = _grow_rows(st)
+                                bx = _grow_boxes(bx)
+                            st[top, 0] = nodes[v, 2]
+                            st[top, 1] = first
+                            st[top, 2] = n
+                            for k in range(n_sets):
+                                for j in range(4):
+                                    bx[top, k, j] = cur[k, j]
+                            top += 1
+                    else:
+                        rs = first
+                        re = n
+                if re == rs:  # the left child holds no run
+                    break
+                v = nodes[v, 1]
+                if fs != 0:
                     for k in range(n_sets):
                         for j in range(4):
-                            bx[top, k, j] = cur[k, j] if side == 0 else lbox[k, j]
-                    top += 1
+                            cur[k, j] = lbox[k, j]
