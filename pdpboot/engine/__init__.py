@@ -75,6 +75,11 @@ def compute_pd_many(
 ) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
     """:func:`compute_pd` for several feature sets, reading / converting the model once.
 
+    The tree engine's feature sets are computed together: where only their averages of a
+    response linear in the tree outputs are needed and the trees hold many rows per leaf
+    (HGB, CatBoost), one compiled walk per tree serves all of them
+    (:meth:`pdpboot.engine.tree.PreparedTrees.partial_dependence_many`).
+
     Parameters
     ----------
     feature_sets : sequence of sequences of int

@@ -403,3 +403,21 @@ def test_shared_walk_not_for_fully_grown_forests():
     X, y = _data()
     est = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
     assert not tree_mod._share_pays(PreparedTrees(est, X, "predict").model, len(X))
+
+
+@needs_kernel
+def test_shared_walk_in_chunks(monkeypatch):
+    """More feature sets than one shared walk takes (chunks, the last one a single set), with weights."""
+    monkeypatch.setattr(tree_mod, "_MAX_SHARED_SETS", 2)
+    X, y = _data()
+    est = HistGradientBoostingRegressor(max_iter=5, max_leaf_nodes=8, random_state=0).fit(X, y)
+    g = {j: _grid(est, X, j, n=3) for j in range(3)}
+    sets = [(0,), (2, 1), (1,)]
+    grids = [[g[j] for j in s] for s in sets]
+    w = np.random.default_rng(2).random(len(X))
+    prepared = PreparedTrees(est, X, "predict")
+    out = prepared.partial_dependence_many([prepared.plan(s, gr) for s, gr in zip(sets, grids)], weights=w)
+    for idx, gr, (avg, ice) in zip(sets, grids, out):
+        assert ice is None
+        ref = np.tensordot(w, brute_ice(est, X, idx, gr, "predict"), axes=1) / w.sum()
+        np.testing.assert_allclose(avg, ref, rtol=0, atol=TOL)
