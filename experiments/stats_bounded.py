@@ -131,9 +131,11 @@ def _truth_fit(dgp: str, learner: str, cfg: dict, quick: bool, seed) -> float:
     return _statistic(dgp, model, X, np.ones(len(y), dtype=int), cfg, np.random.default_rng(stat_seed))
 
 
-def compute(ctx: C.Context, runs=None, max_reps: int | None = None) -> None:
-    """Fill the caches in chunks; ``max_reps`` caps the repetitions per setting (a reduced run)."""
-    cfg = SETTINGS[ctx.mode]
+def compute(ctx: C.Context, runs=None, max_reps: int | None = None, chunk_size: int | None = None) -> None:
+    """Fill the caches in chunks; ``max_reps`` caps the repetitions per setting (a reduced run) and ``chunk_size``
+    sets the repetitions per cache file (smaller chunks lose less work when a run is stopped)."""
+    cfg = dict(SETTINGS[ctx.mode])
+    cfg["chunk"] = chunk_size or cfg["chunk"]
     folder = ctx.study_dir(STUDY)
     for key in runs or cfg["runs"]:
         run = cfg["runs"][key]
@@ -248,12 +250,13 @@ def main(argv=None) -> int:
     parser.add_argument("--results-dir")
     parser.add_argument("--settings", nargs="*", help="subset of the runs, e.g. h2_linear:ols")
     parser.add_argument("--max-reps", type=int, help="cap on repetitions per setting")
+    parser.add_argument("--chunk", type=int, help="repetitions per cache file (default from SETTINGS)")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        compute(ctx, args.settings, args.max_reps)
+        compute(ctx, args.settings, args.max_reps, args.chunk)
         summarize(ctx)
         records = render(ctx)
     for rec in records:
