@@ -237,6 +237,7 @@ def render(ctx: C.Context) -> list[dict]:
         setting = re.sub("[^A-Za-z]", "", "".join(w.capitalize() for w in f"{rec['dgp']}_{rec['learner']}".split("_")))
         macros[f"BoundedR{setting}"] = str(rec["R"])
         macros[f"BoundedB{setting}"] = str(rec["B"])
+        macros[f"BoundedExp{setting}"] = C.fmt(rec["expected"], 2)  # the learner's expected statistic
     if records:
         macros["BoundedB"] = str(records[0]["B"])  # the well-specified (first) rows' B; per setting: BoundedB<Setting>
     C.write_macros(ctx.out("generated", "bounded.tex"), macros,
