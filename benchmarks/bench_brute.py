@@ -85,7 +85,7 @@ def main(argv=None) -> None:
         for n in args.n:
             X, y = bp.data(n)
             (_, grids), = bp.cases(X, two_d=False)
-            for name, make in bp.models(quick=False).items():
+            for name, make in bp.models(quick=False, catboost=True).items():
                 if args.models and not any(name.startswith(m) for m in args.models):
                     continue
                 est = make().fit(X, y)

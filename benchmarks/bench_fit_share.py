@@ -11,10 +11,23 @@ bootstrap of the same model runs first, untimed, so that the one-time costs of t
 counted - scikit-learn's own import is not counted either; ``--cold`` counts them.
 
 Models: ``rf`` = RandomForestRegressor(100) fully grown, ``rf5`` = the same with
-``min_samples_leaf=5``, ``hgb`` = HistGradientBoostingRegressor(100 iterations).
+``min_samples_leaf=5``, ``hgb`` = HistGradientBoostingRegressor(100 iterations), ``catboost`` =
+CatBoostRegressor(100 iterations, depth 6, one thread; ``pip install catboost``).
+
+``--ab R``: R interleaved runs with the shared walk of the feature sets (one walk per tree
+for all of a refit's feature sets, :func:`pdpboot.engine.tree.PreparedTrees.partial_dependence_many`)
+and R with one walk per feature set; medians; one JSON line per arm (fields as below plus
+``shared_walk``, ``repeats`` and the per-run ``ratios``).
+
+JSON fields (stable; the paper reads them): ``model``, ``n``, ``resamples``, ``grid``, ``kernel``
+(compiled walk used), ``total_cpu``, ``fit_cpu`` (fit floor), ``fits``, ``ratio`` (total / fit
+floor), ``shared_walk`` (the engine may share one walk between a refit's feature sets; it does
+so for trees with >= 8 background rows per leaf, e.g. HGB and CatBoost, not for fully grown
+forests), ``cold``, ``warmup_cpu``, ``load_average``, ``date``.
 
     python -m benchmarks.bench_fit_share --model rf --n 2000 --resamples 50
     python -m benchmarks.bench_fit_share --model hgb --n 20000 --resamples 20
+    python -m benchmarks.bench_fit_share --model hgb --n 20000 --resamples 20 --ab 3
 """
 
 from __future__ import annotations
@@ -55,11 +68,40 @@ class TimedHGB(HistGradientBoostingRegressor):
         return out
 
 
+def _timed_catboost():
+    """CatBoostRegressor(100 iterations, depth 6, one thread) that records the CPU time of each fit."""
+    from catboost import CatBoostRegressor
+
+    class TimedCatBoost(CatBoostRegressor):
+        def fit(self, X, y=None, **kwargs):
+            start = time.process_time()
+            out = super().fit(X, y, **kwargs)
+            FIT_SECONDS.append(time.process_time() - start)
+            return out
+
+    return TimedCatBoost(iterations=100, depth=6, thread_count=1, verbose=0, allow_writing_files=False,
+                         random_seed=0)
+
+
 MODELS = {
     "rf": lambda: TimedForest(n_estimators=100, random_state=0, n_jobs=1),
     "rf5": lambda: TimedForest(n_estimators=100, min_samples_leaf=5, random_state=0, n_jobs=1),
     "hgb": lambda: TimedHGB(max_iter=100, random_state=0),
+    "catboost": _timed_catboost,
 }
+
+
+def _shared_walk() -> bool:
+    """Whether the engine may share one walk between the feature sets of a refit (engine5)."""
+    from pdpboot.engine import tree
+
+    return bool(getattr(tree, "_SHARED_WALK", False))
+
+
+def _warm_up(model: str, X, y) -> None:
+    """A small bootstrap whose 2-D set takes the compiled walk (1,000 rows, 10-point grids)."""
+    pdpboot.bootstrap_partial_dependence(MODELS[model](), X[:1000], y[:1000], ["x1", ("x1", "x2")],
+                                         n_resamples=2, grid_resolution=10, n_jobs=1, rng=0, progress=False)
 
 
 def main(argv=None) -> None:
@@ -71,7 +113,12 @@ def main(argv=None) -> None:
     parser.add_argument("--cold", action="store_true",
                         help="no warm-up run: the one-time costs of the process count in the total")
     parser.add_argument("--out", default="", help="append a JSON line with the result to this file")
+    parser.add_argument("--ab", type=int, default=0, metavar="R",
+                        help="A/B: R interleaved runs with the shared walk of the feature sets (engine5) and "
+                             "R with one walk per set; medians, one JSON line per arm")
     args = parser.parse_args(argv)
+    if args.ab:
+        return _ab(args)
     X, y = make_friedman1(args.n, n_features=10, rng=0)
     est = MODELS[args.model]()
     load = os.getloadavg()[0]
@@ -79,8 +126,7 @@ def main(argv=None) -> None:
     if not args.cold:  # one-time costs of the process (numba import, compiled-code cache, xarray's lazy imports)
         start = time.process_time()
         with threadpool_limits(limits=1):
-            pdpboot.bootstrap_partial_dependence(MODELS[args.model](), X[:200], y[:200], ["x1", ("x1", "x2")],
-                                                 n_resamples=2, grid_resolution=5, n_jobs=1, rng=0, progress=False)
+            _warm_up(args.model, X, y)
         warmup = time.process_time() - start
     FIT_SECONDS.clear()
     with threadpool_limits(limits=1):
@@ -92,7 +138,7 @@ def main(argv=None) -> None:
     fit = sum(FIT_SECONDS)
     row = {"model": args.model, "n": args.n, "resamples": args.resamples, "grid": args.grid,
            "kernel": kernel_available(), "total_cpu": total, "fit_cpu": fit, "fits": len(FIT_SECONDS),
-           "ratio": total / fit, "cold": args.cold, "warmup_cpu": warmup,
+           "ratio": total / fit, "shared_walk": _shared_walk(), "cold": args.cold, "warmup_cpu": warmup,
            "load_average": load, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     print(f"{args.model} n={args.n} B={args.resamples}: total {total:.1f} s CPU, fit floor {fit:.1f} s "
           f"({len(FIT_SECONDS)} fits) -> total / fit floor {total / fit:.3f} (target <= 1.25); "
@@ -103,6 +149,55 @@ def main(argv=None) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
+
+
+def _run(args, X, y) -> tuple[float, float, int]:
+    """(total CPU, fit floor CPU, fits) of one bootstrap."""
+    FIT_SECONDS.clear()
+    with threadpool_limits(limits=1):
+        start = time.process_time()
+        pdpboot.bootstrap_partial_dependence(MODELS[args.model](), X, y, ["x1", "x2", "x3", ("x1", "x2")],
+                                             n_resamples=args.resamples, grid_resolution=args.grid, n_jobs=1,
+                                             rng=0, progress=False)
+        total = time.process_time() - start
+    return total, sum(FIT_SECONDS), len(FIT_SECONDS)
+
+
+def _ab(args) -> None:
+    """Shared walk on / off, interleaved in this process; medians of the ratio total / fit floor."""
+    import statistics
+
+    from pdpboot.engine import tree
+
+    X, y = make_friedman1(args.n, n_features=10, rng=0)
+    load = os.getloadavg()[0]
+    start = time.process_time()
+    with threadpool_limits(limits=1):
+        _warm_up(args.model, X, y)
+    warmup = time.process_time() - start
+    runs: dict[bool, list] = {True: [], False: []}
+    for rep in range(args.ab):
+        for shared in ((True, False) if rep % 2 == 0 else (False, True)):
+            tree._SHARED_WALK = shared
+            runs[shared].append(_run(args, X, y))
+    tree._SHARED_WALK = True
+    for shared in (True, False):
+        totals = [r[0] for r in runs[shared]]
+        fits = [r[1] for r in runs[shared]]
+        ratios = [r[0] / r[1] for r in runs[shared]]
+        row = {"model": args.model, "n": args.n, "resamples": args.resamples, "grid": args.grid,
+               "kernel": kernel_available(), "total_cpu": statistics.median(totals),
+               "fit_cpu": statistics.median(fits), "fits": runs[shared][0][2], "ratio": statistics.median(ratios),
+               "ratios": ratios, "shared_walk": shared, "repeats": args.ab, "cold": False, "warmup_cpu": warmup,
+               "load_average": load, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+        print(f"{args.model} n={args.n} B={args.resamples} shared walk {shared}: median total "
+              f"{row['total_cpu']:.1f} s CPU, fit floor {row['fit_cpu']:.1f} s -> median ratio {row['ratio']:.3f} "
+              f"(runs {', '.join(f'{r:.3f}' for r in ratios)}); load {load:.1f}", flush=True)
+        if args.out:
+            out = Path(args.out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with out.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

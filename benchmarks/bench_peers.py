@@ -86,8 +86,10 @@ def warm_up() -> None:
                 fn()
 
 
-def models(quick: bool) -> dict:
-    """Model name -> factory of the benchmark's models (XGBoost / LightGBM when installed)."""
+def models(quick: bool, catboost: bool = False) -> dict:
+    """Model name -> factory of the benchmark's models (XGBoost / LightGBM when installed; with
+    ``catboost``, CatBoost(100, depth 6) when installed - off by default, so that the paper's peers
+    table (``experiments/peers.py``) keeps its rows)."""
     trees = 20 if quick else 100
     out = {
         f"RF({trees}) fully grown": lambda: RandomForestRegressor(trees, random_state=0, n_jobs=1),
@@ -107,6 +109,14 @@ def models(quick: bool) -> dict:
         out["LightGBM(100)"] = lambda: lightgbm.LGBMRegressor(n_estimators=100, verbose=-1, n_jobs=1)
     except ImportError:
         pass
+    if catboost:
+        try:
+            import catboost as cb
+
+            out["CatBoost(100, depth 6)"] = lambda: cb.CatBoostRegressor(
+                iterations=100, depth=6, thread_count=1, verbose=0, allow_writing_files=False, random_seed=0)
+        except ImportError:
+            pass
     return out
 
 
@@ -232,7 +242,7 @@ def _table(ns, repeats: int, quick: bool, two_d: bool) -> list[dict]:
     rows = []
     for n in ns:
         X, y = data(n)
-        for name, make in models(quick).items():
+        for name, make in models(quick, catboost=True).items():
             est = make().fit(X, y)
             # 2-D brute at 10k: minutes per run
             for features, grids in cases(X, two_d and name.startswith("RF") and n <= 2000):

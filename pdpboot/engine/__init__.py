@@ -75,6 +75,11 @@ def compute_pd_many(
 ) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
     """:func:`compute_pd` for several feature sets, reading / converting the model once.
 
+    The tree engine's feature sets are computed together: where only their averages of a
+    response linear in the tree outputs are needed and the trees hold many rows per leaf
+    (HGB, CatBoost), one compiled walk per tree serves all of them
+    (:meth:`pdpboot.engine.tree.PreparedTrees.partial_dependence_many`).
+
     Parameters
     ----------
     feature_sets : sequence of sequences of int
@@ -110,17 +115,21 @@ def compute_pd_many(
                 "and Pipelines of column-wise preprocessing into them, see pdpboot.engine.pipeline). "
                 "Use method='auto' or 'brute'."
             )
-    results = []
-    predict = split = None
+    results: list = [None] * len(feature_sets)
+    if prepared is not None:  # the tree engine's sets at once (their walks may be shared)
+        per_row = individual or prepared.model.link is not None
+        plans = [prepared.plan(features, grids) for features, grids in zip(feature_sets, grid_values)]
+        chosen = [k for k, plan in enumerate(plans) if method == "tree" or plan.prefers_tree(per_row)]
+        if chosen:
+            done = prepared.partial_dependence_many([plans[k] for k in chosen], weights=weights, average=average,
+                                                    individual=individual)
+            for k, pair in zip(chosen, done):
+                results[k] = pair
+    predict = split = final_predict = None
     block_bytes, order = block_plan(estimator, memory_limit)
-    for features, grids in zip(feature_sets, grid_values):
-        if prepared is not None:
-            plan = prepared.plan(features, grids)
-            per_row = individual or prepared.model.link is not None
-            if method == "tree" or plan.prefers_tree(per_row):
-                results.append(prepared.partial_dependence(
-                    plan, weights=weights, average=average, individual=individual))
-                continue
+    for k, (features, grids) in enumerate(zip(feature_sets, grid_values)):
+        if results[k] is not None:
+            continue
         if predict is None:
             predict = response_function(estimator, response_method)
             split = split_pipeline(estimator, X)
@@ -130,8 +139,8 @@ def compute_pd_many(
             target = (predict, X, features, grids)
         else:  # column-wise preprocessing applied once (brute.SplitPipeline)
             target = (final_predict, split.Xt, columns, [split.grid(j, g) for j, g in zip(features, grids)])
-        results.append(brute_partial_dependence(
+        results[k] = brute_partial_dependence(
             *target, weights=weights, average=average, individual=individual,
             memory_limit=block_bytes, n_outputs=n_outputs, order=order,
-        ))
+        )
     return results

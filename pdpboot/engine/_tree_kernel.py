@@ -66,6 +66,20 @@ def _n_below(grid, t):
 
 
 @njit(cache=True, nogil=True)
+def _n_below_of(grids, k, a, n, t):
+    """:func:`_n_below` of ``grids[k, a, :n]`` (no slice: no reference counting in the hot loop)."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if grids[k, a, mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
 def _grow_rows(a):
     out = np.empty((2 * a.shape[0], a.shape[1]), dtype=a.dtype)
     out[: a.shape[0]] = a
@@ -104,20 +118,20 @@ def _partition(rows, tmp, s, e, xcol, thr, miss_left, cat):
 
 
 @njit(cache=True, nogil=True)
-def _add_box(out, k, lo0, hi0, lo1, hi1, g0, g1, val):
-    """Add ``val`` at the signed corners of box [lo0, hi0) x [lo1, hi1) of ``out[k]`` (g1 = 0: 1-D)."""
+def _add_box(out, k, b, lo0, hi0, lo1, hi1, g0, g1, val):
+    """Add ``val`` at the signed corners of box [lo0, hi0) x [lo1, hi1) of ``out[k, b:]`` (g1 = 0: 1-D)."""
     if g1 == 0:
-        out[k, lo0] += val
+        out[k, b + lo0] += val
         if hi0 < g0:
-            out[k, hi0] -= val
+            out[k, b + hi0] -= val
         return
-    out[k, lo0 * g1 + lo1] += val
+    out[k, b + lo0 * g1 + lo1] += val
     if hi0 < g0:
-        out[k, hi0 * g1 + lo1] -= val
+        out[k, b + hi0 * g1 + lo1] -= val
         if hi1 < g1:
-            out[k, hi0 * g1 + hi1] += val
+            out[k, b + hi0 * g1 + hi1] += val
     if hi1 < g1:
-        out[k, lo0 * g1 + hi1] -= val
+        out[k, b + lo0 * g1 + hi1] -= val
 
 
 @njit(cache=True, nogil=True)
@@ -131,22 +145,22 @@ def _step(i, lo, hi, g, is_mask):
 
 
 @njit(cache=True, nogil=True)
-def _add_leaf(out, k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, val):
+def _add_leaf(out, k, b, lo0, hi0, lo1, hi1, g0, g1, m0, m1, val):
     """:func:`_add_box` for boxes whose axes may be bit masks (``m0``/``m1``: axis is a mask axis)."""
     if not (m0 or m1):
-        _add_box(out, k, lo0, hi0, lo1, hi1, g0, g1, val)
+        _add_box(out, k, b, lo0, hi0, lo1, hi1, g0, g1, val)
         return
     for i in range(g0):
         si = _step(i, lo0, hi0, g0, m0)
         if si == 0:
             continue
         if g1 == 0:
-            out[k, i] += si * val
+            out[k, b + i] += si * val
             continue
         for j in range(g1):
             sj = _step(j, lo1, hi1, g1, m1)
             if sj != 0:
-                out[k, i * g1 + j] += si * sj * val
+                out[k, b + i * g1 + j] += si * sj * val
 
 
 @njit(cache=True, nogil=True)
@@ -243,14 +257,14 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                         for k in range(s, e):
                             total += w[seg[k]]
                         for k in range(n_raw):
-                            _add_leaf(acc[slot[t]], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k] * total)
+                            _add_leaf(acc[slot[t]], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k] * total)
                     if do_ice:
                         for q in range(s, e):
                             r = seg[q]
                             for k in range(n_raw):
-                                _add_leaf(ice[r], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
+                                _add_leaf(ice[r], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                                 if do_oob and oob[t, r]:
-                                    _add_leaf(ice_oob[r], k, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
+                                    _add_leaf(ice_oob[r], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                     break
                 # S-split: each child keeps its side of the grid box; a child with an empty box is cut
                 a0 = axis_of[f] == 0
@@ -383,3 +397,215 @@ def plan_stats(nodes, thr, cover, roots, axis_of, mask_axes, left_mask, grid0, g
                 bx[top, 3] = hi1
                 top += 1
     return visits, visited
+
+
+
+@njit(cache=True, nogil=True)
+def _grow_boxes(a):
+    out = np.empty((2 * a.shape[0], a.shape[1], a.shape[2]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, nogil=True)
+def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, left_mask, grids, glen, off, xt, rows,
+              w, acc):
+    """The weighted averages of :func:`walk` for ``K`` feature sets at once (one walk per tree).
+
+    A node holds *runs*: segments of the row index array, each with the bit mask of the
+    feature sets (``K`` <= 62) for which its rows are at the node (rows enter the root
+    as one run with every set).  At a split on column ``f``, a run whose sets all have
+    ``f`` as a feature of interest goes, unchanged, to each child whose grid box is not
+    empty for some of its sets (with those sets) - no work per row, as in :func:`walk`;
+    otherwise the run is partitioned in place by ``f`` (as in :func:`walk`) and each
+    part goes to its own branch with the sets that treat ``f`` as a complement feature,
+    and to each child with a non-empty box with the sets that have ``f`` as a feature of
+    interest.  A row's own path is thus walked once for all sets.  Runs of a node never
+    overlap, and a run's range is only ever permuted within itself (partitions split a
+    range in two and both children use the same split point), so every pending node's
+    runs keep their rows.  At a leaf, set ``k`` adds ``value`` times the summed weights
+    of its runs at the corners of its box in ``acc[:, off[k]:off[k + 1]]``.
+
+    ``sets_of[c]`` the bit mask of the sets having model column ``c`` as a feature of
+    interest; ``axis_of[k, c]``, ``mask_axes[k]``, ``left_mask[k]`` as for :func:`walk`,
+    per set; ``grids[k, d, :glen[k, d]]`` the sorted grid of axis ``d`` of set ``k``
+    (``glen[k, 1] == 0``: 1-D); ``acc`` (n_raw, off[K]).  Other arguments as for
+    :func:`walk` (single slot, no ICE).
+    """
+    n_raw = value.shape[1]
+    n_sets = axis_of.shape[0]
+    m = rows.shape[0]
+    if m == 0:
+        return
+    full = (np.int64(1) << n_sets) - 1
+    seg = np.empty(m, dtype=np.int64)
+    tmp = np.empty(m, dtype=np.int64)
+    runs = np.empty((64, 3), dtype=np.int64)  # runs of the pending nodes, stacked: start, end, set mask
+    st = np.empty((16, 3), dtype=np.int64)  # pending nodes: node, first run, end of its runs
+    bx = np.empty((16, n_sets, 4), dtype=np.int64)  # and the box of every set: lo0, hi0, lo1, hi1
+    cur = np.empty((n_sets, 4), dtype=np.int64)
+    lbox = np.empty((n_sets, 4), dtype=np.int64)
+    tot = np.zeros(n_sets)
+    cut = np.empty(16, dtype=np.int64)  # per run of the node: rows going left by the split column
+    no_cat = np.zeros(0, dtype=np.bool_)
+    for t in range(roots.shape[0]):
+        for k in range(m):
+            seg[k] = rows[k]
+        runs[0, 0] = 0
+        runs[0, 1] = m
+        runs[0, 2] = full
+        st[0, 0] = roots[t]
+        st[0, 1] = 0
+        st[0, 2] = 1
+        for k in range(n_sets):
+            g0 = glen[k, 0]
+            g1 = glen[k, 1]
+            bx[0, k, 0] = (np.int64(1) << g0) - 1 if mask_axes[k, 0] else 0
+            bx[0, k, 1] = g0
+            bx[0, k, 2] = (np.int64(1) << g1) - 1 if mask_axes[k, 1] else 0
+            bx[0, k, 3] = g1
+        top = 1
+        while top > 0:
+            top -= 1
+            v = st[top, 0]
+            rs = st[top, 1]
+            re = st[top, 2]
+            for k in range(n_sets):
+                for j in range(4):
+                    cur[k, j] = bx[top, k, j]
+            while True:  # node ``v`` with runs [rs, re) and boxes ``cur``; one child is followed in place
+                f = nodes[v, 0]
+                if f == LEAF:
+                    um = np.int64(0)
+                    for k in range(n_sets):
+                        tot[k] = 0.0
+                    for q in range(rs, re):
+                        part = 0.0
+                        for i in range(runs[q, 0], runs[q, 1]):
+                            part += w[seg[i]]
+                        mk = runs[q, 2]
+                        um |= mk
+                        for k in range(n_sets):
+                            if (mk >> k) & 1:
+                                tot[k] += part
+                    for k in range(n_sets):
+                        if (um >> k) & 1:
+                            for j in range(n_raw):
+                                _add_leaf(acc, j, off[k], cur[k, 0], cur[k, 1], cur[k, 2], cur[k, 3], glen[k, 0],
+                                          glen[k, 1], mask_axes[k, 0] != 0, mask_axes[k, 1] != 0,
+                                          value[v, j] * tot[k])
+                    break
+                aux = nodes[v, 3]
+                if re - rs == 1 and runs[rs, 1] - runs[rs, 0] == 1 and (sets_of[f] & runs[rs, 2]) == 0:
+                    # one row and a complement split for all its sets: plain descent
+                    xv = xt[f, seg[runs[rs, 0]]]
+                    if aux >= 0:
+                        code = MISSING_CODE
+                        if xv == xv and xv >= 0 and xv < MISSING_CODE:
+                            code = int(xv)
+                        go = cat_left[aux, code]
+                    else:
+                        go = (xv <= thr[v]) | ((xv != xv) & (aux == -2))
+                    v = nodes[v, 1] if go else nodes[v, 2]
+                    continue
+                um = np.int64(0)
+                for q in range(rs, re):
+                    um |= runs[q, 2]
+                fs = sets_of[f] & um
+                # boxes of the children for the sets with ``f`` as a feature of interest (right: in ``cur``)
+                lok = np.int64(0)
+                rok = np.int64(0)
+                if fs != 0:
+                    for k in range(n_sets):
+                        for j in range(4):
+                            lbox[k, j] = cur[k, j]
+                        if not (fs >> k) & 1:
+                            continue
+                        a = axis_of[k, f]
+                        if mask_axes[k, a]:
+                            c = cur[k, 2 * a]
+                            lbox[k, 2 * a] = c & left_mask[k, v]
+                            cur[k, 2 * a] = c & ~left_mask[k, v]
+                            lok |= np.int64(lbox[k, 2 * a] != 0) << k
+                            rok |= np.int64(cur[k, 2 * a] != 0) << k
+                        else:
+                            sp = _n_below_of(grids, k, a, glen[k, a], thr[v])
+                            lo = cur[k, 2 * a]
+                            hi = cur[k, 2 * a + 1]
+                            lbox[k, 2 * a + 1] = min(hi, sp)
+                            cur[k, 2 * a] = max(lo, sp)
+                            lok |= np.int64(lo < min(hi, sp)) << k
+                            rok |= np.int64(max(lo, sp) < hi) << k
+                # partition the runs that some of their sets split by ``f`` as a complement feature
+                if re - rs > cut.shape[0]:
+                    cut = np.empty(2 * (re - rs), dtype=np.int64)
+                n_left = 0
+                n_part = 0
+                for q in range(rs, re):
+                    s = runs[q, 0]
+                    e = runs[q, 1]
+                    if runs[q, 2] & ~fs == 0:
+                        cut[q - rs] = -1
+                    else:
+                        nl = _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2,
+                                        cat_left[aux] if aux >= 0 else no_cat)
+                        cut[q - rs] = s + nl
+                        n_left += nl
+                        n_part += e - s
+                if fs == 0 and (n_left == 0 or n_left == n_part):  # every row one way: same runs
+                    v = nodes[v, 1] if n_left else nodes[v, 2]
+                    continue
+                # children's runs above this node's (no longer needed): right child, then left child
+                while re + 4 * (re - rs) > runs.shape[0]:
+                    runs = _grow_rows(runs)
+                n = re
+                for side in range(2):  # 0: right, 1: left
+                    ok = rok if side == 0 else lok
+                    first = n
+                    for q in range(rs, re):
+                        s = runs[q, 0]
+                        e = runs[q, 1]
+                        mk = runs[q, 2]
+                        p = cut[q - rs]
+                        if p < 0:  # every set of the run has ``f`` as a feature of interest: whole run or nothing
+                            if mk & ok:
+                                runs[n, 0] = s
+                                runs[n, 1] = e
+                                runs[n, 2] = mk & ok
+                                n += 1
+                            continue
+                        own = mk & ~fs  # sets that split the run by ``f``
+                        both = mk & ok  # sets with ``f`` of interest and a non-empty box on this side
+                        a0, a1, b0, b1 = (p, e, s, p) if side == 0 else (s, p, p, e)  # own part, other part
+                        if a1 > a0:
+                            runs[n, 0] = a0
+                            runs[n, 1] = a1
+                            runs[n, 2] = own | both
+                            n += 1
+                        if both and b1 > b0:
+                            runs[n, 0] = b0
+                            runs[n, 1] = b1
+                            runs[n, 2] = both
+                            n += 1
+                    if side == 0:
+                        if n > first:  # push the right child
+                            if top + 1 >= st.shape[0]:
+                                st = _grow_rows(st)
+                                bx = _grow_boxes(bx)
+                            st[top, 0] = nodes[v, 2]
+                            st[top, 1] = first
+                            st[top, 2] = n
+                            for k in range(n_sets):
+                                for j in range(4):
+                                    bx[top, k, j] = cur[k, j]
+                            top += 1
+                    else:
+                        rs = first
+                        re = n
+                if re == rs:  # the left child holds no run
+                    break
+                v = nodes[v, 1]
+                if fs != 0:
+                    for k in range(n_sets):
+                        for j in range(4):
+                            cur[k, j] = lbox[k, j]

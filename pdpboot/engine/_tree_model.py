@@ -96,7 +96,7 @@ class TreeModel:
     categorical: np.ndarray
     dtype: type
     cover: np.ndarray | None = None  # training weight reaching each node (cost estimates only)
-    source: object = None  # reader of an XGBoost / LightGBM model (input conversion, margins)
+    source: object = None  # reader of an XGBoost / LightGBM / CatBoost model (input conversion, margins)
 
 
 def _check_response(estimator, response_method: str) -> None:
@@ -280,7 +280,8 @@ def _link(estimator, response_method: str):
 
 
 def external_reader(estimator, response_method: str):
-    """Reader of an XGBoost / LightGBM estimator, or None for other estimators."""
+    """Reader of an XGBoost / LightGBM / CatBoost estimator, or None for other estimators."""
+    from ._catboost import CatBoostReader, is_catboost
     from ._lightgbm import LightGBMReader, is_lightgbm
     from ._xgboost import XGBoostReader, is_xgboost
 
@@ -288,18 +289,30 @@ def external_reader(estimator, response_method: str):
         return XGBoostReader(estimator, response_method, UnsupportedModel)
     if is_lightgbm(estimator):
         return LightGBMReader(estimator, response_method, UnsupportedModel)
+    if is_catboost(estimator):
+        return CatBoostReader(estimator, response_method, UnsupportedModel)
     return None
 
 
+def is_catboost(estimator) -> bool:
+    """Whether the estimator is a CatBoost model (read by :mod:`._catboost`)."""
+    from ._catboost import is_catboost as _is
+
+    return _is(estimator)
+
+
 def is_external(estimator) -> bool:
+    from ._catboost import from_catboost
+
     module = type(estimator).__module__.split(".")[0]
-    return module in ("xgboost", "lightgbm")
+    return module in ("xgboost", "lightgbm") or from_catboost(estimator)
 
 
 def check_supported(estimator, response_method: str) -> None:
     """Raise UnsupportedModel (or NotFittedError) unless the engine handles this estimator and response."""
     if is_external(estimator):
-        external_reader(estimator, response_method)
+        if external_reader(estimator, response_method) is None:
+            raise UnsupportedModel(f"{type(estimator).__name__} is not a supported tree model")
         return
     if validate_data is None:
         raise UnsupportedModel("the exact tree engine needs scikit-learn >= 1.6")

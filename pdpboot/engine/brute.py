@@ -30,12 +30,12 @@ _MiB = 2**20
 #: Block bytes per model family (the caller's ``memory_limit`` is an upper bound on top).
 #: Measured on Friedman #1, 50-point curves, one thread, CPU-time medians (benchmarks/README.md,
 #: "Brute-force tuning"): forests loop over their trees once per predict call, so the fewer calls
-#: the better (128 MiB); XGBoost's predict has a large per-call cost (DMatrix) and likes large
+#: the better (128 MiB); XGBoost's and CatBoost's predict have a large per-call cost and like large
 #: blocks too; HGB and LightGBM are flat from 1 to 16 MiB (4 MiB); neural networks and other
 #: models keep per-row intermediates (an MLP's hidden activations) that grow with the block and
 #: leave the cache beyond a few MiB (1 MiB, about 10k design rows of 10 float columns).
-FAMILY_BLOCK_BYTES = {"forest": 128 * _MiB, "xgboost": 128 * _MiB, "hgb": 4 * _MiB, "lightgbm": 4 * _MiB,
-                      "other": 1 * _MiB}
+FAMILY_BLOCK_BYTES = {"forest": 128 * _MiB, "xgboost": 128 * _MiB, "catboost": 128 * _MiB, "hgb": 4 * _MiB,
+                      "lightgbm": 4 * _MiB, "other": 1 * _MiB}
 
 
 def _design_row_bytes(X) -> int:
@@ -72,7 +72,7 @@ def model_family(estimator) -> str:
     if isinstance(final, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
         return "hgb"
     module = type(final).__module__.split(".")[0]
-    return module if module in ("xgboost", "lightgbm") else "other"
+    return module if module in ("xgboost", "lightgbm", "catboost") else "other"
 
 
 def block_plan(estimator, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> tuple[int, str]:

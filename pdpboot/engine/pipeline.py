@@ -210,6 +210,10 @@ class PreparedPipeline:
         """As :meth:`pdpboot.engine.tree.PreparedTrees.partial_dependence`."""
         return self.trees.partial_dependence(plan, **kwargs)
 
+    def partial_dependence_many(self, plans, **kwargs):
+        """As :meth:`pdpboot.engine.tree.PreparedTrees.partial_dependence_many`."""
+        return self.trees.partial_dependence_many(plans, **kwargs)
+
 
 def prepare_pipeline(estimator, X, response_method: str) -> PreparedPipeline | None:
     """:class:`PreparedPipeline` when ``estimator`` is a column-wise pipeline into a supported

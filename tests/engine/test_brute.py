@@ -222,3 +222,12 @@ def test_block_plan_by_family():
     assert block_plan(HistGradientBoostingRegressor()) == (FAMILY_BLOCK_BYTES["hgb"], "row")
     assert block_plan(make_pipeline(StandardScaler(), MLPRegressor())) == (FAMILY_BLOCK_BYTES["other"], "row")
     assert block_plan(RandomForestRegressor(), memory_limit=1000) == (1000, "row")  # the caller's bound wins
+
+
+def test_block_plan_external_boosters():
+    from pdpboot.engine.brute import FAMILY_BLOCK_BYTES, block_plan
+
+    for module, cls, family in (("xgboost", "XGBRegressor", "xgboost"), ("lightgbm", "LGBMRegressor", "lightgbm"),
+                                ("catboost", "CatBoostRegressor", "catboost")):
+        lib = pytest.importorskip(module)
+        assert block_plan(getattr(lib, cls)()) == (FAMILY_BLOCK_BYTES[family], "row")

@@ -144,3 +144,68 @@ def tree_mod_model(est):
 
     X, _ = _frame(categorical=True)
     return PreparedTrees(est, X, "predict").model
+
+
+# --------------------------------------------------------------------------- CatBoost
+def _catboost(kind, **kw):
+    cb = pytest.importorskip("catboost")
+    cls = cb.CatBoostRegressor if kind == "reg" else cb.CatBoostClassifier
+    loss = {"reg": "RMSE", "bin": "Logloss", "multi": "MultiClass"}[kind]
+    return cls(iterations=8, depth=4, learning_rate=0.5, loss_function=loss, thread_count=1, verbose=0,
+               allow_writing_files=False, random_seed=0, **kw)
+
+
+@pytest.mark.parametrize("kind,nan_mode", [("reg", "Min"), ("reg", "Max"), ("bin", "Min"), ("multi", "Max")])
+def test_catboost_exact(kind, nan_mode):
+    """Oblivious trees, float32 borders, NaN the nan_mode's way, raw -> probability links == predict by brute."""
+    X, y = _frame(nan=True)
+    est = _catboost(kind, nan_mode=nan_mode).fit(X, _target(kind, y))
+    method = "predict" if kind == "reg" else "predict_proba"
+    _check(est, X, ["x0"], method)  # the grid holds NaN
+    _check(est, X, ["x1", "x2"], method)
+
+
+def test_catboost_numpy_and_numpy_walks(monkeypatch):
+    """NumPy input; the NumPy walks (bitsets, router) read the same node table."""
+    import pdpboot.engine.tree as tree_mod
+
+    X, y = _frame(nan=True)
+    est = _catboost("reg").fit(X.to_numpy(), y)
+    Xa = X.to_numpy()
+    grids = [np.array([0.1, 0.5, 0.9, np.nan])], [np.quantile(Xa[:, 2], [0.2, 0.8])]
+    out = compute_pd_many(est, Xa, [[0], [2]], list(grids), response_method="predict", method="tree")
+    refs = [brute_ice(est, Xa, [j], list(g), "predict").mean(axis=0) for j, g in zip([0, 2], grids)]
+    for (avg, _), ref in zip(out, refs):
+        np.testing.assert_allclose(avg, ref, rtol=RTOL, atol=RTOL)
+    monkeypatch.setattr(tree_mod, "_KERNEL", False)
+    for walk, word in (("bitset", 2e-8), ("route", 1e9)):
+        monkeypatch.setattr(tree_mod, "_ROUTE_MIN_ROWS", 0)
+        monkeypatch.setitem(tree_mod._COST, "word", word)
+        prepared = tree_mod.PreparedTrees(est, Xa, "predict")
+        plan = prepared.plan((2,), list(grids[1]))
+        assert plan.walk == walk
+        np.testing.assert_allclose(prepared.partial_dependence(plan)[0], refs[1], rtol=RTOL, atol=RTOL)
+
+
+def test_catboost_categorical_features_refused():
+    """CTR-based categorical features are not column-wise: brute force with method="auto", an error with "tree"."""
+    X, y = _frame(categorical=True)
+    X["c"] = X["c"].astype(str)
+    est = _catboost("reg").fit(X, y, cat_features=["c"])
+    assert not supports(est, X, "predict")
+    grid = [np.array([0.2, 0.8])]
+    (avg, _), = compute_pd_many(est, X, [[0]], [grid], response_method="predict", method="auto")
+    np.testing.assert_allclose(avg, brute_ice(est, X, [0], grid, "predict").mean(axis=0), rtol=1e-12)
+    with pytest.raises(ValueError, match="method='tree' does not support"):
+        compute_pd_many(est, X, [[0]], [grid], response_method="predict", method="tree")
+
+
+def test_catboost_nan_unseen_in_training():
+    """Features without NaN in training (``nan_value_treatment`` "AsIs"): NaN at predict time goes left."""
+    X, y = _frame()
+    est = _catboost("reg").fit(X, y)
+    Xn = X.copy()
+    Xn.loc[::4, "x2"] = np.nan
+    Xn.loc[::5, "x0"] = np.nan
+    _check(est, Xn, ["x0"], "predict")
+    _check(est, Xn, ["x2", "x1"], "predict")
