@@ -9,9 +9,12 @@ each contender per repeat) and the table shows the median CPU time and the ratio
 brute is printed as the maximum absolute difference.
 
 Peers (``pip install pdpboot[bench]``): scikit-learn ``partial_dependence(method=
-"brute")``, dalex ``model_profile`` (all rows, same grid), effector ``PDP.eval``.
-PDPbox is not included: its release pins old pandas / matplotlib versions (it is
-reported as "not installed" when missing; :func:`peer_versions`).  A peer that is not
+"brute")``, dalex ``model_profile`` (all rows, same grid), effector ``PDP.eval``, and
+PDPbox ``PDPIsolate`` (same grid) when installed: PDPbox 0.3 declares the full ``xgboost``
+package (and sphinx, pytest) as run-time dependencies, which would replace ``xgboost-cpu``,
+so it is not in the extra; ``pip install --no-deps pdpbox==0.3.0 pqdm bounded-pool-executor``
+works with the extra's pandas / matplotlib (a missing peer is reported as "not installed";
+:func:`peer_versions`).  A peer that is not
 installed is left out of the run, never replaced.  The paper's table comes from
 ``experiments/peers.py``, which calls :func:`models` and :func:`measure_case`.
 
@@ -121,7 +124,8 @@ def contenders(est, X, y, features, grids) -> dict:
     """Name -> zero-argument function returning the averaged PD (flat), for every installed contender.
 
     ``pdpboot auto`` / ``pdpboot brute`` / ``sklearn brute`` always; for 1-D grids also
-    ``dalex`` and ``effector`` when installed (PDPbox: not wired, see the module docstring).
+    ``dalex``, ``effector`` and ``pdpbox`` (PDPbox ``PDPIsolate`` on the same grid, ``n_jobs=1``,
+    the model's ``predict`` on the array) when installed.
     """
     custom = dict(zip(features, grids))
     out = {
@@ -159,6 +163,27 @@ def contenders(est, X, y, features, grids) -> dict:
                 return np.asarray(pdp.eval(feature=features[0], xs=grids[0], centering=False)).ravel()
 
             out["effector"] = run_effector
+        except ImportError:
+            pass
+        try:
+            from pdpbox import pdp as pdpbox_pdp
+
+            def run_pdpbox():
+                import contextlib
+                import io
+
+                import pandas as pd
+
+                names = [f"x{j}" for j in range(X.shape[1])]
+                frame = pd.DataFrame(X, columns=names)
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    iso = pdpbox_pdp.PDPIsolate(
+                        model=est, df=frame, model_features=names, feature=names[features[0]],
+                        feature_name=names[features[0]], n_classes=0, cust_grid_points=grids[0], n_jobs=1,
+                        pred_func=lambda model, frame: model.predict(np.asarray(frame)))
+                return np.asarray(iso.results[0].pdp, dtype=float).ravel()
+
+            out["pdpbox"] = run_pdpbox
         except ImportError:
             pass
     return out
@@ -234,22 +259,32 @@ def _print_row(row: dict) -> None:
 
 
 def _parallel(n: int, resamples: int, repeats: int) -> None:
-    """Bootstrap wall time with n_jobs=2 vs 1 (interleaved; needs an idle machine to mean much)."""
+    """Bootstrap wall time with n_jobs=2 vs 1 (interleaved; needs an idle machine to mean much).
+
+    The first ``n_jobs=2`` call of a process starts the worker processes (imports, numba cache
+    load); it is timed apart ("cold") and the warm calls, which reuse joblib's workers, are
+    interleaved with the ``n_jobs=1`` calls.
+    """
     from pdpboot import bootstrap_partial_dependence
 
     X, y = data(n)
     for name, est in [("RF(50, leaf 5)", RandomForestRegressor(50, min_samples_leaf=5, n_jobs=1)),
                       ("HGB(100)", HistGradientBoostingRegressor(max_iter=100))]:
+        def run(jobs: int, est=est) -> float:
+            start = time.perf_counter()
+            bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=resamples, n_jobs=jobs,
+                                         rng=0, progress=False)
+            return time.perf_counter() - start
+
+        cold = run(2)
         times = {1: [], 2: []}
         for _ in range(repeats):
             for jobs in (1, 2):
-                start = time.perf_counter()
-                bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=resamples, n_jobs=jobs,
-                                             rng=0, progress=False)
-                times[jobs].append(time.perf_counter() - start)
+                times[jobs].append(run(jobs))
         one, two = statistics.median(times[1]), statistics.median(times[2])
-        print(f"bootstrap n={n} B={resamples} {name}: n_jobs=1 {one:.1f}s, n_jobs=2 {two:.1f}s, "
-              f"speed-up {one / two:.2f}x (load average {load_average():.1f})", flush=True)
+        print(f"bootstrap n={n} B={resamples} {name}: n_jobs=1 {one:.1f}s, n_jobs=2 {two:.1f}s warm "
+              f"(first call {cold:.1f}s), speed-up {one / two:.2f}x warm, {one / cold:.2f}x first call "
+              f"(load average {load_average():.1f})", flush=True)
 
 
 def load_average() -> float:
@@ -270,7 +305,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     if args.parallel:
-        _parallel(2000, 8 if args.quick else 40, 1 if args.quick else 2)
+        _parallel(2000, 8 if args.quick else 40, 1 if args.quick else 3)
         return
     ns = [1000] if args.quick else args.n
     repeats = 1 if args.quick else args.repeats

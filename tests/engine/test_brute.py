@@ -117,3 +117,117 @@ def test_stacking_order_gives_the_same_result(order):
     np.testing.assert_allclose(avg[0], ref @ w / w.sum(), rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="order"):
         brute_partial_dependence(lambda Z: est.predict(Z)[:, None], X, [0], grids[:1], order="col")
+
+
+@pytest.mark.parametrize("order", ["row", "point"])
+@pytest.mark.parametrize("limit", [300, 3_000, 10**6])
+@pytest.mark.parametrize("expected_outputs", [1, 2, 5])
+def test_whole_row_and_point_blocks(order, limit, expected_outputs):
+    """Blocks of whole rows / grid points (and the partial blocks when the first block was sized
+    for another output count) against the one-call-per-grid-point loop, with ICE and weights."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(23, 4))
+    grids = [np.linspace(-1, 1, 6), np.linspace(0, 2, 3)]
+    w = rng.uniform(0, 2, size=23)
+    rec = _Recorder()
+    avg, ice = brute_partial_dependence(rec, X, (1, 3), grids, weights=w, individual=True, memory_limit=limit,
+                                        n_outputs=expected_outputs, order=order)
+    ref_avg, ref_ice = _loop_reference(X, (1, 3), grids, weights=w)
+    np.testing.assert_allclose(avg, ref_avg, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ice, ref_ice, rtol=0, atol=1e-12)
+    assert sum(rec.block_sizes) == 23 * 18
+
+
+def test_same_blocks_same_bits():
+    """Determinism: the same call twice gives bit-identical results."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(301, 3))
+    grids = [np.linspace(-2, 2, 17)]
+    runs = [brute_partial_dependence(_model, X, (2,), grids, memory_limit=20_000, individual=True) for _ in range(2)]
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+
+
+def _pipeline_cases():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, StandardScaler
+
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.normal(size=120), rng.uniform(size=120), rng.integers(0, 3, 120).astype(float),
+                         rng.normal(size=120)])
+    y = X[:, 0] ** 2 + X[:, 1] + (X[:, 2] == 1) + rng.normal(scale=0.1, size=120)
+    ct = ColumnTransformer([("num", StandardScaler(), [0, 1, 3]), ("cat", OneHotEncoder(), [2])])
+    return X, [
+        (make_pipeline(StandardScaler(), MLPRegressor(hidden_layer_sizes=(8,), max_iter=50, random_state=0)).fit(X, y),
+         "predict"),
+        (make_pipeline(ct, MinMaxScaler(), Ridge()).fit(X, y), "predict"),
+        (make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y > 1), "predict_proba"),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("case", [0, 1, 2])
+@pytest.mark.parametrize("features", [(0,), (1, 3), (2,)])
+def test_column_wise_pipeline_split_equals_sklearn_brute(case, features):
+    """Column-wise preprocessing applied once (brute.split_pipeline) equals scikit-learn's brute
+    force on the whole pipeline; a one-hot feature of interest takes the whole-pipeline path."""
+    from sklearn.inspection import partial_dependence
+
+    from pdpboot.engine import compute_pd
+    from pdpboot.engine.brute import split_pipeline
+
+    X, models = _pipeline_cases()
+    est, method = models[case]
+    split = split_pipeline(est, X)
+    assert split is not None
+    assert (split.columns(features) is None) == (case == 1 and 2 in features)
+    grids = [np.unique(X[:, j]) if j == 2 else np.quantile(X[:, j], np.linspace(0.1, 0.9, 7)) for j in features]
+    avg, ice = compute_pd(est, X, features, grids, response_method=method, method="brute", individual=True)
+    ref = partial_dependence(est, X, list(features), method="brute", kind="both",
+                             custom_values=dict(zip(features, grids)),
+                             response_method="auto" if method == "predict" else method)
+    k = 1 if method == "predict_proba" else 0
+    np.testing.assert_allclose(avg[k], ref["average"][0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.moveaxis(ice[:, k], 0, 0), ref["individual"][0], rtol=0, atol=1e-12)
+
+
+def test_split_pipeline_declines():
+    import pandas as pd
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    from pdpboot.engine.brute import split_pipeline
+
+    X = np.random.default_rng(7).normal(size=(30, 3))
+    y = X.sum(axis=1)
+    assert split_pipeline(Ridge().fit(X, y), X) is None  # not a pipeline
+    assert split_pipeline(make_pipeline(PolynomialFeatures(2), Ridge()).fit(X, y), X) is None  # mixes columns
+    frame = pd.DataFrame(X, columns=list("abc"))
+    assert split_pipeline(make_pipeline(StandardScaler(), Ridge()).fit(frame, y), frame) is None  # DataFrame
+
+
+def test_block_plan_by_family():
+    from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from pdpboot.engine.brute import FAMILY_BLOCK_BYTES, block_plan
+
+    assert block_plan(RandomForestRegressor()) == (FAMILY_BLOCK_BYTES["forest"], "row")
+    assert block_plan(HistGradientBoostingRegressor()) == (FAMILY_BLOCK_BYTES["hgb"], "row")
+    assert block_plan(make_pipeline(StandardScaler(), MLPRegressor())) == (FAMILY_BLOCK_BYTES["other"], "row")
+    assert block_plan(RandomForestRegressor(), memory_limit=1000) == (1000, "row")  # the caller's bound wins
+
+
+def test_block_plan_external_boosters():
+    from pdpboot.engine.brute import FAMILY_BLOCK_BYTES, block_plan
+
+    for module, cls, family in (("xgboost", "XGBRegressor", "xgboost"), ("lightgbm", "LGBMRegressor", "lightgbm"),
+                                ("catboost", "CatBoostRegressor", "catboost")):
+        lib = pytest.importorskip(module)
+        assert block_plan(getattr(lib, cls)()) == (FAMILY_BLOCK_BYTES[family], "row")

@@ -135,12 +135,35 @@ def test_sup_t_by_hand_and_contains_percentile_band():
     se = res.std(axis=0, ddof=1)
     for o in range(2):
         t_max = np.max(np.abs(res[:, o] - est[o]) / se[o], axis=1)
-        assert crit[o] == pytest.approx(max(np.quantile(t_max, 0.95), ndtri(0.975)), rel=1e-12)
+        # order statistic k = ceil(0.95 * 301) = 286 of the 300 sorted maxima
+        assert crit[o] == pytest.approx(max(np.sort(t_max)[286 - 1], ndtri(0.975)), rel=1e-12)
     lo, hi, *_ = band_arrays(est, res, level=0.95, method="percentile", simultaneous=True,
                              simultaneous_method="sup-t")
     p_lo, p_hi, *_ = band_arrays(est, res, level=0.95, method="percentile", simultaneous=False)
     assert np.all(lo <= p_lo) and np.all(hi >= p_hi)
     np.testing.assert_allclose(np.minimum(est - crit[:, None] * se, p_lo), lo, rtol=1e-12)
+
+
+def test_sup_t_critical_value_is_the_order_statistic_by_hand():
+    """k = ceil(level (B + 1)) of the B valid maxima (Davison & Hinkley 1997, 2.4); NaN curves dropped; cap at B."""
+    # one curve point, est = 0, res = +-1..+-19 (alternating signs): se = sd, t_b = |res_b| / se
+    values = np.arange(1.0, 20.0) * np.where(np.arange(19) % 2, -1.0, 1.0)
+    res = np.concatenate([values, [np.nan]])[:, None, None]  # B = 20 resamples, one of them failed
+    se = np.std(values, ddof=1)
+    # B_valid = 19: k = ceil(0.8 * 20) = 16 -> the 16th smallest |res| is 16 (NumPy's quantile: 15.4)
+    crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.8)
+    assert crit[0] == pytest.approx(max(16.0 / se, ndtri(0.9)), rel=1e-12)
+    assert 16.0 / se > ndtri(0.9) and np.quantile(np.abs(values), 0.8) == pytest.approx(15.4)
+    # level 0.99: k = ceil(0.99 * 20) = 20 > B_valid -> capped at the largest, 19
+    crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.99)
+    assert crit[0] == pytest.approx(max(19.0 / se, ndtri(0.995)), rel=1e-12)
+    # exact integer level (B + 1): 0.75 * 20 = 15 -> k = 15, not 16 (no rounding up past an integer)
+    crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.75)
+    assert crit[0] == pytest.approx(max(15.0 / se, ndtri(0.875)), rel=1e-12)
+    # the floor: tiny maxima never give a band narrower than the pointwise normal one
+    flat = np.full((5, 1, 3), 1.0)
+    flat[::2] = -1.0
+    assert sup_t_critical_value(np.zeros((1, 3)), flat, level=0.95)[0] == pytest.approx(ndtri(0.975))
 
 
 def test_envelope_level():
