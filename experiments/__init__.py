@@ -21,6 +21,7 @@ Where each output of the paper comes from (one render function per figure or tab
 ``tables/h_test``                     ``s3_heterogeneity._table_tests``
 ``tables/cost``                       ``s4_cost._table``
 ``figures/cost_scaling``              ``s4_cost._figure_scaling``
+``generated/speed.tex``               ``s4_cost.render_speed`` (from ``benchmarks/results/*.jsonl``)
 ``figures/bike``                      ``s5_real_data._figure_bike``
 ``figures/anes``                      ``s5_real_data._figure_anes``
 ``tables/simultaneous_bands``         ``stats_bands.render``
@@ -63,7 +64,7 @@ OUTPUTS = {
     "diagnosis": ("generated/diagnosis",),
     "heterogeneity": ("figures/heterogeneity_ice", "figures/heterogeneity_h2", "tables/h_test",
                       "generated/heterogeneity"),
-    "cost": ("tables/cost", "figures/cost_scaling", "generated/cost"),
+    "cost": ("tables/cost", "figures/cost_scaling", "generated/cost", "generated/speed"),
     "real_data": ("figures/bike", "figures/anes", "generated/real_data"),
     "bands": ("tables/simultaneous_bands", "generated/bands"),
     "htest": ("tables/h_test_size_power", "generated/htest"),

@@ -103,21 +103,30 @@ COVERAGE = {
 # --------------------------------------------------------------------------- study 3
 
 HETEROGENEITY = {
-    "full": {"seed": SEED + 3, "n": 1000, "B": 100, "n_ice": 60, "h_rows": 300, "max_iter": 100,
-             "test": {"n": 500, "null_refits": 39, "h_rows": 100, "max_iter": 50,
-                      "reps_null": 100, "reps_power": 30}},
+    # B = 50 (was 100): reduced to fit session 5 (one shared core); the paper quotes HetB.
+    "full": {"seed": SEED + 3, "n": 1000, "B": 50, "n_ice": 60, "h_rows": 300, "max_iter": 100,
+             # Refit tests: planned R; run round-robin in chunks (null: 5 reps, power: 1) and archived at the R
+             # reached. One test (smooth null, 19 refits) ~14 s CPU; with 39 refits 23-31 s (measured 30 Nov).
+             "test": {"n": 500, "null_refits": 19, "h_rows": 100, "max_iter": 50,
+                      "reps_null": 100, "reps_power": 30, "chunk": {"null": 5, "power": 1}}},
     "quick": {"seed": SEED + 3, "n": 300, "B": 10, "n_ice": 30, "h_rows": 80, "max_iter": 20,
               "test": {"n": 200, "null_refits": 19, "h_rows": 50, "max_iter": 15,
-                       "reps_null": 2, "reps_power": 1}},
+                       "reps_null": 2, "reps_power": 1, "chunk": {"null": 1, "power": 1}}},
 }
 
 # --------------------------------------------------------------------------- study 4
 
 COST = {
-    "full": {"seed": SEED + 4, "n": 1000, "n_trees": 100, "B": 10, "repeats": 3, "grid_1d": 25, "grid_2d": 25,
-             "scaling": {"n_trees": 50, "B": [5, 10, 20, 40], "n": [500, 1000, 2000, 4000],
+    # Timings are CPU seconds of one single-threaded process (robust to the machine's load); per-model PD:
+    # median of `repeats` interleaved rounds. Forest (n_trees, fully grown) and boosting (max_iter rounds).
+    # Session 5 sizes (one shared core at ~25 %, CPU budget ~6 min): B = 5 (was 10), a 20 x 20 surface (was 25 x 25),
+    # 20-tree forests in the scaling runs (was 50) and B up to 20 (was 40).
+    "full": {"seed": SEED + 4, "n": 1000, "n_trees": 100, "max_iter": 100, "B": 5, "repeats": 3,
+             "grid_1d": 25, "grid_2d": 20,
+             "scaling": {"n_trees": 20, "B": [5, 10, 20], "n": [500, 1000, 2000, 4000],
                          "grid": [10, 20, 40, 80], "base": {"B": 10, "n": 1000, "grid": 20}}},
-    "quick": {"seed": SEED + 4, "n": 300, "n_trees": 10, "B": 2, "repeats": 1, "grid_1d": 8, "grid_2d": 6,
+    "quick": {"seed": SEED + 4, "n": 300, "n_trees": 10, "max_iter": 10, "B": 2, "repeats": 1, "grid_1d": 8,
+              "grid_2d": 6,
               "scaling": {"n_trees": 10, "B": [2, 4], "n": [200, 400], "grid": [5, 10],
                           "base": {"B": 2, "n": 200, "grid": 5}}},
 }

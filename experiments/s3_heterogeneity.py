@@ -4,9 +4,10 @@
     multiplicative interaction ``x1 + x2 + x1 x2``, Friedman #1) with a gradient-boosting model:
     PD + ICE and centred ICE curves, the SD of derivative ICE curves (``dice_sd``) and
     Friedman-Popescu H^2 of feature pairs, each with percentile bands.
-(b) The refit test of "no interaction" (:func:`pdpboot.interaction.h_statistic_test`) on fresh
-    data sets: its rejection rate at the 5 % level for pairs without an interaction (false-positive
-    rate) and with one (power).
+(b) The refit test of "no interaction" (:func:`pdpboot.interaction.h_statistic_test`, default smooth
+    null) on fresh data sets: its rejection rate at the 5 % level for pairs without an interaction
+    (false-positive rate) and with one (power).  The settings run round-robin in chunks saved as they
+    finish (a stopped run keeps them and a rerun resumes); the table quotes the repetitions reached.
 
 Known answers: the population SD of the ICE slopes is 5 for Goldstein's x2 (slopes -5 or +5), 0
 for x1 (slope 0.2 everywhere) and 1 for x1 of the interaction DGP (slope ``1 + x2``); H^2 is 1 for
@@ -79,10 +80,11 @@ def _learner(max_iter: int) -> HistGradientBoostingRegressor:
 # --------------------------------------------------------------------------- compute
 
 
-def _bootstrap(ctx: C.Context, cfg: dict, dgp: str) -> None:
+def _bootstrap(ctx: C.Context, cfg: dict, dgp: str) -> bool:
+    """The bootstrap of one DGP (cached); whether it was computed."""
     path = ctx.study_dir(STUDY) / f"bootstrap_{dgp}.nc"
     if not ctx.needs(path):
-        return
+        return False
     spec = DGPS[dgp]
     X, y = _MAKERS[dgp](cfg["n"], rng=C.seed_sequence(cfg["seed"], dgp, "data"))
     res = pdpboot.bootstrap_partial_dependence(
@@ -90,6 +92,7 @@ def _bootstrap(ctx: C.Context, cfg: dict, dgp: str) -> None:
         ice=cfg["n_ice"], heterogeneity=True, interactions=cfg["h_rows"], grid_resolution=20,
         n_jobs=ctx.n_jobs, rng=C.seed_sequence(cfg["seed"], dgp, "bootstrap").generate_state(1)[0], progress=False)
     pdpboot.save(res, path)
+    return True
 
 
 def _one_test(dgp: str, pair, cfg: dict, seed: np.random.SeedSequence) -> tuple[float, float]:
@@ -100,24 +103,82 @@ def _one_test(dgp: str, pair, cfg: dict, seed: np.random.SeedSequence) -> tuple[
     return out.statistic, out.pvalue
 
 
-def _tests(ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
+def _planned_reps(cfg: dict, name: str) -> int:
+    return cfg["test"]["reps_power"] if TESTS[name][2] else cfg["test"]["reps_null"]
+
+
+def _chunk_dir(ctx: C.Context, name: str):
+    return ctx.study_dir(STUDY) / f"test_{name}"
+
+
+def _done_reps(ctx: C.Context, name: str) -> set[int]:
+    """Repetition indices of the refit test ``name`` in its saved chunks (``*.tmp.nc`` of a killed write ignored)."""
+    done: set[int] = set()
+    for path in sorted(_chunk_dir(ctx, name).glob("reps_*.nc")):
+        if not path.name.endswith(".tmp.nc"):
+            done.update(int(r) for r in C.load_dataset(path)["rep"].values)
+    return done
+
+
+def _test_chunk(ctx: C.Context, cfg: dict, name: str, reps: list[int]) -> None:
+    """Repetitions ``reps`` of the refit test ``name`` (repetition i uses the i-th child seed), saved as one chunk."""
     dgp, pair, interacting = TESTS[name]
-    reps = cfg["test"]["reps_power"] if interacting else cfg["test"]["reps_null"]
-    seeds = C.seed_sequence(cfg["seed"], name, "test").spawn(reps)
-    out = Parallel(n_jobs=ctx.n_jobs)(delayed(_one_test)(dgp, pair, cfg["test"], s) for s in seeds)
-    stats, pvalues = map(np.array, zip(*out))
-    print(f"  heterogeneity test {name}: {reps} repetitions", file=sys.stderr, flush=True)
-    return xr.Dataset({"statistic": ("rep", stats), "pvalue": ("rep", pvalues)},
-                      attrs={"dgp": dgp, "pair": list(pair), "interaction": int(interacting),
-                             "null_refits": cfg["test"]["null_refits"], "n": cfg["test"]["n"]})
+    children = C.seed_sequence(cfg["seed"], name, "test").spawn(max(reps) + 1)
+    with C.timed() as t:
+        out = Parallel(n_jobs=ctx.n_jobs)(delayed(_one_test)(dgp, pair, cfg["test"], children[i]) for i in reps)
+        stats, pvalues = map(np.array, zip(*out))
+        ds = xr.Dataset({"statistic": ("rep", stats), "pvalue": ("rep", pvalues)}, coords={"rep": reps})
+        C.save_dataset(ds, _chunk_dir(ctx, name) / f"reps_{reps[0]:05d}.nc")
+    C.record_timing(ctx, STUDY, t["wall"], resumed=True)
+    print(f"  heterogeneity test {name}: repetitions {reps[0]}-{reps[-1]} ({t['wall']:.0f} s)",
+          file=sys.stderr, flush=True)
+
+
+def _assemble_tests(ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
+    """All saved repetitions of the refit test ``name`` in one data set, with the reached and planned R."""
+    dgp, pair, interacting = TESTS[name]
+    chunks = [C.load_dataset(p) for p in sorted(_chunk_dir(ctx, name).glob("reps_*.nc"))
+              if not p.name.endswith(".tmp.nc")]
+    ds = xr.concat(chunks, dim="rep").sortby("rep") if chunks else xr.Dataset(
+        {"statistic": ("rep", np.empty(0)), "pvalue": ("rep", np.empty(0))}, coords={"rep": np.empty(0, int)})
+    return ds.assign_attrs(dgp=dgp, pair=list(pair), interaction=int(interacting),
+                           null_refits=cfg["test"]["null_refits"], n=cfg["test"]["n"],
+                           reps_planned=_planned_reps(cfg, name), reps_reached=int(ds.sizes["rep"]))
+
+
+#: compute adds every bootstrap's and every test chunk's wall time to timings.json (a stopped run keeps it).
+RECORDS_OWN_TIMING = True
 
 
 def compute(ctx: C.Context) -> None:
+    """Bootstraps first, then the refit tests round-robin: one chunk of every unfinished setting in turn.
+
+    Each chunk is saved as it finishes, so a run stopped by PID keeps every finished chunk and a later
+    run goes on from the first missing repetition; ``summarize`` gathers the repetitions reached.
+    """
     cfg = config(STUDY, ctx.quick)
     for dgp in DGPS:
-        _bootstrap(ctx, cfg, dgp)
-    for name in TESTS:
-        C.cached(ctx.study_dir(STUDY) / f"test_{name}.nc", ctx, lambda name=name: _tests(ctx, cfg, name))
+        with C.timed() as t:
+            computed = _bootstrap(ctx, cfg, dgp)
+        if computed:
+            C.record_timing(ctx, STUDY, t["wall"], resumed=True)
+    if ctx.force:
+        for name in TESTS:
+            for path in _chunk_dir(ctx, name).glob("reps_*.nc"):
+                path.unlink()
+    chunk = cfg["test"]["chunk"]
+    pending = {name: True for name in TESTS}
+    while any(pending.values()):
+        for name in TESTS:
+            if not pending[name]:
+                continue
+            done = _done_reps(ctx, name)
+            todo = [i for i in range(_planned_reps(cfg, name)) if i not in done]
+            if not todo:
+                pending[name] = False
+                continue
+            ctx.computed += 1
+            _test_chunk(ctx, cfg, name, todo[:chunk["power" if TESTS[name][2] else "null"]])
 
 
 # --------------------------------------------------------------------------- render
@@ -135,6 +196,20 @@ def summarize(ctx: C.Context) -> None:
         pdpboot.save(C.compact_tree(pdpboot.confidence_bands(res)), folder / f"bands_{dgp}.nc")
         pdpboot.save(C.compact_tree(ice_heterogeneity(res)), folder / f"het_{dgp}.nc")
         pdpboot.save(C.compact_tree(h_statistic(res)), folder / f"h2_{dgp}.nc")
+    cfg = config(STUDY, ctx.quick)
+    for name in TESTS:
+        C.save_dataset(_assemble_tests(ctx, cfg, name), folder / f"test_{name}.nc")
+
+
+def summaries_stale(ctx: C.Context) -> bool:
+    """Whether a test chunk is newer than its assembled ``test_<name>.nc`` (a run went on since)."""
+    folder = ctx.study_dir(STUDY)
+    for name in TESTS:
+        target = folder / f"test_{name}.nc"
+        chunks = list(_chunk_dir(ctx, name).glob("reps_*.nc"))
+        if chunks and (not target.exists() or max(p.stat().st_mtime for p in chunks) > target.stat().st_mtime):
+            return True
+    return False
 
 
 def _load(ctx: C.Context, dgp: str) -> dict[str, xr.DataTree]:
@@ -203,6 +278,7 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
             ax.plot(truth, y, "D", color=OKABE_ITO["vermillion"], ms=3.5, zorder=4,
                     label="population $H^2$" if dgp == "goldstein" else None)
             ax.set_xlim(0, 1.05)
+            ax.set_xticks([0, 0.5, 1] if len(pairs) == 1 else [0, 0.25, 0.5, 0.75, 1])  # the narrow panel: 3 ticks
             ax.set_title(DGPS[dgp]["label"], fontsize=7)
             ax.set_xlabel("$H^2$ (pairwise)")
             for p in pairs:
@@ -235,6 +311,12 @@ def _table_tests(ctx: C.Context, tests: dict[str, xr.Dataset], alpha: float = 0.
     return rates
 
 
+def _span(values: list[int]) -> str:
+    """``"40"`` or ``"38--40"``: a count, or the range of counts over settings."""
+    lo, hi = min(values), max(values)
+    return str(lo) if lo == hi else f"{lo}--{hi}"
+
+
 def render(ctx: C.Context) -> None:
     cfg = config(STUDY, ctx.quick)
     results = {dgp: _load(ctx, dgp) for dgp in DGPS}
@@ -243,7 +325,7 @@ def render(ctx: C.Context) -> None:
     tests = {name: C.load_dataset(ctx.study_dir(STUDY) / f"test_{name}.nc") for name in TESTS}
     rates = _table_tests(ctx, tests)
     null = [rates[n] for n in TESTS if not TESTS[n][2]]
-    pooled_rej = sum(r * k for r, _, k in null)
+    pooled_rej = round(sum(r * k for r, _, k in null))
     pooled_n = sum(k for _, _, k in null)
     power = [rates[n][0] for n in TESTS if TESTS[n][2]]
     macros = {
@@ -251,7 +333,12 @@ def render(ctx: C.Context) -> None:
         "HetTestRounds": str(cfg["test"]["max_iter"]), "HetIce": str(cfg["n_ice"]), "HetHRows": str(cfg["h_rows"]),
         "HetTestN": str(cfg["test"]["n"]), "HetTestRefits": str(cfg["test"]["null_refits"]),
         "HetTestHRows": str(cfg["test"]["h_rows"]),
-        "HetTestRepsNull": str(cfg["test"]["reps_null"]), "HetTestRepsPower": str(cfg["test"]["reps_power"]),
+        "HetTestRepsNull": _span([k for _, _, k in null]),
+        "HetTestRepsPower": _span([rates[n][2] for n in TESTS if TESTS[n][2]]),
+        "HetTestRepsNullPlanned": str(cfg["test"]["reps_null"]),
+        "HetTestRepsPowerPlanned": str(cfg["test"]["reps_power"]),
+        "HetTestRepsPooledNull": str(pooled_n),
+        "HetPowerSEMax": C.fmt(max(rates[n][1] for n in TESTS if TESTS[n][2])),
         "HetFPR": C.fmt(pooled_rej / pooled_n), "HetFPRse": C.fmt(np.sqrt(
             (pooled_rej / pooled_n) * (1 - pooled_rej / pooled_n) / pooled_n)),
         "HetPowerMin": C.fmt(min(power)), "HetPowerMax": C.fmt(max(power)),

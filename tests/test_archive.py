@@ -2,7 +2,8 @@
 
 Every study that writes a file the paper ``\\input``s or ``\\includegraphics`` must have its compact results
 committed under ``experiments/archive/<study>/`` (with the ``MANIFEST.json`` that ``--archive`` writes).
-Studies not archived yet are reported as expected failures naming the paper's files they leave missing.
+A study the paper reads from without a committed archive fails, naming the paper's files it leaves missing
+(every study is archived since session 5; there are no expected failures left).
 """
 
 from __future__ import annotations
@@ -120,9 +121,9 @@ def test_render_from_the_archive(study, rendered):
     if study not in archived_studies():
         if not needed:
             pytest.skip(f"the paper inputs nothing from {study!r}")
-        pytest.xfail(f"experiments/archive/{study}/MANIFEST.json not committed: `make render` cannot regenerate "
-                     f"{needed} from a clone; after its full run: python -m experiments {study} --render-only "
-                     f"--archive")
+        pytest.fail(f"experiments/archive/{study}/MANIFEST.json not committed: `make render` cannot regenerate "
+                    f"{needed} from a clone; after its full run: python -m experiments {study} --render-only "
+                    f"--archive")
     missing = [t for t in OUTPUTS[study] if not _produced(rendered, t)]
     assert not missing, f"{study}: rendering from experiments/archive did not produce {missing}"
     for target in (t for t in OUTPUTS[study] if t.startswith("generated/")):

@@ -286,3 +286,78 @@ def test_next_chunk_fills_gaps_without_overlap():
     assert _next_chunk(dict.fromkeys(range(0, 3)), 10, 4) == (3, 7)
     assert _next_chunk(dict.fromkeys([0, 1, 5]), 10, 50) == (2, 5)  # stops before an existing chunk
     assert _next_chunk(dict.fromkeys(range(10)), 10, 4) is None
+
+
+def _fake_heterogeneity(monkeypatch, calls: list):
+    """s3_heterogeneity with the refit test replaced by a function of its seed (no fits), bootstraps skipped."""
+    from experiments import s3_heterogeneity as S
+
+    def one_test(dgp, pair, cfg, seed):
+        calls.append(dgp + "".join(pair))
+        value = float(seed.generate_state(1)[0] % 1000)
+        return value, value / 1000
+
+    monkeypatch.setattr(S, "_one_test", one_test)
+    monkeypatch.setattr(S, "_bootstrap", lambda ctx, cfg, dgp: False)
+    return S
+
+
+def test_heterogeneity_tests_run_round_robin_and_resume_to_the_same_repetitions(tmp_path, monkeypatch):
+    """Every refit-test setting gets a chunk before any gets a second; a stopped run resumes to the same reps."""
+    from experiments import _common as C
+    from experiments.config import config
+
+    calls: list = []
+    S = _fake_heterogeneity(monkeypatch, calls)
+    cfg = config("heterogeneity", True)
+    cfg["test"].update(reps_null=5, reps_power=3, chunk={"null": 2, "power": 1})
+    monkeypatch.setattr(S, "config", lambda study, quick: cfg)
+    full = C.Context(quick=True, results_dir=tmp_path / "full", paper_dir=tmp_path / "p", n_jobs=1)
+    S.compute(full)
+    first = [dgp + "".join(pair) for dgp, pair, _ in S.TESTS.values()]
+    # round 1: 2 reps of each null setting, 1 of each power setting, in TESTS order
+    assert calls[:7] == [first[0]] * 2 + [first[1]] * 2 + first[2:]
+    assert len(calls) == 2 * 5 + 3 * 3
+
+    stopped = C.Context(quick=True, results_dir=tmp_path / "stopped", paper_dir=tmp_path / "p", n_jobs=1)
+    S._test_chunk(stopped, cfg, "goldstein_x1x2", [0, 1, 2])  # an earlier run's larger chunk
+    S.compute(stopped)
+    for name in S.TESTS:
+        a, b = S._assemble_tests(full, cfg, name), S._assemble_tests(stopped, cfg, name)
+        planned = S._planned_reps(cfg, name)
+        assert a["rep"].values.tolist() == list(range(planned)) and a.attrs["reps_reached"] == planned
+        np.testing.assert_array_equal(a["statistic"].values, b["statistic"].values)
+        seeds = C.seed_sequence(cfg["seed"], name, "test").spawn(planned)
+        assert a["statistic"].values.tolist() == [float(s.generate_state(1)[0] % 1000) for s in seeds]
+
+
+def test_speed_macros_take_the_latest_matching_benchmark_record(tmp_path):
+    """The engine paragraph's numbers come from JSON lines; the newest record of a setting wins, gaps read --."""
+    import json
+
+    from experiments.s4_cost import benchmark_records, speed_macros
+
+    old = {"times": {"kernel": 1.0, "brute": 4.0}, "speedup_vs_brute": 4.0, "n": 1000, "trees": 100,
+           "fixed_model_rows": None, "grid": "50", "date": "2026-11-30 10:00"}
+    new = dict(old, times={"kernel": 1.0, "brute": 6.0, "numpy": 3.0}, speedup_vs_brute=6.0,
+               date="2026-11-30 12:00")
+    fixed = [{"times": {"kernel": t, "brute": 10 * n / 1000}, "n": n, "trees": 100, "fixed_model_rows": 10000,
+              "grid": "50", "date": "2026-11-30 11:00"} for n, t in ((1000, 1.0), (10000, 2.0), (100000, 8.0))]
+    share = {"model": "hgb", "n": 20000, "resamples": 20, "ratio": 1.3143, "fit_cpu": 14.0, "fits": 21}
+    ab = [dict(share, ratio=1.2, shared_walk=True, date="2026-11-30 22:00"),
+          dict(share, ratio=1.4, shared_walk=False, date="2026-11-30 22:00")]  # an A/B run: off arm written last
+    (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(r) for r in [new, share, *fixed]) + "\nnot json\n")
+    (tmp_path / "c.jsonl").write_text("\n".join(json.dumps(r) for r in ab) + "\n")
+    (tmp_path / "b.jsonl").write_text(json.dumps(old) + "\n")
+    macros, missing = speed_macros(benchmark_records(tmp_path))
+    assert macros["SpeedKernelOneK"] == "6.0" and macros["SpeedNumpyOneK"] == "3.0"
+    assert macros["SpeedFixedExpKernel"] == f"{np.log(8) / np.log(100):.2f}"  # 1000 -> 100000
+    assert macros["SpeedFixedExpKernelUpper"] == f"{np.log(4) / np.log(10):.2f}"
+    assert macros["SpeedFixedExpBrute"] == "1.00" and macros["SpeedFixedHundredK"] == "125"
+    assert macros["SpeedFitShareHGBLarge"] == "1.20" and macros["SpeedFitShareHGBLargeSeparate"] == "1.40"
+    assert macros["SpeedFitShareHGBLargeB"] == "20"
+    assert "from 1.40 (one walk per feature set) to 1.20" in macros["SpeedSharedWalkText"]
+    assert "would avoid" in speed_macros([])[0]["SpeedSharedWalkText"]  # no A/B record: the plan, not a result
+    assert macros["SpeedFitShareHGBLargeFit"] == "0.67"
+    assert macros["SpeedKernelTenK"] == "--" and any("n=10000" in m for m in missing)
+    assert macros["SpeedFitShareRFLarge"] == "--"
