@@ -500,9 +500,13 @@ def _newer_caches(ctx: C.Context, name: str, summary: Path) -> bool:
 
 
 def summaries_stale(ctx: C.Context) -> bool:
-    """Whether a cache (repetitions, truths) is newer than the oldest summary (a run went on since)."""
+    """Whether a scenario has no summary, or a cache (repetitions, truths) is newer than the oldest
+    summary (a run went on since).  Delete a summary to have it redone (e.g. after a band rule changed)."""
     folder = ctx.study_dir(STUDY)
     summaries = list((folder / "summary").glob("*.nc"))
+    names = {p.stem for p in summaries}
+    if summaries and any(name not in names for name in config(STUDY, ctx.quick)["scenarios"]):
+        return True
     caches = [p for pattern in ("*/chunk_*.nc", "*_truth.nc", "*_truth/fits_*.nc") for p in folder.glob(pattern)]
     if not summaries or not caches:
         return False
