@@ -12,7 +12,8 @@ counted - scikit-learn's own import is not counted either; ``--cold`` counts the
 
 Models: ``rf`` = RandomForestRegressor(100) fully grown, ``rf5`` = the same with
 ``min_samples_leaf=5``, ``hgb`` = HistGradientBoostingRegressor(100 iterations), ``catboost`` =
-CatBoostRegressor(100 iterations, depth 6, one thread; ``pip install catboost``).
+CatBoostRegressor(100 iterations, depth 6, one thread; ``pip install catboost``), ``xgboost`` =
+XGBRegressor(100 trees, depth 6, hist, one thread), ``lightgbm`` = LGBMRegressor(100 trees, one thread).
 
 ``--ab R``: R interleaved runs with the shared walk of the feature sets (one walk per tree
 for all of a refit's feature sets, :func:`pdpboot.engine.tree.PreparedTrees.partial_dependence_many`)
@@ -83,11 +84,46 @@ def _timed_catboost():
                          random_seed=0)
 
 
+def _time_fits_of(cls) -> None:
+    """Make ``cls.fit`` record its CPU time (patched on the class itself: the engine recognises
+    XGBoost and LightGBM models by their module, so a timed subclass would not take the tree engine)."""
+    if getattr(cls.fit, "_timed", False):
+        return
+    plain = cls.fit
+
+    def fit(self, X, y, **kwargs):
+        start = time.process_time()
+        out = plain(self, X, y, **kwargs)
+        FIT_SECONDS.append(time.process_time() - start)
+        return out
+
+    fit._timed = True
+    cls.fit = fit
+
+
+def _timed_xgboost():
+    """XGBRegressor(100 trees, depth 6, hist, one thread) whose fits record their CPU time."""
+    from xgboost import XGBRegressor
+
+    _time_fits_of(XGBRegressor)
+    return XGBRegressor(n_estimators=100, max_depth=6, tree_method="hist", n_jobs=1, random_state=0)
+
+
+def _timed_lightgbm():
+    """LGBMRegressor(100 trees, 31 leaves, one thread) whose fits record their CPU time."""
+    from lightgbm import LGBMRegressor
+
+    _time_fits_of(LGBMRegressor)
+    return LGBMRegressor(n_estimators=100, n_jobs=1, random_state=0, verbose=-1)
+
+
 MODELS = {
     "rf": lambda: TimedForest(n_estimators=100, random_state=0, n_jobs=1),
     "rf5": lambda: TimedForest(n_estimators=100, min_samples_leaf=5, random_state=0, n_jobs=1),
     "hgb": lambda: TimedHGB(max_iter=100, random_state=0),
     "catboost": _timed_catboost,
+    "xgboost": _timed_xgboost,
+    "lightgbm": _timed_lightgbm,
 }
 
 
