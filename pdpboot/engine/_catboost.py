@@ -35,6 +35,8 @@ import tempfile
 import numpy as np
 import pandas as pd
 
+from .response import binary_probabilities, softmax
+
 _IDENTITY = {"RMSE", "MAE", "Quantile", "MAPE", "Huber", "Expectile", "LogCosh", "Lq"}
 _LOGISTIC = {"Logloss", "CrossEntropy"}
 _SOFTMAX = {"MultiClass"}
@@ -52,15 +54,6 @@ def from_catboost(estimator) -> bool:
     if base is None:
         return False
     return all(getattr(cls, name, None) is getattr(base, name, None) for name in ("predict", "predict_proba"))
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def _softmax(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def _model_json(estimator) -> dict:
@@ -92,9 +85,9 @@ class CatBoostReader:
             if response_method != "predict_proba":
                 raise unsupported(f"response_method={response_method!r} for a CatBoost classifier")
             if loss in _LOGISTIC:
-                self.link = lambda raw: np.column_stack([1.0 - _sigmoid(raw[:, 0]), _sigmoid(raw[:, 0])])
+                self.link = binary_probabilities
             elif loss in _SOFTMAX:
-                self.link = _softmax
+                self.link = softmax
             else:
                 raise unsupported(f"CatBoost classifier loss {loss!r}")
         else:

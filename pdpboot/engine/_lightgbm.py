@@ -20,8 +20,12 @@ Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators fr
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
+
+from .response import binary_probabilities, softmax
 
 _IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape"}
 _EXP = {"poisson", "gamma", "tweedie"}
@@ -29,11 +33,6 @@ _EXP = {"poisson", "gamma", "tweedie"}
 
 def is_lightgbm(estimator) -> bool:
     return type(estimator).__module__.split(".")[0] == "lightgbm" and hasattr(estimator, "booster_")
-
-
-def _softmax(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 class LightGBMReader:
@@ -56,15 +55,9 @@ class LightGBMReader:
             if response_method != "predict_proba":
                 raise unsupported(f"response_method={response_method!r} for a LightGBM classifier")
             if name in ("binary", "cross_entropy") and self.n_raw == 1:
-                scale = float(opts.get("sigmoid", 1.0))
-
-                def link(raw):
-                    p = 1.0 / (1.0 + np.exp(-scale * raw[:, 0]))
-                    return np.column_stack([1.0 - p, p])
-
-                self.link = link
+                self.link = partial(binary_probabilities, scale=float(opts.get("sigmoid", 1.0)))
             elif name == "multiclass":
-                self.link = _softmax
+                self.link = softmax
             else:
                 raise unsupported(f"LightGBM classifier objective {name!r}")
         else:

@@ -26,6 +26,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from .response import binary_probabilities, sigmoid, softmax
+
 _IDENTITY = {"reg:squarederror", "reg:linear", "reg:absoluteerror", "reg:pseudohubererror"}
 _EXP = {"count:poisson", "reg:gamma", "reg:tweedie"}
 _LOGISTIC = {"binary:logistic", "reg:logistic"}
@@ -34,15 +36,6 @@ _SOFTMAX = {"multi:softprob", "multi:softmax"}
 
 def is_xgboost(estimator) -> bool:
     return type(estimator).__module__.split(".")[0] == "xgboost" and hasattr(estimator, "get_booster")
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def _softmax(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def _decode_categories(enc: dict) -> list | None:
@@ -80,9 +73,9 @@ class XGBoostReader:
             if response_method != "predict_proba":
                 raise unsupported(f"response_method={response_method!r} for an XGBoost classifier")
             if objective in _LOGISTIC and self.n_raw == 1:
-                self.link = lambda raw: np.column_stack([1.0 - _sigmoid(raw[:, 0]), _sigmoid(raw[:, 0])])
+                self.link = binary_probabilities
             elif objective in _SOFTMAX:
-                self.link = _softmax
+                self.link = softmax
             else:
                 raise unsupported(f"XGBoost classifier objective {objective!r}")
         else:
@@ -93,7 +86,7 @@ class XGBoostReader:
             elif objective in _EXP:
                 self.link = np.exp
             elif objective in _LOGISTIC:
-                self.link = _sigmoid
+                self.link = sigmoid
             else:
                 raise unsupported(f"XGBoost objective {objective!r}")
         gb = booster["model"]

@@ -16,6 +16,24 @@ from sklearn.base import is_classifier, is_regressor
 RESPONSE_METHODS = ("auto", "predict", "predict_proba", "decision_function")
 
 
+def sigmoid(z):
+    """Logistic function ``1 / (1 + exp(-z))``, elementwise."""
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def softmax(z):
+    """Row-wise softmax of raw scores ``(rows, classes)``."""
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def binary_probabilities(score, scale: float = 1.0) -> np.ndarray:
+    """``[1 - p, p]`` with ``p = sigmoid(scale * score[:, 0])``: a binary booster's raw score to
+    ``predict_proba``'s two columns."""
+    p = sigmoid(scale * score[:, 0])
+    return np.column_stack([1.0 - p, p])
+
+
 def resolve_response_method(estimator, response_method: str) -> str:
     """Resolve ``"auto"`` and check the estimator offers the method.
 
