@@ -87,6 +87,22 @@ def _grow_rows(a):
 
 
 @njit(cache=True, nogil=True)
+def _category_code(xv):
+    """Column of ``cat_left`` for value ``xv``: its integer code, or ``MISSING_CODE`` (NaN, negative, too large)."""
+    if xv == xv and xv >= 0 and xv < MISSING_CODE:
+        return int(xv)
+    return MISSING_CODE
+
+
+@njit(cache=True, nogil=True)
+def _goes_left(xv, thr, aux, cat_left):
+    """Whether a row with value ``xv`` goes left at a split node (``aux`` >= 0: its ``cat_left`` row; -2: NaN left)."""
+    if aux >= 0:
+        return cat_left[aux, _category_code(xv)]
+    return (xv <= thr) | ((xv != xv) & (aux == -2))
+
+
+@njit(cache=True, nogil=True)
 def _partition(rows, tmp, s, e, xcol, thr, miss_left, cat):
     """Stable in-place partition of ``rows[s:e]``: rows going left first; returns their count."""
     nl = 0
@@ -94,11 +110,7 @@ def _partition(rows, tmp, s, e, xcol, thr, miss_left, cat):
     if cat.shape[0] > 0:
         for k in range(s, e):
             r = rows[k]
-            xv = xcol[r]
-            code = MISSING_CODE
-            if xv == xv and xv >= 0 and xv < MISSING_CODE:
-                code = int(xv)
-            go = np.int64(cat[code])
+            go = np.int64(cat[_category_code(xcol[r])])
             rows[s + nl] = r
             tmp[nr] = r
             nl += go
@@ -222,14 +234,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                 aux = nodes[v, 3]
                 if f >= 0 and axis_of[f] < 0:
                     if e - s == 1:  # a single row: plain descent
-                        xv = xt[f, seg[s]]
-                        if aux >= 0:
-                            code = MISSING_CODE
-                            if xv == xv and xv >= 0 and xv < MISSING_CODE:
-                                code = int(xv)
-                            go = cat_left[aux, code]
-                        else:
-                            go = (xv <= thr[v]) | ((xv != xv) & (aux == -2))
+                        go = _goes_left(xt[f, seg[s]], thr[v], aux, cat_left)
                         v = nodes[v, 1] if go else nodes[v, 2]
                         continue
                     nl = _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2, cat_left[aux] if aux >= 0 else no_cat)
@@ -498,14 +503,7 @@ def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, l
                 aux = nodes[v, 3]
                 if re - rs == 1 and runs[rs, 1] - runs[rs, 0] == 1 and (sets_of[f] & runs[rs, 2]) == 0:
                     # one row and a complement split for all its sets: plain descent
-                    xv = xt[f, seg[runs[rs, 0]]]
-                    if aux >= 0:
-                        code = MISSING_CODE
-                        if xv == xv and xv >= 0 and xv < MISSING_CODE:
-                            code = int(xv)
-                        go = cat_left[aux, code]
-                    else:
-                        go = (xv <= thr[v]) | ((xv != xv) & (aux == -2))
+                    go = _goes_left(xt[f, seg[runs[rs, 0]]], thr[v], aux, cat_left)
                     v = nodes[v, 1] if go else nodes[v, 2]
                     continue
                 um = np.int64(0)
