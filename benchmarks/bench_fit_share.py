@@ -156,7 +156,6 @@ def main(argv=None) -> None:
     if args.ab:
         return _ab(args)
     X, y = make_friedman1(args.n, n_features=10, rng=0)
-    est = MODELS[args.model]()
     load = os.getloadavg()[0]
     warmup = 0.0
     if not args.cold:  # one-time costs of the process (numba import, compiled-code cache, xarray's lazy imports)
@@ -164,24 +163,22 @@ def main(argv=None) -> None:
         with threadpool_limits(limits=1):
             _warm_up(args.model, X, y)
         warmup = time.process_time() - start
-    FIT_SECONDS.clear()
-    with threadpool_limits(limits=1):
-        start = time.process_time()
-        pdpboot.bootstrap_partial_dependence(est, X, y, ["x1", "x2", "x3", ("x1", "x2")],
-                                             n_resamples=args.resamples, grid_resolution=args.grid, n_jobs=1,
-                                             rng=0, progress=False)
-        total = time.process_time() - start
-    fit = sum(FIT_SECONDS)
+    total, fit, fits = _run(args, X, y)
     row = {"model": args.model, "n": args.n, "resamples": args.resamples, "grid": args.grid,
-           "kernel": kernel_available(), "total_cpu": total, "fit_cpu": fit, "fits": len(FIT_SECONDS),
+           "kernel": kernel_available(), "total_cpu": total, "fit_cpu": fit, "fits": fits,
            "ratio": total / fit, "shared_walk": _shared_walk(), "cold": args.cold, "warmup_cpu": warmup,
            "load_average": load, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     print(f"{args.model} n={args.n} B={args.resamples}: total {total:.1f} s CPU, fit floor {fit:.1f} s "
-          f"({len(FIT_SECONDS)} fits) -> total / fit floor {total / fit:.3f} (target <= 1.25); "
+          f"({fits} fits) -> total / fit floor {total / fit:.3f} (target <= 1.25); "
           f"compiled walk {row['kernel']}; {'cold process' if args.cold else f'after a {warmup:.1f} s warm-up'}; "
           f"load {load:.1f}", flush=True)
-    if args.out:
-        out = Path(args.out)
+    _append(args.out, row)
+
+
+def _append(path: str, row: dict) -> None:
+    """Append ``row`` as one JSON line to ``path`` (nothing when ``path`` is empty)."""
+    if path:
+        out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
@@ -229,11 +226,7 @@ def _ab(args) -> None:
         print(f"{args.model} n={args.n} B={args.resamples} shared walk {shared}: median total "
               f"{row['total_cpu']:.1f} s CPU, fit floor {row['fit_cpu']:.1f} s -> median ratio {row['ratio']:.3f} "
               f"(runs {', '.join(f'{r:.3f}' for r in ratios)}); load {load:.1f}", flush=True)
-        if args.out:
-            out = Path(args.out)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            with out.open("a") as fh:
-                fh.write(json.dumps(row) + "\n")
+        _append(args.out, row)
 
 
 if __name__ == "__main__":
