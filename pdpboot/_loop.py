@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 from sklearn.base import clone
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._evaluate import Evaluation, MissingClassError, NodeArrays, evaluate_fit
 from ._plan import BootstrapPlan, fit_kwargs
@@ -83,6 +83,23 @@ def resample_background(plan: BootstrapPlan, fixed: np.ndarray, rows: np.ndarray
     return distinct, row_weights(plan, distinct, counts.astype(float))
 
 
+_CONTROLLER: dict[int, ThreadpoolController] = {}
+
+
+def _thread_controller() -> ThreadpoolController:
+    """threadpoolctl's view of the native thread pools loaded in this process, found once.
+
+    Finding them scans every loaded library (about 6 ms, more than some refits' PD); a new
+    native library comes with a new Python module, so the scan is redone when ``sys.modules``
+    has grown.
+    """
+    key = len(sys.modules)
+    if key not in _CONTROLLER:
+        _CONTROLLER.clear()
+        _CONTROLLER[key] = ThreadpoolController()
+    return _CONTROLLER[key]
+
+
 @contextmanager
 def fit_context(threads: int):
     """Where every fit and evaluation runs: ``threads`` native threads, one joblib job by default.
@@ -91,7 +108,7 @@ def fit_context(threads: int):
     forests would otherwise sum their trees' predictions in several threads, in an
     order that changes from run to run.  Estimators that set ``n_jobs`` keep it.
     """
-    with threadpool_limits(limits=threads), parallel_config(n_jobs=1):
+    with _thread_controller().limit(limits=threads), parallel_config(n_jobs=1):
         yield
 
 

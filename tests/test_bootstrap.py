@@ -247,6 +247,28 @@ def test_threads_per_job_does_not_change_results(data):
     np.testing.assert_array_equal(one["a"].ds.pd_resamples.values, two["a"].ds.pd_resamples.values)
 
 
+class _ThreadsSeen(LinearRegression):
+    """Records the native thread counts threadpoolctl sees while it is fitted."""
+
+    seen: list = []
+
+    def fit(self, X, y, sample_weight=None):
+        from threadpoolctl import threadpool_info
+
+        type(self).seen.append({pool["num_threads"] for pool in threadpool_info()})
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_refits_run_under_the_thread_limit(data, threads):
+    X, y = data
+    _ThreadsSeen.seen = []
+    pdpboot.bootstrap_partial_dependence(_ThreadsSeen(), X, y, ["a"], n_resamples=3, rng=0, grid_resolution=3,
+                                         threads_per_job=threads)
+    refits = _ThreadsSeen.seen[1:]  # the first fit is the full-data one, outside the resample loop
+    assert len(refits) == 3 and all(seen == {threads} for seen in refits), refits
+
+
 def test_group_resampling_requires_groups(data):
     X, y = data
     with pytest.raises(ValueError, match="groups"):

@@ -1,25 +1,29 @@
-"""LightGBM models for the exact tree engine, read from ``Booster.dump_model()``.
+"""LightGBM models for the exact tree engine, read from ``Booster.model_to_string()``.
 
 Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators from
 ``lightgbm``).  Conventions (LightGBM 4):
 
-* inputs are float64; a numeric node (``decision_type "<="``) sends ``x`` left when
-  ``x <= threshold`` (float64).  ``missing_type "NaN"``: NaN follows ``default_left``;
-  ``"None"``: NaN is treated as 0.0 (so it goes left when ``0 <= threshold``);
-  ``"Zero"`` (zero as missing) is not supported (brute force is used);
-* a categorical node (``"=="``) sends the listed categories (``"1||4||7"``) left and
-  everything else - other categories, negative codes, NaN - right; pandas categories
-  are coded with the categories stored at training time (``pandas_categorical``),
-  exactly as LightGBM does;
-* the raw score is the sum of the leaf values (``average_output`` - random forest mode
-  - divides by the number of iterations); any constant left over (init score) is read
-  back from ``predict(raw_score=True)`` by the caller;
+* inputs are float64; a numeric node sends ``x`` left when ``x <= threshold`` (float64,
+  written with 17 digits, so read back exactly).  ``decision_type`` is a bit field: bit 0
+  categorical, bit 1 default left, bits 2-3 the missing type.  Missing type NaN: NaN
+  follows default left; None: NaN is treated as 0.0 (so it goes left when
+  ``0 <= threshold``); Zero (zero as missing) is not supported (brute force is used);
+* a categorical node's threshold indexes its bitset (``cat_boundaries`` /
+  ``cat_threshold``, 32-bit words); the categories set in it go left and everything
+  else - other categories, negative codes, NaN - right; pandas categories are coded with
+  the categories stored at training time (``pandas_categorical``), exactly as LightGBM
+  does;
+* the raw score is the sum of the leaf values; any constant left over (init score) is
+  read back from ``predict(raw_score=True)`` by the caller.  In random-forest mode
+  (``average_output``) ``predict`` divides by the number of iterations and the raw score
+  does not, so both the leaves and the margin are scaled by it here;
 * links: identity (regression objectives), ``exp`` (poisson, gamma, tweedie), sigmoid
   with its ``sigmoid:`` scale (binary, cross-entropy), softmax (multiclass).
 """
 
 from __future__ import annotations
 
+import json
 from functools import partial
 
 import numpy as np
@@ -35,6 +39,40 @@ def is_lightgbm(estimator) -> bool:
     return type(estimator).__module__.split(".")[0] == "lightgbm" and hasattr(estimator, "booster_")
 
 
+def parse_model_string(text: str) -> tuple[dict, list[dict], list]:
+    """Header, trees and pandas categories of ``Booster.model_to_string()``.
+
+    Returns
+    -------
+    header : dict
+        ``key -> value`` strings of the lines before the first tree (a bare key such as
+        ``average_output`` maps to ``""``).
+    trees : list of dict
+        One ``key -> value`` string dict per ``Tree=`` block.
+    pandas_categories : list
+        The categories LightGBM stored for pandas categorical columns (empty if none).
+    """
+    body, _, tail = text.partition("end of trees")
+    blocks = body.split("\nTree=")
+    header = dict((line.split("=", 1) + [""])[:2] for line in blocks[0].splitlines() if line)
+    trees = [dict(line.split("=", 1) for line in block.splitlines()[1:] if "=" in line) for block in blocks[1:]]
+    pandas_categories: list = []
+    for line in tail.splitlines():
+        if line.startswith("pandas_categorical:"):
+            pandas_categories = json.loads(line.split(":", 1)[1]) or []
+    return header, trees, pandas_categories
+
+
+def _ranges(counts: np.ndarray) -> np.ndarray:
+    """``0..c-1`` for each count ``c``, concatenated."""
+    ends = np.cumsum(counts)
+    return np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
+
+
+def _numbers(tree: dict, key: str, dtype) -> np.ndarray:
+    return np.array(tree.get(key, "").split(), dtype=dtype)
+
+
 class LightGBMReader:
     """Node table, link and input conversion of a fitted LightGBM scikit-learn estimator."""
 
@@ -44,12 +82,11 @@ class LightGBMReader:
         from sklearn.base import is_classifier
 
         self.estimator = estimator
-        booster = estimator.booster_
-        self.dump = booster.dump_model()
-        objective = str(self.dump.get("objective", "")).split()
+        self.header, self.trees, self._pandas_cats = parse_model_string(estimator.booster_.model_to_string())
+        objective = self.header.get("objective", "").split()
         name = objective[0] if objective else ""
         opts = dict(o.split(":", 1) for o in objective[1:] if ":" in o)
-        self.n_raw = int(self.dump.get("num_tree_per_iteration", 1))
+        self.n_raw = int(self.header.get("num_tree_per_iteration", 1))
         classifier = is_classifier(estimator)
         if classifier:
             if response_method != "predict_proba":
@@ -69,84 +106,84 @@ class LightGBMReader:
                 self.link = np.exp
             else:
                 raise unsupported(f"LightGBM objective {name!r}")
-        self.n_features = int(self.dump["max_feature_idx"]) + 1
-        pandas_cats = self.dump.get("pandas_categorical") or []
-        self.categorical_features = [j for j, info in enumerate(self.dump.get("feature_infos", {}).values())
-                                     if isinstance(info, dict) and info.get("values") is not None]
+        if any(tree.get("is_linear", "0") != "0" for tree in self.trees):
+            raise unsupported("LightGBM linear trees")
+        self.n_features = int(self.header["max_feature_idx"]) + 1
         self.categories: list = [None] * self.n_features
         self.cat_columns: list[int] = []
         self.unsupported = unsupported
-        self._pandas_cats = pandas_cats
-        self.n_iter = max(1, len(self.dump["tree_info"]) // self.n_raw)
+        self.n_iter = max(1, len(self.trees) // self.n_raw)
+        # Random-forest mode averages the trees; its raw score (predict(raw_score=True)) is their sum.
+        self.tree_scale = 1.0 / self.n_iter if "average_output" in self.header else 1.0
+
+    def _categories_left(self, tree: dict, missing_code: int) -> list[np.ndarray]:
+        """Per categorical split of a tree, the categories it sends left (decoded from the bitsets)."""
+        bounds = _numbers(tree, "cat_boundaries", np.int64)
+        words = _numbers(tree, "cat_threshold", np.uint32)
+        rows = []
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            bits = np.unpackbits(words[a:b].astype("<u4").view(np.uint8), bitorder="little")
+            listed = np.flatnonzero(bits)
+            if listed.size and listed[-1] >= missing_code:
+                raise self.unsupported("LightGBM category codes above 255")
+            row = np.zeros(missing_code + 1, dtype=bool)
+            row[listed] = True
+            rows.append(row)
+        return rows
+
+    def _joined(self, key: str, dtype) -> np.ndarray:
+        """One array of ``key``'s numbers over all trees, in tree order (one parse)."""
+        return np.array(" ".join(tree.get(key, "") for tree in self.trees).split(), dtype=dtype)
 
     def table(self, table_fn, missing_code: int):
-        feats, thrs, lefts, rights, miss, sizes, covers, vals, cat_rows = [], [], [], [], [], [], [], [], []
-        cat_tables = []
-        cat_features = set()
-        scale = 1.0 / self.n_iter if self.dump.get("average_output") else 1.0
-        for t, info in enumerate(self.dump["tree_info"]):
-            nodes = []  # preorder: (dict, parent slot)
-            stack = [info["tree_structure"]]
-            while stack:
-                nd = stack.pop()
-                nodes.append(nd)
-                if "split_index" in nd:
-                    stack.append(nd["right_child"])
-                    stack.append(nd["left_child"])
-            ident = {id(nd): k for k, nd in enumerate(nodes)}
-            n = len(nodes)
-            feat = np.full(n, -1, dtype=np.intp)
-            thr = np.zeros(n)
-            left = np.full(n, -1, dtype=np.intp)
-            right = np.full(n, -1, dtype=np.intp)
-            mleft = np.zeros(n, dtype=bool)
-            cover = np.zeros(n)
-            value = np.zeros((n, self.n_raw))
-            cat_row = np.full(n, -1, dtype=np.intp)
-            col = t % self.n_raw
-            for k, nd in enumerate(nodes):
-                if "split_index" not in nd:
-                    value[k, col] = float(nd["leaf_value"]) * scale
-                    cover[k] = float(nd.get("leaf_count", 1))
-                    continue
-                f = int(nd["split_feature"])
-                feat[k] = f
-                left[k], right[k] = ident[id(nd["left_child"])], ident[id(nd["right_child"])]
-                cover[k] = float(nd.get("internal_count", 1))
-                missing = nd.get("missing_type", "None")
-                if nd["decision_type"] == "==":
-                    listed = [int(c) for c in str(nd["threshold"]).split("||")]
-                    if any(c < 0 or c >= missing_code for c in listed):
-                        raise self.unsupported("LightGBM category codes above 255")
-                    row = np.zeros(missing_code + 1, dtype=bool)
-                    row[listed] = True
-                    cat_row[k] = -2  # filled below
-                    cat_tables.append(row)
-                    cat_features.add(f)
-                    continue
-                if nd["decision_type"] != "<=" or missing == "Zero":
-                    raise self.unsupported(f"LightGBM split {nd['decision_type']!r} / missing {missing!r}")
-                thr[k] = float(nd["threshold"])
-                mleft[k] = bool(nd["default_left"]) if missing == "NaN" else (0.0 <= thr[k])
-            feats.append(feat)
-            thrs.append(thr)
-            lefts.append(left)
-            rights.append(right)
-            miss.append(mleft)
-            sizes.append(n)
-            covers.append(cover)
-            vals.append(value)
-            cat_rows.append(cat_row)
-        cat_row = np.concatenate(cat_rows)
-        marked = np.flatnonzero(cat_row == -2)
-        cat_row[marked] = np.arange(len(marked))
-        table = table_fn(
-            np.concatenate(feats), np.concatenate(thrs), np.concatenate(lefts), np.concatenate(rights),
-            np.concatenate(miss), sizes, np.concatenate(vals), cat_row, cover=np.concatenate(covers),
-        )
+        """Node table: per tree, the internal nodes in LightGBM's order, then its leaves."""
+        n_leaves = np.array([int(tree["num_leaves"]) for tree in self.trees], dtype=np.intp)
+        n_internal = n_leaves - 1
+        sizes = n_internal + n_leaves
+        base = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        internal_at = np.repeat(base, n_internal) + _ranges(n_internal)  # global slot of each internal node
+        leaf_at = np.repeat(base + n_internal, n_leaves) + _ranges(n_leaves)
+        total = int(sizes.sum())
+
+        value = np.zeros((total, self.n_raw))
+        tree_of_leaf = np.repeat(np.arange(len(self.trees)), n_leaves)
+        value[leaf_at, tree_of_leaf % self.n_raw] = self._joined("leaf_value", np.float64) * self.tree_scale
+        cover = np.ones(total)
+        cover[leaf_at] = self._joined("leaf_count", np.float64)
+        cover[internal_at] = self._joined("internal_count", np.float64)
+
+        decision = self._joined("decision_type", np.int64)
+        categorical = (decision & 1).astype(bool)
+        missing_type = (decision >> 2) & 3  # 0 None, 1 Zero, 2 NaN
+        if np.any(missing_type[~categorical] == 1):
+            raise self.unsupported("LightGBM split with zero as missing")
+        own_internal = np.repeat(n_internal, n_internal)
+        feat = np.full(total, -1, dtype=np.intp)
+        feat[internal_at] = self._joined("split_feature", np.intp)
+        left = np.full(total, -1, dtype=np.intp)
+        right = np.full(total, -1, dtype=np.intp)
+        for out, key in ((left, "left_child"), (right, "right_child")):  # local ids; leaf l is stored as ~l
+            child = self._joined(key, np.intp)
+            out[internal_at] = np.where(child < 0, own_internal + ~child, child)
+        raw_threshold = self._joined("threshold", np.float64)
+        thr = np.zeros(total)
+        thr[internal_at] = np.where(categorical, 0.0, raw_threshold)
+        # NaN follows default left when the missing type is NaN; with None it is read as 0.0
+        missing_left = np.where(missing_type == 2, (decision & 2).astype(bool), 0.0 <= thr[internal_at])
+        mleft = np.zeros(total, dtype=bool)
+        mleft[internal_at] = missing_left & ~categorical
+
+        cat_row = np.full(total, -1, dtype=np.intp)
+        cat_tables: list[np.ndarray] = []
+        first_internal = np.concatenate([[0], np.cumsum(n_internal)[:-1]])
+        for t in np.flatnonzero([tree.get("num_cat", "0") != "0" for tree in self.trees]):
+            nodes = first_internal[t] + np.flatnonzero(categorical[first_internal[t]:first_internal[t] + n_internal[t]])
+            cat_row[internal_at[nodes]] = len(cat_tables) + raw_threshold[nodes].astype(np.intp)
+            cat_tables.extend(self._categories_left(self.trees[t], missing_code))
+        table = table_fn(feat, thr, left, right, mleft, sizes, value, cat_row, cover=cover)
         table["cat_left"] = (np.stack(cat_tables) if cat_tables
                              else np.zeros((0, missing_code + 1), dtype=bool))
-        self.cat_columns = sorted(cat_features)
+        self.cat_columns = sorted({int(f) for f in feat[cat_row >= 0]})
         return table
 
     def categorical(self) -> np.ndarray:
@@ -179,4 +216,5 @@ class LightGBMReader:
         return xa
 
     def margin(self, X) -> np.ndarray:
-        return np.asarray(self.estimator.predict(X, raw_score=True), dtype=np.float64).reshape(len(X), -1)
+        raw = np.asarray(self.estimator.predict(X, raw_score=True), dtype=np.float64).reshape(len(X), -1)
+        return raw * self.tree_scale

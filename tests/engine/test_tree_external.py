@@ -94,6 +94,45 @@ def test_lightgbm_exact(kind, nan, categorical):
     _check(est, X, ["x1", "x0"], method)
 
 
+def test_lightgbm_wide_bitsets_rf_mode_and_nan_as_zero():
+    """Categories beyond one 32-bit bitset word, random-forest averaging and NaN read as 0.0 (use_missing off)."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(3)
+    n = 600
+    levels = [f"k{i:02d}" for i in range(45)]
+    X, _ = _frame(n=n, seed=3, nan=True)
+    codes = rng.integers(0, len(levels), n)
+    X["c"] = pd.Categorical(np.array(levels)[codes], categories=levels)
+    y = 10 * np.sin(3 * X["x0"].fillna(0)) + np.where(codes >= 33, 4.0, np.where(codes % 3 == 0, -3.0, 0.0))
+    y = y + rng.normal(0, 0.3, n)
+    wide = lgb.LGBMRegressor(n_estimators=8, num_leaves=12, min_child_samples=5, learning_rate=0.5, verbose=-1,
+                             n_jobs=1, min_data_per_group=3, cat_smooth=1, max_cat_threshold=40).fit(X, y)
+    words = [int(b) for tree in wide.booster_.model_to_string().split("cat_boundaries=")[1:]
+             for b in np.diff(np.array(tree.splitlines()[0].split(), dtype=int))]
+    assert max(words) >= 2  # some split's bitset spans two words
+    grid = np.array(levels[::4] + ["k44", "k33"], dtype=object)
+    idx = [list(X.columns).index("c")]
+    ref = brute_ice(wide, X, idx, [grid], "predict")
+    avg, _ = tree_partial_dependence(wide, X, idx, [grid], response_method="predict")
+    np.testing.assert_allclose(avg, ref.mean(axis=0), rtol=RTOL, atol=RTOL * np.abs(ref).max())
+    forest = lgb.LGBMRegressor(boosting_type="rf", n_estimators=7, num_leaves=10, bagging_fraction=0.6,
+                               bagging_freq=1, feature_fraction=0.8, use_missing=False, verbose=-1,
+                               n_jobs=1).fit(X[["x0", "x1", "x2", "x3"]], y)
+    _check(forest, X[["x0", "x1", "x2", "x3"]], ["x1", "x0"], "predict")
+
+
+def test_lightgbm_zero_as_missing_falls_back_to_brute_force():
+    """Zero-as-missing splits are not read: method='tree' says so, 'auto' computes by brute force."""
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _frame(nan=True)
+    est = lgb.LGBMRegressor(n_estimators=4, num_leaves=8, zero_as_missing=True, verbose=-1, n_jobs=1).fit(X, y)
+    grid = [np.array([0.0, 0.3, 0.7])]
+    with pytest.raises(ValueError, match="brute"):
+        compute_pd_many(est, X, [[0]], [grid], response_method="predict", method="tree")
+    (avg, _), = compute_pd_many(est, X, [[0]], [grid], response_method="predict", method="auto")
+    np.testing.assert_allclose(avg, brute_ice(est, X, [0], grid, "predict").mean(axis=0), rtol=RTOL)
+
+
 def test_xgboost_numpy_poisson_and_many():
     xgb = pytest.importorskip("xgboost")
     X, y = _frame()
