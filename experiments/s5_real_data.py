@@ -7,7 +7,7 @@ day share weather and demand shocks, so the resampling unit is the day (a cluste
 ``resampling="group"``, 365 days), not the hour.
 
 ANES 1996 (classification, 944 voters, Clinton vs Dole): ``HistGradientBoostingClassifier``;
-PD of the probability of a Dole vote, with bands (stratified bootstrap).
+PD of the probability of a Dole vote, with bands (plain bootstrap of the respondents, the default for classifiers).
 """
 
 from __future__ import annotations
