@@ -128,8 +128,10 @@ def _cell(row: dict, key: str, peer: str | None, versions: dict) -> str:
 
 
 def _fmt_ratio(ratio: float) -> str:
-    """One decimal; none from 100 on (thousands separated)."""
-    return "--" if np.isnan(ratio) else f"{ratio:,.0f}".replace(",", "{,}") if ratio >= 100 else C.fmt(ratio, 1)
+    """One decimal; none from 100 on (thousands separated), judged after rounding (99.97 is "100", not "100.0")."""
+    if np.isnan(ratio):
+        return "--"
+    return f"{ratio:,.0f}".replace(",", "{,}") if round(ratio, 1) >= 100 else C.fmt(ratio, 1)
 
 
 def records(ctx: C.Context) -> dict:

@@ -130,6 +130,13 @@ def _edges(values: np.ndarray, categorical: bool) -> np.ndarray:
 
 def _draw_truth(ax, pair, ga, gb, truth, levels):
     """The true surface in the estimate's style: contours for two numeric features, else a heatmap."""
+    from matplotlib.ticker import MaxNLocator
+
+    # Numeric axes get the ticks plot_pd_contour gives the estimate and width panels of the same column
+    # (matplotlib's default steps, at most 4 intervals), so the three rows of a column read alike.
+    def ticks(axis):
+        axis.set_major_locator(MaxNLocator(4, steps=[1, 2, 2.5, 5, 10]))
+
     if "Day" in pair:
         cat = [f == "Day" for f in pair]
         from matplotlib.colors import BoundaryNorm
@@ -138,13 +145,13 @@ def _draw_truth(ax, pair, ga, gb, truth, levels):
                                  norm=BoundaryNorm(levels, ncolors=256), rasterized=True)
         if cat[1]:
             ax.set_yticks(np.arange(len(gb)), [str(int(v)) for v in gb])
+        if not cat[0]:
+            ticks(ax.xaxis)
         return mappable
-    from matplotlib.ticker import MaxNLocator
-
     mappable = ax.contourf(ga, gb, truth.T, levels=levels, cmap="viridis")
     ax.contour(ga, gb, truth.T, levels=levels, colors="k", linewidths=0.5, alpha=0.6)
-    ax.yaxis.set_major_locator(MaxNLocator(4))
-    ax.xaxis.set_major_locator(MaxNLocator(4))
+    ticks(ax.yaxis)
+    ticks(ax.xaxis)
     return mappable
 
 

@@ -7,7 +7,7 @@ day share weather and demand shocks, so the resampling unit is the day (a cluste
 ``resampling="group"``, 365 days), not the hour.
 
 ANES 1996 (classification, 944 voters, Clinton vs Dole): ``HistGradientBoostingClassifier``;
-PD of the probability of a Dole vote, with bands (stratified bootstrap).
+PD of the probability of a Dole vote, with bands (plain bootstrap of the respondents, the default for classifiers).
 """
 
 from __future__ import annotations
@@ -92,7 +92,9 @@ def _figure_bike(ctx: C.Context, res, het) -> dict:
         axes[1, 1].set_title("width of the 95 % percentile band", fontsize=7)
         for ax in axes[1, :2]:
             ax.set_xlabel(labels[BIKE_PAIR[0]])
-            ax.set_ylabel(labels[BIKE_PAIR[1]])
+        # The width map shares the PD map's axes: one y label, clear of the PD map's colour-bar label.
+        axes[1, 0].set_ylabel(labels[BIKE_PAIR[1]])
+        axes[1, 1].set_ylabel("")
         plot_heterogeneity(het, "hr", stat="cice_sd", ax=axes[1, 2], legend=False)
         axes[1, 2].set_title("spread of centred ICE curves of hour", fontsize=7)
         axes[1, 2].set_xlabel(labels["hr"])

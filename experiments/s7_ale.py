@@ -295,29 +295,35 @@ def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
 def _figure(ctx: C.Context) -> None:
     import matplotlib.pyplot as plt
 
+    from pdpboot.plotting import paper_style
+
     ds = C.load_dataset(ctx.study_dir(STUDY) / "figure.nc")
-    fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 2.3), constrained_layout=True)
-    ax = axes[0]
-    ax.scatter(ds["x1"], ds["x2"], s=3, alpha=0.4, color="0.3", linewidths=0)
-    a = np.linspace(GRID[0], GRID[-1], 5)
-    for value in a:
-        ax.plot([value, value], [ds["x2"].min(), ds["x2"].max()], color="tab:red", lw=0.6, alpha=0.6)
-    ax.set(title=f"data, $\\rho$ = {ds.attrs['rho']:g}", xlabel="$x_1$", ylabel="$x_2$")
-    ax.text(0.02, 0.97, "PD evaluates\nalong red lines", transform=ax.transAxes, va="top", fontsize=7,
-            color="tab:red")
-    for ax, effect, title in ((axes[1], "pd", "partial dependence"), (axes[2], "ale", "accumulated local effect")):
-        z = ds["grid"].values
-        ax.fill_between(z, *ds[f"{effect}_sim"].values, color="tab:blue", alpha=0.18, lw=0,
-                        label="95 % simultaneous")
-        ax.fill_between(z, *ds[f"{effect}_point"].values, color="tab:blue", alpha=0.35, lw=0,
-                        label="95 % pointwise")
-        ax.plot(z, ds[f"{effect}_estimate"], color="tab:blue", lw=1.5, label="boosting estimate")
-        ax.plot(z, ds[f"{effect}_truth"], color="black", ls="--", lw=1.2, label="truth")
-        ax.plot(ds["x1"].values, np.full(ds.sizes["row"], ax.get_ylim()[0]), "|", color="0.4", ms=4, alpha=0.3)
-        ax.set(title=title, xlabel="$x_1$")
-    axes[1].legend(fontsize=6, loc="upper left", frameon=False)
-    fig.savefig(ctx.out("figures", "ale_pd_vs_ale.png"), dpi=150, bbox_inches="tight")
-    C.savefig(fig, ctx, "ale_pd_vs_ale")
+    # The paper's figure style (7 pt, as every other figure) and the legend above the panels, off the curves.
+    with paper_style(7):
+        fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 2.4), layout="constrained")
+        ax = axes[0]
+        ax.scatter(ds["x1"], ds["x2"], s=3, alpha=0.4, color="0.3", linewidths=0)
+        a = np.linspace(GRID[0], GRID[-1], 5)
+        for value in a:
+            ax.plot([value, value], [ds["x2"].min(), ds["x2"].max()], color="tab:red", lw=0.6, alpha=0.6)
+        ax.set(xlabel="$x_1$", ylabel="$x_2$")
+        ax.set_title(f"data, $\\rho$ = {ds.attrs['rho']:g}", fontsize=7)
+        ax.text(0.02, 0.97, "PD evaluates\nalong red lines", transform=ax.transAxes, va="top", fontsize=6,
+                color="tab:red", bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1})
+        for ax, effect, title in ((axes[1], "pd", "partial dependence"), (axes[2], "ale", "accumulated local effect")):
+            z = ds["grid"].values
+            ax.fill_between(z, *ds[f"{effect}_sim"].values, color="tab:blue", alpha=0.18, lw=0,
+                            label="95 % simultaneous band")
+            ax.fill_between(z, *ds[f"{effect}_point"].values, color="tab:blue", alpha=0.35, lw=0,
+                            label="95 % pointwise band")
+            ax.plot(z, ds[f"{effect}_estimate"], color="tab:blue", lw=1.5, label="boosting estimate")
+            ax.plot(z, ds[f"{effect}_truth"], color="black", ls="--", lw=1.2, label="truth")
+            ax.plot(ds["x1"].values, np.full(ds.sizes["row"], ax.get_ylim()[0]), "|", color="0.4", ms=4, alpha=0.3)
+            ax.set(xlabel="$x_1$")
+            ax.set_title(title, fontsize=7)
+        handles, labels = axes[1].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=4, frameon=False)
+        C.savefig(fig, ctx, "ale_pd_vs_ale")
 
 
 def render(ctx: C.Context) -> None:
