@@ -355,7 +355,7 @@ def _figure_scaling(ctx: C.Context, scaling: xr.Dataset) -> None:
 BENCHMARK_RESULTS = C.ROOT / "benchmarks" / "results"
 #: Training sizes of the fit-share runs the text quotes, by the word used in the macro names.
 FIT_SHARE_SIZES = {"Small": 2000, "Large": 20000}
-FIT_SHARE_MODELS = {"rf": "RF", "hgb": "HGB", "catboost": "CatBoost"}
+FIT_SHARE_MODELS = {"rf": "RF", "hgb": "HGB", "catboost": "CatBoost", "xgboost": "XGBoost", "lightgbm": "LightGBM"}
 
 
 def benchmark_records(folder=BENCHMARK_RESULTS) -> list[dict]:
@@ -472,14 +472,15 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
 def _shared_walk_text(share: list[dict]) -> str:
     """The engine paragraph's last clause: the A/B result of the shared walk if recorded, else the plan.
 
-    An A/B pair is the latest ``shared_walk`` true and false records of one model and size (boosting,
-    then the forest, then CatBoost; the larger size first).
+    An A/B pair is the latest ``shared_walk`` true and false records of ``--ab`` runs (they carry
+    ``repeats``) of one model and size (boosting, then the forest, then CatBoost; the larger size first).
     """
     names = {"hgb": "histogram boosting", "rf": "the forest", "catboost": "CatBoost"}
     for model in ("hgb", "rf", "catboost"):
         for n in sorted(FIT_SHARE_SIZES.values(), reverse=True):
-            on = latest_record([r for r in share if r.get("shared_walk") is True], model=model, n=n)
-            off = latest_record([r for r in share if r.get("shared_walk") is False], model=model, n=n)
+            paired = [r for r in share if "repeats" in r]  # the two arms of one --ab run, not a later plain run
+            on = latest_record([r for r in paired if r.get("shared_walk") is True], model=model, n=n)
+            off = latest_record([r for r in paired if r.get("shared_walk") is False], model=model, n=n)
             if on and off:
                 repeats = on.get("repeats")
                 runs = f", medians of {repeats} interleaved runs each" if repeats else ""
