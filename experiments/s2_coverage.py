@@ -425,7 +425,9 @@ def _summarize_scenario(ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
 
     def add(label: dict, lower, upper, own_truth, se=None, truth_mcse=float("nan")):
         row = dict(label, width=(upper - lower).mean(axis=(1, 2)), truth_mcse=truth_mcse,
-                   se_ratio=float(np.mean(se.mean(axis=0) / sd_est)) if se is not None else float("nan"))
+                   se_ratio=float(np.mean(se.mean(axis=0) / sd_est)) if se is not None else float("nan"),
+                   se_ratio_edge=(float(np.mean(se.mean(axis=0)[:, [0, -1]] / sd_est[:, [0, -1]]))
+                                  if se is not None else float("nan")))
         row["matched_width"], row["matched_scale"] = matched_width(lower, upper, own_truth, level)
         for key, t in {"learner": own_truth, "dgp": truths["dgp"]}.items():
             row[key] = _indicators(lower, upper, t)
@@ -449,7 +451,7 @@ def _summarize_scenario(ctx: C.Context, cfg: dict, name: str) -> xr.Dataset:
     data["by_grid"] = (("band", "truth", "grid"), np.stack([[row[t]["by_grid"] for t in ("learner", "dgp")]
                                                             for row in rows]))
     data["width"] = (("band", "rep"), np.stack([row["width"] for row in rows]).astype(np.float32))
-    for key in ("matched_width", "matched_scale", "se_ratio", "truth_mcse", "B", "split"):
+    for key in ("matched_width", "matched_scale", "se_ratio", "se_ratio_edge", "truth_mcse", "B", "split"):
         data[key] = (("band",), np.array([row[key] for row in rows]))
     for key in ("background", "method"):
         data[key] = (("band",), np.array([row[key] for row in rows], dtype=str))
@@ -539,7 +541,8 @@ def _records(ctx: C.Context, cfg: dict) -> list[dict]:
             band = ds.isel(band=i)
             rec = dict(base, background=str(band["background"].values), method=str(band["method"].values),
                        B=int(band["B"]), width=float(band["width"].mean()),
-                       **{k: float(band[k]) for k in ("matched_width", "matched_scale", "se_ratio", "truth_mcse")})
+                       **{k: float(band[k]) for k in ("matched_width", "matched_scale", "se_ratio", "truth_mcse")},
+                       se_ratio_edge=float(band["se_ratio_edge"]) if "se_ratio_edge" in band else float("nan"))
             if rec["method"] == "molnar":
                 rec["split"] = float(band["split"])
             for key in ("learner", "dgp"):
@@ -843,6 +846,9 @@ def render(ctx: C.Context) -> None:
         cover(f"Cov{key}Sim", name, "resample", "percsim", "learner_simultaneous")
         cover(f"Cov{key}Supt", name, "resample", "supt", "learner_simultaneous")
         cover(f"Cov{key}PercDGP", name, "resample", "percentile", "dgp_pointwise")
+        # Bootstrap SE over the SD of the estimate across data sets: all grid points, and the two ends.
+        macros[f"Cov{key}SERatio"] = C.fmt(get(name, "resample", "percentile", "se_ratio"))
+        macros[f"Cov{key}SERatioEdge"] = C.fmt(get(name, "resample", "percentile", "se_ratio_edge"))
     small_b = min(cfg["small_B"], sc["A_n1000"]["B"])
     cover("CovAResPercSmallB", "A_n1000", "resample", "percentile", "learner_pointwise", small_b)
     cover("CovAResSuptSmallB", "A_n1000", "resample", "supt", "learner_simultaneous", small_b)
