@@ -471,7 +471,8 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
 
 
 def _thousands(n) -> str:
-    return f"{int(n):,}".replace(",", "{,}")
+    """An integer for the text: a thin comma from five digits on (1000, 2500, 10{,}000)."""
+    return f"{int(n):,}".replace(",", "{,}") if int(n) >= 10_000 else str(int(n))
 
 
 def _speed_setting_macros(one_k, one_k_2d, hundred_k, hundred_k_20, ten_k, fixed, share) -> dict:

@@ -488,10 +488,18 @@ def _tex_rows(summary: dict) -> list[str]:
     return [text for _, text in sorted(rows)]
 
 
+def _times_n(trees: int, n: int) -> str:
+    """T as a multiple of n for the text: ``2n``, ``2.5n``, ``n/2`` (math mode)."""
+    if trees < n and n % trees == 0:
+        return f"n/{n // trees}"
+    return f"{trees / n:g}n"
+
+
 def _setting_macros(summary: dict, ij_cells) -> dict:
     r"""The design quoted in the text, from the cells rendered and the study's own definitions.
 
-    Per IJ cell tag: ``\ForestIJTrees<tag>`` (T), ``\ForestIJN<tag>`` (n), ``\ForestIJTreesPerRow<tag>`` (T / n);
+    Per IJ cell tag: ``\ForestIJTrees<tag>`` (T), ``\ForestIJN<tag>`` (n), ``\ForestIJTreesPerRow<tag>`` (T as a
+    multiple of n, math mode);
     ``\ForestIJSampleDiv<D|F>`` (n / m of the ``max_samples`` cells); the refit bootstrap's ``\ForestIJBootB`` (as
     archived) and ``\ForestIJBootTrees``; the grid (``\ForestIJGridPoints``, ``Low``, ``High``), the correlated
     variant's ``\ForestIJRho``, the forest's ``\ForestIJMaxFeatures`` and ``\ForestIJLeaf``, the noise SD.
@@ -500,7 +508,7 @@ def _setting_macros(summary: dict, ij_cells) -> dict:
     for tag, scen, trees in ij_cells:
         n = int(scen.rsplit("_n", 1)[1])
         macros.update({f"ForestIJTrees{tag}": str(trees), f"ForestIJN{tag}": str(n),
-                       f"ForestIJTreesPerRow{tag}": f"{trees / n:g}"})
+                       f"ForestIJTreesPerRow{tag}": _times_n(trees, n)})
     for tag, fraction in _SUBSAMPLE_CELLS:
         macros[f"ForestIJSampleDiv{tag}"] = f"{1 / fraction:g}"
     boot = summary.get(f"friedman1_n500 {_BOOT_CELL} normal", {})

@@ -393,8 +393,9 @@ def _setting_macros(ctx: C.Context, records: list[dict]) -> dict:
 
     ``\HtestNMax`` (rows of each H statistic: the smooth-null caches' ``n_max``, else the archived run's),
     ``\HtestGbmRounds``, ``\HtestGbmDepth``, ``\HtestRfTrees``, ``\HtestRfLeaf`` (the learners), ``\HtestNoiseSD``
-    and ``\HtestWeakNoiseSD`` (the DGPs), ``\HtestGPRows`` and ``\HtestGPBackgroundRows`` (the package's
-    smooth null), ``\HtestDiagN`` (the diagnostic's rows), ``\HtestSizeLow``/``High`` (alpha -+ SIZE_TOLERANCE) and
+    and ``\HtestWeakNoiseVar`` (the DGPs: noise SD, noise variance), ``\HtestGPRows`` and
+    ``\HtestGPBackgroundRows`` (the package's smooth null), ``\HtestDiagN`` (the diagnostic's rows),
+    ``\HtestSizeLow``/``High`` (alpha -+ SIZE_TOLERANCE) and
     ``\HtestNullInRange`` / ``\HtestNullRows`` (null rows of the smooth null inside that range, in words).
     """
     folder = ctx.study_dir(STUDY)
@@ -412,7 +413,7 @@ def _setting_macros(ctx: C.Context, records: list[dict]) -> dict:
     return {"HtestNMax": str(n_max) if n_max else "--", "HtestGbmRounds": str(gbm.max_iter),
             "HtestGbmDepth": str(gbm.max_depth), "HtestRfTrees": str(rf.n_estimators),
             "HtestRfLeaf": str(rf.min_samples_leaf), "HtestNoiseSD": f"{NOISE_SD:g}",
-            "HtestWeakNoiseSD": f"{inspect.signature(make_interaction).parameters['noise'].default:g}",
+            "HtestWeakNoiseVar": f"{inspect.signature(make_interaction).parameters['noise'].default ** 2:g}",
             "HtestGPRows": str(GP_MAX_ROWS), "HtestGPBackgroundRows": str(SMOOTH_BACKGROUND_ROWS),
             "HtestDiagN": str(int(C.load_dataset(diag).attrs["n"])) if diag.exists() else "--",
             "HtestSizeLow": f"{low:.2f}", "HtestSizeHigh": f"{high:.2f}",
