@@ -516,6 +516,8 @@ def _setting_macros(summary: dict, ij_cells) -> dict:
     macros["ForestIJBootTrees"] = str(BOOT_TREES)
     forest = _forest(1, None)
     defaults = inspect.signature(make_correlated_friedman1).parameters
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+    macros["ForestIJFeatureCount"] = words.get(len(FEATURES), str(len(FEATURES)))
     macros.update({"ForestIJGridPoints": str(GRID.size), "ForestIJGridLow": f"{GRID[0]:g}",
                    "ForestIJGridHigh": f"{GRID[-1]:g}", "ForestIJRho": f"{defaults['rho'].default:g}",
                    "ForestIJMaxFeatures": f"{forest.max_features:g}", "ForestIJLeaf": str(forest.min_samples_leaf),
