@@ -47,6 +47,14 @@ from pdpboot.datasets import make_friedman1
 from pdpboot.engine.tree import kernel_available
 
 FIT_SECONDS: list[float] = []
+#: settings of each model (the paper quotes them from here: experiments/s4_cost.py, ``speed_macros``)
+MODEL_SETTINGS = {
+    "rf": {"n_estimators": 100}, "rf5": {"n_estimators": 100, "min_samples_leaf": 5}, "hgb": {"max_iter": 100},
+    "catboost": {"iterations": 100, "depth": 6}, "xgboost": {"n_estimators": 100, "max_depth": 6},
+    "lightgbm": {"n_estimators": 100, "num_leaves": 31},
+}
+#: the feature sets of every bootstrap: three curves and one surface
+FEATURE_SETS = ("x1", "x2", "x3", ("x1", "x2"))
 
 
 class TimedForest(RandomForestRegressor):
@@ -80,7 +88,7 @@ def _timed_catboost():
             FIT_SECONDS.append(time.process_time() - start)
             return out
 
-    return TimedCatBoost(iterations=100, depth=6, thread_count=1, verbose=0, allow_writing_files=False,
+    return TimedCatBoost(**MODEL_SETTINGS["catboost"], thread_count=1, verbose=0, allow_writing_files=False,
                          random_seed=0)
 
 
@@ -106,7 +114,7 @@ def _timed_xgboost():
     from xgboost import XGBRegressor
 
     _time_fits_of(XGBRegressor)
-    return XGBRegressor(n_estimators=100, max_depth=6, tree_method="hist", n_jobs=1, random_state=0)
+    return XGBRegressor(**MODEL_SETTINGS["xgboost"], tree_method="hist", n_jobs=1, random_state=0)
 
 
 def _timed_lightgbm():
@@ -114,13 +122,13 @@ def _timed_lightgbm():
     from lightgbm import LGBMRegressor
 
     _time_fits_of(LGBMRegressor)
-    return LGBMRegressor(n_estimators=100, n_jobs=1, random_state=0, verbose=-1)
+    return LGBMRegressor(**MODEL_SETTINGS["lightgbm"], n_jobs=1, random_state=0, verbose=-1)
 
 
 MODELS = {
-    "rf": lambda: TimedForest(n_estimators=100, random_state=0, n_jobs=1),
-    "rf5": lambda: TimedForest(n_estimators=100, min_samples_leaf=5, random_state=0, n_jobs=1),
-    "hgb": lambda: TimedHGB(max_iter=100, random_state=0),
+    "rf": lambda: TimedForest(**MODEL_SETTINGS["rf"], random_state=0, n_jobs=1),
+    "rf5": lambda: TimedForest(**MODEL_SETTINGS["rf5"], random_state=0, n_jobs=1),
+    "hgb": lambda: TimedHGB(**MODEL_SETTINGS["hgb"], random_state=0),
     "catboost": _timed_catboost,
     "xgboost": _timed_xgboost,
     "lightgbm": _timed_lightgbm,
@@ -194,7 +202,7 @@ def _run(args, X, y) -> tuple[float, float, int]:
     FIT_SECONDS.clear()
     with threadpool_limits(limits=1):
         start = time.process_time()
-        pdpboot.bootstrap_partial_dependence(MODELS[args.model](), X, y, ["x1", "x2", "x3", ("x1", "x2")],
+        pdpboot.bootstrap_partial_dependence(MODELS[args.model](), X, y, list(FEATURE_SETS),
                                              n_resamples=args.resamples, grid_resolution=args.grid, n_jobs=1,
                                              rng=0, progress=False)
         total = time.process_time() - start

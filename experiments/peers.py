@@ -177,6 +177,11 @@ def macros(rec: dict) -> dict:
            "PeersDate": rec["date"]}
     double = [r["err"] for r in rows if not r["model"].startswith("XGBoost")]  # XGBoost sums in float32
     out["PeersMaxErrDouble"] = _sci(max(double)) if double else "--"
+    # the grids timed: one 1-D size and one square 2-D size (else "--")
+    curves = {r["grid"] for r in rows if "x" not in r["grid"]}
+    surfaces = {side for r in rows if "x" in r["grid"] for side in r["grid"].split("x")}
+    out["PeersGridPoints"] = curves.pop() if len(curves) == 1 else "--"
+    out["PeersSurfaceSide"] = surfaces.pop() if len(surfaces) == 1 else "--"
     for key, short in MACRO_PEERS.items():
         peer = COLUMNS[key][1]
         if peer is not None:

@@ -466,7 +466,54 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
     for word, n in FIT_SHARE_SIZES.items():
         macros[f"SpeedFitShareN{word}"] = f"{n:,}".replace(",", "{,}")
     macros["SpeedSharedWalkText"] = _shared_walk_text(share)
+    macros.update(_speed_setting_macros(one_k, one_k_2d, hundred_k, hundred_k_20, ten_k, fixed[100000], share))
     return macros, missing
+
+
+def _thousands(n) -> str:
+    """An integer for the text: a thin comma from five digits on (1000, 2500, 10{,}000)."""
+    return f"{int(n):,}".replace(",", "{,}") if int(n) >= 10_000 else str(int(n))
+
+
+def _speed_setting_macros(one_k, one_k_2d, hundred_k, hundred_k_20, ten_k, fixed, share) -> dict:
+    r"""The benchmark settings quoted in the engine paragraph, from the records read (``--`` if missing) and from
+    ``benchmarks/bench_fit_share.py`` (models and feature sets).
+
+    ``\SpeedGridPoints`` (1-D grid), ``\SpeedSurfaceSide`` and ``\SpeedSurfacePoints`` (the 2-D grid),
+    ``\SpeedTrees`` and ``\SpeedTreesSmall`` (forests), ``\SpeedN<OneK|TenK|HundredK>`` (rows),
+    ``\SpeedFixedModelRows``; fit share: ``\SpeedFitShareGrid``, ``\SpeedFitShareCurves`` (in words), the models'
+    ``\SpeedHGBIterations``, ``\SpeedCatBoostTrees``/``Depth``, ``\SpeedXGBoostTrees``/``Depth``,
+    ``\SpeedLightGBMTrees``/``Leaves``; ``\SpeedBlockMiBOther``: brute force's block (MiB) for models of no listed
+    family, e.g. neural networks (``pdpboot.engine.brute.FAMILY_BLOCK_BYTES``).
+    """
+    from benchmarks.bench_fit_share import FEATURE_SETS, MODEL_SETTINGS
+    from pdpboot.engine.brute import FAMILY_BLOCK_BYTES
+
+    def field(row, key, fmt=str):
+        return fmt(row[key]) if row and row.get(key) is not None else "--"
+
+    side = one_k_2d["grid"].split("x") if one_k_2d else None
+    default_rf = latest_record([r for r in share if r.get("shared_walk", True)], model="rf",
+                               n=FIT_SHARE_SIZES["Small"])
+    curves = sum(isinstance(f, str) for f in FEATURE_SETS)
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+    ms = MODEL_SETTINGS
+    return {
+        "SpeedGridPoints": field(one_k, "grid_points"), "SpeedTrees": field(one_k, "trees"),
+        "SpeedTreesSmall": field(hundred_k_20, "trees"),
+        "SpeedSurfaceSide": side[0] if side and len(set(side)) == 1 else "--",
+        "SpeedSurfacePoints": field(one_k_2d, "grid_points", _thousands),
+        "SpeedNOneK": field(one_k, "n", _thousands), "SpeedNTenK": field(ten_k, "n", _thousands),
+        "SpeedNHundredK": field(hundred_k, "n", _thousands),
+        "SpeedFixedModelRows": field(fixed, "fixed_model_rows", _thousands),
+        "SpeedFitShareGrid": field(default_rf, "grid"), "SpeedFitShareCurves": words.get(curves, str(curves)),
+        "SpeedHGBIterations": str(ms["hgb"]["max_iter"]),
+        "SpeedCatBoostTrees": str(ms["catboost"]["iterations"]), "SpeedCatBoostDepth": str(ms["catboost"]["depth"]),
+        "SpeedXGBoostTrees": str(ms["xgboost"]["n_estimators"]), "SpeedXGBoostDepth": str(ms["xgboost"]["max_depth"]),
+        "SpeedLightGBMTrees": str(ms["lightgbm"]["n_estimators"]),
+        "SpeedLightGBMLeaves": str(ms["lightgbm"]["num_leaves"]),
+        "SpeedBlockMiBOther": f"{FAMILY_BLOCK_BYTES['other'] / 2**20:g}",
+    }
 
 
 def _shared_walk_text(share: list[dict]) -> str:

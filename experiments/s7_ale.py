@@ -277,11 +277,16 @@ def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
                 macros[key + "Se"] = C.fmt(se)
             macros[f"Ale{tag}{effect.title()}Width"] = C.fmt(row[f"{effect}_mean_width"])
             macros[f"Ale{tag}{effect.title()}Bias"] = C.fmt(row[f"{effect}_max_abs_bias"])
+        macros[f"AleRho{rho_names[float(ds.attrs['rho'])]}"] = f"{float(ds.attrs['rho']):g}"
         learner = names[ds.attrs["learner"]]
         macros[f"Ale{learner}Reps"] = str(row["R"])
         macros[f"Ale{learner}B"] = str(row["B"])
         macros["AleN"] = str(row["n"])
     macros["AleGridPoints"] = str(len(GRID))
+    # the grid's levels: z_k = Phi^{-1}(low + step k), k = 0..len(GRID)-1
+    levels = norm.cdf(GRID)
+    macros["AleGridLow"] = f"{levels[0]:.2f}"
+    macros["AleGridStep"] = f"{(levels[-1] - levels[0]) / (len(GRID) - 1):.2f}"
     gbm = learner_for("gbm", ctx.quick)
     macros["AleGbmRounds"] = str(gbm.max_iter)
     macros["AleGbmLeaves"] = str(gbm.max_leaf_nodes)
@@ -289,6 +294,7 @@ def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
     figure = ctx.study_dir(STUDY) / "figure.nc"
     if figure.exists():
         macros["AleFigureB"] = str(int(C.load_dataset(figure).attrs["B"]))
+        macros["AleFigureRho"] = f"{float(C.load_dataset(figure).attrs['rho']):g}"
     C.write_macros(ctx.out("generated", "ale.tex"), macros, "coverage of 95 % PD and ALE bands (s7_ale)")
 
 

@@ -36,6 +36,7 @@ per-repetition arrays and the summary (a few MB) to DIR.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import shutil
 import time
@@ -65,6 +66,11 @@ SEED = 20261130
 ARCHIVE_DIR = Path(__file__).parent / "archive" / "forest_ij"
 #: Compact files of a run (globs under its results folder) that ``render`` reads: ``--archive`` copies them.
 ARCHIVE = ("*/*/rep*.npz",)
+#: the refit bootstrap's cells as the paper quotes them: B resamples of T-tree forests (see the plans)
+BOOT_TREES, BOOT_B = 100, 50
+_BOOT_CELL = f"boot_T{BOOT_TREES}_B{BOOT_B}"
+#: the max_samples cells the paper quotes (tag, m / n), at T = 1000 and n = 500
+_SUBSAMPLE_CELLS = (("D", 0.5), ("F", 0.2))
 
 
 @dataclass(frozen=True)
@@ -482,6 +488,43 @@ def _tex_rows(summary: dict) -> list[str]:
     return [text for _, text in sorted(rows)]
 
 
+def _times_n(trees: int, n: int) -> str:
+    """T as a multiple of n for the text: ``2n``, ``2.5n``, ``n/2`` (math mode)."""
+    if trees < n and n % trees == 0:
+        return f"n/{n // trees}"
+    return f"{trees / n:g}n"
+
+
+def _setting_macros(summary: dict, ij_cells) -> dict:
+    r"""The design quoted in the text, from the cells rendered and the study's own definitions.
+
+    Per IJ cell tag: ``\ForestIJTrees<tag>`` (T), ``\ForestIJN<tag>`` (n), ``\ForestIJTreesPerRow<tag>`` (T as a
+    multiple of n, math mode);
+    ``\ForestIJSampleDiv<D|F>`` (n / m of the ``max_samples`` cells); the refit bootstrap's ``\ForestIJBootB`` (as
+    archived) and ``\ForestIJBootTrees``; the grid (``\ForestIJGridPoints``, ``Low``, ``High``), the correlated
+    variant's ``\ForestIJRho``, the forest's ``\ForestIJMaxFeatures`` and ``\ForestIJLeaf``, the noise SD.
+    """
+    macros = {}
+    for tag, scen, trees in ij_cells:
+        n = int(scen.rsplit("_n", 1)[1])
+        macros.update({f"ForestIJTrees{tag}": str(trees), f"ForestIJN{tag}": str(n),
+                       f"ForestIJTreesPerRow{tag}": _times_n(trees, n)})
+    for tag, fraction in _SUBSAMPLE_CELLS:
+        macros[f"ForestIJSampleDiv{tag}"] = f"{1 / fraction:g}"
+    boot = summary.get(f"friedman1_n500 {_BOOT_CELL} normal", {})
+    macros["ForestIJBootB"] = str(boot.get("B", "--"))  # as archived (the number of resample curves stored)
+    macros["ForestIJBootTrees"] = str(BOOT_TREES)
+    forest = _forest(1, None)
+    defaults = inspect.signature(make_correlated_friedman1).parameters
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+    macros["ForestIJFeatureCount"] = words.get(len(FEATURES), str(len(FEATURES)))
+    macros.update({"ForestIJGridPoints": str(GRID.size), "ForestIJGridLow": f"{GRID[0]:g}",
+                   "ForestIJGridHigh": f"{GRID[-1]:g}", "ForestIJRho": f"{defaults['rho'].default:g}",
+                   "ForestIJMaxFeatures": f"{forest.max_features:g}", "ForestIJLeaf": str(forest.min_samples_leaf),
+                   "ForestIJNoiseSD": f"{inspect.signature(make_friedman1).parameters['noise'].default:g}"})
+    return macros
+
+
 def render(ctx) -> dict:
     """``tables/forest_ij.tex`` and ``generated/forest_ij.tex`` from the study folder (else the archive)."""
     folder = ctx.study_dir(STUDY)
@@ -503,10 +546,10 @@ def render(ctx) -> dict:
                 ("M", "friedman1_corr_n500", 5000))
     boot_cells = (("", "friedman1_n500"), ("Large", "friedman1_n2000"), ("Corr", "friedman1_corr_n500"))
     rows = [(tag, f"{scen} ij_T{T} IJ-U") for tag, scen, T in ij_cells]
-    rows += [("D", "friedman1_n500 ij_T1000_ms0.5 IJ-U"), ("F", "friedman1_n500 ij_T1000_ms0.2 IJ-U")]
+    rows += [(tag, f"friedman1_n500 ij_T1000_ms{fraction:g} IJ-U") for tag, fraction in _SUBSAMPLE_CELLS]
     for tag, scen in boot_cells:
-        rows += [(f"Boot{tag}", f"{scen} boot_T100_B50 normal"), (f"BootSupt{tag}", f"{scen} boot_T100_B50 sup-t"),
-                 (f"BootPerc{tag}", f"{scen} boot_T100_B50 percentile")]
+        rows += [(f"Boot{tag}", f"{scen} {_BOOT_CELL} normal"), (f"BootSupt{tag}", f"{scen} {_BOOT_CELL} sup-t"),
+                 (f"BootPerc{tag}", f"{scen} {_BOOT_CELL} percentile")]
     for tag, key in rows:
         put(f"ForestIJCov{tag}", key, "pointwise")
         put(f"ForestIJCovSE{tag}", key, "pointwise_se")
@@ -514,15 +557,15 @@ def render(ctx) -> dict:
         put(f"ForestIJSimSE{tag}", key, "simultaneous_se")
         put(f"ForestIJRatio{tag}", key, "se_ratio_median", 2)
         macros[f"ForestIJR{tag}"] = str(summary.get(key, {}).get("R", "--"))
-    ratio = summary.get("friedman1_n500 boot_T100_B50 normal", {}).get("compute_ratio", {}).get("IJ T1000", {})
+    ratio = summary.get(f"friedman1_n500 {_BOOT_CELL} normal", {}).get("compute_ratio", {}).get("IJ T1000", {})
     macros["ForestIJProjectedRatio"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
     macros["ForestIJMeasuredRatio"] = C.fmt(ratio.get("measured_boot_T100", float("nan")), 1)
     macros["ForestIJSeconds"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
-    ratio = summary.get("friedman1_n500 boot_T100_B50 normal", {}).get("compute_ratio", {}).get("IJ T5000", {})
+    ratio = summary.get(f"friedman1_n500 {_BOOT_CELL} normal", {}).get("compute_ratio", {}).get("IJ T5000", {})
     macros["ForestIJProjectedRatioB"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
     macros["ForestIJSecondsB"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
     for tag, scen in (("Large", "friedman1_n2000"), ("Corr", "friedman1_corr_n500")):
-        ratio = summary.get(f"{scen} boot_T100_B50 normal", {}).get("compute_ratio", {}).get("IJ T1000", {})
+        ratio = summary.get(f"{scen} {_BOOT_CELL} normal", {}).get("compute_ratio", {}).get("IJ T1000", {})
         macros[f"ForestIJProjectedRatio{tag}"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
         macros[f"ForestIJSeconds{tag}"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
     macros["ForestIJMinTrees"] = str(MIN_TREES)
@@ -533,7 +576,7 @@ def render(ctx) -> dict:
         macros[f"ForestIJNeededTimesN{tag}"] = C.fmt(1000 * share / (1 - share) / n, 1)
     paired = summary.get("paired", {})
     for tag, scen, T in ij_cells:
-        v = paired.get(f"{scen} ij_T{T} IJ-U - boot_T100_B50", {})
+        v = paired.get(f"{scen} ij_T{T} IJ-U - {_BOOT_CELL}", {})
         for name, field, digits in (("Diff", "pointwise_diff", 3), ("DiffSE", "pointwise_diff_se", 3),
                                     ("SimDiff", "simultaneous_diff", 3), ("SimDiffSE", "simultaneous_diff_se", 3)):
             macros[f"ForestIJ{name}{tag}"] = C.fmt(v.get(field, float("nan")), digits)
@@ -550,6 +593,7 @@ def render(ctx) -> dict:
         put(f"ForestIJMeanSECov{tag}", key.replace("IJ-U", "IJ-U mean SE"), "pointwise")
         put(f"ForestIJMeanSESim{tag}", key.replace("IJ-U", "IJ-U mean SE"), "simultaneous")
         put(f"ForestIJNeg{tag}", key, "negative_share", 2)
+    macros.update(_setting_macros(summary, ij_cells))
     C.write_macros(ctx.out("generated", "forest_ij.tex"), macros, "experiments/s8_forest_ij.py")
     return summary
 

@@ -69,9 +69,13 @@ class SplineRidge(RegressorMixin, BaseEstimator):
         return self.ridge_.predict(self._design(X))
 
 
+#: noise SD of the DGP (quoted in the paper as ``\BandsNoiseSD``)
+NOISE_SD = 0.5
+
+
 def make_data(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     X = rng.uniform(-1, 1, size=(n, 2))
-    y = np.sin(np.pi * X[:, 0]) + X[:, 1] + 0.5 * X[:, 0] * X[:, 1] + rng.normal(scale=0.5, size=n)
+    y = np.sin(np.pi * X[:, 0]) + X[:, 1] + 0.5 * X[:, 0] * X[:, 1] + rng.normal(scale=NOISE_SD, size=n)
     return X, y
 
 
@@ -281,6 +285,17 @@ def _macros(records: list[dict], pointwise: list[dict], order: list[dict] | None
     return macros
 
 
+def _setting_macros(cfg: dict, records: list[dict]) -> dict:
+    r"""The design quoted in the text: ``\BandsN``, ``\BandsGridPoints``, ``\BandsNoiseSD``; the two numbers of
+    resamples of the archived records, ``\BandsBHalf`` and ``\BandsBFull``, and ``\BandsInterpRank``, the
+    1-based rank nearest the interpolated 95 % quantile of ``\BandsBHalf`` maxima (position ``0.95 (B - 1)``)."""
+    sizes = sorted({int(rec["B"]) for rec in records})
+    half = sizes[0] if sizes else None
+    return {"BandsN": str(cfg["n"]), "BandsGridPoints": str(cfg["grid"]), "BandsNoiseSD": f"{NOISE_SD:g}",
+            "BandsBHalf": str(half) if half else "--", "BandsBFull": str(sizes[-1]) if sizes else "--",
+            "BandsInterpRank": str(int(round(0.95 * (half - 1))) + 1) if half else "--"}
+
+
 def render(ctx: C.Context) -> list[dict]:
     folder = ctx.study_dir(STUDY)
     if not (folder / "summary.json").exists():
@@ -297,7 +312,8 @@ def render(ctx: C.Context) -> list[dict]:
                      f"{C.fmt(rec['mean_calibrated_level'], 4)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))
-    C.write_macros(ctx.out("generated", "bands.tex"), _macros(records, pointwise, order),
+    macros = {**_macros(records, pointwise, order), **_setting_macros(SETTINGS[ctx.mode], records)}
+    C.write_macros(ctx.out("generated", "bands.tex"), macros,
                    "stats_bands: whole-curve coverage of simultaneous bands")
     return records
 

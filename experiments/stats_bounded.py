@@ -210,6 +210,17 @@ def summarize(ctx: C.Context) -> None:
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(_records(ctx), indent=1))
 
 
+def _setting_macros(ctx: C.Context, records: list[dict]) -> dict:
+    r"""The design quoted in the text: ``\BoundedN`` rows, ``\BoundedNMax`` (rows of each H statistic), the
+    boosting learner's ``\BoundedGbmRounds`` and ``\BoundedGbmDepth``, and the population d-ICE SD of Goldstein's
+    example as archived (``\BoundedPopValueDice``)."""
+    cfg = SETTINGS[ctx.mode]
+    gbm = _learner("h2_linear", "gbm", ctx.quick)
+    dice = [rec["population"] for rec in records if rec["dgp"] == "dice_goldstein"]
+    return {"BoundedN": str(cfg["n"]), "BoundedNMax": str(cfg["n_max"]), "BoundedGbmRounds": str(gbm.max_iter),
+            "BoundedGbmDepth": str(gbm.max_depth), "BoundedPopValueDice": f"{dice[0]:g}" if dice else "--"}
+
+
 def render(ctx: C.Context) -> list[dict]:
     folder = ctx.study_dir(STUDY)
     if not (folder / "summary.json").exists():
@@ -238,6 +249,7 @@ def render(ctx: C.Context) -> list[dict]:
         macros[f"BoundedR{setting}"] = str(rec["R"])
         macros[f"BoundedB{setting}"] = str(rec["B"])
         macros[f"BoundedExp{setting}"] = C.fmt(rec["expected"], 2)  # the learner's expected statistic
+    macros.update(_setting_macros(ctx, records))
     if records:
         macros["BoundedB"] = str(records[0]["B"])  # the well-specified (first) rows' B; per setting: BoundedB<Setting>
     C.write_macros(ctx.out("generated", "bounded.tex"), macros,

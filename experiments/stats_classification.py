@@ -144,6 +144,16 @@ def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
 ARCHIVE = ("*.nc",)
 
 
+def _setting_macros(ctx: C.Context) -> dict:
+    r"""The design quoted in the text: ``\ClassN`` rows, ``\ClassGridPoints`` (of the archived truth curves, else
+    the module's grid), the boosting classifier's ``\ClassGbmRounds`` and ``\ClassGbmDepth``."""
+    truth = ctx.study_dir(STUDY) / "logistic_truth.nc"
+    points = C.load_dataset(truth).sizes["x"] if truth.exists() else GRID.size
+    gbm = make_learner("gbm", ctx.quick)
+    return {"ClassN": str(SETTINGS[ctx.mode]["n"]), "ClassGridPoints": str(points),
+            "ClassGbmRounds": str(gbm.max_iter), "ClassGbmDepth": str(gbm.max_depth)}
+
+
 def render(ctx: C.Context) -> list[dict]:
     records = _records(ctx)
     lines = [r"\begin{tabular}{lrrrrr}", r"\toprule",
@@ -163,6 +173,7 @@ def render(ctx: C.Context) -> list[dict]:
                             ("simultaneous_calibrated", "Calibrated")):
             macros[f"Class{name}{key}"] = C.fmt(rec[field], 3)
             macros[f"Class{name}SE{key}"] = C.fmt(rec[f"{field}_mcse"], 3)
+    macros.update(_setting_macros(ctx))
     C.write_macros(ctx.out("generated", "classification.tex"), macros,
                    "stats_classification: probability-PD coverage for classifiers")
     return records

@@ -33,6 +33,7 @@ test seeds per repetition, so their rows are paired.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 import time
@@ -43,8 +44,8 @@ import xarray as xr
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 
 from pdpboot.datasets import make_additive_uniform, make_goldstein, make_interaction
-from pdpboot.engine.hstats import gaussian_process_fit, interaction_part, interaction_statistics
-from pdpboot.interaction import h_statistic_test
+from pdpboot.engine.hstats import GP_MAX_ROWS, gaussian_process_fit, interaction_part, interaction_statistics
+from pdpboot.interaction import SMOOTH_BACKGROUND_ROWS, h_statistic_test
 
 from . import _common as C
 from .learners import LeastSquares
@@ -72,13 +73,22 @@ SETTINGS_DGP = {
 SKIP = {("ols", "goldstein")}
 
 
+#: noise SD of the two null DGPs (quoted in the paper as ``\HtestNoiseSD``)
+NOISE_SD = 0.5
+#: rows of each H statistic in the archived run (``--n-max 50``), which did not store it in its caches; runs since
+#: store ``n_max`` in the attrs, and :func:`_setting_macros` prefers that
+ARCHIVED_N_MAX = 50
+#: null rejection rates within this distance of alpha count as "at the nominal level" in the text
+SIZE_TOLERANCE = 0.02
+
+
 def make_data(name: str, n: int, rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray]:
     if name == "additive":
-        X, y = make_additive_uniform(n, noise=0.5, rng=rng)
+        X, y = make_additive_uniform(n, noise=NOISE_SD, rng=rng)
         return X, np.asarray(y)
     if name == "audit":
         X = pd.DataFrame(rng.uniform(-1, 1, size=(n, 4)), columns=["x1", "x2", "x3", "x4"])
-        y = 2 * X["x1"] + np.sin(3 * X["x2"]) + 1.5 * X["x3"] * X["x4"] + rng.normal(scale=0.5, size=n)
+        y = 2 * X["x1"] + np.sin(3 * X["x2"]) + 1.5 * X["x3"] * X["x4"] + rng.normal(scale=NOISE_SD, size=n)
         return X, y.to_numpy()
     if name == "weak":
         X, y = make_interaction(n, rng=rng)
@@ -147,7 +157,8 @@ def compute(ctx: C.Context, learners=("ols", "gbm", "rf"), max_reps: int | None 
                                        "pvalue_plugin": ("rep", plugin), "scale": ("rep", scale),
                                        "null_mean": ("rep", null_mean)},
                                       coords={"rep": np.arange(first, first + len(chunk))},
-                                      attrs={"K": cfg["reps"][learner]["K"], "n": cfg["n"], "null_model": null_model})
+                                      attrs={"K": cfg["reps"][learner]["K"], "n": cfg["n"], "n_max": cfg["n_max"],
+                                             "null_model": null_model})
 
                 C.cached(folder / f"{PREFIX[null_model]}{learner}_{dgp}_{first:05d}.nc", ctx, run)
 
@@ -374,6 +385,41 @@ def _cell(rec: dict, prefix: str, with_ks: bool) -> list[str]:
     return cells
 
 
+_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def _setting_macros(ctx: C.Context, records: list[dict]) -> dict:
+    r"""The design quoted in the text.
+
+    ``\HtestNMax`` (rows of each H statistic: the smooth-null caches' ``n_max``, else the archived run's),
+    ``\HtestGbmRounds``, ``\HtestGbmDepth``, ``\HtestRfTrees``, ``\HtestRfLeaf`` (the learners), ``\HtestNoiseSD``
+    and ``\HtestWeakNoiseVar`` (the DGPs: noise SD, noise variance), ``\HtestGPRows`` and
+    ``\HtestGPBackgroundRows`` (the package's smooth null), ``\HtestDiagN`` (the diagnostic's rows),
+    ``\HtestSizeLow``/``High`` (alpha -+ SIZE_TOLERANCE) and
+    ``\HtestNullInRange`` / ``\HtestNullRows`` (null rows of the smooth null inside that range, in words).
+    """
+    folder = ctx.study_dir(STUDY)
+    files = sorted(folder.glob("smooth_*_0*.nc"))
+    attrs = [C.load_dataset(f).attrs for f in files]
+    stored = {int(a["n_max"]) for a in attrs if "n_max" in a}
+    n_max = stored.pop() if len(stored) == 1 else (ARCHIVED_N_MAX if not stored and files else None)
+    gbm, rf = make_learner("gbm", ctx.quick), make_learner("rf", ctx.quick)
+    diag = folder / "decomposition_00000.nc"
+    alpha = SETTINGS[ctx.mode]["alpha"]
+    low, high = alpha - SIZE_TOLERANCE, alpha + SIZE_TOLERANCE
+    nulls = [r["rejection"] for r in records if r["null"] and "rejection" in r]
+    inside = sum(low - 1e-12 <= p <= high + 1e-12 for p in nulls)
+    word = lambda k: _WORDS[k] if k < len(_WORDS) else str(k)  # noqa: E731
+    return {"HtestNMax": str(n_max) if n_max else "--", "HtestGbmRounds": str(gbm.max_iter),
+            "HtestGbmDepth": str(gbm.max_depth), "HtestRfTrees": str(rf.n_estimators),
+            "HtestRfLeaf": str(rf.min_samples_leaf), "HtestNoiseSD": f"{NOISE_SD:g}",
+            "HtestWeakNoiseVar": f"{inspect.signature(make_interaction).parameters['noise'].default ** 2:g}",
+            "HtestGPRows": str(GP_MAX_ROWS), "HtestGPBackgroundRows": str(SMOOTH_BACKGROUND_ROWS),
+            "HtestDiagN": str(int(C.load_dataset(diag).attrs["n"])) if diag.exists() else "--",
+            "HtestSizeLow": f"{low:.2f}", "HtestSizeHigh": f"{high:.2f}",
+            "HtestNullInRange": word(inside) if nulls else "--", "HtestNullRows": word(len(nulls)) if nulls else "--"}
+
+
 def render(ctx: C.Context) -> list[dict]:
     records = _records(ctx)
     lines = [r"\begin{tabular}{llrrrrrrr}", r"\toprule",
@@ -404,6 +450,7 @@ def render(ctx: C.Context) -> list[dict]:
             macros[f"HtestDiag{names[name]}"] = C.fmt(float(diag["h2"].sel(truth=name).mean()), 4)
         macros["HtestDiagR"] = str(diag.sizes["rep"])
     macros.update(_shrinkage_macros(ctx.study_dir(STUDY) / "shrinkage_00000.nc"))
+    macros.update(_setting_macros(ctx, records))
     C.write_macros(ctx.out("generated", "htest.tex"), macros,
                    "stats_htest: size and power of h_statistic_test")
     return records

@@ -155,3 +155,18 @@ def test_archive_study_copies_compact_files_with_a_manifest(tmp_path):
     assert manifest["files"]["summary/a.nc"] == {"bytes": 3, "sha256": hashlib.sha256(b"abc").hexdigest()}
     with pytest.raises(FileNotFoundError, match="nothing matches"):
         C.archive_study(ctx, "demo", ["summary/*.json"], dest=tmp_path / "archive")
+
+
+def test_quick_minutes_needs_a_complete_quick_run(tmp_path):
+    """``\\RunQuickMinutes``: the sum over every study of a quick run's record, '--' (NaN) for a partial one."""
+    from experiments.run import quick_minutes
+
+    full = {study: {"wall_seconds": 6.0} for study in STUDIES}
+    assert quick_minutes(full) == pytest.approx(len(STUDIES) * 6.0 / 60)
+    partial = {"coverage": {"wall_seconds": 133.5}}
+    assert quick_minutes(partial) != quick_minutes(partial)  # NaN
+    local, committed = tmp_path / "local.json", tmp_path / "committed.json"
+    local.write_text(json.dumps(partial))
+    committed.write_text(json.dumps(full))
+    assert quick_minutes(paths=(local, committed)) == pytest.approx(len(STUDIES) * 0.1)
+    assert quick_minutes(paths=(tmp_path / "none.json",)) != quick_minutes(paths=(tmp_path / "none.json",))
