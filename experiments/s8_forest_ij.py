@@ -241,14 +241,18 @@ def _warm_up() -> None:
                       counts=jk.inbag_counts(forest, 50))
 
 
-def compute_cells(cells: list[Cell], results_dir: Path, n_jobs: int = 2) -> None:
-    """Run (or resume) every (cell, repetition), ordered by r * pace so that a cut run covers every cell."""
+def compute_cells(cells: list[Cell], results_dir: Path, n_jobs: int = 2) -> int:
+    """Run (or resume) every (cell, repetition), ordered by r * pace so that a cut run covers every cell.
+
+    Returns the number of repetitions computed (0: all were cached).
+    """
     order = sorted(((r * cell.pace, i, r, cell) for i, cell in enumerate(cells) for r in range(cell.reps)),
                    key=lambda x: x[:2])
     jobs = [delayed(_job)(results_dir / cell.scenario / cell.name / f"rep{r:04d}.npz", cell, r)
             for _, _, r, cell in order
             if not (results_dir / cell.scenario / cell.name / f"rep{r:04d}.npz").exists()]
     Parallel(n_jobs=n_jobs, verbose=0, pre_dispatch="n_jobs")(jobs)
+    return len(jobs)
 
 
 def _load(directory: Path) -> dict[int, dict]:
@@ -461,7 +465,8 @@ def compute(ctx) -> None:
     folder = ctx.study_dir(STUDY)
     if not ctx.quick:
         _seed_from_archive(folder)
-    compute_cells(_plan_quick() if ctx.quick else _plan_full(), folder, ctx.n_jobs)
+    # Counted as computed, so that the run records this study's time (as for the studies that cache via ctx).
+    ctx.computed += compute_cells(_plan_quick() if ctx.quick else _plan_full(), folder, ctx.n_jobs)
 
 
 def _tex_rows(summary: dict) -> list[str]:
