@@ -344,8 +344,9 @@ def test_speed_macros_take_the_latest_matching_benchmark_record(tmp_path):
     fixed = [{"times": {"kernel": t, "brute": 10 * n / 1000}, "n": n, "trees": 100, "fixed_model_rows": 10000,
               "grid": "50", "date": "2026-11-30 11:00"} for n, t in ((1000, 1.0), (10000, 2.0), (100000, 8.0))]
     share = {"model": "hgb", "n": 20000, "resamples": 20, "ratio": 1.3143, "fit_cpu": 14.0, "fits": 21}
-    ab = [dict(share, ratio=1.2, shared_walk=True, date="2026-11-30 22:00"),
-          dict(share, ratio=1.4, shared_walk=False, date="2026-11-30 22:00")]  # an A/B run: off arm written last
+    ab = [dict(share, ratio=1.2, shared_walk=True, repeats=3, date="2026-11-30 22:00"),
+          dict(share, ratio=1.4, shared_walk=False, repeats=3, date="2026-11-30 22:00"),  # an A/B run: off arm last
+          dict(share, ratio=1.1, shared_walk=True, date="2026-11-30 23:00")]  # a later plain run: not of the pair
     (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(r) for r in [new, share, *fixed]) + "\nnot json\n")
     (tmp_path / "c.jsonl").write_text("\n".join(json.dumps(r) for r in ab) + "\n")
     (tmp_path / "b.jsonl").write_text(json.dumps(old) + "\n")
@@ -354,9 +355,9 @@ def test_speed_macros_take_the_latest_matching_benchmark_record(tmp_path):
     assert macros["SpeedFixedExpKernel"] == f"{np.log(8) / np.log(100):.2f}"  # 1000 -> 100000
     assert macros["SpeedFixedExpKernelUpper"] == f"{np.log(4) / np.log(10):.2f}"
     assert macros["SpeedFixedExpBrute"] == "1.00" and macros["SpeedFixedHundredK"] == "125"
-    assert macros["SpeedFitShareHGBLarge"] == "1.20" and macros["SpeedFitShareHGBLargeSeparate"] == "1.40"
+    assert macros["SpeedFitShareHGBLarge"] == "1.10" and macros["SpeedFitShareHGBLargeSeparate"] == "1.40"
     assert macros["SpeedFitShareHGBLargeB"] == "20"
-    assert "from 1.40 (one walk per feature set) to 1.20" in macros["SpeedSharedWalkText"]
+    assert "from 1.40 (one walk per feature set) to 1.20, medians of 3" in macros["SpeedSharedWalkText"]
     assert "would avoid" in speed_macros([])[0]["SpeedSharedWalkText"]  # no A/B record: the plan, not a result
     assert macros["SpeedFitShareHGBLargeFit"] == "0.67"
     assert macros["SpeedKernelTenK"] == "--" and any("n=10000" in m for m in missing)
