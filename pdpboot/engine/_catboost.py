@@ -35,7 +35,7 @@ import tempfile
 import numpy as np
 import pandas as pd
 
-from .response import binary_probabilities, softmax
+from .response import booster_link
 
 _IDENTITY = {"RMSE", "MAE", "Quantile", "MAPE", "Huber", "Expectile", "LogCosh", "Lq"}
 _LOGISTIC = {"Logloss", "CrossEntropy"}
@@ -82,20 +82,11 @@ class CatBoostReader:
         loss = str(params.get("loss_function", "")).split(":")[0]
         classifier = is_classifier(estimator) or type(estimator).__name__ == "CatBoostClassifier"
         if classifier:
-            if response_method != "predict_proba":
-                raise unsupported(f"response_method={response_method!r} for a CatBoost classifier")
-            if loss in _LOGISTIC:
-                self.link = binary_probabilities
-            elif loss in _SOFTMAX:
-                self.link = softmax
-            else:
-                raise unsupported(f"CatBoost classifier loss {loss!r}")
+            kind = "binary" if loss in _LOGISTIC else "multiclass" if loss in _SOFTMAX else None
         else:
-            if response_method != "predict":
-                raise unsupported(f"response_method={response_method!r} for a CatBoost regressor")
-            if loss not in _IDENTITY:
-                raise unsupported(f"CatBoost loss {loss!r}")
-            self.link = None
+            kind = "identity" if loss in _IDENTITY else None
+        self.link = booster_link("CatBoost", loss, kind, classifier=classifier, response_method=response_method,
+                                 unsupported=unsupported)
         model = _model_json(estimator)
         info = model.get("features_info", {})
         for kind in ("categorical_features", "text_features", "embedding_features"):

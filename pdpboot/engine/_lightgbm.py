@@ -24,12 +24,11 @@ Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators fr
 from __future__ import annotations
 
 import json
-from functools import partial
 
 import numpy as np
 import pandas as pd
 
-from .response import binary_probabilities, softmax
+from .response import booster_link
 
 _IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape"}
 _EXP = {"poisson", "gamma", "tweedie"}
@@ -89,23 +88,12 @@ class LightGBMReader:
         self.n_raw = int(self.header.get("num_tree_per_iteration", 1))
         classifier = is_classifier(estimator)
         if classifier:
-            if response_method != "predict_proba":
-                raise unsupported(f"response_method={response_method!r} for a LightGBM classifier")
-            if name in ("binary", "cross_entropy") and self.n_raw == 1:
-                self.link = partial(binary_probabilities, scale=float(opts.get("sigmoid", 1.0)))
-            elif name == "multiclass":
-                self.link = softmax
-            else:
-                raise unsupported(f"LightGBM classifier objective {name!r}")
+            kind = ("binary" if name in ("binary", "cross_entropy") and self.n_raw == 1
+                    else "multiclass" if name == "multiclass" else None)
         else:
-            if response_method != "predict":
-                raise unsupported(f"response_method={response_method!r} for a LightGBM regressor")
-            if name in _IDENTITY:
-                self.link = None
-            elif name in _EXP:
-                self.link = np.exp
-            else:
-                raise unsupported(f"LightGBM objective {name!r}")
+            kind = "identity" if name in _IDENTITY else "exp" if name in _EXP else None
+        self.link = booster_link("LightGBM", name, kind, classifier=classifier, response_method=response_method,
+                                 unsupported=unsupported, sigmoid_scale=float(opts.get("sigmoid", 1.0)))
         if any(tree.get("is_linear", "0") != "0" for tree in self.trees):
             raise unsupported("LightGBM linear trees")
         self.n_features = int(self.header["max_feature_idx"]) + 1

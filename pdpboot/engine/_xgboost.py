@@ -26,7 +26,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from .response import binary_probabilities, sigmoid, softmax
+from .response import booster_link
 
 _IDENTITY = {"reg:squarederror", "reg:linear", "reg:absoluteerror", "reg:pseudohubererror"}
 _EXP = {"count:poisson", "reg:gamma", "reg:tweedie"}
@@ -70,25 +70,13 @@ class XGBoostReader:
         classifier = is_classifier(estimator)
         self.n_raw = max(num_class, 1)
         if classifier:
-            if response_method != "predict_proba":
-                raise unsupported(f"response_method={response_method!r} for an XGBoost classifier")
-            if objective in _LOGISTIC and self.n_raw == 1:
-                self.link = binary_probabilities
-            elif objective in _SOFTMAX:
-                self.link = softmax
-            else:
-                raise unsupported(f"XGBoost classifier objective {objective!r}")
+            kind = ("binary" if objective in _LOGISTIC and self.n_raw == 1
+                    else "multiclass" if objective in _SOFTMAX else None)
         else:
-            if response_method != "predict":
-                raise unsupported(f"response_method={response_method!r} for an XGBoost regressor")
-            if objective in _IDENTITY:
-                self.link = None
-            elif objective in _EXP:
-                self.link = np.exp
-            elif objective in _LOGISTIC:
-                self.link = sigmoid
-            else:
-                raise unsupported(f"XGBoost objective {objective!r}")
+            kind = ("identity" if objective in _IDENTITY else "exp" if objective in _EXP
+                    else "logistic" if objective in _LOGISTIC else None)
+        self.link = booster_link("XGBoost", objective, kind, classifier=classifier,
+                                 response_method=response_method, unsupported=unsupported)
         gb = booster["model"]
         self.trees = gb["trees"]
         self.group = np.asarray(gb["tree_info"], dtype=np.intp)

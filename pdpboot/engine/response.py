@@ -9,6 +9,7 @@ one per class otherwise).  Predicted *labels* are never averaged.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 from sklearn.base import is_classifier, is_regressor
@@ -32,6 +33,33 @@ def binary_probabilities(score, scale: float = 1.0) -> np.ndarray:
     ``predict_proba``'s two columns."""
     p = sigmoid(scale * score[:, 0])
     return np.column_stack([1.0 - p, p])
+
+
+#: Links from a booster's raw score to its response, by kind of objective: classifiers (to
+#: ``predict_proba``) and regressors (to ``predict``); ``None`` is the identity.
+_CLASSIFIER_LINKS = {"binary": binary_probabilities, "multiclass": softmax}
+_REGRESSOR_LINKS = {"identity": None, "exp": np.exp, "logistic": sigmoid}
+
+
+def booster_link(library: str, objective: str, kind: str | None, *, classifier: bool, response_method: str,
+                 unsupported, sigmoid_scale: float = 1.0):
+    """Link of an XGBoost / LightGBM / CatBoost model read by the exact tree engine.
+
+    ``kind`` is the reader's class of the objective (``"binary"``, ``"multiclass"``,
+    ``"identity"``, ``"exp"``, ``"logistic"``, or None if the reader does not know it);
+    ``sigmoid_scale`` scales a binary classifier's score (LightGBM's ``sigmoid:`` option).
+    Raises ``unsupported(reason)`` for a response other than ``predict_proba`` (classifiers)
+    or ``predict`` (regressors), and for an objective of another kind.
+    """
+    expected, what, links = (("predict_proba", "classifier", _CLASSIFIER_LINKS) if classifier
+                             else ("predict", "regressor", _REGRESSOR_LINKS))
+    if response_method != expected:
+        raise unsupported(f"response_method={response_method!r} for a {library} {what}")
+    if kind not in links:
+        raise unsupported(f"{library} {what} objective {objective!r}")
+    if kind == "binary" and sigmoid_scale != 1.0:
+        return partial(binary_probabilities, scale=sigmoid_scale)
+    return links[kind]
 
 
 def resolve_response_method(estimator, response_method: str) -> str:
