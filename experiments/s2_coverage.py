@@ -874,9 +874,7 @@ def render(ctx: C.Context) -> None:
             cover(f"Cov{word}{size}EdgeDGP", name, "resample", "percentile", "dgp_edge")
             cover(f"Cov{word}{size}SuptDGP", name, "resample", "supt", "dgp_simultaneous")
             macros[f"Cov{word}{size}Shrink"] = C.fmt(get(name, "resample", "percentile", "shrinkage_slope"))
-            shrink_se = _find(records, scenario=name, background="resample", method="percentile",
-                              B=sc[name]["B"]).get("shrinkage_slope_se", float("nan"))
-            macros[f"Cov{word}{size}ShrinkSE"] = C.fmt(shrink_se)
+            macros[f"Cov{word}{size}ShrinkSE"] = C.fmt(get(name, "resample", "percentile", "shrinkage_slope_se"))
     macros.update(_setting_macros(ctx, cfg))
     macros.update(_molnar_sensitivity_macros(ctx, cfg))
     C.write_macros(ctx.out("generated", "coverage.tex"), macros, f"mode: {ctx.mode}")
