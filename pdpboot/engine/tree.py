@@ -76,6 +76,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
+from ._tree_check import tree_probe
 from ._tree_model import (
     TreeModel,
     UnsupportedModel,
@@ -515,6 +516,11 @@ class PreparedTrees:
         if self._xt is None:
             self._xt = np.ascontiguousarray(self.xa.T, dtype=np.float64)
         return self._xt
+
+    def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
+        """Background rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` (one value
+        per row) as grids are set; for the self-check (:func:`._tree_check.check_reading`)."""
+        return tree_probe(self, rows, subs)
 
     def plan(self, feature_idx, grid_values) -> TreePlan:
         """Validate one feature set and its grids; propagate the grid boxes; estimate costs."""

@@ -99,3 +99,86 @@ def test_lightgbm_early_stopping_and_catboost_best_model():
                                allow_writing_files=False, random_seed=0)
     est.fit(X[:600], y[:600], eval_set=(X[600:], y[600:]), early_stopping_rounds=3)
     _assert_tree_equals_brute(est, X, 0, np.linspace(-2, 2, 6), atol=1e-9)
+
+
+# --------------------------------------------------------------------------- the self-check
+def _forest(n=300):
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = _data(n=n)
+    return X, RandomForestRegressor(n_estimators=10, min_samples_leaf=3, random_state=0).fit(X, y)
+
+
+def _corrupt_first_tree(monkeypatch, shift=0.5):
+    """Every leaf of the first tree read ``shift`` too high: a parse error the walks cannot see."""
+    import dataclasses
+
+    import pdpboot.engine.tree as tree_mod
+
+    real = tree_mod.read_model
+
+    def corrupted(estimator, response_method):
+        model = real(estimator, response_method)
+        value = model.value.copy()
+        first = slice(int(model.roots[0]), int(model.roots[1]) if len(model.roots) > 1 else len(value))
+        value[first] += shift
+        return dataclasses.replace(model, value=value)
+
+    monkeypatch.setattr(tree_mod, "read_model", corrupted)
+
+
+def test_corrupted_parse_falls_back_to_brute_with_the_reason(monkeypatch, caplog):
+    from pdpboot.engine import compute_pd_many, record_engine_choices
+
+    X, est = _forest()
+    grid = np.linspace(-2, 2, 7)
+    _corrupt_first_tree(monkeypatch)
+    choices = []
+    with record_engine_choices() as recorded, caplog.at_level("WARNING", logger="pdpboot.engine"):
+        (avg, _), = compute_pd_many(est, X, [[0]], [[grid]], response_method="predict", choices=choices)
+    np.testing.assert_allclose(avg[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)  # brute, not the corrupted
+    assert recorded == choices and len(choices) == 1
+    assert choices[0].engine == "brute" and choices[0].fallback
+    assert "self-check" in choices[0].reason and "RandomForestRegressor.predict" in choices[0].reason
+    assert "self-check" in caplog.text
+
+
+def test_corrupted_parse_with_method_tree_raises(monkeypatch):
+    X, est = _forest()
+    _corrupt_first_tree(monkeypatch)
+    with pytest.raises(ValueError, match="method='tree'.*disagrees with its own predict"):
+        compute_pd(est, X, [0], [np.linspace(-2, 2, 7)], response_method="predict", method="tree")
+
+
+def test_the_check_catches_a_wrong_grid_conversion(monkeypatch):
+    """A reader that converts grid values wrongly (rows right): caught by the grid-value probe rows."""
+    import pdpboot.engine._tree_check as check_mod
+
+    X, est = _forest()
+    real = check_mod.model_grid
+    monkeypatch.setattr(check_mod, "model_grid", lambda model, j, values: real(model, j, values) + 0.7)
+    with pytest.raises(ValueError, match="grid values"):
+        compute_pd(est, X, [0], [np.linspace(-2, 2, 7)], response_method="predict", method="tree")
+
+
+def test_an_honest_model_is_checked_once_per_fit(monkeypatch):
+    """The verdict is cached per fitted model and parse: several calls and feature sets, one probe;
+    a refit in place (same object, other trees) is probed again."""
+    import pdpboot.engine._tree_check as check_mod
+    from pdpboot.engine import compute_pd_many
+
+    X, est = _forest()
+    calls = []
+    real = check_mod._probe
+    monkeypatch.setattr(check_mod, "_probe", lambda *a, **k: calls.append(1) or real(*a, **k))
+    grids = [[np.linspace(-2, 2, 5)], [np.linspace(-1, 1, 4)]]
+    choices = []
+    for _ in range(3):
+        compute_pd_many(est, X, [[0], [1]], grids, response_method="predict", method="tree", choices=choices)
+    assert len(calls) == 1
+    assert {c.engine for c in choices} == {"tree"}
+    compute_pd_many(est, X, [[2]], [[np.array([0.0, 1.0])]], response_method="predict", method="tree")
+    assert len(calls) == 2  # a new column: probed on its own
+    est.set_params(random_state=1).fit(X, X[:, 0])
+    compute_pd_many(est, X, [[0], [1]], grids, response_method="predict", method="tree")
+    assert len(calls) == 3
