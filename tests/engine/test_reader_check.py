@@ -11,6 +11,7 @@ import pytest
 from sklearn.inspection import partial_dependence
 from threadpoolctl import threadpool_limits
 
+import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot.engine import compute_pd
 
 xgb = pytest.importorskip("xgboost")
@@ -113,9 +114,8 @@ def _corrupt_first_tree(monkeypatch, shift=0.5):
     """Every leaf of the first tree read ``shift`` too high: a parse error the walks cannot see."""
     import dataclasses
 
-    import pdpboot.engine.tree as tree_mod
 
-    real = tree_mod.read_model
+    real = prepared_mod.read_model
 
     def corrupted(estimator, response_method):
         model = real(estimator, response_method)
@@ -124,7 +124,7 @@ def _corrupt_first_tree(monkeypatch, shift=0.5):
         value[first] += shift
         return dataclasses.replace(model, value=value)
 
-    monkeypatch.setattr(tree_mod, "read_model", corrupted)
+    monkeypatch.setattr(prepared_mod, "read_model", corrupted)
 
 
 def test_corrupted_parse_falls_back_to_brute_with_the_reason(monkeypatch, caplog):
