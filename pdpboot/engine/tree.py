@@ -75,6 +75,7 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
+from ._tree_check import check_reading
 from ._tree_compiled import _KERNEL_ICE_BYTES, _MASK_MAX, _kernel_walk, kernel_available
 from ._tree_cost import _external_read_dominates
 from ._tree_model import (
@@ -276,7 +277,8 @@ def per_tree_partial_dependence(
     Raises
     ------
     ValueError
-        Not a supported forest / response, numba missing, a categorical or NaN grid
+        Not a supported forest / response, the reading disagrees with the forest's own predictions
+        (self-check), numba missing, a categorical or NaN grid
         of more than 62 points, bad ``oob`` or ``weights``.
 
     See Also
@@ -306,6 +308,10 @@ def per_tree_partial_dependence(
         raise ValueError("per_tree_partial_dependence needs numba (pip install pdpboot[fast]).")
     prepared = PreparedTrees(forest, X, response_method)
     plan = prepared.plan(feature_idx, grid_values)
+    reason = check_reading(prepared, forest, X, response_method, dict(zip(plan.feature_idx, grid_values)))
+    if reason is not None:
+        raise ValueError(f"The exact tree engine's reading of {type(forest).__name__} disagrees with its own "
+                         f"{response_method} ({reason}).")
     if plan.walk != "kernel":
         raise ValueError("per_tree_partial_dependence handles categorical grids and grids with NaN of at most "
                          f"{_MASK_MAX} points.")

@@ -110,8 +110,8 @@ def _forest(n=300):
     return X, RandomForestRegressor(n_estimators=10, min_samples_leaf=3, random_state=0).fit(X, y)
 
 
-def _corrupt_first_tree(monkeypatch, shift=0.5):
-    """Every leaf of the first tree read ``shift`` too high: a parse error the walks cannot see."""
+def _corrupt_first_tree(monkeypatch, shift=0.5, every=1):
+    """Every ``every``-th node of the first tree read ``shift`` too high: a parse error the walks cannot see."""
     import dataclasses
 
 
@@ -121,7 +121,7 @@ def _corrupt_first_tree(monkeypatch, shift=0.5):
         model = real(estimator, response_method)
         value = model.value.copy()
         first = slice(int(model.roots[0]), int(model.roots[1]) if len(model.roots) > 1 else len(value))
-        value[first] += shift
+        value[first][::every] += shift
         return dataclasses.replace(model, value=value)
 
     monkeypatch.setattr(prepared_mod, "read_model", corrupted)
@@ -182,3 +182,29 @@ def test_an_honest_model_is_checked_once_per_fit(monkeypatch):
     est.set_params(random_state=1).fit(X, X[:, 0])
     compute_pd_many(est, X, [[0], [1]], grids, response_method="predict", method="tree")
     assert len(calls) == 3
+
+
+def test_h_statistic_tree_path_checks_the_reading(monkeypatch):
+    """The H statistics' exact path (PDs at observed points) also trusts a reading only after the check."""
+    from pdpboot.engine.hstats import interaction_part
+
+    X, est = _forest(n=120)
+    X = np.round(X, 1)  # few distinct values: the exact path's grids stay small
+    def predict(Z):
+        return est.predict(Z)[:, None]
+
+    brute = interaction_part(predict, X, (0, 1))
+    _corrupt_first_tree(monkeypatch, shift=5.0, every=2)  # not a constant: it would cancel in the centring
+    exact = interaction_part(predict, X, (0, 1), estimator=est)
+    np.testing.assert_allclose(exact, brute, rtol=0, atol=1e-10)
+
+
+def test_per_tree_pd_refuses_a_wrong_reading(monkeypatch):
+    from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
+
+    if not kernel_available():
+        pytest.skip("per-tree PD needs the compiled walk")
+    X, est = _forest()
+    _corrupt_first_tree(monkeypatch)
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        per_tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")
