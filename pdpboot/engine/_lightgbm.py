@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 
+from ._tree_model import reader_array
 from .response import booster_link
 
 _IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape"}
@@ -184,27 +184,16 @@ class LightGBMReader:
 
     def to_array(self, X) -> np.ndarray:
         """Rows as float64; pandas categories coded with the training categories (NaN if unknown)."""
-        if isinstance(X, pd.DataFrame):
-            if X.shape[1] != self.n_features:
-                raise ValueError(f"X has {X.shape[1]} columns, the model {self.n_features}.")
-            out = np.empty(X.shape, dtype=np.float64)
-            cats = iter(self._pandas_cats)
-            for j in range(X.shape[1]):
-                col = X.iloc[:, j]
-                if isinstance(col.dtype, pd.CategoricalDtype):
-                    known = next(cats, None)
-                    if known is None:
-                        raise ValueError("categorical column the LightGBM model was not trained with")
-                    self.categories[j] = list(known)
-                    codes = pd.Categorical(col, categories=known).codes.astype(np.float64)
-                    out[:, j] = np.where(codes < 0, np.nan, codes)
-                else:
-                    out[:, j] = np.asarray(col, dtype=np.float64)
-            return out
-        xa = np.asarray(X, dtype=np.float64)
-        if xa.ndim != 2 or xa.shape[1] != self.n_features:
-            raise ValueError(f"X must be 2-D with {self.n_features} columns.")
-        return xa
+        cats = iter(self._pandas_cats)
+
+        def categories_for(j: int, col) -> list:
+            known = next(cats, None)
+            if known is None:
+                raise ValueError("categorical column the LightGBM model was not trained with")
+            self.categories[j] = list(known)
+            return known
+
+        return reader_array(X, self.n_features, np.float64, categories_for)
 
     def margin(self, X) -> np.ndarray:
         raw = np.asarray(self.estimator.predict(X, raw_score=True), dtype=np.float64).reshape(len(X), -1)
