@@ -19,6 +19,7 @@ from ._validate import (
     check_target_names,
     is_fitted,
 )
+from .engine import describe_choices, record_engine_choices
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.response import output_labels, resolve_response_method
 
@@ -111,12 +112,13 @@ def partial_dependence(
         if max_ice_instances is not None and max_ice_instances < spec.n_rows:
             ice_rows = np.sort(generator.choice(spec.n_rows, size=int(max_ice_instances), replace=False))
     evaluation = Evaluation(resolved, outputs, np.arange(spec.n_rows), weights, ice_rows)
-    per_node = evaluate_fit(estimator, spec, evaluation)
+    with record_engine_choices() as choices:  # which engine computed each feature set, and why
+        per_node = evaluate_fit(estimator, spec, evaluation)
     check_predictions_finite(per_node, what=f"{type(estimator).__name__}")
     settings = dict(spec.settings, response_method=response_method, kind=kind,
                     max_ice_instances=max_ice_instances, sample_weight=sample_weight is not None)
     attrs = provenance(estimator, settings, task=task_name(resolved), response=resolved,
                        target_name=str(outputs[0]) if resolved == "predict" else "class",
-                       n_resamples=0, n_failed_resamples=0,
+                       n_resamples=0, n_failed_resamples=0, engine=describe_choices(choices),
                        rng_entropy=str(generator.bit_generator.seed_seq.entropy))
     return build_tree(spec, per_node, outputs=outputs, ice_rows=ice_rows, root_attrs=attrs)

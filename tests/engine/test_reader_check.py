@@ -208,3 +208,16 @@ def test_per_tree_pd_refuses_a_wrong_reading(monkeypatch):
     _corrupt_first_tree(monkeypatch)
     with pytest.raises(ValueError, match="disagrees with its own predict"):
         per_tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")
+
+
+def test_partial_dependence_records_the_engine_and_the_fallback_reason(monkeypatch):
+    import pdpboot
+
+    X, est = _forest()
+    honest = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
+    assert honest.attrs["engine"] == "tree: exact, checked against the model's predictions"
+    _corrupt_first_tree(monkeypatch)
+    res = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
+    assert res.attrs["engine"].startswith("brute: tree engine failed its self-check: on 64 probe rows")
+    grid = res["x0"].ds["x0"].values
+    np.testing.assert_allclose(res["x0"].ds["pd"].values[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)
