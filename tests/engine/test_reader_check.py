@@ -221,3 +221,32 @@ def test_partial_dependence_records_the_engine_and_the_fallback_reason(monkeypat
     assert res.attrs["engine"].startswith("brute: tree engine failed its self-check: on 64 probe rows")
     grid = res["x0"].ds["x0"].values
     np.testing.assert_allclose(res["x0"].ds["pd"].values[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("bug", ["sentinel", "reg_sqrt", "early_stopping"])
+def test_the_check_alone_catches_each_historical_bug(bug, monkeypatch):
+    """Each of the three readings fixed above, re-introduced: ``method="auto"`` still returns brute force's
+    numbers (the self-check refuses the reading) and says why; ``method="tree"`` raises."""
+    from pdpboot.engine import _lightgbm, _xgboost, compute_pd_many
+
+    X, y = _data(n=2000)
+    if bug == "sentinel":
+        monkeypatch.setattr(_xgboost.XGBoostReader, "as_missing", lambda self, values: values)
+        est = xgb.XGBRegressor(n_estimators=40, max_depth=4, missing=0.0, n_jobs=1).fit(X, y)
+    elif bug == "reg_sqrt":
+        real = _lightgbm.booster_link
+        monkeypatch.setattr(_lightgbm, "booster_link",
+                            lambda *a, **k: real(a[0], a[1], "identity" if a[2] == "signed_square" else a[2], **k))
+        est = lgb.LGBMRegressor(n_estimators=30, reg_sqrt=True, verbose=-1, n_jobs=1).fit(X, np.abs(y) * 3)
+    else:
+        monkeypatch.setattr(_xgboost, "_trees_predict_uses", lambda estimator, gb: len(gb["trees"]))
+        est = xgb.XGBRegressor(n_estimators=300, max_depth=3, learning_rate=0.5, n_jobs=1,
+                               callbacks=[xgb.callback.EarlyStopping(rounds=3)])
+        est.fit(X[:1500], y[:1500], eval_set=[(X[1500:], y[1500:])], verbose=False)
+    grid = np.linspace(-2, 2, 120)  # enough grid points for the cost model to pick the tree engine
+    choices = []
+    (avg, _), = compute_pd_many(est, X, [[0]], [[grid]], response_method="predict", choices=choices)
+    assert choices[0].engine == "brute" and choices[0].fallback, choices
+    np.testing.assert_allclose(avg[0], _brute(est, X, 0, grid), rtol=0, atol=1e-5)  # float32 predictions
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        compute_pd(est, X, [0], [grid], response_method="predict", method="tree")
