@@ -17,6 +17,9 @@ Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators fr
   read back from ``predict(raw_score=True)`` by the caller.  In random-forest mode
   (``average_output``) ``predict`` divides by the number of iterations and the raw score
   does not, so both the leaves and the margin are scaled by it here;
+* after early stopping ``predict`` uses ``best_iteration_`` iterations, and so does
+  ``model_to_string()`` (its default ``num_iteration`` is the best iteration): the dump
+  holds exactly the trees ``predict`` sums;
 * links: identity (regression objectives; ``reg_sqrt=True`` - objective line ``regression sqrt`` -
   fits ``sign(y) sqrt(|y|)`` and ``predict`` returns ``sign(s) s**2``), ``exp`` (poisson, gamma, tweedie), sigmoid
   with its ``sigmoid:`` scale (binary, cross-entropy), softmax (multiclass).

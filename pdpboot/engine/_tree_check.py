@@ -18,8 +18,9 @@ and compares it with the model's own response (``predict`` / ``predict_proba`` /
 
 Tolerance: XGBoost, LightGBM, CatBoost (float32 predictions or thresholds)
 ``2e-5 (1 + max |response|)`` plus ``1e-7`` per tree times the largest leaf value;
-scikit-learn's trees (float64 leaf values and sums) ``1e-9 (1 + max |response|)``.  A disagreement returns a one-line reason; the caller
-falls back to brute force (``method="auto"``) or raises (``method="tree"``).
+scikit-learn's trees (float64 leaf values and sums) ``1e-9 (1 + max |response|)``.
+A disagreement returns a one-line reason; the caller falls back to brute force
+(``method="auto"``) or raises (``method="tree"``).
 
 The verdict is cached per fitted model (a weak reference, so no model is kept alive)
 and per parse (a CRC of the node table, so a model refit in place is checked again):

@@ -14,6 +14,12 @@ comes from ``xgboost``).  Conventions (XGBoost >= 2, ``gbtree`` booster):
   group; the raw margin is the sum of the leaves plus the base margin, which is read
   back from ``predict(output_margin=True)`` (so every ``base_score`` convention is
   matched) by the caller;
+* ``missing=`` other than NaN: input entries (and grid values) equal to it, as float32, are
+  missing - they follow ``default_left`` like NaN (:meth:`XGBoostReader.as_missing`);
+* after early stopping (``early_stopping_rounds=`` or an ``EarlyStopping`` callback)
+  ``predict`` / ``predict_proba`` / ``predict(output_margin=True)`` sum the iterations
+  ``0..best_iteration`` only (``iteration_range`` defaults to them): the reader keeps the
+  trees of those iterations (``iteration_indptr``);
 * links: identity (squared, absolute, pseudo-Huber, quantile error), ``exp``
   (Poisson, gamma, Tweedie), sigmoid (logistic), softmax (``multi:softprob`` /
   ``multi:softmax`` with ``predict_proba``).
