@@ -218,13 +218,23 @@ def tree_partial_dependence(
     Raises
     ------
     ValueError
-        Unsupported estimator/response, bad feature indices, grids or weights.
+        Unsupported estimator/response, bad feature indices, grids or weights; the reading
+        of the model disagrees with its own predictions (self-check).
     """
     if not (average or individual):
         raise ValueError("Nothing to compute: set average=True and/or individual=True.")
     prepared = PreparedTrees(estimator, X, response_method)
     plan = prepared.plan(feature_idx, grid_values)
+    _check_or_raise(prepared, estimator, X, response_method, plan, grid_values)
     return prepared.partial_dependence(plan, weights=weights, average=average, individual=individual)
+
+
+def _check_or_raise(prepared, estimator, X, response_method: str, plan: TreePlan, grid_values) -> None:
+    """The self-check (:func:`._tree_check.check_reading`) of a direct call: an error on disagreement."""
+    reason = check_reading(prepared, estimator, X, response_method, dict(zip(plan.feature_idx, grid_values)))
+    if reason is not None:
+        raise ValueError(f"The exact tree engine's reading of {type(estimator).__name__} disagrees with its own "
+                         f"{response_method} ({reason}); use brute force (method='brute').")
 
 def per_tree_partial_dependence(
     forest,
@@ -308,10 +318,7 @@ def per_tree_partial_dependence(
         raise ValueError("per_tree_partial_dependence needs numba (pip install pdpboot[fast]).")
     prepared = PreparedTrees(forest, X, response_method)
     plan = prepared.plan(feature_idx, grid_values)
-    reason = check_reading(prepared, forest, X, response_method, dict(zip(plan.feature_idx, grid_values)))
-    if reason is not None:
-        raise ValueError(f"The exact tree engine's reading of {type(forest).__name__} disagrees with its own "
-                         f"{response_method} ({reason}).")
+    _check_or_raise(prepared, forest, X, response_method, plan, grid_values)
     if plan.walk != "kernel":
         raise ValueError("per_tree_partial_dependence handles categorical grids and grids with NaN of at most "
                          f"{_MASK_MAX} points.")

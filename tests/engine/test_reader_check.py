@@ -250,3 +250,12 @@ def test_the_check_alone_catches_each_historical_bug(bug, monkeypatch):
     np.testing.assert_allclose(avg[0], _brute(est, X, 0, grid), rtol=0, atol=1e-5)  # float32 predictions
     with pytest.raises(ValueError, match="disagrees with its own predict"):
         compute_pd(est, X, [0], [grid], response_method="predict", method="tree")
+
+
+def test_tree_partial_dependence_refuses_a_wrong_reading(monkeypatch):
+    from pdpboot.engine.tree import tree_partial_dependence
+
+    X, est = _forest()
+    _corrupt_first_tree(monkeypatch)
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")
