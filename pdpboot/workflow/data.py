@@ -32,6 +32,7 @@ MAX_CLASSES = 100
 MAX_LEVELS = 30  # categorical features with more levels: PD on the most frequent ones
 MAX_INTEGER_GRID = 30  # integer features with at most this many values: PD at each value
 MIN_ID_ROWS = 20  # identifier detection needs at least this many rows
+NEAR_ID_SHARE = 0.5  # text with more than MAX_LEVELS values, at least this share of its rows distinct: names rows
 _DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
 _COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?")  # 3,14 / 4.184,81 / 4.184 / 12
 _DOT_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|Inf|INF|infinity|Infinity)")
@@ -530,21 +531,31 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
 def identifier_reason(col: pd.Series, name: str) -> str | None:
     """Why ``col`` looks like a row identifier (None when it does not).
 
-    Text with a different value in every row; integer columns with a different value in every row that
-    are monotone in row order (a row counter) or carry an ID-like name (``id``, ``CustomerID``,
-    ``ride_id``, ``Unnamed: 0``, ...).  Needs at least ``MIN_ID_ROWS`` non-missing values.
+    Text with a different value in every row, or with more than ``MAX_LEVELS`` distinct values that
+    are at least ``NEAR_ID_SHARE`` of its rows (names of cars, people, places); integer columns of
+    consecutive integers in row order (a row counter: steps of exactly +1 or -1, so a monotone
+    measurement such as a population series is kept) or with a different value in every row and an
+    ID-like name (``id``, ``CustomerID``, ``ride_id``, ``Unnamed: 0``, ...).  Needs at least
+    ``MIN_ID_ROWS`` non-missing values.
     """
     values = col.dropna()
-    if len(values) < MIN_ID_ROWS or values.nunique() != len(values):
+    if len(values) < MIN_ID_ROWS:
         return None
-    if _is_categorical(col) and not pd.api.types.is_bool_dtype(col.dtype):
+    distinct = values.nunique()
+    text = _is_categorical(col) and not pd.api.types.is_bool_dtype(col.dtype)
+    if text and distinct > MAX_LEVELS and distinct >= NEAR_ID_SHARE * len(values) and distinct != len(values):
+        return (f"has {distinct} distinct values in {len(values)} rows (nearly one per row; a model can only "
+                "memorise them)")
+    if distinct != len(values):
+        return None
+    if text:
         return "has a different value in every row"
     if col.dtype.kind not in "iu":  # integer dtype only: integer-valued floats are measurements
         return None
     numbers = values.to_numpy(dtype=float)
     steps = np.diff(numbers)
-    if np.all(steps > 0) or np.all(steps < 0):
-        return "counts the rows (a different integer in every row, monotone in row order)"
+    if np.all(steps == 1) or np.all(steps == -1):  # a monotone measurement (population by month) is data
+        return "counts the rows (consecutive integers in row order)"
     if _ID_NAME.search(str(name)):
         return "has a different integer in every row and an ID-like name"
     return None
@@ -636,6 +647,9 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     notes: list[str] = []
     columns = list(table.columns)
     target = _need_column(str(config.target), columns, "target")
+    if len(table) < MIN_ROWS:  # before the features: in a tiny table every column looks constant
+        raise InputError(f"The table has only {len(table)} row(s); pdpboot run needs at least {MIN_ROWS} rows "
+                         "with a target value.")
     features, _ = _choose_features(config, table, target, notes)
     pd_features = features if config.pd_features is None else [
         _need_column(c, columns, "--pd-features") for c in config.pd_features
@@ -705,6 +719,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
                          "so the model and the PD see time as a number.")
         X[name] = _normalise_column(X[name])
     categorical = [rename[c] for c in features if _is_categorical(X[rename[c]]) or c in forced]
+    _check_numeric(X, [c for c in X.columns if c not in categorical], display)
     for column in config.level_order:
         if column not in rename:
             raise InputError(f"--level-order names column {shorten(column)}, which is not a model feature.")
@@ -743,7 +758,8 @@ def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
     for name in numeric:
         values = X[name].to_numpy(dtype=float, na_value=np.nan)
         if np.isinf(values).any():
-            raise InputError(f"Column {shorten(display[name])} contains infinite values; replace or drop them.")
+            raise InputError(f"Feature {shorten(display[name])} contains {int(np.isinf(values).sum())} infinite "
+                             "value(s); replace them (e.g. by a missing value) or drop those rows.")
 
 
 def _category_grids(X, categorical, used, display, notes, level_order) -> dict[str, np.ndarray]:
