@@ -39,7 +39,7 @@ from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.resample import RESAMPLING
 from .engine.response import output_labels, resolve_response_method, response_function
-from .grid import FeatureGrid, make_grids
+from .grid import FeatureGrid, check_grid_size, make_grids
 from .schema import node_name
 
 ALE_KINDS = ("numeric", "ordinal", "categorical")
@@ -179,6 +179,7 @@ def make_ale_spec(
             bad = [names[p] for p in fs if kinds[p] == "categorical"]
             raise ValueError(f"2-D ALE needs numeric or ordered features; {bad} is unordered categorical. "
                              "Request it as a 1-D feature, or give its level order in custom_values.")
+    check_grid_size(grids, feature_sets, memory_limit)
     settings = {
         "features": [[names[p] for p in fs] for fs in feature_sets],
         "effect": "ale",
