@@ -51,8 +51,9 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold
 
+from ._evaluate import Evaluation, PDEffect
 from ._pd import partial_dependence
-from ._plan import check_fit_params, fit_kwargs
+from ._plan import check_fit_params, fit_kwargs, make_spec
 from ._validate import (
     check_n_resamples,
     check_positive_int,
@@ -74,7 +75,7 @@ from .engine.hstats import (
 )
 from .engine.refit import rows_of, seed_estimator
 from .engine.response import response_function
-from .schema import feature_nodes, node_name
+from .schema import feature_nodes
 
 __all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_of_model", "h_statistic_test",
            "pd_variance_statistic"]
@@ -150,6 +151,8 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
         )
     tree = xr.DataTree(children=children)
     tree.attrs = dict(result.attrs)
+    if "resample_counts" in result.ds:  # BCa's jackknife-after-bootstrap acceleration needs them
+        tree["resample_counts"] = result.ds["resample_counts"].variable
     if confidence_level is not None and any(
         v.endswith("_resamples") for child in children.values() for v in child.ds.data_vars
     ):
@@ -222,20 +225,17 @@ def h_statistic_of_model(
     generator = np.random.default_rng(check_rng(rng))
     tree = partial_dependence(estimator, X, features, response_method=response_method,
                               sample_weight=sample_weight, **dict(grid_kwargs or {}))
-    table, names = check_table(X)
-    feature_sets = resolve_features(features, names)
+    spec = make_spec(X, features, **dict(grid_kwargs or {}))
     first = feature_nodes(tree)[0].ds
-    outputs = list(first["output"].values)
-    stats = interaction_statistics(
-        response_function(estimator, tree.attrs["response"]), table,
-        singles=[fs[0] for fs in feature_sets if len(fs) == 1], pairs=[fs for fs in feature_sets if len(fs) == 2],
-        weights=sample_weight, n_max=n_max, rng=generator, n_outputs=len(outputs),
-    )
-    for fs, values in stats.items():
-        name = node_name(tuple(names[p] for p in fs))
+    h_rows = subsample_rows(spec.n_rows, n_max, generator)[0]  # the rows of every H statistic of the package
+    evaluation = Evaluation(tree.attrs["response"], list(first["output"].values), np.arange(spec.n_rows),
+                            check_sample_weight(sample_weight, spec.n_rows), h_rows=h_rows)
+    for name, variables in PDEffect(spec, n_max=n_max).evaluate(estimator, evaluation).items():
         ds = tree[name].to_dataset()
-        for stat, arr in values.items():
-            ds[stat] = xr.DataArray(arr, dims=("output",), coords={"output": ds["output"]})
+        for stat in H_STATISTICS:
+            if stat in variables:
+                dims, arr = variables[stat]
+                ds[stat] = xr.DataArray(arr, dims=dims, coords={"output": ds["output"]})
         tree[name].dataset = ds
     tree.attrs = dict(tree.attrs, n_max=n_max, rng_entropy=str(generator.bit_generator.seed_seq.entropy))
     return _from_result(tree, confidence_level=None, method="percentile", simultaneous=False)
