@@ -32,6 +32,7 @@ from .engine.hstats import subsample_rows
 from .engine.refit import rows_of, seed_estimator
 from .engine.resample import multiplicities
 from .engine.response import resolve_response_method
+from .options import Execution
 
 N_FIXED_SEEDS = 3  # full-data fit, fixed background subsample, ICE instances
 
@@ -238,17 +239,22 @@ def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Gen
     return arrays
 
 
-def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator,
-                 rows: np.ndarray) -> NodeArrays | Failure:
-    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`."""
+def guarded(on_error: str, func, *args) -> NodeArrays | Failure:
+    """``func(*args)``, or the :class:`Failure` it raised when ``on_error="skip"`` (a missed class: always)."""
     try:
-        return evaluate_resample(plan, base, seed, rows)
+        return func(*args)
     except MissingClassError as exc:  # never mixes scales, whatever on_error says
         return Failure.of(exc)
     except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by the caller
-        if plan.execution.on_error == "raise":
+        if on_error == "raise":
             raise
         return Failure.of(exc)
+
+
+def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator,
+                 rows: np.ndarray) -> NodeArrays | Failure:
+    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`."""
+    return guarded(plan.execution.on_error, evaluate_resample, plan, base, seed, rows)
 
 
 def progress_bar(iterable, total: int, progress, initial: int = 0):
@@ -286,32 +292,46 @@ def _run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Che
     Each resample's rows are drawn once, here, as its job is dispatched (and counted into ``counts``).
     """
     n, execution = plan.n_resamples, plan.execution
-    done: dict[int, NodeArrays | Failure] = {}
-    if ckpt is not None:
-        for b in range(n):
-            stored = ckpt.load(b)
-            if stored is not None:
-                done[b] = Failure.from_text(stored) if isinstance(stored, str) else stored
-    todo = [b for b in range(n) if b not in done]
+    done = stored_results(ckpt, n)
     for b in done:
         counts[b] = np.bincount(_draw(plan, seeds[b]), minlength=plan.spec.n_rows)
+
+    todo = [b for b in range(n) if b not in done]
 
     def jobs():
         for b in todo:
             rows = _draw(plan, seeds[b])
             counts[b] = np.bincount(rows, minlength=plan.spec.n_rows)
-            yield delayed(resample_job)(plan, base, seeds[b], rows)
+            yield b, delayed(resample_job)(plan, base, seeds[b], rows)
 
+    return dispatch(execution, n, jobs(), ckpt, done)
+
+
+def dispatch(execution: Execution, n: int, jobs, ckpt: Checkpoint | None, done: dict) -> list:
+    """Run ``jobs`` (``(index, joblib-delayed call)`` pairs) in parallel: progress, checkpoints, failures.
+
+    Every call returns arrays or a :class:`Failure`; each result is saved in the checkpoint as it
+    arrives; the run stops as soon as more than ``execution.max_failure_share`` of the ``n`` jobs
+    have failed.  Returns the ``n`` results in index order (``done`` holds those finished before).
+    """
     allowed = int(np.floor(execution.max_failure_share * n))
     n_failed = sum(isinstance(r, Failure) for r in done.values())
-    stream = Parallel(n_jobs=execution.n_jobs, return_as="generator")(jobs())
-    for out, b in zip(progress_bar(stream, n, execution.progress, initial=n - len(todo)), todo):  # bar first
+    todo: list[int] = []
+
+    def calls():
+        for b, call in jobs:
+            todo.append(b)
+            yield call
+
+    stream = Parallel(n_jobs=execution.n_jobs, return_as="generator")(calls())
+    for k, out in enumerate(progress_bar(stream, n, execution.progress, initial=len(done))):  # bar first: it ends
+        b = todo[k]
         done[b] = out
         if ckpt is not None:
             ckpt.save_failure(b, str(out)) if isinstance(out, Failure) else ckpt.save(b, out)
         n_failed += isinstance(out, Failure)
         if isinstance(out, Failure) and n_failed > allowed:
-            first = min(k for k, r in done.items() if isinstance(r, Failure))
+            first = min(i for i, r in done.items() if isinstance(r, Failure))
             advice = (" (a decision_function refit that misses a class cannot be compared; use "
                       "response_method='predict_proba' or resampling='stratified')" if done[first].missing_class
                       else "")
@@ -320,6 +340,17 @@ def _run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Che
                 f"{n}; the first, resample {first}, raised {done[first]}{advice}"
             )
     return [done[b] for b in range(n)]
+
+
+def stored_results(ckpt: Checkpoint | None, n: int) -> dict:
+    """The results a checkpoint already holds (arrays, or a :class:`Failure`), by index."""
+    done: dict[int, NodeArrays | Failure] = {}
+    if ckpt is not None:
+        for b in range(n):
+            stored = ckpt.load(b)
+            if stored is not None:
+                done[b] = Failure.from_text(stored) if isinstance(stored, str) else stored
+    return done
 
 
 def _open_checkpoint(plan: BootstrapPlan, seeds: dict, created: str) -> tuple[Checkpoint | None, str]:
