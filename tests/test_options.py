@@ -1,6 +1,7 @@
 """The option objects: validated once, accepted by every entry point, equal to the keyword shortcuts."""
 
 import dataclasses
+from contextlib import nullcontext
 
 import numpy as np
 import pytest
@@ -77,3 +78,28 @@ def test_failures_are_typed_and_counted():
     assert failure.missing_class and failure.message == "the refit saw no rows: of class 2"
     assert str(failure) == "MissingClassError: the refit saw no rows: of class 2"
     assert not Failure.of(ValueError("x")).missing_class
+
+
+def test_every_registered_strategy_fills_the_schema():
+    from sklearn.ensemble import RandomForestRegressor
+
+    from pdpboot.header import ResultHeader
+    from pdpboot.strategies import STRATEGIES, get_strategy
+
+    X, y = _data(80)
+    options = {"bootstrap": dict(n_resamples=3, progress=False),
+               "ij": dict(n_estimators=30)}
+    assert set(options) == set(STRATEGIES)
+    for name, strategy in STRATEGIES.items():
+        estimator = RandomForestRegressor(n_estimators=30, max_depth=3, random_state=0)
+        with np.errstate(all="ignore"), pytest.warns(UserWarning) if name == "ij" else nullcontext():
+            res = get_strategy(name)(estimator, X, y, [0], grid_resolution=3, rng=0, **options[name])
+        header = ResultHeader.from_attrs(res.attrs)
+        assert header.target == strategy.target and header.uncertainty != "none"
+        ds = res["x0"].ds
+        assert ("pd_resamples" in ds) == strategy.resamples
+        if not strategy.resamples:
+            assert ds["pd_band"].dims == ("ci_bound", "output", "x0") and "pd_se" in ds
+    with pytest.raises(ValueError, match="not one of"):
+        get_strategy("magic")
+
