@@ -1,9 +1,11 @@
-"""The public bootstrap: validate into a plan, fit the full data, run the resamples, assemble.
+"""The refit bootstrap of any effect: options -> effect -> plan -> run -> result tree.
 
-The steps live in their own modules: :mod:`pdpboot._plan` (validation),
-:mod:`pdpboot._evaluate` (one fitted model -> arrays), :mod:`pdpboot._loop`
-(seeds, resample jobs, checkpoints, failures) and :mod:`pdpboot._assemble`
-(arrays -> DataTree).
+:func:`bootstrap_partial_dependence` turns its arguments into
+:class:`~pdpboot.options.Resampling`, :class:`~pdpboot.options.Execution` and a
+:class:`~pdpboot._evaluate.PDEffect`, validates them into a plan
+(:func:`pdpboot._plan.make_plan`), and :func:`run_bootstrap` runs any plan
+(:func:`pdpboot._loop.run`) and assembles its typed results into a DataTree
+with one :class:`~pdpboot.header.ResultHeader` (:mod:`pdpboot._assemble`).
 """
 
 from __future__ import annotations
