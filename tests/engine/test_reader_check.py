@@ -259,3 +259,31 @@ def test_tree_partial_dependence_refuses_a_wrong_reading(monkeypatch):
     _corrupt_first_tree(monkeypatch)
     with pytest.raises(ValueError, match="disagrees with its own predict"):
         tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")
+
+
+def test_pipeline_reading_is_checked_through_its_own_transforms(monkeypatch):
+    """A column-wise Pipeline into a tree model: the probe goes through the pipeline's transforms (grid values
+    too); an honest reading passes, a corrupted one falls back to brute force."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from pdpboot.engine import compute_pd_many
+
+    X, y = _data(n=300)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(k=np.where(X[:, 3] > 0, "p", "q"))
+    pre = ColumnTransformer([("num", StandardScaler(), ["a", "b", "c"]), ("cat", OneHotEncoder(), ["k"])])
+    est = make_pipeline(pre, RandomForestRegressor(n_estimators=10, random_state=0)).fit(df, y)
+    sets, grids = [[0], [4]], [[np.linspace(-2, 2, 200)], [np.array(["q", "p"], dtype=object)]]
+    honest = []
+    out = compute_pd_many(est, df, sets, grids, response_method="predict", method="tree", choices=honest)
+    assert {c.engine for c in honest} == {"tree"}
+    _corrupt_first_tree(monkeypatch)
+    choices = []
+    again = compute_pd_many(est, df, sets, grids, response_method="predict", choices=choices)
+    assert [c.engine for c in choices] == ["brute", "brute"]
+    assert choices[0].fallback and "self-check" in choices[0].reason  # the long grid: auto tried the tree engine
+    for (avg, _), (ref, _) in zip(again, out):  # brute force on the corrupted run = the honest tree result
+        np.testing.assert_allclose(avg, ref, rtol=0, atol=1e-12)
