@@ -121,7 +121,7 @@ def _report(record, quiet: bool) -> None:
         lines.append("  results.nc      everything computed for PD; in Python: pdpboot.load(\"results.nc\")")
     if effect != "pd":
         lines.append("  ale.nc          accumulated local effects; in Python: pdpboot.load(\"ale.nc\")")
-    lines += ["  repro.py        python repro.py recomputes the result files and checks they are identical",
+    lines += ["  repro.py        python repro.py recomputes the results and checks they reproduce (1e-12)",
               "  run.log         what was done, step by step"]
     print("\n".join(lines))
 

@@ -268,7 +268,8 @@ def summary_markdown(*, result, problem, config, outcome, files, failures, data_
         *(["- `ale.nc`: accumulated local effects (ALE, resamples, bands; node attrs `bin_counts`, "
            "`ale_kind`); open with `pdpboot.load(\"ale.nc\")`."] if outcome.ale is not None else [])]
     lines += file_sections(result_lines, "- `repro.py`: `python repro.py` recomputes the result files from "
-                           "`repro_inputs/` and checks they are identical.",
+                           "`repro_inputs/` and checks they reproduce (identical, or equal within 1e-12 of each "
+                           "statistic's scale).",
                            sheets=sheets, files=files, notes=outcome.notes, failures=failures)
     lines += ["", "## Precision", "",
               f"The bands come from B = {config.n_resamples} refits. Their bounds are themselves estimated: "
