@@ -117,6 +117,13 @@ def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True) ->
     return text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False).astype(float)
 
 
+def _missing_marker(text: pd.Series) -> str | None:
+    """The one non-number of a column that is otherwise (>= 90 %) numbers (``?``, ``-``, ``.``), else None."""
+    numbers = text.str.fullmatch(_DOT_NUMBER) | text.str.fullmatch(_COMMA_NUMBER)
+    others = text[~numbers].unique()
+    return str(others[0]) if len(others) == 1 and numbers.mean() >= 0.9 else None
+
+
 def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: bool) -> pd.DataFrame:
     """Decide what the text cells of ``table`` are; only empty fields were read as missing.
 
@@ -159,6 +166,11 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: b
         else:
             for token in sorted(set(present[is_token].astype(str))):
                 kept.setdefault(token, []).append(name)
+            marker = _missing_marker(rest) if infer else None
+            if marker is not None:
+                notes.append(f"Column {name!r} holds numbers and the text {marker!r} ({int((rest == marker).sum())} "
+                             f"row(s)), so it is read as text (categories); if {marker!r} marks a missing value, "
+                             f"give --na-values {shorten(marker, 30)}.")
     if as_missing:
         notes.append(f"Column(s) {', '.join(as_missing[:5])}{', ...' if len(as_missing) > 5 else ''} hold numbers "
                      "and a missing-value mark: read as numbers, those rows missing.")

@@ -214,3 +214,16 @@ def test_a_header_with_a_dot_one_is_not_a_duplicate(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,a.1,y\n1,2,3\n")
     assert list(read_table(path).columns) == ["a", "a.1", "y"]
+
+
+def test_a_numeric_column_with_an_unknown_marker_is_named(tmp_path):
+    """UCI tables write '?' for a missing number: the column is text, and the note names the fix."""
+    from pdpboot.workflow.data import read_table
+
+    path = tmp_path / "uci.csv"
+    path.write_text("horsepower,mpg\n" + "".join(f"{v},{k}\n" for k, v in enumerate([*range(100, 119), "?"] * 3)))
+    notes = []
+    assert read_table(path, notes)["horsepower"].dtype != float
+    assert any("'horsepower' holds numbers and the text '?' (3 row(s))" in n and "--na-values '?'" in n
+               for n in notes)
+    assert read_table(path, na_values=["?"])["horsepower"].isna().sum() == 3
