@@ -150,7 +150,8 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: b
         rest = text[~is_token]
         numbers = None
         if infer:
-            numbers = _dot_numbers(rest) if comma != "only" else None
+            # numbers pandas left as text only because of a token (huge integers stay text: IDs)
+            numbers = _dot_numbers(rest) if comma != "only" and is_token.any() else None
             if numbers is None and comma:
                 numbers = _comma_numbers(rest, name, require_comma=comma != "only")
                 if numbers is not None:
@@ -660,8 +661,8 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     columns = list(table.columns)
     target = _need_column(str(config.target), columns, "target")
     if len(table) < MIN_ROWS:  # before the features: in a tiny table every column looks constant
-        raise InputError(f"The table has only {len(table)} row(s); pdpboot run needs at least {MIN_ROWS} rows "
-                         "with a target value.")
+        raise InputError(f"Only {len(table)} row(s) in the table; pdpboot run needs at least {MIN_ROWS} rows with a "
+                         "target value.")
     features, _ = _choose_features(config, table, target, notes)
     pd_features = features if config.pd_features is None else [
         _need_column(c, columns, "--pd-features") for c in config.pd_features

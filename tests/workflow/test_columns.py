@@ -217,4 +217,4 @@ def test_a_tiny_table_says_too_few_rows(tmp_path, capsys, rows):
     wage_like().head(rows).to_csv(path, index=False)
     for extra in ([], ["--features", "age"]):
         err = bad(["run", path, "--target", "wage", *extra], capsys, tmp_path / "o")
-        assert f"only {rows} row(s)" in err and "constant" not in err
+        assert f"Only {rows} row(s) in the table" in err and "constant" not in err

@@ -227,3 +227,18 @@ def test_a_numeric_column_with_an_unknown_marker_is_named(tmp_path):
     assert any("'horsepower' holds numbers and the text '?' (3 row(s))" in n and "--na-values '?'" in n
                for n in notes)
     assert read_table(path, na_values=["?"])["horsepower"].isna().sum() == 3
+
+
+def test_na_values_from_the_config_file_and_huge_integers_stay_text(tmp_path):
+    from pdpboot.workflow.data import load_problem, read_table
+    from pdpboot.workflow.options import merge
+
+    path = tmp_path / "arthritis.csv"
+    arthritis_like().to_csv(path, index=False)
+    config = merge({}, {"target": "Improved", "na_values": ["None"]})  # the TOML key na_values
+    _, problem = load_problem(config, path)
+    assert set(problem.classes) == {"Some", "Marked"} and "row(s) with a missing target value were dropped" in \
+        " ".join(problem.notes)
+    path.write_text("id,y\n" + "".join(f"{123456789012345678901234 + k},{k}\n" for k in range(30)))
+    value = read_table(path)["id"].iloc[3]
+    assert value == 123456789012345678901237 and not isinstance(value, float)  # no float that lost its digits
