@@ -4,6 +4,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from .helpers import (
     regression_table,
@@ -242,3 +244,64 @@ def test_na_values_from_the_config_file_and_huge_integers_stay_text(tmp_path):
     path.write_text("id,y\n" + "".join(f"{123456789012345678901234 + k},{k}\n" for k in range(30)))
     value = read_table(path)["id"].iloc[3]
     assert value == 123456789012345678901237 and not isinstance(value, float)  # no float that lost its digits
+
+
+# ----------------------------------------------------------------------------- the class: no cell silently lost
+
+_TOKENS = sorted({"NA", "None", "NULL", "n/a", "N/A", "nan", "NaN", "null", "#N/A", "<NA>", "-nan", "1.#IND"})
+
+
+@st.composite
+def _csv_columns(draw):
+    """Columns of cells mixing numbers, words, missing-value tokens and empty fields."""
+    word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=6).filter(
+        lambda w: w not in ("nan", "inf", "null", "none", "true", "false", "na"))
+    number = st.one_of(st.integers(-10**6, 10**6).map(str),
+                       st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False).map(repr))
+    kinds = st.lists(st.sampled_from(["number", "word", "token", "empty"]), min_size=1, max_size=3, unique=True)
+    n_rows = draw(st.integers(2, 12))
+    columns = []
+    for _ in range(draw(st.integers(1, 4))):
+        allowed = draw(kinds)
+        cell = st.one_of(*[{"number": number, "word": word, "token": st.sampled_from(_TOKENS),
+                            "empty": st.just("")}[k] for k in allowed])
+        columns.append(draw(st.lists(cell, min_size=n_rows, max_size=n_rows)))
+    return columns
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(columns=_csv_columns())
+def test_every_cell_is_read_as_written_or_as_missing_only_when_it_marks_one(tmp_path, columns):
+    """Text stays text; a token is missing only in a column whose other cells are all numbers; numbers exact."""
+    import csv
+
+    from pdpboot.workflow.data import read_table
+
+    path = tmp_path / "cells.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow([f"c{j}" for j in range(len(columns))])
+        writer.writerows(zip(*columns))
+    read = read_table(path)
+    for j, cells in enumerate(columns):
+        col = read[f"c{j}"]
+        numeric = col.dtype.kind == "f"
+        if numeric:
+            assert all(c == "" or c in _TOKENS or _is_number(c) for c in cells)
+        for cell, value in zip(cells, col.tolist()):
+            if cell == "":
+                assert pd.isna(value)
+            elif numeric:
+                assert (np.isnan(value) if cell in _TOKENS else value == float(cell)), (cell, value)
+            elif cell in _TOKENS or not _is_number(cell):
+                assert value == cell, (cell, value)  # a word or a token kept exactly as written
+            else:
+                assert float(value) == float(cell)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text not in _TOKENS
