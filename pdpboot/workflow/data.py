@@ -34,6 +34,7 @@ MAX_INTEGER_GRID = 30  # integer features with at most this many values: PD at e
 MIN_ID_ROWS = 20  # identifier detection needs at least this many rows
 NEAR_ID_SHARE = 0.5  # text with more than MAX_LEVELS values, at least this share of its rows distinct: names rows
 _DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+_GROUPED_INTEGER = re.compile(r"[+-]?\d{1,3}(\.\d{3})+")  # 1.234 / 12.500.000
 _COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?")  # 3,14 / 4.184,81 / 4.184 / 12
 _DOT_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|Inf|INF|infinity|Infinity)")
 #: Text pandas reads as missing by default (``pandas.read_csv``'s list, plus a blank field): pdpboot reads only
@@ -106,7 +107,8 @@ def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True) ->
     if (require_comma and not (has_comma & matched).any()) or matched.mean() < 0.9:
         return None
     grouped_only = matched & ~has_comma & text.str.contains(".", regex=False)
-    if grouped_only.any() and not (matched & has_comma & text.str.contains(".", regex=False)).any():
+    if (require_comma and grouped_only.any()
+            and not (matched & has_comma & text.str.contains(".", regex=False)).any()):
         matched = matched & ~grouped_only
     if not matched.all():
         example = text[~matched].iloc[0]
@@ -124,7 +126,8 @@ def _missing_marker(text: pd.Series) -> str | None:
     return str(others[0]) if len(others) == 1 and numbers.mean() >= 0.9 else None
 
 
-def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: bool) -> pd.DataFrame:
+def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
+                 infer: bool) -> tuple[pd.DataFrame, list[str]]:
     """Decide what the text cells of ``table`` are; only empty fields were read as missing.
 
     A text column whose values other than pandas' missing-value tokens (``NA``, ``None``, ``NULL``,
@@ -133,6 +136,7 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: b
     are levels (the Arthritis table's ``Improved = "None"``), and a note says so.  With ``comma``,
     numbers written with a decimal comma (and thousands dots) are read as numbers
     (:func:`_comma_numbers`).  ``infer=False`` (Parquet: typed columns) only writes the notes.
+    Returns the table and the columns read with a decimal comma.
     """
     kept: dict[str, list[str]] = {}
     as_missing: list[str] = []
@@ -182,7 +186,27 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: b
     if commas and comma is True:
         notes.append(f"Numbers with a decimal comma (e.g. in {_shown(commas)}) were read as numbers "
                      "(--decimal , ; give --decimal . to read them as text).")
-    return table
+    return table, commas
+
+
+def _refuse_ambiguous_dots(text: str, sep: str, table: pd.DataFrame, commas: list[str], file_name: str) -> None:
+    """Refuse a column of ``1.234``-like numbers in a file whose other columns use decimal commas.
+
+    pandas reads ``1.234`` as 1.234, but next to ``4.184,81`` the dot is a thousands separator (1234):
+    which one the column means cannot be told, and either guess can be a silently wrong number.
+    """
+    raw = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+    for name in table.columns:
+        if name in commas or table[name].dtype.kind != "f" or name not in raw.columns:
+            continue
+        values = raw[name].dropna().str.strip()
+        values = values[~values.isin(PANDAS_NA_TOKENS)]
+        if len(values) and values.str.fullmatch(_GROUPED_INTEGER).all():
+            raise InputError(
+                f"Column {shorten(name)} of {shorten(file_name)} holds numbers such as {shorten(values.iloc[0], 30)}, "
+                f"which are thousands with a dot separator next to the decimal commas of {_shown(commas, 2)} but "
+                "decimals otherwise; give --decimal , (dots separate thousands) or --decimal . (dots are decimals)."
+            )
 
 
 def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str = "auto",
@@ -214,7 +238,10 @@ def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str
         raise InputError(f"Cannot read {shorten(path.name)} as CSV: {first}") from None
     # decimal ",": pandas has read "3,14"; ours reads "4.184,81". auto: commas unless ',' separates fields
     comma = "only" if decimal == "," else (decimal == "auto" and sep != ",")
-    return _read_tokens(table, notes, comma=comma, infer=True)
+    table, commas = _read_tokens(table, notes, comma=comma, infer=True)
+    if commas and comma is True:
+        _refuse_ambiguous_dots(text, sep, table, commas, path.name)
+    return table
 
 
 def _read_parquet(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -238,7 +265,7 @@ def _read_parquet(path: Path, notes: list[str], na_values: tuple[str, ...] = ())
                 hit = col.isin(numbers)
                 if hit.any():
                     table[name] = col.astype("float64").where(~hit)
-    return _read_tokens(table, notes, comma=False, infer=False)
+    return _read_tokens(table, notes, comma=False, infer=False)[0]
 
 
 def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -255,7 +282,7 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
                               na_values=["", *na_values])
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
         raise InputError(f"Cannot read {shorten(path.name)} as an Excel workbook: {str(exc).splitlines()[0]}") from None
-    return _read_tokens(table, notes, comma=False, infer=True)
+    return _read_tokens(table, notes, comma=False, infer=True)[0]
 
 
 def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | None = None,

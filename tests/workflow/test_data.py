@@ -193,6 +193,14 @@ def test_decimal_comma_with_thousands_dots(tmp_path):
     path.write_text("a;y\n" + "".join(f"{v};1\n" for v in ["3,5", "4,25", "7,0"] * 4 + ["4.184"]))
     with pytest.raises(InputError, match="'4.184' is not one .or is ambiguous"):
         read_table(path)
+    assert read_table(path, decimal=",")["a"].iloc[-1] == 4184.0  # told: the dot separates thousands
+    # a whole column of 1.234-like numbers next to decimal commas: 1.234 or 1234? refused, naming both fixes
+    path.write_text("Preis;Menge\n" + "".join(f"{p};{m}\n" for p, m in [("3,5", "1.250"), ("4,25", "2.000"),
+                                                                          ("7,0", "12.500")] * 4))
+    with pytest.raises(InputError, match="'Menge'.*'1.250'.*--decimal , .dots separate thousands. or --decimal ."):
+        read_table(path)
+    assert read_table(path, decimal=",")["Menge"].tolist()[:3] == [1250.0, 2000.0, 12500.0]
+    assert read_table(path, decimal=".")["Menge"].tolist()[:3] == [1.25, 2.0, 12.5]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
