@@ -520,7 +520,7 @@ def _check_target(y: pd.Series, task: str, name: str, test_size: float) -> list:
         return sorted(counts.index.tolist(), key=str)
 
 
-def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list[str]) -> tuple[list, list]:
+def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list[str]) -> tuple[list, dict]:
     columns = list(table.columns)
     exclude = [_need_column(c, columns, "--exclude") for c in config.exclude]
     explicit = config.features is not None
@@ -539,7 +539,7 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         if config.groups == target or config.groups in (config.features or []):
             raise InputError(f"--groups {shorten(config.groups)} cannot also be the target or a feature.")
         features = [c for c in features if c != config.groups]
-    chosen, skipped = [], []
+    chosen, skipped = [], {}  # skipped: name -> why (for a later --pd-features / --pairs message)
     for name in features:
         col = table[name]
         reason = None
@@ -554,12 +554,12 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         if not reason and not explicit and name not in keep and as_dates(col) is None:
             why = identifier_reason(col, name)
             if why:
-                skipped.append(name)
+                skipped[name] = f"it {why} (--keep {name} uses it anyway)"
                 notes.append(f"Column {name!r} not used: it {why}, so it identifies rows rather than describing "
                              "them (--keep " + name + " uses it anyway).")
                 continue
         if reason:
-            skipped.append(name)
+            skipped[name] = f"it {reason}"
             notes.append(f"Column {name!r} not used: it {reason}.")
         else:
             chosen.append(name)
@@ -690,13 +690,18 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     if len(table) < MIN_ROWS:  # before the features: in a tiny table every column looks constant
         raise InputError(f"Only {len(table)} row(s) in the table; pdpboot run needs at least {MIN_ROWS} rows with a "
                          "target value.")
-    features, _ = _choose_features(config, table, target, notes)
+    features, skipped = _choose_features(config, table, target, notes)
+
+    def not_a_feature(option: str, name: str) -> InputError:
+        why = f" (left out: {skipped[name]})" if name in skipped else ""
+        return InputError(f"{option} names {shorten(name)}, which is not a model feature{why}.")
+
     pd_features = features if config.pd_features is None else [
         _need_column(c, columns, "--pd-features") for c in config.pd_features
     ]
     for name in pd_features:
         if name not in features:
-            raise InputError(f"--pd-features names {shorten(name)}, which is not a model feature.")
+            raise not_a_feature("--pd-features", name)
     if not pd_features and not config.pairs:
         raise InputError("Nothing to compute: --pd-features is empty and no --pairs are given.")
     pairs = []
@@ -704,7 +709,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         for name in (a, b):
             _need_column(name, columns, "--pairs")
             if name not in features:
-                raise InputError(f"--pairs names {shorten(name)}, which is not a model feature.")
+                raise not_a_feature("--pairs", name)
         if a == b:
             raise InputError(f"Pair {a}:{b} names the same column twice.")
         if (a, b) in pairs or (b, a) in pairs:
