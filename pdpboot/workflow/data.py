@@ -141,6 +141,7 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
     kept: dict[str, list[str]] = {}
     as_missing: list[str] = []
     commas: list[str] = []
+    blanks: list[str] = []
     for name in table.columns:
         col = table[name]
         if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
@@ -150,12 +151,21 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
                                     for v in present.tolist()):
             continue
         text = present.astype(str).str.strip()
+        blank = text == ""
+        had_blank = bool(blank.any())
+        if had_blank:  # an empty field, whatever spaces it holds (or a Parquet/Excel empty string)
+            col = col.where(~col.index.isin(text.index[blank]))
+            table[name] = col
+            blanks.append(name)
+            present, text = present[~blank], text[~blank]
+            if present.empty:
+                continue
         is_token = text.isin(PANDAS_NA_TOKENS)
         rest = text[~is_token]
         numbers = None
         if infer:
             # numbers pandas left as text only because of a token (huge integers stay text: IDs)
-            numbers = _dot_numbers(rest) if comma != "only" and is_token.any() else None
+            numbers = _dot_numbers(rest) if comma != "only" and (is_token.any() or had_blank) else None
             if numbers is None and comma:
                 numbers = _comma_numbers(rest, name, require_comma=comma != "only")
                 if numbers is not None:
@@ -176,6 +186,9 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
                 notes.append(f"Column {name!r} holds numbers and the text {marker!r} ({int((rest == marker).sum())} "
                              f"row(s)), so it is read as text (categories); if {marker!r} marks a missing value, "
                              f"give --na-values {shorten(marker, 30)}.")
+    if blanks:
+        notes.append(f"Blank cells (empty text or only spaces) in column(s) {_shown(blanks)} were read as missing "
+                     "values, as empty fields are.")
     if as_missing:
         notes.append(f"Column(s) {', '.join(as_missing[:5])}{', ...' if len(as_missing) > 5 else ''} hold numbers "
                      "and a missing-value mark: read as numbers, those rows missing.")

@@ -313,3 +313,19 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return text not in _TOKENS
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx"])
+def test_blank_cells_are_missing_in_every_format(tmp_path, suffix):
+    from pdpboot.workflow.data import read_table
+
+    frame = pd.DataFrame({"s": ["a", " ", "b", ""], "x": ["1.5", "  ", "2", "3"]})
+    path = tmp_path / f"t{suffix}"
+    {".csv": lambda: frame.to_csv(path, index=False), ".xlsx": lambda: frame.to_excel(path, index=False),
+     ".parquet": lambda: frame.to_parquet(path)}[suffix]()
+    notes = []
+    read = read_table(path, notes)
+    assert read["s"].isna().tolist() == [False, True, False, True] and read["s"][2] == "b"
+    if suffix != ".parquet":  # typed text in Parquet stays text; its blanks are missing all the same
+        assert read["x"].dtype == float and np.isnan(read["x"][1])
+    assert any("Blank cells" in n and "'s'" in n for n in notes)
