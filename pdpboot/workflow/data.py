@@ -94,17 +94,19 @@ def _dot_numbers(text: pd.Series) -> pd.Series | None:
     return text.astype(float)
 
 
-def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True) -> pd.Series | None:
+def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True,
+                   rows: np.ndarray | None = None) -> pd.Series | None:
     """``text`` as floats when it holds numbers written with a decimal comma (``3,14``, ``4.184,81``).
 
     Only unambiguous patterns are read: a dot is a thousands separator only in groups of three digits,
     and a number without a comma but with such a dot (``4.184``) only when another value of the column
-    shows both marks (``4.184,81``).  A column that mostly (>= 90 %) holds such numbers but also other
-    text is refused, naming a value, rather than read as text.
+    shows both marks (``4.184,81``).  A column that mostly (>= 90 % of its rows; ``rows`` counts the
+    rows of each distinct ``text``) holds such numbers but also other text is refused, naming a value,
+    rather than read as text.
     """
     matched = text.str.fullmatch(_COMMA_NUMBER)
     has_comma = text.str.contains(",", regex=False)
-    if (require_comma and not (has_comma & matched).any()) or matched.mean() < 0.9:
+    if (require_comma and not (has_comma & matched).any()) or _share(matched, rows) < 0.9:
         return None
     grouped_only = matched & ~has_comma & text.str.contains(".", regex=False)
     if (require_comma and grouped_only.any()
@@ -119,11 +121,18 @@ def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True) ->
     return text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False).astype(float)
 
 
-def _missing_marker(text: pd.Series) -> str | None:
-    """The one non-number of a column that is otherwise (>= 90 %) numbers (``?``, ``-``, ``.``), else None."""
+def _share(mask: pd.Series, rows: np.ndarray | None) -> float:
+    """Share of rows where ``mask`` holds (``rows``: rows per entry of ``mask``; None: one each)."""
+    flags = mask.to_numpy(dtype=bool)
+    weights = np.ones(flags.size) if rows is None else np.asarray(rows, dtype=float)
+    return float(weights[flags].sum() / weights.sum()) if weights.sum() else 0.0
+
+
+def _missing_marker(text: pd.Series, rows: np.ndarray | None = None) -> str | None:
+    """The one non-number of a column that is otherwise (>= 90 % of rows) numbers (``?``, ``-``), else None."""
     numbers = text.str.fullmatch(_DOT_NUMBER) | text.str.fullmatch(_COMMA_NUMBER)
     others = text[~numbers].unique()
-    return str(others[0]) if len(others) == 1 and numbers.mean() >= 0.9 else None
+    return str(others[0]) if len(others) == 1 and _share(numbers, rows) >= 0.9 else None
 
 
 def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
@@ -146,46 +155,53 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
         col = table[name]
         if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
             continue
-        present = col.dropna()
-        if present.empty or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
-                                    for v in present.tolist()):
+        present = col.notna().to_numpy()
+        if not present.any():
             continue
-        text = present.astype(str).str.strip()
-        blank = text == ""
-        had_blank = bool(blank.any())
-        if had_blank:  # an empty field, whatever spaces it holds (or a Parquet/Excel empty string)
-            col = col.where(~col.index.isin(text.index[blank]))
+        # each distinct cell is decided once (text columns repeat their values), then mapped to the rows
+        codes, distinct = pd.factorize(col.to_numpy(dtype=object)[present])
+        if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in distinct):
+            continue
+        text = pd.Series([str(v).strip() for v in distinct], dtype=object)
+        counts = np.bincount(codes, minlength=len(distinct))
+        blank = (text == "").to_numpy()
+        if blank.any():  # an empty field, whatever spaces it holds (or a Parquet/Excel empty string)
+            rows = np.zeros(len(col), dtype=bool)
+            rows[np.flatnonzero(present)[blank[codes]]] = True
+            col = col.mask(rows)
             table[name] = col
             blanks.append(name)
-            present, text = present[~blank], text[~blank]
-            if present.empty:
-                continue
-        is_token = text.isin(PANDAS_NA_TOKENS)
-        rest = text[~is_token]
+        is_token = text.isin(PANDAS_NA_TOKENS).to_numpy() & ~blank
+        is_rest = ~blank & ~is_token
+        rest = text[is_rest]
         numbers = None
-        if infer:
-            # numbers pandas left as text only because of a token (huge integers stay text: IDs)
-            numbers = _dot_numbers(rest) if comma != "only" and (is_token.any() or had_blank) else None
+        if infer and is_rest.any():
+            # numbers pandas left as text only because of a token or a blank (huge integers stay text: IDs)
+            if comma != "only" and (is_token.any() or blank.any()):
+                numbers = _dot_numbers(rest)
             if numbers is None and comma:
-                numbers = _comma_numbers(rest, name, require_comma=comma != "only")
+                numbers = _comma_numbers(rest, name, require_comma=comma != "only", rows=counts[is_rest])
                 if numbers is not None:
                     commas.append(name)
-        if numbers is not None or (infer and rest.empty):
-            column = pd.Series(np.nan, index=col.index, dtype=float, name=name)
+        if numbers is not None or (infer and not is_rest.any() and is_token.any()):
+            values = np.full(len(distinct), np.nan)
             if numbers is not None:
-                column[rest.index] = numbers.to_numpy()
-            table[name] = column
+                values[is_rest] = numbers.to_numpy(dtype=float)
+            column = np.full(len(col), np.nan)
+            column[present] = values[codes]
+            table[name] = pd.Series(column, index=col.index, name=name)
             if is_token.any():
                 tokens = ", ".join(repr(t) for t in sorted(set(text[is_token])))
-                as_missing.append(f"{name!r} ({tokens}, {int(is_token.sum())} row(s))")
+                as_missing.append(f"{name!r} ({tokens}, {int(counts[is_token].sum())} row(s))")
         else:
-            for token in sorted(set(present[is_token].astype(str))):
+            for token in sorted({str(v) for v in distinct[is_token]}):
                 kept.setdefault(token, []).append(name)
-            marker = _missing_marker(rest) if infer else None
+            marker = _missing_marker(rest, counts[is_rest]) if infer and is_rest.any() else None
             if marker is not None:
-                notes.append(f"Column {name!r} holds numbers and the text {marker!r} ({int((rest == marker).sum())} "
-                             f"row(s)), so it is read as text (categories); if {marker!r} marks a missing value, "
-                             f"give --na-values {shorten(marker, 30)}.")
+                n_marked = int(counts[is_rest][(rest == marker).to_numpy()].sum())
+                notes.append(f"Column {name!r} holds numbers and the text {marker!r} ({n_marked} row(s)), so it is "
+                             f"read as text (categories); if {marker!r} marks a missing value, give --na-values "
+                             f"{shorten(marker, 30)}.")
     if blanks:
         notes.append(f"Blank cells (empty text or only spaces) in column(s) {_shown(blanks)} were read as missing "
                      "values, as empty fields are.")
