@@ -190,8 +190,10 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
             column = np.full(len(col), np.nan)
             column[present] = values[codes]
             table[name] = pd.Series(column, index=col.index, name=name)
-            if is_token.any():
-                tokens = ", ".join(repr(t) for t in sorted(set(text[is_token])))
+            tokens = ", ".join(repr(t) for t in sorted(set(text[is_token])))
+            if numbers is None:
+                notes.append(f"Column {name!r} holds only missing-value marks ({tokens}): read as missing.")
+            elif is_token.any():
                 as_missing.append(f"{name!r} ({tokens}, {int(counts[is_token].sum())} row(s))")
         else:
             for token in sorted({str(v) for v in distinct[is_token]}):

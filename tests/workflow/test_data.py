@@ -126,6 +126,10 @@ def test_r_style_na_in_a_numeric_column_is_missing(tmp_path):
     said = " ".join(notes)
     assert "'Ozone' ('NA', 1 row(s))" in said and "read as numbers, those rows missing" in said
     assert "'NA' in column(s) 'label' is kept as a level" in said
+    path.write_text("x,y,only\n1,2,NA\n3,4,None\n")
+    notes = []
+    assert read_table(path, notes)["only"].isna().all()
+    assert "Column 'only' holds only missing-value marks ('NA', 'None'): read as missing." in notes
     # xlsx and parquet: the same column with NA-like text cells
     frame = pd.DataFrame({"x": [1.5, "NA", 2.5, "None"], "y": [1, 2, 3, 4]})
     frame.to_excel(tmp_path / "r.xlsx", index=False)
