@@ -333,3 +333,45 @@ def test_blank_cells_are_missing_in_every_format(tmp_path, suffix):
     if suffix != ".parquet":  # typed text in Parquet stays text; its blanks are missing all the same
         assert read["x"].dtype == float and np.isnan(read["x"][1])
     assert any("Blank cells" in n and "'s'" in n for n in notes)
+
+
+@st.composite
+def _hostile_tables(draw):
+    """CSV text with hostile cells: tokens, blanks, inf, decimal commas, dates, duplicate or odd names."""
+    sep = draw(st.sampled_from([",", ";", "\t"]))
+    cell = st.one_of(
+        st.sampled_from(["", " ", "NA", "None", "inf", "-Infinity", "?", "1.234", "4.184,81", "3,5", "2011-01-31",
+                         "True", "x", "é", "0", "1", "-1", "1e308", "1e-320", '"a;b"', "nan"]),
+        st.integers(-5, 5).map(str), st.floats(-1e3, 1e3, allow_nan=False).map(repr),
+        st.text(alphabet="ab ;,\t\"'\\", max_size=4))
+    n_cols = draw(st.integers(1, 4))
+    names = draw(st.lists(st.sampled_from(["y", "a", "b", "a.1", "output", "", " x", "id", "pd"]),
+                          min_size=n_cols, max_size=n_cols, unique=draw(st.integers(0, 4)) > 0))
+    n_rows = draw(st.one_of(st.integers(0, 3), st.integers(20, 40)))
+    rows = [[draw(cell) for _ in range(n_cols)] for _ in range(n_rows)]
+    target = draw(st.sampled_from([*names, "y"]))
+    return sep, names, rows, target
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(table=_hostile_tables())
+def test_hostile_csv_is_read_or_refused_in_one_line(tmp_path, table):
+    """Reading and checking a table (no fitting) ends in a Problem or an InputError - never anything else."""
+    import csv
+
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import load_problem
+    from pdpboot.workflow.options import merge
+
+    sep, names, rows, target = table
+    path = tmp_path / "hostile.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, delimiter=sep)
+        writer.writerow(names)
+        writer.writerows(rows)
+    try:
+        load_problem(merge({"target": target, "test_size": 0}, {}), path)
+    except InputError as exc:
+        message = str(exc)
+        assert message and "\n" not in message and "Traceback" not in message
