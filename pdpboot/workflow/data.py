@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..engine.dtypes import is_categorical_column as _is_categorical
 from ..schema import RESERVED_NAMES
 from . import InputError
 from .options import shorten
@@ -451,12 +452,6 @@ class Problem:
         if self.task != "classification":
             return [str(self.y.name)]
         return [self.positive, *[c for c in self.classes if c != self.positive]]
-
-
-def _is_categorical(col: pd.Series) -> bool:
-    dtype = col.dtype
-    return (isinstance(dtype, pd.CategoricalDtype) or dtype.kind in "bOSU"
-            or pd.api.types.is_string_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
 
 
 def _normalise_column(col: pd.Series) -> pd.Series:
