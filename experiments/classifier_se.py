@@ -42,6 +42,7 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 
 import numpy as np
 import xarray as xr
@@ -265,20 +266,22 @@ def compute(ctx: C.Context, combos=None, max_reps: int | None = None, R: int | N
         schemes = COMBOS[combo]
         truth_seed, rep_seed = C.seed_sequence(SEED, combo).spawn(2)
         C.cached(folder / f"{dgp}_{learner_name}_truth.nc", ctx,
-                 lambda: _truth(dgp, learner_name, cfg, ctx.quick, truth_seed))
+                 partial(_truth, dgp, learner_name, cfg, ctx.quick, truth_seed))
         total = R or cfg["R"]
         reps = total if max_reps is None else min(total, max_reps)
         seeds = _rep_seeds(rep_seed, reps)
         for first in range(0, reps, cfg["chunk"]):
-            def chunk(first=first):
-                start = time.perf_counter()
-                out = [repetition(dgp, learner_name, cfg, schemes, ctx.quick, s)
-                       for s in seeds[first:first + cfg["chunk"]]]
-                print(f"[{time.strftime('%H:%M:%S')}] {combo} reps {first}..{first + len(out)} took "
-                      f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
-                return _to_dataset(out, first)
+            C.cached(folder / f"{dgp}_{learner_name}_{first:05d}.nc", ctx,
+                     partial(_chunk, combo, cfg, schemes, ctx.quick, seeds[first:first + cfg["chunk"]], first))
 
-            C.cached(folder / f"{dgp}_{learner_name}_{first:05d}.nc", ctx, chunk)
+
+def _chunk(combo: str, cfg: dict, schemes, quick: bool, seeds, first: int) -> xr.Dataset:
+    dgp, learner_name = combo.split(":")
+    start = time.perf_counter()
+    out = [repetition(dgp, learner_name, cfg, schemes, quick, s) for s in seeds]
+    print(f"[{time.strftime('%H:%M:%S')}] {combo} reps {first}..{first + len(out)} took "
+          f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+    return _to_dataset(out, first)
 
 
 def _rep_seeds(root: np.random.SeedSequence, count: int) -> list[np.random.SeedSequence]:
