@@ -16,7 +16,7 @@ NUMPY_LAYER = sorted(
 )
 #: layer of each top-level module or package: a module may import only its own layer or lower ones
 LAYERS = {
-    "_version": 0, "schema": 0, "engine": 1, "_validate": 1, "grid": 1, "datasets": 1,
+    "_version": 0, "schema": 0, "caveats": 0, "engine": 1, "_validate": 1, "grid": 1, "datasets": 1,
     "_plan": 2, "_evaluate": 2, "checkpoint": 2, "_loop": 3,
     "_assemble": 4, "io": 4, "_pd": 5, "bootstrap": 5, "bands": 5, "ale": 5,
     "forest": 6, "heterogeneity": 6, "interaction": 6,
