@@ -303,7 +303,13 @@ def _supt_c(draws: np.ndarray, level: float = 0.95) -> np.ndarray:
     return np.nanquantile(np.nanmax(t, axis=2), level, axis=0)  # (F,)
 
 
-def scheme_se(ds: xr.Dataset, scheme: str, r: int) -> tuple[np.ndarray, np.ndarray]:
+def _sub632_scale(n: int) -> float:
+    """``sqrt(m / (n - m))`` for the ``m = round(0.632 n)`` rows of ``sub632``."""
+    m = round(0.632 * n)
+    return float(np.sqrt(m / (n - m)))
+
+
+def scheme_se(ds: xr.Dataset, scheme: str, r: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """(SE of the estimate (F, G), draws whose shape gives the sup-t critical value) of data set ``r``."""
     if scheme == "plain" or scheme == "logit":
         d = ds["plain"].values[r]
@@ -313,7 +319,7 @@ def scheme_se(ds: xr.Dataset, scheme: str, r: int) -> tuple[np.ndarray, np.ndarr
         return np.nanstd(d, axis=0, ddof=1), d
     if scheme == "sub632":
         d = ds[scheme].values[r]
-        return np.nanstd(d, axis=0, ddof=1) * np.sqrt(0.632 / 0.368), d
+        return np.nanstd(d, axis=0, ddof=1) * _sub632_scale(n_rows), d
     if scheme == "sub_rate":
         half, quarter = ds["half"].values[r], ds["quarter"].values[r]
         v_half = np.nanvar(half, axis=0, ddof=1) / 0.5
@@ -401,7 +407,7 @@ def records(ctx: C.Context) -> list[dict]:
         for scheme in schemes_of(ds, classifier):
             ses, points, wholes = [], [], []
             for r in range(R):
-                se, draws = scheme_se(ds, scheme, r)
+                se, draws = scheme_se(ds, scheme, r, SETTINGS[ctx.mode]["n"])
                 ses.append(se)
                 p, w = _coverage(est[r], se, draws, truth, scheme, classifier)
                 points.append(p)
@@ -421,9 +427,13 @@ def records(ctx: C.Context) -> list[dict]:
             if f"{scheme}_seconds" in ds:
                 rec["seconds_per_dataset"] = float(ds[f"{scheme}_seconds"].mean())
             out.append(rec)
-            if scheme == "plain":
-                pk = [_package_plain(est[r], ds["plain"].values[r], truth) for r in range(R)]
-                prec = dict(rec, scheme="plain_pkg")
+            if scheme in ("plain", "sub632"):
+                # the package's own bands: pdpboot.confidence_bands on these resamples (a subsample's deviations
+                # from the estimate rescaled by sqrt(m / (n - m)), as resampling="subsample" does)
+                scale = _sub632_scale(SETTINGS[ctx.mode]["n"]) if scheme == "sub632" else 1.0
+                pk = [_package_plain(est[r], est[r] + scale * (ds[scheme].values[r] - est[r]), truth)
+                      for r in range(R)]
+                prec = dict(rec, scheme=f"{scheme}_pkg")
                 prec["pointwise"], prec["pointwise_mcse"] = _mean_se([p for p, _ in pk])
                 prec["whole"], prec["whole_mcse"] = _mean_se([w for _, w in pk])
                 out.append(prec)
