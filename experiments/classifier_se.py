@@ -262,12 +262,14 @@ def _truth(dgp: str, learner_name: str, cfg: dict, quick: bool, seed) -> xr.Data
     return xr.Dataset({"fits": (("fit", "feature", "x"), np.array(fits)), "grid": (("feature", "x"), grid)})
 
 
-def compute(ctx: C.Context, combos=None, max_reps: int | None = None, R: int | None = None) -> None:
+def compute(ctx: C.Context, combos=None, max_reps: int | None = None, R: int | None = None,
+            schemes=None) -> None:
+    """Truth fits and data-set chunks of each combination (``schemes``: override its list for new chunks)."""
     cfg = SETTINGS[ctx.mode]
     folder = ctx.study_dir(STUDY)
     for combo in combos or COMBOS:
         dgp, learner_name = combo.split(":")
-        schemes = COMBOS[combo]
+        combo_schemes = tuple(schemes) if schemes else COMBOS[combo]
         truth_seed, rep_seed = C.seed_sequence(SEED, combo).spawn(2)
         C.cached(folder / f"{dgp}_{learner_name}_truth.nc", ctx,
                  partial(_truth, dgp, learner_name, cfg, ctx.quick, truth_seed))
@@ -276,7 +278,7 @@ def compute(ctx: C.Context, combos=None, max_reps: int | None = None, R: int | N
         seeds = _rep_seeds(rep_seed, reps)
         for first in range(0, reps, cfg["chunk"]):
             C.cached(folder / f"{dgp}_{learner_name}_{first:05d}.nc", ctx,
-                     partial(_chunk, combo, cfg, schemes, ctx.quick, seeds[first:first + cfg["chunk"]], first))
+                     partial(_chunk, combo, cfg, combo_schemes, ctx.quick, seeds[first:first + cfg["chunk"]], first))
 
 
 def _chunk(combo: str, cfg: dict, schemes, quick: bool, seeds, first: int) -> xr.Dataset:
@@ -336,6 +338,9 @@ def scheme_se(ds: xr.Dataset, scheme: str, r: int, n_rows: int) -> tuple[np.ndar
     raise ValueError(scheme)
 
 
+SCHEME_ORDER = ("plain", "logit", "param_fit", "param_oof", "param_oracle", "half", "sub632", "sub_rate", "iterated")
+
+
 def schemes_of(ds: xr.Dataset, classifier: bool = True) -> list[str]:
     have = set(ds.data_vars)
     out = [s for s in ("plain", "logit", "param_fit", "param_oof", "param_oracle", "half", "sub632") if
@@ -365,11 +370,33 @@ def _coverage(est, se, draws, truth, scheme: str, classifier: bool) -> tuple[flo
     return float(point), float(whole)
 
 
-def _package_plain(est, draws, truth) -> tuple[float, float]:
+def _package_bands(est, se, draws, truth, scheme: str, n_rows: int) -> tuple[float, float]:
+    """(pointwise, whole-curve) coverage of the package's bands (``band_arrays``: percentile pointwise, sup-t
+    simultaneous) on the scheme's pseudo-resamples.
+
+    ``plain``: the resamples; ``sub632``: deviations from the estimate rescaled by ``sqrt(m / (n - m))``, as
+    ``resampling="subsample"`` does; ``logit``: the bands on the logit scale, mapped back; every other scheme:
+    ``est + k (draws - mean(draws))`` with ``k = se / sd(draws)`` pointwise (its spread, centred on the estimate).
+    """
     from pdpboot.engine.intervals import band_arrays
 
-    lo, hi, *_ = band_arrays(est, draws, level=0.95, method="percentile", simultaneous=False)
-    slo, shi, *_ = band_arrays(est, draws, level=0.95, method="percentile", simultaneous=True,
+    if scheme == "plain":
+        pseudo = draws
+    elif scheme == "sub632":
+        pseudo = est + _sub632_scale(n_rows) * (draws - est)
+    elif scheme == "logit":
+        eps = 1e-6
+        le, ld = logit(np.clip(est, eps, 1 - eps)), logit(np.clip(draws, eps, 1 - eps))
+        lo, hi, *_ = band_arrays(le, ld, level=0.95, method="percentile", simultaneous=False)
+        slo, shi, *_ = band_arrays(le, ld, level=0.95, method="percentile", simultaneous=True)
+        lo, hi, slo, shi = expit(lo), expit(hi), expit(slo), expit(shi)
+        return (float(np.mean((lo <= truth) & (truth <= hi))),
+                float(np.mean(np.all((slo <= truth) & (truth <= shi), axis=1))))
+    else:
+        sd = np.nanstd(draws, axis=0, ddof=1)
+        pseudo = est + (se / np.where(sd > 0, sd, np.inf)) * (draws - np.nanmean(draws, axis=0))
+    lo, hi, *_ = band_arrays(est, pseudo, level=0.95, method="percentile", simultaneous=False)
+    slo, shi, *_ = band_arrays(est, pseudo, level=0.95, method="percentile", simultaneous=True,
                                simultaneous_method="sup-t")
     return (float(np.mean((lo <= truth) & (truth <= hi))),
             float(np.mean(np.all((slo <= truth) & (truth <= shi), axis=1))))
@@ -382,7 +409,17 @@ def load_combo(ctx: C.Context, combo: str) -> tuple[xr.Dataset, xr.Dataset] | No
     truth_file = folder / f"{dgp}_{learner}_truth.nc"
     if not files or not truth_file.exists():
         return None
-    return xr.concat([C.load_dataset(f) for f in files], dim="rep"), C.load_dataset(truth_file)
+    return [C.load_dataset(f) for f in files], C.load_dataset(truth_file)
+
+
+#: Stored variables each reported scheme reads.
+_NEEDS = {"logit": ("plain",), "sub_rate": ("half", "quarter"), "iterated": ("plain", "iterated")}
+
+
+def _scheme_data(chunks: list[xr.Dataset], scheme: str) -> xr.Dataset:
+    """The data sets (chunks) that hold every variable ``scheme`` reads, concatenated over ``rep``."""
+    needs = ["estimate", *_NEEDS.get(scheme, (scheme,))]
+    return xr.concat([c[needs] for c in chunks if set(needs) <= set(c.data_vars)], dim="rep")
 
 
 def _mean_se(values) -> tuple[float, float]:
@@ -396,22 +433,27 @@ def records(ctx: C.Context) -> list[dict]:
         loaded = load_combo(ctx, combo)
         if loaded is None:
             continue
-        ds, tr = loaded
+        chunks, tr = loaded
         fits = tr["fits"].values
         truth, true_sd = np.nanmean(fits, axis=0), np.nanstd(fits, axis=0, ddof=1)
         n_t = int(np.sum(np.all(np.isfinite(fits), axis=(1, 2))))
-        R = ds.sizes["rep"]
         classifier = not combo.endswith("hgb_reg")
-        est = ds["estimate"].values
-        # bias of the estimator relative to its spread (truth is its mean: ~0 up to MC error)
-        for scheme in schemes_of(ds, classifier):
-            ses, points, wholes = [], [], []
+        schemes = [s for s in SCHEME_ORDER if any(s in schemes_of(c, classifier) for c in chunks)]
+        for scheme in schemes:
+            ds = _scheme_data(chunks, scheme)
+            R = ds.sizes["rep"]
+            est = ds["estimate"].values
+            if f"{scheme}_seconds" in chunks[0]:
+                ds[f"{scheme}_seconds"] = xr.concat([c[f"{scheme}_seconds"] for c in chunks
+                                                     if f"{scheme}_seconds" in c], dim="rep")
+            ses, points, wholes, pkg = [], [], [], []
             for r in range(R):
                 se, draws = scheme_se(ds, scheme, r, SETTINGS[ctx.mode]["n"])
                 ses.append(se)
                 p, w = _coverage(est[r], se, draws, truth, scheme, classifier)
                 points.append(p)
                 wholes.append(w)
+                pkg.append(_package_bands(est[r], se, draws, truth, scheme, SETTINGS[ctx.mode]["n"]))
             ses = np.array(ses)  # (R, F, G)
             ratio = np.sqrt(np.nanmean(ses**2, axis=0)) / true_sd  # (F, G)
             # MC SE of the median ratio: delta method over data sets and over the truth fits
@@ -424,19 +466,11 @@ def records(ctx: C.Context) -> list[dict]:
                    "se_ratio_mcse": float(np.nanmedian(ratio) * np.sqrt(np.nanmedian(rel) ** 2 + rel_t**2))}
             rec["pointwise"], rec["pointwise_mcse"] = _mean_se(points)
             rec["whole"], rec["whole_mcse"] = _mean_se(wholes)
+            rec["pointwise_pkg"], rec["pointwise_pkg_mcse"] = _mean_se([p for p, _ in pkg])
+            rec["whole_pkg"], rec["whole_pkg_mcse"] = _mean_se([w for _, w in pkg])
             if f"{scheme}_seconds" in ds:
                 rec["seconds_per_dataset"] = float(ds[f"{scheme}_seconds"].mean())
             out.append(rec)
-            if scheme in ("plain", "sub632"):
-                # the package's own bands: pdpboot.confidence_bands on these resamples (a subsample's deviations
-                # from the estimate rescaled by sqrt(m / (n - m)), as resampling="subsample" does)
-                scale = _sub632_scale(SETTINGS[ctx.mode]["n"]) if scheme == "sub632" else 1.0
-                pk = [_package_plain(est[r], est[r] + scale * (ds[scheme].values[r] - est[r]), truth)
-                      for r in range(R)]
-                prec = dict(rec, scheme=f"{scheme}_pkg")
-                prec["pointwise"], prec["pointwise_mcse"] = _mean_se([p for p, _ in pk])
-                prec["whole"], prec["whole_mcse"] = _mean_se([w for _, w in pk])
-                out.append(prec)
     return out
 
 
@@ -444,13 +478,15 @@ def render(ctx: C.Context) -> list[dict]:
     recs = records(ctx)
     folder = ctx.study_dir(STUDY)
     (folder / "summary.json").write_text(json.dumps(recs, indent=1))
-    lines = [f"{'combo':22s} {'scheme':13s} {'R':>3s} {'B':>3s} {'T':>4s}  SE/SD med [min,max] (mcse)   "
-             "pointwise (mcse)  whole (mcse)  s/dataset"]
+    lines = [f"{'combo':20s} {'scheme':12s} {'R':>3s} {'B':>3s} {'T':>4s}  SE/SD med [min,max] (mcse)  "
+             "normal: pointwise  whole(sup-t) | package bands: pointwise  whole | refit s/data set"]
     for r in recs:
-        lines.append(f"{r['combo']:22s} {r['scheme']:13s} {r['R']:3d} {r['B']:3d} {r['T']:4d}  "
+        lines.append(f"{r['combo']:20s} {r['scheme']:12s} {r['R']:3d} {r['B']:3d} {r['T']:4d}  "
                      f"{r['se_ratio_median']:.2f} [{r['se_ratio_min']:.2f},{r['se_ratio_max']:.2f}] "
-                     f"({r['se_ratio_mcse']:.2f})   {r['pointwise']:.3f} ({r['pointwise_mcse']:.3f})  "
-                     f"{r['whole']:.3f} ({r['whole_mcse']:.3f})  {r.get('seconds_per_dataset', float('nan')):.1f}")
+                     f"({r['se_ratio_mcse']:.2f})  {r['pointwise']:.3f} ({r['pointwise_mcse']:.3f}) "
+                     f"{r['whole']:.3f} ({r['whole_mcse']:.3f}) | {r['pointwise_pkg']:.3f} "
+                     f"({r['pointwise_pkg_mcse']:.3f}) {r['whole_pkg']:.3f} ({r['whole_pkg_mcse']:.3f}) | "
+                     f"{r.get('seconds_per_dataset', float('nan')):.1f}")
     text = "\n".join(lines)
     (folder / "summary.txt").write_text(text + "\n")
     print(text)
@@ -466,13 +502,15 @@ def main(argv=None) -> int:
     parser.add_argument("--combos", nargs="*")
     parser.add_argument("--max-reps", type=int)
     parser.add_argument("--R", type=int, help="data sets per combination (default: the mode's R)")
+    parser.add_argument("--schemes", nargs="*", choices=ALL_SCHEMES,
+                        help="schemes of the chunks computed now (default: each combination's list)")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
         if args.action in ("compute", "both"):
-            compute(ctx, args.combos, args.max_reps, args.R)
+            compute(ctx, args.combos, args.max_reps, args.R, args.schemes)
         if args.action in ("render", "both"):
             render(ctx)
     return 0
