@@ -474,7 +474,7 @@ def records(ctx: C.Context) -> list[dict]:
     return out
 
 
-def render(ctx: C.Context) -> list[dict]:
+def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     recs = records(ctx)
     folder = ctx.study_dir(STUDY)
     (folder / "summary.json").write_text(json.dumps(recs, indent=1))
@@ -489,6 +489,11 @@ def render(ctx: C.Context) -> list[dict]:
                      f"{r.get('seconds_per_dataset', float('nan')):.1f}")
     text = "\n".join(lines)
     (folder / "summary.txt").write_text(text + "\n")
+    if not ctx.quick and summaries:  # the committed copy (experiments/summaries/classifier_se)
+        dest = C.ROOT / "experiments" / "summaries" / STUDY
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "summary.json").write_text(json.dumps(recs, indent=1))
+        (dest / "summary.txt").write_text(text + "\n")
     print(text)
     return recs
 
@@ -502,6 +507,8 @@ def main(argv=None) -> int:
     parser.add_argument("--combos", nargs="*")
     parser.add_argument("--max-reps", type=int)
     parser.add_argument("--R", type=int, help="data sets per combination (default: the mode's R)")
+    parser.add_argument("--summaries", action="store_true",
+                        help="also write experiments/summaries/classifier_se (full mode)")
     parser.add_argument("--schemes", nargs="*", choices=ALL_SCHEMES,
                         help="schemes of the chunks computed now (default: each combination's list)")
     args = parser.parse_args(argv)
@@ -512,7 +519,7 @@ def main(argv=None) -> int:
         if args.action in ("compute", "both"):
             compute(ctx, args.combos, args.max_reps, args.R, args.schemes)
         if args.action in ("render", "both"):
-            render(ctx)
+            render(ctx, args.summaries)
     return 0
 
 
