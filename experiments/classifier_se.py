@@ -316,6 +316,9 @@ def scheme_se(ds: xr.Dataset, scheme: str, r: int, n_rows: int) -> tuple[np.ndar
     if scheme == "plain" or scheme == "logit":
         d = ds["plain"].values[r]
         return np.nanstd(d, axis=0, ddof=1), d
+    if scheme == "sub632_logit":
+        d = ds["sub632"].values[r]
+        return np.nanstd(d, axis=0, ddof=1) * _sub632_scale(n_rows), d
     if scheme in ("half", "param_fit", "param_oof", "param_oracle"):
         d = ds[scheme].values[r]
         return np.nanstd(d, axis=0, ddof=1), d
@@ -338,13 +341,16 @@ def scheme_se(ds: xr.Dataset, scheme: str, r: int, n_rows: int) -> tuple[np.ndar
     raise ValueError(scheme)
 
 
-SCHEME_ORDER = ("plain", "logit", "param_fit", "param_oof", "param_oracle", "half", "sub632", "sub_rate", "iterated")
+SCHEME_ORDER = ("plain", "logit", "param_fit", "param_oof", "param_oracle", "half", "sub632", "sub632_logit",
+                "sub_rate", "iterated")
 
 
 def schemes_of(ds: xr.Dataset, classifier: bool = True) -> list[str]:
     have = set(ds.data_vars)
     out = [s for s in ("plain", "logit", "param_fit", "param_oof", "param_oracle", "half", "sub632") if
            s in have or (s == "logit" and classifier and "plain" in have)]
+    if classifier and "sub632" in have:
+        out.append("sub632_logit")
     if {"half", "quarter"} <= have:
         out.append("sub_rate")
     if "iterated" in have:
@@ -352,11 +358,13 @@ def schemes_of(ds: xr.Dataset, classifier: bool = True) -> list[str]:
     return out
 
 
-def _coverage(est, se, draws, truth, scheme: str, classifier: bool) -> tuple[float, float]:
+def _coverage(est, se, draws, truth, scheme: str, classifier: bool, n_rows: int) -> tuple[float, float]:
     """(pointwise share, whole-curve share over features) of ``est -/+ z se`` and the sup-t band."""
-    if scheme == "logit" and classifier:
+    if scheme in ("logit", "sub632_logit") and classifier:
         eps = 1e-6
         le, ld = logit(np.clip(est, eps, 1 - eps)), logit(np.clip(draws, eps, 1 - eps))
+        if scheme == "sub632_logit":
+            ld = le + _sub632_scale(n_rows) * (ld - le)
         lse = np.nanstd(ld, axis=0, ddof=1)
         c = _supt_c(ld)[:, None]
         lo, hi = expit(le - Z95 * lse), expit(le + Z95 * lse)
@@ -370,7 +378,7 @@ def _coverage(est, se, draws, truth, scheme: str, classifier: bool) -> tuple[flo
     return float(point), float(whole)
 
 
-def _package_bands(est, se, draws, truth, scheme: str, n_rows: int) -> tuple[float, float]:
+def _package_bands(est, se, draws, truth, scheme: str, n_rows: int, true_sd) -> tuple[float, float, float]:
     """(pointwise, whole-curve) coverage of the package's bands (``band_arrays``: percentile pointwise, sup-t
     simultaneous) on the scheme's pseudo-resamples.
 
@@ -384,14 +392,17 @@ def _package_bands(est, se, draws, truth, scheme: str, n_rows: int) -> tuple[flo
         pseudo = draws
     elif scheme == "sub632":
         pseudo = est + _sub632_scale(n_rows) * (draws - est)
-    elif scheme == "logit":
+    elif scheme in ("logit", "sub632_logit"):
         eps = 1e-6
         le, ld = logit(np.clip(est, eps, 1 - eps)), logit(np.clip(draws, eps, 1 - eps))
+        if scheme == "sub632_logit":
+            ld = le + _sub632_scale(n_rows) * (ld - le)
         lo, hi, *_ = band_arrays(le, ld, level=0.95, method="percentile", simultaneous=False)
         slo, shi, *_ = band_arrays(le, ld, level=0.95, method="percentile", simultaneous=True)
         lo, hi, slo, shi = expit(lo), expit(hi), expit(slo), expit(shi)
         return (float(np.mean((lo <= truth) & (truth <= hi))),
-                float(np.mean(np.all((slo <= truth) & (truth <= shi), axis=1))))
+                float(np.mean(np.all((slo <= truth) & (truth <= shi), axis=1))),
+                float(np.mean((shi - slo) / (2 * true_sd))))
     else:
         sd = np.nanstd(draws, axis=0, ddof=1)
         pseudo = est + (se / np.where(sd > 0, sd, np.inf)) * (draws - np.nanmean(draws, axis=0))
@@ -399,7 +410,8 @@ def _package_bands(est, se, draws, truth, scheme: str, n_rows: int) -> tuple[flo
     slo, shi, *_ = band_arrays(est, pseudo, level=0.95, method="percentile", simultaneous=True,
                                simultaneous_method="sup-t")
     return (float(np.mean((lo <= truth) & (truth <= hi))),
-            float(np.mean(np.all((slo <= truth) & (truth <= shi), axis=1))))
+            float(np.mean(np.all((slo <= truth) & (truth <= shi), axis=1))),
+            float(np.mean((shi - slo) / (2 * true_sd))))
 
 
 def load_combo(ctx: C.Context, combo: str) -> tuple[xr.Dataset, xr.Dataset] | None:
@@ -413,7 +425,8 @@ def load_combo(ctx: C.Context, combo: str) -> tuple[xr.Dataset, xr.Dataset] | No
 
 
 #: Stored variables each reported scheme reads.
-_NEEDS = {"logit": ("plain",), "sub_rate": ("half", "quarter"), "iterated": ("plain", "iterated")}
+_NEEDS = {"logit": ("plain",), "sub632_logit": ("sub632",), "sub_rate": ("half", "quarter"),
+          "iterated": ("plain", "iterated")}
 
 
 def _scheme_data(chunks: list[xr.Dataset], scheme: str) -> xr.Dataset:
@@ -450,10 +463,10 @@ def records(ctx: C.Context) -> list[dict]:
             for r in range(R):
                 se, draws = scheme_se(ds, scheme, r, SETTINGS[ctx.mode]["n"])
                 ses.append(se)
-                p, w = _coverage(est[r], se, draws, truth, scheme, classifier)
+                p, w = _coverage(est[r], se, draws, truth, scheme, classifier, SETTINGS[ctx.mode]["n"])
                 points.append(p)
                 wholes.append(w)
-                pkg.append(_package_bands(est[r], se, draws, truth, scheme, SETTINGS[ctx.mode]["n"]))
+                pkg.append(_package_bands(est[r], se, draws, truth, scheme, SETTINGS[ctx.mode]["n"], true_sd))
             ses = np.array(ses)  # (R, F, G)
             ratio = np.sqrt(np.nanmean(ses**2, axis=0)) / true_sd  # (F, G)
             # MC SE of the median ratio: delta method over data sets and over the truth fits
@@ -466,8 +479,10 @@ def records(ctx: C.Context) -> list[dict]:
                    "se_ratio_mcse": float(np.nanmedian(ratio) * np.sqrt(np.nanmedian(rel) ** 2 + rel_t**2))}
             rec["pointwise"], rec["pointwise_mcse"] = _mean_se(points)
             rec["whole"], rec["whole_mcse"] = _mean_se(wholes)
-            rec["pointwise_pkg"], rec["pointwise_pkg_mcse"] = _mean_se([p for p, _ in pkg])
-            rec["whole_pkg"], rec["whole_pkg_mcse"] = _mean_se([w for _, w in pkg])
+            rec["pointwise_pkg"], rec["pointwise_pkg_mcse"] = _mean_se([p for p, _, _ in pkg])
+            rec["whole_pkg"], rec["whole_pkg_mcse"] = _mean_se([w for _, w, _ in pkg])
+            # half-width of the package's sup-t band over the true SD (1.96 would be an exact pointwise band)
+            rec["supt_halfwidth_sd"] = float(np.mean([h for _, _, h in pkg]))
             if f"{scheme}_seconds" in ds:
                 rec["seconds_per_dataset"] = float(ds[f"{scheme}_seconds"].mean())
             out.append(rec)
@@ -479,13 +494,14 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     folder = ctx.study_dir(STUDY)
     (folder / "summary.json").write_text(json.dumps(recs, indent=1))
     lines = [f"{'combo':20s} {'scheme':12s} {'R':>3s} {'B':>3s} {'T':>4s}  SE/SD med [min,max] (mcse)  "
-             "normal: pointwise  whole(sup-t) | package bands: pointwise  whole | refit s/data set"]
+             "normal: pointwise  whole(sup-t) | package bands: pointwise  whole  halfwidth/SD | refit s/data set"]
     for r in recs:
         lines.append(f"{r['combo']:20s} {r['scheme']:12s} {r['R']:3d} {r['B']:3d} {r['T']:4d}  "
                      f"{r['se_ratio_median']:.2f} [{r['se_ratio_min']:.2f},{r['se_ratio_max']:.2f}] "
                      f"({r['se_ratio_mcse']:.2f})  {r['pointwise']:.3f} ({r['pointwise_mcse']:.3f}) "
                      f"{r['whole']:.3f} ({r['whole_mcse']:.3f}) | {r['pointwise_pkg']:.3f} "
-                     f"({r['pointwise_pkg_mcse']:.3f}) {r['whole_pkg']:.3f} ({r['whole_pkg_mcse']:.3f}) | "
+                     f"({r['pointwise_pkg_mcse']:.3f}) {r['whole_pkg']:.3f} ({r['whole_pkg_mcse']:.3f}) "
+                     f"{r['supt_halfwidth_sd']:.2f} | "
                      f"{r.get('seconds_per_dataset', float('nan')):.1f}")
     text = "\n".join(lines)
     (folder / "summary.txt").write_text(text + "\n")
