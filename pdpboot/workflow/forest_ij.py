@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..caveats import CoverageWarning
 from ..forest import MIN_TREES, forest_partial_dependence
 from ..schema import get_node
 from . import InputError, effects
@@ -69,7 +70,8 @@ def ij_outcome(config, problem, *, estimator, fitted, metrics, predictions, X_tr
             response_method="predict_proba" if problem.task == "classification" else "predict",
             n_jobs=config.n_jobs, rng=config.random_state)
     for w in caught:
-        if issubclass(w.category, UserWarning) and "unreliable" in str(w.message):
+        if issubclass(w.category, CoverageWarning) or (issubclass(w.category, UserWarning)
+                                                       and "unreliable" in str(w.message)):
             say(f"WARNING: {w.message}")
             notes = [*notes, str(w.message)]
         else:
