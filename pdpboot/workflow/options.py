@@ -177,19 +177,82 @@ def defaults() -> dict:
     return {o.key: _copy(o.default) for o in OPTIONS}
 
 
-class _RunConfigBase:
-    """Methods of :class:`RunConfig` (the fields are made from :data:`OPTIONS`)."""
+def field_type(option: Option) -> type:
+    """The Python type of an option's value in :class:`RunConfig` (what :func:`_convert` returns)."""
+    return {"int": int, "float": float, "bool": bool, "list": list, "pairs": list, "mapping": dict,
+            "levels": dict}.get(option.kind, str)
+
+
+@dataclass(frozen=True, eq=True, kw_only=True)
+class RunConfig:
+    """The checked configuration of one run: one field per option of :data:`OPTIONS` (same key, in the
+    same order) and the run fields of :data:`RUN_FIELDS`.
+
+    Frozen: a stage cannot change what later stages read, and a misspelt field is an AttributeError
+    wherever it is read.  Build it with :func:`merge` (command line and config file) or
+    :meth:`from_dict` (a stored ``config.json``): both fill every option from the table's defaults and
+    check it (options whose default is None may stay None; run fields are None until a run sets them).
+    ``tests/workflow/test_config.py`` checks that these fields and :data:`OPTIONS` agree (names,
+    order and types).
+    """
+
+    __hash__ = None  # lists and dicts inside: not hashable
+
+    target: str | None = None  # --target
+    features: list | None = None  # --features
+    exclude: list  # --exclude
+    pd_features: list | None = None  # --pd-features
+    pairs: list  # --pairs
+    categorical: list  # --categorical
+    keep: list  # --keep
+    level_order: dict  # --level-order
+    groups: str | None = None  # --groups
+    sep: str | None = None  # --sep
+    decimal: str  # --decimal
+    task: str  # --task
+    positive_class: str | None = None  # --positive-class
+    model: str  # --model
+    model_spec: str | None = None  # --model-spec
+    model_file: str | None = None  # --model-file
+    n_estimators: int  # --n-estimators
+    max_depth: int | None = None  # --max-depth
+    random_state: int  # --random-state
+    test_size: float  # --test-size
+    n_resamples: int  # --n-resamples
+    uncertainty: str  # --uncertainty
+    confidence_level: float  # --confidence-level
+    band: str  # --band
+    simultaneous: bool  # --simultaneous
+    ice_samples: int  # --ice-samples
+    grid_resolution: int  # --grid-resolution
+    effect: str  # --effect
+    interactions: int  # --interactions
+    max_background: int  # --max-background
+    n_jobs: int  # --n-jobs
+    threads_per_job: int | None = None  # --threads-per-job
+    out: str  # --out
+    workbook: bool  # --workbook
+    format: str  # --format
+    top: int  # --top
+    centered: str  # --centered
+    labels: dict  # --labels
+    units: dict  # --units
+    data: str | None = None
+    data_copy: str | None = None
+    data_sha256: str | None = None
+    created: str | None = None
+    versions: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict of every field (as written to ``repro_inputs/config.json``)."""
         return {f.name: _copy(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
-    def replace(self, **changes):
+    def replace(self, **changes) -> RunConfig:
         """A copy with some fields changed (checked like the original)."""
         return RunConfig.from_dict({**self.to_dict(), **changes}, source="run")
 
     @classmethod
-    def from_dict(cls, raw: dict, *, source: str = "config.json"):
+    def from_dict(cls, raw: dict, *, source: str = "config.json") -> RunConfig:
         """Build and check a configuration from a dict (e.g. a stored ``config.json``).
 
         Every option is converted and range-checked as on the command line; an unknown key or a
@@ -215,24 +278,6 @@ class _RunConfigBase:
                 values[key] = value
         check_ranges(values)
         return cls(**values)
-
-
-def _field_type(option: Option):
-    return {"int": int, "float": float, "bool": bool, "list": list, "pairs": list, "mapping": dict,
-            "levels": dict}.get(option.kind, str)
-
-
-#: The checked configuration of one run: one field per option of :data:`OPTIONS` (same key) and the
-#: run fields of :data:`RUN_FIELDS`.  Frozen: a stage cannot change what later stages read, and a
-#: misspelt field is an AttributeError wherever it is read (so the tests find it).
-RunConfig = dataclasses.make_dataclass(
-    "RunConfig",
-    [(o.key, _field_type(o), dataclasses.field(default=None)) for o in OPTIONS]
-    + [(name, kind, dataclasses.field(default=None)) for name, kind in RUN_FIELDS],
-    bases=(_RunConfigBase,), frozen=True, eq=True,
-    namespace={"__doc__": "The checked configuration of one run (fields: the keys of OPTIONS and RUN_FIELDS).",
-               "__hash__": None, "__module__": __name__},
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = None) -> None:
