@@ -7,7 +7,7 @@ import typing
 import pytest
 
 from pdpboot.workflow import InputError
-from pdpboot.workflow.options import OPTIONS, RUN_FIELDS, RunConfig, field_type, defaults, merge
+from pdpboot.workflow.options import OPTIONS, RUN_FIELDS, RunConfig, defaults, field_type, merge
 
 
 def test_run_config_fields_are_the_options_table():
