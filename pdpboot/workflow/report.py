@@ -158,12 +158,12 @@ def interaction_job(tree: xr.DataTree, problem, output) -> tuple:
             lambda: _interaction_figure(_pyplot(), tree, problem, output, plot_h_statistic))
 
 
-def draw_plots(folder: Path, effect, tree: xr.DataTree, problem, config, say: Callable[[str], None],
-               taken: set[str]) -> tuple[list[tuple[str, str]], list[str]]:
+def draw_plots(folder: Path, effect, tree: xr.DataTree, problem, config, say: Callable[[str], None]
+               ) -> tuple[list[tuple[str, str]], list[str]]:
     """Draw the figures of one effect (its ``EffectReport.plots``) into ``folder`` in ``config.format``.
 
-    With ``--top K`` only the K features with the largest range get figures.  ``taken`` holds the file
-    stems already used by the run (shared by every effect).
+    With ``--top K`` only the K features with the largest range get figures.  File stems start with the
+    effect's variable (``pd_``, ``ale2_``, ``overview_ale``), so effects never share a file name.
 
     Returns
     -------
@@ -180,7 +180,7 @@ def draw_plots(folder: Path, effect, tree: xr.DataTree, problem, config, say: Ca
     files, failures = [], []
     outputs = panel_outputs(problem)
     shown = top_features(tree, problem, config, effect.variable)
-    jobs = effect.plots(tree, problem, config, outputs, shown, taken)
+    jobs = effect.plots(tree, problem, config, outputs, shown, set())
     suffix = config.format
     with matplotlib.rc_context({"text.parse_math": False, "svg.fonttype": "none", "pdf.fonttype": 42}):
         for k, (stem, what, make) in enumerate(jobs, 1):

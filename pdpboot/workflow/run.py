@@ -205,7 +205,6 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
     say.log(f"task: {problem.task}; target {problem.y.name!r}; {len(problem.X)} rows used")
     files: list[tuple[str, str]] = []
     failures: list[str] = []
-    taken: set[str] = set()
 
     def on_fit(outcome) -> None:
         say("Writing model.joblib ...")
@@ -217,7 +216,7 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
         say(f"Writing {effect.file} ...")
         save(tree, folder / effect.file)
         written.append(effect.file)
-        drawn, failed = draw_plots(folder / "plots", effect, tree, problem, config, say, taken)
+        drawn, failed = draw_plots(folder / "plots", effect, tree, problem, config, say)
         files.extend(drawn)
         failures.extend(failed)
         for failure in failed:
