@@ -32,7 +32,7 @@ FORMATS = ("png", "pdf", "svg")
 DECIMALS = ("auto", ".", ",")
 CENTERED = ("auto", "yes", "no")
 EFFECTS = ("pd", "ale", "both")
-UNCERTAINTIES = ("bootstrap", "ij")
+UNCERTAINTIES = ("bootstrap", "ij", "none")
 #: --uncertainty ij: the models whose bagged forest it reads, and the trees used when --n-estimators is not
 #: given (pdpboot.forest.MIN_TREES: fewer draw a warning)
 IJ_MODELS = ("random-forest", "extra-trees")
@@ -104,7 +104,9 @@ OPTIONS: tuple[Option, ...] = (
            "'xgboost.XGBRegressor(max_depth=4)' (arguments are literals; modules: sklearn, xgboost, "
            "lightgbm, catboost). Replaces --model.", metavar="SPEC"),
     Option("model_file", "path", None, "An unfitted or fitted scikit-learn-compatible estimator saved with "
-           "joblib/pickle (it is cloned and refitted; load only files you trust). Replaces --model.",
+           "joblib/pickle (load only files you trust). Replaces --model. A Pipeline, or a model fitted on a "
+           "DataFrame, is used as it is: cloned whole for each refit and fed the columns it was fitted on "
+           "(feature_names_in_). With --uncertainty none a fitted model is not refitted at all.",
            metavar="FILE"),
     Option("n_estimators", "int", 100, "Trees (random forest, extra trees) or boosting iterations.",
            metavar="N"),
@@ -116,11 +118,13 @@ OPTIONS: tuple[Option, ...] = (
            "classification); 0 = no test set.", metavar="F"),
     # the bootstrap
     Option("n_resamples", "int", 100, "Bootstrap resamples B (model refits). More = smoother bands, "
-           "proportionally slower.", metavar="B", group="bootstrap"),
+           "proportionally slower. 0 = no refits (same as --uncertainty none).", metavar="B", group="bootstrap"),
     Option("uncertainty", "choice", "bootstrap", "bootstrap: refit the model on B resamples (any model). ij: "
            "one fit, bands from the infinitesimal jackknife of the forest's trees (--model random-forest or "
            "extra-trees; no ICE, heterogeneity or H statistics; --n-estimators defaults to "
-           f"{IJ_TREES} then, fewer trees give noisy bands).", choices=UNCERTAINTIES, group="bootstrap"),
+           f"{IJ_TREES} then, fewer trees give noisy bands). none: one fit, no refits, no bands: PD/ICE/ALE of the "
+           "model (a fitted --model-file as it is, on all rows), as R's pdp and iml draw them.",
+           choices=UNCERTAINTIES, group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
     Option("band", "choice", "percentile", "Band method.", choices=BANDS, group="bootstrap"),
@@ -470,8 +474,10 @@ def merge(command_line: dict, config_file: dict, base: dict | None = None) -> Ru
             if BY_KEY[key].kind in ("mapping", "levels"):
                 converted = {**(config.get(key) or {}), **converted}
             config[key] = converted
+    given = {k for values in (config_file, command_line) for k, v in values.items() if v is not None}
+    if config.get("n_resamples") == 0 and "uncertainty" not in given:  # --n-resamples 0: no refits
+        config["uncertainty"] = "none"
     if config.get("uncertainty") == "ij":  # its defaults: no ICE (needs refits), enough trees
-        given = {k for values in (config_file, command_line) for k, v in values.items() if v is not None}
         if "ice_samples" not in given:
             config["ice_samples"] = 0
         if "n_estimators" not in given:
@@ -487,7 +493,8 @@ def check_ranges(config: dict) -> None:
             raise InputError(message)
 
     need(config.get("target") not in (None, ""), "No target column: give --target COL (the column to predict).")
-    need(config["n_resamples"] >= 2, f"--n-resamples must be at least 2, got {config['n_resamples']}.")
+    need(config["n_resamples"] >= 2 or (config["n_resamples"] == 0 and config.get("uncertainty") == "none"),
+         f"--n-resamples must be at least 2 (or 0 for no refits), got {config['n_resamples']}.")
     need(0 < config["confidence_level"] < 1,
          f"--confidence-level must be between 0 and 1 (e.g. 0.95), got {config['confidence_level']}.")
     need(0 <= config["test_size"] < 0.9, f"--test-size must be in [0, 0.9), got {config['test_size']}.")
@@ -510,8 +517,20 @@ def check_ranges(config: dict) -> None:
          f"--threads-per-job must be at least 1, got {config['threads_per_job']}.")
     need(not (config["model_spec"] and config["model_file"]), "Give --model-spec or --model-file, not both.")
     _check_ij(config, need)
+    _check_one_fit(config, need)
     need(config["sep"] is None or len(config["sep"]) == 1 or config["sep"] in ("\\t", "tab"),
          f"--sep must be one character (or 'tab'), got {shorten(config['sep'])}.")
+
+
+def _check_one_fit(config: dict, need) -> None:
+    """What ``--uncertainty none`` (one fit, no refits) cannot do."""
+    if config.get("uncertainty", "bootstrap") != "none":
+        return
+    need(config["interactions"] == 0, "--uncertainty none (one fit, no refits) has no H statistics: drop "
+         "--interactions, or use --uncertainty bootstrap.")
+    need(config["n_resamples"] in (0, BY_KEY["n_resamples"].default),
+         f"--uncertainty none makes no refits, but --n-resamples {config['n_resamples']} asks for them: give one "
+         "of the two.")
 
 
 def _check_ij(config: dict, need) -> None:

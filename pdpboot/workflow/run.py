@@ -22,8 +22,9 @@ from pathlib import Path
 from ..io import save
 from . import InputError
 from .compute import compute
+from .model import model_file_features
 from .data import load_problem
-from .options import OPTIONS, RunConfig
+from .options import OPTIONS, RunConfig, shorten
 from .provenance import MODEL_LIBRARIES, sha256, versions
 from .registry import EFFECTS
 from .report import draw_plots
@@ -80,6 +81,21 @@ def write_model(path: Path, outcome, problem) -> None:
               "target": str(problem.y.name), "task": problem.task, "classes": problem.classes,
               "versions": versions(MODEL_LIBRARIES)}
     joblib.dump(bundle, path)
+
+
+def adopt_model_columns(config: RunConfig) -> RunConfig:
+    """A ``--model-file`` model fitted on a DataFrame gets exactly the columns it was fitted on.
+
+    Its ``feature_names_in_`` become ``--features`` (recorded in ``config.json``, so ``repro.py`` reads
+    the same columns); other ``--features`` are refused in one line.
+    """
+    names = model_file_features(config)
+    if names is None:
+        return config
+    if config.features is not None and list(config.features) != names:
+        raise InputError(f"--model-file holds a model fitted on the columns {', '.join(map(shorten, names))}; "
+                         f"--features gives {', '.join(map(shorten, config.features))}. Leave --features out.")
+    return config.replace(features=names)
 
 
 def _claim(out: Path, stamp: str) -> Path:
@@ -154,6 +170,7 @@ def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | Non
     if progress is None:
         progress = not quiet and sys.stderr.isatty()
     data_path = Path(config.data)
+    config = adopt_model_columns(config)
     say(f"Reading {data_path.name} ...")
     table, problem = load_problem(config, data_path)
     say(f"{table.shape[0]} rows x {table.shape[1]} columns; target {problem.y.name!r} ({problem.task}), "
