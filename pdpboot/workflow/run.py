@@ -22,8 +22,8 @@ from pathlib import Path
 from ..io import save
 from . import InputError
 from .compute import compute
-from .model import model_file_features
 from .data import load_problem
+from .model import model_file_features
 from .options import OPTIONS, RunConfig, shorten
 from .provenance import MODEL_LIBRARIES, sha256, versions
 from .registry import EFFECTS
