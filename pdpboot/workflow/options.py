@@ -528,9 +528,6 @@ def _check_one_fit(config: dict, need) -> None:
         return
     need(config["interactions"] == 0, "--uncertainty none (one fit, no refits) has no H statistics: drop "
          "--interactions, or use --uncertainty bootstrap.")
-    need(config["n_resamples"] in (0, BY_KEY["n_resamples"].default),
-         f"--uncertainty none makes no refits, but --n-resamples {config['n_resamples']} asks for them: give one "
-         "of the two.")
 
 
 def _check_ij(config: dict, need) -> None:
