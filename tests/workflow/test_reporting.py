@@ -154,7 +154,8 @@ def test_printed_intervals_are_percentile_and_flagged_when_they_exclude_the_esti
         assert interval_method(statistic, config) == "percentile"  # bounded: never bc (degenerate) or basic
     assert interval_method("contrast", config) == "basic"  # signed: the run's --band
     # the demo's heterogeneity index: 3.435 with every refit above it
-    ds = xr.Dataset({"s": ("output", [3.435]), "s_resamples": (("resample", "output"), np.linspace(3.6, 5.5, 50)[:, None]),
+    refits = np.linspace(3.6, 5.5, 50)[:, None]
+    ds = xr.Dataset({"s": ("output", [3.435]), "s_resamples": (("resample", "output"), refits),
                      "s_band": (("ci_bound", "output"), [[3.64], [5.47]])},
                     coords={"output": ["y"], "ci_bound": ["lower", "upper"]})
     cells = IntervalCells()
