@@ -67,11 +67,6 @@ def jackknife_pd(ctx, sets: list, common: dict):
     return result
 
 
-def is_ij(result) -> bool:
-    """Whether a run's result carries infinitesimal-jackknife (not bootstrap) bands."""
-    return result.attrs.get("uncertainty") in ("infinitesimal-jackknife", "jackknife-after-bootstrap")
-
-
 def uncertainty_text(result) -> str:
     """'infinitesimal jackknife (one fit, T trees)'."""
     return f"infinitesimal jackknife (one fit, {int(result.attrs['n_estimators'])} trees)"
@@ -88,4 +83,4 @@ def precision_text(result) -> str:
             "(`--uncertainty bootstrap`) is the check for final figures.")
 
 
-__all__ = ["check_estimator", "is_ij", "jackknife_pd", "precision_text", "uncertainty_text"]
+__all__ = ["check_estimator", "jackknife_pd", "precision_text", "uncertainty_text"]

@@ -48,6 +48,7 @@ class IntervalCells:
     """Prints intervals for one summary and keeps the flags to explain under its tables."""
 
     flags: list[str] = field(default_factory=list)
+    small: dict = field(default_factory=dict)  # feature -> {level: training rows} of levels below MIN_LEVEL_ROWS
 
     def cell(self, ds: xr.Dataset, var: str, output, scale: float | None = None, *, what: str) -> str:
         """``[lower, upper]`` of ``<var>_band``, flagged ``†`` when it does not contain the estimate."""
@@ -70,20 +71,24 @@ class IntervalCells:
             "spreads), so the interval shows where the refits' values lie, not bounds around the estimate.")
         return text + " †"
 
-    def few_rows(self, counts: dict, levels: list[str], what: str) -> str:
-        """`` ‡`` (and a flag) when one of ``levels`` has fewer than :data:`MIN_LEVEL_ROWS` training rows."""
-        small = [(lev, counts.get(lev, 0)) for lev in levels if counts.get(lev, 0) < MIN_LEVEL_ROWS]
+    def few_rows(self, counts: dict, levels: list[str], feature: str) -> str:
+        """`` ‡`` when one of ``levels`` has fewer than :data:`MIN_LEVEL_ROWS` training rows (explained once
+        per feature under the table)."""
+        small = {lev: counts.get(lev, 0) for lev in levels if counts.get(lev, 0) < MIN_LEVEL_ROWS}
         if not small:
             return ""
-        shown = ", ".join(f"{md(lev)} has {n} row{'s' if n != 1 else ''}" for lev, n in small)
-        self.flags.append(f"‡ {md(what)}: {shown} (fewer than {MIN_LEVEL_ROWS} training rows): most refits hold "
-                          "the level a few times or not at all, so this interval is unreliable.")
+        self.small.setdefault(feature, {}).update(small)
         return " ‡"
 
     def notes(self) -> list[str]:
         """The flags raised so far as Markdown paragraphs (and forget them)."""
+        for feature, small in self.small.items():
+            shown = ", ".join(f"{md(lev)} has {n} row{'s' if n != 1 else ''}" for lev, n in small.items())
+            self.flags.append(f"‡ {md(feature)}: {shown} (fewer than {MIN_LEVEL_ROWS} training rows): most refits "
+                              "hold such a level a few times or not at all, so the intervals of its contrasts are "
+                              "unreliable.")
         out = [line for flag in self.flags for line in ("", flag)]
-        self.flags = []
+        self.flags, self.small = [], {}
         return out
 
 

@@ -166,4 +166,26 @@ def test_printed_intervals_are_percentile_and_flagged_when_they_exclude_the_esti
     assert cells.cell(inside, "s", "y", what="x") == "[3, 5.47]" and cells.notes() == []
     assert cells.few_rows({"Chiroptera": 2, "Afrosoricida": 3, "Rodentia": 22}, ["Chiroptera", "Rodentia"], "c") \
         == " ‡"
-    assert "Chiroptera has 2 rows" in cells.notes()[1]
+    assert cells.few_rows({"Afrosoricida": 3, "Rodentia": 22}, ["Afrosoricida", "Rodentia"], "c") == " ‡"
+    (note,) = cells.notes()[1:]  # one note per feature, every small level named once
+    assert "Chiroptera has 2 rows, Afrosoricida has 3 rows" in note
+
+
+def test_level_contrasts_with_few_rows_are_flagged_in_the_summary(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    from .helpers import FAST, only_run_folder, run_cli
+
+    rng = np.random.default_rng(1)
+    orders = ["Afrosoricida"] * 3 + ["Chiroptera"] * 2 + ["Rodentia"] * 40 + ["Primates"] * 25
+    table = pd.DataFrame({"order": orders, "bodywt": rng.lognormal(0, 2, len(orders))})
+    table["sleep"] = 10 + 5 * (table.order == "Chiroptera") + rng.normal(0, 2, len(orders))
+    table.to_csv(tmp_path / "t.csv", index=False)
+    code, out = run_cli(["run", tmp_path / "t.csv", "--target", "sleep", "--test-size", "0", "--out", tmp_path / "o",
+                         *FAST], capsys)
+    assert code == 0, out.err
+    text = (only_run_folder(tmp_path / "o") / "summary.md").read_text().split("## Differences between levels")[1]
+    rows = [line for line in text.splitlines() if line.startswith("| order |")]
+    assert len(rows) == 3 and all(line.endswith("‡ |") for line in rows)  # the reference has 3 rows
+    assert "Afrosoricida has 3 rows, Chiroptera has 2 rows" in text
