@@ -19,12 +19,13 @@ import numpy as np
 import xarray as xr
 from sklearn.base import clone
 
+from . import InputError
 from .data import Problem
 from .effect import EffectReport, FitContext
 from .model import build_estimator, evaluate, given_fitted_model, leakage_notes, split
 from .options import RunConfig
 from .outcome import Outcome
-from .registry import requested
+from .registry import EFFECTS, requested
 from .strategy import strategy_for
 
 
@@ -161,7 +162,10 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         outcome.results[effect.name] = tree
         if on_effect is not None:
             on_effect(effect, tree, outcome)
-    if first_error is not None and not outcome.results:
-        raise first_error
+    if first_error is not None and not outcome.results:  # nothing finished: the run fails as a whole
+        if isinstance(first_error, InputError):
+            raise first_error
+        name = next(iter(outcome.failures))
+        raise RuntimeError(f"{EFFECTS[name].label} failed: {outcome.failures[name]}") from first_error
     return outcome
 

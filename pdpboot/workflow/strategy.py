@@ -95,6 +95,8 @@ def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.Data
 def _one_fit_run(name: str):
     def run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTree:
         common = dict(grid_resolution=ctx.config.grid_resolution, response_method=ctx.response_method)
+        if name == "none" and ctx.problem.task == "regression":  # outputs named like the bootstrap's: the target
+            common["target_names"] = [str(ctx.y_train.name)]
         return _timed(effect, ctx, lambda: effect.compute[name](ctx, sets, common))
     return run
 

@@ -199,6 +199,21 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     import openpyxl
 
     wb = openpyxl.Workbook(write_only=True)
+    try:
+        plan = _fill(wb, table=table, outcome=outcome, problem=problem, parameters=parameters, effects=effects)
+        wb.save(path)
+    except BaseException:
+        for sheet in wb.worksheets:  # a half-written write-only sheet would complain when collected
+            try:
+                sheet.close()
+            except Exception:  # noqa: BLE001, S110 - closing is best effort; the first error is raised
+                pass
+        raise
+    return [(title, fs) for title, fs, _ in plan]
+
+
+def _fill(wb, *, table, outcome, problem, parameters, effects) -> list:
+    """Every sheet of :func:`write_workbook` (returns the sheet plan)."""
     outputs = problem.outputs_first
     plan = plan_sheets(problem, outcome.results, effects)
 
@@ -239,5 +254,4 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
         features = (fs,) if isinstance(fs, str) else tuple(fs)
         write_node(_Sheet(wb, title), ds, features, tuple(problem.display[f] for f in features),
                    effects[effect].sheet_variables, outputs)
-    wb.save(path)
-    return [(title, fs) for title, fs, _ in plan]
+    return plan

@@ -101,12 +101,12 @@ def _users_pipeline(tmp_path):
     n = 120
     table = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.normal(size=n),
                           "colour": rng.choice(["red", "green", "blue"], n), "unused": rng.normal(size=n)})
-    table["y"] = table["x1"] + 3 * (table["colour"] == "red") + rng.normal(0, 0.5, n)
+    table["price"] = table["x1"] + 3 * (table["colour"] == "red") + rng.normal(0, 0.5, n)
     model = Pipeline([
         ("prep", ColumnTransformer([("num", "passthrough", ["x1", "x2"]),
                                     ("cat", OneHotEncoder(handle_unknown="ignore"), ["colour"])])),
         ("forest", RandomForestRegressor(n_estimators=10, random_state=0)),
-    ]).fit(table[["x1", "x2", "colour"]], table["y"])
+    ]).fit(table[["x1", "x2", "colour"]], table["price"])
     data, path = tmp_path / "table.csv", tmp_path / "fitted_pipeline.joblib"
     table.to_csv(data, index=False)
     joblib.dump(model, path)
@@ -117,7 +117,7 @@ def test_users_fitted_pipeline_is_used_as_it_is(tmp_path, capsys):
     """Issue 26 B.10: a Pipeline whose ColumnTransformer selects columns by name is cloned whole for the
     refits and fed the DataFrame columns it was fitted on (the CLI's own encoding used to wrap it)."""
     _, _, data, path = _users_pipeline(tmp_path)
-    code, out = run_cli(["run", data, "--target", "y", "--model-file", path, "--out", tmp_path / "o", *FAST],
+    code, out = run_cli(["run", data, "--target", "price", "--model-file", path, "--out", tmp_path / "o", *FAST],
                         capsys)
     assert code == 0, out.err
     folder = only_run_folder(tmp_path / "o")
@@ -132,12 +132,13 @@ def test_users_fitted_pipeline_is_used_as_it_is(tmp_path, capsys):
 
 def test_one_fit_mode_uses_the_fitted_model_without_refits(tmp_path, capsys):
     table, model, data, path = _users_pipeline(tmp_path)
-    code, out = run_cli(["run", data, "--target", "y", "--model-file", path, "--effect", "both",
+    code, out = run_cli(["run", data, "--target", "price", "--model-file", path, "--effect", "both",
                          "--out", tmp_path / "o", *FAST, "--n-resamples", "0"], capsys)  # the last one wins
     assert code == 0, out.err
     folder = only_run_folder(tmp_path / "o")
     res = pdpboot.load(folder / "results.nc")
     node = res["x1"].ds
+    assert list(node["output"].values) == ["price"]  # named after the target, as in a bootstrap run
     assert "pd_band" not in node and "pd_resamples" not in node and "ice" in node
     # the PD of the given fitted model itself (no refit), averaged over every row of the table
     X = table[["x1", "x2", "colour"]]
@@ -151,5 +152,5 @@ def test_one_fit_mode_uses_the_fitted_model_without_refits(tmp_path, capsys):
 
 def test_model_file_columns_and_other_features_are_refused(tmp_path, capsys):
     _, _, data, path = _users_pipeline(tmp_path)
-    err = bad(["run", data, "--target", "y", "--model-file", path, "--features", "x1,unused"], capsys, tmp_path / "o")
+    err = bad(["run", data, "--target", "price", "--model-file", path, "--features", "x1,unused"], capsys, tmp_path / "o")
     assert "fitted on the columns" in err and "'x2'" in err
