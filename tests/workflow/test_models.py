@@ -152,5 +152,6 @@ def test_one_fit_mode_uses_the_fitted_model_without_refits(tmp_path, capsys):
 
 def test_model_file_columns_and_other_features_are_refused(tmp_path, capsys):
     _, _, data, path = _users_pipeline(tmp_path)
-    err = bad(["run", data, "--target", "price", "--model-file", path, "--features", "x1,unused"], capsys, tmp_path / "o")
+    err = bad(["run", data, "--target", "price", "--model-file", path, "--features", "x1,unused"], capsys,
+              tmp_path / "o")
     assert "fitted on the columns" in err and "'x2'" in err
