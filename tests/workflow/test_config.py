@@ -62,3 +62,18 @@ def test_stored_config_is_validated(change, message):
         RunConfig.from_dict(raw)
     assert message in str(exc.value)
     assert len(str(exc.value)) < 300  # long names are cut in messages
+
+
+def test_effect_choices_are_the_registered_effects():
+    """--effect offers exactly the registered effects (and "both"); each registered effect names its file,
+    summary section, plots and sheets, and every strategy it lists exists."""
+    from pdpboot.workflow.options import BY_KEY
+    from pdpboot.workflow.registry import EFFECTS
+    from pdpboot.workflow.strategy import STRATEGIES
+
+    assert set(BY_KEY["effect"].choices) - {"both"} == set(EFFECTS)
+    assert set(BY_KEY["uncertainty"].choices) == set(STRATEGIES)
+    assert len({e.file for e in EFFECTS.values()}) == len(EFFECTS)
+    for effect in EFFECTS.values():
+        assert set(effect.compute) <= set(STRATEGIES) and "bootstrap" in effect.compute
+        assert callable(effect.summary) and callable(effect.plots) and effect.variable in effect.sheet_variables

@@ -161,3 +161,41 @@ def test_ale_crash_after_pd_keeps_pd_files_and_names_the_effect(tmp_path, capsys
         names = openpyxl.load_workbook(folder / "workbook.xlsx", read_only=True).sheetnames
         assert "PD x1" in names and not [n for n in names if n.startswith("ALE")]
     assert "ALE failed" in (folder / "run.log").read_text()
+
+
+def test_a_new_effect_is_its_report_plus_one_registration(tmp_path, monkeypatch):
+    """Issue 25 item 5: the run, summary.md, the workbook, the plots and the file list follow the registry;
+    nothing else names an effect."""
+    import dataclasses
+
+    from pdpboot.workflow import effect_pd, options, registry
+    from pdpboot.workflow.effect import EffectReport
+    from pdpboot.workflow.run import run_workflow
+
+    toy = EffectReport(
+        name="toy", label="TOY", file="toy.nc", variable="pd", describe="the toy effect.",
+        feature_sets=lambda problem: ([*problem.pd_features], ["toy note"]),
+        compute={"bootstrap": effect_pd.REPORT.compute["bootstrap"]},
+        summary=lambda ctx, tree: ["", f"## Toy section ({len(tree.children)} nodes)"],
+        plots=effect_pd.plots, sheet_prefixes=("TOY ", "TOY2 "), sheet_variables=("pd",))
+    monkeypatch.setitem(registry.EFFECTS, "toy", toy)  # the one registration line
+    monkeypatch.setitem(options.BY_KEY, "effect", dataclasses.replace(
+        options.BY_KEY["effect"], choices=(*options.EFFECTS, "toy")))
+    data = tmp_path / "t.csv"
+    regression_table().to_csv(data, index=False)
+    config = options.merge({"target": "y", "effect": "toy", "n_resamples": 5, "n_estimators": 5,
+                            "grid_resolution": 5, "ice_samples": 0, "n_jobs": 1, "out": str(tmp_path / "o"),
+                            "workbook": HAS_OPENPYXL, "data": str(data)}, {})
+    record = run_workflow(config, quiet=True)
+    folder = record.folder
+    assert set(pdpboot.load(folder / "toy.nc").children) == {"x1", "count", "colour"}
+    assert not (folder / "results.nc").exists()
+    summary = (folder / "summary.md").read_text()
+    assert "## Toy section (3 nodes)" in summary and "- `toy.nc`: the toy effect." in summary
+    assert "TOY: toy note" in summary
+    assert (folder / "plots" / "pd_x1.png").is_file()
+    if HAS_OPENPYXL:
+        import openpyxl
+
+        assert {"TOY x1", "TOY count", "TOY colour"} <= set(
+            openpyxl.load_workbook(folder / "workbook.xlsx", read_only=True).sheetnames)
