@@ -23,6 +23,7 @@ from sklearn.pipeline import Pipeline
 
 from ._validate import (
     check_choice,
+    check_enough_rows,
     check_ice,
     check_missing_supported,
     check_n_resamples,
@@ -30,6 +31,7 @@ from ._validate import (
     check_positive_int,
     check_rng,
     check_sample_weight,
+    check_subsample_fraction,
     check_table,
     check_target,
     is_fitted,
@@ -40,7 +42,7 @@ from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.refit import rows_of
 from .engine.resample import RESAMPLING
 from .engine.response import resolve_response_method
-from .grid import FeatureGrid, make_grids
+from .grid import FeatureGrid, check_grid_size, make_grids
 
 BACKGROUNDS = ("resample", "original", "out-of-bag")
 ON_ERROR = ("raise", "skip")
@@ -99,6 +101,7 @@ def make_spec(
         X, names, [p for fs in feature_sets for p in fs], grid_resolution=grid_resolution,
         percentiles=percentiles, custom_values=custom_values, categorical_features=categorical_features,
     )
+    check_grid_size(grids, feature_sets, memory_limit)
     settings = {
         "features": [[names[p] for p in fs] for fs in feature_sets],
         "grid_resolution": int(grid_resolution),
@@ -228,6 +231,7 @@ def check_bootstrap_args(estimator, X, y, features, *, n_resamples, resampling, 
             "clones itself; pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). "
             "For the PD of a fitted model without resampling use pdpboot.partial_dependence."
         )
+    check_enough_rows(X)
     n_resamples = check_n_resamples(n_resamples)
     rng = check_rng(rng)
     check_choice(resampling, "resampling", RESAMPLING)
@@ -245,8 +249,7 @@ def check_bootstrap_args(estimator, X, y, features, *, n_resamples, resampling, 
             f"resampling='group' needs groups with one label per row of X ({spec.n_rows}); "
             f"got {'none' if groups is None else len(groups)}."
         )
-    if resampling == "subsample" and not 0 < subsample_fraction < 1:
-        raise ValueError(f"subsample_fraction must be in (0, 1), got {subsample_fraction}.")
+    subsample_fraction = check_subsample_fraction(subsample_fraction, spec.n_rows, resampling)
     max_background = check_optional_positive_int(max_background, "max_background")
     ice = check_ice(ice)
     if not 0 <= max_failure_share < 1:

@@ -31,7 +31,7 @@ from ._loop import (
 )
 from ._plan import BootstrapPlan, check_bootstrap_args
 from ._validate import check_predictions_finite
-from .checkpoint import Checkpoint, fingerprint
+from .checkpoint import Checkpoint, plan_fingerprint
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.response import output_labels, resolve_response_method
 
@@ -52,10 +52,7 @@ def _fixed_rows(plan: BootstrapPlan, background_seed, ice_seed) -> tuple[np.ndar
 def _open_checkpoint(plan: BootstrapPlan, seeds: dict, created: str) -> tuple[Checkpoint | None, str]:
     if plan.checkpoint is None:
         return None, created
-    ckpt = Checkpoint(plan.checkpoint, fingerprint(
-        X=plan.spec.X, y=plan.y, groups=plan.groups, estimator=plan.estimator,
-        grids={g.name: g.values for g in plan.spec.grids.values()}, seed=seeds, settings=plan.settings),
-        on_error=plan.on_error)
+    ckpt = Checkpoint(plan.checkpoint, plan_fingerprint(plan, seeds), on_error=plan.on_error)
     return ckpt, ckpt.open({"created": created})["created"]
 
 
