@@ -216,6 +216,7 @@ class RunConfig:
     groups: str | None = None  # --groups
     sep: str | None = None  # --sep
     decimal: str  # --decimal
+    na_values: list  # --na-values
     task: str  # --task
     positive_class: str | None = None  # --positive-class
     model: str  # --model
