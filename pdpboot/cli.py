@@ -31,6 +31,7 @@ EPILOG_RUN = """examples:
   pdpboot run data.parquet --config analysis.toml --n-jobs -1
   pdpboot run wage.csv --target wage --level-order 'education=HS,College,PhD' --format pdf --top 6
   pdpboot run eu.csv --target Preis --sep ';' --decimal , --model-spec "lightgbm.LGBMRegressor(max_depth=4)"
+  pdpboot run table.csv --target y --model-file fitted_pipeline.joblib --n-resamples 0   # your model, one fit
 
 Every option can also be set in a TOML file given with --config (keys as the long option
 names, e.g. n_resamples = 200, pairs = ["temp:hr"]); the command line wins.
