@@ -199,3 +199,23 @@ def test_a_new_effect_is_its_report_plus_one_registration(tmp_path, monkeypatch)
 
         assert {"TOY x1", "TOY count", "TOY colour"} <= set(
             openpyxl.load_workbook(folder / "workbook.xlsx", read_only=True).sheetnames)
+
+
+def test_interrupt_during_ale_keeps_the_finished_pd_files(tmp_path, capsys, monkeypatch):
+    """Ctrl-C (or any BaseException) after PD finished: results.nc stays, in pdpboot_<stamp>_incomplete."""
+    import pdpboot.workflow.effect_ale as effect_ale
+
+    data = tmp_path / "table.csv"
+    regression_table().to_csv(data, index=False)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(effect_ale, "bootstrap_ale", interrupted)
+    code = main(["run", str(data), "--target", "y", "--effect", "both", "--out", str(tmp_path / "o"), *FAST])
+    err = capsys.readouterr().err
+    assert code == 130 and "results.nc" in err and "_incomplete" in err
+    (folder,) = list((tmp_path / "o").iterdir())
+    assert folder.name.endswith("_incomplete") and "KeyboardInterrupt" in (folder / "INCOMPLETE.txt").read_text()
+    assert "pd_band" in pdpboot.load(folder / "results.nc")["x1"].ds
+    assert (folder / "plots" / "pd_x1.png").is_file() and not (folder / "ale.nc").exists()
