@@ -206,7 +206,7 @@ def _contrast_section(ctx: SummaryContext, contrasts: dict) -> list[str]:
             one = ds.sel(level=lev)
             what = f"{name}: {lev} − {ref}"
             lines.append(f"| {md(name)} | {md(lev)} − {md(ref)} | {num(one['contrast'].sel(output=output), scale)} | "
-                         f"{cells.cell(one, 'contrast', output, scale, what=what)}"
+                         f"{cells.cell(one, 'contrast', output, scale, what=what, signed=True)}"
                          f"{cells.few_rows(counts, [str(ref), str(lev)], name)} |")
         if len(ds["level"]) == intervals.MAX_CONTRASTS:
             lines.append(f"| {md(name)} | (more levels in results.nc) | | |")

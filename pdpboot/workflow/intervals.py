@@ -50,8 +50,13 @@ class IntervalCells:
     flags: list[str] = field(default_factory=list)
     small: dict = field(default_factory=dict)  # feature -> {level: training rows} of levels below MIN_LEVEL_ROWS
 
-    def cell(self, ds: xr.Dataset, var: str, output, scale: float | None = None, *, what: str) -> str:
-        """``[lower, upper]`` of ``<var>_band``, flagged ``†`` when it does not contain the estimate."""
+    def cell(self, ds: xr.Dataset, var: str, output, scale: float | None = None, *, what: str,
+             signed: bool = False) -> str:
+        """``[lower, upper]`` of ``<var>_band``, flagged ``†`` when it does not contain the estimate.
+
+        ``signed``: a statistic of either sign (a level contrast), whose refits are off-centre for other
+        reasons than the upward bias of ranges and spreads.
+        """
         band = ds[f"{var}_band"].sel(output=output)
         lower, upper = float(band.sel(ci_bound="lower")), float(band.sel(ci_bound="upper"))
         estimate = float(ds[var].sel(output=output))
@@ -65,10 +70,13 @@ class IntervalCells:
             values = values[np.isfinite(values)]
             beyond = int((values > estimate).sum() if side == "above" else (values < estimate).sum())
             reason = f" {beyond} of {values.size} refits gave a value {side} the estimate"
+        why = ("the refitted models differ systematically from the full-data fit here (a level the refits rarely "
+               "hold, or a model that changes much between refits)" if signed else
+               "noise in a refitted model inflates ranges and spreads, so this statistic's refits sit above the "
+               "full-data fit")
         self.flags.append(
-            f"† {md(what)}: estimate {num(estimate, scale)}, interval {text} lies {side} it.{reason}: the "
-            "refits are biased against the full-data fit (noise in a refitted model inflates ranges and "
-            "spreads), so the interval shows where the refits' values lie, not bounds around the estimate.")
+            f"† {md(what)}: estimate {num(estimate, scale)}, interval {text} lies {side} it.{reason}: {why}; the "
+            "interval shows where the refits' values lie, not bounds around the estimate.")
         return text + " †"
 
     def few_rows(self, counts: dict, levels: list[str], feature: str) -> str:

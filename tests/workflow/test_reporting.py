@@ -162,6 +162,9 @@ def test_printed_intervals_are_percentile_and_flagged_when_they_exclude_the_esti
     assert cells.cell(ds, "s", "y", what="heterogeneity index of Temperature") == "[3.64, 5.47] †"
     (note,) = cells.notes()[1:]
     assert "Temperature" in note and "50 of 50 refits" in note and "above" in note
+    assert cells.cell(ds, "s", "y", what="Chiroptera − Afrosoricida", signed=True).endswith(" †")
+    (note,) = cells.notes()[1:]
+    assert "differ systematically" in note and "inflates" not in note  # a contrast is not a range
     inside = ds.assign(s_band=(("ci_bound", "output"), [[3.0], [5.47]]))
     assert cells.cell(inside, "s", "y", what="x") == "[3, 5.47]" and cells.notes() == []
     assert cells.few_rows({"Chiroptera": 2, "Afrosoricida": 3, "Rodentia": 22}, ["Chiroptera", "Rodentia"], "c") \
