@@ -449,8 +449,10 @@ def _fp_call(change: str):
 
 
 def _fingerprint_of(change: str) -> dict:
-    from pdpboot._plan import check_bootstrap_args
+    from pdpboot._evaluate import PDEffect
+    from pdpboot._plan import make_plan, make_spec
     from pdpboot.checkpoint import plan_fingerprint
+    from pdpboot.options import resolve_execution, resolve_resampling
 
     global SCALE
     est, X, y, kw = _fp_call(change)
@@ -458,15 +460,12 @@ def _fingerprint_of(change: str) -> dict:
     if change == "constant read by a function":
         SCALE = 5.0
     try:
-        args = dict(n_resamples=2, resampling="bootstrap", subsample_fraction=0.632, groups=None,
-                    background="resample", max_background=None, ice=False, heterogeneity=False,
-                    interactions=False, grid_resolution=50, percentiles=(0.05, 0.95), custom_values=None,
-                    categorical_features=None, response_method="auto", method="auto", memory_limit=2**28,
-                    sample_weight=None, fit_params=None, n_jobs=None, threads_per_job=None, rng=None,
-                    progress=False, checkpoint=None, on_error="raise", max_failure_share=0.1)
-        args.update(kw)
-        features = args.pop("features")
-        plan = check_bootstrap_args(est, X, y, features, **args)
+        spec = make_spec(X, kw.pop("features"), grid_resolution=kw.pop("grid_resolution"),
+                         percentiles=kw.pop("percentiles", (0.05, 0.95)))
+        resampling = resolve_resampling(kw.pop("resampling"), n_resamples=kw.pop("n_resamples"),
+                                        groups=kw.pop("groups"))
+        plan = make_plan(est, y, PDEffect.from_options(spec), resampling=resampling,
+                         execution=resolve_execution(progress=kw.pop("progress")), **kw)
         return plan_fingerprint(plan, {"entropy": "5"})
     finally:
         SCALE = old
@@ -520,15 +519,20 @@ def test_sample_weight_change_would_have_changed_the_estimate(tmp_path):
 
 
 def test_every_plan_field_is_fingerprinted_or_declared_execution_only():
-    """A field added to the plan later enters the fingerprint unless it is declared execution-only."""
+    """A field added to the plan (or to its resampling options) later enters the fingerprint unless it is
+    declared execution-only; every execution-only name is a field of the plan or of its option objects."""
     import dataclasses
 
     from pdpboot._plan import BootstrapPlan
     from pdpboot.checkpoint import EXECUTION_FIELDS
+    from pdpboot.options import Execution, Resampling
 
-    fields = {f.name for f in dataclasses.fields(BootstrapPlan)}
-    assert EXECUTION_FIELDS <= fields
+    def names(cls):
+        return {f.name for f in dataclasses.fields(cls)}
+
+    assert EXECUTION_FIELDS <= names(BootstrapPlan) | names(Execution) | names(Resampling)
     printed = _fingerprint_of("none")
-    for name in fields - EXECUTION_FIELDS - {"spec", "estimator"}:
+    nested = {"effect", "resampling", "estimator"}
+    for name in (names(BootstrapPlan) - nested | names(Resampling)) - EXECUTION_FIELDS:
         assert any(key.endswith(name) for key in printed), name
     assert "data: X" in printed and "grid" in printed and "seed" in printed

@@ -114,7 +114,9 @@ def _ks_distances(col: np.ndarray, codes: np.ndarray, n_levels: int) -> np.ndarr
 
 def _frequency_distances(col: np.ndarray, codes: np.ndarray, n_levels: int) -> np.ndarray:
     """Half the L1 distance between the level-wise relative frequencies of a discrete column."""
-    _, values = np.unique(pd.Series(col).astype(str).to_numpy(), return_inverse=True)
+    # factorize, not a sort: a text column with missing values mixes str and float (pandas 3 keeps NaN
+    # through astype(str)), and missing is a value of its own here
+    values, _ = pd.factorize(pd.Series(col, dtype=object), use_na_sentinel=False)
     table = np.zeros((n_levels, values.max() + 1))
     np.add.at(table, (codes, values), 1.0)
     totals = table.sum(axis=1, keepdims=True)
