@@ -33,8 +33,10 @@ _PUBLIC = {
     "plot_partial_dependence": "plotting",
     "plot_pd": "plotting",
     "plot_pd_contour": "plotting",
+    "plot_facets": "plotting",
     "plot_pd_panels": "plotting",
     "save": "io",
+    "tidy": "plotting",
 }
 
 __all__ = [*_PUBLIC, "__version__"]
