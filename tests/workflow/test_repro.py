@@ -105,3 +105,15 @@ def test_compare_identical_within_tolerance_and_not():
     extra = _tree([1.0, 2.0, 1000.0])
     extra["y"] = xr.DataTree(xr.Dataset({"pd": ("k", [1.0])}))
     assert compare(extra, base).problems == ["node 'y' exists in only one result"]
+
+
+def test_engine_attr_differing_with_the_environment_is_reported_not_a_failure():
+    base = _tree([1.0, 2.0, 1000.0], {"n_rows": 10, "engine": "tree: exact, checked against the model's predictions"})
+    other = _tree([1.0, 2.0, 1000.0 + 1e-11], {"n_rows": 10, "engine": "brute: cheaper by the cost model"})
+    result = compare(other, base)
+    assert result.reproduced and not result.identical
+    assert result.notes == ["root attribute 'engine': \"tree: exact, checked against the model's predictions\" -> "
+                            "'brute: cheaper by the cost model'"]
+    from pdpboot.workflow.repro import verdict
+
+    assert "Computed differently here: root attribute 'engine'" in verdict("results.nc", result, False)
