@@ -25,9 +25,9 @@ from sklearn.base import clone
 from threadpoolctl import ThreadpoolController
 
 from ._evaluate import Evaluation, MissingClassError, NodeArrays, nan_like, resolve_outputs
-from ._plan import BootstrapPlan, fit_kwargs
+from ._plan import BootstrapPlan, PDSpec, fit_kwargs
 from ._validate import check_predictions_finite
-from .checkpoint import Checkpoint, fingerprint
+from .checkpoint import Checkpoint, plan_fingerprint
 from .engine.hstats import subsample_rows
 from .engine.refit import rows_of, seed_estimator
 from .engine.resample import multiplicities
@@ -353,13 +353,39 @@ def stored_results(ckpt: Checkpoint | None, n: int) -> dict:
     return done
 
 
+@dataclass(frozen=True)
+class _Fingerprinted:
+    """What of a plan a checkpoint must match (see :func:`pdpboot.checkpoint.plan_fingerprint`).
+
+    The data, the estimator, the spec with every setting of the effect and the resampling, by
+    content; not the number of resamples (a run may be extended) nor how it is executed.
+    """
+
+    estimator: object
+    spec: PDSpec
+    y: object
+    strata: np.ndarray | None
+    groups: np.ndarray | None
+    sample_weight: np.ndarray | None
+    fit_params: dict
+
+
+def checkpoint_fingerprint(plan: BootstrapPlan, seeds: dict) -> dict:
+    """What a checkpoint of ``plan`` must match: every part of the plan by content, except how it runs.
+
+    The effect's and the resampling's settings enter through the spec's settings; ``execution``,
+    the number of resamples and the seed argument (the root seed is ``seeds``) do not.
+    """
+    view = _Fingerprinted(plan.estimator, replace(plan.spec, settings=plan.settings), plan.y, plan.strata,
+                          plan.resampling.groups, plan.sample_weight, plan.fit_params)
+    return plan_fingerprint(view, seeds)
+
+
 def _open_checkpoint(plan: BootstrapPlan, seeds: dict, created: str) -> tuple[Checkpoint | None, str]:
     if plan.execution.checkpoint is None:
         return None, created
-    ckpt = Checkpoint(plan.execution.checkpoint, fingerprint(
-        X=plan.spec.X, y=plan.y, groups=plan.resampling.groups, estimator=plan.estimator,
-        grids={g.name: g.values for g in plan.spec.grids.values()}, seed=seeds, settings=plan.settings),
-        on_error=plan.execution.on_error)
+    ckpt = Checkpoint(plan.execution.checkpoint, checkpoint_fingerprint(plan, seeds),
+                      on_error=plan.execution.on_error)
     return ckpt, ckpt.open({"created": created})["created"]
 
 

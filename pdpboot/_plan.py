@@ -34,7 +34,7 @@ from .engine import METHODS
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.refit import rows_of
 from .engine.response import resolve_response_method
-from .grid import FeatureGrid, make_grids
+from .grid import FeatureGrid, check_grid_size, make_grids
 from .options import Execution, Resampling
 
 DEFAULT_N_MAX = 500
@@ -92,6 +92,7 @@ def make_spec(
         X, names, [p for fs in feature_sets for p in fs], grid_resolution=grid_resolution,
         percentiles=percentiles, custom_values=custom_values, categorical_features=categorical_features,
     )
+    check_grid_size(grids, feature_sets, memory_limit)
     settings = {
         "features": [[names[p] for p in fs] for fs in feature_sets],
         "grid_resolution": int(grid_resolution),

@@ -9,8 +9,8 @@ documented in :mod:`pdpboot.engine.ale`.
 
 Results follow the schema of :mod:`pdpboot.schema`: one child node per feature
 set, dims named after the features whose coordinate is the grid (bin edges of
-a numeric feature, ordered levels of a categorical or few-valued integer
-feature), ``output`` and ``resample``; variables ``ale`` and
+a numeric feature - its distinct values when it has few, on a numeric axis as
+in PD - and ordered levels of a categorical feature), ``output`` and ``resample``; variables ``ale`` and
 ``ale_resamples``, so :func:`pdpboot.confidence_bands` adds ``ale_band``,
 ``ale_se`` and ``ale_bias`` unchanged.  Node attrs add ``effect = "ale"``,
 ``ale_kind`` (one of ``numeric``, ``ordinal``, ``categorical`` per feature) and
@@ -33,13 +33,21 @@ from sklearn.base import is_classifier
 from ._assemble import build_tree
 from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs, resolve_outputs
 from ._plan import PDSpec, make_plan
-from ._validate import check_choice, check_positive_int, check_sample_weight, check_table, is_fitted, resolve_features
+from ._validate import (
+    check_choice,
+    check_enough_rows,
+    check_positive_int,
+    check_sample_weight,
+    check_table,
+    is_fitted,
+    resolve_features,
+)
 from .bootstrap import run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.resample import RESAMPLING
 from .engine.response import resolve_response_method, response_function
-from .grid import FeatureGrid, make_grids
+from .grid import FeatureGrid, check_grid_size, make_grids
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_execution, resolve_resampling
 from .schema import node_name
@@ -112,9 +120,11 @@ def make_ale_spec(
     """Validate the table and features and fix every feature's ALE grid on the full data.
 
     Numeric features get :func:`pdpboot.engine.ale.quantile_edges` with
-    ``grid_resolution`` bins; integer columns with at most ``grid_resolution``
-    distinct values and ordered pandas categoricals get their levels in order
-    (``ordinal``); other categorical features get their levels ordered by
+    ``grid_resolution`` bins, or every distinct value as an edge when they
+    have at most ``grid_resolution + 1`` of them: a numeric column stays
+    numeric, as in PD, unless named in ``categorical_features``.  Ordered
+    pandas categoricals get their levels in order (``ordinal``); other
+    categorical features get their levels ordered by
     :func:`pdpboot.engine.ale.order_levels` (``categorical``).
     ``custom_values[feature]`` gives the edges of a numeric feature or the
     level order of a categorical one.
@@ -170,8 +180,8 @@ def make_ale_spec(
                     raise ValueError(f"custom_values[{names[p]!r}] must be strictly increasing ALE bin edges "
                                      "(at least two).")
                 kind = "numeric"
-            elif col.dtype.kind in "iu" and uniques.size <= grid_resolution:
-                values, kind = uniques.astype(col.dtype), "ordinal"
+            elif uniques.size <= grid_resolution + 1:  # numeric as in PD, never equally spaced levels
+                values, kind = (uniques.astype(col.dtype) if col.dtype.kind in "iu" else uniques), "numeric"
             else:
                 values, kind = quantile_edges(numeric, grid_resolution), "numeric"
         grids[p] = FeatureGrid(names[p], p, values, kind != "numeric", flags[p].deciles)
@@ -181,6 +191,7 @@ def make_ale_spec(
             bad = [names[p] for p in fs if kinds[p] == "categorical"]
             raise ValueError(f"2-D ALE needs numeric or ordered features; {bad} is unordered categorical. "
                              "Request it as a 1-D feature, or give its level order in custom_values.")
+    check_grid_size(grids, feature_sets, memory_limit)
     settings = {
         "features": [[names[p] for p in fs] for fs in feature_sets],
         "effect": "ale",
@@ -323,8 +334,9 @@ def accumulated_local_effects(
         2-D second-order ALE (pure interaction surface).
     grid_resolution : int
         Number of quantile bins K of a numeric feature (fewer when quantiles
-        coincide); integer features with at most K distinct values use their
-        values as ordered levels.
+        coincide); a numeric feature with at most K + 1 distinct values has
+        each of them as an edge (it stays numeric; name it in
+        ``categorical_features`` for levels).
     custom_values : dict, optional
         Feature -> bin edges (numeric) or level order (categorical).
     categorical_features : list or bool mask, optional
@@ -480,6 +492,7 @@ def bootstrap_ale(
         raise ValueError(f"{type(estimator).__name__} is already fitted, but bootstrap_ale fits clones itself; "
                          "pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). For one fitted model "
                          "use pdpboot.accumulated_local_effects.")
+    check_enough_rows(X)
     if isinstance(resampling, str):
         check_choice(resampling, "resampling", ("auto", *RESAMPLING))
         if resampling == "auto":

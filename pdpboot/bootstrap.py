@@ -23,6 +23,7 @@ from ._assemble import build_tree
 from ._evaluate import PDEffect
 from ._loop import run
 from ._plan import BootstrapPlan, make_plan, make_spec
+from ._validate import check_enough_rows
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_execution, resolve_resampling
@@ -194,6 +195,7 @@ def bootstrap_partial_dependence(
     >>> res["Temperature"]["pd_resamples"].dims
     ('resample', 'output', 'Temperature')
     """
+    check_enough_rows(X)
     resampling = resolve_resampling(resampling, n_resamples=n_resamples, subsample_fraction=subsample_fraction,
                                     groups=groups, background=background, max_background=max_background)
     execution = resolve_execution(execution, n_jobs=n_jobs, threads_per_job=threads_per_job, progress=progress,

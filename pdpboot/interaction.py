@@ -66,7 +66,7 @@ from ._validate import (
     resolve_features,
 )
 from .bands import confidence_bands
-from .checkpoint import Checkpoint, fingerprint
+from .checkpoint import Checkpoint, plan_fingerprint
 from .engine.hstats import (
     gaussian_process_fit,
     interaction_part,
@@ -426,12 +426,7 @@ def _null_job(plan: _TestPlan, mean, noise, background, rms_observed, seed, thre
 def _test_checkpoint(plan: _TestPlan, execution: Execution, seed: dict) -> Checkpoint | None:
     if execution.checkpoint is None:
         return None
-    settings = {"test": "h_statistic_test", "pair": list(plan.pair), "n_max": plan.n_max, "cv": plan.cv,
-                "statistic": plan.statistic, "calibration": plan.calibration, "null_model": plan.null_model,
-                "sample_weight": plan.weights is not None, "fit_params": sorted(plan.fit_params)}
-    ckpt = Checkpoint(execution.checkpoint, fingerprint(X=plan.X, y=plan.y, groups=None, estimator=plan.estimator,
-                                                        grids={}, seed=seed, settings=settings),
-                      on_error=execution.on_error)
+    ckpt = Checkpoint(execution.checkpoint, plan_fingerprint(plan, seed), on_error=execution.on_error)
     ckpt.open({})
     return ckpt
 

@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_choice, check_n_resamples, check_optional_positive_int, check_positive_int
+from ._validate import (
+    check_choice,
+    check_n_resamples,
+    check_optional_positive_int,
+    check_positive_int,
+    check_subsample_fraction,
+)
 from .engine.resample import RESAMPLING, draw_rows
 
 __all__ = ["BACKGROUNDS", "ON_ERROR", "Execution", "Resampling", "resolve_execution", "resolve_resampling"]
@@ -79,9 +85,8 @@ class Resampling:
         set_ = object.__setattr__
         set_(self, "n_resamples", check_n_resamples(self.n_resamples))
         set_(self, "max_background", check_optional_positive_int(self.max_background, "max_background"))
-        if self.scheme == "subsample" and not 0 < self.subsample_fraction < 1:
-            raise ValueError(f"subsample_fraction must be in (0, 1), got {self.subsample_fraction}.")
-        set_(self, "subsample_fraction", float(self.subsample_fraction))
+        # the type and range of the share here; that it leaves every subsample enough rows, in bind()
+        set_(self, "subsample_fraction", check_subsample_fraction(self.subsample_fraction, 2**62, self.scheme))
         if self.scheme == "group" and self.groups is None:
             raise ValueError("resampling='group' needs groups (one label per row of X).")
         set_(self, "groups", np.asarray(self.groups) if self.scheme == "group" else None)
@@ -99,10 +104,7 @@ class Resampling:
         if self.scheme == "group" and len(self.groups) != n_rows:
             raise ValueError(f"resampling='group' needs groups with one label per row of X ({n_rows}); "
                              f"got {len(self.groups)}.")
-        if self.scheme == "subsample" and not 0 < self.subsample_size(n_rows) < n_rows:
-            raise ValueError(f"subsample_fraction={self.subsample_fraction} of {n_rows} rows leaves "
-                             f"{self.subsample_size(n_rows)} rows per resample; give a share that keeps at "
-                             "least one row and leaves at least one out.")
+        check_subsample_fraction(self.subsample_fraction, n_rows, self.scheme)  # enough rows per subsample
         return np.asarray(y) if self.scheme == "stratified" else None
 
     def draw(self, n_rows: int, rng: np.random.Generator, strata: np.ndarray | None = None) -> np.ndarray:

@@ -81,7 +81,9 @@ def test_agrees_with_pyale_discrete():
     pyale = _pyale()
     df, model = _peer_data()
     peer = pyale.ale(df, model, ["k"], feature_type="discrete", include_CI=False, plot=False)
-    ours = accumulated_local_effects(model, df, ["k"], grid_resolution=10)
+    # an integer column is numeric (as in PD) unless named categorical; PyALE's discrete rule is our levels rule
+    ours = accumulated_local_effects(model, df, ["k"], grid_resolution=10, categorical_features=["k"],
+                                     custom_values={"k": [0, 1, 2, 3, 4]})
     assert ours["k"].attrs["ale_kind"] == ["ordinal"]
     np.testing.assert_array_equal(ours["k"]["k"].values, peer.index.to_numpy())
     np.testing.assert_allclose(ours["k"]["ale"].sel(output="y").values, peer["eff"].to_numpy(), atol=1e-10)

@@ -17,7 +17,8 @@ Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators fr
   read back from ``predict(raw_score=True)`` by the caller.  In random-forest mode
   (``average_output``) ``predict`` divides by the number of iterations and the raw score
   does not, so both the leaves and the margin are scaled by it here;
-* links: identity (regression objectives), ``exp`` (poisson, gamma, tweedie), sigmoid
+* links: identity (regression objectives; ``reg_sqrt=True`` - objective line ``regression sqrt`` -
+  fits ``sign(y) sqrt(|y|)`` and ``predict`` returns ``sign(s) s**2``), ``exp`` (poisson, gamma, tweedie), sigmoid
   with its ``sigmoid:`` scale (binary, cross-entropy), softmax (multiclass).
 """
 
@@ -92,6 +93,8 @@ class LightGBMReader:
                     else "multiclass" if name == "multiclass" else None)
         else:
             kind = "identity" if name in _IDENTITY else "exp" if name in _EXP else None
+            if kind == "identity" and "sqrt" in objective[1:]:  # reg_sqrt=True: fitted on sqrt(y)
+                kind = "signed_square"
         self.link = booster_link("LightGBM", name, kind, classifier=classifier, response_method=response_method,
                                  unsupported=unsupported, sigmoid_scale=float(opts.get("sigmoid", 1.0)))
         if any(tree.get("is_linear", "0") != "0" for tree in self.trees):

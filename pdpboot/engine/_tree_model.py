@@ -347,11 +347,13 @@ def model_grid(model: TreeModel, j: int, values) -> np.ndarray:
     if model.categories is not None and model.categories[j] is not None:
         return _encode_categories(np.asarray(values, dtype=object), model.categories[j])
     try:
-        return np.asarray(values, dtype=np.float64).astype(model.dtype)
+        out = np.asarray(values, dtype=np.float64).astype(model.dtype)
     except (TypeError, ValueError):
         raise ValueError(
             f"The grid of numeric column {j} holds non-numeric values; pass numbers for it."
         ) from None
+    as_missing = getattr(model.source, "as_missing", None)  # a ``missing=`` sentinel reads as NaN
+    return out if as_missing is None else as_missing(out)
 
 
 def _read_external(estimator, response_method: str) -> TreeModel:

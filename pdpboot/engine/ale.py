@@ -6,7 +6,7 @@ Grids
     inverse-ECDF rule = R's ``quantile(type=1)``, so ``z_0`` is the minimum and
     ``z_K`` the maximum).  Bin ``k`` is ``(z_{k-1}, z_k]``; the first bin also
     holds ``z_0``.  Rows outside ``[z_0, z_K]`` or missing are left out.  A
-    feature with levels (categorical, or integer-valued with few values) uses
+    feature with levels (categorical, or ordered levels) uses
     its ordered levels ``l_0, ..., l_{L-1}`` as grid; rows at other values are
     left out.
 
