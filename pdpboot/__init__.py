@@ -15,6 +15,7 @@ _PUBLIC = {
     "bootstrap_ale": "ale",
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
+    "CoverageWarning": "caveats",
     "Execution": "options",
     "forest_partial_dependence": "forest",
     "get_node": "schema",
@@ -32,8 +33,10 @@ _PUBLIC = {
     "plot_partial_dependence": "plotting",
     "plot_pd": "plotting",
     "plot_pd_contour": "plotting",
+    "plot_facets": "plotting",
     "plot_pd_panels": "plotting",
     "save": "io",
+    "tidy": "plotting",
 }
 
 __all__ = [*_PUBLIC, "__version__"]

@@ -45,6 +45,7 @@ from ._validate import (
 from .bootstrap import run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
+from .engine.dtypes import is_categorical_column
 from .engine.resample import RESAMPLING
 from .engine.response import resolve_response_method, response_function
 from .grid import FeatureGrid, check_grid_size, make_grids
@@ -88,8 +89,7 @@ def _discrete_columns(X, names, categorical_positions) -> list[bool]:
     for j in range(len(names)):
         col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
         dtype = col.dtype
-        discrete = (j in categorical_positions or isinstance(dtype, pd.CategoricalDtype)
-                    or dtype.kind in "bOSU" or pd.api.types.is_string_dtype(dtype)
+        discrete = (j in categorical_positions or is_categorical_column(col)
                     or (dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER))
         out.append(bool(discrete))
     return out
@@ -492,7 +492,6 @@ def bootstrap_ale(
         raise ValueError(f"{type(estimator).__name__} is already fitted, but bootstrap_ale fits clones itself; "
                          "pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). For one fitted model "
                          "use pdpboot.accumulated_local_effects.")
-    check_enough_rows(X)
     if isinstance(resampling, str):
         check_choice(resampling, "resampling", ("auto", *RESAMPLING))
         if resampling == "auto":
@@ -501,6 +500,7 @@ def bootstrap_ale(
                                     groups=groups, background=background, max_background=max_background)
     execution = resolve_execution(execution, n_jobs=n_jobs, threads_per_job=threads_per_job, progress=progress,
                                   checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    check_enough_rows(X)
     spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
                          categorical_features=categorical_features, memory_limit=memory_limit)
     plan = make_plan(estimator, y, ALEEffect(spec.pd_spec, spec.kinds, bool(with_pd)), resampling=resampling,

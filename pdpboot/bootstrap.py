@@ -198,11 +198,11 @@ def bootstrap_partial_dependence(
     >>> res["Temperature"]["pd_resamples"].dims
     ('resample', 'output', 'Temperature')
     """
-    check_enough_rows(X)
     resampling = resolve_resampling(resampling, n_resamples=n_resamples, subsample_fraction=subsample_fraction,
                                     groups=groups, background=background, max_background=max_background)
     execution = resolve_execution(execution, n_jobs=n_jobs, threads_per_job=threads_per_job, progress=progress,
                                   checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    check_enough_rows(X)
     spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
                      custom_values=custom_values, categorical_features=categorical_features, method=method,
                      memory_limit=memory_limit)
@@ -238,7 +238,7 @@ def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
             RuntimeWarning, stacklevel=stacklevel,
         )
     header = bootstrap_header(plan, out.evaluation.response_method, out.evaluation.outputs, created=out.created,
-                              rng_entropy=out.seed["entropy"], n_failed_resamples=len(failures),
+                              rng_entropy=out.seed["entropy"], engine=out.engine, n_failed_resamples=len(failures),
                               n_missing_class_resamples=sum(f.missing_class for f in failures.values()),
                               failed_resamples=json.dumps([{"resample": b, "error": str(failures[b])}
                                                            for b in sorted(failures)]))

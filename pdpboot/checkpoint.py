@@ -227,10 +227,10 @@ def _hash_table(X) -> str:
 #: Fields of a plan that say how a run is executed, not what it computes: a checkpoint is resumed
 #: whatever their values (``n_resamples`` may grow; the seed is its own entry).  Every other field,
 #: including any added later, is part of the fingerprint by content.
-EXECUTION_FIELDS = frozenset({"n_resamples", "rng", "n_jobs", "threads_per_job", "progress", "checkpoint",
-                              "on_error", "max_failure_share"})
+EXECUTION_FIELDS = frozenset({"execution", "n_resamples", "rng", "n_jobs", "threads_per_job", "progress",
+                              "checkpoint", "on_error", "max_failure_share"})
 #: Fields holding the run's data (named ``data: <field>`` in the fingerprint and its messages).
-DATA_FIELDS = frozenset({"X", "y", "strata", "groups", "sample_weight", "fit_params"})
+DATA_FIELDS = frozenset({"X", "y", "strata", "groups", "sample_weight", "weights", "fit_params"})
 _SHOWN = 120  # a part whose description is at most this long is stored as text (shown when it differs)
 
 
@@ -261,12 +261,29 @@ def _estimator_parts(estimator) -> dict:
             **{f"estimator: {k}": _part(v) for k, v in params.items()}}
 
 
+def _add_parts(obj, parts: dict) -> None:
+    """Add every field of dataclass ``obj`` to ``parts`` by content, descending into nested dataclasses."""
+    for field in dataclasses.fields(obj):
+        if field.name in EXECUTION_FIELDS:
+            continue
+        value = getattr(obj, field.name)
+        if field.name == "estimator":
+            parts.update(_estimator_parts(value))
+        elif field.name == "settings" and isinstance(value, Mapping):
+            parts.update({f"settings: {k}": _part(v) for k, v in value.items()})
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            _add_parts(value, parts)  # the effect, its spec, the resampling options
+        else:
+            parts[_label(field.name)] = _part(value)
+
+
 def plan_fingerprint(plan, seed: dict) -> dict:
     """What must match for a checkpoint to be reused: every part of a plan, by content.
 
     Every field of the plan (a dataclass such as :class:`pdpboot._plan.BootstrapPlan`) and of
-    its ``spec`` enters by content - array bytes, not shapes; estimator parameters (nested
-    estimators and callables included, :func:`stable_fingerprint`), not class names; every
+    the dataclasses it holds (its effect and spec, the resampling options) enters by content -
+    array bytes, not shapes; estimator parameters (nested estimators and callables included,
+    :func:`stable_fingerprint`), not class names; every
     ``fit_params`` value and the sample weights, not their presence or key names - except the
     :data:`EXECUTION_FIELDS`.  A field added to the plan later is part of it unless listed there.
 
@@ -284,21 +301,7 @@ def plan_fingerprint(plan, seed: dict) -> dict:
         ``"seed"``, ``"settings: background"``, ...) -> a JSON-able description or digest.
     """
     parts: dict = {}
-    for field in dataclasses.fields(plan):
-        if field.name in EXECUTION_FIELDS:
-            continue
-        value = getattr(plan, field.name)
-        if field.name == "spec" and dataclasses.is_dataclass(value):
-            for inner in dataclasses.fields(value):
-                content = getattr(value, inner.name)
-                if inner.name == "settings" and isinstance(content, Mapping):
-                    parts.update({f"settings: {k}": _part(v) for k, v in content.items()})
-                else:
-                    parts[_label(inner.name)] = _part(content)
-        elif field.name == "estimator":
-            parts.update(_estimator_parts(value))
-        else:
-            parts[_label(field.name)] = _part(value)
+    _add_parts(plan, parts)
     parts["seed"] = seed
     return parts
 

@@ -434,7 +434,9 @@ def _null_job(plan: _TestPlan, mean, noise, background, rms_observed, seed, thre
 def _test_checkpoint(plan: _TestPlan, execution: Execution, seed: dict) -> Checkpoint | None:
     if execution.checkpoint is None:
         return None
-    ckpt = Checkpoint(execution.checkpoint, plan_fingerprint(plan, seed), on_error=execution.on_error)
+    # every field of the test's plan by content (weights and fit_params values included)
+    ckpt = Checkpoint(execution.checkpoint, {"test": "h_statistic_test", **plan_fingerprint(plan, seed)},
+                      on_error=execution.on_error)
     ckpt.open({})
     return ckpt
 

@@ -104,7 +104,7 @@ class Resampling:
         if self.scheme == "group" and len(self.groups) != n_rows:
             raise ValueError(f"resampling='group' needs groups with one label per row of X ({n_rows}); "
                              f"got {len(self.groups)}.")
-        check_subsample_fraction(self.subsample_fraction, n_rows, self.scheme)  # enough rows per subsample
+        check_subsample_fraction(self.subsample_fraction, n_rows, self.scheme)
         return np.asarray(y) if self.scheme == "stratified" else None
 
     def draw(self, n_rows: int, rng: np.random.Generator, strata: np.ndarray | None = None) -> np.ndarray:

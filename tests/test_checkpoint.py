@@ -449,9 +449,10 @@ def _fp_call(change: str):
 
 
 def _fingerprint_of(change: str) -> dict:
-    """The checkpoint fingerprint of the plan ``bootstrap_partial_dependence`` makes for ``_fp_call(change)``."""
-    import pdpboot.bootstrap as bootstrap_module
-    from pdpboot._loop import checkpoint_fingerprint
+    from pdpboot._evaluate import PDEffect
+    from pdpboot._plan import make_plan, make_spec
+    from pdpboot.checkpoint import plan_fingerprint
+    from pdpboot.options import resolve_execution, resolve_resampling
 
     global SCALE
     est, X, y, kw = _fp_call(change)
@@ -459,11 +460,13 @@ def _fingerprint_of(change: str) -> dict:
     if change == "constant read by a function":
         SCALE = 5.0
     try:
-        features = kw.pop("features")
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(bootstrap_module, "run_bootstrap", lambda plan, **_: plan)  # the plan, not the run
-            plan = pdpboot.bootstrap_partial_dependence(est, X, y, features, **kw)
-        return checkpoint_fingerprint(plan, {"entropy": "5"})
+        spec = make_spec(X, kw.pop("features"), grid_resolution=kw.pop("grid_resolution"),
+                         percentiles=kw.pop("percentiles", (0.05, 0.95)))
+        resampling = resolve_resampling(kw.pop("resampling"), n_resamples=kw.pop("n_resamples"),
+                                        groups=kw.pop("groups"))
+        plan = make_plan(est, y, PDEffect.from_options(spec), resampling=resampling,
+                         execution=resolve_execution(progress=kw.pop("progress")), **kw)
+        return plan_fingerprint(plan, {"entropy": "5"})
     finally:
         SCALE = old
 
@@ -516,20 +519,21 @@ def test_sample_weight_change_would_have_changed_the_estimate(tmp_path):
 
 
 def test_every_plan_field_is_fingerprinted_or_declared_execution_only():
-    """Every part of a plan enters the fingerprint, except how it is executed (and the number of resamples)."""
+    """A field added to the plan (or to its resampling options) later enters the fingerprint unless it is
+    declared execution-only; every execution-only name is a field of the plan or of its option objects."""
     import dataclasses
 
     from pdpboot._plan import BootstrapPlan
     from pdpboot.checkpoint import EXECUTION_FIELDS
     from pdpboot.options import Execution, Resampling
 
-    assert {f.name for f in dataclasses.fields(Execution)} | {"n_resamples", "rng"} <= EXECUTION_FIELDS
+    def names(cls):
+        return {f.name for f in dataclasses.fields(cls)}
+
+    assert EXECUTION_FIELDS <= names(BootstrapPlan) | names(Execution) | names(Resampling)
     printed = _fingerprint_of("none")
-    plan_fields = {f.name for f in dataclasses.fields(BootstrapPlan)} - {"estimator", "effect", "resampling",
-                                                                         "execution", "rng"}
-    resampling = {"groups", "subsample_fraction", "background", "max_background"}
-    assert {f.name for f in dataclasses.fields(Resampling)} == resampling | {"scheme", "n_resamples"}
-    for name in plan_fields | resampling | {"resampling", "ice", "heterogeneity", "interactions"}:
+    nested = {"effect", "resampling", "estimator"}
+    for name in (names(BootstrapPlan) - nested | names(Resampling)) - EXECUTION_FIELDS:
         assert any(key.endswith(name) for key in printed), name
     assert not any(key.endswith(name) for key in printed for name in EXECUTION_FIELDS)
     assert "data: X" in printed and "grid" in printed and "seed" in printed

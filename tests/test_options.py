@@ -37,7 +37,7 @@ def test_objects_are_frozen_and_validated_once():
 
 def test_subsample_that_leaves_no_rows_is_refused_before_any_fit():
     X, y = _data(10)
-    with pytest.raises(ValueError, match="row\\(s\\) per subsample"):
+    with pytest.raises(ValueError, match=r"= 0 row\(s\) per subsample; the model needs at least 2"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], resampling="subsample",
                                              subsample_fraction=0.05, n_resamples=3, progress=False)
 
