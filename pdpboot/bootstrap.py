@@ -109,8 +109,11 @@ def bootstrap_partial_dependence(
     interactions : bool or int
         Also compute Friedman-Popescu H statistics on every model: ``h2_overall``
         (``output``) in 1-D nodes, ``h2`` and ``h_unnormalized`` (``output``) in
-        2-D nodes, each with ``_resamples``, on a random subsample of at most
-        500 background rows (an int sets that maximum).  Costs about
+        2-D nodes, each with ``_resamples``, on one random subsample of at most
+        500 of the estimate's background rows (an int sets that maximum),
+        drawn once: every resample uses the rows of its own background that are
+        in it, with their multiplicities, so the estimate and its resamples are
+        the same statistic.  Costs about
         ``n_max**2`` predictions per 1-D node and ``3 * n_max**2`` per 2-D node
         and model.  See :func:`pdpboot.h_statistic`.
     grid_resolution, percentiles, custom_values, categorical_features, response_method, method,

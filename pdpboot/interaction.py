@@ -21,7 +21,10 @@ Statistics (estimators in :mod:`pdpboot.engine.hstats`):
 
 The H statistics need predictions of the model at ``n_max**2`` points per
 feature set, so they are computed on a random subsample of at most ``n_max``
-(default 500) rows, drawn from a generator that flows from the run's seed.
+(default 500) rows, drawn once from a generator that flows from the run's
+seed: the full-data fit uses these rows, and every resample the rows of its
+own background that are among them (with their multiplicities), so the
+estimate and its resamples are one statistic.
 
 Uncertainty.  ``bootstrap_partial_dependence(..., interactions=True)``
 computes ``h2``/``h_unnormalized``/``h2_overall`` for the full-data fit and
@@ -272,10 +275,15 @@ def h_statistic(
         learner's expected ``H2 = 1/3``): 95 % intervals covered the learner's
         expected H2 in 0.980 (MC SE 0.011, R = 150 data sets) with
         ``percentile``, 0.927 with ``normal``, but only 0.72-0.73 with ``basic``,
-        ``bc`` and ``bca``: the estimate carries the Monte Carlo noise of its
-        own ``n_max``-row subsample, independent of the resamples' noise, and
-        the methods that use the estimate's position among the resampled
-        values (basic, bc, bca) add that noise to the interval.
+        ``bc`` and ``bca``.  That study predates the shared H-statistic rows:
+        the estimate then carried the Monte Carlo noise of its own
+        ``n_max``-row subsample, independent of the resamples' noise, and the
+        methods that use the estimate's position among the resampled values
+        (basic, bc, bca) added that noise to the interval.  Now the estimate
+        and every resample are evaluated on one fixed subsample of at most
+        ``n_max`` rows (each model on the rows of its background that are in
+        it), so they are the same statistic; the study has not been repeated
+        since, and ``percentile`` stays the default.
     simultaneous : bool
         As in :func:`pdpboot.confidence_bands` (each statistic is one number
         per output, so this only changes the construction, e.g. sup-t).

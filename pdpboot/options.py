@@ -85,9 +85,8 @@ class Resampling:
         set_ = object.__setattr__
         set_(self, "n_resamples", check_n_resamples(self.n_resamples))
         set_(self, "max_background", check_optional_positive_int(self.max_background, "max_background"))
-        if self.scheme == "subsample" and not 0 < self.subsample_fraction < 1:
-            raise ValueError(f"subsample_fraction must be in (0, 1), got {self.subsample_fraction}.")
-        set_(self, "subsample_fraction", float(self.subsample_fraction))
+        # the type and range of the share here; that it leaves every subsample enough rows, in bind()
+        set_(self, "subsample_fraction", check_subsample_fraction(self.subsample_fraction, 2**62, self.scheme))
         if self.scheme == "group" and self.groups is None:
             raise ValueError("resampling='group' needs groups (one label per row of X).")
         set_(self, "groups", np.asarray(self.groups) if self.scheme == "group" else None)

@@ -535,4 +535,5 @@ def test_every_plan_field_is_fingerprinted_or_declared_execution_only():
     nested = {"effect", "resampling", "estimator"}
     for name in (names(BootstrapPlan) - nested | names(Resampling)) - EXECUTION_FIELDS:
         assert any(key.endswith(name) for key in printed), name
+    assert not any(key.endswith(name) for key in printed for name in EXECUTION_FIELDS)
     assert "data: X" in printed and "grid" in printed and "seed" in printed
