@@ -31,6 +31,7 @@ _PUBLIC = {
     "plot_pd": "plotting",
     "plot_pd_contour": "plotting",
     "plot_pd_panels": "plotting",
+    "probability_bands": "logit_scale",
     "save": "io",
 }
 
