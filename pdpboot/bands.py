@@ -237,6 +237,7 @@ def confidence_bands(
     --------
     pdpboot.engine.intervals : the NumPy functions behind every method.
     pdpboot.h_statistic, pdpboot.ice_heterogeneity : statistics with bands.
+    pdpboot.probability_bands : a probability PD's bands formed on the logit scale.
 
     Examples
     --------
