@@ -16,6 +16,7 @@ _PUBLIC = {
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
     "CoverageWarning": "caveats",
+    "Execution": "options",
     "forest_partial_dependence": "forest",
     "get_node": "schema",
     "h_statistic": "interaction",
@@ -25,14 +26,18 @@ _PUBLIC = {
     "ice_heterogeneity": "heterogeneity",
     "load": "io",
     "partial_dependence": "_pd",
+    "Resampling": "options",
+    "ResultHeader": "header",
     "plot_h_statistic": "plotting",
     "plot_heterogeneity": "plotting",
     "plot_partial_dependence": "plotting",
     "plot_pd": "plotting",
     "plot_pd_contour": "plotting",
+    "plot_facets": "plotting",
     "plot_pd_panels": "plotting",
     "probability_bands": "logit_scale",
     "save": "io",
+    "tidy": "plotting",
 }
 
 __all__ = [*_PUBLIC, "__version__"]
