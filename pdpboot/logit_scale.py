@@ -99,13 +99,15 @@ def probability_bands(
         warnings.simplefilter("ignore", CoverageWarning)  # said once below, not once per scale
         out = confidence_bands(result, **options)
         on_logit = result.copy()
-        on_logit.attrs = dict(result.attrs, response="logit")  # unbounded: no clipping into [0, 1]
+        # unbounded: no clipping into [0, 1] (neither the root's "supports" nor a variable's "support")
+        on_logit.attrs = {k: v for k, v in dict(result.attrs, response="logit").items() if k != "supports"}
         for node in feature_nodes(result):
             ds = node.to_dataset()
             if "pd_resamples" not in ds:
                 continue
             on_logit[node.name].dataset = xr.Dataset(
-                {k: logit(np.clip(ds[k], _EPS, 1 - _EPS)) for k in ("pd", "pd_resamples")}, attrs=ds.attrs)
+                {k: (ds[k].dims, logit(np.clip(ds[k].values, _EPS, 1 - _EPS))) for k in ("pd", "pd_resamples")},
+                coords={c: ds.coords[c] for c in ds.coords}, attrs=ds.attrs)
         banded = confidence_bands(on_logit, **options)
     for node in feature_nodes(result):
         if "pd_resamples" not in node.ds:
