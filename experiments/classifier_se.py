@@ -20,7 +20,9 @@ own rows):
 ``iterated``     second-level bootstrap: ``k`` first-level resamples, ``b2`` resamples of each; the SE is
                  ``SD_1 * median_g(SD_1 / SD_2)`` (``SD_2``: the pooled second-level SD), ``k * b2``
                  extra refits;
-``logit``        the ``plain`` resamples on the logit scale: sup-t band there, mapped back (no refits).
+``logit``        the ``plain`` resamples on the logit scale: sup-t band there, mapped back (no refits);
+``sub632_logit`` the ``sub632`` resamples on the logit scale, deviations rescaled there (what
+                 ``pdpboot.probability_bands`` does for a ``resampling="subsample"`` result).
 
 Truth: ``T`` fits on independent data sets give the learner's expected PD (the target) and the true
 sampling SD of the estimate.  Reported per scheme: SE / true SD (root-mean-square SE over data sets,
@@ -31,6 +33,11 @@ sup-t band ``estimate -/+ c SE`` (``c`` the 0.95 quantile of the scheme's own st
 
     python -m experiments.classifier_se compute [--quick] [--combos dgp:learner ...] [--max-reps R]
     python -m experiments.classifier_se render [--quick]
+
+Every scheme is reported twice: the normal band ``estimate -/+ z SE`` with the scheme's own sup-t
+critical value, and the package's bands (``pdpboot.engine.intervals.band_arrays``: percentile pointwise,
+sup-t simultaneous) on the scheme's pseudo-resamples, with the sup-t half-width over the true SD.
+Summary of the committed run: ``experiments/summaries/classifier_se/summary.txt``.
 
 Chunks of ``chunk`` data sets are cached under ``results/<mode>/classifier_se``; a later run with a
 larger ``R`` reuses them and adds the rest (the seeds of data set ``r`` do not depend on ``R``).

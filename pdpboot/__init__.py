@@ -35,6 +35,7 @@ _PUBLIC = {
     "plot_pd_contour": "plotting",
     "plot_facets": "plotting",
     "plot_pd_panels": "plotting",
+    "probability_bands": "logit_scale",
     "save": "io",
     "tidy": "plotting",
 }

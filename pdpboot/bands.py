@@ -236,6 +236,7 @@ def confidence_bands(
     --------
     pdpboot.engine.intervals : the NumPy functions behind every method.
     pdpboot.h_statistic, pdpboot.ice_heterogeneity : statistics with bands.
+    pdpboot.probability_bands : a probability PD's bands formed on the logit scale.
 
     Examples
     --------
@@ -302,5 +303,5 @@ def confidence_bands(
     if {v[: -len(_SUFFIX)] for n in nodes for v in n.ds.data_vars if v.endswith(_SUFFIX)} & set(CURVES):
         warn_interval_method(method)  # basic, bca: measured to under-cover curves (issue 27)
         if simultaneous and is_boosting_classifier(result.attrs.get("estimator", "")):
-            warn_boosting_classifier()
+            warn_boosting_classifier(result.attrs.get("resampling"))
     return out

@@ -83,8 +83,16 @@ def bootstrap_partial_dependence(
         class counts are fixed by the design (e.g. case-control sampling);
         otherwise it freezes the level of a probability PD (a model with a
         free intercept matches the class share) and its bands under-cover.
-        ``subsample``: ``subsample_fraction`` of the rows without replacement.
-        ``group`` needs ``groups`` (a cluster bootstrap).
+        ``subsample``: ``subsample_fraction`` of the rows without replacement
+        (deviations from the estimate rescaled by ``sqrt(m / (n - m))`` in the
+        bands).  For a gradient-boosting classifier the bootstrap's SE is too
+        small (0.88 of the true SD); ``subsample`` at 0.632 measured 0.92 and,
+        with the bands formed on the logit scale
+        (:func:`pdpboot.probability_bands`), 95 % coverage 0.945 pointwise and
+        0.967 whole curve against the bootstrap's 0.894 and 0.817
+        (``experiments/classifier_se.py``, n = 400, R = 120, B = 50; not yet
+        validated at B = 100; rare outcomes 0.913 and 0.833).  ``group`` needs
+        ``groups`` (a cluster bootstrap).
     subsample_fraction : float
         Share of rows drawn without replacement by ``subsample``.
     background : {"resample", "original", "out-of-bag"}

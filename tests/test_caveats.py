@@ -71,3 +71,46 @@ def test_notes_quote_numbers_and_warning_is_a_user_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_interval_method("percentile")  # no-op
+
+
+def _classifier_result(resampling="subsample", estimator=None):
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 2))
+    y = (rng.uniform(size=120) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    return pdpboot.bootstrap_partial_dependence(estimator or LogisticRegression(), X, y, [0, (0, 1)], n_resamples=40,
+                                                grid_resolution=5, resampling=resampling, rng=0, progress=False)
+
+
+def test_probability_bands_are_logit_bands_mapped_back():
+    from scipy.special import expit, logit
+
+    from pdpboot.engine.intervals import band_arrays
+
+    res = _classifier_result()
+    out = pdpboot.probability_bands(res, simultaneous=True)
+    plain = pdpboot.confidence_bands(res, simultaneous=True)
+    ds, node = out["x0"].ds, res["x0"].ds
+    scale = np.sqrt(res.attrs["subsample_size"] / (res.attrs["n_rows"] - res.attrs["subsample_size"]))
+    le, ld = logit(node["pd"].values), logit(node["pd_resamples"].values)
+    lo, hi, *_ = band_arrays(le, le + scale * (ld - le), level=0.95, method="percentile", simultaneous=True)
+    np.testing.assert_allclose(ds["pd_band"].values, expit(np.stack([lo, hi])), rtol=1e-10)
+    assert ds["pd_band"].attrs["scale"] == "logit" and ds["pd_band_pointwise"].attrs["scale"] == "logit"
+    for name in ("pd_se", "pd_bias", "pd_centered_band"):  # probability scale, as confidence_bands
+        xr.testing.assert_identical(ds[name], plain["x0"].ds[name])
+    assert "pd_band" in out["x0__x1"].ds and ((ds["pd_band"] > 0) & (ds["pd_band"] < 1)).all()
+
+
+def test_probability_bands_refuse_a_regression_and_warn_for_boosting():
+    from sklearn.linear_model import LinearRegression
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    reg = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=20,
+                                               grid_resolution=3, rng=0, progress=False)
+    with pytest.raises(ValueError, match="probability PD"):
+        pdpboot.probability_bands(reg)
+    res = _classifier_result(estimator=HistGradientBoostingClassifier(max_iter=5))
+    with pytest.warns(pdpboot.CoverageWarning, match="With resampling='subsample'") as caught:
+        pdpboot.probability_bands(res, simultaneous=True)
+    assert len(caught) == 1  # once, not once per scale
