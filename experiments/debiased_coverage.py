@@ -17,7 +17,7 @@ G_corr_gbm_n1000 (own DGP 1: correlated features, curved PD)
     correlation; boosting, 15-point grid at the N(0, 1) 5..95 % quantiles.
 K_cat_gbm_n1000 (own DGP 2: categorical x_s)
     Level ``A in {0, 1, 2, 3}`` with multinomial-logit propensity given ``x1, x2 ~ N(0, 1)``
-    (logits ``0, 1.2 x1, -1.2 x1 + 0.6 x2, 0.5 + 0.6 x2``);
+    (logits ``0, 0.8 x1, -0.8 x1 + 0.5 x2, 0.5 + 0.5 x2``);
     ``y = tau_A + sin(2 x1) + 1{A = 2} x1^2 + x2 + e``, ``tau = (0, 1, 0.5, -0.5)``; PD of A is
     ``tau_a + 1{a = 2}``; boosting on (A, x1, x2); AIPW per level.
 
@@ -85,7 +85,7 @@ def simulate(setting: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
         return X, y
     if setting["dgp"] == "categorical":
         c = gen.standard_normal((n, 2))
-        logits = np.column_stack([np.zeros(n), 1.2 * c[:, 0], -1.2 * c[:, 0] + 0.6 * c[:, 1], 0.5 + 0.6 * c[:, 1]])
+        logits = np.column_stack([np.zeros(n), 0.8 * c[:, 0], -0.8 * c[:, 0] + 0.5 * c[:, 1], 0.5 + 0.5 * c[:, 1]])
         p = np.exp(logits - logits.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
         a = (gen.uniform(size=(n, 1)) > np.cumsum(p, axis=1)).sum(axis=1)
@@ -105,7 +105,7 @@ def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
     raise ValueError(setting["dgp"])
 
 
-def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool) -> dict:
+def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, localize: str = "pseudo-outcome") -> dict:
     """Debiased PD of every feature of one fresh data set: arrays (feature, grid) and timings."""
     data_seed, fit_seed = seed.spawn(2)
     X, y = simulate(setting, setting["n"], data_seed)
@@ -113,7 +113,7 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool) -> 
     start = time.process_time()
     res = pdpboot.debiased_partial_dependence(
         make_learner(setting["learner"], quick), X, y, setting["features"], custom_values=custom,
-        categorical_features=setting.get("categorical"), confidence_level=LEVEL,
+        categorical_features=setting.get("categorical"), confidence_level=LEVEL, localize=localize,
         rng=np.random.default_rng(fit_seed))
     cpu = time.process_time() - start
     out: dict = {"cpu": cpu}
@@ -148,10 +148,17 @@ def _done(folder: Path) -> set[int]:
     return done
 
 
-def compute(ctx: C.Context, *, R: int, settings: list[str], chunk: int = 5, until: datetime.datetime | None = None
-            ) -> None:
-    """Round-robin: one chunk of repetitions of every unfinished setting in turn, until R or ``until`` (UTC)."""
-    folders = {name: ctx.study_dir(STUDY) / name for name in settings}
+def _folder(ctx: C.Context, name: str, localize: str) -> Path:
+    return ctx.study_dir(STUDY) / (name if localize == "pseudo-outcome" else f"{name}__{localize}")
+
+
+def compute(ctx: C.Context, *, R: int, settings: list[str], chunk: int = 5, until: datetime.datetime | None = None,
+            localize: str = "pseudo-outcome") -> None:
+    """Round-robin: one chunk of repetitions of every unfinished setting in turn, until R or ``until`` (UTC).
+
+    ``localize="residual"`` runs the comparison variant (same data sets, same seeds) into ``<setting>__residual``.
+    """
+    folders = {name: _folder(ctx, name, localize) for name in settings}
     for f in folders.values():
         f.mkdir(parents=True, exist_ok=True)
     seeds = {name: C.seed_sequence(SEED, name).spawn(max(R, 1)) for name in settings}
@@ -168,7 +175,7 @@ def compute(ctx: C.Context, *, R: int, settings: list[str], chunk: int = 5, unti
             first = todo[0]
             todo = [i for i in todo if i < first + chunk and all(j not in done for j in range(first, i + 1))]
             with threadpool_limits(1):
-                reps = [one_repetition(SETTINGS[name], seeds[name][i], ctx.quick) for i in todo]
+                reps = [one_repetition(SETTINGS[name], seeds[name][i], ctx.quick, localize) for i in todo]
             C.save_dataset(_chunk(SETTINGS[name], reps, first), folders[name] / f"chunk_{first:05d}.nc")
             print(f"  debiased {name}: {len(done) + len(todo)}/{R} ({np.mean([r['cpu'] for r in reps]):.1f} s CPU "
                   f"per repetition)", file=sys.stderr, flush=True)
@@ -195,9 +202,9 @@ def _refit(name: str | None) -> dict:
         return out
 
 
-def summarize_setting(ctx: C.Context, name: str) -> dict | None:
+def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome") -> dict | None:
     """Coverage of the DGP's PD with Monte Carlo SEs, widths, overlap and cost of one setting."""
-    folder = ctx.study_dir(STUDY) / name
+    folder = _folder(ctx, name, localize)
     chunks = sorted(folder.glob("chunk_*.nc"))
     if not chunks:
         return None
@@ -243,13 +250,14 @@ def main(argv=None) -> None:
     parser.add_argument("--settings", nargs="*", default=None)
     parser.add_argument("--until", default=None, help="stop starting chunks at this UTC time (HH:MM)")
     parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--localize", default="pseudo-outcome", choices=["pseudo-outcome", "residual"])
     parser.add_argument("--results-dir", default=None)
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, results_dir=args.results_dir, n_jobs=1)
     names = args.settings or list(SETTINGS)
     if args.summary:
         for name in names:
-            s = summarize_setting(ctx, name)
+            s = summarize_setting(ctx, name, args.localize)
             if s is not None:
                 print(s)
         return
@@ -259,7 +267,7 @@ def main(argv=None) -> None:
         now = datetime.datetime.now(datetime.timezone.utc)
         until = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
     R = args.R if args.R is not None else (2 if args.quick else 200)
-    compute(ctx, R=R, settings=names, chunk=args.chunk, until=until)
+    compute(ctx, R=R, settings=names, chunk=args.chunk, until=until, localize=args.localize)
 
 
 if __name__ == "__main__":

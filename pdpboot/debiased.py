@@ -33,7 +33,9 @@ from .schema import CI_BOUNDS, node_name
 
 METHOD = "debiased-crossfit"
 #: Default minimum effective sample size of a grid point's window (below it: no band there).
-MIN_EFFECTIVE_SIZE = 20.0
+MIN_EFFECTIVE_SIZE = 10.0
+#: Default range of the local weight mass (population value 1 under overlap) outside which a grid point is flagged.
+WEIGHT_MASS_RANGE = (0.5, 2.0)
 
 
 def default_weight_classifier():
@@ -106,8 +108,11 @@ def debiased_partial_dependence(
     weight_estimator=None,
     bandwidth: float | None = None,
     min_effective_size: float = MIN_EFFECTIVE_SIZE,
+    weight_mass_range: tuple[float, float] = WEIGHT_MASS_RANGE,
     max_weight: float = eng.MAX_WEIGHT,
     n_permutations: int = 2,
+    n_fine: int = eng.N_FINE,
+    localize: str = "pseudo-outcome",
     confidence_level: float = 0.95,
     n_multipliers: int = 2000,
     grid_resolution: int = 50,
@@ -148,12 +153,27 @@ def debiased_partial_dependence(
         Fixed kernel bandwidth (in the feature's units) for every numeric feature; default the
         rule-of-thumb MSE bandwidth of the residual regression, used with robust bias correction.
     min_effective_size : float
-        Grid points whose window has a smaller effective sample size (kernel times density-ratio
-        weights) are flagged (``overlap = 0``) and get no band (NaN).
+        Grid points whose window has a smaller effective sample size (ESS, of the kernel times the
+        density-ratio or inverse-propensity weights) are flagged (``overlap = 0``) and get no band
+        (NaN).  Windows: the smoother's kernel, narrowed to Silverman's bandwidth if wider; the level
+        itself for a categorical feature.
+    weight_mass_range : (float, float)
+        Grid points whose local weight mass ``sum K w / sum K`` (unnormalised density ratios, or
+        ``p(a) / pi(a | c)``; 1 in the population under overlap) is outside this range are flagged
+        too: the rows near ``a`` cannot represent every ``x_C`` (see
+        :func:`pdpboot.engine.debiased.overlap`).
     max_weight : float
         Density-ratio / inverse-propensity weights are clipped at this value.
     n_permutations : int
         Permuted copies of the training rows in the density-ratio classification.
+    n_fine : int
+        Equally spaced points over the range of a numeric feature, added to its grid, at which the
+        learner's ICE curves are computed and interpolated to the observed values (the plug-in part
+        of the pseudo-outcome and of the influence function).
+    localize : {"pseudo-outcome", "residual"}
+        What the kernel smoother localises: the doubly robust pseudo-outcome (default; Kennedy et
+        al.) or, for comparison, only the weighted residuals added to the plug-in PD at the grid
+        point (see :func:`pdpboot.engine.debiased.debiased_curve`).
     confidence_level : float
     n_multipliers : int
         Gaussian multiplier draws of the whole-curve band.
@@ -172,8 +192,8 @@ def debiased_partial_dependence(
         ``pd_se``; ``pd_band`` (``ci_bound``, ``output``, feature), the pointwise normal band, and
         ``pd_band_simultaneous``, the sup-t band covering the whole curve (over the points with
         overlap), both NaN where overlap is too thin; ``pd_plugin``, the cross-fitted plug-in PD
-        (the learner's PD without the correction); ``effective_sample_size`` and ``overlap`` (1 where
-        ESS >= ``min_effective_size``), (``output``, feature).  Band attrs: ``method``,
+        (the learner's PD without the correction); ``effective_sample_size``,
+        ``weight_mass`` and ``overlap`` (1 where both pass), (``output``, feature).  Band attrs: ``method``,
         ``confidence_level``, ``simultaneous``, ``critical_value``, ``target = "dgp"``; node attrs:
         ``bandwidth``, ``bandwidth_rot`` (per output, numeric features), ``n_clipped_weights``.
         Root attrs: provenance, ``target = "dgp"``, ``uncertainty``, ``n_folds``, ``n_rows``.
@@ -201,10 +221,19 @@ def debiased_partial_dependence(
     confidence_level = check_probability(confidence_level, "confidence_level")
     n_multipliers = check_positive_int(n_multipliers, "n_multipliers", 100)
     n_permutations = check_positive_int(n_permutations, "n_permutations", 1)
+    n_fine = check_positive_int(n_fine, "n_fine", 2)
+    if localize not in eng.LOCALIZE:
+        raise ValueError(f"localize must be one of {eng.LOCALIZE}, got {localize!r:.80}.")
     if not (isinstance(max_weight, (int, float)) and max_weight > 1):
         raise ValueError(f"max_weight must be a number > 1, got {max_weight!r:.80}.")
     if not (isinstance(min_effective_size, (int, float)) and min_effective_size >= 0):
         raise ValueError(f"min_effective_size must be a number >= 0, got {min_effective_size!r:.80}.")
+    try:
+        mass_lo, mass_hi = (float(v) for v in weight_mass_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"weight_mass_range must be a pair of numbers, got {weight_mass_range!r:.80}.") from None
+    if not 0 <= mass_lo <= 1 <= mass_hi:
+        raise ValueError(f"weight_mass_range must be (low, high) with 0 <= low <= 1 <= high, got {weight_mass_range!r}.")
     if bandwidth is not None and not (isinstance(bandwidth, (int, float)) and bandwidth > 0):
         raise ValueError(f"bandwidth must be a positive number or None, got {bandwidth!r:.80}.")
     rng = check_rng(rng)
@@ -229,6 +258,16 @@ def debiased_partial_dependence(
     fold_seed, model_seed, weight_seed, multiplier_seed = generator.spawn(4)
     folds = eng.fold_labels(n, n_folds, fold_seed)
     classes = np.unique(np.asarray(y)) if resolved == "predict_proba" else None
+    categorical = {p: g.categorical for p, g in spec.grids.items()}
+    evaluated = {}  # where each feature's ICE is computed: its levels, or the fine grid holding the grid
+    for fs in spec.feature_sets:
+        grid = spec.grids[fs[0]]
+        if grid.categorical:
+            evaluated[fs] = grid.values
+        else:
+            a_col = np.asarray(rows_of(spec.X.iloc[:, fs[0]] if isinstance(spec.X, pd.DataFrame)
+                                       else spec.X[:, fs[0]], np.arange(n)), dtype=float)
+            evaluated[fs] = eng.fine_grid(a_col, grid.values, n_fine)
     outputs = None
     mu = None
     ice = {fs: None for fs in spec.feature_sets}
@@ -246,7 +285,7 @@ def debiased_partial_dependence(
             mu = np.empty((n, pred.shape[1]))
         mu[test] = pred
         for fs in spec.feature_sets:
-            _, curves = brute_partial_dependence(respond, x_test, fs, spec.grid_values(fs), average=False,
+            _, curves = brute_partial_dependence(respond, x_test, fs, [evaluated[fs]], average=False,
                                                  individual=True, n_outputs=pred.shape[1])
             if ice[fs] is None:
                 ice[fs] = np.empty((n, *curves.shape[1:]))
@@ -255,7 +294,6 @@ def debiased_partial_dependence(
         outputs = [str(getattr(y, "name", None) or "y")]
     residual = _response_matrix(y, resolved, classes) - mu
 
-    categorical = {p: g.categorical for p, g in spec.grids.items()}
     encoded, owners = _encode_columns(spec.X, spec.names, categorical)
     owners = np.asarray(owners, dtype=int)
     z = ndtri(0.5 + confidence_level / 2)
@@ -288,6 +326,8 @@ def debiased_partial_dependence(
                 n_clipped += clipped
             fit_out = eng.aipw_levels(ice[fs], residual, codes, weights)
             kernel = np.broadcast_to(fit_out["kernel"], (len(outputs), *fit_out["kernel"].shape))
+            freq = np.bincount(codes[codes >= 0], minlength=grid.values.size) / n
+            diag_weights = weights * np.where(codes >= 0, freq[np.maximum(codes, 0)], 0.0)
             extra = {}
         else:
             a_raw = np.asarray(col, dtype=float)
@@ -299,13 +339,18 @@ def debiased_partial_dependence(
                     a_std[test], others[test], n_permutations=n_permutations, max_weight=max_weight,
                     rng=fold_seeds[k])
                 n_clipped += clipped
-            fit_out = eng.debiased_curve(ice[fs], weights[:, None] * residual, a_raw,
-                                         np.asarray(grid.values, dtype=float), bandwidth=bandwidth)
-            kernel = fit_out["kernel"]
+            diag_weights = weights.copy()
+            for k in range(n_folds):  # normalised to mean 1 per held-out fold for the estimate
+                weights[folds == k] /= weights[folds == k].mean()
+            values = np.asarray(grid.values, dtype=float)
+            fit_out = eng.debiased_curve(ice[fs], evaluated[fs], weights[:, None] * residual, a_raw, values,
+                                         bandwidth=bandwidth, localize=localize)
+            kernel = np.stack([eng.epanechnikov((a_raw[None, :] - values[:, None]) / eng.diagnostic_bandwidth(a_raw, h))
+                               for h in fit_out["bandwidth"]])
             extra = {"bandwidth": [float(h) for h in fit_out["bandwidth"]],
                      "bandwidth_rot": [float(h) for h in fit_out["h_rot"]]}
-        ess = eng.effective_sample_size(kernel, weights)
-        overlap = ess >= min_effective_size
+        ess, mass, overlap = eng.overlap(kernel, diag_weights, min_effective_size=min_effective_size,
+                                         mass_range=(mass_lo, mass_hi))
         est, se = fit_out["estimate"], fit_out["se"]
         crit = eng.supt_critical_value(fit_out["influence"], se, confidence_level, n_multipliers=n_multipliers,
                                        rng=m_seed, mask=overlap)
@@ -318,7 +363,8 @@ def debiased_partial_dependence(
         per_node[name] = {
             "pd": (vdims, est), "pd_se": (vdims, se), "pd_band": (bdims, point),
             "pd_band_simultaneous": (bdims, simult), "pd_plugin": (vdims, fit_out["plugin"].reshape(shape)),
-            "effective_sample_size": (vdims, ess), "overlap": (vdims, overlap.astype(np.int8)),
+            "effective_sample_size": (vdims, ess), "weight_mass": (vdims, mass),
+            "overlap": (vdims, overlap.astype(np.int8)),
         }
         common = {"method": METHOD, "interval": "normal", "confidence_level": float(confidence_level),
                   "target": "dgp", "n_folds": n_folds}
@@ -328,10 +374,12 @@ def debiased_partial_dependence(
         node_attrs[name] = dict(extra, n_clipped_weights=int(n_clipped), target="dgp",
                                 smoother="none (AIPW per level)" if grid.categorical
                                 else "local linear, robust bias correction (local quadratic, b = h), Epanechnikov",
-                                min_effective_size=float(min_effective_size), max_weight=float(max_weight))
+                                min_effective_size=float(min_effective_size), weight_mass_range=[mass_lo, mass_hi],
+                                max_weight=float(max_weight))
 
     settings = dict(spec.settings, n_folds=n_folds, bandwidth=bandwidth, min_effective_size=float(min_effective_size),
-                    max_weight=float(max_weight), n_permutations=n_permutations,
+                    weight_mass_range=[mass_lo, mass_hi],
+                    max_weight=float(max_weight), n_permutations=n_permutations, n_fine=n_fine, localize=localize,
                     confidence_level=float(confidence_level), n_multipliers=n_multipliers,
                     response_method=response_method, weight_estimator=repr(weight_estimator))
     attrs = provenance(estimator, settings, task="classification" if is_classifier(estimator) else "regression",

@@ -4,44 +4,45 @@ Target: ``theta(a) = E_C[mu(a, X_C)]`` with ``mu(x) = E[Y | X = x]`` -- the part
 of the data-generating process (DGP), not of a fitted learner.  Under no unmeasured confounding it
 is also the average dose-response of ``x_s`` (Kennedy, Ma, McHugh & Small 2017).
 
-Numeric ``x_s`` (this module's :func:`debiased_curve`)
+Numeric ``x_s`` (:func:`debiased_curve`)
     With cross-fitted nuisances -- the learner ``mu_hat`` and the density ratio
     ``w(a, c) = p(a) p(c) / p(a, c)``, each fitted on the other folds and evaluated on a row's own
-    fold -- the estimate at a grid point ``a`` is::
+    fold -- the doubly robust pseudo-outcome of row ``i`` is (Kennedy, Ma, McHugh & Small 2017)::
 
-        theta_hat(a) = m_hat(a) + sum_i l_i(a) rho_i,
-        m_hat(a)     = (1/n) sum_j mu_hat_{-k(j)}(a, C_j)           (the cross-fitted plug-in PD),
-        rho_i        = w_hat_i (Y_i - mu_hat_{-k(i)}(X_i))          (weighted held-out residuals),
+        xi_i     = w_hat_i (Y_i - mu_hat_{-k(i)}(X_i)) + m_hat(A_i),
+        m_hat(t) = (1/n) sum_j mu_hat_{-k(j)}(t, C_j)          (the cross-fitted plug-in PD),
 
-    where ``l_i(a)`` are the weights of a robust-bias-corrected local-linear smoother (below).
-    This is the localised doubly robust estimator of Kennedy et al. with the pseudo-outcome
-    ``xi_i = rho_i + m_hat(A_i)`` split into its two parts: the plug-in part is evaluated exactly at
-    ``a`` (no smoothing, hence no smoothing bias from the curvature of ``theta``), and only the
-    weighted residuals are smoothed.  ``E[rho | A = t] = theta(t) - m(t)`` for the learner's PD ``m``,
-    so the smoother estimates the *learner's bias* ``delta = theta - m``, and its smoothing bias is
-    ``h^2 delta''(a) / 2`` -- zero when the learner is right, and removed to first order by the bias
-    correction otherwise.  The nuisance errors enter the bias only as the product
-    ``(w_hat - w)(mu_hat - mu)`` (double robustness).
+    and ``theta_hat(a) = sum_i l_i(a) xi_i`` with the weights ``l_i(a)`` of a robust-bias-corrected
+    local-linear smoother (below).  ``m_hat`` is computed on a fine grid (the package grid plus
+    ``N_FINE`` equally spaced points over the range of ``A``) and interpolated linearly to the
+    ``A_i``.  ``E[xi | A = t] = theta(t)`` up to the product of the nuisance errors
+    ``(w_hat - w)(mu_hat - mu)`` (double robustness), so the smoother's bias is the smoothing bias
+    of ``theta`` itself, removed to first order by the bias correction, and the learner's own error
+    cancels at every scale -- also when its PD is rough (tree ensembles).  The variant
+    ``localize="residual"`` (plug-in PD at ``a`` plus the smoothed weighted residuals) is kept for
+    comparison; it needs the learner's bias ``theta - m`` to be smooth at the bandwidth's scale.
 
 Smoother (Calonico, Cattaneo & Farrell 2018; Takatsu & Westling 2022)
     Local linear fit with the Epanechnikov kernel and bandwidth ``h``, minus its estimated leading
     bias ``c(a) beta_2(a)`` where ``c(a) = sum_i l^LL_i(a) (A_i - a)^2`` is the exact (finite-sample,
     boundary-aware) bias constant and ``beta_2(a)`` the quadratic coefficient of a local quadratic
     fit with pilot bandwidth ``b = h`` (``rho = h / b = 1``).  The corrected estimator is again a
-    linear smoother ``l^BC = l^LL - c beta_2-weights``, and its variance is computed from these same
-    weights (the *robust* variance; not the variance of the uncorrected local-linear fit).  ``h``:
-    the rule-of-thumb MSE bandwidth of Fan & Gijbels (1996, sec. 4.2) for the local-linear regression
-    of ``rho`` on ``A`` (global quartic pilot for ``delta''`` and the residual variance), kept
-    between the distance that puts ``min_window`` rows in the window of every grid point and half
-    the range of ``A``.  With RBC, the MSE-optimal bandwidth gives valid intervals without ad-hoc
-    undersmoothing.
+    linear smoother ``l^BC = l^LL - c beta_2-weights`` (exact for quadratics), and its variance is
+    computed from these same weights (the *robust* variance, not that of the uncorrected fit).
+    ``h``: the rule-of-thumb MSE bandwidth of Fan & Gijbels (1996, sec. 4.2) for the local-linear
+    regression of ``xi`` on ``A`` (global quartic pilot for the curvature and the residual variance),
+    kept between the distance that puts ``MIN_WINDOW`` rows in the window of every grid point and
+    half the range of ``A``.  With robust bias correction, an MSE-optimal bandwidth gives valid
+    intervals without ad-hoc undersmoothing.
 
 Influence function and bands
-    ``phi_j(a) = [mu_hat(a, C_j) - m_hat(a)] + n l_j(a) [rho_j - rho_fit_j(a)]``: the first term is
-    the sampling variation of the average over the rows (ICE deviations), the second that of the
-    localised residual correction (``rho_fit_j(a)`` the local quadratic fit at ``a``, at ``A_j``).
+    ``phi_j(a) = sum_i l_i(a) [mu_hat(A_i, C_j) - m_hat(A_i)] + n l_j(a) [xi_j - xi_fit_j(a)]``:
+    the first term is the sampling variation of the average over the rows inside the pseudo-outcome
+    (smoothed ICE deviations), the second that of the local regression (``xi_fit_j(a)`` the local
+    quadratic fit at ``a``, evaluated at ``A_j``: heteroskedasticity-robust).
     ``se(a)^2 = sum_j phi_j(a)^2 / n^2``.  Whole-curve (sup-t) band: the ``level`` quantile of
-    ``max_a |sum_j g_j phi_j(a)| / (n se(a))`` over Gaussian multipliers ``g_j``.
+    ``max_a |sum_j g_j phi_j(a)| / (n se(a))`` over Gaussian multipliers ``g_j`` (over the grid
+    points with overlap).
 
 Categorical ``x_s`` (:func:`aipw_levels`)
     The discrete AIPW mean per level, no smoothing:
@@ -52,8 +53,9 @@ Categorical ``x_s`` (:func:`aipw_levels`)
 Overlap
     Effective sample size at grid point ``a``: ``(sum_i K_i w_i)^2 / sum_i (K_i w_i)^2`` with the
     kernel weights ``K_i = K((A_i - a)/h)`` (numeric) or ``1{A_i = a}`` (categorical) and the density
-    ratio / inverse propensity ``w_i``.  Grid points whose ESS is below ``min_effective_size`` are
-    flagged; the public layer gives them no band.
+    ratio / inverse propensity ``w_i``, and the local weight mass ``sum_i K_i w_i / sum_i K_i``,
+    whose population value is 1 under overlap (:func:`overlap`).  Grid points with a small ESS or a
+    mass outside a range around 1 are flagged; the public layer gives them no band.
 """
 
 from __future__ import annotations
@@ -159,7 +161,8 @@ def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
     sigma2 = float(resid @ resid) / max(n - 5, 1)
     second = (2 * coef[2] + 6 * coef[3] * s + 12 * coef[4] * s**2) / span**2
     curvature = float(np.mean(second**2))
-    h_rot = ROT_CONSTANT * (sigma2 * span / (n * curvature)) ** 0.2 if curvature > 0 else np.inf
+    flat = curvature <= 1e-12 * max(sigma2, float(np.mean(r**2)), 1e-300)
+    h_rot = np.inf if flat or sigma2 == 0 else ROT_CONSTANT * (sigma2 * span / (n * curvature)) ** 0.2
     m = min(min_window, n)
     h_min = float(np.max(np.sort(np.abs(a[None, :] - grid[:, None]), axis=1)[:, m - 1])) * 1.0001
     h_max = max(span / 2, h_min)
@@ -167,14 +170,40 @@ def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
     return h, {"h_rot": float(h_rot), "h_min": h_min, "h_max": float(h_max)}
 
 
-def debiased_curve(ice: np.ndarray, rho: np.ndarray, a: np.ndarray, grid: np.ndarray, *,
-                   bandwidth: float | None = None, min_window: int = MIN_WINDOW) -> dict:
+#: Points of the fine grid on which the learner's PD is evaluated and interpolated to the observed values.
+N_FINE = 64
+LOCALIZE = ("pseudo-outcome", "residual")
+
+
+def fine_grid(a: np.ndarray, grid: np.ndarray, n_fine: int = N_FINE) -> np.ndarray:
+    """The package grid together with ``n_fine`` equally spaced points over the range of ``a`` (sorted, unique)."""
+    return np.unique(np.concatenate([np.asarray(grid, dtype=float), np.linspace(a.min(), a.max(), n_fine)]))
+
+
+def interpolation_matrix(a: np.ndarray, fine: np.ndarray) -> np.ndarray:
+    """``P`` of shape (n, M) with ``P @ f(fine)`` the linear interpolation of ``f`` at ``a`` (clamped at the ends)."""
+    a = np.clip(a, fine[0], fine[-1])
+    right = np.clip(np.searchsorted(fine, a, side="right"), 1, fine.size - 1)
+    left = right - 1
+    t = (a - fine[left]) / (fine[right] - fine[left])
+    P = np.zeros((a.size, fine.size))
+    rows = np.arange(a.size)
+    P[rows, left] = 1 - t
+    P[rows, right] += t
+    return P
+
+
+def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.ndarray, grid: np.ndarray, *,
+                   bandwidth: float | None = None, localize: str = "pseudo-outcome",
+                   min_window: int = MIN_WINDOW) -> dict:
     """Debiased PD of one numeric feature on a grid, with its influence function.
 
     Parameters
     ----------
-    ice : ndarray of shape (n, O, G)
-        Cross-fitted ICE: ``mu_hat_{-k(j)}(grid[g], C_j)``.
+    ice : ndarray of shape (n, O, M)
+        Cross-fitted ICE on the fine grid: ``mu_hat_{-k(j)}(fine[m], C_j)``.
+    fine : ndarray of shape (M,)
+        Sorted fine grid holding every point of ``grid`` (:func:`fine_grid`).
     rho : ndarray of shape (n, O)
         Weighted held-out residuals ``w_hat_j (Y_j - mu_hat_{-k(j)}(X_j))``.
     a : ndarray of shape (n,)
@@ -182,44 +211,59 @@ def debiased_curve(ice: np.ndarray, rho: np.ndarray, a: np.ndarray, grid: np.nda
     grid : ndarray of shape (G,)
     bandwidth : float, optional
         Fixed bandwidth (all outputs); default: :func:`rule_of_thumb_bandwidth` per output.
+    localize : {"pseudo-outcome", "residual"}
+        ``"pseudo-outcome"`` (default): smooth ``xi = rho + m_hat(A)`` (Kennedy et al.), so the
+        learner's own error cancels at every scale and the smoothing bias is that of ``theta``;
+        ``"residual"``: ``m_hat(a) + smooth(rho)(a)`` (smoothing bias of the learner's bias
+        ``theta - m``; not first-order valid for learners whose PD is rough at the bandwidth's scale,
+        such as tree ensembles -- kept for comparison).
     min_window : int
         See :func:`rule_of_thumb_bandwidth`.
 
     Returns
     -------
     dict
-        ``estimate`` (O, G); ``plugin`` (O, G), the cross-fitted plug-in PD; ``correction`` (O, G);
-        ``influence`` (n, O, G) with ``estimate - theta ~ mean_j influence_j``; ``se`` (O, G);
-        ``bandwidth`` (O,); ``h_rot`` (O,); ``kernel`` (O, G, n), the kernel weights used for the
-        effective sample size.
+        ``estimate`` (O, G); ``plugin`` (O, G), the cross-fitted plug-in PD; ``influence`` (n, O, G)
+        with ``estimate - theta ~ mean_j influence_j``; ``se`` (O, G); ``bandwidth`` (O,);
+        ``h_rot`` (O,).
     """
-    n, n_out, n_grid = ice.shape
+    if localize not in LOCALIZE:
+        raise ValueError(f"localize must be one of {LOCALIZE}, got {localize!r}.")
+    n, n_out, _ = ice.shape
     a = np.asarray(a, dtype=float)
     grid = np.asarray(grid, dtype=float)
-    plugin = ice.mean(axis=0)
-    estimate = np.empty((n_out, n_grid))
-    correction = np.empty((n_out, n_grid))
-    influence = ice - plugin[None]
-    hs, rots, kernels = np.empty(n_out), np.empty(n_out), np.empty((n_out, n_grid, n))
+    at_grid = np.searchsorted(fine, grid)
+    if not np.allclose(fine[at_grid], grid):
+        raise ValueError("The fine grid must hold every grid point.")
+    P = interpolation_matrix(a, fine)
+    m_fine = ice.mean(axis=0)                                          # (O, M)
+    plugin = m_fine[:, at_grid]
+    estimate = np.empty((n_out, grid.size))
+    influence = np.empty((n, n_out, grid.size))
+    hs, rots = np.empty(n_out), np.empty(n_out)
+    d = a[None, :] - grid[:, None]                                     # (G, n)
     for o in range(n_out):
-        r = rho[:, o]
+        xi = rho[:, o] + (P @ m_fine[o] if localize == "pseudo-outcome" else 0.0)
         if bandwidth is None:
-            h, info = rule_of_thumb_bandwidth(a, r, grid, min_window=min_window)
+            h, info = rule_of_thumb_bandwidth(a, xi, grid, min_window=min_window)
             rots[o] = info["h_rot"]
         else:
             h, rots[o] = float(bandwidth), np.nan
         weights, pilot = rbc_weights(a, grid, h)
-        beta = pilot @ r                                             # (3, G)
-        d = a[None, :] - grid[:, None]                               # (G, n)
+        beta = pilot @ xi                                              # (3, G)
         fitted = beta[0][:, None] + beta[1][:, None] * d + beta[2][:, None] * d**2
-        correction[o] = weights @ r
-        estimate[o] = plugin[o] + correction[o]
-        influence[:, o, :] += (n * weights * (r[None, :] - fitted)).T
+        local = (n * weights * (xi[None, :] - fitted)).T              # (n, G)
+        if localize == "pseudo-outcome":
+            spread = weights @ P                                       # (G, M): the smoother on the fine grid
+            estimate[o] = weights @ xi
+            influence[:, o, :] = (ice[:, o, :] - m_fine[o][None, :]) @ spread.T + local
+        else:
+            estimate[o] = plugin[o] + weights @ xi
+            influence[:, o, :] = ice[:, o, at_grid] - plugin[o][None, :] + local
         hs[o] = h
-        kernels[o] = epanechnikov(d / h)
     se = np.sqrt((influence**2).sum(axis=0)) / n
-    return {"estimate": estimate, "plugin": plugin, "correction": correction, "influence": influence,
-            "se": se, "bandwidth": hs, "h_rot": rots, "kernel": kernels}
+    return {"estimate": estimate, "plugin": plugin, "influence": influence, "se": se, "bandwidth": hs,
+            "h_rot": rots}
 
 
 def aipw_levels(ice: np.ndarray, residual: np.ndarray, codes: np.ndarray, inverse_propensity: np.ndarray) -> dict:
@@ -258,6 +302,47 @@ def effective_sample_size(kernel: np.ndarray, weights: np.ndarray) -> np.ndarray
     num = kw.sum(axis=-1) ** 2
     den = (kw**2).sum(axis=-1)
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def diagnostic_bandwidth(a: np.ndarray, h: float) -> float:
+    """Window of the overlap diagnostics: ``min(h, 2.34 sd(a) n^(-1/5))`` (Silverman's rule, Epanechnikov).
+
+    The smoother's ``h`` can be as wide as half the range when the residual regression is flat
+    (a well-specified learner); overlap must still be judged locally.
+    """
+    return float(min(h, 2.34 * a.std() * a.size ** -0.2))
+
+
+def overlap(kernel: np.ndarray, weights: np.ndarray, *, min_effective_size: float,
+            mass_range: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Effective sample sizes, local weight masses and the overlap flag of every grid point.
+
+    Parameters
+    ----------
+    kernel : ndarray of shape (..., n)
+        Window of each grid point (kernel weights, or level indicators).
+    weights : ndarray of shape (n,)
+        Unnormalised density ratios ``p(a) p(c) / p(a, c)``, or ``p(a) / pi(a | c)`` for levels.
+    min_effective_size : float
+    mass_range : (float, float)
+
+    Returns
+    -------
+    ess : ndarray
+        :func:`effective_sample_size` of kernel times weights.
+    mass : ndarray
+        ``sum_i K_i w_i / sum_i K_i``.  Its population value is ``E[w | A = a] = 1`` whenever
+        ``p(a, c) > 0`` wherever ``p(a) p(c) > 0``; it falls below 1 where the rows with ``A`` near
+        ``a`` cannot represent the whole distribution of ``X_C`` (overlap fails: some ``x_C`` never
+        occur with ``x_s`` near ``a``), and the weights of the rows that are there cannot make up for it.
+    ok : bool ndarray
+        ``ess >= min_effective_size`` and ``mass`` within ``mass_range``.
+    """
+    ess = effective_sample_size(kernel, weights)
+    total = kernel.sum(axis=-1)
+    mass = np.divide((kernel * weights).sum(axis=-1), total, out=np.zeros_like(total), where=total > 0)
+    ok = (ess >= min_effective_size) & (mass >= mass_range[0]) & (mass <= mass_range[1])
+    return ess, mass, ok
 
 
 def supt_critical_value(influence: np.ndarray, se: np.ndarray, level: float, *, n_multipliers: int = 2000,
@@ -322,7 +407,8 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
     The training rows (label 1) are stacked with ``n_permutations`` copies in which ``a`` is
     permuted (label 0, draws from ``p(a) p(c)``); a probabilistic classifier of the label gives
     ``P(1 | a, c) = p1``, and ``w = (1 - p1) / p1 * n_real / n_permuted``.  Weights are clipped to
-    ``[0, max_weight]`` and then normalised to mean 1 over the held-out rows.
+    ``[0, max_weight]`` (not normalised: the caller normalises them for the estimate, and their
+    local means are the overlap diagnostic of :func:`overlap`).
 
     Parameters
     ----------
@@ -338,6 +424,7 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
     Returns
     -------
     weights : ndarray of shape (n_eval,)
+        Clipped, unnormalised.
     n_clipped : int
         Held-out rows whose weight was clipped.
     """
@@ -351,8 +438,7 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
     p1 = np.clip(predict(ratio_design(a_eval, C_eval)), 1e-12, 1 - 1e-12)
     w = (1 - p1) / p1 / n_permutations
     n_clipped = int((w > max_weight).sum())
-    w = np.minimum(w, max_weight)
-    return w / w.mean(), n_clipped
+    return np.minimum(w, max_weight), n_clipped
 
 
 def inverse_propensity(proba: np.ndarray, codes: np.ndarray, *, max_weight: float = MAX_WEIGHT) -> tuple[np.ndarray,
