@@ -233,7 +233,7 @@ def debiased_partial_dependence(
     except (TypeError, ValueError):
         raise ValueError(f"weight_mass_range must be a pair of numbers, got {weight_mass_range!r:.80}.") from None
     if not 0 <= mass_lo <= 1 <= mass_hi:
-        raise ValueError(f"weight_mass_range must be (low, high) with 0 <= low <= 1 <= high, got {weight_mass_range!r}.")
+        raise ValueError(f"weight_mass_range must be (low, high) with 0 <= low <= 1 <= high, got {weight_mass_range!r:.80}.")
     if bandwidth is not None and not (isinstance(bandwidth, (int, float)) and bandwidth > 0):
         raise ValueError(f"bandwidth must be a positive number or None, got {bandwidth!r:.80}.")
     rng = check_rng(rng)
@@ -389,7 +389,7 @@ def debiased_partial_dependence(
                        fold_sizes=json.dumps(np.bincount(folds).tolist()))
     result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs,
                         extra_coords={"ci_bound": CI_BOUNDS})
-    for name, variables in per_node.items():
+    for name in per_node:
         ds = result[name].to_dataset()
         for (node, key), a in band_attrs.items():
             if node == name:
