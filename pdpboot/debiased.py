@@ -233,7 +233,8 @@ def debiased_partial_dependence(
     except (TypeError, ValueError):
         raise ValueError(f"weight_mass_range must be a pair of numbers, got {weight_mass_range!r:.80}.") from None
     if not 0 <= mass_lo <= 1 <= mass_hi:
-        raise ValueError(f"weight_mass_range must be (low, high) with 0 <= low <= 1 <= high, got {weight_mass_range!r:.80}.")
+        raise ValueError(f"weight_mass_range must be (low, high) with 0 <= low <= 1 <= high, "
+                         f"got {weight_mass_range!r:.80}.")
     if bandwidth is not None and not (isinstance(bandwidth, (int, float)) and bandwidth > 0):
         raise ValueError(f"bandwidth must be a positive number or None, got {bandwidth!r:.80}.")
     rng = check_rng(rng)
