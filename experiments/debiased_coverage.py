@@ -310,6 +310,7 @@ def main(argv=None) -> None:
     parser.add_argument("--settings", nargs="*", default=None)
     parser.add_argument("--until", default=None, help="stop starting chunks at this UTC time (HH:MM)")
     parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--archive", action="store_true", help="with --summary: write experiments/archive/debiased")
     parser.add_argument("--localize", default="pseudo-outcome", choices=["pseudo-outcome", "residual"])
     parser.add_argument("--results-dir", default=None)
     parser.add_argument("--figure", default=None, help="write the electricity figure (PNG/PDF) to this path")

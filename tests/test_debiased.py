@@ -226,6 +226,18 @@ def test_refuses_pairs_and_decision_function():
                                             response_method="decision_function")
 
 
+def test_coverage_study_quick_mode_runs_resumes_and_summarizes(tmp_path):
+    from experiments import _common as C
+    from experiments import debiased_coverage as study
+
+    ctx = C.default_context(True, results_dir=tmp_path)
+    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1)
+    first = study.summarize_setting(ctx, "K_cat_gbm_n1000")
+    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1)  # nothing left to do
+    assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
+    assert first["R"] == 2 and 0 <= first["pointwise"] <= 1 and first["pointwise_width"] > 0
+
+
 @pytest.mark.slow
 def test_influence_se_matches_sampling_sd():
     grid = np.linspace(-1.5, 1.5, 5)
