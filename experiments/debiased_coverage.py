@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import sys
 import time
 from pathlib import Path
@@ -321,10 +322,15 @@ def main(argv=None) -> None:
         return
     names = args.settings or list(SETTINGS)
     if args.summary:
-        for name in names:
-            s = summarize_setting(ctx, name, args.localize)
-            if s is not None:
-                print(s)
+        rows = [s for name in names if (s := summarize_setting(ctx, name, args.localize)) is not None]
+        for row in rows:
+            print(row)
+        if args.archive:
+            out = C.ARCHIVE / STUDY / ("summary.json" if args.localize == "pseudo-outcome"
+                                       else f"summary_{args.localize}.json")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(rows, indent=1) + "\n")
+            print(out)
         return
     until = None
     if args.until:
