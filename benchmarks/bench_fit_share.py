@@ -43,6 +43,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegresso
 from threadpoolctl import threadpool_limits
 
 import pdpboot
+import pdpboot.engine._tree_compiled as compiled_mod
 from pdpboot.datasets import make_friedman1
 from pdpboot.engine.tree import kernel_available
 
@@ -213,7 +214,6 @@ def _ab(args) -> None:
     """Shared walk on / off, interleaved in this process; medians of the ratio total / fit floor."""
     import statistics
 
-    from pdpboot.engine import tree
 
     X, y = make_friedman1(args.n, n_features=10, rng=0)
     load = os.getloadavg()[0]
@@ -224,9 +224,9 @@ def _ab(args) -> None:
     runs: dict[bool, list] = {True: [], False: []}
     for rep in range(args.ab):
         for shared in ((True, False) if rep % 2 == 0 else (False, True)):
-            tree._SHARED_WALK = shared
+            compiled_mod._SHARED_WALK = shared
             runs[shared].append(_run(args, X, y))
-    tree._SHARED_WALK = True
+    compiled_mod._SHARED_WALK = True
     for shared in (True, False):
         totals = [r[0] for r in runs[shared]]
         fits = [r[1] for r in runs[shared]]

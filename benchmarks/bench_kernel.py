@@ -55,6 +55,7 @@ from sklearn.datasets import make_friedman1
 from sklearn.ensemble import RandomForestRegressor
 from threadpoolctl import threadpool_limits
 
+import pdpboot.engine._tree_compiled as compiled_mod
 import pdpboot.engine.tree as tree_mod
 from pdpboot.engine import compute_pd
 
@@ -70,12 +71,12 @@ def _load() -> float:
 
 def numpy_walk_pd(est, X, features, grids):
     """The exact tree engine with the compiled walk switched off (the NumPy walks)."""
-    saved = tree_mod._KERNEL
-    tree_mod._KERNEL = False
+    saved = compiled_mod._KERNEL
+    compiled_mod._KERNEL = False
     try:
         return compute_pd(est, X, features, grids, response_method="predict", method="tree")[0]
     finally:
-        tree_mod._KERNEL = saved
+        compiled_mod._KERNEL = saved
 
 
 def _subset(grids, k: int):

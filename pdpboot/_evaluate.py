@@ -1,10 +1,11 @@
 """One fitted model -> every variable of every node, in one engine pass per feature set.
 
-:func:`evaluate_fit` is used for the full-data fit and for every resample
-(and by the one-fit :func:`pdpboot.partial_dependence`), so PD, ICE,
-heterogeneity and H statistics are computed the same way everywhere.  It
-returns plain arrays (node name -> variable -> (dims, array)); nothing here
-imports xarray.
+:class:`PDEffect` (the PD/ICE/heterogeneity/H-statistics effect) and its
+:func:`evaluate_fit` are used for the full-data fit and for every resample,
+and by the one-fit :func:`pdpboot.partial_dependence` and
+:func:`pdpboot.h_statistic_of_model`, so PD, ICE, heterogeneity and H
+statistics are computed the same way everywhere.  It returns plain arrays
+(node name -> variable -> (dims, array)); nothing here imports xarray.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._plan import PDSpec
+from ._plan import PDSpec, check_interactions, names_of_target
+from ._validate import check_target_names
 from .engine import compute_pd_many
 from .engine.hstats import interaction_statistics
 from .engine.ice_stats import ice_statistics
@@ -37,8 +39,9 @@ class Evaluation:
     background: np.ndarray  # row positions the PD is averaged over
     weights: np.ndarray | None = None  # weights of those rows
     ice_rows: np.ndarray | None = None  # row positions whose ICE curves are kept
-    heterogeneity: bool = False
-    n_max: int | None = None  # H statistics on at most n_max background rows (None: off)
+    #: the rows H statistics are evaluated on: those of ``background`` that are in ``h_rows``, with their
+    #: weights (one fixed set for the estimate and every resample: the same statistic; None: all)
+    h_rows: np.ndarray | None = None
 
 
 def model_outputs(fitted, response_method: str, outputs: list) -> list:
@@ -58,6 +61,25 @@ def model_outputs(fitted, response_method: str, outputs: list) -> list:
     return own
 
 
+def resolve_outputs(fitted, response_method: str, *, y=None, target_names=None, rows=None) -> list:
+    """The ``output`` labels of a fitted model: the one rule for every result.
+
+    Classifiers: their classes (one decision score of a binary classifier: the
+    second class).  Regressors: ``target_names`` if given, else those of ``y``
+    (a DataFrame's columns, a Series' name, or ``"y"``); without ``y``, ``"y"``
+    (``"y0"``, ``"y1"``, ... for several targets, counted on ``rows``).
+    """
+    if response_method != "predict":
+        return output_labels(fitted, response_method, None, 1)
+    if y is not None:
+        n_targets = 1 if np.ndim(y) == 1 else np.shape(y)[1]
+        names = names_of_target(y) if target_names is None else check_target_names(target_names, n_targets)
+    else:
+        n_targets = np.asarray(fitted.predict(rows)).reshape(rows.shape[0], -1).shape[1]
+        names = check_target_names(target_names, n_targets)
+    return output_labels(fitted, "predict", names, n_targets)
+
+
 def align_outputs(arr: np.ndarray | None, own: list, wanted: list, axis: int, fill: float) -> np.ndarray | None:
     """Put a model's output columns in the order of the full-data model's outputs (``fill`` where absent)."""
     if arr is None or own == wanted:
@@ -72,7 +94,8 @@ def align_outputs(arr: np.ndarray | None, own: list, wanted: list, axis: int, fi
     return out
 
 
-def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, rng: np.random.Generator | None = None) -> NodeArrays:
+def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity: bool = False,
+                 interactions: bool = False) -> NodeArrays:
     """PD (and ICE, heterogeneity and H statistics) of one fitted model for every feature set.
 
     Parameters
@@ -81,9 +104,11 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, rng: np.random.Ge
     spec : PDSpec
         Table, feature sets and grids.
     evaluation : Evaluation
-        Response, outputs, background rows and weights, and what to compute.
-    rng : numpy.random.Generator, optional
-        Draws the H statistics' row subsample (needed when ``evaluation.n_max`` is set).
+        Response, outputs, background rows and weights, ICE rows and H-statistic rows.
+    heterogeneity : bool
+        Also the ICE heterogeneity statistics of every 1-D feature set.
+    interactions : bool
+        Also the H statistics, on the background rows that are in ``evaluation.h_rows``.
 
     Returns
     -------
@@ -92,7 +117,7 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, rng: np.random.Ge
         with ``ice_rows``, ``ice`` (``instance``, ``output``, *features); with
         ``heterogeneity``, ``ice_sd``, ``cice_sd``, ``dice_sd`` (``output``,
         feature) and ``heterogeneity_index`` (``output``) on 1-D nodes; with
-        ``n_max``, ``h2_overall`` (``output``) on 1-D nodes and ``h2``,
+        ``interactions``, ``h2_overall`` (``output``) on 1-D nodes and ``h2``,
         ``h_unnormalized`` (``output``) on 2-D nodes.
     """
     ev = evaluation
@@ -104,7 +129,7 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, rng: np.random.Ge
     common = dict(response_method=ev.response_method, method=spec.method, memory_limit=spec.memory_limit,
                   n_outputs=len(own))
     # one engine call per kind of pass, so the model is read once for all its feature sets
-    keep_ice = {fs: same_rows or (ev.heterogeneity and len(fs) == 1) for fs in spec.feature_sets}
+    keep_ice = {fs: same_rows or (heterogeneity and len(fs) == 1) for fs in spec.feature_sets}
     passes: dict[tuple[int, ...], tuple] = {}
     for individual in (False, True):
         sets = [fs for fs in spec.feature_sets if keep_ice[fs] == individual]
@@ -121,7 +146,7 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, rng: np.random.Ge
     out: NodeArrays = {}
     for fs in spec.feature_sets:
         dims = spec.dims(fs)
-        with_stats = ev.heterogeneity and len(fs) == 1
+        with_stats = heterogeneity and len(fs) == 1
         avg, ice_bg = passes[fs]
         variables = {"pd": (("output", *dims), align_outputs(avg, own, ev.outputs, 0, fill))}
         ice = ice_bg if same_rows else ice_passes.get(fs)
@@ -135,12 +160,15 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, rng: np.random.Ge
                 variables[name] = (("output", grid.name), stats[name])
             variables["heterogeneity_index"] = (("output",), stats["heterogeneity_index"])
         out[node_name(dims)] = variables
-    if ev.n_max is not None:
-        singles = [fs[0] for fs in spec.feature_sets if len(fs) == 1]
-        pairs = [fs for fs in spec.feature_sets if len(fs) == 2]
+    if interactions:
+        keep = slice(None) if ev.h_rows is None else np.isin(ev.background, ev.h_rows)
+        X_h = spec.rows(ev.background[keep])
         stats = interaction_statistics(
-            response_function(fitted, ev.response_method), X_bg, singles=singles, pairs=pairs,
-            weights=ev.weights, n_max=ev.n_max, rng=rng, memory_limit=spec.memory_limit, n_outputs=len(own),
+            response_function(fitted, ev.response_method), X_h, singles=[fs[0] for fs in spec.feature_sets
+                                                                         if len(fs) == 1],
+            pairs=[fs for fs in spec.feature_sets if len(fs) == 2], n_max=max(X_h.shape[0], 2),
+            weights=None if ev.weights is None else ev.weights[keep], memory_limit=spec.memory_limit,
+            n_outputs=len(own),
         )
         for fs, values in stats.items():
             for name, arr in values.items():
@@ -152,3 +180,57 @@ def nan_like(arrays: NodeArrays) -> NodeArrays:
     """NaN variables of the same dims and shapes, standing in for a failed resample."""
     return {name: {var: (dims, np.full(np.shape(arr), np.nan)) for var, (dims, arr) in variables.items()}
             for name, variables in arrays.items()}
+
+
+#: statistics of a PD result that are >= 0 by definition (their band bounds are clipped at 0): ICE spreads,
+#: H statistics and the PD-variance index (:mod:`pdpboot.interaction`), and the range of a curve
+NON_NEGATIVE_STATISTICS = ("ice_sd", "cice_sd", "dice_sd", "heterogeneity_index", "h2", "h2_overall",
+                           "h_unnormalized", "pd_variance_interaction", "pd_range")
+
+
+@dataclass(frozen=True)
+class PDEffect:
+    """Partial dependence, with ICE, heterogeneity and H statistics on request: the package's first effect.
+
+    Parameters
+    ----------
+    spec : PDSpec
+        From :func:`pdpboot._plan.make_spec` (validated before any fit).
+    ice : bool or int
+        Keep ICE curves (of all background rows, or of that many random ones).
+    heterogeneity : bool
+        ICE heterogeneity statistics of every 1-D feature set.
+    n_max : int, optional
+        H statistics on at most this many rows (None: none).
+    """
+
+    spec: PDSpec
+    ice: bool | int = False
+    heterogeneity: bool = False
+    n_max: int | None = None
+    name: str = "pd"
+
+    @classmethod
+    def from_options(cls, spec: PDSpec, *, ice=False, heterogeneity=False, interactions=False) -> PDEffect:
+        """Validate the PD options (``interactions``: False, True (500 rows) or a row cap >= 2)."""
+        from ._validate import check_ice
+
+        return cls(spec, check_ice(ice), bool(heterogeneity), check_interactions(interactions))
+
+    def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
+        return evaluate_fit(fitted, self.spec, evaluation, heterogeneity=self.heterogeneity,
+                            interactions=self.n_max is not None)
+
+    @property
+    def settings(self) -> dict:
+        return {"ice": self.ice, "heterogeneity": self.heterogeneity,
+                "interactions": 0 if self.n_max is None else self.n_max}
+
+    def supports(self, response_method: str) -> dict[str, tuple[float | None, float | None]]:
+        out: dict[str, tuple[float | None, float | None]] = {s: (0.0, None) for s in NON_NEGATIVE_STATISTICS}
+        if response_method == "predict_proba":
+            out.update(pd=(0.0, 1.0), ice=(0.0, 1.0), pd_centered=(-1.0, 1.0))
+        return out
+
+    def node_attrs(self) -> dict[str, dict]:
+        return {}

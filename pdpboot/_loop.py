@@ -1,32 +1,120 @@
-"""The resample loop: seeds, one job per resample, checkpointed results, failures.
+"""The resample loop: seeds, fixed rows, the full-data fit, one job per resample, checkpoints, failures.
 
-Every random draw flows from one seed: the root generator spawns a fixed set
-of children for the full-data fit and the fixed subsamples, then one child per
-resample, all before anything is dispatched to joblib.  Resample ``b`` depends
-only on its own child, so results do not depend on ``n_jobs``, the joblib
-backend, or ``n_resamples`` (a larger B extends a run with the same first
-resamples).  Nothing here imports xarray.
+:func:`run` runs a validated :class:`~pdpboot._plan.BootstrapPlan` from its
+first seed to its typed per-resample results (:class:`RunResult`); the
+assembly of a result tree is the caller's.  Every random draw flows from one
+seed: the root generator spawns a fixed set of children for the full-data fit
+and the fixed subsamples, then one child per resample, all before anything is
+dispatched to joblib.  Resample ``b`` depends only on its own child, so
+results do not depend on ``n_jobs``, the joblib backend, or ``n_resamples`` (a
+larger B extends a run with the same first resamples).  Each resample's rows
+are drawn once, in the parent, as its jobs are dispatched (they also give the
+``resample_counts`` of BCa bands); the background rows of every model are
+chosen in :func:`background_rows`.  Nothing here imports xarray.
 """
 
 from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 from sklearn.base import clone
 from threadpoolctl import ThreadpoolController
 
-from ._evaluate import Evaluation, MissingClassError, NodeArrays, evaluate_fit
+from ._evaluate import Evaluation, MissingClassError, NodeArrays, nan_like, resolve_outputs
 from ._plan import BootstrapPlan, fit_kwargs
 from ._validate import check_predictions_finite
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, plan_fingerprint
+from .engine import describe_choices, record_engine_choices
+from .engine.hstats import subsample_rows
 from .engine.refit import rows_of, seed_estimator
-from .engine.resample import draw_rows, multiplicities
+from .engine.resample import multiplicities
+from .engine.response import resolve_response_method
+from .options import Execution
 
 N_FIXED_SEEDS = 3  # full-data fit, fixed background subsample, ICE instances
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A resample whose fit or evaluation raised (kept when ``on_error="skip"``, and always for a missed class).
+
+    Attributes
+    ----------
+    error : str
+        The exception's type name (``"MissingClassError"`` for a decision-function refit that missed a class).
+    message : str
+    """
+
+    error: str
+    message: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Failure:
+        return cls(type(exc).__name__, str(exc))
+
+    @classmethod
+    def from_text(cls, text: str) -> Failure:
+        """The failure a checkpoint stored as ``"<error>: <message>"`` (see :meth:`__str__`)."""
+        error, _, message = text.partition(": ")
+        return cls(error, message)
+
+    @property
+    def missing_class(self) -> bool:
+        return self.error == MissingClassError.__name__
+
+    def __str__(self) -> str:
+        return f"{self.error}: {self.message}"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What :func:`run` returns: the estimate, every resample (arrays or a :class:`Failure`), and the rows used.
+
+    Attributes
+    ----------
+    estimate : dict
+        Node name -> variable -> (dims, array) of the full-data fit.
+    resamples : list
+        One entry per resample: its arrays, or its :class:`Failure`.
+    evaluation : Evaluation
+        The full-data fit's evaluation (resolved response, outputs, background, ICE and H rows).
+    counts : ndarray of shape (n_resamples, n_rows)
+        How often each row was drawn into each resample (uint8, uint16 if needed).
+    seed : dict
+        The root seed, JSON-able.
+    created : str
+        Creation time (the checkpoint's, when resumed).
+    engine : str
+        Which engine computed each feature set of the full-data fit, and why
+        (:func:`pdpboot.engine.describe_choices`; e.g. a tree reader that failed its self-check).
+    """
+
+    estimate: NodeArrays
+    resamples: list
+    evaluation: Evaluation
+    counts: np.ndarray
+    seed: dict
+    created: str
+    engine: str = ""
+
+    @property
+    def failures(self) -> dict[int, Failure]:
+        return {b: r for b, r in enumerate(self.resamples) if isinstance(r, Failure)}
+
+    def stacked(self) -> NodeArrays:
+        """Per node: each variable ``s`` of the estimate plus ``s_resamples`` (NaN for failed resamples)."""
+        nan = nan_like(self.estimate)
+        merged = {}
+        for name, variables in self.estimate.items():
+            merged[name] = dict(variables)
+            for var, (dims, _) in variables.items():
+                stacked = np.stack([(nan if isinstance(r, Failure) else r)[name][var][1] for r in self.resamples])
+                merged[name][f"{var}_resamples"] = (("resample", *dims), stacked)
+        return merged
 
 
 def root_generator(rng, checkpoint) -> np.random.Generator:
@@ -64,13 +152,17 @@ def row_weights(plan: BootstrapPlan, rows: np.ndarray, multiplicity: np.ndarray 
     return base if multiplicity is None else multiplicity * base
 
 
-def resample_background(plan: BootstrapPlan, fixed: np.ndarray, rows: np.ndarray,
-                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
-    """Background rows (and weights) that one resample's PD is averaged over."""
-    n_rows, cap = plan.spec.n_rows, plan.max_background
-    if plan.background == "original":
+def background_rows(plan: BootstrapPlan, fixed: np.ndarray, rows: np.ndarray | None,
+                    rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows (and weights) one model's effect is averaged over: the one place they are chosen.
+
+    ``rows=None`` is the full-data fit (``fixed``: all rows, or a fixed subsample of
+    ``max_background``); otherwise a resample's drawn rows, by ``plan.resampling.background``.
+    """
+    n_rows, cap = plan.spec.n_rows, plan.resampling.max_background
+    if rows is None or plan.resampling.background == "original":
         return fixed, row_weights(plan, fixed)
-    if plan.background == "out-of-bag":
+    if plan.resampling.background == "out-of-bag":
         candidates = np.setdiff1d(np.arange(n_rows), rows)
         if candidates.size == 0:
             raise ValueError("This resample has no out-of-bag rows; use background='resample'.")
@@ -81,6 +173,27 @@ def resample_background(plan: BootstrapPlan, fixed: np.ndarray, rows: np.ndarray
         rows = np.sort(rng.choice(rows, size=cap, replace=False))
     distinct, counts = multiplicities(rows, n_rows)
     return distinct, row_weights(plan, distinct, counts.astype(float))
+
+
+def fixed_rows(plan: BootstrapPlan, background_seed, ice_seed, h_seed) -> tuple[np.ndarray, ...]:
+    """The estimate's background rows (a fixed subsample with ``max_background``), ICE instances and H rows.
+
+    The H-statistic rows are one fixed subsample of at most ``n_max`` background rows: the
+    estimate and every resample evaluate the H statistics on the rows of their own background
+    that are in it, so the estimate and its resamples are the same statistic.
+    """
+    n_rows, cap = plan.spec.n_rows, plan.resampling.max_background
+    background = np.arange(n_rows)
+    if cap is not None and cap < n_rows:
+        background = np.sort(background_seed.choice(n_rows, size=cap, replace=False))
+    n_max = getattr(plan.effect, "n_max", None)
+    h_rows = None if n_max is None else background[subsample_rows(background.size, n_max, h_seed)[0]]
+    ice = getattr(plan.effect, "ice", False)
+    if ice is False:
+        return background, None, h_rows
+    if ice is True or ice >= background.size:
+        return background, background, h_rows
+    return background, np.sort(ice_seed.choice(background, size=ice, replace=False)), h_rows
 
 
 _CONTROLLER: dict[int, ThreadpoolController] = {}
@@ -119,49 +232,34 @@ def _child(seed: np.random.Generator, k: int) -> np.random.Generator:
                                                         pool_size=seq.pool_size))
 
 
-def resample_rows(plan: BootstrapPlan, seed: np.random.Generator) -> np.ndarray:
-    """The row positions resample ``seed`` draws (its first child's stream)."""
-    return draw_rows(plan.resampling, plan.spec.n_rows, _child(seed, 0), strata=plan.strata, groups=plan.groups,
-                     subsample_fraction=plan.subsample_fraction)
-
-
-def resample_counts(plan: BootstrapPlan, seeds: list) -> np.ndarray:
-    """How often each row is drawn into each resample: (resample, row), uint8 (uint16 if needed).
-
-    Recomputed from the seeds (no fit), for the jackknife-after-bootstrap acceleration of BCa bands.
-    """
-    counts = np.stack([np.bincount(resample_rows(plan, seed), minlength=plan.spec.n_rows) for seed in seeds])
-    return counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint16)
-
-
-def evaluate_model(plan: BootstrapPlan, model, evaluation: Evaluation, rng: np.random.Generator) -> NodeArrays:
-    """The plan's effect (PD/ICE unless ``plan.evaluate`` says otherwise) of one fitted model."""
-    return (plan.evaluate or evaluate_fit)(model, plan.spec, evaluation, rng=rng)
-
-
-def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator) -> NodeArrays:
-    """Draw, fit and evaluate one resample (runs in a joblib worker)."""
-    rows = resample_rows(plan, seed)
+def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator,
+                      rows: np.ndarray) -> NodeArrays:
+    """Fit and evaluate one resample on its drawn ``rows`` (runs in a joblib worker)."""
     _, fit_rng, bg_rng = (_child(seed, k) for k in range(3))
-    with fit_context(plan.threads_per_job):
+    with fit_context(plan.execution.threads_per_job):
         model = fit_clone(plan, rows, fit_rng)
-        background, weights = resample_background(plan, base.background, rows, bg_rng)
-        evaluation = replace(base, background=background, weights=weights)
-        arrays = evaluate_model(plan, model, evaluation, _child(seed, 3))  # the 4th child
+        background, weights = background_rows(plan, base.background, rows, bg_rng)
+        arrays = plan.effect.evaluate(model, replace(base, background=background, weights=weights))
     check_predictions_finite(arrays, what="this resample's refit")  # NaN output: a failure, never silent NaN
     return arrays
 
 
-def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator) -> NodeArrays | str:
-    """One resample; a failure the plan allows to skip comes back as its message."""
+def guarded(on_error: str, func, *args) -> NodeArrays | Failure:
+    """``func(*args)``, or the :class:`Failure` it raised when ``on_error="skip"`` (a missed class: always)."""
     try:
-        return evaluate_resample(plan, base, seed)
+        return func(*args)
     except MissingClassError as exc:  # never mixes scales, whatever on_error says
-        return f"MissingClassError: {exc}"
+        return Failure.of(exc)
     except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by the caller
-        if plan.on_error == "raise":
+        if on_error == "raise":
             raise
-        return f"{type(exc).__name__}: {exc}"
+        return Failure.of(exc)
+
+
+def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator,
+                 rows: np.ndarray) -> NodeArrays | Failure:
+    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`."""
+    return guarded(plan.execution.on_error, evaluate_resample, plan, base, seed, rows)
 
 
 def progress_bar(iterable, total: int, progress, initial: int = 0):
@@ -187,40 +285,131 @@ def _reporting(iterable, total: int, report, done: int):
         yield item
 
 
-def run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Checkpoint | None,
-                  done: dict[int, NodeArrays | str]) -> tuple[dict[int, NodeArrays], dict[int, str]]:
-    """Run the resamples not in ``done``, persisting each result; stop early on too many failures.
+def _draw(plan: BootstrapPlan, seed: np.random.Generator) -> np.ndarray:
+    """The row positions resample ``seed`` draws (its first child's stream)."""
+    return plan.resampling.draw(plan.spec.n_rows, _child(seed, 0), plan.strata)
+
+
+def _run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Checkpoint | None,
+                   counts: np.ndarray) -> list:
+    """Every resample's arrays or :class:`Failure`, persisting each; stop early on too many failures.
+
+    Each resample's rows are drawn once, here, as its job is dispatched (and counted into ``counts``).
+    """
+    n, execution = plan.n_resamples, plan.execution
+    done = stored_results(ckpt, n)
+    for b in done:
+        counts[b] = np.bincount(_draw(plan, seeds[b]), minlength=plan.spec.n_rows)
+
+    todo = [b for b in range(n) if b not in done]
+
+    def jobs():
+        for b in todo:
+            rows = _draw(plan, seeds[b])
+            counts[b] = np.bincount(rows, minlength=plan.spec.n_rows)
+            yield b, delayed(resample_job)(plan, base, seeds[b], rows)
+
+    return dispatch(execution, n, jobs(), ckpt, done)
+
+
+def dispatch(execution: Execution, n: int, jobs, ckpt: Checkpoint | None, done: dict) -> list:
+    """Run ``jobs`` (``(index, joblib-delayed call)`` pairs) in parallel: progress, checkpoints, failures.
+
+    Every call returns arrays or a :class:`Failure`; each result is saved in the checkpoint as it
+    arrives; the run stops as soon as more than ``execution.max_failure_share`` of the ``n`` jobs
+    have failed.  Returns the ``n`` results in index order (``done`` holds those finished before).
+    """
+    allowed = int(np.floor(execution.max_failure_share * n))
+    n_failed = sum(isinstance(r, Failure) for r in done.values())
+    todo: list[int] = []
+
+    def calls():
+        for b, call in jobs:
+            todo.append(b)
+            yield call
+
+    stream = Parallel(n_jobs=execution.n_jobs, return_as="generator")(calls())
+    for k, out in enumerate(progress_bar(stream, n, execution.progress, initial=len(done))):  # bar first: it ends
+        b = todo[k]
+        done[b] = out
+        if ckpt is not None:
+            ckpt.save_failure(b, str(out)) if isinstance(out, Failure) else ckpt.save(b, out)
+        n_failed += isinstance(out, Failure)
+        if isinstance(out, Failure) and n_failed > allowed:
+            first = min(i for i, r in done.items() if isinstance(r, Failure))
+            advice = (" (a decision_function refit that misses a class cannot be compared; use "
+                      "response_method='predict_proba' or resampling='stratified')" if done[first].missing_class
+                      else "")
+            raise RuntimeError(
+                f"{n_failed} resamples failed, more than max_failure_share={execution.max_failure_share} of "
+                f"{n}; the first, resample {first}, raised {done[first]}{advice}"
+            )
+    return [done[b] for b in range(n)]
+
+
+def stored_results(ckpt: Checkpoint | None, n: int) -> dict:
+    """The results a checkpoint already holds (arrays, or a :class:`Failure`), by index."""
+    done: dict[int, NodeArrays | Failure] = {}
+    if ckpt is not None:
+        for b in range(n):
+            stored = ckpt.load(b)
+            if stored is not None:
+                done[b] = Failure.from_text(stored) if isinstance(stored, str) else stored
+    return done
+
+
+def _open_checkpoint(plan: BootstrapPlan, seeds: dict, created: str) -> tuple[Checkpoint | None, str]:
+    if plan.execution.checkpoint is None:
+        return None, created
+    ckpt = Checkpoint(plan.execution.checkpoint, plan_fingerprint(plan, seeds), on_error=plan.execution.on_error)
+    return ckpt, ckpt.open({"created": created})["created"]
+
+
+def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, base: Evaluation
+              ) -> tuple[NodeArrays, Evaluation, str]:
+    """The full-data fit's arrays and the evaluation every resample repeats (from the checkpoint if stored)."""
+    stored = ckpt.load_estimate() if ckpt is not None else None
+    if stored is not None:
+        estimate, meta = stored
+        return (estimate, replace(base, response_method=meta["response"], outputs=meta["outputs"]),
+                meta.get("engine", ""))
+    with fit_context(plan.execution.threads_per_job):
+        model = fit_clone(plan, None, full_seed, only_if_unset=True)
+        resolved = resolve_response_method(model, plan.response_method)
+        outputs = resolve_outputs(model, resolved, y=plan.y)
+        base = replace(base, response_method=resolved, outputs=outputs)
+        with record_engine_choices() as choices:  # which engine computed each feature set, and why
+            estimate = plan.effect.evaluate(model, base)
+    check_predictions_finite(estimate)
+    engine = describe_choices(choices)
+    if ckpt is not None:
+        ckpt.save_estimate(estimate, {"response": resolved, "outputs": list(outputs), "engine": engine})
+    return estimate, base, engine
+
+
+def run(plan: BootstrapPlan, created: str) -> RunResult:
+    """Run a validated plan: seeds, fixed rows, the full-data fit, the resamples (checkpointed).
+
+    Parameters
+    ----------
+    plan : BootstrapPlan
+        From :func:`pdpboot._plan.make_plan`.
+    created : str
+        Creation time of the result (a resumed checkpoint keeps its own).
 
     Returns
     -------
-    results : dict
-        Resample index -> arrays, for the successful resamples.
-    failures : dict
-        Resample index -> error message.
+    RunResult
     """
-    n = plan.n_resamples
-    results = {b: r for b, r in done.items() if not isinstance(r, str)}
-    failures = {b: r for b, r in done.items() if isinstance(r, str)}
-    todo = [b for b in range(n) if b not in done]
-    allowed = int(np.floor(plan.max_failure_share * n))
-    jobs = (delayed(resample_job)(plan, base, seeds[b]) for b in todo)
-    stream = Parallel(n_jobs=plan.n_jobs, return_as="generator")(jobs)
-    for out, b in zip(progress_bar(stream, n, plan.progress, initial=n - len(todo)), todo):  # bar first: it ends
-        if isinstance(out, str):
-            failures[b] = out
-            if ckpt is not None:
-                ckpt.save_failure(b, out)
-            if len(failures) > allowed:
-                first = min(failures)
-                advice = (" (a decision_function refit that misses a class cannot be compared; use "
-                          "response_method='predict_proba' or resampling='stratified')"
-                          if failures[first].startswith("MissingClassError") else "")
-                raise RuntimeError(
-                    f"{len(failures)} resamples failed, more than max_failure_share={plan.max_failure_share} of "
-                    f"{n}; the first, resample {first}, raised {failures[first]}{advice}"
-                )
-        else:
-            results[b] = out
-            if ckpt is not None:
-                ckpt.save(b, out)
-    return results, failures
+    generator = root_generator(plan.rng, plan.execution.checkpoint)
+    seeds = seed_record(generator)
+    full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
+    resample_seeds = generator.spawn(plan.n_resamples)
+    ckpt, created = _open_checkpoint(plan, seeds, created)
+    background, ice_rows, h_rows = fixed_rows(plan, background_seed, ice_seed, full_seed.spawn(1)[0])
+    base = Evaluation("", [], background, row_weights(plan, background), ice_rows, h_rows)
+    estimate, base, engine = _estimate(plan, ckpt, full_seed, base)
+    counts = np.zeros((plan.n_resamples, plan.spec.n_rows), dtype=np.int64)
+    resamples = _run_resamples(plan, base, resample_seeds, ckpt, counts)
+    counts = counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint16)
+    return RunResult(estimate, resamples, base, counts, seeds, created, engine)

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 
-from ._assemble import build_tree, provenance, task_name
-from ._evaluate import Evaluation, evaluate_fit
+from ._assemble import build_tree
+from ._evaluate import Evaluation, PDEffect, resolve_outputs
 from ._plan import make_spec
 from ._validate import (
     check_choice,
@@ -16,11 +16,12 @@ from ._validate import (
     check_predictions_finite,
     check_rng,
     check_sample_weight,
-    check_target_names,
     is_fitted,
 )
+from .engine import describe_choices, record_engine_choices
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.response import output_labels, resolve_response_method
+from .engine.response import resolve_response_method
+from .header import ResultHeader
 
 KINDS = ("average", "individual", "both")
 
@@ -100,23 +101,21 @@ def partial_dependence(
     max_ice_instances = check_optional_positive_int(max_ice_instances, "max_ice_instances")
     rng = check_rng(rng)
     resolved = resolve_response_method(estimator, response_method)
-    n_targets = 1
-    if resolved == "predict":
-        n_targets = np.asarray(estimator.predict(spec.rows(np.arange(1)))).reshape(1, -1).shape[1]
-    outputs = output_labels(estimator, resolved, check_target_names(target_names, n_targets), n_targets)
+    outputs = resolve_outputs(estimator, resolved, target_names=target_names, rows=spec.rows(np.arange(1)))
     generator = np.random.default_rng(rng)
     ice_rows = None
     if kind != "average":
         ice_rows = np.arange(spec.n_rows)
         if max_ice_instances is not None and max_ice_instances < spec.n_rows:
             ice_rows = np.sort(generator.choice(spec.n_rows, size=int(max_ice_instances), replace=False))
-    evaluation = Evaluation(resolved, outputs, np.arange(spec.n_rows), weights, ice_rows)
-    per_node = evaluate_fit(estimator, spec, evaluation)
+    effect = PDEffect(spec)
+    with record_engine_choices() as choices:  # which engine computed each feature set, and why
+        per_node = effect.evaluate(estimator, Evaluation(resolved, outputs, np.arange(spec.n_rows), weights,
+                                                         ice_rows))
     check_predictions_finite(per_node, what=f"{type(estimator).__name__}")
     settings = dict(spec.settings, response_method=response_method, kind=kind,
                     max_ice_instances=max_ice_instances, sample_weight=sample_weight is not None)
-    attrs = provenance(estimator, settings, task=task_name(resolved), response=resolved,
-                       target_name=str(outputs[0]) if resolved == "predict" else "class",
-                       n_resamples=0, n_failed_resamples=0,
-                       rng_entropy=str(generator.bit_generator.seed_seq.entropy))
-    return build_tree(spec, per_node, outputs=outputs, ice_rows=ice_rows, root_attrs=attrs)
+    header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=spec.n_rows,
+                                   rng_entropy=str(generator.bit_generator.seed_seq.entropy),
+                                   supports=effect.supports(resolved), engine=describe_choices(choices))
+    return build_tree(spec, per_node, outputs=outputs, ice_rows=ice_rows, header=header)

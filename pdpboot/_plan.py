@@ -1,20 +1,19 @@
 """Arguments validated into plans: everything fixed before any model is fitted.
 
 :func:`make_spec` fixes the table, the feature sets and their grids (shared by
-the one-fit PD and the bootstrap); :func:`check_bootstrap_args` validates every
-argument of :func:`pdpboot.bootstrap_partial_dependence` into a frozen
-:class:`BootstrapPlan` (the role ``scipy.stats._resampling._bootstrap_iv``
-plays for ``scipy.stats.bootstrap``).  Nothing here fits a model or imports
-xarray.
+every effect and by the one-fit functions); :class:`Effect` is what a run
+computes from each fitted model; :func:`make_plan` validates a resampling run
+of an effect into a frozen :class:`BootstrapPlan` (the role
+``scipy.stats._resampling._bootstrap_iv`` plays for ``scipy.stats.bootstrap``).
+Nothing here fits a model or imports xarray.
 """
 
 from __future__ import annotations
 
 import numbers
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -23,11 +22,7 @@ from sklearn.pipeline import Pipeline
 
 from ._validate import (
     check_choice,
-    check_ice,
     check_missing_supported,
-    check_n_resamples,
-    check_optional_positive_int,
-    check_positive_int,
     check_rng,
     check_sample_weight,
     check_table,
@@ -38,12 +33,10 @@ from ._validate import (
 from .engine import METHODS
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.refit import rows_of
-from .engine.resample import RESAMPLING
 from .engine.response import resolve_response_method
-from .grid import FeatureGrid, make_grids
+from .grid import FeatureGrid, check_grid_size, make_grids
+from .options import Execution, Resampling
 
-BACKGROUNDS = ("resample", "original", "out-of-bag")
-ON_ERROR = ("raise", "skip")
 DEFAULT_N_MAX = 500
 
 
@@ -99,6 +92,7 @@ def make_spec(
         X, names, [p for fs in feature_sets for p in fs], grid_resolution=grid_resolution,
         percentiles=percentiles, custom_values=custom_values, categorical_features=categorical_features,
     )
+    check_grid_size(grids, feature_sets, memory_limit)
     settings = {
         "features": [[names[p] for p in fs] for fs in feature_sets],
         "grid_resolution": int(grid_resolution),
@@ -109,6 +103,11 @@ def make_spec(
         "memory_limit": int(memory_limit),
     }
     return PDSpec(X, names, feature_sets, grids, method, int(memory_limit), settings)
+
+
+def names_of_target(y) -> list[str]:
+    """The regression target name(s) of ``y``: a DataFrame's columns, a Series' name, or ``"y"``."""
+    return list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
 
 
 def check_interactions(interactions) -> int | None:
@@ -155,113 +154,89 @@ def fit_kwargs(estimator, fit_params: dict, sample_weight: np.ndarray | None, ro
     return kwargs
 
 
+class Effect(Protocol):
+    """What a resampling run computes from every fitted model (PD/ICE, ALE, an H statistic, ...).
+
+    An effect is made from the data before any fit (its ``spec`` holds the
+    validated table, feature sets and grids), turns one fitted model into
+    arrays, and names its variables, node attrs and header entries.  The loop
+    (:func:`pdpboot._loop.run`) and the assembly never look inside it.
+    """
+
+    #: effect name recorded in the header (``"pd"``, ``"ale"``, ...)
+    name: str
+    spec: PDSpec
+
+    def evaluate(self, fitted, evaluation) -> dict:
+        """Node name -> variable -> (dims, array) of one fitted model (see ``pdpboot._evaluate.Evaluation``)."""
+
+    @property
+    def settings(self) -> dict:
+        """JSON-able settings of the effect (provenance and checkpoint fingerprint)."""
+
+    def supports(self, response_method: str) -> dict[str, tuple[float | None, float | None]]:
+        """Variable name -> (lower, upper) bound of the values it can take (for clipping bands)."""
+
+    def node_attrs(self) -> dict[str, dict]:
+        """Node name -> extra node attrs (e.g. ALE's bin counts)."""
+
+
 @dataclass(frozen=True)
 class BootstrapPlan:
-    """Every resolved choice of a bootstrap run (see :func:`check_bootstrap_args`)."""
+    """Every resolved choice of a resampling run, validated before any fit (see :func:`make_plan`)."""
 
     estimator: Any  # unfitted
-    spec: PDSpec
+    effect: Effect
     y: Any
-    n_resamples: int
-    resampling: str
+    resampling: Resampling
+    execution: Execution
     strata: np.ndarray | None
-    groups: np.ndarray | None
-    subsample_fraction: float
-    background: str
-    max_background: int | None
-    ice: bool | int
-    heterogeneity: bool
-    n_max: int | None
     response_method: str
     sample_weight: np.ndarray | None
     fit_params: dict
-    n_jobs: int | None
-    threads_per_job: int
     rng: Any  # validated seed argument (see check_rng)
-    progress: Any  # bool, "auto" or a callable
-    checkpoint: str | os.PathLike | None
-    on_error: str
-    max_failure_share: float
-    #: the effect's per-model evaluation, called as ``evaluate(fitted, spec, evaluation, rng=)`` and
-    #: returning node -> variable -> (dims, array); None: PD/ICE (:func:`pdpboot._evaluate.evaluate_fit`)
-    evaluate: Callable | None = None
+
+    @property
+    def spec(self) -> PDSpec:
+        return self.effect.spec
+
+    @property
+    def n_resamples(self) -> int:
+        return self.resampling.n_resamples
 
     @property
     def settings(self) -> dict:
         """JSON-able call settings (provenance and checkpoint fingerprint)."""
         return dict(
-            self.spec.settings, resampling=self.resampling, subsample_fraction=self.subsample_fraction,
-            background=self.background, max_background=self.max_background, ice=self.ice,
-            heterogeneity=self.heterogeneity, interactions=0 if self.n_max is None else self.n_max,
-            response_method=self.response_method, groups=self.groups is not None,
-            sample_weight=self.sample_weight is not None, fit_params=sorted(self.fit_params),
+            self.spec.settings, **self.effect.settings, **self.resampling.settings,
+            response_method=self.response_method, sample_weight=self.sample_weight is not None,
+            fit_params=sorted(self.fit_params),
         )
 
 
-def check_threads_per_job(threads_per_job) -> int:
-    """Native (OpenMP/BLAS) threads per fit: 1 unless the user asks for more.
+def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution: Execution,
+              response_method: str = "auto", sample_weight=None, fit_params: Mapping | None = None,
+              rng=None) -> BootstrapPlan:
+    """Validate a resampling run of ``effect`` (whose spec already holds the checked table) before any fit.
 
-    One thread per job keeps results bit-identical for every ``n_jobs`` and
-    backend (multi-threaded BLAS may sum in another order), never lets jobs
-    times threads exceed the cores, and avoids OpenMP threads spin-waiting for
-    busy cores (measured: one HistGradientBoosting fit took 1.6-2.7 s with one
-    thread and 69 s with two, load 22 on 2 cores).  The bootstrap's parallelism
-    is ``n_jobs``, over resamples.
-    """
-    return 1 if threads_per_job is None else check_positive_int(threads_per_job, "threads_per_job", 1)
-
-
-def check_bootstrap_args(estimator, X, y, features, *, n_resamples, resampling, subsample_fraction, groups,
-                         background, max_background, ice, heterogeneity, interactions, grid_resolution,
-                         percentiles, custom_values, categorical_features, response_method, method,
-                         memory_limit, sample_weight, fit_params, n_jobs, threads_per_job, rng, progress,
-                         checkpoint, on_error, max_failure_share, spec: PDSpec | None = None,
-                         evaluate: Callable | None = None) -> BootstrapPlan:
-    """Validate every argument of :func:`pdpboot.bootstrap_partial_dependence` before any fit.
-
-    Another effect passes its own ``spec`` (grids fixed on the full data; the
-    grid arguments are then ignored) and its per-model ``evaluate``.
+    The role ``scipy.stats._resampling._bootstrap_iv`` plays for ``scipy.stats.bootstrap``:
+    every argument is checked here, once, and the run then reads the frozen plan.
     """
     if is_fitted(estimator):
         raise ValueError(
-            f"{type(estimator).__name__} is already fitted, but bootstrap_partial_dependence fits "
-            "clones itself; pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). "
+            f"{type(estimator).__name__} is already fitted, but resampling fits clones itself; "
+            "pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). "
             "For the PD of a fitted model without resampling use pdpboot.partial_dependence."
         )
-    n_resamples = check_n_resamples(n_resamples)
     rng = check_rng(rng)
-    check_choice(resampling, "resampling", RESAMPLING)
-    check_choice(background, "background", BACKGROUNDS)
-    check_choice(on_error, "on_error", ON_ERROR)
-    if spec is None:
-        spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
-                         custom_values=custom_values, categorical_features=categorical_features,
-                         method=method, memory_limit=memory_limit)
+    spec = effect.spec
     y = check_target(y, spec.n_rows, estimator)
-    if resampling == "stratified" and not is_classifier(estimator):
-        raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
-    if resampling == "group" and (groups is None or len(groups) != spec.n_rows):
-        raise ValueError(
-            f"resampling='group' needs groups with one label per row of X ({spec.n_rows}); "
-            f"got {'none' if groups is None else len(groups)}."
-        )
-    if resampling == "subsample" and not 0 < subsample_fraction < 1:
-        raise ValueError(f"subsample_fraction must be in (0, 1), got {subsample_fraction}.")
-    max_background = check_optional_positive_int(max_background, "max_background")
-    ice = check_ice(ice)
-    if not 0 <= max_failure_share < 1:
-        raise ValueError(f"max_failure_share must be in [0, 1), got {max_failure_share!r}.")
+    strata = resampling.bind(spec.n_rows, y, classifier=is_classifier(estimator))
     check_missing_supported(estimator, spec.X, spec.names)
     if response_method != "auto":
         resolve_response_method(estimator, response_method)  # fail before any fit
     return BootstrapPlan(
-        estimator=estimator, spec=spec, y=y, n_resamples=n_resamples, resampling=resampling,
-        strata=np.asarray(y) if resampling == "stratified" else None,
-        groups=np.asarray(groups) if resampling == "group" else None,
-        subsample_fraction=float(subsample_fraction), background=background, max_background=max_background,
-        ice=ice, heterogeneity=bool(heterogeneity),
-        n_max=check_interactions(interactions), response_method=response_method,
-        sample_weight=check_sample_weight(sample_weight, spec.n_rows), fit_params=check_fit_params(fit_params),
-        n_jobs=n_jobs, threads_per_job=check_threads_per_job(threads_per_job), rng=rng, progress=progress,
-        checkpoint=checkpoint, on_error=on_error, max_failure_share=float(max_failure_share), evaluate=evaluate,
+        estimator=estimator, effect=effect, y=y, resampling=resampling, execution=execution, strata=strata,
+        response_method=response_method, sample_weight=check_sample_weight(sample_weight, spec.n_rows),
+        fit_params=check_fit_params(fit_params), rng=rng,
     )

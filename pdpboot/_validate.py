@@ -179,6 +179,11 @@ def _plain_target(y):
     if isinstance(y, pd.Series):
         return _plain_column(y)
     if isinstance(y, pd.DataFrame):
+        names = [str(c) for c in y.columns]
+        duplicated = list(dict.fromkeys(n for n in names if names.count(n) > 1))
+        if duplicated:
+            raise ValueError(f"y has duplicate column names {duplicated!r:.200}; the target names label the "
+                             "'output' dim of the result, so rename them to be distinct.")
         converted = pd.concat([_plain_column(y.iloc[:, j]) for j in range(y.shape[1])], axis=1)
         converted.columns = y.columns
         return converted
@@ -377,6 +382,46 @@ def check_probability(value, name: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not 0 < value < 1:
         raise ValueError(f"{name} must be a number in (0, 1), e.g. 0.95; got {value!r:.80}.")
     return float(value)
+
+
+def check_enough_rows(X, minimum: int = 2, *, what: str = "the bootstrap") -> None:
+    """Refuse a table with fewer than ``minimum`` rows for ``what`` (before any grid is built).
+
+    A one-row table otherwise reaches the grid and is reported as "feature is constant", and every
+    resample of it is the same row.  Objects without a length are left to :func:`check_table`.
+    """
+    try:
+        n_rows = len(X)
+    except TypeError:
+        return
+    if 0 < n_rows < minimum:  # an empty X is check_table's to refuse
+        raise ValueError(
+            f"X has only {n_rows} row(s); {what} needs at least {minimum} (each resample refits the model on "
+            "rows drawn from X). Use partial_dependence for the PD of one fitted model on few rows."
+        )
+
+
+def check_subsample_fraction(subsample_fraction, n_rows: int, resampling: str = "subsample", *,
+                             minimum: int = 2):
+    """``subsample_fraction`` in (0, 1) leaving every subsample at least ``minimum`` rows.
+
+    Each subsample has ``floor(subsample_fraction * n_rows)`` rows (:func:`pdpboot.engine.resample.draw_rows`);
+    a fraction that leaves fewer is refused here instead of failing inside the model's ``fit``.  Other
+    ``resampling`` schemes do not use it: it is returned unchanged.
+    """
+    if resampling != "subsample":
+        return subsample_fraction
+    if (isinstance(subsample_fraction, (bool, np.bool_)) or not isinstance(subsample_fraction, numbers.Real)
+            or not 0 < subsample_fraction < 1):
+        raise ValueError(f"subsample_fraction must be in (0, 1), got {subsample_fraction!r:.80}.")
+    size = int(np.floor(subsample_fraction * n_rows))
+    if size < minimum:
+        raise ValueError(
+            f"subsample_fraction={subsample_fraction!r} draws floor({subsample_fraction!r} x {n_rows}) = {size} "
+            f"row(s) per subsample; the model needs at least {minimum}: use subsample_fraction >= "
+            f"{min(np.ceil(minimum / n_rows * 1e4) / 1e4, 0.99):g}."
+        )
+    return float(subsample_fraction)
 
 
 def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:

@@ -9,8 +9,8 @@ documented in :mod:`pdpboot.engine.ale`.
 
 Results follow the schema of :mod:`pdpboot.schema`: one child node per feature
 set, dims named after the features whose coordinate is the grid (bin edges of
-a numeric feature, ordered levels of a categorical or few-valued integer
-feature), ``output`` and ``resample``; variables ``ale`` and
+a numeric feature - its distinct values when it has few, on a numeric axis as
+in PD - and ordered levels of a categorical feature), ``output`` and ``resample``; variables ``ale`` and
 ``ale_resamples``, so :func:`pdpboot.confidence_bands` adds ``ale_band``,
 ``ale_se`` and ``ale_bias`` unchanged.  Node attrs add ``effect = "ale"``,
 ``ale_kind`` (one of ``numeric``, ``ordinal``, ``categorical`` per feature) and
@@ -30,16 +30,27 @@ import pandas as pd
 import xarray as xr
 from sklearn.base import is_classifier
 
-from ._assemble import build_tree, provenance
-from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs
-from ._plan import PDSpec, check_bootstrap_args
-from ._validate import check_choice, check_positive_int, check_table, is_fitted, resolve_features
+from ._assemble import build_tree
+from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs, resolve_outputs
+from ._plan import PDSpec, make_plan
+from ._validate import (
+    check_choice,
+    check_enough_rows,
+    check_positive_int,
+    check_sample_weight,
+    check_table,
+    is_fitted,
+    resolve_features,
+)
 from .bootstrap import run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
+from .engine.dtypes import is_categorical_column
 from .engine.resample import RESAMPLING
-from .engine.response import output_labels, resolve_response_method, response_function
-from .grid import FeatureGrid, make_grids
+from .engine.response import resolve_response_method, response_function
+from .grid import FeatureGrid, check_grid_size, make_grids
+from .header import ResultHeader
+from .options import Execution, Resampling, resolve_execution, resolve_resampling
 from .schema import node_name
 
 ALE_KINDS = ("numeric", "ordinal", "categorical")
@@ -55,7 +66,7 @@ class ALESpec:
     ----------
     pd_spec : PDSpec
         Table, names, feature sets and grids (bin edges or ordered levels) in
-        the form :func:`pdpboot._pd.build_tree` assembles.
+        the form :func:`pdpboot._assemble.build_tree` assembles.
     kinds : dict
         Column position -> ``"numeric"``, ``"ordinal"`` or ``"categorical"``.
     """
@@ -78,8 +89,7 @@ def _discrete_columns(X, names, categorical_positions) -> list[bool]:
     for j in range(len(names)):
         col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
         dtype = col.dtype
-        discrete = (j in categorical_positions or isinstance(dtype, pd.CategoricalDtype)
-                    or dtype.kind in "bOSU" or pd.api.types.is_string_dtype(dtype)
+        discrete = (j in categorical_positions or is_categorical_column(col)
                     or (dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER))
         out.append(bool(discrete))
     return out
@@ -110,9 +120,11 @@ def make_ale_spec(
     """Validate the table and features and fix every feature's ALE grid on the full data.
 
     Numeric features get :func:`pdpboot.engine.ale.quantile_edges` with
-    ``grid_resolution`` bins; integer columns with at most ``grid_resolution``
-    distinct values and ordered pandas categoricals get their levels in order
-    (``ordinal``); other categorical features get their levels ordered by
+    ``grid_resolution`` bins, or every distinct value as an edge when they
+    have at most ``grid_resolution + 1`` of them: a numeric column stays
+    numeric, as in PD, unless named in ``categorical_features``.  Ordered
+    pandas categoricals get their levels in order (``ordinal``); other
+    categorical features get their levels ordered by
     :func:`pdpboot.engine.ale.order_levels` (``categorical``).
     ``custom_values[feature]`` gives the edges of a numeric feature or the
     level order of a categorical one.
@@ -168,8 +180,8 @@ def make_ale_spec(
                     raise ValueError(f"custom_values[{names[p]!r}] must be strictly increasing ALE bin edges "
                                      "(at least two).")
                 kind = "numeric"
-            elif col.dtype.kind in "iu" and uniques.size <= grid_resolution:
-                values, kind = uniques.astype(col.dtype), "ordinal"
+            elif uniques.size <= grid_resolution + 1:  # numeric as in PD, never equally spaced levels
+                values, kind = (uniques.astype(col.dtype) if col.dtype.kind in "iu" else uniques), "numeric"
             else:
                 values, kind = quantile_edges(numeric, grid_resolution), "numeric"
         grids[p] = FeatureGrid(names[p], p, values, kind != "numeric", flags[p].deciles)
@@ -179,6 +191,7 @@ def make_ale_spec(
             bad = [names[p] for p in fs if kinds[p] == "categorical"]
             raise ValueError(f"2-D ALE needs numeric or ordered features; {bad} is unordered categorical. "
                              "Request it as a 1-D feature, or give its level order in custom_values.")
+    check_grid_size(grids, feature_sets, memory_limit)
     settings = {
         "features": [[names[p] for p in fs] for fs in feature_sets],
         "effect": "ale",
@@ -239,42 +252,61 @@ def evaluate_ale(
 
 
 @dataclass(frozen=True)
-class ALEEvaluation:
-    """The bootstrap's per-model hook for ALE (``BootstrapPlan.evaluate``): picklable, holds the feature kinds."""
+class ALEEffect:
+    """ALE as an effect of a resampling run (and, with ``with_pd``, the PD on the same grid and rows).
 
+    Parameters
+    ----------
+    spec : PDSpec
+        The ``pd_spec`` of :func:`make_ale_spec` (bin edges or ordered levels, validated before any fit).
+    kinds : dict
+        Column position -> ``"numeric"``, ``"ordinal"`` or ``"categorical"``.
+    with_pd : bool
+        Also the partial dependence on the same grid, from the same fitted model and rows.
+    """
+
+    spec: PDSpec
     kinds: dict
-    with_pd: bool = False  # also the PD on the same grid, from the same fitted model
+    with_pd: bool = False
+    name: str = "ale"
 
-    def __call__(self, fitted, spec: PDSpec, evaluation: Evaluation, rng=None) -> NodeArrays:
-        out = evaluate_ale(fitted, ALESpec(spec, self.kinds), response_method=evaluation.response_method,
+    def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
+        out = evaluate_ale(fitted, ALESpec(self.spec, self.kinds), response_method=evaluation.response_method,
                            outputs=evaluation.outputs, background=evaluation.background,
                            weights=evaluation.weights)
         if self.with_pd:
-            for node, variables in evaluate_fit(fitted, spec, evaluation, rng=rng).items():
+            for node, variables in evaluate_fit(fitted, self.spec, evaluation).items():
                 out[node] = {**variables, **out[node]}
         return out
 
+    @property
+    def settings(self) -> dict:
+        return {"ice": False, "heterogeneity": False, "interactions": 0, "with_pd": self.with_pd}
 
-def _node_attrs(tree: xr.DataTree, spec: ALESpec) -> xr.DataTree:
-    pd_spec = spec.pd_spec
-    for fs in spec.feature_sets:
-        node = tree[node_name(pd_spec.dims(fs))]
-        attrs = dict(node.attrs, effect="ale", ale_kind=[spec.kinds[p] for p in fs])
-        if len(fs) == 1:
-            p = fs[0]
-            grid = pd_spec.grids[p].values
-            col = pd_spec.X.iloc[:, p] if isinstance(pd_spec.X, pd.DataFrame) else np.asarray(pd_spec.X)[:, p]
-            if spec.kinds[p] == "numeric":
-                x = pd.to_numeric(pd.Series(np.asarray(col)), errors="coerce").to_numpy(dtype=float)
-                ok = (x >= grid[0]) & (x <= grid[-1])
-                pos = np.clip(np.searchsorted(np.asarray(grid, float), x[ok], "left") - 1, 0, None)
-                counts = np.bincount(pos, minlength=max(grid.size - 1, 0))
-            else:
-                codes = pd.Index(list(grid)).get_indexer(pd.Series(np.asarray(col)).tolist())
-                counts = np.bincount(codes[codes >= 0], minlength=grid.size)
-            attrs["bin_counts"] = [int(c) for c in counts]
-        node.attrs = attrs
-    return tree
+    def supports(self, response_method: str) -> dict[str, tuple[float | None, float | None]]:
+        return {"pd": (0.0, 1.0)} if self.with_pd and response_method == "predict_proba" else {}
+
+    def node_attrs(self) -> dict[str, dict]:
+        """``effect``, ``ale_kind`` and (1-D nodes) ``bin_counts``: full-data rows per bin or level."""
+        spec = self.spec
+        out = {}
+        for fs in spec.feature_sets:
+            attrs = {"effect": "ale", "ale_kind": [self.kinds[p] for p in fs]}
+            if len(fs) == 1:
+                p = fs[0]
+                grid = spec.grids[p].values
+                col = spec.X.iloc[:, p] if isinstance(spec.X, pd.DataFrame) else np.asarray(spec.X)[:, p]
+                if self.kinds[p] == "numeric":
+                    x = pd.to_numeric(pd.Series(np.asarray(col)), errors="coerce").to_numpy(dtype=float)
+                    ok = (x >= grid[0]) & (x <= grid[-1])
+                    pos = np.clip(np.searchsorted(np.asarray(grid, float), x[ok], "left") - 1, 0, None)
+                    counts = np.bincount(pos, minlength=max(grid.size - 1, 0))
+                else:
+                    codes = pd.Index(list(grid)).get_indexer(pd.Series(np.asarray(col)).tolist())
+                    counts = np.bincount(codes[codes >= 0], minlength=grid.size)
+                attrs["bin_counts"] = [int(c) for c in counts]
+            out[node_name(spec.dims(fs))] = attrs
+        return out
 
 
 def accumulated_local_effects(
@@ -302,8 +334,9 @@ def accumulated_local_effects(
         2-D second-order ALE (pure interaction surface).
     grid_resolution : int
         Number of quantile bins K of a numeric feature (fewer when quantiles
-        coincide); integer features with at most K distinct values use their
-        values as ordered levels.
+        coincide); a numeric feature with at most K + 1 distinct values has
+        each of them as an edge (it stays numeric; name it in
+        ``categorical_features`` for levels).
     custom_values : dict, optional
         Feature -> bin edges (numeric) or level order (categorical).
     categorical_features : list or bool mask, optional
@@ -346,26 +379,16 @@ def accumulated_local_effects(
     spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
                          categorical_features=categorical_features, memory_limit=memory_limit)
     pd_spec = spec.pd_spec
-    n_rows = pd_spec.X.shape[0]
-    weights = None
-    if sample_weight is not None:
-        weights = np.asarray(sample_weight, dtype=float)
-        if weights.shape != (n_rows,) or np.any(weights < 0) or weights.sum() <= 0:
-            raise ValueError(f"sample_weight must be {n_rows} non-negative numbers (one per row of X) with a "
-                             "positive sum.")
-    n_targets = 1
+    weights = check_sample_weight(sample_weight, pd_spec.n_rows)
     resolved = resolve_response_method(estimator, response_method)
-    if resolved == "predict":
-        n_targets = np.asarray(estimator.predict(pd_spec.rows(np.arange(1)))).reshape(1, -1).shape[1]
-    outputs = output_labels(estimator, resolved, target_names, n_targets)
-    per_node = evaluate_ale(estimator, spec, response_method=resolved, outputs=outputs,
-                            background=np.arange(n_rows), weights=weights)
+    outputs = resolve_outputs(estimator, resolved, target_names=target_names, rows=pd_spec.rows(np.arange(1)))
+    effect = ALEEffect(pd_spec, spec.kinds)
+    per_node = effect.evaluate(estimator, Evaluation(resolved, outputs, np.arange(pd_spec.n_rows), weights))
     settings = dict(pd_spec.settings, response_method=response_method, sample_weight=sample_weight is not None)
-    attrs = provenance(estimator, settings, task="regression" if resolved == "predict" else "classification",
-                       response=resolved, target_name=str(outputs[0]) if resolved == "predict" else "class",
-                       effect="ale", n_resamples=0, n_failed_resamples=0)
-    tree = build_tree(pd_spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs)
-    return _node_attrs(tree, spec)
+    header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=pd_spec.n_rows,
+                                   effect="ale", supports=effect.supports(resolved))
+    return build_tree(pd_spec, per_node, outputs=outputs, ice_rows=None, header=header,
+                      node_attrs=effect.node_attrs())
 
 
 def bootstrap_ale(
@@ -375,7 +398,7 @@ def bootstrap_ale(
     features,
     *,
     n_resamples: int = 200,
-    resampling: str = "auto",
+    resampling: str | Resampling = "auto",
     subsample_fraction: float = 0.632,
     groups=None,
     background: str = "resample",
@@ -395,6 +418,7 @@ def bootstrap_ale(
     on_error: str = "raise",
     max_failure_share: float = 0.1,
     with_pd: bool = False,
+    execution: Execution | None = None,
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute ALE on one grid fixed on the full data.
 
@@ -416,7 +440,7 @@ def bootstrap_ale(
         Column names or indices; a pair of numeric features gives a 2-D surface.
     n_resamples : int
         Number of resamples B.
-    resampling : {"auto", "bootstrap", "stratified", "subsample", "group"}
+    resampling : {"auto", "bootstrap", "stratified", "subsample", "group"} or Resampling
         As in :func:`pdpboot.bootstrap_partial_dependence`; ``"auto"`` is
         ``stratified`` for classifiers and ``bootstrap`` otherwise (ALE is
         centred, so fixing the class counts does not freeze its level).
@@ -434,6 +458,8 @@ def bootstrap_ale(
         every node, for PD and ALE side by side at the cost of one set of refits.  The PD equals
         :func:`pdpboot.bootstrap_partial_dependence` with the same ``rng`` and the edges as
         ``custom_values`` (brute method).
+    execution : Execution, optional
+        As in :func:`pdpboot.bootstrap_partial_dependence`.
 
     Returns
     -------
@@ -466,20 +492,18 @@ def bootstrap_ale(
         raise ValueError(f"{type(estimator).__name__} is already fitted, but bootstrap_ale fits clones itself; "
                          "pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). For one fitted model "
                          "use pdpboot.accumulated_local_effects.")
-    check_choice(resampling, "resampling", ("auto", *RESAMPLING))
-    if resampling == "auto":
-        resampling = "stratified" if is_classifier(estimator) else "bootstrap"
+    if isinstance(resampling, str):
+        check_choice(resampling, "resampling", ("auto", *RESAMPLING))
+        if resampling == "auto":
+            resampling = "stratified" if is_classifier(estimator) else "bootstrap"
+    resampling = resolve_resampling(resampling, n_resamples=n_resamples, subsample_fraction=subsample_fraction,
+                                    groups=groups, background=background, max_background=max_background)
+    execution = resolve_execution(execution, n_jobs=n_jobs, threads_per_job=threads_per_job, progress=progress,
+                                  checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    check_enough_rows(X)
     spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
                          categorical_features=categorical_features, memory_limit=memory_limit)
-    plan = check_bootstrap_args(
-        estimator, X, y, features, n_resamples=n_resamples, resampling=resampling,
-        subsample_fraction=subsample_fraction, groups=groups, background=background, max_background=max_background,
-        ice=False, heterogeneity=False, interactions=False, grid_resolution=grid_resolution, percentiles=None,
-        custom_values=custom_values, categorical_features=categorical_features, response_method=response_method,
-        method="brute", memory_limit=memory_limit, sample_weight=sample_weight, fit_params=fit_params,
-        n_jobs=n_jobs, threads_per_job=threads_per_job, rng=rng, progress=progress, checkpoint=checkpoint,
-        on_error=on_error, max_failure_share=max_failure_share, spec=spec.pd_spec,
-        evaluate=ALEEvaluation(spec.kinds, bool(with_pd)))
-    tree = run_bootstrap(plan, stacklevel=4)
-    tree.attrs["effect"] = "ale"
-    return _node_attrs(tree, spec)
+    plan = make_plan(estimator, y, ALEEffect(spec.pd_spec, spec.kinds, bool(with_pd)), resampling=resampling,
+                     execution=execution, response_method=response_method, sample_weight=sample_weight,
+                     fit_params=fit_params, rng=rng)
+    return run_bootstrap(plan, stacklevel=4)

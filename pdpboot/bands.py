@@ -18,9 +18,11 @@ Pointwise methods (at each grid point, level 1 - alpha; formulas in
 - ``bca``: bias-corrected and accelerated (Efron 1987), acceleration from the
   jackknife-after-bootstrap (needs ``resample_counts``, no refit).
 
-Bounds of statistics that are non-negative by definition (:data:`NON_NEGATIVE`:
-H statistics, ICE spreads, heterogeneity index, PD-variance index, ranges) are
-clipped at 0, and bounds of a probability PD into [0, 1].
+Bounds of a bounded statistic are clipped into its range, which the statistic
+itself records (variable attr ``support`` = ``[lower, upper]``, NaN for no
+bound, written by the effect that made it: H statistics, ICE spreads,
+heterogeneity index, PD-variance index and ranges are >= 0, a probability PD
+lies in [0, 1], its centred version in [-1, 1]).
 
 Simultaneous bands cover the whole curve or surface (per output) at once:
 
@@ -49,71 +51,68 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from ._assemble import band_variables, read_support, support_attrs
 from ._validate import check_probability
 from .engine.intervals import POINTWISE_METHODS, SIMULTANEOUS_METHODS, band_arrays, envelope_level
-from .schema import CI_BOUNDS, feature_nodes
+from .header import ResultHeader
+from .schema import feature_nodes
 
-__all__ = ["BAND_METHODS", "NON_NEGATIVE", "band_arrays", "confidence_bands"]
+__all__ = ["BAND_METHODS", "band_arrays", "confidence_bands"]
 
 BAND_METHODS = POINTWISE_METHODS
-#: Statistics that are >= 0 by definition: both bounds of their bands are clipped at 0.
-NON_NEGATIVE = ("h2", "h2_overall", "h_unnormalized", "pd_variance_interaction", "ice_sd", "cice_sd",
-                "dice_sd", "heterogeneity_index", "pd_range", "ale_range")
 COUNTS = "resample_counts"
 _SUFFIX = "_resamples"
 
 
-def _deviation_scale(attrs) -> float:
-    if attrs.get("resampling") != "subsample":
+def _deviation_scale(header: ResultHeader) -> float:
+    if header.extra.get("resampling") != "subsample":
         return 1.0
-    n, m = int(attrs["n_rows"]), int(attrs["subsample_size"])
+    n, m = header.n_rows, int(header.extra["subsample_size"])
     return float(np.sqrt(m / (n - m)))
 
 
-def _support(name: str, attrs) -> tuple[float | None, float | None]:
-    if name in NON_NEGATIVE:
-        return (0.0, None)
-    if name == "pd" and attrs.get("response") == "predict_proba":
-        return (0.0, 1.0)
-    if name == "pd_centered" and attrs.get("response") == "predict_proba":
-        return (-1.0, 1.0)
-    return (None, None)
+def _support(name: str, est: xr.DataArray, header: ResultHeader) -> tuple[float | None, float | None]:
+    """The range of statistic ``name``: its own ``support`` attr, else the header's entry."""
+    own = read_support(est.attrs)
+    return own if own != (None, None) else header.support(name)
 
 
-def _band_variable(est: xr.DataArray, res: xr.DataArray, *, scale, **options):
-    """Compute s_band, s_se, s_bias (and the pointwise band) for one variable via the NumPy layer."""
-    res = res.transpose("resample", *est.dims)
+def _centred_support(support: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+    """Bounds of a difference of two values of a statistic bounded by ``support``."""
+    lo, hi = support
+    if lo is None or hi is None:
+        return (None, None)
+    return (lo - hi, hi - lo)
+
+
+def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: float, support, **options):
+    """``name_band``, ``_se``, ``_bias`` (and ``_band_pointwise``) of one statistic, via the NumPy layer.
+
+    ``band_arrays`` takes (output, point) and (resample, output, point): the statistic's grid dims
+    are flattened into one point axis (a statistic without ``output`` gets one of length 1).
+    """
     has_output = "output" in est.dims
-    est_t = est if has_output else est.expand_dims("output")
-    res_t = res if has_output else res.expand_dims("output", axis=1)
-    other = [d for d in est_t.dims if d != "output"]
-    est_t = est_t.transpose("output", *other)
-    res_t = res_t.transpose("resample", "output", *other)
-    shape = est_t.shape
-    e = est_t.values.reshape(shape[0], -1)
-    r = res_t.values.reshape(res_t.shape[0], shape[0], -1)
+    e_da = est if has_output else est.expand_dims("output")
+    r_da = res if has_output else res.expand_dims("output")
+    grid = [d for d in e_da.dims if d != "output"]
+    e_da = e_da.transpose("output", *grid)
+    e = e_da.values.reshape(e_da.sizes["output"], -1)
+    r = r_da.transpose("resample", "output", *grid).values.reshape(res.sizes["resample"], *e.shape)
     r = e + (r - e) * scale
-    lower, upper, se, bias, info = band_arrays(e, r, **options)
-
-    def wrap(arr):
-        da = xr.DataArray(arr.reshape(shape), dims=est_t.dims, coords=est_t.coords)
-        return da.transpose(*est.dims) if has_output else da.squeeze("output", drop=True)
-
-    def band(lo, hi):
-        return xr.concat([wrap(lo), wrap(hi)], dim=xr.Variable("ci_bound", CI_BOUNDS)).transpose(
-            "ci_bound", *est.dims)
-
-    out = {"band": band(lower, upper), "se": wrap(se), "bias": wrap(bias)}
-    if options["simultaneous"]:
-        p_lo, p_hi, *_ = band_arrays(e, r, **dict(options, simultaneous=False))
-        out["band_pointwise"] = band(p_lo, p_hi)
-    return out, info
+    lower, upper, se, bias, info = band_arrays(e, r, support=support, **options)
+    pointwise = band_arrays(e, r, support=support, **dict(options, simultaneous=False))[:2] \
+        if options["simultaneous"] else None
+    parts = band_variables(name, e_da, lower, upper, se=se, bias=bias, attrs={}, pointwise=pointwise)
+    for key, da in parts.items():
+        da = da if has_output else da.squeeze("output", drop=True)
+        parts[key] = da.transpose(*(("ci_bound",) if "ci_bound" in da.dims else ()), *est.dims)
+    return parts, info
 
 
-def _counts(result: xr.DataTree, node_ds: xr.Dataset, method: str, attrs) -> np.ndarray | None:
+def _counts(result: xr.DataTree, node_ds: xr.Dataset, method: str, header: ResultHeader) -> np.ndarray | None:
     if method not in ("bc", "bca"):
         return None
-    if attrs.get("resampling") == "subsample":
+    if header.extra.get("resampling") == "subsample":
         raise ValueError(f"method={method!r} needs resamples drawn with replacement; this result used "
                          "resampling='subsample'. Use method='percentile', 'basic' or 'normal'.")
     if method == "bc":
@@ -203,8 +202,8 @@ def confidence_bands(
         ``confidence_level``, ``simultaneous`` (0/1), ``simultaneous_method``,
         ``n_resamples`` (used) and ``critical_value`` or ``calibrated_level``
         (one per output), ``acceleration_max`` for BCa, and ``support`` when the
-        bounds were clipped into the range of a bounded statistic (statistics in
-        :data:`NON_NEGATIVE` at 0; probability PD into [0, 1]).
+        bounds were clipped into the range of a bounded statistic (the range the
+        statistic's own ``support`` attr records).
 
     Warns
     -----
@@ -235,11 +234,12 @@ def confidence_bands(
     if not any(v.endswith(_SUFFIX) for n in nodes for v in n.ds.data_vars):
         raise ValueError("This result has no resamples (no *_resamples variables); run "
                          "pdpboot.bootstrap_partial_dependence first.")
-    scale = _deviation_scale(result.attrs)
+    header = ResultHeader.from_attrs(result.attrs)
+    scale = _deviation_scale(header)
     out = result.copy()
     for node in nodes:
         ds = node.to_dataset()
-        counts = _counts(result, ds, method, result.attrs)
+        counts = _counts(result, ds, method, header)
         for res_name in [v for v in ds.data_vars if v.endswith(_SUFFIX)]:
             name = res_name[: -len(_SUFFIX)]
             if name not in ds or name == "ice":
@@ -254,29 +254,29 @@ def confidence_bands(
                     f"{int(np.ceil(1 / (1 - confidence_level)))} resamples; this result has {n_valid}. "
                     "Raise n_resamples or lower confidence_level."
                 )
-            targets = [(name, ds[name], res)]
+            support = _support(name, ds[name], header)
+            targets = [(name, ds[name], res, support)]
             if name == "pd" and len(node.attrs["features"]) == 1:
                 # the centred PD (anchored at the first grid value) has its own, narrower band
                 first = {node.attrs["features"][0]: 0}
-                targets.append(("pd_centered", ds[name] - ds[name].isel(first), res - res.isel(first)))
-            for target, est, target_res in targets:
-                support = _support(target, result.attrs)
+                targets.append(("pd_centered", ds[name] - ds[name].isel(first), res - res.isel(first),
+                                _centred_support(support)))
+            for target, est, target_res, bounds in targets:
                 parts, info = _band_variable(
-                    est, target_res, scale=scale, level=confidence_level, method=method,
-                    simultaneous=simultaneous, simultaneous_method=sim_method, counts=counts, support=support)
+                    target, est, target_res, scale=scale, support=bounds, level=confidence_level, method=method,
+                    simultaneous=simultaneous, simultaneous_method=sim_method, counts=counts)
                 if simultaneous:
                     _warn_ceiling(f"{node.name}/{target}", info, n_valid, confidence_level)
                 attrs = {"method": method, "confidence_level": float(confidence_level),
                          "simultaneous": int(simultaneous), "n_resamples": n_valid, **info}
                 if simultaneous:
                     attrs["simultaneous_method"] = sim_method
-                if support != (None, None):
-                    attrs["support"] = [np.nan if b is None else float(b) for b in support]
+                attrs.update(support_attrs(bounds))
                 if target != name:
                     ds[target] = est
-                for suffix, da in parts.items():
-                    is_band = "band" in suffix
-                    da.attrs = dict(attrs, simultaneous=int(simultaneous and suffix == "band")) if is_band else {}
-                    ds[f"{target}_{suffix}"] = da
+                for key, da in parts.items():
+                    if key.endswith(("_band", "_band_pointwise")):
+                        da.attrs = dict(attrs, simultaneous=int(simultaneous and key.endswith("_band")))
+                    ds[key] = da
         out[node.name].dataset = ds
     return out

@@ -1,13 +1,16 @@
-"""The public bootstrap: validate into a plan, fit the full data, run the resamples, assemble.
+"""The refit bootstrap of any effect: options -> effect -> plan -> run -> result tree.
 
-The steps live in their own modules: :mod:`pdpboot._plan` (validation),
-:mod:`pdpboot._evaluate` (one fitted model -> arrays), :mod:`pdpboot._loop`
-(seeds, resample jobs, checkpoints, failures) and :mod:`pdpboot._assemble`
-(arrays -> DataTree).
+:func:`bootstrap_partial_dependence` turns its arguments into
+:class:`~pdpboot.options.Resampling`, :class:`~pdpboot.options.Execution` and a
+:class:`~pdpboot._evaluate.PDEffect`, validates them into a plan
+(:func:`pdpboot._plan.make_plan`), and :func:`run_bootstrap` runs any plan
+(:func:`pdpboot._loop.run`) and assembles its typed results into a DataTree
+with one :class:`~pdpboot.header.ResultHeader` (:mod:`pdpboot._assemble`).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import warnings
@@ -16,71 +19,14 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import xarray as xr
 
-from ._assemble import build_tree, provenance, stack_resamples, task_name
-from ._evaluate import Evaluation, NodeArrays, nan_like
-from ._loop import (
-    N_FIXED_SEEDS,
-    evaluate_model,
-    fit_clone,
-    fit_context,
-    resample_counts,
-    root_generator,
-    row_weights,
-    run_resamples,
-    seed_record,
-)
-from ._plan import BootstrapPlan, check_bootstrap_args
-from ._validate import check_predictions_finite
-from .checkpoint import Checkpoint, fingerprint
+from ._assemble import build_tree
+from ._evaluate import PDEffect
+from ._loop import run
+from ._plan import BootstrapPlan, make_plan, make_spec
+from ._validate import check_enough_rows
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.response import output_labels, resolve_response_method
-
-
-def _fixed_rows(plan: BootstrapPlan, background_seed, ice_seed) -> tuple[np.ndarray, np.ndarray | None]:
-    """The estimate's background rows (a fixed subsample with ``max_background``) and the ICE instances."""
-    n_rows, cap = plan.spec.n_rows, plan.max_background
-    background = np.arange(n_rows)
-    if cap is not None and cap < n_rows:
-        background = np.sort(background_seed.choice(n_rows, size=cap, replace=False))
-    if plan.ice is False:
-        return background, None
-    if plan.ice is True or plan.ice >= background.size:
-        return background, background
-    return background, np.sort(ice_seed.choice(background, size=plan.ice, replace=False))
-
-
-def _open_checkpoint(plan: BootstrapPlan, seeds: dict, created: str) -> tuple[Checkpoint | None, str]:
-    if plan.checkpoint is None:
-        return None, created
-    ckpt = Checkpoint(plan.checkpoint, fingerprint(
-        X=plan.spec.X, y=plan.y, groups=plan.groups, estimator=plan.estimator,
-        grids={g.name: g.values for g in plan.spec.grids.values()}, seed=seeds, settings=plan.settings),
-        on_error=plan.on_error)
-    return ckpt, ckpt.open({"created": created})["created"]
-
-
-def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, background, ice_rows
-              ) -> tuple[NodeArrays, Evaluation]:
-    """The full-data fit's arrays and the evaluation every resample repeats (from the checkpoint if stored)."""
-    stored = ckpt.load_estimate() if ckpt is not None else None
-    if stored is not None:
-        estimate, meta = stored
-        return estimate, Evaluation(meta["response"], meta["outputs"], background, row_weights(plan, background),
-                                    ice_rows, plan.heterogeneity, plan.n_max)
-    with fit_context(plan.threads_per_job):
-        model = fit_clone(plan, None, full_seed, only_if_unset=True)
-        resolved = resolve_response_method(model, plan.response_method)
-        y = plan.y
-        names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
-        outputs = output_labels(model, resolved, names if resolved == "predict" else None,
-                                1 if np.ndim(y) == 1 else np.shape(y)[1])
-        base = Evaluation(resolved, outputs, background, row_weights(plan, background), ice_rows,
-                          plan.heterogeneity, plan.n_max)
-        estimate = evaluate_model(plan, model, base, full_seed.spawn(1)[0])
-    check_predictions_finite(estimate)
-    if ckpt is not None:
-        ckpt.save_estimate(estimate, {"response": resolved, "outputs": list(outputs)})
-    return estimate, base
+from .header import ResultHeader
+from .options import Execution, Resampling, resolve_execution, resolve_resampling
 
 
 def bootstrap_partial_dependence(
@@ -90,7 +36,7 @@ def bootstrap_partial_dependence(
     features,
     *,
     n_resamples: int = 200,
-    resampling: str = "bootstrap",
+    resampling: str | Resampling = "bootstrap",
     subsample_fraction: float = 0.632,
     groups=None,
     background: str = "resample",
@@ -114,6 +60,7 @@ def bootstrap_partial_dependence(
     checkpoint: str | os.PathLike | None = None,
     on_error: str = "raise",
     max_failure_share: float = 0.1,
+    execution: Execution | None = None,
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute PD curves/surfaces on one fixed grid.
 
@@ -127,14 +74,17 @@ def bootstrap_partial_dependence(
         Column names or indices; a tuple of two gives a 2-D surface.
     n_resamples : int
         Number of resamples B.
-    resampling : {"bootstrap", "stratified", "subsample", "group"}
-        ``bootstrap`` (default, for classifiers too): rows drawn with
-        replacement.  ``stratified`` keeps each class's count fixed: right only
-        when the class counts are fixed by the design (e.g. case-control
-        sampling); otherwise it freezes the level of a probability PD (a
-        model with a free intercept matches the class share) and its bands
-        under-cover.  ``subsample``: ``subsample_fraction`` of the rows
-        without replacement.  ``group`` needs ``groups`` (a cluster bootstrap).
+    resampling : {"bootstrap", "stratified", "subsample", "group"} or Resampling
+        A :class:`pdpboot.Resampling` holds every resampling option at once
+        (``n_resamples``, ``subsample_fraction``, ``groups``, ``background`` and
+        ``max_background`` must then stay at their defaults).  ``bootstrap``
+        (default, for classifiers too): rows drawn with replacement.
+        ``stratified`` keeps each class's count fixed: right only when the
+        class counts are fixed by the design (e.g. case-control sampling);
+        otherwise it freezes the level of a probability PD (a model with a
+        free intercept matches the class share) and its bands under-cover.
+        ``subsample``: ``subsample_fraction`` of the rows without replacement.
+        ``group`` needs ``groups`` (a cluster bootstrap).
     subsample_fraction : float
         Share of rows drawn without replacement by ``subsample``.
     background : {"resample", "original", "out-of-bag"}
@@ -213,6 +163,10 @@ def bootstrap_partial_dependence(
     max_failure_share : float
         With ``on_error="skip"``, stop with an error quoting the first failure
         as soon as more than this share of the resamples has failed.
+    execution : Execution, optional
+        A :class:`pdpboot.Execution` holding ``n_jobs``, ``threads_per_job``,
+        ``progress``, ``checkpoint``, ``on_error`` and ``max_failure_share`` at
+        once (those keywords must then stay at their defaults).
 
     Returns
     -------
@@ -241,27 +195,27 @@ def bootstrap_partial_dependence(
     >>> res["Temperature"]["pd_resamples"].dims
     ('resample', 'output', 'Temperature')
     """
-    plan = check_bootstrap_args(
-        estimator, X, y, features, n_resamples=n_resamples, resampling=resampling,
-        subsample_fraction=subsample_fraction, groups=groups, background=background, max_background=max_background,
-        ice=ice, heterogeneity=heterogeneity, interactions=interactions, grid_resolution=grid_resolution,
-        percentiles=percentiles, custom_values=custom_values, categorical_features=categorical_features,
-        response_method=response_method, method=method, memory_limit=memory_limit, sample_weight=sample_weight,
-        fit_params=fit_params, n_jobs=n_jobs, threads_per_job=threads_per_job, rng=rng, progress=progress,
-        checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    resampling = resolve_resampling(resampling, n_resamples=n_resamples, subsample_fraction=subsample_fraction,
+                                    groups=groups, background=background, max_background=max_background)
+    execution = resolve_execution(execution, n_jobs=n_jobs, threads_per_job=threads_per_job, progress=progress,
+                                  checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    check_enough_rows(X)
+    spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
+                     custom_values=custom_values, categorical_features=categorical_features, method=method,
+                     memory_limit=memory_limit)
+    effect = PDEffect.from_options(spec, ice=ice, heterogeneity=heterogeneity, interactions=interactions)
+    plan = make_plan(estimator, y, effect, resampling=resampling, execution=execution,
+                     response_method=response_method, sample_weight=sample_weight, fit_params=fit_params, rng=rng)
     return run_bootstrap(plan)
 
 
 def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
-    """Run a validated plan: seeds, the full-data fit, the resamples (checkpointed), the result tree.
-
-    Every effect goes through here (PD/ICE, and ALE via ``plan.evaluate``), so
-    seeds, checkpoints, ``on_error``, progress and ``n_jobs`` behave the same.
+    """Run a validated plan of any effect and assemble its result tree (the refit-bootstrap strategy).
 
     Parameters
     ----------
     plan : BootstrapPlan
-        From :func:`pdpboot._plan.check_bootstrap_args`.
+        From :func:`pdpboot._plan.make_plan`.
     stacklevel : int
         Of the warning about failed resamples (3: the caller of the public function).
 
@@ -270,20 +224,9 @@ def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
     xarray.DataTree
         As :func:`bootstrap_partial_dependence` describes, with the plan's effect's variables.
     """
-    estimator = plan.estimator
-    generator = root_generator(plan.rng, plan.checkpoint)
-    seeds = seed_record(generator)
-    full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
-    resample_seeds = generator.spawn(plan.n_resamples)
-    attrs = provenance(estimator, dict(plan.settings, n_resamples=plan.n_resamples))
-    ckpt, created = _open_checkpoint(plan, seeds, attrs["created"])
-    background_rows, ice_rows = _fixed_rows(plan, background_seed, ice_seed)
-    estimate, base = _estimate(plan, ckpt, full_seed, background_rows, ice_rows)
-
-    done = {}
-    if ckpt is not None:
-        done = {b: r for b in range(plan.n_resamples) if (r := ckpt.load(b)) is not None}
-    results, failures = run_resamples(plan, base, resample_seeds, ckpt, done)
+    created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    out = run(plan, created)
+    failures = out.failures
     if failures:
         first = min(failures)
         warnings.warn(
@@ -291,20 +234,25 @@ def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
             f"{first}, raised {failures[first]}); bands use the {plan.n_resamples - len(failures)} successful ones.",
             RuntimeWarning, stacklevel=stacklevel,
         )
-    ordered = [results[b] if b in results else nan_like(estimate) for b in range(plan.n_resamples)]
-    attrs.update(
-        created=created, task=task_name(base.response_method), response=base.response_method,
-        target_name=str(base.outputs[0]) if base.response_method == "predict" else "class",
-        n_rows=plan.spec.n_rows, n_resamples=plan.n_resamples, n_failed_resamples=len(failures),
-        n_missing_class_resamples=sum(m.startswith("MissingClassError") for m in failures.values()),
-        failed_resamples=json.dumps([{"resample": b, "error": failures[b]} for b in sorted(failures)]),
-        resampling=plan.resampling, background=plan.background,
-        subsample_size=(int(np.floor(plan.subsample_fraction * plan.spec.n_rows)) if plan.resampling == "subsample"
-                        else plan.spec.n_rows),
-        rng_entropy=seeds["entropy"],
-    )
-    tree = build_tree(plan.spec, stack_resamples(estimate, ordered), outputs=base.outputs, ice_rows=ice_rows,
-                      root_attrs=attrs, extra_coords={"resample": np.arange(plan.n_resamples)})
-    if plan.resampling != "subsample":  # for BCa: how often each row went into each resample
-        tree["resample_counts"] = xr.Variable(("resample", "row"), resample_counts(plan, resample_seeds))
+    header = bootstrap_header(plan, out.evaluation.response_method, out.evaluation.outputs, created=out.created,
+                              rng_entropy=out.seed["entropy"], engine=out.engine, n_failed_resamples=len(failures),
+                              n_missing_class_resamples=sum(f.missing_class for f in failures.values()),
+                              failed_resamples=json.dumps([{"resample": b, "error": str(failures[b])}
+                                                           for b in sorted(failures)]))
+    tree = build_tree(plan.spec, out.stacked(), outputs=out.evaluation.outputs, ice_rows=out.evaluation.ice_rows,
+                      header=header, node_attrs=plan.effect.node_attrs(),
+                      extra_coords={"resample": np.arange(plan.n_resamples)})
+    if plan.resampling.scheme != "subsample":  # for BCa: how often each row went into each resample
+        tree["resample_counts"] = xr.Variable(("resample", "row"), out.counts)
     return tree
+
+
+def bootstrap_header(plan: BootstrapPlan, response: str, outputs, **fields) -> ResultHeader:
+    """The header of a refit-bootstrap result of ``plan`` (``fields``: the run's own entries)."""
+    resampling, n_rows = plan.resampling, plan.spec.n_rows
+    return ResultHeader.describe(
+        plan.estimator, dict(plan.settings, n_resamples=plan.n_resamples), response=response, outputs=outputs,
+        n_rows=n_rows, effect=plan.effect.name, target="learner", uncertainty="bootstrap",
+        n_resamples=plan.n_resamples, resampling=resampling.scheme, background=resampling.background,
+        subsample_size=resampling.subsample_size(n_rows), supports=plan.effect.supports(response), **fields)
+

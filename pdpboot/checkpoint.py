@@ -13,6 +13,13 @@ leaves a half-written entry, and gets the permissions of an ordinary file
 (``0o666`` minus the umask), so a colleague can resume a shared run.  Arrays
 are stored with ``numpy.savez`` and read with ``allow_pickle=False``.
 
+The fingerprint (:func:`plan_fingerprint`) holds every part of the run's plan by content:
+the bytes of X, y, the sample weights, the groups and every ``fit_params`` value; the
+estimator's parameters (nested estimators, callables with their closures and the constants
+they read); the grids, the seed and every setting.  Only how the run is executed (``n_jobs``,
+progress, ``on_error``, the number of resamples, ...) may change between runs; a refused
+checkpoint's message names each part that differs.
+
 Every entry carries the run id (a digest of the manifest's fingerprint) and a
 SHA-256 checksum of its content.  On resuming, an entry that cannot be read or
 whose checksum does not match is reported (``RuntimeWarning``, naming the
@@ -25,6 +32,7 @@ identified by qualified name and bytecode, random states by their state.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -42,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 PerNode = dict[str, dict[str, tuple[tuple[str, ...], np.ndarray]]]
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: one fingerprint entry per part of the plan, by content
 _ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
 
 
@@ -57,6 +65,34 @@ def _code_token(code: types.CodeType) -> list:
     return [code.co_name, _digest(code.co_code), consts, list(code.co_names)]
 
 
+def _global_values(value, code: types.CodeType, depth: int) -> dict:
+    """The module-level values a function's code reads (``SCALE`` in ``lambda x: x * SCALE``).
+
+    Modules, classes and callables are identified by name only (their own code is not followed),
+    so a change of a constant the function uses changes the fingerprint.
+    """
+    namespace = getattr(value, "__globals__", None) or {}
+    names: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    out = {}
+    for name in sorted(names):
+        if name not in namespace:
+            continue
+        found = namespace[name]
+        if isinstance(found, types.ModuleType):
+            out[name] = {"module": found.__name__}
+        elif isinstance(found, type) or callable(found):
+            out[name] = {"name": f"{getattr(found, '__module__', None)}."
+                                 f"{getattr(found, '__qualname__', type(found).__qualname__)}"}
+        else:
+            out[name] = _stable(found, depth + 1)
+    return out
+
+
 def _callable_token(value, depth: int):
     name = f"{getattr(value, '__module__', None)}.{getattr(value, '__qualname__', type(value).__qualname__)}"
     token: dict = {"callable": name}
@@ -66,10 +102,24 @@ def _callable_token(value, depth: int):
         defaults = getattr(value, "__defaults__", None)
         if defaults:
             token["defaults"] = _stable(list(defaults), depth + 1)
+        kwdefaults = getattr(value, "__kwdefaults__", None)
+        if kwdefaults:
+            token["kwdefaults"] = _stable(dict(kwdefaults), depth + 1)
+        closure = getattr(value, "__closure__", None)
+        if closure:  # the values a closure captured (``lambda x: x * k`` with another ``k``)
+            token["closure"] = [_stable(_cell_value(cell), depth + 1) for cell in closure]
+        token["globals"] = _global_values(value, code, depth)
     owner = getattr(value, "__self__", None)
     if owner is not None and not isinstance(owner, types.ModuleType):
         token["self"] = _stable(owner, depth + 1)
     return token
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell (a name assigned after the closure was made)
+        return "<empty cell>"
 
 
 def _stable(value, depth: int = 0):
@@ -107,6 +157,10 @@ def _stable(value, depth: int = 0):
                             _stable(dict(value.keywords), depth + 1)]}
     if isinstance(value, type):
         return {"class": f"{value.__module__}.{value.__qualname__}"}
+    if dataclasses.is_dataclass(value):
+        cls = type(value)
+        return {"dataclass": f"{cls.__module__}.{cls.__qualname__}",
+                "fields": {f.name: _stable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)}}
     get_params = getattr(value, "get_params", None)
     if callable(get_params) and not isinstance(value, type):
         try:
@@ -161,7 +215,8 @@ def _hash_table(X) -> str:
         names = X.columns if isinstance(X, pd.DataFrame) else [X.name]
         digest.update(json.dumps([str(c) for c in names]).encode())
         dtypes = X.dtypes if isinstance(X, pd.DataFrame) else [X.dtype]
-        digest.update(json.dumps([str(d) for d in dtypes]).encode())
+        # repr: a categorical's levels and their order, not only the word "category"
+        digest.update(json.dumps([repr(d) if isinstance(d, pd.CategoricalDtype) else str(d) for d in dtypes]).encode())
     else:
         arr = np.asarray(X)
         digest.update(str((arr.shape, arr.dtype.str)).encode())
@@ -169,38 +224,86 @@ def _hash_table(X) -> str:
     return digest.hexdigest()
 
 
-def fingerprint(*, X, y, groups, grids: dict, seed: dict, settings: dict, estimator=None,
-                estimator_params: str | None = None) -> dict:
-    """The parts of a run that must match for a checkpoint to be reused.
+#: Fields of a plan that say how a run is executed, not what it computes: a checkpoint is resumed
+#: whatever their values (``n_resamples`` may grow; the seed is its own entry).  Every other field,
+#: including any added later, is part of the fingerprint by content.
+EXECUTION_FIELDS = frozenset({"execution", "n_resamples", "rng", "n_jobs", "threads_per_job", "progress",
+                              "checkpoint", "on_error", "max_failure_share"})
+#: Fields holding the run's data (named ``data: <field>`` in the fingerprint and its messages).
+DATA_FIELDS = frozenset({"X", "y", "strata", "groups", "sample_weight", "weights", "fit_params"})
+_SHOWN = 120  # a part whose description is at most this long is stored as text (shown when it differs)
+
+
+def _part(value) -> str | dict | list | int | float | bool | None:
+    """One fingerprint entry: the content description itself when short, else its digest."""
+    text = json.dumps(_stable(value), sort_keys=True)
+    return json.loads(text) if len(text) <= _SHOWN else {"sha256": _digest(text.encode())}
+
+
+def _label(name: str) -> str:
+    if name in DATA_FIELDS:
+        return f"data: {name}"
+    if name == "grids":
+        return "grid"
+    return "estimator" if name == "estimator" else f"settings: {name}"
+
+
+def _estimator_parts(estimator) -> dict:
+    """``estimator`` (class) and one ``estimator: <param>`` entry per parameter, by content."""
+    try:
+        params = estimator.get_params(deep=False)
+    except (AttributeError, TypeError):
+        params = None
+    if not isinstance(params, Mapping):
+        return {"estimator": stable_fingerprint(estimator)}
+    cls = type(estimator)
+    return {"estimator": f"{cls.__module__}.{cls.__qualname__}",
+            **{f"estimator: {k}": _part(v) for k, v in params.items()}}
+
+
+def _add_parts(obj, parts: dict) -> None:
+    """Add every field of dataclass ``obj`` to ``parts`` by content, descending into nested dataclasses."""
+    for field in dataclasses.fields(obj):
+        if field.name in EXECUTION_FIELDS:
+            continue
+        value = getattr(obj, field.name)
+        if field.name == "estimator":
+            parts.update(_estimator_parts(value))
+        elif field.name == "settings" and isinstance(value, Mapping):
+            parts.update({f"settings: {k}": _part(v) for k, v in value.items()})
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            _add_parts(value, parts)  # the effect, its spec, the resampling options
+        else:
+            parts[_label(field.name)] = _part(value)
+
+
+def plan_fingerprint(plan, seed: dict) -> dict:
+    """What must match for a checkpoint to be reused: every part of a plan, by content.
+
+    Every field of the plan (a dataclass such as :class:`pdpboot._plan.BootstrapPlan`) and of
+    the dataclasses it holds (its effect and spec, the resampling options) enters by content -
+    array bytes, not shapes; estimator parameters (nested estimators and callables included,
+    :func:`stable_fingerprint`), not class names; every
+    ``fit_params`` value and the sample weights, not their presence or key names - except the
+    :data:`EXECUTION_FIELDS`.  A field added to the plan later is part of it unless listed there.
 
     Parameters
     ----------
-    estimator : estimator, optional
-        The (unfitted) estimator; its part is :func:`stable_fingerprint`.
-    estimator_params : str, optional
-        Legacy: a text describing the estimator, used when ``estimator`` is not
-        given (memory addresses in it are ignored).
+    plan : dataclass
+        The run's validated plan (``estimator``, ``spec`` and the other settings).
+    seed : dict
+        The root seed (``entropy``, ``spawn_key``, ``n_children_spawned``).
 
     Returns
     -------
     dict
-        ``data``, ``estimator``, ``grid``, ``seed`` and ``settings`` digests/values.
+        Entry name (``"data: X"``, ``"data: sample_weight"``, ``"estimator"``, ``"grid"``,
+        ``"seed"``, ``"settings: background"``, ...) -> a JSON-able description or digest.
     """
-    if estimator is None and estimator_params is None:
-        raise TypeError("fingerprint needs the estimator (estimator=...).")
-    grid_digest = hashlib.sha256()
-    for name, values in grids.items():
-        grid_digest.update(json.dumps(str(name)).encode())
-        grid_digest.update(repr(np.asarray(values).tolist()).encode())
-    data = _hash_table(X) + _hash_table(y) + ("" if groups is None else _hash_table(np.asarray(groups)))
-    described = stable_fingerprint(estimator) if estimator is not None else _ADDRESS.sub("", estimator_params)
-    return {
-        "data": hashlib.sha256(data.encode()).hexdigest(),
-        "estimator": described,
-        "grid": grid_digest.hexdigest(),
-        "seed": seed,
-        "settings": json.loads(json.dumps(settings, default=_stable)),
-    }
+    parts: dict = {}
+    _add_parts(plan, parts)
+    parts["seed"] = seed
+    return parts
 
 
 # --- files -------------------------------------------------------------------------------------------
@@ -249,6 +352,14 @@ def _arrays_checksum(index: list, arrays: dict) -> str:
 
 def _text_checksum(payload) -> str:
     return _digest(json.dumps(payload, sort_keys=True).encode())
+
+
+def _difference(name: str, old, new) -> str:
+    """``settings: background ('resample' -> 'original')`` when both are short, else the name."""
+    shown = [json.dumps(v) for v in (old, new)]
+    if all(len(t) <= 40 and "sha256" not in t and "ndarray" not in t and "pandas" not in t for t in shown):
+        return f"{name} ({shown[0]} -> {shown[1]})"
+    return name
 
 
 class DamagedEntry(Exception):
@@ -321,14 +432,21 @@ class Checkpoint:
                 return extra
             # another process created it meanwhile: fall through and compare
         stored = self._read_manifest(manifest)
-        differing = [k for k, v in self.fingerprint.items() if stored["fingerprint"].get(k) != v]
+        if stored.get("format", 1) != FORMAT_VERSION:
+            raise ValueError(
+                f"The checkpoint at {str(self.path)!r} was written by another pdpboot (checkpoint format "
+                f"{stored.get('format', 1)}, this one writes {FORMAT_VERSION}); delete it to start over."
+            )
+        old = json.loads(json.dumps(stored["fingerprint"]))
+        new = json.loads(json.dumps(self.fingerprint, default=repr))
+        differing = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
         if differing:
             raise ValueError(
                 f"The checkpoint at {str(self.path)!r} was made with different arguments "
-                f"(they differ in: {', '.join(differing)}); it cannot be resumed with these. "
-                "Use a new checkpoint path, or delete this one to start over."
+                f"(they differ in: {'; '.join(_difference(k, old.get(k), new.get(k)) for k in differing)[:600]}); "
+                "it cannot be resumed with these. Use a new checkpoint path, or delete this one to start over."
             )
-        if stored.get("run") != self.run:  # same fingerprint, older layout: entries carry no run id
+        if stored.get("run") != self.run:  # same fingerprint, but entries of another layout
             raise ValueError(
                 f"The checkpoint at {str(self.path)!r} was written by an older pdpboot (format "
                 f"{stored.get('format', 1)}); delete it to start over."

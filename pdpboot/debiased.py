@@ -17,19 +17,21 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from scipy.special import ndtri
-from sklearn.base import clone, is_classifier
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ._assemble import build_tree, provenance
+from ._assemble import band_variables, build_tree
+from ._evaluate import PDEffect
 from ._plan import make_spec
 from ._validate import check_positive_int, check_probability, check_rng, check_target
 from .engine import debiased as eng
 from .engine.brute import brute_partial_dependence
 from .engine.refit import rows_of, seed_estimator
 from .engine.response import output_labels, resolve_response_method, response_function
-from .schema import CI_BOUNDS, node_name
+from .header import ResultHeader
+from .schema import node_name
 
 METHOD = "debiased-crossfit"
 #: Default minimum effective sample size of a grid point's window (below it: no band there).
@@ -196,7 +198,8 @@ def debiased_partial_dependence(
         ``weight_mass`` and ``overlap`` (1 where both pass), (``output``, feature).  Band attrs: ``method``,
         ``confidence_level``, ``simultaneous``, ``critical_value``, ``target = "dgp"``; node attrs:
         ``bandwidth``, ``bandwidth_rot`` (per output, numeric features), ``n_clipped_weights``.
-        Root attrs: provenance, ``target = "dgp"``, ``uncertainty``, ``n_folds``, ``n_rows``.
+        Root attrs: the header (:class:`pdpboot.header.ResultHeader`) with ``target = "dgp"``,
+        ``uncertainty = "debiased-crossfit"``, ``n_folds``, ``fold_sizes``, ``n_rows``.
 
     Notes
     -----
@@ -298,7 +301,7 @@ def debiased_partial_dependence(
     encoded, owners = _encode_columns(spec.X, spec.names, categorical)
     owners = np.asarray(owners, dtype=int)
     z = ndtri(0.5 + confidence_level / 2)
-    per_node, node_attrs, band_attrs = {}, {}, {}
+    per_node, node_attrs, band_attrs, bands = {}, {}, {}, {}
     for fs, w_seed, m_seed in zip(spec.feature_sets, weight_seed.spawn(len(spec.feature_sets)),
                                   multiplier_seed.spawn(len(spec.feature_sets))):
         pos = fs[0]
@@ -357,13 +360,12 @@ def debiased_partial_dependence(
                                        rng=m_seed, mask=overlap)
         shape = est.shape
         vdims = ("output", spec.names[pos])
-        bdims = ("ci_bound", *vdims)
         point = np.where(overlap, 1.0, np.nan) * np.stack([est - z * se, est + z * se])
         simult = np.where(overlap, 1.0, np.nan) * np.stack([est - crit[:, None] * se, est + crit[:, None] * se])
         name = node_name((spec.names[pos],))
+        bands[name] = (point[0], point[1], simult[0], simult[1], se)
         per_node[name] = {
-            "pd": (vdims, est), "pd_se": (vdims, se), "pd_band": (bdims, point),
-            "pd_band_simultaneous": (bdims, simult), "pd_plugin": (vdims, fit_out["plugin"].reshape(shape)),
+            "pd": (vdims, est), "pd_plugin": (vdims, fit_out["plugin"].reshape(shape)),
             "effective_sample_size": (vdims, ess), "weight_mass": (vdims, mass),
             "overlap": (vdims, overlap.astype(np.int8)),
         }
@@ -383,18 +385,17 @@ def debiased_partial_dependence(
                     max_weight=float(max_weight), n_permutations=n_permutations, n_fine=n_fine, localize=localize,
                     confidence_level=float(confidence_level), n_multipliers=n_multipliers,
                     response_method=response_method, weight_estimator=repr(weight_estimator))
-    attrs = provenance(estimator, settings, task="classification" if is_classifier(estimator) else "regression",
-                       response=resolved, target_name=str(outputs[0]) if resolved == "predict" else "class",
-                       target="dgp", uncertainty=METHOD, n_folds=n_folds, n_rows=n,
-                       rng_entropy=str(generator.bit_generator.seed_seq.entropy),
-                       fold_sizes=json.dumps(np.bincount(folds).tolist()))
-    result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs,
-                        extra_coords={"ci_bound": CI_BOUNDS})
+    header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=n,
+                                   target="dgp", uncertainty=METHOD, n_folds=n_folds,
+                                   rng_entropy=str(generator.bit_generator.seed_seq.entropy),
+                                   fold_sizes=json.dumps(np.bincount(folds).tolist()),
+                                   supports=PDEffect(spec).supports(resolved))
+    result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, header=header, node_attrs=node_attrs)
     for name in per_node:
         ds = result[name].to_dataset()
-        for (node, key), a in band_attrs.items():
-            if node == name:
-                ds[key].attrs = a
-        ds.attrs = dict(ds.attrs, **node_attrs[name])
+        lo, hi, slo, shi, se = bands[name]
+        ds.update(band_variables("pd", ds["pd"], lo, hi, se=se, attrs=band_attrs[(name, "pd_band")]))
+        simultaneous = band_variables("pd", ds["pd"], slo, shi, attrs=band_attrs[(name, "pd_band_simultaneous")])
+        ds["pd_band_simultaneous"] = simultaneous["pd_band"]
         result[name].dataset = ds
     return result

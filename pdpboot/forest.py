@@ -22,15 +22,17 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 from scipy.special import ndtri
-from sklearn.base import clone, is_classifier
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
-from ._assemble import build_tree, provenance
+from ._assemble import band_variables, build_tree
+from ._evaluate import PDEffect, resolve_outputs
 from ._plan import make_spec
 from ._validate import check_choice, check_positive_int, check_probability, check_rng, check_target, is_fitted
 from .engine import jackknife as jk
-from .engine.response import output_labels, resolve_response_method
-from .schema import CI_BOUNDS, node_name
+from .engine.response import resolve_response_method
+from .header import ResultHeader
+from .schema import node_name
 
 UNCERTAINTY = {"ij": "infinitesimal-jackknife", "jackknife": "jackknife-after-bootstrap"}
 
@@ -269,15 +271,11 @@ def forest_partial_dependence(
         jk.check_training_rows(trees, xa if pre is None else xt, counts)
     m = jk.bootstrap_draws(trees, n_rows)
     n_trees = counts.shape[0]
-    n_targets = 1 if is_classifier(model) else int(getattr(trees, "n_outputs_", 1))
-    target_names = None
-    if resolved == "predict" and y is not None:
-        target_names = list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
-    outputs = output_labels(model, resolved, target_names, n_targets)
+    outputs = resolve_outputs(model, resolved, y=y, rows=spec.rows(np.arange(1)))
     jackknife = uncertainty == "jackknife"
     label = UNCERTAINTY[uncertainty]
 
-    per_node, band_attrs, worst = {}, {}, 0.0
+    per_node, bands, worst = {}, {}, 0.0
     seeds = multiplier_seed.spawn(len(spec.feature_sets))
     for fs, seed in zip(spec.feature_sets, seeds):
         dims = spec.dims(fs)
@@ -293,47 +291,43 @@ def forest_partial_dependence(
         if len(fs) == 1:
             targets.append(("pd_centered", u - u[..., :1], t - t[..., :1],
                             None if oob is None else oob - oob[..., :1]))
-        variables = {}
+        variables, node_bands = {}, {}
         for name, u_s, t_s, oob_s in targets:
             crit = None
             if simultaneous:
                 crit = jk.supt_critical_value(u_s, level=confidence_level, n_multipliers=n_multipliers,
                                               rng=seed)
-            est, se, bands, info = _stats(u_s, t_s, m, confidence_level, crit, oob=oob_s, counts=counts,
-                                          jackknife=jackknife)
+            est, se, limits, info = _stats(u_s, t_s, m, confidence_level, crit, oob=oob_s, counts=counts,
+                                           jackknife=jackknife)
             if name == "pd":
                 worst = max(worst, info["mc_noise_share"])
-            vdims = ("output", *dims)
-            variables[name] = (vdims, est.reshape(shape))
-            variables[f"{name}_se"] = (vdims, se.reshape(shape))
-            main = "simultaneous" if simultaneous else "pointwise"
+            variables[name] = (("output", *dims), est.reshape(shape))
             attrs = {"method": label, "interval": "normal", "confidence_level": float(confidence_level),
-                     "n_estimators": n_trees, "bias_correction": 1, **info}
-            for key, kind in ((f"{name}_band", main), (f"{name}_band_pointwise", "pointwise")):
-                if key.endswith("_pointwise") and not simultaneous:
-                    continue
-                lo, hi = bands[kind]
-                variables[key] = (("ci_bound", *vdims), np.stack([lo.reshape(shape), hi.reshape(shape)]))
-                extra = {"critical_value": [float(c) for c in crit]} if kind == "simultaneous" else {}
-                band_attrs[(node_name(dims), key)] = dict(attrs, simultaneous=int(kind == "simultaneous"), **extra)
+                     "n_estimators": n_trees, "bias_correction": 1, "simultaneous": int(simultaneous), **info}
+            if simultaneous:
+                attrs["critical_value"] = [float(c) for c in crit]
+            node_bands[name] = dict(lower=limits["simultaneous" if simultaneous else "pointwise"][0], se=se,
+                                    upper=limits["simultaneous" if simultaneous else "pointwise"][1], attrs=attrs,
+                                    pointwise=limits["pointwise"] if simultaneous else None)
         per_node[node_name(dims)] = variables
+        bands[node_name(dims)] = node_bands
 
     _warn_trees(n_trees, n_rows, worst)
     settings = dict(spec.settings, n_estimators=n_trees, uncertainty=uncertainty,
                     confidence_level=float(confidence_level), simultaneous=bool(simultaneous),
                     n_multipliers=n_multipliers, response_method=response_method, n_jobs=n_jobs)
-    attrs = provenance(model, settings, task="classification" if is_classifier(model) else "regression",
-                       response=resolved, target_name=str(outputs[0]) if resolved == "predict" else "class",
-                       uncertainty=label, n_estimators=n_trees, n_rows=n_rows, bootstrap_draws=m,
-                       forest_fitted_here=int(fitted_here), mc_noise_share=worst,
-                       rng_entropy=str(generator.bit_generator.seed_seq.entropy))
-    result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, root_attrs=attrs,
-                        extra_coords={"ci_bound": CI_BOUNDS})
-    for node in per_node:
+    header = ResultHeader.describe(model, settings, response=resolved, outputs=outputs, n_rows=n_rows,
+                                   uncertainty=label, n_estimators=n_trees, bootstrap_draws=m,
+                                   forest_fitted_here=int(fitted_here), mc_noise_share=worst,
+                                   rng_entropy=str(generator.bit_generator.seed_seq.entropy),
+                                   supports=PDEffect(spec).supports(resolved))
+    result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, header=header)
+    for node, node_bands in bands.items():
         ds = result[node].to_dataset()
-        for (name, key), a in band_attrs.items():
-            if name == node:
-                ds[key].attrs = a
+        for name, band in node_bands.items():
+            pointwise = band["pointwise"]
+            ds.update(band_variables(name, ds[name], band["lower"], band["upper"], se=band["se"],
+                                     attrs=band["attrs"], pointwise=None if pointwise is None else pointwise))
         result[node].dataset = ds
     return result
 

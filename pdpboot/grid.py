@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats.mstats import mquantiles
 
+from .engine.dtypes import is_categorical_column as _is_categorical_dtype
+
 DECILES = np.linspace(0.1, 0.9, 9)
 
 
@@ -41,11 +43,6 @@ class FeatureGrid:
 
 def _column(X, position: int):
     return X.iloc[:, position] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, position])
-
-
-def _is_categorical_dtype(col: pd.Series) -> bool:
-    dtype = col.dtype
-    return isinstance(dtype, pd.CategoricalDtype) or dtype.kind in "bOSU" or pd.api.types.is_string_dtype(dtype)
 
 
 def _categorical_mask(X, names: list[str], categorical_features) -> list[bool]:
@@ -146,7 +143,7 @@ def _numeric_grid(name: str, col: pd.Series, grid_resolution: int, percentiles) 
         raise ValueError(f"Feature {name!r} has only missing values; a grid cannot be built. Drop the feature.")
     uniques = np.unique(values)
     if uniques.size < grid_resolution:
-        if uniques.size == 1:
+        if uniques.size == 1 and values.size > 1:  # a one-row table is warned about by check_table
             warnings.warn(
                 f"Feature {name!r} is constant ({uniques[0]!r}); its grid has one point.",
                 UserWarning,
@@ -156,22 +153,27 @@ def _numeric_grid(name: str, col: pd.Series, grid_resolution: int, percentiles) 
             return uniques.astype(col.dtype)
         return uniques
     low, high = mquantiles(values, prob=percentiles)
-    if np.isclose(low, high):
+    grid = np.linspace(low, high, grid_resolution)
+    # relative, not np.isclose's absolute 1e-8: a feature measured on a 1e-9 scale has a grid
+    if not high > low or np.unique(grid).size < grid_resolution:
         raise ValueError(
-            f"The {percentiles} percentiles of feature {name!r} coincide ({low}); choose percentiles "
-            "further apart or give custom_values for this feature."
+            f"The {percentiles} percentiles of feature {name!r} coincide ({low}) or are too close for "
+            f"{grid_resolution} distinct grid points; choose percentiles further apart or give custom_values "
+            "for this feature."
         )
-    return np.linspace(low, high, grid_resolution)
+    return grid
 
 
 def check_percentiles(percentiles) -> tuple[float, float]:
     """Two increasing numbers in [0, 1] (the grid's lower and upper percentiles)."""
+    expected = "percentiles must be a pair (lower, upper) of numbers in [0, 1] such as (0.05, 0.95)"
     if isinstance(percentiles, (str, bytes)) or not isinstance(percentiles, (Sequence, np.ndarray)):
-        raise TypeError(f"percentiles must be a pair of numbers such as (0.05, 0.95), got {percentiles!r:.80}.")
-    if len(percentiles) != 2 or not all(
-        isinstance(p, numbers.Real) and not isinstance(p, (bool, np.bool_)) for p in percentiles
-    ):
-        raise TypeError(f"percentiles must be a pair of numbers such as (0.05, 0.95), got {percentiles!r:.80}.")
+        raise TypeError(f"{expected}, got {percentiles!r:.80}.")
+    if np.ndim(percentiles) != 1 or len(percentiles) != 2:
+        shape = f"{len(percentiles)} values" if np.ndim(percentiles) == 1 else f"shape {np.shape(percentiles)}"
+        raise TypeError(f"{expected}: the two ends of the grid; got {shape}, {percentiles!r:.80}.")
+    if not all(isinstance(p, numbers.Real) and not isinstance(p, (bool, np.bool_)) for p in percentiles):
+        raise TypeError(f"{expected}, got {percentiles!r:.80}.")
     low, high = float(percentiles[0]), float(percentiles[1])
     if not 0 <= low < high <= 1:
         raise ValueError(f"percentiles must be two increasing numbers in [0, 1], got {percentiles!r}.")
@@ -204,6 +206,17 @@ def _custom_grids(custom_values, names: list[str]) -> dict[int, np.ndarray]:
                 f"custom_values[{key!r:.100}] must be a 1-D sequence of grid values (e.g. [1.0, 2.0]), "
                 f"got {type(values).__name__} {values!r:.60}."
             )
+        if len(values) and all(isinstance(v, (Sequence, np.ndarray, pd.Index, pd.Series))
+                               and not isinstance(v, (str, bytes)) for v in values):
+            try:
+                shape = np.shape(values)
+            except ValueError:  # ragged
+                shape = f"({len(values)}, ragged)"
+            raise ValueError(
+                f"custom_values[{key!r:.100}] must be a 1-D sequence of grid values, one per grid point (e.g. "
+                f"[1.0, 2.0, 3.0]), got nested values of shape {shape}; a 2-D grid is given per feature: "
+                "custom_values={'a': [...], 'b': [...]} with the pair ('a', 'b') in features."
+            )
         values = list(values)
         if not values:
             raise ValueError(f"custom_values[{key!r:.100}] must be a non-empty 1-D sequence of grid values.")
@@ -222,6 +235,42 @@ def _custom_grids(custom_values, names: list[str]) -> dict[int, np.ndarray]:
             raise ValueError(f"custom_values gives column {names[pos]!r:.100} twice (by name and by index).")
         custom[pos] = arr
     return custom
+
+
+#: Bytes the engine holds per point of a feature set's grid for one output: the PD value and the flat,
+#: grid-point and row index of its stacked evaluation (``engine.brute``'s block layout).
+GRID_POINT_BYTES = 32
+
+
+def check_grid_size(grids: Mapping[int, FeatureGrid], feature_sets: Sequence[tuple[int, ...]],
+                    memory_limit: int) -> None:
+    """Refuse, before any work, a feature set whose grid cannot fit in ``memory_limit``.
+
+    A 2-D surface holds the product of its two grids' sizes; at :data:`GRID_POINT_BYTES` per point that
+    product must fit in ``memory_limit`` bytes (else NumPy raises a bare ``MemoryError`` deep inside the
+    engine, or the machine starts swapping).
+
+    Parameters
+    ----------
+    grids : mapping
+        Column position -> :class:`FeatureGrid`.
+    feature_sets : sequence of tuple of int
+        The requested 1-D and 2-D feature sets.
+    memory_limit : int
+        The computation's memory budget in bytes.
+    """
+    for feature_set in feature_sets:
+        sizes = [int(np.asarray(grids[p].values).size) for p in feature_set]
+        points = int(np.prod(sizes, dtype=object))
+        if points * GRID_POINT_BYTES > memory_limit:
+            names = tuple(grids[p].name for p in feature_set)
+            shown = names[0] if len(names) == 1 else names
+            raise ValueError(
+                f"The grid of {shown!r:.200} has {' x '.join(map(str, sizes))} = {points:,} points, which needs "
+                f"about {points * GRID_POINT_BYTES / 2**30:,.1f} GiB, more than memory_limit "
+                f"({memory_limit / 2**20:,.0f} MiB); give fewer custom_values or a smaller grid_resolution "
+                "(or raise memory_limit)."
+            )
 
 
 def make_grids(

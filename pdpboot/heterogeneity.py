@@ -188,9 +188,10 @@ def _node_statistics(node: xr.DataTree, source: str) -> tuple[xr.Dataset, str]:
     if source == "auto":
         source = "loop" if has_loop else "ice" if has_ice else "none"
     if source == "none" or (source == "loop" and not has_loop) or (source == "ice" and not has_ice):
-        wanted = {"loop": "heterogeneity statistics", "ice": "ICE curves ('ice')"}.get(source, "either")
+        wanted = {"loop": "no heterogeneity statistics", "ice": "no ICE curves ('ice')"}.get(
+            source, "neither heterogeneity statistics nor ICE curves ('ice')")
         raise ValueError(
-            f"Node {node.name!r} holds no {wanted}. Run bootstrap_partial_dependence(..., "
+            f"Node {node.name!r} holds {wanted}. Run bootstrap_partial_dependence(..., "
             "heterogeneity=True) (statistics over all background rows) or keep ICE curves with "
             "ice=True / ice=<n> (or partial_dependence(..., kind='both'))."
         )

@@ -47,12 +47,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold
 
+from ._evaluate import Evaluation, NodeArrays, PDEffect
+from ._loop import Failure, dispatch, fit_context, guarded, root_generator, seed_record, stored_results
 from ._pd import partial_dependence
-from ._plan import check_fit_params, fit_kwargs
+from ._plan import check_fit_params, fit_kwargs, make_spec
 from ._validate import (
     check_n_resamples,
     check_positive_int,
@@ -64,6 +66,7 @@ from ._validate import (
     resolve_features,
 )
 from .bands import confidence_bands
+from .checkpoint import Checkpoint, plan_fingerprint
 from .engine.hstats import (
     gaussian_process_fit,
     interaction_part,
@@ -74,7 +77,8 @@ from .engine.hstats import (
 )
 from .engine.refit import rows_of, seed_estimator
 from .engine.response import response_function
-from .schema import feature_nodes, node_name
+from .options import Execution, resolve_execution
+from .schema import feature_nodes
 
 __all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_of_model", "h_statistic_test",
            "pd_variance_statistic"]
@@ -150,6 +154,8 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
         )
     tree = xr.DataTree(children=children)
     tree.attrs = dict(result.attrs)
+    if "resample_counts" in result.ds:  # BCa's jackknife-after-bootstrap acceleration needs them
+        tree["resample_counts"] = result.ds["resample_counts"].variable
     if confidence_level is not None and any(
         v.endswith("_resamples") for child in children.values() for v in child.ds.data_vars
     ):
@@ -222,20 +228,17 @@ def h_statistic_of_model(
     generator = np.random.default_rng(check_rng(rng))
     tree = partial_dependence(estimator, X, features, response_method=response_method,
                               sample_weight=sample_weight, **dict(grid_kwargs or {}))
-    table, names = check_table(X)
-    feature_sets = resolve_features(features, names)
+    spec = make_spec(X, features, **dict(grid_kwargs or {}))
     first = feature_nodes(tree)[0].ds
-    outputs = list(first["output"].values)
-    stats = interaction_statistics(
-        response_function(estimator, tree.attrs["response"]), table,
-        singles=[fs[0] for fs in feature_sets if len(fs) == 1], pairs=[fs for fs in feature_sets if len(fs) == 2],
-        weights=sample_weight, n_max=n_max, rng=generator, n_outputs=len(outputs),
-    )
-    for fs, values in stats.items():
-        name = node_name(tuple(names[p] for p in fs))
+    h_rows = subsample_rows(spec.n_rows, n_max, generator)[0]  # the rows of every H statistic of the package
+    evaluation = Evaluation(tree.attrs["response"], list(first["output"].values), np.arange(spec.n_rows),
+                            check_sample_weight(sample_weight, spec.n_rows), h_rows=h_rows)
+    for name, variables in PDEffect(spec, n_max=n_max).evaluate(estimator, evaluation).items():
         ds = tree[name].to_dataset()
-        for stat, arr in values.items():
-            ds[stat] = xr.DataArray(arr, dims=("output",), coords={"output": ds["output"]})
+        for stat in H_STATISTICS:
+            if stat in variables:
+                dims, arr = variables[stat]
+                ds[stat] = xr.DataArray(arr, dims=dims, coords={"output": ds["output"]})
         tree[name].dataset = ds
     tree.attrs = dict(tree.attrs, n_max=n_max, rng_entropy=str(generator.bit_generator.seed_seq.entropy))
     return _from_result(tree, confidence_level=None, method="percentile", simultaneous=False)
@@ -413,6 +416,23 @@ def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed
     return first, _statistic(model2, plan.X, plan.pair, plan.n_max, stat_rng, plan.statistic, plan.weights)
 
 
+def _null_job(plan: _TestPlan, mean, noise, background, rms_observed, seed, threads: int) -> NodeArrays:
+    """One null replicate (a joblib job of :func:`pdpboot._loop.dispatch`): its first- and second-level statistic."""
+    with fit_context(threads):
+        first, second = _null_replicate(plan, mean, noise, background, rms_observed, seed)
+    return {"null": {"statistic": (("level",), np.array([first, second], dtype=float))}}
+
+
+def _test_checkpoint(plan: _TestPlan, execution: Execution, seed: dict) -> Checkpoint | None:
+    if execution.checkpoint is None:
+        return None
+    # every field of the test's plan by content (weights and fit_params values included)
+    ckpt = Checkpoint(execution.checkpoint, {"test": "h_statistic_test", **plan_fingerprint(plan, seed)},
+                      on_error=execution.on_error)
+    ckpt.open({})
+    return ckpt
+
+
 def _check_test_args(estimator, X, y, pair, *, n_resamples, n_max, statistic, cv, sample_weight,
                      fit_params, calibration="none", null_model="smooth") -> _TestPlan:
     if is_fitted(estimator):
@@ -465,6 +485,7 @@ def h_statistic_test(
     fit_params: Mapping | None = None,
     n_jobs: int | None = None,
     rng=None,
+    execution: Execution | None = None,
 ) -> HStatisticTestResult:
     """Refit-based (parametric bootstrap) test of "no interaction between features j and k" (regression).
 
@@ -571,10 +592,18 @@ def h_statistic_test(
     n_jobs : int, optional
         Parallel refits (joblib); results do not depend on it.
     rng : None, int or numpy.random.Generator
-        The one seed every draw flows from (None: fresh entropy): children
-        ``fit, statistic, cv, surrogate`` (the smooth null draws its PD rows
-        and Gaussian-process rows from ``surrogate``), then one per null refit
-        (``draw, fit, statistic`` of the first level, then of the second).
+        The one seed every draw flows from (None: fresh entropy; with a
+        checkpoint, its seed): children ``fit, statistic, cv, surrogate`` (the
+        smooth null draws its PD rows and Gaussian-process rows from
+        ``surrogate``), then one per null refit (``draw, fit, statistic`` of
+        the first level, then of the second).
+    execution : Execution, optional
+        How the null refits run, as in :func:`pdpboot.bootstrap_partial_dependence`
+        (they go through the same loop): ``threads_per_job``, ``progress``,
+        ``checkpoint`` (finished null refits are saved and a repeated call
+        resumes), ``on_error`` (``"skip"``: a failed refit is left out of the
+        p-value, NaN in ``null_distribution``, with a warning) and
+        ``max_failure_share``; ``n_jobs`` must then stay None.
 
     Returns
     -------
@@ -626,34 +655,46 @@ def h_statistic_test(
     plan = _check_test_args(estimator, X, y, pair, n_resamples=n_resamples, n_max=n_max, statistic=statistic,
                             cv=cv, sample_weight=sample_weight, fit_params=fit_params, calibration=calibration,
                             null_model=null_model)
+    execution = resolve_execution(execution, n_jobs=n_jobs)
     X, y, w = plan.X, plan.y, plan.weights
-    generator = np.random.default_rng(check_rng(rng))
+    generator = root_generator(check_rng(rng), execution.checkpoint)
+    ckpt = _test_checkpoint(plan, execution, seed_record(generator))
     fit_seed, stat_seed, cv_seed, bg_seed = generator.spawn(4)
     null_seeds = generator.spawn(plan.n_resamples)
-    model = _fit(plan.estimator, X, y, w, plan.fit_params, fit_seed, only_if_unset=True)
-    observed = _statistic(model, X, plan.pair, plan.n_max, stat_seed, plan.statistic, w)
-    null_model = plan.null_model if plan.null_model == "plugin" or _numeric(X) else "plugin"
-    if null_model != plan.null_model:
-        warnings.warn("null_model='smooth' needs numeric features (the Gaussian-process reference fit); "
-                      "this test used the plug-in null (null_model='plugin').", UserWarning, stacklevel=2)
-    if null_model == "smooth":
-        mean, noise, noise_sd, background = _smooth_null(plan, bg_seed)
-    else:
-        background, _ = subsample_rows(X.shape[0], 2000, bg_seed)
-        fitted, mean = _surrogate(model, X, plan.pair, w, background)
-        oof = _out_of_fold(plan, cv_seed)
-        noise_sd = noise_scale(y - fitted, y - oof, w, n_folds=plan.cv)
-        noise = _rescaled(y - oof, w, noise_sd)
+    with fit_context(execution.threads_per_job):
+        model = _fit(plan.estimator, X, y, w, plan.fit_params, fit_seed, only_if_unset=True)
+        observed = _statistic(model, X, plan.pair, plan.n_max, stat_seed, plan.statistic, w)
+        null_model = plan.null_model if plan.null_model == "plugin" or _numeric(X) else "plugin"
+        if null_model != plan.null_model:
+            warnings.warn("null_model='smooth' needs numeric features (the Gaussian-process reference fit); "
+                          "this test used the plug-in null (null_model='plugin').", UserWarning, stacklevel=2)
+        if null_model == "smooth":
+            mean, noise, noise_sd, background = _smooth_null(plan, bg_seed)
+        else:
+            background, _ = subsample_rows(X.shape[0], 2000, bg_seed)
+            fitted, mean = _surrogate(model, X, plan.pair, w, background)
+            oof = _out_of_fold(plan, cv_seed)
+            noise_sd = noise_scale(y - fitted, y - oof, w, n_folds=plan.cv)
+            noise = _rescaled(y - oof, w, noise_sd)
     rms_observed = _rms(y - fitted, w) if plan.calibration == "scale" else np.nan
-    pairs = Parallel(n_jobs=n_jobs)(delayed(_null_replicate)(plan, mean, noise, background, rms_observed, s)
-                                    for s in null_seeds)
-    null, second = (np.array(v, dtype=float) for v in zip(*pairs))
+    done = stored_results(ckpt, plan.n_resamples)
+    jobs = ((b, delayed(guarded)(execution.on_error, _null_job, plan, mean, noise, background, rms_observed,
+                                 null_seeds[b], execution.threads_per_job))
+            for b in range(plan.n_resamples) if b not in done)
+    results = dispatch(execution, plan.n_resamples, jobs, ckpt, done)
+    failed = [b for b, r in enumerate(results) if isinstance(r, Failure)]
+    if failed:
+        warnings.warn(f"{len(failed)} of {plan.n_resamples} null refits failed and were left out of the p-value "
+                      f"(the first, refit {failed[0]}, raised {results[failed[0]]}).", RuntimeWarning, stacklevel=2)
+    null, second = np.array([[np.nan, np.nan] if isinstance(r, Failure) else r["null"]["statistic"][1]
+                             for r in results], dtype=float).T
+    valid = ~np.isnan(null)
     scale = 1.0
     if plan.calibration == "scale":
-        scale = float(np.mean(null) / np.mean(second)) if np.mean(second) > 0 else 1.0
+        scale = float(np.mean(null[valid]) / np.mean(second[valid])) if np.mean(second[valid]) > 0 else 1.0
     else:
         second = np.empty(0)
-    pvalue = (1 + np.sum(scale * null >= observed)) / (1 + plan.n_resamples)
+    pvalue = (1 + np.sum(scale * null[valid] >= observed)) / (1 + valid.sum())
     return HStatisticTestResult(statistic=observed, pvalue=float(pvalue), null_distribution=null,
                                 second_level=second, scale=scale, null_model=null_model, noise_sd=float(noise_sd))
 

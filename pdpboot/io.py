@@ -6,9 +6,19 @@ What ``save`` writes, besides the result itself (all removed again by ``load``):
   result; ``load`` refuses files without it (files from before checksums, whose root says
   ``creation_library="pdpboot"``, load with a warning);
 - attr ``pdpboot_checksums`` on every node: a SHA-256 digest of every variable (values, dims,
-  attrs) and of the node's attrs, computed before writing; ``load`` recomputes them and refuses
-  a file whose content changed (a flipped bit, a missing Zarr chunk read back as NaN).
-  ``load(..., verify=False)`` skips the check;
+  attrs) and of the node's attrs; ``load`` recomputes them and refuses a file whose content
+  changed (a flipped bit, a missing Zarr chunk read back as NaN).  ``load(..., verify=False)``
+  skips the check;
+- root attr ``pdpboot_manifest`` (covered by the root's checksums): every node of the tree, at
+  any depth, with a digest of its checksums; ``load`` refuses a file with a node missing (a
+  deleted group), an extra node (one added, even with its own valid checksums) or a node
+  replaced by another result's;
+- values are stored in the dtype they are read back with, and the checksums are computed over
+  exactly that: object arrays of ints, floats, bools or timestamps become int64, float64, bool or
+  datetime64[ns]; any other object array (text with missing values, mixed types) is stored as
+  JSON strings (listed in ``pdpboot_json_strings``) and decoded by ``load``.  ``save`` reads
+  the written file back and verifies it before moving it into place, so a file that would fail
+  its own checksums is never written;
 - names netCDF or a file system cannot store (leading punctuation, control characters,
   ``/``, more than 255 bytes, ...) are stored as ``pdpboot_name_<k>`` / ``pdpboot_group_<k>``
   with the originals in ``pdpboot_encoded_names`` (same rule for netCDF and Zarr);
@@ -18,6 +28,7 @@ What ``save`` writes, besides the result itself (all removed again by ``load``):
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import numbers
@@ -33,8 +44,8 @@ import xarray as xr
 
 from .schema import feature_nodes
 
-#: Version of the on-disk layout written by :func:`save`.
-SCHEMA_VERSION = 1
+#: Version of the on-disk layout written by :func:`save` (2: the root records the node manifest).
+SCHEMA_VERSION = 2
 
 _LIST_ATTRS = ("features", "categorical", "deciles", "critical_value", "bandwidth", "bandwidth_rot")
 # netCDF names start with a letter, digit, underscore or a multi-byte character, hold no '/' or
@@ -46,8 +57,10 @@ _ENCODED_ATTRS = "pdpboot_encoded_attrs"
 _JSON_STRINGS = "pdpboot_json_strings"
 _CHECKSUMS = "pdpboot_checksums"
 _VERSION = "pdpboot_schema_version"
+_MANIFEST = "pdpboot_manifest"
+_ENCODED_GROUPS = "pdpboot_encoded_groups"
 _ATTRS_KEY = "__attrs__"
-_OWN = (_ENCODED, _ENCODED_ATTRS, _JSON_STRINGS, _CHECKSUMS, _VERSION)
+_OWN = (_ENCODED, _ENCODED_ATTRS, _JSON_STRINGS, _CHECKSUMS, _VERSION, _ENCODED_GROUPS)
 
 
 def _storable_name(name: str) -> bool:
@@ -107,6 +120,73 @@ def _checksums(ds: xr.Dataset) -> dict:
     return sums
 
 
+# --- values in the dtype they are written and read back with -----------------------------------
+
+def _is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_timestamp(v) -> bool:
+    return isinstance(v, (datetime.datetime, np.datetime64)) and getattr(v, "tzinfo", None) is None
+
+
+_NATIVE = (  # (test every element passes, dtype netCDF and Zarr write and read back)
+    (lambda v: isinstance(v, (bool, np.bool_)), "bool"),
+    (_is_int, "int64"),
+    (lambda v: isinstance(v, (float, np.floating)), "float64"),
+    (_is_timestamp, "datetime64[ns]"),
+)
+
+
+def _native_values(values: np.ndarray) -> np.ndarray | None:
+    """An object array as the native array netCDF/Zarr round-trip unchanged, or None (store as JSON)."""
+    flat = values.ravel().tolist()
+    if not flat or all(isinstance(v, str) for v in flat):
+        return values  # strings (and empty arrays) are stored as they are
+    for test, dtype in _NATIVE:
+        if all(test(v) for v in flat):
+            try:  # exact for these types; ints beyond int64 and out-of-range dates raise
+                return values.astype(dtype)
+            except (OverflowError, ValueError, TypeError):
+                return None
+    return None
+
+
+def _json_cell(value, name: str) -> str:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return json.dumps(value)
+    raise ValueError(
+        f"Variable {name!r:.100} holds a {type(value).__name__} ({value!r:.60}), which netCDF and Zarr cannot "
+        "store losslessly; convert it to numbers or text before saving."
+    )
+
+
+def _storable(ds: xr.Dataset) -> tuple[xr.Dataset, list[str]]:
+    """``ds`` with object arrays in the dtype they will be read back with, and the variables to store as JSON.
+
+    The checksums are computed over this dataset, so they describe exactly what ``load`` returns.
+    """
+    ds = ds.copy()
+    as_json = []
+    for name in list(ds.variables):
+        var = ds.variables[name]
+        values = np.asarray(var.values)
+        if values.dtype.kind != "O":
+            continue
+        native = _native_values(values)
+        if native is None:
+            as_json.append(str(name))
+        elif native is not values:
+            replaced = xr.Variable(var.dims, native, attrs=var.attrs)
+            if name in ds.indexes:
+                ds = ds.assign_coords({name: replaced})
+            else:
+                ds[name] = replaced
+    return ds, as_json
+
+
 # --- encoding what the formats cannot store ------------------------------------------------------
 
 def _has_nul(value) -> bool:
@@ -117,14 +197,15 @@ def _has_nul(value) -> bool:
     return False
 
 
-def _encode_dataset(ds: xr.Dataset) -> xr.Dataset:
-    """Encode one node's unstorable names, NUL-holding attrs and string variables."""
+def _encode_dataset(ds: xr.Dataset, as_json: list[str]) -> xr.Dataset:
+    """Encode one node's unstorable names, NUL-holding attrs and the variables ``as_json``."""
     ds = ds.copy()
     for var in list(ds.variables):
         values = ds.variables[var].values
-        if values.dtype.kind in "OUT" and any(isinstance(v, str) and "\x00" in v for v in values.ravel()):
+        nul = values.dtype.kind in "OUT" and any(isinstance(v, str) and "\x00" in v for v in values.ravel())
+        if str(var) in as_json or nul:
             json_strings = [*json.loads(ds.attrs.get(_JSON_STRINGS, "[]")), str(var)]
-            encoded = np.asarray([json.dumps(v) for v in values.ravel().tolist()], dtype=object)
+            encoded = np.asarray([_json_cell(v, str(var)) for v in values.ravel().tolist()], dtype=object)
             ds[var] = ds[var].copy(data=encoded.reshape(values.shape))
             ds.attrs[_JSON_STRINGS] = json.dumps(json_strings)
     targets = [ds.attrs, *(ds.variables[v].attrs for v in ds.variables)]
@@ -155,29 +236,39 @@ def _decode_dataset(ds: xr.Dataset) -> xr.Dataset:
     return ds
 
 
-def _encode(result: xr.DataTree, checksums: bool = True) -> xr.DataTree:
-    nodes, groups = {}, {}
-    for k, (name, child) in enumerate(result.children.items()):
-        ds = child.to_dataset()
-        if checksums:
-            ds.attrs[_CHECKSUMS] = json.dumps(_checksums(ds))
-        safe = name if _storable_name(name) else f"pdpboot_group_{k}"
-        if safe != name:
-            groups[safe] = name
-        nodes[f"/{safe}"] = _encode_dataset(ds)
-    root = result.to_dataset()
-    if checksums:
-        root.attrs[_CHECKSUMS] = json.dumps(_checksums(root))
+def _node_digest(sums: dict) -> str:
+    return hashlib.sha256(json.dumps(sums, sort_keys=True).encode()).hexdigest()
+
+
+def _encode(result: xr.DataTree) -> xr.DataTree:
+    """The tree as written: storable dtypes and names, checksums per node, the node manifest at the root."""
+    nodes, groups, manifest, safe_paths = {}, {}, {}, {"": ""}
+    for node in list(result.subtree)[1:]:  # every node below the root, parents before children
+        path = node.relative_to(result)
+        parent, _, name = path.rpartition("/")
+        safe = name if _storable_name(name) else f"pdpboot_group_{len(groups)}"
+        safe_path = f"{safe_paths[parent]}/{safe}".lstrip("/")
+        safe_paths[path] = safe_path
+        if safe_path != path:
+            groups[safe_path] = path
+        ds, as_json = _storable(node.to_dataset(inherit=False))
+        sums = _checksums(ds)
+        ds.attrs[_CHECKSUMS] = json.dumps(sums)
+        manifest[path] = _node_digest(sums)
+        nodes[f"/{safe_path}"] = _encode_dataset(ds, as_json)
+    root, as_json = _storable(result.to_dataset(inherit=False))
+    root.attrs[_MANIFEST] = json.dumps(manifest, sort_keys=True)
+    root.attrs[_CHECKSUMS] = json.dumps(_checksums(root))  # covers the manifest
     root.attrs[_VERSION] = SCHEMA_VERSION
-    root = _encode_dataset(root)
+    root = _encode_dataset(root, as_json)
     if groups:
-        root.attrs[_ENCODED] = json.dumps({**json.loads(root.attrs.get(_ENCODED, "{}")), **groups})
+        root.attrs[_ENCODED_GROUPS] = json.dumps(groups)
     nodes["/"] = root
     return xr.DataTree.from_dict(nodes)
 
 
 def _decode(tree: xr.DataTree, path: Path, verify: bool) -> xr.DataTree:
-    root = tree.to_dataset()
+    root = tree.to_dataset(inherit=False)
     version = root.attrs.pop(_VERSION, None)
     if version is None:
         if root.attrs.get("creation_library") != "pdpboot":
@@ -194,17 +285,54 @@ def _decode(tree: xr.DataTree, path: Path, verify: bool) -> xr.DataTree:
             f"{str(path)!r} was written with result schema version {int(version)}, newer than this pdpboot "
             f"reads ({SCHEMA_VERSION}); upgrade pdpboot."
         )
+    verify = verify and version is not None
+    # group names stored encoded: version 2 in their own attr, version 1 among the variable names
+    groups = json.loads(root.attrs.pop(_ENCODED_GROUPS, "{}"))
     encoded_root = json.loads(root.attrs.get(_ENCODED, "{}"))
-    groups = {k: v for k, v in encoded_root.items() if k.startswith("pdpboot_group_")}
+    groups.update({k: v for k, v in encoded_root.items() if k.startswith("pdpboot_group_")})
     root.attrs[_ENCODED] = json.dumps({k: v for k, v in encoded_root.items() if k not in groups})
     if root.attrs[_ENCODED] == "{}":
         del root.attrs[_ENCODED]
-    nodes = {"/": _verified(_decode_dataset(root), "the root", path, verify and version is not None)}
-    for name, child in tree.children.items():
-        original = groups.get(name, name)
-        ds = _decode_dataset(child.to_dataset())
-        nodes[f"/{original}"] = _verified(ds, f"node {original!r:.100}", path, verify and version is not None)
+    root = _verified(_decode_dataset(root), "the root", path, verify)
+    manifest = root.attrs.pop(_MANIFEST, None)
+    stored = {groups.get(n.relative_to(tree), n.relative_to(tree)): _decode_dataset(n.to_dataset(inherit=False))
+              for n in list(tree.subtree)[1:]}
+    if verify and manifest is None and int(version) >= 2:
+        raise ValueError(f"The root of {str(path)!r} has no node manifest; the file is damaged or was edited.")
+    if verify and manifest is not None:
+        manifest = json.loads(manifest)
+        _check_manifest(manifest, {k: None for k in stored}, path)  # whole nodes missing or added
+    elif verify:
+        warnings.warn(
+            f"{str(path)!r} was saved by an older pdpboot (result schema {int(version)}) without a node manifest: "
+            "a missing or added node cannot be detected. Save it again to record one.",
+            UserWarning, stacklevel=3,
+        )
+    nodes, found = {"/": root}, {}
+    for original, ds in stored.items():
+        sums = ds.attrs.get(_CHECKSUMS)
+        nodes[f"/{original}"] = _verified(ds, f"node {original!r:.100}", path, verify)
+        if verify:
+            found[original] = _node_digest(json.loads(sums))
+    if verify and manifest is not None:
+        _check_manifest(manifest, found, path)  # a node replaced by another result's (valid checksums)
     return xr.DataTree.from_dict(nodes)
+
+
+def _check_manifest(manifest: dict, found: dict, path: Path) -> None:
+    """Refuse a tree whose nodes are not exactly the ones saved (missing, added or replaced)."""
+    problems = []
+    if missing := sorted(set(manifest) - set(found)):
+        problems.append(f"missing node(s) {', '.join(map(repr, missing))}")
+    if extra := sorted(set(found) - set(manifest)):
+        problems.append(f"node(s) {', '.join(map(repr, extra))} that were not saved with it")
+    if replaced := sorted(k for k in set(manifest) & set(found) if found[k] is not None and manifest[k] != found[k]):
+        problems.append(f"node(s) {', '.join(map(repr, replaced))} replaced by other content")
+    if problems:
+        raise ValueError(
+            f"{str(path)!r} does not hold the nodes recorded when it was saved: {'; '.join(problems)[:400]}. "
+            "The file was damaged or edited; recompute or restore it (load(..., verify=False) reads it anyway)."
+        )
 
 
 def _verified(ds: xr.Dataset, where: str, path: Path, verify: bool) -> xr.Dataset:
@@ -278,9 +406,16 @@ def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
     try:
         if kind == "netcdf":
             encoded.to_netcdf(tmp, engine="netcdf4")
-            os.replace(tmp, path)
         else:
             encoded.to_zarr(tmp, mode="w", zarr_format=2, consolidated=True)
+        try:  # what was written is what load will read: never put a file in place that fails its checksums
+            _read(Path(tmp), kind, verify=True, shown=path)
+        except ValueError as exc:
+            raise ValueError(f"pdpboot could not write {str(path)!r} faithfully, so nothing was written there "
+                             f"(a bug, please report it): {exc}") from exc
+        if kind == "netcdf":
+            os.replace(tmp, path)
+        else:
             _replace_directory(Path(tmp), path)
     finally:
         _remove(Path(tmp))
@@ -348,20 +483,25 @@ def load(path: str | os.PathLike, *, verify: bool = True) -> xr.DataTree:
     kind = _format(path)
     if not path.exists():
         raise FileNotFoundError(f"No result at {str(path)!r}.")
+    return _read(path, kind, verify=verify, shown=path)
+
+
+def _read(path: Path, kind: str, *, verify: bool, shown: Path) -> xr.DataTree:
+    """Read and decode the result at ``path`` (messages name ``shown``)."""
     try:
         with xr.open_datatree(path, engine="netcdf4" if kind == "netcdf" else "zarr") as tree:
             tree = tree.load()
     except Exception as exc:  # noqa: BLE001 - netCDF/HDF5/Zarr raise many types on a damaged file
         raise ValueError(
-            f"{str(path)!r} could not be read as a {'netCDF' if kind == 'netcdf' else 'Zarr'} pdpboot result "
+            f"{str(shown)!r} could not be read as a {'netCDF' if kind == 'netcdf' else 'Zarr'} pdpboot result "
             f"({type(exc).__name__}: {str(exc)[:200]}); it is damaged or not a result."
         ) from exc
     try:
-        tree = _decode(tree, path, verify)
+        tree = _decode(tree, shown, verify)
     except ValueError:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged bookkeeping attribute
-        raise ValueError(f"{str(path)!r} is damaged: its pdpboot attributes cannot be decoded ({exc!r:.200}).") \
+        raise ValueError(f"{str(shown)!r} is damaged: its pdpboot attributes cannot be decoded ({exc!r:.200}).") \
             from exc
     for node in feature_nodes(tree):
         for name in _LIST_ATTRS:

@@ -51,6 +51,14 @@ Root attrs
         What was averaged (axis labels, CLI summary).
     ``n_rows``
         Rows of the data the estimate was fitted on.
+    ``effect`` (``pd``/``ale``), ``uncertainty`` (``none``, ``bootstrap``, ``infinitesimal-jackknife``, ...),
+    ``target`` (``learner``: the PD of the learner fitted to data of this size; ``dgp``: the PD of the
+    data-generating process)
+        What the result holds and which PD its uncertainty is about.
+    ``supports``
+        JSON: statistic -> ``[lower, upper]`` (``null``: no bound) for every bounded statistic the
+        effect can produce; :func:`pdpboot.confidence_bands` clips bands into it.
+    All of them are written and read by :class:`pdpboot.header.ResultHeader`.
     ``n_resamples``, ``resampling``, ``background``, ``subsample_size``
         How the resamples were drawn; ``subsample_size`` (rows per resample)
         rescales subsample deviations in :func:`pdpboot.confidence_bands`.
@@ -58,6 +66,9 @@ Root attrs
     ``{"resample", "error"}``), ``n_missing_class_resamples``
         Resamples that failed (NaN in every ``*_resamples``); the last counts
         decision-function refits that missed a class.
+    ``engine`` (one-fit :func:`pdpboot.partial_dependence`)
+        Which engine computed the feature sets and why, e.g. ``tree: exact, checked against the
+        model's predictions`` or ``brute: tree engine failed its self-check: ...``.
 """
 
 from __future__ import annotations

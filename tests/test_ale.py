@@ -81,7 +81,9 @@ def test_agrees_with_pyale_discrete():
     pyale = _pyale()
     df, model = _peer_data()
     peer = pyale.ale(df, model, ["k"], feature_type="discrete", include_CI=False, plot=False)
-    ours = accumulated_local_effects(model, df, ["k"], grid_resolution=10)
+    # an integer column is numeric (as in PD) unless named categorical; PyALE's discrete rule is our levels rule
+    ours = accumulated_local_effects(model, df, ["k"], grid_resolution=10, categorical_features=["k"],
+                                     custom_values={"k": [0, 1, 2, 3, 4]})
     assert ours["k"].attrs["ale_kind"] == ["ordinal"]
     np.testing.assert_array_equal(ours["k"]["k"].values, peer.index.to_numpy())
     np.testing.assert_allclose(ours["k"]["ale"].sel(output="y").values, peer["eff"].to_numpy(), atol=1e-10)
@@ -308,3 +310,55 @@ def test_with_pd_gives_the_pd_bootstrap_on_the_same_grid_from_the_same_refits():
     np.testing.assert_array_equal(both["x1"]["ale_resamples"].values, alone["x1"]["ale_resamples"].values)
     bands = confidence_bands(both)
     assert {"pd_band", "ale_band"} <= set(bands["x1"].ds.data_vars)
+
+
+def _table_with_missing_text(n=150):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                      "c": rng.choice(np.array(["x", "y", "z", None], dtype=object), size=n),
+                      "d": pd.Series(rng.choice(np.array(["p", "q", "r", np.nan], dtype=object), size=n),
+                                     dtype=object)})
+    return X, X["a"] + (X["d"] == "q") + rng.normal(scale=0.1, size=n)
+
+
+@pytest.mark.parametrize("feature", ["c", "a"])
+def test_ale_spec_of_a_table_with_missing_text_is_built(feature):
+    """Issue 26 B.8: ALE ordered the levels of a categorical feature by the other columns; a text column
+    with missing values (str and float mixed under pandas 3) crashed that sort with a TypeError."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.preprocessing import OrdinalEncoder
+
+    X, y = _table_with_missing_text()
+    codes = make_column_transformer((OrdinalEncoder(encoded_missing_value=-1), ["c", "d"]), remainder="passthrough")
+    model = make_pipeline(codes, HistGradientBoostingRegressor(max_iter=10)).fit(X, y)
+    res = accumulated_local_effects(model, X, [feature], grid_resolution=5)
+    ale = res[feature].ds["ale"]
+    assert np.isfinite(ale).all()
+    if feature == "c":
+        assert sorted(ale["c"].values.tolist()) == ["x", "y", "z"]
+
+
+def test_bootstrap_ale_builds_every_spec_before_the_first_fit():
+    """A spec that cannot be built fails before any model is fitted (nothing is lost after a long run)."""
+    fits = []
+
+    class Counting(LinearRegression):
+        def fit(self, X, y, sample_weight=None):
+            fits.append(1)
+            return super().fit(X, y, sample_weight=sample_weight)
+
+    X = pd.DataFrame({"a": np.arange(40.0), "b": np.r_[np.zeros(20), np.ones(20)]})
+    with pytest.raises(ValueError, match="2-D ALE"):
+        bootstrap_ale(Counting(), X.assign(k=pd.Categorical(["u", "v", "w", "t"] * 10)), X["a"],
+                      ["a", ("a", "k")], n_resamples=3, rng=0, progress=False)
+    assert fits == []
+
+
+def test_ale_sample_weight_uses_the_shared_check():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    model = LinearRegression().fit(X, X[:, 0])
+    weights = np.ones(30)
+    weights[3] = np.nan
+    with pytest.raises(ValueError, match="missing or infinite"):
+        accumulated_local_effects(model, X, [0], sample_weight=weights)

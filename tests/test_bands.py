@@ -1,5 +1,7 @@
 """Confidence bands: textbook formulas, invariants, schema."""
 
+import json
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -10,6 +12,7 @@ from scipy.stats import norm
 
 import pdpboot
 from pdpboot.engine.intervals import band_arrays, jackknife_after_bootstrap_acceleration
+from pdpboot.header import ResultHeader
 
 
 def _result(est, res, resampling="bootstrap", n_rows=100, subsample_size=100):
@@ -140,16 +143,40 @@ def test_bca_and_bc_from_stored_counts(sample):
 
 
 def test_non_negative_statistic_clipped_at_zero():
+    """A statistic is clipped into the range its result declares: the header's ``supports``, or its own attr."""
     rng = np.random.default_rng(10)
     est = np.array([[0.02]])
     res = np.abs(rng.normal(0.03, 0.05, size=(100, 1, 1)))
     ds = xr.Dataset({"h2": (("output",), est[:, 0]), "h2_resamples": (("resample", "output"), res[:, :, 0])},
                     coords={"output": ["y"]}, attrs={"features": ["a", "b"]})
-    tree = xr.DataTree(children={"a__b": xr.DataTree(ds)})
+    undeclared = xr.DataTree(children={"a__b": xr.DataTree(ds)})
+    by_header = undeclared.copy()
+    by_header.attrs = {"supports": json.dumps({"h2": [0, None]})}
+    by_attr = undeclared.copy()
+    by_attr["a__b"].dataset = ds.assign(h2=ds["h2"].assign_attrs(support=[0.0, np.nan]))
     for method in ("normal", "basic"):
-        band = pdpboot.confidence_bands(tree, method=method)["a__b"].ds["h2_band"]
-        assert float(band.sel(ci_bound="lower", output="y")) == 0.0  # would be negative without the clip
-        assert list(band.attrs["support"])[0] == 0.0
+        free = pdpboot.confidence_bands(undeclared, method=method)["a__b"].ds["h2_band"]
+        assert float(free.sel(ci_bound="lower", output="y")) < 0 and "support" not in free.attrs
+        for tree in (by_header, by_attr):
+            band = pdpboot.confidence_bands(tree, method=method)["a__b"].ds["h2_band"]
+            assert float(band.sel(ci_bound="lower", output="y")) == 0.0  # would be negative without the clip
+            assert list(band.attrs["support"])[0] == 0.0
+
+
+def test_results_declare_their_bounded_statistics():
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    y = X[:, 0] * X[:, 1]
+    from sklearn.linear_model import LinearRegression
+
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=3,
+                                               grid_resolution=3, interactions=True, heterogeneity=True, rng=0,
+                                               progress=False)
+    header = ResultHeader.from_attrs(res.attrs)
+    for stat in ("h2", "h2_overall", "h_unnormalized", "ice_sd", "heterogeneity_index", "pd_range",
+                 "pd_variance_interaction"):
+        assert header.support(stat) == (0.0, None), stat
+    assert header.support("pd") == (None, None)  # a regression PD is unbounded
+    assert header.target == "learner" and header.uncertainty == "bootstrap" and header.effect == "pd"
 
 
 def test_subsample_deviations_rescaled(sample):

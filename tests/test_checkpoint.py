@@ -388,3 +388,151 @@ def test_racing_runs_with_other_data_get_a_clear_error(tmp_path):
     a.open({})
     with pytest.raises(ValueError, match="different arguments.*data"):
         b.open({})
+
+
+# --- issue 26 A.2: the fingerprint holds every part of the run by content ----------------------------
+
+class OffsetRegression(LinearRegression):
+    """A regressor with fit parameters: a constant ``offset`` and a per-row ``noise`` added to y."""
+
+    def fit(self, X, y, sample_weight=None, offset=0.0, noise=None):
+        y = np.asarray(y) + offset + (0.0 if noise is None else np.asarray(noise))
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+SCALE = 2.0
+
+
+def _scaled(x):
+    return x * SCALE
+
+
+def _fp_call(change: str):
+    """The arguments of one checkpointed run: ``"none"`` the reference, otherwise one part changed."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _data()
+    rng = np.random.default_rng(3)
+    weights = rng.uniform(0.5, 1.5, len(y))
+    noise = rng.normal(size=len(y))
+    groups = np.arange(len(y)) % 8
+    kw = dict(features=[0], grid_resolution=4, rng=5, progress=False, n_resamples=2, sample_weight=weights,
+              fit_params={"offsetregression__offset": 1.0, "offsetregression__noise": noise}, resampling="group",
+              groups=groups)
+    factor = 3.0
+
+    def make_est():
+        return make_pipeline(FunctionTransformer(func=_scaled), FunctionTransformer(func=lambda x: x * factor),
+                             OffsetRegression(fit_intercept=True))
+
+    est = make_est()
+    if change == "sample_weight values":
+        kw["sample_weight"] = np.where(X[:, 1] > 0, 10.0, 1.0) * weights
+    elif change == "fit_params value":
+        kw["fit_params"] = {"offsetregression__offset": 2.0, "offsetregression__noise": noise}
+    elif change == "fit_params array values":
+        kw["fit_params"] = {"offsetregression__offset": 1.0, "offsetregression__noise": noise[::-1].copy()}
+    elif change == "groups values":
+        kw["groups"] = np.arange(len(y)) % 5
+    elif change == "y values":
+        y = y.copy()
+        y[3] += 1e-9
+    elif change == "nested estimator parameter":
+        est.set_params(offsetregression__fit_intercept=False)
+    elif change == "closure value":
+        factor = 4.0
+        est = make_est()
+    elif change == "percentiles":
+        kw["percentiles"] = (0.1, 0.9)
+    return est, X, y, kw
+
+
+def _fingerprint_of(change: str) -> dict:
+    from pdpboot._evaluate import PDEffect
+    from pdpboot._plan import make_plan, make_spec
+    from pdpboot.checkpoint import plan_fingerprint
+    from pdpboot.options import resolve_execution, resolve_resampling
+
+    global SCALE
+    est, X, y, kw = _fp_call(change)
+    old = SCALE
+    if change == "constant read by a function":
+        SCALE = 5.0
+    try:
+        spec = make_spec(X, kw.pop("features"), grid_resolution=kw.pop("grid_resolution"),
+                         percentiles=kw.pop("percentiles", (0.05, 0.95)))
+        resampling = resolve_resampling(kw.pop("resampling"), n_resamples=kw.pop("n_resamples"),
+                                        groups=kw.pop("groups"))
+        plan = make_plan(est, y, PDEffect.from_options(spec), resampling=resampling,
+                         execution=resolve_execution(progress=kw.pop("progress")), **kw)
+        return plan_fingerprint(plan, {"entropy": "5"})
+    finally:
+        SCALE = old
+
+
+FP_CHANGES = ["sample_weight values", "fit_params value", "fit_params array values", "groups values", "y values",
+              "nested estimator parameter", "closure value", "constant read by a function", "percentiles"]
+
+
+@pytest.mark.parametrize("change", FP_CHANGES)
+def test_fingerprint_changes_with_every_value(change):
+    reference = _fingerprint_of("none")
+    assert _fingerprint_of("none") == reference  # the same call, the same fingerprint
+    assert _fingerprint_of(change) != reference
+
+
+@pytest.mark.parametrize("change, named", [("sample_weight values", "data: sample_weight"),
+                                           ("fit_params value", "data: fit_params"),
+                                           ("fit_params array values", "data: fit_params"),
+                                           ("groups values", "data: groups"),
+                                           ("nested estimator parameter", "estimator: steps"),
+                                           ("closure value", "estimator: steps"),
+                                           ("percentiles", "settings: percentiles")])
+def test_checkpoint_with_other_values_refused_identical_call_resumes(tmp_path, monkeypatch, change, named):
+    """Issue 26 A.2: other sample weights reused the previous run's estimate (6.93 vs a fresh 7.60)."""
+    est, X, y, kw = _fp_call("none")
+    first = pdpboot.bootstrap_partial_dependence(est, X, y, checkpoint=tmp_path / "ck", **kw)
+    est2, X2, y2, kw2 = _fp_call(change)
+    with pytest.raises(ValueError, match=f"different arguments \\(they differ in: .*{named}"):
+        pdpboot.bootstrap_partial_dependence(est2, X2, y2, checkpoint=tmp_path / "ck", **kw2)
+
+    def no_refit(*args, **kwargs):
+        raise AssertionError("a finished resample was recomputed")
+
+    monkeypatch.setattr(loop_module, "evaluate_resample", no_refit)
+    monkeypatch.setattr(OffsetRegression, "fit", no_refit)
+    est3, X3, y3, kw3 = _fp_call("none")
+    again = pdpboot.bootstrap_partial_dependence(est3, X3, y3, checkpoint=tmp_path / "ck", **kw3)
+    for tree in (first, again):  # the estimator's repr holds the lambda's memory address
+        del tree.attrs["estimator"], tree.attrs["estimator_params"]
+    xr.testing.assert_identical(first, again)
+
+
+def test_sample_weight_change_would_have_changed_the_estimate(tmp_path):
+    """The refused reuse matters: a fresh run with the other weights gives another estimate."""
+    est, X, y, kw = _fp_call("none")
+    est2, X2, y2, kw2 = _fp_call("sample_weight values")
+    a = pdpboot.bootstrap_partial_dependence(est, X, y, **kw)["x0"].ds.pd
+    b = pdpboot.bootstrap_partial_dependence(est2, X2, y2, **kw2)["x0"].ds.pd
+    assert not np.allclose(a, b)
+
+
+def test_every_plan_field_is_fingerprinted_or_declared_execution_only():
+    """A field added to the plan (or to its resampling options) later enters the fingerprint unless it is
+    declared execution-only; every execution-only name is a field of the plan or of its option objects."""
+    import dataclasses
+
+    from pdpboot._plan import BootstrapPlan
+    from pdpboot.checkpoint import EXECUTION_FIELDS
+    from pdpboot.options import Execution, Resampling
+
+    def names(cls):
+        return {f.name for f in dataclasses.fields(cls)}
+
+    assert EXECUTION_FIELDS <= names(BootstrapPlan) | names(Execution) | names(Resampling)
+    printed = _fingerprint_of("none")
+    nested = {"effect", "resampling", "estimator"}
+    for name in (names(BootstrapPlan) - nested | names(Resampling)) - EXECUTION_FIELDS:
+        assert any(key.endswith(name) for key in printed), name
+    assert "data: X" in printed and "grid" in printed and "seed" in printed

@@ -17,6 +17,10 @@ import numpy as np
 
 DATA = Path(__file__).parent / "data"
 GOLDEN_RTOL = 1e-12  # the stated tolerance: summation-order noise is ~1e-15
+#: Changed on purpose (issue 27, item 4): the H statistics of every resample are now evaluated on the
+#: same fixed H-statistic rows as the estimate (the background rows of the resample that are in them),
+#: instead of an independent n_max-row subsample per resample; the estimate itself is unchanged.
+CHANGED = ("h2_resamples", "h2_overall_resamples", "h_unnormalized_resamples")
 
 
 def _golden_arrays() -> dict:
@@ -30,4 +34,6 @@ def test_results_equal_the_pre_refactor_code():
     before, now = np.load(DATA / "golden_pre_refactor.npz"), _golden_arrays()
     assert sorted(before) == sorted(now)
     for key in before:
+        if key.split("|")[-1] in CHANGED:
+            continue
         np.testing.assert_allclose(now[key], before[key], rtol=GOLDEN_RTOL, atol=GOLDEN_RTOL, err_msg=key)

@@ -138,3 +138,30 @@ def test_unused_categories_are_not_grid_points():
 def test_string_level_ending_in_nul_is_kept():
     X = pd.DataFrame({"c": ["a\x00", "a", "a\x00"]})
     assert sorted(make_grids(X, ["c"], [0])[0].values.tolist()) == ["a", "a\x00"]
+
+
+# ----------------------------------------------------------------------------- issue 26 D: one rule for PD and ALE
+
+
+def test_a_few_valued_integer_feature_is_numeric_in_pd_and_ale():
+    """mtcars' hp (22 integers, 52 to 335) was drawn as equally spaced ALE levels while PD used numbers."""
+    from sklearn.linear_model import LinearRegression
+
+    import pdpboot
+
+    hp = np.array([110, 110, 93, 110, 175, 105, 245, 62, 95, 123, 123, 180, 180, 180, 205, 215, 230, 66, 52, 65,
+                   97, 150, 150, 245, 175, 66, 91, 113, 264, 175, 335, 109])
+    wt = np.random.default_rng(0).uniform(1.5, 5.4, hp.size)
+    X = pd.DataFrame({"hp": hp, "wt": wt})
+    model = LinearRegression().fit(X, 30 - 0.03 * hp - 3 * wt)
+    pd1 = pdpboot.partial_dependence(model, X, ["hp"], grid_resolution=30)["hp"]
+    ale = pdpboot.accumulated_local_effects(model, X, ["hp"], grid_resolution=30)["hp"]
+    for node in (pd1, ale):
+        np.testing.assert_array_equal(node["hp"].values, np.unique(hp))  # the values themselves, numbers
+        assert not bool(node.attrs["categorical"][0])
+    assert ale.attrs["ale_kind"] == ["numeric"]
+    curve = ale["ale"].sel(output=ale["output"].values[0]).values
+    np.testing.assert_allclose(np.diff(curve), -0.03 * np.diff(np.unique(hp)), atol=1e-10)
+    # named categorical, it has levels (the user's choice)
+    named = pdpboot.accumulated_local_effects(model, X, ["hp"], grid_resolution=30, categorical_features=["hp"])
+    assert named["hp"].attrs["ale_kind"] != ["numeric"]

@@ -679,3 +679,108 @@ def test_h_statistic_test_size_flexible_learners(learner):
     rate = float(np.mean(np.asarray(pvalues) <= 0.05))
     print(f"{learner}: rejection rate {rate:.3f} (R = 60)")
     assert _not_above(rate, 60, 0.07)
+
+
+class _FixedProduct(RegressorMixin, BaseEstimator):
+    """``x0 + x0 * x1`` whatever it is fitted on: every refit is the same function."""
+
+    def fit(self, X, y=None):
+        self.n_features_in_ = np.shape(X)[1]
+        return self
+
+    def predict(self, X):
+        X = np.asarray(X, dtype=float)
+        return X[:, 0] + X[:, 0] * X[:, 1]
+
+
+def test_h2_estimate_and_resamples_are_the_same_statistic():
+    """Issue 27 item 4: the estimate and every resample use the same H rows (not independent subsamples).
+
+    With a fixed background every refit of a data-independent function must give exactly the
+    estimate's H statistics; before, each resample drew its own ``n_max`` rows and they scattered
+    around the estimate (whose own subsample was independent of theirs).
+    """
+    X = np.random.default_rng(0).uniform(-1, 1, size=(200, 2))
+    res = pdpboot.bootstrap_partial_dependence(
+        _FixedProduct(), X, X[:, 0], [0, (0, 1)], n_resamples=6, interactions=40, background="original",
+        grid_resolution=3, rng=1, progress=False)
+    for node, stat in (("x0__x1", "h2"), ("x0__x1", "h_unnormalized"), ("x0", "h2_overall")):
+        ds = res[node].ds
+        assert float(ds[stat][0]) > 0.01
+        np.testing.assert_allclose(ds[f"{stat}_resamples"].values[:, 0], float(ds[stat][0]), rtol=1e-12)
+    # with resampled backgrounds, the estimate sits among its resamples (same rows, reweighted)
+    res = pdpboot.bootstrap_partial_dependence(
+        _FixedProduct(), X, X[:, 0], [(0, 1)], n_resamples=40, interactions=40, grid_resolution=3, rng=2,
+        progress=False)
+    ds = res["x0__x1"].ds
+    below = float((ds["h2_resamples"] < ds["h2"]).mean())
+    assert 0.1 < below < 0.9
+
+
+def test_h_statistic_keeps_resample_counts_for_bca():
+    X, y = make_interaction(120, rng=3)
+    res = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], n_resamples=20,
+                                               interactions=40, grid_resolution=3, rng=4, progress=False)
+    h = h_statistic(res, confidence_level=None)
+    xr.testing.assert_identical(h["resample_counts"], res["resample_counts"])
+    band = pdpboot.confidence_bands(h, method="bca")["x1__x2"].ds["h2_band"]
+    assert band.attrs["method"] == "bca" and "acceleration_max" in band.attrs
+    assert float(band.sel(ci_bound="lower")[0]) >= 0.0  # h2 is bounded below: the header says so
+
+
+class _CountingOLS(LinearRegression):
+    """Least squares counting its fits; raises on targets whose :func:`_parity` is ``fail_parity``."""
+
+    fits = 0
+
+    def __init__(self, fail_parity=None):
+        super().__init__()
+        self.fail_parity = fail_parity
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        if _parity(y) == self.fail_parity:
+            raise ValueError("sentinel: a target of the failing parity")
+        return super().fit(np.column_stack([X, X[:, 0] * X[:, 1]]), y, sample_weight=sample_weight)
+
+    def predict(self, X):
+        X = np.asarray(X, dtype=float)
+        return super().predict(np.column_stack([X, X[:, 0] * X[:, 1]]))
+
+
+def _parity(y) -> int:
+    """A pseudo-random bit of a target vector (about half of the null targets have each value)."""
+    return int(round(abs(float(np.sum(y))) * 1e6)) % 2
+
+
+def test_h_statistic_test_runs_through_the_loop(tmp_path):
+    """Checkpoints, on_error, progress and n_jobs of the H test come from the resampling loop."""
+    X, y = make_interaction(80, rng=7)
+    X = np.asarray(X)[:, :2]
+    kw = dict(n_resamples=6, n_max=30, null_model="plugin", cv=2, rng=3)
+    plain = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw)
+    calls = []
+    _CountingOLS.fits = 0
+    first = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw, execution=pdpboot.Execution(
+        checkpoint=tmp_path / "ck", progress=lambda done, total: calls.append((done, total))))
+    assert _CountingOLS.fits == 1 + 2 + 6 and calls[-1] == (6, 6)
+    parallel = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw, n_jobs=2)
+    np.testing.assert_array_equal(parallel.null_distribution, plain.null_distribution)
+    np.testing.assert_array_equal(first.null_distribution, plain.null_distribution)
+    assert first.pvalue == plain.pvalue
+    _CountingOLS.fits = 0
+    again = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw, execution=pdpboot.Execution(
+        checkpoint=tmp_path / "ck"))
+    assert _CountingOLS.fits == 1 + 2  # the null refits were loaded, not recomputed
+    np.testing.assert_array_equal(again.null_distribution, plain.null_distribution)
+    # a failing null refit: skipped, left out of the p-value, with a warning
+    bar = 1 - _parity(y)  # the observed fit succeeds
+    with pytest.warns(RuntimeWarning, match="null refits failed"):
+        skipped = h_statistic_test(_CountingOLS(fail_parity=bar), X, y, (0, 1), **dict(kw, null_model="smooth"),
+                                   execution=pdpboot.Execution(on_error="skip", max_failure_share=0.95))
+    failed = np.isnan(skipped.null_distribution)
+    assert 0 < failed.sum() < 6
+    expected = (1 + np.sum(skipped.null_distribution[~failed] >= skipped.statistic)) / (1 + (~failed).sum())
+    assert skipped.pvalue == expected
+    with pytest.raises(ValueError, match="sentinel"):
+        h_statistic_test(_CountingOLS(fail_parity=bar), X, y, (0, 1), **dict(kw, null_model="smooth"))

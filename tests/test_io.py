@@ -201,3 +201,134 @@ def test_schema_version_recorded_and_removed_on_load(tmp_path):
         assert "pdpboot_checksums" in raw["x0"].attrs
     loaded = pdpboot.load(path)
     assert "pdpboot_schema_version" not in loaded.attrs
+
+
+# --- issue 26 A.3: the root's node manifest; B.9: checksums over exactly what is written --------------
+
+def _small_result(seed=0, features=(0, 1)):
+    X = np.random.default_rng(seed).normal(size=(30, 2))
+    return pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0] + seed, list(features),
+                                                n_resamples=2, grid_resolution=3, rng=0, progress=False)
+
+
+def _raw(path):
+    """The tree exactly as stored (pdpboot's bookkeeping attrs included), read without pdpboot."""
+    with xr.open_datatree(path, engine="netcdf4" if path.suffix == ".nc" else "zarr") as tree:
+        return tree.load()
+
+
+def _rewrite(raw: xr.DataTree, path):
+    """Write an edited raw tree back to ``path`` (its own bookkeeping attrs kept as they are)."""
+    nodes = {node.path: node.to_dataset(inherit=False) for node in raw.subtree}
+    tree = xr.DataTree.from_dict(nodes)
+    if path.suffix == ".nc":
+        tree.to_netcdf(path, engine="netcdf4")
+    else:
+        tree.to_zarr(path, mode="w", zarr_format=2, consolidated=True)
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_deleted_node_is_refused(tmp_path, suffix):
+    saved = pdpboot.save(_small_result(), tmp_path / f"run{suffix}")
+    raw = _raw(saved)
+    edited = tmp_path / f"edited{suffix}"
+    _rewrite(xr.DataTree.from_dict({n.path: n.to_dataset(inherit=False) for n in raw.subtree if n.name != "x1"}),
+             edited)
+    assert pdpboot.load(edited, verify=False).children.keys() == {"x0"}  # what the old load returned silently
+    with pytest.raises(ValueError, match="missing node\\(s\\) 'x1'"):
+        pdpboot.load(edited)
+
+
+def test_deleted_zarr_group_and_its_metadata_entry_is_refused(tmp_path):
+    import json
+    import shutil
+
+    saved = pdpboot.save(_small_result(), tmp_path / "run.zarr")
+    shutil.rmtree(saved / "x1")
+    meta = json.loads((saved / ".zmetadata").read_text())
+    meta["metadata"] = {k: v for k, v in meta["metadata"].items() if not k.startswith("x1/")}
+    (saved / ".zmetadata").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="missing node\\(s\\) 'x1'"):
+        pdpboot.load(saved)
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+@pytest.mark.parametrize("surgery", ["added", "replaced", "added nested"])
+def test_foreign_node_with_its_own_valid_checksums_is_refused(tmp_path, suffix, surgery):
+    saved = pdpboot.save(_small_result(features=(0,)), tmp_path / f"run{suffix}")
+    other = _raw(pdpboot.save(_small_result(seed=1, features=(0, 1)), tmp_path / f"other{suffix}"))
+    nodes = {n.path: n.to_dataset(inherit=False) for n in _raw(saved).subtree}
+    if surgery == "added":
+        nodes["/x1"] = other["x1"].to_dataset(inherit=False)
+    elif surgery == "replaced":
+        nodes["/x0"] = other["x0"].to_dataset(inherit=False)
+    else:
+        nodes["/extra/x1"] = other["x1"].to_dataset(inherit=False)
+    edited = tmp_path / f"edited{suffix}"
+    _rewrite(xr.DataTree.from_dict(nodes), edited)
+    expected = {"added": "'x1' that were not saved", "replaced": "'x0' replaced by other content",
+                "added nested": "'extra', 'extra/x1' that were not saved"}[surgery]
+    with pytest.raises(ValueError, match=expected):
+        pdpboot.load(edited)
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_nested_nodes_round_trip(tmp_path, suffix):
+    """Every node at any depth is saved (save used to drop grandchildren silently)."""
+    tree = xr.DataTree.from_dict({
+        "/": xr.Dataset(attrs={"creation_library": "pdpboot"}),
+        "/x0": xr.Dataset({"pd": ("x0", [1.0, 2.0])}),
+        "/x0/deeper": xr.Dataset({"v": ("k", [3.0])}),
+        "/.odd/child": xr.Dataset({"w": ("k", [4.0])}),
+    })
+    loaded = pdpboot.load(pdpboot.save(tree, tmp_path / f"r{suffix}"))
+    xr.testing.assert_identical(loaded, tree)
+
+
+OBJECT_VALUES = {
+    "0/1 integers": np.array([0, 1], dtype=object),
+    "bools": np.array([True, False], dtype=object),
+    "floats with NaN": np.array([0.5, np.nan], dtype=object),
+    "ints and floats": np.array([1, 2.5], dtype=object),
+    "text": np.array(["a", "b"], dtype=object),
+    "text with NaN": np.array(["a", np.nan], dtype=object),
+    "timestamps": np.array([pd.Timestamp("2020-01-01"), pd.Timestamp("2021-06-01")], dtype=object),
+    "mixed": np.array([1, "a"], dtype=object),
+    "big ints": np.array([2**70, 1], dtype=object),
+}
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+@pytest.mark.parametrize("kind", sorted(OBJECT_VALUES))
+def test_object_coordinates_load_verified_with_their_values(tmp_path, suffix, kind):
+    """Issue 26 B.9: an ALE level coordinate of 0/1 ints (object dtype) failed its own checksum on load."""
+    values = OBJECT_VALUES[kind]
+    tree = xr.DataTree.from_dict({
+        "/": xr.Dataset(attrs={"creation_library": "pdpboot"}),
+        "/vs": xr.Dataset({"ale": ("vs", [0.0, 1.0]), "levels": ("k", values)}, coords={"vs": values}),
+    })
+    loaded = pdpboot.load(pdpboot.save(tree, tmp_path / f"r{suffix}"))  # verify=True
+    xr.testing.assert_identical(loaded, tree)
+    want = values.astype("datetime64[ns]").tolist() if kind == "timestamps" else values.tolist()
+    for name in ("vs", "levels"):  # the same Python values (NaN stays NaN, 2**70 stays an int)
+        assert [repr(v) for v in loaded["vs"].ds[name].values.tolist()] == [repr(v) for v in want]
+
+
+def test_unstorable_object_refused_in_one_line_and_nothing_written(tmp_path):
+    tree = xr.DataTree.from_dict({"/x": xr.Dataset({"v": ("k", np.array([{"a": 1}, 2], dtype=object))})})
+    with pytest.raises(ValueError, match="holds a dict .* cannot store losslessly"):
+        pdpboot.save(tree, tmp_path / "r.nc")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_save_never_leaves_a_file_that_fails_its_own_checksums(tmp_path, monkeypatch, suffix):
+    """The class guard: save reads the written file back and verifies it before moving it into place."""
+    import pdpboot.io as io
+
+    monkeypatch.setattr(io, "_native_values", lambda values: values)  # the old, unconverted dtypes
+    tree = xr.DataTree.from_dict({"/vs": xr.Dataset({"ale": ("vs", [0.0, 1.0])},
+                                                    coords={"vs": np.array([0, 1], dtype=object)})})
+    with pytest.raises(ValueError, match="could not write .* faithfully, so nothing was written"):
+        pdpboot.save(tree, tmp_path / f"r{suffix}")
+    assert list(tmp_path.iterdir()) == []

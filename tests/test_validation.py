@@ -443,3 +443,83 @@ def test_huge_n_resamples_refused_before_spawning(frame, monkeypatch):
     assert bootstrap_module is not None
     with pytest.raises(ValueError, match="n_resamples must be at most"):
         _boot(NoFit(), X, y, ["temp"], n_resamples=10**8)
+
+
+# ----------------------------------------------------------------------------- issue 26 C: clear errors, not deep ones
+
+
+def test_a_huge_custom_grid_is_refused_before_any_allocation(frame):
+    X, y = frame
+    fitted = LinearRegression().fit(X, y)
+    grid = np.linspace(-1, 1, 10**5)
+    with pytest.raises(ValueError, match=r"grid of \('temp', 'hum'\) has 100000 x 100000 = 10,000,000,000 points"
+                                         r".*more than memory_limit \(128 MiB\)"):
+        pdpboot.partial_dependence(fitted, X, [("temp", "hum")], custom_values={"temp": grid, "hum": grid})
+    with pytest.raises(ValueError, match="memory_limit"):
+        pdpboot.accumulated_local_effects(fitted, X, [("temp", "hum")], custom_values={"temp": grid, "hum": grid})
+    # the same grid within a raised budget is not refused by the size check (1-D: 1e5 points, 3 MiB)
+    res = pdpboot.partial_dependence(fitted, X.iloc[:3], ["temp"], custom_values={"temp": grid})
+    assert res["temp"].ds.sizes["temp"] == 10**5
+
+
+def test_a_feature_on_a_tiny_scale_gets_its_grid(frame):
+    """np.isclose's absolute 1e-8 tolerance called the percentiles of a 1e-9-scale feature equal."""
+    X, y = frame
+    tiny = X * 1e-9
+    fitted = LinearRegression().fit(tiny, y)
+    res = pdpboot.partial_dependence(fitted, tiny, ["temp"], grid_resolution=10)
+    reference = pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["temp"], grid_resolution=10)
+    np.testing.assert_allclose(res["temp"]["temp"].values, reference["temp"]["temp"].values * 1e-9, rtol=1e-12)
+    np.testing.assert_allclose(res["temp"]["pd"].values, reference["temp"]["pd"].values, rtol=1e-9)
+    # truly coinciding percentiles are still refused
+    X["spike"] = np.r_[np.zeros(39), 1.0]
+    with pytest.raises(ValueError, match="percentiles of feature 'spike' coincide"):
+        pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["spike"], grid_resolution=2)
+
+
+def test_a_one_row_table_is_too_few_rows_not_a_constant_feature():
+    X = pd.DataFrame({"a": [1.0], "b": [2.0]})
+    with pytest.raises(ValueError, match=r"X has only 1 row\(s\); the bootstrap needs at least 2"):
+        _boot(LinearRegression(), X, np.array([1.0]), ["a"])
+    fitted = LinearRegression().fit(pd.DataFrame({"a": [1.0, 2.0], "b": [2.0, 0.0]}), [1.0, 2.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pdpboot.partial_dependence(fitted, X, ["a"])  # one fitted model: that row's ICE curve
+    said = [str(w.message) for w in caught]
+    assert len(said) == 1 and "single row" in said[0]
+
+
+def test_duplicate_target_names_are_refused(frame):
+    X, y = frame
+    Y = pd.DataFrame({"t": y, "u": 2 * y})
+    Y.columns = ["t", "t"]
+    with pytest.raises(ValueError, match=r"y has duplicate column names \['t'\]"):
+        _boot(LinearRegression(), X, Y, ["temp"])
+
+
+@pytest.mark.parametrize("fraction", [0.01, 0.049])
+def test_a_subsample_without_rows_is_refused(frame, fraction):
+    X, y = frame
+    with pytest.raises(ValueError, match=r"subsample_fraction=.* draws floor\(.* x 40\) = 1? ?\d? ?row.*"
+                                         r"at least 2: use subsample_fraction >= 0.05"):
+        _boot(LinearRegression(), X, y, ["temp"], resampling="subsample", subsample_fraction=fraction)
+    assert _boot(LinearRegression(), X, y, ["temp"], resampling="subsample", subsample_fraction=0.05)
+
+
+def test_shapes_of_percentiles_and_custom_values_are_named(frame):
+    X, y = frame
+    fitted = LinearRegression().fit(X, y)
+    with pytest.raises(TypeError, match=r"pair \(lower, upper\).*got 3 values, \(0.1, 0.5, 0.9\)"):
+        pdpboot.partial_dependence(fitted, X, ["temp"], percentiles=(0.1, 0.5, 0.9))
+    for nested in ([[1, 2], [3, 4]], np.array([[1.0, 2.0], [3.0, 4.0]]), [[1, 2], [3]]):
+        with pytest.raises(ValueError, match=r"custom_values\['temp'\] must be a 1-D sequence.*got nested values "
+                                             r"of shape \(2, .*a 2-D grid is given per feature"):
+            pdpboot.partial_dependence(fitted, X, ["temp"], custom_values={"temp": nested})
+
+
+def test_heterogeneity_without_ice_says_what_is_missing(frame):
+    X, y = frame
+    res = _boot(LinearRegression(), X, y, ["temp"])
+    with pytest.raises(ValueError, match=r"holds neither heterogeneity statistics nor ICE curves") as caught:
+        pdpboot.ice_heterogeneity(res)
+    assert "no either" not in str(caught.value)

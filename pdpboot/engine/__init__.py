@@ -1,26 +1,31 @@
 """NumPy layer: partial dependence and ICE of one fitted model on plain arrays.
 
-``compute_pd`` / ``compute_pd_many`` dispatch between the exact tree-ensemble engine
-(:mod:`pdpboot.engine.tree`) and the model-agnostic brute-force engine
-(:mod:`pdpboot.engine.brute`).  With ``method="auto"`` the tree engine is used when it
-supports the model and its estimated cost (:class:`pdpboot.engine.tree.TreePlan`) is
-not above brute force's.
+``compute_pd`` / ``compute_pd_many`` dispatch between the registered exact engines
+(:mod:`pdpboot.engine.registry`; today the exact tree-ensemble engine,
+:mod:`pdpboot.engine.tree`, registered by :mod:`._tree_engine`) and the model-agnostic
+brute-force engine (:mod:`pdpboot.engine.brute`).  With ``method="auto"`` a feature set
+goes to an exact engine when it supports the model, its estimated cost (for the tree
+engine :class:`pdpboot.engine.tree.TreePlan`) is not above brute force's, and its reading
+of the model passes the self-check against the model's own predictions; otherwise brute
+force, with the reason recorded (:class:`EngineChoice`, :func:`record_engine_choices`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from . import tree
+from . import _tree_engine  # noqa: F401  (registers the exact tree engine)
 from .brute import DEFAULT_MEMORY_LIMIT, block_plan, brute_partial_dependence, split_pipeline
-from .pipeline import prepare_pipeline
+from .registry import Engine, EngineChoice, describe_choices, note, record_engine_choices, registered
 from .response import response_function
 
 METHODS = ("auto", "brute", "tree")
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "METHODS", "compute_pd", "compute_pd_many"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "METHODS", "EngineChoice", "compute_pd", "compute_pd_many", "describe_choices",
+           "record_engine_choices"]
 
 
 def compute_pd(
@@ -44,8 +49,10 @@ def compute_pd(
     response_method : {"predict", "predict_proba", "decision_function"}
         Already resolved (see :func:`pdpboot.engine.response.resolve_response_method`).
     method : {"auto", "brute", "tree"}
-        ``auto`` uses the tree engine when it supports the estimator and is estimated
-        to be no slower than brute force, else brute.
+        ``auto`` uses the tree engine when it supports the estimator, is estimated to be
+        no slower than brute force and its reading of the model passes the self-check
+        against the model's own predictions, else brute.  ``tree`` raises ``ValueError``
+        when the engine does not support the estimator or fails the self-check.
 
     Returns
     -------
@@ -72,6 +79,7 @@ def compute_pd_many(
     individual: bool = False,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
     n_outputs: int = 1,
+    choices: list | None = None,
 ) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
     """:func:`compute_pd` for several feature sets, reading / converting the model once.
 
@@ -86,6 +94,9 @@ def compute_pd_many(
         Column positions of each feature set (one or two columns for the tree engine).
     grid_values : sequence of sequences of 1-D arrays
         ``grid_values[k]`` holds one grid per feature of ``feature_sets[k]``.
+    choices : list, optional
+        When given, one :class:`~pdpboot.engine.registry.EngineChoice` per feature set (the
+        engine used and why) is appended to it.
     Other parameters
         As for :func:`compute_pd`.
 
@@ -101,30 +112,17 @@ def compute_pd_many(
             f"Need one list of grids per feature set: {len(feature_sets)} feature sets, "
             f"{len(grid_values)} grid lists."
         )
-    prepared = None
-    if method in ("auto", "tree"):
-        n_grid = max((int(np.prod([np.size(g) for g in grids])) for grids in grid_values), default=1)
-        prepared = tree.prepare(estimator, X, response_method, n_grid=n_grid if method == "auto" else None)
-        if prepared is None:
-            prepared = prepare_pipeline(estimator, X, response_method)
-        if prepared is None and method == "tree":
-            raise ValueError(
-                f"method='tree' does not support {type(estimator).__name__} with this input "
-                "(supported: scikit-learn >= 1.6 decision trees, random forests, extra trees, gradient "
-                "boosting and histogram gradient boosting - HGB with pandas categoricals too - "
-                "and Pipelines of column-wise preprocessing into them, see pdpboot.engine.pipeline). "
-                "Use method='auto' or 'brute'."
-            )
     results: list = [None] * len(feature_sets)
-    if prepared is not None:  # the tree engine's sets at once (their walks may be shared)
-        per_row = individual or prepared.model.link is not None
-        plans = [prepared.plan(features, grids) for features, grids in zip(feature_sets, grid_values)]
-        chosen = [k for k, plan in enumerate(plans) if method == "tree" or plan.prefers_tree(per_row)]
-        if chosen:
-            done = prepared.partial_dependence_many([plans[k] for k in chosen], weights=weights, average=average,
-                                                    individual=individual)
-            for k, pair in zip(chosen, done):
-                results[k] = pair
+    record = [EngineChoice(tuple(int(j) for j in fs), "brute", "no exact engine requested")
+              for fs in feature_sets]
+    n_grid = max((int(np.prod([np.size(g) for g in grids])) for grids in grid_values), default=1)
+    for engine in registered():
+        todo = [k for k, done in enumerate(results) if done is None]
+        if not todo or method not in ("auto", engine.name):
+            continue
+        _run_exact(engine, estimator, X, feature_sets, grid_values, todo, results, record,
+                   response_method=response_method, explicit=method == engine.name, n_grid=n_grid,
+                   weights=weights, average=average, individual=individual)
     predict = split = final_predict = None
     block_bytes, order = block_plan(estimator, memory_limit)
     for k, (features, grids) in enumerate(zip(feature_sets, grid_values)):
@@ -143,4 +141,46 @@ def compute_pd_many(
             *target, weights=weights, average=average, individual=individual,
             memory_limit=block_bytes, n_outputs=n_outputs, order=order,
         )
+    note(choices, record)
     return results
+
+
+def _run_exact(engine: Engine, estimator, X, feature_sets, grid_values, todo: list[int], results: list,
+               record: list, *, response_method: str, explicit: bool, n_grid: int, weights, average: bool,
+               individual: bool) -> None:
+    """Fill ``results[k]`` for the sets ``todo`` that ``engine`` supports, prefers and passes its check on."""
+    name = type(estimator).__name__
+    prepared = engine.prepare(estimator, X, response_method, None if explicit else n_grid)
+    if prepared is None:
+        if explicit:
+            raise ValueError(f"method={engine.name!r} does not support {name} with this input "
+                             f"(supported: {engine.supported}). Use method='auto' or 'brute'.")
+        for k in todo:
+            record[k] = replace(record[k], reason=f"the {engine.name} engine does not support {name} here "
+                                                  "(or reading it would cost more than brute force)")
+        return
+    plans = {k: prepared.plan(feature_sets[k], grid_values[k]) for k in todo}
+    picked = [k for k in todo if explicit or engine.faster(prepared, plans[k], individual)]
+    for k in set(todo) - set(picked):
+        record[k] = replace(record[k], reason=f"brute force estimated faster than the {engine.name} engine")
+    if not picked:
+        return
+    grids: dict[int, list] = {}
+    for k in picked:
+        for j, g in zip(feature_sets[k], grid_values[k]):
+            grids.setdefault(int(j), []).append(np.asarray(g).reshape(-1))
+    merged = {j: np.concatenate(gs) if len(gs) > 1 else gs[0] for j, gs in grids.items()}
+    reason = engine.check(prepared, estimator, X, response_method, merged)
+    if reason is not None:
+        if explicit:
+            raise ValueError(f"method={engine.name!r}: the {engine.name} engine's reading of {name} disagrees "
+                             f"with its own {response_method} ({reason}). Use method='auto' or 'brute'.")
+        for k in picked:
+            record[k] = replace(record[k], reason=f"{engine.name} engine failed its self-check: {reason}",
+                                fallback=True)
+        return
+    done = prepared.partial_dependence_many([plans[k] for k in picked], weights=weights, average=average,
+                                            individual=individual)
+    for k, pair in zip(picked, done):
+        results[k] = pair
+        record[k] = replace(record[k], engine=engine.name, reason="exact, checked against the model's predictions")

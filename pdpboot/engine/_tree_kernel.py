@@ -607,3 +607,22 @@ def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, l
                     for k in range(n_sets):
                         for j in range(4):
                             cur[k, j] = lbox[k, j]
+
+
+@njit(cache=True, nogil=True)
+def descend(nodes, thr, cat_left, value, roots, xa):
+    """(n_rows, n_raw) sum over the trees ``roots`` of the leaf value each row of ``xa`` (n_rows,
+    n_features) reaches: a plain descent (the reading's own prediction, for the engine's self-check)."""
+    n_raw = value.shape[1]
+    out = np.zeros((xa.shape[0], n_raw))
+    for t in range(roots.shape[0]):  # tree by tree: one tree's nodes stay in cache
+        for i in range(xa.shape[0]):
+            v = roots[t]
+            while nodes[v, 0] != LEAF:
+                if _goes_left(xa[i, nodes[v, 0]], thr[v], nodes[v, 3], cat_left):
+                    v = nodes[v, 1]
+                else:
+                    v = nodes[v, 2]
+            for k in range(n_raw):
+                out[i, k] += value[v, k]
+    return out

@@ -14,6 +14,12 @@ comes from ``xgboost``).  Conventions (XGBoost >= 2, ``gbtree`` booster):
   group; the raw margin is the sum of the leaves plus the base margin, which is read
   back from ``predict(output_margin=True)`` (so every ``base_score`` convention is
   matched) by the caller;
+* ``missing=`` other than NaN: input entries (and grid values) equal to it, as float32, are
+  missing - they follow ``default_left`` like NaN (:meth:`XGBoostReader.as_missing`);
+* after early stopping (``early_stopping_rounds=`` or an ``EarlyStopping`` callback)
+  ``predict`` / ``predict_proba`` / ``predict(output_margin=True)`` sum the iterations
+  ``0..best_iteration`` only (``iteration_range`` defaults to them): the reader keeps the
+  trees of those iterations (``iteration_indptr``);
 * links: identity (squared, absolute, pseudo-Huber, quantile error), ``exp``
   (Poisson, gamma, Tweedie), sigmoid (logistic), softmax (``multi:softprob`` /
   ``multi:softmax`` with ``predict_proba``).
@@ -24,8 +30,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 
+from ._tree_model import reader_array
 from .response import booster_link
 
 _IDENTITY = {"reg:squarederror", "reg:linear", "reg:absoluteerror", "reg:pseudohubererror"}
@@ -45,6 +51,19 @@ def _decode_categories(enc: dict) -> list | None:
     return ["".join(chr(c) for c in values[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
 
 
+def _trees_predict_uses(estimator, gb: dict) -> int:
+    """Number of leading trees ``predict`` sums: those of iterations ``0..best_iteration`` after early
+    stopping (set by ``early_stopping_rounds=`` or an ``EarlyStopping`` callback), else all."""
+    try:
+        best = estimator.best_iteration  # AttributeError when no early stopping recorded one
+    except AttributeError:
+        return len(gb["trees"])
+    indptr = gb.get("iteration_indptr")
+    if not indptr or best + 1 >= len(indptr):
+        raise ValueError("XGBoost model with early stopping but no iteration table")
+    return int(indptr[best + 1])
+
+
 class XGBoostReader:
     """Node table, link and input conversion of a fitted XGBoost scikit-learn estimator."""
 
@@ -59,9 +78,6 @@ class XGBoostReader:
         booster = learner["gradient_booster"]
         if booster.get("name") != "gbtree":
             raise unsupported(f"XGBoost booster {booster.get('name')!r} (only 'gbtree')")
-        if getattr(estimator, "best_iteration", None) is not None and getattr(
-                estimator, "early_stopping_rounds", None):
-            raise unsupported("XGBoost model with early stopping (predict uses best_iteration)")
         params = learner["learner_model_param"]
         if int(params.get("num_target", "1")) != 1:
             raise unsupported("multi-target XGBoost model")
@@ -78,8 +94,12 @@ class XGBoostReader:
         self.link = booster_link("XGBoost", objective, kind, classifier=classifier,
                                  response_method=response_method, unsupported=unsupported)
         gb = booster["model"]
-        self.trees = gb["trees"]
-        self.group = np.asarray(gb["tree_info"], dtype=np.intp)
+        n_used = _trees_predict_uses(estimator, gb)
+        self.trees = gb["trees"][:n_used]
+        self.group = np.asarray(gb["tree_info"][:n_used], dtype=np.intp)
+        # ``missing=`` other than NaN: entries equal to it are missing (XGBoost compares the float32 values)
+        missing = estimator.get_params().get("missing", np.nan)
+        self.missing_value = None if missing is None or np.isnan(missing) else np.float32(missing)
         self.feature_types = learner.get("feature_types") or []
         self.n_features = int(params["num_feature"])
         cats = gb.get("cats", {}).get("enc", [])
@@ -141,23 +161,16 @@ class XGBoostReader:
 
     def to_array(self, X) -> np.ndarray:
         """Rows as float32, pandas categories as the model's category codes (NaN if unknown)."""
-        if isinstance(X, pd.DataFrame):
-            if X.shape[1] != self.n_features:
-                raise ValueError(f"X has {X.shape[1]} columns, the model {self.n_features}.")
-            out = np.empty(X.shape, dtype=np.float32)
-            for j in range(X.shape[1]):
-                col = X.iloc[:, j]
-                if isinstance(col.dtype, pd.CategoricalDtype):
-                    cats = self.categories[j] if self.categories[j] is not None else list(col.cat.categories)
-                    codes = pd.Categorical(col, categories=cats).codes.astype(np.float32)
-                    out[:, j] = np.where(codes < 0, np.nan, codes)
-                else:
-                    out[:, j] = np.asarray(col, dtype=np.float32)
-            return out
-        xa = np.asarray(X, dtype=np.float32)
-        if xa.ndim != 2 or xa.shape[1] != self.n_features:
-            raise ValueError(f"X must be 2-D with {self.n_features} columns.")
-        return xa
+        return reader_array(X, self.n_features, np.float32, self._categories_for, self.as_missing)
+
+    def _categories_for(self, j: int, col) -> list:
+        return self.categories[j] if self.categories[j] is not None else list(col.cat.categories)
+
+    def as_missing(self, values: np.ndarray) -> np.ndarray:
+        """Float32 ``values`` with the ``missing=`` sentinel replaced by NaN (as XGBoost reads them)."""
+        if self.missing_value is None:
+            return values
+        return np.where(values == self.missing_value, np.float32(np.nan), values)
 
     def margin(self, X) -> np.ndarray:
         return np.asarray(self.estimator.predict(X, output_margin=True), dtype=np.float64).reshape(len(X), -1)

@@ -6,7 +6,7 @@ Grids
     inverse-ECDF rule = R's ``quantile(type=1)``, so ``z_0`` is the minimum and
     ``z_K`` the maximum).  Bin ``k`` is ``(z_{k-1}, z_k]``; the first bin also
     holds ``z_0``.  Rows outside ``[z_0, z_K]`` or missing are left out.  A
-    feature with levels (categorical, or integer-valued with few values) uses
+    feature with levels (categorical, or ordered levels) uses
     its ordered levels ``l_0, ..., l_{L-1}`` as grid; rows at other values are
     left out.
 
@@ -114,7 +114,9 @@ def _ks_distances(col: np.ndarray, codes: np.ndarray, n_levels: int) -> np.ndarr
 
 def _frequency_distances(col: np.ndarray, codes: np.ndarray, n_levels: int) -> np.ndarray:
     """Half the L1 distance between the level-wise relative frequencies of a discrete column."""
-    _, values = np.unique(pd.Series(col).astype(str).to_numpy(), return_inverse=True)
+    # factorize, not a sort: a text column with missing values mixes str and float (pandas 3 keeps NaN
+    # through astype(str)), and missing is a value of its own here
+    values, _ = pd.factorize(pd.Series(col, dtype=object), use_na_sentinel=False)
     table = np.zeros((n_levels, values.max() + 1))
     np.add.at(table, (codes, values), 1.0)
     totals = table.sum(axis=1, keepdims=True)

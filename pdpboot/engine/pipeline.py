@@ -185,6 +185,15 @@ class PreparedPipeline:
             base[:, j] = values
         return _dense(self.pre.transform(base))[:, self.maps[j]]
 
+    def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
+        """Rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` through its own
+        transforms (as :meth:`plan` sets grids); for the engine's self-check."""
+        xt = np.array(self.xa[rows], dtype=np.float64)
+        for j, values in subs.items():
+            cols = [int(self.model.columns[c]) for c in self.maps[j]]
+            xt[:, cols] = self._transformed_grid(j, values).astype(self.model.dtype)
+        return xt
+
     def plan(self, feature_idx, grid_values) -> TreePlan:
         """Feature set of input columns -> plan on the transformed columns."""
         idx = tuple(int(j) for j in np.atleast_1d(feature_idx))

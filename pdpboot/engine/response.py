@@ -28,6 +28,11 @@ def softmax(z):
     return e / e.sum(axis=1, keepdims=True)
 
 
+def signed_square(z):
+    """``sign(z) * z**2``, elementwise: LightGBM's ``reg_sqrt`` back-transform of a raw score."""
+    return np.sign(z) * z * z
+
+
 def binary_probabilities(score, scale: float = 1.0) -> np.ndarray:
     """``[1 - p, p]`` with ``p = sigmoid(scale * score[:, 0])``: a binary booster's raw score to
     ``predict_proba``'s two columns."""
@@ -38,7 +43,7 @@ def binary_probabilities(score, scale: float = 1.0) -> np.ndarray:
 #: Links from a booster's raw score to its response, by kind of objective: classifiers (to
 #: ``predict_proba``) and regressors (to ``predict``); ``None`` is the identity.
 _CLASSIFIER_LINKS = {"binary": binary_probabilities, "multiclass": softmax}
-_REGRESSOR_LINKS = {"identity": None, "exp": np.exp, "logistic": sigmoid}
+_REGRESSOR_LINKS = {"identity": None, "exp": np.exp, "logistic": sigmoid, "signed_square": signed_square}
 
 
 def booster_link(library: str, objective: str, kind: str | None, *, classifier: bool, response_method: str,
@@ -46,7 +51,7 @@ def booster_link(library: str, objective: str, kind: str | None, *, classifier: 
     """Link of an XGBoost / LightGBM / CatBoost model read by the exact tree engine.
 
     ``kind`` is the reader's class of the objective (``"binary"``, ``"multiclass"``,
-    ``"identity"``, ``"exp"``, ``"logistic"``, or None if the reader does not know it);
+    ``"identity"``, ``"exp"``, ``"logistic"``, ``"signed_square"``, or None if the reader does not know it);
     ``sigmoid_scale`` scales a binary classifier's score (LightGBM's ``sigmoid:`` option).
     Raises ``unsupported(reason)`` for a response other than ``predict_proba`` (classifiers)
     or ``predict`` (regressors), and for an objective of another kind.

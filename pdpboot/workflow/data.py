@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..engine.dtypes import is_categorical_column as _is_categorical
 from ..schema import RESERVED_NAMES
 from . import InputError
 from .options import shorten
@@ -32,7 +33,14 @@ MAX_CLASSES = 100
 MAX_LEVELS = 30  # categorical features with more levels: PD on the most frequent ones
 MAX_INTEGER_GRID = 30  # integer features with at most this many values: PD at each value
 MIN_ID_ROWS = 20  # identifier detection needs at least this many rows
+NEAR_ID_SHARE = 0.5  # text with more than MAX_LEVELS values, at least this share of its rows distinct: names rows
 _DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+_COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?")  # 3,14 / 4.184,81 / 4.184 / 12
+_DOT_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|Inf|INF|infinity|Infinity)")
+#: Text pandas reads as missing by default (``pandas.read_csv``'s list, plus a blank field): pdpboot reads only
+#: empty fields as missing, and these only where a column's other values are numbers (see ``_read_tokens``).
+PANDAS_NA_TOKENS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                              "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
 _ID_NAME = re.compile(r"(^|[_\W])(id|ids|uuid|guid|key|index|idx|rownum|row_?id)$|^unnamed: ?0$|[a-z]ID$", re.I)
 _ISO_DATE = re.compile(r"^\s*\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?\s*$")
 _SLASH_DATE = re.compile(r"^\s*\d{4}/\d{1,2}/\d{1,2}\s*$")
@@ -59,13 +67,114 @@ def _sniff_separator(sample: str) -> str:
 def looks_decimal_comma(values) -> bool:
     """Whether most (>= 90 %) of the non-missing text values are numbers written with a decimal comma."""
     text = pd.Series(values).dropna().astype(str)
-    text = text[text.str.strip() != ""]
+    text = text[~text.str.strip().isin(PANDAS_NA_TOKENS)]
     if text.empty:
         return False
     return bool(text.str.match(_DECIMAL_COMMA).mean() >= 0.9)
 
 
-def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str = "auto") -> pd.DataFrame:
+def _shown(names, limit: int = 5) -> str:
+    names = list(names)
+    return ", ".join(shorten(n, 40) for n in names[:limit]) + (", ..." if len(names) > limit else "")
+
+
+def _refuse_duplicate_header(header: list, file_name: str) -> None:
+    """Refuse a header naming a column twice (pandas would silently rename the second ``a.1``)."""
+    names = [str(n) for n in header if not (n is None or (isinstance(n, float) and np.isnan(n)) or str(n) == "")]
+    duplicated = list(dict.fromkeys(n for n in names if names.count(n) > 1))
+    if duplicated:
+        raise InputError(f"{shorten(file_name)} names column(s) {_shown(duplicated)} more than once in its header; "
+                         "rename them so that every column name is unique.")
+
+
+def _dot_numbers(text: pd.Series) -> pd.Series | None:
+    """``text`` as floats when every value is a number written with a decimal point, else None."""
+    if not text.str.fullmatch(_DOT_NUMBER).all():
+        return None
+    return text.astype(float)
+
+
+def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True) -> pd.Series | None:
+    """``text`` as floats when it holds numbers written with a decimal comma (``3,14``, ``4.184,81``).
+
+    Only unambiguous patterns are read: a dot is a thousands separator only in groups of three digits,
+    and a number without a comma but with such a dot (``4.184``) only when another value of the column
+    shows both marks (``4.184,81``).  A column that mostly (>= 90 %) holds such numbers but also other
+    text is refused, naming a value, rather than read as text.
+    """
+    matched = text.str.fullmatch(_COMMA_NUMBER)
+    has_comma = text.str.contains(",", regex=False)
+    if (require_comma and not (has_comma & matched).any()) or matched.mean() < 0.9:
+        return None
+    grouped_only = matched & ~has_comma & text.str.contains(".", regex=False)
+    if grouped_only.any() and not (matched & has_comma & text.str.contains(".", regex=False)).any():
+        matched = matched & ~grouped_only
+    if not matched.all():
+        example = text[~matched].iloc[0]
+        raise InputError(
+            f"Column {shorten(name)} holds numbers with a decimal comma, but {shorten(example, 40)} is not one "
+            "(or is ambiguous); correct that value, or give --decimal . to read the column as text."
+        )
+    return text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False).astype(float)
+
+
+def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: bool) -> pd.DataFrame:
+    """Decide what the text cells of ``table`` are; only empty fields were read as missing.
+
+    A text column whose values other than pandas' missing-value tokens (``NA``, ``None``, ``NULL``,
+    ``n/a``, ...) are all numbers is numeric, those tokens missing (R's ``write.csv`` writes ``NA`` for
+    a missing number); a column holding only such tokens is missing throughout.  Otherwise the tokens
+    are levels (the Arthritis table's ``Improved = "None"``), and a note says so.  With ``comma``,
+    numbers written with a decimal comma (and thousands dots) are read as numbers
+    (:func:`_comma_numbers`).  ``infer=False`` (Parquet: typed columns) only writes the notes.
+    """
+    kept: dict[str, list[str]] = {}
+    as_missing: list[str] = []
+    commas: list[str] = []
+    for name in table.columns:
+        col = table[name]
+        if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
+            continue
+        present = col.dropna()
+        if present.empty or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                                    for v in present.tolist()):
+            continue
+        text = present.astype(str).str.strip()
+        is_token = text.isin(PANDAS_NA_TOKENS)
+        rest = text[~is_token]
+        numbers = None
+        if infer:
+            numbers = _dot_numbers(rest) if comma != "only" else None
+            if numbers is None and comma:
+                numbers = _comma_numbers(rest, name, require_comma=comma != "only")
+                if numbers is not None:
+                    commas.append(name)
+        if numbers is not None or (infer and rest.empty):
+            column = pd.Series(np.nan, index=col.index, dtype=float, name=name)
+            if numbers is not None:
+                column[rest.index] = numbers.to_numpy()
+            table[name] = column
+            if is_token.any():
+                tokens = ", ".join(repr(t) for t in sorted(set(text[is_token])))
+                as_missing.append(f"{name!r} ({tokens}, {int(is_token.sum())} row(s))")
+        else:
+            for token in sorted(set(present[is_token].astype(str))):
+                kept.setdefault(token, []).append(name)
+    if as_missing:
+        notes.append(f"Column(s) {', '.join(as_missing[:5])}{', ...' if len(as_missing) > 5 else ''} hold numbers "
+                     "and a missing-value mark: read as numbers, those rows missing.")
+    for token, columns in kept.items():
+        notes.append(f"The text {token!r} in column(s) {_shown(columns)} is kept as a level, not read as a missing "
+                     f"value (only empty fields are missing; give --na-values {shorten(token, 30)} to read it as "
+                     "missing).")
+    if commas and comma is True:
+        notes.append(f"Numbers with a decimal comma (e.g. in {_shown(commas)}) were read as numbers "
+                     "(--decimal , ; give --decimal . to read them as text).")
+    return table
+
+
+def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str = "auto",
+              na_values: tuple[str, ...] = ()) -> pd.DataFrame:
     raw = path.read_bytes()
     if b"\x00" in raw[:4096]:
         raise InputError(f"Cannot read {shorten(path.name)} as CSV: it looks like a binary file.")
@@ -84,22 +193,19 @@ def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str
     if sep is None:
         sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else _sniff_separator(text[:65536])
     try:
-        table = pd.read_csv(io.StringIO(text), sep=sep, decimal="." if decimal == "auto" else decimal)
-        if decimal == "auto" and sep != ",":
-            commas = [c for c in table.columns if (table[c].dtype == object or pd.api.types.is_string_dtype(
-                table[c].dtype)) and looks_decimal_comma(table[c])]
-            if commas:
-                table = pd.read_csv(io.StringIO(text), sep=sep, decimal=",")
-                shown = ", ".join(shorten(c, 40) for c in commas[:5]) + (", ..." if len(commas) > 5 else "")
-                notes.append(f"Numbers with a decimal comma (e.g. in {shown}) were read as numbers "
-                             "(--decimal , ; give --decimal . to read them as text).")
+        header = pd.read_csv(io.StringIO(text), sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+        _refuse_duplicate_header(header.iloc[0].tolist() if len(header) else [], path.name)
+        table = pd.read_csv(io.StringIO(text), sep=sep, decimal="," if decimal == "," else ".",
+                            keep_default_na=False, na_values=["", *na_values])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"Cannot read {shorten(path.name)} as CSV: {first}") from None
-    return table
+    # decimal ",": pandas has read "3,14"; ours reads "4.184,81". auto: commas unless ',' separates fields
+    comma = "only" if decimal == "," else (decimal == "auto" and sep != ",")
+    return _read_tokens(table, notes, comma=comma, infer=True)
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def _read_parquet(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -> pd.DataFrame:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -107,12 +213,23 @@ def _read_parquet(path: Path) -> pd.DataFrame:
             f"Reading Parquet ({shorten(path.name)}) needs pyarrow: pip install \"pdpboot[parquet]\"."
         ) from None
     try:
-        return pd.read_parquet(path)
+        table = pd.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a bad file
         raise InputError(f"Cannot read {shorten(path.name)} as Parquet: {str(exc).splitlines()[0]}") from None
+    if na_values:
+        numbers = [float(t) for t in na_values if _DOT_NUMBER.fullmatch(t.strip())]
+        for name in table.columns:
+            col = table[name]
+            if col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
+                table[name] = col.where(~col.astype(str).str.strip().isin(na_values) | col.isna())
+            elif numbers and pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+                hit = col.isin(numbers)
+                if hit.any():
+                    table[name] = col.astype("float64").where(~hit)
+    return _read_tokens(table, notes, comma=False, infer=False)
 
 
-def _read_excel(path: Path) -> pd.DataFrame:
+def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -> pd.DataFrame:
     try:
         import openpyxl  # noqa: F401
     except ImportError:
@@ -120,17 +237,38 @@ def _read_excel(path: Path) -> pd.DataFrame:
             f"Reading Excel ({shorten(path.name)}) needs openpyxl: pip install \"pdpboot[excel]\"."
         ) from None
     try:
-        return pd.read_excel(path, sheet_name=0, engine="openpyxl")
+        header = pd.read_excel(path, sheet_name=0, engine="openpyxl", header=None, nrows=1)
+        _refuse_duplicate_header(header.iloc[0].tolist() if len(header) else [], path.name)
+        table = pd.read_excel(path, sheet_name=0, engine="openpyxl", keep_default_na=False,
+                              na_values=["", *na_values])
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
         raise InputError(f"Cannot read {shorten(path.name)} as an Excel workbook: {str(exc).splitlines()[0]}") from None
+    return _read_tokens(table, notes, comma=False, infer=True)
 
 
 def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | None = None,
-               decimal: str = "auto") -> pd.DataFrame:
+               decimal: str = "auto", na_values=()) -> pd.DataFrame:
     """Read a CSV, Parquet or Excel (.xlsx, first sheet) table.
 
+    Only empty fields (and the tokens in ``na_values``) are missing: text such as ``None``, ``NA`` or
+    ``NULL``, which pandas reads as missing by default, stays a level of a text column (with a note),
+    and is missing only in a column whose other values are all numbers (see :func:`_read_tokens`).
     CSV: the separator is detected unless ``sep`` is given; ``decimal="auto"`` reads numbers
-    written with a decimal comma (``3,14``) as numbers when the separator is not a comma.
+    written with a decimal comma (``3,14``, ``4.184,81``) as numbers when the separator is not a comma.
+    A header that names a column twice is refused (CSV, Excel).
+
+    Parameters
+    ----------
+    path : str or Path
+        The table.
+    notes : list of str, optional
+        Receives one line per decision taken while reading ("What was done to the data").
+    sep : str, optional
+        CSV field separator (detected when None).
+    decimal : {"auto", ".", ","}
+        CSV decimal mark.
+    na_values : sequence of str
+        Further text that marks a missing value (``--na-values``).
 
     Returns
     -------
@@ -138,6 +276,7 @@ def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | N
         Columns named by strings, rows in file order with a fresh RangeIndex.
     """
     notes = notes if notes is not None else []
+    na_values = tuple(str(t) for t in (na_values or ()))
     path = Path(path)
     if not path.exists():
         raise InputError(f"Data file {shorten(str(path))} does not exist.")
@@ -145,11 +284,11 @@ def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | N
         raise InputError(f"{shorten(str(path))} is not a file; give the path of a CSV, Parquet or Excel table.")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
-        table = _read_csv(path, notes, sep=sep, decimal=decimal)
+        table = _read_csv(path, notes, sep=sep, decimal=decimal, na_values=na_values)
     elif suffix in PARQUET_SUFFIXES:
-        table = _read_parquet(path)
+        table = _read_parquet(path, notes, na_values)
     elif suffix in EXCEL_SUFFIXES:
-        table = _read_excel(path)
+        table = _read_excel(path, notes, na_values)
     elif suffix == ".xls":
         raise InputError(f"{shorten(path.name)} is in the old .xls format; save it as .xlsx or .csv first.")
     else:
@@ -169,7 +308,7 @@ def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | N
 def load_problem(config: dict, path: str | Path) -> tuple[pd.DataFrame, Problem]:
     """Read the table at ``path`` and check it against ``config`` (the reading notes come first)."""
     notes: list[str] = []
-    table = read_table(path, notes, sep=config.sep, decimal=config.decimal)
+    table = read_table(path, notes, sep=config.sep, decimal=config.decimal, na_values=config.na_values)
     problem = prepare(config, table)
     problem.notes[:0] = notes
     return table, problem
@@ -242,12 +381,6 @@ class Problem:
         if self.task != "classification":
             return [str(self.y.name)]
         return [self.positive, *[c for c in self.classes if c != self.positive]]
-
-
-def _is_categorical(col: pd.Series) -> bool:
-    dtype = col.dtype
-    return (isinstance(dtype, pd.CategoricalDtype) or dtype.kind in "bOSU"
-            or pd.api.types.is_string_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
 
 
 def _normalise_column(col: pd.Series) -> pd.Series:
@@ -393,21 +526,31 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
 def identifier_reason(col: pd.Series, name: str) -> str | None:
     """Why ``col`` looks like a row identifier (None when it does not).
 
-    Text with a different value in every row; integer columns with a different value in every row that
-    are monotone in row order (a row counter) or carry an ID-like name (``id``, ``CustomerID``,
-    ``ride_id``, ``Unnamed: 0``, ...).  Needs at least ``MIN_ID_ROWS`` non-missing values.
+    Text with a different value in every row, or with more than ``MAX_LEVELS`` distinct values that
+    are at least ``NEAR_ID_SHARE`` of its rows (names of cars, people, places); integer columns of
+    consecutive integers in row order (a row counter: steps of exactly +1 or -1, so a monotone
+    measurement such as a population series is kept) or with a different value in every row and an
+    ID-like name (``id``, ``CustomerID``, ``ride_id``, ``Unnamed: 0``, ...).  Needs at least
+    ``MIN_ID_ROWS`` non-missing values.
     """
     values = col.dropna()
-    if len(values) < MIN_ID_ROWS or values.nunique() != len(values):
+    if len(values) < MIN_ID_ROWS:
         return None
-    if _is_categorical(col) and not pd.api.types.is_bool_dtype(col.dtype):
+    distinct = values.nunique()
+    text = _is_categorical(col) and not pd.api.types.is_bool_dtype(col.dtype)
+    if text and distinct > MAX_LEVELS and distinct >= NEAR_ID_SHARE * len(values) and distinct != len(values):
+        return (f"has {distinct} distinct values in {len(values)} rows (nearly one per row; a model can only "
+                "memorise them)")
+    if distinct != len(values):
+        return None
+    if text:
         return "has a different value in every row"
     if col.dtype.kind not in "iu":  # integer dtype only: integer-valued floats are measurements
         return None
     numbers = values.to_numpy(dtype=float)
     steps = np.diff(numbers)
-    if np.all(steps > 0) or np.all(steps < 0):
-        return "counts the rows (a different integer in every row, monotone in row order)"
+    if np.all(steps == 1) or np.all(steps == -1):  # a monotone measurement (population by month) is data
+        return "counts the rows (consecutive integers in row order)"
     if _ID_NAME.search(str(name)):
         return "has a different integer in every row and an ID-like name"
     return None
@@ -499,6 +642,9 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     notes: list[str] = []
     columns = list(table.columns)
     target = _need_column(str(config.target), columns, "target")
+    if len(table) < MIN_ROWS:  # before the features: in a tiny table every column looks constant
+        raise InputError(f"The table has only {len(table)} row(s); pdpboot run needs at least {MIN_ROWS} rows "
+                         "with a target value.")
     features, _ = _choose_features(config, table, target, notes)
     pd_features = features if config.pd_features is None else [
         _need_column(c, columns, "--pd-features") for c in config.pd_features
@@ -568,6 +714,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
                          "so the model and the PD see time as a number.")
         X[name] = _normalise_column(X[name])
     categorical = [rename[c] for c in features if _is_categorical(X[rename[c]]) or c in forced]
+    _check_numeric(X, [c for c in X.columns if c not in categorical], display)
     for column in config.level_order:
         if column not in rename:
             raise InputError(f"--level-order names column {shorten(column)}, which is not a model feature.")
@@ -606,7 +753,8 @@ def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
     for name in numeric:
         values = X[name].to_numpy(dtype=float, na_value=np.nan)
         if np.isinf(values).any():
-            raise InputError(f"Column {shorten(display[name])} contains infinite values; replace or drop them.")
+            raise InputError(f"Feature {shorten(display[name])} contains {int(np.isinf(values).sum())} infinite "
+                             "value(s); replace them (e.g. by a missing value) or drop those rows.")
 
 
 def _category_grids(X, categorical, used, display, notes, level_order) -> dict[str, np.ndarray]:

@@ -91,6 +91,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("sep", "str", None, "CSV field separator (default: detected).", metavar="CHAR", group="data"),
     Option("decimal", "choice", "auto", "CSV decimal mark (auto: ',' when the numbers use decimal commas).",
            choices=DECIMALS, group="data"),
+    Option("na_values", "list", [], "Text that marks a missing value besides an empty field, e.g. NA,-999 "
+           "(default: only empty fields; text such as None or NA stays a level of a text column, and is missing "
+           "only in a column whose other values are numbers).", metavar="A,B", group="data"),
     Option("task", "choice", "auto",
            "auto: a non-numeric target, or an integer target with at most 10 values, is classification.",
            choices=TASKS, group="data"),

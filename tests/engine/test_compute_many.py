@@ -10,7 +10,8 @@ from sklearn.inspection import partial_dependence
 from sklearn.linear_model import LinearRegression
 from threadpoolctl import threadpool_limits
 
-import pdpboot.engine.tree as tree_mod
+import pdpboot.engine._tree_cost as cost_mod
+import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot.engine import compute_pd, compute_pd_many
 
 
@@ -45,8 +46,8 @@ def test_many_equals_sklearn_brute(method):
 def test_model_is_read_once(monkeypatch):
     X, est = _fitted()
     calls = []
-    real = tree_mod.read_model
-    monkeypatch.setattr(tree_mod, "read_model", lambda *a: calls.append(1) or real(*a))
+    real = prepared_mod.read_model
+    monkeypatch.setattr(prepared_mod, "read_model", lambda *a: calls.append(1) or real(*a))
     compute_pd_many(est, X, [[0], [1], [2]], [[np.array([0.5])]] * 3, response_method="predict",
                     method="tree")
     assert len(calls) == 1
@@ -54,9 +55,9 @@ def test_model_is_read_once(monkeypatch):
 
 def test_auto_falls_back_to_brute_when_cheaper(monkeypatch):
     X, est = _fitted()
-    monkeypatch.setitem(tree_mod._COST, "word", 1.0)  # make the tree engine look expensive
-    monkeypatch.setitem(tree_mod._COST, "pair", 1.0)
-    plan = tree_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
+    monkeypatch.setitem(cost_mod._COST, "word", 1.0)  # make the tree engine look expensive
+    monkeypatch.setitem(cost_mod._COST, "pair", 1.0)
+    plan = prepared_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
     assert not plan.prefers_tree()
     avg, _ = compute_pd(est, X, [0], [np.array([0.2, 0.5])], response_method="predict")
     ref = partial_dependence(est, X, [0], custom_values={0: [0.2, 0.5]}, method="brute")["average"]

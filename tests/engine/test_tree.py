@@ -28,6 +28,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
+import pdpboot.engine._tree_numpy as numpy_mod
 from pdpboot.engine.tree import supports, tree_partial_dependence
 
 TOL = 1e-9
@@ -194,10 +195,9 @@ def test_popcount_without_numpy_bitwise_count(monkeypatch):
 
 
 def test_weights_and_many_blocks(monkeypatch):
-    import pdpboot.engine.tree as tree_mod
 
-    monkeypatch.setattr(tree_mod, "_MAX_BLOCK", 64)  # several row blocks, last one partial
-    monkeypatch.setattr(tree_mod, "_PAIR_BUDGET", 500)  # several pair chunks
+    monkeypatch.setattr(numpy_mod, "_MAX_BLOCK", 64)  # several row blocks, last one partial
+    monkeypatch.setattr(numpy_mod, "_PAIR_BUDGET", 500)  # several pair chunks
     X, y = _data(n=200)
     est = RandomForestRegressor(n_estimators=3, min_samples_leaf=2, random_state=0).fit(X, y)
     rng = np.random.default_rng(0)

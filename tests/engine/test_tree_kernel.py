@@ -22,7 +22,9 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
-import pdpboot.engine.tree as tree_mod
+import pdpboot.engine._tree_compiled as compiled_mod
+import pdpboot.engine._tree_cost as cost_mod
+import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot.engine import compute_pd, compute_pd_many
 from pdpboot.engine.tree import PreparedTrees, kernel_available, per_tree_partial_dependence
 
@@ -295,7 +297,7 @@ def test_engine_without_numba():
 
 def test_kernel_disabled_by_environment(monkeypatch):
     monkeypatch.setenv("PDPBOOT_NUMBA", "0")
-    monkeypatch.setattr(tree_mod, "_KERNEL", None)  # decided again on the next call
+    monkeypatch.setattr(compiled_mod, "_KERNEL", None)  # decided again on the next call
     assert not kernel_available()
     X, y = _data()
     rf = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
@@ -315,7 +317,7 @@ def test_auto_prefers_brute_when_grid_is_tiny(monkeypatch):
     est = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y)
     plan = PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
     assert plan.walk == "kernel"
-    monkeypatch.setitem(tree_mod._COST, "kernel_visit", 1.0)
+    monkeypatch.setitem(cost_mod._COST, "kernel_visit", 1.0)
     plan = PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
     assert not plan.prefers_tree()
 
@@ -323,7 +325,7 @@ def test_auto_prefers_brute_when_grid_is_tiny(monkeypatch):
 @needs_kernel
 def test_kernel_row_blocks(monkeypatch):
     """Rows walked in several blocks (cache-sized at large n): same PD, ICE, weights and per-tree PDs."""
-    monkeypatch.setattr(tree_mod, "_KERNEL_ROW_BLOCK", 64)
+    monkeypatch.setattr(compiled_mod, "_KERNEL_ROW_BLOCK", 64)
     X, y = _data(n=300, seed=4)
     est = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
     w = np.random.default_rng(5).integers(0, 3, len(X)).astype(float)
@@ -346,7 +348,7 @@ def _check_shared(est, X, sets, grids, weights=None, tol=TOL):
     """The shared walk (one walk per tree for every set) == brute force for each set."""
     prepared = PreparedTrees(est, X, "predict")
     plans = [prepared.plan(idx, g) for idx, g in zip(sets, grids)]
-    out = tree_mod._kernel_pd_many(prepared.model, prepared.xt, [p.boxes for p in plans], weights)
+    out = prepared_mod._kernel_pd_many(prepared.model, prepared.xt, [p.boxes for p in plans], weights)
     w = np.ones(len(X)) if weights is None else weights
     for idx, g, avg in zip(sets, grids, out):
         ref = np.tensordot(w, brute_ice(est, X, idx, g, "predict"), axes=1) / w.sum()
@@ -383,14 +385,14 @@ def test_shared_walk_mask_axes_and_compute_pd_many():
     sets, grids = [(3,), (0,), (3, 0), (1,), (0, 1)], [[g_cat], [g_num], [g_cat, g_num], [g1], [g_num, g1]]
     _check_shared(est, df, sets, grids)
     prepared = PreparedTrees(est, df, "predict")
-    assert tree_mod._share_pays(prepared.model, len(df))
+    assert compiled_mod._share_pays(prepared.model, len(df))
     calls = []
-    real = tree_mod._kernel_pd_many
+    real = prepared_mod._kernel_pd_many
     try:
-        tree_mod._kernel_pd_many = lambda *a: calls.append(1) or real(*a)
+        prepared_mod._kernel_pd_many = lambda *a: calls.append(1) or real(*a)
         out = compute_pd_many(est, df, sets, grids, response_method="predict", method="tree")
     finally:
-        tree_mod._kernel_pd_many = real
+        prepared_mod._kernel_pd_many = real
     assert calls == [1]
     for idx, g, (avg, ice) in zip(sets, grids, out):
         assert ice is None
@@ -402,13 +404,13 @@ def test_shared_walk_not_for_fully_grown_forests():
     """One or two rows per leaf: one walk per set is faster (measured), and the answer is the same."""
     X, y = _data()
     est = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
-    assert not tree_mod._share_pays(PreparedTrees(est, X, "predict").model, len(X))
+    assert not compiled_mod._share_pays(PreparedTrees(est, X, "predict").model, len(X))
 
 
 @needs_kernel
 def test_shared_walk_in_chunks(monkeypatch):
     """More feature sets than one shared walk takes (chunks, the last one a single set), with weights."""
-    monkeypatch.setattr(tree_mod, "_MAX_SHARED_SETS", 2)
+    monkeypatch.setattr(prepared_mod, "_MAX_SHARED_SETS", 2)
     X, y = _data()
     est = HistGradientBoostingRegressor(max_iter=5, max_leaf_nodes=8, random_state=0).fit(X, y)
     g = {j: _grid(est, X, j, n=3) for j in range(3)}

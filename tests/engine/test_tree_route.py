@@ -14,7 +14,10 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
-import pdpboot.engine.tree as tree_mod
+import pdpboot.engine._tree_compiled as compiled_mod
+import pdpboot.engine._tree_cost as cost_mod
+import pdpboot.engine._tree_numpy as numpy_mod
+import pdpboot.engine._tree_prepared as prepared_mod
 
 from .test_tree import _data, _grid, check_exact
 
@@ -29,17 +32,17 @@ def _one_thread():
 
 @pytest.fixture(autouse=True)
 def _force_route(monkeypatch):
-    monkeypatch.setattr(tree_mod, "_KERNEL", False)  # the NumPy walks, also when numba is installed
-    monkeypatch.setattr(tree_mod, "_ROUTE_MIN_ROWS", 0)
-    monkeypatch.setitem(tree_mod._COST, "word", 1e9)
-    monkeypatch.setattr(tree_mod, "_ROUTE_BLOCK", 64)  # several row blocks
-    monkeypatch.setattr(tree_mod._RouteWalk, "block", 64)
+    monkeypatch.setattr(compiled_mod, "_KERNEL", False)  # the NumPy walks, also when numba is installed
+    monkeypatch.setattr(cost_mod, "_ROUTE_MIN_ROWS", 0)
+    monkeypatch.setitem(cost_mod._COST, "word", 1e9)
+    monkeypatch.setattr(numpy_mod, "_ROUTE_BLOCK", 64)  # several row blocks
+    monkeypatch.setattr(numpy_mod._RouteWalk, "block", 64)
 
 
 def test_route_walk_is_used():
     X, y = _data()
     est = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
-    plan = tree_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
+    plan = prepared_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
     assert plan.walk == "route"
 
 

@@ -134,3 +134,87 @@ def test_cli_on_a_wage_like_semicolon_table(tmp_path, capsys):
     assert holiday["holiday"].values.tolist() == [0, 1] and bool(holiday.attrs["categorical"][0])
     summary = (folder / "summary.md").read_text()
     assert "ride\\_id" in summary and "decimal years" in summary and "decimal comma" in summary
+
+
+# ----------------------------------------------------------------------------- issue 26 D: column heuristics
+
+
+def economics_like(n=120, seed=4):
+    """ggplot2's economics: monthly rows, a population that grows every month (a measurement, not a counter)."""
+    rng = np.random.default_rng(seed)
+    pop = (198_712 + np.cumsum(rng.integers(150, 260, n))).astype(np.int64)
+    psavert = rng.uniform(2, 15, n).round(1)
+    unemploy = (2_900 + 0.02 * (pop - pop[0]) + 150 * psavert + rng.normal(0, 200, n)).round().astype(int)
+    dates = pd.date_range("1967-07-01", periods=n, freq="MS").strftime("%Y-%m-%d")
+    return pd.DataFrame({"date": dates, "pop": pop, "psavert": psavert, "unemploy": unemploy})
+
+
+def test_a_monotone_measurement_is_not_a_row_counter():
+    table = economics_like()
+    problem = prepare(merge({"target": "unemploy"}, {}), table)
+    assert "pop" in problem.features and "pop" not in " ".join(problem.notes)
+    table["row"] = np.arange(len(table)) + 1  # consecutive integers in row order: a counter
+    table["countdown"] = np.arange(len(table))[::-1]
+    problem = prepare(merge({"target": "unemploy"}, {}), table)
+    assert "row" not in problem.features and "countdown" not in problem.features and "pop" in problem.features
+    assert "'row' not used: it counts the rows (consecutive integers" in " ".join(problem.notes)
+
+
+def cars_like(n=406, seed=5):
+    """vega's cars: a Name column with 304 distinct values in 406 rows, plus real features."""
+    rng = np.random.default_rng(seed)
+    names = np.array([f"car model {k}" for k in range(304)])
+    name = np.concatenate([names, rng.choice(names, n - 304)])
+    horsepower = rng.uniform(45, 230, n).round()
+    origin = rng.choice(["USA", "Europe", "Japan"], n)
+    mpg = 45 - 0.12 * horsepower + 3 * (origin == "Japan") + rng.normal(0, 2, n)
+    return pd.DataFrame({"Name": name, "Horsepower": horsepower, "Origin": origin, "Miles_per_Gallon": mpg})
+
+
+def test_a_near_id_text_column_is_left_out_with_a_note():
+    table = cars_like()
+    problem = prepare(merge({"target": "Miles_per_Gallon"}, {}), table)
+    assert problem.features == ["Horsepower", "Origin"]
+    said = " ".join(problem.notes)
+    assert "'Name' not used: it has 304 distinct values in 406 rows" in said and "--keep Name" in said
+    assert "Name" in prepare(merge({"target": "Miles_per_Gallon", "keep": ["Name"]}, {}), table).features
+    explicit = prepare(merge({"target": "Miles_per_Gallon", "features": ["Name", "Horsepower"]}, {}), table)
+    assert explicit.features == ["Name", "Horsepower"]
+    # a text column with many levels that repeat (a manufacturer) is a feature
+    table["maker"] = np.resize([f"maker {k}" for k in range(40)], len(table))
+    assert "maker" in prepare(merge({"target": "Miles_per_Gallon"}, {}), table).features
+
+
+def test_cli_cars_like_summary_names_the_excluded_column(tmp_path, capsys):
+    path = tmp_path / "cars.csv"
+    cars_like().to_csv(path, index=False)
+    code, _ = run_cli(["run", path, "--target", "Miles_per_Gallon", "--out", tmp_path / "o", *FAST], capsys)
+    assert code == 0
+    folder = only_run_folder(tmp_path / "o")
+    res = pdpboot.load(folder / "results.nc")
+    assert "Name" not in res.children
+    assert "'Name' not used" in (folder / "summary.md").read_text()
+
+
+# ----------------------------------------------------------------------------- issue 26 C: clear refusals (CLI)
+
+
+def test_infinite_feature_value_exits_2_naming_the_column(tmp_path, capsys):
+    table = wage_like()
+    table.loc[3, "age"] = np.inf
+    path = tmp_path / "inf.csv"
+    table.to_csv(path, index=False)
+    err = bad(["run", path, "--target", "wage", *FAST], capsys, tmp_path / "o")
+    assert "Feature 'age' contains 1 infinite value(s)" in err
+    path.write_text(path.read_text().replace("inf", "-Infinity"))
+    err = bad(["run", path, "--target", "wage", *FAST], capsys, tmp_path / "o")
+    assert "Feature 'age' contains 1 infinite value(s)" in err
+
+
+@pytest.mark.parametrize("rows", [1, 5])
+def test_a_tiny_table_says_too_few_rows(tmp_path, capsys, rows):
+    path = tmp_path / "tiny.csv"
+    wage_like().head(rows).to_csv(path, index=False)
+    for extra in ([], ["--features", "age"]):
+        err = bad(["run", path, "--target", "wage", *extra], capsys, tmp_path / "o")
+        assert f"only {rows} row(s)" in err and "constant" not in err

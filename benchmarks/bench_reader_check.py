@@ -1,0 +1,99 @@
+"""Cost of the tree engine's self-check (its reading of a model against the model's own predictions).
+
+Friedman #1 (10 features), n = 2,000 and 20,000 training rows; RandomForestRegressor(100 trees,
+min_samples_leaf=5), HistGradientBoostingRegressor(100 iterations), XGBRegressor(100, depth 6),
+LGBMRegressor(100), CatBoostRegressor(100, depth 6).  One refit (``fit`` of a fresh clone) against
+one self-check as a bootstrap pays it (fresh fitted model, so no cached verdict; 50-point grids on
+three features: 64 probe rows x 3 variants, one predict call per variant, one plain descent of
+the parsed ensemble).  One thread for everything (OpenMP/BLAS limited); medians over repeats.
+The target is a check of at most 2 % of one refit.
+
+Usage::
+
+    nice -n 15 python -m benchmarks.bench_reader_check [--repeats 3] [--sizes 2000 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+from threadpoolctl import threadpool_limits
+
+from pdpboot.engine.registry import registered
+
+
+def _models() -> dict:
+    out = {
+        "RF": RandomForestRegressor(n_estimators=100, min_samples_leaf=5, random_state=0),
+        "HGB": HistGradientBoostingRegressor(max_iter=100, random_state=0),
+    }
+    try:
+        import xgboost
+
+        out["XGBoost"] = xgboost.XGBRegressor(n_estimators=100, max_depth=6, n_jobs=1, random_state=0)
+    except ImportError:
+        pass
+    try:
+        import lightgbm
+
+        out["LightGBM"] = lightgbm.LGBMRegressor(n_estimators=100, n_jobs=1, verbose=-1, random_state=0)
+    except ImportError:
+        pass
+    try:
+        import catboost
+
+        out["CatBoost"] = catboost.CatBoostRegressor(iterations=100, depth=6, thread_count=1, verbose=0,
+                                                     allow_writing_files=False, random_seed=0)
+    except ImportError:
+        pass
+    return out
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _one(engine, est, X, y, grids) -> tuple[float, float]:
+    """(seconds of one refit, seconds of one self-check of the refit model, no cached verdict)."""
+    model = clone(est)
+    fit = _timed(lambda: model.fit(X, y))
+    prepared = engine.prepare(model, X, "predict", None)
+    fresh = copy.deepcopy(model)  # no cached verdict: the cost a new refit pays
+    reason = []
+    check = _timed(lambda: reason.append(engine.check(prepared, fresh, X, "predict", grids)))
+    assert reason[0] is None, reason[0]
+    return fit, check
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
+    args = parser.parse_args(argv)
+    engine = {e.name: e for e in registered()}["tree"]
+    print(f"{'model':>9} {'n':>6} {'refit s':>9} {'check s':>9} {'check/refit':>12}")
+    with threadpool_limits(limits=1):
+        for n in args.sizes:
+            X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+            grids = {j: np.quantile(X[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1, 2)}
+            for name, est in _models().items():
+                fits, checks = [], []
+                for _ in range(args.repeats):
+                    fit, check = _one(engine, est, X, y, grids)
+                    fits.append(fit)
+                    checks.append(check)
+                fit, check = statistics.median(fits), statistics.median(checks)
+                print(f"{name:>9} {n:>6} {fit:>9.3f} {check:>9.4f} {100 * check / fit:>11.2f}%", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""A tree model read once (:class:`PreparedTrees`) and one planned feature set (:class:`TreePlan`).
+
+Private helper of :mod:`pdpboot.engine.tree` (which re-exports both names): reading the model
+(:mod:`._tree_model`), converting the background rows, planning a feature set (grid boxes, the
+walk and its cost, :mod:`._tree_cost`) and computing PD / ICE with the compiled walk
+(:mod:`._tree_compiled`) or the NumPy walks (:mod:`._tree_numpy`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._tree_check import tree_probe
+from ._tree_compiled import (
+    _MAX_SHARED_SETS,
+    _kernel_base,
+    _kernel_handles,
+    _kernel_pd,
+    _kernel_pd_many,
+    _kernel_table,
+    _share_pays,
+)
+from ._tree_cost import _COST, _costs, _expected_depth, _kernel_costs
+from ._tree_model import (
+    UnsupportedModel,
+    model_grid,
+    read_model,
+    to_array,
+)
+from ._tree_numpy import _average_linear, _BitsetWalk, _per_row, _RouteWalk
+from ._tree_walk import (
+    GridBoxes,
+    finish_external,
+    grid_boxes,
+    node_levels,
+)
+
+
+@dataclass(frozen=True)
+class TreePlan:
+    """One feature set of a :class:`PreparedTrees`: model columns, grid boxes and costs.
+
+    ``tree_cost`` and ``brute_cost`` are rough CPU-second estimates of the exact tree
+    engine and of brute force (the model's own predict on rows x grid points) for
+    the average; ``ice_cost`` is added to both when ICE or a non-linear response
+    needs per-row values.
+    """
+
+    feature_idx: tuple[int, ...]
+    s_cols: list
+    boxes: GridBoxes
+    walk: str
+    tree_cost: float
+    brute_cost: float
+    ice_cost: float
+
+    def prefers_tree(self, individual: bool = False) -> bool:
+        """Whether the tree engine is estimated to be no slower than brute force."""
+        extra = self.ice_cost if individual else 0.0
+        return self.tree_cost + extra <= self.brute_cost + extra
+
+class PreparedTrees:
+    """A supported tree model read once, with background rows in its input space.
+
+    Parameters
+    ----------
+    estimator : fitted tree model
+        One for which :func:`supports` is True.
+    X : array-like of shape (n_rows, n_features)
+        Background rows.
+    response_method : {"predict", "predict_proba", "decision_function"}
+        The resolved response.
+    converted : ndarray, optional
+        ``X`` already converted by the estimator's own validation (scikit-learn models;
+        saves converting it again).
+
+    Raises
+    ------
+    ValueError
+        When the exact tree engine does not support the estimator / response.
+    """
+
+    def __init__(self, estimator, X, response_method: str, *, converted: np.ndarray | None = None):
+        try:
+            self.model = read_model(estimator, response_method)
+        except UnsupportedModel as exc:
+            raise ValueError(
+                f"The exact tree engine does not support this case ({exc}); use the brute engine."
+            ) from None
+        if self.model.source is not None:  # XGBoost / LightGBM
+            self.xa = np.ascontiguousarray(self.model.source.to_array(X))
+            self.model = finish_external(self.model, X, self.xa)
+        else:  # ``converted``: X already through the estimator's own validation (see ``prepare``)
+            self.xa = np.ascontiguousarray(to_array(estimator, X) if converted is None else converted)
+        self.n_features = self.xa.shape[1]
+        self._levels = None
+        self._xt = None
+        self._depth = None
+        self._kernel_base = None
+
+    @property
+    def levels(self) -> list[np.ndarray]:
+        """Node ids by depth (computed on first use: the compiled walk does not need them)."""
+        if self._levels is None:
+            self._levels = node_levels(self.model)
+        return self._levels
+
+    @property
+    def xt(self) -> np.ndarray:
+        """The background rows column-major as float64 (n_features, n_rows), for the compiled walk
+        (float32 inputs are compared after promotion to float64 anyway: one compiled version)."""
+        if self._xt is None:
+            self._xt = np.ascontiguousarray(self.xa.T, dtype=np.float64)
+        return self._xt
+
+    def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
+        """Background rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` (one value
+        per row) as grids are set; for the self-check (:func:`._tree_check.check_reading`)."""
+        return tree_probe(self, rows, subs)
+
+    def plan(self, feature_idx, grid_values) -> TreePlan:
+        """Validate one feature set and its grids; propagate the grid boxes; estimate costs."""
+        feature_idx, grids = _check_features(feature_idx, grid_values, self.n_features)
+        model = self.model
+        s_cols = [int(model.columns[j]) for j in feature_idx]
+        grids = [model_grid(model, j, g) for j, g in zip(feature_idx, grids)]
+        return self.plan_columns(feature_idx, s_cols, grids)
+
+    def plan_columns(self, feature_idx, s_cols: list, grids: list) -> TreePlan:
+        """Plan on model columns: ``s_cols[d]`` an int with a 1-D grid, or a tuple of columns
+        with a grid of shape (n_grid, len(columns)) (one feature spread over several columns)."""
+        model = self.model
+        if _kernel_handles(model, s_cols, grids):
+            if self._depth is None:
+                self._depth = _expected_depth(model)
+                self._kernel_base = _kernel_base(model)
+            table = _kernel_table(model, self._kernel_base, s_cols, grids)
+            tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
+            ice_cost = len(self.xa) * table.size * model.value.shape[1] * _COST["ice_cell"]
+            return TreePlan(tuple(feature_idx), list(s_cols), table, "kernel", tree_cost, brute_cost, ice_cost)
+        boxes = grid_boxes(model, s_cols, grids, self.levels)
+        flat = [int(c) for col in s_cols for c in np.atleast_1d(col)]
+        walk, tree_cost, brute_cost = _costs(model, self.levels, flat, boxes, len(self.xa))
+        n_grid = int(np.prod(boxes.shape))
+        ice_cost = len(self.xa) * n_grid * model.value.shape[1] * _COST["ice_cell"]
+        return TreePlan(tuple(feature_idx), flat, boxes, walk, tree_cost, brute_cost, ice_cost)
+
+    def partial_dependence(self, plan: TreePlan, *, weights=None, average: bool = True,
+                           individual: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """PD (n_outputs, *grid_shape) and/or ICE (n_rows, n_outputs, *grid_shape) of one plan."""
+        if not (average or individual):
+            raise ValueError("Nothing to compute: set average=True and/or individual=True.")
+        model, xa, boxes = self.model, self.xa, plan.boxes
+        w = _check_weights(weights, len(xa))
+        if plan.walk == "kernel":
+            return _kernel_pd(model, self.xt, boxes, w, average, individual)
+        if plan.walk == "route":
+            walk = _RouteWalk(model, plan.s_cols, boxes, xa.shape[1])
+        else:
+            walk = _BitsetWalk(model, plan.s_cols, boxes)
+        if model.link is None and not individual:
+            return _average_linear(model, xa, walk, boxes, w), None
+        return _per_row(model, xa, walk, boxes, w, average, individual)
+
+
+    def partial_dependence_many(self, plans: Sequence[TreePlan], *, weights=None, average: bool = True,
+                                individual: bool = False) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
+        """:meth:`partial_dependence` of several plans; the compiled walk's average-only plans of a
+        response linear in the tree outputs share one walk per tree (see :func:`._tree_kernel.walk_many`)."""
+        if not (average or individual):
+            raise ValueError("Nothing to compute: set average=True and/or individual=True.")
+        w = _check_weights(weights, len(self.xa))
+        out: list = [None] * len(plans)
+        shared = [k for k, p in enumerate(plans) if p.walk == "kernel"]
+        if self.model.link is not None or individual or len(shared) < 2 or not _share_pays(
+                self.model, len(self.xa) if w is None else int(np.count_nonzero(w))):
+            shared = []
+        for start in range(0, len(shared), _MAX_SHARED_SETS):
+            part = shared[start:start + _MAX_SHARED_SETS]
+            avgs = _kernel_pd_many(self.model, self.xt, [plans[k].boxes for k in part], w)
+            for k, avg in zip(part, avgs):
+                out[k] = (avg, None)
+        for k, plan in enumerate(plans):
+            if out[k] is None:
+                out[k] = self.partial_dependence(plan, weights=weights, average=average, individual=individual)
+        return out
+
+def _check_features(feature_idx, grid_values, n_features: int):
+    idx = tuple(int(j) for j in np.atleast_1d(feature_idx))
+    if len(idx) not in (1, 2):
+        raise ValueError(f"feature_idx must hold 1 or 2 column positions, got {feature_idx!r}.")
+    if len(set(idx)) != len(idx):
+        raise ValueError(f"feature_idx must not repeat a column, got {feature_idx!r}.")
+    if any(j < 0 or j >= n_features for j in idx):
+        raise ValueError(f"feature_idx {feature_idx!r} out of range for {n_features} features.")
+    if len(grid_values) != len(idx):
+        raise ValueError(f"Need one grid per feature: {len(idx)} features, {len(grid_values)} grids.")
+    grids = [np.asarray(g).reshape(-1) if np.ndim(g) else np.asarray([g]) for g in grid_values]
+    if any(len(g) == 0 for g in grids):
+        raise ValueError("Every grid must hold at least one value.")
+    return idx, grids
+
+def _check_weights(weights, n_rows: int) -> np.ndarray | None:
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n_rows,):
+        raise ValueError(f"weights must have shape ({n_rows},), got {w.shape}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("weights must be finite, non-negative and not all zero.")
+    return w

@@ -1,0 +1,154 @@
+"""The root attrs of every result, in one place: :class:`ResultHeader`.
+
+Every public computation (one-fit PD and ALE, the refit bootstrap, the forest
+jackknife, the H statistics) describes its result with a ``ResultHeader`` and
+writes it with :meth:`ResultHeader.to_attrs`; readers (bands, plots, the
+command line) get it back with :meth:`ResultHeader.from_attrs`.  The rule
+that turns a response method and the output labels into ``task`` and
+``target_name`` is written once, in :meth:`ResultHeader.describe`.  The
+attrs are netCDF-safe (strings and numbers).  Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ._version import __version__
+
+__all__ = ["TARGETS", "ResultHeader", "jsonable", "target_name", "task_name"]
+
+#: what a band is about: the PD of the learner fitted to data of this size (``learner``), or the PD of
+#: the data-generating process (``dgp``, e.g. a debiased estimator's)
+TARGETS = ("learner", "dgp")
+
+
+def jsonable(value):
+    """``value`` if JSON can store it, else its ``repr``."""
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def task_name(response_method: str) -> str:
+    """``"regression"`` for ``predict``, ``"classification"`` otherwise."""
+    return "regression" if response_method == "predict" else "classification"
+
+
+def target_name(response_method: str, outputs) -> str:
+    """The name of what was averaged: the (first) regression target, or ``"class"``."""
+    return str(list(outputs)[0]) if response_method == "predict" else "class"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class ResultHeader:
+    """Provenance and meaning of a result (its root attrs).
+
+    Attributes
+    ----------
+    estimator, estimator_params, settings : str
+        ``repr`` of the estimator, its parameters (JSON) and every call setting (JSON).
+    response : str
+        ``predict``, ``predict_proba`` or ``decision_function``.
+    task, target_name : str
+        ``regression``/``classification``; the regression target's name or ``"class"``.
+    n_rows : int
+        Rows of the data the estimate was computed on.
+    effect : str
+        ``"pd"`` or ``"ale"`` (the effect a result's main variables hold).
+    target : {"learner", "dgp"}
+        Which PD the uncertainty is about (see :data:`TARGETS`).
+    uncertainty : str
+        ``"none"`` (one fit), ``"bootstrap"`` (refits), ``"infinitesimal-jackknife"``, ...
+    n_resamples, n_failed_resamples : int
+    rng_entropy : str, optional
+        Entropy of the root seed.
+    supports : str
+        JSON: statistic -> ``[lower, upper]`` (``null``: no bound), the range of values each
+        bounded statistic of the effect can take (``h2`` ``[0, null]``, a probability ``pd``
+        ``[0, 1]``, ...); :func:`pdpboot.confidence_bands` clips band bounds into it.
+    created, creation_library, creation_library_version : str
+    extra : dict
+        Further attrs of one method (e.g. ``resampling``, ``subsample_size``, ``n_estimators``).
+    """
+
+    estimator: str
+    estimator_params: str
+    settings: str
+    response: str
+    task: str
+    target_name: str
+    n_rows: int
+    effect: str = "pd"
+    target: str = "learner"
+    uncertainty: str = "none"
+    n_resamples: int = 0
+    n_failed_resamples: int = 0
+    rng_entropy: str | None = None
+    supports: str = "{}"
+    created: str = field(default_factory=_now)
+    creation_library: str = "pdpboot"
+    creation_library_version: str = __version__
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.target not in TARGETS:
+            raise ValueError(f"target={self.target!r} is not one of {list(TARGETS)}.")
+
+    @classmethod
+    def describe(cls, estimator, settings: Mapping, *, response: str, outputs, n_rows: int,
+                 **fields) -> ResultHeader:
+        """The header of a result computed with ``estimator`` and ``settings``.
+
+        ``task`` and ``target_name`` follow from ``response`` and ``outputs``; ``fields`` are
+        further attributes (``effect``, ``uncertainty``, ...); unknown names go to ``extra``.
+        """
+        params = {k: jsonable(v) for k, v in estimator.get_params(deep=False).items()}
+        if not isinstance(fields.get("supports", ""), str):
+            fields["supports"] = json.dumps({k: list(v) for k, v in sorted(fields["supports"].items())})
+        known = {f.name for f in dataclasses.fields(cls)}
+        extra = dict(fields.pop("extra", {}), **{k: fields.pop(k) for k in list(fields) if k not in known})
+        return cls(
+            estimator=repr(estimator), estimator_params=json.dumps(params, sort_keys=True),
+            settings=json.dumps({k: jsonable(v) for k, v in settings.items()}, sort_keys=True),
+            response=response, task=task_name(response), target_name=target_name(response, outputs),
+            n_rows=int(n_rows), extra=extra, **fields,
+        )
+
+    def support(self, statistic: str) -> tuple[float | None, float | None]:
+        """The ``(lower, upper)`` bounds of ``statistic`` (``(None, None)``: unbounded or unknown)."""
+        bounds = json.loads(self.supports or "{}").get(statistic)
+        if bounds is None:
+            return (None, None)
+        return tuple(None if b is None else float(b) for b in bounds)
+
+    def replace(self, **changes) -> ResultHeader:
+        """A copy with ``changes`` (unknown names go to ``extra``)."""
+        known = {f.name for f in dataclasses.fields(self)}
+        extra = dict(self.extra, **{k: changes.pop(k) for k in list(changes) if k not in known})
+        return dataclasses.replace(self, extra=extra, **changes)
+
+    def to_attrs(self) -> dict:
+        """The root attrs (netCDF-safe; ``None`` values left out)."""
+        attrs = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        attrs.update(self.extra)
+        return {k: v for k, v in attrs.items() if v is not None}
+
+    @classmethod
+    def from_attrs(cls, attrs: Mapping) -> ResultHeader:
+        """The header of a result's root attrs (results written before a field existed get its default)."""
+        known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        values = {k: attrs[k] for k in known if k in attrs}
+        for name in ("estimator", "estimator_params", "settings", "response", "task", "target_name"):
+            values.setdefault(name, "")
+        values.setdefault("n_rows", 0)
+        return cls(extra={k: v for k, v in attrs.items() if k not in known}, **values)

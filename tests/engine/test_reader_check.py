@@ -1,0 +1,261 @@
+"""Tree readers that parsed a model wrongly: the three cases found (regressions), and the self-check.
+
+Every expected value comes from the model's own ``predict`` (brute force here, or
+``sklearn.inspection.partial_dependence(method="brute")``), never from the tree engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.inspection import partial_dependence
+from threadpoolctl import threadpool_limits
+
+import pdpboot.engine._tree_prepared as prepared_mod
+from pdpboot.engine import compute_pd
+
+xgb = pytest.importorskip("xgboost")
+lgb = pytest.importorskip("lightgbm")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with threadpool_limits(limits=1):
+        yield
+
+
+def _data(n=600, seed=0, zeros=0.2):
+    """x0 is exactly 0 in a share ``zeros`` of the rows (the value a ``missing=0`` model treats as missing)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[rng.random(n) < zeros, 0] = 0.0
+    y = 3 * X[:, 0] + X[:, 1] ** 2 + 0.5 * X[:, 2] * X[:, 0] + rng.normal(size=n) * 0.1
+    return X, y
+
+
+def _brute(est, X, j, grid):
+    """The model's own predict at every (row, grid value), averaged: the reference."""
+    out = []
+    for v in grid:
+        Xv = X.copy()
+        Xv[:, j] = v
+        out.append(np.mean(est.predict(Xv)))
+    return np.array(out)
+
+
+def _assert_tree_equals_brute(est, X, j, grid, atol):
+    tree, _ = compute_pd(est, X, [j], [grid], response_method="predict", method="tree")
+    ref = _brute(est, X, j, grid)
+    np.testing.assert_allclose(tree[0], ref, rtol=0, atol=atol)
+    sk = partial_dependence(est, X, [j], custom_values={j: grid}, method="brute", kind="average")["average"][0]
+    np.testing.assert_allclose(tree[0], sk, rtol=0, atol=atol)
+
+
+def test_xgboost_missing_zero_sentinel():
+    """``XGBRegressor(missing=0.0)``: every 0 in the input is missing (was read as the number 0)."""
+    X, y = _data()
+    est = xgb.XGBRegressor(n_estimators=40, max_depth=4, missing=0.0, n_jobs=1).fit(X, y)
+    grid = np.array([-2.0, -1.0, -0.3, 0.0, 0.4, 1.0, 2.0])
+    _assert_tree_equals_brute(est, X, 0, grid, atol=1e-4)
+
+
+def test_xgboost_missing_sentinel_grid_point():
+    """``missing=-999``: the sentinel as a grid value is missing too (the grid path converts it)."""
+    X, y = _data()
+    X[X[:, 0] == 0.0, 0] = -999.0
+    est = xgb.XGBRegressor(n_estimators=40, max_depth=4, missing=-999.0, n_jobs=1).fit(X, y)
+    grid = np.array([-999.0, -1.5, 0.0, 1.5])
+    _assert_tree_equals_brute(est, X, 0, grid, atol=1e-4)
+
+
+def test_lightgbm_reg_sqrt_back_transformed():
+    """``reg_sqrt=True``: ``predict`` squares the raw score (sign kept); PD was on the square-root scale."""
+    X, y = _data()
+    est = lgb.LGBMRegressor(n_estimators=30, reg_sqrt=True, verbose=-1, n_jobs=1).fit(X, np.abs(y) * 3 - 1)
+    _assert_tree_equals_brute(est, X, 0, np.linspace(-2, 2, 6), atol=1e-9)
+
+
+@pytest.mark.parametrize("how", ["callback", "constructor"])
+def test_xgboost_early_stopping_uses_best_iteration(how):
+    """Early stopping (callback or ``early_stopping_rounds=``): ``predict`` sums the trees up to
+    ``best_iteration`` only; the reader used every tree (callback) or declined (constructor)."""
+    X, y = _data(n=800)
+    kw = ({"callbacks": [xgb.callback.EarlyStopping(rounds=3)]} if how == "callback"
+          else {"early_stopping_rounds": 3})
+    est = xgb.XGBRegressor(n_estimators=300, max_depth=3, learning_rate=0.5, n_jobs=1, **kw)
+    est.fit(X[:600], y[:600], eval_set=[(X[600:], y[600:])], verbose=False)
+    assert est.best_iteration + 1 < est.get_booster().num_boosted_rounds()  # the case: trees after the best
+    _assert_tree_equals_brute(est, X, 0, np.linspace(-2, 2, 6), atol=1e-4)
+
+
+def test_lightgbm_early_stopping_and_catboost_best_model():
+    """LightGBM's ``best_iteration_`` and CatBoost's ``use_best_model`` shrink what the dump holds."""
+    cb = pytest.importorskip("catboost")
+    X, y = _data(n=800)
+    est = lgb.LGBMRegressor(n_estimators=300, learning_rate=0.5, verbose=-1, n_jobs=1)
+    est.fit(X[:600], y[:600], eval_X=(X[600:],), eval_y=(y[600:],), callbacks=[lgb.early_stopping(3, verbose=False)])
+    assert est.best_iteration_ < 300
+    _assert_tree_equals_brute(est, X, 0, np.linspace(-2, 2, 6), atol=1e-9)
+    est = cb.CatBoostRegressor(iterations=200, learning_rate=0.5, depth=3, verbose=0, thread_count=1,
+                               allow_writing_files=False, random_seed=0)
+    est.fit(X[:600], y[:600], eval_set=(X[600:], y[600:]), early_stopping_rounds=3)
+    _assert_tree_equals_brute(est, X, 0, np.linspace(-2, 2, 6), atol=1e-9)
+
+
+# --------------------------------------------------------------------------- the self-check
+def _forest(n=300):
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = _data(n=n)
+    return X, RandomForestRegressor(n_estimators=10, min_samples_leaf=3, random_state=0).fit(X, y)
+
+
+def _corrupt_first_tree(monkeypatch, shift=0.5, every=1):
+    """Every ``every``-th node of the first tree read ``shift`` too high: a parse error the walks cannot see."""
+    import dataclasses
+
+
+    real = prepared_mod.read_model
+
+    def corrupted(estimator, response_method):
+        model = real(estimator, response_method)
+        value = model.value.copy()
+        first = slice(int(model.roots[0]), int(model.roots[1]) if len(model.roots) > 1 else len(value))
+        value[first][::every] += shift
+        return dataclasses.replace(model, value=value)
+
+    monkeypatch.setattr(prepared_mod, "read_model", corrupted)
+
+
+def test_corrupted_parse_falls_back_to_brute_with_the_reason(monkeypatch, caplog):
+    from pdpboot.engine import compute_pd_many, record_engine_choices
+
+    X, est = _forest()
+    grid = np.linspace(-2, 2, 7)
+    _corrupt_first_tree(monkeypatch)
+    choices = []
+    with record_engine_choices() as recorded, caplog.at_level("WARNING", logger="pdpboot.engine"):
+        (avg, _), = compute_pd_many(est, X, [[0]], [[grid]], response_method="predict", choices=choices)
+    np.testing.assert_allclose(avg[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)  # brute, not the corrupted
+    assert recorded == choices and len(choices) == 1
+    assert choices[0].engine == "brute" and choices[0].fallback
+    assert "self-check" in choices[0].reason and "RandomForestRegressor.predict" in choices[0].reason
+    assert "self-check" in caplog.text
+
+
+def test_corrupted_parse_with_method_tree_raises(monkeypatch):
+    X, est = _forest()
+    _corrupt_first_tree(monkeypatch)
+    with pytest.raises(ValueError, match="method='tree'.*disagrees with its own predict"):
+        compute_pd(est, X, [0], [np.linspace(-2, 2, 7)], response_method="predict", method="tree")
+
+
+def test_the_check_catches_a_wrong_grid_conversion(monkeypatch):
+    """A reader that converts grid values wrongly (rows right): caught by the grid-value probe rows."""
+    import pdpboot.engine._tree_check as check_mod
+
+    X, est = _forest()
+    real = check_mod.model_grid
+    monkeypatch.setattr(check_mod, "model_grid", lambda model, j, values: real(model, j, values) + 0.7)
+    with pytest.raises(ValueError, match="grid values"):
+        compute_pd(est, X, [0], [np.linspace(-2, 2, 7)], response_method="predict", method="tree")
+
+
+def test_an_honest_model_is_checked_once_per_fit(monkeypatch):
+    """The verdict is cached per fitted model and parse: several calls and feature sets, one probe;
+    a refit in place (same object, other trees) is probed again."""
+    import pdpboot.engine._tree_check as check_mod
+    from pdpboot.engine import compute_pd_many
+
+    X, est = _forest()
+    calls = []
+    real = check_mod._probe
+    monkeypatch.setattr(check_mod, "_probe", lambda *a, **k: calls.append(1) or real(*a, **k))
+    grids = [[np.linspace(-2, 2, 5)], [np.linspace(-1, 1, 4)]]
+    choices = []
+    for _ in range(3):
+        compute_pd_many(est, X, [[0], [1]], grids, response_method="predict", method="tree", choices=choices)
+    assert len(calls) == 1
+    assert {c.engine for c in choices} == {"tree"}
+    compute_pd_many(est, X, [[2]], [[np.array([0.0, 1.0])]], response_method="predict", method="tree")
+    assert len(calls) == 2  # a new column: probed on its own
+    est.set_params(random_state=1).fit(X, X[:, 0])
+    compute_pd_many(est, X, [[0], [1]], grids, response_method="predict", method="tree")
+    assert len(calls) == 3
+
+
+def test_h_statistic_tree_path_checks_the_reading(monkeypatch):
+    """The H statistics' exact path (PDs at observed points) also trusts a reading only after the check."""
+    from pdpboot.engine.hstats import interaction_part
+
+    X, est = _forest(n=120)
+    X = np.round(X, 1)  # few distinct values: the exact path's grids stay small
+    def predict(Z):
+        return est.predict(Z)[:, None]
+
+    brute = interaction_part(predict, X, (0, 1))
+    _corrupt_first_tree(monkeypatch, shift=5.0, every=2)  # not a constant: it would cancel in the centring
+    exact = interaction_part(predict, X, (0, 1), estimator=est)
+    np.testing.assert_allclose(exact, brute, rtol=0, atol=1e-10)
+
+
+def test_per_tree_pd_refuses_a_wrong_reading(monkeypatch):
+    from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
+
+    if not kernel_available():
+        pytest.skip("per-tree PD needs the compiled walk")
+    X, est = _forest()
+    _corrupt_first_tree(monkeypatch)
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        per_tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")
+
+
+def test_partial_dependence_records_the_engine_and_the_fallback_reason(monkeypatch):
+    import pdpboot
+
+    X, est = _forest()
+    honest = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
+    assert honest.attrs["engine"] == "tree: exact, checked against the model's predictions"
+    _corrupt_first_tree(monkeypatch)
+    res = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
+    assert res.attrs["engine"].startswith("brute: tree engine failed its self-check: on 64 probe rows")
+    grid = res["x0"].ds["x0"].values
+    np.testing.assert_allclose(res["x0"].ds["pd"].values[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("bug", ["sentinel", "reg_sqrt", "early_stopping"])
+def test_the_check_alone_catches_each_historical_bug(bug, monkeypatch):
+    """Each of the three readings fixed above, re-introduced: ``method="auto"`` still returns brute force's
+    numbers (the self-check refuses the reading) and says why; ``method="tree"`` raises."""
+    from pdpboot.engine import _lightgbm, _xgboost, compute_pd_many
+
+    X, y = _data(n=2000)
+    if bug == "sentinel":
+        monkeypatch.setattr(_xgboost.XGBoostReader, "as_missing", lambda self, values: values)
+        est = xgb.XGBRegressor(n_estimators=40, max_depth=4, missing=0.0, n_jobs=1).fit(X, y)
+    elif bug == "reg_sqrt":
+        real = _lightgbm.booster_link
+        monkeypatch.setattr(_lightgbm, "booster_link",
+                            lambda *a, **k: real(a[0], a[1], "identity" if a[2] == "signed_square" else a[2], **k))
+        est = lgb.LGBMRegressor(n_estimators=30, reg_sqrt=True, verbose=-1, n_jobs=1).fit(X, np.abs(y) * 3)
+    else:
+        monkeypatch.setattr(_xgboost, "_trees_predict_uses", lambda estimator, gb: len(gb["trees"]))
+        est = xgb.XGBRegressor(n_estimators=300, max_depth=3, learning_rate=0.5, n_jobs=1,
+                               callbacks=[xgb.callback.EarlyStopping(rounds=3)])
+        est.fit(X[:1500], y[:1500], eval_set=[(X[1500:], y[1500:])], verbose=False)
+    grid = np.linspace(-2, 2, 120)  # enough grid points for the cost model to pick the tree engine
+    choices = []
+    (avg, _), = compute_pd_many(est, X, [[0]], [[grid]], response_method="predict", choices=choices)
+    assert choices[0].engine == "brute" and choices[0].fallback, choices
+    np.testing.assert_allclose(avg[0], _brute(est, X, 0, grid), rtol=0, atol=1e-5)  # float32 predictions
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        compute_pd(est, X, [0], [grid], response_method="predict", method="tree")
+
+
+def test_tree_partial_dependence_refuses_a_wrong_reading(monkeypatch):
+    from pdpboot.engine.tree import tree_partial_dependence
+
+    X, est = _forest()
+    _corrupt_first_tree(monkeypatch)
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")
