@@ -271,6 +271,9 @@ def debiased_partial_dependence(
         else:
             a_col = np.asarray(rows_of(spec.X.iloc[:, fs[0]] if isinstance(spec.X, pd.DataFrame)
                                        else spec.X[:, fs[0]], np.arange(n)), dtype=float)
+            if np.isnan(a_col).any():
+                raise ValueError(f"Feature {spec.names[fs[0]]!r:.100} has missing values; the debiased estimator "
+                                 "needs the observed value of every row (drop or impute those rows).")
             evaluated[fs] = eng.fine_grid(a_col, grid.values, n_fine)
     outputs = None
     mu = None

@@ -221,6 +221,10 @@ def test_refuses_pairs_and_decision_function():
     X, y = _linear_gaussian(100, 9)
     with pytest.raises(ValueError, match="1-D"):
         pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [(0, 1)])
+    with_nan = X.copy()
+    with_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="missing values"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), with_nan, y, [0])
     with pytest.raises(ValueError, match="decision_function"):
         pdpboot.debiased_partial_dependence(LogisticRegression(), X, (y > 1).astype(int), [0],
                                             response_method="decision_function")
