@@ -227,7 +227,12 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
         out[f"{kind}_width"] = float(np.nanmean(np.where(ok, hi - lo, np.nan)))
         if kind == "pointwise":
             out["by_feature"] = inside.mean(axis=(0, 2)).round(3).tolist()
+            out["by_grid"] = inside.mean(axis=(0, 1)).round(3).tolist()
             out["edge"] = float(inside[:, :, [0, -1]].mean())
+        elif inside.shape[2] > 2:  # whole curve without the two outermost grid points (where overlap is thinnest)
+            interior = inside[:, :, 1:-1].all(axis=2).mean(axis=1)
+            out["simultaneous_interior"] = float(interior.mean())
+            out["simultaneous_interior_mcse"] = float(interior.std(ddof=1) / np.sqrt(R)) if R > 1 else np.nan
     est = ds["pd"].values
     plug = ds["pd_plugin"].values
     se = ds["pd_se"].values
