@@ -15,6 +15,7 @@ _PUBLIC = {
     "bootstrap_ale": "ale",
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
+    "CoverageWarning": "caveats",
     "debiased_partial_dependence": "debiased",
     "Execution": "options",
     "forest_partial_dependence": "forest",
@@ -33,8 +34,10 @@ _PUBLIC = {
     "plot_partial_dependence": "plotting",
     "plot_pd": "plotting",
     "plot_pd_contour": "plotting",
+    "plot_facets": "plotting",
     "plot_pd_panels": "plotting",
     "save": "io",
+    "tidy": "plotting",
 }
 
 __all__ = [*_PUBLIC, "__version__"]

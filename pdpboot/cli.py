@@ -31,6 +31,7 @@ EPILOG_RUN = """examples:
   pdpboot run data.parquet --config analysis.toml --n-jobs -1
   pdpboot run wage.csv --target wage --level-order 'education=HS,College,PhD' --format pdf --top 6
   pdpboot run eu.csv --target Preis --sep ';' --decimal , --model-spec "lightgbm.LGBMRegressor(max_depth=4)"
+  pdpboot run table.csv --target y --model-file fitted_pipeline.joblib --n-resamples 0   # your model, one fit
 
 Every option can also be set in a TOML file given with --config (keys as the long option
 names, e.g. n_resamples = 200, pairs = ["temp:hr"]); the command line wins.
@@ -104,26 +105,34 @@ def _config(args: argparse.Namespace, base: dict):
     return merge(command_line, from_file, base)
 
 
-def _report(record, quiet: bool) -> None:
+def _report(record, quiet: bool) -> int:
+    """Print where the results are (and which effect failed); the exit status of the run."""
+    from .workflow.registry import requested
+    from .workflow.strategy import strategy_for
+
     folder = record.folder
     plots = record.files
-    effect = getattr(record.config, "effect", "pd")
-    ranked = {"pd": "PD range", "ale": "ALE range", "both": "PD and ALE range"}[effect]
+    effects = requested(record.config)
+    failed = {label for label, _ in record.effect_failures}
+    strategy = strategy_for(record.config)
+    ranked = " and ".join(e.label for e in effects) + " range"
+    intervals = {"bootstrap": " (with intervals)", "ij": " and band width (infinitesimal jackknife)",
+                 "none": " (one fit: no intervals)"}.get(strategy.name, "")
     lines = [f"Results in {folder}{'/' if not str(folder).endswith('/') else ''}",
-             ("  summary.md      metrics, features ranked by PD range and band width (infinitesimal jackknife)"
-              if getattr(record.config, "uncertainty", "") == "ij" else
-              f"  summary.md      metrics, features ranked by {ranked} (with intervals)"
-              + (", heterogeneity" if effect != "ale" else ""))]
+             f"  summary.md      metrics, features ranked by {ranked}{intervals}"]
     if record.workbook:
         lines.append("  workbook.xlsx   data, test predictions, parameters, metrics, one sheet per feature/pair")
     lines.append(f"  plots/          {len(plots)} {record.config.format.upper()} figures (start with overview*)")
-    if effect != "ale":
-        lines.append("  results.nc      everything computed for PD; in Python: pdpboot.load(\"results.nc\")")
-    if effect != "pd":
-        lines.append("  ale.nc          accumulated local effects; in Python: pdpboot.load(\"ale.nc\")")
-    lines += ["  repro.py        python repro.py recomputes the result files and checks they are identical",
+    for effect in effects:
+        if effect.label not in failed:
+            lines.append(f"  {effect.file:<15} {effect.label} results; in Python: pdpboot.load(\"{effect.file}\")")
+    lines += ["  repro.py        python repro.py recomputes the result files and checks they reproduce (1e-12)",
               "  run.log         what was done, step by step"]
     print("\n".join(lines))
+    for label, reason in record.effect_failures:
+        print(f"pdpboot: error: {label} failed ({' '.join(reason.split())}); the other results above are complete.",
+              file=sys.stderr)
+    return 1 if record.effect_failures else 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -135,8 +144,7 @@ def _run(args: argparse.Namespace) -> int:
     if not config.data:
         raise InputError("No data file: give it as 'pdpboot run DATA --target COL' (or data = \"...\" in --config).")
     record = run_workflow(config, quiet=args.quiet)
-    _report(record, args.quiet)
-    return 0
+    return _report(record, args.quiet)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -156,16 +164,15 @@ def _demo(args: argparse.Namespace) -> int:
         path = Path(tmp) / "electricity_prices.csv"
         X.assign(**{str(y.name): y}).to_csv(path, index=False)
         record = run_workflow(config.replace(data=str(path)), quiet=args.quiet)
-    _report(record, args.quiet)
+    status = _report(record, args.quiet)
     if not args.quiet:
-        if config.uncertainty == "ij":
-            bands = (f"\nThe bands come from one forest of {config.n_estimators} trees (infinitesimal jackknife); "
-                     "if the run warned, give the trees it names with --n-estimators.")
-        else:
-            bands = (f"\nThe bands use B = {config.n_resamples} resamples; for smoother bands run "
-                     "'pdpboot demo --n-resamples 200' (about 4x longer).")
+        bands = {"ij": f"\nThe bands come from one forest of {config.n_estimators} trees (infinitesimal jackknife); "
+                       "if the run warned, give the trees it names with --n-estimators.",
+                 "none": "\nNo bands: one fit (--uncertainty none)."}.get(
+            config.uncertainty, f"\nThe bands use B = {config.n_resamples} resamples; for smoother bands run "
+                                "'pdpboot demo --n-resamples 200' (about 4x longer).")
         print(bands + "\nOn your own table: pdpboot run TABLE.csv --target COLUMN (see pdpboot run --help).")
-    return 0
+    return status
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -182,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     from .workflow import InputError
+    from .workflow.run import IncompleteRun
 
     debug = getattr(args, "debug", False)
     try:
@@ -192,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pdpboot: interrupted; nothing was written.", file=sys.stderr)
         return 130
+    except IncompleteRun as exc:
+        print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 130 if isinstance(exc.__cause__, KeyboardInterrupt) else 1
     except Exception as exc:  # noqa: BLE001 - one line for the user, the traceback with --debug
         if debug:
             traceback.print_exc()

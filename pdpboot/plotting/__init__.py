@@ -12,7 +12,8 @@ and sizes for single-column (3.3 in) paper figures.
 
 Modules: ``curves`` (:func:`plot_pd`), ``surfaces`` (:func:`plot_pd_contour`), ``panels``
 (:func:`plot_pd_panels`; the old name ``plot_partial_dependence`` is a deprecated alias),
-``statistics`` (:func:`plot_heterogeneity`, :func:`plot_h_statistic`); private helpers in
+``statistics`` (:func:`plot_heterogeneity`, :func:`plot_h_statistic`), ``tidy`` (:func:`tidy`: any
+result as one long table; :func:`plot_facets`: a seaborn panel per feature from it); private helpers in
 ``_data`` (reading results) and ``_style`` (palette, :func:`paper_style`, shared drawing helpers).
 """
 
@@ -22,16 +23,20 @@ from .curves import plot_pd
 from .panels import plot_partial_dependence, plot_pd_panels
 from .statistics import plot_h_statistic, plot_heterogeneity
 from .surfaces import plot_pd_contour
+from .tidy import TIDY_COLUMNS, plot_facets, tidy
 
 __all__ = [
     "OKABE_ITO",
+    "TIDY_COLUMNS",
     "BandChoice",
     "paper_style",
+    "plot_facets",
     "plot_h_statistic",
     "plot_heterogeneity",
     "plot_partial_dependence",
     "plot_pd",
     "plot_pd_contour",
     "plot_pd_panels",
+    "tidy",
     "tidy_ticks",
 ]

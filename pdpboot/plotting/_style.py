@@ -202,7 +202,8 @@ def tidy_ticks(fig) -> None:
     """Make every x tick label of ``fig`` readable, by its measured extent on the canvas.
 
     Numeric axes get fewer ticks until their labels no longer collide; category axes get long
-    labels abbreviated (with "…"), then rotated, then only every k-th level labelled.  Call it
+    labels abbreviated (with "…"), then rotated (40, then 90 degrees), then a smaller font, then a
+    wider figure: every level keeps its label.  Call it
     last, right before saving (it draws the figure once to measure).
 
     Parameters
@@ -248,17 +249,49 @@ def tidy_ticks(fig) -> None:
         for text in ax.get_xticklabels():
             text.set_horizontalalignment("right")
             text.set_rotation_mode("anchor")
-        # rotated labels clear each other when the ticks are a line height apart across the text:
-        # spacing * sin(40 degrees) >= font height (in pixels), so label every step-th level
+        _fit_rotated_labels(fig, ax, locs)
+
+
+#: Smallest font (points) a crowded category axis shrinks its labels to before the figure widens.
+MIN_LABEL_POINTS = 5.0
+
+
+def _fit_rotated_labels(fig, ax, locs) -> None:
+    """Every level keeps its label: rotated 40 degrees, then 90, then a smaller font, then a wider figure.
+
+    Labels at 40 degrees clear each other when neighbouring ticks are a line height apart across the
+    text (spacing * sin(40) >= 1.15 * font height, in pixels); vertical labels when the measured label
+    boxes are 4 pixels apart (:func:`labels_overlap`).
+    """
+    renderer = fig.canvas.get_renderer()
+
+    def spacing() -> float:
         positions = ax.transData.transform(np.column_stack([locs, np.zeros(len(locs))]))[:, 0]
-        spacing = float(np.min(np.diff(np.sort(positions)))) if len(positions) > 1 else np.inf
-        height = ax.get_xticklabels()[0].get_fontsize() * fig.dpi / 72 if names else 0.0
-        step = max(1, int(np.ceil(1.15 * height / max(spacing * np.sin(np.radians(40)), 1e-9))))
-        if step > 1:
-            ax.set_xticks(locs, [n if k % step == 0 else "" for k, n in enumerate(names)])
-            for text in ax.get_xticklabels():
-                text.set_horizontalalignment("right")
-                text.set_rotation_mode("anchor")
+        return float(np.min(np.diff(np.sort(positions)))) if len(positions) > 1 else np.inf
+
+    def widest() -> float:
+        fig.draw_without_rendering()
+        return max((t.get_window_extent(renderer).width for t in shown_labels(ax)), default=0.0)
+
+    texts = ax.get_xticklabels()
+    if not texts or len(locs) < 2:
+        return
+    size = texts[0].get_fontsize()
+    if spacing() * np.sin(np.radians(40)) >= 1.15 * size * fig.dpi / 72:
+        return
+    ax.tick_params(axis="x", labelrotation=90)
+    for text in ax.get_xticklabels():
+        text.set_horizontalalignment("center")
+    width = widest()
+    if spacing() >= width + 4:
+        return
+    size = max(MIN_LABEL_POINTS, size * (spacing() - 4) / max(width, 1e-9))
+    ax.tick_params(axis="x", labelsize=size)
+    for _ in range(3):  # still too many levels for the width: widen the figure (never drop a label)
+        width = widest()
+        if spacing() >= width + 4:
+            return
+        fig.set_figwidth(fig.get_figwidth() * (width + 4) / max(spacing(), 1e-9) * 1.05)
 
 
 def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, rug_kw: Mapping | None) -> None:

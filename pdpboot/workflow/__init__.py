@@ -7,9 +7,13 @@ Modules, in the order a run uses them:
 ``modelspec``   ``--model-spec`` (parsed with ast, never evaluated) and ``--model-file``
 ``model``       the scikit-learn Pipeline, the train/test split, test metrics
 ``progress``    progress lines from the bootstrap's bar (run.log, stderr off a terminal)
-``compute``     fit, bootstrap, bands: the part ``repro.py`` re-runs
+``effect``      ``EffectReport`` (one per effect) and ``FitContext`` (what a computation reads)
+``effect_pd``, ``effect_ale``   the registered effects: computation per strategy, summary section, plots
+``registry``    the registered effects (one line each)
+``strategy``    uncertainty strategies (bootstrap, ij, none), chosen once
+``compute``     fit, then each effect under the strategy: the part ``repro.py`` re-runs
 ``forest_ij``   ``--uncertainty ij``: one-fit infinitesimal-jackknife bands of the run's forest
-``effects``     summary statistics with intervals (ranges, noise reference, level contrasts)
+``intervals``   summary statistics with intervals (ranges, noise reference, level contrasts), flags
 ``text``        inert Markdown, numbers, file names
 ``workbook``    the Excel export (cells are data, never formulas)
 ``report``      the plots
@@ -18,8 +22,9 @@ Modules, in the order a run uses them:
 ``repro``       ``repro.py``, ``repro_inputs/`` and ``pdpboot reproduce``
 ``run``         the output folder (built aside, renamed at the end), ``run.log``, ``RunRecord``
 
-Imports go one way (no cycle): ``run`` -> ``repro`` -> ``compute`` -> ``model``/``data`` ->
-``options``; ``provenance``, ``progress``, ``effects`` and ``text`` import nothing of the workflow.
+Imports go one way (no cycle): ``run`` -> ``repro`` -> ``compute`` -> ``registry`` -> ``effect_*`` ->
+``report``/``intervals``/``effect`` -> ``model``/``data`` -> ``options``; ``provenance``, ``progress`` and
+``text`` import nothing of the workflow.
 """
 
 

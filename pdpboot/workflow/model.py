@@ -101,6 +101,42 @@ def _user_estimator(config, classification: bool):
     return model
 
 
+def uses_model_as_given(model) -> bool:
+    """Whether a user's model is used as it is, without the run's encoding Pipeline around it.
+
+    A Pipeline (or anything else with steps) brings its own preprocessing, and a model fitted on a
+    DataFrame knows the columns it expects (``feature_names_in_``): both are fed the DataFrame columns
+    by name, so wrapping them would hand them an array (a ColumnTransformer selecting columns by name
+    then fails).
+    """
+    return hasattr(model, "steps") or getattr(model, "feature_names_in_", None) is not None
+
+
+def model_file_features(config) -> list[str] | None:
+    """The input columns a fitted ``--model-file`` model was fitted on (``feature_names_in_``), or None."""
+    if not config.model_file:
+        return None
+    from .modelspec import estimator_from_file
+
+    names = getattr(estimator_from_file(config.model_file), "feature_names_in_", None)
+    return [str(n) for n in names] if names is not None else None
+
+
+def given_fitted_model(config):
+    """The fitted model of ``--model-file`` as it is (for ``--uncertainty none``), or None when it is unfitted
+    or not from a file."""
+    if not config.model_file:
+        return None
+    from .._validate import is_fitted
+    from .modelspec import estimator_from_file
+
+    model = estimator_from_file(config.model_file)
+    try:
+        return model if is_fitted(model) else None
+    except (TypeError, ValueError):
+        return None
+
+
 def _final_estimator(config, task: str):
     classification = task == "classification"
     if config.model_spec or config.model_file:
@@ -145,6 +181,14 @@ def build_estimator(config: dict, problem: Problem) -> tuple[object, list[str]]:
     missing = [c for c in numeric if problem.X[c].isna().any()]
     custom = bool(config.model_spec or config.model_file)
     linear = config.model == "linear" and not custom
+    if custom and uses_model_as_given(model):
+        columns = getattr(model, "feature_names_in_", None)
+        shown = ", ".join(repr(problem.display[c]) for c in problem.features)
+        source = "--model-spec" if config.model_spec else "--model-file"
+        notes.append(f"Model: your {type(model).__name__} from {source}, used as it is (its own preprocessing; "
+                     "cloned whole for each refit), fed the DataFrame "
+                     f"columns {shown}" + (" it was fitted on." if columns is not None else "."))
+        return model, notes
     if custom:
         from sklearn.utils import get_tags
 
@@ -227,8 +271,12 @@ def _safe(score, *args, **kwargs) -> float:
         return float("nan")
 
 
-def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test) -> tuple[list, pd.DataFrame | None]:
+def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test, *, fitted_elsewhere: bool = False
+             ) -> tuple[list, pd.DataFrame | None]:
     """Test metrics and the test-set predictions.
+
+    ``fitted_elsewhere``: the user's fitted model used as it is; ``X_test`` are then all rows, which
+    it may have been trained on, and the metrics say so.
 
     Returns
     -------
@@ -240,13 +288,18 @@ def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test) -> tupl
     if X_test is None:
         return [("n_train", len(X_train), "training rows (no test set: --test-size 0)")], None
     rows = [("n_train", len(X_train), "training rows"), ("n_test", len(X_test), "test rows")]
+    where = "test rows"
+    if fitted_elsewhere:
+        rows = [("n_rows", len(X_test), "rows of the table (the given model was fitted elsewhere, possibly on "
+                                          "them: not a held-out score)")]
+        where = "all rows, not held out"
     if problem.task == "regression":
         pred = fitted.predict(X_test)
         baseline = np.full(len(y_test), float(np.mean(y_train)))
         rows += [
-            ("RMSE", float(np.sqrt(metrics.mean_squared_error(y_test, pred))), "root mean squared error, test rows"),
-            ("MAE", float(metrics.mean_absolute_error(y_test, pred)), "mean absolute error, test rows"),
-            ("R2", _safe(metrics.r2_score, y_test, pred), "coefficient of determination R², test rows"),
+            ("RMSE", float(np.sqrt(metrics.mean_squared_error(y_test, pred))), f"root mean squared error, {where}"),
+            ("MAE", float(metrics.mean_absolute_error(y_test, pred)), f"mean absolute error, {where}"),
+            ("R2", _safe(metrics.r2_score, y_test, pred), f"coefficient of determination R², {where}"),
             ("RMSE_baseline", float(np.sqrt(metrics.mean_squared_error(y_test, baseline))),
              "RMSE of predicting the training mean (for comparison)"),
         ]
@@ -260,7 +313,7 @@ def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test) -> tupl
     majority = pd.Series(y_train).value_counts().idxmax()
     majority = majority.item() if isinstance(majority, np.generic) else majority
     rows += [
-        ("accuracy", float(metrics.accuracy_score(y_true, label)), "share of test rows classified correctly"),
+        ("accuracy", float(metrics.accuracy_score(y_true, label)), f"share of {where} classified correctly"),
         ("F1_weighted", float(metrics.f1_score(y_true, label, average="weighted", zero_division=0)),
          "F1 averaged over classes, weighted by class size"),
         ("F1_macro", float(metrics.f1_score(y_true, label, average="macro", zero_division=0)),
@@ -279,3 +332,46 @@ def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test) -> tupl
     for cls in problem.outputs_first:
         frame[f"P({cls})"] = proba[:, classes.index(cls)]
     return rows, frame
+
+
+#: Test scores at or above this are "perfect": a leakage warning names the dominant feature.
+PERFECT = 1.0 - 1e-12
+
+
+def leakage_notes(fitted, problem: Problem, metrics: list, X, y) -> list[str]:
+    """A warning when test accuracy or ROC AUC is perfect (1.0), naming the feature the model leans on.
+
+    The dominant feature is the one whose shuffling (permutation importance on the same rows, 3
+    repeats, fixed seed) lowers the score most: a column recorded after the outcome, or computed from
+    it, usually shows up this way.
+
+    Returns
+    -------
+    list of str
+        Empty unless a classification test score is perfect.
+    """
+    if problem.task != "classification" or X is None or len(X) < 2:
+        return []
+    perfect = [name for name, value, _ in metrics if name in ("accuracy", "ROC_AUC")
+               and isinstance(value, float) and value >= PERFECT]
+    if not perfect:
+        return []
+    from sklearn.inspection import permutation_importance
+
+    try:
+        importance = permutation_importance(fitted, X, y, n_repeats=3, random_state=0, scoring="accuracy")
+        drops = importance.importances_mean
+    except Exception:  # noqa: BLE001 - the warning must not cost the run
+        drops = None
+    text = (f"WARNING: perfect test score ({' and '.join(perfect)} = 1): a model this good usually means that a "
+            "feature leaks the target (recorded after the outcome, or computed from it).")
+    if drops is not None and len(drops) == X.shape[1]:
+        order = np.argsort(-drops)
+        top = X.columns[order[0]]
+        text += (f" The model leans on {problem.display.get(top, top)!r}: shuffling it lowers the test accuracy by "
+                 f"{drops[order[0]]:.2f}")
+        if len(order) > 1:
+            nxt = X.columns[order[1]]
+            text += f" (next: {problem.display.get(nxt, nxt)!r}, {drops[order[1]]:.2f})"
+        text += ". Check that column, and leave it out with --exclude if it leaks."
+    return [text]

@@ -1,9 +1,8 @@
-"""What a run computes (:class:`Outcome`), shared by the refit bootstrap and the forest-IJ path."""
+"""What a run computes (:class:`Outcome`): the fitted model, its test metrics, and one result per effect."""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 import xarray as xr
@@ -11,10 +10,14 @@ import xarray as xr
 
 @dataclass
 class Outcome:
-    """Everything a run computes."""
+    """Everything a run computes.
 
-    result: xr.DataTree | None  # PD with bands and heterogeneity (and H) statistics (None: --effect ale)
-    estimator: object  # unfitted
+    ``results`` maps each finished effect's name (``pd``, ``ale``: the registered
+    :class:`~pdpboot.workflow.effect.EffectReport` names) to its DataTree, in the order computed;
+    ``failures`` maps an effect that failed to the one-line reason (the other effects' results are kept).
+    """
+
+    estimator: object  # unfitted (the user's own model as given, for --model-file)
     fitted: object  # fitted on the training rows (the estimate's model)
     metrics: list  # (name, value, description)
     predictions: pd.DataFrame | None
@@ -22,5 +25,16 @@ class Outcome:
     y_train: pd.Series
     notes: list[str]
     seconds: dict[str, float]
-    ale: xr.DataTree | None = None  # ALE with bands (--effect ale or both), saved as ale.nc
-    ale_pairs: list = dataclasses.field(default_factory=list)  # pairs that have a 2-D ALE node
+    strategy: str = "bootstrap"  # --uncertainty
+    results: dict[str, xr.DataTree] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def result(self) -> xr.DataTree | None:
+        """The PD result (``results.nc``), or None."""
+        return self.results.get("pd")
+
+    @property
+    def ale(self) -> xr.DataTree | None:
+        """The ALE result (``ale.nc``), or None."""
+        return self.results.get("ale")

@@ -4,6 +4,11 @@
 ``done/total`` counts into a line every few seconds (every 10 % at most every 5 s, and at least
 once a minute): ``Bootstrap: 12/30 resamples (40 %), 2.3 fits/s, about 8 s left``.  On a terminal
 the bar itself is shown as well; other text written to stderr meanwhile passes through.
+
+The rate (and so the time left) is measured from the first finished resample on: the time before it
+holds one-time work (worker start-up, imports, compiling the tree walk, the full-data fit of each
+effect) that the remaining resamples do not repeat, so counting it would predict "about 15 min left"
+for a run that ends in 90 s.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ class ProgressLines(io.TextIOBase):
         self.emit, self.bar, self.min_gap, self.max_gap = emit, show_bar_on, min_gap, max_gap
         self.start = self.last = time.perf_counter()
         self.done = self.first = self.total = None
+        self.warm = None  # (time, count) at the first finished resample: the rate is measured from here
         self.last_tenth = -1
 
     def writable(self) -> bool:
@@ -61,6 +67,8 @@ class ProgressLines(io.TextIOBase):
         if self.done is not None and done <= self.done:
             return
         self.done = done
+        if self.warm is None and done > self.first:
+            self.warm = (now, done)
         tenth = int(10 * done / max(total, 1))
         due = now - self.last >= self.max_gap or (tenth > self.last_tenth and now - self.last >= self.min_gap)
         if due or done == total:
@@ -69,14 +77,18 @@ class ProgressLines(io.TextIOBase):
 
     def line(self, now: float | None = None) -> str:
         now = time.perf_counter() if now is None else now
-        elapsed = max(now - self.start, 1e-9)
-        fitted = self.done - self.first
-        rate = fitted / elapsed
         text = f"Bootstrap: {self.done}/{self.total} resamples ({100 * self.done / max(self.total, 1):.0f} %)"
-        if fitted > 0:
+        if self.warm is None:
+            return text
+        since, count = self.warm
+        fitted = self.done - count
+        if fitted > 0 and now > since:
+            rate = fitted / (now - since)
             text += f", {rate:.3g} fits/s"
             if self.done < self.total:
                 text += f", about {_duration((self.total - self.done) / rate)} left"
+        elif self.done < self.total:
+            text += " (time left: after the next resamples; the first ones include start-up)"
         return text
 
 

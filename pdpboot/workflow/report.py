@@ -69,10 +69,12 @@ def _feature_figure(plt, result, feature, problem, config, outputs, variable="pd
     fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 3.4 * rows + 0.5), squeeze=False,
                              layout="constrained")
     from ..plotting import plot_pd
+    from ..schema import get_node
 
+    centred = config.centered == "yes" and variable == "pd" and "pd_centered" in get_node(result, feature).ds
     for ax, output in zip(axes.ravel(), outputs):
         plot_pd(result, feature, ax=ax, ice=config.ice_samples > 0 and variable == "pd", output=output, legend=False,
-                centered=config.centered == "yes" and variable == "pd", variable=variable)
+                centered=centred, variable=variable)
         ax.set_xlabel(axis_label(feature, problem, config))
         _response_label(ax, problem, config)
         if n > 1:
@@ -85,13 +87,16 @@ def _feature_figure(plt, result, feature, problem, config, outputs, variable="pd
 
 def _pair_figure(plt, result, pair, problem, config, outputs, variable="pd"):
     from ..plotting import plot_pd_contour
+    from ..schema import get_node
 
-    fig, axes = plt.subplots(len(outputs), 2, figsize=(10, 3.8 * len(outputs)), squeeze=False,
-                             layout="constrained")
+    banded = f"{variable}_band" in get_node(result, pair).ds  # --uncertainty none: the estimate only
+    panels = ("estimate", "width") if banded else ("estimate",)
+    fig, axes = plt.subplots(len(outputs), len(panels), figsize=(5 * len(panels), 3.8 * len(outputs)),
+                             squeeze=False, layout="constrained")
     estimate = "PD estimate" if variable == "pd" else "2-D ALE estimate (pure interaction)"
     for row, output in zip(axes, outputs):
-        plot_pd_contour(result, pair, ax=row[0], what="estimate", output=output, variable=variable)
-        plot_pd_contour(result, pair, ax=row[1], what="width", output=output, variable=variable)
+        for ax, what in zip(row, panels):
+            plot_pd_contour(result, pair, ax=ax, what=what, output=output, variable=variable)
         for ax, title in zip(row, (estimate, "width of the band")):
             ax.set_xlabel(axis_label(pair[0], problem, config))
             ax.set_ylabel(axis_label(pair[1], problem, config))
@@ -115,17 +120,50 @@ def top_features(result: xr.DataTree, problem, config, variable: str = "pd") -> 
     return [f for f in problem.pd_features if f in ranked]
 
 
-def draw_plots(folder: Path, result: xr.DataTree | None, problem, config,
-               say: Callable[[str], None], *, ale: xr.DataTree | None = None,
-               ale_pairs=()) -> tuple[list[tuple[str, str]], list[str]]:
-    """One figure per feature (ICE under PD under band), per pair (contour + band width), an overview.
+def feature_jobs(tree: xr.DataTree, problem, config, outputs, shown, taken, *, variable: str, pairs) -> list:
+    """(stem, what, make) of an effect's figures: one per shown feature (``<variable>_<feature>``), one per
+    pair (``<variable>2_<a>__<b>``) and an overview per output (``overview`` for PD, ``overview_<variable>``)."""
+    plt = _pyplot()
+    from ..plotting import plot_pd_panels
 
-    Files are written in ``config.format`` (png, pdf or svg); with ``--top K`` only the K features
-    with the largest PD range get figures.  The overview is centred unless ``--centered no``.
-    With an ALE result (``--effect ale|both``): ``ale_<feature>`` (ALE curve, pointwise and
-    simultaneous bands, rug of deciles; levels as points with intervals), ``ale2_<a>__<b>`` (the
-    2-D ALE surface on a diverging colour map centred at 0, and its band width) and
-    ``overview_ale``.
+    label = variable.upper()
+    has_ice = variable == "pd" and config.ice_samples > 0
+    jobs = []
+    for f in shown:
+        stem = f"{variable}_" + safe_filename(problem.display[f], taken)
+        what = f"{label}, band and ICE of {problem.display[f]!r}" if has_ice else \
+            f"{label} and its bands of {problem.display[f]!r}"
+        jobs.append((stem, what, lambda f=f: _feature_figure(plt, tree, f, problem, config, outputs, variable)))
+    for a, b in pairs:
+        stem = f"{variable}2_" + safe_filename(f"{problem.display[a]}__{problem.display[b]}", taken)
+        kind = "2-D PD surface" if variable == "pd" else f"2-D {label} (pure interaction)"
+        jobs.append((stem, f"{kind} and band width of {problem.display[a]!r} x {problem.display[b]!r}",
+                     lambda a=a, b=b: _pair_figure(plt, tree, (a, b), problem, config, outputs, variable)))
+    base = "overview" if variable == "pd" else f"overview_{variable}"
+    centred = config.centered != "no" and variable == "pd"
+    for output in outputs:
+        stem = safe_filename(base if len(outputs) == 1 else f"{base}_class_{output}", taken)
+        what = (f"all {'centred ' if centred else ''}{label} curves and surfaces in one figure"
+                + (f" (class {output})" if len(outputs) > 1 else ""))
+        jobs.append((stem, what, lambda output=output: _overview(tree, output, problem, config, shown,
+                                                                 plot_pd_panels, variable, pairs)))
+    return jobs
+
+
+def interaction_job(tree: xr.DataTree, problem, output) -> tuple:
+    """(stem, what, make) of the H² figure (``--interactions``)."""
+    from ..plotting import plot_h_statistic
+
+    return ("interactions", "H-squared interaction statistics with intervals",
+            lambda: _interaction_figure(_pyplot(), tree, problem, output, plot_h_statistic))
+
+
+def draw_plots(folder: Path, effect, tree: xr.DataTree, problem, config, say: Callable[[str], None]
+               ) -> tuple[list[tuple[str, str]], list[str]]:
+    """Draw the figures of one effect (its ``EffectReport.plots``) into ``folder`` in ``config.format``.
+
+    With ``--top K`` only the K features with the largest range get figures.  File stems start with the
+    effect's variable (``pd_``, ``ale2_``, ``overview_ale``), so effects never share a file name.
 
     Returns
     -------
@@ -136,39 +174,17 @@ def draw_plots(folder: Path, result: xr.DataTree | None, problem, config,
     import matplotlib
 
     plt = _pyplot()
-    from ..plotting import plot_h_statistic, plot_pd_panels, tidy_ticks
+    from ..plotting import tidy_ticks
 
-    folder.mkdir()
-    taken: set[str] = set()
+    folder.mkdir(exist_ok=True)
     files, failures = [], []
     outputs = panel_outputs(problem)
-    shown = top_features(result, problem, config) if result is not None else \
-        top_features(ale, problem, config, "ale")
-    jobs = [] if result is not None else _ale_jobs(plt, ale, ale_pairs, problem, config, outputs, shown, set())
-    for f in shown if result is not None else ():
-        stem = "pd_" + safe_filename(problem.display[f], taken)
-        jobs.append((stem, f"PD, band and ICE of {problem.display[f]!r}",
-                     lambda f=f: _feature_figure(plt, result, f, problem, config, outputs)))
-    for a, b in problem.pairs if result is not None else ():
-        stem = "pd2_" + safe_filename(f"{problem.display[a]}__{problem.display[b]}", taken)
-        jobs.append((stem, f"2-D PD surface and band width of {problem.display[a]!r} x {problem.display[b]!r}",
-                     lambda a=a, b=b: _pair_figure(plt, result, (a, b), problem, config, outputs)))
-    centred = config.centered != "no"
-    for output in outputs if result is not None else ():
-        stem = "overview" if len(outputs) == 1 else "overview_" + safe_filename(f"class_{output}", taken)
-        what = ("all " + ("centred " if centred else "") + "PD curves and surfaces in one figure"
-                + (f" (class {output})" if len(outputs) > 1 else ""))
-        jobs.append((stem, what, lambda output=output: _overview(result, output, problem, config, shown,
-                                                                 plot_pd_panels)))
-    if result is not None and ale is not None:
-        jobs += _ale_jobs(plt, ale, ale_pairs, problem, config, outputs, shown, set())  # own names: ale_<feature>
-    if config.interactions > 0 and result is not None:
-        jobs.append(("interactions", "H-squared interaction statistics with intervals",
-                     lambda: _interaction_figure(plt, result, problem, outputs[0], plot_h_statistic)))
+    shown = top_features(tree, problem, config, effect.variable)
+    jobs = effect.plots(tree, problem, config, outputs, shown, set())
     suffix = config.format
     with matplotlib.rc_context({"text.parse_math": False, "svg.fonttype": "none", "pdf.fonttype": 42}):
         for k, (stem, what, make) in enumerate(jobs, 1):
-            say(f"Plot {k}/{len(jobs)}: plots/{stem}.{suffix}")
+            say(f"Plot {k}/{len(jobs)} ({effect.label}): plots/{stem}.{suffix}")
             fig = None
             try:
                 fig = make()
@@ -183,31 +199,9 @@ def draw_plots(folder: Path, result: xr.DataTree | None, problem, config,
     return files, failures
 
 
-def _ale_jobs(plt, ale, ale_pairs, problem, config, outputs, shown, taken) -> list:
-    """(stem, what, make) of the ALE figures: one per feature and numeric pair, and an overview per output."""
-    from ..plotting import plot_pd_panels
-
-    jobs = []
-    for f in shown:
-        stem = "ale_" + safe_filename(problem.display[f], taken)
-        jobs.append((stem, f"ALE and its bands of {problem.display[f]!r}",
-                     lambda f=f: _feature_figure(plt, ale, f, problem, config, outputs, "ale")))
-    for a, b in ale_pairs:
-        stem = "ale2_" + safe_filename(f"{problem.display[a]}__{problem.display[b]}", taken)
-        jobs.append((stem, f"2-D ALE (pure interaction) and band width of {problem.display[a]!r} x "
-                           f"{problem.display[b]!r}",
-                     lambda a=a, b=b: _pair_figure(plt, ale, (a, b), problem, config, outputs, "ale")))
-    for output in outputs:
-        stem = safe_filename("overview_ale" if len(outputs) == 1 else f"overview_ale_class_{output}", taken)
-        what = "all ALE curves and surfaces in one figure" + (f" (class {output})" if len(outputs) > 1 else "")
-        jobs.append((stem, what, lambda output=output: _overview(ale, output, problem, config, shown,
-                                                                 plot_pd_panels, "ale", ale_pairs)))
-    return jobs
-
-
-def _overview(result, output, problem, config, shown, plot_pd_panels, variable="pd", pairs=None):
-    centred = config.centered != "no" and variable == "pd"
-    sets = [*shown, *(problem.pairs if pairs is None else pairs)]
+def _overview(result, output, problem, config, shown, plot_pd_panels, variable, pairs):
+    centred = config.centered != "no" and variable == "pd" and "pd_centered" in next(iter(result.children.values())).ds
+    sets = [*shown, *[tuple(p) for p in pairs]]
     fig, axes = plot_pd_panels(result, sets, output=output, centered=centred, variable=variable)
     for ax in axes.ravel():  # axis labels: the original column names (or --labels)
         for get, put in ((ax.get_xlabel, ax.set_xlabel), (ax.get_ylabel, ax.set_ylabel)):

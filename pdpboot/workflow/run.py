@@ -23,10 +23,12 @@ from ..io import save
 from . import InputError
 from .compute import compute
 from .data import load_problem
-from .options import OPTIONS, RunConfig
+from .model import model_file_features
+from .options import OPTIONS, RunConfig, shorten
 from .provenance import MODEL_LIBRARIES, sha256, versions
+from .registry import EFFECTS
 from .report import draw_plots
-from .repro import data_copy_name, result_files, write_inputs
+from .repro import data_copy_name, write_inputs
 from .summary import summary_markdown
 from .workbook import require_openpyxl, write_workbook
 
@@ -42,7 +44,8 @@ class RunRecord:
     metrics: tuple[tuple[str, float, str], ...]  # (name, value, description) of the test metrics
     notes: tuple[str, ...]  # what was done to the data and the model
     workbook: bool  # whether workbook.xlsx was written
-    seconds: dict  # wall time of the fit and the bootstrap
+    seconds: dict  # wall time of the fit and of each effect
+    effect_failures: tuple[tuple[str, str], ...] = ()  # (effect label, reason) of effects that failed
 
 
 class Reporter:
@@ -80,6 +83,21 @@ def write_model(path: Path, outcome, problem) -> None:
     joblib.dump(bundle, path)
 
 
+def adopt_model_columns(config: RunConfig) -> RunConfig:
+    """A ``--model-file`` model fitted on a DataFrame gets exactly the columns it was fitted on.
+
+    Its ``feature_names_in_`` become ``--features`` (recorded in ``config.json``, so ``repro.py`` reads
+    the same columns); other ``--features`` are refused in one line.
+    """
+    names = model_file_features(config)
+    if names is None:
+        return config
+    if config.features is not None and list(config.features) != names:
+        raise InputError(f"--model-file holds a model fitted on the columns {', '.join(map(shorten, names))}; "
+                         f"--features gives {', '.join(map(shorten, config.features))}. Leave --features out.")
+    return config.replace(features=names)
+
+
 def _claim(out: Path, stamp: str) -> Path:
     """Create the empty final folder (exclusively: an existing run is never touched)."""
     k = 1
@@ -100,6 +118,21 @@ def _move_into_place(tmp: Path, out: Path, stamp: str) -> Path:
         final.rmdir()
         os.rename(tmp, final)
     return final
+
+
+class IncompleteRun(Exception):
+    """A run stopped after some effects' files were written: they are kept in ``pdpboot_<stamp>_incomplete``."""
+
+
+def _keep_incomplete(tmp: Path, out: Path, stamp: str, written: list[str], exc: BaseException, say) -> Path:
+    """Rename a stopped run's folder to ``pdpboot_<stamp>_incomplete`` with a note on what it holds."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    say(f"STOPPED: {type(exc).__name__}: {reason}")
+    (tmp / "INCOMPLETE.txt").write_text(
+        f"This run stopped ({type(exc).__name__}: {reason}).\nComplete and loadable: {', '.join(written)} and their "
+        "plots.\nMissing: the effects after them, workbook.xlsx and summary.md.\n", encoding="utf-8")
+    (tmp / "run.log").write_text("\n".join(say.lines) + "\n", encoding="utf-8")
+    return _move_into_place(tmp, out, f"{stamp}_incomplete")
 
 
 def _shown(value):
@@ -137,6 +170,7 @@ def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | Non
     if progress is None:
         progress = not quiet and sys.stderr.isatty()
     data_path = Path(config.data)
+    config = adopt_model_columns(config)
     say(f"Reading {data_path.name} ...")
     table, problem = load_problem(config, data_path)
     say(f"{table.shape[0]} rows x {table.shape[1]} columns; target {problem.y.name!r} ({problem.task}), "
@@ -159,10 +193,17 @@ def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | Non
     umask = os.umask(0)
     os.umask(umask)
     tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the run folder gets the usual permissions
+    written: list[str] = []
+    stamp = now.astimezone().strftime("%Y%m%d-%H%M%S")
     try:
-        record = _run_into(tmp, config, data_path, table, problem, say, progress)
-        final = _move_into_place(tmp, out, now.astimezone().strftime("%Y%m%d-%H%M%S"))
-    except BaseException:
+        record = _run_into(tmp, config, data_path, table, problem, say, progress, written)
+        final = _move_into_place(tmp, out, stamp)
+    except BaseException as exc:
+        if written and not isinstance(exc, InputError):  # finished effects are kept, in a folder named so
+            kept = _keep_incomplete(tmp, out, stamp, written, exc, say)
+            raise IncompleteRun(f"{type(exc).__name__} after {', '.join(written)} had been written: "
+                                f"{' '.join(str(exc).split()) or type(exc).__name__}. The finished files are in "
+                                f"{kept}/.") from exc
         shutil.rmtree(tmp, ignore_errors=True)
         if made_out and not any(out.iterdir()):
             out.rmdir()
@@ -171,44 +212,59 @@ def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | Non
 
 
 def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, say: Reporter,
-              progress: bool) -> dict:
+              progress: bool, written: list[str]) -> dict:
+    """Compute and write every file into ``folder``; each effect's files as soon as it is finished.
+
+    ``written`` collects the effect files already complete (what an interrupted run keeps).
+    """
     for note in problem.notes:
         say.log(f"data: {note}")
     say.log(f"task: {problem.task}; target {problem.y.name!r}; {len(problem.X)} rows used")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        write_inputs(folder, config, data_path)
-        outcome = compute(config, problem, say=say, log=say.log, progress=progress,
-                          progress_lines=say.log if (progress or say.quiet) else say)
+    files: list[tuple[str, str]] = []
+    failures: list[str] = []
+
+    def on_fit(outcome) -> None:
         say("Writing model.joblib ...")
         write_model(folder / "model.joblib", outcome, problem)
         for name, value, description in outcome.metrics:
             say.log(f"metric {name} = {value} ({description})")
-        for name, tree in result_files(outcome).items():
-            say(f"Writing {name} ...")
-            save(tree, folder / name)
+
+    def on_effect(effect, tree, outcome) -> None:  # before the next effect starts
+        say(f"Writing {effect.file} ...")
+        save(tree, folder / effect.file)
+        written.append(effect.file)
+        drawn, failed = draw_plots(folder / "plots", effect, tree, problem, config, say)
+        files.extend(drawn)
+        failures.extend(failed)
+        for failure in failed:
+            say(f"WARNING: {failure}")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        write_inputs(folder, config, data_path)
+        outcome = compute(config, problem, say=say, log=say.log, progress=progress,
+                          progress_lines=say.log if (progress or say.quiet) else say,
+                          on_fit=on_fit, on_effect=on_effect, keep_going=True)
         sheets = None
         if config.workbook:
             say("Writing workbook.xlsx ...")
             sheets = write_workbook(folder / "workbook.xlsx", table=table, outcome=outcome, problem=problem,
-                                    parameters=_parameters(config, problem, outcome, table.shape))
-        files, failures = draw_plots(folder / "plots", outcome.result, problem, config, say, ale=outcome.ale,
-                                     ale_pairs=outcome.ale_pairs)
-        for failure in failures:
-            say(f"WARNING: {failure}")
+                                    parameters=_parameters(config, problem, outcome, table.shape), effects=EFFECTS)
         say("Writing summary.md ...")
-        text = summary_markdown(result=outcome.result, problem=problem, config=config, outcome=outcome,
-                                files=files, failures=failures, data_name=config.data,
-                                table_shape=table.shape, sheets=sheets, seconds=outcome.seconds)
+        text = summary_markdown(problem=problem, config=config, outcome=outcome, files=files, failures=failures,
+                                data_name=config.data, table_shape=table.shape, sheets=sheets,
+                                seconds=outcome.seconds)
         (folder / "summary.md").write_text(text, encoding="utf-8")
     counts = Counter(f"{w.category.__name__}: {w.message}" for w in caught)
     for message, n in counts.items():
         say.log(f"warning ({n}x): {message}")
-    say("Done.")
+    say("Done." if not outcome.failures else "Done, with errors: " + "; ".join(
+        f"{EFFECTS[name].label} failed ({reason})" for name, reason in outcome.failures.items()))
     log = [f"pdpboot {config.versions['pdpboot']} run, created {config.created}",
            f"versions: {config.versions}", f"configuration: {json.dumps(config.to_dict(), sort_keys=True)}",
            *say.lines]
     (folder / "run.log").write_text("\n".join(log) + "\n", encoding="utf-8")
     return {"config": config, "files": tuple(files), "failures": tuple(failures),
             "metrics": tuple(tuple(m) for m in outcome.metrics), "notes": tuple(outcome.notes),
-            "workbook": sheets is not None, "seconds": dict(outcome.seconds)}
+            "workbook": sheets is not None, "seconds": dict(outcome.seconds),
+            "effect_failures": tuple((EFFECTS[name].label, reason) for name, reason in outcome.failures.items())}

@@ -106,17 +106,26 @@ def _band_columns(ds: xr.Dataset, var: str, output, label: str) -> list[tuple[st
     return cols
 
 
-def _feature_columns(ds: xr.Dataset, feature: str, outputs: list) -> list[tuple[str, np.ndarray]]:
+def _grid_header(ds: xr.Dataset, display: str, two_d: bool) -> str:
+    """A grid column's title: the feature, and ``(bin edge)``/``(level)`` for ALE's grids."""
+    kinds = ds.attrs.get("ale_kind")
+    if not kinds:
+        return display
+    kind = kinds[0] if not two_d else "numeric"
+    return f"{display} ({'bin edge' if kind == 'numeric' else 'level'})"
+
+
+def _node_columns(ds: xr.Dataset, fs: tuple, variables, outputs: list) -> list[tuple[str, np.ndarray]]:
+    """Per output: each variable with its band bounds and SE; then ICE rows (1-D nodes with ICE)."""
     cols = []
     for o in outputs:
         s = _suffix(o, len(outputs))
-        cols.append((f"pd{s}", ds["pd"].sel(output=o).values))
-        cols += [(name + s, v.values) for name, v in _band_columns(ds, "pd", o, "pd")]
-        if "ice_sd" in ds:
-            cols.append((f"ice_sd{s}", ds["ice_sd"].sel(output=o).values))
-            cols += [(name + s, v.values) for name, v in _band_columns(ds, "ice_sd", o, "ice_sd")]
-    if "ice" in ds:
-        ice = ds["ice"].transpose("instance", "output", feature)
+        for var in variables:
+            if var in ds:
+                cols.append((f"{var}{s}", ds[var].sel(output=o).transpose(*fs).values))
+                cols += [(name + s, v.transpose(*fs).values) for name, v in _band_columns(ds, var, o, var)]
+    if "ice" in ds and len(fs) == 1:
+        ice = ds["ice"].transpose("instance", "output", *fs)
         for o in outputs:
             s = _suffix(o, len(outputs))
             block = ice.sel(output=o).values
@@ -125,88 +134,49 @@ def _feature_columns(ds: xr.Dataset, feature: str, outputs: list) -> list[tuple[
     return cols
 
 
-def _write_feature(sheet: _Sheet, ds: xr.Dataset, feature: str, display: str, outputs: list) -> None:
-    cols = _feature_columns(ds, feature, outputs)
-    sheet.row([display, *[name for name, _ in cols]])
-    grid = _cells(ds[feature].values)
-    for i, value in enumerate(grid):
-        sheet.row([value, *[float(v[i]) for _, v in cols]])
-
-
-def _write_pair(sheet: _Sheet, ds: xr.Dataset, pair: tuple[str, str], display: tuple[str, str],
-                outputs: list) -> None:
-    a, b = pair
-    cols = []
-    for o in outputs:
-        s = _suffix(o, len(outputs))
-        pd_o = ds["pd"].sel(output=o).transpose(a, b).values
-        cols.append((f"pd{s}", pd_o))
-        for name, v in _band_columns(ds, "pd", o, "pd"):
-            cols.append((name + s, v.transpose(a, b).values))
-    sheet.row([display[0], display[1], *[name for name, _ in cols]])
-    ga, gb = _cells(ds[a].values), _cells(ds[b].values)
-    for i, va in enumerate(ga):
-        for j, vb in enumerate(gb):
-            sheet.row([va, vb, *[float(v[i, j]) for _, v in cols]])
-
-
-def _write_ale_feature(sheet: _Sheet, ds: xr.Dataset, feature: str, display: str, outputs: list) -> None:
-    """Columns: bin edge (numeric) or level, then per output ale, lower, upper (pointwise ones with a
-    simultaneous band), se; last ``bin_count``: full-data (training) rows in the bin that ends at this
-    edge (empty on the first edge) or at this level."""
-    kind = (ds.attrs.get("ale_kind") or ["numeric"])[0]
-    cols = []
-    for o in outputs:
-        s = _suffix(o, len(outputs))
-        cols.append((f"ale{s}", ds["ale"].sel(output=o).values))
-        cols += [(name.removeprefix("ale_") + s, v.values) for name, v in _band_columns(ds, "ale", o, "ale")]
-    grid = _cells(ds[feature].values)
-    counts = list(ds.attrs.get("bin_counts", []))
-    if kind == "numeric" and len(counts) == len(grid) - 1:
+def write_node(sheet: _Sheet, ds: xr.Dataset, fs: tuple, display: tuple, variables, outputs: list) -> None:
+    """One sheet of any effect's node: a row per grid value (pairs: per grid cell) with the variables'
+    estimates, bounds and SEs per output, ICE rows of 1-D nodes and, when the node records them
+    (ALE), ``bin_count``: training rows in the bin that ends at this edge (empty on the first edge) or at
+    this level."""
+    cols = _node_columns(ds, fs, variables, outputs)
+    grids = [_cells(ds[f].values) for f in fs]
+    counts = list(ds.attrs.get("bin_counts", [])) if len(fs) == 1 else []
+    if counts and len(counts) == len(grids[0]) - 1:
         counts = [None, *counts]
-    counts = counts if len(counts) == len(grid) else [None] * len(grid)
-    sheet.row([f"{display} ({'bin edge' if kind == 'numeric' else 'level'})", *[name for name, _ in cols],
-               "bin_count"])
-    for i, value in enumerate(grid):
-        sheet.row([value, *[float(v[i]) for _, v in cols], counts[i]])
-
-
-def _write_ale_pair(sheet: _Sheet, ds: xr.Dataset, pair: tuple[str, str], display: tuple[str, str],
-                    outputs: list) -> None:
-    a, b = pair
-    cols = []
-    for o in outputs:
-        s = _suffix(o, len(outputs))
-        cols.append((f"ale{s}", ds["ale"].sel(output=o).transpose(a, b).values))
-        cols += [(name.removeprefix("ale_") + s, v.transpose(a, b).values)
-                 for name, v in _band_columns(ds, "ale", o, "ale")]
-    sheet.row([f"{display[0]} (bin edge)", f"{display[1]} (bin edge)", *[name for name, _ in cols]])
-    for i, va in enumerate(_cells(ds[a].values)):
-        for j, vb in enumerate(_cells(ds[b].values)):
+    with_counts = bool(counts) and len(counts) == len(grids[0])
+    sheet.row([*[_grid_header(ds, d, len(fs) == 2) for d in display], *[name for name, _ in cols],
+               *(["bin_count"] if with_counts else [])])
+    if len(fs) == 1:
+        for i, value in enumerate(grids[0]):
+            sheet.row([value, *[float(v[i]) for _, v in cols], *([counts[i]] if with_counts else [])])
+        return
+    for i, va in enumerate(grids[0]):
+        for j, vb in enumerate(grids[1]):
             sheet.row([va, vb, *[float(v[i, j]) for _, v in cols]])
 
 
-def plan_sheets(problem, *, pd: bool = True, ale_pairs=None) -> list[tuple[str, object, str]]:
-    """Sheet title of every feature and pair: [(title, feature or (a, b), effect)], result names.
+def plan_sheets(problem, results: dict, effects: dict) -> list[tuple[str, object, str]]:
+    """Sheet title of every node of every effect's result: [(title, feature or (a, b), effect name)].
 
-    ``pd``: PD sheets ("PD ", "PD2 "); ``ale_pairs`` (None: no ALE): ALE sheets ("ALE ", "ALE2 ")
-    of every feature and of these pairs.
+    ``results``: effect name -> DataTree; ``effects``: effect name -> EffectReport (its sheet prefixes).
     """
     taken: set[str] = {"data", "testpredictions", "parameters", "metrics"}
     plan = []
-    if pd:
-        plan += [(sheet_title("PD ", problem.display[f], taken), f, "pd") for f in problem.pd_features]
-        plan += [(sheet_title("PD2 ", f"{problem.display[a]} x {problem.display[b]}", taken), (a, b), "pd")
-                 for a, b in problem.pairs]
-    if ale_pairs is not None:
-        plan += [(sheet_title("ALE ", problem.display[f], taken), f, "ale") for f in problem.pd_features]
-        plan += [(sheet_title("ALE2 ", f"{problem.display[a]} x {problem.display[b]}", taken), (a, b), "ale")
-                 for a, b in ale_pairs]
+    for name, tree in results.items():
+        one, two = effects[name].sheet_prefixes
+        for node in tree.children.values():
+            fs = list(node.attrs["features"])
+            if len(fs) == 1:
+                plan.append((sheet_title(one, problem.display[fs[0]], taken), fs[0], name))
+            else:
+                plan.append((sheet_title(two, f"{problem.display[fs[0]]} x {problem.display[fs[1]]}", taken),
+                             tuple(fs), name))
     return plan
 
 
-def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, parameters: list[tuple[str, object]]
-                   ) -> list[tuple[str, object]]:
+def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, parameters: list[tuple[str, object]],
+                   effects: dict) -> list[tuple[str, object]]:
     """Write the workbook.
 
     Parameters
@@ -214,9 +184,12 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     table : DataFrame
         The input table as read (all rows and columns).
     outcome : pdpboot.workflow.outcome.Outcome
+        Its ``results`` (effect name -> DataTree) get one sheet per node.
     problem : pdpboot.workflow.data.Problem
     parameters : list of (name, value)
         Rows of the Parameters sheet (the sheet list is appended).
+    effects : dict
+        Effect name -> :class:`~pdpboot.workflow.effect.EffectReport` (sheet prefixes and variables).
 
     Returns
     -------
@@ -226,9 +199,23 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     import openpyxl
 
     wb = openpyxl.Workbook(write_only=True)
+    try:
+        plan = _fill(wb, table=table, outcome=outcome, problem=problem, parameters=parameters, effects=effects)
+        wb.save(path)
+    except BaseException:
+        for sheet in wb.worksheets:  # a half-written write-only sheet would complain when collected
+            try:
+                sheet.close()
+            except Exception:  # noqa: BLE001, S110 - closing is best effort; the first error is raised
+                pass
+        raise
+    return [(title, fs) for title, fs, _ in plan]
+
+
+def _fill(wb, *, table, outcome, problem, parameters, effects) -> list:
+    """Every sheet of :func:`write_workbook` (returns the sheet plan)."""
     outputs = problem.outputs_first
-    plan = plan_sheets(problem, pd=outcome.result is not None,
-                       ale_pairs=outcome.ale_pairs if outcome.ale is not None else None)
+    plan = plan_sheets(problem, outcome.results, effects)
 
     data = _Sheet(wb, "Data")
     data.row(["row", *table.columns])
@@ -253,7 +240,7 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
         params.row(["note", f"The Data sheet holds the first {limit} of {len(table)} rows (Excel's limit)."])
     for title, fs, effect in plan:
         shown = problem.display[fs] if isinstance(fs, str) else " x ".join(problem.display[f] for f in fs)
-        params.row([f"sheet {title}", f"{effect.upper()} of {shown}"])
+        params.row([f"sheet {title}", f"{effects[effect].label} of {shown}"])
 
     met = _Sheet(wb, "Metrics")
     met.row(["metric", "value", "description"])
@@ -261,14 +248,10 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
         met.row([name, value, description])
 
     for title, fs, effect in plan:
-        node = get_node(outcome.result if effect == "pd" else outcome.ale, fs)
+        node = get_node(outcome.results[effect], fs)
         ds = node.to_dataset()
         ds.attrs = dict(node.attrs)
-        write_one, write_two = (_write_feature, _write_pair) if effect == "pd" else (_write_ale_feature,
-                                                                                     _write_ale_pair)
-        if isinstance(fs, str):
-            write_one(_Sheet(wb, title), ds, fs, problem.display[fs], outputs)
-        else:
-            write_two(_Sheet(wb, title), ds, fs, (problem.display[fs[0]], problem.display[fs[1]]), outputs)
-    wb.save(path)
-    return [(title, fs) for title, fs, _ in plan]
+        features = (fs,) if isinstance(fs, str) else tuple(fs)
+        write_node(_Sheet(wb, title), ds, features, tuple(problem.display[f] for f in features),
+                   effects[effect].sheet_variables, outputs)
+    return plan

@@ -242,10 +242,29 @@ def test_tidy_ticks_removes_collisions():
     renderer = fig.canvas.get_renderer()
     shown = shown_labels(axes[0])
     assert shown and not labels_overlap([t.get_window_extent(renderer) for t in shown])
-    shown = shown_labels(axes[1])  # rotated: every k-th level labelled, at least a line height apart
-    assert 1 < len(shown) < 12 and shown[0].get_rotation() == 40
+    shown = shown_labels(axes[1])  # rotated, and every level labelled (issue 26 D: never hide a label)
+    assert len(shown) == 12 and shown[0].get_rotation() == 90
+    assert not labels_overlap([t.get_window_extent(renderer) for t in shown])
     assert all(len(t.get_text()) <= 18 for t in axes[1].get_xticklabels())
     assert axes[1].get_xticklabels()[0].get_text() == "0. a rather long …"
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("n_levels", [12, 40, 150])
+def test_crowded_category_axes_label_every_level(n_levels):
+    from pdpboot.plotting import tidy_ticks
+    from pdpboot.plotting._style import labels_overlap, shown_labels
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    levels = [f"level {k}" for k in range(n_levels)]
+    ax.plot(range(n_levels), np.arange(n_levels) % 3, "o")
+    ax.set_xticks(range(n_levels), levels)
+    tidy_ticks(fig)
+    fig.draw_without_rendering()
+    shown = shown_labels(ax)
+    assert [t.get_text() for t in shown] == levels
+    if shown[0].get_rotation() == 90:  # (at 40 degrees the boxes overlap across, the texts do not)
+        assert not labels_overlap([t.get_window_extent(fig.canvas.get_renderer()) for t in shown])
     plt.close(fig)
 
 

@@ -90,13 +90,14 @@ def test_workbook_ale_sheets_match_ale_nc(both_run):
     ale = pdpboot.load(both_run / "ale.nc")
     rows = list(wb["ALE x1"].iter_rows(values_only=True))  # the first edge's empty bin_count may be cut off
     x1 = pd.DataFrame([tuple(r) + (None,) * (len(rows[0]) - len(r)) for r in rows[1:]], columns=rows[0])
-    assert list(x1.columns) == ["x1 (bin edge)", "ale", "lower", "upper", "se", "bin_count"]
+    # one writer for every effect: the same column names as the PD sheets (pd, pd_lower, ...)
+    assert list(x1.columns) == ["x1 (bin edge)", "ale", "ale_lower", "ale_upper", "ale_se", "bin_count"]
     node = ale["x1"]
     same(x1["x1 (bin edge)"], node["x1"].values)
     same(x1["ale"], node["ale"].values[0])
-    same(x1["lower"], node["ale_band"].sel(ci_bound="lower").values[0])
-    same(x1["upper"], node["ale_band"].sel(ci_bound="upper").values[0])
-    same(x1["se"], node["ale_se"].values[0])
+    same(x1["ale_lower"], node["ale_band"].sel(ci_bound="lower").values[0])
+    same(x1["ale_upper"], node["ale_band"].sel(ci_bound="upper").values[0])
+    same(x1["ale_se"], node["ale_se"].values[0])
     # rows per bin: on each bin's upper edge; the training rows with x1 (NaN rows have no bin)
     assert x1["bin_count"].isna().iloc[0]
     assert list(x1["bin_count"].iloc[1:].astype(int)) == list(np.asarray(node.attrs["bin_counts"]))
@@ -119,3 +120,102 @@ def test_ale_only_run_and_its_repro_script(ale_run, tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "ale.nc reproduced" in proc.stdout and "results.nc" not in proc.stdout
+
+
+def test_ale_crash_after_pd_keeps_pd_files_and_names_the_effect(tmp_path, capsys, monkeypatch):
+    """Issue 26 B.8: PD's files are written (and load verified) before ALE starts; when ALE then fails, the
+    run keeps every PD file, says which effect failed and why, and exits 1."""
+    import pdpboot.workflow.effect_ale as effect_ale
+
+    data = tmp_path / "table.csv"
+    regression_table().to_csv(data, index=False)
+    out = tmp_path / "runs"
+    seen_before_ale = []
+
+    def broken(*args, **kwargs):
+        partial = [p for p in out.glob(".pdpboot_partial_*/results.nc")]
+        seen_before_ale.extend(partial)
+        pdpboot.load(partial[0])  # complete and verified before the next effect starts
+        raise TypeError("'<' not supported between instances of 'str' and 'float'")
+
+    monkeypatch.setattr(effect_ale, "bootstrap_ale", broken)
+    code = main(["run", str(data), "--target", "y", "--pairs", "x1:count", "--effect", "both", "--out", str(out),
+                 *FAST])
+    captured = capsys.readouterr()
+    assert code == 1 and len(seen_before_ale) == 1
+    errors = [line for line in captured.err.splitlines() if line.startswith("pdpboot: error:")]
+    assert len(errors) == 1 and "ALE failed" in errors[0] and "TypeError" in errors[0] and "'<' not" in errors[0]
+    folder = only_run_folder(out)
+    res = pdpboot.load(folder / "results.nc")
+    assert "pd_band" in res["x1"].ds
+    assert not (folder / "ale.nc").exists()
+    assert {"pd_x1.png", "pd2_x1__count.png", "overview.png"} <= {p.name for p in (folder / "plots").iterdir()}
+    assert not list((folder / "plots").glob("ale*"))
+    summary = (folder / "summary.md").read_text()
+    problems = summary.split("## Problems", 1)[1]
+    assert "ALE failed" in problems and "TypeError" in problems
+    assert "## Features ranked by the range of their PD curve" in summary
+    if HAS_OPENPYXL:
+        import openpyxl
+
+        names = openpyxl.load_workbook(folder / "workbook.xlsx", read_only=True).sheetnames
+        assert "PD x1" in names and not [n for n in names if n.startswith("ALE")]
+    assert "ALE failed" in (folder / "run.log").read_text()
+
+
+def test_a_new_effect_is_its_report_plus_one_registration(tmp_path, monkeypatch):
+    """Issue 25 item 5: the run, summary.md, the workbook, the plots and the file list follow the registry;
+    nothing else names an effect."""
+    import dataclasses
+
+    from pdpboot.workflow import effect_pd, options, registry
+    from pdpboot.workflow.effect import EffectReport
+    from pdpboot.workflow.run import run_workflow
+
+    toy = EffectReport(
+        name="toy", label="TOY", file="toy.nc", variable="pd", describe="the toy effect.",
+        feature_sets=lambda problem: ([*problem.pd_features], ["toy note"]),
+        compute={"bootstrap": effect_pd.REPORT.compute["bootstrap"]},
+        summary=lambda ctx, tree: ["", f"## Toy section ({len(tree.children)} nodes)"],
+        plots=effect_pd.plots, sheet_prefixes=("TOY ", "TOY2 "), sheet_variables=("pd",))
+    monkeypatch.setitem(registry.EFFECTS, "toy", toy)  # the one registration line
+    monkeypatch.setitem(options.BY_KEY, "effect", dataclasses.replace(
+        options.BY_KEY["effect"], choices=(*options.EFFECTS, "toy")))
+    data = tmp_path / "t.csv"
+    regression_table().to_csv(data, index=False)
+    config = options.merge({"target": "y", "effect": "toy", "n_resamples": 5, "n_estimators": 5,
+                            "grid_resolution": 5, "ice_samples": 0, "n_jobs": 1, "out": str(tmp_path / "o"),
+                            "workbook": HAS_OPENPYXL, "data": str(data)}, {})
+    record = run_workflow(config, quiet=True)
+    folder = record.folder
+    assert set(pdpboot.load(folder / "toy.nc").children) == {"x1", "count", "colour"}
+    assert not (folder / "results.nc").exists()
+    summary = (folder / "summary.md").read_text()
+    assert "## Toy section (3 nodes)" in summary and "- `toy.nc`: the toy effect." in summary
+    assert "TOY: toy note" in summary
+    assert (folder / "plots" / "pd_x1.png").is_file()
+    if HAS_OPENPYXL:
+        import openpyxl
+
+        assert {"TOY x1", "TOY count", "TOY colour"} <= set(
+            openpyxl.load_workbook(folder / "workbook.xlsx", read_only=True).sheetnames)
+
+
+def test_interrupt_during_ale_keeps_the_finished_pd_files(tmp_path, capsys, monkeypatch):
+    """Ctrl-C (or any BaseException) after PD finished: results.nc stays, in pdpboot_<stamp>_incomplete."""
+    import pdpboot.workflow.effect_ale as effect_ale
+
+    data = tmp_path / "table.csv"
+    regression_table().to_csv(data, index=False)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(effect_ale, "bootstrap_ale", interrupted)
+    code = main(["run", str(data), "--target", "y", "--effect", "both", "--out", str(tmp_path / "o"), *FAST])
+    err = capsys.readouterr().err
+    assert code == 130 and "results.nc" in err and "_incomplete" in err
+    (folder,) = list((tmp_path / "o").iterdir())
+    assert folder.name.endswith("_incomplete") and "KeyboardInterrupt" in (folder / "INCOMPLETE.txt").read_text()
+    assert "pd_band" in pdpboot.load(folder / "results.nc")["x1"].ds
+    assert (folder / "plots" / "pd_x1.png").is_file() and not (folder / "ale.nc").exists()

@@ -105,7 +105,21 @@ def test_missing_openpyxl_names_the_extra(table_csv, tmp_path, capsys, monkeypat
     assert 'pip install "pdpboot[excel]"' in err
 
 
-def test_failure_midway_leaves_nothing(table_csv, tmp_path, capsys, monkeypatch):
+def test_failure_before_any_result_leaves_nothing(table_csv, tmp_path, capsys, monkeypatch):
+    import pdpboot.workflow.run as run_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(run_module, "write_model", broken)
+    code, captured = run_cli(["run", table_csv, "--target", "y", "--out", tmp_path / "o", *FAST], capsys)
+    assert code == 1 and "disk full" in captured.err and "Traceback" not in captured.err
+    assert not (tmp_path / "o").exists()
+
+
+def test_failure_after_a_finished_effect_keeps_its_files(table_csv, tmp_path, capsys, monkeypatch):
+    """A crash after results.nc was written (here: the workbook) keeps the finished files, in a folder named
+    ``..._incomplete`` that says what it holds; nothing is left half-written."""
     import pdpboot.workflow.run as run_module
 
     def broken(*args, **kwargs):
@@ -113,8 +127,14 @@ def test_failure_midway_leaves_nothing(table_csv, tmp_path, capsys, monkeypatch)
 
     monkeypatch.setattr(run_module, "write_workbook", broken)
     code, captured = run_cli(["run", table_csv, "--target", "y", "--out", tmp_path / "o", *FAST], capsys)
-    assert code == 1 and "disk full" in captured.err and "Traceback" not in captured.err
-    assert not (tmp_path / "o").exists()
+    err = captured.err.strip()
+    assert code == 1 and "disk full" in err and "results.nc" in err and "Traceback" not in err
+    assert err.count("\n") == 0
+    (folder,) = list((tmp_path / "o").iterdir())  # no hidden partial folder either
+    assert folder.name.startswith("pdpboot_") and folder.name.endswith("_incomplete")
+    assert "results.nc" in (folder / "INCOMPLETE.txt").read_text()
+    pdpboot.load(folder / "results.nc")  # complete: its checksums verify
+    assert not (folder / "workbook.xlsx").exists() and not (folder / "summary.md").exists()
 
 
 # ----------------------------------------------------------------------------- names and cells are data

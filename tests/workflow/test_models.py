@@ -84,3 +84,74 @@ def test_model_file_and_named_boosting(tmp_path, capsys):
     assert code == 0, out.err
     model = joblib.load(only_run_folder(tmp_path / "o3") / "model.joblib")
     assert type(model["estimator"]).__name__ == "LGBMRegressor" and "lightgbm" in model["versions"]
+
+
+# ----------------------------------------------------------------------------- bring your own fitted model
+
+
+def _users_pipeline(tmp_path):
+    """A table with a column the model never saw, and the user's fitted Pipeline selecting columns by name."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(3)
+    n = 120
+    table = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.normal(size=n),
+                          "colour": rng.choice(["red", "green", "blue"], n), "unused": rng.normal(size=n)})
+    table["price"] = table["x1"] + 3 * (table["colour"] == "red") + rng.normal(0, 0.5, n)
+    model = Pipeline([
+        ("prep", ColumnTransformer([("num", "passthrough", ["x1", "x2"]),
+                                    ("cat", OneHotEncoder(handle_unknown="ignore"), ["colour"])])),
+        ("forest", RandomForestRegressor(n_estimators=10, random_state=0)),
+    ]).fit(table[["x1", "x2", "colour"]], table["price"])
+    data, path = tmp_path / "table.csv", tmp_path / "fitted_pipeline.joblib"
+    table.to_csv(data, index=False)
+    joblib.dump(model, path)
+    return table, model, data, path
+
+
+def test_users_fitted_pipeline_is_used_as_it_is(tmp_path, capsys):
+    """Issue 26 B.10: a Pipeline whose ColumnTransformer selects columns by name is cloned whole for the
+    refits and fed the DataFrame columns it was fitted on (the CLI's own encoding used to wrap it)."""
+    _, _, data, path = _users_pipeline(tmp_path)
+    code, out = run_cli(["run", data, "--target", "price", "--model-file", path, "--out", tmp_path / "o", *FAST],
+                        capsys)
+    assert code == 0, out.err
+    folder = only_run_folder(tmp_path / "o")
+    res = pdpboot.load(folder / "results.nc")
+    assert [tuple(n.attrs["features"]) for n in res.children.values()] == [("x1",), ("x2",), ("colour",)]
+    assert "pd_band" in res["x1"].ds
+    bundle = joblib.load(folder / "model.joblib")
+    assert type(bundle["estimator"]).__name__ == "Pipeline"
+    assert list(bundle["estimator"].named_steps) == ["prep", "forest"]  # the user's own steps, nothing around
+    assert "used as it is" in (folder / "summary.md").read_text()
+
+
+def test_one_fit_mode_uses_the_fitted_model_without_refits(tmp_path, capsys):
+    table, model, data, path = _users_pipeline(tmp_path)
+    code, out = run_cli(["run", data, "--target", "price", "--model-file", path, "--effect", "both",
+                         "--out", tmp_path / "o", *FAST, "--n-resamples", "0"], capsys)  # the last one wins
+    assert code == 0, out.err
+    folder = only_run_folder(tmp_path / "o")
+    res = pdpboot.load(folder / "results.nc")
+    node = res["x1"].ds
+    assert list(node["output"].values) == ["price"]  # named after the target, as in a bootstrap run
+    assert "pd_band" not in node and "pd_resamples" not in node and "ice" in node
+    # the PD of the given fitted model itself (no refit), averaged over every row of the table
+    X = table[["x1", "x2", "colour"]]
+    for value, pd_value in zip(node["x1"].values, node["pd"].values[0]):
+        assert pd_value == pytest.approx(model.predict(X.assign(x1=value)).mean(), rel=1e-12)
+    assert "ale" in pdpboot.load(folder / "ale.nc")["x1"].ds
+    summary = (folder / "summary.md").read_text()
+    assert "no refits" in summary and "not a held-out score" in summary
+    assert "[" not in summary.split("## Features ranked by the range of their PD curve")[1].split("## Files")[0]
+
+
+def test_model_file_columns_and_other_features_are_refused(tmp_path, capsys):
+    _, _, data, path = _users_pipeline(tmp_path)
+    err = bad(["run", data, "--target", "price", "--model-file", path, "--features", "x1,unused"], capsys,
+              tmp_path / "o")
+    assert "fitted on the columns" in err and "'x2'" in err

@@ -103,3 +103,92 @@ def test_reproduce_revalidates_config_and_refuses_outside_data(linear_run, tmp_p
     config_path.write_text(json.dumps({**good, "data_copy": "link.csv"}))
     with pytest.raises(InputError, match="outside"):
         read_config(folder)
+
+
+# ----------------------------------------------------------------------------- issue 26 D and A.7
+
+
+def _leaky_table(n=160, seed=0):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    y = np.where(x + rng.normal(0, 1, n) > 0, "yes", "no")
+    return pd.DataFrame({"patient_id": np.arange(5000, 5000 + n), "x": x,
+                         "outcome_code": (y == "yes") * 2.0 + rng.normal(0, 0.01, n), "y": y})
+
+
+@pytest.mark.parametrize("uncertainty", ["bootstrap", "none"])
+def test_id_note_and_leakage_warning_are_in_the_summary(tmp_path, capsys, uncertainty):
+    from .helpers import FAST, only_run_folder, run_cli
+
+    data = tmp_path / "t.csv"
+    _leaky_table().to_csv(data, index=False)
+    code, out = run_cli(["run", data, "--target", "y", "--out", tmp_path / "o", *FAST, "--uncertainty",
+                         uncertainty, "--ice-samples", "0"], capsys)
+    assert code == 0, out.err
+    summary = (only_run_folder(tmp_path / "o") / "summary.md").read_text()
+    done = summary.split("## What was done to the data", 1)[1]
+    assert "Column 'patient\\_id' not used" in done  # the ID note, not only in run.log
+    assert "perfect test score" in done and "leans on 'outcome\\_code'" in done
+
+
+def test_no_leakage_warning_below_a_perfect_score():
+    import numpy as np
+
+    from pdpboot.workflow.model import leakage_notes
+
+    metrics = [("accuracy", 0.97, ""), ("ROC_AUC", 0.999, "")]
+    assert leakage_notes(None, type("P", (), {"task": "classification"})(), metrics, np.zeros((3, 1)), None) == []
+
+
+def test_printed_intervals_are_percentile_and_flagged_when_they_exclude_the_estimate():
+    import numpy as np
+    import xarray as xr
+
+    from pdpboot.workflow.intervals import IntervalCells, interval_method
+
+    config = type("C", (), {"band": "basic"})()
+    for statistic in ("pd_range", "ale_range", "heterogeneity_index", "pdvi", "h2"):
+        assert interval_method(statistic, config) == "percentile"  # bounded: never bc (degenerate) or basic
+    assert interval_method("contrast", config) == "basic"  # signed: the run's --band
+    # the demo's heterogeneity index: 3.435 with every refit above it
+    refits = np.linspace(3.6, 5.5, 50)[:, None]
+    ds = xr.Dataset({"s": ("output", [3.435]), "s_resamples": (("resample", "output"), refits),
+                     "s_band": (("ci_bound", "output"), [[3.64], [5.47]])},
+                    coords={"output": ["y"], "ci_bound": ["lower", "upper"]})
+    cells = IntervalCells()
+    assert cells.cell(ds, "s", "y", what="heterogeneity index of Temperature") == "[3.64, 5.47] †"
+    (note,) = cells.notes()[1:]
+    assert "Temperature" in note and "50 of 50 refits" in note and "above" in note
+    assert cells.cell(ds, "s", "y", what="Chiroptera − Afrosoricida", signed=True).endswith(" †")
+    (note,) = cells.notes()[1:]
+    assert "differ systematically" in note and "inflates" not in note  # a contrast is not a range
+    inside = ds.assign(s_band=(("ci_bound", "output"), [[3.0], [5.47]]))
+    assert cells.cell(inside, "s", "y", what="x") == "[3, 5.47]" and cells.notes() == []
+    assert cells.few_rows({"Chiroptera": 2, "Afrosoricida": 3, "Rodentia": 22}, ["Chiroptera", "Rodentia"], "c") \
+        == " ‡"
+    assert cells.few_rows({"Afrosoricida": 3, "Rodentia": 22}, ["Afrosoricida", "Rodentia"], "c") == " ‡"
+    (note,) = cells.notes()[1:]  # one note per feature, every small level named once
+    assert "Chiroptera has 2 rows, Afrosoricida has 3 rows" in note
+
+
+def test_level_contrasts_with_few_rows_are_flagged_in_the_summary(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    from .helpers import FAST, only_run_folder, run_cli
+
+    rng = np.random.default_rng(1)
+    orders = ["Afrosoricida"] * 3 + ["Chiroptera"] * 2 + ["Rodentia"] * 40 + ["Primates"] * 25
+    table = pd.DataFrame({"order": orders, "bodywt": rng.lognormal(0, 2, len(orders))})
+    table["sleep"] = 10 + 5 * (table.order == "Chiroptera") + rng.normal(0, 2, len(orders))
+    table.to_csv(tmp_path / "t.csv", index=False)
+    code, out = run_cli(["run", tmp_path / "t.csv", "--target", "sleep", "--test-size", "0", "--out", tmp_path / "o",
+                         *FAST], capsys)
+    assert code == 0, out.err
+    text = (only_run_folder(tmp_path / "o") / "summary.md").read_text().split("## Differences between levels")[1]
+    rows = [line for line in text.splitlines() if line.startswith("| order |")]
+    assert len(rows) == 3 and all(line.endswith("‡ |") for line in rows)  # the reference has 3 rows
+    assert "Afrosoricida has 3 rows, Chiroptera has 2 rows" in text

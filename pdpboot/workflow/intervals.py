@@ -1,35 +1,103 @@
 """The numbers summary.md reports, each with an interval: PD ranges, flatness, level contrasts.
 
-:func:`interval_method` is the one place that decides which interval a summary statistic gets, so
-switching to the bias-aware intervals (``"bca"``/``"bc"`` of :func:`pdpboot.confidence_bands`) when
-they exist is a change of :data:`PREFERRED` only.
+:func:`interval_method` is the one place that decides which interval a printed statistic gets
+(:data:`PREFERRED`), and :class:`IntervalCells` the one place that prints an interval: an interval
+that does not contain its estimate, or a level contrast whose levels have fewer than
+:data:`MIN_LEVEL_ROWS` training rows, is flagged in the table and explained under it.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
 
 from ..bands import BAND_METHODS, confidence_bands
 from ..schema import get_node, node_name
+from .text import md, num
 
 #: Interval methods per statistic, best first; the first one confidence_bands offers is used.
-#: Ranges and variance indices are non-negative and biased upwards by noise: bias-aware intervals
-#: first, then percentile (never "basic", which reflects them below 0).  Signed contrasts use the
-#: run's --band.
+#: Every bounded statistic (ranges, variance indices, H²) gets the percentile interval, the method the
+#: package's studies validated: experiments/stats_bounded.py (R = 150) measured coverage of the
+#: learner's expected H² 0.980 for percentile against 0.727 for bias-corrected (bc), and bc turned the
+#: demo's heterogeneity index 3.435 into the degenerate interval [3.459, 3.488] (all 50 refits above
+#: the estimate); "basic" would reflect these statistics below 0.  Signed statistics (level contrasts,
+#: the centred curve of *beyond noise*) use the run's --band (percentile by default).
 PREFERRED = {
-    "pd_range": ("bc", "bca", "percentile"),
-    "ale_range": ("bc", "bca", "percentile"),
-    "heterogeneity_index": ("bc", "bca", "percentile"),
-    "pdvi": ("bc", "bca", "percentile"),
-    # H²: the bounded-statistics study (experiments/stats_bounded.py, R = 150) measured coverage of the
-    # learner's expected H² 0.980 for percentile against 0.727 for bc, so percentile comes first.
+    "pd_range": ("percentile",),
+    "ale_range": ("percentile",),
+    "heterogeneity_index": ("percentile",),
+    "pdvi": ("percentile",),
     "h2": ("percentile",),
     "contrast": (None,),  # None: the run's --band
     "flat": (None,),
 }
 #: Most level contrasts listed per feature in summary.md.
 MAX_CONTRASTS = 12
+#: Level contrasts whose levels have fewer training rows than this are flagged: the refits rarely hold
+#: such a level, so its PD barely varies between them and the interval is too narrow or off-centre.
+MIN_LEVEL_ROWS = 5
+METHOD_TEXT = {"percentile": "percentiles of the refits", "bc": "bias-corrected percentiles",
+               "bca": "bias-corrected and accelerated percentiles", "basic": "reflected percentiles",
+               "normal": "estimate ± z × bootstrap SE"}
+
+
+@dataclass
+class IntervalCells:
+    """Prints intervals for one summary and keeps the flags to explain under its tables."""
+
+    flags: list[str] = field(default_factory=list)
+    small: dict = field(default_factory=dict)  # feature -> {level: training rows} of levels below MIN_LEVEL_ROWS
+
+    def cell(self, ds: xr.Dataset, var: str, output, scale: float | None = None, *, what: str,
+             signed: bool = False) -> str:
+        """``[lower, upper]`` of ``<var>_band``, flagged ``†`` when it does not contain the estimate.
+
+        ``signed``: a statistic of either sign (a level contrast), whose refits are off-centre for other
+        reasons than the upward bias of ranges and spreads.
+        """
+        band = ds[f"{var}_band"].sel(output=output)
+        lower, upper = float(band.sel(ci_bound="lower")), float(band.sel(ci_bound="upper"))
+        estimate = float(ds[var].sel(output=output))
+        text = f"[{num(lower, scale)}, {num(upper, scale)}]"
+        if np.isnan(lower) or np.isnan(upper) or lower <= estimate <= upper:
+            return text
+        side = "above" if lower > estimate else "below"
+        reason = ""
+        if f"{var}_resamples" in ds:
+            values = ds[f"{var}_resamples"].sel(output=output).values
+            values = values[np.isfinite(values)]
+            beyond = int((values > estimate).sum() if side == "above" else (values < estimate).sum())
+            reason = f" {beyond} of {values.size} refits gave a value {side} the estimate"
+        why = ("the refitted models differ systematically from the full-data fit here (a level the refits rarely "
+               "hold, or a model that changes much between refits)" if signed else
+               "noise in a refitted model inflates ranges and spreads, so this statistic's refits sit above the "
+               "full-data fit")
+        self.flags.append(
+            f"† {md(what)}: estimate {num(estimate, scale)}, interval {text} lies {side} it.{reason}: {why}; the "
+            "interval shows where the refits' values lie, not bounds around the estimate.")
+        return text + " †"
+
+    def few_rows(self, counts: dict, levels: list[str], feature: str) -> str:
+        """`` ‡`` when one of ``levels`` has fewer than :data:`MIN_LEVEL_ROWS` training rows (explained once
+        per feature under the table)."""
+        small = {lev: counts.get(lev, 0) for lev in levels if counts.get(lev, 0) < MIN_LEVEL_ROWS}
+        if not small:
+            return ""
+        self.small.setdefault(feature, {}).update(small)
+        return " ‡"
+
+    def notes(self) -> list[str]:
+        """The flags raised so far as Markdown paragraphs (and forget them)."""
+        for feature, small in self.small.items():
+            shown = ", ".join(f"{md(lev)} has {n} row{'s' if n != 1 else ''}" for lev, n in small.items())
+            self.flags.append(f"‡ {md(feature)}: {shown} (fewer than {MIN_LEVEL_ROWS} training rows): most refits "
+                              "hold such a level a few times or not at all, so the intervals of its contrasts are "
+                              "unreliable.")
+        out = [line for flag in self.flags for line in ("", flag)]
+        self.flags, self.small = [], {}
+        return out
 
 
 def interval_method(statistic: str, config) -> str:

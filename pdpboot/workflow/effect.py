@@ -1,0 +1,145 @@
+"""What the workflow needs from one effect (PD, ALE, ...): an :class:`EffectReport`, registered once.
+
+An effect's module (``effect_pd``, ``effect_ale``) builds one :class:`EffectReport`: how it computes
+under each uncertainty strategy, its file, its summary section, its workbook sheets and its plots.
+:mod:`pdpboot.workflow.registry` lists the registered reports; nothing else in the workflow names an
+effect.  :class:`FitContext` is what every computation reads: the checked configuration, the table,
+the model (unfitted and fitted on the training rows) and where progress goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .data import Problem
+from .options import RunConfig
+
+
+@dataclass(frozen=True)
+class FitContext:
+    """The fitted model of a run and everything an effect's computation reads."""
+
+    config: RunConfig
+    problem: Problem
+    estimator: object  # unfitted: cloned for every refit
+    fitted: object  # fitted on the training rows: the estimate's model
+    X_train: pd.DataFrame
+    y_train: pd.Series
+    say: Callable[[str], None]
+    log: Callable[[str], None]
+    progress: bool = False  # a tqdm bar on a terminal
+    progress_lines: Callable[[str], None] | None = None  # periodic plain lines (run.log, off a terminal)
+    seconds: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what an effect's computation adds to the run's notes
+
+    @property
+    def response_method(self) -> str:
+        """Class probabilities for classification, predictions for regression."""
+        return "predict_proba" if self.problem.task == "classification" else "predict"
+
+    def categorical_in(self, sets: list) -> list[str] | None:
+        """The categorical (and point-grid) features among ``sets``: the ``categorical_features`` argument."""
+        used = used_features(sets)
+        return [c for c in [*self.problem.categorical, *self.problem.points] if c in used] or None
+
+    def training_levels(self, custom: Mapping, sets: list) -> dict | None:
+        """Custom level grids of the features in ``sets``, without levels only test rows have (the model
+        never saw them)."""
+        used = used_features(sets)
+        out = {}
+        for name, levels in custom.items():
+            if name in used:
+                seen = set(self.X_train[name].dropna().tolist())
+                out[name] = np.asarray(levels)[[v in seen for v in np.asarray(levels).tolist()]]
+        return out or None
+
+
+def used_features(sets: list) -> set[str]:
+    """Every feature named in a list of features and pairs."""
+    return {f for fs in sets for f in (fs if isinstance(fs, tuple) else (fs,))}
+
+
+def pairs_of(tree: xr.DataTree) -> list[tuple[str, str]]:
+    """The 2-D nodes of a result, as pairs of feature names."""
+    return [tuple(node.attrs["features"]) for node in tree.children.values() if len(node.attrs["features"]) == 2]
+
+
+@dataclass
+class SummaryContext:
+    """What an effect's summary section reads (built once per ``summary.md``)."""
+
+    problem: Problem
+    config: RunConfig
+    outcome: object  # pdpboot.workflow.outcome.Outcome
+    strategy: object  # pdpboot.workflow.strategy.Strategy
+    scale: float  # the response's scale: smaller values are round-off (pdpboot.workflow.text.num)
+    outputs: list  # outputs that get their own table
+    cells: object  # pdpboot.workflow.intervals.IntervalCells: prints and flags intervals
+
+    def response(self, output) -> str:
+        """What a PD value of ``output`` is: a class probability or the predicted target."""
+        from .text import md
+
+        if self.problem.task == "classification":
+            return f"P(class = {md(output)})"
+        return f"predicted {md(self.problem.y.name)}"
+
+
+@dataclass(frozen=True)
+class EffectReport:
+    """One effect as the workflow computes and reports it.
+
+    Attributes
+    ----------
+    name : str
+        The ``--effect`` choice and the key of ``Outcome.results``.
+    label : str
+        How the summary, the sheets and the plots name it ("PD", "ALE").
+    file : str
+        The result file of the run folder (``results.nc``, ``ale.nc``).
+    variable : str
+        The effect's variable in every node (``pd``, ``ale``): with ``<variable>_band`` and ``_se``.
+    describe : str
+        The summary's line on ``file``.
+    feature_sets : callable
+        ``feature_sets(problem) -> (sets, notes)``: the features and pairs the effect is computed for,
+        and notes on what it leaves out; called before any fit.
+    compute : mapping
+        Uncertainty strategy name (``bootstrap``, ``ij``, ``none``) -> ``compute(ctx, sets, common)``,
+        returning the DataTree (bands are added by the strategy).  A strategy not listed is refused
+        before any fit.
+    summary : callable
+        ``summary(ctx, tree) -> list of Markdown lines`` (a :class:`~pdpboot.workflow.summary.SummaryContext`).
+    plots : callable
+        ``plots(tree, problem, config, outputs, shown, taken) -> [(stem, what, make)]``.
+    sheet_prefixes : tuple of str
+        Workbook sheet prefixes of 1-D and 2-D nodes.
+    sheet_variables : tuple of str
+        Variables written per grid value, each with its band and SE (besides ICE rows and bin counts).
+    grid : str
+        How its grid is described in progress lines, formatted with ``n`` = ``--grid-resolution``.
+    tidy : callable, optional
+        Post-processing of the banded tree (e.g. dropping what nothing reads), or None.
+    """
+
+    name: str
+    label: str
+    file: str
+    variable: str
+    describe: str
+    feature_sets: Callable[[Problem], tuple[list, list[str]]]
+    compute: Mapping[str, Callable[[FitContext, list, dict], xr.DataTree]]
+    summary: Callable
+    plots: Callable
+    sheet_prefixes: tuple[str, str]
+    sheet_variables: tuple[str, ...]
+    grid: str = "a {n}-point grid"
+    tidy: Callable[[xr.DataTree, Problem], xr.DataTree] | None = None
+
+
+__all__ = ["EffectReport", "FitContext", "SummaryContext", "pairs_of", "used_features"]

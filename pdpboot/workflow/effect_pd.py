@@ -1,0 +1,264 @@
+"""The partial dependence of a run (``--effect pd``): ``results.nc``, its summary section, sheets and plots."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from .._pd import partial_dependence
+from ..bootstrap import bootstrap_partial_dependence
+from ..heterogeneity import ice_heterogeneity
+from ..interaction import h_statistic, pd_variance_statistic
+from ..schema import get_node, node_name
+from . import intervals
+from .effect import EffectReport, FitContext, SummaryContext
+from .intervals import METHOD_TEXT
+from .report import feature_jobs, interaction_job
+from .text import md, num
+
+
+def feature_sets(problem) -> tuple[list, list[str]]:
+    """Every ``--pd-features`` feature and every ``--pairs`` pair."""
+    return [*problem.pd_features, *[tuple(p) for p in problem.pairs]], []
+
+
+def _bootstrap(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
+    config = ctx.config
+    return bootstrap_partial_dependence(
+        ctx.estimator, ctx.X_train, ctx.y_train, sets,
+        custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
+        categorical_features=ctx.categorical_in(sets),
+        ice=config.ice_samples if config.ice_samples > 0 else False,
+        heterogeneity=True,
+        interactions=config.interactions if config.interactions > 0 else False,
+        max_background=config.max_background or None,
+        **common)
+
+
+def _jackknife(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
+    from .forest_ij import jackknife_pd
+
+    return jackknife_pd(ctx, sets, common)
+
+
+def _one_fit(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
+    ice = ctx.config.ice_samples
+    return partial_dependence(
+        ctx.fitted, ctx.X_train, sets,
+        custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
+        categorical_features=ctx.categorical_in(sets),
+        kind="both" if ice > 0 else "average", max_ice_instances=ice if ice > 0 else None,
+        rng=ctx.config.random_state, **common)
+
+
+def _drop_pair_ice_resamples(tree: xr.DataTree, problem) -> xr.DataTree:
+    """Resampled ICE surfaces of pairs: B x N x grid^2 numbers nothing reads."""
+    for a, b in problem.pairs:
+        node = tree[node_name([a, b])]
+        if "ice_resamples" in node.ds:
+            node.dataset = node.to_dataset().drop_vars("ice_resamples")
+    return tree
+
+
+# ----------------------------------------------------------------------------- summary.md
+
+
+def _pair_table(result, problem, config) -> dict[tuple, xr.Dataset]:
+    nodes = {}
+    for a, b in problem.pairs:
+        node = get_node(result, (a, b))
+        ds = node.to_dataset()
+        categorical = tuple(bool(c) for c in node.attrs["categorical"])
+        nodes[node_name([a, b])] = xr.Dataset(
+            {"pdvi": pd_variance_statistic(ds["pd"], categorical),
+             "pdvi_resamples": pd_variance_statistic(ds["pd_resamples"], categorical)},
+            attrs=node.attrs)
+    banded = intervals.band_tree(result, nodes, config, "pdvi") if nodes else {}
+    out = {}
+    for a, b in problem.pairs:
+        ds = get_node(result, (a, b)).to_dataset()
+        extra = banded[node_name([a, b])].to_dataset()
+        width = (ds["pd_band"].sel(ci_bound="upper") - ds["pd_band"].sel(ci_bound="lower")).mean([a, b])
+        out[(a, b)] = xr.Dataset({"range": ds["pd"].max([a, b]) - ds["pd"].min([a, b]), "width": width,
+                                  "pdvi": extra["pdvi"], "pdvi_resamples": extra["pdvi_resamples"],
+                                  "pdvi_band": extra["pdvi_band"]})
+    return out
+
+
+def _without_refits(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
+    """PD ranges (with band widths and SEs when the strategy made bands): no refits, no intervals."""
+    problem, scale = ctx.problem, ctx.scale
+    bands = ctx.strategy.bands
+    lines = ["", "## Features ranked by the range of their PD curve", "",
+             "PD range = max - min of the partial dependence over the feature's grid."
+             + (" Mean band width: the average width of the band over the grid." if bands else "")
+             + " Intervals for the range, the *beyond noise* check, ICE heterogeneity and H² need refits: rerun "
+             "with `--uncertainty bootstrap`."]
+    for output in ctx.outputs:
+        ranked = sorted(problem.pd_features, key=lambda f: -float(
+            np.ptp(get_node(result, f)["pd"].sel(output=output).values)))
+        header = "| rank | feature | PD range |" + (" mean band width | largest SE |" if bands else "")
+        lines += ["", f"Response: {ctx.response(output)}.", "", header,
+                  "|---|---|---|" + ("---|---|" if bands else "")]
+        for rank, f in enumerate(ranked, 1):
+            ds = get_node(result, f).to_dataset()
+            pd = ds["pd"].sel(output=output)
+            row = f"| {rank} | {md(problem.display[f])} | {num(float(pd.max() - pd.min()), scale)} |"
+            if bands:
+                bd = ds["pd_band"].sel(output=output)
+                width = float((bd.sel(ci_bound="upper") - bd.sel(ci_bound="lower")).mean())
+                row += f" {num(width, scale)} | {num(float(ds['pd_se'].sel(output=output).max()), scale)} |"
+            lines.append(row)
+    if problem.pairs:
+        output = ctx.outputs[0]
+        lines += ["", "## 2-D surfaces", "", "| pair | surface range |" + (" mean band width |" if bands else ""),
+                  "|---|---|" + ("---|" if bands else "")]
+        for a, b in problem.pairs:
+            ds = get_node(result, (a, b)).to_dataset()
+            pd = ds["pd"].sel(output=output)
+            row = f"| {md(problem.display[a])} x {md(problem.display[b])} | {num(float(pd.max() - pd.min()))} |"
+            if bands:
+                bd = ds["pd_band"].sel(output=output)
+                row += f" {num(float((bd.sel(ci_bound='upper') - bd.sel(ci_bound='lower')).mean()))} |"
+            lines.append(row)
+    return lines
+
+
+def summary(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
+    """The PD sections of ``summary.md``: ranked features, level contrasts, 2-D surfaces."""
+    if not ctx.strategy.refits:
+        return _without_refits(ctx, result)
+    problem, config, scale, cells = ctx.problem, ctx.config, ctx.scale, ctx.cells
+    level = f"{config.confidence_level:.0%}"
+    features = list(problem.pd_features)
+    ranges = intervals.ranges(result, features, config)
+    flat = intervals.flat_within_noise(result, features, config)
+    levelled = [f for f in features if f in problem.categorical or f in problem.points]
+    contrasts = intervals.contrasts(result, levelled, config)
+    het = ice_heterogeneity(result, features, confidence_level=config.confidence_level,
+                            method=intervals.interval_method("heterogeneity_index", config)) \
+        if features else xr.DataTree()
+    hstats = h_statistic(result, confidence_level=config.confidence_level,
+                         method=intervals.interval_method("h2", config)) if config.interactions > 0 else None
+    pairs = _pair_table(result, problem, config)
+    range_method = intervals.interval_method("pd_range", config)
+    lines = ["", "## Features ranked by the range of their PD curve", "",
+             "PD range = max - min of the partial dependence over the feature's grid: how far the average "
+             f"prediction moves with the feature. Intervals of ranges, indices and H²: {level} bootstrap "
+             f"{range_method} intervals ({METHOD_TEXT.get(range_method, range_method)}). "
+             "A range is positive even for a feature without effect (noise wiggles every refitted curve), so "
+             "its interval never contains 0; the column *beyond noise* answers that question instead: *no* "
+             f"when the {level} simultaneous band of the mean-centred PD contains a flat line (0) at every grid "
+             "value, i.e. the curve's shape is within what refitting on resamples produces. "
+             "Heterogeneity index = mean squared distance between the mean-centred ICE curves and the "
+             "mean-centred PD (squared response units; 0 when every row's curve is parallel to the PD, i.e. "
+             "no interaction of the feature with the others). Values below 1e-9 of the response's scale are "
+             "round-off and shown as 0."] if features else []
+    if features and not flat:
+        lines += ["", f"(*beyond noise* needs more resamples for a {level} simultaneous band: rerun with "
+                  "`--n-resamples 100` or more.)"]
+    for output in ctx.outputs if features else []:
+        order = sorted(features, key=lambda f: -float(ranges[f]["pd_range"].sel(output=output)))
+        header = "| rank | feature | PD range | interval | beyond noise | heterogeneity index | interval |"
+        rule = "|---|---|---|---|---|---|---|"
+        if hstats is not None:
+            header += " H² overall | interval |"
+            rule += "---|---|"
+        lines += ["", f"Response: {ctx.response(output)}.", "", header, rule]
+        for rank, f in enumerate(order, 1):
+            h = het[node_name([f])].to_dataset()
+            name = problem.display[f]
+            noise = "–" if f not in flat else "no" if bool(flat[f].sel(output=output)) else "yes"
+            row = (f"| {rank} | {md(name)} | {num(ranges[f]['pd_range'].sel(output=output), scale)} | "
+                   f"{cells.cell(ranges[f], 'pd_range', output, scale, what=f'PD range of {name}')} | {noise} | "
+                   f"{num(h['heterogeneity_index'].sel(output=output), scale ** 2)} | "
+                   f"{cells.cell(h, 'heterogeneity_index', output, scale ** 2, what=f'ICE heterogeneity of {name}')} |")
+            if hstats is not None:
+                hs = hstats[node_name([f])].to_dataset()
+                row += (f" {num(hs['h2_overall'].sel(output=output))} | "
+                        f"{cells.cell(hs, 'h2_overall', output, what=f'H² overall of {name}')} |")
+            lines.append(row)
+        lines += cells.notes()
+    if contrasts:
+        lines += _contrast_section(ctx, contrasts)
+    if pairs:
+        lines += _pair_section(ctx, pairs, hstats)
+    if hstats is not None:
+        lines += ["", "H² is biased upwards (noise adds to it), so an interval away from 0 is not evidence of an "
+                  "interaction; test one pair with `pdpboot.h_statistic_test` in Python."]
+    return lines
+
+
+def _contrast_section(ctx: SummaryContext, contrasts: dict) -> list[str]:
+    problem, config, scale, cells = ctx.problem, ctx.config, ctx.scale, ctx.cells
+    output = problem.outputs_first[0]
+    lines = ["", "## Differences between levels", "",
+             f"PD at each level minus the PD at the feature's first level, with {config.confidence_level:.0%} "
+             f"bootstrap {intervals.interval_method('contrast', config)} intervals (pointwise: each row on its "
+             f"own). Response: {ctx.response(output)}.", "",
+             "| feature | contrast | difference | interval |", "|---|---|---|---|"]
+    X = ctx.outcome.X_train
+    for f, ds in contrasts.items():
+        ref = ds.attrs["reference"]
+        counts = {str(k): int(v) for k, v in X[f].value_counts().items()} if f in X else {}
+        name = problem.display[f]
+        for lev in ds["level"].values:
+            one = ds.sel(level=lev)
+            what = f"{name}: {lev} − {ref}"
+            lines.append(f"| {md(name)} | {md(lev)} − {md(ref)} | {num(one['contrast'].sel(output=output), scale)} | "
+                         f"{cells.cell(one, 'contrast', output, scale, what=what, signed=True)}"
+                         f"{cells.few_rows(counts, [str(ref), str(lev)], name)} |")
+        if len(ds["level"]) == intervals.MAX_CONTRASTS:
+            lines.append(f"| {md(name)} | (more levels in results.nc) | | |")
+    return lines + cells.notes()
+
+
+def _pair_section(ctx: SummaryContext, pairs: dict, hstats) -> list[str]:
+    problem, cells = ctx.problem, ctx.cells
+    lines = ["", "## 2-D surfaces", "",
+             "Range of the PD surface, mean width of its band, and Greenwell's PD-variance interaction "
+             "index (0 = the surface is additive on the grid)" + (", Friedman's H² (share of the pair's "
+                                                                  "PD variance due to the interaction)"
+                                                                  if hstats is not None else "") + ".", ""]
+    output = problem.outputs_first[0]
+    header = "| pair | surface range | mean band width | PD-variance interaction | interval |"
+    rule = "|---|---|---|---|---|"
+    if hstats is not None:
+        header += " H² | interval |"
+        rule += "---|---|"
+    lines += [header, rule]
+    for (a, b), ds in pairs.items():
+        name = f"{problem.display[a]} x {problem.display[b]}"
+        row = (f"| {md(name)} | {num(ds['range'].sel(output=output))} |"
+               f" {num(ds['width'].sel(output=output))} | {num(ds['pdvi'].sel(output=output))} | "
+               f"{cells.cell(ds, 'pdvi', output, what=f'PD-variance interaction of {name}')} |")
+        if hstats is not None:
+            hs = hstats[node_name([a, b])].to_dataset()
+            row += f" {num(hs['h2'].sel(output=output))} | {cells.cell(hs, 'h2', output, what=f'H² of {name}')} |"
+        lines.append(row)
+    if problem.task == "classification":
+        lines += ["", f"(Response: {ctx.response(output)}.)"]
+    return lines + cells.notes()
+
+
+# ----------------------------------------------------------------------------- plots
+
+
+def plots(tree, problem, config, outputs, shown, taken) -> list:
+    """PD/ICE figure per feature, contour figure per pair, an overview per output, H² (``--interactions``)."""
+    jobs = feature_jobs(tree, problem, config, outputs, shown, taken, variable="pd", pairs=list(problem.pairs))
+    if config.interactions > 0 and "h2_overall" in next(iter(tree.children.values())).ds:
+        jobs.append(interaction_job(tree, problem, outputs[0]))
+    return jobs
+
+
+REPORT = EffectReport(
+    name="pd", label="PD", file="results.nc", variable="pd",
+    describe="everything computed for PD (PD, resamples, bands, ICE, heterogeneity statistics); open with "
+             "`pdpboot.load(\"results.nc\")`.",
+    feature_sets=feature_sets,
+    compute={"bootstrap": _bootstrap, "ij": _jackknife, "none": _one_fit},
+    summary=summary, plots=plots,
+    sheet_prefixes=("PD ", "PD2 "), sheet_variables=("pd", "ice_sd"),
+    tidy=_drop_pair_ice_resamples,
+)

@@ -1,0 +1,24 @@
+"""The registered effects of the command line, in the order a run computes and reports them.
+
+Adding an effect: its module (an :class:`~pdpboot.workflow.effect.EffectReport` named ``REPORT``)
+and one line below; ``--effect`` accepts each name (and ``both`` for PD and ALE).
+"""
+
+from __future__ import annotations
+
+from . import effect_ale, effect_pd
+from .effect import EffectReport
+
+EFFECTS: dict[str, EffectReport] = {report.name: report for report in (
+    effect_pd.REPORT,
+    effect_ale.REPORT,
+)}
+
+
+def requested(config) -> list[EffectReport]:
+    """The effects ``--effect`` asks for, in registration order."""
+    wanted = {"both": ("pd", "ale")}.get(config.effect, (config.effect,))
+    return [report for name, report in EFFECTS.items() if name in wanted]
+
+
+__all__ = ["EFFECTS", "requested"]

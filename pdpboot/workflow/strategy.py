@@ -1,0 +1,169 @@
+"""Uncertainty strategies of a run (``--uncertainty``), chosen once by :func:`strategy_for`.
+
+``bootstrap``  refit the model on B resamples; bands, SEs and every interval of the summary
+``ij``         one fit of a bagged forest; normal bands from the infinitesimal jackknife (PD only)
+``none``       one fit (or the user's fitted ``--model-file`` as it is): the effects without bands
+
+A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
+summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import xarray as xr
+
+from ..bands import confidence_bands
+from . import InputError
+from .effect import EffectReport, FitContext
+from .progress import bootstrap_progress
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """How a run's effects get their uncertainty.
+
+    Attributes
+    ----------
+    name : str
+        The ``--uncertainty`` choice (and the key into ``EffectReport.compute``).
+    refits : bool
+        Whether resamples exist (intervals of derived statistics, *beyond noise*, contrasts need them).
+    bands : bool
+        Whether the effects have bands at all.
+    run : callable
+        ``run(effect, ctx, sets) -> DataTree`` with bands when the strategy makes them.
+    header : callable
+        ``header(config, results) -> list of (row title, text)`` for the summary's first table.
+    precision : callable
+        ``precision(config, results) -> str``: the summary's closing paragraph on precision.
+    announce : str
+        The progress line's start, formatted with the configuration (``{config.n_resamples}``).
+    check_model : callable, optional
+        ``check_model(estimator)``: refuse, before any fit, a model the strategy cannot read.
+    """
+
+    name: str
+    refits: bool
+    bands: bool
+    run: Callable[[EffectReport, FitContext, list], xr.DataTree]
+    header: Callable[[object, dict], list[tuple[str, str]]]
+    precision: Callable[[object, dict], str]
+    announce: str
+    check_model: Callable[[object], None] | None = None
+
+    def check(self, effect: EffectReport) -> None:
+        """Refuse, before any fit, an effect this strategy cannot compute."""
+        if self.name not in effect.compute:
+            raise InputError(f"--uncertainty {self.name} cannot compute {effect.label}: use --uncertainty "
+                             f"{' or '.join(effect.compute)} for --effect {effect.name}.")
+
+
+def _timed(effect: EffectReport, ctx: FitContext, call: Callable[[], xr.DataTree]) -> xr.DataTree:
+    start = time.perf_counter()
+    out = call()
+    ctx.seconds[effect.name] = time.perf_counter() - start
+    return out
+
+
+def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTree:
+    config, problem = ctx.config, ctx.problem
+    common = dict(
+        n_resamples=config.n_resamples, grid_resolution=config.grid_resolution,
+        response_method=ctx.response_method, n_jobs=config.n_jobs, rng=config.random_state,
+        threads_per_job=config.threads_per_job,
+        progress=True if ctx.progress_lines is not None else ctx.progress,
+        **({"resampling": "bootstrap"} if problem.groups is None else {
+            "groups": problem.groups.loc[ctx.X_train.index].to_numpy(), "resampling": "group"}),
+    )
+
+    def call():
+        run = lambda: effect.compute["bootstrap"](ctx, sets, common)  # noqa: E731 - maybe inside the reader
+        if ctx.progress_lines is None:
+            return run()
+        return bootstrap_progress(run, emit=ctx.progress_lines, n_resamples=config.n_resamples,
+                                  terminal=ctx.progress)
+
+    tree = _timed(effect, ctx, call)
+    return confidence_bands(tree, confidence_level=config.confidence_level, method=config.band,
+                            simultaneous=config.simultaneous)
+
+
+def _one_fit_run(name: str):
+    def run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTree:
+        common = dict(grid_resolution=ctx.config.grid_resolution, response_method=ctx.response_method)
+        if name == "none" and ctx.problem.task == "regression":  # outputs named like the bootstrap's: the target
+            common["target_names"] = [str(ctx.y_train.name)]
+        return _timed(effect, ctx, lambda: effect.compute[name](ctx, sets, common))
+    return run
+
+
+def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
+    tree = next(iter(results.values()), None)
+    scheme = tree.attrs.get("resampling") if tree is not None else "bootstrap"
+    labels = " and ".join(name.upper() for name in results) or "each effect"
+    return [("Bootstrap", f"B = {config.n_resamples} refits on resamples of the training rows ({scheme}); "
+                          f"each {labels} averaged over its resample's rows"),
+            ("Bands", f"{config.confidence_level:.0%} {config.band} "
+                      f"{'simultaneous' if config.simultaneous else 'pointwise'}")]
+
+
+def _bootstrap_precision(config, results: dict) -> str:
+    return (f"The bands come from B = {config.n_resamples} refits. Their bounds are themselves estimated: "
+            "for final figures rerun with more resamples, e.g. `--n-resamples 500` (run time grows in "
+            "proportion; `--n-jobs` sets how many cores work on it).")
+
+
+def _ij_header(config, results: dict) -> list[tuple[str, str]]:
+    from .forest_ij import uncertainty_text
+
+    tree = next(iter(results.values()))
+    band = "simultaneous (sup-t, Gaussian multiplier)" if config.simultaneous else "pointwise"
+    return [("Uncertainty", f"{uncertainty_text(tree)}: the sampling variance of each PD value is estimated "
+                            "from the covariance between the trees' bootstrap counts of each training row and the "
+                            "trees' PDs (Wager, Hastie & Efron 2014, with their finite-tree bias correction); each "
+                            "PD averaged over all training rows"),
+            ("Bands", f"{config.confidence_level:.0%} normal {band}")]
+
+
+def _ij_precision(config, results: dict) -> str:
+    from .forest_ij import precision_text
+
+    return precision_text(next(iter(results.values())))
+
+
+def _none_header(config, results: dict) -> list[tuple[str, str]]:
+    return [("Uncertainty", "none (`--uncertainty none`): the effects of one fitted model, no refits, so no "
+                            "bands or intervals")]
+
+
+def _none_precision(config, results: dict) -> str:
+    return ("These curves are those of one fitted model: how much they would change with other training rows "
+            "is not measured. Rerun with `--uncertainty bootstrap` (B refits) for bands and intervals.")
+
+
+def _ij_check_model(estimator) -> None:
+    from .forest_ij import check_estimator
+
+    check_estimator(estimator)
+
+
+STRATEGIES = {
+    "bootstrap": Strategy("bootstrap", True, True, _bootstrap_run, _bootstrap_header, _bootstrap_precision,
+                          "Bootstrap: {config.n_resamples} refits"),
+    "ij": Strategy("ij", False, True, _one_fit_run("ij"), _ij_header, _ij_precision,
+                   "Infinitesimal jackknife: one fit", _ij_check_model),
+    "none": Strategy("none", False, False, _one_fit_run("none"), _none_header, _none_precision,
+                     "One fit, no refits"),
+}
+
+
+def strategy_for(config) -> Strategy:
+    """The run's uncertainty strategy (``--uncertainty``)."""
+    return STRATEGIES[config.uncertainty]
+
+
+__all__ = ["STRATEGIES", "Strategy", "strategy_for"]
