@@ -16,6 +16,7 @@ _PUBLIC = {
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
     "CoverageWarning": "caveats",
+    "debiased_partial_dependence": "debiased",
     "Execution": "options",
     "forest_partial_dependence": "forest",
     "get_node": "schema",

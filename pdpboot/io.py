@@ -47,7 +47,7 @@ from .schema import feature_nodes
 #: Version of the on-disk layout written by :func:`save` (2: the root records the node manifest).
 SCHEMA_VERSION = 2
 
-_LIST_ATTRS = ("features", "categorical", "deciles", "critical_value")
+_LIST_ATTRS = ("features", "categorical", "deciles", "critical_value", "bandwidth", "bandwidth_rot")
 # netCDF names start with a letter, digit, underscore or a multi-byte character, hold no '/' or
 # control character and do not end in a space; other names are stored encoded and decoded on load
 _NETCDF_NAME = re.compile(r"^[A-Za-z0-9_\u0080-\U0010FFFF][^/\x00-\x1f\x7f]*(?<! )$")

@@ -50,6 +50,7 @@ class Strategy:
 STRATEGIES: dict[str, Strategy] = {
     "bootstrap": Strategy("bootstrap", "bootstrap_partial_dependence"),
     "ij": Strategy("forest", "forest_partial_dependence", resamples=False),
+    "debiased": Strategy("debiased", "debiased_partial_dependence", target="dgp", resamples=False),
 }
 
 

@@ -88,7 +88,7 @@ def test_every_registered_strategy_fills_the_schema():
 
     X, y = _data(80)
     options = {"bootstrap": dict(n_resamples=3, progress=False),
-               "ij": dict(n_estimators=30)}
+               "ij": dict(n_estimators=30), "debiased": dict(n_folds=2)}
     assert set(options) == set(STRATEGIES)
     for name, strategy in STRATEGIES.items():
         estimator = RandomForestRegressor(n_estimators=30, max_depth=3, random_state=0)

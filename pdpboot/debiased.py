@@ -1,0 +1,404 @@
+"""Bands for the data's partial dependence: a cross-fitted, doubly robust (debiased) estimator.
+
+Every other band of the package is about the *learner's* PD: how the fitted model's curve varies
+from sample to sample.  :func:`debiased_partial_dependence` targets the PD of the data-generating
+process, ``theta(a) = E_C[E(Y | x_s = a, X_C)]``, with bands whose coverage does not depend on the
+learner being unbiased: the learner's bias is estimated from held-out residuals reweighted by the
+density ratio of ``x_s`` and ``x_C`` and removed (the estimator, its influence function and the
+bandwidth rule are in :mod:`pdpboot.engine.debiased`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy.special import ndtri
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from ._assemble import band_variables, build_tree
+from ._evaluate import PDEffect
+from ._plan import make_spec
+from ._validate import check_positive_int, check_probability, check_rng, check_target
+from .engine import debiased as eng
+from .engine.brute import brute_partial_dependence
+from .engine.refit import rows_of, seed_estimator
+from .engine.response import output_labels, resolve_response_method, response_function
+from .header import ResultHeader
+from .schema import node_name
+
+METHOD = "debiased-crossfit"
+#: Default minimum effective sample size of a grid point's window (below it: no band there).
+MIN_EFFECTIVE_SIZE = 10.0
+#: Default range of the local weight mass (population value 1 under overlap) outside which a grid point is flagged.
+WEIGHT_MASS_RANGE = (0.5, 2.0)
+
+
+def default_weight_classifier():
+    """The default probabilistic classifier of the nuisance models of ``x_s``.
+
+    L2-penalised logistic regression (``C = 1``) on standardised inputs: for a numeric ``x_s`` the
+    inputs are the polynomial basis of :func:`pdpboot.engine.debiased.ratio_design` (real versus
+    permuted rows), for a categorical one the other columns and their squares (multinomial
+    propensity).  Smooth and calibrated by construction (a logistic model is fitted by maximum
+    likelihood), which matters more here than flexibility: the weights enter as ratios.
+    """
+    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
+
+
+def _encode_columns(X, names: list[str], categorical: dict[int, bool]) -> tuple[np.ndarray, list[int]]:
+    """All columns as standardised numbers (categorical ones one-hot, first level dropped).
+
+    Returns the matrix and, per output column, the position of the input column it came from.
+    Missing numeric values are set to the column mean (the nuisance models only).
+    """
+    blocks, owners = [], []
+    for j in range(len(names)):
+        col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
+        if categorical.get(j, False) or not pd.api.types.is_numeric_dtype(col.dtype) or col.dtype == bool:
+            dummies = pd.get_dummies(col.astype(str), drop_first=True).to_numpy(dtype=float)
+            if dummies.shape[1]:
+                blocks.append(dummies)
+                owners += [j] * dummies.shape[1]
+            continue
+        v = col.to_numpy(dtype=float, na_value=np.nan)
+        v = np.where(np.isnan(v), np.nanmean(v), v)
+        sd = v.std()
+        blocks.append(((v - v.mean()) / (sd if sd > 0 else 1.0))[:, None])
+        owners.append(j)
+    if not blocks:
+        return np.zeros((len(X), 0)), []
+    return np.hstack(blocks), owners
+
+
+def _classifier_fitter(weight_estimator, seed: np.random.Generator):
+    """``fit(features, labels) -> predict_proba`` with a clone of the nuisance classifier."""
+    def fit(features: np.ndarray, labels: np.ndarray):
+        model = seed_estimator(clone(weight_estimator), seed, only_if_unset=True).fit(features, labels)
+        classes = list(model.classes_)
+
+        def predict(new: np.ndarray) -> np.ndarray:
+            proba = model.predict_proba(new)
+            return proba[:, classes.index(1)] if len(classes) == 2 and 1 in classes else proba
+
+        predict.classes = classes
+        return predict
+    return fit
+
+
+def _response_matrix(y, resolved: str, classes) -> np.ndarray:
+    """Observed response on the scale of the model's output: y as (n, 1), or one-hot classes (n, L)."""
+    values = np.asarray(y)
+    if resolved == "predict":
+        return values.astype(float).reshape(values.shape[0], -1)
+    return (values[:, None] == np.asarray(classes)[None, :]).astype(float)
+
+
+def debiased_partial_dependence(
+    estimator,
+    X,
+    y,
+    features,
+    *,
+    n_folds: int = 5,
+    weight_estimator=None,
+    bandwidth: float | None = None,
+    min_effective_size: float = MIN_EFFECTIVE_SIZE,
+    weight_mass_range: tuple[float, float] = WEIGHT_MASS_RANGE,
+    max_weight: float = eng.MAX_WEIGHT,
+    n_permutations: int = 2,
+    n_fine: int = eng.N_FINE,
+    localize: str = "pseudo-outcome",
+    confidence_level: float = 0.95,
+    n_multipliers: int = 2000,
+    grid_resolution: int = 50,
+    percentiles: tuple[float, float] = (0.05, 0.95),
+    custom_values: Mapping | None = None,
+    categorical_features=None,
+    response_method: str = "auto",
+    rng=None,
+) -> xr.DataTree:
+    """Partial dependence of the data-generating process with pointwise and whole-curve bands.
+
+    The target is ``theta(a) = E_C[mu(a, X_C)]``, ``mu(x) = E[Y | X = x]`` -- the PD of the
+    process that generated the data (not of the fitted learner).  ``estimator`` is cross-fitted
+    on ``n_folds`` folds (each row's prediction and ICE come from the model fitted without its fold),
+    and so is a model of how ``x_s`` depends on the other columns ``x_C``: the density ratio
+    ``p(a) p(c) / p(a, c)`` by real-versus-permuted classification (numeric ``x_s``) or the
+    propensity ``P(x_s = a | x_C)`` (categorical ``x_s``).  The estimate is the cross-fitted plug-in
+    PD plus a localised, density-ratio-weighted average of held-out residuals (robust-bias-corrected
+    local-linear smoother; categorical: the AIPW mean per level), so the learner's bias is removed
+    to first order and nuisance errors enter only as a product.  Details and formulas:
+    :mod:`pdpboot.engine.debiased`.
+
+    Parameters
+    ----------
+    estimator : scikit-learn regressor or classifier
+        Unfitted (it is cloned and fitted ``n_folds`` times; ``random_state`` parameters left at
+        None are drawn from ``rng``).  Regressors: one target.  Classifiers: ``predict_proba`` (the
+        PD of every class probability; the residual is the class indicator minus the probability).
+    X : DataFrame or array of shape (n_rows, n_columns)
+    y : array-like of shape (n_rows,)
+    features : list
+        Column names or indices; 1-D only (no pairs).
+    n_folds : int
+        Cross-fitting folds K (>= 2).
+    weight_estimator : classifier with ``predict_proba``, optional
+        Nuisance classifier (default :func:`default_weight_classifier`).
+    bandwidth : float, optional
+        Fixed kernel bandwidth (in the feature's units) for every numeric feature; default the
+        rule-of-thumb MSE bandwidth of the residual regression, used with robust bias correction.
+    min_effective_size : float
+        Grid points whose window has a smaller effective sample size (ESS, of the kernel times the
+        density-ratio or inverse-propensity weights) are flagged (``overlap = 0``) and get no band
+        (NaN).  Windows: the smoother's kernel, narrowed to Silverman's bandwidth if wider; the level
+        itself for a categorical feature.
+    weight_mass_range : (float, float)
+        Grid points whose local weight mass ``sum K w / sum K`` (unnormalised density ratios, or
+        ``p(a) / pi(a | c)``; 1 in the population under overlap) is outside this range are flagged
+        too: the rows near ``a`` cannot represent every ``x_C`` (see
+        :func:`pdpboot.engine.debiased.overlap`).
+    max_weight : float
+        Density-ratio / inverse-propensity weights are clipped at this value.
+    n_permutations : int
+        Permuted copies of the training rows in the density-ratio classification.
+    n_fine : int
+        Equally spaced points over the range of a numeric feature, added to its grid, at which the
+        learner's ICE curves are computed and interpolated to the observed values (the plug-in part
+        of the pseudo-outcome and of the influence function).
+    localize : {"pseudo-outcome", "residual"}
+        What the kernel smoother localises: the doubly robust pseudo-outcome (default; Kennedy et
+        al.) or, for comparison, only the weighted residuals added to the plug-in PD at the grid
+        point (see :func:`pdpboot.engine.debiased.debiased_curve`).
+    confidence_level : float
+    n_multipliers : int
+        Gaussian multiplier draws of the whole-curve band.
+    grid_resolution, percentiles, custom_values, categorical_features
+        The grid, as in :func:`pdpboot.bootstrap_partial_dependence` (same rule, same grid).
+    response_method : {"auto", "predict", "predict_proba"}
+        ``decision_function`` is refused (its scale has no observed counterpart).
+    rng : None, int or numpy.random.Generator
+        Seeds the folds, the estimator's and the nuisance classifiers' random states, the
+        permutations and the multipliers (one root, spawned).
+
+    Returns
+    -------
+    xarray.DataTree
+        One child per feature with ``pd`` (``output``, feature), the debiased estimate;
+        ``pd_se``; ``pd_band`` (``ci_bound``, ``output``, feature), the pointwise normal band, and
+        ``pd_band_simultaneous``, the sup-t band covering the whole curve (over the points with
+        overlap), both NaN where overlap is too thin; ``pd_plugin``, the cross-fitted plug-in PD
+        (the learner's PD without the correction); ``effective_sample_size``,
+        ``weight_mass`` and ``overlap`` (1 where both pass), (``output``, feature).  Band attrs: ``method``,
+        ``confidence_level``, ``simultaneous``, ``critical_value``, ``target = "dgp"``; node attrs:
+        ``bandwidth``, ``bandwidth_rot`` (per output, numeric features), ``n_clipped_weights``.
+        Root attrs: the header (:class:`pdpboot.header.ResultHeader`) with ``target = "dgp"``,
+        ``uncertainty = "debiased-crossfit"``, ``n_folds``, ``fold_sizes``, ``n_rows``.
+
+    Notes
+    -----
+    Guarantees are asymptotic and rest on: (i) overlap (``p(a, c) > 0`` wherever ``p(a) p(c) > 0``
+    near the grid; see ``effective_sample_size``), (ii) the product of the root-mean-square errors
+    of the learner and of the density-ratio model being ``o(1 / sqrt(n h))``, (iii) a smooth learner
+    bias ``theta - m`` (twice differentiable) for the bias correction.  The reading as a causal
+    dose-response additionally needs no unmeasured confounding; the reading as the DGP's PD needs
+    nothing more.  With a consistent learner and a misspecified density ratio (or vice versa) the
+    estimate stays consistent (double robustness).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from pdpboot.datasets import make_interaction
+    >>> X, y = make_interaction(300, rng=0)
+    >>> res = debiased_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=5, rng=0)
+    >>> res["x1"]["pd_band"].dims, res.attrs["target"]
+    (('ci_bound', 'output', 'x1'), 'dgp')
+    """
+    n_folds = check_positive_int(n_folds, "n_folds", 2)
+    confidence_level = check_probability(confidence_level, "confidence_level")
+    n_multipliers = check_positive_int(n_multipliers, "n_multipliers", 100)
+    n_permutations = check_positive_int(n_permutations, "n_permutations", 1)
+    n_fine = check_positive_int(n_fine, "n_fine", 2)
+    if localize not in eng.LOCALIZE:
+        raise ValueError(f"localize must be one of {eng.LOCALIZE}, got {localize!r:.80}.")
+    if not (isinstance(max_weight, (int, float)) and max_weight > 1):
+        raise ValueError(f"max_weight must be a number > 1, got {max_weight!r:.80}.")
+    if not (isinstance(min_effective_size, (int, float)) and min_effective_size >= 0):
+        raise ValueError(f"min_effective_size must be a number >= 0, got {min_effective_size!r:.80}.")
+    try:
+        mass_lo, mass_hi = (float(v) for v in weight_mass_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"weight_mass_range must be a pair of numbers, got {weight_mass_range!r:.80}.") from None
+    if not 0 <= mass_lo <= 1 <= mass_hi:
+        raise ValueError(f"weight_mass_range must be (low, high) with 0 <= low <= 1 <= high, "
+                         f"got {weight_mass_range!r:.80}.")
+    if bandwidth is not None and not (isinstance(bandwidth, (int, float)) and bandwidth > 0):
+        raise ValueError(f"bandwidth must be a positive number or None, got {bandwidth!r:.80}.")
+    rng = check_rng(rng)
+    spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
+                     custom_values=custom_values, categorical_features=categorical_features)
+    if any(len(fs) != 1 for fs in spec.feature_sets):
+        raise ValueError("debiased_partial_dependence estimates 1-D partial dependence only; pass single "
+                         "features (no pairs).")
+    resolved = resolve_response_method(estimator, response_method)
+    if resolved == "decision_function":
+        raise ValueError("response_method='decision_function' has no observed counterpart to form residuals; "
+                         "use 'predict_proba' (classifiers) or 'predict' (regressors).")
+    y = check_target(y, spec.n_rows, estimator)
+    if np.asarray(y).ndim != 1:
+        raise ValueError("debiased_partial_dependence takes one target (y of shape (n_rows,)).")
+    n = spec.n_rows
+    if n < 2 * n_folds:
+        raise ValueError(f"{n} rows are too few for {n_folds} cross-fitting folds.")
+    weight_estimator = default_weight_classifier() if weight_estimator is None else weight_estimator
+
+    generator = np.random.default_rng(rng)
+    fold_seed, model_seed, weight_seed, multiplier_seed = generator.spawn(4)
+    folds = eng.fold_labels(n, n_folds, fold_seed)
+    classes = np.unique(np.asarray(y)) if resolved == "predict_proba" else None
+    categorical = {p: g.categorical for p, g in spec.grids.items()}
+    evaluated = {}  # where each feature's ICE is computed: its levels, or the fine grid holding the grid
+    for fs in spec.feature_sets:
+        grid = spec.grids[fs[0]]
+        if grid.categorical:
+            evaluated[fs] = grid.values
+        else:
+            a_col = np.asarray(rows_of(spec.X.iloc[:, fs[0]] if isinstance(spec.X, pd.DataFrame)
+                                       else spec.X[:, fs[0]], np.arange(n)), dtype=float)
+            if np.isnan(a_col).any():
+                raise ValueError(f"Feature {spec.names[fs[0]]!r:.100} has missing values; the debiased estimator "
+                                 "needs the observed value of every row (drop or impute those rows).")
+            evaluated[fs] = eng.fine_grid(a_col, grid.values, n_fine)
+    outputs = None
+    mu = None
+    ice = {fs: None for fs in spec.feature_sets}
+    for k, seed in enumerate(model_seed.spawn(n_folds)):
+        train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+        model = seed_estimator(clone(estimator), seed, only_if_unset=True)
+        model.fit(spec.rows(train), rows_of(y, train))
+        if classes is not None and list(model.classes_) != list(classes):
+            raise ValueError(f"Fold {k}'s training rows miss a class of y; use fewer folds or more rows per class.")
+        outputs = output_labels(model, resolved, None, 1)
+        respond = response_function(model, resolved)
+        x_test = spec.rows(test)
+        pred = respond(x_test)
+        if mu is None:
+            mu = np.empty((n, pred.shape[1]))
+        mu[test] = pred
+        for fs in spec.feature_sets:
+            _, curves = brute_partial_dependence(respond, x_test, fs, [evaluated[fs]], average=False,
+                                                 individual=True, n_outputs=pred.shape[1])
+            if ice[fs] is None:
+                ice[fs] = np.empty((n, *curves.shape[1:]))
+            ice[fs][test] = curves
+    if resolved == "predict":
+        outputs = [str(getattr(y, "name", None) or "y")]
+    residual = _response_matrix(y, resolved, classes) - mu
+
+    encoded, owners = _encode_columns(spec.X, spec.names, categorical)
+    owners = np.asarray(owners, dtype=int)
+    z = ndtri(0.5 + confidence_level / 2)
+    per_node, node_attrs, band_attrs, bands = {}, {}, {}, {}
+    for fs, w_seed, m_seed in zip(spec.feature_sets, weight_seed.spawn(len(spec.feature_sets)),
+                                  multiplier_seed.spawn(len(spec.feature_sets))):
+        pos = fs[0]
+        grid = spec.grids[pos]
+        others = encoded[:, owners != pos]
+        col = rows_of(spec.X.iloc[:, pos] if isinstance(spec.X, pd.DataFrame) else spec.X[:, pos], np.arange(n))
+        weights = np.empty(n)
+        n_clipped = 0
+        fold_seeds = w_seed.spawn(n_folds)
+        if grid.categorical:
+            values = np.asarray(col)
+            level_index = {v: i for i, v in enumerate(grid.values.tolist())}
+            codes = np.array([level_index.get(v, -1) for v in values.tolist()])
+            design = np.hstack([others, others**2]) if others.shape[1] else np.zeros((n, 1))
+            for k in range(n_folds):
+                train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+                fit = _classifier_fitter(weight_estimator, fold_seeds[k])
+                keep = train[codes[train] >= 0]
+                predict = fit(design[keep], codes[keep])
+                proba_fit = predict(design[test])
+                proba = np.zeros((test.size, grid.values.size))
+                if proba_fit.ndim == 1:  # two levels: the classifier returned P(level 1)
+                    proba_fit = np.column_stack([1 - proba_fit, proba_fit])
+                proba[:, predict.classes] = proba_fit
+                weights[test], clipped = eng.inverse_propensity(proba, codes[test], max_weight=max_weight)
+                n_clipped += clipped
+            fit_out = eng.aipw_levels(ice[fs], residual, codes, weights)
+            kernel = np.broadcast_to(fit_out["kernel"], (len(outputs), *fit_out["kernel"].shape))
+            freq = np.bincount(codes[codes >= 0], minlength=grid.values.size) / n
+            diag_weights = weights * np.where(codes >= 0, freq[np.maximum(codes, 0)], 0.0)
+            extra = {}
+        else:
+            a_raw = np.asarray(col, dtype=float)
+            a_std = (a_raw - a_raw.mean()) / (a_raw.std() or 1.0)
+            for k in range(n_folds):
+                train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+                weights[test], clipped = eng.density_ratio(
+                    _classifier_fitter(weight_estimator, fold_seeds[k]), a_std[train], others[train],
+                    a_std[test], others[test], n_permutations=n_permutations, max_weight=max_weight,
+                    rng=fold_seeds[k])
+                n_clipped += clipped
+            diag_weights = weights.copy()
+            for k in range(n_folds):  # normalised to mean 1 per held-out fold for the estimate
+                weights[folds == k] /= weights[folds == k].mean()
+            values = np.asarray(grid.values, dtype=float)
+            fit_out = eng.debiased_curve(ice[fs], evaluated[fs], weights[:, None] * residual, a_raw, values,
+                                         bandwidth=bandwidth, localize=localize)
+            kernel = np.stack([eng.epanechnikov((a_raw[None, :] - values[:, None]) / eng.diagnostic_bandwidth(a_raw, h))
+                               for h in fit_out["bandwidth"]])
+            extra = {"bandwidth": [float(h) for h in fit_out["bandwidth"]],
+                     "bandwidth_rot": [float(h) for h in fit_out["h_rot"]]}
+        ess, mass, overlap = eng.overlap(kernel, diag_weights, min_effective_size=min_effective_size,
+                                         mass_range=(mass_lo, mass_hi))
+        est, se = fit_out["estimate"], fit_out["se"]
+        crit = eng.supt_critical_value(fit_out["influence"], se, confidence_level, n_multipliers=n_multipliers,
+                                       rng=m_seed, mask=overlap)
+        shape = est.shape
+        vdims = ("output", spec.names[pos])
+        point = np.where(overlap, 1.0, np.nan) * np.stack([est - z * se, est + z * se])
+        simult = np.where(overlap, 1.0, np.nan) * np.stack([est - crit[:, None] * se, est + crit[:, None] * se])
+        name = node_name((spec.names[pos],))
+        bands[name] = (point[0], point[1], simult[0], simult[1], se)
+        per_node[name] = {
+            "pd": (vdims, est), "pd_plugin": (vdims, fit_out["plugin"].reshape(shape)),
+            "effective_sample_size": (vdims, ess), "weight_mass": (vdims, mass),
+            "overlap": (vdims, overlap.astype(np.int8)),
+        }
+        common = {"method": METHOD, "interval": "normal", "confidence_level": float(confidence_level),
+                  "target": "dgp", "n_folds": n_folds}
+        band_attrs[(name, "pd_band")] = dict(common, simultaneous=0)
+        band_attrs[(name, "pd_band_simultaneous")] = dict(common, simultaneous=1,
+                                                          critical_value=[float(c) for c in crit])
+        node_attrs[name] = dict(extra, n_clipped_weights=int(n_clipped), target="dgp",
+                                smoother="none (AIPW per level)" if grid.categorical
+                                else "local linear, robust bias correction (local quadratic, b = h), Epanechnikov",
+                                min_effective_size=float(min_effective_size), weight_mass_range=[mass_lo, mass_hi],
+                                max_weight=float(max_weight))
+
+    settings = dict(spec.settings, n_folds=n_folds, bandwidth=bandwidth, min_effective_size=float(min_effective_size),
+                    weight_mass_range=[mass_lo, mass_hi],
+                    max_weight=float(max_weight), n_permutations=n_permutations, n_fine=n_fine, localize=localize,
+                    confidence_level=float(confidence_level), n_multipliers=n_multipliers,
+                    response_method=response_method, weight_estimator=repr(weight_estimator))
+    header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=n,
+                                   target="dgp", uncertainty=METHOD, n_folds=n_folds,
+                                   rng_entropy=str(generator.bit_generator.seed_seq.entropy),
+                                   fold_sizes=json.dumps(np.bincount(folds).tolist()),
+                                   supports=PDEffect(spec).supports(resolved))
+    result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, header=header, node_attrs=node_attrs)
+    for name in per_node:
+        ds = result[name].to_dataset()
+        lo, hi, slo, shi, se = bands[name]
+        ds.update(band_variables("pd", ds["pd"], lo, hi, se=se, attrs=band_attrs[(name, "pd_band")]))
+        simultaneous = band_variables("pd", ds["pd"], slo, shi, attrs=band_attrs[(name, "pd_band_simultaneous")])
+        ds["pd_band_simultaneous"] = simultaneous["pd_band"]
+        result[name].dataset = ds
+    return result

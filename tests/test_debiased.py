@@ -1,0 +1,257 @@
+"""The debiased (cross-fitted, doubly robust) estimator of the DGP's partial dependence."""
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from sklearn.dummy import DummyClassifier
+from sklearn.linear_model import LinearRegression, LogisticRegression
+
+import pdpboot
+from pdpboot.engine import debiased as eng
+
+matplotlib.use("Agg")
+
+COV = np.array([[1.0, 0.5, 0.3], [0.5, 1.0, 0.0], [0.3, 0.0, 1.0]])
+
+
+def _linear_gaussian(n, seed):
+    """y = 1 + 2 x0 - x1 + 0.5 x2 + e with correlated Gaussian features; PD of x0 is 1 + 2 a."""
+    gen = np.random.default_rng(seed)
+    X = gen.multivariate_normal(np.zeros(3), COV, size=n)
+    y = 1 + 2 * X[:, 0] - X[:, 1] + 0.5 * X[:, 2] + gen.standard_normal(n)
+    return X, y
+
+
+def _identical_but_created(a, b):
+    a, b = a.copy(), b.copy()
+    a.attrs.pop("created"), b.attrs.pop("created")
+    xr.testing.assert_identical(a, b)
+
+
+# --------------------------------------------------------------------------- engine
+
+
+def test_rbc_weights_reproduce_quadratics_exactly():
+    # The local-linear bias of a quadratic is exactly c(a) beta_2, and the local quadratic pilot recovers beta_2:
+    # the bias-corrected smoother is exact for quadratics, at interior and boundary points alike.
+    gen = np.random.default_rng(0)
+    a = gen.uniform(0, 1, 400)
+    grid = np.linspace(0.0, 1.0, 7)
+    weights, _ = eng.rbc_weights(a, grid, 0.2)
+    f = lambda t: 3 - 2 * t + 5 * t**2  # noqa: E731
+    np.testing.assert_allclose(weights @ f(a), f(grid), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-12)
+    ll = eng.local_polynomial_weights(a, grid, 0.2, 1)[0]
+    assert np.abs(ll @ f(a) - f(grid)).max() > 1e-3  # the uncorrected local-linear fit is not
+
+
+def test_rule_of_thumb_bandwidth_limits():
+    gen = np.random.default_rng(1)
+    a = gen.uniform(0, 1, 500)
+    grid = np.linspace(0.05, 0.95, 10)
+    flat, info = eng.rule_of_thumb_bandwidth(a, np.full(500, 2.0), grid)
+    assert flat == pytest.approx(info["h_max"])  # no curvature: the widest bandwidth
+    noisy, _ = eng.rule_of_thumb_bandwidth(a, 2.0 + a + gen.standard_normal(500), grid)
+    curved, _ = eng.rule_of_thumb_bandwidth(a, np.sin(12 * a) + 0.01 * gen.standard_normal(500), grid)
+    assert curved < noisy / 2  # curvature without noise: a narrower window than a line in noise
+    tiny, info = eng.rule_of_thumb_bandwidth(a, 1e3 * a**4 + 1e-6 * gen.standard_normal(500), grid)
+    assert tiny == pytest.approx(info["h_min"]) and info["h_rot"] < info["h_min"]
+    counts = (np.abs(a[None, :] - grid[:, None]) < tiny).sum(axis=1)
+    assert counts.min() >= eng.MIN_WINDOW
+
+
+def test_aipw_levels_hand_computation():
+    ice = np.array([[1.0, 2.0], [0.0, 1.0], [2.0, 4.0]])[:, None, :]   # mu_hat(level, C_j), 3 rows, 2 levels
+    residual = np.array([[0.5], [-1.0], [2.0]])
+    codes = np.array([0, 1, 1])
+    inv = np.array([2.0, 4.0, 1.5])
+    out = eng.aipw_levels(ice, residual, codes, inv)
+    level0 = ((1 + 2 * 0.5) + 0 + 2) / 3
+    level1 = (2 + (1 + 4 * -1.0) + (4 + 1.5 * 2.0)) / 3
+    np.testing.assert_allclose(out["estimate"][0], [level0, level1])
+    terms1 = np.array([2, -3.0, 7.0])
+    np.testing.assert_allclose(out["se"][0, 1], np.sqrt(((terms1 - level1) ** 2).sum()) / 3)
+
+
+def test_effective_sample_size_and_overlap():
+    kernel = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    weights = np.array([1.0, 1.0, 1.0, 13.0])
+    ess, mass, ok = eng.overlap(kernel, weights, min_effective_size=1.5, mass_range=(0.5, 2.0))
+    np.testing.assert_allclose(ess, [16**2 / 172, 2.0])
+    np.testing.assert_allclose(mass, [4.0, 1.0])
+    np.testing.assert_array_equal(ok, [False, True])
+    _, mass, ok = eng.overlap(kernel, weights / 3, min_effective_size=1.0, mass_range=(0.5, 2.0))
+    np.testing.assert_array_equal(ok, [True, False])
+
+
+def test_density_ratio_is_one_for_independent_features_and_tracks_dependence():
+    gen = np.random.default_rng(2)
+    n = 3000
+    fit = lambda F, y: LogisticRegression(C=1.0, max_iter=2000).fit(F, y).predict_proba  # noqa: E731
+
+    def fitter(F, y):
+        predict = fit(F, y)
+        return lambda G: predict(G)[:, 1]
+
+    c = gen.standard_normal((n, 1))
+    a = gen.standard_normal(n)
+    w, _ = eng.density_ratio(fitter, a, c, a, c, rng=0)
+    assert np.abs(w - 1).mean() < 0.1
+    a = 0.8 * c[:, 0] + 0.6 * gen.standard_normal(n)   # w = p(a) / p(a | c), known in closed form
+    true = np.exp(-a**2 / 2) / np.exp(-(a - 0.8 * c[:, 0]) ** 2 / (2 * 0.36)) * 0.6
+    w, _ = eng.density_ratio(fitter, a, c, a, c, rng=0, max_weight=1e6)
+    assert np.corrcoef(np.log(w), np.log(true))[0, 1] > 0.95
+
+
+# --------------------------------------------------------------------------- public layer
+
+
+def test_linear_gaussian_estimate_equals_analytic_pd_within_se():
+    X, y = _linear_gaussian(2000, 0)
+    grid = np.linspace(-1.5, 1.5, 9)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid}, rng=1)
+    ds = res["x0"].ds
+    est, se = ds["pd"].values[0], ds["pd_se"].values[0]
+    assert np.all(np.abs(est - (1 + 2 * grid)) < 3 * se)
+    assert np.all(se < 0.15) and np.all(se > 0.01)
+    band = ds["pd_band"].values[:, 0]
+    assert np.all((band[0] <= 1 + 2 * grid) & (1 + 2 * grid <= band[1]))
+    sim = ds["pd_band_simultaneous"]
+    assert sim.attrs["simultaneous"] == 1 and sim.attrs["target"] == "dgp"
+    assert np.all(sim.values[1] - sim.values[0] > band[1] - band[0])
+    assert res.attrs["target"] == "dgp" and res.attrs["uncertainty"] == "debiased-crossfit"
+    assert ds["overlap"].values.all()
+
+
+def test_categorical_aipw_equals_hand_computation():
+    gen = np.random.default_rng(3)
+    n, K = 300, 3
+    c = gen.standard_normal(n)
+    a = np.where(gen.uniform(size=n) < 1 / (1 + np.exp(-c)), "b", "a")
+    y = (a == "b") * 2.0 + c + gen.standard_normal(n)
+    X = pd.DataFrame({"level": a, "c": c})
+    X_num = pd.DataFrame({"b": (a == "b").astype(float), "c": c})
+
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+    model = make_pipeline(make_column_transformer((OneHotEncoder(drop="first"), ["level"]), remainder="passthrough"),
+                          LinearRegression())
+    res = pdpboot.debiased_partial_dependence(model, X, y, ["level"], n_folds=K,
+                                              weight_estimator=DummyClassifier(strategy="prior"), rng=5)
+    # By hand: the same folds (the first of the four spawned seeds), OLS on each complement, the propensity is the
+    # training fold's level frequency (a prior-only classifier), AIPW mean per level.
+    folds = eng.fold_labels(n, K, np.random.default_rng(5).spawn(4)[0])
+    terms = np.zeros((n, 2))
+    for k in range(K):
+        tr, te = folds != k, folds == k
+        ols = LinearRegression().fit(X_num[tr], y[tr])
+        freq_b = (a[tr] == "b").mean()
+        mu = ols.predict(X_num[te])
+        for j, (level, p) in enumerate((("a", 1 - freq_b), ("b", freq_b))):
+            counter = X_num[te].assign(b=float(level == "b"))
+            terms[te, j] = ols.predict(counter) + (a[te] == level) / p * (y[te] - mu)
+    ds = res["level"].ds
+    np.testing.assert_allclose(ds["pd"].values[0], terms.mean(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(ds["pd_se"].values[0], terms.std(axis=0) / np.sqrt(n), rtol=1e-10)
+    assert list(ds["level"].values) == ["a", "b"]
+
+
+def test_same_rng_same_result_and_other_rng_differs():
+    X, y = _linear_gaussian(300, 4)
+    kw = dict(grid_resolution=6, rng=7)
+    one = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 2], **kw)
+    two = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 2], **kw)
+    _identical_but_created(one, two)
+    other = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 2], grid_resolution=6, rng=8)
+    assert not np.array_equal(one["x0"].ds["pd"].values, other["x0"].ds["pd"].values)
+
+
+def test_grid_equals_the_bootstraps_grid():
+    X, y = _linear_gaussian(200, 5)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [1], grid_resolution=7, rng=0)
+    boot = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [1], grid_resolution=7, n_resamples=2,
+                                                rng=0, progress=False)
+    np.testing.assert_array_equal(res["x1"].ds["x1"].values, boot["x1"].ds["x1"].values)
+
+
+def test_poor_overlap_is_flagged_and_gets_no_band():
+    # x0 is nearly determined by x1: at the grid's ends most rows' x1 rules the value out.
+    gen = np.random.default_rng(6)
+    n = 1500
+    x1 = gen.standard_normal(n)
+    x0 = x1 + 0.1 * gen.standard_normal(n)
+    X = np.column_stack([x0, x1])
+    y = x0 + x1 + gen.standard_normal(n)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=9, rng=0)
+    ds = res["x0"].ds
+    flagged = ds["overlap"].values[0] == 0
+    assert flagged.any()
+    assert np.isnan(ds["pd_band"].values[:, 0, flagged]).all()
+    assert np.isnan(ds["pd_band_simultaneous"].values[:, 0, flagged]).all()
+    assert np.isfinite(ds["pd"].values).all()
+    assert (ds["weight_mass"].values[0, flagged] < 0.5).all()
+
+
+def test_binary_classifier_gives_every_class():
+    gen = np.random.default_rng(7)
+    X = gen.standard_normal((400, 2))
+    y = (gen.uniform(size=400) < 1 / (1 + np.exp(-(X[:, 0] - X[:, 1])))).astype(int)
+    res = pdpboot.debiased_partial_dependence(LogisticRegression(), X, y, [0], grid_resolution=5, rng=0)
+    pd_ = res["x0"].ds["pd"]
+    assert list(pd_["output"].values) == [0, 1]
+    np.testing.assert_allclose(pd_.sum("output").values, 1.0, atol=1e-12)
+    assert res.attrs["task"] == "classification"
+
+
+def test_plot_and_save_load_round_trip(tmp_path):
+    X, y = _linear_gaussian(300, 8)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=8, rng=0)
+    ax = pdpboot.plot_pd(res, "x0")
+    ax.figure.savefig(tmp_path / "debiased.png")
+    assert len(ax.collections) >= 2  # pointwise and simultaneous bands
+    path = tmp_path / "debiased.nc"
+    pdpboot.save(res, path)
+    xr.testing.assert_identical(pdpboot.load(path), res)
+
+
+def test_refuses_pairs_and_decision_function():
+    X, y = _linear_gaussian(100, 9)
+    with pytest.raises(ValueError, match="1-D"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [(0, 1)])
+    with_nan = X.copy()
+    with_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="missing values"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), with_nan, y, [0])
+    with pytest.raises(ValueError, match="decision_function"):
+        pdpboot.debiased_partial_dependence(LogisticRegression(), X, (y > 1).astype(int), [0],
+                                            response_method="decision_function")
+
+
+def test_coverage_study_quick_mode_runs_resumes_and_summarizes(tmp_path):
+    from experiments import _common as C
+    from experiments import debiased_coverage as study
+
+    ctx = C.default_context(True, results_dir=tmp_path)
+    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1)
+    first = study.summarize_setting(ctx, "K_cat_gbm_n1000")
+    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1)  # nothing left to do
+    assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
+    assert first["R"] == 2 and 0 <= first["pointwise"] <= 1 and first["pointwise_width"] > 0
+
+
+@pytest.mark.slow
+def test_influence_se_matches_sampling_sd():
+    grid = np.linspace(-1.5, 1.5, 5)
+    est, se = [], []
+    for r in range(60):
+        X, y = _linear_gaussian(500, 100 + r)
+        ds = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid},
+                                                 rng=r)["x0"].ds
+        est.append(ds["pd"].values[0])
+        se.append(ds["pd_se"].values[0])
+    ratio = np.mean(se, axis=0) / np.std(est, axis=0, ddof=1)
+    # SD of an SD from 60 draws is ~9 %: allow 0.75..1.33
+    assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
