@@ -15,6 +15,7 @@ _PUBLIC = {
     "bootstrap_ale": "ale",
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
+    "CoverageWarning": "caveats",
     "Execution": "options",
     "forest_partial_dependence": "forest",
     "get_node": "schema",

@@ -28,6 +28,7 @@ from ._evaluate import Evaluation, MissingClassError, NodeArrays, nan_like, reso
 from ._plan import BootstrapPlan, fit_kwargs
 from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint, plan_fingerprint
+from .engine import describe_choices, record_engine_choices
 from .engine.hstats import subsample_rows
 from .engine.refit import rows_of, seed_estimator
 from .engine.resample import multiplicities
@@ -87,6 +88,9 @@ class RunResult:
         The root seed, JSON-able.
     created : str
         Creation time (the checkpoint's, when resumed).
+    engine : str
+        Which engine computed each feature set of the full-data fit, and why
+        (:func:`pdpboot.engine.describe_choices`; e.g. a tree reader that failed its self-check).
     """
 
     estimate: NodeArrays
@@ -95,6 +99,7 @@ class RunResult:
     counts: np.ndarray
     seed: dict
     created: str
+    engine: str = ""
 
     @property
     def failures(self) -> dict[int, Failure]:
@@ -361,22 +366,25 @@ def _open_checkpoint(plan: BootstrapPlan, seeds: dict, created: str) -> tuple[Ch
 
 
 def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, base: Evaluation
-              ) -> tuple[NodeArrays, Evaluation]:
+              ) -> tuple[NodeArrays, Evaluation, str]:
     """The full-data fit's arrays and the evaluation every resample repeats (from the checkpoint if stored)."""
     stored = ckpt.load_estimate() if ckpt is not None else None
     if stored is not None:
         estimate, meta = stored
-        return estimate, replace(base, response_method=meta["response"], outputs=meta["outputs"])
+        return (estimate, replace(base, response_method=meta["response"], outputs=meta["outputs"]),
+                meta.get("engine", ""))
     with fit_context(plan.execution.threads_per_job):
         model = fit_clone(plan, None, full_seed, only_if_unset=True)
         resolved = resolve_response_method(model, plan.response_method)
         outputs = resolve_outputs(model, resolved, y=plan.y)
         base = replace(base, response_method=resolved, outputs=outputs)
-        estimate = plan.effect.evaluate(model, base)
+        with record_engine_choices() as choices:  # which engine computed each feature set, and why
+            estimate = plan.effect.evaluate(model, base)
     check_predictions_finite(estimate)
+    engine = describe_choices(choices)
     if ckpt is not None:
-        ckpt.save_estimate(estimate, {"response": resolved, "outputs": list(outputs)})
-    return estimate, base
+        ckpt.save_estimate(estimate, {"response": resolved, "outputs": list(outputs), "engine": engine})
+    return estimate, base, engine
 
 
 def run(plan: BootstrapPlan, created: str) -> RunResult:
@@ -400,8 +408,8 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
     ckpt, created = _open_checkpoint(plan, seeds, created)
     background, ice_rows, h_rows = fixed_rows(plan, background_seed, ice_seed, full_seed.spawn(1)[0])
     base = Evaluation("", [], background, row_weights(plan, background), ice_rows, h_rows)
-    estimate, base = _estimate(plan, ckpt, full_seed, base)
+    estimate, base, engine = _estimate(plan, ckpt, full_seed, base)
     counts = np.zeros((plan.n_resamples, plan.spec.n_rows), dtype=np.int64)
     resamples = _run_resamples(plan, base, resample_seeds, ckpt, counts)
     counts = counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint16)
-    return RunResult(estimate, resamples, base, counts, seeds, created)
+    return RunResult(estimate, resamples, base, counts, seeds, created, engine)

@@ -18,6 +18,7 @@ from ._validate import (
     check_sample_weight,
     is_fitted,
 )
+from .engine import describe_choices, record_engine_choices
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.response import resolve_response_method
 from .header import ResultHeader
@@ -108,11 +109,13 @@ def partial_dependence(
         if max_ice_instances is not None and max_ice_instances < spec.n_rows:
             ice_rows = np.sort(generator.choice(spec.n_rows, size=int(max_ice_instances), replace=False))
     effect = PDEffect(spec)
-    per_node = effect.evaluate(estimator, Evaluation(resolved, outputs, np.arange(spec.n_rows), weights, ice_rows))
+    with record_engine_choices() as choices:  # which engine computed each feature set, and why
+        per_node = effect.evaluate(estimator, Evaluation(resolved, outputs, np.arange(spec.n_rows), weights,
+                                                         ice_rows))
     check_predictions_finite(per_node, what=f"{type(estimator).__name__}")
     settings = dict(spec.settings, response_method=response_method, kind=kind,
                     max_ice_instances=max_ice_instances, sample_weight=sample_weight is not None)
     header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=spec.n_rows,
                                    rng_entropy=str(generator.bit_generator.seed_seq.entropy),
-                                   supports=effect.supports(resolved))
+                                   supports=effect.supports(resolved), engine=describe_choices(choices))
     return build_tree(spec, per_node, outputs=outputs, ice_rows=ice_rows, header=header)

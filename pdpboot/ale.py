@@ -45,6 +45,7 @@ from ._validate import (
 from .bootstrap import run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
+from .engine.dtypes import is_categorical_column
 from .engine.resample import RESAMPLING
 from .engine.response import resolve_response_method, response_function
 from .grid import FeatureGrid, check_grid_size, make_grids
@@ -88,8 +89,7 @@ def _discrete_columns(X, names, categorical_positions) -> list[bool]:
     for j in range(len(names)):
         col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
         dtype = col.dtype
-        discrete = (j in categorical_positions or isinstance(dtype, pd.CategoricalDtype)
-                    or dtype.kind in "bOSU" or pd.api.types.is_string_dtype(dtype)
+        discrete = (j in categorical_positions or is_categorical_column(col)
                     or (dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER))
         out.append(bool(discrete))
     return out

@@ -235,7 +235,7 @@ def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
             RuntimeWarning, stacklevel=stacklevel,
         )
     header = bootstrap_header(plan, out.evaluation.response_method, out.evaluation.outputs, created=out.created,
-                              rng_entropy=out.seed["entropy"], n_failed_resamples=len(failures),
+                              rng_entropy=out.seed["entropy"], engine=out.engine, n_failed_resamples=len(failures),
                               n_missing_class_resamples=sum(f.missing_class for f in failures.values()),
                               failed_resamples=json.dumps([{"resample": b, "error": str(failures[b])}
                                                            for b in sorted(failures)]))

@@ -126,7 +126,7 @@ def _report(record, quiet: bool) -> int:
     for effect in effects:
         if effect.label not in failed:
             lines.append(f"  {effect.file:<15} {effect.label} results; in Python: pdpboot.load(\"{effect.file}\")")
-    lines += ["  repro.py        python repro.py recomputes the result files and checks they are identical",
+    lines += ["  repro.py        python repro.py recomputes the result files and checks they reproduce (1e-12)",
               "  run.log         what was done, step by step"]
     print("\n".join(lines))
     for label, reason in record.effect_failures:

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats.mstats import mquantiles
 
+from .engine.dtypes import is_categorical_column as _is_categorical_dtype
+
 DECILES = np.linspace(0.1, 0.9, 9)
 
 
@@ -41,11 +43,6 @@ class FeatureGrid:
 
 def _column(X, position: int):
     return X.iloc[:, position] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, position])
-
-
-def _is_categorical_dtype(col: pd.Series) -> bool:
-    dtype = col.dtype
-    return isinstance(dtype, pd.CategoricalDtype) or dtype.kind in "bOSU" or pd.api.types.is_string_dtype(dtype)
 
 
 def _categorical_mask(X, names: list[str], categorical_features) -> list[bool]:

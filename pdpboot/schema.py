@@ -66,6 +66,9 @@ Root attrs
     ``{"resample", "error"}``), ``n_missing_class_resamples``
         Resamples that failed (NaN in every ``*_resamples``); the last counts
         decision-function refits that missed a class.
+    ``engine`` (one-fit :func:`pdpboot.partial_dependence`)
+        Which engine computed the feature sets and why, e.g. ``tree: exact, checked against the
+        model's predictions`` or ``brute: tree engine failed its self-check: ...``.
 """
 
 from __future__ import annotations

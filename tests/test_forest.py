@@ -17,6 +17,8 @@ from pdpboot.datasets import make_friedman1
 from pdpboot.forest import forest_partial_dependence
 
 matplotlib.use("Agg")
+#: Every call warns that the method is experimental (pdpboot.caveats); test_experimental_warning checks it.
+pytestmark = pytest.mark.filterwarnings("ignore::pdpboot.caveats.CoverageWarning")
 
 
 def _fpd(*args, **kwargs):
@@ -234,3 +236,11 @@ def test_study_script_smoke(tmp_path, capsys):
     s8.archive(tmp_path, tmp_path / "archive")
     assert s8.summarise(tmp_path / "archive") == summary  # renders from the archived arrays alone
     assert "ij_T20" in s8.render_markdown(summary)
+
+
+def test_experimental_warning(friedman):
+    """Every call says the IJ is experimental, with the coverage measured for it."""
+    X, y = friedman
+    with pytest.warns(pdpboot.CoverageWarning, match=r"experimental.*0\.717 \(0\.078\).*0\.402"):
+        _fpd(RandomForestRegressor(min_samples_leaf=3, random_state=4), X, y, ["x1"], n_estimators=10,
+             grid_resolution=3, method="brute", rng=0)

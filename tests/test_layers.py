@@ -17,8 +17,8 @@ NUMPY_LAYER = sorted(
 )
 #: layer of each top-level module or package: a module may import only its own layer or lower ones
 LAYERS = {
-    "_version": 0, "schema": 0, "header": 0, "engine": 1, "_validate": 1, "grid": 1, "datasets": 1,
-    "options": 2, "_plan": 2, "_evaluate": 2, "checkpoint": 2, "_loop": 3,
+    "_version": 0, "schema": 0, "header": 0, "caveats": 0, "engine": 1, "_validate": 1, "grid": 1,
+    "datasets": 1, "options": 2, "_plan": 2, "_evaluate": 2, "checkpoint": 2, "_loop": 3,
     "_assemble": 4, "io": 4, "_pd": 5, "bootstrap": 5, "bands": 5, "ale": 5,
     "forest": 6, "heterogeneity": 6, "interaction": 6, "strategies": 6,
     "plotting": 7, "workflow": 8, "cli": 9, "__main__": 9, "__init__": 10,

@@ -49,8 +49,10 @@ def compute_pd(
     response_method : {"predict", "predict_proba", "decision_function"}
         Already resolved (see :func:`pdpboot.engine.response.resolve_response_method`).
     method : {"auto", "brute", "tree"}
-        ``auto`` uses the tree engine when it supports the estimator and is estimated
-        to be no slower than brute force, else brute.
+        ``auto`` uses the tree engine when it supports the estimator, is estimated to be
+        no slower than brute force and its reading of the model passes the self-check
+        against the model's own predictions, else brute.  ``tree`` raises ``ValueError``
+        when the engine does not support the estimator or fails the self-check.
 
     Returns
     -------

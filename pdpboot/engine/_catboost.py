@@ -17,6 +17,8 @@ comes from ``catboost``).  Conventions (CatBoost 1.2, ``save_model(format="json"
   (``get_scale_and_bias``): the scale is folded into the leaf values and the bias (and
   any other constant) is read back from ``predict(prediction_type="RawFormulaVal")``
   by the caller;
+* ``use_best_model`` (the default with an ``eval_set``) shrinks the model itself to the best
+  iteration, so the export holds the trees ``predict`` sums;
 * links: identity (RMSE and the other regression losses whose ``predict`` is the raw
   value), sigmoid (``Logloss``, ``CrossEntropy``: ``predict_proba`` is ``[1 - p, p]``),
   softmax (``MultiClass``);

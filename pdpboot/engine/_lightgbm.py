@@ -17,6 +17,9 @@ Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators fr
   read back from ``predict(raw_score=True)`` by the caller.  In random-forest mode
   (``average_output``) ``predict`` divides by the number of iterations and the raw score
   does not, so both the leaves and the margin are scaled by it here;
+* after early stopping ``predict`` uses ``best_iteration_`` iterations, and so does
+  ``model_to_string()`` (its default ``num_iteration`` is the best iteration): the dump
+  holds exactly the trees ``predict`` sums;
 * links: identity (regression objectives; ``reg_sqrt=True`` - objective line ``regression sqrt`` -
   fits ``sign(y) sqrt(|y|)`` and ``predict`` returns ``sign(s) s**2``), ``exp`` (poisson, gamma, tweedie), sigmoid
   with its ``sigmoid:`` scale (binary, cross-entropy), softmax (multiclass).
@@ -27,8 +30,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 
+from ._tree_model import reader_array
 from .response import booster_link
 
 _IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape"}
@@ -184,27 +187,16 @@ class LightGBMReader:
 
     def to_array(self, X) -> np.ndarray:
         """Rows as float64; pandas categories coded with the training categories (NaN if unknown)."""
-        if isinstance(X, pd.DataFrame):
-            if X.shape[1] != self.n_features:
-                raise ValueError(f"X has {X.shape[1]} columns, the model {self.n_features}.")
-            out = np.empty(X.shape, dtype=np.float64)
-            cats = iter(self._pandas_cats)
-            for j in range(X.shape[1]):
-                col = X.iloc[:, j]
-                if isinstance(col.dtype, pd.CategoricalDtype):
-                    known = next(cats, None)
-                    if known is None:
-                        raise ValueError("categorical column the LightGBM model was not trained with")
-                    self.categories[j] = list(known)
-                    codes = pd.Categorical(col, categories=known).codes.astype(np.float64)
-                    out[:, j] = np.where(codes < 0, np.nan, codes)
-                else:
-                    out[:, j] = np.asarray(col, dtype=np.float64)
-            return out
-        xa = np.asarray(X, dtype=np.float64)
-        if xa.ndim != 2 or xa.shape[1] != self.n_features:
-            raise ValueError(f"X must be 2-D with {self.n_features} columns.")
-        return xa
+        cats = iter(self._pandas_cats)
+
+        def categories_for(j: int, col) -> list:
+            known = next(cats, None)
+            if known is None:
+                raise ValueError("categorical column the LightGBM model was not trained with")
+            self.categories[j] = list(known)
+            return known
+
+        return reader_array(X, self.n_features, np.float64, categories_for)
 
     def margin(self, X) -> np.ndarray:
         raw = np.asarray(self.estimator.predict(X, raw_score=True), dtype=np.float64).reshape(len(X), -1)

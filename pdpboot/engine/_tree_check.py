@@ -16,10 +16,11 @@ and compares it with the model's own response (``predict`` / ``predict_proba`` /
   where it has one (skipped when the model's own predict refuses missing values: then the
   engine never sees them either).
 
-Tolerance: float32 libraries (XGBoost, LightGBM, CatBoost) ``2e-5 (1 + max |response|)``
-plus ``1e-7`` per tree times the largest leaf value; scikit-learn's float64 trees
-``1e-9 (1 + max |response|)``.  A disagreement returns a one-line reason; the caller
-falls back to brute force (``method="auto"``) or raises (``method="tree"``).
+Tolerance: XGBoost, LightGBM, CatBoost (float32 predictions or thresholds)
+``2e-5 (1 + max |response|)`` plus ``1e-7`` per tree times the largest leaf value;
+scikit-learn's trees (float64 leaf values and sums) ``1e-9 (1 + max |response|)``.
+A disagreement returns a one-line reason; the caller falls back to brute force
+(``method="auto"``) or raises (``method="tree"``).
 
 The verdict is cached per fitted model (a weak reference, so no model is kept alive)
 and per parse (a CRC of the node table, so a model refit in place is checked again):
@@ -52,7 +53,8 @@ def probe_rows(n_rows: int, k: int = PROBE_ROWS) -> np.ndarray:
 
 def _fingerprint(model: TreeModel) -> int:
     crc = 0
-    for arr in (model.feature, model.threshold, model.value, model.left, model.missing_left, model.cat_left):
+    for arr in (model.feature, model.threshold, model.value, model.left, model.right, model.missing_left,
+                model.cat_row, model.cat_left, model.roots):
         crc = zlib.crc32(np.ascontiguousarray(arr).view(np.uint8), crc)
     if model.source is None:  # an external reader's offset is measured on rows: derived, not parsed
         crc = zlib.crc32(np.ascontiguousarray(model.offset).view(np.uint8), crc)
@@ -80,7 +82,7 @@ def _missing_values(model: TreeModel, k: int, phase: int) -> np.ndarray:
 
 def _tolerance(model: TreeModel, ref: np.ndarray) -> float:
     scale = 1.0 + float(np.nanmax(np.abs(ref), initial=0.0))
-    if model.dtype == np.float64 and model.source is None:  # scikit-learn trees: float64 sums
+    if model.source is None:  # scikit-learn trees: float64 leaf values and sums (float32 inputs or not)
         return 1e-9 * scale
     leaf = float(np.abs(model.value).max(initial=0.0))
     return 2e-5 * scale + 1e-7 * len(model.roots) * leaf

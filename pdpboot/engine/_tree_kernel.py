@@ -615,8 +615,8 @@ def descend(nodes, thr, cat_left, value, roots, xa):
     n_features) reaches: a plain descent (the reading's own prediction, for the engine's self-check)."""
     n_raw = value.shape[1]
     out = np.zeros((xa.shape[0], n_raw))
-    for i in range(xa.shape[0]):
-        for t in range(roots.shape[0]):
+    for t in range(roots.shape[0]):  # tree by tree: one tree's nodes stay in cache
+        for i in range(xa.shape[0]):
             v = roots[t]
             while nodes[v, 0] != LEAF:
                 if _goes_left(xa[i, nodes[v, 0]], thr[v], nodes[v, 3], cat_left):

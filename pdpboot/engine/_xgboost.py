@@ -14,6 +14,12 @@ comes from ``xgboost``).  Conventions (XGBoost >= 2, ``gbtree`` booster):
   group; the raw margin is the sum of the leaves plus the base margin, which is read
   back from ``predict(output_margin=True)`` (so every ``base_score`` convention is
   matched) by the caller;
+* ``missing=`` other than NaN: input entries (and grid values) equal to it, as float32, are
+  missing - they follow ``default_left`` like NaN (:meth:`XGBoostReader.as_missing`);
+* after early stopping (``early_stopping_rounds=`` or an ``EarlyStopping`` callback)
+  ``predict`` / ``predict_proba`` / ``predict(output_margin=True)`` sum the iterations
+  ``0..best_iteration`` only (``iteration_range`` defaults to them): the reader keeps the
+  trees of those iterations (``iteration_indptr``);
 * links: identity (squared, absolute, pseudo-Huber, quantile error), ``exp``
   (Poisson, gamma, Tweedie), sigmoid (logistic), softmax (``multi:softprob`` /
   ``multi:softmax`` with ``predict_proba``).
@@ -24,8 +30,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 
+from ._tree_model import reader_array
 from .response import booster_link
 
 _IDENTITY = {"reg:squarederror", "reg:linear", "reg:absoluteerror", "reg:pseudohubererror"}
@@ -155,23 +161,10 @@ class XGBoostReader:
 
     def to_array(self, X) -> np.ndarray:
         """Rows as float32, pandas categories as the model's category codes (NaN if unknown)."""
-        if isinstance(X, pd.DataFrame):
-            if X.shape[1] != self.n_features:
-                raise ValueError(f"X has {X.shape[1]} columns, the model {self.n_features}.")
-            out = np.empty(X.shape, dtype=np.float32)
-            for j in range(X.shape[1]):
-                col = X.iloc[:, j]
-                if isinstance(col.dtype, pd.CategoricalDtype):
-                    cats = self.categories[j] if self.categories[j] is not None else list(col.cat.categories)
-                    codes = pd.Categorical(col, categories=cats).codes.astype(np.float32)
-                    out[:, j] = np.where(codes < 0, np.nan, codes)
-                else:
-                    out[:, j] = self.as_missing(np.asarray(col, dtype=np.float32))
-            return out
-        xa = np.asarray(X, dtype=np.float32)
-        if xa.ndim != 2 or xa.shape[1] != self.n_features:
-            raise ValueError(f"X must be 2-D with {self.n_features} columns.")
-        return self.as_missing(xa)
+        return reader_array(X, self.n_features, np.float32, self._categories_for, self.as_missing)
+
+    def _categories_for(self, j: int, col) -> list:
+        return self.categories[j] if self.categories[j] is not None else list(col.cat.categories)
 
     def as_missing(self, values: np.ndarray) -> np.ndarray:
         """Float32 ``values`` with the ``missing=`` sentinel replaced by NaN (as XGBoost reads them)."""

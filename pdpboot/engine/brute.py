@@ -57,17 +57,12 @@ def block_rows(X, n_outputs: int, memory_limit: int) -> int:
 
 def model_family(estimator) -> str:
     """Family of the estimator (the last step of a Pipeline) for :data:`FAMILY_BLOCK_BYTES`."""
-    from sklearn.ensemble import (
-        ExtraTreesClassifier,
-        ExtraTreesRegressor,
-        HistGradientBoostingClassifier,
-        HistGradientBoostingRegressor,
-        RandomForestClassifier,
-        RandomForestRegressor,
-    )
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    from ._tree_model import FOREST_TYPES
 
     final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-    if isinstance(final, (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)):
+    if isinstance(final, FOREST_TYPES):
         return "forest"
     if isinstance(final, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
         return "hgb"

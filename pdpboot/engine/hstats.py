@@ -37,7 +37,9 @@ import numpy as np
 import pandas as pd
 
 from . import tree
+from ._tree_check import check_reading
 from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
+from .registry import EngineChoice, note
 
 _TINY = 1e-12
 
@@ -305,6 +307,10 @@ def _tree_point_pds(estimator, rows, pair, columns, weights) -> list[np.ndarray]
     if prepared is None:
         return None
     (g_j, i_j), (g_k, i_k) = uniques
+    reason = check_reading(prepared, estimator, rows, "predict", {pair[0]: g_j, pair[1]: g_k})
+    if reason is not None:  # the reading disagrees with the model's predict: brute force
+        note(None, [EngineChoice(tuple(pair), "brute", f"tree engine failed its self-check: {reason}", True)])
+        return None
     pd_jk, _ = prepared.partial_dependence(prepared.plan(tuple(pair), [g_j, g_k]), weights=weights)
     pd_j, _ = prepared.partial_dependence(prepared.plan((pair[0],), [g_j]), weights=weights)
     pd_k, _ = prepared.partial_dependence(prepared.plan((pair[1],), [g_k]), weights=weights)

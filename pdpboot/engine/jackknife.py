@@ -78,13 +78,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.ensemble import (
-    ExtraTreesClassifier,
-    ExtraTreesRegressor,
-    RandomForestClassifier,
-    RandomForestRegressor,
-)
 
+from ._tree_model import FOREST_TYPES  # the forests whose in-bag counts can be recovered
 from .tree import kernel_available, per_tree_partial_dependence
 
 __all__ = [
@@ -102,8 +97,6 @@ __all__ = [
     "supt_critical_value",
 ]
 
-#: The forests whose in-bag counts can be recovered.
-FOREST_TYPES = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
 
 
 def check_forest(forest) -> None:

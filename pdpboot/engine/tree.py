@@ -75,6 +75,7 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
+from ._tree_check import check_reading
 from ._tree_compiled import _KERNEL_ICE_BYTES, _MASK_MAX, _kernel_walk, kernel_available
 from ._tree_cost import _external_read_dominates
 from ._tree_model import (
@@ -217,13 +218,23 @@ def tree_partial_dependence(
     Raises
     ------
     ValueError
-        Unsupported estimator/response, bad feature indices, grids or weights.
+        Unsupported estimator/response, bad feature indices, grids or weights; the reading
+        of the model disagrees with its own predictions (self-check).
     """
     if not (average or individual):
         raise ValueError("Nothing to compute: set average=True and/or individual=True.")
     prepared = PreparedTrees(estimator, X, response_method)
     plan = prepared.plan(feature_idx, grid_values)
+    _check_or_raise(prepared, estimator, X, response_method, plan, grid_values)
     return prepared.partial_dependence(plan, weights=weights, average=average, individual=individual)
+
+
+def _check_or_raise(prepared, estimator, X, response_method: str, plan: TreePlan, grid_values) -> None:
+    """The self-check (:func:`._tree_check.check_reading`) of a direct call: an error on disagreement."""
+    reason = check_reading(prepared, estimator, X, response_method, dict(zip(plan.feature_idx, grid_values)))
+    if reason is not None:
+        raise ValueError(f"The exact tree engine's reading of {type(estimator).__name__} disagrees with its own "
+                         f"{response_method} ({reason}); use brute force (method='brute').")
 
 def per_tree_partial_dependence(
     forest,
@@ -276,7 +287,8 @@ def per_tree_partial_dependence(
     Raises
     ------
     ValueError
-        Not a supported forest / response, numba missing, a categorical or NaN grid
+        Not a supported forest / response, the reading disagrees with the forest's own predictions
+        (self-check), numba missing, a categorical or NaN grid
         of more than 62 points, bad ``oob`` or ``weights``.
 
     See Also
@@ -306,6 +318,7 @@ def per_tree_partial_dependence(
         raise ValueError("per_tree_partial_dependence needs numba (pip install pdpboot[fast]).")
     prepared = PreparedTrees(forest, X, response_method)
     plan = prepared.plan(feature_idx, grid_values)
+    _check_or_raise(prepared, forest, X, response_method, plan, grid_values)
     if plan.walk != "kernel":
         raise ValueError("per_tree_partial_dependence handles categorical grids and grids with NaN of at most "
                          f"{_MASK_MAX} points.")

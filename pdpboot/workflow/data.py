@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..engine.dtypes import is_categorical_column as _is_categorical
 from ..schema import RESERVED_NAMES
 from . import InputError
 from .options import shorten
@@ -34,6 +35,7 @@ MAX_INTEGER_GRID = 30  # integer features with at most this many values: PD at e
 MIN_ID_ROWS = 20  # identifier detection needs at least this many rows
 NEAR_ID_SHARE = 0.5  # text with more than MAX_LEVELS values, at least this share of its rows distinct: names rows
 _DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+_GROUPED_INTEGER = re.compile(r"[+-]?\d{1,3}(\.\d{3})+")  # 1.234 / 12.500.000
 _COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?")  # 3,14 / 4.184,81 / 4.184 / 12
 _DOT_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|Inf|INF|infinity|Infinity)")
 #: Text pandas reads as missing by default (``pandas.read_csv``'s list, plus a blank field): pdpboot reads only
@@ -93,20 +95,23 @@ def _dot_numbers(text: pd.Series) -> pd.Series | None:
     return text.astype(float)
 
 
-def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True) -> pd.Series | None:
+def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True,
+                   rows: np.ndarray | None = None) -> pd.Series | None:
     """``text`` as floats when it holds numbers written with a decimal comma (``3,14``, ``4.184,81``).
 
     Only unambiguous patterns are read: a dot is a thousands separator only in groups of three digits,
     and a number without a comma but with such a dot (``4.184``) only when another value of the column
-    shows both marks (``4.184,81``).  A column that mostly (>= 90 %) holds such numbers but also other
-    text is refused, naming a value, rather than read as text.
+    shows both marks (``4.184,81``).  A column that mostly (>= 90 % of its rows; ``rows`` counts the
+    rows of each distinct ``text``) holds such numbers but also other text is refused, naming a value,
+    rather than read as text.
     """
     matched = text.str.fullmatch(_COMMA_NUMBER)
     has_comma = text.str.contains(",", regex=False)
-    if (require_comma and not (has_comma & matched).any()) or matched.mean() < 0.9:
+    if (require_comma and not (has_comma & matched).any()) or _share(matched, rows) < 0.9:
         return None
     grouped_only = matched & ~has_comma & text.str.contains(".", regex=False)
-    if grouped_only.any() and not (matched & has_comma & text.str.contains(".", regex=False)).any():
+    if (require_comma and grouped_only.any()
+            and not (matched & has_comma & text.str.contains(".", regex=False)).any()):
         matched = matched & ~grouped_only
     if not matched.all():
         example = text[~matched].iloc[0]
@@ -117,7 +122,22 @@ def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True) ->
     return text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False).astype(float)
 
 
-def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: bool) -> pd.DataFrame:
+def _share(mask: pd.Series, rows: np.ndarray | None) -> float:
+    """Share of rows where ``mask`` holds (``rows``: rows per entry of ``mask``; None: one each)."""
+    flags = mask.to_numpy(dtype=bool)
+    weights = np.ones(flags.size) if rows is None else np.asarray(rows, dtype=float)
+    return float(weights[flags].sum() / weights.sum()) if weights.sum() else 0.0
+
+
+def _missing_marker(text: pd.Series, rows: np.ndarray | None = None) -> str | None:
+    """The one non-number of a column that is otherwise (>= 90 % of rows) numbers (``?``, ``-``), else None."""
+    numbers = text.str.fullmatch(_DOT_NUMBER) | text.str.fullmatch(_COMMA_NUMBER)
+    others = text[~numbers].unique()
+    return str(others[0]) if len(others) == 1 and _share(numbers, rows) >= 0.9 else None
+
+
+def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
+                 infer: bool) -> tuple[pd.DataFrame, list[str]]:
     """Decide what the text cells of ``table`` are; only empty fields were read as missing.
 
     A text column whose values other than pandas' missing-value tokens (``NA``, ``None``, ``NULL``,
@@ -126,39 +146,68 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: b
     are levels (the Arthritis table's ``Improved = "None"``), and a note says so.  With ``comma``,
     numbers written with a decimal comma (and thousands dots) are read as numbers
     (:func:`_comma_numbers`).  ``infer=False`` (Parquet: typed columns) only writes the notes.
+    Returns the table and the columns read with a decimal comma.
     """
     kept: dict[str, list[str]] = {}
     as_missing: list[str] = []
     commas: list[str] = []
+    blanks: list[str] = []
     for name in table.columns:
         col = table[name]
         if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
             continue
-        present = col.dropna()
-        if present.empty or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
-                                    for v in present.tolist()):
+        present = col.notna().to_numpy()
+        if not present.any():
             continue
-        text = present.astype(str).str.strip()
-        is_token = text.isin(PANDAS_NA_TOKENS)
-        rest = text[~is_token]
+        # each distinct cell is decided once (text columns repeat their values), then mapped to the rows
+        codes, distinct = pd.factorize(col.to_numpy(dtype=object)[present])
+        if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in distinct):
+            continue
+        text = pd.Series([str(v).strip() for v in distinct], dtype=object)
+        counts = np.bincount(codes, minlength=len(distinct))
+        blank = (text == "").to_numpy()
+        if blank.any():  # an empty field, whatever spaces it holds (or a Parquet/Excel empty string)
+            rows = np.zeros(len(col), dtype=bool)
+            rows[np.flatnonzero(present)[blank[codes]]] = True
+            col = col.mask(rows)
+            table[name] = col
+            blanks.append(name)
+        is_token = text.isin(PANDAS_NA_TOKENS).to_numpy() & ~blank
+        is_rest = ~blank & ~is_token
+        rest = text[is_rest]
         numbers = None
-        if infer:
-            numbers = _dot_numbers(rest) if comma != "only" else None
+        if infer and is_rest.any():
+            # numbers pandas left as text only because of a token or a blank (huge integers stay text: IDs)
+            if comma != "only" and (is_token.any() or blank.any()):
+                numbers = _dot_numbers(rest)
             if numbers is None and comma:
-                numbers = _comma_numbers(rest, name, require_comma=comma != "only")
+                numbers = _comma_numbers(rest, name, require_comma=comma != "only", rows=counts[is_rest])
                 if numbers is not None:
                     commas.append(name)
-        if numbers is not None or (infer and rest.empty):
-            column = pd.Series(np.nan, index=col.index, dtype=float, name=name)
+        if numbers is not None or (infer and not is_rest.any() and is_token.any()):
+            values = np.full(len(distinct), np.nan)
             if numbers is not None:
-                column[rest.index] = numbers.to_numpy()
-            table[name] = column
-            if is_token.any():
-                tokens = ", ".join(repr(t) for t in sorted(set(text[is_token])))
-                as_missing.append(f"{name!r} ({tokens}, {int(is_token.sum())} row(s))")
+                values[is_rest] = numbers.to_numpy(dtype=float)
+            column = np.full(len(col), np.nan)
+            column[present] = values[codes]
+            table[name] = pd.Series(column, index=col.index, name=name)
+            tokens = ", ".join(repr(t) for t in sorted(set(text[is_token])))
+            if numbers is None:
+                notes.append(f"Column {name!r} holds only missing-value marks ({tokens}): read as missing.")
+            elif is_token.any():
+                as_missing.append(f"{name!r} ({tokens}, {int(counts[is_token].sum())} row(s))")
         else:
-            for token in sorted(set(present[is_token].astype(str))):
+            for token in sorted({str(v) for v in distinct[is_token]}):
                 kept.setdefault(token, []).append(name)
+            marker = _missing_marker(rest, counts[is_rest]) if infer and is_rest.any() else None
+            if marker is not None:
+                n_marked = int(counts[is_rest][(rest == marker).to_numpy()].sum())
+                notes.append(f"Column {name!r} holds numbers and the text {marker!r} ({n_marked} row(s)), so it is "
+                             f"read as text (categories); if {marker!r} marks a missing value, give --na-values "
+                             f"{shorten(marker, 30)}.")
+    if blanks:
+        notes.append(f"Blank cells (empty text or only spaces) in column(s) {_shown(blanks)} were read as missing "
+                     "values, as empty fields are.")
     if as_missing:
         notes.append(f"Column(s) {', '.join(as_missing[:5])}{', ...' if len(as_missing) > 5 else ''} hold numbers "
                      "and a missing-value mark: read as numbers, those rows missing.")
@@ -169,7 +218,27 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool, infer: b
     if commas and comma is True:
         notes.append(f"Numbers with a decimal comma (e.g. in {_shown(commas)}) were read as numbers "
                      "(--decimal , ; give --decimal . to read them as text).")
-    return table
+    return table, commas
+
+
+def _refuse_ambiguous_dots(text: str, sep: str, table: pd.DataFrame, commas: list[str], file_name: str) -> None:
+    """Refuse a column of ``1.234``-like numbers in a file whose other columns use decimal commas.
+
+    pandas reads ``1.234`` as 1.234, but next to ``4.184,81`` the dot is a thousands separator (1234):
+    which one the column means cannot be told, and either guess can be a silently wrong number.
+    """
+    raw = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+    for name in table.columns:
+        if name in commas or table[name].dtype.kind != "f" or name not in raw.columns:
+            continue
+        values = raw[name].dropna().str.strip()
+        values = values[~values.isin(PANDAS_NA_TOKENS)]
+        if len(values) and values.str.fullmatch(_GROUPED_INTEGER).all():
+            raise InputError(
+                f"Column {shorten(name)} of {shorten(file_name)} holds numbers such as {shorten(values.iloc[0], 30)}, "
+                f"which are thousands with a dot separator next to the decimal commas of {_shown(commas, 2)} but "
+                "decimals otherwise; give --decimal , (dots separate thousands) or --decimal . (dots are decimals)."
+            )
 
 
 def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str = "auto",
@@ -201,7 +270,10 @@ def _read_csv(path: Path, notes: list[str], sep: str | None = None, decimal: str
         raise InputError(f"Cannot read {shorten(path.name)} as CSV: {first}") from None
     # decimal ",": pandas has read "3,14"; ours reads "4.184,81". auto: commas unless ',' separates fields
     comma = "only" if decimal == "," else (decimal == "auto" and sep != ",")
-    return _read_tokens(table, notes, comma=comma, infer=True)
+    table, commas = _read_tokens(table, notes, comma=comma, infer=True)
+    if commas and comma is True:
+        _refuse_ambiguous_dots(text, sep, table, commas, path.name)
+    return table
 
 
 def _read_parquet(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -225,7 +297,7 @@ def _read_parquet(path: Path, notes: list[str], na_values: tuple[str, ...] = ())
                 hit = col.isin(numbers)
                 if hit.any():
                     table[name] = col.astype("float64").where(~hit)
-    return _read_tokens(table, notes, comma=False, infer=False)
+    return _read_tokens(table, notes, comma=False, infer=False)[0]
 
 
 def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -242,7 +314,7 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
                               na_values=["", *na_values])
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
         raise InputError(f"Cannot read {shorten(path.name)} as an Excel workbook: {str(exc).splitlines()[0]}") from None
-    return _read_tokens(table, notes, comma=False, infer=True)
+    return _read_tokens(table, notes, comma=False, infer=True)[0]
 
 
 def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | None = None,
@@ -382,12 +454,6 @@ class Problem:
         return [self.positive, *[c for c in self.classes if c != self.positive]]
 
 
-def _is_categorical(col: pd.Series) -> bool:
-    dtype = col.dtype
-    return (isinstance(dtype, pd.CategoricalDtype) or dtype.kind in "bOSU"
-            or pd.api.types.is_string_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
-
-
 def _normalise_column(col: pd.Series) -> pd.Series:
     """Nullable numeric extension dtypes -> NumPy float/int; nullable booleans -> object."""
     if isinstance(col.dtype, pd.api.extensions.ExtensionDtype) and not _is_categorical(col):
@@ -480,7 +546,7 @@ def _check_target(y: pd.Series, task: str, name: str, test_size: float) -> list:
         return sorted(counts.index.tolist(), key=str)
 
 
-def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list[str]) -> tuple[list, list]:
+def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list[str]) -> tuple[list, dict]:
     columns = list(table.columns)
     exclude = [_need_column(c, columns, "--exclude") for c in config.exclude]
     explicit = config.features is not None
@@ -499,7 +565,7 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         if config.groups == target or config.groups in (config.features or []):
             raise InputError(f"--groups {shorten(config.groups)} cannot also be the target or a feature.")
         features = [c for c in features if c != config.groups]
-    chosen, skipped = [], []
+    chosen, skipped = [], {}  # skipped: name -> why (for a later --pd-features / --pairs message)
     for name in features:
         col = table[name]
         reason = None
@@ -514,12 +580,12 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         if not reason and not explicit and name not in keep and as_dates(col) is None:
             why = identifier_reason(col, name)
             if why:
-                skipped.append(name)
+                skipped[name] = f"it {why} (--keep {name} uses it anyway)"
                 notes.append(f"Column {name!r} not used: it {why}, so it identifies rows rather than describing "
                              "them (--keep " + name + " uses it anyway).")
                 continue
         if reason:
-            skipped.append(name)
+            skipped[name] = f"it {reason}"
             notes.append(f"Column {name!r} not used: it {reason}.")
         else:
             chosen.append(name)
@@ -648,15 +714,20 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     columns = list(table.columns)
     target = _need_column(str(config.target), columns, "target")
     if len(table) < MIN_ROWS:  # before the features: in a tiny table every column looks constant
-        raise InputError(f"The table has only {len(table)} row(s); pdpboot run needs at least {MIN_ROWS} rows "
-                         "with a target value.")
-    features, _ = _choose_features(config, table, target, notes)
+        raise InputError(f"Only {len(table)} row(s) in the table; pdpboot run needs at least {MIN_ROWS} rows with a "
+                         "target value.")
+    features, skipped = _choose_features(config, table, target, notes)
+
+    def not_a_feature(option: str, name: str) -> InputError:
+        why = f" (left out: {skipped[name]})" if name in skipped else ""
+        return InputError(f"{option} names {shorten(name)}, which is not a model feature{why}.")
+
     pd_features = features if config.pd_features is None else [
         _need_column(c, columns, "--pd-features") for c in config.pd_features
     ]
     for name in pd_features:
         if name not in features:
-            raise InputError(f"--pd-features names {shorten(name)}, which is not a model feature.")
+            raise not_a_feature("--pd-features", name)
     if not pd_features and not config.pairs:
         raise InputError("Nothing to compute: --pd-features is empty and no --pairs are given.")
     pairs = []
@@ -664,7 +735,7 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         for name in (a, b):
             _need_column(name, columns, "--pairs")
             if name not in features:
-                raise InputError(f"--pairs names {shorten(name)}, which is not a model feature.")
+                raise not_a_feature("--pairs", name)
         if a == b:
             raise InputError(f"Pair {a}:{b} names the same column twice.")
         if (a, b) in pairs or (b, a) in pairs:

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from ..caveats import CoverageWarning
 from ..forest import MIN_TREES, forest_partial_dependence
 from . import InputError
 
@@ -56,7 +57,8 @@ def jackknife_pd(ctx, sets: list, common: dict):
             categorical_features=ctx.categorical_in(sets), n_jobs=config.n_jobs, rng=config.random_state,
             **common)
     for w in caught:
-        if issubclass(w.category, UserWarning) and "unreliable" in str(w.message):
+        if issubclass(w.category, CoverageWarning) or (issubclass(w.category, UserWarning)
+                                                       and "unreliable" in str(w.message)):
             ctx.say(f"WARNING: {w.message}")
             ctx.notes.append(str(w.message))
         else:

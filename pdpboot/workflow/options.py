@@ -122,15 +122,19 @@ OPTIONS: tuple[Option, ...] = (
     # the bootstrap
     Option("n_resamples", "int", 100, "Bootstrap resamples B (model refits). More = smoother bands, "
            "proportionally slower. 0 = no refits (same as --uncertainty none).", metavar="B", group="bootstrap"),
-    Option("uncertainty", "choice", "bootstrap", "bootstrap: refit the model on B resamples (any model). ij: "
-           "one fit, bands from the infinitesimal jackknife of the forest's trees (--model random-forest or "
-           "extra-trees; no ICE, heterogeneity or H statistics; --n-estimators defaults to "
-           f"{IJ_TREES} then, fewer trees give noisy bands). none: one fit, no refits, no bands: PD/ICE/ALE of the "
+    Option("uncertainty", "choice", "bootstrap", "bootstrap: refit the model on B resamples (any model). ij "
+           "(EXPERIMENTAL, under-covers): one fit, bands from the infinitesimal jackknife of the forest's trees "
+           "(--model random-forest or extra-trees; no ICE, heterogeneity or H statistics; --n-estimators "
+           f"defaults to {IJ_TREES} then, fewer trees give noisy bands). Measured on Friedman 1 with 1000 trees: "
+           "whole-curve coverage of the level-0.95 band 0.72 (MC SE 0.08) at n = 500 (bootstrap 0.93) and 0.40 "
+           "(0.05) at n = 2000; pointwise 0.87-0.88. none: one fit, no refits, no bands: PD/ICE/ALE of the "
            "model (a fitted --model-file as it is, on all rows), as R's pdp and iml draw them.",
            choices=UNCERTAINTIES, group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
-    Option("band", "choice", "percentile", "Band method.", choices=BANDS, group="bootstrap"),
+    Option("band", "choice", "percentile", "Band method. percentile (default) covered 0.92-0.94 in an "
+           "independent audit; basic under-covers PD curves with every learner tested (0.78-0.90 for a level-0.95 "
+           "band) and warns.", choices=BANDS, group="bootstrap"),
     Option("simultaneous", "bool", False, "Simultaneous bands covering each whole curve/surface at once "
            "(pointwise bands are kept too).", group="bootstrap"),
     Option("ice_samples", "int", 100, "ICE curves of this many random training rows (0 = none).",

@@ -13,21 +13,41 @@ from pathlib import Path
 
 from .._version import __version__
 
-#: Libraries whose versions are recorded (distribution name -> shown name); missing ones are skipped.
-LIBRARIES = ("numpy", "pandas", "scipy", "scikit-learn", "xarray")
-#: Optional model libraries recorded when the run's model comes from them.
+#: Libraries whose versions are recorded because they can change the numbers; the optional ones
+#: (numba: the compiled tree walk; the boosting libraries) are recorded as "not installed" when
+#: missing, so that installing one later is reported as a difference of environment.
+LIBRARIES = ("numpy", "pandas", "scipy", "scikit-learn", "xarray", "numba", "xgboost", "lightgbm", "catboost")
+#: Optional model libraries recorded with a saved model (the libraries to load it with).
 MODEL_LIBRARIES = ("xgboost", "lightgbm", "joblib", "threadpoolctl")
+#: Distributions that provide an import name under another distribution name.
+_ALIASES = {"xgboost": ("xgboost", "xgboost-cpu")}
+NOT_INSTALLED = "not installed"
+#: Key of the exact tree engine's walk in :func:`versions` ("compiled (numba)" or "NumPy").
+TREE_WALK = "tree walk"
 
 
 def _version(distribution: str) -> str | None:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    for name in _ALIASES.get(distribution, (distribution,)):
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def tree_walk() -> str:
+    """How the exact tree engine walks trees here: ``"compiled (numba)"`` or ``"NumPy"``.
+
+    The two agree to about 1e-14 (the compiled walk sums in another order), so a run and its
+    reproduction in environments that differ here can differ in the last bits.
+    """
+    from ..engine.tree import kernel_available
+
+    return "compiled (numba)" if kernel_available() else "NumPy"
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
-    """Versions of pdpboot, Python and the libraries the numbers depend on.
+    """Versions of pdpboot, Python and every library that can change the numbers.
 
     Parameters
     ----------
@@ -37,14 +57,19 @@ def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
     Returns
     -------
     dict
-        Distribution name -> version string, ``"pdpboot"`` and ``"python"`` included.
+        Distribution name -> version string (``"not installed"`` for a missing one of
+        :data:`LIBRARIES`), ``"pdpboot"``, ``"python"`` and :data:`TREE_WALK` (whether the
+        exact tree engine walks trees in compiled code) included.
     """
     out = {"pdpboot": __version__}
-    for name in (*LIBRARIES, *extra):
+    for name in LIBRARIES:
+        out[name] = _version(name) or NOT_INSTALLED
+    for name in extra:
         found = _version(name)
         if found is not None:
             out[name] = found
     out["python"] = ".".join(map(str, sys.version_info[:3]))
+    out[TREE_WALK] = tree_walk()
     return out
 
 

@@ -1,19 +1,36 @@
 """``repro.py`` and ``repro_inputs/``: re-run a run and check it reproduces ``results.nc``.
 
 ``repro_inputs/`` holds a byte copy of the input table and ``config.json``, the exact
-configuration (column names are data in that file, never code).  ``repro.py`` contains no
-name from the data: it calls :func:`reproduce` on its own folder.
+configuration (column names are data in that file, never code) with the versions of every
+library that can change the numbers (numba, the boosting libraries and whether the exact tree
+engine walked trees in compiled code included).  ``repro.py`` contains no name from the data:
+it calls :func:`main` on its own folder.
+
+*Reproduced* means one of two things, and the message says which:
+
+- **identical**: every value, coordinate and attribute equal (usually a byte-identical file);
+- **equal within the tolerance** :data:`REPRO_RTOL` (1e-12): same nodes, variables, dims,
+  coordinates and text, and every number within ``1e-12`` times the scale of its statistic (the
+  largest absolute value of the variable and its ``_resamples``/``_band``/``_se``/``_bias``
+  relatives in that node; a numeric attribute: its own largest value).  Another summation order
+  (numba's compiled tree walk instead of NumPy's, another BLAS) changes the last bits, about
+  1e-14; the largest difference is printed with where it is.
+
+Anything else is *not reproduced*, with each difference and its size.
 """
 
 from __future__ import annotations
 
 import json
+import numbers
 import shutil
 import sys
 import tempfile
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
 
 from ..io import load, save
@@ -22,6 +39,10 @@ from .compute import compute
 from .data import load_problem
 from .options import RunConfig, shorten
 from .provenance import sha256, versions
+
+#: Largest difference, relative to the scale of its statistic, that still counts as reproduced.
+REPRO_RTOL = 1e-12
+_FAMILY_SUFFIXES = ("_resamples", "_band_pointwise", "_band", "_se", "_bias")
 
 CONFIG_NAME = "config.json"
 INPUTS = "repro_inputs"
@@ -33,7 +54,8 @@ SCRIPT = '''#!/usr/bin/env python
 
 The data (a byte copy of the input table) and the exact configuration are read from
 repro_inputs/; nothing in this script depends on them.  Exit status 0 when the recomputed
-result is identical to results.nc.  Same as: pdpboot reproduce <this folder>.
+result is identical to results.nc or equal within the stated tolerance (1e-12 of each
+statistic's scale; the message says which).  Same as: pdpboot reproduce <this folder>.
 """
 
 import sys
@@ -115,8 +137,9 @@ def recompute(folder: Path, say=_say) -> tuple[dict[str, xr.DataTree], list[str]
         raise InputError(f"The data copy {str(data_path)!r} is missing.")
     if sha256(data_path) != config.data_sha256:
         raise InputError(f"{str(data_path)!r} was modified since the run (SHA-256 differs).")
-    notes = [f"{name} {was} was used for the run; this is {now}: the numbers may differ."
-             for name, was in config.versions.items() if (now := versions().get(name)) != was]
+    here = versions()
+    notes = [f"{name} {was} was used for the run; this is {here.get(name, 'not recorded')}: the numbers may differ "
+             "in the last bits." for name, was in config.versions.items() if here.get(name) != was]
     with warnings.catch_warnings():  # the run's warnings are in its run.log
         warnings.simplefilter("ignore")
         _, problem = load_problem(config, data_path)
@@ -124,23 +147,141 @@ def recompute(folder: Path, say=_say) -> tuple[dict[str, xr.DataTree], list[str]
     return result_files(outcome), notes
 
 
-def differences(new: xr.DataTree, old: xr.DataTree) -> list[str]:
-    """Which attrs, nodes and variables of two results differ (for the message of a failed check)."""
-    out = []
-    for key in sorted(set(new.attrs) | set(old.attrs)):
-        if not _same(new.attrs.get(key), old.attrs.get(key)):
-            out.append(f"root attribute {key!r}")
-    for name in sorted(set(new.children) | set(old.children)):
-        if name not in new.children or name not in old.children:
-            out.append(f"node {name!r} exists in only one result")
+@dataclass
+class Comparison:
+    """How a recomputed result compares with the saved one (see :func:`compare`)."""
+
+    identical: bool
+    #: differences beyond the tolerance, or of structure/text, each with its size
+    problems: list[str] = field(default_factory=list)
+    #: the largest numeric difference: (relative to its scale, absolute, where); 0 when identical
+    largest: tuple[float, float, str] = (0.0, 0.0, "")
+
+    @property
+    def reproduced(self) -> bool:
+        """Identical, or equal within :data:`REPRO_RTOL`."""
+        return not self.problems
+
+
+def _family(name: str) -> str:
+    for suffix in _FAMILY_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _finite_max(values: np.ndarray) -> float:
+    finite = np.abs(values[np.isfinite(values)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+class _Comparer:
+    def __init__(self, rtol: float):
+        self.rtol = rtol
+        self.problems: list[str] = []
+        self.largest = (0.0, 0.0, "")
+
+    def numbers(self, new, old, scale: float | None, where: str) -> None:
+        a, b = np.asarray(new), np.asarray(old)
+        if a.shape != b.shape:
+            self.problems.append(f"{where}: shape {b.shape} -> {a.shape}")
+            return
+        if not (a.dtype.kind in "iufc" and b.dtype.kind in "iufc" and "c" not in (a.dtype.kind + b.dtype.kind)):
+            if not _same(new, old):
+                self.problems.append(f"{where} differs")
+            return
+        a, b = a.astype(float), b.astype(float)
+        if not np.array_equal(np.isnan(a), np.isnan(b)) or not np.array_equal(a[np.isinf(a)], b[np.isinf(b)]):
+            self.problems.append(f"{where}: missing or infinite values at other positions")
+            return
+        finite = np.isfinite(a)
+        diff = float(np.abs(a[finite] - b[finite]).max()) if finite.any() else 0.0
+        if diff == 0.0:
+            return
+        scale = _finite_max(b) if scale is None else scale
+        relative = diff / scale if scale > 0 else np.inf
+        if relative > self.largest[0]:
+            self.largest = (relative, diff, where)
+        if relative > self.rtol:
+            self.problems.append(f"{where}: differs by up to {diff:.3g} ({relative:.3g} of its scale {scale:.3g})")
+
+    def attrs(self, new: dict, old: dict, where: str) -> None:
+        for key in sorted(set(new) | set(old), key=str):
+            if key not in new or key not in old:
+                self.problems.append(f"{where} attribute {key!r} exists in only one result")
+            elif _is_numeric(new[key]) and _is_numeric(old[key]):
+                self.numbers(new[key], old[key], None, f"{where} attribute {key!r}")
+            elif not _same(new[key], old[key]):
+                self.problems.append(f"{where} attribute {key!r} differs")
+
+    def node(self, a: xr.Dataset, b: xr.Dataset, where: str) -> None:
+        names = sorted(set(a.variables) | set(b.variables), key=str)
+        scales: dict[str, float] = {}
+        for name in b.data_vars:
+            if np.asarray(b[name].values).dtype.kind in "iuf":
+                family = _family(str(name))
+                scales[family] = max(scales.get(family, 0.0), _finite_max(np.asarray(b[name].values, dtype=float)))
+        for name in names:
+            here = f"{where}variable {name!r}"
+            if name not in a.variables or name not in b.variables:
+                self.problems.append(f"{here} exists in only one result")
+                continue
+            if a.variables[name].dims != b.variables[name].dims:
+                self.problems.append(f"{here}: dims {b.variables[name].dims} -> {a.variables[name].dims}")
+                continue
+            scale = scales.get(_family(str(name))) if name in b.data_vars else None
+            self.numbers(a.variables[name].values, b.variables[name].values, scale, here)
+            self.attrs(dict(a.variables[name].attrs), dict(b.variables[name].attrs), here)
+        self.attrs(dict(a.attrs), dict(b.attrs), f"{where}node" if where else "root")
+
+
+def _is_numeric(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (numbers.Number, np.number)):
+        return True
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value) > 0:
+        arr = np.asarray(value)
+        return arr.dtype.kind in "iuf"
+    return False
+
+
+def compare(new: xr.DataTree, old: xr.DataTree, rtol: float = REPRO_RTOL) -> Comparison:
+    """Compare a recomputed result with the saved one: identical, within ``rtol``, or not reproduced.
+
+    Parameters
+    ----------
+    new, old : xarray.DataTree
+        The recomputed and the saved result.
+    rtol : float
+        Largest difference relative to the scale of its statistic (see the module docstring).
+
+    Returns
+    -------
+    Comparison
+        ``identical``, ``reproduced`` (identical or within ``rtol``), ``problems`` (each
+        difference beyond ``rtol`` with its size) and ``largest`` (relative, absolute, where).
+    """
+    try:
+        xr.testing.assert_identical(new, old)
+        return Comparison(identical=True)
+    except AssertionError:
+        pass
+    check = _Comparer(rtol)
+    new_nodes = {n.relative_to(new): n for n in new.subtree}
+    old_nodes = {n.relative_to(old): n for n in old.subtree}
+    for path in sorted(set(new_nodes) | set(old_nodes)):
+        where = f"node {path!r}, " if path != "." else ""
+        if path not in new_nodes or path not in old_nodes:
+            check.problems.append(f"node {path!r} exists in only one result")
             continue
-        a, b = new[name].to_dataset(), old[name].to_dataset()
-        for var in sorted(set(a.variables) | set(b.variables)):
-            if var not in a.variables or var not in b.variables or not a[var].identical(b[var]):
-                out.append(f"node {name!r}, variable {var!r}")
-        if not all(_same(a.attrs.get(k), b.attrs.get(k)) for k in set(a.attrs) | set(b.attrs)):
-            out.append(f"node {name!r} attributes")
-    return out
+        check.node(new_nodes[path].to_dataset(inherit=False), old_nodes[path].to_dataset(inherit=False), where)
+    return Comparison(identical=False, problems=check.problems, largest=check.largest)
+
+
+def differences(new: xr.DataTree, old: xr.DataTree) -> list[str]:
+    """Which attrs, nodes and variables of two results differ beyond :data:`REPRO_RTOL`, with sizes."""
+    return compare(new, old).problems
 
 
 def _same(x, y) -> bool:
@@ -148,6 +289,21 @@ def _same(x, y) -> bool:
         return bool(xr.DataArray(x).identical(xr.DataArray(y)))
     except (ValueError, TypeError):
         return x == y
+
+
+def verdict(name: str, comparison: Comparison, same_bytes: bool) -> str:
+    """The line ``repro`` prints for one file."""
+    if comparison.identical:
+        return (f"{name} reproduced: identical values, coordinates and attributes"
+                f"{' (byte-identical file)' if same_bytes else ''}.")
+    relative, absolute, where = comparison.largest
+    if comparison.reproduced:
+        return (f"{name} reproduced within the stated tolerance, not identically: every number equal within "
+                f"{REPRO_RTOL:g} of its statistic's scale; the largest difference is {absolute:.2g} "
+                f"({relative:.2g} of its scale) in {where}.")
+    shown = "\n  ".join(comparison.problems[:20])
+    more = f"\n  ... and {len(comparison.problems) - 20} more" if len(comparison.problems) > 20 else ""
+    return f"{name} NOT reproduced (tolerance {REPRO_RTOL:g} of each statistic's scale); differences:\n  {shown}{more}"
 
 
 def main(folder: Path, argv: list[str] | None = None) -> int:
@@ -176,15 +332,11 @@ def main(folder: Path, argv: list[str] | None = None) -> int:
                 print(f"repro: {name} is missing from the run folder.", file=sys.stderr)
                 return 1
             same_bytes = sha256(path) == sha256(original)
-            new, old = load(path), load(original)
-            try:
-                xr.testing.assert_identical(new, old)
-            except AssertionError:
-                shown = "\n  ".join(differences(new, old)[:20]) or "(see xarray.testing.assert_identical)"
-                print(f"repro: {name} NOT reproduced; differences:\n  {shown}", file=sys.stderr)
+            comparison = compare(load(path), load(original))
+            if not comparison.reproduced:
+                print(f"repro: {verdict(name, comparison, same_bytes)}", file=sys.stderr)
                 return 1
-        print(f"repro: {name} reproduced: identical values, coordinates and attributes"
-              f"{' (byte-identical file)' if same_bytes else ''}.")
+        print(f"repro: {verdict(name, comparison, same_bytes)}")
         if args.output:
             print(f"repro: recomputed {name} kept at {path}")
     return 0

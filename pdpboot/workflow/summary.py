@@ -62,7 +62,8 @@ def summary_markdown(*, problem, config, outcome, files, failures, data_name, ta
     problems = [f"{EFFECTS[name].label} failed, so `{EFFECTS[name].file}` and its plots and sheets are missing: "
                 f"{reason}" for name, reason in outcome.failures.items()]
     lines += file_sections(result_lines, "- `repro.py`: `python repro.py` recomputes the result files from "
-                           "`repro_inputs/` and checks they are identical.",
+                           "`repro_inputs/` and checks they reproduce (identical, or equal within 1e-12 of each "
+                           "statistic's scale).",
                            sheets=sheets, files=files, notes=outcome.notes, failures=[*problems, *failures])
     lines += ["", "## Precision", "", strategy.precision(config, outcome.results), ""]
     return "\n".join(lines)

@@ -110,8 +110,8 @@ def _forest(n=300):
     return X, RandomForestRegressor(n_estimators=10, min_samples_leaf=3, random_state=0).fit(X, y)
 
 
-def _corrupt_first_tree(monkeypatch, shift=0.5):
-    """Every leaf of the first tree read ``shift`` too high: a parse error the walks cannot see."""
+def _corrupt_first_tree(monkeypatch, shift=0.5, every=1):
+    """Every ``every``-th node of the first tree read ``shift`` too high: a parse error the walks cannot see."""
     import dataclasses
 
 
@@ -121,7 +121,7 @@ def _corrupt_first_tree(monkeypatch, shift=0.5):
         model = real(estimator, response_method)
         value = model.value.copy()
         first = slice(int(model.roots[0]), int(model.roots[1]) if len(model.roots) > 1 else len(value))
-        value[first] += shift
+        value[first][::every] += shift
         return dataclasses.replace(model, value=value)
 
     monkeypatch.setattr(prepared_mod, "read_model", corrupted)
@@ -182,3 +182,80 @@ def test_an_honest_model_is_checked_once_per_fit(monkeypatch):
     est.set_params(random_state=1).fit(X, X[:, 0])
     compute_pd_many(est, X, [[0], [1]], grids, response_method="predict", method="tree")
     assert len(calls) == 3
+
+
+def test_h_statistic_tree_path_checks_the_reading(monkeypatch):
+    """The H statistics' exact path (PDs at observed points) also trusts a reading only after the check."""
+    from pdpboot.engine.hstats import interaction_part
+
+    X, est = _forest(n=120)
+    X = np.round(X, 1)  # few distinct values: the exact path's grids stay small
+    def predict(Z):
+        return est.predict(Z)[:, None]
+
+    brute = interaction_part(predict, X, (0, 1))
+    _corrupt_first_tree(monkeypatch, shift=5.0, every=2)  # not a constant: it would cancel in the centring
+    exact = interaction_part(predict, X, (0, 1), estimator=est)
+    np.testing.assert_allclose(exact, brute, rtol=0, atol=1e-10)
+
+
+def test_per_tree_pd_refuses_a_wrong_reading(monkeypatch):
+    from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
+
+    if not kernel_available():
+        pytest.skip("per-tree PD needs the compiled walk")
+    X, est = _forest()
+    _corrupt_first_tree(monkeypatch)
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        per_tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")
+
+
+def test_partial_dependence_records_the_engine_and_the_fallback_reason(monkeypatch):
+    import pdpboot
+
+    X, est = _forest()
+    honest = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
+    assert honest.attrs["engine"] == "tree: exact, checked against the model's predictions"
+    _corrupt_first_tree(monkeypatch)
+    res = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
+    assert res.attrs["engine"].startswith("brute: tree engine failed its self-check: on 64 probe rows")
+    grid = res["x0"].ds["x0"].values
+    np.testing.assert_allclose(res["x0"].ds["pd"].values[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("bug", ["sentinel", "reg_sqrt", "early_stopping"])
+def test_the_check_alone_catches_each_historical_bug(bug, monkeypatch):
+    """Each of the three readings fixed above, re-introduced: ``method="auto"`` still returns brute force's
+    numbers (the self-check refuses the reading) and says why; ``method="tree"`` raises."""
+    from pdpboot.engine import _lightgbm, _xgboost, compute_pd_many
+
+    X, y = _data(n=2000)
+    if bug == "sentinel":
+        monkeypatch.setattr(_xgboost.XGBoostReader, "as_missing", lambda self, values: values)
+        est = xgb.XGBRegressor(n_estimators=40, max_depth=4, missing=0.0, n_jobs=1).fit(X, y)
+    elif bug == "reg_sqrt":
+        real = _lightgbm.booster_link
+        monkeypatch.setattr(_lightgbm, "booster_link",
+                            lambda *a, **k: real(a[0], a[1], "identity" if a[2] == "signed_square" else a[2], **k))
+        est = lgb.LGBMRegressor(n_estimators=30, reg_sqrt=True, verbose=-1, n_jobs=1).fit(X, np.abs(y) * 3)
+    else:
+        monkeypatch.setattr(_xgboost, "_trees_predict_uses", lambda estimator, gb: len(gb["trees"]))
+        est = xgb.XGBRegressor(n_estimators=300, max_depth=3, learning_rate=0.5, n_jobs=1,
+                               callbacks=[xgb.callback.EarlyStopping(rounds=3)])
+        est.fit(X[:1500], y[:1500], eval_set=[(X[1500:], y[1500:])], verbose=False)
+    grid = np.linspace(-2, 2, 120)  # enough grid points for the cost model to pick the tree engine
+    choices = []
+    (avg, _), = compute_pd_many(est, X, [[0]], [[grid]], response_method="predict", choices=choices)
+    assert choices[0].engine == "brute" and choices[0].fallback, choices
+    np.testing.assert_allclose(avg[0], _brute(est, X, 0, grid), rtol=0, atol=1e-5)  # float32 predictions
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        compute_pd(est, X, [0], [grid], response_method="predict", method="tree")
+
+
+def test_tree_partial_dependence_refuses_a_wrong_reading(monkeypatch):
+    from pdpboot.engine.tree import tree_partial_dependence
+
+    X, est = _forest()
+    _corrupt_first_tree(monkeypatch)
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")

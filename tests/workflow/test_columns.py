@@ -178,6 +178,9 @@ def test_a_near_id_text_column_is_left_out_with_a_note():
     said = " ".join(problem.notes)
     assert "'Name' not used: it has 304 distinct values in 406 rows" in said and "--keep Name" in said
     assert "Name" in prepare(merge({"target": "Miles_per_Gallon", "keep": ["Name"]}, {}), table).features
+    with pytest.raises(InputError, match=r"--pd-features names 'Name', which is not a model feature \(left out: it "
+                                         r"has 304 distinct values.*--keep Name uses it anyway\)"):
+        prepare(merge({"target": "Miles_per_Gallon", "pd_features": ["Name"]}, {}), table)
     explicit = prepare(merge({"target": "Miles_per_Gallon", "features": ["Name", "Horsepower"]}, {}), table)
     assert explicit.features == ["Name", "Horsepower"]
     # a text column with many levels that repeat (a manufacturer) is a feature
@@ -217,4 +220,4 @@ def test_a_tiny_table_says_too_few_rows(tmp_path, capsys, rows):
     wage_like().head(rows).to_csv(path, index=False)
     for extra in ([], ["--features", "age"]):
         err = bad(["run", path, "--target", "wage", *extra], capsys, tmp_path / "o")
-        assert f"only {rows} row(s)" in err and "constant" not in err
+        assert f"Only {rows} row(s) in the table" in err and "constant" not in err

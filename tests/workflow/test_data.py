@@ -4,6 +4,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from .helpers import (
     regression_table,
@@ -124,6 +126,10 @@ def test_r_style_na_in_a_numeric_column_is_missing(tmp_path):
     said = " ".join(notes)
     assert "'Ozone' ('NA', 1 row(s))" in said and "read as numbers, those rows missing" in said
     assert "'NA' in column(s) 'label' is kept as a level" in said
+    path.write_text("x,y,only\n1,2,NA\n3,4,None\n")
+    notes = []
+    assert read_table(path, notes)["only"].isna().all()
+    assert "Column 'only' holds only missing-value marks ('NA', 'None'): read as missing." in notes
     # xlsx and parquet: the same column with NA-like text cells
     frame = pd.DataFrame({"x": [1.5, "NA", 2.5, "None"], "y": [1, 2, 3, 4]})
     frame.to_excel(tmp_path / "r.xlsx", index=False)
@@ -191,6 +197,14 @@ def test_decimal_comma_with_thousands_dots(tmp_path):
     path.write_text("a;y\n" + "".join(f"{v};1\n" for v in ["3,5", "4,25", "7,0"] * 4 + ["4.184"]))
     with pytest.raises(InputError, match="'4.184' is not one .or is ambiguous"):
         read_table(path)
+    assert read_table(path, decimal=",")["a"].iloc[-1] == 4184.0  # told: the dot separates thousands
+    # a whole column of 1.234-like numbers next to decimal commas: 1.234 or 1234? refused, naming both fixes
+    path.write_text("Preis;Menge\n" + "".join(f"{p};{m}\n" for p, m in [("3,5", "1.250"), ("4,25", "2.000"),
+                                                                          ("7,0", "12.500")] * 4))
+    with pytest.raises(InputError, match="'Menge'.*'1.250'.*--decimal , .dots separate thousands. or --decimal ."):
+        read_table(path)
+    assert read_table(path, decimal=",")["Menge"].tolist()[:3] == [1250.0, 2000.0, 12500.0]
+    assert read_table(path, decimal=".")["Menge"].tolist()[:3] == [1.25, 2.0, 12.5]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
@@ -214,3 +228,150 @@ def test_a_header_with_a_dot_one_is_not_a_duplicate(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,a.1,y\n1,2,3\n")
     assert list(read_table(path).columns) == ["a", "a.1", "y"]
+
+
+def test_a_numeric_column_with_an_unknown_marker_is_named(tmp_path):
+    """UCI tables write '?' for a missing number: the column is text, and the note names the fix."""
+    from pdpboot.workflow.data import read_table
+
+    path = tmp_path / "uci.csv"
+    path.write_text("horsepower,mpg\n" + "".join(f"{v},{k}\n" for k, v in enumerate([*range(100, 119), "?"] * 3)))
+    notes = []
+    assert read_table(path, notes)["horsepower"].dtype != float
+    assert any("'horsepower' holds numbers and the text '?' (3 row(s))" in n and "--na-values '?'" in n
+               for n in notes)
+    assert read_table(path, na_values=["?"])["horsepower"].isna().sum() == 3
+
+
+def test_na_values_from_the_config_file_and_huge_integers_stay_text(tmp_path):
+    from pdpboot.workflow.data import load_problem, read_table
+    from pdpboot.workflow.options import merge
+
+    path = tmp_path / "arthritis.csv"
+    arthritis_like().to_csv(path, index=False)
+    config = merge({}, {"target": "Improved", "na_values": ["None"]})  # the TOML key na_values
+    _, problem = load_problem(config, path)
+    assert set(problem.classes) == {"Some", "Marked"} and "row(s) with a missing target value were dropped" in \
+        " ".join(problem.notes)
+    path.write_text("id,y\n" + "".join(f"{123456789012345678901234 + k},{k}\n" for k in range(30)))
+    value = read_table(path)["id"].iloc[3]
+    assert value == 123456789012345678901237 and not isinstance(value, float)  # no float that lost its digits
+
+
+# ----------------------------------------------------------------------------- the class: no cell silently lost
+
+_TOKENS = sorted({"NA", "None", "NULL", "n/a", "N/A", "nan", "NaN", "null", "#N/A", "<NA>", "-nan", "1.#IND"})
+
+
+@st.composite
+def _csv_columns(draw):
+    """Columns of cells mixing numbers, words, missing-value tokens and empty fields."""
+    word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=6).filter(
+        lambda w: w not in ("nan", "inf", "null", "none", "true", "false", "na"))
+    number = st.one_of(st.integers(-10**6, 10**6).map(str),
+                       st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False).map(repr))
+    kinds = st.lists(st.sampled_from(["number", "word", "token", "empty"]), min_size=1, max_size=3, unique=True)
+    n_rows = draw(st.integers(2, 12))
+    columns = []
+    for _ in range(draw(st.integers(1, 4))):
+        allowed = draw(kinds)
+        cell = st.one_of(*[{"number": number, "word": word, "token": st.sampled_from(_TOKENS),
+                            "empty": st.just("")}[k] for k in allowed])
+        columns.append(draw(st.lists(cell, min_size=n_rows, max_size=n_rows)))
+    return columns
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(columns=_csv_columns())
+def test_every_cell_is_read_as_written_or_as_missing_only_when_it_marks_one(tmp_path, columns):
+    """Text stays text; a token is missing only in a column whose other cells are all numbers; numbers exact."""
+    import csv
+
+    from pdpboot.workflow.data import read_table
+
+    path = tmp_path / "cells.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow([f"c{j}" for j in range(len(columns))])
+        writer.writerows(zip(*columns))
+    read = read_table(path)
+    for j, cells in enumerate(columns):
+        col = read[f"c{j}"]
+        numeric = col.dtype.kind == "f"
+        if numeric:
+            assert all(c == "" or c in _TOKENS or _is_number(c) for c in cells)
+        for cell, value in zip(cells, col.tolist()):
+            if cell == "":
+                assert pd.isna(value)
+            elif numeric:
+                assert (np.isnan(value) if cell in _TOKENS else value == float(cell)), (cell, value)
+            elif cell in _TOKENS or not _is_number(cell):
+                assert value == cell, (cell, value)  # a word or a token kept exactly as written
+            else:
+                assert float(value) == float(cell)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text not in _TOKENS
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx"])
+def test_blank_cells_are_missing_in_every_format(tmp_path, suffix):
+    from pdpboot.workflow.data import read_table
+
+    frame = pd.DataFrame({"s": ["a", " ", "b", ""], "x": ["1.5", "  ", "2", "3"]})
+    path = tmp_path / f"t{suffix}"
+    {".csv": lambda: frame.to_csv(path, index=False), ".xlsx": lambda: frame.to_excel(path, index=False),
+     ".parquet": lambda: frame.to_parquet(path)}[suffix]()
+    notes = []
+    read = read_table(path, notes)
+    assert read["s"].isna().tolist() == [False, True, False, True] and read["s"][2] == "b"
+    if suffix != ".parquet":  # typed text in Parquet stays text; its blanks are missing all the same
+        assert read["x"].dtype == float and np.isnan(read["x"][1])
+    assert any("Blank cells" in n and "'s'" in n for n in notes)
+
+
+@st.composite
+def _hostile_tables(draw):
+    """CSV text with hostile cells: tokens, blanks, inf, decimal commas, dates, duplicate or odd names."""
+    sep = draw(st.sampled_from([",", ";", "\t"]))
+    cell = st.one_of(
+        st.sampled_from(["", " ", "NA", "None", "inf", "-Infinity", "?", "1.234", "4.184,81", "3,5", "2011-01-31",
+                         "True", "x", "é", "0", "1", "-1", "1e308", "1e-320", '"a;b"', "nan"]),
+        st.integers(-5, 5).map(str), st.floats(-1e3, 1e3, allow_nan=False).map(repr),
+        st.text(alphabet="ab ;,\t\"'\\", max_size=4))
+    n_cols = draw(st.integers(1, 4))
+    names = draw(st.lists(st.sampled_from(["y", "a", "b", "a.1", "output", "", " x", "id", "pd"]),
+                          min_size=n_cols, max_size=n_cols, unique=draw(st.integers(0, 4)) > 0))
+    n_rows = draw(st.one_of(st.integers(0, 3), st.integers(20, 40)))
+    rows = [[draw(cell) for _ in range(n_cols)] for _ in range(n_rows)]
+    target = draw(st.sampled_from([*names, "y"]))
+    return sep, names, rows, target
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(table=_hostile_tables())
+def test_hostile_csv_is_read_or_refused_in_one_line(tmp_path, table):
+    """Reading and checking a table (no fitting) ends in a Problem or an InputError - never anything else."""
+    import csv
+
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import load_problem
+    from pdpboot.workflow.options import merge
+
+    sep, names, rows, target = table
+    path = tmp_path / "hostile.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, delimiter=sep)
+        writer.writerow(names)
+        writer.writerows(rows)
+    try:
+        load_problem(merge({"target": target, "test_size": 0}, {}), path)
+    except InputError as exc:
+        message = str(exc)
+        assert message and "\n" not in message and "Traceback" not in message

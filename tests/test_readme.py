@@ -1,0 +1,42 @@
+"""Every ```python block of README.md runs as written, in order, in one namespace (issue 26 B.12).
+
+Nothing is monkeypatched: the examples themselves are cheap enough for CI.  Plots use matplotlib's
+Agg backend; files are written to a temporary working directory.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+_BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def python_blocks(text: str) -> list[tuple[int, str]]:
+    """(first line number, code) of every fenced ```python block, in order."""
+    return [(text[:m.start()].count("\n") + 2, m.group(1)) for m in _BLOCK.finditer(text)]
+
+
+def test_blocks_are_found():
+    text = "intro\n```python\na = 1\n```\n\n```bash\nls\n```\n```python\nb = a + 1\n```\n"
+    assert python_blocks(text) == [(3, "a = 1\n"), (10, "b = a + 1\n")]
+    assert len(python_blocks(README.read_text(encoding="utf-8"))) >= 5
+
+
+def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__readme__"}
+    try:
+        for line, code in python_blocks(README.read_text(encoding="utf-8")):
+            try:
+                exec(compile(code, f"README.md:{line}", "exec"), namespace)  # noqa: S102 - our own README
+            except Exception as exc:
+                raise AssertionError(f"the README's python block at line {line} fails: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        plt.close("all")
