@@ -11,6 +11,7 @@ import pytest
 import xarray as xr
 
 import pdpboot
+import pdpboot.engine._tree_compiled as compiled_module
 import pdpboot.engine.tree as tree_module
 from pdpboot.workflow import provenance
 from pdpboot.workflow.repro import REPRO_RTOL, compare
@@ -75,7 +76,8 @@ def test_other_tree_walk_is_reported_and_still_reproduces(run_folder, tmp_path, 
     other = "NumPy" if walked != "NumPy" else "compiled (numba)"
     if other == "compiled (numba)" and not tree_module.kernel_available():
         pytest.skip("numba is not installed: only the NumPy walk is available")
-    monkeypatch.setattr(tree_module, "_KERNEL", False if other == "NumPy" else tree_module._KERNEL)
+    # the knob lives in the module of the compiled walk since engine/tree.py was split
+    monkeypatch.setattr(compiled_module, "_KERNEL", False if other == "NumPy" else compiled_module._KERNEL)
     code, out = run_cli(["reproduce", copy], capsys)
     assert f"tree walk {walked} was used for the run; this is {other}" in out.err
     assert code == 0, out.err
