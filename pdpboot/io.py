@@ -459,8 +459,10 @@ def load(path: str | os.PathLike, *, verify: bool = True) -> xr.DataTree:
         A ``.nc`` file or ``.zarr`` store written by :func:`save`.
     verify : bool
         Recompute every variable's checksum and compare it with the one
-        recorded by :func:`save` (``ValueError`` on a mismatch).  ``False``
-        skips this (faster for large results).
+        recorded by :func:`save`, and check that the file holds exactly the
+        nodes recorded in the root's manifest - none missing, none added,
+        none replaced (``ValueError`` naming them).  ``False`` skips both
+        (faster for large results; reads a damaged file anyway).
 
     Returns
     -------

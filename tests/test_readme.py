@@ -1,10 +1,13 @@
 """Every ```python block of README.md runs as written, in order, in one namespace (issue 26 B.12).
 
 Nothing is monkeypatched: the examples themselves are cheap enough for CI.  Plots use matplotlib's
-Agg backend; files are written to a temporary working directory.
+Agg backend; files are written to a temporary working directory.  Any warning fails the test,
+except the ``pdpboot.CoverageWarning`` the README itself announces (the experimental forest IJ
+warns on every call).
 """
 
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -29,14 +32,24 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    import pdpboot
+
     monkeypatch.chdir(tmp_path)
+    text = README.read_text(encoding="utf-8")
     namespace: dict = {"__name__": "__readme__"}
+    announced = []
     try:
-        for line, code in python_blocks(README.read_text(encoding="utf-8")):
-            try:
-                exec(compile(code, f"README.md:{line}", "exec"), namespace)  # noqa: S102 - our own README
-            except Exception as exc:
-                raise AssertionError(f"the README's python block at line {line} fails: "
-                                     f"{type(exc).__name__}: {exc}") from exc
+        for line, code in python_blocks(text):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("error")
+                warnings.simplefilter("always", pdpboot.CoverageWarning)
+                try:
+                    exec(compile(code, f"README.md:{line}", "exec"), namespace)  # noqa: S102 - our own README
+                except Exception as exc:
+                    raise AssertionError(f"the README's python block at line {line} fails: "
+                                         f"{type(exc).__name__}: {exc}") from exc
+            announced += [w for w in caught if issubclass(w.category, pdpboot.CoverageWarning)]
     finally:
         plt.close("all")
+    if announced:
+        assert "CoverageWarning" in text, "a README example warns without the README saying so"

@@ -14,7 +14,9 @@ it calls :func:`main` on its own folder.
   largest absolute value of the variable and its ``_resamples``/``_band``/``_se``/``_bias``
   relatives in that node; a numeric attribute: its own largest value).  Another summation order
   (numba's compiled tree walk instead of NumPy's, another BLAS) changes the last bits, about
-  1e-14; the largest difference is printed with where it is.
+  1e-14; the largest difference is printed with where it is.  The ``engine`` attribute (which
+  engine the cost model chose, which depends on whether numba is installed) may differ too: the
+  difference is printed, the numbers decide.
 
 Anything else is *not reproduced*, with each difference and its size.
 """
@@ -42,6 +44,9 @@ from .provenance import sha256, versions
 
 #: Largest difference, relative to the scale of its statistic, that still counts as reproduced.
 REPRO_RTOL = 1e-12
+#: Attributes that describe how the numbers were computed in this environment (the engine chosen by
+#: the cost model depends on whether numba is installed): a difference is reported, not a failure.
+ENVIRONMENT_ATTRS = frozenset({"engine"})
 _FAMILY_SUFFIXES = ("_resamples", "_band_pointwise", "_band", "_se", "_bias")
 
 CONFIG_NAME = "config.json"
@@ -156,6 +161,8 @@ class Comparison:
     problems: list[str] = field(default_factory=list)
     #: the largest numeric difference: (relative to its scale, absolute, where); 0 when identical
     largest: tuple[float, float, str] = (0.0, 0.0, "")
+    #: differences of :data:`ENVIRONMENT_ATTRS` (reported with the verdict, not failures)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def reproduced(self) -> bool:
@@ -179,6 +186,7 @@ class _Comparer:
     def __init__(self, rtol: float):
         self.rtol = rtol
         self.problems: list[str] = []
+        self.notes: list[str] = []
         self.largest = (0.0, 0.0, "")
 
     def numbers(self, new, old, scale: float | None, where: str) -> None:
@@ -212,7 +220,10 @@ class _Comparer:
             elif _is_numeric(new[key]) and _is_numeric(old[key]):
                 self.numbers(new[key], old[key], None, f"{where} attribute {key!r}")
             elif not _same(new[key], old[key]):
-                self.problems.append(f"{where} attribute {key!r} differs")
+                if key in ENVIRONMENT_ATTRS:
+                    self.notes.append(f"{where} attribute {key!r}: {str(old[key])[:150]!r} -> {str(new[key])[:150]!r}")
+                else:
+                    self.problems.append(f"{where} attribute {key!r} differs")
 
     def node(self, a: xr.Dataset, b: xr.Dataset, where: str) -> None:
         names = sorted(set(a.variables) | set(b.variables), key=str)
@@ -276,7 +287,7 @@ def compare(new: xr.DataTree, old: xr.DataTree, rtol: float = REPRO_RTOL) -> Com
             check.problems.append(f"node {path!r} exists in only one result")
             continue
         check.node(new_nodes[path].to_dataset(inherit=False), old_nodes[path].to_dataset(inherit=False), where)
-    return Comparison(identical=False, problems=check.problems, largest=check.largest)
+    return Comparison(identical=False, problems=check.problems, largest=check.largest, notes=check.notes)
 
 
 def differences(new: xr.DataTree, old: xr.DataTree) -> list[str]:
@@ -297,13 +308,16 @@ def verdict(name: str, comparison: Comparison, same_bytes: bool) -> str:
         return (f"{name} reproduced: identical values, coordinates and attributes"
                 f"{' (byte-identical file)' if same_bytes else ''}.")
     relative, absolute, where = comparison.largest
+    notes = f" Computed differently here: {'; '.join(comparison.notes)}." if comparison.notes else ""
     if comparison.reproduced:
+        largest = (f"the largest difference is {absolute:.2g} ({relative:.2g} of its scale) in {where}"
+                   if absolute > 0 else "no number differs")
         return (f"{name} reproduced within the stated tolerance, not identically: every number equal within "
-                f"{REPRO_RTOL:g} of its statistic's scale; the largest difference is {absolute:.2g} "
-                f"({relative:.2g} of its scale) in {where}.")
+                f"{REPRO_RTOL:g} of its statistic's scale; {largest}.{notes}")
     shown = "\n  ".join(comparison.problems[:20])
     more = f"\n  ... and {len(comparison.problems) - 20} more" if len(comparison.problems) > 20 else ""
-    return f"{name} NOT reproduced (tolerance {REPRO_RTOL:g} of each statistic's scale); differences:\n  {shown}{more}"
+    return (f"{name} NOT reproduced (tolerance {REPRO_RTOL:g} of each statistic's scale); differences:\n  {shown}"
+            f"{more}{notes}")
 
 
 def main(folder: Path, argv: list[str] | None = None) -> int:

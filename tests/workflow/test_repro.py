@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import pdpboot
-import pdpboot.engine._tree_compiled as compiled_module
+import pdpboot.engine._tree_compiled as compiled_mod  # holds the compiled-walk switch
 import pdpboot.engine.tree as tree_module
 from pdpboot.workflow import provenance
 from pdpboot.workflow.repro import REPRO_RTOL, compare
@@ -76,8 +76,7 @@ def test_other_tree_walk_is_reported_and_still_reproduces(run_folder, tmp_path, 
     other = "NumPy" if walked != "NumPy" else "compiled (numba)"
     if other == "compiled (numba)" and not tree_module.kernel_available():
         pytest.skip("numba is not installed: only the NumPy walk is available")
-    # the knob lives in the module of the compiled walk since engine/tree.py was split
-    monkeypatch.setattr(compiled_module, "_KERNEL", False if other == "NumPy" else compiled_module._KERNEL)
+    monkeypatch.setattr(compiled_mod, "_KERNEL", False if other == "NumPy" else compiled_mod._KERNEL)
     code, out = run_cli(["reproduce", copy], capsys)
     assert f"tree walk {walked} was used for the run; this is {other}" in out.err
     assert code == 0, out.err
@@ -107,3 +106,15 @@ def test_compare_identical_within_tolerance_and_not():
     extra = _tree([1.0, 2.0, 1000.0])
     extra["y"] = xr.DataTree(xr.Dataset({"pd": ("k", [1.0])}))
     assert compare(extra, base).problems == ["node 'y' exists in only one result"]
+
+
+def test_engine_attr_differing_with_the_environment_is_reported_not_a_failure():
+    base = _tree([1.0, 2.0, 1000.0], {"n_rows": 10, "engine": "tree: exact, checked against the model's predictions"})
+    other = _tree([1.0, 2.0, 1000.0 + 1e-11], {"n_rows": 10, "engine": "brute: cheaper by the cost model"})
+    result = compare(other, base)
+    assert result.reproduced and not result.identical
+    assert result.notes == ["root attribute 'engine': \"tree: exact, checked against the model's predictions\" -> "
+                            "'brute: cheaper by the cost model'"]
+    from pdpboot.workflow.repro import verdict
+
+    assert "Computed differently here: root attribute 'engine'" in verdict("results.nc", result, False)

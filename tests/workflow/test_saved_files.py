@@ -110,3 +110,14 @@ def test_mtcars_like_vs_ale_reproduces(tmp_path, zarr_copies, capsys):
     assert repro_main(folder, []) == 0
     printed = capsys.readouterr().out
     assert "ale.nc reproduced" in printed and "results.nc reproduced" in printed
+
+
+def test_all_kinds_together_both_effects(tmp_path, zarr_copies, capsys):
+    """Every kind in one table, PD and ALE from one run (ALE's level order uses the other columns too)."""
+    _table().to_csv(tmp_path / "table.csv", index=False)
+    code, captured = run_cli(["run", tmp_path / "table.csv", "--target", "y", "--features", "vs,flag,grade,note,day,x",
+                              "--effect", "both", "--out", tmp_path / "out", *QUICK], capsys)
+    assert code == 0, captured.err
+    folder = _check_run(tmp_path / "out", zarr_copies, ("pd", "ale"))
+    for name in ("results.nc", "ale.nc"):
+        assert set(pdpboot.load(folder / name).children) == {"vs", "flag", "grade", "note", "day", "x"}
