@@ -101,6 +101,18 @@ def _one_fit_run(name: str):
     return run
 
 
+#: What a band is about, by the result's ``target`` attr (the target of inference the core records).
+TARGETS = {"learner": "about the learner's PD (the PD this model would have if fitted on other samples "
+                      "like the training rows)",
+           "dgp": "about the data's PD (the PD of the data-generating process)"}
+
+
+def _target(results: dict) -> str:
+    tree = next(iter(results.values()), None)
+    text = TARGETS.get(tree.attrs.get("target")) if tree is not None else None
+    return f"; {text}" if text else ""
+
+
 def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
     tree = next(iter(results.values()), None)
     scheme = tree.attrs.get("resampling") if tree is not None else "bootstrap"
@@ -108,7 +120,7 @@ def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
     return [("Bootstrap", f"B = {config.n_resamples} refits on resamples of the training rows ({scheme}); "
                           f"each {labels} averaged over its resample's rows"),
             ("Bands", f"{config.confidence_level:.0%} {config.band} "
-                      f"{'simultaneous' if config.simultaneous else 'pointwise'}")]
+                      f"{'simultaneous' if config.simultaneous else 'pointwise'}{_target(results)}")]
 
 
 def _bootstrap_precision(config, results: dict) -> str:
@@ -126,7 +138,7 @@ def _ij_header(config, results: dict) -> list[tuple[str, str]]:
                             "from the covariance between the trees' bootstrap counts of each training row and the "
                             "trees' PDs (Wager, Hastie & Efron 2014, with their finite-tree bias correction); each "
                             "PD averaged over all training rows"),
-            ("Bands", f"{config.confidence_level:.0%} normal {band}")]
+            ("Bands", f"{config.confidence_level:.0%} normal {band}{_target(results)}")]
 
 
 def _ij_precision(config, results: dict) -> str:

@@ -155,6 +155,7 @@ def test_ale_crash_after_pd_keeps_pd_files_and_names_the_effect(tmp_path, capsys
     problems = summary.split("## Problems", 1)[1]
     assert "ALE failed" in problems and "TypeError" in problems
     assert "## Features ranked by the range of their PD curve" in summary
+    assert "about the learner's PD" in summary  # the band's target of inference, from the result's attrs
     if HAS_OPENPYXL:
         import openpyxl
 
