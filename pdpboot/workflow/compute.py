@@ -29,6 +29,21 @@ from .registry import EFFECTS, requested
 from .strategy import strategy_for
 
 
+def engine_notes(engine: str) -> list[str]:
+    """What a user must know about how the PD was computed: an exact engine whose reading of the model
+    failed its self-check against the model's own predictions (the numbers then come from brute force).
+
+    ``engine`` is the result's ``engine`` attr (:func:`pdpboot.engine.describe_choices`).
+
+    >>> engine_notes("tree: exact, checked against the model's predictions")
+    []
+    >>> engine_notes("brute: tree engine failed its self-check: differs by up to 0.1")
+    ['computed by brute force (exact, slower): tree engine failed its self-check: differs by up to 0.1']
+    """
+    return [f"computed by brute force (exact, slower): {part.split(': ', 1)[1]}"
+            for part in engine.split("; ") if part.startswith("brute: ") and "self-check" in part]
+
+
 def feature_sets(problem: Problem) -> list:
     """Features and pairs in the order of the PD result's nodes."""
     return [*problem.pd_features, *[tuple(p) for p in problem.pairs]]
@@ -151,6 +166,9 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
             tree = strategy.run(effect, ctx, sets)
             if effect.tidy is not None:
                 tree = effect.tidy(tree, problem)
+            for note in engine_notes(tree.attrs.get("engine", "")):
+                say(f"NOTE: {effect.label}: {note}")
+                outcome.notes.append(f"{effect.label}: {note}")
         except Exception as exc:
             if not keep_going:
                 raise
