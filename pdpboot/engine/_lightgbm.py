@@ -31,7 +31,7 @@ import json
 
 import numpy as np
 
-from ._tree_model import reader_array
+from .dtypes import reader_array
 from .response import booster_link
 
 _IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape"}

@@ -35,10 +35,10 @@ import zlib
 
 import numpy as np
 
+from ._table import _Table
 from ._tree_compiled import _kernel, _kernel_base
 from ._tree_model import TreeModel, model_grid
 from ._tree_walk import _raw_outputs
-from .brute import _Table
 from .response import response_function
 
 #: background rows of the probe

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.ensemble import (
     ExtraTreesClassifier,
@@ -341,31 +340,6 @@ def to_array(estimator, X) -> np.ndarray:
     return validate_data(
         estimator, X, dtype=np.float32, reset=False, ensure_all_finite="allow-nan" if nan_ok else True
     )
-
-
-def reader_array(X, n_features: int, dtype, categories_for: Callable, numeric: Callable | None = None) -> np.ndarray:
-    """Rows of an XGBoost / LightGBM model as ``dtype``: pandas categories as codes, NaN if unknown.
-
-    ``categories_for(j, col)`` gives the categories that code pandas categorical column ``j``;
-    ``numeric`` (optional) post-processes numeric values (e.g. a ``missing=`` sentinel to NaN).
-    """
-    numeric = numeric or (lambda values: values)
-    if isinstance(X, pd.DataFrame):
-        if X.shape[1] != n_features:
-            raise ValueError(f"X has {X.shape[1]} columns, the model {n_features}.")
-        out = np.empty(X.shape, dtype=dtype)
-        for j in range(X.shape[1]):
-            col = X.iloc[:, j]
-            if isinstance(col.dtype, pd.CategoricalDtype):
-                codes = pd.Categorical(col, categories=categories_for(j, col)).codes.astype(dtype)
-                out[:, j] = np.where(codes < 0, np.nan, codes)
-            else:
-                out[:, j] = numeric(np.asarray(col, dtype=dtype))
-        return out
-    xa = np.asarray(X, dtype=dtype)
-    if xa.ndim != 2 or xa.shape[1] != n_features:
-        raise ValueError(f"X must be 2-D with {n_features} columns.")
-    return numeric(xa)
 
 
 def model_grid(model: TreeModel, j: int, values) -> np.ndarray:

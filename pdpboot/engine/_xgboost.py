@@ -31,7 +31,7 @@ import json
 
 import numpy as np
 
-from ._tree_model import reader_array
+from .dtypes import reader_array
 from .response import booster_link
 
 _IDENTITY = {"reg:squarederror", "reg:linear", "reg:absoluteerror", "reg:pseudohubererror"}
