@@ -104,6 +104,23 @@ def select_output(ds: xr.Dataset, attrs: Mapping, output: Hashable | None) -> tu
 
 
 def response_label(attrs: Mapping, label: Any, n_outputs: int) -> str:
+    """The y-axis label of a PD: what is averaged, and whose PD it is.
+
+    A result whose header says ``target = "dgp"`` (the debiased estimator) is the data's PD, not the
+    fitted model's: its label says so instead of "Predicted ...".
+
+    >>> response_label({"target_name": "Price"}, "Price", 1)
+    'Predicted Price'
+    >>> response_label({"target_name": "Price", "target": "dgp"}, "Price", 1)
+    "Price (the data's PD)"
+    """
+    text = _learner_label(attrs, label, n_outputs)
+    if attrs.get("target") == "dgp":
+        return f"{text.removeprefix('Predicted ')} (the data's PD)"
+    return text
+
+
+def _learner_label(attrs: Mapping, label: Any, n_outputs: int) -> str:
     response = attrs.get("response")
     if response == "decision_function":
         return f"Decision function (class = {label})" if label is not None else "Decision function"
@@ -140,7 +157,7 @@ def _band_label(band: xr.DataArray, attrs: Mapping, n_resamples: int | None, *, 
         method = band.attrs.get("method")
         text = f"{prefix}{method} {noun}" if method else f"{prefix}pointwise {noun}"
     b = band.attrs.get("n_resamples", attrs.get("n_resamples", n_resamples))
-    if not short and b is not None:
+    if not short and b is not None and int(b) > 0:  # B = 0: a one-fit band (forest IJ, debiased)
         text += f", B = {int(b)}"
     return text
 

@@ -825,3 +825,19 @@ def test_any_effect_variable_draws_like_pd():
     with pytest.raises(ValueError, match="no 'nope' variable"):
         plot_pd(node, "x1", variable="nope")
     plt.close("all")
+
+
+def test_a_band_of_the_data_pd_says_so_and_names_no_resamples():
+    """A debiased (target = "dgp") result is labelled as the data's PD, and its one-fit band carries no "B = 0"."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from pdpboot import debiased_partial_dependence
+    from pdpboot.datasets import make_electricity_prices
+
+    X, y = make_electricity_prices(300, rng=0)
+    res = debiased_partial_dependence(RandomForestRegressor(20, min_samples_leaf=5), X, y, ["Temperature"], rng=0)
+    ax = plot_pd(res, "Temperature")
+    assert ax.get_ylabel() == "Price (the data's PD)"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels and not any("B = 0" in t for t in labels), labels
+    plt.close(ax.figure)
