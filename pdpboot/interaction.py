@@ -57,7 +57,7 @@ from sklearn.model_selection import KFold
 from ._evaluate import Evaluation, NodeArrays, PDEffect
 from ._loop import Failure, dispatch, fit_context, guarded, root_generator, seed_record, stored_results
 from ._pd import partial_dependence
-from ._plan import check_fit_params, fit_kwargs, make_spec
+from ._plan import fit_kwargs, make_spec
 from ._validate import (
     check_n_resamples,
     check_positive_int,
@@ -80,7 +80,7 @@ from .engine.hstats import (
 )
 from .engine.refit import rows_of, seed_estimator
 from .engine.response import response_function
-from .options import Execution, resolve_execution
+from .options import Execution, check_fit_params, resolve_execution
 from .schema import feature_nodes
 
 __all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_of_model", "h_statistic_test",

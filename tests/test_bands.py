@@ -171,8 +171,9 @@ def test_results_declare_their_bounded_statistics():
     from sklearn.linear_model import LinearRegression
 
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=3,
-                                               grid_resolution=3, interactions=True, heterogeneity=True, rng=0,
-                                               progress=False)
+                                               grid_resolution=3, rng=0,
+                                               execution=pdpboot.Execution(progress=False),
+                                               statistics=["interactions", "heterogeneity"])
     header = ResultHeader.from_attrs(res.attrs)
     for stat in ("h2", "h2_overall", "h_unnormalized", "ice_sd", "heterogeneity_index", "pd_range",
                  "pd_variance_interaction"):

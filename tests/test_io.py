@@ -23,7 +23,7 @@ def classifier_result():
     est = make_pipeline(make_column_transformer((OneHotEncoder(), ["colour"]), remainder="passthrough"),
                         LogisticRegression())
     res = pdpboot.bootstrap_partial_dependence(est, X, y, ["num", "colour", ("num", "colour")], n_resamples=20,
-                                               grid_resolution=4, ice=3, rng=0)
+                                               grid_resolution=4, rng=0, statistics={"ice": 3})
     return pdpboot.confidence_bands(res, simultaneous=True)
 
 
@@ -89,7 +89,7 @@ def hostile_result():
     est = make_pipeline(make_column_transformer((OneHotEncoder(), ["lvl"]), remainder="passthrough"),
                         LinearRegression())
     res = pdpboot.bootstrap_partial_dependence(est, X, y, features, n_resamples=3, grid_resolution=3, rng=0,
-                                               ice=2)
+                                               statistics={"ice": 2})
     return pdpboot.confidence_bands(res), features
 
 
@@ -208,7 +208,8 @@ def test_schema_version_recorded_and_removed_on_load(tmp_path):
 def _small_result(seed=0, features=(0, 1)):
     X = np.random.default_rng(seed).normal(size=(30, 2))
     return pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0] + seed, list(features),
-                                                n_resamples=2, grid_resolution=3, rng=0, progress=False)
+                                                n_resamples=2, grid_resolution=3, rng=0,
+                                                execution=pdpboot.Execution(progress=False))
 
 
 def _raw(path):
