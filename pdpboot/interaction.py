@@ -26,7 +26,7 @@ seed: the full-data fit uses these rows, and every resample the rows of its
 own background that are among them (with their multiplicities), so the
 estimate and its resamples are one statistic.
 
-Uncertainty.  ``bootstrap_partial_dependence(..., interactions=True)``
+Uncertainty.  ``bootstrap_partial_dependence(..., statistics="interactions")``
 computes ``h2``/``h_unnormalized``/``h2_overall`` for the full-data fit and
 every resample; :func:`h_statistic` returns them with bands like the PD's.
 ``pd_variance_interaction`` is computed from the stored ``pd`` and
@@ -152,7 +152,7 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
     if not found:
         raise ValueError(
             "This result holds no H statistics. Rerun bootstrap_partial_dependence(..., "
-            "interactions=True), or compute them for one fitted model with "
+            "statistics='interactions'), or compute them for one fitted model with "
             "h_statistic_of_model(estimator, X, features)."
         )
     tree = xr.DataTree(children=children)
@@ -227,7 +227,7 @@ def h_statistic_of_model(
     n_max = check_positive_int(n_max, "n_max", 2)
     if not is_fitted(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it before h_statistic_of_model, or "
-                         "use bootstrap_partial_dependence(..., interactions=True), which fits clones itself.")
+                         "use bootstrap_partial_dependence(..., statistics='interactions'), which fits clones itself.")
     generator = np.random.default_rng(check_rng(rng))
     tree = partial_dependence(estimator, X, features, response_method=response_method,
                               sample_weight=sample_weight, **dict(grid_kwargs or {}))
@@ -257,7 +257,7 @@ def h_statistic(
     """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result, with bands.
 
     Selects the statistics computed in the resample loop by
-    ``bootstrap_partial_dependence(..., interactions=True)``, adds
+    ``bootstrap_partial_dependence(..., statistics="interactions")``, adds
     ``pd_variance_interaction`` (from ``pd``/``pd_resamples`` of 2-D nodes) and
     bands.  All these statistics are >= 0: their band bounds are clipped at 0.
 
@@ -311,7 +311,7 @@ def h_statistic(
     >>> from sklearn.linear_model import LinearRegression
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [(0, 1)], n_resamples=5,
-    ...                                            interactions=True, grid_resolution=3, rng=0, progress=False)
+    ...                                            statistics="interactions", grid_resolution=3, rng=0)
     >>> pdpboot.h_statistic(res)["x0__x1"].ds["h2_band"].dims
     ('ci_bound', 'output')
     """

@@ -320,7 +320,7 @@ def test_xarray_centered_and_derivative_ice_and_errors():
     np.testing.assert_allclose(d.values, derivative_ice(ice.values, ice["x1"].values))
     with pytest.raises(ValueError, match="no dim"):
         xr_centered_ice(ice, "x9")
-    with pytest.raises(ValueError, match="heterogeneity=True"):
+    with pytest.raises(ValueError, match="statistics=.heterogeneity."):
         ice_heterogeneity(pdpboot.partial_dependence(_interaction_ols().fit(X, y), X, ["x1"]))
     with pytest.raises(ValueError, match="source"):
         ice_heterogeneity(pdr, source="everything")

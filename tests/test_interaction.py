@@ -310,7 +310,7 @@ def test_classifier_outputs_and_errors():
     assert list(h["x0__x1"].ds["output"].values) == ["a", "b", "c"]
     assert (h["x0__x1"].ds["h2"] > 0).all()
     res = pdpboot.partial_dependence(clf, X, [0])
-    with pytest.raises(ValueError, match="interactions=True"):
+    with pytest.raises(ValueError, match="statistics=.interactions."):
         h_statistic(res)
     with pytest.raises(TypeError, match="h_statistic_of_model"):
         h_statistic(clf)
