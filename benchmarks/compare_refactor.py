@@ -67,9 +67,9 @@ def arrays() -> dict:
     _tree_arrays("h_one_fit", pdpboot.h_statistic_of_model(gbr, X, ["x1", ("x1", "x2")], n_max=50, rng=0), out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        forest = pdpboot.forest_partial_dependence(RandomForestRegressor(min_samples_leaf=5), X, y,
-                                                   ["x1", ("x1", "x2")], n_estimators=40, grid_resolution=5,
-                                                   simultaneous=True, rng=0)
+        forest = pdpboot.forest_partial_dependence(RandomForestRegressor(40, min_samples_leaf=5), X, y,
+                                                   ["x1", ("x1", "x2")], grid_resolution=5, simultaneous=True,
+                                                   rng=0)
     _tree_arrays("forest_ij", forest, out)
     poly = make_pipeline(PolynomialFeatures(2, interaction_only=True), LinearRegression())
     for null in ("plugin", "smooth"):
