@@ -54,9 +54,9 @@ from joblib import delayed
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold
 
-from ._evaluate import Evaluation, NodeArrays, PDEffect
+from ._evaluate import NodeArrays, PDEffect
 from ._loop import Failure, dispatch, fit_context, guarded, root_generator, seed_record, stored_results
-from ._pd import partial_dependence
+from ._pd import one_fit_tree
 from ._plan import fit_kwargs, make_spec
 from ._validate import (
     check_n_resamples,
@@ -229,21 +229,14 @@ def h_statistic_of_model(
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it before h_statistic_of_model, or "
                          "use bootstrap_partial_dependence(..., statistics='interactions'), which fits clones itself.")
     generator = np.random.default_rng(check_rng(rng))
-    tree = partial_dependence(estimator, X, features, response_method=response_method,
-                              sample_weight=sample_weight, **dict(grid_kwargs or {}))
     spec = make_spec(X, features, **dict(grid_kwargs or {}))
-    first = feature_nodes(tree)[0].ds
     h_rows = subsample_rows(spec.n_rows, n_max, generator)[0]  # the rows of every H statistic of the package
-    evaluation = Evaluation(tree.attrs["response"], list(first["output"].values), np.arange(spec.n_rows),
-                            check_sample_weight(sample_weight, spec.n_rows), h_rows=h_rows)
-    for name, variables in PDEffect(spec, n_max=n_max).evaluate(estimator, evaluation).items():
-        ds = tree[name].to_dataset()
-        for stat in H_STATISTICS:
-            if stat in variables:
-                dims, arr = variables[stat]
-                ds[stat] = xr.DataArray(arr, dims=dims, coords={"output": ds["output"]})
-        tree[name].dataset = ds
-    tree.attrs = dict(tree.attrs, n_max=n_max, rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    # one evaluation: the PD surfaces (for the PD-variance index) and the H statistics from the same pass
+    tree = one_fit_tree(estimator, PDEffect(spec, n_max=n_max),
+                        dict(response_method=response_method, sample_weight=sample_weight is not None, n_max=n_max),
+                        response_method=response_method, sample_weight=sample_weight, h_rows=h_rows,
+                        rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    tree.attrs = dict(tree.attrs, n_max=n_max)
     return _from_result(tree, confidence_level=None, method="percentile", simultaneous=False)
 
 

@@ -793,3 +793,23 @@ def test_h_statistic_test_runs_through_the_loop(tmp_path):
     assert skipped.pvalue == expected
     with pytest.raises(ValueError, match="sentinel"):
         h_statistic_test(_CountingOLS(fail_parity=bar), X, y, (0, 1), **dict(kw, null_model="smooth"))
+
+
+def test_h_statistic_of_model_evaluates_the_model_once(monkeypatch):
+    """One engine pass per feature-set kind: the PD surfaces were computed twice (once by partial_dependence,
+    once more beside the H statistics); the PD-variance index still equals the one of partial_dependence's PD."""
+    from pdpboot import _evaluate
+    from pdpboot.interaction import pd_variance_statistic
+
+    X, y = make_interaction(120, rng=3)
+    model = _interaction_ols().fit(X, y)
+    calls = []
+    real = _evaluate.compute_pd_many
+    monkeypatch.setattr(_evaluate, "compute_pd_many", lambda *a, **k: calls.append(1) or real(*a, **k))
+    h = pdpboot.h_statistic_of_model(model, X, ["x1", ("x1", "x2")], n_max=50, rng=0,
+                                     grid_kwargs={"grid_resolution": 5})
+    assert len(calls) == 1
+    monkeypatch.setattr(_evaluate, "compute_pd_many", real)
+    surface = pdpboot.partial_dependence(model, X, [("x1", "x2")], grid_resolution=5)["x1__x2"].ds["pd"]
+    index = pd_variance_statistic(surface, dims=("x1", "x2"))
+    np.testing.assert_array_equal(h["x1__x2"].ds["pd_variance_interaction"].values, index.values)
