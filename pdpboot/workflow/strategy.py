@@ -6,6 +6,8 @@
 
 A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
 summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
+Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers every name there,
+:func:`pdpboot.workflow.options.registered_strategies`) and its entry in the effects' ``compute``.
 """
 
 from __future__ import annotations
