@@ -65,6 +65,12 @@ class Option:
         return "--" + self.key.replace("_", "-")
 
     @property
+    def parser_choices(self) -> tuple[str, ...] | None:
+        """``choices`` for argparse; None for a registry's (``--help`` must not import the registered modules,
+        and every value is checked against :attr:`allowed` when the configuration is merged)."""
+        return None if callable(self.choices) else (self.choices or None)
+
+    @property
     def allowed(self) -> tuple[str, ...]:
         """The allowed values of a ``choice`` option (from its registry, for ``--effect`` and ``--uncertainty``)."""
         return tuple(self.choices() if callable(self.choices) else self.choices)
@@ -151,7 +157,7 @@ OPTIONS: tuple[Option, ...] = (
            "whole-curve coverage of the level-0.95 band 0.72 (MC SE 0.08) at n = 500 (bootstrap 0.93) and 0.40 "
            "(0.05) at n = 2000; pointwise 0.87-0.88. none: one fit, no refits, no bands: PD/ICE/ALE of the "
            "model (a fitted --model-file as it is, on all rows), as R's pdp and iml draw them.",
-           choices=registered_strategies, group="bootstrap"),
+           choices=registered_strategies, metavar="METHOD", group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
     Option("band", "choice", "percentile", "Band method. percentile (default) covered 0.92-0.94 in an "
@@ -165,7 +171,7 @@ OPTIONS: tuple[Option, ...] = (
            group="bootstrap"),
     Option("effect", "choice", "pd", "Effect to compute with bands: pd (partial dependence, with ICE), ale "
            "(accumulated local effects: no extrapolation when features are correlated; saved as ale.nc) or both "
-           "(from the same resamples' seeds).", choices=registered_effects, group="bootstrap"),
+           "(from the same resamples' seeds).", choices=registered_effects, metavar="EFFECT", group="bootstrap"),
     Option("interactions", "int", 0, "Friedman's H-squared interaction statistics on at most N rows per "
            "model (0 = off; costs about N*N predictions per feature and resample).", metavar="N",
            group="bootstrap"),
@@ -332,7 +338,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = N
                                metavar=option.metavar, help=option.help + shown)
         else:
             group.add_argument(option.flag, dest=option.key, default=None, metavar=option.metavar,
-                               choices=option.allowed or None, help=option.help + shown)
+                               choices=option.parser_choices, help=option.help + shown)
 
 
 def _show(value) -> str:
