@@ -55,7 +55,7 @@ class Option:
     kind: str  # str, int, float, bool, list, pairs, choice, path, mapping (COL=value), levels (COL=a,b,c)
     default: Any
     help: str
-    #: the allowed values, or a function returning them when asked (a registry read when the parser is built)
+    #: the allowed values, or a function returning them when asked (a registry, read when a value is checked)
     choices: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
     metavar: str | None = None
     group: str = "model"

@@ -2,7 +2,7 @@
 
 Adding an effect: its module (an :class:`~pdpboot.workflow.effect.EffectReport` named ``REPORT``)
 and one line below, nothing else: ``--effect`` offers every name registered here (and ``both`` for PD
-and ALE), read when the parser is built (:func:`pdpboot.workflow.options.registered_effects`).
+and ALE), read when a value is checked (:func:`pdpboot.workflow.options.registered_effects`).
 """
 
 from __future__ import annotations
