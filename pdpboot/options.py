@@ -289,8 +289,10 @@ REMOVED_IN = "0.3"
 
 
 def _shown(value) -> str:
+    """A short value as written (``'run'``, ``0.5``, ``None``); an array, a dict or a long value as ``...``."""
     text = repr(value)
-    return text if len(text) <= 40 and "\n" not in text else "..."
+    plain = value is None or isinstance(value, (str, bool, int, float))
+    return text if plain and len(text) <= 40 else "..."
 
 
 def _new_place(name: str, value) -> str:

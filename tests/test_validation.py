@@ -46,7 +46,7 @@ def test_nan_in_X_for_model_without_nan_support(frame, tmp_path):
     X, y = frame
     X.loc[5, "wind"] = np.nan
     with pytest.raises(ValueError, match=r"missing values in column\(s\) \['wind'\].*Impute"):
-        _boot(LinearRegression(), X, y, ["temp"], checkpoint=tmp_path / "ck")
+        _boot(LinearRegression(), X, y, ["temp"], execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     assert not (tmp_path / "ck").exists()
     _boot(HistGradientBoostingRegressor(max_iter=3), X, y, ["temp"])  # accepts NaN
 
@@ -127,7 +127,7 @@ def test_fitted_vs_unfitted(frame):
 def test_groups_wrong_length(frame):
     X, y = frame
     with pytest.raises(ValueError, match="one label per row of X \\(40\\); got 10"):
-        _boot(LinearRegression(), X, y, ["temp"], resampling="group", groups=np.arange(10))
+        _boot(LinearRegression(), X, y, ["temp"], resampling=pdpboot.Resampling("group", groups=np.arange(10)))
 
 
 def test_constant_feature_warns_and_gives_one_point(frame):
@@ -278,7 +278,8 @@ def test_nullable_dtypes_work_end_to_end(frame, tmp_path):
     y = pd.Series(y.to_numpy(), dtype="Float64")
     from sklearn.ensemble import HistGradientBoostingRegressor as HGB
 
-    res = _boot(HGB(max_iter=3), X, y, ["count", "flag", ("count", "temp")], ice=2, grid_resolution=6)
+    res = _boot(HGB(max_iter=3), X, y, ["count", "flag", ("count", "temp")], statistics={"ice": 2},
+                grid_resolution=6)
     assert res["count"].ds["count"].values.tolist() == [0, 1, 2, 3, 4]
     assert res["flag"].ds["flag"].values.tolist() == [False, True]
     loaded = pdpboot.load(pdpboot.save(res, tmp_path / "n.nc"))
@@ -295,7 +296,7 @@ def test_nullable_dtypes_work_end_to_end(frame, tmp_path):
 def test_row_labels_netcdf_cannot_store_become_strings(frame, tmp_path, index):
     X, y = frame
     X.index = index
-    res = _boot(LinearRegression(), X, y.to_numpy(), ["temp"], ice=3)
+    res = _boot(LinearRegression(), X, y.to_numpy(), ["temp"], statistics={"ice": 3})
     labels = res["temp"].ds["instance"].values
     assert all(isinstance(lab, str) for lab in labels)
     assert set(labels) <= {str(i) for i in index}
@@ -381,7 +382,7 @@ def test_rng_random_state_clear_error(frame):
 def test_ice_yes_clear_error(frame):
     X, y = frame
     with pytest.raises(ValueError, match="ice must be True, False or a positive integer"):
-        _boot(NoFit(), X, y, ["temp"], ice="yes")
+        _boot(NoFit(), X, y, ["temp"], statistics={"ice": "yes"})
 
 
 def test_max_ice_instances_negative_clear_error(frame):
@@ -503,8 +504,10 @@ def test_a_subsample_without_rows_is_refused(frame, fraction):
     X, y = frame
     with pytest.raises(ValueError, match=r"subsample_fraction=.* draws floor\(.* x 40\) = 1? ?\d? ?row.*"
                                          r"at least 2: use subsample_fraction >= 0.05"):
-        _boot(LinearRegression(), X, y, ["temp"], resampling="subsample", subsample_fraction=fraction)
-    assert _boot(LinearRegression(), X, y, ["temp"], resampling="subsample", subsample_fraction=0.05)
+        _boot(LinearRegression(), X, y, ["temp"], resampling=pdpboot.Resampling("subsample",
+                                                                                 subsample_fraction=fraction))
+    assert _boot(LinearRegression(), X, y, ["temp"],
+                 resampling=pdpboot.Resampling("subsample", subsample_fraction=0.05))
 
 
 def test_shapes_of_percentiles_and_custom_values_are_named(frame):
