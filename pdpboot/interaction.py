@@ -657,6 +657,8 @@ def h_statistic_test(
                             cv=cv, sample_weight=sample_weight, fit_params=fit_params, calibration=calibration,
                             null_model=null_model)
     execution = resolve_execution(execution, n_jobs=n_jobs)
+    execution.check_used("h_statistic_test", ("n_jobs", "threads_per_job", "progress", "checkpoint", "on_error",
+                                              "max_failure_share"))  # (its H statistics need no PD engine)
     X, y, w = plan.X, plan.y, plan.weights
     generator = root_generator(check_rng(rng), execution.checkpoint)
     ckpt = _test_checkpoint(plan, execution, seed_record(generator))

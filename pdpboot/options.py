@@ -222,13 +222,13 @@ class Execution:
         object.__setattr__(self, "memory_limit", int(self.memory_limit))
 
     def check_used(self, function: str, used: Iterable[str]) -> None:
-        """Refuse fields a one-fit ``function`` does not use, instead of ignoring them silently."""
+        """Refuse fields ``function`` does not use, instead of ignoring them silently."""
         defaults = Execution()
         unused = [f.name for f in dataclasses.fields(self) if f.name not in used
                   and not _same(getattr(self, f.name), getattr(defaults, f.name))]
         if unused:
-            raise ValueError(f"{function} fits once: Execution({unused[0]}=...) does not apply to it; it uses only "
-                             f"{', '.join(used)}.")
+            raise ValueError(f"Execution({unused[0]}=...) does not apply to {function}, which uses only "
+                             f"{', '.join(used)}; leave it at its default.")
 
 
 def _resolve(kind: type, given, shortcuts: dict, name: str):

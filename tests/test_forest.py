@@ -193,7 +193,7 @@ def test_warns_below_1000_trees_or_when_the_correction_removes_over_half(friedma
     (RandomForestRegressor(), {"uncertainty": "bootstrap"}, ValueError, "uncertainty"),
     (RandomForestRegressor(), {"confidence_level": 95}, ValueError, "confidence_level"),
     (RandomForestRegressor(n_estimators=1), {}, ValueError, "n_estimators"),
-    (RandomForestRegressor(), {"execution": pdpboot.Execution(checkpoint="ck")}, ValueError, "fits once"),
+    (RandomForestRegressor(), {"execution": pdpboot.Execution(checkpoint="ck")}, ValueError, "does not apply"),
     (RandomForestRegressor(), {"response_method": "predict_proba"}, ValueError, "only for classifiers"),
     (RandomForestClassifier(), {"response_method": "predict"}, ValueError, "predicted labels"),
 ])

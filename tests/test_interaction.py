@@ -813,3 +813,10 @@ def test_h_statistic_of_model_evaluates_the_model_once(monkeypatch):
     surface = pdpboot.partial_dependence(model, X, [("x1", "x2")], grid_resolution=5)["x1__x2"].ds["pd"]
     index = pd_variance_statistic(surface, dims=("x1", "x2"))
     np.testing.assert_array_equal(h["x1__x2"].ds["pd_variance_interaction"].values, index.values)
+
+
+def test_h_statistic_test_refuses_execution_fields_it_does_not_use():
+    X, y = make_interaction(60, rng=1)
+    with pytest.raises(ValueError, match=r"Execution\(method=...\) does not apply to h_statistic_test"):
+        h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=9,
+                         execution=pdpboot.Execution(method="brute"))
