@@ -270,7 +270,7 @@ def h_statistic(
     method : {"percentile", "basic", "normal", "bc", "bca"}
         Band method, as in :func:`pdpboot.confidence_bands`.  The default,
         ``percentile``, was chosen from a coverage study
-        (``experiments/stats_bounded.py``; ``y = x1 + x2 + x1 x2 + eps``, OLS with
+        (``experiments/bounded_statistics.py``; ``y = x1 + x2 + x1 x2 + eps``, OLS with
         the product term, n = 300, H2 on 100 rows, B = 200, population and
         learner's expected ``H2 = 1/3``): 95 % intervals covered the learner's
         expected H2 in 0.980 (MC SE 0.011, R = 150 data sets) with
@@ -542,7 +542,7 @@ def h_statistic_test(
     learner's own steps, refits reproduce it (``A f0 ~= f0``), so
     ``I_jk(A f0) ~= 0``.  Measured on the audit's null
     ``y = 2 x1 + sin(3 x2) + 1.5 x3 x4 + eps`` (gradient boosting, n = 200,
-    refits without noise, 20 data sets, ``experiments/stats_htest.py``): mean
+    refits without noise, 20 data sets, ``experiments/h_test_size_power.py``): mean
     ``H2_12`` 0.0085 (SE 0.0008) for refits on the true ``f`` and 0.0029 on
     the plug-in ``f0``; putting the true ``1.5 x3 x4`` in place of the
     learner's part in ``x3, x4`` restored 0.0074, putting the true main
@@ -635,7 +635,7 @@ def h_statistic_test(
     PDs need ``n_rows * 500 * 3`` of its predictions; the refits dominate
     for moderate ``n_rows``.
 
-    Size and power (``experiments/stats_htest.py``; n = 200, K = 19, ``H2`` on
+    Size and power (``experiments/h_test_size_power.py``; n = 200, K = 19, ``H2`` on
     50 rows, rejection at the 5 % level, MC SE in brackets; the plug-in
     null on the first R' of the same data sets): on the audit null, gradient
     boosting 0.040 (0.014, R = 200; plug-in 0.10, R' = 60), random forest

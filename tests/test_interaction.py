@@ -672,7 +672,7 @@ def test_h_statistic_test_size_flexible_learners(learner):
     null DGP, where the plug-in null was liberal for tree learners; the full study is ``python -m experiments
     htest``."""
     from experiments import _common as C
-    from experiments import stats_htest as S
+    from experiments import h_test_size_power as S
 
     cfg = dict(S.SETTINGS["full"], n=300)
     pvalues = [S._one(learner, "audit", cfg, False, s)[1] for s in C.seed_sequence(3, learner).spawn(60)]
