@@ -51,13 +51,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 from joblib import delayed
-from sklearn.base import clone, is_classifier
+from sklearn.base import is_classifier
 from sklearn.model_selection import KFold
 
 from ._evaluate import Evaluation, NodeArrays, PDEffect
-from ._loop import Failure, dispatch, fit_context, guarded, root_generator, seed_record, stored_results
+from ._loop import Failure, dispatch, fit_context, fit_seeded, guarded, root_generator, seed_record, stored_results
 from ._pd import partial_dependence
-from ._plan import check_fit_params, fit_kwargs, make_spec
+from ._plan import check_fit_params, make_spec
 from ._validate import (
     check_n_resamples,
     check_positive_int,
@@ -78,7 +78,7 @@ from .engine.hstats import (
     pd_variance_interaction,
     subsample_rows,
 )
-from .engine.refit import rows_of, seed_estimator
+from .engine.refit import rows_of
 from .engine.response import response_function
 from .options import Execution, resolve_execution
 from .schema import feature_nodes
@@ -361,12 +361,10 @@ class HStatisticTestResult:
     noise_sd: float = float("nan")
 
 
-def _fit(estimator, X, y, weights, fit_params, rng, *, rows=None, only_if_unset=False):
-    """A seeded clone of ``estimator`` fitted to the rows ``rows`` (None: all), weights routed to fit."""
-    params = fit_kwargs(estimator, fit_params, weights, rows, X.shape[0])
-    model = seed_estimator(clone(estimator), rng, only_if_unset=only_if_unset)
-    X_fit, y_fit = (X, y) if rows is None else (rows_of(X, rows), y[rows])
-    return model.fit(X_fit, y_fit, **params)
+def _fit(plan: _TestPlan, y, rng, *, rows=None, only_if_unset=False):
+    """:func:`pdpboot._loop.fit_seeded` on the test's estimator, table, weights and fit parameters."""
+    return fit_seeded(plan.estimator, plan.X, y, rng, sample_weight=plan.weights, fit_params=plan.fit_params,
+                      rows=rows, only_if_unset=only_if_unset)
 
 
 def _statistic(model, X, pair, n_max, rng, statistic, weights) -> float:
@@ -412,7 +410,7 @@ def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed
     fit2_rng = copy.deepcopy(fit_rng)  # common random numbers: the second-level refit gets the same seed
     draw = noise[draw_rng.integers(0, noise.size, size=noise.size)]
     y_null = mean + draw
-    model = _fit(plan.estimator, plan.X, y_null, plan.weights, plan.fit_params, fit_rng)
+    model = _fit(plan, y_null, fit_rng)
     first = _statistic(model, plan.X, plan.pair, plan.n_max, copy.deepcopy(stat_rng), plan.statistic, plan.weights)
     if plan.calibration == "none":
         return first, np.nan
@@ -420,7 +418,7 @@ def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed
     # residual draw (rescaled), learner seed and H-statistic rows as the first level
     fitted, mean2 = _surrogate(model, plan.X, plan.pair, plan.weights, background)
     ratio = _rms(y_null - fitted, plan.weights) / max(rms_observed, 1e-300)
-    model2 = _fit(plan.estimator, plan.X, mean2 + ratio * draw, plan.weights, plan.fit_params, fit2_rng)
+    model2 = _fit(plan, mean2 + ratio * draw, fit2_rng)
     return first, _statistic(model2, plan.X, plan.pair, plan.n_max, stat_rng, plan.statistic, plan.weights)
 
 
@@ -670,7 +668,7 @@ def h_statistic_test(
     fit_seed, stat_seed, cv_seed, bg_seed = generator.spawn(4)
     null_seeds = generator.spawn(plan.n_resamples)
     with fit_context(execution.threads_per_job):
-        model = _fit(plan.estimator, X, y, w, plan.fit_params, fit_seed, only_if_unset=True)
+        model = _fit(plan, y, fit_seed, only_if_unset=True)
         observed = _statistic(model, X, plan.pair, plan.n_max, stat_seed, plan.statistic, w)
         null_model = plan.null_model if plan.null_model == "plugin" or _numeric(X) else "plugin"
         if null_model != plan.null_model:
@@ -742,7 +740,6 @@ def _out_of_fold(plan: _TestPlan, seed: np.random.Generator) -> np.ndarray:
     folds = KFold(plan.cv, shuffle=True, random_state=int(seed.integers(0, 2**31 - 1)))
     out = np.empty(n)
     for train, test in folds.split(np.arange(n)):
-        model = _fit(plan.estimator, plan.X, plan.y, plan.weights, plan.fit_params, seed.spawn(1)[0],
-                     rows=train, only_if_unset=True)
+        model = _fit(plan, plan.y, seed.spawn(1)[0], rows=train, only_if_unset=True)
         out[test] = response_function(model, "predict")(rows_of(plan.X, test))[:, 0]
     return out
