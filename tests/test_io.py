@@ -344,3 +344,19 @@ def test_result_saved_before_the_manifest_loads_with_a_warning():
     with pytest.warns(UserWarning, match="without a node manifest: a missing or added node cannot be detected"):
         tree = pdpboot.load(old)
     assert "pdpboot_manifest" not in tree.attrs and tree.children
+
+
+def test_zarr_without_the_extra_names_it(tmp_path, monkeypatch):
+    """Zarr is an optional extra: saving or loading a .zarr without it says so (not xarray's traceback, and
+    on load not "damaged")."""
+    import sys
+
+    path = pdpboot.save(_small_result(), tmp_path / "r.zarr")
+    monkeypatch.setitem(sys.modules, "zarr", None)  # as if zarr were not installed
+    with pytest.raises(ImportError, match=r'pip install "pdpboot\[zarr\]"'):
+        pdpboot.save(_small_result(), tmp_path / "s.zarr")
+    assert not (tmp_path / "s.zarr").exists()
+    with pytest.raises(ImportError, match=r'pip install "pdpboot\[zarr\]"'):
+        pdpboot.load(path)
+    monkeypatch.undo()
+    assert "x0" in pdpboot.load(path).children  # with zarr back, the store reads
