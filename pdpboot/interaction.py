@@ -80,6 +80,7 @@ from .engine.hstats import (
 )
 from .engine.refit import rows_of
 from .engine.response import response_function
+from .header import ResultHeader
 from .options import Execution, resolve_execution
 from .schema import feature_nodes
 
@@ -243,7 +244,8 @@ def h_statistic_of_model(
                 dims, arr = variables[stat]
                 ds[stat] = xr.DataArray(arr, dims=dims, coords={"output": ds["output"]})
         tree[name].dataset = ds
-    tree.attrs = dict(tree.attrs, n_max=n_max, rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    header = ResultHeader.from_attrs(tree.attrs)  # the one writer of root attrs
+    tree.attrs = header.replace(n_max=n_max, rng_entropy=str(generator.bit_generator.seed_seq.entropy)).to_attrs()
     return _from_result(tree, confidence_level=None, method="percentile", simultaneous=False)
 
 
