@@ -175,7 +175,8 @@ OPTIONS: tuple[Option, ...] = (
            group="bootstrap"),
     Option("effect", "choice", "pd", "Effect to compute with bands: pd (partial dependence, with ICE), ale "
            "(accumulated local effects: no extrapolation when features are correlated; saved as ale.nc) or both "
-           "(from the same resamples' seeds).", choices=("both",), registry="effect", metavar="EFFECT", group="bootstrap"),
+           "(from the same resamples' seeds).", choices=("both",), registry="effect", metavar="EFFECT",
+           group="bootstrap"),
     Option("interactions", "int", 0, "Friedman's H-squared interaction statistics on at most N rows per "
            "model (0 = off; costs about N*N predictions per feature and resample).", metavar="N",
            group="bootstrap"),
