@@ -48,7 +48,7 @@ from pdpboot.datasets import make_friedman1
 from pdpboot.engine.tree import kernel_available
 
 FIT_SECONDS: list[float] = []
-#: settings of each model (the paper quotes them from here: experiments/s4_cost.py, ``speed_macros``)
+#: settings of each model (the paper quotes them from here: experiments/cost.py, ``speed_macros``)
 MODEL_SETTINGS = {
     "rf": {"n_estimators": 100}, "rf5": {"n_estimators": 100, "min_samples_leaf": 5}, "hgb": {"max_iter": 100},
     "catboost": {"iterations": 100, "depth": 6}, "xgboost": {"n_estimators": 100, "max_depth": 6},

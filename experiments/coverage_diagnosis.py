@@ -1,6 +1,6 @@
 """Why least squares covers a little below 95 % and the network at n = 500 above it: two measurements.
 
-Part of the coverage study (:mod:`experiments.s2_coverage` computes and renders it; settings in
+Part of the coverage study (:mod:`experiments.coverage` computes and renders it; settings in
 ``config("coverage")["diagnosis"]``).  Every output is compact (no resample curves are kept).
 
 Least squares (scenarios A and C).  The refits of least squares have a closed form, so many data
@@ -247,7 +247,7 @@ ARCHIVE = ("summary/*.nc",)
 
 def compute(ctx: C.Context) -> None:
     from .config import config
-    from .s2_coverage import dgp_pd, simulate
+    from .coverage import dgp_pd, simulate
 
     cfg = config("coverage", ctx.quick)
     folder = ctx.study_dir(STUDY)

@@ -185,7 +185,7 @@ def confidence_bands(
         bias "correction" moves the band away from the truth.  ``percentile``
         (the default) is the method with a study behind it; ``bc``/``bca``
         remain the right choice for the bounded summary statistics whose
-        study chose them (``experiments/stats_bounded.py``).
+        study chose them (``experiments/bounded_statistics.py``).
     simultaneous : bool
         Bands covering each whole curve/surface at once, per output (see module
         notes); the pointwise band is then kept as ``s_band_pointwise``.
@@ -193,7 +193,7 @@ def confidence_bands(
         ``sup-t``: ``estimate -/+ c * se`` (widened where ``method``'s
         pointwise band sticks out); ``calibrated``: ``method``'s pointwise band
         at the calibrated level of the percentile band.  ``auto`` is ``sup-t``:
-        in a coverage study (``experiments/stats_bands.py``: regression, smooth
+        in a coverage study (``experiments/simultaneous_bands.py``: regression, smooth
         spline learner, n = 300, 15-point grid, R = 1000 data sets) the 95 %
         sup-t band covered the learner's expected PD curve as a whole in
         0.935 (MC SE 0.008) of the data sets at B = 100 and 0.937 (0.008) at

@@ -147,7 +147,7 @@ def forest_partial_dependence(
     The bands do not meet the package's own criteria (coverage within 0.03 of
     the refit bootstrap's at 1/20 of its cost) and every call draws a
     :class:`pdpboot.CoverageWarning`.  Measured on Friedman 1
-    (``experiments/s8_forest_ij.py``, 95 % bands): n = 500, 1000 trees,
+    (``experiments/forest_ij.py``, 95 % bands): n = 500, 1000 trees,
     R = 20 data sets: pointwise 0.877 (MC SE 0.034), whole curve (sup-t)
     0.717 (0.078), against 0.933 (0.031) for the refit bootstrap's
     normal/sup-t band (B = 50 forests of 100 trees) at a quarter of its CPU

@@ -236,7 +236,7 @@ def ice_heterogeneity(
     method : {"percentile", "basic", "normal", "bc", "bca"}
         Band method (:func:`pdpboot.confidence_bands`).  Every statistic here is
         >= 0, so band bounds are clipped at 0.  The default, ``percentile``, is
-        kept from a coverage study (``experiments/stats_bounded.py``: Goldstein
+        kept from a coverage study (``experiments/bounded_statistics.py``: Goldstein
         et al.'s DGP, well-specified OLS, n = 300, B = 200, R = 150 data sets,
         population d-ICE SD of ``x2`` = 5): 95 % intervals of the grid-mean
         ``dice_sd`` covered the learner's expected value in 0.933 (MC SE 0.020)

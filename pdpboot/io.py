@@ -371,6 +371,11 @@ def _format(path: Path) -> str:
     if suffix in (".nc", ".nc4", ".netcdf"):
         return "netcdf"
     if suffix == ".zarr":
+        try:  # an optional extra: say so, instead of xarray's error (or, on load, "damaged")
+            import zarr  # noqa: F401
+        except ImportError:
+            raise ImportError(f"{str(path)!r} is a Zarr store, which needs zarr: pip install \"pdpboot[zarr]\" "
+                              "(or use a .nc path: netCDF needs nothing more).") from None
         return "zarr"
     raise ValueError(f"Cannot tell the format of {str(path)!r}: use a .nc (netCDF) or .zarr path.")
 

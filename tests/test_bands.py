@@ -270,8 +270,8 @@ def test_centred_pd_band_by_hand(sample):
 
 
 def test_study_learner_of_the_simultaneous_band_study_matches_the_package():
-    """experiments.stats_bands computes resample PDs on precomputed designs: same as refit + package PD."""
-    from experiments.stats_bands import FastSplineRidge, SplineRidge, make_data
+    """experiments.simultaneous_bands computes resample PDs on precomputed designs: same as refit + package PD."""
+    from experiments.simultaneous_bands import FastSplineRidge, SplineRidge, make_data
 
     X, y = make_data(80, np.random.default_rng(0))
     grid = np.linspace(-0.9, 0.9, 5)
@@ -286,7 +286,7 @@ def test_study_learner_of_the_simultaneous_band_study_matches_the_package():
 def test_classification_probability_pd_coverage():
     """Logistic model with an interaction, plain bootstrap: pointwise and sup-t coverage near 0.95."""
     from experiments import _common as C
-    from experiments import stats_classification as S
+    from experiments import classification_coverage as S
 
     cfg = dict(S.SETTINGS["full"], n=300)
     run = {"R": 100, "B": 100, "T": 200}

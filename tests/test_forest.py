@@ -223,17 +223,17 @@ def test_ij_se_tracks_the_sampling_sd_of_the_forest_pd():
 
 
 def test_study_script_smoke(tmp_path, capsys):
-    from experiments import s8_forest_ij as s8
+    from experiments import forest_ij as study
 
-    cells = [s8.Cell("friedman1", 80, "ij", 20, 4), s8.Cell("friedman1", 80, "boot", 20, 4, n_resamples=3)]
-    s8.compute_cells(cells, tmp_path, n_jobs=1)
-    summary = s8.summarise(tmp_path)
+    cells = [study.Cell("friedman1", 80, "ij", 20, 4), study.Cell("friedman1", 80, "boot", 20, 4, n_resamples=3)]
+    study.compute_cells(cells, tmp_path, n_jobs=1)
+    summary = study.summarise(tmp_path)
     assert {"friedman1_n80 ij_T20 IJ-U", "friedman1_n80 boot_T20_B3 sup-t"} <= set(summary)
     assert summary["friedman1_n80 ij_T20 IJ-U"]["R"] == 4
     assert "IJ T20" in summary["friedman1_n80 boot_T20_B3 normal"]["compute_ratio"]
-    s8.archive(tmp_path, tmp_path / "archive")
-    assert s8.summarise(tmp_path / "archive") == summary  # renders from the archived arrays alone
-    assert "ij_T20" in s8.render_markdown(summary)
+    study.archive(tmp_path, tmp_path / "archive")
+    assert study.summarise(tmp_path / "archive") == summary  # renders from the archived arrays alone
+    assert "ij_T20" in study.render_markdown(summary)
 
 
 def test_experimental_warning(friedman):

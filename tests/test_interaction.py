@@ -301,6 +301,19 @@ def test_friedman1_true_function_reference_values():
     assert h.attrs["n_resamples"] == 0 and "h2_band" not in h["x1__x2"].ds
 
 
+def test_h_statistic_of_model_root_attrs_are_written_by_the_header():
+    """Its n_max and seed entropy join the root attrs through ResultHeader (the one writer), not after it."""
+    from pdpboot.header import ResultHeader
+
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    model = LinearRegression().fit(X, X[:, 0] - X[:, 1])
+    h = h_statistic_of_model(model, X, [(0, 1)], n_max=30, rng=np.random.default_rng(4))
+    header = ResultHeader.from_attrs(h.attrs)
+    assert h.attrs["n_max"] == 30 and header.extra["n_max"] == 30
+    assert h.attrs["rng_entropy"] == str(np.random.default_rng(4).bit_generator.seed_seq.entropy)
+    assert list(h.attrs) == list(header.to_attrs())  # key for key and in order: what the header writes
+
+
 def test_classifier_outputs_and_errors():
     rng = np.random.default_rng(8)
     X = rng.normal(size=(150, 2))
@@ -678,7 +691,7 @@ def test_h_statistic_test_size_flexible_learners(learner):
     null DGP, where the plug-in null was liberal for tree learners; the full study is ``python -m experiments
     htest``."""
     from experiments import _common as C
-    from experiments import stats_htest as S
+    from experiments import h_test_size_power as S
 
     cfg = dict(S.SETTINGS["full"], n=300)
     pvalues = [S._one(learner, "audit", cfg, False, s)[1] for s in C.seed_sequence(3, learner).spawn(60)]

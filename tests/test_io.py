@@ -373,3 +373,19 @@ def test_result_saved_before_list_attrs_were_recorded_gets_its_lists_back():
         tree = pdpboot.load(old)
     node = next(n for n in tree.children.values() if len(n.attrs["features"]) == 1)
     assert node.attrs["features"] == [node.name] and isinstance(node.attrs["categorical"], list)
+
+
+def test_zarr_without_the_extra_names_it(tmp_path, monkeypatch):
+    """Zarr is an optional extra: saving or loading a .zarr without it says so (not xarray's traceback, and
+    on load not "damaged")."""
+    import sys
+
+    path = pdpboot.save(_small_result(), tmp_path / "r.zarr")
+    monkeypatch.setitem(sys.modules, "zarr", None)  # as if zarr were not installed
+    with pytest.raises(ImportError, match=r'pip install "pdpboot\[zarr\]"'):
+        pdpboot.save(_small_result(), tmp_path / "s.zarr")
+    assert not (tmp_path / "s.zarr").exists()
+    with pytest.raises(ImportError, match=r'pip install "pdpboot\[zarr\]"'):
+        pdpboot.load(path)
+    monkeypatch.undo()
+    assert "x0" in pdpboot.load(path).children  # with zarr back, the store reads

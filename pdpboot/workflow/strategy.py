@@ -7,7 +7,7 @@
 A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
 summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
 Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers every name there,
-:func:`pdpboot.workflow.options.registered_strategies`) and its entry in the effects' ``compute``.
+:func:`pdpboot.workflow.options.register_choices`) and its entry in the effects' ``compute``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..bands import confidence_bands
 from ..options import Execution, Resampling
 from . import InputError
 from .effect import EffectReport, FitContext
+from .options import register_choices
 from .progress import bootstrap_progress
 
 
@@ -174,6 +175,7 @@ STRATEGIES = {
     "none": Strategy("none", False, False, _one_fit_run("none"), _none_header, _none_precision,
                      "One fit, no refits"),
 }
+register_choices("uncertainty", STRATEGIES)  # --uncertainty offers these names
 
 
 def strategy_for(config) -> Strategy:
