@@ -150,8 +150,8 @@ def _warm_up(model: str, X, y) -> None:
     compiled walk's one-time load (about 1 s CPU) then fell into the timed run.
     """
     pdpboot.bootstrap_partial_dependence(MODELS[model](), X[:1000], y[:1000], ["x1", ("x1", "x2")],
-                                         n_resamples=2, grid_resolution=10, n_jobs=1, rng=0, progress=False,
-                                         method="tree")
+                                         n_resamples=2, grid_resolution=10, rng=0,
+                                         execution=pdpboot.Execution(n_jobs=1, progress=False, method="tree"))
 
 
 def main(argv=None) -> None:
@@ -204,8 +204,8 @@ def _run(args, X, y) -> tuple[float, float, int]:
     with threadpool_limits(limits=1):
         start = time.process_time()
         pdpboot.bootstrap_partial_dependence(MODELS[args.model](), X, y, list(FEATURE_SETS),
-                                             n_resamples=args.resamples, grid_resolution=args.grid, n_jobs=1,
-                                             rng=0, progress=False)
+                                             n_resamples=args.resamples, grid_resolution=args.grid, rng=0,
+                                             execution=pdpboot.Execution(n_jobs=1, progress=False))
         total = time.process_time() - start
     return total, sum(FIT_SECONDS), len(FIT_SECONDS)
 

@@ -44,6 +44,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from pdpboot import Execution
 from pdpboot.engine import compute_pd
 
 #: Peers measured against pdpboot (display name -> importable module); scikit-learn is always there.
@@ -272,8 +273,8 @@ def _parallel(n: int, resamples: int, repeats: int) -> None:
                       ("HGB(100)", HistGradientBoostingRegressor(max_iter=100))]:
         def run(jobs: int, est=est) -> float:
             start = time.perf_counter()
-            bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=resamples, n_jobs=jobs,
-                                         rng=0, progress=False)
+            bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=resamples, rng=0,
+                                         execution=Execution(n_jobs=jobs, progress=False))
             return time.perf_counter() - start
 
         cold = run(2)

@@ -73,7 +73,7 @@ def _repetition(name: str, cfg: dict, run: dict, quick: bool, seed) -> tuple[np.
     res = pdpboot.bootstrap_partial_dependence(
         make_learner(name, quick), X, y, [0], n_resamples=run["B"], custom_values={0: GRID},
         resampling="bootstrap", response_method="predict_proba", rng=np.random.default_rng(boot_seed),
-        progress=False)
+        execution=pdpboot.Execution(progress=False))
     ds = res["x0"].ds
     k = list(ds["output"].values).index(1)
     return ds["pd"].values[k], ds["pd_resamples"].values[:, k, :]

@@ -211,8 +211,9 @@ def _boot_run(X, y, cell: Cell, seed: np.random.SeedSequence) -> dict:
     start = time.process_time()
     res = pdpboot.bootstrap_partial_dependence(
         _forest(cell.trees, None, cell.max_samples), X, y, FEATURES, n_resamples=cell.n_resamples,
-        custom_values={f: GRID for f in FEATURES}, background="resample", n_jobs=1,
-        rng=np.random.default_rng(seed), progress=False)
+        custom_values={f: GRID for f in FEATURES}, rng=np.random.default_rng(seed),
+        resampling=pdpboot.Resampling(background="resample"),
+        execution=pdpboot.Execution(n_jobs=1, progress=False))
     elapsed = time.process_time() - start
     nodes = [pdpboot.get_node(res, f"x{f}") for f in FEATURES]
     return {"pd": np.stack([nd.ds["pd"].values[0] for nd in nodes]),

@@ -100,9 +100,8 @@ def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: fl
     e = e_da.values.reshape(e_da.sizes["output"], -1)
     r = r_da.transpose("resample", "output", *grid).values.reshape(res.sizes["resample"], *e.shape)
     r = e + (r - e) * scale
-    lower, upper, se, bias, info = band_arrays(e, r, support=support, **options)
-    pointwise = band_arrays(e, r, support=support, **dict(options, simultaneous=False))[:2] \
-        if options["simultaneous"] else None
+    lower, upper, se, bias, info = band_arrays(e, r, support=support, keep_pointwise=True, **options)
+    pointwise = info.pop("pointwise", None)  # the simultaneous band's pointwise companion, from the same call
     parts = band_variables(name, e_da, lower, upper, se=se, bias=bias, attrs={}, pointwise=pointwise)
     for key, da in parts.items():
         da = da if has_output else da.squeeze("output", drop=True)
@@ -244,7 +243,7 @@ def confidence_bands(
     >>> from sklearn.linear_model import LinearRegression
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=20,
-    ...                                            grid_resolution=4, rng=0, progress=False)
+    ...                                            grid_resolution=4, rng=0)
     >>> pdpboot.confidence_bands(res)["x0"].ds["pd_band"].dims
     ('ci_bound', 'output', 'x0')
     """

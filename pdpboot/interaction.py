@@ -26,7 +26,7 @@ seed: the full-data fit uses these rows, and every resample the rows of its
 own background that are among them (with their multiplicities), so the
 estimate and its resamples are one statistic.
 
-Uncertainty.  ``bootstrap_partial_dependence(..., interactions=True)``
+Uncertainty.  ``bootstrap_partial_dependence(..., statistics="interactions")``
 computes ``h2``/``h_unnormalized``/``h2_overall`` for the full-data fit and
 every resample; :func:`h_statistic` returns them with bands like the PD's.
 ``pd_variance_interaction`` is computed from the stored ``pd`` and
@@ -54,10 +54,10 @@ from joblib import delayed
 from sklearn.base import is_classifier
 from sklearn.model_selection import KFold
 
-from ._evaluate import Evaluation, NodeArrays, PDEffect
+from ._evaluate import NodeArrays, PDEffect
 from ._loop import Failure, dispatch, fit_context, fit_seeded, guarded, root_generator, seed_record, stored_results
-from ._pd import partial_dependence
-from ._plan import check_fit_params, make_spec
+from ._pd import one_fit_tree
+from ._plan import make_spec
 from ._validate import (
     check_n_resamples,
     check_positive_int,
@@ -81,7 +81,7 @@ from .engine.hstats import (
 from .engine.refit import rows_of
 from .engine.response import response_function
 from .header import ResultHeader
-from .options import Execution, resolve_execution
+from .options import Execution, check_fit_params, resolve_execution
 from .schema import feature_nodes
 
 __all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_of_model", "h_statistic_test",
@@ -153,7 +153,7 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
     if not found:
         raise ValueError(
             "This result holds no H statistics. Rerun bootstrap_partial_dependence(..., "
-            "interactions=True), or compute them for one fitted model with "
+            "statistics='interactions'), or compute them for one fitted model with "
             "h_statistic_of_model(estimator, X, features)."
         )
     tree = xr.DataTree(children=children)
@@ -228,24 +228,16 @@ def h_statistic_of_model(
     n_max = check_positive_int(n_max, "n_max", 2)
     if not is_fitted(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it before h_statistic_of_model, or "
-                         "use bootstrap_partial_dependence(..., interactions=True), which fits clones itself.")
+                         "use bootstrap_partial_dependence(..., statistics='interactions'), which fits clones itself.")
     generator = np.random.default_rng(check_rng(rng))
-    tree = partial_dependence(estimator, X, features, response_method=response_method,
-                              sample_weight=sample_weight, **dict(grid_kwargs or {}))
     spec = make_spec(X, features, **dict(grid_kwargs or {}))
-    first = feature_nodes(tree)[0].ds
     h_rows = subsample_rows(spec.n_rows, n_max, generator)[0]  # the rows of every H statistic of the package
-    evaluation = Evaluation(tree.attrs["response"], list(first["output"].values), np.arange(spec.n_rows),
-                            check_sample_weight(sample_weight, spec.n_rows), h_rows=h_rows)
-    for name, variables in PDEffect(spec, n_max=n_max).evaluate(estimator, evaluation).items():
-        ds = tree[name].to_dataset()
-        for stat in H_STATISTICS:
-            if stat in variables:
-                dims, arr = variables[stat]
-                ds[stat] = xr.DataArray(arr, dims=dims, coords={"output": ds["output"]})
-        tree[name].dataset = ds
-    header = ResultHeader.from_attrs(tree.attrs)  # the one writer of root attrs
-    tree.attrs = header.replace(n_max=n_max, rng_entropy=str(generator.bit_generator.seed_seq.entropy)).to_attrs()
+    # one evaluation: the PD surfaces (for the PD-variance index) and the H statistics from the same pass
+    tree = one_fit_tree(estimator, PDEffect(spec, n_max=n_max),
+                        dict(response_method=response_method, sample_weight=sample_weight is not None, n_max=n_max),
+                        response_method=response_method, sample_weight=sample_weight, h_rows=h_rows,
+                        rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    tree.attrs = ResultHeader.from_attrs(tree.attrs).replace(n_max=n_max).to_attrs()  # the one writer of root attrs
     return _from_result(tree, confidence_level=None, method="percentile", simultaneous=False)
 
 
@@ -259,7 +251,7 @@ def h_statistic(
     """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result, with bands.
 
     Selects the statistics computed in the resample loop by
-    ``bootstrap_partial_dependence(..., interactions=True)``, adds
+    ``bootstrap_partial_dependence(..., statistics="interactions")``, adds
     ``pd_variance_interaction`` (from ``pd``/``pd_resamples`` of 2-D nodes) and
     bands.  All these statistics are >= 0: their band bounds are clipped at 0.
 
@@ -313,7 +305,7 @@ def h_statistic(
     >>> from sklearn.linear_model import LinearRegression
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [(0, 1)], n_resamples=5,
-    ...                                            interactions=True, grid_resolution=3, rng=0, progress=False)
+    ...                                            statistics="interactions", grid_resolution=3, rng=0)
     >>> pdpboot.h_statistic(res)["x0__x1"].ds["h2_band"].dims
     ('ci_bound', 'output')
     """
