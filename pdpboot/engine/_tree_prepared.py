@@ -37,6 +37,7 @@ from ._tree_walk import (
     grid_boxes,
     node_levels,
 )
+from .weights import row_weights
 
 
 @dataclass(frozen=True)
@@ -204,11 +205,4 @@ def _check_features(feature_idx, grid_values, n_features: int):
     return idx, grids
 
 def _check_weights(weights, n_rows: int) -> np.ndarray | None:
-    if weights is None:
-        return None
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (n_rows,):
-        raise ValueError(f"weights must have shape ({n_rows},), got {w.shape}.")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("weights must be finite, non-negative and not all zero.")
-    return w
+    return None if weights is None else row_weights(weights, n_rows)

@@ -65,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from .brute import DEFAULT_MEMORY_LIMIT, block_rows
+from .weights import row_weights
 
 KINDS = ("numeric", "levels")
 
@@ -307,9 +308,7 @@ def ale_arrays(
     if len(feature_idx) == 2 and kinds != ["numeric", "numeric"]:
         raise ValueError("2-D ALE is defined for two numeric features; a categorical feature can only be 1-D.")
     n_rows = X.shape[0]
-    w = np.ones(n_rows) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != (n_rows,) or np.any(w < 0) or not np.isfinite(w).all():
-        raise ValueError("weights must be finite, non-negative and one per row of X.")
+    w = row_weights(weights, n_rows, positive_sum=False)
     feats = [_Feature(_column(X, j), g, k) for j, g, k in zip(feature_idx, grids, kinds)]
     for f in feats:
         f.position[w <= 0] = -1

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ._table import _Table
+from .weights import row_weights
 
 DEFAULT_MEMORY_LIMIT = 128 * 2**20
 _INDEX_BYTES = 24  # flat, grid-point and row index of each stacked row
@@ -213,9 +214,7 @@ def brute_partial_dependence(
         raise ValueError("The background data has no rows; partial dependence needs at least one.")
     columns, grid_shape = _grid_points(grid_values, points)
     n_points = int(np.prod(grid_shape))
-    w = np.ones(n_rows) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != (n_rows,) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("weights must be non-negative, one per background row, with a positive sum.")
+    w = row_weights(weights, n_rows, what="background row")
     table = _Table(X, feature_idx, columns)
 
     expected_outputs = n_outputs

@@ -40,6 +40,7 @@ from . import tree
 from ._tree_check import check_reading
 from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
 from .registry import EngineChoice, note
+from .weights import row_weights
 
 _TINY = 1e-12
 
@@ -69,9 +70,7 @@ def subsample_rows(
     """
     if not (isinstance(n_max, (int, np.integer)) and not isinstance(n_max, bool) and n_max >= 2):
         raise ValueError(f"n_max must be an integer >= 2, got {n_max!r}.")
-    w = np.ones(n_rows) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != (n_rows,) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("weights must be non-negative, one per background row, with a positive sum.")
+    w = row_weights(weights, n_rows, what="background row")
     if n_rows <= n_max:
         positions = np.arange(n_rows)
     else:
@@ -110,9 +109,7 @@ def point_matrix(
 
 
 def _normalise(weights, n: int) -> np.ndarray:
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != (n,):
-        raise ValueError(f"weights must have one entry per row ({n}), got shape {w.shape}.")
+    w = row_weights(weights, n)
     return w / w.sum()
 
 

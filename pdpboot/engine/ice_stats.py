@@ -30,17 +30,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .weights import row_weights
+
 STATISTICS = ("ice_sd", "cice_sd", "dice_sd", "heterogeneity_index")
 
 
 def _normalised_weights(weights, n: int) -> np.ndarray:
     if weights is None:
         return np.full(n, 1.0 / n)
-    w = np.asarray(weights, dtype=float)
-    if w.shape != (n,):
-        raise ValueError(f"weights must have one entry per instance ({n}), got shape {w.shape}.")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("weights must be finite and non-negative with a positive sum.")
+    w = row_weights(weights, n, what="instance")
     return w / w.sum()
 
 
