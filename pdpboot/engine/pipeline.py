@@ -185,6 +185,10 @@ class PreparedPipeline:
             base[:, j] = values
         return _dense(self.pre.transform(base))[:, self.maps[j]]
 
+    def kernel_base(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tree model's compiled node table (see :meth:`PreparedTrees.kernel_base`)."""
+        return self.trees.kernel_base()
+
     def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
         """Rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` through its own
         transforms (as :meth:`plan` sets grids); for the engine's self-check."""

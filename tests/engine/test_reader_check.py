@@ -6,6 +6,8 @@ Every expected value comes from the model's own ``predict`` (brute force here, o
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.inspection import partial_dependence
@@ -218,7 +220,7 @@ def test_partial_dependence_records_the_engine_and_the_fallback_reason(monkeypat
     assert honest.attrs["engine"] == "tree: exact, checked against the model's predictions"
     _corrupt_first_tree(monkeypatch)
     res = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
-    assert res.attrs["engine"].startswith("brute: tree engine failed its self-check: on 64 probe rows")
+    assert re.match(r"brute: tree engine failed its self-check: on \d+ probe rows", res.attrs["engine"])
     grid = res["x0"].ds["x0"].values
     np.testing.assert_allclose(res["x0"].ds["pd"].values[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)
 
