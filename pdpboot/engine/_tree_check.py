@@ -9,12 +9,19 @@ tree, the offset and the link, i.e. the engine's reading, not its walks - on a p
 and compares it with the model's own response (``predict`` / ``predict_proba`` /
 ``decision_function``, the one the PD averages):
 
-* up to :data:`PROBE_ROWS` background rows, evenly spaced;
-* the same rows with the features of interest set to their grid values (cycled over the
-  rows, each feature with its own phase), converted exactly as the engine converts grids;
-* the same rows with those features missing: NaN, and the reader's ``missing=`` sentinel
-  where it has one (skipped when the model's own predict refuses missing values: then the
-  engine never sees them either).
+one block of background rows (evenly spaced; repeated when the data has fewer) in which
+each feature of interest takes, row after row, each of its distinct grid values and then
+:data:`MISSING_SLOTS` missing values - NaN alternating with the reader's ``missing=``
+sentinel where it has one - cycled, each feature with its own phase (so the missing values
+of two features fall on different rows).  Grid values are converted exactly as the engine
+converts grids.  The block has as many rows as the longest such list (so every grid value
+and every missing value meets the reading at least once), at least
+:data:`MIN_PROBE_ROWS` and at most :data:`MAX_PROBE_ROWS` (a longer grid is thinned evenly,
+its missing values kept).  The PD never evaluates the features of interest at their data
+values, so the rows are not probed unchanged.  When the model's own response refuses NaN,
+the probe is repeated without the added NaN (the engine then never sees it either; a NaN
+grid value stays).  Cost: one call of the model's response and one descent of the parsed
+trees on the block (``benchmarks/bench_reader_check.py``).
 
 Tolerance: XGBoost, LightGBM, CatBoost (float32 predictions or thresholds)
 ``2e-5 (1 + max |response|)`` plus ``1e-7`` per tree times the largest leaf value;
@@ -42,10 +49,12 @@ from ._tree_model import TreeModel, model_grid
 from ._tree_walk import _raw_outputs
 from .response import response_function
 
-#: most rows of the probe
+#: rows of a probe without features of interest
 PROBE_ROWS = 64
-#: fewest rows of the probe (a short grid still meets this many background rows)
-MIN_PROBE_ROWS = 16
+#: fewest rows of a probe (a short grid still meets this many background rows)
+MIN_PROBE_ROWS = 32
+#: most rows of a probe (longer grids are thinned evenly; the missing values are always kept)
+MAX_PROBE_ROWS = 256
 #: missing values per probed column: NaN, alternating with the ``missing=`` sentinel when there is one
 MISSING_SLOTS = 4
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -148,8 +157,7 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
     name = type(estimator).__name__
     for with_nan in (True, False):  # without the added NaN if the model's own response refuses it
         lists = {j: _probe_values(grids[j], sentinel, with_nan) for j in cols}
-        k = max([MIN_PROBE_ROWS] + [len(v) for v in lists.values()]) if cols else PROBE_ROWS
-        k = min(k, PROBE_ROWS)
+        k = min(max([MIN_PROBE_ROWS] + [len(v) for v in lists.values()]), MAX_PROBE_ROWS) if cols else PROBE_ROWS
         rows = probe_rows(X.shape[0], k)
         subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan), k, 7 * p) for p, j in enumerate(cols)}
         Xp = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]

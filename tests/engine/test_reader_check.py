@@ -289,3 +289,65 @@ def test_pipeline_reading_is_checked_through_its_own_transforms(monkeypatch):
     assert choices[0].fallback and "self-check" in choices[0].reason  # the long grid: auto tried the tree engine
     for (avg, _), (ref, _) in zip(again, out):  # brute force on the corrupted run = the honest tree result
         np.testing.assert_allclose(avg, ref, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- what the probe covers
+def _wrong_at(monkeypatch, bad_value):
+    """A reading that converts one grid value wrongly, to the far end of the data (every other value and
+    every row right)."""
+    import pdpboot.engine._tree_check as check_mod
+
+    real = check_mod.model_grid
+
+    def converted(model, j, values):
+        out = np.array(real(model, j, values), dtype=float)
+        out[np.asarray(values, dtype=float) == bad_value] = 3.0 if bad_value < 0 else -3.0
+        return out
+
+    monkeypatch.setattr(check_mod, "model_grid", converted)
+
+
+@pytest.mark.parametrize("position", [0, 57, 97, 119])
+def test_every_grid_value_meets_the_check(position, monkeypatch):
+    """A reading wrong at a single grid value of a 120-point grid is caught wherever that value sits
+    (the probe held the first 64 values of the cycle only)."""
+    X, est = _forest(n=300)
+    grid = np.linspace(-2, 2, 120)
+    _wrong_at(monkeypatch, grid[position])
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        compute_pd(est, X, [0], [grid], response_method="predict", method="tree")
+
+
+def test_every_grid_value_meets_the_check_on_few_rows(monkeypatch):
+    """Fewer background rows than grid values: rows are repeated so each grid value is still probed
+    (the probe had one row per background row: 6 of the 30 values)."""
+    X, est = _forest(n=300)
+    grid = np.linspace(-2, 2, 30)
+    _wrong_at(monkeypatch, grid[23])
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        compute_pd(est, X[:6], [0], [grid], response_method="predict", method="tree")
+
+
+def test_the_probe_holds_every_grid_value_nan_and_the_sentinel_in_one_call(monkeypatch):
+    """One call of the model's predict per check: every grid value of every probed feature, NaN and the
+    ``missing=`` sentinel among its rows; the features' missing values on different rows."""
+    X, y = _data(n=500)
+    est = xgb.XGBRegressor(n_estimators=20, max_depth=3, missing=-999.0, n_jobs=1).fit(X, y)
+    seen = []
+    real = est.predict
+
+    def predict(Z, **kwargs):
+        if not kwargs:
+            seen.append(np.array(Z))
+        return real(Z, **kwargs)
+
+    monkeypatch.setattr(est, "predict", predict)
+    grids = [np.linspace(-2, 2, 50), np.linspace(-1, 1, 9)]
+    compute_pd(est, X, [0, 1], grids, response_method="predict", method="tree")
+    assert len(seen) == 1  # (the reader's offset comes from predict(output_margin=True), not counted)
+    probe = seen[0]
+    assert len(probe) == 54  # 50 grid values + 4 missing values: the longest list sets the rows
+    for j, grid in enumerate(grids):
+        assert set(grid) <= set(probe[:, j])
+        assert np.isnan(probe[:, j]).sum() >= 2 and (probe[:, j] == -999.0).sum() >= 2
+    assert not (np.isnan(probe[:, 0]) & np.isnan(probe[:, 1])).any()
