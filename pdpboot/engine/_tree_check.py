@@ -156,10 +156,11 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
     cols = sorted(grids)
     name = type(estimator).__name__
     for with_nan in (True, False):  # without the added NaN if the model's own response refuses it
-        lists = {j: _probe_values(grids[j], sentinel, with_nan) for j in cols}
+        lists = {j: _probe_values(grids[j], sentinel, with_nan and _holds_nan(X, j)) for j in cols}
         k = min(max([MIN_PROBE_ROWS] + [len(v) for v in lists.values()]), MAX_PROBE_ROWS) if cols else PROBE_ROWS
         rows = probe_rows(X.shape[0], k)
-        subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan), k, 7 * p) for p, j in enumerate(cols)}
+        subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan and _holds_nan(X, j)), k, 7 * p)
+                for p, j in enumerate(cols)}
         Xp = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
         try:
             ref = response_function(estimator, response_method)(_inputs(Xp, subs))
@@ -194,6 +195,12 @@ def _show(value) -> str:
         return f"{float(value):.6g}"
     except (TypeError, ValueError):
         return repr(value)
+
+
+def _holds_nan(X, j: int) -> bool:
+    """Whether column ``j`` of ``X`` can be set to NaN (a NumPy bool column of a DataFrame would read it as
+    True, as brute force would: the engine never meets a missing value there)."""
+    return not (hasattr(X, "dtypes") and getattr(X.dtypes.iloc[j], "kind", "") == "b")
 
 
 def _probe_values(grid, sentinel, with_nan: bool) -> np.ndarray:

@@ -351,3 +351,19 @@ def test_the_probe_holds_every_grid_value_nan_and_the_sentinel_in_one_call(monke
         assert set(grid) <= set(probe[:, j])
         assert np.isnan(probe[:, j]).sum() >= 2 and (probe[:, j] == -999.0).sum() >= 2
     assert not (np.isnan(probe[:, 0]) & np.isnan(probe[:, 1])).any()
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+def test_a_bool_column_passes_the_check(library):
+    """A NumPy bool column of a DataFrame cannot hold NaN (brute force writes True there, as the probe did):
+    the check no longer probes NaN in it, so an honest reading of a bool feature is trusted (it failed)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": rng.normal(size=300), "flag": rng.random(300) > 0.5})
+    y = X["a"] + 2.0 * X["flag"] + rng.normal(size=300) * 0.1
+    est = (lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1, n_jobs=1) if library == "lightgbm"
+           else xgb.XGBRegressor(n_estimators=10, max_depth=3, n_jobs=1)).fit(X, y)
+    tree, _ = compute_pd(est, X, [1], [np.array([False, True])], response_method="predict", method="tree")
+    ref = [est.predict(X.assign(flag=v)).mean() for v in (False, True)]
+    np.testing.assert_allclose(tree[0], ref, rtol=0, atol=1e-5)
