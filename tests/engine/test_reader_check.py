@@ -367,3 +367,22 @@ def test_a_bool_column_passes_the_check(library):
     tree, _ = compute_pd(est, X, [1], [np.array([False, True])], response_method="predict", method="tree")
     ref = [est.predict(X.assign(flag=v)).mean() for v in (False, True)]
     np.testing.assert_allclose(tree[0], ref, rtol=0, atol=1e-5)
+
+
+def test_pipeline_grid_values_meet_the_final_models_missing_sentinel():
+    """``SimpleImputer(fill_value=-1)`` into ``XGBRegressor(missing=-1)``: a grid value the pipeline turns into
+    the sentinel is missing to XGBoost. The pipeline's grid path skipped the reader's sentinel conversion (the
+    self-check caught it: brute force every time); now the tree engine equals the pipeline's own predict."""
+    import pandas as pd
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+
+    X, y = _data(n=400)
+    X[::7, 1] = np.nan
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    est = make_pipeline(SimpleImputer(strategy="constant", fill_value=-1.0),
+                        xgb.XGBRegressor(n_estimators=20, max_depth=3, missing=-1.0, n_jobs=1)).fit(df, y)
+    grid = np.array([np.nan, -1.0, -0.5, 0.5, 2.0])
+    tree, _ = compute_pd(est, df, [1], [grid], response_method="predict", method="tree")
+    ref = [est.predict(df.assign(b=v)).mean() for v in grid]
+    np.testing.assert_allclose(tree[0], ref, rtol=0, atol=1e-5)
