@@ -31,7 +31,8 @@ AUTO_MAX_CLASSES = 10  # an integer target with at most this many values is a cl
 MAX_INTEGER_CLASSES = 30  # more integer values than this under --task classification: not labels
 MAX_CLASSES = 100
 MAX_LEVELS = 30  # categorical features with more levels: PD on the most frequent ones
-MAX_INTEGER_GRID = 30  # integer features with at most this many values: PD at each value
+MAX_INTEGER_GRID = 30
+_FLOAT32_MAX = float(np.finfo(np.float32).max)  # integer features with at most this many values: PD at each value
 MIN_ID_ROWS = 20  # identifier detection needs at least this many rows
 NEAR_ID_SHARE = 0.5  # text with more than MAX_LEVELS values, at least this share of its rows distinct: names rows
 _DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
@@ -831,6 +832,15 @@ def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
         if np.isinf(values).any():
             raise InputError(f"Feature {shorten(display[name])} contains {int(np.isinf(values).sum())} infinite "
                              "value(s); replace them (e.g. by a missing value) or drop those rows.")
+        finite = values[np.isfinite(values)]
+        if finite.size and np.abs(finite).max() > _FLOAT32_MAX:  # tree models compare values in float32
+            raise InputError(f"Feature {shorten(display[name])} holds values up to {np.abs(finite).max():.3g}, beyond "
+                             "the float32 range (3.4e38) the models compute in; rescale it (e.g. divide by a power "
+                             "of ten) or take its logarithm.")
+        if np.unique(finite).size > 1 and np.unique(finite.astype(np.float32)).size == 1:
+            raise InputError(f"Feature {shorten(display[name])} varies only below float32 precision (largest "
+                             f"|value| {np.abs(finite).max():.3g}): the models would see one value. Rescale it "
+                             "(e.g. multiply by a power of ten).")
 
 
 def _category_grids(X, categorical, used, display, notes, level_order) -> dict[str, np.ndarray]:
