@@ -205,7 +205,8 @@ def _holds_nan(X, j: int) -> bool:
 
 def _probe_values(grid, sentinel, with_nan: bool) -> np.ndarray:
     """A column's distinct grid values, then its missing tokens (:data:`MISSING_SLOTS` of NaN / sentinel)."""
-    values = pd.unique(np.asarray(grid).reshape(-1))
+    grid = np.asarray(grid).reshape(-1)
+    values = np.unique(grid) if grid.dtype.kind in "biuf" else pd.unique(grid)  # (NaNs merged either way)
     return np.concatenate([np.asarray(values, dtype=values.dtype if values.dtype.kind in "biuf" else object),
                            _tokens(values, sentinel, with_nan)])
 
