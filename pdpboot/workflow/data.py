@@ -35,9 +35,9 @@ MAX_INTEGER_GRID = 30
 _FLOAT32_MAX = float(np.finfo(np.float32).max)  # integer features with at most this many values: PD at each value
 MIN_ID_ROWS = 20  # identifier detection needs at least this many rows
 NEAR_ID_SHARE = 0.5  # text with more than MAX_LEVELS values, at least this share of its rows distinct: names rows
-_DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+([eE][+-]?\d+)?\s*$")
 _GROUPED_INTEGER = re.compile(r"[+-]?\d{1,3}(\.\d{3})+")  # 1.234 / 12.500.000
-_COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?")  # 3,14 / 4.184,81 / 4.184 / 12
+_COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][+-]?\d+)?")  # 3,14 / 4.184,81 / 7,9e-05
 _DOT_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|Inf|INF|infinity|Infinity)")
 #: Text pandas reads as missing by default (``pandas.read_csv``'s list, plus a blank field): pdpboot reads only
 #: empty fields as missing, and these only where a column's other values are numbers (see ``_read_tokens``).

@@ -175,6 +175,18 @@ def test_cli_arthritis_keeps_three_classes(tmp_path, capsys):
 # ----------------------------------------------------------------------------- decimal comma, duplicate headers
 
 
+def test_decimal_comma_numbers_in_exponent_notation(tmp_path):
+    """``pandas.to_csv(sep=";", decimal=",")`` (and Excel) write tiny values as ``7,9e-05``: numbers, not a
+    refusal ("'7,913883691088233e-05' is not one")."""
+    from pdpboot.workflow.data import read_table
+
+    values = np.array([7.913883691088233e-05, -0.04, 1.5e12, 2.25, -3.0e-7])
+    path = tmp_path / "eu.csv"
+    pd.DataFrame({"a": values, "y": np.arange(5.0)}).to_csv(path, sep=";", decimal=",", index=False)
+    assert "7,913883691088233e-05" in path.read_text()
+    np.testing.assert_array_equal(read_table(path)["a"].to_numpy(), values)
+
+
 def test_decimal_comma_with_thousands_dots(tmp_path):
     """``4.184,81`` in a ';' CSV is 4184.81 (it was text, then dropped as an identifier)."""
     from pdpboot.workflow import InputError
