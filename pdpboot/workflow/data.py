@@ -137,13 +137,25 @@ def _missing_marker(text: pd.Series, rows: np.ndarray | None = None) -> str | No
     return str(others[0]) if len(others) == 1 and _share(numbers, rows) >= 0.9 else None
 
 
+#: spellings of one missing-value mark (a column written by one program uses one of them)
+_MARK_FAMILY = {"none": "none", "null": "null"}
+
+
+def _one_missing_mark(tokens: pd.Series) -> bool:
+    """Whether pandas' missing-value tokens in a column are spellings of one mark (``NA``/``NaN``/``n/a``...,
+    or ``None``, or ``NULL``): then a column of nothing else is missing throughout; tokens of several marks
+    (``None``, ``NA``, ``null``) are the levels of a text column."""
+    return len({_MARK_FAMILY.get(str(t).lower(), "na") for t in tokens}) == 1
+
+
 def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
                  infer: bool) -> tuple[pd.DataFrame, list[str]]:
     """Decide what the text cells of ``table`` are; only empty fields were read as missing.
 
     A text column whose values other than pandas' missing-value tokens (``NA``, ``None``, ``NULL``,
     ``n/a``, ...) are all numbers is numeric, those tokens missing (R's ``write.csv`` writes ``NA`` for
-    a missing number); a column holding only such tokens is missing throughout.  Otherwise the tokens
+    a missing number); a column holding only such tokens, all spellings of one mark, is missing throughout
+    (tokens of several marks, ``None``/``NA``/``null``, are levels).  Otherwise the tokens
     are levels (the Arthritis table's ``Improved = "None"``), and a note says so.  With ``comma``,
     numbers written with a decimal comma (and thousands dots) are read as numbers
     (:func:`_comma_numbers`).  ``infer=False`` (Parquet: typed columns) only writes the notes.
@@ -185,7 +197,8 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
                 numbers = _comma_numbers(rest, name, require_comma=comma != "only", rows=counts[is_rest])
                 if numbers is not None:
                     commas.append(name)
-        if numbers is not None or (infer and not is_rest.any() and is_token.any()):
+        only_marks = infer and not is_rest.any() and is_token.any() and _one_missing_mark(text[is_token])
+        if numbers is not None or only_marks:
             values = np.full(len(distinct), np.nan)
             if numbers is not None:
                 values[is_rest] = numbers.to_numpy(dtype=float)
