@@ -9,12 +9,19 @@ tree, the offset and the link, i.e. the engine's reading, not its walks - on a p
 and compares it with the model's own response (``predict`` / ``predict_proba`` /
 ``decision_function``, the one the PD averages):
 
-* up to :data:`PROBE_ROWS` background rows, evenly spaced;
-* the same rows with the features of interest set to their grid values (cycled over the
-  rows, each feature with its own phase), converted exactly as the engine converts grids;
-* the same rows with those features missing: NaN, and the reader's ``missing=`` sentinel
-  where it has one (skipped when the model's own predict refuses missing values: then the
-  engine never sees them either).
+one block of background rows (evenly spaced; repeated when the data has fewer) in which
+each feature of interest takes, row after row, each of its distinct grid values and then
+:data:`MISSING_SLOTS` missing values - NaN alternating with the reader's ``missing=``
+sentinel where it has one - cycled, each feature with its own phase (so the missing values
+of two features fall on different rows).  Grid values are converted exactly as the engine
+converts grids.  The block has as many rows as the longest such list (so every grid value
+and every missing value meets the reading at least once), at least
+:data:`MIN_PROBE_ROWS` and at most :data:`MAX_PROBE_ROWS` (a longer grid is thinned evenly,
+its missing values kept).  The PD never evaluates the features of interest at their data
+values, so the rows are not probed unchanged.  When the model's own response refuses NaN,
+the probe is repeated without the added NaN (the engine then never sees it either; a NaN
+grid value stays).  Cost: one call of the model's response and one descent of the parsed
+trees on the block (``benchmarks/bench_reader_check.py``).
 
 Tolerance: XGBoost, LightGBM, CatBoost (float32 predictions or thresholds)
 ``2e-5 (1 + max |response|)`` plus ``1e-7`` per tree times the largest leaf value;
@@ -34,21 +41,28 @@ import weakref
 import zlib
 
 import numpy as np
+import pandas as pd
 
 from ._table import _Table
-from ._tree_compiled import _kernel, _kernel_base
+from ._tree_compiled import _kernel
 from ._tree_model import TreeModel, model_grid
 from ._tree_walk import _raw_outputs
 from .response import response_function
 
-#: background rows of the probe
+#: rows of a probe without features of interest
 PROBE_ROWS = 64
+#: fewest rows of a probe (a short grid still meets this many background rows)
+MIN_PROBE_ROWS = 32
+#: most rows of a probe (longer grids are thinned evenly; the missing values are always kept)
+MAX_PROBE_ROWS = 256
+#: missing values per probed column: NaN, alternating with the ``missing=`` sentinel when there is one
+MISSING_SLOTS = 4
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def probe_rows(n_rows: int, k: int = PROBE_ROWS) -> np.ndarray:
-    """``min(k, n_rows)`` evenly spaced row positions (deterministic)."""
-    return np.unique(np.linspace(0, n_rows - 1, min(k, n_rows)).round().astype(np.intp))
+    """``k`` evenly spaced row positions (deterministic; repeated when there are fewer than ``k`` rows)."""
+    return np.linspace(0, n_rows - 1, k).round().astype(np.intp)
 
 
 def _fingerprint(model: TreeModel) -> int:
@@ -71,15 +85,6 @@ def _cycle(values, k: int, phase: int) -> np.ndarray:
     return values[(np.arange(k) + phase) % len(values)]
 
 
-def _missing_values(model: TreeModel, k: int, phase: int) -> np.ndarray:
-    """NaN, alternating with the reader's ``missing=`` sentinel when it has one."""
-    sentinel = getattr(model.source, "missing_value", None)
-    out = np.full(k, np.nan)
-    if sentinel is not None:
-        out[(np.arange(k) + phase) % 2 == 1] = float(sentinel)
-    return out
-
-
 def _tolerance(model: TreeModel, ref: np.ndarray) -> float:
     scale = 1.0 + float(np.nanmax(np.abs(ref), initial=0.0))
     if model.source is None:  # scikit-learn trees: float64 leaf values and sums (float32 inputs or not)
@@ -88,12 +93,14 @@ def _tolerance(model: TreeModel, ref: np.ndarray) -> float:
     return 2e-5 * scale + 1e-7 * len(model.roots) * leaf
 
 
-def _tree_response(model: TreeModel, xt: np.ndarray) -> np.ndarray:
+def _tree_response(prepared, xt: np.ndarray) -> np.ndarray:
+    """The reading's response on rows ``xt`` (trees' space): a plain descent, the offset, the link."""
+    model = prepared.model
     kern = _kernel()
     if kern is None:
         raw = _raw_outputs(model, xt)
     else:
-        nodes, thr = _kernel_base(model)
+        nodes, thr = prepared.kernel_base()
         raw = kern.descend(nodes, thr, np.ascontiguousarray(model.cat_left, dtype=np.bool_),
                            np.ascontiguousarray(model.value, dtype=np.float64),
                            np.ascontiguousarray(model.roots, dtype=np.int64), np.ascontiguousarray(xt))
@@ -137,64 +144,95 @@ def check_reading(prepared, estimator, X, response_method: str, grids: dict) -> 
     todo = {j: g for j, g in grids.items() if (j, _values_key(g)) not in done}
     if state is not None and not todo:
         return None
-    reason = _probe(prepared, estimator, X, response_method, todo, background=state is None)
+    reason = _probe(prepared, estimator, X, response_method, todo)
     entry[key] = {"reason": reason, "columns": done | {(j, _values_key(g)) for j, g in todo.items()}}
     return reason
 
 
-def _probe(prepared, estimator, X, response_method: str, grids: dict, background: bool) -> str | None:
-    """The check itself: all probe variants stacked, one call of the model's response, one descent."""
+def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | None:
+    """The check itself: one block of probe rows, one call of the model's response, one descent."""
     model = prepared.model
-    rows = probe_rows(X.shape[0])
-    k = len(rows)
-    Xp = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
+    sentinel = getattr(model.source, "missing_value", None)
     cols = sorted(grids)
-    variants = [("background rows", {})] if background else []
-    if cols:
-        variants.append(("grid values", {j: _cycle(grids[j], k, 7 * p) for p, j in enumerate(cols)}))
-        variants.append(("missing values", {j: _missing_values(model, k, p) for p, j in enumerate(cols)}))
-    if not variants:
-        return None
     name = type(estimator).__name__
-    ref = own = None
-    for n_var in (len(variants), len(variants) - 1):  # without the missing values if the model refuses them
+    for with_nan in (True, False):  # without the added NaN if the model's own response refuses it
+        lists = {j: _probe_values(grids[j], sentinel, with_nan and _holds_nan(X, j)) for j in cols}
+        k = min(max([MIN_PROBE_ROWS] + [len(v) for v in lists.values()]), MAX_PROBE_ROWS) if cols else PROBE_ROWS
+        rows = probe_rows(X.shape[0], k)
+        subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan and _holds_nan(X, j)), k, 7 * p)
+                for p, j in enumerate(cols)}
+        Xp = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
         try:
-            ref = response_function(estimator, response_method)(_stack([_inputs(Xp, subs) for _, subs in
-                                                                           variants[:n_var]]))
-            own = _tree_response(model, np.concatenate([prepared.probe(rows, subs) for _, subs in
-                                                        variants[:n_var]]))
+            ref = response_function(estimator, response_method)(_inputs(Xp, subs))
             break
         except (ValueError, TypeError, IndexError) as exc:
-            if variants[n_var - 1][0] != "missing values" or n_var < len(variants):
-                return f"{name}.{response_method} or the tree reading failed on the probe ({exc})"
-    if ref is None:
-        return None
+            if not with_nan or not cols:
+                return f"{name}.{response_method} failed on the probe ({exc})"
+    try:
+        own = _tree_response(prepared, prepared.probe(rows, subs))
+    except (ValueError, TypeError, IndexError) as exc:
+        return f"the tree reading failed on the probe ({exc})"
+    ref = np.asarray(ref, dtype=np.float64).reshape(len(rows), -1)
     if own.shape != ref.shape:
         return f"the tree reading gives {own.shape[1]} outputs, {name}.{response_method} {ref.shape[1]}"
     err = np.where(np.isnan(own) & np.isnan(ref), 0.0, np.abs(own - ref))
     err = np.where(np.isnan(err), np.inf, err).max(axis=1)
     tol = _tolerance(model, ref)
-    for v, (what, _) in enumerate(variants[:len(ref) // k]):
-        worst = float(err[v * k:(v + 1) * k].max(initial=0.0))
-        if not worst <= tol:
-            return (f"on {k} probe rows with {what}, the tree reading differs from {name}.{response_method} "
-                    f"by up to {worst:.3g} (tolerance {tol:.2g})")
-    return None
+    worst = int(np.argmax(err))
+    if err[worst] <= tol:
+        return None
+    at = ", ".join(f"column {j} = {_show(subs[j][worst])}" for j in cols)
+    what = "background rows"
+    if cols:
+        what += (", the features at their grid values, NaN" if with_nan else ", the features at their grid values")
+        what += f" and the missing= sentinel {float(sentinel):g}" if sentinel is not None else ""
+    return (f"on {len(rows)} probe rows ({what}), the tree reading differs from {name}.{response_method} "
+            f"by up to {err[worst]:.3g} (tolerance {tol:.2g})" + (f" at a row with {at}" if at else ""))
+
+
+def _show(value) -> str:
+    try:
+        return f"{float(value):.6g}"
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _holds_nan(X, j: int) -> bool:
+    """Whether column ``j`` of ``X`` can be set to NaN (a NumPy bool column of a DataFrame would read it as
+    True, as brute force would: the engine never meets a missing value there)."""
+    return not (hasattr(X, "dtypes") and getattr(X.dtypes.iloc[j], "kind", "") == "b")
+
+
+def _probe_values(grid, sentinel, with_nan: bool) -> np.ndarray:
+    """A column's distinct grid values, then its missing tokens (:data:`MISSING_SLOTS` of NaN / sentinel)."""
+    grid = np.asarray(grid).reshape(-1)
+    values = np.unique(grid) if grid.dtype.kind in "biuf" else pd.unique(grid)  # (NaNs merged either way)
+    return np.concatenate([np.asarray(values, dtype=values.dtype if values.dtype.kind in "biuf" else object),
+                           _tokens(values, sentinel, with_nan)])
+
+
+def _tokens(values: np.ndarray, sentinel, with_nan: bool) -> np.ndarray:
+    """NaN alternating with the ``missing=`` sentinel (NaN only without a sentinel; the sentinel only
+    without NaN)."""
+    pool = ([np.nan] if with_nan else []) + ([float(sentinel)] if sentinel is not None else [])
+    dtype = np.float64 if values.dtype.kind in "biuf" else object
+    return np.array([pool[i % len(pool)] for i in range(MISSING_SLOTS)] if pool else [], dtype=dtype)
+
+
+def _spread(values: np.ndarray, k: int, sentinel, with_nan: bool) -> np.ndarray:
+    """``values`` (grid values, then missing tokens) cut to ``k``: the tokens kept, the grid values evenly thinned."""
+    if len(values) <= k:
+        return values
+    n_tok = MISSING_SLOTS if (with_nan or sentinel is not None) else 0
+    grid, tok = values[:len(values) - n_tok], values[len(values) - n_tok:]
+    keep = np.unique(np.linspace(0, len(grid) - 1, k - n_tok).round().astype(np.intp))
+    return np.concatenate([grid[keep], tok])
 
 
 def _inputs(Xp, subs: dict):
     """The probe rows in the model's input space with column ``j`` set to ``subs[j]`` (as brute force sets it)."""
     k = Xp.shape[0]
     return _Table(Xp, list(subs), [subs[j] for j in subs]).block(np.arange(k), np.arange(k))
-
-
-def _stack(parts: list):
-    if hasattr(parts[0], "iloc"):
-        import pandas as pd
-
-        return pd.concat(parts, ignore_index=True)
-    return np.concatenate([np.asarray(p, dtype=np.result_type(*[np.asarray(q).dtype for q in parts]))
-                           for p in parts])
 
 
 def tree_probe(prepared, rows: np.ndarray, subs: dict) -> np.ndarray:

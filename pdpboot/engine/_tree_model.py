@@ -303,9 +303,10 @@ def is_catboost(estimator) -> bool:
 
 def is_external(estimator) -> bool:
     from ._catboost import from_catboost
+    from ._xgboost import is_xgboost
 
     module = type(estimator).__module__.split(".")[0]
-    return module in ("xgboost", "lightgbm") or from_catboost(estimator)
+    return module == "lightgbm" or is_xgboost(estimator) or from_catboost(estimator)
 
 
 def check_supported(estimator, response_method: str) -> None:

@@ -117,6 +117,13 @@ class PreparedTrees:
             self._xt = np.ascontiguousarray(self.xa.T, dtype=np.float64)
         return self._xt
 
+    def kernel_base(self) -> tuple[np.ndarray, np.ndarray]:
+        """The compiled walk's node table and thresholds (built on first use, shared by every feature
+        set and the self-check's descent)."""
+        if self._kernel_base is None:
+            self._kernel_base = _kernel_base(self.model)
+        return self._kernel_base
+
     def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
         """Background rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` (one value
         per row) as grids are set; for the self-check (:func:`._tree_check.check_reading`)."""
@@ -137,8 +144,7 @@ class PreparedTrees:
         if _kernel_handles(model, s_cols, grids):
             if self._depth is None:
                 self._depth = _expected_depth(model)
-                self._kernel_base = _kernel_base(model)
-            table = _kernel_table(model, self._kernel_base, s_cols, grids)
+            table = _kernel_table(model, self.kernel_base(), s_cols, grids)
             tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
             ice_cost = len(self.xa) * table.size * model.value.shape[1] * _COST["ice_cell"]
             return TreePlan(tuple(feature_idx), list(s_cols), table, "kernel", tree_cost, brute_cost, ice_cost)

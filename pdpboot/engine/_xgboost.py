@@ -41,7 +41,14 @@ _SOFTMAX = {"multi:softprob", "multi:softmax"}
 
 
 def is_xgboost(estimator) -> bool:
-    return type(estimator).__module__.split(".")[0] == "xgboost" and hasattr(estimator, "get_booster")
+    """An XGBoost estimator, or a subclass that keeps XGBoost's response (``predict_proba`` of a classifier,
+    ``predict`` of a regressor), such as the command line's classifier that decodes ``predict``'s labels."""
+    cls = type(estimator)
+    base = next((c for c in cls.__mro__ if c.__module__.split(".")[0] == "xgboost"), None)
+    if base is None or not hasattr(estimator, "get_booster"):
+        return False
+    names = ("predict_proba",) if hasattr(base, "predict_proba") else ("predict",)
+    return all(getattr(cls, name, None) is getattr(base, name, None) for name in names)
 
 
 def _decode_categories(enc: dict) -> list | None:

@@ -41,6 +41,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
+from ._tree_model import model_grid
 from .tree import PreparedTrees, TreePlan, supports, supports_estimator
 
 __all__ = ["PreparedPipeline", "column_map", "prepare_pipeline"]
@@ -185,13 +186,24 @@ class PreparedPipeline:
             base[:, j] = values
         return _dense(self.pre.transform(base))[:, self.maps[j]]
 
+    def _tree_grid(self, j: int, values) -> np.ndarray:
+        """(n_grid, len(maps[j])) grid values of input column ``j`` as the trees see them: through the
+        pipeline's transforms, then converted as the final model's reader converts its own inputs
+        (its dtype, a ``missing=`` sentinel read as missing, category codes)."""
+        tg = self._transformed_grid(j, values)
+        return np.column_stack([model_grid(self.model, int(c), tg[:, i]) for i, c in enumerate(self.maps[j])])
+
+    def kernel_base(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tree model's compiled node table (see :meth:`PreparedTrees.kernel_base`)."""
+        return self.trees.kernel_base()
+
     def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
         """Rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` through its own
         transforms (as :meth:`plan` sets grids); for the engine's self-check."""
         xt = np.array(self.xa[rows], dtype=np.float64)
         for j, values in subs.items():
             cols = [int(self.model.columns[c]) for c in self.maps[j]]
-            xt[:, cols] = self._transformed_grid(j, values).astype(self.model.dtype)
+            xt[:, cols] = self._tree_grid(j, values)
         return xt
 
     def plan(self, feature_idx, grid_values) -> TreePlan:
@@ -206,13 +218,13 @@ class PreparedPipeline:
             cols = [int(self.model.columns[c]) for c in self.maps[j]]
             if not cols:
                 raise ValueError(f"input column {j} is dropped by the preprocessing")
-            tg = self._transformed_grid(j, values)
+            tg = self._tree_grid(j, values)
             if len(cols) == 1:
                 s_cols.append(cols[0])
-                grids.append(tg[:, 0].astype(self.model.dtype))
+                grids.append(tg[:, 0])
             else:
                 s_cols.append(tuple(cols))
-                grids.append(tg.astype(self.model.dtype).astype(np.float64))
+                grids.append(tg.astype(np.float64))
         return self.trees.plan_columns(idx, s_cols, grids)
 
     def partial_dependence(self, plan: TreePlan, **kwargs):

@@ -184,18 +184,20 @@ def draw_legend(ax, legend: bool, legend_kw: Mapping | None, first: str | None =
 MAX_LABEL = 18  # characters of a category label shown on an axis before it is abbreviated
 
 
-def labels_overlap(boxes) -> bool:
-    """Whether any two consecutive label boxes (in axis order) overlap or come closer than 4 pixels."""
-    spans = sorted((b.x0, b.x1) for b in boxes if b.width > 0)
-    return any(a1 + 4 > b0 for (_, a1), (b0, _) in zip(spans, spans[1:]))
+def labels_overlap(boxes, axis: str = "x", gap: float = 4.0) -> bool:
+    """Whether any two consecutive label boxes (in ``axis`` order) overlap or come closer than ``gap`` pixels."""
+    spans = sorted(((b.x0, b.x1) if axis == "x" else (b.y0, b.y1)) for b in boxes
+                   if (b.width if axis == "x" else b.height) > 0)
+    return any(a1 + gap > b0 for (_, a1), (b0, _) in zip(spans, spans[1:]))
 
 
-def shown_labels(ax) -> list:
-    """The x tick labels actually drawn: visible, non-empty, at a tick inside the view limits."""
-    low, high = sorted(ax.get_xlim())
+def shown_labels(ax, axis: str = "x") -> list:
+    """The tick labels of ``axis`` actually drawn: visible, non-empty, at a tick inside the view limits."""
+    low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
     span = (high - low) * 1e-9
-    return [t for t, loc in zip(ax.get_xticklabels(), ax.get_xticks())
-            if t.get_visible() and t.get_text() and low - span <= loc <= high + span]
+    labels, ticks = ((ax.get_xticklabels(), ax.get_xticks()) if axis == "x"
+                     else (ax.get_yticklabels(), ax.get_yticks()))
+    return [t for t, loc in zip(labels, ticks) if t.get_visible() and t.get_text() and low - span <= loc <= high + span]
 
 
 def tidy_ticks(fig) -> None:
@@ -203,7 +205,8 @@ def tidy_ticks(fig) -> None:
 
     Numeric axes get fewer ticks until their labels no longer collide; category axes get long
     labels abbreviated (with "…"), then rotated (40, then 90 degrees), then a smaller font, then a
-    wider figure: every level keeps its label.  Call it
+    wider figure: every level keeps its label.  A category y axis (a heatmap of two categorical
+    features) gets its labels abbreviated, then a smaller font, then a taller figure.  Call it
     last, right before saving (it draws the figure once to measure).
 
     Parameters
@@ -250,6 +253,10 @@ def tidy_ticks(fig) -> None:
             text.set_horizontalalignment("right")
             text.set_rotation_mode("anchor")
         _fit_rotated_labels(fig, ax, locs)
+    for ax in fig.axes:
+        if (ax.get_visible() and ax.yaxis.get_visible() and ax.get_label() != "<colorbar>"
+                and isinstance(ax.yaxis.get_major_locator(), FixedLocator)):
+            _fit_level_labels_y(fig, ax)
 
 
 #: Smallest font (points) a crowded category axis shrinks its labels to before the figure widens.
@@ -280,8 +287,9 @@ def _fit_rotated_labels(fig, ax, locs) -> None:
     if spacing() * np.sin(np.radians(40)) >= 1.15 * size * fig.dpi / 72:
         return
     ax.tick_params(axis="x", labelrotation=90)
-    for text in ax.get_xticklabels():
-        text.set_horizontalalignment("center")
+    for text in ax.get_xticklabels():  # the label's end at its tick, the text below the axes
+        text.set_horizontalalignment("right")
+        text.set_verticalalignment("center")
     width = widest()
     if spacing() >= width + 4:
         return
@@ -292,6 +300,36 @@ def _fit_rotated_labels(fig, ax, locs) -> None:
         if spacing() >= width + 4:
             return
         fig.set_figwidth(fig.get_figwidth() * (width + 4) / max(spacing(), 1e-9) * 1.05)
+
+
+def _fit_level_labels_y(fig, ax) -> None:
+    """Every level of a category y axis keeps its label: abbreviated, then a smaller font, then a taller figure."""
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+
+    def crowded() -> bool:
+        fig.draw_without_rendering()
+        return labels_overlap([t.get_window_extent(renderer) for t in shown_labels(ax, "y")], "y", gap=1.0)
+
+    if not shown_labels(ax, "y") or not crowded():
+        return
+    locs = ax.get_yticks()
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    ax.set_yticks(locs, [n if len(n) <= MAX_LABEL else n[: MAX_LABEL - 1] + "…" for n in names])
+    if not crowded() or len(locs) < 2:
+        return
+    positions = ax.transData.transform(np.column_stack([np.zeros(len(locs)), locs]))[:, 1]
+    spacing = float(np.min(np.diff(np.sort(positions))))
+    height = max(t.get_window_extent(renderer).height for t in shown_labels(ax, "y"))
+    size = ax.get_yticklabels()[0].get_fontsize()
+    ax.tick_params(axis="y", labelsize=max(MIN_LABEL_POINTS, size * (spacing - 1) / max(height, 1e-9)))
+    for _ in range(3):  # still too many levels for the height: a taller figure (never drop a label)
+        if not crowded():
+            return
+        positions = ax.transData.transform(np.column_stack([np.zeros(len(locs)), locs]))[:, 1]
+        spacing = float(np.min(np.diff(np.sort(positions))))
+        height = max(t.get_window_extent(renderer).height for t in shown_labels(ax, "y"))
+        fig.set_figheight(fig.get_figheight() * (height + 1) / max(spacing, 1e-9) * 1.05)
 
 
 def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, rug_kw: Mapping | None) -> None:

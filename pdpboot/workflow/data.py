@@ -31,12 +31,13 @@ AUTO_MAX_CLASSES = 10  # an integer target with at most this many values is a cl
 MAX_INTEGER_CLASSES = 30  # more integer values than this under --task classification: not labels
 MAX_CLASSES = 100
 MAX_LEVELS = 30  # categorical features with more levels: PD on the most frequent ones
-MAX_INTEGER_GRID = 30  # integer features with at most this many values: PD at each value
+MAX_INTEGER_GRID = 30
+_FLOAT32_MAX = float(np.finfo(np.float32).max)  # integer features with at most this many values: PD at each value
 MIN_ID_ROWS = 20  # identifier detection needs at least this many rows
 NEAR_ID_SHARE = 0.5  # text with more than MAX_LEVELS values, at least this share of its rows distinct: names rows
-_DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+([eE][+-]?\d+)?\s*$")
 _GROUPED_INTEGER = re.compile(r"[+-]?\d{1,3}(\.\d{3})+")  # 1.234 / 12.500.000
-_COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?")  # 3,14 / 4.184,81 / 4.184 / 12
+_COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][+-]?\d+)?")  # 3,14 / 4.184,81 / 7,9e-05
 _DOT_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|Inf|INF|infinity|Infinity)")
 #: Text pandas reads as missing by default (``pandas.read_csv``'s list, plus a blank field): pdpboot reads only
 #: empty fields as missing, and these only where a column's other values are numbers (see ``_read_tokens``).
@@ -136,13 +137,25 @@ def _missing_marker(text: pd.Series, rows: np.ndarray | None = None) -> str | No
     return str(others[0]) if len(others) == 1 and _share(numbers, rows) >= 0.9 else None
 
 
+#: spellings of one missing-value mark (a column written by one program uses one of them)
+_MARK_FAMILY = {"none": "none", "null": "null"}
+
+
+def _one_missing_mark(tokens: pd.Series) -> bool:
+    """Whether pandas' missing-value tokens in a column are spellings of one mark (``NA``/``NaN``/``n/a``...,
+    or ``None``, or ``NULL``): then a column of nothing else is missing throughout; tokens of several marks
+    (``None``, ``NA``, ``null``) are the levels of a text column."""
+    return len({_MARK_FAMILY.get(str(t).lower(), "na") for t in tokens}) == 1
+
+
 def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
                  infer: bool) -> tuple[pd.DataFrame, list[str]]:
     """Decide what the text cells of ``table`` are; only empty fields were read as missing.
 
     A text column whose values other than pandas' missing-value tokens (``NA``, ``None``, ``NULL``,
     ``n/a``, ...) are all numbers is numeric, those tokens missing (R's ``write.csv`` writes ``NA`` for
-    a missing number); a column holding only such tokens is missing throughout.  Otherwise the tokens
+    a missing number); a column holding only such tokens, all spellings of one mark, is missing throughout
+    (tokens of several marks, ``None``/``NA``/``null``, are levels).  Otherwise the tokens
     are levels (the Arthritis table's ``Improved = "None"``), and a note says so.  With ``comma``,
     numbers written with a decimal comma (and thousands dots) are read as numbers
     (:func:`_comma_numbers`).  ``infer=False`` (Parquet: typed columns) only writes the notes.
@@ -184,7 +197,8 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
                 numbers = _comma_numbers(rest, name, require_comma=comma != "only", rows=counts[is_rest])
                 if numbers is not None:
                     commas.append(name)
-        if numbers is not None or (infer and not is_rest.any() and is_token.any()):
+        only_marks = infer and not is_rest.any() and is_token.any() and _one_missing_mark(text[is_token])
+        if numbers is not None or only_marks:
             values = np.full(len(distinct), np.nan)
             if numbers is not None:
                 values[is_rest] = numbers.to_numpy(dtype=float)
@@ -831,6 +845,15 @@ def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
         if np.isinf(values).any():
             raise InputError(f"Feature {shorten(display[name])} contains {int(np.isinf(values).sum())} infinite "
                              "value(s); replace them (e.g. by a missing value) or drop those rows.")
+        finite = values[np.isfinite(values)]
+        if finite.size and np.abs(finite).max() > _FLOAT32_MAX:  # tree models compare values in float32
+            raise InputError(f"Feature {shorten(display[name])} holds values up to {np.abs(finite).max():.3g}, beyond "
+                             "the float32 range (3.4e38) the models compute in; rescale it (e.g. divide by a power "
+                             "of ten) or take its logarithm.")
+        if np.unique(finite).size > 1 and np.unique(finite.astype(np.float32)).size == 1:
+            raise InputError(f"Feature {shorten(display[name])} varies only below float32 precision (largest "
+                             f"|value| {np.abs(finite).max():.3g}): the models would see one value. Rescale it "
+                             "(e.g. multiply by a power of ten).")
 
 
 def _category_grids(X, categorical, used, display, notes, level_order) -> dict[str, np.ndarray]:

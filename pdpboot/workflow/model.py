@@ -82,7 +82,11 @@ def _boosting_library(name: str, classification: bool, config):
     if name == "lightgbm":
         params["verbose"] = -1
         return (library.LGBMClassifier if classification else library.LGBMRegressor)(**params)
-    return (library.XGBClassifier if classification else library.XGBRegressor)(**params)
+    if classification:  # XGBoost takes only the labels 0..K-1: this classifier codes the table's labels
+        from .xgb_labels import LabelledXGBClassifier
+
+        return LabelledXGBClassifier(**params)
+    return library.XGBRegressor(**params)
 
 
 def _user_estimator(config, classification: bool):
@@ -92,6 +96,10 @@ def _user_estimator(config, classification: bool):
         model, what = estimator_from_spec(config.model_spec), "--model-spec"
     else:
         model, what = clone(estimator_from_file(config.model_file)), "--model-file"
+    if classification and type(model).__module__.split(".")[0] == "xgboost" and type(model).__name__ == "XGBClassifier":
+        from .xgb_labels import LabelledXGBClassifier  # XGBoost takes only the labels 0..K-1
+
+        model = LabelledXGBClassifier(**model.get_params())
     if classification and is_regressor(model):
         raise InputError(f"{what} gives a regressor ({type(model).__name__}) but the task is classification; "
                          "give a classifier or --task regression.")

@@ -29,6 +29,7 @@ from .provenance import MODEL_LIBRARIES, sha256, versions
 from .registry import EFFECTS
 from .report import draw_plots
 from .repro import data_copy_name, write_inputs
+from .stale import PARTIAL_PREFIX, mark_owner, mark_written, recover_stale, unmark
 from .summary import summary_markdown
 from .workbook import require_openpyxl, write_workbook
 
@@ -111,6 +112,7 @@ def _claim(out: Path, stamp: str) -> Path:
 
 
 def _move_into_place(tmp: Path, out: Path, stamp: str) -> Path:
+    unmark(tmp)
     final = _claim(out, stamp)
     try:
         os.replace(tmp, final)  # POSIX: replaces the empty folder just claimed
@@ -185,9 +187,12 @@ def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | Non
     config = config.replace(data=data_path.name, data_copy=data_copy_name(data_path),
                             data_sha256=sha256(data_path), created=now.isoformat(), versions=versions())
     made_out = not out.exists()
+    for note in recover_stale(out):  # folders of runs killed before they finished (SIGKILL)
+        say(f"Output folder: {note}")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".pdpboot_partial_", dir=out))
+        tmp = Path(tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=out))
+        mark_owner(tmp)
     except OSError as exc:
         raise InputError(f"Cannot write to --out {str(out)!r}: {exc.strerror or exc}.") from None
     umask = os.umask(0)
@@ -233,6 +238,7 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
         say(f"Writing {effect.file} ...")
         save(tree, folder / effect.file)
         written.append(effect.file)
+        mark_written(folder, written)  # a run killed from here on keeps this file (stale.recover_stale)
         drawn, failed = draw_plots(folder / "plots", effect, tree, problem, config, say)
         files.extend(drawn)
         failures.extend(failed)

@@ -6,6 +6,8 @@ Every expected value comes from the model's own ``predict`` (brute force here, o
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.inspection import partial_dependence
@@ -218,7 +220,7 @@ def test_partial_dependence_records_the_engine_and_the_fallback_reason(monkeypat
     assert honest.attrs["engine"] == "tree: exact, checked against the model's predictions"
     _corrupt_first_tree(monkeypatch)
     res = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
-    assert res.attrs["engine"].startswith("brute: tree engine failed its self-check: on 64 probe rows")
+    assert re.match(r"brute: tree engine failed its self-check: on \d+ probe rows", res.attrs["engine"])
     grid = res["x0"].ds["x0"].values
     np.testing.assert_allclose(res["x0"].ds["pd"].values[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)
 
@@ -287,3 +289,100 @@ def test_pipeline_reading_is_checked_through_its_own_transforms(monkeypatch):
     assert choices[0].fallback and "self-check" in choices[0].reason  # the long grid: auto tried the tree engine
     for (avg, _), (ref, _) in zip(again, out):  # brute force on the corrupted run = the honest tree result
         np.testing.assert_allclose(avg, ref, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- what the probe covers
+def _wrong_at(monkeypatch, bad_value):
+    """A reading that converts one grid value wrongly, to the far end of the data (every other value and
+    every row right)."""
+    import pdpboot.engine._tree_check as check_mod
+
+    real = check_mod.model_grid
+
+    def converted(model, j, values):
+        out = np.array(real(model, j, values), dtype=float)
+        out[np.asarray(values, dtype=float) == bad_value] = 3.0 if bad_value < 0 else -3.0
+        return out
+
+    monkeypatch.setattr(check_mod, "model_grid", converted)
+
+
+@pytest.mark.parametrize("position", [0, 57, 97, 119])
+def test_every_grid_value_meets_the_check(position, monkeypatch):
+    """A reading wrong at a single grid value of a 120-point grid is caught wherever that value sits
+    (the probe held the first 64 values of the cycle only)."""
+    X, est = _forest(n=300)
+    grid = np.linspace(-2, 2, 120)
+    _wrong_at(monkeypatch, grid[position])
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        compute_pd(est, X, [0], [grid], response_method="predict", method="tree")
+
+
+def test_every_grid_value_meets_the_check_on_few_rows(monkeypatch):
+    """Fewer background rows than grid values: rows are repeated so each grid value is still probed
+    (the probe had one row per background row: 6 of the 30 values)."""
+    X, est = _forest(n=300)
+    grid = np.linspace(-2, 2, 30)
+    _wrong_at(monkeypatch, grid[23])
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        compute_pd(est, X[:6], [0], [grid], response_method="predict", method="tree")
+
+
+def test_the_probe_holds_every_grid_value_nan_and_the_sentinel_in_one_call(monkeypatch):
+    """One call of the model's predict per check: every grid value of every probed feature, NaN and the
+    ``missing=`` sentinel among its rows; the features' missing values on different rows."""
+    X, y = _data(n=500)
+    est = xgb.XGBRegressor(n_estimators=20, max_depth=3, missing=-999.0, n_jobs=1).fit(X, y)
+    seen = []
+    real = est.predict
+
+    def predict(Z, **kwargs):
+        if not kwargs:
+            seen.append(np.array(Z))
+        return real(Z, **kwargs)
+
+    monkeypatch.setattr(est, "predict", predict)
+    grids = [np.linspace(-2, 2, 50), np.linspace(-1, 1, 9)]
+    compute_pd(est, X, [0, 1], grids, response_method="predict", method="tree")
+    assert len(seen) == 1  # (the reader's offset comes from predict(output_margin=True), not counted)
+    probe = seen[0]
+    assert len(probe) == 54  # 50 grid values + 4 missing values: the longest list sets the rows
+    for j, grid in enumerate(grids):
+        assert set(grid) <= set(probe[:, j])
+        assert np.isnan(probe[:, j]).sum() >= 2 and (probe[:, j] == -999.0).sum() >= 2
+    assert not (np.isnan(probe[:, 0]) & np.isnan(probe[:, 1])).any()
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+def test_a_bool_column_passes_the_check(library):
+    """A NumPy bool column of a DataFrame cannot hold NaN (brute force writes True there, as the probe did):
+    the check no longer probes NaN in it, so an honest reading of a bool feature is trusted (it failed)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": rng.normal(size=300), "flag": rng.random(300) > 0.5})
+    y = X["a"] + 2.0 * X["flag"] + rng.normal(size=300) * 0.1
+    est = (lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1, n_jobs=1) if library == "lightgbm"
+           else xgb.XGBRegressor(n_estimators=10, max_depth=3, n_jobs=1)).fit(X, y)
+    tree, _ = compute_pd(est, X, [1], [np.array([False, True])], response_method="predict", method="tree")
+    ref = [est.predict(X.assign(flag=v)).mean() for v in (False, True)]
+    np.testing.assert_allclose(tree[0], ref, rtol=0, atol=1e-5)
+
+
+def test_pipeline_grid_values_meet_the_final_models_missing_sentinel():
+    """``SimpleImputer(fill_value=-1)`` into ``XGBRegressor(missing=-1)``: a grid value the pipeline turns into
+    the sentinel is missing to XGBoost. The pipeline's grid path skipped the reader's sentinel conversion (the
+    self-check caught it: brute force every time); now the tree engine equals the pipeline's own predict."""
+    import pandas as pd
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+
+    X, y = _data(n=400)
+    X[::7, 1] = np.nan
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    est = make_pipeline(SimpleImputer(strategy="constant", fill_value=-1.0),
+                        xgb.XGBRegressor(n_estimators=20, max_depth=3, missing=-1.0, n_jobs=1)).fit(df, y)
+    grid = np.array([np.nan, -1.0, -0.5, 0.5, 2.0])
+    tree, _ = compute_pd(est, df, [1], [grid], response_method="predict", method="tree")
+    ref = [est.predict(df.assign(b=v)).mean() for v in grid]
+    np.testing.assert_allclose(tree[0], ref, rtol=0, atol=1e-5)

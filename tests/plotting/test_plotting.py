@@ -268,6 +268,49 @@ def test_crowded_category_axes_label_every_level(n_levels):
     plt.close(fig)
 
 
+@pytest.mark.parametrize("n_levels", [22, 40])
+def test_vertical_category_labels_stay_below_the_axes(n_levels):
+    """Labels turned 90 degrees end at their tick, below the axes (they were centred on it, half over the plot)."""
+    from pdpboot.plotting import tidy_ticks
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    levels = [f"{'Massachusetts' if k % 2 else 'Iowa'} {k}" for k in range(n_levels)]
+    ax.plot(range(n_levels), np.arange(n_levels) % 3, "o")
+    ax.set_xticks(range(n_levels), levels)
+    tidy_ticks(fig)
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    assert ax.get_xticklabels()[0].get_rotation() == 90
+    bottom = ax.get_window_extent(renderer).y0
+    assert max(t.get_window_extent(renderer).y1 for t in ax.get_xticklabels()) <= bottom + 0.5
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("n_levels", [12, 40, 120])
+def test_crowded_category_y_axis_labels_every_level(n_levels):
+    """A heatmap of two categorical features: every level of the y axis keeps a label that collides with no
+    other (smaller font, then a taller figure); the colour bar is left as it is (issue 26 D)."""
+    from pdpboot.plotting import tidy_ticks
+    from pdpboot.plotting._style import labels_overlap, shown_labels
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    levels = [f"level number {k}" for k in range(n_levels)]
+    mesh = ax.pcolormesh(np.arange(4), np.arange(n_levels + 1) - 0.5, np.ones((n_levels, 3)))
+    ax.set_yticks(range(n_levels), levels)
+    ax.set_ylim(-0.5, n_levels - 0.5)
+    cbar = fig.colorbar(mesh, ax=ax)
+    size = cbar.ax.get_yticklabels()[0].get_fontsize()
+    tidy_ticks(fig)
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    shown = shown_labels(ax, "y")
+    assert [t.get_text() for t in shown] == levels
+    assert not labels_overlap([t.get_window_extent(renderer) for t in shown], "y", gap=1.0)
+    assert max(t.get_window_extent(renderer).x1 for t in shown) <= ax.get_window_extent(renderer).x0
+    assert cbar.ax.get_yticklabels()[0].get_fontsize() == size
+    plt.close(fig)
+
+
 def test_plot_pd_band_choices():
     tree = _regression_tree(band=False)
     ax = plot_pd(tree, "x1")  # "auto": no band, no error

@@ -1,6 +1,8 @@
 """Columns understood as a researcher means them (issue 18, items 1-3, 7, 11): level order, IDs and dates,
 integer and binary features, decimal commas, column-name hints."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -212,6 +214,21 @@ def test_infinite_feature_value_exits_2_naming_the_column(tmp_path, capsys):
     path.write_text(path.read_text().replace("inf", "-Infinity"))
     err = bad(["run", path, "--target", "wage", *FAST], capsys, tmp_path / "o")
     assert "Feature 'age' contains 1 infinite value(s)" in err
+
+
+@pytest.mark.parametrize(("scale", "message"), [
+    (1e300, "Feature 'age' holds values up to .* beyond the float32 range"),
+    (1e-300, "Feature 'age' varies only below float32 precision"),
+])
+def test_a_feature_beyond_float32_exits_2_naming_the_column(tmp_path, capsys, scale, message):
+    """Values beyond float32 (the trees compare in float32) failed with scikit-learn's 'Input X contains infinity
+    or a value too large' (exit 1); values below float32 precision became one value (0) without a word."""
+    table = wage_like()
+    table["age"] = table["age"] * scale
+    path = tmp_path / "scaled.csv"
+    table.to_csv(path, index=False)
+    err = bad(["run", path, "--target", "wage", *FAST], capsys, tmp_path / "o")
+    assert re.search(message, err), err
 
 
 @pytest.mark.parametrize("rows", [1, 5])

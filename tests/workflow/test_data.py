@@ -126,10 +126,10 @@ def test_r_style_na_in_a_numeric_column_is_missing(tmp_path):
     said = " ".join(notes)
     assert "'Ozone' ('NA', 1 row(s))" in said and "read as numbers, those rows missing" in said
     assert "'NA' in column(s) 'label' is kept as a level" in said
-    path.write_text("x,y,only\n1,2,NA\n3,4,None\n")
+    path.write_text("x,y,only\n1,2,NA\n3,4,nan\n")  # spellings of one mark (several marks: levels, see below)
     notes = []
     assert read_table(path, notes)["only"].isna().all()
-    assert "Column 'only' holds only missing-value marks ('NA', 'None'): read as missing." in notes
+    assert "Column 'only' holds only missing-value marks ('NA', 'nan'): read as missing." in notes
     # xlsx and parquet: the same column with NA-like text cells
     frame = pd.DataFrame({"x": [1.5, "NA", 2.5, "None"], "y": [1, 2, 3, 4]})
     frame.to_excel(tmp_path / "r.xlsx", index=False)
@@ -173,6 +173,33 @@ def test_cli_arthritis_keeps_three_classes(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- decimal comma, duplicate headers
+
+
+def test_a_column_of_several_missing_marks_is_text(tmp_path):
+    """A target whose classes are the words 'None', 'NA' and 'null' was read as missing throughout ("Target has
+    only missing values"): tokens of several marks are levels (said in a note); one mark alone stays missing."""
+    from pdpboot.workflow.data import read_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("x,cls,empty\n" + "".join(f"{k},{['None', 'NA', 'null'][k % 3]},{['NA', 'NaN'][k % 2]}\n"
+                                                for k in range(30)))
+    notes = []
+    read = read_table(path, notes)
+    assert read["cls"].tolist() == [["None", "NA", "null"][k % 3] for k in range(30)]
+    assert read["empty"].isna().all()  # NA and NaN: spellings of one mark, missing throughout
+    assert any("'None' in column(s) 'cls' is kept as a level" in n for n in notes)
+
+
+def test_decimal_comma_numbers_in_exponent_notation(tmp_path):
+    """``pandas.to_csv(sep=";", decimal=",")`` (and Excel) write tiny values as ``7,9e-05``: numbers, not a
+    refusal ("'7,913883691088233e-05' is not one")."""
+    from pdpboot.workflow.data import read_table
+
+    values = np.array([7.913883691088233e-05, -0.04, 1.5e12, 2.25, -3.0e-7])
+    path = tmp_path / "eu.csv"
+    pd.DataFrame({"a": values, "y": np.arange(5.0)}).to_csv(path, sep=";", decimal=",", index=False)
+    assert "7,913883691088233e-05" in path.read_text()
+    np.testing.assert_array_equal(read_table(path)["a"].to_numpy(), values)
 
 
 def test_decimal_comma_with_thousands_dots(tmp_path):

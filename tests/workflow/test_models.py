@@ -86,6 +86,56 @@ def test_model_file_and_named_boosting(tmp_path, capsys):
     assert type(model["estimator"]).__name__ == "LGBMRegressor" and "lightgbm" in model["versions"]
 
 
+@pytest.mark.parametrize("how", ["--model", "--model-spec"])
+def test_xgboost_classifies_a_table_with_named_classes(tmp_path, capsys, how):
+    """``--model xgboost`` (or ``--model-spec xgboost.XGBClassifier()``) on a target of names ('no'/'yes'):
+    XGBoost takes only the labels 0..K-1 and the run failed ("Invalid classes inferred"); the labels are now
+    coded for XGBoost and reported by name, and the ICE curves are the saved model's own probabilities."""
+    import pandas as pd
+
+    pytest.importorskip("xgboost")
+    from .helpers import classification_table
+
+    path = tmp_path / "t.csv"
+    table = classification_table()
+    table.to_csv(path, index=False)
+    model = ["--model", "xgboost"] if how == "--model" else ["--model-spec", "xgboost.XGBClassifier(max_depth=3)"]
+    code, out = run_cli(["run", path, "--target", "label", *model, "--features", "x1,size", "--no-workbook",
+                         "--out", tmp_path / "o", *FAST], capsys)
+    assert code == 0, out.err
+    folder = only_run_folder(tmp_path / "o")
+    bundle = joblib.load(folder / "model.joblib")
+    est = bundle["estimator"]
+    assert list(est.classes_) == ["no", "yes"] and set(est.predict(table[["x1", "size"]])) <= {"no", "yes"}
+    node = pdpboot.load(folder / "results.nc")["size"].ds
+    assert list(node["output"].values) == ["no", "yes"]
+    rows = table.loc[node["instance"].values, ["x1", "size"]]
+    for k, v in enumerate(node["size"].values):
+        proba = est.predict_proba(pd.DataFrame({"x1": rows["x1"], "size": v}))
+        np.testing.assert_allclose(node["ice"].isel(size=k).transpose("instance", "output").values, proba,
+                                   rtol=0, atol=1e-6)
+
+
+def test_the_tree_engine_reads_the_labelled_xgboost_classifier():
+    """The command line's XGBoost classifier keeps XGBoost's predict_proba: the tree engine reads it (exact)."""
+    pytest.importorskip("xgboost")
+    from pdpboot.engine import compute_pd
+    from pdpboot.workflow.xgb_labels import LabelledXGBClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = np.array(["lo", "mid", "hi"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)]
+    est = LabelledXGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y)
+    grid = np.linspace(-2, 2, 9)
+    tree, _ = compute_pd(est, X, [0], [grid], response_method="predict_proba", method="tree")
+    ref = []
+    for v in grid:
+        Z = X.copy()
+        Z[:, 0] = v
+        ref.append(est.predict_proba(Z).mean(axis=0))
+    np.testing.assert_allclose(tree, np.array(ref).T, rtol=0, atol=1e-5)  # float32 probabilities
+
+
 # ----------------------------------------------------------------------------- bring your own fitted model
 
 
