@@ -21,7 +21,20 @@ from ._data import (
     response_label,
     select_output,
 )
-from ._style import OKABE_ITO, draw_curve, draw_legend, fewer_ticks, finish_x_axis, merge_kw, new_ax, tick_positions
+from ._style import (
+    OKABE_ITO,
+    check_style,
+    draw_curve,
+    draw_legend,
+    element_kw,
+    element_on,
+    fewer_ticks,
+    finish_x_axis,
+    merge_kw,
+    moved_keywords,
+    new_ax,
+    tick_positions,
+)
 
 __all__ = ["plot_h_statistic", "plot_heterogeneity"]
 
@@ -36,6 +49,8 @@ _STAT_LABELS = {
 }
 
 
+@moved_keywords(line_kw="style.line", band_kw="style.band", simultaneous_kw="style.simultaneous",
+                rug_kw="style.rug", legend_kw="style.legend")
 def plot_heterogeneity(
     result: Any,
     feature: Hashable,
@@ -47,11 +62,7 @@ def plot_heterogeneity(
     rug: bool | Sequence[float] = True,
     simultaneous_style: Literal["fill", "lines"] = "fill",
     legend: bool = True,
-    line_kw: Mapping | None = None,
-    band_kw: Mapping | None = None,
-    simultaneous_kw: Mapping | None = None,
-    rug_kw: Mapping | None = None,
-    legend_kw: Mapping | None = None,
+    style: Mapping[str, Mapping | bool] | None = None,
 ):
     """Plot an ICE heterogeneity statistic over a feature's grid, with its bootstrap band.
 
@@ -66,8 +77,12 @@ def plot_heterogeneity(
     stat : str, default "ice_sd"
         The statistic: "ice_sd" (spread of ICE curves), "cice_sd" (of centred ICE curves),
         "dice_sd" (of derivative ICE curves), or any variable of the node over the feature's grid.
-    ax, band, output, rug, simultaneous_style, legend, line_kw, band_kw, simultaneous_kw, rug_kw, legend_kw
+    ax, band, output, rug, simultaneous_style, legend
         As in :func:`pdpboot.plotting.plot_pd`.
+    style : dict, optional
+        As in :func:`pdpboot.plotting.plot_pd`, with the elements ``"line"``, ``"band"``,
+        ``"simultaneous"``, ``"rug"`` and ``"legend"`` (replacing the deprecated ``line_kw``, ``band_kw``,
+        ``simultaneous_kw``, ``rug_kw`` and ``legend_kw``).
 
     Returns
     -------
@@ -115,18 +130,22 @@ def plot_heterogeneity(
     x = tick_positions(grid, categorical)
     est = array_of(ds[stat], [dim], stat)
     bands = curve_bands(ds, attrs, stat, band, dim)
+    style = check_style(style, ("line", "band", "simultaneous", "rug", "legend"), "plot_heterogeneity")
+    if not element_on(style, "rug", True):
+        rug = False
     ax = new_ax(ax)
     draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", categorical_kind="points",
-                simultaneous_style=simultaneous_style, line_kw=line_kw, band_kw=band_kw,
-                simultaneous_kw=simultaneous_kw)
-    finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
+                simultaneous_style=simultaneous_style, line_kw=element_kw(style, "line"),
+                band_kw=element_kw(style, "band"), simultaneous_kw=element_kw(style, "simultaneous"))
+    finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"))
     what = ds[stat].attrs.get("long_name") or _STAT_LABELS.get(stat, stat)
     ax.set_xlabel(name)
     ax.set_ylabel(f"{what}\n({response_label(attrs, label, n_outputs)})")
-    draw_legend(ax, legend, legend_kw, first="estimate")
+    draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate")
     return ax
 
 
+@moved_keywords(bar_kw="style.bar", interval_kw="style.interval", legend_kw="style.legend")
 def plot_h_statistic(
     result: xr.DataTree,
     *,
@@ -136,9 +155,7 @@ def plot_h_statistic(
     output: Hashable | None = None,
     sort: bool = True,
     legend: bool = True,
-    bar_kw: Mapping | None = None,
-    interval_kw: Mapping | None = None,
-    legend_kw: Mapping | None = None,
+    style: Mapping[str, Mapping | bool] | None = None,
 ):
     """Bar chart of Friedman's H² per feature pair (or overall, per feature) with bootstrap intervals.
 
@@ -157,8 +174,10 @@ def plot_h_statistic(
     band, output, legend : see :func:`pdpboot.plotting.plot_pd`
     sort : bool, default True
         Largest value at the top; otherwise the result's node order from the top.
-    bar_kw, interval_kw, legend_kw : dict, optional
-        Merged over the defaults of ``ax.barh``, the intervals (``ax.hlines``) and the legend.
+    style : dict, optional
+        Matplotlib keywords merged over the defaults of ``"bar"`` (``ax.barh``), ``"interval"``
+        (``ax.hlines``) and ``"legend"``; ``False`` leaves the intervals or the legend out.  Replaces the
+        deprecated ``bar_kw``, ``interval_kw`` and ``legend_kw``.
 
     Returns
     -------
@@ -212,11 +231,12 @@ def plot_h_statistic(
     est_a, lo_a, hi_a = np.array(est), np.array(lows), np.array(highs)
     order = np.argsort(-est_a, kind="stable") if sort else np.arange(len(est_a))
     y = np.arange(len(order))[::-1]  # first in order at the top
+    style = check_style(style, ("bar", "interval", "legend"), "plot_h_statistic")
     ax = new_ax(ax)
-    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, bar_kw)
+    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, element_kw(style, "bar"))
     ax.barh(y, est_a[order], label="estimate", **kw)
-    if np.isfinite(lo_a).any():
-        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, interval_kw)
+    if np.isfinite(lo_a).any() and element_on(style, "interval", True):
+        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, element_kw(style, "interval"))
         ax.hlines(y, lo_a[order], hi_a[order], label=band_label, **ikw)
     ax.set_yticks(y, [names[i] for i in order])
     ax.set_ylim(-0.6, len(order) - 0.4)
@@ -226,5 +246,6 @@ def plot_h_statistic(
     if n_outputs > 1:
         what += f"\n{response_label(result.attrs, label, n_outputs)}"
     ax.set_xlabel(what)
-    draw_legend(ax, legend, legend_kw, first="estimate", above=True)
+    draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate",
+                above=True)
     return ax
