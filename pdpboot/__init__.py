@@ -33,6 +33,7 @@ _PUBLIC = {
     "plot_heterogeneity": "plotting",
     "plot_partial_dependence": "plotting",
     "plot_pd": "plotting",
+    "plot_ice": "plotting",
     "plot_pd_contour": "plotting",
     "plot_facets": "plotting",
     "plot_pd_panels": "plotting",

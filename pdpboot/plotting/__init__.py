@@ -10,7 +10,9 @@ Styling arguments ``*_kw`` are dicts merged over the defaults.  Defaults use the
 colour-blind-safe palette and perceptually uniform colour maps; :func:`paper_style` sets fonts
 and sizes for single-column (3.3 in) paper figures.
 
-Modules: ``curves`` (:func:`plot_pd`), ``surfaces`` (:func:`plot_pd_contour`), ``panels``
+Modules: ``curves`` (:func:`plot_pd`), ``ice`` (:func:`plot_ice`: ICE curves of a fitted model, computed
+on the fly, optionally under a result's band), ``_scale`` (:func:`is_skewed`: which features get a
+quantile-spaced axis), ``surfaces`` (:func:`plot_pd_contour`), ``panels``
 (:func:`plot_pd_panels`; the old name ``plot_partial_dependence`` is a deprecated alias),
 ``statistics`` (:func:`plot_heterogeneity`, :func:`plot_h_statistic`), ``tidy`` (:func:`tidy`: any
 result as one long table; :func:`plot_facets`: a seaborn panel per feature from it); private helpers in
@@ -18,8 +20,10 @@ result as one long table; :func:`plot_facets`: a seaborn panel per feature from 
 """
 
 from ._data import BandChoice
+from ._scale import is_skewed
 from ._style import OKABE_ITO, paper_style, tidy_ticks
 from .curves import plot_pd
+from .ice import plot_ice
 from .panels import plot_partial_dependence, plot_pd_panels
 from .statistics import plot_h_statistic, plot_heterogeneity
 from .surfaces import plot_pd_contour
@@ -29,10 +33,12 @@ __all__ = [
     "OKABE_ITO",
     "TIDY_COLUMNS",
     "BandChoice",
+    "is_skewed",
     "paper_style",
     "plot_facets",
     "plot_h_statistic",
     "plot_heterogeneity",
+    "plot_ice",
     "plot_partial_dependence",
     "plot_pd",
     "plot_pd_contour",
