@@ -14,9 +14,11 @@ Modules: ``curves`` (:func:`plot_pd`), ``ice`` (:func:`plot_ice`: ICE curves of 
 on the fly, optionally under a result's band), ``_scale`` (:func:`is_skewed`: which features get a
 quantile-spaced axis), ``surfaces`` (:func:`plot_pd_contour`), ``panels``
 (:func:`plot_pd_panels`; the old name ``plot_partial_dependence`` is a deprecated alias),
-``statistics`` (:func:`plot_heterogeneity`, :func:`plot_h_statistic`), ``tidy`` (:func:`tidy`: any
-result as one long table; :func:`plot_facets`: a seaborn panel per feature from it); private helpers in
-``_data`` (reading results) and ``_style`` (palette, :func:`paper_style`, shared drawing helpers).
+``statistics`` (:func:`plot_heterogeneity`, :func:`plot_h_statistic`, :func:`plot_importance`),
+``target`` (:func:`plot_target`: the actual outcome and the rows per grid bin beside the PD), ``tidy``
+(:func:`tidy`: any result as one long table; :func:`plot_facets`: a seaborn panel per feature from
+it); private helpers in ``_data`` (reading results) and ``_style`` (palette, :func:`paper_style`,
+shared drawing helpers).
 """
 
 from ._data import BandChoice
@@ -25,7 +27,7 @@ from ._style import OKABE_ITO, paper_style, tidy_ticks
 from .curves import plot_pd
 from .ice import plot_ice
 from .panels import plot_partial_dependence, plot_pd_panels
-from .statistics import plot_h_statistic, plot_heterogeneity
+from .statistics import plot_h_statistic, plot_heterogeneity, plot_importance
 from .surfaces import plot_pd_contour
 from .tidy import TIDY_COLUMNS, plot_facets, tidy
 
@@ -39,6 +41,7 @@ __all__ = [
     "plot_h_statistic",
     "plot_heterogeneity",
     "plot_ice",
+    "plot_importance",
     "plot_partial_dependence",
     "plot_pd",
     "plot_pd_contour",

@@ -6,6 +6,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ..schema import feature_nodes
@@ -36,7 +37,7 @@ from ._style import (
     tick_positions,
 )
 
-__all__ = ["plot_h_statistic", "plot_heterogeneity"]
+__all__ = ["plot_h_statistic", "plot_heterogeneity", "plot_importance"]
 
 _STAT_LABELS = {
     "ice_sd": "SD of ICE curves",
@@ -246,6 +247,90 @@ def plot_h_statistic(
     if n_outputs > 1:
         what += f"\n{response_label(result.attrs, label, n_outputs)}"
     ax.set_xlabel(what)
+    draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate",
+                above=True)
+    return ax
+
+
+def plot_importance(
+    table: pd.DataFrame,
+    *,
+    output: Hashable | None = None,
+    ax: Any = None,
+    sort: bool = True,
+    legend: bool = True,
+    style: Mapping[str, Mapping | bool] | None = None,
+):
+    """Bar chart of PD-based feature importance (Greenwell et al. 2018) with bootstrap intervals.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`pdpboot.pd_importance`'s table of a result.
+    output : label, optional
+        The output drawn; default: the only one, or the positive (last) class of a binary classifier,
+        else the first.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if omitted.
+    sort : bool, default True
+        Most important at the top; otherwise the table's order from the top.
+    legend : bool, default True
+        Say what the bar and the line are (above the axes).
+    style : dict, optional
+        As in :func:`plot_h_statistic`: ``"bar"``, ``"interval"``, ``"legend"``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One horizontal bar per feature (y tick labels = feature names, with "(levels)" for the
+        categorical ones, measured by range / 4), x = the importance in the response's units.
+
+    See Also
+    --------
+    pdpboot.pd_importance : Computes the table drawn here.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
+    >>> y = 2 * X["a"] + 0.1 * X["b"] + rng.normal(size=80)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=20,
+    ...                                            grid_resolution=10, rng=0, progress=False)
+    >>> ax = pdpboot.plot_importance(pdpboot.pd_importance(res))
+    >>> [t.get_text() for t in ax.get_yticklabels()]  # from the top
+    ['a', 'b']
+    """
+    need = {"feature", "output", "importance", "lower", "upper", "measure", "confidence_level", "method"}
+    if not isinstance(table, pd.DataFrame) or not need <= set(table.columns):
+        raise TypeError("plot_importance draws the table of pdpboot.pd_importance(result); pass that table.")
+    outputs = list(dict.fromkeys(table["output"]))
+    if output is None:
+        output = outputs[-1] if len(outputs) == 2 else outputs[0]
+    rows = table[table["output"] == output]
+    if rows.empty:
+        raise ValueError(f"output={output!r} is not one of the table's outputs {outputs}.")
+    if sort:
+        rows = rows.sort_values("importance", ascending=False, kind="stable")
+    style = check_style(style, ("bar", "interval", "legend"), "plot_importance")
+    y = np.arange(len(rows))[::-1]
+    ax = new_ax(ax)
+    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, element_kw(style, "bar"))
+    ax.barh(y, rows["importance"], label="estimate", **kw)
+    lower, upper = rows["lower"].to_numpy(float), rows["upper"].to_numpy(float)
+    if np.isfinite(lower).any() and element_on(style, "interval", True):
+        level = rows["confidence_level"].iloc[0]
+        label = f"{100 * float(level):g} % {rows['method'].dropna().iloc[0]} interval"
+        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, element_kw(style, "interval"))
+        ax.hlines(y, lower, upper, label=label, **ikw)
+    names = [f"{f} (levels)" if m == "range/4" else str(f) for f, m in zip(rows["feature"], rows["measure"])]
+    ax.set_yticks(y, names)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.set_xlim(left=0)
+    fewer_ticks(ax, "x")
+    ax.set_xlabel("PD-based importance\n(SD of the PD curve; range / 4 for levels)"
+                  + (f"\noutput: {output}" if len(outputs) > 1 else ""))
     draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate",
                 above=True)
     return ax
