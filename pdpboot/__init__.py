@@ -12,6 +12,7 @@ from ._version import __version__
 #: public name -> module that defines it
 _PUBLIC = {
     "accumulated_local_effects": "ale",
+    "binned_outcome": "binned",
     "bootstrap_ale": "ale",
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
@@ -35,6 +36,7 @@ _PUBLIC = {
     "plot_heterogeneity": "plotting",
     "plot_partial_dependence": "plotting",
     "plot_pd": "plotting",
+    "plot_target": "plotting",
     "plot_ice": "plotting",
     "plot_pd_contour": "plotting",
     "plot_facets": "plotting",

@@ -29,6 +29,7 @@ from .ice import plot_ice
 from .panels import plot_partial_dependence, plot_pd_panels
 from .statistics import plot_h_statistic, plot_heterogeneity, plot_importance
 from .surfaces import plot_pd_contour
+from .target import plot_target
 from .tidy import TIDY_COLUMNS, plot_facets, tidy
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "plot_pd",
     "plot_pd_contour",
     "plot_pd_panels",
+    "plot_target",
     "tidy",
     "tidy_ticks",
 ]
