@@ -61,18 +61,35 @@ def is_skewed(values: Sequence[float], percentiles: tuple[float, float] = (0.05,
     return skewed(np.quantile(x, np.arange(1, 10) / 10), float(low), float(high))
 
 
+#: Share of a quantile-spaced axis laid out linearly: the sparse tail keeps some room, and the map
+#: stays strictly increasing where many rows share one value.
+LINEAR_SHARE = 0.25
+
+
 def quantile_knots(deciles: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
-    """(values, positions) of a monotone map: decile k at position k/10, the grid's ends at 0.05/0.95
-    (beyond the outer deciles) or at the decile they equal; equal values share their mean position."""
+    """(values, positions) of the axis map over [low, high], positions from 0 to 1.
+
+    Position = 3/4 of the data's quantile (decile k at k/10; the grid's ends at 0.05 / 0.95 when
+    beyond the outer deciles) + 1/4 of the linear position.  Deciles sharing one value (rows piled on
+    it) take the top of their run at the low end of the axis, the bottom at the high end, their mean
+    inside: the pile is a point, not an empty stretch of axis.
+    """
     d = np.sort(np.asarray(deciles, dtype=float))
-    values = [low, *d[(d >= low) & (d <= high)], high]
-    positions = [0.05 if low < d[0] else 0.1, *(np.arange(1, 10) / 10)[(d >= low) & (d <= high)],
-                 0.95 if high > d[-1] else 0.9]
+    inside = (d >= low) & (d <= high)
+    values = np.array([low, *d[inside], high])
+    quantiles = np.array([0.05 if low < d[0] else 0.1, *(np.arange(1, 10) / 10)[inside],
+                          0.95 if high > d[-1] else 0.9])
     uniq = np.unique(values)
-    pos = np.array([np.mean([p for v, p in zip(values, positions) if v == u]) for u in uniq])
     if len(uniq) < 2:
         return np.array([low, low + 1.0]), np.array([0.0, 1.0])
-    return uniq, np.maximum.accumulate(pos)
+    q = []
+    for u in uniq:
+        run = quantiles[values == u]
+        q.append(run.max() if u == low else run.min() if u == high else run.mean())
+    q = np.maximum.accumulate(np.array(q))
+    q = (q - q[0]) / (q[-1] - q[0]) if q[-1] > q[0] else np.zeros_like(q)
+    linear = (uniq - low) / (high - low)
+    return uniq, (1 - LINEAR_SHARE) * q + LINEAR_SHARE * linear
 
 
 def _piecewise(x, xs: np.ndarray, ys: np.ndarray):
@@ -86,20 +103,16 @@ def _piecewise(x, xs: np.ndarray, ys: np.ndarray):
 
 
 def use_quantile_axis(ax, axis: str, deciles: np.ndarray, low: float, high: float) -> None:
-    """Space ``axis`` of ``ax`` by the data's deciles, ticks at their (distinct) values."""
+    """Space ``axis`` of ``ax`` by the data's deciles (:func:`quantile_knots`), ticks at their values."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     xs, ps = quantile_knots(deciles, low, high)
-    keep = np.r_[True, np.diff(ps) > 1e-9]  # a strictly increasing map (needed both ways)
-    xs, ps = xs[keep], ps[keep]
-    if len(xs) < 2:
-        return
     setter = ax.set_xscale if axis == "x" else ax.set_yscale
     setter("function", functions=(lambda v: _piecewise(v, xs, ps), lambda p: _piecewise(p, ps, xs)))
     target = ax.xaxis if axis == "x" else ax.yaxis
     ticks, last = [], -np.inf
-    for x, p in zip(xs, ps):  # at most about 8 ticks: a knot at least 0.12 of the positions from the last
-        if p - last >= 0.12:
+    for x, p in zip(xs, ps):  # at most about 8 ticks: a knot at least 0.12 of the axis from the last
+        if p - last >= 0.12 or x == xs[-1] and p - last >= 0.06:
             ticks.append(x)
             last = p
     target.set_major_locator(FixedLocator(ticks))
