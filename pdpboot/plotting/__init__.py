@@ -23,7 +23,7 @@ shared drawing helpers).
 
 from ._data import BandChoice
 from ._scale import is_skewed
-from ._style import OKABE_ITO, paper_style, tidy_ticks
+from ._style import OKABE_ITO, QUANTILE_NOTE, paper_style, tidy_ticks
 from .curves import plot_pd
 from .ice import plot_ice
 from .panels import plot_partial_dependence, plot_pd_panels
@@ -34,6 +34,7 @@ from .tidy import TIDY_COLUMNS, plot_facets, tidy
 
 __all__ = [
     "OKABE_ITO",
+    "QUANTILE_NOTE",
     "TIDY_COLUMNS",
     "BandChoice",
     "is_skewed",

@@ -114,7 +114,7 @@ def plot_target(
     kw = merge_kw({"color": OKABE_ITO["vermillion"], "marker": "D", "markersize": 4,
                    "linestyle": "none" if categorical else ":", "linewidth": 0.9, "zorder": 3.8},
                   element_kw(style, "observed"))
-    top.plot(x, rows["observed"].to_numpy(dtype=float), label=f"{what} per bin", **kw)
+    top.plot(x, rows["observed"].to_numpy(dtype=float), label=f"{what} per {'level' if categorical else 'bin'}", **kw)
     counts = rows["count"].to_numpy(dtype=float)
     bar = merge_kw({"color": "0.6", "edgecolor": "white", "linewidth": 0.5}, element_kw(style, "counts"))
     if categorical:
