@@ -6,9 +6,11 @@ one of its feature nodes, or a node's :class:`xarray.Dataset` - draws on the giv
 new figure), and returns what it drew on.  Nothing here computes a statistic or calls
 ``plt.show()``; matplotlib is imported lazily, so ``import pdpboot`` does not import it.
 
-Styling arguments ``*_kw`` are dicts merged over the defaults.  Defaults use the Okabe-Ito
-colour-blind-safe palette and perceptually uniform colour maps; :func:`paper_style` sets fonts
-and sizes for single-column (3.3 in) paper figures.
+Styling goes through one ``style=`` dict: element -> matplotlib keywords merged over the defaults
+(or False to leave the element out); the old ``*_kw`` keywords are accepted with a FutureWarning for
+one release.  Defaults use the Okabe-Ito colour-blind-safe palette and perceptually uniform colour
+maps; :func:`paper_style` sets fonts and sizes for single-column (3.3 in) paper figures.  Numeric
+axes of strongly skewed features are quantile-spaced by default (``scale=``, :func:`is_skewed`).
 
 Modules: ``curves`` (:func:`plot_pd`), ``ice`` (:func:`plot_ice`: ICE curves of a fitted model, computed
 on the fly, optionally under a result's band), ``_scale`` (:func:`is_skewed`: which features get a

@@ -103,6 +103,8 @@ def plot_ice(
         settings = {"custom_values": {name: node[name].values},
                     "categorical_features": [name] if bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
                     else None}
+        if result.attrs.get("task") != "classification":  # a regressor's outputs are named after the target
+            settings["target_names"] = [str(v) for v in node["output"].values.tolist()]
     one = partial_dependence(estimator, X, [feature], kind="both", max_ice_instances=None if ice is True else int(ice),
                              response_method=response_method, rng=rng, **settings)
     computed = next(iter(one.children.values()))

@@ -53,7 +53,8 @@ def plot_target(
         The class or target drawn, as in :func:`plot_pd`.
     ax : pair of matplotlib.axes.Axes, optional
         The upper (PD, observed) and lower (counts) Axes; default: a new figure, lower panel a third
-        of the height, x shared.
+        of the height, x shared.  The bars of numeric bins span the bin within the grid's range (the
+        outer bins' rows beyond the grid are counted in them).
     band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
         As in :func:`plot_pd`.
     scale : {"auto", "linear", "quantile"}, default "auto"
@@ -120,13 +121,12 @@ def plot_target(
     if categorical:
         bottom.bar(x, counts, width=0.6, **bar)
     else:
-        low = rows["low"].to_numpy(dtype=float).copy()
-        high = rows["high"].to_numpy(dtype=float).copy()
-        inner = np.diff(x)
-        first = inner[0] / 2 if len(inner) else 0.5
-        last = inner[-1] / 2 if len(inner) else 0.5
-        low[0] = x[0] - first  # the open outer bins drawn half a step wide
-        high[-1] = x[-1] + last
+        # bars over each bin within the grid's range (the open outer bins, which also hold the rows beyond
+        # the grid, end at the first and last grid value, so the panel spans the PD's range)
+        low = np.clip(rows["low"].to_numpy(dtype=float), x[0], x[-1])
+        high = np.clip(rows["high"].to_numpy(dtype=float), x[0], x[-1])
+        if len(x) == 1:
+            low, high = x - 0.5, x + 0.5
         bottom.bar(low, counts, width=high - low, align="edge", **bar)
     bottom.set_ylabel("rows")
     bottom.set_xlabel(top.get_xlabel())
