@@ -32,7 +32,8 @@ def is_skewed(values: Sequence[float], percentiles: tuple[float, float] = (0.05,
     The rule: 5 consecutive deciles of the data (40 % of its rows) lie within a tenth of the range a
     PD grid spans (by default from the 5th to the 95th percentile, as
     :func:`pdpboot.bootstrap_partial_dependence` makes it).  A normal, uniform or exponential feature
-    is not skewed (its 5 closest deciles span 32 %, 40 % and 20 % of that range); a log-normal with
+    is not skewed (its 5 closest deciles span 32 %, 44 % and 20 % of that range; a log-normal with
+    sigma 1: 15 %); a log-normal with
     sigma 1.5 (7 %) or a feature with half its rows at one value (0 %) is.
 
     Parameters
