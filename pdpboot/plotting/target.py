@@ -11,7 +11,7 @@ import xarray as xr
 
 from ..binned import binned_outcome
 from ._data import BandChoice, is_categorical, lookup, select_output
-from ._style import OKABE_ITO, check_style, element_kw, legend_entries, merge_kw, pyplot
+from ._style import check_style, element_kw, legend_entries, merge_kw, pyplot
 from .curves import plot_pd
 
 __all__ = ["plot_target"]
@@ -112,9 +112,9 @@ def plot_target(
     x = np.arange(len(rows), dtype=float) if categorical else rows["value"].to_numpy(dtype=float)
     classification = str(top.get_ylabel()).startswith("P(class")
     what = f"observed share of class {label}" if classification else "observed mean outcome"
-    kw = merge_kw({"color": OKABE_ITO["vermillion"], "marker": "D", "markersize": 4,
+    kw = merge_kw({"color": "0.1", "marker": "D", "markersize": 3.5, "markerfacecolor": "white",
                    "linestyle": "none" if categorical else ":", "linewidth": 0.9, "zorder": 3.8},
-                  element_kw(style, "observed"))
+                  element_kw(style, "observed"))  # black and white: apart from the band's blue and vermillion
     top.plot(x, rows["observed"].to_numpy(dtype=float), label=f"{what} per {'level' if categorical else 'bin'}", **kw)
     counts = rows["count"].to_numpy(dtype=float)
     bar = merge_kw({"color": "0.6", "edgecolor": "white", "linewidth": 0.5}, element_kw(style, "counts"))
@@ -135,7 +135,9 @@ def plot_target(
     if legend:
         effect = "PD estimate" if "PD estimate" in top.get_legend_handles_labels()[1] else None
         handles, labels = legend_entries(top, effect)
+        narrow = top.figure.get_figwidth() < 4.5  # one column on a single-column paper figure
         top.legend(handles, labels, **merge_kw({"fontsize": "small", "loc": "lower center",
-                                                "bbox_to_anchor": (0.5, 1.0), "ncols": 2, "frameon": False,
-                                                "borderaxespad": 0.2}, element_kw(style, "legend")))
+                                                "bbox_to_anchor": (0.5, 1.0), "ncols": 1 if narrow else 2,
+                                                "frameon": False, "borderaxespad": 0.2},
+                                               element_kw(style, "legend")))
     return np.array([top, bottom], dtype=object)
