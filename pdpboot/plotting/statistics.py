@@ -16,14 +16,17 @@ from ._data import (
     as_names,
     band_bounds,
     curve_bands,
+    deciles,
     find_bands,
     is_categorical,
     lookup,
     response_label,
     select_output,
 )
+from ._scale import resolve_scale
 from ._style import (
     OKABE_ITO,
+    QUANTILE_NOTE,
     check_style,
     draw_curve,
     draw_legend,
@@ -63,6 +66,7 @@ def plot_heterogeneity(
     rug: bool | Sequence[float] = True,
     simultaneous_style: Literal["fill", "lines"] = "fill",
     legend: bool = True,
+    scale: Literal["auto", "linear", "quantile"] = "auto",
     style: Mapping[str, Mapping | bool] | None = None,
 ):
     """Plot an ICE heterogeneity statistic over a feature's grid, with its bootstrap band.
@@ -78,8 +82,8 @@ def plot_heterogeneity(
     stat : str, default "ice_sd"
         The statistic: "ice_sd" (spread of ICE curves), "cice_sd" (of centred ICE curves),
         "dice_sd" (of derivative ICE curves), or any variable of the node over the feature's grid.
-    ax, band, output, rug, simultaneous_style, legend
-        As in :func:`pdpboot.plotting.plot_pd`.
+    ax, band, output, rug, simultaneous_style, legend, scale
+        As in :func:`pdpboot.plotting.plot_pd` (a skewed feature gets a quantile-spaced axis).
     style : dict, optional
         As in :func:`pdpboot.plotting.plot_pd`, with the elements ``"line"``, ``"band"``,
         ``"simultaneous"``, ``"rug"`` and ``"legend"`` (replacing the deprecated ``line_kw``, ``band_kw``,
@@ -138,9 +142,10 @@ def plot_heterogeneity(
     draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", categorical_kind="points",
                 simultaneous_style=simultaneous_style, line_kw=element_kw(style, "line"),
                 band_kw=element_kw(style, "band"), simultaneous_kw=element_kw(style, "simultaneous"))
-    finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"))
+    quantile = dim == name and resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
+    finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
     what = ds[stat].attrs.get("long_name") or _STAT_LABELS.get(stat, stat)
-    ax.set_xlabel(name)
+    ax.set_xlabel(f"{name} {QUANTILE_NOTE}" if quantile else name)
     ax.set_ylabel(f"{what}\n({response_label(attrs, label, n_outputs)})")
     draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate")
     return ax

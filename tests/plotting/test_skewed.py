@@ -66,7 +66,7 @@ def rain_result():
     y = 0.3 * temp - 12 * np.log1p(3 * rain) + rng.normal(0, 1.0, rain.size)
     res = pdpboot.bootstrap_partial_dependence(
         HistGradientBoostingRegressor(max_iter=40, random_state=0), X, y,
-        ["precipitation", "temp_max", ("temp_max", "precipitation")], n_resamples=6, grid_resolution=25,
+        ["precipitation", "temp_max", ("temp_max", "precipitation")], n_resamples=6, grid_resolution=25, ice=30,
         percentiles=(0, 1), rng=0, progress=False)
     return pdpboot.confidence_bands(res)
 
@@ -84,6 +84,8 @@ def test_skewed_feature_gets_a_quantile_axis_with_data_ticks(rain_result):
     share = (to_px((deciles[-1], 0))[0] - to_px((lo, 0))[0]) / (to_px((hi, 0))[0] - to_px((lo, 0))[0])
     assert share > 0.5
     assert pdpboot.plot_pd(rain_result, "temp_max").get_xscale() == "linear"
+    het = pdpboot.ice_heterogeneity(rain_result, ["precipitation"])
+    assert pdpboot.plot_heterogeneity(het, "precipitation", stat="ice_sd").get_xscale() == "function"
     assert pdpboot.plot_pd(rain_result, "precipitation", scale="linear").get_xscale() == "linear"
     with pytest.raises(ValueError, match="scale must be one of"):
         pdpboot.plot_pd(rain_result, "precipitation", scale="log10")
