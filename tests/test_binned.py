@@ -22,7 +22,7 @@ def regression():
     X.loc[[3, 7], "a"] = np.nan  # rows without a value are in no bin
     y = pd.Series(3 * X["a"].fillna(0) + X["b"] + rng.normal(size=150))
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X.fillna(0.0), y, ["a"], n_resamples=6,
-                                               grid_resolution=7, rng=0, progress=False)
+                                               grid_resolution=7, rng=0, execution=pdpboot.Execution(progress=False))
     return X, y, pdpboot.confidence_bands(res)
 
 
@@ -47,7 +47,7 @@ def test_classifier_observed_is_the_share_of_each_class():
     model = RandomForestClassifier(n_estimators=10, random_state=0)
     Xn = X.assign(c=X["c"].map({"lo": 0, "mid": 1, "hi": 2}))
     res = pdpboot.bootstrap_partial_dependence(model, Xn, y, ["c"], categorical_features=["c"], n_resamples=4,
-                                               rng=0, progress=False)
+                                               rng=0, execution=pdpboot.Execution(progress=False))
     table = pdpboot.binned_outcome(res, Xn, y, "c")
     for (level, output), row in table.set_index(["value", "output"]).iterrows():
         mask = Xn["c"].to_numpy() == level

@@ -18,7 +18,7 @@ def linear():
     y = 2.0 * X["a"] - 0.5 * X["b"] + 4.0 * X["c"]  # no noise: the fitted slopes are these numbers
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b", "c"], n_resamples=30,
                                                grid_resolution=8, categorical_features=["c"], rng=0,
-                                               progress=False)
+                                               execution=pdpboot.Execution(progress=False))
     return X, res
 
 

@@ -39,8 +39,7 @@ from ._style import (
 __all__ = ["plot_pd"]
 
 
-@moved_keywords(line_kw="style.line", band_kw="style.band", simultaneous_kw="style.simultaneous",
-                ice_kw="style.ice", rug_kw="style.rug", legend_kw="style.legend")
+@moved_keywords("line_kw", "band_kw", "simultaneous_kw", "ice_kw", "rug_kw", "legend_kw")
 def plot_pd(
     result: Any,
     feature: Hashable,
@@ -146,7 +145,7 @@ def plot_pd(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5,
-    ...                                            grid_resolution=5, ice=10, rng=0, progress=False)
+    ...                                            grid_resolution=5, statistics={"ice": 10}, rng=0)
     >>> ax = pdpboot.plot_pd(pdpboot.confidence_bands(res), "a", ice=True)
     >>> ax.get_xlabel()
     'a'

@@ -18,7 +18,7 @@ from .surfaces import plot_pd_contour
 __all__ = ["plot_partial_dependence", "plot_pd_panels"]
 
 
-@moved_keywords(pd_kw="panel_kw.curve", contour_plot_kw="panel_kw.surface")
+@moved_keywords("pd_kw", "contour_plot_kw")
 def plot_pd_panels(
     result: xr.DataTree,
     features: Sequence[Hashable | Sequence[Hashable]] | None = None,
@@ -92,7 +92,7 @@ def plot_pd_panels(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] - 2 * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=5,
-    ...                                            grid_resolution=5, rng=0, progress=False)
+    ...                                            grid_resolution=5, rng=0)
     >>> fig, axes = plot_pd_panels(pdpboot.confidence_bands(res))
     >>> axes.shape
     (1, 2)

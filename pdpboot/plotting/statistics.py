@@ -53,8 +53,7 @@ _STAT_LABELS = {
 }
 
 
-@moved_keywords(line_kw="style.line", band_kw="style.band", simultaneous_kw="style.simultaneous",
-                rug_kw="style.rug", legend_kw="style.legend")
+@moved_keywords("line_kw", "band_kw", "simultaneous_kw", "rug_kw", "legend_kw")
 def plot_heterogeneity(
     result: Any,
     feature: Hashable,
@@ -108,7 +107,7 @@ def plot_heterogeneity(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5,
-    ...                                            grid_resolution=5, ice=10, rng=0, progress=False)
+    ...                                            grid_resolution=5, statistics={"ice": 10}, rng=0)
     >>> het = pdpboot.ice_heterogeneity(res)
     >>> ax = pdpboot.plot_heterogeneity(het, "a", stat="ice_sd")
     >>> ax.get_xlabel()
@@ -151,7 +150,7 @@ def plot_heterogeneity(
     return ax
 
 
-@moved_keywords(bar_kw="style.bar", interval_kw="style.interval", legend_kw="style.legend")
+@moved_keywords("bar_kw", "interval_kw", "legend_kw")
 def plot_h_statistic(
     result: xr.DataTree,
     *,
@@ -205,8 +204,8 @@ def plot_h_statistic(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b", ("a", "b")],
-    ...                                            n_resamples=5, grid_resolution=5, interactions=30, rng=0,
-    ...                                            progress=False)
+    ...                                            n_resamples=5, grid_resolution=5,
+    ...                                            statistics={"interactions": 30}, rng=0)
     >>> ax = pdpboot.plot_h_statistic(pdpboot.h_statistic(res), stat="h2")
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['a × b']
@@ -302,7 +301,8 @@ def plot_importance(
     >>> X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
     >>> y = 2 * X["a"] + 0.1 * X["b"] + rng.normal(size=80)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=20,
-    ...                                            grid_resolution=10, rng=0, progress=False)
+    ...                                            grid_resolution=10, rng=0,
+    ...                                            execution=pdpboot.Execution(progress=False))
     >>> ax = pdpboot.plot_importance(pdpboot.pd_importance(res))
     >>> [t.get_text() for t in ax.get_yticklabels()]  # from the top
     ['a', 'b']

@@ -42,9 +42,8 @@ from ._style import (
 __all__ = ["plot_pd_contour"]
 
 
-@moved_keywords(contour_kw="style.surface", contour_line_kw="style.lines", clabel_kw="style.labels",
-                colorbar_kw="style.colorbar", hatch_kw="style.hatch", rug_kw="style.rug", clabel="style.labels",
-                annotate="style.labels")
+@moved_keywords("contour_kw", "contour_line_kw", "clabel_kw", "colorbar_kw", "hatch_kw", "rug_kw", "clabel",
+                "annotate")
 def plot_pd_contour(
     result: Any,
     pair: Sequence[Hashable],
@@ -139,7 +138,7 @@ def plot_pd_contour(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [("a", "b")], n_resamples=5,
-    ...                                            grid_resolution=5, rng=0, progress=False)
+    ...                                            grid_resolution=5, rng=0)
     >>> ax = pdpboot.plot_pd_contour(pdpboot.confidence_bands(res), ("a", "b"), what="width")
     >>> ax.get_ylabel()
     'b'

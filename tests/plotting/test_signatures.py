@@ -24,7 +24,8 @@ def res():
     X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
     y = X["a"] * X["b"] + X["a"] + rng.normal(size=80)
     out = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b", ("a", "b")], n_resamples=8,
-                                               grid_resolution=6, ice=10, rng=0, progress=False)
+                                               grid_resolution=6, statistics={"ice": 10}, rng=0,
+                                               execution=pdpboot.Execution(progress=False))
     return pdpboot.confidence_bands(out)
 
 
@@ -42,7 +43,7 @@ def test_no_plot_function_has_more_than_15_parameters():
     ("legend_kw", "legend", {"loc": "lower left"}),
 ])
 def test_old_plot_pd_keywords_warn_and_draw_as_style(res, old, element, value):
-    with pytest.warns(FutureWarning, match=rf"plot_pd\({old}=...\) is deprecated.*style=\{{'{element}': ...\}}"):
+    with pytest.warns(FutureWarning, match=rf"{old}= is deprecated; pass style=\{{'{element}': "):
         ax_old = pdpboot.plot_pd(res, "a", **{old: value})
     ax_new = pdpboot.plot_pd(res, "a", style={element: value})
     assert [line.get_color() for line in ax_old.lines] == [line.get_color() for line in ax_new.lines]
@@ -52,7 +53,7 @@ def test_old_plot_pd_keywords_warn_and_draw_as_style(res, old, element, value):
 
 
 def test_old_contour_keywords_warn_and_map_to_style(res):
-    with pytest.warns(FutureWarning, match=r"clabel=\.\.\.\) is deprecated.*style=\{'labels': \.\.\.\}"):
+    with pytest.warns(FutureWarning, match=r"clabel= is deprecated; pass style=\{'labels': False\}"):
         ax = pdpboot.plot_pd_contour(res, ("a", "b"), clabel=False)
     assert len(ax.texts) == 0
     with pytest.warns(FutureWarning, match="colorbar_kw"):
@@ -64,7 +65,7 @@ def test_old_contour_keywords_warn_and_map_to_style(res):
 
 
 def test_old_panel_and_statistic_keywords_warn(res):
-    with pytest.warns(FutureWarning, match=r"panel_kw=\{'curve': ...\}"):
+    with pytest.warns(FutureWarning, match=r"pd_kw= is deprecated; pass panel_kw=\{'curve': "):
         fig, axes = pdpboot.plot_pd_panels(res, ["a"], pd_kw={"style": {"line": {"color": "red"}}})
     assert axes[0, 0].lines[0].get_color() == "red"
     fig, axes = pdpboot.plot_pd_panels(res, ["a"], panel_kw={"curve": {"style": {"line": {"color": "red"}}}})

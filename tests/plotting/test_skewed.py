@@ -66,8 +66,8 @@ def rain_result():
     y = 0.3 * temp - 12 * np.log1p(3 * rain) + rng.normal(0, 1.0, rain.size)
     res = pdpboot.bootstrap_partial_dependence(
         HistGradientBoostingRegressor(max_iter=40, random_state=0), X, y,
-        ["precipitation", "temp_max", ("temp_max", "precipitation")], n_resamples=6, grid_resolution=25, ice=30,
-        percentiles=(0, 1), rng=0, progress=False)
+        ["precipitation", "temp_max", ("temp_max", "precipitation")], n_resamples=6, grid_resolution=25,
+        statistics={"ice": 30}, percentiles=(0, 1), rng=0, execution=pdpboot.Execution(progress=False))
     return pdpboot.confidence_bands(res)
 
 
