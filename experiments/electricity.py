@@ -173,17 +173,17 @@ def _figure_contours(ctx: C.Context, res) -> dict:
             est = node.ds["pd"].isel(output=0).transpose(*pair).values
             levels = MaxNLocator(10).tick_values(min(est.min(), truth.min()), max(est.max(), truth.max()))
             # Contour labels off: the colour bar gives the levels, and inline labels collided with the rug.
-            heat = {"contour_kw": {"rasterized": True}} if "Day" in pair else {}
-            plot_pd_contour(res, pair, ax=axes[0, j], levels=levels, clabel=False, annotate=False,
-                            colorbar_kw={"label": "PD estimate"}, **heat)
+            heat = {"surface": {"rasterized": True}} if "Day" in pair else {}
+            plot_pd_contour(res, pair, ax=axes[0, j], levels=levels,
+                            style={"labels": False, "colorbar": {"label": "PD estimate"}, **heat})
             axes[0, j].set_title(f"estimate, B = {res.attrs['n_resamples']}", fontsize=7)
             mappable = _draw_truth(axes[1, j], pair, ga, gb, truth, levels)
             fig.colorbar(mappable, ax=axes[1, j], label="true PD")
             axes[1, j].set_xlabel(pair[0])
             axes[1, j].set_ylabel(pair[1])
             axes[1, j].set_title("truth (exact level)", fontsize=7)
-            plot_pd_contour(res, pair, ax=axes[2, j], what="width", band="pointwise", annotate=False,
-                            colorbar_kw={"label": "band width"}, **heat)
+            plot_pd_contour(res, pair, ax=axes[2, j], what="width", band="pointwise",
+                            style={"labels": False, "colorbar": {"label": "band width"}, **heat})
             axes[2, j].set_title("width of the 95 % percentile band", fontsize=7)
             band = node.ds["pd_band_pointwise"].isel(output=0).transpose("ci_bound", *pair)
             inside = (band.sel(ci_bound="lower").values <= truth) & (truth <= band.sel(ci_bound="upper").values)

@@ -20,6 +20,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 from sklearn.datasets import load_breast_cancer  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor  # noqa: E402
 
@@ -31,9 +33,12 @@ from pdpboot.plotting import (  # noqa: E402
     paper_style,
     plot_h_statistic,
     plot_heterogeneity,
+    plot_ice,
+    plot_importance,
     plot_pd,
     plot_pd_contour,
     plot_pd_panels,
+    plot_target,
 )
 
 OUT = Path(__file__).resolve().parent / "gallery"
@@ -64,8 +69,19 @@ def compute(n_resamples: int = B, rng: int = 0) -> dict:
         features=["mean concave points", "worst texture", ("mean concave points", "worst texture")],
         n_resamples=n_resamples, grid_resolution=20, rng=rng, execution=pdpboot.Execution(progress=False),
         statistics={"ice": 40})
+    # a skewed feature (Seattle-like daily rain: 57 % of days dry, a tail to 18 mm) for the quantile-spaced axis
+    gen = np.random.default_rng(rng)
+    rain = np.where(gen.uniform(size=800) < 0.57, 0.0, np.minimum(gen.gamma(0.7, 4.0, 800), 18.0)).round(1)
+    temp = gen.normal(16, 7, 800)
+    Xr = pd.DataFrame({"precipitation": rain, "temp_max": temp})
+    yr = 0.3 * temp - 12 * np.log1p(3 * rain) + gen.normal(0, 1.0, 800)
+    skew = pdpboot.bootstrap_partial_dependence(
+        RandomForestRegressor(n_estimators=60, min_samples_leaf=5, n_jobs=1), Xr, yr,
+        features=["precipitation", ("temp_max", "precipitation")], n_resamples=n_resamples, grid_resolution=25,
+        percentiles=(0, 1), rng=rng, execution=pdpboot.Execution(progress=False))
     return {"regression": pdpboot.confidence_bands(reg, simultaneous=True),
-            "classification": pdpboot.confidence_bands(clf, simultaneous=True)}
+            "classification": pdpboot.confidence_bands(clf, simultaneous=True),
+            "skewed": pdpboot.confidence_bands(skew), "data": (X, y, forest.fit(X, y))}
 
 
 def _single(name: str, draw, *, size=SINGLE, formats=("png",)) -> None:
@@ -102,6 +118,19 @@ def render(results: dict) -> list[Path]:
         _single("h_statistic", lambda ax: plot_h_statistic(reg, ax=ax), size=(3.3, 1.8))
         _single("h_statistic_overall", lambda ax: plot_h_statistic(reg, stat="h2_overall", ax=ax),
                 size=(3.3, 1.8))
+        X, y, fitted = results["data"]
+        _single("importance", lambda ax: plot_importance(pdpboot.pd_importance(reg), ax=ax), size=(3.3, 1.8))
+        _single("ice_fitted_model", lambda ax: plot_ice(fitted, X, "Temperature", result=reg, ice=30, ax=ax))
+        fig = plt.figure(figsize=(3.3, 3.2), layout="constrained")
+        top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+        plot_target(reg, X, y, "Temperature", ax=(top, bottom))
+        fig.savefig(OUT / "target_temperature.png", dpi=DPI)
+        plt.close(fig)
+        skew = results["skewed"]
+        for scale in ("linear", "auto"):
+            _single(f"skewed_pd_{scale}", lambda ax, s=scale: plot_pd(skew, "precipitation", ax=ax, scale=s))
+            _single(f"skewed_contour_{scale}", lambda ax, s=scale: plot_pd_contour(
+                skew, ("temp_max", "precipitation"), ax=ax, levels=20, scale=s))
         fig, _ = plot_pd_panels(reg, n_cols=3, panel_size=(2.4, 2.0))
         fig.savefig(OUT / "panel_grid.png", dpi=DPI)
         plt.close(fig)

@@ -231,14 +231,15 @@ def _figure_ice(ctx: C.Context, results: dict) -> dict:
         for i, (dgp, feature, other) in enumerate(rows):
             res = results[dgp]["bands"]
             het = results[dgp]["het"]
-            ice_kw = {"rasterized": True}
-            plot_pd(res, feature, ax=axes[i, 0], ice=True, legend=False, ice_kw=ice_kw)
-            plot_pd(res, feature, ax=axes[i, 1], ice=True, centered=True, band=False, legend=False, ice_kw=ice_kw)
+            ice_style = {"ice": {"rasterized": True}}
+            plot_pd(res, feature, ax=axes[i, 0], ice=True, legend=False, style=ice_style)
+            plot_pd(res, feature, ax=axes[i, 1], ice=True, centered=True, band=False, legend=False, style=ice_style)
             ax = axes[i, 2]
             plot_heterogeneity(het, feature, stat="dice_sd", ax=ax, legend=False)
             if other is not None:
                 plot_heterogeneity(het, other, stat="dice_sd", ax=ax, legend=False, rug=False,
-                                   line_kw={"color": OKABE_ITO["orange"]}, band_kw={"color": OKABE_ITO["orange"]})
+                                   style={"line": {"color": OKABE_ITO["orange"]},
+                                          "band": {"color": OKABE_ITO["orange"]}})
             for f in (feature, other):
                 if f is None:
                     continue

@@ -81,17 +81,17 @@ def _figure_bike(ctx: C.Context, res, het) -> dict:
     with paper_style(7):
         fig, axes = plt.subplots(2, 3, figsize=(C.FULL_WIDTH, 4.3), layout="constrained")
         for ax, feature in zip(axes[0], BIKE_FEATURES):
-            plot_pd(res, feature, ax=ax, legend=False, ice=feature == "hr", ice_kw={"rasterized": True})
+            plot_pd(res, feature, ax=ax, legend=False, ice=feature == "hr", style={"ice": {"rasterized": True}})
             ax.set_xlabel(labels[feature])
         handles, legend_labels = axes[0, 0].get_legend_handles_labels()
         fig.legend(handles, legend_labels, loc="outside upper center", ncols=3, frameon=False)
         axes[0, 1].set_ylabel("")
         axes[0, 2].set_ylabel("")
         # No inline contour labels (the colour bar gives the levels): they collided with the decile rug.
-        plot_pd_contour(res, BIKE_PAIR, ax=axes[1, 0], clabel=False)
+        plot_pd_contour(res, BIKE_PAIR, ax=axes[1, 0], style={"labels": False})
         axes[1, 0].set_title("PD estimate", fontsize=7)
         plot_pd_contour(res, BIKE_PAIR, ax=axes[1, 1], what="width", band="pointwise",
-                        colorbar_kw={"label": "band width (bikers)"})
+                        style={"colorbar": {"label": "band width (bikers)"}})
         axes[1, 1].set_title("width of the 95 % percentile band", fontsize=7)
         for ax in axes[1, :2]:
             ax.set_xlabel(labels[BIKE_PAIR[0]])

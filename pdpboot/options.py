@@ -281,6 +281,12 @@ MOVED: dict[str, tuple[str, str]] = {
                                               "max_failure_share", "method", "memory_limit")},
     **{name: ("statistics", name) for name in ("ice", "heterogeneity", "interactions")},
     "n_estimators": ("estimator", "n_estimators"),
+    # plot functions: matplotlib keywords per drawn element go in one style= dict (panel_kw= for the panels)
+    **{f"{element}_kw": ("style", element) for element in ("line", "band", "simultaneous", "ice", "rug", "legend",
+                                                          "colorbar", "hatch", "bar", "interval")},
+    "contour_kw": ("style", "surface"), "contour_line_kw": ("style", "lines"), "clabel_kw": ("style", "labels"),
+    "clabel": ("style", "labels"), "annotate": ("style", "labels"),
+    "pd_kw": ("panel_kw", "curve"), "contour_plot_kw": ("panel_kw", "surface"),
 }
 #: The removed keywords every resampling entry point still accepts (those of its two option objects).
 RUN_KEYWORDS = tuple(name for name, (where, _) in MOVED.items() if where in ("resampling", "execution"))
@@ -301,6 +307,8 @@ def _new_place(name: str, value) -> str:
         return f"pass resampling=Resampling({field}={_shown(value)})"
     if where == "execution":
         return f"pass execution=Execution({field}={_shown(value)})"
+    if where in ("style", "panel_kw"):
+        return f"pass {where}={{{field!r}: {_shown(value)}}}"
     if where == "statistics":
         return f"pass statistics={{{field!r}: {_shown(value)}}}"
     return f"set it on the estimator (estimator.set_params({field}={_shown(value)}))"

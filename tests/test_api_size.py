@@ -21,7 +21,7 @@ from pdpboot.options import MOVED
 MAX_PARAMETERS = 15
 #: Still over the limit and being fixed in parallel by other engineers (round 3): the plot_* functions
 #: ('plots') and debiased_partial_dependence ('debiased').  Nothing else may be added here.
-BEING_FIXED = {"plot_pd", "plot_pd_contour", "plot_pd_panels", "debiased_partial_dependence"}
+BEING_FIXED = {"debiased_partial_dependence"}
 
 
 def _parameters(obj) -> list[str]:

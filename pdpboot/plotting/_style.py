@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from ._data import deciles
+from ._scale import is_quantile_axis, use_quantile_axis
 
 #: The Okabe-Ito colour-blind-safe palette.
 OKABE_ITO = {
@@ -24,6 +25,12 @@ OKABE_ITO = {
     "black": "#000000",
 }
 MAIN_COLOR = OKABE_ITO["blue"]
+#: Elements of a 1-D curve plot that ``style=`` takes keywords for.
+CURVE_ELEMENTS = ("line", "band", "simultaneous", "ice", "rug", "legend")
+#: Elements of a 2-D surface plot that ``style=`` takes keywords for.
+SURFACE_ELEMENTS = ("surface", "lines", "labels", "colorbar", "hatch", "rug")
+#: Appended to the label of a quantile-spaced axis.
+QUANTILE_NOTE = "(quantile-spaced axis)"
 ICE_COLOR = "0.45"
 _RUG_LEN = 0.04  # rug tick length, in axes fraction
 
@@ -203,10 +210,12 @@ def shown_labels(ax, axis: str = "x") -> list:
 def tidy_ticks(fig) -> None:
     """Make every x tick label of ``fig`` readable, by its measured extent on the canvas.
 
-    Numeric axes get fewer ticks until their labels no longer collide; category axes get long
-    labels abbreviated (with "…"), then rotated (40, then 90 degrees), then a smaller font, then a
-    wider figure: every level keeps its label.  A category y axis (a heatmap of two categorical
-    features) gets its labels abbreviated, then a smaller font, then a taller figure.  Call it
+    Numeric axes get fewer ticks until their labels no longer collide (quantile-spaced axes keep a
+    spaced-out subset of their decile ticks); category axes get long labels abbreviated (with "…"),
+    then rotated (40, then 90 degrees), then a smaller font, then a wider figure: every level keeps
+    its label.  A category y axis (a heatmap of two categorical features) gets its labels abbreviated,
+    then a smaller font, then a taller figure.  Contour labels that the final layout made collide (or
+    leave their axes) are hidden.  Call it
     last, right before saving (it draws the figure once to measure).
 
     Parameters
@@ -230,11 +239,16 @@ def tidy_ticks(fig) -> None:
     renderer = fig.canvas.get_renderer()
     fig.draw_without_rendering()
     for ax in fig.axes:
+        if ax.get_visible() and is_quantile_axis(ax, "y"):
+            thin_fixed_ticks(fig, ax, "y")
         if not ax.get_visible() or not ax.xaxis.get_visible():
             continue
         categorical = isinstance(ax.xaxis.get_major_locator(), FixedLocator)
         labels = shown_labels(ax)
         if not labels or not labels_overlap([t.get_window_extent(renderer) for t in labels]):
+            continue
+        if is_quantile_axis(ax, "x"):  # the data's decile values: keep a spaced-out subset
+            thin_fixed_ticks(fig, ax, "x")
             continue
         if not categorical:
             for nbins in (4, 3, 2, 1):
@@ -257,6 +271,29 @@ def tidy_ticks(fig) -> None:
         if (ax.get_visible() and ax.yaxis.get_visible() and ax.get_label() != "<colorbar>"
                 and isinstance(ax.yaxis.get_major_locator(), FixedLocator)):
             _fit_level_labels_y(fig, ax)
+    hide_overlapping_labels(fig)
+
+
+def thin_fixed_ticks(fig, ax, axis: str) -> None:
+    """Drop fixed ticks (greedily, in axis order, keeping the first) until their labels are 4 px apart."""
+    from matplotlib.ticker import FixedLocator
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    locs = np.sort(np.asarray(target.get_major_locator().locs, dtype=float))
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    labels = {float(loc): t for t, loc in zip(target.get_ticklabels(), target.get_ticklocs())}
+    kept, last = [], None
+    for loc in locs:
+        text = labels.get(float(loc))
+        if text is None:
+            continue
+        box = text.get_window_extent(renderer)
+        span = (box.x0, box.x1) if axis == "x" else (box.y0, box.y1)
+        if last is None or span[0] > last + 4:
+            kept.append(loc)
+            last = span[1]
+    target.set_major_locator(FixedLocator(kept))
 
 
 #: Smallest font (points) a crowded category axis shrinks its labels to before the figure widens.
@@ -332,12 +369,16 @@ def _fit_level_labels_y(fig, ax) -> None:
         fig.set_figheight(fig.get_figheight() * (height + 1) / max(spacing, 1e-9) * 1.05)
 
 
-def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, rug_kw: Mapping | None) -> None:
-    """Category levels as x tick labels, or fewer numeric ticks and the rug (deciles or given values)."""
+def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, rug_kw: Mapping | None,
+                  quantile: bool = False) -> None:
+    """Category levels as x tick labels, or fewer numeric ticks (or a quantile-spaced axis) and the rug."""
     if categorical:
         set_levels_axis(ax, "x", grid)
         return
-    fewer_ticks(ax, "x")
+    if quantile:
+        use_quantile_axis(ax, "x", deciles(attrs, 0), float(np.min(grid)), float(np.max(grid)))
+    else:
+        fewer_ticks(ax, "x")
     if rug is not False and rug is not None:
         values = deciles(attrs, 0) if rug is True else np.asarray(rug, dtype=float).ravel()
         draw_rug(ax, values, "x", rug_kw)
@@ -389,3 +430,142 @@ def contour_levels(zmin: float, zmax: float, levels: int) -> np.ndarray:
         pad = abs(zmin) * 0.01 or 0.5
         return np.array([zmin - pad, zmax + pad])
     return MaxNLocator(levels + 1).tick_values(zmin, zmax)
+
+
+# ----------------------------------------------------------------------------- style= and the old *_kw keywords
+
+
+def check_style(style, elements: Sequence[str], where: str) -> dict:
+    """``style`` as a dict: element -> dict of matplotlib keywords, or False (leave it out) / True / None.
+
+    Raises a one-line error naming unknown elements and the valid ones.
+    """
+    if style is None:
+        return {}
+    if not isinstance(style, Mapping):
+        raise TypeError(f"{where}: style must be a dict of element -> dict of matplotlib keywords "
+                        f"(elements: {', '.join(elements)}); got {type(style).__name__}.")
+    unknown = [str(k) for k in style if k not in elements]
+    if unknown:
+        raise ValueError(f"{where}: style has no element(s) {unknown}; its elements are {', '.join(elements)}.")
+    for key, value in style.items():
+        if not (value is None or isinstance(value, (bool, Mapping))):
+            raise TypeError(f"{where}: style[{key!r}] must be a dict of matplotlib keywords, True or False; "
+                            f"got {type(value).__name__}.")
+    return dict(style)
+
+
+def element_kw(style: Mapping, element: str) -> Mapping | None:
+    """The matplotlib keywords given for one element (None when it has none)."""
+    value = style.get(element)
+    return value if isinstance(value, Mapping) else None
+
+
+def element_on(style: Mapping, element: str, default: bool) -> bool:
+    """Whether an element is drawn: False leaves it out, True or a dict draws it, None keeps ``default``."""
+    value = style.get(element)
+    return default if value is None else value is not False
+
+
+def moved_keywords(*names: str):
+    """Decorator: keywords removed from a plot function, accepted for one release through the one shim.
+
+    Each of ``names`` (entries of :data:`pdpboot.options.MOVED`, e.g. ``line_kw`` -> ``style["line"]``)
+    goes through :func:`pdpboot.options.moved_keywords` (a ``FutureWarning`` naming the replacement) and
+    is merged into the new dict parameter (a value given there too wins).  ``inspect.signature`` of
+    the decorated function shows only the new parameters.
+    """
+    import functools
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            old = {k: kwargs.pop(k) for k in [k for k in kwargs if k in names]}
+            if old:
+                from ..options import moved_keywords as shim
+
+                for param, fields in shim(func, old, names, stacklevel=3).items():
+                    target = dict(kwargs.get(param) or {})
+                    for element, value in fields.items():
+                        current = target.get(element)
+                        if value is None:
+                            continue
+                        if isinstance(current, Mapping) and isinstance(value, Mapping):
+                            target[element] = {**value, **current}
+                        elif current is None:
+                            target[element] = value
+                    kwargs[param] = target
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+# ----------------------------------------------------------------------------- contour labels that never overlap
+
+LABEL_PAD = 2.0  # pixels kept free around every contour label
+
+
+def _label_box(text, renderer):
+    box = text.get_window_extent(renderer)
+    return box.expanded(1.0, 1.0).padded(LABEL_PAD)
+
+
+def label_contours(ax, lines, levels, kw: Mapping) -> list:
+    """Label contour lines where the labels neither overlap each other nor leave the axes.
+
+    matplotlib's ``clabel`` puts one label on every piece of every line, so lines crowded into a
+    strip get labels piled on each other.  The candidates are first drawn without breaking the
+    lines (after the figure's layout is done), measured, and kept greedily - the first of two
+    colliding labels stays, a label reaching out of the axes goes; the kept positions are then
+    labelled for good (``manual=``, lines broken under the labels), with a white outline.
+    """
+    fig = ax.figure
+    kw = dict(kw)
+    inline = kw.pop("inline", True)
+    kw.pop("manual", None)
+    probe = ax.clabel(lines, levels, inline=False, **kw)
+    if not probe:
+        return []
+    fig.draw_without_rendering()  # the final layout (constrained layout, colour bar) before measuring
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    kept, boxes = [], []
+    for text in probe:
+        box = _label_box(text, renderer)
+        inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1)
+        if inside and not any(box.overlaps(other) for other in boxes):
+            boxes.append(box)
+            kept.append(text.get_position())
+    while lines.labelTexts:
+        lines.pop_label()
+    if not kept:
+        return []
+    texts = ax.clabel(lines, levels, inline=inline, manual=kept, **kw)
+    for text in texts:  # readable on dark and light fills
+        text.set_path_effects([stroke()])
+    return texts
+
+
+def hide_overlapping_labels(fig) -> None:
+    """Hide contour labels of ``fig`` that overlap an earlier one or leave their axes (after a layout change)."""
+    from matplotlib.contour import ContourSet
+
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        frame = ax.get_window_extent(renderer)
+        boxes = []
+        for artist in ax.get_children():
+            if not isinstance(artist, ContourSet):
+                continue
+            for text in artist.labelTexts:
+                if not text.get_visible():
+                    continue
+                box = _label_box(text, renderer)
+                inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+                if not inside or any(box.overlaps(other) for other in boxes):
+                    text.set_visible(False)
+                else:
+                    boxes.append(box)

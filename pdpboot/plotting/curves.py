@@ -13,17 +13,25 @@ from ._data import (
     array_of,
     as_names,
     curve_bands,
+    deciles,
     is_categorical,
     lookup,
     response_label,
     select_output,
 )
+from ._scale import resolve_scale
 from ._style import (
+    CURVE_ELEMENTS,
     ICE_COLOR,
+    QUANTILE_NOTE,
+    check_style,
     draw_curve,
     draw_legend,
+    element_kw,
+    element_on,
     finish_x_axis,
     merge_kw,
+    moved_keywords,
     new_ax,
     tick_positions,
 )
@@ -31,6 +39,7 @@ from ._style import (
 __all__ = ["plot_pd"]
 
 
+@moved_keywords("line_kw", "band_kw", "simultaneous_kw", "ice_kw", "rug_kw", "legend_kw")
 def plot_pd(
     result: Any,
     feature: Hashable,
@@ -46,12 +55,8 @@ def plot_pd(
     simultaneous_style: Literal["fill", "lines"] = "lines",
     legend: bool = True,
     rng: int | np.random.Generator | None = 0,
-    line_kw: Mapping | None = None,
-    band_kw: Mapping | None = None,
-    simultaneous_kw: Mapping | None = None,
-    ice_kw: Mapping | None = None,
-    rug_kw: Mapping | None = None,
-    legend_kw: Mapping | None = None,
+    scale: Literal["auto", "linear", "quantile"] = "auto",
+    style: Mapping[str, Mapping | bool] | None = None,
 ):
     """Plot a 1-D partial dependence curve with its bootstrap band and optional ICE curves.
 
@@ -99,15 +104,25 @@ def plot_pd(
         above the ICE curves: pointwise solid, simultaneous dashed vermillion with wider caps.
     legend : bool, default True
         Add a legend saying what the line, band(s) and ICE curves are: inside the axes, or in two
-        columns above them when ICE curves are drawn (``legend_kw={"loc": ...}`` overrides).
+        columns above them when ICE curves are drawn (``style={"legend": {"loc": ...}}`` overrides).
     rng : int, numpy.random.Generator or None, default 0
         Seed for picking the ICE subset (fixed by default so figures are reproducible).
-    line_kw, band_kw, simultaneous_kw, ice_kw, rug_kw, legend_kw : dict, optional
-        Keyword arguments merged over the defaults of the estimate line (``ax.plot``, or
-        ``ax.bar``), the pointwise and simultaneous bands (``ax.fill_between``, or ``ax.vlines``
-        for categorical features), the ICE curves (a ``LineCollection``; pass
-        ``ice_kw={"rasterized": True}`` to keep PDF/SVG files small with thousands of curves), the
-        rug (``ax.vlines``) and the legend.
+    scale : {"auto", "linear", "quantile"}, default "auto"
+        The x-axis of a numeric feature: "quantile" spaces it by the data's deciles (equal distances =
+        equal shares of the rows; ticks at the deciles' values, labelled in the feature's units);
+        "auto" does so for a strongly skewed feature (see :func:`pdpboot.plotting.is_skewed`: 5
+        consecutive deciles within a tenth of the grid's range, e.g. rainfall with most days at 0),
+        whose curve a linear axis would squeeze against one end; the x label then says
+        "(quantile-spaced axis)".
+    style : dict, optional
+        Matplotlib keywords per drawn element, merged over the defaults: ``"line"`` (the estimate:
+        ``ax.plot``, or ``ax.bar``), ``"band"`` and ``"simultaneous"`` (``ax.fill_between``, or
+        ``ax.vlines`` for categorical features), ``"ice"`` (a ``LineCollection``; pass
+        ``{"ice": {"rasterized": True}}`` to keep PDF/SVG files small with thousands of curves),
+        ``"rug"`` (``ax.vlines``) and ``"legend"``.  ``False`` leaves an element out (e.g.
+        ``{"rug": False}``).  Replaces the keywords ``line_kw``, ``band_kw``, ``simultaneous_kw``,
+        ``ice_kw``, ``rug_kw`` and ``legend_kw`` (deprecated: accepted with a FutureWarning for one
+        release), as scikit-learn's ``PartialDependenceDisplay`` takes ``line_kw``/``ice_lines_kw``.
 
     Returns
     -------
@@ -159,28 +174,28 @@ def plot_pd(
         est = est - shift
         bands = [((lower - shift, upper - shift), sim, lab) for (lower, upper), sim, lab in bands]
 
+    style = check_style(style, CURVE_ELEMENTS, "plot_pd")
+    if not element_on(style, "rug", True):
+        rug = False
     ax = new_ax(ax)
     if ice not in (False, None):  # 0 counts as False
-        _draw_ice(ax, ds, name, x, ice, centered=centered, rng=rng, ice_kw=ice_kw)
+        _draw_ice(ax, ds, name, x, ice, centered=centered, rng=rng, ice_kw=element_kw(style, "ice"))
     effect = "PD" if variable == "pd" else variable.upper()
     est_label = f"centred {effect} estimate" if centered else f"{effect} estimate"
     draw_curve(ax, x, est, bands, categorical=categorical, est_label=est_label,
                 categorical_kind=categorical_kind, simultaneous_style=simultaneous_style,
-                line_kw=line_kw, band_kw=band_kw, simultaneous_kw=simultaneous_kw)
-    finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
+                line_kw=element_kw(style, "line"), band_kw=element_kw(style, "band"),
+                simultaneous_kw=element_kw(style, "simultaneous"))
+    quantile = resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
+    finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
     response = response_label(attrs, label, n_outputs)
-    ax.set_xlabel(name)
+    ax.set_xlabel(f"{name} {QUANTILE_NOTE}" if quantile else name)
     if variable != "pd":
         response = f"{effect} of {response[0].lower()}{response[1:]}"
     ax.set_ylabel(f"{response} (centred)" if centered else response)
-    draw_legend(ax, legend, legend_kw, first=est_label, above=ice not in (False, None))
+    draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first=est_label,
+                above=ice not in (False, None))
     return ax
-
-
-
-
-
-
 
 
 def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, centered: bool, rng,
@@ -189,8 +204,9 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
 
     if "ice" not in ds.data_vars:
         raise ValueError(
-            f"The node of {name!r} has no 'ice' variable; run the bootstrap with ice=<number of instances> "
-            "(or ice=True) to keep ICE curves, or pass ice=False."
+            f"The node of {name!r} has no 'ice' variable; draw ICE curves of the fitted model now with "
+            f"pdpboot.plot_ice(model, X, {name!r}, result=result), or run the bootstrap with "
+            "ice=<number of instances> to keep them, or pass ice=False."
         )
     curves = array_of(ds["ice"], ["instance", name], "ice")
     n = curves.shape[0]

@@ -11,13 +11,14 @@ import xarray as xr
 
 from ..schema import feature_nodes
 from ._data import BandChoice, as_names, lookup, response_label, select_output
-from ._style import contour_levels, legend_entries, pyplot
+from ._style import contour_levels, legend_entries, moved_keywords, pyplot
 from .curves import plot_pd
 from .surfaces import plot_pd_contour
 
 __all__ = ["plot_partial_dependence", "plot_pd_panels"]
 
 
+@moved_keywords("pd_kw", "contour_plot_kw")
 def plot_pd_panels(
     result: xr.DataTree,
     features: Sequence[Hashable | Sequence[Hashable]] | None = None,
@@ -34,8 +35,7 @@ def plot_pd_panels(
     share_levels: bool = True,
     legend: bool = True,
     panel_size: tuple[float, float] = (2.6, 2.2),
-    pd_kw: Mapping | None = None,
-    contour_plot_kw: Mapping | None = None,
+    panel_kw: Mapping[str, Mapping] | None = None,
 ):
     """Plot a grid of panels: 1-D PD curves with bands and 2-D PD contours.
 
@@ -65,8 +65,10 @@ def plot_pd_panels(
         One legend for the 1-D panels: above the grid on a new figure, else in the first panel.
     panel_size : (float, float), default (2.6, 2.2)
         Width and height of one panel in inches, for a new figure.
-    pd_kw, contour_plot_kw : dict, optional
-        Extra keyword arguments for :func:`plot_pd` and :func:`plot_pd_contour`.
+    panel_kw : dict, optional
+        Extra keyword arguments of the panels: ``{"curve": {...}}`` for :func:`plot_pd` (e.g.
+        ``{"curve": {"style": {"line": {"color": "k"}}}}``), ``{"surface": {...}}`` for
+        :func:`plot_pd_contour`.  Replaces the deprecated ``pd_kw`` and ``contour_plot_kw``.
 
     Returns
     -------
@@ -110,8 +112,13 @@ def plot_pd_panels(
     n_rows = -(-n // n_cols)
     fig, axes = _grid_axes(ax, n_rows, n_cols, n, panel_size)
 
-    pd_kw = dict(pd_kw or {})
-    contour_plot_kw = dict(contour_plot_kw or {})
+    panel_kw = dict(panel_kw or {})
+    unknown = sorted(set(map(str, panel_kw)) - {"curve", "surface"})
+    if unknown:
+        raise ValueError(f"plot_pd_panels: panel_kw has no key(s) {unknown}; use 'curve' (for plot_pd) and "
+                         "'surface' (for plot_pd_contour).")
+    pd_kw = dict(panel_kw.get("curve") or {})
+    contour_plot_kw = dict(panel_kw.get("surface") or {})
     if share_levels and "levels" not in contour_plot_kw:
         pairs = [s for s in sets if len(s) == 2]
         what = contour_plot_kw.get("what", "estimate")

@@ -6,6 +6,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ..schema import feature_nodes
@@ -15,15 +16,31 @@ from ._data import (
     as_names,
     band_bounds,
     curve_bands,
+    deciles,
     find_bands,
     is_categorical,
     lookup,
     response_label,
     select_output,
 )
-from ._style import OKABE_ITO, draw_curve, draw_legend, fewer_ticks, finish_x_axis, merge_kw, new_ax, tick_positions
+from ._scale import resolve_scale
+from ._style import (
+    OKABE_ITO,
+    QUANTILE_NOTE,
+    check_style,
+    draw_curve,
+    draw_legend,
+    element_kw,
+    element_on,
+    fewer_ticks,
+    finish_x_axis,
+    merge_kw,
+    moved_keywords,
+    new_ax,
+    tick_positions,
+)
 
-__all__ = ["plot_h_statistic", "plot_heterogeneity"]
+__all__ = ["plot_h_statistic", "plot_heterogeneity", "plot_importance"]
 
 _STAT_LABELS = {
     "ice_sd": "SD of ICE curves",
@@ -36,6 +53,7 @@ _STAT_LABELS = {
 }
 
 
+@moved_keywords("line_kw", "band_kw", "simultaneous_kw", "rug_kw", "legend_kw")
 def plot_heterogeneity(
     result: Any,
     feature: Hashable,
@@ -47,11 +65,8 @@ def plot_heterogeneity(
     rug: bool | Sequence[float] = True,
     simultaneous_style: Literal["fill", "lines"] = "fill",
     legend: bool = True,
-    line_kw: Mapping | None = None,
-    band_kw: Mapping | None = None,
-    simultaneous_kw: Mapping | None = None,
-    rug_kw: Mapping | None = None,
-    legend_kw: Mapping | None = None,
+    scale: Literal["auto", "linear", "quantile"] = "auto",
+    style: Mapping[str, Mapping | bool] | None = None,
 ):
     """Plot an ICE heterogeneity statistic over a feature's grid, with its bootstrap band.
 
@@ -66,8 +81,12 @@ def plot_heterogeneity(
     stat : str, default "ice_sd"
         The statistic: "ice_sd" (spread of ICE curves), "cice_sd" (of centred ICE curves),
         "dice_sd" (of derivative ICE curves), or any variable of the node over the feature's grid.
-    ax, band, output, rug, simultaneous_style, legend, line_kw, band_kw, simultaneous_kw, rug_kw, legend_kw
-        As in :func:`pdpboot.plotting.plot_pd`.
+    ax, band, output, rug, simultaneous_style, legend, scale
+        As in :func:`pdpboot.plotting.plot_pd` (a skewed feature gets a quantile-spaced axis).
+    style : dict, optional
+        As in :func:`pdpboot.plotting.plot_pd`, with the elements ``"line"``, ``"band"``,
+        ``"simultaneous"``, ``"rug"`` and ``"legend"`` (replacing the deprecated ``line_kw``, ``band_kw``,
+        ``simultaneous_kw``, ``rug_kw`` and ``legend_kw``).
 
     Returns
     -------
@@ -115,18 +134,23 @@ def plot_heterogeneity(
     x = tick_positions(grid, categorical)
     est = array_of(ds[stat], [dim], stat)
     bands = curve_bands(ds, attrs, stat, band, dim)
+    style = check_style(style, ("line", "band", "simultaneous", "rug", "legend"), "plot_heterogeneity")
+    if not element_on(style, "rug", True):
+        rug = False
     ax = new_ax(ax)
     draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", categorical_kind="points",
-                simultaneous_style=simultaneous_style, line_kw=line_kw, band_kw=band_kw,
-                simultaneous_kw=simultaneous_kw)
-    finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
+                simultaneous_style=simultaneous_style, line_kw=element_kw(style, "line"),
+                band_kw=element_kw(style, "band"), simultaneous_kw=element_kw(style, "simultaneous"))
+    quantile = dim == name and resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
+    finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
     what = ds[stat].attrs.get("long_name") or _STAT_LABELS.get(stat, stat)
-    ax.set_xlabel(name)
+    ax.set_xlabel(f"{name} {QUANTILE_NOTE}" if quantile else name)
     ax.set_ylabel(f"{what}\n({response_label(attrs, label, n_outputs)})")
-    draw_legend(ax, legend, legend_kw, first="estimate")
+    draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate")
     return ax
 
 
+@moved_keywords("bar_kw", "interval_kw", "legend_kw")
 def plot_h_statistic(
     result: xr.DataTree,
     *,
@@ -136,9 +160,7 @@ def plot_h_statistic(
     output: Hashable | None = None,
     sort: bool = True,
     legend: bool = True,
-    bar_kw: Mapping | None = None,
-    interval_kw: Mapping | None = None,
-    legend_kw: Mapping | None = None,
+    style: Mapping[str, Mapping | bool] | None = None,
 ):
     """Bar chart of Friedman's H² per feature pair (or overall, per feature) with bootstrap intervals.
 
@@ -157,8 +179,10 @@ def plot_h_statistic(
     band, output, legend : see :func:`pdpboot.plotting.plot_pd`
     sort : bool, default True
         Largest value at the top; otherwise the result's node order from the top.
-    bar_kw, interval_kw, legend_kw : dict, optional
-        Merged over the defaults of ``ax.barh``, the intervals (``ax.hlines``) and the legend.
+    style : dict, optional
+        Matplotlib keywords merged over the defaults of ``"bar"`` (``ax.barh``), ``"interval"``
+        (``ax.hlines``) and ``"legend"``; ``False`` leaves the intervals or the legend out.  Replaces the
+        deprecated ``bar_kw``, ``interval_kw`` and ``legend_kw``.
 
     Returns
     -------
@@ -212,11 +236,12 @@ def plot_h_statistic(
     est_a, lo_a, hi_a = np.array(est), np.array(lows), np.array(highs)
     order = np.argsort(-est_a, kind="stable") if sort else np.arange(len(est_a))
     y = np.arange(len(order))[::-1]  # first in order at the top
+    style = check_style(style, ("bar", "interval", "legend"), "plot_h_statistic")
     ax = new_ax(ax)
-    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, bar_kw)
+    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, element_kw(style, "bar"))
     ax.barh(y, est_a[order], label="estimate", **kw)
-    if np.isfinite(lo_a).any():
-        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, interval_kw)
+    if np.isfinite(lo_a).any() and element_on(style, "interval", True):
+        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, element_kw(style, "interval"))
         ax.hlines(y, lo_a[order], hi_a[order], label=band_label, **ikw)
     ax.set_yticks(y, [names[i] for i in order])
     ax.set_ylim(-0.6, len(order) - 0.4)
@@ -226,5 +251,91 @@ def plot_h_statistic(
     if n_outputs > 1:
         what += f"\n{response_label(result.attrs, label, n_outputs)}"
     ax.set_xlabel(what)
-    draw_legend(ax, legend, legend_kw, first="estimate", above=True)
+    draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate",
+                above=True)
+    return ax
+
+
+def plot_importance(
+    table: pd.DataFrame,
+    *,
+    output: Hashable | None = None,
+    ax: Any = None,
+    sort: bool = True,
+    legend: bool = True,
+    style: Mapping[str, Mapping | bool] | None = None,
+):
+    """Bar chart of PD-based feature importance (Greenwell et al. 2018) with bootstrap intervals.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`pdpboot.pd_importance`'s table of a result.
+    output : label, optional
+        The output drawn; default: the only one, or the positive (last) class of a binary classifier,
+        else the first.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if omitted.
+    sort : bool, default True
+        Most important at the top; otherwise the table's order from the top.
+    legend : bool, default True
+        Say what the bar and the line are (above the axes).
+    style : dict, optional
+        As in :func:`plot_h_statistic`: ``"bar"``, ``"interval"``, ``"legend"``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One horizontal bar per feature (y tick labels = feature names, with "(levels)" for the
+        categorical ones, measured by range / 4), x = the importance in the response's units.
+
+    See Also
+    --------
+    pdpboot.pd_importance : Computes the table drawn here.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
+    >>> y = 2 * X["a"] + 0.1 * X["b"] + rng.normal(size=80)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=20,
+    ...                                            grid_resolution=10, rng=0,
+    ...                                            execution=pdpboot.Execution(progress=False))
+    >>> ax = pdpboot.plot_importance(pdpboot.pd_importance(res))
+    >>> [t.get_text() for t in ax.get_yticklabels()]  # from the top
+    ['a', 'b']
+    """
+    need = {"feature", "output", "importance", "lower", "upper", "measure", "confidence_level", "method"}
+    if not isinstance(table, pd.DataFrame) or not need <= set(table.columns):
+        raise TypeError("plot_importance draws the table of pdpboot.pd_importance(result); pass that table.")
+    outputs = list(dict.fromkeys(table["output"]))
+    if output is None:
+        output = outputs[-1] if len(outputs) == 2 else outputs[0]
+    rows = table[table["output"] == output]
+    if rows.empty:
+        raise ValueError(f"output={output!r} is not one of the table's outputs {outputs}.")
+    if sort:
+        rows = rows.sort_values("importance", ascending=False, kind="stable")
+    style = check_style(style, ("bar", "interval", "legend"), "plot_importance")
+    y = np.arange(len(rows))[::-1]
+    ax = new_ax(ax)
+    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, element_kw(style, "bar"))
+    ax.barh(y, rows["importance"], label="estimate", **kw)
+    lower, upper = rows["lower"].to_numpy(float), rows["upper"].to_numpy(float)
+    if np.isfinite(lower).any() and element_on(style, "interval", True):
+        level = rows["confidence_level"].iloc[0]
+        label = f"{100 * float(level):g} % {rows['method'].dropna().iloc[0]} interval"
+        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, element_kw(style, "interval"))
+        ax.hlines(y, lower, upper, label=label, **ikw)
+    names = [f"{f} (levels)" if m == "range/4" else str(f) for f, m in zip(rows["feature"], rows["measure"])]
+    ax.set_yticks(y, names)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.set_xlim(left=0)
+    fewer_ticks(ax, "x")
+    ax.set_xlabel("PD-based importance\n(SD of the PD curve; range / 4 for levels)"
+                  + (f"\noutput: {output}" if len(outputs) > 1 else ""))
+    draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate",
+                above=True)
     return ax

@@ -20,11 +20,30 @@ from ._data import (
     response_label,
     select_output,
 )
-from ._style import contour_levels, draw_rug, fewer_ticks, merge_kw, new_ax, set_levels_axis, stroke, tick_positions
+from ._scale import resolve_scale, use_quantile_axis
+from ._style import (
+    QUANTILE_NOTE,
+    SURFACE_ELEMENTS,
+    check_style,
+    contour_levels,
+    draw_rug,
+    element_kw,
+    element_on,
+    fewer_ticks,
+    label_contours,
+    merge_kw,
+    moved_keywords,
+    new_ax,
+    set_levels_axis,
+    stroke,
+    tick_positions,
+)
 
 __all__ = ["plot_pd_contour"]
 
 
+@moved_keywords("contour_kw", "contour_line_kw", "clabel_kw", "colorbar_kw", "hatch_kw", "rug_kw", "clabel",
+                "annotate")
 def plot_pd_contour(
     result: Any,
     pair: Sequence[Hashable],
@@ -39,15 +58,9 @@ def plot_pd_contour(
     reference: Literal["additive", "zero"] = "additive",
     rug: bool = True,
     colorbar: bool = True,
-    clabel: bool | None = None,
-    annotate: bool | None = None,
     cmap: Any = None,
-    contour_kw: Mapping | None = None,
-    contour_line_kw: Mapping | None = None,
-    clabel_kw: Mapping | None = None,
-    colorbar_kw: Mapping | None = None,
-    hatch_kw: Mapping | None = None,
-    rug_kw: Mapping | None = None,
+    scale: Literal["auto", "linear", "quantile"] = "auto",
+    style: Mapping[str, Mapping | bool] | None = None,
 ):
     """Plot a 2-D partial dependence surface, its band bounds or its band width.
 
@@ -86,18 +99,24 @@ def plot_pd_contour(
         Decile ticks of numeric features on the x- and y-axis.
     colorbar : bool, default True
         Draw a colour bar.
-    clabel : bool, optional
-        Label the contour lines; default: yes, except for ``what="width"`` (a noisy surface).
-    annotate : bool, optional
-        Write values in the cells of categorical heatmaps; default: when there are at most 49.
     cmap : colormap or str, optional
         Default "viridis" for the estimate and bounds, "magma_r" for the width (darker = wider).
         A 2-D ALE surface (``variable="ale"``: the pure interaction, centred at 0) gets the
         diverging "RdBu_r" with contour levels symmetric about 0 (white = no interaction) and the
         colour bar label "ALE (pure interaction)".
-    contour_kw, contour_line_kw, clabel_kw, colorbar_kw, hatch_kw, rug_kw : dict, optional
-        Merged over the defaults of ``ax.contourf`` (or ``ax.pcolormesh`` for heatmaps),
-        ``ax.contour``, ``ax.clabel``, ``figure.colorbar``, the hatching and the rug.
+    scale : {"auto", "linear", "quantile"}, default "auto"
+        As in :func:`plot_pd`, for each numeric axis: a strongly skewed feature is drawn on a
+        quantile-spaced axis (its label says so), so the surface is not spent on an empty tail.
+    style : dict, optional
+        Matplotlib keywords per element, merged over the defaults: ``"surface"`` (``ax.contourf``, or
+        ``ax.pcolormesh`` for heatmaps), ``"lines"`` (``ax.contour``), ``"labels"`` (``ax.clabel``, or
+        the heatmap cells' ``ax.text``), ``"colorbar"`` (``figure.colorbar``), ``"hatch"`` and
+        ``"rug"``.  ``{"labels": False}`` / ``True`` turns the value labels off / on (default: contour
+        labels except for ``what="width"``, a noisy surface; cell values in categorical x categorical
+        heatmaps of at most 49 cells).  Contour labels never overlap each other or leave the axes:
+        a label that would is not drawn.  Replaces the deprecated ``contour_kw``, ``contour_line_kw``,
+        ``clabel_kw``, ``colorbar_kw``, ``hatch_kw``, ``rug_kw``, ``clabel`` and ``annotate`` (accepted
+        with a FutureWarning for one release).
 
     Returns
     -------
@@ -174,6 +193,12 @@ def plot_pd_contour(
 
     cat = [is_categorical(ds, attrs, n, i) for i, n in enumerate(names)]
     grids = [ds[n].values for n in names]
+    style = check_style(style, SURFACE_ELEMENTS, "plot_pd_contour")
+    quantile = [resolve_scale(scale, deciles(attrs, i), g, c) == "quantile"
+                for i, (g, c) in enumerate(zip(grids, cat, strict=True))]
+    rug = rug and element_on(style, "rug", True)
+    labels_value = style.get("labels")
+    labels_on = labels_value if isinstance(labels_value, bool) else None
     axes_pos = [tick_positions(g, c) for g, c in zip(grids, cat, strict=True)]
     diverging = ale and what != "width"  # a zero-mean surface: a diverging map with white at 0
     if isinstance(levels, (int, np.integer)):
@@ -190,34 +215,37 @@ def plot_pd_contour(
     zz = z.T  # rows = y = names[1]
     show = np.ma.masked_array(zz, mask=flagged.T) if (mark == "mask" and flagged is not None) else zz
     if any(cat):
-        mappable = _draw_heatmap(ax, axes_pos, show, level_values, cmap, cat, annotate, contour_kw,
+        mappable = _draw_heatmap(ax, axes_pos, show, level_values, cmap, cat, labels_on, style,
                                  discrete=not isinstance(levels, (int, np.integer)))
+        lines = None
     else:
-        kw = merge_kw({"levels": level_values, "cmap": cmap, "extend": "neither"}, contour_kw)
+        kw = merge_kw({"levels": level_values, "cmap": cmap, "extend": "neither"}, element_kw(style, "surface"))
         mappable = ax.contourf(axes_pos[0], axes_pos[1], show, **kw)
         line_kw = merge_kw({"levels": mappable.levels, "colors": "k", "linewidths": 0.5, "alpha": 0.6},
-                         contour_line_kw)
-        lines = ax.contour(axes_pos[0], axes_pos[1], show, **line_kw)
-        if (what != "width" if clabel is None else clabel) and len(lines.levels):
-            texts = ax.clabel(lines, lines.levels[::2], **merge_kw({"fontsize": "x-small", "inline": True,
-                                                                    "fmt": "{:.3g}".format}, clabel_kw))
-            for text in texts:  # readable on dark and light fills
-                text.set_path_effects([stroke()])
+                           element_kw(style, "lines"))
+        lines = ax.contour(axes_pos[0], axes_pos[1], show, **line_kw) if element_on(style, "lines", True) else None
     if flagged is not None:
         what_ref = "additive surface" if reference == "additive" else "0"
-        _draw_flags(ax, axes_pos, flagged.T, cat, mark, f"band contains {what_ref}", hatch_kw)
+        _draw_flags(ax, axes_pos, flagged.T, cat, mark, f"band contains {what_ref}", element_kw(style, "hatch"))
     for i, c in enumerate(cat):
         if c:
             set_levels_axis(ax, "xy"[i], grids[i])
             continue
-        fewer_ticks(ax, "xy"[i], nbins=4)
+        if quantile[i]:
+            use_quantile_axis(ax, "xy"[i], deciles(attrs, i), float(np.min(grids[i])), float(np.max(grids[i])))
+        else:
+            fewer_ticks(ax, "xy"[i], nbins=4)
         if rug:
-            draw_rug(ax, deciles(attrs, i), "xy"[i], merge_kw({"path_effects": [stroke(2.2)]}, rug_kw))
-    ax.set_xlabel(names[0])
-    ax.set_ylabel(names[1])
-    if colorbar:
-        cbar = ax.figure.colorbar(mappable, ax=ax, **merge_kw({"label": cbar_label}, colorbar_kw))
+            draw_rug(ax, deciles(attrs, i), "xy"[i], merge_kw({"path_effects": [stroke(2.2)]},
+                                                              element_kw(style, "rug")))
+    ax.set_xlabel(f"{names[0]} {QUANTILE_NOTE}" if quantile[0] else names[0])
+    ax.set_ylabel(f"{names[1]} {QUANTILE_NOTE}" if quantile[1] else names[1])
+    if colorbar and element_on(style, "colorbar", True):
+        cbar = ax.figure.colorbar(mappable, ax=ax, **merge_kw({"label": cbar_label}, element_kw(style, "colorbar")))
         cbar.ax.tick_params(labelsize="small")
+    if lines is not None and (what != "width" if labels_on is None else labels_on) and len(lines.levels):
+        label_contours(ax, lines, lines.levels[::2], merge_kw({"fontsize": "x-small", "fmt": "{:.3g}".format},
+                                                             element_kw(style, "labels")))
     return ax
 
 
@@ -253,14 +281,12 @@ def _edges(values: np.ndarray) -> np.ndarray:
     return np.concatenate([[2 * values[0] - mid[0]], mid, [2 * values[-1] - mid[-1]]])
 
 
-
-
 def _cell_edges(pos, cat) -> list[np.ndarray]:
     """Heatmap cell edges per axis: unit cells around level positions, midpoints between numbers."""
     return [np.arange(len(p) + 1) - 0.5 if c else _edges(p) for p, c in zip(pos, cat)]
 
 
-def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, mesh_kw, discrete):
+def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, style, discrete):
     x_edges, y_edges = _cell_edges(pos, cat)
     if discrete:  # the same colour steps as filled contours drawn with these levels
         from matplotlib import colormaps
@@ -270,7 +296,7 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, mesh_kw, discre
         scale = {"norm": BoundaryNorm(level_values, ncolors=colormap.N)}
     else:
         scale = {"vmin": level_values[0], "vmax": level_values[-1]}
-    kw = merge_kw({"cmap": cmap, "shading": "flat", **scale}, mesh_kw)
+    kw = merge_kw({"cmap": cmap, "shading": "flat", **scale}, element_kw(style, "surface"))
     mesh = ax.pcolormesh(x_edges, y_edges, z, **kw)
     n_cells = z.shape[0] * z.shape[1]
     if annotate is None:
@@ -282,8 +308,9 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, mesh_kw, discre
                 continue
             r, g, b, _ = colormap(norm(value))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-            ax.text(pos[0][i], pos[1][j], f"{value:.3g}", ha="center", va="center", fontsize="x-small",
-                    color="white" if dark else "black")
+            ax.text(pos[0][i], pos[1][j], f"{value:.3g}", **merge_kw(
+                {"ha": "center", "va": "center", "fontsize": "x-small", "color": "white" if dark else "black"},
+                element_kw(style, "labels")))
     return mesh
 
 

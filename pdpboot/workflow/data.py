@@ -21,6 +21,7 @@ from ..engine.dtypes import is_categorical_column as _is_categorical
 from ..schema import RESERVED_NAMES
 from . import InputError
 from .options import shorten
+from .ordinal import level_order_note
 
 CSV_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -859,7 +860,9 @@ def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:
 def _category_grids(X, categorical, used, display, notes, level_order) -> dict[str, np.ndarray]:
     """Grid levels of categorical columns: ``--level-order``, else pandas' order for category columns,
     else calendar order (month/weekday names), else natural order (numbers inside labels compared
-    as numbers); at most the ``MAX_LEVELS`` most frequent.  Numeric and boolean columns keep the
+    as numbers); at most the ``MAX_LEVELS`` most frequent.  Text levels that look ordered in another
+    order ("None < Some < Marked", :mod:`~pdpboot.workflow.ordinal`) get a note suggesting
+    ``--level-order``.  Numeric and boolean columns keep the
     grid's own (sorted) order unless ``--level-order`` names them."""
     custom = {}
     for name in dict.fromkeys(c for c in used if c in categorical):
@@ -868,6 +871,11 @@ def _category_grids(X, categorical, used, display, notes, level_order) -> dict[s
         values = col.dropna()
         if isinstance(col.dtype, pd.CategoricalDtype):
             if not wanted:  # pandas' order (ordered or not) is kept by the grid
+                present = set(values.tolist())
+                note = None if col.cat.ordered else level_order_note(
+                    display[name], [c for c in col.cat.categories.tolist() if c in present], "the category's")
+                if note:
+                    notes.append(note)
                 continue
             present = set(values.tolist())
             levels = order_levels([c for c in col.cat.categories.tolist() if c in present], display[name], wanted,
@@ -875,6 +883,9 @@ def _category_grids(X, categorical, used, display, notes, level_order) -> dict[s
         elif wanted or ((col.dtype.kind in "OSU" or pd.api.types.is_string_dtype(col.dtype))
                         and values.map(type).nunique() == 1):  # mixed types keep the default order
             levels = order_levels(list(pd.unique(values)), display[name], wanted, notes)
+            note = None if wanted else level_order_note(display[name], levels, "alphabetical")
+            if note:
+                notes.append(note)
         else:
             continue
         if len(levels) > MAX_LEVELS:

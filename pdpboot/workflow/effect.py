@@ -125,6 +125,11 @@ class EffectReport:
         How its grid is described in progress lines, formatted with ``n`` = ``--grid-resolution``.
     tidy : callable, optional
         Post-processing of the banded tree (e.g. dropping what nothing reads), or None.
+    table_sheets : tuple of str
+        Titles of extra workbook sheets of statistics over features (e.g. "PD importance").
+    tables : callable, optional
+        ``tables(tree, problem, config) -> list of DataFrame or None``, one per ``table_sheets`` title
+        (None: the sheet is left out).
     """
 
     name: str
@@ -140,6 +145,8 @@ class EffectReport:
     sheet_variables: tuple[str, ...]
     grid: str = "a {n}-point grid"
     tidy: Callable[[xr.DataTree, Problem], xr.DataTree] | None = None
+    table_sheets: tuple[str, ...] = ()
+    tables: Callable[[xr.DataTree, Problem, RunConfig | None], list] | None = None
 
 
 __all__ = ["EffectReport", "FitContext", "SummaryContext", "pairs_of", "used_features"]

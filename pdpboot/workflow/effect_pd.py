@@ -10,12 +10,13 @@ import xarray as xr
 from .._pd import partial_dependence
 from ..bootstrap import bootstrap_partial_dependence
 from ..heterogeneity import ice_heterogeneity
+from ..importance import pd_importance
 from ..interaction import h_statistic, pd_variance_statistic
 from ..schema import get_node, node_name
 from . import intervals
 from .effect import EffectReport, FitContext, SummaryContext
 from .intervals import METHOD_TEXT
-from .report import feature_jobs, interaction_job
+from .report import feature_jobs, importance_job, interaction_job, target_jobs
 from .text import md, num
 
 
@@ -126,10 +127,61 @@ def _without_refits(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
     return lines
 
 
+def importance_table(result: xr.DataTree, config):
+    """:func:`pdpboot.pd_importance` of the 1-D nodes with the summary's level and interval method
+    (``config`` None: 95 % percentile intervals)."""
+    if not any(len(node.attrs["features"]) == 1 for node in result.children.values()):
+        return None
+    if config is None:
+        return pd_importance(result)
+    method = intervals.interval_method("pd_range", config)
+    return pd_importance(result, confidence_level=config.confidence_level,
+                         method=method if method in ("percentile", "basic", "normal", "bc") else "percentile")
+
+
+def _importance_section(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
+    """PD-based importance (Greenwell et al. 2018) per feature, with its interval when there are refits."""
+    table = importance_table(result, ctx.config)
+    if table is None:
+        return []
+    refits = bool(table["n_resamples"].max() > 0)
+    flagged = False
+    level = f"{ctx.config.confidence_level:.0%}"
+    lines = ["", "## PD-based feature importance", "",
+             "Greenwell, Boehmke & McCarthy (2018): the standard deviation of the PD curve over the grid (for "
+             "categorical features its range / 4, on the same scale), in the response's units; a feature the model "
+             "ignores has 0." + (f" Interval: {level} bootstrap {table['method'].dropna().iloc[0]} interval of the "
+                                 "importance of the refits' curves (like the PD range, an importance is never "
+                                 "negative, so its interval stays above 0 even without an effect)."
+                                 if refits else " No interval without refits (`--uncertainty bootstrap`).")]
+    for output in ctx.outputs:
+        rows = table[table["output"].astype(str) == str(output)]
+        lines += ["", f"Response: {ctx.response(output)}.", "",
+                  "| feature | importance | interval | measure |" if refits else "| feature | importance | measure |",
+                  "|---|---|---|---|" if refits else "|---|---|---|"]
+        for row in rows.itertuples(index=False):
+            name = md(ctx.problem.display.get(row.feature, row.feature))
+            cells = [name, num(row.importance, ctx.scale)]
+            if refits:
+                outside = not row.lower <= row.importance <= row.upper
+                flagged = flagged or outside
+                cells.append(f"[{num(row.lower, ctx.scale)}, {num(row.upper, ctx.scale)}]" + (" †" if outside else ""))
+            cells.append("SD" if row.measure == "sd" else "range / 4")
+            lines.append("| " + " | ".join(cells) + " |")
+    if flagged:
+        lines += ["", "† The interval does not contain the estimate: the refits' curves are noisier (or flatter) than "
+                  "the full-data fit's, so their importances sit to one side of it; the interval shows where the "
+                  "refits' values lie, not bounds around the estimate."]
+    return lines
+
+
 def summary(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
-    """The PD sections of ``summary.md``: ranked features, level contrasts, 2-D surfaces."""
+    """The PD sections of ``summary.md``: ranked features, importance, level contrasts, 2-D surfaces."""
     if not ctx.strategy.refits:
-        return _without_refits(ctx, result)
+        lines = _without_refits(ctx, result)
+        cut = next((i for i, line in enumerate(lines) if line == "## 2-D surfaces"), len(lines))
+        cut = cut - 1 if cut < len(lines) else cut  # before the blank line of the next section
+        return lines[:cut] + _importance_section(ctx, result) + lines[cut:]
     problem, config, scale, cells = ctx.problem, ctx.config, ctx.scale, ctx.cells
     level = f"{config.confidence_level:.0%}"
     features = list(problem.pd_features)
@@ -181,6 +233,7 @@ def summary(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
                         f"{cells.cell(hs, 'h2_overall', output, what=f'H² overall of {name}')} |")
             lines.append(row)
         lines += cells.notes()
+    lines += _importance_section(ctx, result)
     if contrasts:
         lines += _contrast_section(ctx, contrasts)
     if pairs:
@@ -247,11 +300,23 @@ def _pair_section(ctx: SummaryContext, pairs: dict, hstats) -> list[str]:
 
 
 def plots(tree, problem, config, outputs, shown, taken) -> list:
-    """PD/ICE figure per feature, contour figure per pair, an overview per output, H² (``--interactions``)."""
+    """PD/ICE figure per feature, contour figure per pair, an overview per output, H² (``--interactions``),
+    a target plot per feature (PD, observed outcome and rows per bin) and the PD-based importance."""
     jobs = feature_jobs(tree, problem, config, outputs, shown, taken, variable="pd", pairs=list(problem.pairs))
+    jobs += target_jobs(tree, problem, config, outputs, shown, taken)
+    table = importance_table(tree, config)
+    if table is not None:
+        jobs.append(importance_job(table, problem, outputs))
     if config.interactions > 0 and "h2_overall" in next(iter(tree.children.values())).ds:
         jobs.append(interaction_job(tree, problem, outputs[0]))
     return jobs
+
+
+def _importance_sheet(tree, problem, config):
+    table = importance_table(tree, config)
+    if table is None:
+        return None
+    return table.assign(feature=table["feature"].map(lambda f: problem.display.get(f, f)))
 
 
 REPORT = EffectReport(
@@ -263,4 +328,6 @@ REPORT = EffectReport(
     summary=summary, plots=plots,
     sheet_prefixes=("PD ", "PD2 "), sheet_variables=("pd", "ice_sd"),
     tidy=_drop_pair_ice_resamples,
+    table_sheets=("PD importance",),
+    tables=lambda tree, problem, config: [_importance_sheet(tree, problem, config)],
 )

@@ -42,6 +42,14 @@ def axis_label(name: str, problem, config) -> str:
     return f"{shown} ({unit})" if unit else shown
 
 
+def relabel(drawn: str, name: str, problem, config) -> str:
+    """A feature's axis label (:func:`axis_label`), keeping the plot's note of a quantile-spaced axis."""
+    from ..plotting import QUANTILE_NOTE
+
+    note = f" {QUANTILE_NOTE}" if drawn.endswith(QUANTILE_NOTE) else ""
+    return axis_label(name, problem, config) + note
+
+
 def _response_label(ax, problem, config) -> None:
     """Rename the target in a y label (``--labels``) and add its unit (``--units``)."""
     target = str(problem.y.name)
@@ -75,7 +83,7 @@ def _feature_figure(plt, result, feature, problem, config, outputs, variable="pd
     for ax, output in zip(axes.ravel(), outputs):
         plot_pd(result, feature, ax=ax, ice=config.ice_samples > 0 and variable == "pd", output=output, legend=False,
                 centered=centred, variable=variable)
-        ax.set_xlabel(axis_label(feature, problem, config))
+        ax.set_xlabel(relabel(ax.get_xlabel(), feature, problem, config))
         _response_label(ax, problem, config)
         if n > 1:
             ax.set_title(f"class {output}")
@@ -98,8 +106,8 @@ def _pair_figure(plt, result, pair, problem, config, outputs, variable="pd"):
         for ax, what in zip(row, panels):
             plot_pd_contour(result, pair, ax=ax, what=what, output=output, variable=variable)
         for ax, title in zip(row, (estimate, "width of the band")):
-            ax.set_xlabel(axis_label(pair[0], problem, config))
-            ax.set_ylabel(axis_label(pair[1], problem, config))
+            ax.set_xlabel(relabel(ax.get_xlabel(), pair[0], problem, config))
+            ax.set_ylabel(relabel(ax.get_ylabel(), pair[1], problem, config))
             ax.set_title(title + (f", class {output}" if len(outputs) > 1 else ""))
     return fig
 
@@ -148,6 +156,68 @@ def feature_jobs(tree: xr.DataTree, problem, config, outputs, shown, taken, *, v
         jobs.append((stem, what, lambda output=output: _overview(tree, output, problem, config, shown,
                                                                  plot_pd_panels, variable, pairs)))
     return jobs
+
+
+def target_jobs(tree: xr.DataTree, problem, config, outputs, shown, taken) -> list:
+    """(stem, what, make) of a target plot per shown feature (``target_<feature>``): the PD with its band,
+    the observed outcome and the number of rows per grid bin (all rows of the table with a target)."""
+    plt = _pyplot()
+    what = "share of each class" if problem.task == "classification" else "mean outcome"
+    return [(safe_filename(f"target_{problem.display[f]}", taken),
+             f"PD with its band beside the observed {what} and the rows per grid bin of {problem.display[f]!r}",
+             lambda f=f: _target_figure(plt, tree, f, problem, config, outputs)) for f in shown]
+
+
+def _target_figure(plt, result, feature, problem, config, outputs):
+    from ..plotting import plot_target
+
+    n = len(outputs)
+    cols = min(n, 3)
+    blocks = -(-n // cols)
+    fig = plt.figure(figsize=(4.8 * cols, 4.4 * blocks + 0.4), layout="constrained")
+    grid = fig.add_gridspec(2 * blocks, cols, height_ratios=[3, 1] * blocks)
+    for k, output in enumerate(outputs):
+        r, c = divmod(k, cols)
+        top = fig.add_subplot(grid[2 * r, c])
+        bottom = fig.add_subplot(grid[2 * r + 1, c], sharex=top)
+        plot_target(result, problem.X, problem.y, feature, ax=(top, bottom), output=output, legend=k == 0)
+        bottom.set_xlabel(relabel(bottom.get_xlabel(), feature, problem, config))
+        _response_label(top, problem, config)
+        if n > 1:
+            top.set_title(f"class {output}")
+    if n > 1 and fig.axes[0].get_legend() is not None:  # one legend above all panels
+        fig.axes[0].get_legend().remove()
+        for line in fig.axes[0].lines:
+            if line.get_label().startswith("observed share of class"):
+                line.set_label("observed share of the panel's class per bin")
+        _outside_legend(fig, fig.axes[0], ncols=3)
+    return fig
+
+
+def importance_job(table, problem, outputs) -> tuple:
+    """(stem, what, make) of the PD-based importance figure (``importance``)."""
+    from ..plotting import plot_importance
+
+    def make():
+        plt = _pyplot()
+        n = len(outputs)
+        height = 1.7 + 0.38 * max(table["feature"].nunique(), 3)
+        cols = min(n, 3)
+        fig, axes = plt.subplots(-(-n // cols), cols, figsize=(5 * cols, height * -(-n // cols)), squeeze=False,
+                                 layout="constrained")
+        shown = table.assign(feature=table["feature"].map(lambda f: problem.display.get(f, f)))
+        for ax, output in zip(axes.ravel(), outputs):
+            plot_importance(shown, output=output, ax=ax, legend=n == 1)
+            if n > 1:
+                ax.set_title(f"class {output}")
+                ax.set_xlabel("PD-based importance\n(SD of the PD curve; range / 4 for levels)")
+        for ax in axes.ravel()[n:]:
+            ax.set_visible(False)
+        if n > 1:
+            _outside_legend(fig, axes.ravel()[0])
+        return fig
+
+    return ("importance", "PD-based feature importance (SD of each PD curve) with intervals", make)
 
 
 def interaction_job(tree: xr.DataTree, problem, output) -> tuple:
@@ -206,8 +276,9 @@ def _overview(result, output, problem, config, shown, plot_pd_panels, variable, 
     for ax in axes.ravel():  # axis labels: the original column names (or --labels)
         for get, put in ((ax.get_xlabel, ax.set_xlabel), (ax.get_ylabel, ax.set_ylabel)):
             name = get()
-            if name in problem.display:
-                put(axis_label(name, problem, config))
+            base = name.removesuffix(" (quantile-spaced axis)")
+            if base in problem.display:
+                put(relabel(name, base, problem, config))
         _response_label(ax, problem, config)
     return fig
 

@@ -255,7 +255,8 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
         if config.workbook:
             say("Writing workbook.xlsx ...")
             sheets = write_workbook(folder / "workbook.xlsx", table=table, outcome=outcome, problem=problem,
-                                    parameters=_parameters(config, problem, outcome, table.shape), effects=EFFECTS)
+                                    parameters=_parameters(config, problem, outcome, table.shape), effects=EFFECTS,
+                                    config=config)
         say("Writing summary.md ...")
         text = summary_markdown(problem=problem, config=config, outcome=outcome, files=files, failures=failures,
                                 data_name=config.data, table_shape=table.shape, sheets=sheets,

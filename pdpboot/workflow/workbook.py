@@ -164,7 +164,8 @@ def plan_sheets(problem, results: dict, effects: dict) -> list[tuple[str, object
 
     ``results``: effect name -> DataTree; ``effects``: effect name -> EffectReport (its sheet prefixes).
     """
-    taken: set[str] = {"data", "testpredictions", "parameters", "metrics"}
+    taken: set[str] = {"data", "testpredictions", "parameters", "metrics",
+                       *(t.lower() for name in results for t in effects[name].table_sheets)}
     plan = []
     for name, tree in results.items():
         one, two = effects[name].sheet_prefixes
@@ -179,7 +180,7 @@ def plan_sheets(problem, results: dict, effects: dict) -> list[tuple[str, object
 
 
 def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, parameters: list[tuple[str, object]],
-                   effects: dict) -> list[tuple[str, object]]:
+                   effects: dict, config=None) -> list[tuple[str, object]]:
     """Write the workbook.
 
     Parameters
@@ -193,6 +194,8 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
         Rows of the Parameters sheet (the sheet list is appended).
     effects : dict
         Effect name -> :class:`~pdpboot.workflow.effect.EffectReport` (sheet prefixes and variables).
+    config : RunConfig, optional
+        The run's settings (level and interval method of the effects' extra tables).
 
     Returns
     -------
@@ -201,7 +204,8 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     """
     wb = require_openpyxl().Workbook(write_only=True)
     try:
-        plan = _fill(wb, table=table, outcome=outcome, problem=problem, parameters=parameters, effects=effects)
+        plan = _fill(wb, table=table, outcome=outcome, problem=problem, parameters=parameters, effects=effects,
+                     config=config)
         wb.save(path)
     except BaseException:
         for sheet in wb.worksheets:  # a half-written write-only sheet would complain when collected
@@ -213,7 +217,7 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     return [(title, fs) for title, fs, _ in plan]
 
 
-def _fill(wb, *, table, outcome, problem, parameters, effects) -> list:
+def _fill(wb, *, table, outcome, problem, parameters, effects, config=None) -> list:
     """Every sheet of :func:`write_workbook` (returns the sheet plan)."""
     outputs = problem.outputs_first
     plan = plan_sheets(problem, outcome.results, effects)
@@ -247,6 +251,16 @@ def _fill(wb, *, table, outcome, problem, parameters, effects) -> list:
     met.row(["metric", "value", "description"])
     for name, value, description in outcome.metrics:
         met.row([name, value, description])
+
+    for name, tree in outcome.results.items():  # statistics over features (e.g. the PD-based importance)
+        frames = effects[name].tables(tree, problem, config) if effects[name].tables is not None else []
+        for title, frame in zip(effects[name].table_sheets, frames):
+            if frame is None:
+                continue
+            sheet = _Sheet(wb, title)
+            sheet.row(list(frame.columns))
+            for values in frame.itertuples(index=False, name=None):
+                sheet.row(list(values))
 
     for title, fs, effect in plan:
         node = get_node(outcome.results[effect], fs)

@@ -427,7 +427,7 @@ def test_plot_pd_centred_without_pd_centered_shifts_the_band(reg):
 
 def test_plot_pd_kw_merge_and_given_ax(reg):
     fig, ax = plt.subplots()
-    out = plot_pd(reg, "x1", ax=ax, line_kw={"color": "red", "linewidth": 4}, band_kw={"alpha": 0.5},
+    out = plot_pd(reg, "x1", ax=ax, style={"line": {"color": "red", "linewidth": 4}, "band": {"alpha": 0.5}},
                   legend=False, rug=[0.3, 0.7])
     assert out is ax
     assert plt.get_fignums() == [fig.number]
@@ -549,7 +549,7 @@ def test_contour_width_lower_upper(reg):
     plt.close(ax.figure)
     z = _surface(X1, X2)
     for what, expected in (("lower", z - 0.05), ("upper", z + 0.1)):
-        ax = plot_pd_contour(reg, ("x1", "x2"), what=what, clabel=False, colorbar=False)
+        ax = plot_pd_contour(reg, ("x1", "x2"), what=what, colorbar=False, style={"labels": False})
         levels = _contour_sets(ax)[0].levels
         assert levels[0] <= expected.min() and levels[-1] >= expected.max()
         assert len(ax.figure.axes) == 1

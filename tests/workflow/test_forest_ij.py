@@ -55,7 +55,7 @@ def test_ij_run_end_to_end(tmp_path, model="extra-trees", classes=True):
     assert "infinitesimal jackknife (one fit, 40 trees)" in summary
     assert "may be unreliable: the forest has 40 trees (fewer than 1000)" in summary  # the warning is reported
     assert "infinitesimal jackknife is experimental" in summary  # and so is its measured under-coverage
-    assert sorted(p.name for p in (folder / "plots").iterdir())[:1] == ["overview.png"]
+    assert sorted(p.name for p in (folder / "plots").iterdir())[:2] == ["importance.png", "overview.png"]
 
 
 @pytest.mark.parametrize("extra,match", [

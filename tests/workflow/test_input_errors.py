@@ -161,7 +161,7 @@ def test_column_names_and_cells_are_data(tmp_path, capsys):
     assert not (tmp_path / "evil").exists() and not (tmp_path.parent / "evil").exists()
     for png in (folder / "plots").iterdir():
         assert png.parent == folder / "plots" and ".." not in png.name and png.suffix == ".png"
-    assert len(list((folder / "plots").iterdir())) == 5
+    assert len(list((folder / "plots").iterdir())) == 9  # 3 PD, 1 surface, overview, 3 target, importance
     script = (folder / "repro.py").read_text()
     assert "=1+1" not in script and "os.system" not in script
     config = json.loads((folder / "repro_inputs" / "config.json").read_text())

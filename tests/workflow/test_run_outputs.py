@@ -48,7 +48,8 @@ def test_regression_run_writes_every_output(regression_run):
         assert (folder / name).is_file(), name
     assert (folder / "repro_inputs" / "data.csv").read_bytes() == data.read_bytes()
     pngs = sorted(p.name for p in (folder / "plots").glob("*.png"))
-    assert pngs == ["overview.png", "pd2_x1__colour.png", "pd_colour.png", "pd_count.png", "pd_x1.png"]
+    assert pngs == ["importance.png", "overview.png", "pd2_x1__colour.png", "pd_colour.png", "pd_count.png",
+                    "pd_x1.png", "target_colour.png", "target_count.png", "target_x1.png"]
     import matplotlib.image
 
     for png in pngs:
@@ -80,7 +81,7 @@ def test_regression_workbook_matches_results(regression_run):
     _, folder = regression_run
     res = pdpboot.load(folder / "results.nc")
     wb = openpyxl.load_workbook(folder / "workbook.xlsx")
-    assert wb.sheetnames == ["Data", "TestPredictions", "Parameters", "Metrics",
+    assert wb.sheetnames == ["Data", "TestPredictions", "Parameters", "Metrics", "PD importance",
                              "PD x1", "PD count", "PD colour", "PD2 x1 x colour"]
     data = sheet_frame(wb["Data"])
     assert list(data.columns) == ["row", "x1", "count", "colour", "y"] and len(data) == 120
@@ -217,8 +218,8 @@ def test_multiclass_plots_one_panel_per_class(tmp_path, capsys):
     folder = only_run_folder(tmp_path / "o")
     assert not (folder / "workbook.xlsx").exists()
     names = sorted(p.name for p in (folder / "plots").glob("*.png"))
-    assert names == ["overview_class_0.png", "overview_class_1.png", "overview_class_2.png",
-                     "pd_size.png", "pd_x1.png"]
+    assert names == ["importance.png", "overview_class_0.png", "overview_class_1.png", "overview_class_2.png",
+                     "pd_size.png", "pd_x1.png", "target_size.png", "target_x1.png"]
     res = pdpboot.load(folder / "results.nc")
     assert list(get_node(res, "x1")["output"].values) == [0, 1, 2]
     text = (folder / "summary.md").read_text()
@@ -245,3 +246,27 @@ def test_text_levels_in_order_of_appearance_and_rare_levels_grouped(tmp_path, ca
     assert "191 distinct values" in (folder / "run.log").read_text()
 
 
+
+
+def test_importance_in_summary_and_workbook(regression_run):
+    _, folder = regression_run
+    res = pdpboot.load(folder / "results.nc")
+    text = (folder / "summary.md").read_text()
+    section = text.split("## PD-based feature importance", 1)[1].split("\n## ")[0]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[0] == [" feature ", " importance ", " interval ", " measure "]
+    by_hand = {}
+    for f in ("x1", "count", "colour"):  # Greenwell et al.: SD over the grid; range / 4 for levels
+        curve = get_node(res, f)["pd"].isel(output=0).values
+        by_hand[f] = np.ptp(curve) / 4 if f == "colour" else np.std(curve, ddof=1)
+    assert [r[0].strip() for r in rows[1:]] == sorted(by_hand, key=lambda f: -by_hand[f])
+    for r in rows[1:]:
+        assert float(r[1]) == pytest.approx(by_hand[r[0].strip()], rel=1e-3)
+    assert rows[1 + sorted(by_hand, key=lambda f: -by_hand[f]).index("colour")][3].strip() == "range / 4"
+    if HAS_OPENPYXL:
+        import openpyxl
+
+        sheet = sheet_frame(openpyxl.load_workbook(folder / "workbook.xlsx")["PD importance"])
+        for feature, value in zip(sheet["feature"], sheet["importance"]):
+            assert value == pytest.approx(by_hand[feature], rel=1e-12)
+        assert (sheet["lower"] <= sheet["upper"]).all()

@@ -1,0 +1,110 @@
+"""The actual outcome and the number of rows per grid bin of a feature: :func:`binned_outcome`.
+
+PDPbox's "target plot" and "information plot" put, beside the PD, what the data say: the mean
+outcome of the rows near each grid value and how many rows there are.  A PD far from the observed
+means is not wrong (the PD holds the other features fixed, the observed mean does not), but a PD
+over bins with a handful of rows rests on extrapolation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .schema import get_node
+
+#: Columns of :func:`binned_outcome`'s table, in order.
+BINNED_COLUMNS = ("value", "low", "high", "count", "output", "observed")
+
+
+def bin_edges(grid: np.ndarray) -> np.ndarray:
+    """Edges of the bins around numeric grid values: midpoints between neighbours, open outer ends.
+
+    >>> bin_edges(np.array([0.0, 1.0, 3.0])).tolist()
+    [-inf, 0.5, 2.0, inf]
+    """
+    grid = np.asarray(grid, dtype=float)
+    return np.concatenate([[-np.inf], (grid[1:] + grid[:-1]) / 2, [np.inf]])
+
+
+def binned_outcome(result: xr.DataTree, X, y, feature: Hashable) -> pd.DataFrame:
+    """Rows and mean outcome per grid bin of ``feature`` (PDPbox's target plot), beside a result's PD.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result with a 1-D node of ``feature``: its grid, categorical flag and outputs.
+    X : pandas.DataFrame
+        The data (usually the rows the result was computed on); ``X[feature]`` is binned.
+    y : array-like of shape (n_rows,)
+        The outcome: numbers (regression) or class labels (classification).
+    feature : str
+        The feature.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per grid value and output, columns :data:`BINNED_COLUMNS`: ``value`` (the grid value
+        or level), ``low``/``high`` (the bin: numeric grid values own the rows closer to them than to
+        their neighbours - edges at the midpoints, the outer bins open; NaN for levels), ``count``
+        (rows in the bin; rows with a missing value or a level off the grid are in no bin),
+        ``output`` (the result's output: the target, or each class) and ``observed`` (the mean of
+        ``y`` in the bin, or the share of rows of that class; NaN in an empty bin).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = pd.DataFrame({"a": np.arange(10.0)})
+    >>> y = 2 * X["a"]
+    >>> res = pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["a"],
+    ...                                  custom_values={"a": [0.0, 5.0, 9.0]})
+    >>> binned_outcome(res, X, y, "a")[["value", "count", "observed"]].to_numpy().tolist()
+    [[0.0, 3.0, 2.0], [5.0, 4.0, 9.0], [9.0, 3.0, 16.0]]
+    """
+    node = get_node(result, feature)
+    names = [str(f) for f in node.attrs["features"]]
+    if len(names) != 1:
+        raise ValueError(f"binned_outcome needs a 1-D node; {tuple(names)} is a pair.")
+    name = names[0]
+    if not isinstance(X, pd.DataFrame) or name not in X.columns:
+        raise ValueError(f"X must be a DataFrame with the column {name!r} (the rows the result was computed on).")
+    column = X[name]
+    y = pd.Series(np.asarray(y), index=column.index)
+    if len(y) != len(column):
+        raise ValueError(f"y has {len(y)} values but X has {len(column)} rows.")
+    grid = node[name].values
+    categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+    if categorical:
+        as_text = {str(v): i for i, v in enumerate(grid.tolist())}
+        which = column.map(lambda v: as_text.get(str(v), -1) if pd.notna(v) else -1).to_numpy()
+        low = high = np.full(len(grid), np.nan)
+    else:
+        edges = bin_edges(grid)
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+        which = np.where(np.isnan(values), -1, np.searchsorted(edges, values, side="right") - 1)
+        low, high = edges[:-1], edges[1:]
+    counts = np.bincount(which[which >= 0], minlength=len(grid))
+    outputs = node["output"].values.tolist()
+    root = node.root.attrs
+    classification = root.get("task") == "classification" or root.get("response") in ("predict_proba",
+                                                                                       "decision_function")
+    rows = []
+    for output in outputs:
+        if classification:
+            hits = (y.astype(str) == str(output)).to_numpy(dtype=float)
+        else:
+            hits = pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
+        sums = np.bincount(which[which >= 0], weights=hits[which >= 0], minlength=len(grid))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        for i, value in enumerate(grid.tolist()):
+            rows.append({"value": value, "low": float(low[i]), "high": float(high[i]), "count": int(counts[i]),
+                         "output": output, "observed": float(observed[i])})
+    return pd.DataFrame(rows, columns=list(BINNED_COLUMNS))
+
+
+__all__ = ["BINNED_COLUMNS", "bin_edges", "binned_outcome"]
