@@ -78,6 +78,8 @@ def card_html(result: xr.DataTree, *, names: Names | None = None) -> str:
     failed = int(attrs.get("n_failed_resamples", 0) or 0)
     if failed:
         warnings.append(f"{failed} resamples failed and were dropped")
+    if not bands and f"{var}_resamples" in first:
+        warnings.append("resampled but no band yet: res = pdpboot.confidence_bands(res)")
     rows = []
     for node in result.children.values():
         ds = node.to_dataset()

@@ -200,7 +200,11 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
     target = first.attrs.get("target_name") or "pdpboot results"
     title = title or f"pdpboot report: {target}"
     made = []  # (label, variable, blocks, outputs, result)
+    added = []
     for k, result in enumerate(results):
+        result, banded = _with_bands(result)
+        if banded:
+            added.append(k)
         var, blocks, outputs = figures.blocks(result, names=names, uid=f"r{k}")
         made.append((var.upper(), var, blocks, outputs, result))
     keys: dict[str, str] = {}
@@ -222,6 +226,9 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
         parts.append('<div class="glance">' + "".join(f"<div><b>{esc(k)}</b>{esc(v)}</div>" for k, v in facts)
                      + "</div>")
     warns = [w for *_, result in made for w in _warnings(result)]
+    if added:
+        warns.append("The result held resampled curves but no bands: the bands shown were computed for this report "
+                     "with pdpboot.confidence_bands' defaults (95% percentile, pointwise).")
     parts += [f'<p class="warn">{esc(w)}</p>' for w in warns]
     toc = [("figures", "Figures"), *[(f"s{k}", t) for k, (t, _) in enumerate(sections) if t]]
     if not summary:
@@ -272,6 +279,16 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
             f"<title>{esc(title)}</title><style>{_asset('report.css')}</style></head>"
             f'<body><main>{body}</main><div id="tip" hidden></div><script>{_asset("report.js")}</script>'
             "</body></html>\n")
+
+
+def _with_bands(result: xr.DataTree) -> tuple[xr.DataTree, bool]:
+    """A bootstrap result without bands gets the default bands (a reader wants the uncertainty)."""
+    var = figures.main_variable(result)
+    if any(f"{var}_resamples" in n.ds and not bands_of(n.ds, var) for n in result.children.values()):
+        from ..bands import confidence_bands
+
+        return confidence_bands(result), True
+    return result, False
 
 
 def _block(block: Block) -> str:
