@@ -54,3 +54,18 @@ def test_tidy_has_the_columns_seaborn_users_expect(regression_result):
         assert column in frame.columns
     pair = frame[(frame.effect == "pd") & (frame.feature_2 == "hour")]
     assert len(pair) == regression_result["temp__hour"].ds["pd"].size
+
+
+def test_results_have_the_accessor_without_importing_the_report():
+    """``import pdpboot`` and one public function: ``res.pdpboot`` exists (registered on first use)."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, pandas as pd, pdpboot, sys\n"
+            "from sklearn.linear_model import LinearRegression\n"
+            "X = pd.DataFrame({'a': np.arange(10.0), 'b': np.arange(10.0) % 3})\n"
+            "res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ['a'], grid_resolution=3)\n"
+            "print(repr(res.pdpboot), type(res).__module__)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["<pdpboot", "result:", "PD", "of", "a>", "xarray.core.datatree"]
