@@ -92,10 +92,12 @@ def bands_of(ds: xr.Dataset, var: str) -> dict[bool, xr.DataArray]:
     return found
 
 
-def band_text(band: xr.DataArray, attrs: Mapping, *, simultaneous: bool) -> str:
-    """E.g. "95% percentile band (pointwise), B = 50"."""
+def band_text(band: xr.DataArray, attrs: Mapping, *, simultaneous: bool, short: bool = False) -> str:
+    """E.g. "95% percentile band (pointwise), B = 50"; ``short``: "95% pointwise band" (the hover's label)."""
     level = band.attrs.get("confidence_level")
     text = f"{float(level):.0%} " if level is not None else ""
+    if short:
+        return f"{text}{'simultaneous' if simultaneous else 'pointwise'} band"
     text += f"{band.attrs.get('method', '')} band ({'simultaneous' if simultaneous else 'pointwise'})".lstrip()
     b = band.attrs.get("n_resamples", attrs.get("n_resamples"))
     if b is not None and int(b) > 0:
@@ -179,10 +181,10 @@ def curve_block(node: xr.DataTree, attrs: Mapping, var: str, outputs: list, name
         hover = {"kind": "curve", "xname": names(feature), "what": f"{label} estimate", "x": _labels(x),
                  "est": [fmt(v) for v in est]}
         if band is not None:
-            hover.update(band=band_text(bands[False], attrs, simultaneous=False),
+            hover.update(band=band_text(bands[False], attrs, simultaneous=False, short=True),
                          lo=[fmt(v) for v in band[0]], hi=[fmt(v) for v in band[1]])
         if outer is not None:
-            hover.update(outer=band_text(bands[True], attrs, simultaneous=True),
+            hover.update(outer=band_text(bands[True], attrs, simultaneous=True, short=True),
                          olo=[fmt(v) for v in outer[0]], ohi=[fmt(v) for v in outer[1]])
         panels.append(_panel(chart, hover, output, k == 0))
         rows.append((output, est, band, outer))
@@ -258,7 +260,7 @@ def surface_block(node: xr.DataTree, attrs: Mapping, var: str, outputs: list, na
             charts.append(svg.heatmap(xa, xb, hi - lo, cmap="magma_r", xcat=cats[0], ycat=cats[1], xlabel=names(a),
                                       ylabel=names(b), zlabel="width of the band",
                                       label=f"width of the band of {names(a)} and {names(b)}"))
-            hover.update(band=band_text(band, attrs, simultaneous=simultaneous),
+            hover.update(band=band_text(band, attrs, simultaneous=simultaneous, short=True),
                          lo=[[fmt(v) for v in row] for row in lo], hi=[[fmt(v) for v in row] for row in hi],
                          width=[[fmt(v) for v in row] for row in hi - lo])
         titles = [f"{label} estimate", "width of the band"]

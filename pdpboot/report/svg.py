@@ -198,9 +198,12 @@ def curve(x, estimate, *, band=None, outer=None, ice=None, categorical: bool = F
         rx = rx[(rx >= frame.left) & (rx <= frame.right)]
         if rx.size:
             out.append('<path class="rug" d="' + "".join(f"M{a:.1f} {frame.bottom}v-7" for a in rx) + '"/>')
-    out.append(f'<line class="guide" x1="0" x2="0" y1="{frame.top}" y2="{frame.bottom}" visibility="hidden"/>')
+    out.append(f'<line class="guide" x1="0" x2="0" y1="{frame.top}" y2="{frame.bottom}" visibility="hidden"/>'
+               '<circle class="mark" cx="0" cy="0" r="4.5" visibility="hidden"/>')
+    heights = [round(float(p), 1) if math.isfinite(p) else None for p in py]
     out.append(f'<rect class="hit" x="{frame.left}" y="{frame.top}" width="{frame.right - frame.left}" '
-               f'height="{frame.bottom - frame.top}" data-px="{esc(json.dumps([round(float(p), 1) for p in px]))}"/>')
+               f'height="{frame.bottom - frame.top}" data-px="{esc(json.dumps([round(float(p), 1) for p in px]))}" '
+               f'data-py="{esc(json.dumps(heights))}"/>')
     out.append("</svg>")
     return "".join(out)
 

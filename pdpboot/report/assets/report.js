@@ -50,13 +50,19 @@
       var svg = hit.ownerSVGElement;
       if (hit.hasAttribute("data-px")) {
         var px = JSON.parse(hit.getAttribute("data-px"));
-        var guide = svg.querySelector(".guide");
+        var py = JSON.parse(hit.getAttribute("data-py"));
+        var guide = svg.querySelector(".guide"), mark = svg.querySelector(".mark");
         hit.addEventListener("pointermove", function (ev) {
           var i = nearest(px, local(svg, ev).x);
           guide.setAttribute("x1", px[i]); guide.setAttribute("x2", px[i]); guide.setAttribute("visibility", "visible");
+          if (py[i] !== null) {
+            mark.setAttribute("cx", px[i]); mark.setAttribute("cy", py[i]); mark.setAttribute("visibility", "visible");
+          }
           show(curveLines(get(), i), ev);
         });
-        hit.addEventListener("pointerleave", function () { guide.setAttribute("visibility", "hidden"); hide(); });
+        hit.addEventListener("pointerleave", function () {
+          guide.setAttribute("visibility", "hidden"); mark.setAttribute("visibility", "hidden"); hide();
+        });
       } else {
         var edges = JSON.parse(hit.getAttribute("data-edges"));
         hit.addEventListener("pointermove", function (ev) {
