@@ -233,7 +233,7 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
     toc = [("figures", "Figures"), *[(f"s{k}", t) for k, (t, _) in enumerate(sections) if t]]
     if not summary:
         toc += [("numbers", "Numbers"), ("notes", "What was done to the data")]
-    toc.append(("provenance", "Provenance"))
+    toc += [("data", "The numbers as a table"), ("provenance", "Provenance")]
     parts.append('<nav class="toc">' + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in toc) + "</nav>")
 
     # figures, with the pickers
@@ -270,6 +270,7 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
             "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>" if notes else
             "<p>Nothing recorded: these results were made in Python from the table as given (the call's settings "
             "are under Provenance).</p>") + "</section>")
+    parts.append(_downloads(made))
     parts.append('<section id="provenance"><h2>Provenance</h2>' + _provenance(first, command) + "</section>")
     parts.append('<footer>Figures: inline SVG drawn by pdpboot (no plotting library in the page); hover or tap a '
                  "curve or cell for its numbers; the feature picker shows one feature or pair.</footer>")
@@ -279,6 +280,22 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
             f"<title>{esc(title)}</title><style>{_asset('report.css')}</style></head>"
             f'<body><main>{body}</main><div id="tip" hidden></div><script>{_asset("report.js")}</script>'
             "</body></html>\n")
+
+
+def _downloads(made) -> str:
+    """Each result's effect as a CSV inside the page (pdpboot.tidy's table: one row per grid value and output)."""
+    from ..plotting import tidy
+
+    links = []
+    for label, var, _, _, result in made:
+        frame = tidy(result, effects=[var])
+        data = base64.b64encode(frame.to_csv(index=False, float_format="%.6g").encode("utf-8")).decode("ascii")
+        links.append(f'<li><a download="pdpboot_{esc(var)}.csv" href="data:text/csv;base64,{data}">'
+                     f"{esc(label)}: every estimate with its interval (CSV, {len(frame)} rows)</a></li>")
+    return ('<section id="data"><h2>The numbers as a table</h2><p>Saved from inside this page (no network): one row '
+            "per feature, grid value and output, with <code>estimate</code>, <code>lower</code>, <code>upper</code>, "
+            "<code>se</code> and the band's <code>method</code>, as <code>pdpboot.tidy</code> gives them.</p><ul>"
+            + "".join(links) + "</ul></section>")
 
 
 def _with_bands(result: xr.DataTree) -> tuple[xr.DataTree, bool]:

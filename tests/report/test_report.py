@@ -99,3 +99,17 @@ def test_cli_report_of_result_files(regression_result, multiclass_result, tmp_pa
     assert "Wrote" in capsys.readouterr().out
     assert main(["report", str(tmp_path / "missing.nc")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_report_carries_the_numbers_as_csv(regression_result):
+    import base64
+    import io
+
+    page = report_html(regression_result)
+    data = re.search(r'download="pdpboot_pd.csv" href="data:text/csv;base64,([^"]+)"', page).group(1)
+    frame = pd.read_csv(io.StringIO(base64.b64decode(data).decode("utf-8")))
+    temp = frame[(frame.feature == "temp") & frame.feature_2.isna()]
+    ds = regression_result["temp"].ds.isel(output=0)
+    np.testing.assert_allclose(temp["estimate"], ds["pd"].values, rtol=1e-5)
+    np.testing.assert_allclose(temp["upper"], ds["pd_band"].sel(ci_bound="upper").values, rtol=1e-5)
+    assert len(frame) == 8 + 3 + 8 * 8
