@@ -236,7 +236,7 @@ def heatmap(x, y, z, *, cmap: str, xcat: bool = False, ycat: bool = False, xlabe
     xpos = np.arange(len(x), dtype=float) if xcat else np.asarray(x, dtype=float)
     ypos = np.arange(len(y), dtype=float) if ycat else np.asarray(y, dtype=float)
     xe, ye = _edges(xpos), _edges(ypos)
-    frame = Frame((xe[0], xe[-1]), (ye[0], ye[-1]), margin=(58, 70, 10, 44))
+    frame = Frame((xe[0], xe[-1]), (ye[0], ye[-1]), margin=(58, 84, 10, 44))
     pxe, pye = frame.x(xe), frame.y(ye)
     finite = z[np.isfinite(z)]
     vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
