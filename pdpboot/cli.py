@@ -3,7 +3,7 @@
 ``pdpboot run DATA --target COL``
     Train a model on a CSV/Parquet/Excel table, report test metrics, compute PD/ICE with
     bootstrap bands (and 2-D surfaces with ``--pairs``), and write a run folder with
-    ``results.nc``, ``workbook.xlsx``, ``plots/``, ``summary.md``, ``repro.py`` and ``run.log``.
+    ``report.html``, ``results.nc``, ``workbook.xlsx``, ``plots/``, ``summary.md``, ``repro.py`` and ``run.log``.
 ``pdpboot demo``
     The same on simulated electricity prices (B = 50 refits of a 50-tree forest; 36 s measured
     from a fresh virtual environment on an idle 2-core machine, 3.5 min on one at load average 28).
