@@ -183,6 +183,9 @@ def curve_block(node: xr.DataTree, attrs: Mapping, var: str, outputs: list, name
         if band is not None:
             hover.update(band=band_text(bands[False], attrs, simultaneous=False, short=True),
                          lo=[fmt(v) for v in band[0]], hi=[fmt(v) for v in band[1]])
+        if ice is not None and len(ice):
+            hover.update(nice=len(ice), ice=[f"{fmt(a)} to {fmt(b)}" for a, b in zip(np.nanmin(ice, axis=0),
+                                                                                    np.nanmax(ice, axis=0))])
         if outer is not None:
             hover.update(outer=band_text(bands[True], attrs, simultaneous=True, short=True),
                          olo=[fmt(v) for v in outer[0]], ohi=[fmt(v) for v in outer[1]])

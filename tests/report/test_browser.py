@@ -91,9 +91,11 @@ def test_report_in_chromium(regression_result, multiclass_result, tmp_path):
         lines = _hover_vertex(b, 0, k)
         b.screenshot(shots / "report_hover_curve.png", full=False)
         pw, sim = ds["pd_band_pointwise"].isel(temp=k), ds["pd_band"].isel(temp=k)
+        ice = ds["ice"].isel(temp=k)
         assert lines == [f"temp = {g4(ds['temp'][k])}", f"PD estimate: {g4(ds['pd'][k])}",
                          f"95% pointwise band: [{g4(pw.sel(ci_bound='lower'))}, {g4(pw.sel(ci_bound='upper'))}]",
-                         f"95% simultaneous band: [{g4(sim.sel(ci_bound='lower'))}, {g4(sim.sel(ci_bound='upper'))}]"]
+                         f"95% simultaneous band: [{g4(sim.sel(ci_bound='lower'))}, {g4(sim.sel(ci_bound='upper'))}]",
+                         f"ICE curves (15 rows): {g4(ice.min())} to {g4(ice.max())}"]
         # hover on a surface cell: the cell (i, j) drawn at that place shows its own numbers
         i, j = 5, 2
         nb = grid.sizes["hour"]

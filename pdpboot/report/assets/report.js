@@ -35,6 +35,7 @@
     var lines = [d.xname + " = " + d.x[i], d.what + ": " + d.est[i]];
     if (d.lo) { lines.push(d.band + ": [" + d.lo[i] + ", " + d.hi[i] + "]"); }
     if (d.olo) { lines.push(d.outer + ": [" + d.olo[i] + ", " + d.ohi[i] + "]"); }
+    if (d.ice) { lines.push("ICE curves (" + d.nice + " rows): " + d.ice[i]); }
     return lines;
   }
   function surfaceLines(d, i, j) {
