@@ -45,7 +45,8 @@ _PUBLIC = {
     "tidy": "plotting",
 }
 
-__all__ = [*_PUBLIC, "__version__"]
+#: ``display`` is left out of ``from pdpboot import *``: it would hide IPython's own ``display`` in a notebook
+__all__ = [*(name for name in _PUBLIC if name != "display"), "__version__"]
 
 
 def __getattr__(name: str):

@@ -69,3 +69,10 @@ def test_results_have_the_accessor_without_importing_the_report():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["<pdpboot", "result:", "PD", "of", "a>", "xarray.core.datatree"]
+
+
+def test_star_import_leaves_ipython_display_alone():
+    namespace = {"display": print}
+    exec("from pdpboot import *", namespace)
+    assert namespace["display"] is print
+    assert callable(pdpboot.display)
