@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from . import svg
-from .figures import Names, band_text, bands_of, main_variable, outputs_of
+from .figures import Names, band_text, bands_of, caveats, main_variable, outputs_of
 from .svg import esc, fmt
 
 MAX_OUTPUTS = 4  # sparklines per node; more outputs are counted
@@ -78,6 +78,7 @@ def card_html(result: xr.DataTree, *, names: Names | None = None) -> str:
     failed = int(attrs.get("n_failed_resamples", 0) or 0)
     if failed:
         warnings.append(f"{failed} resamples failed and were dropped")
+    warnings += [short for short, _ in caveats(result, var)]
     if not bands and f"{var}_resamples" in first:
         warnings.append("resampled but no band yet: res = pdpboot.confidence_bands(res)")
     rows = []

@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from ..caveats import (
+    BASIC_BCA_NOTE,
+    BOOSTING_CLASSIFIER_NOTE,
+    FOREST_IJ_NOTE,
+    UNDER_COVERING_METHODS,
+    is_boosting_classifier,
+)
 from . import svg
 from .svg import esc, fmt
 
@@ -103,6 +110,24 @@ def band_text(band: xr.DataArray, attrs: Mapping, *, simultaneous: bool, short: 
     if b is not None and int(b) > 0:
         text += f", B = {int(b)}"
     return text
+
+
+def caveats(result: xr.DataTree, var: str) -> list[tuple[str, str]]:
+    """Measured coverage caveats of a result's bands (``pdpboot.caveats``): (one line, the full note)."""
+    attrs = result.attrs
+    found = [b for n in result.children.values() for b in bands_of(n.ds, var).items()]
+    out = []
+    if "jackknife" in str(attrs.get("uncertainty", "")) or str(attrs.get("uncertainty")) == "ij":
+        out.append(("Experimental bands (forest infinitesimal jackknife): they under-covered in the package's "
+                    "studies; prefer the refit bootstrap for reported bands.", FOREST_IJ_NOTE))
+    methods = {str(band.attrs.get("method")) for _, band in found}
+    if methods & set(UNDER_COVERING_METHODS):
+        out.append((f"{'/'.join(sorted(methods & set(UNDER_COVERING_METHODS)))} bands under-covered PD curves with "
+                    "every learner tested; the percentile default did not.", BASIC_BCA_NOTE))
+    if is_boosting_classifier(attrs.get("estimator", "")) and any(sim for sim, _ in found):
+        out.append(("Simultaneous bands of a gradient-boosting classifier's probability PD under-cover "
+                    "(measured).", BOOSTING_CLASSIFIER_NOTE))
+    return out
 
 
 def _bounds(band: xr.DataArray, dims: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -294,4 +319,5 @@ def blocks(result: xr.DataTree, *, names: Names | None = None, uid: str = "r0", 
     return var, out, outputs
 
 
-__all__ = ["Block", "Names", "bands_of", "band_text", "blocks", "main_variable", "outputs_of", "response_label"]
+__all__ = ["Block", "Names", "band_text", "bands_of", "blocks", "caveats", "main_variable", "outputs_of",
+           "response_label"]

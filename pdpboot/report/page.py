@@ -230,6 +230,9 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
         warns.append("The result held resampled curves but no bands: the bands shown were computed for this report "
                      "with pdpboot.confidence_bands' defaults (95% percentile, pointwise).")
     parts += [f'<p class="warn">{esc(w)}</p>' for w in warns]
+    notes = {short: full for _, var, _, _, result in made for short, full in figures.caveats(result, var)}
+    parts += [f'<details class="warn"><summary>{esc(short)}</summary><p>{esc(full)}</p></details>'
+              for short, full in notes.items()]
     toc = [("figures", "Figures"), *[(f"s{k}", t) for k, (t, _) in enumerate(sections) if t]]
     if not summary:
         toc += [("numbers", "Numbers"), ("notes", "What was done to the data")]

@@ -76,3 +76,17 @@ def test_star_import_leaves_ipython_display_alone():
     exec("from pdpboot import *", namespace)
     assert namespace["display"] is print
     assert callable(pdpboot.display)
+
+
+def test_measured_caveats_reach_the_card_and_the_report(regression_result):
+    basic = pdpboot.confidence_bands(regression_result, method="normal")
+    assert "under-covered" not in pdpboot.display(basic)._repr_html_()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pdpboot.CoverageWarning)
+        basic = pdpboot.confidence_bands(regression_result, method="basic")
+    assert "basic bands under-covered PD curves" in pdpboot.display(basic)._repr_html_()
+    page = pdpboot.report_html(basic)
+    assert '<details class="warn"><summary>basic bands under-covered' in page
+    assert "0.83-0.90" in page  # the measured numbers of pdpboot.caveats, in full
