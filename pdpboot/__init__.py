@@ -6,6 +6,7 @@ be used without xarray.
 """
 
 import importlib
+import sys
 
 from ._version import __version__
 
@@ -18,6 +19,7 @@ _PUBLIC = {
     "confidence_bands": "bands",
     "CoverageWarning": "caveats",
     "debiased_partial_dependence": "debiased",
+    "display": "report",
     "Execution": "options",
     "forest_partial_dependence": "forest",
     "get_node": "schema",
@@ -42,17 +44,22 @@ _PUBLIC = {
     "plot_facets": "plotting",
     "plot_pd_panels": "plotting",
     "probability_bands": "logit_scale",
+    "report_html": "report",
     "save": "io",
+    "write_report": "report",
     "tidy": "plotting",
 }
 
-__all__ = [*_PUBLIC, "__version__"]
+#: ``display`` is left out of ``from pdpboot import *``: it would hide IPython's own ``display`` in a notebook
+__all__ = [*(name for name in _PUBLIC if name != "display"), "__version__"]
 
 
 def __getattr__(name: str):
     if name in _PUBLIC:
         value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
         globals()[name] = value  # later look-ups skip this function
+        if sys.modules.get("xarray") is not None:  # results exist from here on: give them `res.pdpboot`
+            importlib.import_module(".report.card", __name__)
         return value
     try:  # a submodule used as an attribute (pdpboot.schema, ...)
         return importlib.import_module(f".{name}", __name__)

@@ -3,12 +3,15 @@
 ``pdpboot run DATA --target COL``
     Train a model on a CSV/Parquet/Excel table, report test metrics, compute PD/ICE with
     bootstrap bands (and 2-D surfaces with ``--pairs``), and write a run folder with
-    ``results.nc``, ``workbook.xlsx``, ``plots/``, ``summary.md``, ``repro.py`` and ``run.log``.
+    ``report.html``, ``results.nc``, ``workbook.xlsx``, ``plots/``, ``summary.md``, ``repro.py`` and ``run.log``.
 ``pdpboot demo``
     The same on simulated electricity prices (B = 50 refits of a 50-tree forest; 36 s measured
     from a fresh virtual environment on an idle 2-core machine, 3.5 min on one at load average 28).
 ``pdpboot reproduce FOLDER``
     Recompute a run's ``results.nc`` from its ``repro_inputs/`` and check it is identical.
+``pdpboot report RESULT.nc [RESULT.nc ...] -o report.html`` (or ``pdpboot report FOLDER``)
+    One self-contained HTML file (figures, numbers, provenance) of results saved from Python, or
+    (re)written for a run folder.
 
 Exit status: 0 success, 1 unexpected error or failed reproduction, 2 bad input or options.
 """
@@ -92,6 +95,21 @@ def _parser() -> argparse.ArgumentParser:
                     "repro.py) and compare with the stored one.")
     rep.add_argument("folder", metavar="FOLDER", help="A pdpboot_<timestamp> run folder.")
     rep.add_argument("--output", metavar="PATH.nc", help="Also keep the recomputed result here.")
+
+    html = sub.add_parser(
+        "report", help="Write one self-contained HTML report of saved results or of a run folder.",
+        description="Write one HTML file with every figure (interactive: hover for the numbers), the numbers "
+                    "with their intervals and the provenance of pdpboot results saved with pdpboot.save (.nc or "
+                    ".zarr), or of a run folder (its summary, results and plots). The file loads nothing from "
+                    "the network: it opens from a disk, a shared folder or an e-mail.",
+        epilog="examples:\n  pdpboot report results.nc -o report.html\n  pdpboot report pd.nc ale.nc -o both.html"
+               "\n  pdpboot report pdpboot_20260101-120000   # rewrites the run folder's report.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    html.add_argument("results", nargs="+", metavar="RESULT", help="Result files (.nc, .zarr) or one run folder.")
+    html.add_argument("-o", "--output", metavar="PATH.html",
+                      help="Where to write (default: report.html here; for a run folder, its report.html).")
+    html.add_argument("--title", help="The report's title (default: from the target's name).")
+    html.add_argument("--debug", action="store_true", help="Show Python tracebacks of errors.")
     return parser
 
 
@@ -120,6 +138,7 @@ def _report(record, quiet: bool) -> int:
     intervals = {"bootstrap": " (with intervals)", "ij": " and band width (infinitesimal jackknife)",
                  "none": " (one fit: no intervals)"}.get(strategy.name, "")
     lines = [f"Results in {folder}{'/' if not str(folder).endswith('/') else ''}",
+             "  report.html     everything in one file: open it in a browser (figures, numbers, provenance)",
              f"  summary.md      metrics, features ranked by {ranked}{intervals}"]
     if record.workbook:
         lines.append("  workbook.xlsx   data, test predictions, parameters, metrics, one sheet per feature/pair")
@@ -182,6 +201,52 @@ def _reproduce(args: argparse.Namespace) -> int:
     return repro_main(Path(args.folder), ["--output", args.output] if args.output else [])
 
 
+def _html_report(args: argparse.Namespace) -> int:
+    import json
+
+    from .io import load
+    from .report import folder_images, write_report
+    from .workflow import InputError
+    from .workflow.options import RunConfig, equivalent_command
+
+    paths = [Path(p) for p in args.results]
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"{str(path)!r} does not exist: give result files saved with pdpboot.save (.nc, .zarr) "
+                             "or a run folder.")
+    folders = [p for p in paths if p.is_dir() and p.suffix != ".zarr"]
+    summary, images, command = None, [], None
+    if folders:
+        if len(paths) > 1:
+            raise InputError("Give one run folder, or result files (not both).")
+        folder = folders[0]
+        files = [p for name in ("results.nc", "ale.nc") if (p := folder / name).is_file()]
+        files += sorted(p for p in folder.glob("*.nc") if p not in files)
+        if not files:
+            raise InputError(f"{str(folder)!r} holds no result files (*.nc): is it a pdpboot run folder?")
+        summary_file = folder / "summary.md"
+        summary = summary_file.read_text(encoding="utf-8") if summary_file.is_file() else None
+        results = [load(p) for p in files]
+        variables = [str(r.attrs.get("effect", "pd")) for r in results]
+        images = folder_images(folder, variables, summary)
+        stored = folder / "repro_inputs" / "config.json"
+        if stored.is_file():
+            command = equivalent_command(RunConfig.from_dict(json.loads(stored.read_text(encoding="utf-8"))))
+        output = Path(args.output) if args.output else folder / "report.html"
+    else:
+        results = [load(p) for p in paths]
+        output = Path(args.output or "report.html")
+        recorded = results[0].attrs.get("cli_config")  # a run's result file knows its configuration
+        if isinstance(recorded, str):
+            try:
+                command = equivalent_command(RunConfig.from_dict(json.loads(recorded)))
+            except (InputError, ValueError):
+                command = None
+    written = write_report(results, output, summary=summary, images=images, command=command, title=args.title)
+    print(f"Wrote {written} ({written.stat().st_size / 1024:.0f} KB; open it in any browser).")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pdpboot`` command; returns the exit status."""
     parser = _parser()
@@ -194,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
 
     debug = getattr(args, "debug", False)
     try:
-        return {"run": _run, "demo": _demo, "reproduce": _reproduce}[args.command](args)
+        return {"run": _run, "demo": _demo, "reproduce": _reproduce, "report": _html_report}[args.command](args)
     except InputError as exc:
         print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

@@ -20,7 +20,7 @@ Modules, in the order a run uses them:
 ``summary``     ``summary.md``
 ``provenance``  library versions and checksums (used by ``run`` and ``repro``)
 ``repro``       ``repro.py``, ``repro_inputs/`` and ``pdpboot reproduce``
-``run``         the output folder (built aside, renamed at the end), ``run.log``, ``RunRecord``
+``run``         the output folder (built aside, renamed at the end), ``run.log``, ``report.html``, ``RunRecord``
 
 Imports go one way (no cycle): ``run`` -> ``repro`` -> ``compute`` -> ``registry`` -> ``effect_*`` ->
 ``report``/``intervals``/``effect`` -> ``model``/``data`` -> ``options``; ``provenance``, ``progress`` and

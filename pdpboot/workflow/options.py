@@ -346,6 +346,37 @@ def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = N
                                choices=option.parser_choices, help=option.help + shown)
 
 
+def equivalent_command(config: RunConfig) -> str:
+    """A ``pdpboot run`` command line that gives this configuration: the data file and every option that
+    differs from its default (``--out`` left out: it names a folder of the machine, not an analysis).
+
+    >>> from pdpboot.workflow.options import RunConfig, equivalent_command
+    >>> equivalent_command(RunConfig.from_dict({"data": "my data.csv", "target": "y", "pairs": [["a", "b"]],
+    ...                                         "workbook": False}))
+    "pdpboot run 'my data.csv' --target y --pairs a:b --no-workbook"
+    """
+    import shlex
+
+    words = ["pdpboot", "run"] + ([config.data] if config.data else [])
+    for option in OPTIONS:
+        value = getattr(config, option.key)
+        if option.key == "out" or value == option.default or value in (None, [], {}):
+            continue
+        if option.kind == "bool":
+            words.append(option.flag if value else "--no-" + option.flag[2:])
+        elif option.kind == "pairs":
+            words += [option.flag, ",".join(":".join(map(str, pair)) for pair in value)]
+        elif option.kind == "list":
+            words += [option.flag, ",".join(map(str, value))]
+        elif option.kind in ("mapping", "levels"):
+            for key, item in value.items():
+                shown = ",".join(map(str, item)) if isinstance(item, list) else str(item)
+                words += [option.flag, f"{key}={shown}"]
+        else:
+            words += [option.flag, str(value)]
+    return shlex.join(words)
+
+
 def _show(value) -> str:
     if isinstance(value, list):
         return ",".join(map(str, value))

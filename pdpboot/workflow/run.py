@@ -24,7 +24,7 @@ from . import InputError
 from .compute import compute
 from .data import load_problem
 from .model import model_file_features
-from .options import OPTIONS, RunConfig, shorten
+from .options import OPTIONS, RunConfig, equivalent_command, shorten
 from .provenance import MODEL_LIBRARIES, sha256, versions
 from .registry import EFFECTS
 from .report import draw_plots
@@ -160,6 +160,22 @@ def _parameters(config: dict, problem, outcome, table_shape) -> list[tuple[str, 
     return rows
 
 
+def write_html_report(folder: Path, outcome, config: RunConfig, summary: str) -> str | None:
+    """``report.html``: the summary, every figure (drawn interactive, or embedded from ``plots/``) and the
+    provenance in one self-contained file.  Returns why it could not be written (the run goes on), or None."""
+    from ..report import folder_images, write_report
+
+    if not outcome.results:
+        return None
+    variables = [EFFECTS[name].variable for name in outcome.results]
+    try:
+        write_report(list(outcome.results.values()), folder / "report.html", summary=summary,
+                     images=folder_images(folder, variables, summary), command=equivalent_command(config))
+    except Exception as exc:  # noqa: BLE001 - the report must not lose the run's other files
+        return f"report.html could not be written: {type(exc).__name__}: {exc}"
+    return None
+
+
 def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | None = None) -> RunRecord:
     """Run the whole workflow described by ``config`` (see :mod:`pdpboot.workflow.options`).
 
@@ -262,6 +278,11 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
                                 data_name=config.data, table_shape=table.shape, sheets=sheets,
                                 seconds=outcome.seconds)
         (folder / "summary.md").write_text(text, encoding="utf-8")
+        say("Writing report.html ...")
+        failure = write_html_report(folder, outcome, config, text)
+        if failure:
+            failures.append(failure)
+            say(f"WARNING: {failure}")
     counts = Counter(f"{w.category.__name__}: {w.message}" for w in caught)
     for message, n in counts.items():
         say.log(f"warning ({n}x): {message}")

@@ -71,7 +71,10 @@ def workbook_line(sheets) -> str:
 
 def file_sections(result_lines: list[str], repro_line: str, *, sheets, files, notes, failures) -> list[str]:
     """The summary's "Files", "What was done to the data" and (if any) "Problems" sections."""
-    lines = ["", "## Files", "", *result_lines, workbook_line(sheets),
+    lines = ["", "## Files", "",
+             "- `report.html`: this summary with every figure, interactive (hover for the numbers), and the "
+             "provenance, in one file that opens in any browser without a network.",
+             *result_lines, workbook_line(sheets),
              *[f"- `{path}`: {md(what, limit=2000)}" for path, what in files],
              repro_line, "- `run.log`: every step, with what was done to the data."]
     lines += ["", "## What was done to the data", ""]

@@ -216,3 +216,13 @@ def test_interrupt_during_ale_keeps_the_finished_pd_files(tmp_path, capsys, monk
     assert folder.name.endswith("_incomplete") and "KeyboardInterrupt" in (folder / "INCOMPLETE.txt").read_text()
     assert "pd_band" in pdpboot.load(folder / "results.nc")["x1"].ds
     assert (folder / "plots" / "pd_x1.png").is_file() and not (folder / "ale.nc").exists()
+
+
+def test_report_holds_pd_and_ale(both_run):
+    page = (both_run / "report.html").read_text(encoding="utf-8")
+    assert "<h3>PD</h3>" in page and "<h3>ALE</h3>" in page
+    assert page.count('data-key="x1"') == 2  # one PD and one ALE figure, both shown by the picker's "x1"
+    assert "ALE estimate of x1" in page
+    embedded = re.findall(r'<img class="figure" alt="([^"]*)"', page)
+    assert len(embedded) == 2  # the two overviews (PD and ALE)
+    assert page.count("data:image/png") == 2  # ale_*.png and pd_*.png are drawn, not embedded

@@ -77,3 +77,21 @@ def test_help_and_version_import_nothing_heavy():
             "heavy = [m for m in ('numpy', 'pandas', 'sklearn', 'xarray', 'matplotlib') if m in sys.modules]\n"
             "assert not heavy, heavy")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, cwd=REPO)
+
+
+def test_equivalent_command_gives_the_same_configuration():
+    import shlex
+
+    from pdpboot.cli import _config, _parser
+    from pdpboot.workflow.options import RunConfig, defaults, equivalent_command
+
+    config = RunConfig.from_dict({
+        "data": "my table.csv", "target": "y", "pairs": [["a", "b"], ["c", "d"]], "exclude": ["id", "x y"],
+        "workbook": False, "n_resamples": 30, "labels": {"a": "Alpha"}, "level_order": {"g": ["lo", "mid", "hi"]},
+        "confidence_level": 0.9, "simultaneous": True, "out": "/somewhere"})
+    command = equivalent_command(config)
+    assert "/somewhere" not in command
+    words = shlex.split(command)
+    assert words[:3] == ["pdpboot", "run", "my table.csv"]
+    again = _config(_parser().parse_args(words[1:]), defaults())
+    assert again.replace(out=config.out) == config.replace(data=config.data)

@@ -270,3 +270,27 @@ def test_importance_in_summary_and_workbook(regression_run):
         for feature, value in zip(sheet["feature"], sheet["importance"]):
             assert value == pytest.approx(by_hand[feature], rel=1e-12)
         assert (sheet["lower"] <= sheet["upper"]).all()
+
+
+def test_regression_run_writes_a_self_contained_report(regression_run, tmp_path):
+    import base64
+    import re
+
+    _, folder = regression_run
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert sorted(re.findall(r'data-key="([^"]*)"', page)) == ["colour", "count", "x1", "x1__colour"]
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    assert "`report.html`" in summary  # listed among the files
+    for heading in ("Test metrics", "Features ranked by the range of their PD curve", "What was done to the data",
+                    "Precision", "Provenance"):
+        assert f">{heading}</h2>" in page, heading
+    # the overview is not redrawn: embedded as the run's own PNG, byte for byte
+    embedded = re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1)
+    assert base64.b64decode(embedded) == (folder / "plots" / "overview.png").read_bytes()
+    assert page.count("data:image/png") == 1  # per-feature PNGs are drawn interactive instead
+    assert "pdpboot run table.csv --target y --pairs x1:colour" in page
+    # `pdpboot report FOLDER -o` writes the same report again
+    again = tmp_path / "again.html"
+    assert main(["report", str(folder), "-o", str(again)]) == 0
+    strip = re.compile(r"Made by pdpboot [^ ]+ on [^.]+\.")
+    assert strip.sub("", again.read_text(encoding="utf-8")) == strip.sub("", page)
