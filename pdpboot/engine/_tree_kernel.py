@@ -626,3 +626,39 @@ def descend(nodes, thr, cat_left, value, roots, xa):
             for k in range(n_raw):
                 out[i, k] += value[v, k]
     return out
+
+
+@njit(cache=True, nogil=True)
+def leaf_rank(nodes, thr, cat_left, root, end, xt):
+    """(n_rows,) the depth-first (preorder) position of the leaf each row of ``xt`` (n_features, n_rows)
+    reaches in the tree whose nodes are ``root .. end - 1``: sorting rows by it puts rows that share
+    a region of the feature space next to each other (:func:`._tree_compiled.locality_order`)."""
+    n = end - root
+    rank = np.zeros(n, dtype=np.int64)
+    st = np.empty(64, dtype=np.int64)
+    st[0] = root
+    top = 1
+    k = 0
+    while top > 0:
+        top -= 1
+        v = st[top]
+        rank[v - root] = k
+        k += 1
+        if nodes[v, 0] != LEAF:
+            if top + 2 > st.shape[0]:
+                grown = np.empty(2 * st.shape[0], dtype=np.int64)
+                grown[: st.shape[0]] = st
+                st = grown
+            st[top] = nodes[v, 2]
+            st[top + 1] = nodes[v, 1]
+            top += 2
+    out = np.empty(xt.shape[1], dtype=np.int64)
+    for i in range(xt.shape[1]):
+        v = root
+        while nodes[v, 0] != LEAF:
+            if _goes_left(xt[nodes[v, 0], i], thr[v], nodes[v, 3], cat_left):
+                v = nodes[v, 1]
+            else:
+                v = nodes[v, 2]
+        out[i] = rank[v - root]
+    return out

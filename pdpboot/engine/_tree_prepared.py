@@ -22,6 +22,7 @@ from ._tree_compiled import (
     _kernel_pd_many,
     _kernel_table,
     _share_pays,
+    locality_order,
 )
 from ._tree_cost import _COST, _costs, _expected_depth, _kernel_costs
 from ._tree_model import (
@@ -100,6 +101,7 @@ class PreparedTrees:
         self._xt = None
         self._depth = None
         self._kernel_base = None
+        self._local = False
 
     @property
     def levels(self) -> list[np.ndarray]:
@@ -115,6 +117,17 @@ class PreparedTrees:
         if self._xt is None:
             self._xt = np.ascontiguousarray(self.xa.T, dtype=np.float64)
         return self._xt
+
+    @property
+    def local(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(order, ``xt[:, order]``): the rows in :func:`._tree_compiled.locality_order` for the
+        compiled average walks (computed on first use; None for few rows)."""
+        if self._local is False:
+            if self._kernel_base is None:
+                self._kernel_base = _kernel_base(self.model)
+            order = locality_order(self.model, self._kernel_base, self.xt)
+            self._local = None if order is None else (order, np.ascontiguousarray(self.xt[:, order]))
+        return self._local
 
     def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
         """Background rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` (one value
@@ -136,6 +149,7 @@ class PreparedTrees:
         if _kernel_handles(model, s_cols, grids):
             if self._depth is None:
                 self._depth = _expected_depth(model)
+            if self._kernel_base is None:
                 self._kernel_base = _kernel_base(model)
             table = _kernel_table(model, self._kernel_base, s_cols, grids)
             tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
@@ -156,7 +170,8 @@ class PreparedTrees:
         model, xa, boxes = self.model, self.xa, plan.boxes
         w = _check_weights(weights, len(xa))
         if plan.walk == "kernel":
-            return _kernel_pd(model, self.xt, boxes, w, average, individual)
+            local = self.local if model.link is None and not individual else None
+            return _kernel_pd(model, self.xt, boxes, w, average, individual, local)
         if plan.walk == "route":
             walk = _RouteWalk(model, plan.s_cols, boxes, xa.shape[1])
         else:
@@ -180,7 +195,9 @@ class PreparedTrees:
             shared = []
         for start in range(0, len(shared), _MAX_SHARED_SETS):
             part = shared[start:start + _MAX_SHARED_SETS]
-            avgs = _kernel_pd_many(self.model, self.xt, [plans[k].boxes for k in part], w)
+            local = self.local
+            xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
+            avgs = _kernel_pd_many(self.model, xt, [plans[k].boxes for k in part], wl)
             for k, avg in zip(part, avgs):
                 out[k] = (avg, None)
         for k, plan in enumerate(plans):

@@ -423,3 +423,54 @@ def test_shared_walk_in_chunks(monkeypatch):
         assert ice is None
         ref = np.tensordot(w, brute_ice(est, X, idx, gr, "predict"), axes=1) / w.sum()
         np.testing.assert_allclose(avg, ref, rtol=0, atol=TOL)
+
+
+@needs_kernel
+def test_locality_order_is_exact(monkeypatch):
+    """Background rows walked in the first tree's leaf order (large n; here forced at n = 300): the PD of
+    one walk, of one walk per set and of the shared walk equal brute force to 1e-12, with weights and zeros."""
+    monkeypatch.setattr(compiled_mod, "_LOCALITY_MIN_ROWS", 16)
+    X, y = _data(n=300, seed=7)
+    w = np.random.default_rng(8).integers(0, 3, len(X)).astype(float)
+    for est in (RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y),
+                HistGradientBoostingRegressor(max_iter=15, random_state=0).fit(X, y)):
+        prepared = PreparedTrees(est, X, "predict")
+        assert prepared.local is not None and sorted(prepared.local[0]) == list(range(len(X)))
+        sets = [(0,), (1,), (2, 3)]
+        plans = [prepared.plan(idx, [_grid(est, X, j, n=5) for j in idx]) for idx in sets]
+        for share in (True, False):
+            monkeypatch.setattr(prepared_mod, "_share_pays", lambda model, n, share=share: share)
+            for weights in (None, w):
+                out = prepared.partial_dependence_many(plans, weights=weights)
+                for idx, (avg, _) in zip(sets, out):
+                    ref = brute_ice(est, X, idx, [_grid(est, X, j, n=5) for j in idx], "predict")
+                    ww = np.ones(len(X)) if weights is None else weights
+                    np.testing.assert_allclose(avg, np.tensordot(ww, ref, axes=1) / ww.sum(), rtol=0, atol=TOL)
+
+
+@needs_kernel
+def test_locality_order_groups_the_first_trees_leaves():
+    """The order puts the rows of each leaf of the first tree next to each other (checked with ``apply``)."""
+    X, y = _data(n=5000, seed=9)
+    est = RandomForestRegressor(n_estimators=2, min_samples_leaf=20, random_state=0).fit(X, y)
+    prepared = PreparedTrees(est, X, "predict")
+    order = prepared.local[0]
+    leaves = est.estimators_[0].apply(X.astype(np.float32))[order]
+    changes = np.count_nonzero(np.diff(leaves))
+    assert changes == len(np.unique(leaves)) - 1  # each leaf one contiguous run
+    np.testing.assert_array_equal(prepared.local[1], prepared.xt[:, order])
+
+
+@needs_kernel
+def test_average_walk_is_one_block_of_rows(monkeypatch):
+    """Each tree is walked once for all rows of an average (no 16k-row blocks: every block re-visited every
+    node, a cost growing as rows x nodes)."""
+    X, y = _data(n=40000, seed=10)
+    est = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y)
+    kern = compiled_mod._kernel()
+    calls = []
+    real = kern.walk
+    monkeypatch.setattr(kern, "walk", lambda *a: calls.append(1) or real(*a))
+    prepared = PreparedTrees(est, X, "predict")
+    prepared.partial_dependence(prepared.plan((0,), [_grid(est, X, 0, n=5)]))
+    assert len(calls) == 1
