@@ -103,22 +103,25 @@ def _goes_left(xv, thr, aux, cat_left):
 
 
 @njit(cache=True, nogil=True)
-def _partition(rows, tmp, s, e, xcol, thr, miss_left, cat):
-    """Stable in-place partition of ``rows[s:e]``: rows going left first; returns their count."""
+def _partition(rows, tmp, s, e, xt, f, thr, aux, cat_left):
+    """Stable in-place partition of ``rows[s:e]`` by split column ``f`` of ``xt``: rows going left
+    first; returns their count (``aux`` as in the node table; no array views: a view per call costs
+    reference counting at every node, most of a fully grown tree's per-node cost)."""
     nl = 0
     nr = 0
-    if cat.shape[0] > 0:
+    if aux >= 0:
         for k in range(s, e):
             r = rows[k]
-            go = np.int64(cat[_category_code(xcol[r])])
+            go = np.int64(cat_left[aux, _category_code(xt[f, r])])
             rows[s + nl] = r
             tmp[nr] = r
             nl += go
             nr += 1 - go
     else:
+        miss_left = aux == -2
         for k in range(s, e):
             r = rows[k]
-            xv = xcol[r]
+            xv = xt[f, r]
             go = np.int64((xv <= thr) | ((xv != xv) & miss_left))
             rows[s + nl] = r
             tmp[nr] = r
@@ -206,9 +209,12 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
     seg = np.empty(m, dtype=np.int64)
     tmp = np.empty(m, dtype=np.int64)
     st = np.empty((4, 7), dtype=np.int64)  # pending: node, segment start/end, box; grows as needed
-    no_cat = np.zeros(0, dtype=np.bool_)
     if m == 0:
         return
+    # 2-D views made once (a view per leaf costs reference counting): row ``slot * n_raw + k`` / ``r * n_raw + k``
+    acc2 = acc.reshape(acc.shape[0] * acc.shape[1], acc.shape[2])
+    ice2 = ice.reshape(ice.shape[0] * ice.shape[1], ice.shape[2])
+    oob2 = ice_oob.reshape(ice_oob.shape[0] * ice_oob.shape[1], ice_oob.shape[2])
     for t in range(roots.shape[0]):
         for k in range(m):
             seg[k] = rows[k]
@@ -237,7 +243,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                         go = _goes_left(xt[f, seg[s]], thr[v], aux, cat_left)
                         v = nodes[v, 1] if go else nodes[v, 2]
                         continue
-                    nl = _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2, cat_left[aux] if aux >= 0 else no_cat)
+                    nl = _partition(seg, tmp, s, e, xt, f, thr[v], aux, cat_left)
                     if nl == 0:
                         v = nodes[v, 2]
                     elif nl == e - s:
@@ -262,14 +268,15 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                         for k in range(s, e):
                             total += w[seg[k]]
                         for k in range(n_raw):
-                            _add_leaf(acc[slot[t]], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k] * total)
+                            _add_leaf(acc2, slot[t] * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1,
+                                      value[v, k] * total)
                     if do_ice:
                         for q in range(s, e):
                             r = seg[q]
                             for k in range(n_raw):
-                                _add_leaf(ice[r], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
+                                _add_leaf(ice2, r * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                                 if do_oob and oob[t, r]:
-                                    _add_leaf(ice_oob[r], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
+                                    _add_leaf(oob2, r * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                     break
                 # S-split: each child keeps its side of the grid box; a child with an empty box is cut
                 a0 = axis_of[f] == 0
@@ -452,7 +459,6 @@ def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, l
     lbox = np.empty((n_sets, 4), dtype=np.int64)
     tot = np.zeros(n_sets)
     cut = np.empty(16, dtype=np.int64)  # per run of the node: rows going left by the split column
-    no_cat = np.zeros(0, dtype=np.bool_)
     for t in range(roots.shape[0]):
         for k in range(m):
             seg[k] = rows[k]
@@ -545,8 +551,7 @@ def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, l
                     if runs[q, 2] & ~fs == 0:
                         cut[q - rs] = -1
                     else:
-                        nl = _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2,
-                                        cat_left[aux] if aux >= 0 else no_cat)
+                        nl = _partition(seg, tmp, s, e, xt, f, thr[v], aux, cat_left)
                         cut[q - rs] = s + nl
                         n_left += nl
                         n_part += e - s
