@@ -38,6 +38,7 @@ _PUBLIC = {
     "plot_pd_panels": "plotting",
     "probability_bands": "logit_scale",
     "save": "io",
+    "start_workers": "bootstrap",
     "tidy": "plotting",
 }
 

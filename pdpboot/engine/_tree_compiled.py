@@ -269,6 +269,53 @@ def _kernel_pd_many(model: TreeModel, xt, tables: list, w) -> list[np.ndarray]:
         out.append(decode_boxes(enc, t) / total + _expand(model.offset, len(t.shape)))
     return out
 
+_CURVE_WALK = True  # False: one walk per curve on deep trees (for A/B benchmarks)
+
+def curves_walkable(tables: list) -> bool:
+    """Whether kernel plans can share :func:`._tree_kernel.walk_curves`: 1-D numeric interval axes
+    on distinct model columns, at least two of them."""
+    if not _CURVE_WALK or len(tables) < 2:
+        return False
+    cols = []
+    for t in tables:
+        if len(t.shape) != 1 or t.mask_axes[0] or len(t.grids[1]):
+            return False
+        cols.append(int(np.flatnonzero(t.axis_of == 0)[0]) if np.count_nonzero(t.axis_of == 0) == 1 else -1)
+    return min(cols) >= 0 and len(set(cols)) == len(cols)
+
+def _kernel_pd_curves(model: TreeModel, xt, tables: list, w) -> list[np.ndarray]:
+    """PD of several 1-D kernel plans (:func:`curves_walkable`) of a model whose response is linear in
+    the tree outputs, from one walk per tree that follows each row's own path once for all curves
+    (:func:`._tree_kernel.walk_curves`); same values as :func:`_kernel_pd`.  ``xt`` and ``w`` may be
+    in any row order."""
+    kern = _kernel()
+    n_rows = xt.shape[1]
+    weights = np.ones(n_rows) if w is None else w
+    total = float(n_rows) if w is None else float(w.sum())
+    rows = np.arange(n_rows, dtype=np.int64) if w is None else np.flatnonzero(w > 0).astype(np.int64)
+    n_raw, n_sets = model.value.shape[1], len(tables)
+    n_cols = max(len(t.axis_of) for t in tables)
+    set_of = np.full(n_cols, -1, dtype=np.int64)
+    glen = np.array([len(t.grids[0]) for t in tables], dtype=np.int64)
+    grids = np.zeros((n_sets, 1, int(glen.max())))
+    for k, t in enumerate(tables):
+        set_of[np.flatnonzero(t.axis_of == 0)] = k
+        grids[k, 0, :glen[k]] = t.grids[0]
+    off = np.concatenate([[0], np.cumsum(glen)]).astype(np.int64)
+    acc = np.zeros((n_raw, int(off[-1])))
+    roots = np.ascontiguousarray(model.roots, dtype=np.int64)
+    max_tree = int(np.diff(np.append(roots, len(model.feature))).max())
+    c = np.ascontiguousarray
+    base = tables[0]
+    kern.walk_curves(base.nodes, base.thr, c(model.cat_left, dtype=np.bool_), c(model.value, dtype=np.float64), roots,
+                     set_of, grids, glen, off, max_tree, c(xt, dtype=np.float64), rows, c(weights, dtype=np.float64),
+                     acc)
+    out = []
+    for k, t in enumerate(tables):
+        enc = np.ascontiguousarray(acc[:, off[k]:off[k + 1]])
+        out.append(decode_boxes(enc, t) / total + _expand(model.offset, 1))
+    return out
+
 def _kernel_pd(model: TreeModel, xt, table: _KernelTable, w, average: bool, individual: bool, local=None):
     """PD and/or ICE of a kernel plan (see :class:`PreparedTrees.partial_dependence`); ``local``:
     (order, ``xt[:, order]``) of :func:`locality_order`, used by the average-only walk."""

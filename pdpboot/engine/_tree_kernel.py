@@ -667,3 +667,155 @@ def leaf_rank(nodes, thr, cat_left, root, end, xt):
                 v = nodes[v, 2]
         out[i] = rank[v - root]
     return out
+
+
+@njit(cache=True, nogil=True)
+def _curve_boxes(nodes, thr, root, end, set_of, grids, glen, bx):
+    """Grid box ``[bx[v - root, k, 0], bx[v - root, k, 1])`` of every node of one tree for every 1-D set ``k``
+    (the grid points of set ``k`` inside the node's interval of its feature), depth first."""
+    n_sets = glen.shape[0]
+    for k in range(n_sets):
+        bx[0, k, 0] = 0
+        bx[0, k, 1] = glen[k]
+    st = np.empty(64, dtype=np.int64)
+    st[0] = root
+    top = 1
+    while top > 0:
+        top -= 1
+        v = st[top]
+        f = nodes[v, 0]
+        if f == LEAF:
+            continue
+        a = v - root
+        lc = nodes[v, 1]
+        rc = nodes[v, 2]
+        for k in range(n_sets):
+            bx[lc - root, k, 0] = bx[a, k, 0]
+            bx[lc - root, k, 1] = bx[a, k, 1]
+            bx[rc - root, k, 0] = bx[a, k, 0]
+            bx[rc - root, k, 1] = bx[a, k, 1]
+        k = set_of[f]
+        if k >= 0:
+            sp = _n_below_of(grids, k, 0, glen[k], thr[v])
+            bx[lc - root, k, 1] = min(bx[a, k, 1], sp)
+            bx[rc - root, k, 0] = max(bx[a, k, 0], sp)
+        if top + 2 > st.shape[0]:
+            grown = np.empty(2 * st.shape[0], dtype=np.int64)
+            grown[: st.shape[0]] = st
+            st = grown
+        st[top] = rc
+        st[top + 1] = lc
+        top += 2
+
+
+@njit(cache=True, nogil=True)
+def walk_curves(nodes, thr, cat_left, value, roots, set_of, grids, glen, off, max_tree, xt, rows, w, acc):
+    """The weighted averages of :func:`walk` for ``K`` 1-D feature sets on distinct numeric columns at
+    once, for deep trees (few rows per leaf), where :func:`walk_many`'s runs fragment.
+
+    A pending item is (node, segment of the row index array, state).  State -1: the rows satisfy
+    every split above the node with their own values (their *own path*: walked once for all sets);
+    state ``k``: the rows satisfy every split above the node except some on the feature of set
+    ``k`` (they are at the node for set ``k`` only).  At a split on the feature of set ``k``, the
+    own-path rows that go left by their value also go right with state ``k`` and vice versa (when
+    the child's grid box of set ``k`` is not empty), rows of state ``k`` go to both children;
+    at any other split, rows are partitioned in place and follow their own side.  So the rows
+    at a node for set ``k`` are exactly those of :func:`walk` for that set, split into two
+    disjoint items.  At a leaf, own-path rows add ``value`` times their summed weights to the box of
+    every set, rows of state ``k`` to the box of set ``k``; boxes depend on the node only
+    (:func:`_curve_boxes`).  An item's range is only ever permuted within itself (partitions
+    split a range in two, and the children use the same split point), so pending items keep their
+    rows.  ``set_of[c]``: the set whose feature is model column ``c`` (-1: none);
+    ``grids[k, 0, :glen[k]]`` sorted grids; ``acc`` (n_raw, off[K]); ``max_tree`` the largest
+    tree's node count.  Other arguments as for :func:`walk`.
+    """
+    n_raw = value.shape[1]
+    n_sets = glen.shape[0]
+    m = rows.shape[0]
+    if m == 0:
+        return
+    seg = np.empty(m, dtype=np.int64)
+    tmp = np.empty(m, dtype=np.int64)
+    bx = np.empty((max_tree, n_sets, 2), dtype=np.int32)  # grid box of every node and set: lo, hi
+    st = np.empty((64, 4), dtype=np.int64)  # pending: node, segment start, end, state
+    n_nodes = nodes.shape[0]
+    for t in range(roots.shape[0]):
+        root = roots[t]
+        end = roots[t + 1] if t + 1 < roots.shape[0] else n_nodes
+        _curve_boxes(nodes, thr, root, end, set_of, grids, glen, bx)
+        for k in range(m):
+            seg[k] = rows[k]
+        st[0, 0] = root
+        st[0, 1] = 0
+        st[0, 2] = m
+        st[0, 3] = -1
+        top = 1
+        while top > 0:
+            top -= 1
+            v = st[top, 0]
+            s = st[top, 1]
+            e = st[top, 2]
+            state = st[top, 3]
+            while True:
+                f = nodes[v, 0]
+                if f == LEAF:
+                    total = 0.0
+                    for q in range(s, e):
+                        total += w[seg[q]]
+                    a = v - root
+                    for k in range(n_sets):
+                        if (state == -1 or state == k) and bx[a, k, 0] < bx[a, k, 1]:
+                            for j in range(n_raw):
+                                val = value[v, j] * total
+                                acc[j, off[k] + bx[a, k, 0]] += val
+                                if bx[a, k, 1] < glen[k]:
+                                    acc[j, off[k] + bx[a, k, 1]] -= val
+                    break
+                kf = set_of[f]
+                lc = nodes[v, 1]
+                rc = nodes[v, 2]
+                if state >= 0 and kf == state:  # the set's own feature: both children with a grid point
+                    go_l = bx[lc - root, kf, 0] < bx[lc - root, kf, 1]
+                    go_r = bx[rc - root, kf, 0] < bx[rc - root, kf, 1]
+                    if go_l and go_r:
+                        if top + 1 > st.shape[0]:
+                            st = _grow_rows(st)
+                        st[top, 0] = rc
+                        st[top, 1] = s
+                        st[top, 2] = e
+                        st[top, 3] = state
+                        top += 1
+                    v = lc if go_l else rc
+                    continue
+                aux = nodes[v, 3]
+                if e - s == 1 and (state >= 0 or kf < 0):  # one row, its own side only: plain descent
+                    v = lc if _goes_left(xt[f, seg[s]], thr[v], aux, cat_left) else rc
+                    continue
+                nl = _partition(seg, tmp, s, e, xt, f, thr[v], aux, cat_left)
+                if top + 3 > st.shape[0]:
+                    st = _grow_rows(st)
+                if state == -1 and kf >= 0:  # each part also crosses to the other child for set kf
+                    if nl > 0 and bx[rc - root, kf, 0] < bx[rc - root, kf, 1]:
+                        st[top, 0] = rc
+                        st[top, 1] = s
+                        st[top, 2] = s + nl
+                        st[top, 3] = kf
+                        top += 1
+                    if nl < e - s and bx[lc - root, kf, 0] < bx[lc - root, kf, 1]:
+                        st[top, 0] = lc
+                        st[top, 1] = s + nl
+                        st[top, 2] = e
+                        st[top, 3] = kf
+                        top += 1
+                if nl == 0:
+                    v = rc
+                elif nl == e - s:
+                    v = lc
+                else:
+                    st[top, 0] = rc
+                    st[top, 1] = s + nl
+                    st[top, 2] = e
+                    st[top, 3] = state
+                    top += 1
+                    v = lc
+                    e = s + nl

@@ -19,9 +19,11 @@ from ._tree_compiled import (
     _kernel_base,
     _kernel_handles,
     _kernel_pd,
+    _kernel_pd_curves,
     _kernel_pd_many,
     _kernel_table,
     _share_pays,
+    curves_walkable,
     locality_order,
 )
 from ._tree_cost import _COST, _costs, _expected_depth, _kernel_costs
@@ -190,9 +192,19 @@ class PreparedTrees:
         w = _check_weights(weights, len(self.xa))
         out: list = [None] * len(plans)
         shared = [k for k, p in enumerate(plans) if p.walk == "kernel"]
-        if self.model.link is not None or individual or len(shared) < 2 or not _share_pays(
-                self.model, len(self.xa) if w is None else int(np.count_nonzero(w))):
+        curves: list[int] = []
+        if self.model.link is not None or individual or len(shared) < 2:
             shared = []
+        elif not _share_pays(self.model, len(self.xa) if w is None else int(np.count_nonzero(w))):
+            # deep trees (few rows per leaf): the 1-D curves share each row's own path instead
+            curves = [k for k in shared if len(plans[k].boxes.shape) == 1]
+            curves = curves if curves_walkable([plans[k].boxes for k in curves]) else []
+            shared = []
+        if curves:
+            local = self.local
+            xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
+            for k, avg in zip(curves, _kernel_pd_curves(self.model, xt, [plans[k].boxes for k in curves], wl)):
+                out[k] = (avg, None)
         for start in range(0, len(shared), _MAX_SHARED_SETS):
             part = shared[start:start + _MAX_SHARED_SETS]
             local = self.local

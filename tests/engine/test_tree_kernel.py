@@ -474,3 +474,33 @@ def test_average_walk_is_one_block_of_rows(monkeypatch):
     prepared = PreparedTrees(est, X, "predict")
     prepared.partial_dependence(prepared.plan((0,), [_grid(est, X, 0, n=5)]))
     assert len(calls) == 1
+
+
+@needs_kernel
+@pytest.mark.parametrize("weighted", [False, True])
+def test_curve_walk_equals_brute(monkeypatch, weighted):
+    """One walk per tree for all 1-D curves of a deep forest (each row's own path once, rows that
+    cross a split on a curve's feature carried for that curve alone): every curve equals brute force
+    to 1e-12, with NaN rows, integer weights with zeros, a two-output forest, and grids beyond the data."""
+    monkeypatch.setattr(prepared_mod, "_share_pays", lambda model, n: False)
+    calls = []
+    real = compiled_mod._kernel_pd_curves
+    monkeypatch.setattr(prepared_mod, "_kernel_pd_curves", lambda *a: calls.append(1) or real(*a))
+    X, y = _data(n=250, seed=11)
+    X[::17, 2] = np.nan
+    w = np.random.default_rng(12).integers(0, 3, len(X)).astype(float) if weighted else None
+    Y = np.column_stack([y, np.sin(X[:, 0])])
+    for est in (RandomForestRegressor(n_estimators=6, random_state=0).fit(X, y),
+                ExtraTreesRegressor(n_estimators=4, random_state=1).fit(np.nan_to_num(X), Y)):
+        Xb = X if isinstance(est, RandomForestRegressor) else np.nan_to_num(X)
+        prepared = PreparedTrees(est, Xb, "predict")
+        sets = [(0,), (2,), (3,), (1,)]
+        grids = [[_grid(est, Xb, j, n=7)] for (j,) in sets]
+        grids[3] = [np.linspace(-3.0, 3.0, 9)]  # reaches beyond the data on both sides
+        plans = [prepared.plan(idx, g) for idx, g in zip(sets, grids)]
+        out = prepared.partial_dependence_many(plans, weights=w)
+        for idx, g, (avg, _) in zip(sets, grids, out):
+            ref = brute_ice(est, Xb, idx, g, "predict")
+            ww = np.ones(len(Xb)) if w is None else w
+            np.testing.assert_allclose(avg, np.tensordot(ww, ref, axes=1) / ww.sum(), rtol=0, atol=TOL)
+    assert len(calls) == 2
