@@ -135,11 +135,12 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity:
     # one engine call per kind of pass, so the model is read once for all its feature sets
     keep_ice = {fs: same_rows or (heterogeneity and len(fs) == 1) for fs in spec.feature_sets}
     passes: dict[tuple[int, ...], tuple] = {}
+    readings: dict = {}  # the engines' readings of this model on X_bg: read once for both passes
     for individual in (False, True):
         sets = [fs for fs in spec.feature_sets if keep_ice[fs] == individual]
         if sets:
             arrays = compute_pd_many(fitted, X_bg, sets, [spec.grid_values(fs) for fs in sets],
-                                     weights=ev.weights, individual=individual, **common)
+                                     weights=ev.weights, individual=individual, prepared=readings, **common)
             passes.update(zip(sets, arrays))
     ice_passes = {}
     if X_ice is not None:
