@@ -135,7 +135,7 @@ def forest_bootstrap(args) -> None:
         X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
         with threadpool_limits(limits=1):
             pdpboot.bootstrap_partial_dependence(TimedForest(5, n_jobs=1), X[:2000], y[:2000], [0, 1],
-                                                 n_resamples=1, progress=False, rng=0)
+                                                 n_resamples=2, progress=False, rng=0)
             FIT_SECONDS.clear()
             start = time.process_time()
             pdpboot.bootstrap_partial_dependence(TimedForest(args.trees, random_state=0, n_jobs=1), X, y,
