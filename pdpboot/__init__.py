@@ -46,6 +46,7 @@ _PUBLIC = {
     "probability_bands": "logit_scale",
     "report_html": "report",
     "save": "io",
+    "start_workers": "bootstrap",
     "write_report": "report",
     "tidy": "plotting",
 }

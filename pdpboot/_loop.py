@@ -15,6 +15,7 @@ chosen in :func:`background_rows`.  Nothing here imports xarray.
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -255,6 +256,53 @@ def fit_context(threads: int):
     """
     with _thread_controller().limit(limits=threads), parallel_config(n_jobs=1):
         yield
+
+
+def _warm_worker(_: int) -> int:
+    """In a worker: load what every resample job needs (the engine, the compiled walk's on-disk cache)."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from .engine import compute_pd_many
+
+    X = np.linspace(0.0, 1.0, 64).reshape(32, 2)
+    est = RandomForestRegressor(n_estimators=2, max_depth=3, random_state=0, n_jobs=1).fit(X, X[:, 0])
+    with fit_context(1):
+        for method in ("tree", "brute"):
+            compute_pd_many(est, X, [(0,), (0, 1)], [[X[:3, 0]], [X[:3, 0], X[:3, 1]]],
+                            response_method="predict", method=method)
+    return os.getpid()
+
+
+def start_workers(n_jobs: int | None = -1, *, rounds: int = 4) -> int:
+    """Start joblib's worker processes and load the engine in each, outside any timed or interactive run.
+
+    joblib (loky) keeps its workers between calls of one Python process (until they are idle
+    for 5 minutes), so only the first parallel bootstrap of a process pays their start-up:
+    importing pdpboot, scikit-learn and numba and loading the compiled walk in every worker
+    (seconds per worker, tens of seconds on a busy machine).  Calling this first moves that cost
+    out of the bootstrap; results do not depend on it.
+
+    Parameters
+    ----------
+    n_jobs : int, optional
+        As ``n_jobs`` of :func:`pdpboot.bootstrap_partial_dependence` (-1: all cores).
+    rounds : int
+        Batches of warm-up tasks to send until every worker has run one.
+
+    Returns
+    -------
+    int
+        The number of distinct worker processes that ran a warm-up task.
+    """
+    from joblib import effective_n_jobs
+
+    n = effective_n_jobs(n_jobs)
+    seen: set[int] = set()
+    for _ in range(rounds):
+        seen.update(Parallel(n_jobs=n_jobs)(delayed(_warm_worker)(k) for k in range(2 * n)))
+        if len(seen) >= n:
+            break
+    return len(seen)
 
 
 def _child(seed: np.random.Generator, k: int) -> np.random.Generator:

@@ -20,7 +20,7 @@ import xarray as xr
 
 from ._assemble import build_tree
 from ._evaluate import PDEffect, check_statistics
-from ._loop import run
+from ._loop import run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
 from ._plan import BootstrapPlan, make_plan, make_spec
 from ._validate import check_enough_rows
 from .header import ResultHeader

@@ -40,6 +40,20 @@ def test_bit_identical_across_n_jobs(data):
     assert not np.array_equal(r1["a"].ds.pd_resamples.values, r3["a"].ds.pd_resamples.values)
 
 
+def test_started_workers_run_the_bootstrap_unchanged(data):
+    """``start_workers`` warms joblib's workers (every one runs a task) and a bootstrap on warm workers
+    is bit-identical to one job; with one job nothing is started."""
+    X, y = data
+    assert pdpboot.start_workers(1) == 1
+    assert pdpboot.start_workers(2) == 2
+    kw = dict(n_resamples=3, rng=11, grid_resolution=5, progress=False)
+    est = RandomForestRegressor(n_estimators=4)
+    one = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "b"], n_jobs=1, **kw)
+    two = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "b"], n_jobs=2, **kw)
+    for name in ["a", "b"]:
+        xr.testing.assert_identical(one[name].to_dataset(), two[name].to_dataset())
+
+
 def test_more_resamples_extend_the_same_run(data):
     X, y = data
     kw = dict(rng=3, grid_resolution=5)

@@ -80,6 +80,7 @@ def compute_pd_many(
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
     n_outputs: int = 1,
     choices: list | None = None,
+    prepared: dict | None = None,
 ) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
     """:func:`compute_pd` for several feature sets, reading / converting the model once.
 
@@ -97,6 +98,10 @@ def compute_pd_many(
     choices : list, optional
         When given, one :class:`~pdpboot.engine.registry.EngineChoice` per feature set (the
         engine used and why) is appended to it.
+    prepared : dict, optional
+        A cache of the engines' readings of this ``estimator`` on this ``X`` (the same objects):
+        pass one dict to several calls (e.g. an average pass and an ICE pass of one fitted
+        model) so each engine reads the model once.
     Other parameters
         As for :func:`compute_pd`.
 
@@ -122,7 +127,7 @@ def compute_pd_many(
             continue
         _run_exact(engine, estimator, X, feature_sets, grid_values, todo, results, record,
                    response_method=response_method, explicit=method == engine.name, n_grid=n_grid,
-                   weights=weights, average=average, individual=individual)
+                   weights=weights, average=average, individual=individual, cache=prepared)
     predict = split = final_predict = None
     block_bytes, order = block_plan(estimator, memory_limit)
     for k, (features, grids) in enumerate(zip(feature_sets, grid_values)):
@@ -147,10 +152,15 @@ def compute_pd_many(
 
 def _run_exact(engine: Engine, estimator, X, feature_sets, grid_values, todo: list[int], results: list,
                record: list, *, response_method: str, explicit: bool, n_grid: int, weights, average: bool,
-               individual: bool) -> None:
+               individual: bool, cache: dict | None = None) -> None:
     """Fill ``results[k]`` for the sets ``todo`` that ``engine`` supports, prefers and passes its check on."""
     name = type(estimator).__name__
-    prepared = engine.prepare(estimator, X, response_method, None if explicit else n_grid)
+    key = (engine.name, id(estimator), id(X), response_method)
+    prepared = None if cache is None else cache.get(key)
+    if prepared is None:
+        prepared = engine.prepare(estimator, X, response_method, None if explicit else n_grid)
+        if cache is not None and prepared is not None:
+            cache[key] = prepared
     if prepared is None:
         if explicit:
             raise ValueError(f"method={engine.name!r} does not support {name} with this input "

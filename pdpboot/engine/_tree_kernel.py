@@ -103,22 +103,25 @@ def _goes_left(xv, thr, aux, cat_left):
 
 
 @njit(cache=True, nogil=True)
-def _partition(rows, tmp, s, e, xcol, thr, miss_left, cat):
-    """Stable in-place partition of ``rows[s:e]``: rows going left first; returns their count."""
+def _partition(rows, tmp, s, e, xt, f, thr, aux, cat_left):
+    """Stable in-place partition of ``rows[s:e]`` by split column ``f`` of ``xt``: rows going left
+    first; returns their count (``aux`` as in the node table; no array views: a view per call costs
+    reference counting at every node, most of a fully grown tree's per-node cost)."""
     nl = 0
     nr = 0
-    if cat.shape[0] > 0:
+    if aux >= 0:
         for k in range(s, e):
             r = rows[k]
-            go = np.int64(cat[_category_code(xcol[r])])
+            go = np.int64(cat_left[aux, _category_code(xt[f, r])])
             rows[s + nl] = r
             tmp[nr] = r
             nl += go
             nr += 1 - go
     else:
+        miss_left = aux == -2
         for k in range(s, e):
             r = rows[k]
-            xv = xcol[r]
+            xv = xt[f, r]
             go = np.int64((xv <= thr) | ((xv != xv) & miss_left))
             rows[s + nl] = r
             tmp[nr] = r
@@ -206,9 +209,12 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
     seg = np.empty(m, dtype=np.int64)
     tmp = np.empty(m, dtype=np.int64)
     st = np.empty((4, 7), dtype=np.int64)  # pending: node, segment start/end, box; grows as needed
-    no_cat = np.zeros(0, dtype=np.bool_)
     if m == 0:
         return
+    # 2-D views made once (a view per leaf costs reference counting): row ``slot * n_raw + k`` / ``r * n_raw + k``
+    acc2 = acc.reshape(acc.shape[0] * acc.shape[1], acc.shape[2])
+    ice2 = ice.reshape(ice.shape[0] * ice.shape[1], ice.shape[2])
+    oob2 = ice_oob.reshape(ice_oob.shape[0] * ice_oob.shape[1], ice_oob.shape[2])
     for t in range(roots.shape[0]):
         for k in range(m):
             seg[k] = rows[k]
@@ -237,7 +243,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                         go = _goes_left(xt[f, seg[s]], thr[v], aux, cat_left)
                         v = nodes[v, 1] if go else nodes[v, 2]
                         continue
-                    nl = _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2, cat_left[aux] if aux >= 0 else no_cat)
+                    nl = _partition(seg, tmp, s, e, xt, f, thr[v], aux, cat_left)
                     if nl == 0:
                         v = nodes[v, 2]
                     elif nl == e - s:
@@ -262,14 +268,15 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                         for k in range(s, e):
                             total += w[seg[k]]
                         for k in range(n_raw):
-                            _add_leaf(acc[slot[t]], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k] * total)
+                            _add_leaf(acc2, slot[t] * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1,
+                                      value[v, k] * total)
                     if do_ice:
                         for q in range(s, e):
                             r = seg[q]
                             for k in range(n_raw):
-                                _add_leaf(ice[r], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
+                                _add_leaf(ice2, r * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                                 if do_oob and oob[t, r]:
-                                    _add_leaf(ice_oob[r], k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
+                                    _add_leaf(oob2, r * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                     break
                 # S-split: each child keeps its side of the grid box; a child with an empty box is cut
                 a0 = axis_of[f] == 0
@@ -452,7 +459,6 @@ def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, l
     lbox = np.empty((n_sets, 4), dtype=np.int64)
     tot = np.zeros(n_sets)
     cut = np.empty(16, dtype=np.int64)  # per run of the node: rows going left by the split column
-    no_cat = np.zeros(0, dtype=np.bool_)
     for t in range(roots.shape[0]):
         for k in range(m):
             seg[k] = rows[k]
@@ -545,8 +551,7 @@ def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, l
                     if runs[q, 2] & ~fs == 0:
                         cut[q - rs] = -1
                     else:
-                        nl = _partition(seg, tmp, s, e, xt[f], thr[v], aux == -2,
-                                        cat_left[aux] if aux >= 0 else no_cat)
+                        nl = _partition(seg, tmp, s, e, xt, f, thr[v], aux, cat_left)
                         cut[q - rs] = s + nl
                         n_left += nl
                         n_part += e - s
@@ -626,3 +631,191 @@ def descend(nodes, thr, cat_left, value, roots, xa):
             for k in range(n_raw):
                 out[i, k] += value[v, k]
     return out
+
+
+@njit(cache=True, nogil=True)
+def leaf_rank(nodes, thr, cat_left, root, end, xt):
+    """(n_rows,) the depth-first (preorder) position of the leaf each row of ``xt`` (n_features, n_rows)
+    reaches in the tree whose nodes are ``root .. end - 1``: sorting rows by it puts rows that share
+    a region of the feature space next to each other (:func:`._tree_compiled.locality_order`)."""
+    n = end - root
+    rank = np.zeros(n, dtype=np.int64)
+    st = np.empty(64, dtype=np.int64)
+    st[0] = root
+    top = 1
+    k = 0
+    while top > 0:
+        top -= 1
+        v = st[top]
+        rank[v - root] = k
+        k += 1
+        if nodes[v, 0] != LEAF:
+            if top + 2 > st.shape[0]:
+                grown = np.empty(2 * st.shape[0], dtype=np.int64)
+                grown[: st.shape[0]] = st
+                st = grown
+            st[top] = nodes[v, 2]
+            st[top + 1] = nodes[v, 1]
+            top += 2
+    out = np.empty(xt.shape[1], dtype=np.int64)
+    for i in range(xt.shape[1]):
+        v = root
+        while nodes[v, 0] != LEAF:
+            if _goes_left(xt[nodes[v, 0], i], thr[v], nodes[v, 3], cat_left):
+                v = nodes[v, 1]
+            else:
+                v = nodes[v, 2]
+        out[i] = rank[v - root]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _curve_boxes(nodes, thr, root, end, set_of, grids, glen, bx):
+    """Grid box ``[bx[v - root, k, 0], bx[v - root, k, 1])`` of every node of one tree for every 1-D set ``k``
+    (the grid points of set ``k`` inside the node's interval of its feature), depth first."""
+    n_sets = glen.shape[0]
+    for k in range(n_sets):
+        bx[0, k, 0] = 0
+        bx[0, k, 1] = glen[k]
+    st = np.empty(64, dtype=np.int64)
+    st[0] = root
+    top = 1
+    while top > 0:
+        top -= 1
+        v = st[top]
+        f = nodes[v, 0]
+        if f == LEAF:
+            continue
+        a = v - root
+        lc = nodes[v, 1]
+        rc = nodes[v, 2]
+        for k in range(n_sets):
+            bx[lc - root, k, 0] = bx[a, k, 0]
+            bx[lc - root, k, 1] = bx[a, k, 1]
+            bx[rc - root, k, 0] = bx[a, k, 0]
+            bx[rc - root, k, 1] = bx[a, k, 1]
+        k = set_of[f]
+        if k >= 0:
+            sp = _n_below_of(grids, k, 0, glen[k], thr[v])
+            bx[lc - root, k, 1] = min(bx[a, k, 1], sp)
+            bx[rc - root, k, 0] = max(bx[a, k, 0], sp)
+        if top + 2 > st.shape[0]:
+            grown = np.empty(2 * st.shape[0], dtype=np.int64)
+            grown[: st.shape[0]] = st
+            st = grown
+        st[top] = rc
+        st[top + 1] = lc
+        top += 2
+
+
+@njit(cache=True, nogil=True)
+def walk_curves(nodes, thr, cat_left, value, roots, set_of, grids, glen, off, max_tree, xt, rows, w, acc):
+    """The weighted averages of :func:`walk` for ``K`` 1-D feature sets on distinct numeric columns at
+    once, for deep trees (few rows per leaf), where :func:`walk_many`'s runs fragment.
+
+    A pending item is (node, segment of the row index array, state).  State -1: the rows satisfy
+    every split above the node with their own values (their *own path*: walked once for all sets);
+    state ``k``: the rows satisfy every split above the node except some on the feature of set
+    ``k`` (they are at the node for set ``k`` only).  At a split on the feature of set ``k``, the
+    own-path rows that go left by their value also go right with state ``k`` and vice versa (when
+    the child's grid box of set ``k`` is not empty), rows of state ``k`` go to both children;
+    at any other split, rows are partitioned in place and follow their own side.  So the rows
+    at a node for set ``k`` are exactly those of :func:`walk` for that set, split into two
+    disjoint items.  At a leaf, own-path rows add ``value`` times their summed weights to the box of
+    every set, rows of state ``k`` to the box of set ``k``; boxes depend on the node only
+    (:func:`_curve_boxes`).  An item's range is only ever permuted within itself (partitions
+    split a range in two, and the children use the same split point), so pending items keep their
+    rows.  ``set_of[c]``: the set whose feature is model column ``c`` (-1: none);
+    ``grids[k, 0, :glen[k]]`` sorted grids; ``acc`` (n_raw, off[K]); ``max_tree`` the largest
+    tree's node count.  Other arguments as for :func:`walk`.
+    """
+    n_raw = value.shape[1]
+    n_sets = glen.shape[0]
+    m = rows.shape[0]
+    if m == 0:
+        return
+    seg = np.empty(m, dtype=np.int64)
+    tmp = np.empty(m, dtype=np.int64)
+    bx = np.empty((max_tree, n_sets, 2), dtype=np.int32)  # grid box of every node and set: lo, hi
+    st = np.empty((64, 4), dtype=np.int64)  # pending: node, segment start, end, state
+    n_nodes = nodes.shape[0]
+    for t in range(roots.shape[0]):
+        root = roots[t]
+        end = roots[t + 1] if t + 1 < roots.shape[0] else n_nodes
+        _curve_boxes(nodes, thr, root, end, set_of, grids, glen, bx)
+        for k in range(m):
+            seg[k] = rows[k]
+        st[0, 0] = root
+        st[0, 1] = 0
+        st[0, 2] = m
+        st[0, 3] = -1
+        top = 1
+        while top > 0:
+            top -= 1
+            v = st[top, 0]
+            s = st[top, 1]
+            e = st[top, 2]
+            state = st[top, 3]
+            while True:
+                f = nodes[v, 0]
+                if f == LEAF:
+                    total = 0.0
+                    for q in range(s, e):
+                        total += w[seg[q]]
+                    a = v - root
+                    for k in range(n_sets):
+                        if (state == -1 or state == k) and bx[a, k, 0] < bx[a, k, 1]:
+                            for j in range(n_raw):
+                                val = value[v, j] * total
+                                acc[j, off[k] + bx[a, k, 0]] += val
+                                if bx[a, k, 1] < glen[k]:
+                                    acc[j, off[k] + bx[a, k, 1]] -= val
+                    break
+                kf = set_of[f]
+                lc = nodes[v, 1]
+                rc = nodes[v, 2]
+                if state >= 0 and kf == state:  # the set's own feature: both children with a grid point
+                    go_l = bx[lc - root, kf, 0] < bx[lc - root, kf, 1]
+                    go_r = bx[rc - root, kf, 0] < bx[rc - root, kf, 1]
+                    if go_l and go_r:
+                        if top + 1 > st.shape[0]:
+                            st = _grow_rows(st)
+                        st[top, 0] = rc
+                        st[top, 1] = s
+                        st[top, 2] = e
+                        st[top, 3] = state
+                        top += 1
+                    v = lc if go_l else rc
+                    continue
+                aux = nodes[v, 3]
+                if e - s == 1 and (state >= 0 or kf < 0):  # one row, its own side only: plain descent
+                    v = lc if _goes_left(xt[f, seg[s]], thr[v], aux, cat_left) else rc
+                    continue
+                nl = _partition(seg, tmp, s, e, xt, f, thr[v], aux, cat_left)
+                if top + 3 > st.shape[0]:
+                    st = _grow_rows(st)
+                if state == -1 and kf >= 0:  # each part also crosses to the other child for set kf
+                    if nl > 0 and bx[rc - root, kf, 0] < bx[rc - root, kf, 1]:
+                        st[top, 0] = rc
+                        st[top, 1] = s
+                        st[top, 2] = s + nl
+                        st[top, 3] = kf
+                        top += 1
+                    if nl < e - s and bx[lc - root, kf, 0] < bx[lc - root, kf, 1]:
+                        st[top, 0] = lc
+                        st[top, 1] = s + nl
+                        st[top, 2] = e
+                        st[top, 3] = kf
+                        top += 1
+                if nl == 0:
+                    v = rc
+                elif nl == e - s:
+                    v = lc
+                else:
+                    st[top, 0] = rc
+                    st[top, 1] = s + nl
+                    st[top, 2] = e
+                    st[top, 3] = state
+                    top += 1
+                    v = lc
+                    e = s + nl

@@ -19,9 +19,12 @@ from ._tree_compiled import (
     _kernel_base,
     _kernel_handles,
     _kernel_pd,
+    _kernel_pd_curves,
     _kernel_pd_many,
     _kernel_table,
     _share_pays,
+    curves_walkable,
+    locality_order,
 )
 from ._tree_cost import _COST, _costs, _expected_depth, _kernel_costs
 from ._tree_model import (
@@ -101,6 +104,7 @@ class PreparedTrees:
         self._xt = None
         self._depth = None
         self._kernel_base = None
+        self._local = False
 
     @property
     def levels(self) -> list[np.ndarray]:
@@ -123,6 +127,15 @@ class PreparedTrees:
         if self._kernel_base is None:
             self._kernel_base = _kernel_base(self.model)
         return self._kernel_base
+
+    @property
+    def local(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(order, ``xt[:, order]``): the rows in :func:`._tree_compiled.locality_order` for the
+        compiled average walks (computed on first use; None for few rows)."""
+        if self._local is False:
+            order = locality_order(self.model, self.kernel_base(), self.xt)
+            self._local = None if order is None else (order, np.ascontiguousarray(self.xt[:, order]))
+        return self._local
 
     def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
         """Background rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` (one value
@@ -163,7 +176,8 @@ class PreparedTrees:
         model, xa, boxes = self.model, self.xa, plan.boxes
         w = _check_weights(weights, len(xa))
         if plan.walk == "kernel":
-            return _kernel_pd(model, self.xt, boxes, w, average, individual)
+            local = self.local if model.link is None and not individual else None
+            return _kernel_pd(model, self.xt, boxes, w, average, individual, local)
         if plan.walk == "route":
             walk = _RouteWalk(model, plan.s_cols, boxes, xa.shape[1])
         else:
@@ -182,12 +196,24 @@ class PreparedTrees:
         w = _check_weights(weights, len(self.xa))
         out: list = [None] * len(plans)
         shared = [k for k, p in enumerate(plans) if p.walk == "kernel"]
-        if self.model.link is not None or individual or len(shared) < 2 or not _share_pays(
-                self.model, len(self.xa) if w is None else int(np.count_nonzero(w))):
+        curves: list[int] = []
+        if self.model.link is not None or individual or len(shared) < 2:
             shared = []
+        elif not _share_pays(self.model, len(self.xa) if w is None else int(np.count_nonzero(w))):
+            # deep trees (few rows per leaf): the 1-D curves share each row's own path instead
+            curves = [k for k in shared if len(plans[k].boxes.shape) == 1]
+            curves = curves if curves_walkable([plans[k].boxes for k in curves]) else []
+            shared = []
+        if curves:
+            local = self.local
+            xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
+            for k, avg in zip(curves, _kernel_pd_curves(self.model, xt, [plans[k].boxes for k in curves], wl)):
+                out[k] = (avg, None)
         for start in range(0, len(shared), _MAX_SHARED_SETS):
             part = shared[start:start + _MAX_SHARED_SETS]
-            avgs = _kernel_pd_many(self.model, self.xt, [plans[k].boxes for k in part], w)
+            local = self.local
+            xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
+            avgs = _kernel_pd_many(self.model, xt, [plans[k].boxes for k in part], wl)
             for k, avg in zip(part, avgs):
                 out[k] = (avg, None)
         for k, plan in enumerate(plans):

@@ -46,6 +46,8 @@ def reader_array(X, n_features: int, dtype, categories_for: Callable, numeric: C
     if isinstance(X, pd.DataFrame):
         if X.shape[1] != n_features:
             raise ValueError(f"X has {X.shape[1]} columns, the model {n_features}.")
+        if all(isinstance(d, np.dtype) and d.kind == "f" for d in X.dtypes):  # plain floats: one conversion
+            return numeric(np.asarray(X.to_numpy(), dtype=dtype))
         out = np.empty(X.shape, dtype=dtype)
         for j in range(X.shape[1]):
             col = X.iloc[:, j]

@@ -53,6 +53,22 @@ def test_model_is_read_once(monkeypatch):
     assert len(calls) == 1
 
 
+def test_model_is_read_once_per_refit_for_both_passes(monkeypatch):
+    """A refit whose 1-D sets keep ICE (heterogeneity) and whose pair does not makes two engine passes:
+    the model is read once for both, and every PD still equals scikit-learn's brute force."""
+    from pdpboot import bootstrap_partial_dependence
+
+    X, est = _fitted()
+    y = est.predict(X)
+    calls = []
+    real = prepared_mod.read_model
+    monkeypatch.setattr(prepared_mod, "read_model", lambda *a: calls.append(1) or real(*a))
+    res = bootstrap_partial_dependence(RandomForestRegressor(n_estimators=3, random_state=0), X, y, [0, (1, 2)],
+                                       n_resamples=2, heterogeneity=True, grid_resolution=4, progress=False, rng=0)
+    assert len(calls) == 3  # the full-data fit and two refits: one reading each
+    assert res["x0"].ds.pd.shape[-1] == 4 and "ice_sd" in res["x0"].ds
+
+
 def test_auto_falls_back_to_brute_when_cheaper(monkeypatch):
     X, est = _fitted()
     monkeypatch.setitem(cost_mod._COST, "word", 1.0)  # make the tree engine look expensive

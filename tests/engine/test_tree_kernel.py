@@ -423,3 +423,84 @@ def test_shared_walk_in_chunks(monkeypatch):
         assert ice is None
         ref = np.tensordot(w, brute_ice(est, X, idx, gr, "predict"), axes=1) / w.sum()
         np.testing.assert_allclose(avg, ref, rtol=0, atol=TOL)
+
+
+@needs_kernel
+def test_locality_order_is_exact(monkeypatch):
+    """Background rows walked in the first tree's leaf order (large n; here forced at n = 300): the PD of
+    one walk, of one walk per set and of the shared walk equal brute force to 1e-12, with weights and zeros."""
+    monkeypatch.setattr(compiled_mod, "_LOCALITY_MIN_ROWS", 16)
+    X, y = _data(n=300, seed=7)
+    w = np.random.default_rng(8).integers(0, 3, len(X)).astype(float)
+    for est in (RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y),
+                HistGradientBoostingRegressor(max_iter=15, random_state=0).fit(X, y)):
+        prepared = PreparedTrees(est, X, "predict")
+        assert prepared.local is not None and sorted(prepared.local[0]) == list(range(len(X)))
+        sets = [(0,), (1,), (2, 3)]
+        plans = [prepared.plan(idx, [_grid(est, X, j, n=5) for j in idx]) for idx in sets]
+        for share in (True, False):
+            monkeypatch.setattr(prepared_mod, "_share_pays", lambda model, n, share=share: share)
+            for weights in (None, w):
+                out = prepared.partial_dependence_many(plans, weights=weights)
+                for idx, (avg, _) in zip(sets, out):
+                    ref = brute_ice(est, X, idx, [_grid(est, X, j, n=5) for j in idx], "predict")
+                    ww = np.ones(len(X)) if weights is None else weights
+                    np.testing.assert_allclose(avg, np.tensordot(ww, ref, axes=1) / ww.sum(), rtol=0, atol=TOL)
+
+
+@needs_kernel
+def test_locality_order_groups_the_first_trees_leaves():
+    """The order puts the rows of each leaf of the first tree next to each other (checked with ``apply``)."""
+    X, y = _data(n=5000, seed=9)
+    est = RandomForestRegressor(n_estimators=2, min_samples_leaf=20, random_state=0).fit(X, y)
+    prepared = PreparedTrees(est, X, "predict")
+    order = prepared.local[0]
+    leaves = est.estimators_[0].apply(X.astype(np.float32))[order]
+    changes = np.count_nonzero(np.diff(leaves))
+    assert changes == len(np.unique(leaves)) - 1  # each leaf one contiguous run
+    np.testing.assert_array_equal(prepared.local[1], prepared.xt[:, order])
+
+
+@needs_kernel
+def test_average_walk_is_one_block_of_rows(monkeypatch):
+    """Each tree is walked once for all rows of an average (no 16k-row blocks: every block re-visited every
+    node, a cost growing as rows x nodes)."""
+    X, y = _data(n=40000, seed=10)
+    est = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y)
+    kern = compiled_mod._kernel()
+    calls = []
+    real = kern.walk
+    monkeypatch.setattr(kern, "walk", lambda *a: calls.append(1) or real(*a))
+    prepared = PreparedTrees(est, X, "predict")
+    prepared.partial_dependence(prepared.plan((0,), [_grid(est, X, 0, n=5)]))
+    assert len(calls) == 1
+
+
+@needs_kernel
+@pytest.mark.parametrize("weighted", [False, True])
+def test_curve_walk_equals_brute(monkeypatch, weighted):
+    """One walk per tree for all 1-D curves of a deep forest (each row's own path once, rows that
+    cross a split on a curve's feature carried for that curve alone): every curve equals brute force
+    to 1e-12, with NaN rows, integer weights with zeros, a two-output forest, and grids beyond the data."""
+    monkeypatch.setattr(prepared_mod, "_share_pays", lambda model, n: False)
+    calls = []
+    real = compiled_mod._kernel_pd_curves
+    monkeypatch.setattr(prepared_mod, "_kernel_pd_curves", lambda *a: calls.append(1) or real(*a))
+    X, y = _data(n=250, seed=11)
+    X[::17, 2] = np.nan
+    w = np.random.default_rng(12).integers(0, 3, len(X)).astype(float) if weighted else None
+    Y = np.column_stack([y, np.sin(X[:, 0])])
+    for est in (RandomForestRegressor(n_estimators=6, random_state=0).fit(X, y),
+                ExtraTreesRegressor(n_estimators=4, random_state=1).fit(np.nan_to_num(X), Y)):
+        Xb = X if isinstance(est, RandomForestRegressor) else np.nan_to_num(X)
+        prepared = PreparedTrees(est, Xb, "predict")
+        sets = [(0,), (2,), (3,), (1,)]
+        grids = [[_grid(est, Xb, j, n=7)] for (j,) in sets]
+        grids[3] = [np.linspace(-3.0, 3.0, 9)]  # reaches beyond the data on both sides
+        plans = [prepared.plan(idx, g) for idx, g in zip(sets, grids)]
+        out = prepared.partial_dependence_many(plans, weights=w)
+        for idx, g, (avg, _) in zip(sets, grids, out):
+            ref = brute_ice(est, Xb, idx, g, "predict")
+            ww = np.ones(len(Xb)) if w is None else w
+            np.testing.assert_allclose(avg, np.tensordot(ww, ref, axes=1) / ww.sum(), rtol=0, atol=TOL)
+    assert len(calls) == 2
