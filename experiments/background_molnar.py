@@ -256,6 +256,7 @@ def main(argv=None) -> int:
     parser.add_argument("--results-dir")
     parser.add_argument("--learners", nargs="*", default=["gbm", "rf"], choices=["gbm", "rf"])
     parser.add_argument("--R", type=int)
+    parser.add_argument("--k200-reps", type=int, help="data sets (the first ones) that get K = 200 Molnar refits")
     parser.add_argument("--summaries", action="store_true")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
@@ -263,6 +264,8 @@ def main(argv=None) -> int:
 
     with threadpool_limits(1):
         if args.action in ("compute", "both"):
+            if args.k200_reps is not None:
+                SETTINGS[ctx.mode]["k200_reps"] = args.k200_reps
             compute(ctx, args.learners, args.R)
         if args.action in ("render", "both"):
             render(ctx, args.summaries)
