@@ -109,12 +109,14 @@ def records(ctx: C.Context, level: float = 0.95) -> list[dict]:
         expected, expected_mcse = _expected(key)
         R = est.size
         for method in sb.METHODS:
-            cover, cover_pop, widths = [], [], []
+            cover, cover_pop, widths, below, above = [], [], [], [], []
             for r in range(R):
                 lo, hi, *_ = band_arrays(est[r].reshape(1, 1), res[r].reshape(-1, 1, 1), level=level, method=method,
                                          simultaneous=False, counts=counts[r], support=(0.0, None))
                 lo, hi = float(lo[0, 0]), float(hi[0, 0])
                 cover.append(lo <= expected <= hi)
+                below.append(expected < lo)  # the interval lies above the target
+                above.append(expected > hi)
                 cover_pop.append(lo <= 1 / 3 <= hi)
                 widths.append(hi - lo)
             p, q = float(np.mean(cover)), float(np.mean(cover_pop))
@@ -124,6 +126,11 @@ def records(ctx: C.Context, level: float = 0.95) -> list[dict]:
                         "coverage_expected": p, "coverage_expected_mcse": float(np.sqrt(p * (1 - p) / R)),
                         "coverage_population": q, "coverage_population_mcse": float(np.sqrt(q * (1 - q) / R)),
                         "mean_width": float(np.mean(widths)), "target": 0.95,
+                        "miss_target_below_interval": float(np.mean(below)),
+                        "miss_target_above_interval": float(np.mean(above)),
+                        "sd_resamples_over_sd_estimate": float(np.sqrt(np.mean(res.var(axis=1, ddof=1)))
+                                                               / est.std(ddof=1)),
+                        "corr_estimate_sd_resamples": float(np.corrcoef(est, res.std(axis=1, ddof=1))[0, 1]),
                         "verdict": "within 2 MC SE of 0.95" if abs(p - 0.95) <= 2 * max(np.sqrt(p * (1 - p) / R),
                                                                                          1e-9) else
                         ("over-covers" if p > 0.95 else "UNDER-COVERS")})
@@ -143,7 +150,16 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
         old_txt = (f"{o['coverage_expected']:.3f} ({o['coverage_expected_mcse']:.3f}) R={o['R']}" if o else "--")
         lines.append(f"{r['setting']:15s} {r['method']:10s} {r['R']:4d} {r['B']:4d}  {old_txt:>26s}  "
                      f"{r['coverage_expected']:.3f} ({r['coverage_expected_mcse']:.3f})  "
-                     f"{(o['mean_width'] if o else float('nan')):.3f}/{r['mean_width']:.3f}  {r['verdict']}")
+                     f"{(o['mean_width'] if o else float('nan')):.3f}/{r['mean_width']:.3f}  {r['verdict']}; misses "
+                     f"below/above {r['miss_target_below_interval']:.3f}/{r['miss_target_above_interval']:.3f}")
+    for key in RUNS:
+        first = next((r for r in recs if r["setting"] == key), None)
+        if first:
+            lines.append(f"{key}: SD of the resamples / SD of the estimates over data sets "
+                         f"{first['sd_resamples_over_sd_estimate']:.3f}; correlation of the estimate with its "
+                         f"resamples' SD {first['corr_estimate_sd_resamples']:.2f}; mean estimate "
+                         f"{first['mean_estimate']:.4f}, learner's expected H2 {first['expected']:.4f} "
+                         f"(MC SE {first['expected_mcse']:.4f})")
     text = "\n".join(lines) + "\n"
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(recs, indent=1))
     if summaries and not ctx.quick:
