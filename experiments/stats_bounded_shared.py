@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 import xarray as xr
+from scipy.stats import norm
 from sklearn.base import clone
 
 from pdpboot.engine.hstats import interaction_statistics
@@ -108,12 +109,18 @@ def records(ctx: C.Context, level: float = 0.95) -> list[dict]:
         est, res, counts = data["estimate"].values, data["resamples"].values, data["counts"].values
         expected, expected_mcse = _expected(key)
         R = est.size
-        for method in sb.METHODS:
+        for method in (*sb.METHODS, "normal_log"):
             cover, cover_pop, widths, below, above = [], [], [], [], []
             for r in range(R):
-                lo, hi, *_ = band_arrays(est[r].reshape(1, 1), res[r].reshape(-1, 1, 1), level=level, method=method,
-                                         simultaneous=False, counts=counts[r], support=(0.0, None))
-                lo, hi = float(lo[0, 0]), float(hi[0, 0])
+                if method == "normal_log":  # diagnostic: estimate -/+ z SD on the log scale, mapped back
+                    z = float(norm.ppf(0.5 + level / 2))
+                    sd = np.std(np.log(np.clip(res[r], 1e-9, None)), ddof=1)
+                    lo, hi = (float(est[r] * np.exp(-z * sd)), float(est[r] * np.exp(z * sd)))
+                else:
+                    lo, hi, *_ = band_arrays(est[r].reshape(1, 1), res[r].reshape(-1, 1, 1), level=level,
+                                             method=method, simultaneous=False, counts=counts[r],
+                                             support=(0.0, None))
+                    lo, hi = float(lo[0, 0]), float(hi[0, 0])
                 cover.append(lo <= expected <= hi)
                 below.append(expected < lo)  # the interval lies above the target
                 above.append(expected > hi)
