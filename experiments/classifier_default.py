@@ -44,7 +44,7 @@ from . import classifier_se as cs
 STUDY = "classifier_default"
 DGPS = ("skewcorr", "logistic", "step", "rare")
 LEARNERS = ("hgb_clf", "rf_clf", "logreg", "hgb_reg")
-B_TARGET = {"full": 100, "quick": 8}
+B_TARGET = {"full": 100, "quick": 12}  #: quick: classifier_se's 8 draws + 4
 CHUNK = 3
 #: stream children of a data set's SeedSequence used for the draws added here (classifier_se uses 0..9)
 _STREAM = {"sub632": 10, "plain": 11}
