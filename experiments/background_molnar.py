@@ -215,6 +215,12 @@ def records(ctx: C.Context) -> list[dict]:
                     pw.std(ddof=1) / np.sqrt(R))
                 rec[f"whole_{name}"], rec[f"whole_{name}_mcse"] = float(whole.mean()), float(
                     whole.std(ddof=1) / np.sqrt(R))
+            # verdict against 0.95: whole curve for sup-t bands, pointwise (own estimand) for the others
+            kind = "whole_learner_n" if "sup-t" in rec["band"] else "pointwise_own"
+            floor = np.sqrt(0.95 * 0.05 / R) if kind.startswith("whole") else 1e-12  # whole: at least binomial
+            gap = (rec[kind] - 0.95) / max(rec[f"{kind}_mcse"], floor)
+            rec["verdict"] = ("within 2 MC SE of 0.95" if abs(gap) <= 2 else
+                              "UNDER-COVERS" if gap < 0 else "over-covers") + f" ({kind.split('_')[0]})"
             rec["width"] = float((hi - lo).mean())
             rec["matched_width_learner_n"] = matched_width(lo, hi, truth_n, LEVEL)[0]
             rec["matched_width_own"] = matched_width(lo, hi, own, LEVEL)[0]
@@ -230,13 +236,13 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
              "(the bootstrap's estimand) and of each band's own estimand (Molnar: expected PD at n1); widths "
              "matched to 0.95 pointwise coverage.",
              f"{'learner':7s} {'band':38s} {'refits':>6s} {'R':>3s}  {'pointwise (PD at n)':>19s} "
-             f"{'whole (PD at n)':>16s}  {'pointwise (own)':>16s}  width  matched(n)  matched(own)"]
+             f"{'whole (PD at n)':>16s}  {'pointwise (own)':>16s}  width  matched(n)  matched(own)  verdict"]
     for r in recs:
         lines.append(f"{r['learner']:7s} {r['band']:38s} {r['refits']:6d} {r['R']:3d}  "
                      f"{r['pointwise_learner_n']:.3f} ({r['pointwise_learner_n_mcse']:.3f})    "
                      f"{r['whole_learner_n']:.3f} ({r['whole_learner_n_mcse']:.3f})  "
                      f"{r['pointwise_own']:.3f} ({r['pointwise_own_mcse']:.3f})  {r['width']:.3f}  "
-                     f"{r['matched_width_learner_n']:.3f}      {r['matched_width_own']:.3f}")
+                     f"{r['matched_width_learner_n']:.3f}      {r['matched_width_own']:.3f}  {r['verdict']}")
     text = "\n".join(lines) + "\n"
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(recs, indent=1))
     if summaries and not ctx.quick:
