@@ -1,7 +1,7 @@
 """Study (stats, issue 27 item 5): fixed-rows vs resample-rows background for flexible learners, and
 Molnar et al. (2023) at equal cost.
 
-Setting: the coverage study's scenario B (:mod:`experiments.s2_coverage`): Friedman #1 (10 features,
+Setting: the coverage study's scenario B (:mod:`experiments.coverage`): Friedman #1 (10 features,
 noise SD 1), n = 500, PD of x1, x3, x4 on the 15-point grid 0.05..0.95, learners ``rf`` (30 trees) and
 ``gbm`` (100 rounds) of :mod:`experiments.learners`.  Per data set:
 
@@ -18,8 +18,8 @@ Bands (level 0.95): the bootstrap's percentile (pointwise) and sup-t (whole curv
 at B = 100; the normal band ``estimate -/+ 1.96 SD`` from the first 15 and the first 30 resamples (the cost of
 Molnar's K = 15 .. 30 refits); Molnar's corrected t-interval with K = 15 and K = 200.  Targets: the learner's
 expected PD at training size n (the bootstrap's estimand) and at n1 (Molnar's: the mean of K fits on n1 rows),
-each the mean of ``T`` fits on fresh data averaged over a fresh 2000-row sample of X (as ``s2_coverage``), and
-the DGP's PD.  Width at matched coverage: ``s2_coverage.matched_width`` (every band scaled about its midpoint
+each the mean of ``T`` fits on fresh data averaged over a fresh 2000-row sample of X (as ``coverage``), and
+the DGP's PD.  Width at matched coverage: ``coverage.matched_width`` (every band scaled about its midpoint
 until its pointwise coverage of the target is 0.95), against the learner's PD at n for every band (the same
 estimand) and against each band's own estimand.
 
@@ -42,8 +42,8 @@ from pdpboot.engine.intervals import band_arrays
 
 from . import _common as C
 from .config import config
+from .coverage import dgp_pd, matched_width, simulate
 from .learners import make_learner, reseed
-from .s2_coverage import dgp_pd, matched_width, simulate
 
 STUDY = "background_molnar"
 SEED = 27_0005

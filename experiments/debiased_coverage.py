@@ -3,7 +3,7 @@
 Settings (``SETTINGS``; quick mode shrinks R and the learners):
 
 B_<learner>_n<n>
-    The coverage study's scenario B (:mod:`experiments.s2_coverage`): Friedman #1 (10 independent
+    The coverage study's scenario B (:mod:`experiments.coverage`): Friedman #1 (10 independent
     U(0, 1) features, noise sd 1), random forest, gradient boosting and a small network, n = 500 and
     2000, PD of x1, x3, x4 on the same 15-point grid; truth in closed form
     (:func:`pdpboot.datasets.true_pd`).  The refit bootstrap's widths and coverage (B = 200) are read
@@ -252,7 +252,7 @@ def figure_electricity(path: Path, *, results_dir: Path | None = None) -> Path:
     """Learner band (refit bootstrap, archived study 1) next to the DGP band (debiased) on the electricity data.
 
     The data set, forest (100 trees) and grid (25 points, Day categorical) are those of
-    :mod:`experiments.s1_electricity`, whose archived B = 200 percentile bands are the learner's; the
+    :mod:`experiments.electricity`, whose archived B = 200 percentile bands are the learner's; the
     debiased estimate and its pointwise and sup-t bands are computed here (cached next to the figure);
     the true PD is exact.
     """
@@ -261,7 +261,7 @@ def figure_electricity(path: Path, *, results_dir: Path | None = None) -> Path:
     from pdpboot.datasets import electricity_true_pd, make_electricity_prices
 
     from .config import config
-    from .s1_electricity import FEATURES
+    from .electricity import FEATURES
 
     C.agg_backend()
     import matplotlib.pyplot as plt

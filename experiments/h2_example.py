@@ -1,4 +1,4 @@
-"""Issue 27 item 4: the paper's H2 example (study 3, ``s3_heterogeneity``) re-run with the shared H rows.
+"""Issue 27 item 4: the paper's H2 example (study 3, ``heterogeneity``) re-run with the shared H rows.
 
 Before issue 27 the H2 estimate used its own ``n_max``-row subsample, drawn independently of the
 resamples'; the paper's Friedman #1 example reported ``H2(x1, x2) = 0.117`` with the percentile interval
@@ -23,7 +23,7 @@ import pdpboot
 from pdpboot.interaction import h_statistic
 
 from . import _common as C
-from . import s3_heterogeneity as s3
+from . import heterogeneity as s3
 from .config import config
 
 

@@ -1,15 +1,15 @@
 """Study (stats, issue 27 item 4): coverage of the H2 intervals when the estimate and its resamples share rows.
 
-:mod:`experiments.stats_bounded` measured the H2 intervals when the estimate and every resample drew
+:mod:`experiments.bounded_statistics` measured the H2 intervals when the estimate and every resample drew
 their own ``n_max``-row subsample (the package's rule before issue 27): the estimate then carried Monte
 Carlo noise of its own, independent of the resamples'.  The package now draws one fixed subsample ``S``
 of at most ``n_max`` rows per data set; the estimate is H2 of the full-data fit on ``S`` and every
 resample's H2 is evaluated on the rows of ``S`` it drew, weighted by their multiplicities
-(``pdpboot._loop.fixed_rows``).  This module repeats the H2 settings of ``stats_bounded`` (same DGP,
+(``pdpboot._loop.fixed_rows``).  This module repeats the H2 settings of ``bounded_statistics`` (same DGP,
 learners, n, n_max, B, seeds of the data sets and resamples) under that rule; the d-ICE SD uses all
 rows under both rules (no ``n_max``), so its archived coverage stands.
 
-Targets: the learner's expected H2 as archived by ``stats_bounded`` (mean over 1000 / 200 fits on fresh
+Targets: the learner's expected H2 as archived by ``bounded_statistics`` (mean over 1000 / 200 fits on fresh
 data of the estimate, whose distribution the rule does not change: H2 of a full-data fit on a random
 ``n_max``-row subsample) and the population value 1/3.  Coverage with MC SE ``sqrt(p (1 - p) / R)``.
 
@@ -32,7 +32,7 @@ from pdpboot.engine.hstats import interaction_statistics
 from pdpboot.engine.intervals import band_arrays
 
 from . import _common as C
-from . import stats_bounded as sb
+from . import bounded_statistics as sb
 
 STUDY = "bounded_shared"
 RUNS = ("h2_linear:ols", "h2_linear:gbm")
@@ -49,7 +49,7 @@ def _h2(model, X: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> float:
 
 
 def repetition(learner: str, cfg: dict, run: dict, quick: bool, seed) -> tuple:
-    """(estimate, resamples, counts) of one data set; the data and the resamples' rows as ``stats_bounded``."""
+    """(estimate, resamples, counts) of one data set; the data and the resamples' rows as ``bounded_statistics``."""
     data_seed, boot_seed, stat_seed = seed.spawn(3)
     X, y = sb._data("h2_linear", cfg["n"], np.random.default_rng(data_seed))
     n = len(y)
@@ -72,7 +72,7 @@ def compute(ctx: C.Context, runs=None, max_reps: int | None = None) -> None:
     for key in runs or RUNS:
         run = cfg["runs"][key]
         learner = key.split(":")[1]
-        _, rep_seed = C.seed_sequence(cfg["seed"], key).spawn(2)  # stats_bounded's data-set seeds
+        _, rep_seed = C.seed_sequence(cfg["seed"], key).spawn(2)  # bounded_statistics' data-set seeds
         seeds = rep_seed.spawn(run["R"])
         R = run["R"] if max_reps is None else min(run["R"], max_reps)
         step = CHUNK[ctx.mode]
@@ -91,7 +91,7 @@ def compute(ctx: C.Context, runs=None, max_reps: int | None = None) -> None:
 
 
 def _expected(key: str) -> tuple[float, float]:
-    """The learner's expected H2 (and its MC SE) as archived by ``stats_bounded``."""
+    """The learner's expected H2 (and its MC SE) as archived by ``bounded_statistics``."""
     dgp, learner = key.split(":")
     recs = json.loads((C.ARCHIVE / "bounded" / "summary.json").read_text())
     rec = next(r for r in recs if r["dgp"] == dgp and r["learner"] == learner)

@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import json
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,6 @@ BANDS = ("percentile", "basic", "normal")
 FORMATS = ("png", "pdf", "svg")
 DECIMALS = ("auto", ".", ",")
 CENTERED = ("auto", "yes", "no")
-EFFECTS = ("pd", "ale", "both")
-UNCERTAINTIES = ("bootstrap", "ij", "none")
 #: --uncertainty ij: the models whose bagged forest it reads, and the trees used when --n-estimators is not
 #: given (pdpboot.forest.MIN_TREES: fewer draw a warning)
 IJ_MODELS = ("random-forest", "extra-trees")
@@ -56,13 +55,46 @@ class Option:
     kind: str  # str, int, float, bool, list, pairs, choice, path, mapping (COL=value), levels (COL=a,b,c)
     default: Any
     help: str
+    #: the allowed values (after a registry's names, when ``registry`` names one)
     choices: tuple[str, ...] = ()
     metavar: str | None = None
     group: str = "model"
+    #: the key of :data:`REGISTRIES` whose names are allowed too (read when a value is checked)
+    registry: str = ""
 
     @property
     def flag(self) -> str:
         return "--" + self.key.replace("_", "-")
+
+    @property
+    def parser_choices(self) -> tuple[str, ...] | None:
+        """``choices`` for argparse; None for a registry's (``--help`` must not import the registered modules,
+        and every value is checked against :attr:`allowed` when the configuration is merged)."""
+        return None if self.registry else (self.choices or None)
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        """The allowed values of a ``choice`` option (from its registry, for ``--effect`` and ``--uncertainty``)."""
+        return (*registered(self.registry), *self.choices) if self.registry else self.choices
+
+
+#: option key -> the live registry whose names are its choices (``effect``: :data:`pdpboot.workflow.registry.EFFECTS`,
+#: ``uncertainty``: :data:`pdpboot.workflow.strategy.STRATEGIES`). The registering modules hand their mapping over
+#: with :func:`register_choices` when they are imported; this module imports neither (they import it).
+REGISTRIES: dict[str, Mapping[str, object]] = {}
+
+
+def register_choices(key: str, registry: Mapping[str, object]) -> None:
+    """Make ``registry``'s names (read whenever a value is checked) the choices of option ``key``."""
+    REGISTRIES[key] = registry
+
+
+def registered(key: str) -> tuple[str, ...]:
+    """The names registered for option ``key`` (a registry module not yet imported is imported by the caller)."""
+    if key not in REGISTRIES:
+        raise RuntimeError(f"--{key.replace('_', '-')}'s choices are registered by pdpboot.workflow.registry and "
+                           "pdpboot.workflow.strategy; import them before checking a configuration.")
+    return tuple(REGISTRIES[key])
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -129,7 +161,7 @@ OPTIONS: tuple[Option, ...] = (
            "whole-curve coverage of the level-0.95 band 0.72 (MC SE 0.08) at n = 500 (bootstrap 0.93) and 0.40 "
            "(0.05) at n = 2000; pointwise 0.87-0.88. none: one fit, no refits, no bands: PD/ICE/ALE of the "
            "model (a fitted --model-file as it is, on all rows), as R's pdp and iml draw them.",
-           choices=UNCERTAINTIES, group="bootstrap"),
+           choices=(), registry="uncertainty", metavar="METHOD", group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
     Option("band", "choice", "percentile", "Band method. percentile (default) covered 0.92-0.94 in an "
@@ -143,7 +175,8 @@ OPTIONS: tuple[Option, ...] = (
            group="bootstrap"),
     Option("effect", "choice", "pd", "Effect to compute with bands: pd (partial dependence, with ICE), ale "
            "(accumulated local effects: no extrapolation when features are correlated; saved as ale.nc) or both "
-           "(from the same resamples' seeds).", choices=EFFECTS, group="bootstrap"),
+           "(from the same resamples' seeds).", choices=("both",), registry="effect", metavar="EFFECT",
+           group="bootstrap"),
     Option("interactions", "int", 0, "Friedman's H-squared interaction statistics on at most N rows per "
            "model (0 = off; costs about N*N predictions per feature and resample).", metavar="N",
            group="bootstrap"),
@@ -310,7 +343,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = N
                                metavar=option.metavar, help=option.help + shown)
         else:
             group.add_argument(option.flag, dest=option.key, default=None, metavar=option.metavar,
-                               choices=option.choices or None, help=option.help + shown)
+                               choices=option.parser_choices, help=option.help + shown)
 
 
 def _show(value) -> str:
@@ -455,10 +488,11 @@ def _convert(option: Option, value, source: str):
             raise InputError(f"{what} must be a number, got {shorten(value)}.") from None
     if option.kind == "choice":
         value = str(value)
-        if value not in option.choices:
-            close = difflib.get_close_matches(value, option.choices, n=1)
+        allowed = option.allowed
+        if value not in allowed:
+            close = difflib.get_close_matches(value, allowed, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InputError(f"{what} must be one of {', '.join(option.choices)}; got {shorten(value)}.{hint}")
+            raise InputError(f"{what} must be one of {', '.join(allowed)}; got {shorten(value)}.{hint}")
         return value
     if isinstance(value, (list, dict)):
         raise InputError(f"{what} must be a single value, got {shorten(value)}.")
