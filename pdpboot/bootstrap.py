@@ -59,28 +59,6 @@ def bootstrap_partial_dependence(
     n_resamples : int
         Number of resamples B (a shortcut of ``Resampling(n_resamples=...)``).
     resampling : {"bootstrap", "stratified", "subsample", "group"} or Resampling
-<<<<<<< HEAD
-        A :class:`pdpboot.Resampling` holds every resampling option at once
-        (``n_resamples``, ``subsample_fraction``, ``groups``, ``background`` and
-        ``max_background`` must then stay at their defaults).  ``bootstrap``
-        (default, for classifiers too): rows drawn with replacement.
-        ``stratified`` keeps each class's count fixed: right only when the
-        class counts are fixed by the design (e.g. case-control sampling);
-        otherwise it freezes the level of a probability PD (a model with a
-        free intercept matches the class share) and its bands under-cover.
-        ``subsample``: ``subsample_fraction`` of the rows without replacement
-        (deviations from the estimate rescaled by ``sqrt(m / (n - m))`` in the
-        bands).  For a gradient-boosting classifier the bootstrap's SE is too
-        small (0.88 of the true SD); ``subsample`` at 0.632 measured 0.92 and,
-        with the bands formed on the logit scale
-        (:func:`pdpboot.probability_bands`), 95 % coverage 0.945 pointwise and
-        0.967 whole curve against the bootstrap's 0.894 and 0.817
-        (``experiments/classifier_se.py``, n = 400, R = 120, B = 50).  It is
-        not the default: at B = 100 (``experiments/classifier_default.py``) it
-        covered a rare outcome's whole curve in only 0.833 (R = 24), and gave
-        logistic regression no better pointwise coverage than the bootstrap;
-        each refit costs less (0.632 n rows).  ``group`` needs
-=======
         How rows are resampled.  A :class:`pdpboot.Resampling` holds every
         resampling option: ``subsample_fraction``, ``groups``, ``background``
         (the rows each resample's PD is averaged over: its own rows with their
@@ -99,9 +77,11 @@ def bootstrap_partial_dependence(
         ``subsample`` at 0.632 measured 0.92 and, with the bands formed on the
         logit scale (:func:`pdpboot.probability_bands`), 95 % coverage 0.945
         pointwise and 0.967 whole curve against the bootstrap's 0.894 and 0.817
-        (``experiments/classifier_se.py``, n = 400, R = 120, B = 50; not yet
-        validated at B = 100; rare outcomes 0.913 and 0.833).  ``group`` needs
->>>>>>> main
+        (``experiments/classifier_se.py``, n = 400, R = 120, B = 50).  It is
+        not the default: at B = 100 (``experiments/classifier_default.py``) it
+        covered a rare outcome's whole curve in only 0.833 (R = 24), and gave
+        logistic regression no better pointwise coverage than the bootstrap;
+        each refit costs less (0.632 n rows).  ``group`` needs
         ``groups`` (a cluster bootstrap).
     statistics : str, list of str or dict, optional
         What to keep besides the PD, by name, or as a dict name -> option:
