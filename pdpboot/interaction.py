@@ -277,8 +277,7 @@ def h_statistic(
         about 0.90 coverage.  (Before the shared rows, the estimate carried
         the noise of its own subsample: percentile then covered 0.980, bc and
         bca 0.73, ``experiments/bounded_statistics.py``, R = 150.)
-        ``percentile``
-        stays the default.
+        ``percentile`` stays the default.
     simultaneous : bool
         As in :func:`pdpboot.confidence_bands` (each statistic is one number
         per output, so this only changes the construction, e.g. sup-t).

@@ -128,7 +128,7 @@ def test_subsample_stays_opt_in_and_the_warning_quotes_the_b100_study():
     X = rng.normal(size=(60, 2))
     y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
     res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=3, grid_resolution=3,
-                                               rng=0, progress=False)
+                                               rng=0, execution=pdpboot.Execution(progress=False))
     assert res.attrs["resampling"] == "bootstrap" and res.attrs["subsample_size"] == 60
     with pytest.warns(pdpboot.CoverageWarning, match=r"0\.833 \(0\.058\) whole curve"):
         pdpboot.confidence_bands(_tree(repr(HistGradientBoostingClassifier())), simultaneous=True)
