@@ -70,7 +70,10 @@ class Resampling:
         class keeps its count (right only when the design fixes the class
         counts, e.g. case-control sampling).  ``subsample``: ``subsample_size``
         rows without replacement (bands rescale the deviations by
-        ``sqrt(m / (n - m))``).  ``group``: whole groups drawn with
+        ``sqrt(m / (n - m))``; for a boosting classifier, with
+        :func:`pdpboot.probability_bands`, closer to nominal than the bootstrap
+        but not on every DGP studied, so opt-in: see
+        :func:`pdpboot.bootstrap_partial_dependence`).  ``group``: whole groups drawn with
         replacement (a cluster bootstrap; needs ``groups``).
     n_resamples : int
         Number of resamples B.

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..caveats import CoverageWarning
 from ..io import save
 from . import InputError
 from .compute import compute
@@ -267,6 +268,11 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
         outcome = compute(config, problem, say=say, log=say.log, progress=progress,
                           progress_lines=say.log if (progress or say.quiet) else say,
                           on_fit=on_fit, on_effect=on_effect, keep_going=True)
+        # a band the user chose that a study measured to under-cover (--band basic, simultaneous bands of a
+        # boosting classifier): said on the console and in summary.md's notes, not only in run.log
+        for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CoverageWarning)):
+            say(f"WARNING: {message}")
+            outcome.notes.append(message)
         sheets = None
         if config.workbook:
             say("Writing workbook.xlsx ...")

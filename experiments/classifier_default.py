@@ -1,0 +1,317 @@
+"""Study (stats, issue 27 item 1): should the 0.632-subsample (+ logit-scale bands) be the classifiers' default?
+
+The candidate remedy of :mod:`experiments.classifier_se` -- ``m = floor(0.632 n)`` rows without replacement,
+deviations rescaled by ``sqrt(m / (n - m))``, for a classifier the bands built on the logit scale and mapped
+back (``pdpboot.probability_bands``) -- at **B = 100** on four DGPs x four learners, against the target of
+the issue: whole-curve (sup-t) coverage >= 0.93 and pointwise (percentile) coverage 0.95 +/- 0.02 in every
+cell; for the regressor the remedy is the subsample without the logit scale, and it must not over-cover
+(whole curve <= 0.97).  The plain bootstrap (B = 100) is the reference where it is cheap (logistic
+regression); for the boosting classifier the reference is the B = 50 run of ``classifier_se``.
+
+Cells: DGPs ``skewcorr`` (correlated, log-normal x1, a bump and an interaction), ``logistic`` (two normal
+features, an interaction), ``step`` (a jump in x0, skewed x1), ``rare`` (base rate about 0.15); learners
+``hgb_clf`` (HistGradientBoosting, 60 rounds), ``rf_clf`` (60 trees, min leaf 5), ``logreg``, ``hgb_reg``
+(HistGradientBoostingRegressor on the regression version of the DGP: mean ``eta(x)`` with heavy-tailed
+heteroscedastic noise; for ``rare`` a rare, heavy-tailed outcome ``Bernoulli(expit(eta)) * LogNormal(0, 1)``;
+for ``skewcorr`` the ``regression`` DGP of ``classifier_se``).  n = 400, G = 12 grid points, two features.
+
+Data set ``r`` of a cell is the data set ``r`` of the same combination in ``classifier_se`` (same seeds);
+where that study cached B = 50 draws of a scheme, this one adds 50 more from a fresh stream (iid given
+the data), so every data set ends with B = 100.  Truth: the mean (the learner's expected PD, the target)
+and SD of ``T = 200`` fits on independent data sets (``classifier_se``'s truth file where it exists).
+
+    python -m experiments.classifier_default compute [--quick] [--plan NAME]
+    python -m experiments.classifier_default render [--summaries]
+
+Chunks of 3 data sets are cached under ``results/<mode>/classifier_default``; a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from functools import partial
+
+import numpy as np
+import xarray as xr
+from scipy.special import expit
+
+from . import _common as C
+from . import classifier_se as cs
+
+STUDY = "classifier_default"
+DGPS = ("skewcorr", "logistic", "step", "rare")
+LEARNERS = ("hgb_clf", "rf_clf", "logreg", "hgb_reg")
+B_TARGET = {"full": 100, "quick": 12}  #: quick: classifier_se's 8 draws + 4
+CHUNK = 3
+#: stream children of a data set's SeedSequence used for the draws added here (classifier_se uses 0..9)
+_STREAM = {"sub632": 10, "plain": 11}
+
+#: (cell, R, schemes) in the order they are computed: the cheap cells and the ones that decide first.
+PLANS = {
+    "full": [
+        ("rare:hgb_clf", 24, ("sub632",)),
+        *[(f"{d}:logreg", 60, ("plain", "sub632")) for d in DGPS],
+        *[(f"{d}:hgb_reg", 24, ("sub632",)) for d in DGPS],
+        ("logistic:hgb_clf", 24, ("sub632",)),
+        ("step:hgb_clf", 24, ("sub632",)),
+        *[(f"{d}:rf_clf", 9, ("sub632",)) for d in DGPS],
+        ("skewcorr:hgb_clf", 120, ("sub632",)),
+        *[(f"{d}:logreg", 150, ("plain", "sub632")) for d in DGPS],
+        *[(f"{d}:hgb_clf", 48, ("sub632",)) for d in ("rare", "logistic", "step")],
+        *[(f"{d}:hgb_reg", 48, ("sub632",)) for d in DGPS],
+        *[(f"{d}:rf_clf", 24, ("sub632",)) for d in DGPS],
+    ],
+    "quick": [(f"{d}:{m}", 2, ("plain", "sub632")) for d in ("skewcorr", "rare") for m in ("hgb_clf", "hgb_reg")],
+}
+
+# --------------------------------------------------------------------------- DGPs
+
+
+def source_combo(cell: str) -> str:
+    """The ``classifier_se`` combination whose seeds (and cached draws) data set ``r`` of ``cell`` shares."""
+    return "regression:hgb_reg" if cell == "skewcorr:hgb_reg" else cell
+
+
+def make_data(cell: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """One data set of the cell: the binary DGP, or its regression version for ``hgb_reg``."""
+    dgp, learner = cell.split(":")
+    if learner != "hgb_reg":
+        return cs.make_data(dgp, n, rng)
+    if dgp == "skewcorr":
+        return cs.make_data("regression", n, rng)
+    X = cs.make_x(dgp, n, rng)
+    eta = cs._eta(dgp, X)
+    if dgp == "rare":  # rare, heavy-tailed outcome: mostly 0, sometimes log-normal
+        hit = rng.uniform(size=n) < expit(eta)
+        return X, hit * np.exp(rng.normal(size=n))
+    return X, eta + (0.5 + 0.4 * np.abs(X[:, 0])) * rng.standard_t(4, size=n) / np.sqrt(2)
+
+
+def _grid(cell: str) -> np.ndarray:
+    return cs.grid_of(cell.split(":")[0])
+
+
+# --------------------------------------------------------------------------- compute
+
+
+def _seeds(cell: str, count: int) -> tuple[np.random.SeedSequence, list[np.random.SeedSequence]]:
+    truth_seed, rep_seed = C.seed_sequence(cs.SEED, source_combo(cell)).spawn(2)
+    return truth_seed, cs._rep_seeds(rep_seed, count)
+
+
+def _cached_se(ctx: C.Context, cell: str) -> dict[int, xr.Dataset]:
+    """``classifier_se``'s cached data sets of the cell, by rep (empty when there are none)."""
+    folder = ctx.study_dir(cs.STUDY)
+    dgp, learner = source_combo(cell).split(":")
+    out = {}
+    for path in sorted(folder.glob(f"{dgp}_{learner}_0*.nc")):
+        ds = C.load_dataset(path)
+        for i, r in enumerate(ds["rep"].values):
+            out[int(r)] = ds.isel(rep=i)
+    return out
+
+
+def _truth(cell: str, n: int, T: int, quick: bool, seed) -> xr.Dataset:
+    grid = _grid(cell)
+    learner = cs.make_learner(cell.split(":")[1], quick)
+    fits = [cs._fit_pd(learner, *make_data(cell, n, np.random.default_rng(s)), grid) for s in seed.spawn(T)]
+    return xr.Dataset({"fits": (("fit", "feature", "x"), np.array(fits)), "grid": (("feature", "x"), grid)})
+
+
+def truth_of(ctx: C.Context, cell: str) -> xr.Dataset:
+    """``classifier_se``'s truth file of the cell where it exists, else this study's (computed if missing)."""
+    dgp, learner = source_combo(cell).split(":")
+    old = ctx.study_dir(cs.STUDY) / f"{dgp}_{learner}_truth.nc"
+    if old.exists():
+        return C.load_dataset(old)
+    cfg = cs.SETTINGS[ctx.mode]
+    truth_seed, _ = _seeds(cell, 0)
+    path = ctx.study_dir(STUDY) / f"{cell.replace(':', '_')}_truth.nc"
+    return C.cached(path, ctx, partial(_truth, cell, cfg["n"], cfg["T"], ctx.quick, truth_seed))
+
+
+def _rep(cell: str, seed: np.random.SeedSequence, schemes, old: xr.Dataset | None, B: int, quick: bool) -> dict:
+    cfg = cs.SETTINGS["quick" if quick else "full"]
+    children = seed.spawn(max(_STREAM.values()) + 1)  # children 0..9 are classifier_se's, in its order
+    X, y = make_data(cell, cfg["n"], np.random.default_rng(children[0]))
+    learner = cs.make_learner(cell.split(":")[1], quick)
+    grid = _grid(cell)
+    out = {"estimate": cs.pd_of_fit(learner.fit(X, y), X, grid)}
+    if old is not None and not np.allclose(old["estimate"].values, out["estimate"]):
+        raise RuntimeError(f"{cell}: data set differs from classifier_se's cached one")
+    for scheme in schemes:
+        have = 0 if old is None or scheme not in old else old.sizes["resample"]
+        start = time.perf_counter()
+        out[scheme] = cs._scheme_draws(scheme, learner, X, y, grid, B - have,
+                                       np.random.default_rng(children[_STREAM[scheme]]), {})
+        out[f"{scheme}_seconds"] = (time.perf_counter() - start) * B / max(B - have, 1)
+    return out
+
+
+def _chunk(ctx: C.Context, cell: str, schemes, first: int, last: int) -> xr.Dataset:
+    _, seeds = _seeds(cell, last)
+    old = _cached_se(ctx, cell)
+    B = B_TARGET[ctx.mode]
+    start = time.perf_counter()
+    reps = [_rep(cell, seeds[r], schemes, old.get(r), B, ctx.quick) for r in range(first, last)]
+    print(f"[{time.strftime('%H:%M:%S')}] {cell} reps {first}..{last} {schemes} took "
+          f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+    data = {"estimate": (("rep", "feature", "x"), np.array([r["estimate"] for r in reps]))}
+    for s in schemes:
+        data[s] = (("rep", f"new_{s}", "feature", "x"), np.array([r[s] for r in reps]))
+        data[f"{s}_seconds"] = ("rep", np.array([r[f"{s}_seconds"] for r in reps]))
+    return xr.Dataset(data, coords={"rep": np.arange(first, last)})
+
+
+def compute(ctx: C.Context, plan=None) -> None:
+    """Every step of the plan in order (truth, then chunks of ``CHUNK`` data sets); cached, resumable."""
+    folder = ctx.study_dir(STUDY)
+    for cell, R, schemes in plan or PLANS[ctx.mode]:
+        truth_of(ctx, cell)
+        for first in range(0, R, CHUNK):
+            last = min(first + CHUNK, R)
+            tag = "_".join(schemes)
+            C.cached(folder / f"{cell.replace(':', '_')}_{tag}_{first:05d}.nc", ctx,
+                     partial(_chunk, ctx, cell, tuple(schemes), first, last))
+
+
+# --------------------------------------------------------------------------- summaries
+
+TARGET = "whole >= 0.93, pointwise 0.95 +/- 0.02 (regressor: also whole <= 0.97)"
+
+
+def draws_of(ctx: C.Context, cell: str, scheme: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(reps, estimates (R, F, G), draws (R, B, F, G)) of the data sets with B_TARGET draws of ``scheme``."""
+    folder = ctx.study_dir(STUDY)
+    old = _cached_se(ctx, cell)
+    B = B_TARGET[ctx.mode]
+    got = {}
+    for path in sorted(folder.glob(f"{cell.replace(':', '_')}_*_0*.nc")):
+        ds = C.load_dataset(path)
+        if scheme not in ds:
+            continue
+        for i, r in enumerate(ds["rep"].values):
+            new = ds[scheme].values[i]
+            prev = old.get(int(r))
+            d = new if prev is None or scheme not in prev else np.concatenate([prev[scheme].values, new])
+            if d.shape[0] == B:
+                got[int(r)] = (ds["estimate"].values[i], d)
+    reps = np.array(sorted(got))
+    if reps.size == 0:
+        return reps, np.empty(0), np.empty(0)
+    return reps, np.array([got[r][0] for r in reps]), np.array([got[r][1] for r in reps])
+
+
+def _verdict(rec: dict, classifier: bool) -> str:
+    p, w = rec["pointwise"], rec["whole"]
+    ok = w >= 0.93 and abs(p - 0.95) <= 0.02 and (classifier or w <= 0.97)
+    if ok:
+        return "meets"
+    # how far outside, in Monte Carlo SEs
+    def over(miss: float, mcse: float, bound: float | None) -> float:
+        # in MC SEs; a whole-curve share's SE no smaller than a binomial one at the bound (24/24 is no proof)
+        floor = 0.0 if bound is None else np.sqrt(bound * (1 - bound) / rec["R"])
+        return miss / max(mcse, floor) if max(mcse, floor) > 0 else np.inf
+
+    gaps = [over(0.93 - w, rec["whole_mcse"], 0.93) if w < 0.93 else 0.0,
+            over(abs(p - 0.95) - 0.02, rec["pointwise_mcse"], None) if abs(p - 0.95) > 0.02 else 0.0,
+            over(w - 0.97, rec["whole_mcse"], 0.97) if not classifier and w > 0.97 else 0.0]
+    return "FAILS (> 2 MC SE)" if max(gaps) > 2 else "misses (within 2 MC SE)"
+
+
+def records(ctx: C.Context) -> list[dict]:
+    n = cs.SETTINGS[ctx.mode]["n"]
+    out = []
+    for dgp in DGPS:
+        for learner in LEARNERS:
+            cell = f"{dgp}:{learner}"
+            classifier = learner != "hgb_reg"
+            truth_path_old = ctx.study_dir(cs.STUDY) / f"{'_'.join(source_combo(cell).split(':'))}_truth.nc"
+            truth_path = ctx.study_dir(STUDY) / f"{cell.replace(':', '_')}_truth.nc"
+            if not truth_path_old.exists() and not truth_path.exists():
+                continue
+            fits = truth_of(ctx, cell)["fits"].values
+            truth, true_sd = np.nanmean(fits, axis=0), np.nanstd(fits, axis=0, ddof=1)
+            for stored, shown in (("plain", "plain"), ("plain", "logit"), ("sub632", "sub632"),
+                                  ("sub632", "sub632_logit")):
+                if shown.endswith("logit") and not classifier:
+                    continue
+                reps, est, draws = draws_of(ctx, cell, stored)
+                if reps.size < 2:
+                    continue
+                res = np.array([cs._package_bands(est[r], None, draws[r], truth, shown, n, true_sd)
+                                for r in range(len(reps))])
+                rec = {"cell": cell, "scheme": shown, "R": int(len(reps)), "B": int(draws.shape[1]),
+                       "T": int(fits.shape[0])}
+                rec["pointwise"], rec["pointwise_mcse"] = cs._mean_se(res[:, 0])
+                rec["whole"], rec["whole_mcse"] = cs._mean_se(res[:, 1])
+                rec["supt_halfwidth_sd"] = float(np.mean(res[:, 2]))
+                se = np.nanstd(draws, axis=1, ddof=1) * (cs._sub632_scale(n) if stored == "sub632" else 1.0)
+                rec["se_ratio_median"] = float(np.nanmedian(np.sqrt(np.nanmean(se**2, axis=0)) / true_sd))
+                rec["remedy"] = shown == ("sub632_logit" if classifier else "sub632")
+                rec["verdict"] = _verdict(rec, classifier)
+                out.append(rec)
+    return out
+
+
+def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
+    recs = records(ctx)
+    head = (f"Target: {TARGET}.  Remedy rows marked '*'.  MC SE in brackets (SD over data sets / sqrt(R)); a verdict "
+            "'FAILS' misses the target by more than 2 MC SE (whole curve: SE at least binomial at the bound).\n"
+            f"{'cell':18s} {'scheme':13s} {'R':>4s} {'B':>4s} {'T':>4s}  {'pointwise':>15s} {'whole (sup-t)':>15s}"
+            f"  SE/SD  halfwidth/SD  verdict")
+    lines = [head]
+    for r in recs:
+        mark = "*" if r["remedy"] else " "
+        lines.append(f"{r['cell']:18s} {r['scheme']:12s}{mark} {r['R']:4d} {r['B']:4d} {r['T']:4d}  "
+                     f"{r['pointwise']:.3f} ({r['pointwise_mcse']:.3f})   {r['whole']:.3f} ({r['whole_mcse']:.3f})"
+                     f"   {r['se_ratio_median']:.2f}   {r['supt_halfwidth_sd']:.2f}        {r['verdict']}")
+    text = "\n".join(lines) + "\n"
+    folder = ctx.study_dir(STUDY)
+    (folder / "summary.json").write_text(json.dumps(recs, indent=1))
+    (folder / "summary.txt").write_text(text)
+    if not ctx.quick and summaries:
+        dest = C.ROOT / "experiments" / "summaries" / "classifier_se"
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "default_B100.json").write_text(json.dumps(recs, indent=1))
+        (dest / "default_B100.txt").write_text(text)
+    print(text)
+    return recs
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.classifier_default", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=["compute", "render", "both"], nargs="?", default="both")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--results-dir")
+    parser.add_argument("--summaries", action="store_true",
+                        help="also write experiments/summaries/classifier_se/default_B100.* (full mode)")
+    parser.add_argument("--steps", help="a slice 'i:j' of the mode's plan (default: all of it)")
+    parser.add_argument("--cells", nargs="*", metavar="DGP:LEARNER=R",
+                        help="instead of the plan: these cells up to R data sets (logreg: plain and sub632; "
+                             "others: sub632)")
+    args = parser.parse_args(argv)
+    ctx = C.default_context(args.quick, args.results_dir, None, 1)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        if args.action in ("compute", "both"):
+            plan = PLANS[ctx.mode]
+            if args.steps:
+                i, j = (int(v) if v else None for v in args.steps.split(":"))
+                plan = plan[i:j]
+            if args.cells:
+                plan = [(cell, int(R), ("plain", "sub632") if cell.endswith(":logreg") else ("sub632",))
+                        for cell, R in (item.split("=") for item in args.cells)]
+            compute(ctx, plan)
+        if args.action in ("render", "both"):
+            render(ctx, args.summaries)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Issue 27 studies: classifier_default extends classifier_se's data sets, background_molnar's two backgrounds and
+Molnar band, stats_bounded_shared's shared-row H2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+
+from experiments import _common as C
+from experiments import background_molnar as BM
+from experiments import classifier_default as CD
+from experiments import classifier_se as S
+from experiments import stats_bounded_shared as SB
+from pdpboot.engine.hstats import interaction_statistics
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # two data sets: spreads over 1 degree of freedom
+def test_classifier_default_adds_draws_to_classifier_se_data_sets(tmp_path):
+    ctx = C.default_context(True, tmp_path / "r", tmp_path / "p", 1)
+    S.compute(ctx, ["skewcorr:hgb_clf"], schemes=["sub632"])  # 2 data sets, 8 draws each
+    CD.compute(ctx, [("skewcorr:hgb_clf", 2, ("sub632",))])  # the same data sets (checked), 4 draws more
+    reps, est, draws = CD.draws_of(ctx, "skewcorr:hgb_clf", "sub632")
+    old = S.load_combo(ctx, "skewcorr:hgb_clf")[0]
+    first = np.concatenate([c["sub632"].values for c in old])
+    assert reps.tolist() == [0, 1] and draws.shape[1] == CD.B_TARGET["quick"] == 12
+    np.testing.assert_array_equal(draws[:, :8], first)  # classifier_se's draws first, then new ones
+    assert not np.allclose(draws[:, 8:].mean(axis=1), draws[:, :4].mean(axis=1))
+    recs = CD.records(ctx)
+    assert {r["scheme"] for r in recs} == {"sub632", "sub632_logit"} and all(r["B"] == 12 for r in recs)
+
+
+def test_regression_versions_of_the_dgps():
+    rng = np.random.default_rng(0)
+    X, y = CD.make_data("rare:hgb_reg", 4000, rng)
+    assert np.mean(y == 0) > 0.7 and y.max() > 1  # rare, heavy-tailed outcome
+    X, y = CD.make_data("step:hgb_clf", 50, rng)
+    assert set(np.unique(y)) <= {0, 1}
+
+
+def test_background_molnar_pds_and_band(tmp_path):
+    X = np.random.default_rng(1).normal(size=(30, 4))
+    model = LinearRegression().fit(X, X @ [1.0, 2.0, -1.0, 0.5])
+    grid = np.array([-1.0, 0.0, 2.0])
+    ice = BM._pd_rows(model, X, [0, 2], grid)  # (n, F, G): a linear model's ICE, by hand
+    by_hand = model.intercept_ + X @ model.coef_
+    for i, f in enumerate([0, 2]):
+        np.testing.assert_allclose(ice[:, i], (by_hand - X[:, f] * model.coef_[f])[:, None]
+                                   + np.outer(np.ones(30), grid) * model.coef_[f])
+    curves = np.random.default_rng(2).normal(size=(15, 1, 3))
+    lo, hi = BM._molnar_band(curves, 15, 0.7, 500)
+    se = np.sqrt(curves.var(axis=0, ddof=1) * (1 / 15 + 150 / 350))
+    np.testing.assert_allclose(hi - lo, 2 * 2.1447866879169273 * se)  # t_{14, 0.975}
+
+
+def test_shared_h2_weights_are_duplicated_rows():
+    """A resample's H2 on the rows of S it drew, weighted by their counts, is H2 on those rows duplicated."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    model = LinearRegression().fit(np.column_stack([X, X[:, 0] * X[:, 1]]), X[:, 0] * X[:, 1])
+
+    class Product:
+        def predict(self, Z):
+            return model.predict(np.column_stack([Z, Z[:, 0] * Z[:, 1]]))
+
+    keep = np.array([1, 4, 7, 9, 20])
+    counts = np.array([1, 2, 1, 3, 1])
+    weighted = SB._h2(Product(), X, keep, counts)
+    dup = np.repeat(keep, counts)
+
+    def predict(Z):
+        return Product().predict(Z).reshape(-1, 1)
+
+    out = interaction_statistics(predict, X[dup], pairs=[(0, 1)], n_max=dup.size, rng=None)
+    assert weighted == pytest.approx(float(out[(0, 1)]["h2"][0]), rel=1e-10)
