@@ -317,10 +317,12 @@ def _block(block: Block) -> str:
             f"<h3>{esc(block.title)}</h3>{block.html}</div>")
 
 
-def write_report(results: Sequence[xr.DataTree] | xr.DataTree, path, **kwargs) -> Path:
+def write_report(results: Sequence[xr.DataTree] | xr.DataTree, path, *, summary: str | None = None,
+                 images: Sequence[Image] = (), title: str | None = None, command: str | None = None,
+                 names: Names | None = None) -> Path:
     """Write :func:`report_html` of ``results`` to ``path`` (UTF-8); returns the path.  Keywords as there."""
     path = Path(path)
-    text = report_html(results, **kwargs)
+    text = report_html(results, summary=summary, images=images, title=title, command=command, names=names)
     path.write_text(text, encoding="utf-8")
     return path
 
