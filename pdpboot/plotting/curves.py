@@ -206,7 +206,7 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
         raise ValueError(
             f"The node of {name!r} has no 'ice' variable; draw ICE curves of the fitted model now with "
             f"pdpboot.plot_ice(model, X, {name!r}, result=result), or run the bootstrap with "
-            "ice=<number of instances> to keep them, or pass ice=False."
+            "statistics={'ice': <number of instances>} to keep them, or pass ice=False."
         )
     curves = array_of(ds["ice"], ["instance", name], "ice")
     n = curves.shape[0]
