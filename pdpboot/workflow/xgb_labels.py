@@ -10,7 +10,11 @@ the exact tree engine reads it as an XGBoost model.  Imported only when XGBoost 
 from __future__ import annotations
 
 import numpy as np
-import xgboost
+
+try:  # an optional extra: imported only once --model xgboost or an XGBoost model is in use
+    import xgboost
+except ImportError:  # pragma: no cover - the callers check first
+    raise ImportError('XGBoost models need xgboost: pip install "pdpboot[xgboost]".') from None
 
 
 class LabelledXGBClassifier(xgboost.XGBClassifier):
