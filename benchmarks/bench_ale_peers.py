@@ -112,7 +112,8 @@ def bootstrap(n: int, resamples: int, repeats: int) -> None:
     Xa, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
     X = pd.DataFrame(Xa, columns=[f"x{j}" for j in range(10)])
     est = RandomForestRegressor(100, min_samples_leaf=5, random_state=0, n_jobs=1)
-    kw = dict(n_resamples=resamples, resampling="bootstrap", rng=0, progress=False, n_jobs=1)  # the same refits
+    kw = dict(n_resamples=resamples, resampling="bootstrap", rng=0,  # the same refits
+              execution=pdpboot.Execution(n_jobs=1, progress=False))
     feats = ["x0", "x1", "x2"]
     runs = {"bootstrap_ale": lambda: pdpboot.bootstrap_ale(est, X, y, feats, grid_resolution=21, **kw),
             "bootstrap_partial_dependence": lambda: pdpboot.bootstrap_partial_dependence(

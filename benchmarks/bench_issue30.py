@@ -135,12 +135,13 @@ def forest_bootstrap(args) -> None:
         X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
         with threadpool_limits(limits=1):
             pdpboot.bootstrap_partial_dependence(TimedForest(5, n_jobs=1), X[:2000], y[:2000], [0, 1],
-                                                 n_resamples=2, progress=False, rng=0)
+                                                 n_resamples=2, rng=0,
+                                                 execution=pdpboot.Execution(n_jobs=1, progress=False))
             FIT_SECONDS.clear()
             start = time.process_time()
             pdpboot.bootstrap_partial_dependence(TimedForest(args.trees, random_state=0, n_jobs=1), X, y,
                                                  list(range(10)), n_resamples=args.resamples, grid_resolution=50,
-                                                 n_jobs=1, rng=0, progress=False)
+                                                 rng=0, execution=pdpboot.Execution(n_jobs=1, progress=False))
             total = time.process_time() - start
         fit = sum(FIT_SECONDS)
         _record(Path(args.out), {"part": "forest-bootstrap", "n": n, "trees": args.trees, "features": 10,
@@ -178,8 +179,8 @@ def parallel(args) -> None:
 
     def run(jobs: int) -> float:
         start = time.perf_counter()
-        pdpboot.bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=args.resamples, n_jobs=jobs, rng=0,
-                                             progress=False)
+        pdpboot.bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=args.resamples, rng=0,
+                                             execution=pdpboot.Execution(n_jobs=jobs, progress=False))
         return time.perf_counter() - start
 
     times: dict[int, list[float]] = {1: [], 2: []}

@@ -46,10 +46,10 @@ def test_started_workers_run_the_bootstrap_unchanged(data):
     X, y = data
     assert pdpboot.start_workers(1) == 1
     assert pdpboot.start_workers(2) == 2
-    kw = dict(n_resamples=3, rng=11, grid_resolution=5, progress=False)
+    kw = dict(n_resamples=3, rng=11, grid_resolution=5)
     est = RandomForestRegressor(n_estimators=4)
-    one = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "b"], n_jobs=1, **kw)
-    two = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "b"], n_jobs=2, **kw)
+    one = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "b"], **kw, execution=pdpboot.Execution(n_jobs=1))
+    two = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "b"], **kw, execution=pdpboot.Execution(n_jobs=2))
     for name in ["a", "b"]:
         xr.testing.assert_identical(one[name].to_dataset(), two[name].to_dataset())
 
