@@ -9,9 +9,9 @@ from sklearn.linear_model import LinearRegression
 
 from experiments import _common as C
 from experiments import background_molnar as BM
+from experiments import bounded_shared as SB
 from experiments import classifier_default as CD
 from experiments import classifier_se as S
-from experiments import bounded_shared as SB
 from pdpboot.engine.hstats import interaction_statistics
 
 
