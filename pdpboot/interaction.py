@@ -269,7 +269,7 @@ def h_statistic(
         subsample of at most ``n_max`` rows, as now, coverage of the learner's
         expected H2 was 0.895 (MC SE 0.015) for ``percentile``, 0.910 for
         ``bc``, 0.907 for ``bca``, 0.882 for ``normal`` and 0.840 for
-        ``basic`` (R = 400 data sets, ``experiments/stats_bounded_shared.py``).
+        ``basic`` (R = 400 data sets, ``experiments/bounded_shared.py``).
         The resamples' SD equals the estimate's sampling SD on average (ratio
         1.01), but it grows with the estimate (correlation 0.82), so intervals
         are too narrow exactly when the estimate is low and miss above the

@@ -1,5 +1,5 @@
 """Issue 27 studies: classifier_default extends classifier_se's data sets, background_molnar's two backgrounds and
-Molnar band, stats_bounded_shared's shared-row H2."""
+Molnar band, bounded_shared's shared-row H2."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from sklearn.linear_model import LinearRegression
 
 from experiments import _common as C
 from experiments import background_molnar as BM
+from experiments import bounded_shared as SB
 from experiments import classifier_default as CD
 from experiments import classifier_se as S
-from experiments import stats_bounded_shared as SB
 from pdpboot.engine.hstats import interaction_statistics
 
 

@@ -20,7 +20,7 @@ from .text import md, num
 #: Interval methods per statistic, best first; the first one confidence_bands offers is used.
 #: Every bounded statistic (ranges, variance indices, H²) gets the percentile interval, the method the
 #: package's studies chose: with the estimate and the refits on shared H rows (as now),
-#: experiments/stats_bounded_shared.py (R = 400) measured coverage of the learner's expected H² 0.895 for
+#: experiments/bounded_shared.py (R = 400) measured coverage of the learner's expected H² 0.895 for
 #: percentile, 0.910 for bias-corrected (bc), 0.840 for basic (all below 0.95; bc is no clear gain), and bc
 #: turned the demo's heterogeneity index 3.435 into the degenerate interval [3.459, 3.488] (all 50 refits above
 #: the estimate); "basic" would reflect these statistics below 0.  Signed statistics (level contrasts,

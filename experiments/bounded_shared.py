@@ -13,7 +13,7 @@ Targets: the learner's expected H2 as archived by ``bounded_statistics`` (mean o
 data of the estimate, whose distribution the rule does not change: H2 of a full-data fit on a random
 ``n_max``-row subsample) and the population value 1/3.  Coverage with MC SE ``sqrt(p (1 - p) / R)``.
 
-    python -m experiments.stats_bounded_shared [--settings h2_linear:ols ...] [--max-reps R]
+    python -m experiments.bounded_shared [--settings h2_linear:ols ...] [--max-reps R]
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.stats_bounded_shared", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.bounded_shared", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=["compute", "render", "both"], nargs="?", default="both")
     parser.add_argument("--quick", action="store_true")
