@@ -114,7 +114,8 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, loc
     start = time.process_time()
     res = pdpboot.debiased_partial_dependence(
         make_learner(setting["learner"], quick), X, y, setting["features"], custom_values=custom,
-        categorical_features=setting.get("categorical"), confidence_level=LEVEL, localize=localize,
+        categorical_features=setting.get("categorical"), confidence_level=LEVEL,
+        options=pdpboot.DebiasedOptions(localize=localize),
         rng=np.random.default_rng(fit_seed))
     cpu = time.process_time() - start
     out: dict = {"cpu": cpu}

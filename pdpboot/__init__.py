@@ -17,6 +17,7 @@ _PUBLIC = {
     "confidence_bands": "bands",
     "CoverageWarning": "caveats",
     "debiased_partial_dependence": "debiased",
+    "DebiasedOptions": "debiased",
     "Execution": "options",
     "forest_partial_dependence": "forest",
     "get_node": "schema",

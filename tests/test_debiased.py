@@ -139,8 +139,8 @@ def test_categorical_aipw_equals_hand_computation():
     from sklearn.preprocessing import OneHotEncoder
     model = make_pipeline(make_column_transformer((OneHotEncoder(drop="first"), ["level"]), remainder="passthrough"),
                           LinearRegression())
-    res = pdpboot.debiased_partial_dependence(model, X, y, ["level"], n_folds=K,
-                                              weight_estimator=DummyClassifier(strategy="prior"), rng=5)
+    options = pdpboot.DebiasedOptions(n_folds=K, weight_estimator=DummyClassifier(strategy="prior"))
+    res = pdpboot.debiased_partial_dependence(model, X, y, ["level"], options=options, rng=5)
     # By hand: the same folds (the first of the four spawned seeds), OLS on each complement, the propensity is the
     # training fold's level frequency (a prior-only classifier), AIPW mean per level.
     folds = eng.fold_labels(n, K, np.random.default_rng(5).spawn(4)[0])
@@ -228,6 +228,26 @@ def test_refuses_pairs_and_decision_function():
     with pytest.raises(ValueError, match="decision_function"):
         pdpboot.debiased_partial_dependence(LogisticRegression(), X, (y > 1).astype(int), [0],
                                             response_method="decision_function")
+
+
+def test_at_most_15_parameters_and_moved_keywords_warn_naming_the_options():
+    import inspect
+
+    assert len(inspect.signature(pdpboot.debiased_partial_dependence).parameters) <= 15
+    X, y = _linear_gaussian(200, 10)
+    new = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=0,
+                                              options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=500))
+    with pytest.warns(FutureWarning, match=r"options=pdpboot.DebiasedOptions\(n_folds=..., n_multipliers=...\)"):
+        old = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=0,
+                                                  n_folds=3, n_multipliers=500)
+    _identical_but_created(new, old)
+    assert new.attrs["n_folds"] == 3
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_fold'"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], n_fold=3)
+    with pytest.raises(ValueError, match="n_folds"):
+        pdpboot.DebiasedOptions(n_folds=1)
+    with pytest.raises(TypeError, match="DebiasedOptions"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], options={"n_folds": 3})
 
 
 def test_coverage_study_quick_mode_runs_resumes_and_summarizes(tmp_path):

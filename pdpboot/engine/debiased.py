@@ -71,6 +71,8 @@ _EPA_R, _EPA_MU2 = 0.6, 0.2
 ROT_CONSTANT = (_EPA_R / _EPA_MU2**2) ** 0.2
 #: Fewest rows with positive kernel weight in the window of any grid point (local quadratic pilot).
 MIN_WINDOW = 30
+#: Floor of ``1 - leverage`` in the HC3 residuals of the influence function.
+MIN_ONE_MINUS_LEVERAGE = 0.1
 #: Largest density-ratio or inverse-propensity weight kept (larger ones are clipped to it).
 MAX_WEIGHT = 20.0
 
@@ -195,7 +197,7 @@ def interpolation_matrix(a: np.ndarray, fine: np.ndarray) -> np.ndarray:
 
 def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.ndarray, grid: np.ndarray, *,
                    bandwidth: float | None = None, localize: str = "pseudo-outcome",
-                   min_window: int = MIN_WINDOW) -> dict:
+                   min_window: int = MIN_WINDOW, hc3: bool = True) -> dict:
     """Debiased PD of one numeric feature on a grid, with its influence function.
 
     Parameters
@@ -252,7 +254,11 @@ def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.nda
         weights, pilot = rbc_weights(a, grid, h)
         beta = pilot @ xi                                              # (3, G)
         fitted = beta[0][:, None] + beta[1][:, None] * d + beta[2][:, None] * d**2
-        local = (n * weights * (xi[None, :] - fitted)).T              # (n, G)
+        resid = xi[None, :] - fitted                                   # (G, n)
+        if hc3:  # leverage of row j in the local quadratic fit at the grid point: HC3 residuals
+            lev = pilot[0] + pilot[1] * d + pilot[2] * d**2
+            resid = resid / np.maximum(1 - lev, MIN_ONE_MINUS_LEVERAGE)
+        local = (n * weights * resid).T                                # (n, G)
         if localize == "pseudo-outcome":
             spread = weights @ P                                       # (G, M): the smoother on the fine grid
             estimate[o] = weights @ xi
