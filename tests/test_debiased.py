@@ -62,6 +62,25 @@ def test_rule_of_thumb_bandwidth_limits():
     assert counts.min() >= eng.MIN_WINDOW
 
 
+def test_feature_with_few_distinct_values_gets_a_window_with_enough_of_them():
+    # An hour of the day (24 values) on a 20-point grid: the old minimum window (30 rows) could hold a single
+    # value, and the local fits' Gram matrices were singular (LinAlgError in the CLI demo).
+    gen = np.random.default_rng(2)
+    hour = gen.integers(0, 24, 3000).astype(float)
+    other = gen.standard_normal(3000)
+    y = np.sin(hour / 24 * 2 * np.pi) + other + 0.3 * gen.standard_normal(3000)
+    X = np.column_stack([hour, other])
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=20, rng=0)
+    assert np.isfinite(res["x0"].ds["pd"].values).all()
+    grid = res["x0"].ds["x0"].values
+    h = res["x0"].ds.attrs["bandwidth"][0]
+    inside = np.abs(np.unique(hour)[None, :] - grid[:, None]) < h
+    assert inside.sum(axis=1).min() >= eng.MIN_DISTINCT
+    with pytest.raises(ValueError, match="distinct values"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=20, rng=0,
+                                            options=pdpboot.DebiasedOptions(bandwidth=0.5))
+
+
 def test_aipw_levels_hand_computation():
     ice = np.array([[1.0, 2.0], [0.0, 1.0], [2.0, 4.0]])[:, None, :]   # mu_hat(level, C_j), 3 rows, 2 levels
     residual = np.array([[0.5], [-1.0], [2.0]])

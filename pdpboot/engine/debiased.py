@@ -138,6 +138,24 @@ def rbc_weights(a: np.ndarray, grid: np.ndarray, h: float, b: float | None = Non
     return ll - c[:, None] * pilot[2], pilot
 
 
+#: Fewest distinct values of the feature in the window of any grid point (the local quadratic needs 3).
+MIN_DISTINCT = 4
+
+
+def minimum_bandwidth(a: np.ndarray, grid: np.ndarray, *, min_window: int = MIN_WINDOW,
+                      min_distinct: int = MIN_DISTINCT) -> float:
+    """Smallest bandwidth that puts ``min_window`` rows and ``min_distinct`` distinct values of ``a`` strictly
+    inside the Epanechnikov window of every grid point (a feature with few values, like an hour of the day,
+    otherwise leaves the local fits singular)."""
+    dist = np.abs(a[None, :] - grid[:, None])
+    m = min(min_window, a.size)
+    rows = np.sort(dist, axis=1)[:, m - 1]
+    values = np.unique(a)
+    k = min(min_distinct, values.size)
+    distinct = np.sort(np.abs(values[None, :] - grid[:, None]), axis=1)[:, k - 1]
+    return float(np.max(np.maximum(rows, distinct))) * 1.0001
+
+
 def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
                             min_window: int = MIN_WINDOW) -> tuple[float, dict]:
     """Fan & Gijbels rule-of-thumb bandwidth for the local-linear regression of ``r`` on ``a``.
@@ -145,7 +163,8 @@ def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
     ``h = C_K [sigma^2 |range(a)| / (n mean_i m''(a_i)^2)]^(1/5)`` with ``C_K`` the Epanechnikov
     constant, ``m''`` and ``sigma^2`` from a global quartic least-squares fit (on ``a`` scaled to
     [0, 1] for conditioning), then kept in ``[h_min, range(a) / 2]`` where ``h_min`` puts at least
-    ``min_window`` rows in the window of every grid point.
+    ``min_window`` rows and :data:`MIN_DISTINCT` distinct values in the window of every grid point
+    (:func:`minimum_bandwidth`).
 
     Returns
     -------
@@ -165,8 +184,7 @@ def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
     curvature = float(np.mean(second**2))
     flat = curvature <= 1e-12 * max(sigma2, float(np.mean(r**2)), 1e-300)
     h_rot = np.inf if flat or sigma2 == 0 else ROT_CONSTANT * (sigma2 * span / (n * curvature)) ** 0.2
-    m = min(min_window, n)
-    h_min = float(np.max(np.sort(np.abs(a[None, :] - grid[:, None]), axis=1)[:, m - 1])) * 1.0001
+    h_min = minimum_bandwidth(a, grid, min_window=min_window)
     h_max = max(span / 2, h_min)
     h = float(np.clip(h_rot, h_min, h_max))
     return h, {"h_rot": float(h_rot), "h_min": h_min, "h_max": float(h_max)}
@@ -251,6 +269,10 @@ def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.nda
             rots[o] = info["h_rot"]
         else:
             h, rots[o] = float(bandwidth), np.nan
+            h_min = minimum_bandwidth(a, grid, min_window=1, min_distinct=3)
+            if h < h_min:
+                raise ValueError(f"bandwidth={h:.4g} leaves fewer than 3 distinct values of the feature in the "
+                                 f"window of some grid point; use at least {h_min:.4g} (or bandwidth=None).")
         weights, pilot = rbc_weights(a, grid, h)
         beta = pilot @ xi                                              # (3, G)
         fitted = beta[0][:, None] + beta[1][:, None] * d + beta[2][:, None] * d**2
