@@ -74,7 +74,7 @@ MIN_WINDOW = 30
 #: Floor of ``1 - leverage`` in the HC3 residuals of the influence function.
 MIN_ONE_MINUS_LEVERAGE = 0.1
 #: Largest density-ratio or inverse-propensity weight kept (larger ones are clipped to it).
-MAX_WEIGHT = 20.0
+MAX_WEIGHT = 100.0
 
 
 def fold_labels(n: int, n_folds: int, rng) -> np.ndarray:
@@ -342,7 +342,8 @@ def diagnostic_bandwidth(a: np.ndarray, h: float) -> float:
 
 
 def overlap(kernel: np.ndarray, weights: np.ndarray, *, min_effective_size: float,
-            mass_range: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            mass_range: tuple[float, float],
+            second_moment: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Effective sample sizes, local weight masses and the overlap flag of every grid point.
 
     Parameters
@@ -353,11 +354,14 @@ def overlap(kernel: np.ndarray, weights: np.ndarray, *, min_effective_size: floa
         Unnormalised density ratios ``p(a) p(c) / p(a, c)``, or ``p(a) / pi(a | c)`` for levels.
     min_effective_size : float
     mass_range : (float, float)
+    second_moment : ndarray of shape (G,), optional
+        Model-based ``E[w^2 | A = a]`` per grid point; then the ESS is the smaller of the sample ESS
+        and :func:`model_effective_size`.
 
     Returns
     -------
     ess : ndarray
-        :func:`effective_sample_size` of kernel times weights.
+        :func:`effective_sample_size` of kernel times weights (or the model-based one, if smaller).
     mass : ndarray
         ``sum_i K_i w_i / sum_i K_i``.  Its population value is ``E[w | A = a] = 1`` whenever
         ``p(a, c) > 0`` wherever ``p(a) p(c) > 0``; it falls below 1 where the rows with ``A`` near
@@ -367,10 +371,21 @@ def overlap(kernel: np.ndarray, weights: np.ndarray, *, min_effective_size: floa
         ``ess >= min_effective_size`` and ``mass`` within ``mass_range``.
     """
     ess = effective_sample_size(kernel, weights)
+    if second_moment is not None:
+        ess = np.minimum(ess, model_effective_size(kernel, second_moment))
     total = kernel.sum(axis=-1)
     mass = np.divide((kernel * weights).sum(axis=-1), total, out=np.zeros_like(total), where=total > 0)
     ok = (ess >= min_effective_size) & (mass >= mass_range[0]) & (mass <= mass_range[1])
     return ess, mass, ok
+
+
+def small_sample_factor(ess: np.ndarray, level: float) -> np.ndarray:
+    """``t_{ESS - 1}`` quantile over the normal one at ``level`` (>= 1; 1 where the ESS is large or undefined)."""
+    from scipy.stats import t as student
+
+    df = np.maximum(np.asarray(ess, dtype=float) - 1, 1.0)
+    q = 0.5 + level / 2
+    return np.where(np.isfinite(df), student.ppf(q, df) / ndtri(q), 1.0)
 
 
 def supt_critical_value(influence: np.ndarray, se: np.ndarray, level: float, *, n_multipliers: int = 2000,
@@ -429,7 +444,8 @@ def ratio_design(a: np.ndarray, C: np.ndarray, *, max_pairs: int = 20) -> np.nda
 
 def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], np.ndarray]],
                   a_train: np.ndarray, C_train: np.ndarray, a_eval: np.ndarray, C_eval: np.ndarray, *,
-                  n_permutations: int = 2, max_weight: float = MAX_WEIGHT, rng=None) -> tuple[np.ndarray, int]:
+                  n_permutations: int = 2, max_weight: float = MAX_WEIGHT, rng=None,
+                  a_grid: np.ndarray | None = None) -> tuple:
     """Density ratio ``w = p(a) p(c) / p(a, c)`` on held-out rows by real-versus-permuted classification.
 
     The training rows (label 1) are stacked with ``n_permutations`` copies in which ``a`` is
@@ -448,6 +464,8 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
     n_permutations : int
     max_weight : float
     rng : seed for the permutations.
+    a_grid : ndarray of shape (G,), optional
+        Standardised grid values at which the ratio is also evaluated for every held-out row's ``C``.
 
     Returns
     -------
@@ -455,6 +473,9 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
         Clipped, unnormalised.
     n_clipped : int
         Held-out rows whose weight was clipped.
+    counterfactual : ndarray of shape (n_eval, G)
+        Only with ``a_grid``: the unclipped ratio ``w(a_g, C_j)``; its mean over the rows estimates
+        ``E[w^2 | A = a_g]`` (:func:`model_effective_size`).
     """
     gen = np.random.default_rng(rng)
     n = a_train.size
@@ -466,7 +487,41 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
     p1 = np.clip(predict(ratio_design(a_eval, C_eval)), 1e-12, 1 - 1e-12)
     w = (1 - p1) / p1 / n_permutations
     n_clipped = int((w > max_weight).sum())
-    return np.minimum(w, max_weight), n_clipped
+    if a_grid is None:
+        return np.minimum(w, max_weight), n_clipped
+    C_eval = C_eval.reshape(a_eval.size, -1)
+    cf = np.empty((a_eval.size, a_grid.size))
+    for g, value in enumerate(a_grid):
+        p = np.clip(predict(ratio_design(np.full(a_eval.size, value), C_eval)), 1e-12, 1 - 1e-12)
+        cf[:, g] = (1 - p) / p / n_permutations
+    return np.minimum(w, max_weight), n_clipped, cf
+
+
+def model_effective_size(kernel: np.ndarray, second_moment: np.ndarray) -> np.ndarray:
+    """Effective sample size of a grid point's window from the weight model, not from the rows that happen to be there.
+
+    ``n_K / E[w^2 | A = a]`` with ``n_K = (sum_i K_i)^2 / sum_i K_i^2`` the rows in the window and
+    ``E[w^2 | A = a]`` the variance inflation of the weights at ``a``.  For the density ratio
+    ``w = p(a) p(c) / p(a, c)``, ``E[w^2 | A = a] = E_C[w(a, C)]`` (the ratio evaluated at ``a`` for
+    every row's ``C``); for a level, ``w = p(a) / pi(a | c)`` and ``E[w^2 | A = a] = p(a) E_C[1 / pi(a | C)]``.
+    Unlike the ESS of the observed weights (:func:`effective_sample_size`), which only sees the rows
+    near ``a`` that were drawn, this sees the ``x_C`` that (almost) never occur with ``a``: where the
+    weights are heavy-tailed (weak overlap) the sample ESS looks fine in most data sets while the
+    estimate is driven by a few rare rows, and the normal approximation fails.
+
+    Parameters
+    ----------
+    kernel : ndarray of shape (..., G, n)
+    second_moment : ndarray of shape (G,)
+
+    Returns
+    -------
+    ndarray of shape (..., G)
+    """
+    total = kernel.sum(axis=-1)
+    squares = (kernel**2).sum(axis=-1)
+    rows = np.divide(total**2, squares, out=np.zeros_like(total), where=squares > 0)
+    return rows / np.maximum(second_moment, 1.0)
 
 
 def inverse_propensity(proba: np.ndarray, codes: np.ndarray, *, max_weight: float = MAX_WEIGHT) -> tuple[np.ndarray,
