@@ -129,7 +129,7 @@ def test_density_ratio_is_one_for_independent_features_and_tracks_dependence():
 
 def test_linear_gaussian_estimate_equals_analytic_pd_within_se():
     X, y = _linear_gaussian(2000, 0)
-    grid = np.linspace(-1.5, 1.5, 9)
+    grid = np.linspace(-1.2, 1.2, 9)  # at 1.5 sd the weight model's ESS is about 9 (E[w^2 | a] = 12.7): flagged
     res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid}, rng=1)
     ds = res["x0"].ds
     est, se = ds["pd"].values[0], ds["pd_se"].values[0]
@@ -212,6 +212,30 @@ def test_poor_overlap_is_flagged_and_gets_no_band():
     assert np.isnan(ds["pd_band_simultaneous"].values[:, 0, flagged]).all()
     assert np.isfinite(ds["pd"].values).all()
     assert (ds["weight_mass"].values[0, flagged] < 0.5).all()
+
+
+def test_weak_overlap_is_judged_from_the_weight_model_not_from_the_rows_drawn():
+    # Correlated Gaussians, n = 2000: at 1.6 sd, E[w^2 | a] is about 17, so the ~100 rows in the window carry the
+    # information of a handful; the sample ESS of the drawn weights (the old rule) looked fine and the band was
+    # printed.  Now those points are flagged and get no band; the centre keeps its band.
+    X, y = _linear_gaussian(2000, 11)
+    grid = np.linspace(-1.6, 1.6, 9)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid}, rng=2)
+    ds = res["x0"].ds
+    ess, ok = ds["effective_sample_size"].values[0], ds["overlap"].values[0].astype(bool)
+    assert not ok[0] and not ok[-1] and ok[2:-2].all()
+    assert ess[0] < 20 and ess[4] > 100
+    h = eng.diagnostic_bandwidth(X[:, 0], ds.attrs["bandwidth"][0])
+    assert (np.abs(X[:, 0] - grid[-1]) < h).sum() > 100  # plenty of rows near the end: overlap, not count, is short
+    assert np.isnan(ds["pd_band"].values[:, 0, ~ok]).all() and np.isfinite(ds["pd_band"].values[:, 0, ok]).all()
+
+
+def test_model_effective_size_and_small_sample_factor_by_hand():
+    kernel = np.array([[1.0, 1.0, 0.0, 0.0], [0.5, 0.5, 0.5, 0.5]])
+    np.testing.assert_allclose(eng.model_effective_size(kernel, np.array([2.0, 0.5])), [2 / 2, 4 / 1])
+    # t_19 / z at 95 %: 2.093024 / 1.959964
+    np.testing.assert_allclose(eng.small_sample_factor(np.array([20.0, 1e9]), 0.95), [2.093024 / 1.959964, 1.0],
+                               rtol=1e-5)
 
 
 def test_binary_classifier_gives_every_class():
