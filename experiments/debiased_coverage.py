@@ -304,7 +304,7 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
 
 ARCHIVE = ("summary.json", "figure_electricity.nc", "figure_anes.nc")
 ELECTRICITY_FEATURES = ["Temperature", "Hour", "Day"]
-ANES_FEATURES = ["selfLR", "PID", "age"]
+ANES_FEATURES = ["selfLR", "age", "income"]
 
 
 def summarize(ctx: C.Context) -> list[dict]:
@@ -320,7 +320,7 @@ def compute_figures(ctx: C.Context) -> None:
     Electricity: the data, forest (100 trees) and grid (25 points, Day categorical) of
     :mod:`experiments.s1_electricity`, whose archived B = 200 percentile bands are the learner's.
     ANES 1996: the boosted classifier and 20-point grid of :mod:`experiments.s5_real_data`
-    (B = 200 learner bands archived there); self-placement and party identification as levels.
+    (B = 200 learner bands archived there); self-placement (7 values) as levels.
     """
     from sklearn.ensemble import RandomForestRegressor
 
@@ -368,9 +368,8 @@ def _figure(ctx: C.Context) -> None:
              _learner_bands(ctx, "electricity", "bands_resample.nc"), ELECTRICITY_FEATURES, "Price", None),
             ("anes", pdpboot.load(folder / "figure_anes.nc"), _learner_bands(ctx, "real_data", "anes_bands.nc"),
              ANES_FEATURES, "P(Dole vote)", "Dole")]
-    labels = {"selfLR": "self-placement (1 liberal, 7 conservative)", "PID": "party identification",
+    labels = {"selfLR": "self-placement (1 liberal, 7 conservative)", "income": "income bracket",
               "age": "age", "Temperature": "Temperature", "Hour": "Hour", "Day": "Day"}
-    pid_short = ["SD", "WD", "ID", "I", "IR", "WR", "SR"]
     with paper_style(7):
         fig, axes = plt.subplots(2, 3, figsize=(C.FULL_WIDTH, 4.2), layout="constrained")
         for r, (data, dgp, learner, features, ylabel, output) in enumerate(rows):
@@ -393,19 +392,20 @@ def _figure(ctx: C.Context) -> None:
                 slo, shi = dg["pd_band_simultaneous"].isel(output=out).values
                 ax.fill_between(pos, dlo, dhi, color="tab:blue", alpha=0.3, step=step, lw=0,
                                 label="data's PD: debiased, pointwise")
-                ax.plot(pos, slo, color="tab:blue", lw=0.7, ls="--", label="data's PD: debiased, whole curve")
-                ax.plot(pos, shi, color="tab:blue", lw=0.7, ls="--")
+                draw = "steps-mid" if levels else "default"
+                ax.plot(pos, slo, color="tab:blue", lw=0.7, ls="--", drawstyle=draw,
+                        label="data's PD: debiased, whole curve")
+                ax.plot(pos, shi, color="tab:blue", lw=0.7, ls="--", drawstyle=draw)
                 est = dg["pd"].isel(output=out).values
-                ax.plot(pos, est, color="tab:blue", lw=1)
                 flagged = dg["overlap"].isel(output=out).values == 0
+                ax.plot(pos, np.where(flagged, np.nan, est), color="tab:blue", lw=1)
                 if flagged.any():
                     ax.plot(pos[flagged], est[flagged], "x", color="tab:red", ms=3,
                             label="thin overlap: no band")
                 if data == "electricity":
                     ax.plot(pos, electricity_true_pd(feature, x), color="black", lw=1.1, label="true PD")
                 if levels:
-                    ticks = pid_short if feature == "PID" else [str(v) for v in x]
-                    ax.set_xticks(pos, ticks)
+                    ax.set_xticks(pos, [str(v) for v in x])
                 ax.set_xlabel(labels[feature])
                 ax.set_ylabel(ylabel if c == 0 else "")
         handles, names = [], []
@@ -460,6 +460,9 @@ def _macros(rows: list[dict]) -> dict:
     ratios = [r["width_ratio_pointwise"] for r in b if "width_ratio_pointwise" in r]
     out["DebiasedWidthRatioMin"] = _cell(min(ratios) if ratios else None, digits=2)
     out["DebiasedWidthRatioMax"] = _cell(max(ratios) if ratios else None, digits=2)
+    rf = next((r for r in b if r["setting"] == "B_rf_n500" and "refit" in r), None)
+    out["DebiasedRefitRFPointwise"] = _cell(rf["refit"]["percentile"]["pointwise"] if rf else None, digits=2)
+    out["DebiasedRefitRFWhole"] = _cell(rf["refit"]["percentile"]["simultaneous"] if rf else None, digits=2)
     for letter in ("G", "K", "L"):
         row = next((r for r in rows if r["setting"].startswith(f"{letter}_")), None)
         for kind, key in (("pointwise", "Pointwise"), ("simultaneous", "Whole")):
