@@ -332,7 +332,7 @@ def compute_figures(ctx: C.Context) -> None:
     folder = ctx.study_dir(STUDY)
     path = folder / "figure_electricity.nc"
     if ctx.needs(path):
-        cfg = config("electricity", False)
+        cfg = config("electricity", ctx.quick)
         X, y = make_electricity_prices(cfg["n"], rng=cfg["seed"])
         with threadpool_limits(1):
             res = pdpboot.debiased_partial_dependence(
@@ -341,7 +341,7 @@ def compute_figures(ctx: C.Context) -> None:
         pdpboot.save(res, path)
     path = folder / "figure_anes.nc"
     if ctx.needs(path):
-        cfg = config("real_data", False)
+        cfg = config("real_data", ctx.quick)
         X, y = load_anes96()
         with threadpool_limits(1):
             res = pdpboot.debiased_partial_dependence(
@@ -378,16 +378,17 @@ def _figure(ctx: C.Context) -> None:
                 dg = pdpboot.get_node(dgp, feature).ds
                 ln = pdpboot.get_node(learner, feature).ds
                 out = -1 if output is None else list(dg["output"].values).index(output)
-                x = dg[feature].values
-                levels = dg[feature].attrs.get("categorical", 0) or not np.issubdtype(x.dtype, np.number) \
-                    or feature in ("Day", "selfLR")
-                pos = np.arange(x.size) if levels else x
+                x = dg[feature].values.astype(float)   # every feature drawn here is numeric (levels: 0..6, 1..7)
+                levels = feature in ("Day", "selfLR")
+                pos = x
                 step = "mid" if levels else None
                 lband = ln["pd_band_pointwise"] if "pd_band_pointwise" in ln else ln["pd_band"]
                 lo, hi = lband.isel(output=out).values
-                ax.fill_between(pos, lo, hi, color="tab:orange", alpha=0.35, step=step, lw=0,
-                                label="learner's PD: refit bootstrap, B = 200")
-                ax.plot(pos, ln["pd"].isel(output=out).values, color="tab:orange", lw=1)
+                lx = ln[feature].values.astype(float)   # the learner's own grid (the same in the full run)
+                ax.fill_between(lx, lo, hi, color="tab:orange", alpha=0.35, step=step, lw=0,
+                                label=f"learner's PD: refit bootstrap, B = {learner.attrs.get('n_resamples', '')}")
+                ax.plot(lx, ln["pd"].isel(output=out).values, color="tab:orange", lw=1,
+                        drawstyle="steps-mid" if levels else "default")
                 dlo, dhi = dg["pd_band"].isel(output=out).values
                 slo, shi = dg["pd_band_simultaneous"].isel(output=out).values
                 ax.fill_between(pos, dlo, dhi, color="tab:blue", alpha=0.3, step=step, lw=0,
@@ -405,7 +406,7 @@ def _figure(ctx: C.Context) -> None:
                 if data == "electricity":
                     ax.plot(pos, electricity_true_pd(feature, x), color="black", lw=1.1, label="true PD")
                 if levels:
-                    ax.set_xticks(pos, [str(v) for v in x])
+                    ax.set_xticks(pos, [f"{v:g}" for v in x])
                 ax.set_xlabel(labels[feature])
                 ax.set_ylabel(ylabel if c == 0 else "")
         handles, names = [], []
