@@ -290,9 +290,10 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
     est = ds["pd"].values
     plug = ds["pd_plugin"].values
     se = ds["pd_se"].values
-    out["se_over_sd"] = float(np.mean(se.mean(axis=0) / est.std(axis=0, ddof=1)))
-    out["bias_over_sd"] = float(np.mean(np.abs(est.mean(axis=0) - truth) / est.std(axis=0, ddof=1)))
-    out["plugin_bias_over_sd"] = float(np.mean(np.abs(plug.mean(axis=0) - truth) / est.std(axis=0, ddof=1)))
+    sd = est.std(axis=0, ddof=1) if R > 1 else np.full(est.shape[1:], np.nan)
+    out["se_over_sd"] = float(np.mean(se.mean(axis=0) / sd))
+    out["bias_over_sd"] = float(np.mean(np.abs(est.mean(axis=0) - truth) / sd))
+    out["plugin_bias_over_sd"] = float(np.mean(np.abs(plug.mean(axis=0) - truth) / sd))
     out["min_ess"] = float(ds["effective_sample_size"].min())
     refit = _refit(setting["refit"])
     if refit:

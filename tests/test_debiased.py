@@ -297,12 +297,22 @@ def test_coverage_study_quick_mode_runs_resumes_and_summarizes(tmp_path):
     from experiments import _common as C
     from experiments import debiased_coverage as study
 
-    ctx = C.default_context(True, results_dir=tmp_path)
-    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1)
+    ctx = C.default_context(True, results_dir=tmp_path / "results", paper_dir=tmp_path / "paper")
+    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1, figures=False)
     first = study.summarize_setting(ctx, "K_cat_gbm_n1000")
-    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1)  # nothing left to do
+    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1, figures=False)  # nothing left to do
     assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
     assert first["R"] == 2 and 0 <= first["pointwise"] <= 1 and first["pointwise_width"] > 0
+    # the registry's steps: the figure's results, summary.json, then the table, the macros and the figure
+    study.compute(ctx, R=1, settings=["B_rf_n500"], chunk=1)
+    rows = study.summarize(ctx)
+    assert [r["setting"] for r in rows] == ["B_rf_n500", "K_cat_gbm_n1000"]
+    study.render(ctx)
+    table = (tmp_path / "paper" / "tables" / "debiased_coverage.tex").read_text()
+    assert "categorical (K)" in table and "Friedman 1 (B)" in table and r"\bottomrule" in table
+    macros = (tmp_path / "paper" / "generated" / "debiased.tex").read_text()
+    assert r"\newcommand{\DebiasedKPointwise}{" in macros and r"\newcommand{\DebiasedGPointwise}{--}" in macros
+    assert (tmp_path / "paper" / "figures" / "debiased_bands.pdf").stat().st_size > 1000
 
 
 @pytest.mark.slow
