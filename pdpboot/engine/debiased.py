@@ -490,11 +490,9 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
     if a_grid is None:
         return np.minimum(w, max_weight), n_clipped
     C_eval = C_eval.reshape(a_eval.size, -1)
-    cf = np.empty((a_eval.size, a_grid.size))
-    for g, value in enumerate(a_grid):
-        p = np.clip(predict(ratio_design(np.full(a_eval.size, value), C_eval)), 1e-12, 1 - 1e-12)
-        cf[:, g] = (1 - p) / p / n_permutations
-    return np.minimum(w, max_weight), n_clipped, cf
+    stacked = ratio_design(np.repeat(np.asarray(a_grid, dtype=float), a_eval.size), np.tile(C_eval, (a_grid.size, 1)))
+    p = np.clip(predict(stacked), 1e-12, 1 - 1e-12).reshape(a_grid.size, a_eval.size).T   # one call: (n_eval, G)
+    return np.minimum(w, max_weight), n_clipped, (1 - p) / p / n_permutations
 
 
 def model_effective_size(kernel: np.ndarray, second_moment: np.ndarray) -> np.ndarray:
