@@ -212,6 +212,10 @@ def test_poor_overlap_is_flagged_and_gets_no_band():
     assert np.isnan(ds["pd_band_simultaneous"].values[:, 0, flagged]).all()
     assert np.isfinite(ds["pd"].values).all()
     assert (ds["weight_mass"].values[0, flagged] < 0.5).all()
+    ax = pdpboot.plot_pd(res, "x0")  # the plot says where the band is withheld
+    marks = [line for line in ax.lines if line.get_label() == "thin overlap: no band"]
+    assert len(marks) == 1 and len(marks[0].get_xdata()) == flagged.sum()
+    assert "thin overlap: no band" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_weak_overlap_is_judged_from_the_weight_model_not_from_the_rows_drawn():

@@ -167,6 +167,11 @@ def plot_pd(
     draw_curve(ax, x, est, bands, categorical=categorical, est_label=est_label,
                 categorical_kind=categorical_kind, simultaneous_style=simultaneous_style,
                 line_kw=line_kw, band_kw=band_kw, simultaneous_kw=simultaneous_kw)
+    if "overlap" in ds.data_vars and var == "pd":  # the debiased estimator withholds bands where overlap is thin
+        flagged = array_of(ds["overlap"], [name], "overlap") == 0
+        if flagged.any():
+            ax.plot(np.asarray(x)[flagged], est[flagged], "x", color="tab:red", ms=6, zorder=4,
+                    label="thin overlap: no band")
     finish_x_axis(ax, grid, categorical, attrs, rug, rug_kw)
     response = response_label(attrs, label, n_outputs)
     ax.set_xlabel(name)
