@@ -57,10 +57,13 @@ class DebiasedOptions:
         Fixed kernel bandwidth (in the feature's units) for every numeric feature; default the
         rule-of-thumb MSE bandwidth of the pseudo-outcome regression, used with robust bias correction.
     min_effective_size : float
-        Grid points whose window has a smaller effective sample size (ESS, of the kernel times the
-        density-ratio or inverse-propensity weights) are flagged (``overlap = 0``) and get no band
-        (NaN).  Windows: the smoother's kernel, narrowed to Silverman's bandwidth if wider; the level
-        itself for a categorical feature.
+        Grid points whose window has a smaller effective sample size are flagged (``overlap = 0``)
+        and get no band (NaN).  The ESS is the smaller of that of the drawn weights (kernel times
+        density ratio or inverse propensity) and the weight model's ``rows in the window /
+        E[w^2 | A = a]`` (:func:`pdpboot.engine.debiased.model_effective_size`).  Windows: the
+        smoother's kernel, narrowed to Silverman's bandwidth if wider; the level itself for a
+        categorical feature.  Default 20; the other points' bands use Student-t quantiles with
+        ``ESS - 1`` degrees of freedom.
     weight_mass_range : (float, float)
         Grid points whose local weight mass ``sum K w / sum K`` (unnormalised density ratios, or
         ``p(a) / pi(a | c)``; 1 in the population under overlap) is outside this range are flagged
@@ -282,8 +285,10 @@ def debiased_partial_dependence(
     Notes
     -----
     Guarantees are asymptotic and rest on: (i) overlap (``p(a, c) > 0`` wherever ``p(a) p(c) > 0``
-    near the grid; see ``effective_sample_size``), (ii) the product of the root-mean-square errors
-    of the learner and of the density-ratio model being ``o(1 / sqrt(n h))``, (iii) a smooth learner
+    near the grid, with weights of finite variance; ``effective_sample_size`` judges it from the
+    weight model, and grid points below ``options.min_effective_size`` get no band), (ii) the
+    product of the root-mean-square errors of the learner and of the density-ratio model being
+    ``o(1 / sqrt(n h))``, (iii) a smooth learner
     bias ``theta - m`` (twice differentiable) for the bias correction.  The reading as a causal
     dose-response additionally needs no unmeasured confounding; the reading as the DGP's PD needs
     nothing more.  With a consistent learner and a misspecified density ratio (or vice versa) the

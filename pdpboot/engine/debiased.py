@@ -39,7 +39,9 @@ Influence function and bands
     ``phi_j(a) = sum_i l_i(a) [mu_hat(A_i, C_j) - m_hat(A_i)] + n l_j(a) [xi_j - xi_fit_j(a)]``:
     the first term is the sampling variation of the average over the rows inside the pseudo-outcome
     (smoothed ICE deviations), the second that of the local regression (``xi_fit_j(a)`` the local
-    quadratic fit at ``a``, evaluated at ``A_j``: heteroskedasticity-robust).
+    quadratic fit at ``a``, evaluated at ``A_j``; the residual divided by ``1 - leverage`` of row ``j``
+    in that fit, HC3, so that the few rows near the grid's ends, which the pilot fit follows
+    closely, do not shrink the variance).
     ``se(a)^2 = sum_j phi_j(a)^2 / n^2``.  Whole-curve (sup-t) band: the ``level`` quantile of
     ``max_a |sum_j g_j phi_j(a)| / (n se(a))`` over Gaussian multipliers ``g_j`` (over the grid
     points with overlap).
@@ -51,11 +53,18 @@ Categorical ``x_s`` (:func:`aipw_levels`)
     minus ``theta_hat(a)``.
 
 Overlap
-    Effective sample size at grid point ``a``: ``(sum_i K_i w_i)^2 / sum_i (K_i w_i)^2`` with the
-    kernel weights ``K_i = K((A_i - a)/h)`` (numeric) or ``1{A_i = a}`` (categorical) and the density
-    ratio / inverse propensity ``w_i``, and the local weight mass ``sum_i K_i w_i / sum_i K_i``,
-    whose population value is 1 under overlap (:func:`overlap`).  Grid points with a small ESS or a
-    mass outside a range around 1 are flagged; the public layer gives them no band.
+    Effective sample size at grid point ``a``: the smaller of the sample ESS
+    ``(sum_i K_i w_i)^2 / sum_i (K_i w_i)^2`` (kernel weights ``K_i = K((A_i - a)/h)``, or
+    ``1{A_i = a}`` for a level, times the density ratio / inverse propensity ``w_i``) and the
+    model-based ESS ``n_K / E[w^2 | A = a]`` (:func:`model_effective_size`), where
+    ``E[w^2 | A = a] = E_C[w(a, C)]`` is the fitted ratio evaluated at ``a`` for every row's ``C``
+    (the rows that would be needed, not only those drawn: under weak overlap the weights are
+    heavy-tailed and the sample ESS looks adequate in most data sets while the estimate rests on a
+    few rows; with Gaussian features and ``R^2(x_s | x_C) >= 1/2`` the weights have no second moment
+    at all).  Also the local weight mass ``sum_i K_i w_i / sum_i K_i``, whose population value is 1
+    under overlap (:func:`overlap`).  Grid points with a small ESS or a mass outside a range around 1
+    are flagged; the public layer gives them no band, and widens the others' by the Student-t
+    quantile with ``ESS - 1`` degrees of freedom (:func:`small_sample_factor`).
 """
 
 from __future__ import annotations
