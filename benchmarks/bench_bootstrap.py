@@ -76,8 +76,9 @@ def stacked_lower_bound(est, X, y, grids, resamples):
 
 def run_pdpboot(est, X, y, grids, n_resamples, n_jobs, method):
     pdpboot.bootstrap_partial_dependence(
-        est, X.astype(float), y, FEATURES, n_resamples=n_resamples, background="original",
-        custom_values=grids, method=method, n_jobs=n_jobs, rng=0, progress=False,
+        est, X.astype(float), y, FEATURES, n_resamples=n_resamples, custom_values=grids, rng=0,
+        resampling=pdpboot.Resampling(background="original"),
+        execution=pdpboot.Execution(method=method, n_jobs=n_jobs, progress=False),
     )
 
 

@@ -23,7 +23,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegresso
 from threadpoolctl import threadpool_limits
 
 from benchmarks._timing import interleaved_cpu
-from pdpboot import bootstrap_partial_dependence, debiased_partial_dependence
+from pdpboot import Execution, bootstrap_partial_dependence, debiased_partial_dependence
 from pdpboot.datasets import make_friedman1
 
 LEARNERS = {
@@ -40,7 +40,8 @@ def run(n: int, learner: str, B: int, repeats: int) -> dict:
         "debiased": lambda: debiased_partial_dependence(LEARNERS[learner](), X, y, features, custom_values=custom,
                                                         rng=0),
         "bootstrap": lambda: bootstrap_partial_dependence(LEARNERS[learner](), X, y, features, n_resamples=B,
-                                                          custom_values=custom, n_jobs=1, rng=0, progress=False),
+                                                          custom_values=custom, rng=0,
+                                                          execution=Execution(n_jobs=1, progress=False)),
     }
     with threadpool_limits(1):
         times, _ = interleaved_cpu(contenders, repeats)

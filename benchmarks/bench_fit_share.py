@@ -48,7 +48,7 @@ from pdpboot.datasets import make_friedman1
 from pdpboot.engine.tree import kernel_available
 
 FIT_SECONDS: list[float] = []
-#: settings of each model (the paper quotes them from here: experiments/s4_cost.py, ``speed_macros``)
+#: settings of each model (the paper quotes them from here: experiments/cost.py, ``speed_macros``)
 MODEL_SETTINGS = {
     "rf": {"n_estimators": 100}, "rf5": {"n_estimators": 100, "min_samples_leaf": 5}, "hgb": {"max_iter": 100},
     "catboost": {"iterations": 100, "depth": 6}, "xgboost": {"n_estimators": 100, "max_depth": 6},
@@ -150,8 +150,8 @@ def _warm_up(model: str, X, y) -> None:
     compiled walk's one-time load (about 1 s CPU) then fell into the timed run.
     """
     pdpboot.bootstrap_partial_dependence(MODELS[model](), X[:1000], y[:1000], ["x1", ("x1", "x2")],
-                                         n_resamples=2, grid_resolution=10, n_jobs=1, rng=0, progress=False,
-                                         method="tree")
+                                         n_resamples=2, grid_resolution=10, rng=0,
+                                         execution=pdpboot.Execution(n_jobs=1, progress=False, method="tree"))
 
 
 def main(argv=None) -> None:
@@ -204,8 +204,8 @@ def _run(args, X, y) -> tuple[float, float, int]:
     with threadpool_limits(limits=1):
         start = time.process_time()
         pdpboot.bootstrap_partial_dependence(MODELS[args.model](), X, y, list(FEATURE_SETS),
-                                             n_resamples=args.resamples, grid_resolution=args.grid, n_jobs=1,
-                                             rng=0, progress=False)
+                                             n_resamples=args.resamples, grid_resolution=args.grid, rng=0,
+                                             execution=pdpboot.Execution(n_jobs=1, progress=False))
         total = time.process_time() - start
     return total, sum(FIT_SECONDS), len(FIT_SECONDS)
 

@@ -16,7 +16,7 @@ so it is not in the extra; ``pip install --no-deps pdpbox==0.3.0 pqdm bounded-po
 works with the extra's pandas / matplotlib (a missing peer is reported as "not installed";
 :func:`peer_versions`).  A peer that is not
 installed is left out of the run, never replaced.  The paper's table comes from
-``experiments/peers.py``, which calls :func:`models` and :func:`measure_case`.
+``experiments/peer_speed.py``, which calls :func:`models` and :func:`measure_case`.
 
 Usage::
 
@@ -44,6 +44,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from pdpboot import Execution
 from pdpboot.engine import compute_pd
 
 #: Peers measured against pdpboot (display name -> importable module); scikit-learn is always there.
@@ -89,7 +90,7 @@ def warm_up() -> None:
 def models(quick: bool, catboost: bool = False) -> dict:
     """Model name -> factory of the benchmark's models (XGBoost / LightGBM when installed; with
     ``catboost``, CatBoost(100, depth 6) when installed - off by default, so that the paper's peers
-    table (``experiments/peers.py``) keeps its rows)."""
+    table (``experiments/peer_speed.py``) keeps its rows)."""
     trees = 20 if quick else 100
     out = {
         f"RF({trees}) fully grown": lambda: RandomForestRegressor(trees, random_state=0, n_jobs=1),
@@ -272,8 +273,8 @@ def _parallel(n: int, resamples: int, repeats: int) -> None:
                       ("HGB(100)", HistGradientBoostingRegressor(max_iter=100))]:
         def run(jobs: int, est=est) -> float:
             start = time.perf_counter()
-            bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=resamples, n_jobs=jobs,
-                                         rng=0, progress=False)
+            bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=resamples, rng=0,
+                                         execution=Execution(n_jobs=jobs, progress=False))
             return time.perf_counter() - start
 
         cold = run(2)

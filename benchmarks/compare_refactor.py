@@ -39,13 +39,17 @@ def arrays() -> dict:
     X, y = make_friedman1(160, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
         RandomForestRegressor(n_estimators=15, min_samples_leaf=5), X, y, ["x1", ("x1", "x2")], n_resamples=6,
-        grid_resolution=6, ice=4, heterogeneity=True, interactions=True, rng=1, progress=False)
+        grid_resolution=6, rng=1,
+        execution=pdpboot.Execution(progress=False),
+        statistics={"ice": 4, "heterogeneity": True, "interactions": True})
     _tree_arrays("tree", res, out)
     _tree_arrays("tree_bands", pdpboot.confidence_bands(res, simultaneous=False, method="bca"), out)
     Xe, ye = make_electricity_prices(200, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
         make_pipeline(StandardScaler(), Ridge()), Xe, ye, ["Temperature", ("Temperature", "Hour")], n_resamples=5,
-        grid_resolution=5, background="original", max_background=60, rng=2, progress=False)
+        grid_resolution=5, rng=2,
+        resampling=pdpboot.Resampling(background="original", max_background=60),
+        execution=pdpboot.Execution(progress=False))
     _tree_arrays("pipeline", res, out)
     Xc = X.copy()
     Xc["level"] = pd.Categorical(np.where(X["x3"] > 0.5, "high", "low"))
@@ -53,7 +57,7 @@ def arrays() -> dict:
     est = make_pipeline(PolynomialFeatures(1), LinearRegression())
     Xn = Xc.assign(level=(Xc["level"] == "high").astype(int))
     res = pdpboot.bootstrap_ale(est, Xn, y, ["x1", "x5", ("x1", "x2")], n_resamples=5, grid_resolution=6,
-                                with_pd=True, rng=3, progress=False)
+                                with_pd=True, rng=3, execution=pdpboot.Execution(progress=False))
     _tree_arrays("ale", res, out)
     gbr = GradientBoostingRegressor(n_estimators=20, random_state=0).fit(X, y)
     _tree_arrays("pd_one_fit", pdpboot.partial_dependence(gbr, X, ["x1", ("x1", "x2")], grid_resolution=6,
@@ -63,9 +67,9 @@ def arrays() -> dict:
     _tree_arrays("h_one_fit", pdpboot.h_statistic_of_model(gbr, X, ["x1", ("x1", "x2")], n_max=50, rng=0), out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        forest = pdpboot.forest_partial_dependence(RandomForestRegressor(min_samples_leaf=5), X, y,
-                                                   ["x1", ("x1", "x2")], n_estimators=40, grid_resolution=5,
-                                                   simultaneous=True, rng=0)
+        forest = pdpboot.forest_partial_dependence(RandomForestRegressor(40, min_samples_leaf=5), X, y,
+                                                   ["x1", ("x1", "x2")], grid_resolution=5, simultaneous=True,
+                                                   rng=0)
     _tree_arrays("forest_ij", forest, out)
     poly = make_pipeline(PolynomialFeatures(2, interaction_only=True), LinearRegression())
     for null in ("plugin", "smooth"):

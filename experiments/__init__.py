@@ -9,28 +9,28 @@ See ``paper/README.md``.
 Where each output of the paper comes from (one render function per figure or table):
 
 ====================================  =============================================
-``figures/electricity_bands``         ``s1_electricity._figure_bands``
-``figures/electricity_contours``      ``s1_electricity._figure_contours``
-``tables/coverage``                   ``s2_coverage._table_coverage``
-``tables/coverage_width``             ``s2_coverage._table_width``
-``figures/coverage_by_grid``          ``s2_coverage._figure_by_grid``
-``figures/coverage_example``          ``s2_coverage._figure_example``
+``figures/electricity_bands``         ``electricity._figure_bands``
+``figures/electricity_contours``      ``electricity._figure_contours``
+``tables/coverage``                   ``coverage._table_coverage``
+``tables/coverage_width``             ``coverage._table_width``
+``figures/coverage_by_grid``          ``coverage._figure_by_grid``
+``figures/coverage_example``          ``coverage._figure_example``
 ``generated/diagnosis.tex``           ``coverage_diagnosis.render`` (why OLS and the network miss 0.95)
-``figures/heterogeneity_ice``         ``s3_heterogeneity._figure_ice``
-``figures/heterogeneity_h2``          ``s3_heterogeneity._figure_h2``
-``tables/h_test``                     ``s3_heterogeneity._table_tests``
-``tables/cost``                       ``s4_cost._table``
-``figures/cost_scaling``              ``s4_cost._figure_scaling``
-``generated/speed.tex``               ``s4_cost.render_speed`` (from ``benchmarks/results/*.jsonl``)
-``figures/bike``                      ``s5_real_data._figure_bike``
-``figures/anes``                      ``s5_real_data._figure_anes``
-``tables/simultaneous_bands``         ``stats_bands.render``
-``tables/h_test_size_power``          ``stats_htest.render``
-``tables/bounded_statistics``         ``stats_bounded.render``
-``tables/coverage_classification``   ``stats_classification.render``
-``tables/ale_coverage``               ``s7_ale._table``
-``figures/ale_pd_vs_ale``             ``s7_ale._figure``
-``tables/forest_ij``                  ``s8_forest_ij.render`` (archived run: ``experiments/archive/forest_ij``)
+``figures/heterogeneity_ice``         ``heterogeneity._figure_ice``
+``figures/heterogeneity_h2``          ``heterogeneity._figure_h2``
+``tables/h_test``                     ``heterogeneity._table_tests``
+``tables/cost``                       ``cost._table``
+``figures/cost_scaling``              ``cost._figure_scaling``
+``generated/speed.tex``               ``cost.render_speed`` (from ``benchmarks/results/*.jsonl``)
+``figures/bike``                      ``real_data._figure_bike``
+``figures/anes``                      ``real_data._figure_anes``
+``tables/simultaneous_bands``         ``simultaneous_bands.render``
+``tables/h_test_size_power``          ``h_test_size_power.render``
+``tables/bounded_statistics``         ``bounded_statistics.render``
+``tables/coverage_classification``   ``classification_coverage.render``
+``tables/ale_coverage``               ``ale_coverage._table``
+``figures/ale_pd_vs_ale``             ``ale_coverage._figure``
+``tables/forest_ij``                  ``forest_ij.render`` (archived run: ``experiments/archive/forest_ij``)
 ``tables/peers``                      ``peers.render`` (speed next to scikit-learn, dalex, effector, PDPbox)
 ``tables/debiased_coverage``          ``debiased_coverage.render`` (bands for the DGP's PD: coverage)
 ``figures/debiased_bands``            ``debiased_coverage._figure`` (learner band vs the data's band)
@@ -39,20 +39,29 @@ Where each output of the paper comes from (one render function per figure or tab
 ====================================  =============================================
 """
 
+#: Study key (``python -m experiments KEY``) -> module of ``experiments`` that computes and renders it.
+#: Modules are named by what they study; the keys are stable names: each is the study's folder under
+#: ``experiments/results/<mode>/`` and ``experiments/archive/`` and its ``timings.json`` entry, and most
+#: name its macro file ``generated/<key>.tex``, so renaming a key would move the committed archive and
+#: change the paper's outputs.  Where key and module differ: bands -> simultaneous_bands, htest ->
+#: h_test_size_power, bounded -> bounded_statistics, classification -> classification_coverage,
+#: ale -> ale_coverage, peers -> peer_speed, diagnosis -> coverage_diagnosis.  (Until issue 25 the modules
+#: were s1_electricity, s2_coverage, s3_heterogeneity, s4_cost, s5_real_data, s7_ale, s8_forest_ij,
+#: stats_bands, stats_htest, stats_bounded, stats_classification and peers.)
 STUDIES = {
-    "electricity": "s1_electricity",
-    "coverage": "s2_coverage",
+    "electricity": "electricity",
+    "coverage": "coverage",
     "diagnosis": "coverage_diagnosis",
-    "heterogeneity": "s3_heterogeneity",
-    "cost": "s4_cost",
-    "real_data": "s5_real_data",
-    "bands": "stats_bands",
-    "htest": "stats_htest",
-    "bounded": "stats_bounded",
-    "classification": "stats_classification",
-    "ale": "s7_ale",
-    "forest_ij": "s8_forest_ij",
-    "peers": "peers",
+    "heterogeneity": "heterogeneity",
+    "cost": "cost",
+    "real_data": "real_data",
+    "bands": "simultaneous_bands",
+    "htest": "h_test_size_power",
+    "bounded": "bounded_statistics",
+    "classification": "classification_coverage",
+    "ale": "ale_coverage",
+    "forest_ij": "forest_ij",
+    "peers": "peer_speed",
     "debiased": "debiased_coverage",
 }
 

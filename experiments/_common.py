@@ -1,6 +1,6 @@
 """Shared plumbing of the paper's experiments: run context, cached results, macros, tables, figures.
 
-Every study module (``s1_electricity`` ... ``s5_real_data``) has ``compute(ctx)``, which runs the
+Every study module (``electricity`` ... ``real_data``) has ``compute(ctx)``, which runs the
 expensive part and caches it as netCDF under ``ctx.results_dir / <study>``, and ``render(ctx)``,
 which writes figures (``ctx.paper_dir / "figures"``), LaTeX tables (``tables``) and LaTeX macros
 (``generated``).  A colour change therefore reruns ``render`` only.

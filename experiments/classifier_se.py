@@ -90,7 +90,7 @@ def _skewcorr_x(n: int, rng: np.random.Generator) -> np.ndarray:
 def _eta(name: str, X: np.ndarray) -> np.ndarray:
     if name == "skewcorr":  # the audit-like DGP: correlated, skewed features; a bump and an interaction
         return -0.5 + 1.5 * np.tanh(1.5 * X[:, 0]) - 0.6 * (X[:, 1] - 1.0) + 0.7 * X[:, 0] * X[:, 2]
-    if name == "logistic":  # stats_classification's DGP
+    if name == "logistic":  # classification_coverage's DGP
         return -0.3 + X[:, 0] - 0.5 * X[:, 1] + 0.8 * X[:, 0] * X[:, 1]
     if name == "step":  # a jump in x0, skewed x1
         return -1.0 + 2.0 * (X[:, 0] > 0.3) + 0.8 * np.log(X[:, 1]) + 0.5 * X[:, 2]

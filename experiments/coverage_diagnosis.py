@@ -1,6 +1,6 @@
 """Why least squares covers a little below 95 % and the network at n = 500 above it: two measurements.
 
-Part of the coverage study (:mod:`experiments.s2_coverage` computes and renders it; settings in
+Part of the coverage study (:mod:`experiments.coverage` computes and renders it; settings in
 ``config("coverage")["diagnosis"]``).  Every output is compact (no resample curves are kept).
 
 Least squares (scenarios A and C).  The refits of least squares have a closed form, so many data
@@ -155,9 +155,10 @@ def _mlp_repetition(sc: dict, seed: np.random.SeedSequence, b: int, data) -> dic
     data_seed, boot_seed = seed.spawn(2)
     X, y = data(sc, sc["n"], data_seed)
     res = pdpboot.bootstrap_partial_dependence(
-        make_learner(sc["learner"]), X, y, sc["features"], n_resamples=b, resampling="bootstrap",
-        background="resample", custom_values={f: np.asarray(sc["grid"]) for f in sc["features"]}, n_jobs=1,
-        rng=int(boot_seed.generate_state(1)[0]), progress=False)
+        make_learner(sc["learner"]), X, y, sc["features"], n_resamples=b,
+        custom_values={f: np.asarray(sc["grid"]) for f in sc["features"]}, rng=int(boot_seed.generate_state(1)[0]),
+        resampling=pdpboot.Resampling("bootstrap", background="resample"),
+        execution=pdpboot.Execution(n_jobs=1, progress=False))
     curves = {v: np.stack([pdpboot.get_node(res, f"x{f}").ds[v].isel(output=-1).values for f in sc["features"]],
                           axis=-2) for v in ("pd", "pd_resamples")}
     return {"estimate": curves["pd"], "se": curves["pd_resamples"].std(axis=0, ddof=1),
@@ -246,7 +247,7 @@ ARCHIVE = ("summary/*.nc",)
 
 def compute(ctx: C.Context) -> None:
     from .config import config
-    from .s2_coverage import dgp_pd, simulate
+    from .coverage import dgp_pd, simulate
 
     cfg = config("coverage", ctx.quick)
     folder = ctx.study_dir(STUDY)

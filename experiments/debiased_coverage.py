@@ -3,7 +3,7 @@
 Settings (``SETTINGS``; quick mode shrinks R and the learners):
 
 B_<learner>_n<n>
-    The coverage study's scenario B (:mod:`experiments.s2_coverage`): Friedman #1 (10 independent
+    The coverage study's scenario B (:mod:`experiments.coverage`): Friedman #1 (10 independent
     U(0, 1) features, noise sd 1), random forest, gradient boosting and a small network, n = 500 and
     2000, PD of x1, x3, x4 on the same 15-point grid; truth in closed form
     (:func:`pdpboot.datasets.true_pd`).  The refit bootstrap's widths and coverage (B = 200) are read
@@ -319,8 +319,8 @@ def compute_figures(ctx: C.Context) -> None:
     """The debiased results the figure draws next to the learner's refit bands (cached in the study folder).
 
     Electricity: the data, forest (100 trees) and grid (25 points, Day categorical) of
-    :mod:`experiments.s1_electricity`, whose archived B = 200 percentile bands are the learner's.
-    ANES 1996: the boosted classifier and 20-point grid of :mod:`experiments.s5_real_data`
+    :mod:`experiments.electricity`, whose archived B = 200 percentile bands are the learner's.
+    ANES 1996: the boosted classifier and 20-point grid of :mod:`experiments.real_data`
     (B = 200 learner bands archived there); self-placement (7 values) as levels.
     """
     from sklearn.ensemble import RandomForestRegressor
@@ -328,7 +328,7 @@ def compute_figures(ctx: C.Context) -> None:
     from pdpboot.datasets import load_anes96, make_electricity_prices
 
     from .config import config
-    from .s5_real_data import _anes_model
+    from .real_data import _anes_model
 
     folder = ctx.study_dir(STUDY)
     path = folder / "figure_electricity.nc"

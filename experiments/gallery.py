@@ -54,14 +54,16 @@ def compute(n_resamples: int = B, rng: int = 0) -> dict:
     forest = RandomForestRegressor(n_estimators=60, min_samples_leaf=5, n_jobs=1)
     reg = pdpboot.bootstrap_partial_dependence(
         forest, X, y, features=["Temperature", "Hour", "Day", ("Temperature", "Hour"), ("Day", "Hour")],
-        categorical_features=["Day"], n_resamples=n_resamples, ice=60, grid_resolution=25,
-        heterogeneity=True, interactions=150, rng=rng, progress=False)
+        categorical_features=["Day"], n_resamples=n_resamples, grid_resolution=25,
+        rng=rng, execution=pdpboot.Execution(progress=False),
+        statistics={"ice": 60, "heterogeneity": True, "interactions": 150})
     data = load_breast_cancer(as_frame=True)
     Xc = data.data[["mean radius", "mean concave points", "worst texture"]]
     clf = pdpboot.bootstrap_partial_dependence(
         RandomForestClassifier(n_estimators=60, min_samples_leaf=3, n_jobs=1), Xc, data.target,
         features=["mean concave points", "worst texture", ("mean concave points", "worst texture")],
-        n_resamples=n_resamples, ice=40, grid_resolution=20, rng=rng, progress=False)
+        n_resamples=n_resamples, grid_resolution=20, rng=rng, execution=pdpboot.Execution(progress=False),
+        statistics={"ice": 40})
     return {"regression": pdpboot.confidence_bands(reg, simultaneous=True),
             "classification": pdpboot.confidence_bands(clf, simultaneous=True)}
 

@@ -10,6 +10,7 @@ statistics are computed the same way everywhere.  It returns plain arrays
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,6 +181,42 @@ def nan_like(arrays: NodeArrays) -> NodeArrays:
     """NaN variables of the same dims and shapes, standing in for a failed resample."""
     return {name: {var: (dims, np.full(np.shape(arr), np.nan)) for var, (dims, arr) in variables.items()}
             for name, variables in arrays.items()}
+
+
+#: what ``statistics=`` may ask a PD run to keep besides the PD (the options of :meth:`PDEffect.from_options`)
+STATISTICS = ("ice", "heterogeneity", "interactions")
+
+
+def check_statistics(statistics, moved: Mapping | None = None) -> dict:
+    """``statistics=`` (a name, names, or a dict name -> option) as keywords of :meth:`PDEffect.from_options`.
+
+    ``moved`` holds the same options given through the removed keywords ``ice=``, ``heterogeneity=``,
+    ``interactions=``; one option given both ways is refused.
+
+    Examples
+    --------
+    >>> check_statistics(["ice", "interactions"])
+    {'ice': True, 'interactions': True}
+    >>> check_statistics({"ice": 20})
+    {'ice': 20}
+    """
+    if statistics is None:
+        options = {}
+    elif isinstance(statistics, Mapping):
+        options = dict(statistics)
+    else:
+        names = [statistics] if isinstance(statistics, str) else list(statistics)
+        if not all(isinstance(n, str) for n in names):
+            raise TypeError(f"statistics must be a name, a list of names or a dict name -> option, got "
+                            f"{statistics!r}; e.g. statistics=['ice', 'interactions'] or statistics={{'ice': 50}}.")
+        options = dict.fromkeys(names, True)
+    unknown = [name for name in options if name not in STATISTICS]
+    if unknown:
+        raise ValueError(f"statistics names {unknown[0]!r}, which is not one of {list(STATISTICS)}.")
+    both = [name for name in (moved or {}) if name in options]
+    if both:
+        raise TypeError(f"{both[0]} is given twice: pass it in statistics= only.")
+    return {**options, **(moved or {})}
 
 
 #: statistics of a PD result that are >= 0 by definition (their band bounds are clipped at 0): ICE spreads,

@@ -134,14 +134,46 @@ def seed_record(generator: np.random.Generator) -> dict:
             "n_children_spawned": int(seq.n_children_spawned)}
 
 
+def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.ndarray | None = None,
+               fit_params: dict | None = None, rows: np.ndarray | None = None, only_if_unset: bool = False):
+    """A clone of ``estimator`` seeded from ``rng`` and fitted on the rows ``rows`` of ``X``, ``y``.
+
+    The one refit of every resampling loop (the bootstrap's full-data fit and resamples, the H test's
+    observed, null and cross-validation fits).
+
+    Parameters
+    ----------
+    estimator : unfitted scikit-learn estimator
+        Cloned; every ``random_state`` of the clone is drawn from ``rng``
+        (:func:`pdpboot.engine.refit.seed_estimator`).
+    X, y : array-like
+        All rows.
+    rng : numpy.random.Generator
+    sample_weight : ndarray, optional
+        Per-row weights of all rows, passed to ``fit`` (a Pipeline's final step).
+    fit_params : dict, optional
+        Further ``fit`` keyword arguments; per-row arrays are sliced to ``rows``.
+    rows : ndarray of int, optional
+        Positions of the rows to fit on (repeats allowed); None: all rows.
+    only_if_unset : bool
+        Keep ``random_state`` values the estimator already sets.
+
+    Returns
+    -------
+    The fitted clone.
+    """
+    model = seed_estimator(clone(estimator), rng, only_if_unset=only_if_unset)
+    kwargs = fit_kwargs(estimator, fit_params or {}, sample_weight, rows, len(X))
+    if rows is None:
+        return model.fit(X, y, **kwargs)
+    return model.fit(rows_of(X, rows), rows_of(y, rows), **kwargs)
+
+
 def fit_clone(plan: BootstrapPlan, rows: np.ndarray | None, rng: np.random.Generator,
               *, only_if_unset: bool = False):
-    """A clone of the plan's estimator seeded from ``rng`` and fitted on ``rows`` (None: all rows)."""
-    model = seed_estimator(clone(plan.estimator), rng, only_if_unset=only_if_unset)
-    kwargs = fit_kwargs(plan.estimator, plan.fit_params, plan.sample_weight, rows, plan.spec.n_rows)
-    if rows is None:
-        return model.fit(plan.spec.X, plan.y, **kwargs)
-    return model.fit(plan.spec.rows(rows), rows_of(plan.y, rows), **kwargs)
+    """:func:`fit_seeded` on the plan's estimator, table, target, weights and fit parameters."""
+    return fit_seeded(plan.estimator, plan.spec.X, plan.y, rng, sample_weight=plan.sample_weight,
+                      fit_params=plan.fit_params, rows=rows, only_if_unset=only_if_unset)
 
 
 def row_weights(plan: BootstrapPlan, rows: np.ndarray, multiplicity: np.ndarray | None = None):

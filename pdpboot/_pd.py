@@ -97,25 +97,38 @@ def partial_dependence(
     spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
                      custom_values=custom_values, categorical_features=categorical_features,
                      method=method, memory_limit=memory_limit)
-    weights = check_sample_weight(sample_weight, spec.n_rows)
     max_ice_instances = check_optional_positive_int(max_ice_instances, "max_ice_instances")
-    rng = check_rng(rng)
-    resolved = resolve_response_method(estimator, response_method)
-    outputs = resolve_outputs(estimator, resolved, target_names=target_names, rows=spec.rows(np.arange(1)))
-    generator = np.random.default_rng(rng)
+    generator = np.random.default_rng(check_rng(rng))
     ice_rows = None
     if kind != "average":
         ice_rows = np.arange(spec.n_rows)
         if max_ice_instances is not None and max_ice_instances < spec.n_rows:
             ice_rows = np.sort(generator.choice(spec.n_rows, size=int(max_ice_instances), replace=False))
-    effect = PDEffect(spec)
+    settings = dict(response_method=response_method, kind=kind, max_ice_instances=max_ice_instances,
+                    sample_weight=sample_weight is not None)
+    return one_fit_tree(estimator, PDEffect(spec), settings, response_method=response_method,
+                        sample_weight=sample_weight, target_names=target_names, ice_rows=ice_rows,
+                        rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+
+
+def one_fit_tree(estimator, effect: PDEffect, settings: dict, *, response_method: str, sample_weight=None,
+                 target_names=None, ice_rows=None, h_rows=None, rng_entropy: str | None = None) -> xr.DataTree:
+    """The result tree of one evaluation of a fitted model (the one-fit path of every PD statistic).
+
+    :func:`partial_dependence` and :func:`pdpboot.h_statistic_of_model` both end here: the model is
+    evaluated once (``effect``: PD, and the H statistics when it has ``n_max``), with the engine
+    choices recorded, the predictions checked, and one :class:`~pdpboot.header.ResultHeader`
+    (``settings`` added to the spec's).
+    """
+    spec = effect.spec
+    weights = check_sample_weight(sample_weight, spec.n_rows)
+    resolved = resolve_response_method(estimator, response_method)
+    outputs = resolve_outputs(estimator, resolved, target_names=target_names, rows=spec.rows(np.arange(1)))
+    evaluation = Evaluation(resolved, outputs, np.arange(spec.n_rows), weights, ice_rows, h_rows=h_rows)
     with record_engine_choices() as choices:  # which engine computed each feature set, and why
-        per_node = effect.evaluate(estimator, Evaluation(resolved, outputs, np.arange(spec.n_rows), weights,
-                                                         ice_rows))
+        per_node = effect.evaluate(estimator, evaluation)
     check_predictions_finite(per_node, what=f"{type(estimator).__name__}")
-    settings = dict(spec.settings, response_method=response_method, kind=kind,
-                    max_ice_instances=max_ice_instances, sample_weight=sample_weight is not None)
-    header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=spec.n_rows,
-                                   rng_entropy=str(generator.bit_generator.seed_seq.entropy),
-                                   supports=effect.supports(resolved), engine=describe_choices(choices))
+    header = ResultHeader.describe(estimator, dict(spec.settings, **settings), response=resolved, outputs=outputs,
+                                   n_rows=spec.n_rows, rng_entropy=rng_entropy, supports=effect.supports(resolved),
+                                   engine=describe_choices(choices))
     return build_tree(spec, per_node, outputs=outputs, ice_rows=ice_rows, header=header)

@@ -124,17 +124,6 @@ def check_interactions(interactions) -> int | None:
     )
 
 
-def check_fit_params(fit_params: Mapping | None) -> dict:
-    """Keyword arguments routed to every ``fit`` (arrays with one entry per row are sliced)."""
-    if fit_params is None:
-        return {}
-    if not isinstance(fit_params, Mapping) or not all(isinstance(k, str) for k in fit_params):
-        raise TypeError(f"fit_params must be a dict of fit keyword arguments, got {type(fit_params).__name__}.")
-    if "sample_weight" in fit_params:
-        raise ValueError("Pass sample weights as sample_weight=..., not in fit_params: they also weight the PD.")
-    return dict(fit_params)
-
-
 def fit_kwargs(estimator, fit_params: dict, sample_weight: np.ndarray | None, rows: np.ndarray | None,
                n_rows: int) -> dict:
     """The keyword arguments of one ``fit`` on ``rows`` (None: all rows).
@@ -193,8 +182,12 @@ class BootstrapPlan:
     strata: np.ndarray | None
     response_method: str
     sample_weight: np.ndarray | None
-    fit_params: dict
     rng: Any  # validated seed argument (see check_rng)
+
+    @property
+    def fit_params(self) -> dict:
+        """Keyword arguments of every ``fit`` (per-row arrays sliced to the rows drawn)."""
+        return self.resampling.fit_params
 
     @property
     def spec(self) -> PDSpec:
@@ -215,8 +208,7 @@ class BootstrapPlan:
 
 
 def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution: Execution,
-              response_method: str = "auto", sample_weight=None, fit_params: Mapping | None = None,
-              rng=None) -> BootstrapPlan:
+              response_method: str = "auto", sample_weight=None, rng=None) -> BootstrapPlan:
     """Validate a resampling run of ``effect`` (whose spec already holds the checked table) before any fit.
 
     The role ``scipy.stats._resampling._bootstrap_iv`` plays for ``scipy.stats.bootstrap``:
@@ -238,5 +230,5 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
     return BootstrapPlan(
         estimator=estimator, effect=effect, y=y, resampling=resampling, execution=execution, strata=strata,
         response_method=response_method, sample_weight=check_sample_weight(sample_weight, spec.n_rows),
-        fit_params=check_fit_params(fit_params), rng=rng,
+        rng=rng,
     )

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import json
 import numbers
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,11 +49,13 @@ from .engine.resample import RESAMPLING
 from .engine.response import resolve_response_method, response_function
 from .grid import FeatureGrid, check_grid_size, make_grids
 from .header import ResultHeader
-from .options import Execution, Resampling, resolve_execution, resolve_resampling
+from .options import RUN_KEYWORDS, Execution, Resampling, resolve_run_options
 from .schema import node_name
 
 ALE_KINDS = ("numeric", "ordinal", "categorical")
 _ALE_VARIABLES = ("ale", "ale_resamples", "ale_band", "ale_band_pointwise", "ale_se", "ale_bias")
+#: the removed keywords bootstrap_ale still accepts (``method`` was never one of its keywords)
+ALE_MOVED = tuple(name for name in RUN_KEYWORDS if name != "method")
 _MAX_DISCRETE_OTHER = 10  # an integer column with at most this many values counts as discrete when ordering levels
 
 
@@ -399,26 +400,15 @@ def bootstrap_ale(
     *,
     n_resamples: int = 200,
     resampling: str | Resampling = "auto",
-    subsample_fraction: float = 0.632,
-    groups=None,
-    background: str = "resample",
-    max_background: int | None = None,
+    with_pd: bool = False,
     grid_resolution: int = 20,
     custom_values: Mapping | None = None,
     categorical_features=None,
     response_method: str = "auto",
-    memory_limit: int = DEFAULT_MEMORY_LIMIT,
     sample_weight=None,
-    fit_params: Mapping | None = None,
-    n_jobs: int | None = None,
-    threads_per_job: int | None = None,
     rng=None,
-    progress: bool | str | Callable[[int, int], None] = "auto",
-    checkpoint: str | os.PathLike | None = None,
-    on_error: str = "raise",
-    max_failure_share: float = 0.1,
-    with_pd: bool = False,
     execution: Execution | None = None,
+    **deprecated,
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute ALE on one grid fixed on the full data.
 
@@ -439,27 +429,36 @@ def bootstrap_ale(
     features : list
         Column names or indices; a pair of numeric features gives a 2-D surface.
     n_resamples : int
-        Number of resamples B.
+        Number of resamples B (a shortcut of ``Resampling(n_resamples=...)``).
     resampling : {"auto", "bootstrap", "stratified", "subsample", "group"} or Resampling
-        As in :func:`pdpboot.bootstrap_partial_dependence`; ``"auto"`` is
+        As in :func:`pdpboot.bootstrap_partial_dependence` (a
+        :class:`pdpboot.Resampling` holds ``subsample_fraction``, ``groups``,
+        ``background``: the rows each resample's local effects are averaged
+        over, ``max_background`` and ``fit_params``); ``"auto"`` is
         ``stratified`` for classifiers and ``bootstrap`` otherwise (ALE is
         centred, so fixing the class counts does not freeze its level).
-    subsample_fraction, groups, background, max_background
-        As in :func:`pdpboot.bootstrap_partial_dependence` (``background``:
-        rows each resample's local effects are averaged over).
-    grid_resolution, custom_values, categorical_features, response_method, memory_limit
-        As in :func:`accumulated_local_effects` (``grid_resolution`` is the
-        number of bins).
-    sample_weight, fit_params, n_jobs, threads_per_job, rng, progress, checkpoint, on_error, max_failure_share
-        As in :func:`pdpboot.bootstrap_partial_dependence`.
     with_pd : bool
         Also compute the partial dependence on the same grid (the bin edges, or the levels) from
         the same refits, averaged over the same rows: variables ``pd`` and ``pd_resamples`` in
         every node, for PD and ALE side by side at the cost of one set of refits.  The PD equals
         :func:`pdpboot.bootstrap_partial_dependence` with the same ``rng`` and the edges as
         ``custom_values`` (brute method).
-    execution : Execution, optional
+    grid_resolution, custom_values, categorical_features, response_method
+        As in :func:`accumulated_local_effects` (``grid_resolution`` is the
+        number of bins).
+    sample_weight, rng
         As in :func:`pdpboot.bootstrap_partial_dependence`.
+    execution : Execution, optional
+        As in :func:`pdpboot.bootstrap_partial_dependence` (``memory_limit``
+        bounds one stacked prediction block; ALE is computed by brute force,
+        so ``method`` may only be "auto" or "brute").
+    **deprecated
+        The keywords this function took before 0.2 (``subsample_fraction``,
+        ``groups``, ``background``, ``max_background``, ``fit_params``,
+        ``n_jobs``, ``threads_per_job``, ``progress``, ``checkpoint``,
+        ``on_error``, ``max_failure_share``, ``memory_limit``) still work, with
+        a ``FutureWarning`` naming their new place; any other keyword is a
+        ``TypeError``.
 
     Returns
     -------
@@ -496,14 +495,13 @@ def bootstrap_ale(
         check_choice(resampling, "resampling", ("auto", *RESAMPLING))
         if resampling == "auto":
             resampling = "stratified" if is_classifier(estimator) else "bootstrap"
-    resampling = resolve_resampling(resampling, n_resamples=n_resamples, subsample_fraction=subsample_fraction,
-                                    groups=groups, background=background, max_background=max_background)
-    execution = resolve_execution(execution, n_jobs=n_jobs, threads_per_job=threads_per_job, progress=progress,
-                                  checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    resampling, execution, _ = resolve_run_options(bootstrap_ale, resampling, execution, n_resamples=n_resamples,
+                                                   deprecated=deprecated, accepted=ALE_MOVED)
+    if execution.method == "tree":
+        raise ValueError("ALE is computed by brute force; Execution(method='tree') does not apply (use 'auto').")
     check_enough_rows(X)
     spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
-                         categorical_features=categorical_features, memory_limit=memory_limit)
+                         categorical_features=categorical_features, memory_limit=execution.memory_limit)
     plan = make_plan(estimator, y, ALEEffect(spec.pd_spec, spec.kinds, bool(with_pd)), resampling=resampling,
-                     execution=execution, response_method=response_method, sample_weight=sample_weight,
-                     fit_params=fit_params, rng=rng)
+                     execution=execution, response_method=response_method, sample_weight=sample_weight, rng=rng)
     return run_bootstrap(plan, stacklevel=4)

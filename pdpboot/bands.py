@@ -100,9 +100,8 @@ def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: fl
     e = e_da.values.reshape(e_da.sizes["output"], -1)
     r = r_da.transpose("resample", "output", *grid).values.reshape(res.sizes["resample"], *e.shape)
     r = e + (r - e) * scale
-    lower, upper, se, bias, info = band_arrays(e, r, support=support, **options)
-    pointwise = band_arrays(e, r, support=support, **dict(options, simultaneous=False))[:2] \
-        if options["simultaneous"] else None
+    lower, upper, se, bias, info = band_arrays(e, r, support=support, keep_pointwise=True, **options)
+    pointwise = info.pop("pointwise", None)  # the simultaneous band's pointwise companion, from the same call
     parts = band_variables(name, e_da, lower, upper, se=se, bias=bias, attrs={}, pointwise=pointwise)
     for key, da in parts.items():
         da = da if has_output else da.squeeze("output", drop=True)
@@ -186,7 +185,7 @@ def confidence_bands(
         bias "correction" moves the band away from the truth.  ``percentile``
         (the default) is the method with a study behind it; ``bc``/``bca``
         remain the right choice for the bounded summary statistics whose
-        study chose them (``experiments/stats_bounded.py``).
+        study chose them (``experiments/bounded_statistics.py``).
     simultaneous : bool
         Bands covering each whole curve/surface at once, per output (see module
         notes); the pointwise band is then kept as ``s_band_pointwise``.
@@ -194,7 +193,7 @@ def confidence_bands(
         ``sup-t``: ``estimate -/+ c * se`` (widened where ``method``'s
         pointwise band sticks out); ``calibrated``: ``method``'s pointwise band
         at the calibrated level of the percentile band.  ``auto`` is ``sup-t``:
-        in a coverage study (``experiments/stats_bands.py``: regression, smooth
+        in a coverage study (``experiments/simultaneous_bands.py``: regression, smooth
         spline learner, n = 300, 15-point grid, R = 1000 data sets) the 95 %
         sup-t band covered the learner's expected PD curve as a whole in
         0.935 (MC SE 0.008) of the data sets at B = 100 and 0.937 (0.008) at
@@ -244,7 +243,7 @@ def confidence_bands(
     >>> from sklearn.linear_model import LinearRegression
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=20,
-    ...                                            grid_resolution=4, rng=0, progress=False)
+    ...                                            grid_resolution=4, rng=0)
     >>> pdpboot.confidence_bands(res)["x0"].ds["pd_band"].dims
     ('ci_bound', 'output', 'x0')
     """

@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import xarray as xr
 
 from ._assemble import build_tree
-from ._evaluate import PDEffect
+from ._evaluate import PDEffect, check_statistics
 from ._loop import run
 from ._plan import BootstrapPlan, make_plan, make_spec
 from ._validate import check_enough_rows
-from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .header import ResultHeader
-from .options import Execution, Resampling, resolve_execution, resolve_resampling
+from .options import RUN_KEYWORDS, Execution, Resampling, resolve_run_options
 
 
 def bootstrap_partial_dependence(
@@ -37,30 +35,16 @@ def bootstrap_partial_dependence(
     *,
     n_resamples: int = 200,
     resampling: str | Resampling = "bootstrap",
-    subsample_fraction: float = 0.632,
-    groups=None,
-    background: str = "resample",
-    max_background: int | None = None,
-    ice: bool | int = False,
-    heterogeneity: bool = False,
-    interactions: bool | int = False,
+    statistics: str | Iterable[str] | Mapping[str, bool | int] | None = None,
     grid_resolution: int = 50,
     percentiles: tuple[float, float] = (0.05, 0.95),
     custom_values: Mapping | None = None,
     categorical_features=None,
     response_method: str = "auto",
-    method: str = "auto",
-    memory_limit: int = DEFAULT_MEMORY_LIMIT,
     sample_weight=None,
-    fit_params: Mapping | None = None,
-    n_jobs: int | None = None,
-    threads_per_job: int | None = None,
     rng=None,
-    progress: bool | str | Callable[[int, int], None] = "auto",
-    checkpoint: str | os.PathLike | None = None,
-    on_error: str = "raise",
-    max_failure_share: float = 0.1,
     execution: Execution | None = None,
+    **deprecated,
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute PD curves/surfaces on one fixed grid.
 
@@ -73,59 +57,52 @@ def bootstrap_partial_dependence(
     features : list
         Column names or indices; a tuple of two gives a 2-D surface.
     n_resamples : int
-        Number of resamples B.
+        Number of resamples B (a shortcut of ``Resampling(n_resamples=...)``).
     resampling : {"bootstrap", "stratified", "subsample", "group"} or Resampling
-        A :class:`pdpboot.Resampling` holds every resampling option at once
-        (``n_resamples``, ``subsample_fraction``, ``groups``, ``background`` and
-        ``max_background`` must then stay at their defaults).  ``bootstrap``
-        (default, for classifiers too): rows drawn with replacement.
-        ``stratified`` keeps each class's count fixed: right only when the
-        class counts are fixed by the design (e.g. case-control sampling);
-        otherwise it freezes the level of a probability PD (a model with a
-        free intercept matches the class share) and its bands under-cover.
-        ``subsample``: ``subsample_fraction`` of the rows without replacement
-        (deviations from the estimate rescaled by ``sqrt(m / (n - m))`` in the
-        bands).  For a gradient-boosting classifier the bootstrap's SE is too
-        small (0.88 of the true SD); ``subsample`` at 0.632 measured 0.92 and,
-        with the bands formed on the logit scale
-        (:func:`pdpboot.probability_bands`), 95 % coverage 0.945 pointwise and
-        0.967 whole curve against the bootstrap's 0.894 and 0.817
+        How rows are resampled.  A :class:`pdpboot.Resampling` holds every
+        resampling option: ``subsample_fraction``, ``groups``, ``background``
+        (the rows each resample's PD is averaged over: its own rows with their
+        multiplicities, the default; the full data's rows; or the rows it did
+        not draw), ``max_background`` and ``fit_params`` (keyword arguments of
+        every ``fit``; per-row arrays are resampled with the rows).
+        ``bootstrap`` (default, for classifiers too): rows drawn with
+        replacement.  ``stratified`` keeps each class's count fixed: right only
+        when the class counts are fixed by the design (e.g. case-control
+        sampling); otherwise it freezes the level of a probability PD (a model
+        with a free intercept matches the class share) and its bands
+        under-cover.  ``subsample``: ``subsample_fraction`` of the rows without
+        replacement (deviations from the estimate rescaled by
+        ``sqrt(m / (n - m))`` in the bands).  For a gradient-boosting
+        classifier the bootstrap's SE is too small (0.88 of the true SD);
+        ``subsample`` at 0.632 measured 0.92 and, with the bands formed on the
+        logit scale (:func:`pdpboot.probability_bands`), 95 % coverage 0.945
+        pointwise and 0.967 whole curve against the bootstrap's 0.894 and 0.817
         (``experiments/classifier_se.py``, n = 400, R = 120, B = 50; not yet
         validated at B = 100; rare outcomes 0.913 and 0.833).  ``group`` needs
         ``groups`` (a cluster bootstrap).
-    subsample_fraction : float
-        Share of rows drawn without replacement by ``subsample``.
-    background : {"resample", "original", "out-of-bag"}
-        Rows each resample's PD is averaged over: its own rows with their
-        multiplicities (default), the full data's rows (fixed), or the rows
-        it did not draw.
-    max_background : int, optional
-        Average over at most this many rows (a fixed random subsample of the
-        full data for the estimate and ``original``; a random subsample of
-        each resample's rows otherwise).
-    ice : bool or int
-        Keep ICE curves: ``True`` for all background rows of the estimate,
-        an int for that many randomly chosen rows.  Each resample's model is
-        evaluated on the same instances (``ice_resamples``).
-    heterogeneity : bool
-        Also compute ICE heterogeneity statistics of every 1-D feature on every
-        model, from the ICE curves of its background rows (weighted by their
-        multiplicities), keeping only the statistics: ``ice_sd``, ``cice_sd``,
-        ``dice_sd`` (``output``, feature) and ``heterogeneity_index``
-        (``output``), each with ``_resamples``.  See
-        :func:`pdpboot.ice_heterogeneity`.
-    interactions : bool or int
-        Also compute Friedman-Popescu H statistics on every model: ``h2_overall``
-        (``output``) in 1-D nodes, ``h2`` and ``h_unnormalized`` (``output``) in
-        2-D nodes, each with ``_resamples``, on one random subsample of at most
-        500 of the estimate's background rows (an int sets that maximum),
-        drawn once: every resample uses the rows of its own background that are
-        in it, with their multiplicities, so the estimate and its resamples are
-        the same statistic.  Costs about
-        ``n_max**2`` predictions per 1-D node and ``3 * n_max**2`` per 2-D node
-        and model.  See :func:`pdpboot.h_statistic`.
-    grid_resolution, percentiles, custom_values, categorical_features, response_method, method,
-    memory_limit
+    statistics : str, list of str or dict, optional
+        What to keep besides the PD, by name, or as a dict name -> option:
+
+        - ``"ice"``: ICE curves (``ice``, ``ice_resamples``) of all background
+          rows of the estimate, or (``{"ice": n}``) of ``n`` randomly chosen
+          rows; each resample's model is evaluated on the same instances.
+        - ``"heterogeneity"``: ICE heterogeneity statistics of every 1-D
+          feature on every model, from the ICE curves of its background rows
+          (weighted by their multiplicities), keeping only the statistics:
+          ``ice_sd``, ``cice_sd``, ``dice_sd`` (``output``, feature) and
+          ``heterogeneity_index`` (``output``), each with ``_resamples``.  See
+          :func:`pdpboot.ice_heterogeneity`.
+        - ``"interactions"``: Friedman-Popescu H statistics on every model:
+          ``h2_overall`` (``output``) in 1-D nodes, ``h2`` and
+          ``h_unnormalized`` (``output``) in 2-D nodes, each with
+          ``_resamples``, on one random subsample of at most 500 of the
+          estimate's background rows (``{"interactions": n_max}`` sets that
+          maximum), drawn once: every resample uses the rows of its own
+          background that are in it, with their multiplicities, so the
+          estimate and its resamples are the same statistic.  Costs about
+          ``n_max**2`` predictions per 1-D node and ``3 * n_max**2`` per 2-D
+          node and model.  See :func:`pdpboot.h_statistic`.
+    grid_resolution, percentiles, custom_values, categorical_features, response_method
         As in :func:`pdpboot.partial_dependence`.  With
         ``response_method="decision_function"``, a resample whose refit saw
         fewer classes than the full data has scores on another scale (a binary
@@ -137,47 +114,36 @@ def bootstrap_partial_dependence(
         Survey or importance weights: passed to every fit (for the rows drawn,
         with their multiplicity; to a Pipeline's final step) and used in every
         PD average (times the resample multiplicities).
-    fit_params : dict, optional
-        Keyword arguments of every ``fit``; arrays with one entry per row are
-        sliced to the rows drawn (as ``sklearn.model_selection.cross_validate``
-        does with ``params``), anything else is passed unchanged.
-    n_jobs : int, optional
-        Parallel resamples (joblib); results are identical for any value.
-    threads_per_job : int, optional
-        Native (OpenMP/BLAS) threads each fit and evaluation may use
-        (threadpoolctl).  Default 1: results are then bit-identical for every
-        ``n_jobs`` and backend, and a busy machine does not slow OpenMP fits
-        down (spinning threads made one HistGradientBoosting fit 25 times
-        slower); parallelise with ``n_jobs`` instead.  Inner joblib
-        parallelism of the estimator defaults to one job as well (estimators
-        that set ``n_jobs`` keep it).
     rng : None, int or numpy.random.Generator
         The one seed every random draw flows from (None: fresh entropy).
-    progress : bool, "auto" or callable
-        tqdm progress bar ("auto": on a terminal, for B >= 20), or a function
-        called as ``progress(done, total)`` after every finished resample
-        (for log files and batch jobs).
-    checkpoint : path, optional
-        A directory where the estimate and every finished resample are saved
-        as they complete (atomically).  Calling again with the same arguments
-        resumes: finished resamples are loaded, not recomputed, and the result
-        equals an uninterrupted run.  ``n_resamples`` may be raised to extend a
-        run; with ``rng=None`` the checkpoint's own seed is reused.  A
-        checkpoint made with other data, estimator, grid, seed or settings is
-        refused.
-    on_error : {"raise", "skip"}
-        What a resample whose fit or evaluation raises does: stop the run
-        (with the original exception), or be recorded (root attr
-        ``failed_resamples``, NaN in every ``*_resamples``) while the run goes
-        on; bands then use the successful resamples and a warning says how
-        many failed.
-    max_failure_share : float
-        With ``on_error="skip"``, stop with an error quoting the first failure
-        as soon as more than this share of the resamples has failed.
     execution : Execution, optional
-        A :class:`pdpboot.Execution` holding ``n_jobs``, ``threads_per_job``,
-        ``progress``, ``checkpoint``, ``on_error`` and ``max_failure_share`` at
-        once (those keywords must then stay at their defaults).
+        How the resamples run (:class:`pdpboot.Execution`): ``n_jobs``
+        (parallel resamples; results are identical for any value),
+        ``threads_per_job`` (native threads per fit, default 1: results are
+        then bit-identical for every ``n_jobs`` and backend, and a busy machine
+        does not slow OpenMP fits down; inner joblib parallelism of the
+        estimator defaults to one job as well), ``progress`` (a tqdm bar,
+        "auto": on a terminal for B >= 20, or ``progress(done, total)``),
+        ``checkpoint`` (a directory where the estimate and every finished
+        resample are saved as they complete; calling again with the same
+        arguments resumes and equals an uninterrupted run; ``n_resamples`` may
+        be raised to extend a run; with ``rng=None`` the checkpoint's own seed
+        is reused; a checkpoint made with other data, estimator, grid, seed or
+        settings is refused), ``on_error`` ("raise", or "skip": a failed
+        resample is recorded in the root attr ``failed_resamples`` and NaN in
+        every ``*_resamples``, bands use the successful ones and a warning says
+        how many failed), ``max_failure_share`` (with "skip", stop as soon as
+        more than this share has failed), ``method`` ("auto", "brute" or
+        "tree": the PD engine) and ``memory_limit`` (bytes of one stacked
+        prediction block).
+    **deprecated
+        The keywords this function took before 0.2 (``subsample_fraction``,
+        ``groups``, ``background``, ``max_background``, ``fit_params``,
+        ``n_jobs``, ``threads_per_job``, ``progress``, ``checkpoint``,
+        ``on_error``, ``max_failure_share``, ``method``, ``memory_limit``,
+        ``ice``, ``heterogeneity``, ``interactions``) still work, with a
+        ``FutureWarning`` naming their new place; any other keyword is a
+        ``TypeError``.
 
     Returns
     -------
@@ -205,18 +171,27 @@ def bootstrap_partial_dependence(
     ...                                    n_resamples=20, grid_resolution=5, rng=0)
     >>> res["Temperature"]["pd_resamples"].dims
     ('resample', 'output', 'Temperature')
+
+    Options of the resampling and of the run go in their objects:
+
+    >>> from pdpboot import Execution, Resampling
+    >>> res = bootstrap_partial_dependence(
+    ...     LinearRegression(), X, y, ["Temperature"], n_resamples=20, grid_resolution=5, rng=0,
+    ...     statistics={"ice": 10}, resampling=Resampling("subsample", subsample_fraction=0.5),
+    ...     execution=Execution(n_jobs=1, on_error="skip"))
+    >>> res["Temperature"]["ice_resamples"].sizes["instance"]
+    10
     """
-    resampling = resolve_resampling(resampling, n_resamples=n_resamples, subsample_fraction=subsample_fraction,
-                                    groups=groups, background=background, max_background=max_background)
-    execution = resolve_execution(execution, n_jobs=n_jobs, threads_per_job=threads_per_job, progress=progress,
-                                  checkpoint=checkpoint, on_error=on_error, max_failure_share=max_failure_share)
+    resampling, execution, moved = resolve_run_options(
+        bootstrap_partial_dependence, resampling, execution, n_resamples=n_resamples, deprecated=deprecated,
+        accepted=(*RUN_KEYWORDS, "ice", "heterogeneity", "interactions"))
     check_enough_rows(X)
     spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
-                     custom_values=custom_values, categorical_features=categorical_features, method=method,
-                     memory_limit=memory_limit)
-    effect = PDEffect.from_options(spec, ice=ice, heterogeneity=heterogeneity, interactions=interactions)
+                     custom_values=custom_values, categorical_features=categorical_features,
+                     method=execution.method, memory_limit=execution.memory_limit)
+    effect = PDEffect.from_options(spec, **check_statistics(statistics, moved.get("statistics", {})))
     plan = make_plan(estimator, y, effect, resampling=resampling, execution=execution,
-                     response_method=response_method, sample_weight=sample_weight, fit_params=fit_params, rng=rng)
+                     response_method=response_method, sample_weight=sample_weight, rng=rng)
     return run_bootstrap(plan)
 
 

@@ -44,7 +44,7 @@ FOREST_IJ_NOTE = (
     "0.933 (0.031) for the refit bootstrap's normal/sup-t band (B = 50 forests of 100 trees), at a quarter of "
     "its CPU (4.1 s against 16.7 s); n = 2000, 1000 trees (R = 29): pointwise 0.867 (0.013), whole curve "
     "0.402 (0.053); 5000 trees reach 0.83 whole curve but cost more than that bootstrap "
-    "(experiments/s8_forest_ij.py). Independent audit (n = 300, 1000 trees, R = 40): pointwise 0.900, "
+    "(experiments/forest_ij.py). Independent audit (n = 300, 1000 trees, R = 40): pointwise 0.900, "
     "whole curve 0.800. Prefer pdpboot.bootstrap_partial_dependence for reported bands."
 )
 

@@ -13,9 +13,10 @@ bands.
 - ``goldstein``: ``0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0]``;
 - ``additive_uniform``: ``x1 - x2`` (uniform features).
 
-Real data (regression and classification) are read from CSV files committed in
-the repository's ``data/`` folder; see ``data/README.md`` for their
-provenance, licences and checksums.  Nothing is downloaded at run time.
+Real data (regression and classification) are read from CSV files shipped
+inside the package (``pdpboot/data/``, package data of every install, wheel
+or editable); the repository's ``data/README.md`` gives their provenance,
+licences and checksums.  Nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -556,9 +558,9 @@ def friedman1_true_pd_2d(pair: Sequence[str], values_a: ArrayLike, values_b: Arr
 
 # --------------------------------------------------------------------------- bundled real data
 
-#: The bundled files ship inside the package (``pdpboot/data/``, in the wheel too); the repository's
-#: ``data/`` folder holds their provenance (``data/README.md``) and links to them.
-_DATA_DIR = Path(__file__).resolve().parent / "data"
+#: The bundled files ship inside the package (``pdpboot/data/``, package data: in the wheel too), found
+#: through :mod:`importlib.resources`; their provenance is the repository's ``data/README.md``.
+_DATA_DIR = resources.files(__package__) / "data"
 
 #: SHA-256 of each bundled file (also listed in data/README.md).
 _SHA256 = {
@@ -568,7 +570,7 @@ _SHA256 = {
 
 
 def _read_checked(filename: str, data_dir: str | Path | None) -> bytes:
-    folder = _DATA_DIR if data_dir is None else Path(data_dir)
+    folder = _DATA_DIR if data_dir is None else Path(data_dir)  # a Traversable or a Path
     path = folder / filename
     if not path.is_file():
         raise FileNotFoundError(
@@ -603,8 +605,8 @@ def load_bike_sharing(*, data_dir: str | Path | None = None) -> tuple[pd.DataFra
     Parameters
     ----------
     data_dir : str or Path, optional
-        Folder holding ``bike_sharing.csv``; default: the repository's
-        ``data/`` folder.
+        Folder holding ``bike_sharing.csv``; default: the copy bundled with
+        the package (``pdpboot/data/``).
 
     Returns
     -------
@@ -654,8 +656,8 @@ def load_anes96(*, data_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd
     Parameters
     ----------
     data_dir : str or Path, optional
-        Folder holding ``anes96.csv``; default: the repository's ``data/``
-        folder.
+        Folder holding ``anes96.csv``; default: the copy bundled with the
+        package (``pdpboot/data/``).
 
     Returns
     -------

@@ -20,18 +20,18 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from scipy.special import ndtri
-from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ._assemble import band_variables, build_tree
 from ._evaluate import PDEffect
+from ._loop import fit_seeded
 from ._plan import make_spec
 from ._validate import check_positive_int, check_probability, check_rng, check_target
 from .engine import debiased as eng
 from .engine.brute import brute_partial_dependence
-from .engine.refit import rows_of, seed_estimator
+from .engine.refit import rows_of
 from .engine.response import output_labels, resolve_response_method, response_function
 from .header import ResultHeader
 from .schema import node_name
@@ -196,7 +196,7 @@ def _encode_columns(X, names: list[str], categorical: dict[int, bool]) -> tuple[
 def _classifier_fitter(weight_estimator, seed: np.random.Generator):
     """``fit(features, labels) -> predict_proba`` with a clone of the nuisance classifier."""
     def fit(features: np.ndarray, labels: np.ndarray):
-        model = seed_estimator(clone(weight_estimator), seed, only_if_unset=True).fit(features, labels)
+        model = fit_seeded(weight_estimator, features, labels, seed, only_if_unset=True)
         classes = list(model.classes_)
 
         def predict(new: np.ndarray) -> np.ndarray:
@@ -347,8 +347,7 @@ def debiased_partial_dependence(
     ice = {fs: None for fs in spec.feature_sets}
     for k, seed in enumerate(model_seed.spawn(n_folds)):
         train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
-        model = seed_estimator(clone(estimator), seed, only_if_unset=True)
-        model.fit(spec.rows(train), rows_of(y, train))
+        model = fit_seeded(estimator, spec.X, y, seed, rows=train, only_if_unset=True)
         if classes is not None and list(model.classes_) != list(classes):
             raise ValueError(f"Fold {k}'s training rows miss a class of y; use fewer folds or more rows per class.")
         outputs = output_labels(model, resolved, None, 1)

@@ -33,6 +33,7 @@ from .caveats import warn_forest_ij
 from .engine import jackknife as jk
 from .engine.response import resolve_response_method
 from .header import ResultHeader
+from .options import Execution, moved_keywords, resolve_execution
 from .schema import node_name
 
 UNCERTAINTY = {"ij": "infinitesimal-jackknife", "jackknife": "jackknife-after-bootstrap"}
@@ -72,6 +73,9 @@ def _check_model(model) -> None:
                         "needs a Pipeline ending in a scikit-learn random forest or extra-trees model. For other "
                         "models use pdpboot.bootstrap_partial_dependence.")
     jk.check_forest(forest)
+    if not is_fitted(forest) and forest.n_estimators < 2:
+        raise ValueError(f"The forest has n_estimators={forest.n_estimators}; the infinitesimal jackknife needs "
+                         "many trees (at least 2, better 1000 or more): raise n_estimators.")
 
 
 def _set_forest_params(model, **params):
@@ -125,7 +129,6 @@ def forest_partial_dependence(
     y,
     features,
     *,
-    n_estimators: int | None = None,
     uncertainty: str = "ij",
     confidence_level: float = 0.95,
     simultaneous: bool = False,
@@ -135,16 +138,16 @@ def forest_partial_dependence(
     custom_values: Mapping | None = None,
     categorical_features=None,
     response_method: str = "auto",
-    method: str = "auto",
-    n_jobs: int | None = None,
     rng=None,
+    execution: Execution | None = None,
+    **deprecated,
 ) -> xr.DataTree:
     """PD of a random forest with one-fit (infinitesimal-jackknife) confidence bands. **Experimental.**
 
     The bands do not meet the package's own criteria (coverage within 0.03 of
     the refit bootstrap's at 1/20 of its cost) and every call draws a
     :class:`pdpboot.CoverageWarning`.  Measured on Friedman 1
-    (``experiments/s8_forest_ij.py``, 95 % bands): n = 500, 1000 trees,
+    (``experiments/forest_ij.py``, 95 % bands): n = 500, 1000 trees,
     R = 20 data sets: pointwise 0.877 (MC SE 0.034), whole curve (sup-t)
     0.717 (0.078), against 0.933 (0.031) for the refit bootstrap's
     normal/sup-t band (B = 50 forests of 100 trees) at a quarter of its CPU
@@ -174,8 +177,11 @@ def forest_partial_dependence(
         preprocessing and the trees read the result; the preprocessing is held
         fixed (the IJ sees the variability of the forest's fit, not of an
         imputer's or scaler's statistics).  Unfitted: cloned,
-        given ``n_estimators`` and (if unset) a ``random_state`` drawn from
-        ``rng``, and fitted on ``X, y``.  Fitted: ``X`` must be its training
+        given (if unset) a ``random_state`` drawn from ``rng``, and fitted on
+        ``X, y``.  The IJ needs many trees (set the forest's own
+        ``n_estimators``): its Monte Carlo noise shrinks like n/B; fewer than
+        ``MIN_TREES`` (1000) draw a warning, as does a bias correction that
+        removes more than half of the raw variance somewhere.  Fitted: ``X`` must be its training
         data in the same row order (checked) and ``y`` may be None.
     X : DataFrame or array of shape (n_rows, n_columns)
         Training rows, which are also the rows the PD averages over (a
@@ -183,11 +189,6 @@ def forest_partial_dependence(
     y : array-like of shape (n_rows,) or (n_rows, n_targets), or None
     features : list
         Column names or indices; a tuple of two gives a 2-D surface.
-    n_estimators : int, optional
-        Trees of the forest fitted here.  The IJ needs many trees: its Monte
-        Carlo noise shrinks like n/B; fewer than ``MIN_TREES`` (1000) draw a
-        warning, as does a bias correction that removes more than half of the
-        raw variance somewhere.
     uncertainty : {"ij", "jackknife"}
         The bias-corrected infinitesimal jackknife ``V_IJ-U`` (default), or
         the bias-corrected jackknife-after-bootstrap ``V_J-U`` (a comparator:
@@ -204,16 +205,22 @@ def forest_partial_dependence(
         Multiplier draws for the simultaneous band.
     grid_resolution, percentiles, custom_values, categorical_features, response_method
         As in :func:`pdpboot.partial_dependence` (classifiers: ``predict_proba``).
-    method : {"auto", "brute", "tree"}
-        How each tree's PD and ICE are computed (``auto``: one compiled walk of the forest, or one
-        traversal of the stacked rows per tree reading leaf values; ``brute``/``tree``: the
-        package's engines tree by tree; same numbers, see
-        :func:`pdpboot.engine.jackknife.evaluate_trees`).  Pipelines: ``auto`` only.
-    n_jobs : int, optional
-        joblib workers (threads) over chunks of trees (fitting an unfitted forest uses
-        the forest's own ``n_jobs``); results do not depend on it.
     rng : None, int or numpy.random.Generator
         Seeds the forest (if unfitted and without ``random_state``) and the multipliers.
+    execution : Execution, optional
+        Of a :class:`pdpboot.Execution` only two fields apply (one fit; the
+        others are refused): ``method`` {"auto", "brute", "tree"}, how each
+        tree's PD and ICE are computed (``auto``: one compiled walk of the
+        forest, or one traversal of the stacked rows per tree reading leaf
+        values; ``brute``/``tree``: the package's engines tree by tree; same
+        numbers, see :func:`pdpboot.engine.jackknife.evaluate_trees`;
+        Pipelines: ``auto`` only), and ``n_jobs``, joblib workers (threads)
+        over chunks of trees (fitting an unfitted forest uses the forest's own
+        ``n_jobs``); results do not depend on it.
+    **deprecated
+        ``n_estimators``, ``method`` and ``n_jobs`` (keywords before 0.2) still
+        work, with a ``FutureWarning`` naming their new place; any other
+        keyword is a ``TypeError``.
 
     Returns
     -------
@@ -255,17 +262,23 @@ def forest_partial_dependence(
     --------
     >>> import warnings
     >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from pdpboot import Execution
     >>> from pdpboot.datasets import make_friedman1
     >>> X, y = make_friedman1(100, rng=0)
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")  # 20 trees are far too few for reliable bands
-    ...     res = forest_partial_dependence(RandomForestRegressor(min_samples_leaf=5), X, y, ["x1"],
-    ...                                     n_estimators=20, grid_resolution=5, method="brute", rng=0)
+    ...     res = forest_partial_dependence(RandomForestRegressor(20, min_samples_leaf=5), X, y, ["x1"],
+    ...                                     grid_resolution=5, execution=Execution(method="brute"), rng=0)
     >>> res["x1"]["pd_band"].dims
     ('ci_bound', 'output', 'x1')
     >>> res["x1"]["pd_band"].attrs["method"]
     'infinitesimal-jackknife'
     """
+    moved = moved_keywords(forest_partial_dependence, deprecated, ("n_estimators", "method", "n_jobs"))
+    execution = resolve_execution(execution, **moved.get("execution", {}))
+    execution.check_used("forest_partial_dependence", ("n_jobs", "method"))
+    method, n_jobs = execution.method, execution.n_jobs
+    n_estimators = moved.get("estimator", {}).get("n_estimators")
     check_choice(uncertainty, "uncertainty", tuple(UNCERTAINTY))
     warn_forest_ij()  # experimental: measured below its criteria (issue 27)
     confidence_level = check_probability(confidence_level, "confidence_level")

@@ -16,6 +16,7 @@ import datetime
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ._version import __version__
 
@@ -59,8 +60,11 @@ class ResultHeader:
         ``repr`` of the estimator, its parameters (JSON) and every call setting (JSON).
     response : str
         ``predict``, ``predict_proba`` or ``decision_function``.
-    task, target_name : str
-        ``regression``/``classification``; the regression target's name or ``"class"``.
+    target_name : str
+        The regression target's name or ``"class"``.
+    task : str
+        ``regression``/``classification``: a property of ``response`` (:func:`task_name`), written
+        by :meth:`to_attrs`.
     n_rows : int
         Rows of the data the estimate was computed on.
     effect : str
@@ -69,34 +73,38 @@ class ResultHeader:
         Which PD the uncertainty is about (see :data:`TARGETS`).
     uncertainty : str
         ``"none"`` (one fit), ``"bootstrap"`` (refits), ``"infinitesimal-jackknife"``, ...
-    n_resamples, n_failed_resamples : int
+    n_resamples : int
     rng_entropy : str, optional
         Entropy of the root seed.
     supports : str
         JSON: statistic -> ``[lower, upper]`` (``null``: no bound), the range of values each
         bounded statistic of the effect can take (``h2`` ``[0, null]``, a probability ``pd``
         ``[0, 1]``, ...); :func:`pdpboot.confidence_bands` clips band bounds into it.
-    created, creation_library, creation_library_version : str
+    created, creation_library_version : str
+        (``creation_library`` is always ``"pdpboot"``.)
     extra : dict
-        Further attrs of one method (e.g. ``resampling``, ``subsample_size``, ``n_estimators``).
+        Further attrs of one method (e.g. ``resampling``, ``subsample_size``, ``n_estimators``, the
+        bootstrap's ``n_failed_resamples``).
     """
+
+    #: written by :meth:`to_attrs` as ``creation_library``
+    creation_library: ClassVar[str] = "pdpboot"
+    #: attrs that :meth:`to_attrs` derives (not fields): read back, they are recomputed
+    DERIVED: ClassVar[tuple[str, ...]] = ("task", "creation_library")
 
     estimator: str
     estimator_params: str
     settings: str
     response: str
-    task: str
     target_name: str
     n_rows: int
     effect: str = "pd"
     target: str = "learner"
     uncertainty: str = "none"
     n_resamples: int = 0
-    n_failed_resamples: int = 0
     rng_entropy: str | None = None
     supports: str = "{}"
     created: str = field(default_factory=_now)
-    creation_library: str = "pdpboot"
     creation_library_version: str = __version__
     extra: dict = field(default_factory=dict)
 
@@ -120,9 +128,14 @@ class ResultHeader:
         return cls(
             estimator=repr(estimator), estimator_params=json.dumps(params, sort_keys=True),
             settings=json.dumps({k: jsonable(v) for k, v in settings.items()}, sort_keys=True),
-            response=response, task=task_name(response), target_name=target_name(response, outputs),
+            response=response, target_name=target_name(response, outputs),
             n_rows=int(n_rows), extra=extra, **fields,
         )
+
+    @property
+    def task(self) -> str:
+        """``"regression"`` or ``"classification"`` (from ``response``)."""
+        return task_name(self.response)
 
     def support(self, statistic: str) -> tuple[float | None, float | None]:
         """The ``(lower, upper)`` bounds of ``statistic`` (``(None, None)``: unbounded or unknown)."""
@@ -140,6 +153,7 @@ class ResultHeader:
     def to_attrs(self) -> dict:
         """The root attrs (netCDF-safe; ``None`` values left out)."""
         attrs = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        attrs.update(task=self.task, creation_library=self.creation_library)
         attrs.update(self.extra)
         return {k: v for k, v in attrs.items() if v is not None}
 
@@ -148,7 +162,7 @@ class ResultHeader:
         """The header of a result's root attrs (results written before a field existed get its default)."""
         known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         values = {k: attrs[k] for k in known if k in attrs}
-        for name in ("estimator", "estimator_params", "settings", "response", "task", "target_name"):
+        for name in ("estimator", "estimator_params", "settings", "response", "target_name"):
             values.setdefault(name, "")
         values.setdefault("n_rows", 0)
-        return cls(extra={k: v for k, v in attrs.items() if k not in known}, **values)
+        return cls(extra={k: v for k, v in attrs.items() if k not in known and k not in cls.DERIVED}, **values)

@@ -29,14 +29,14 @@ Two sources, chosen per node by ``source``:
 
 ``"loop"``
     The statistics computed inside the resample loop by
-    ``bootstrap_partial_dependence(..., heterogeneity=True)`` over *all*
+    ``bootstrap_partial_dependence(..., statistics="heterogeneity")`` over *all*
     background rows of every model (the resample's own rows with their
     multiplicities by default) - only the statistics were kept.
 ``"ice"``
     Recomputed from the stored ICE curves (``ice`` and ``ice_resamples``,
-    from ``ice=True``/``ice=n`` or ``partial_dependence(kind="both")``), i.e.
-    over the fixed ICE instances, unweighted.  With ``background="original"``
-    and ``ice=True`` the instances are the background rows and both sources
+    from ``statistics="ice"``/``statistics={"ice": n}`` or ``partial_dependence(kind="both")``), i.e.
+    over the fixed ICE instances, unweighted.  With ``Resampling(background="original")``
+    and ``statistics="ice"`` the instances are the background rows and both sources
     agree exactly.
 """
 
@@ -192,8 +192,8 @@ def _node_statistics(node: xr.DataTree, source: str) -> tuple[xr.Dataset, str]:
             source, "neither heterogeneity statistics nor ICE curves ('ice')")
         raise ValueError(
             f"Node {node.name!r} holds {wanted}. Run bootstrap_partial_dependence(..., "
-            "heterogeneity=True) (statistics over all background rows) or keep ICE curves with "
-            "ice=True / ice=<n> (or partial_dependence(..., kind='both'))."
+            "statistics='heterogeneity') (statistics over all background rows) or keep ICE curves with "
+            "statistics='ice' / statistics={'ice': n} (or partial_dependence(..., kind='both'))."
         )
     if source == "loop":
         names = [n for s in STATISTICS for n in (s, f"{s}_resamples") if n in ds]
@@ -221,7 +221,7 @@ def ice_heterogeneity(
     ----------
     result : xarray.DataTree
         Output of :func:`pdpboot.bootstrap_partial_dependence` (with
-        ``heterogeneity=True`` and/or ``ice``) or of
+        ``statistics=["heterogeneity"]`` and/or ``"ice"``) or of
         :func:`pdpboot.partial_dependence` with ``kind="individual"``/``"both"``.
     features : str or list of str, optional
         1-D features to report (default: every 1-D node).
@@ -236,7 +236,7 @@ def ice_heterogeneity(
     method : {"percentile", "basic", "normal", "bc", "bca"}
         Band method (:func:`pdpboot.confidence_bands`).  Every statistic here is
         >= 0, so band bounds are clipped at 0.  The default, ``percentile``, is
-        kept from a coverage study (``experiments/stats_bounded.py``: Goldstein
+        kept from a coverage study (``experiments/bounded_statistics.py``: Goldstein
         et al.'s DGP, well-specified OLS, n = 300, B = 200, R = 150 data sets,
         population d-ICE SD of ``x2`` = 5): 95 % intervals of the grid-mean
         ``dice_sd`` covered the learner's expected value in 0.933 (MC SE 0.020)

@@ -26,7 +26,7 @@ seed: the full-data fit uses these rows, and every resample the rows of its
 own background that are among them (with their multiplicities), so the
 estimate and its resamples are one statistic.
 
-Uncertainty.  ``bootstrap_partial_dependence(..., interactions=True)``
+Uncertainty.  ``bootstrap_partial_dependence(..., statistics="interactions")``
 computes ``h2``/``h_unnormalized``/``h2_overall`` for the full-data fit and
 every resample; :func:`h_statistic` returns them with bands like the PD's.
 ``pd_variance_interaction`` is computed from the stored ``pd`` and
@@ -51,13 +51,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 from joblib import delayed
-from sklearn.base import clone, is_classifier
+from sklearn.base import is_classifier
 from sklearn.model_selection import KFold
 
-from ._evaluate import Evaluation, NodeArrays, PDEffect
-from ._loop import Failure, dispatch, fit_context, guarded, root_generator, seed_record, stored_results
-from ._pd import partial_dependence
-from ._plan import check_fit_params, fit_kwargs, make_spec
+from ._evaluate import NodeArrays, PDEffect
+from ._loop import Failure, dispatch, fit_context, fit_seeded, guarded, root_generator, seed_record, stored_results
+from ._pd import one_fit_tree
+from ._plan import make_spec
 from ._validate import (
     check_n_resamples,
     check_positive_int,
@@ -78,9 +78,10 @@ from .engine.hstats import (
     pd_variance_interaction,
     subsample_rows,
 )
-from .engine.refit import rows_of, seed_estimator
+from .engine.refit import rows_of
 from .engine.response import response_function
-from .options import Execution, resolve_execution
+from .header import ResultHeader
+from .options import Execution, check_fit_params, resolve_execution
 from .schema import feature_nodes
 
 __all__ = ["HStatisticTestResult", "h_statistic", "h_statistic_of_model", "h_statistic_test",
@@ -152,7 +153,7 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
     if not found:
         raise ValueError(
             "This result holds no H statistics. Rerun bootstrap_partial_dependence(..., "
-            "interactions=True), or compute them for one fitted model with "
+            "statistics='interactions'), or compute them for one fitted model with "
             "h_statistic_of_model(estimator, X, features)."
         )
     tree = xr.DataTree(children=children)
@@ -227,23 +228,16 @@ def h_statistic_of_model(
     n_max = check_positive_int(n_max, "n_max", 2)
     if not is_fitted(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it before h_statistic_of_model, or "
-                         "use bootstrap_partial_dependence(..., interactions=True), which fits clones itself.")
+                         "use bootstrap_partial_dependence(..., statistics='interactions'), which fits clones itself.")
     generator = np.random.default_rng(check_rng(rng))
-    tree = partial_dependence(estimator, X, features, response_method=response_method,
-                              sample_weight=sample_weight, **dict(grid_kwargs or {}))
     spec = make_spec(X, features, **dict(grid_kwargs or {}))
-    first = feature_nodes(tree)[0].ds
     h_rows = subsample_rows(spec.n_rows, n_max, generator)[0]  # the rows of every H statistic of the package
-    evaluation = Evaluation(tree.attrs["response"], list(first["output"].values), np.arange(spec.n_rows),
-                            check_sample_weight(sample_weight, spec.n_rows), h_rows=h_rows)
-    for name, variables in PDEffect(spec, n_max=n_max).evaluate(estimator, evaluation).items():
-        ds = tree[name].to_dataset()
-        for stat in H_STATISTICS:
-            if stat in variables:
-                dims, arr = variables[stat]
-                ds[stat] = xr.DataArray(arr, dims=dims, coords={"output": ds["output"]})
-        tree[name].dataset = ds
-    tree.attrs = dict(tree.attrs, n_max=n_max, rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    # one evaluation: the PD surfaces (for the PD-variance index) and the H statistics from the same pass
+    tree = one_fit_tree(estimator, PDEffect(spec, n_max=n_max),
+                        dict(response_method=response_method, sample_weight=sample_weight is not None, n_max=n_max),
+                        response_method=response_method, sample_weight=sample_weight, h_rows=h_rows,
+                        rng_entropy=str(generator.bit_generator.seed_seq.entropy))
+    tree.attrs = ResultHeader.from_attrs(tree.attrs).replace(n_max=n_max).to_attrs()  # the one writer of root attrs
     return _from_result(tree, confidence_level=None, method="percentile", simultaneous=False)
 
 
@@ -257,7 +251,7 @@ def h_statistic(
     """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result, with bands.
 
     Selects the statistics computed in the resample loop by
-    ``bootstrap_partial_dependence(..., interactions=True)``, adds
+    ``bootstrap_partial_dependence(..., statistics="interactions")``, adds
     ``pd_variance_interaction`` (from ``pd``/``pd_resamples`` of 2-D nodes) and
     bands.  All these statistics are >= 0: their band bounds are clipped at 0.
 
@@ -270,7 +264,7 @@ def h_statistic(
     method : {"percentile", "basic", "normal", "bc", "bca"}
         Band method, as in :func:`pdpboot.confidence_bands`.  The default,
         ``percentile``, was chosen from a coverage study
-        (``experiments/stats_bounded.py``; ``y = x1 + x2 + x1 x2 + eps``, OLS with
+        (``experiments/bounded_statistics.py``; ``y = x1 + x2 + x1 x2 + eps``, OLS with
         the product term, n = 300, H2 on 100 rows, B = 200, population and
         learner's expected ``H2 = 1/3``): 95 % intervals covered the learner's
         expected H2 in 0.980 (MC SE 0.011, R = 150 data sets) with
@@ -311,7 +305,7 @@ def h_statistic(
     >>> from sklearn.linear_model import LinearRegression
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [(0, 1)], n_resamples=5,
-    ...                                            interactions=True, grid_resolution=3, rng=0, progress=False)
+    ...                                            statistics="interactions", grid_resolution=3, rng=0)
     >>> pdpboot.h_statistic(res)["x0__x1"].ds["h2_band"].dims
     ('ci_bound', 'output')
     """
@@ -361,12 +355,10 @@ class HStatisticTestResult:
     noise_sd: float = float("nan")
 
 
-def _fit(estimator, X, y, weights, fit_params, rng, *, rows=None, only_if_unset=False):
-    """A seeded clone of ``estimator`` fitted to the rows ``rows`` (None: all), weights routed to fit."""
-    params = fit_kwargs(estimator, fit_params, weights, rows, X.shape[0])
-    model = seed_estimator(clone(estimator), rng, only_if_unset=only_if_unset)
-    X_fit, y_fit = (X, y) if rows is None else (rows_of(X, rows), y[rows])
-    return model.fit(X_fit, y_fit, **params)
+def _fit(plan: _TestPlan, y, rng, *, rows=None, only_if_unset=False):
+    """:func:`pdpboot._loop.fit_seeded` on the test's estimator, table, weights and fit parameters."""
+    return fit_seeded(plan.estimator, plan.X, y, rng, sample_weight=plan.weights, fit_params=plan.fit_params,
+                      rows=rows, only_if_unset=only_if_unset)
 
 
 def _statistic(model, X, pair, n_max, rng, statistic, weights) -> float:
@@ -412,7 +404,7 @@ def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed
     fit2_rng = copy.deepcopy(fit_rng)  # common random numbers: the second-level refit gets the same seed
     draw = noise[draw_rng.integers(0, noise.size, size=noise.size)]
     y_null = mean + draw
-    model = _fit(plan.estimator, plan.X, y_null, plan.weights, plan.fit_params, fit_rng)
+    model = _fit(plan, y_null, fit_rng)
     first = _statistic(model, plan.X, plan.pair, plan.n_max, copy.deepcopy(stat_rng), plan.statistic, plan.weights)
     if plan.calibration == "none":
         return first, np.nan
@@ -420,7 +412,7 @@ def _null_replicate(plan: _TestPlan, mean, noise, background, rms_observed, seed
     # residual draw (rescaled), learner seed and H-statistic rows as the first level
     fitted, mean2 = _surrogate(model, plan.X, plan.pair, plan.weights, background)
     ratio = _rms(y_null - fitted, plan.weights) / max(rms_observed, 1e-300)
-    model2 = _fit(plan.estimator, plan.X, mean2 + ratio * draw, plan.weights, plan.fit_params, fit2_rng)
+    model2 = _fit(plan, mean2 + ratio * draw, fit2_rng)
     return first, _statistic(model2, plan.X, plan.pair, plan.n_max, stat_rng, plan.statistic, plan.weights)
 
 
@@ -542,7 +534,7 @@ def h_statistic_test(
     learner's own steps, refits reproduce it (``A f0 ~= f0``), so
     ``I_jk(A f0) ~= 0``.  Measured on the audit's null
     ``y = 2 x1 + sin(3 x2) + 1.5 x3 x4 + eps`` (gradient boosting, n = 200,
-    refits without noise, 20 data sets, ``experiments/stats_htest.py``): mean
+    refits without noise, 20 data sets, ``experiments/h_test_size_power.py``): mean
     ``H2_12`` 0.0085 (SE 0.0008) for refits on the true ``f`` and 0.0029 on
     the plug-in ``f0``; putting the true ``1.5 x3 x4`` in place of the
     learner's part in ``x3, x4`` restored 0.0074, putting the true main
@@ -635,7 +627,7 @@ def h_statistic_test(
     PDs need ``n_rows * 500 * 3`` of its predictions; the refits dominate
     for moderate ``n_rows``.
 
-    Size and power (``experiments/stats_htest.py``; n = 200, K = 19, ``H2`` on
+    Size and power (``experiments/h_test_size_power.py``; n = 200, K = 19, ``H2`` on
     50 rows, rejection at the 5 % level, MC SE in brackets; the plug-in
     null on the first R' of the same data sets): on the audit null, gradient
     boosting 0.040 (0.014, R = 200; plug-in 0.10, R' = 60), random forest
@@ -670,7 +662,7 @@ def h_statistic_test(
     fit_seed, stat_seed, cv_seed, bg_seed = generator.spawn(4)
     null_seeds = generator.spawn(plan.n_resamples)
     with fit_context(execution.threads_per_job):
-        model = _fit(plan.estimator, X, y, w, plan.fit_params, fit_seed, only_if_unset=True)
+        model = _fit(plan, y, fit_seed, only_if_unset=True)
         observed = _statistic(model, X, plan.pair, plan.n_max, stat_seed, plan.statistic, w)
         null_model = plan.null_model if plan.null_model == "plugin" or _numeric(X) else "plugin"
         if null_model != plan.null_model:
@@ -742,7 +734,6 @@ def _out_of_fold(plan: _TestPlan, seed: np.random.Generator) -> np.ndarray:
     folds = KFold(plan.cv, shuffle=True, random_state=int(seed.integers(0, 2**31 - 1)))
     out = np.empty(n)
     for train, test in folds.split(np.arange(n)):
-        model = _fit(plan.estimator, plan.X, plan.y, plan.weights, plan.fit_params, seed.spawn(1)[0],
-                     rows=train, only_if_unset=True)
+        model = _fit(plan, plan.y, seed.spawn(1)[0], rows=train, only_if_unset=True)
         out[test] = response_function(model, "predict")(rows_of(plan.X, test))[:, 0]
     return out

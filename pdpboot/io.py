@@ -23,7 +23,11 @@ What ``save`` writes, besides the result itself (all removed again by ``load``):
   ``/``, more than 255 bytes, ...) are stored as ``pdpboot_name_<k>`` / ``pdpboot_group_<k>``
   with the originals in ``pdpboot_encoded_names`` (same rule for netCDF and Zarr);
 - attrs holding NUL characters (which netCDF drops) in ``pdpboot_encoded_attrs`` (JSON), and
-  string variables holding NUL as JSON strings (listed in ``pdpboot_json_strings``).
+  string variables holding NUL as JSON strings (listed in ``pdpboot_json_strings``);
+- the names of the list-valued attrs of every node and variable in ``pdpboot_list_attrs`` (netCDF
+  reads a one-element list back as a scalar and a numeric list as an array): ``load`` turns them
+  back into lists, whoever wrote them, so this module knows no other module's attr names.  Files
+  written before it (no ``pdpboot_list_attrs`` at the root) get the lists of that time restored.
 """
 
 from __future__ import annotations
@@ -42,12 +46,12 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .schema import feature_nodes
-
 #: Version of the on-disk layout written by :func:`save` (2: the root records the node manifest).
 SCHEMA_VERSION = 2
 
-_LIST_ATTRS = ("features", "categorical", "deciles", "critical_value", "bandwidth", "bandwidth_rot")
+#: the list attrs of results saved before ``pdpboot_list_attrs`` recorded them (read-only compatibility)
+_LEGACY_LIST_ATTRS = ("features", "categorical", "deciles", "critical_value", "bandwidth", "bandwidth_rot")
+_LISTS = "pdpboot_list_attrs"
 # netCDF names start with a letter, digit, underscore or a multi-byte character, hold no '/' or
 # control character and do not end in a space; other names are stored encoded and decoded on load
 _NETCDF_NAME = re.compile(r"^[A-Za-z0-9_\u0080-\U0010FFFF][^/\x00-\x1f\x7f]*(?<! )$")
@@ -60,7 +64,7 @@ _VERSION = "pdpboot_schema_version"
 _MANIFEST = "pdpboot_manifest"
 _ENCODED_GROUPS = "pdpboot_encoded_groups"
 _ATTRS_KEY = "__attrs__"
-_OWN = (_ENCODED, _ENCODED_ATTRS, _JSON_STRINGS, _CHECKSUMS, _VERSION, _ENCODED_GROUPS)
+_OWN = (_ENCODED, _ENCODED_ATTRS, _JSON_STRINGS, _CHECKSUMS, _VERSION, _ENCODED_GROUPS, _LISTS)
 
 
 def _storable_name(name: str) -> bool:
@@ -210,6 +214,9 @@ def _encode_dataset(ds: xr.Dataset, as_json: list[str]) -> xr.Dataset:
             ds.attrs[_JSON_STRINGS] = json.dumps(json_strings)
     targets = [ds.attrs, *(ds.variables[v].attrs for v in ds.variables)]
     for attrs in targets:
+        lists = sorted(str(k) for k, v in attrs.items() if isinstance(v, (list, tuple)))
+        if lists or attrs is ds.attrs:  # (the node's own entry, even empty, marks the recording)
+            attrs[_LISTS] = json.dumps(lists)
         bad = {k: attrs[k] for k in list(attrs) if _has_nul(attrs[k])}
         if bad:
             for k in bad:
@@ -227,8 +234,13 @@ def _decode_dataset(ds: xr.Dataset) -> xr.Dataset:
     mapping = json.loads(ds.attrs.pop(_ENCODED, "{}"))
     if mapping:
         ds = ds.rename(mapping)
+    legacy = _LISTS not in ds.attrs  # written before the list attrs were recorded
     for attrs in [ds.attrs, *(ds.variables[v].attrs for v in ds.variables)]:
         attrs.update(json.loads(attrs.pop(_ENCODED_ATTRS, "{}")))
+        names = _LEGACY_LIST_ATTRS if legacy else json.loads(attrs.pop(_LISTS, "[]"))
+        for name in names:
+            if name in attrs:
+                attrs[name] = _as_list(attrs[name])
     for var in json.loads(ds.attrs.pop(_JSON_STRINGS, "[]")):
         values = ds.variables[var].values
         decoded = np.asarray([json.loads(v) for v in values.ravel().tolist()], dtype=object)
@@ -359,6 +371,11 @@ def _format(path: Path) -> str:
     if suffix in (".nc", ".nc4", ".netcdf"):
         return "netcdf"
     if suffix == ".zarr":
+        try:  # an optional extra: say so, instead of xarray's error (or, on load, "damaged")
+            import zarr  # noqa: F401
+        except ImportError:
+            raise ImportError(f"{str(path)!r} is a Zarr store, which needs zarr: pip install \"pdpboot[zarr]\" "
+                              "(or use a .nc path: netCDF needs nothing more).") from None
         return "zarr"
     raise ValueError(f"Cannot tell the format of {str(path)!r}: use a .nc (netCDF) or .zarr path.")
 
@@ -505,13 +522,4 @@ def _read(path: Path, kind: str, *, verify: bool, shown: Path) -> xr.DataTree:
     except Exception as exc:  # noqa: BLE001 - a damaged bookkeeping attribute
         raise ValueError(f"{str(shown)!r} is damaged: its pdpboot attributes cannot be decoded ({exc!r:.200}).") \
             from exc
-    for node in feature_nodes(tree):
-        for name in _LIST_ATTRS:
-            if name in node.attrs:
-                node.attrs[name] = _as_list(node.attrs[name])
-        for var in node.ds.data_vars:
-            attrs = node[var].attrs
-            for name in _LIST_ATTRS:
-                if name in attrs:
-                    attrs[name] = _as_list(attrs[name])
     return tree

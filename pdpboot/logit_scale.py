@@ -85,8 +85,7 @@ def probability_bands(
     >>> from sklearn.linear_model import LogisticRegression
     >>> X = np.random.default_rng(0).normal(size=(80, 2)); y = (X[:, 0] > 0).astype(int)
     >>> res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20,
-    ...                                            grid_resolution=4, resampling="subsample", rng=0,
-    ...                                            progress=False)
+    ...                                            grid_resolution=4, resampling="subsample", rng=0)
     >>> pdpboot.probability_bands(res)["x0"].ds["pd_band"].attrs["scale"]
     'logit'
     """

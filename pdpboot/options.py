@@ -10,14 +10,21 @@ any fit.  The public functions accept them (``resampling=Resampling(...)``,
 ``execution=Execution(...)``) and keep the keyword shortcuts users of
 scikit-learn and SciPy expect (``n_resamples=``, ``n_jobs=``, ...);
 :func:`resolve_resampling` and :func:`resolve_execution` turn either form into
-the object.  Nothing here fits a model or imports xarray.
+the object.  Keywords removed from the public signatures keep working for one
+deprecation cycle through one shim, :func:`moved_keywords` (a ``FutureWarning``
+naming the new place; an unknown keyword is a ``TypeError`` naming the valid
+ones), and :func:`resolve_run_options` is the one place a public function's
+shortcuts, objects and moved keywords become a ``Resampling`` and an
+``Execution``.  Nothing here fits a model or imports xarray.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,12 +37,26 @@ from ._validate import (
     check_positive_int,
     check_subsample_fraction,
 )
+from .engine import METHODS
+from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.resample import RESAMPLING, draw_rows
 
-__all__ = ["BACKGROUNDS", "ON_ERROR", "Execution", "Resampling", "resolve_execution", "resolve_resampling"]
+__all__ = ["BACKGROUNDS", "MOVED", "ON_ERROR", "RUN_KEYWORDS", "Execution", "Resampling", "check_fit_params",
+           "moved_keywords", "resolve_execution", "resolve_resampling", "resolve_run_options"]
 
 BACKGROUNDS = ("resample", "original", "out-of-bag")
 ON_ERROR = ("raise", "skip")
+
+
+def check_fit_params(fit_params: Mapping | None) -> dict:
+    """Keyword arguments routed to every ``fit`` (arrays with one entry per row are sliced)."""
+    if fit_params is None:
+        return {}
+    if not isinstance(fit_params, Mapping) or not all(isinstance(k, str) for k in fit_params):
+        raise TypeError(f"fit_params must be a dict of fit keyword arguments, got {type(fit_params).__name__}.")
+    if "sample_weight" in fit_params:
+        raise ValueError("Pass sample weights as sample_weight=..., not in fit_params: they also weight the PD.")
+    return dict(fit_params)
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +86,12 @@ class Resampling:
         Average over at most this many rows (a fixed random subsample of the
         full data for the estimate and ``original``; a random subsample of each
         resample's rows otherwise).
+    fit_params : dict, optional
+        Keyword arguments of every ``fit``; arrays with one entry per row are
+        resampled with the rows (as ``groups`` are; as
+        ``sklearn.model_selection.cross_validate`` slices its ``params``),
+        anything else is passed unchanged.  Sample weights go in
+        ``sample_weight=`` (they also weight the effect's average).
 
     Examples
     --------
@@ -78,9 +105,11 @@ class Resampling:
     subsample_fraction: float = 0.632
     background: str = "resample"
     max_background: int | None = None
+    fit_params: Mapping | None = None
 
     def __post_init__(self):
         check_choice(self.scheme, "resampling", RESAMPLING)
+        object.__setattr__(self, "fit_params", check_fit_params(self.fit_params))
         check_choice(self.background, "background", BACKGROUNDS)
         set_ = object.__setattr__
         set_(self, "n_resamples", check_n_resamples(self.n_resamples))
@@ -157,6 +186,13 @@ class Execution:
     max_failure_share : float
         With ``on_error="skip"``, stop as soon as more than this share of the
         resamples has failed.
+    method : {"auto", "brute", "tree"}
+        The engine that computes each fitted model's PD: ``auto`` the fastest
+        exact engine that supports the model (else brute force), ``tree``
+        the exact tree engine (an error where it does not apply), ``brute``
+        brute force.  The numbers agree to rounding.
+    memory_limit : int
+        Bytes allowed for one stacked prediction block (brute force, ALE, H statistics).
 
     Examples
     --------
@@ -170,26 +206,49 @@ class Execution:
     checkpoint: str | os.PathLike | None = None
     on_error: str = "raise"
     max_failure_share: float = 0.1
+    method: str = "auto"
+    memory_limit: int = DEFAULT_MEMORY_LIMIT
 
     def __post_init__(self):
         check_choice(self.on_error, "on_error", ON_ERROR)
+        check_choice(self.method, "method", METHODS)
+        if isinstance(self.memory_limit, bool) or not (isinstance(self.memory_limit, (int, np.integer))
+                                                       and self.memory_limit > 0):
+            raise ValueError(f"memory_limit must be a positive number of bytes, got {self.memory_limit!r}.")
         if not 0 <= self.max_failure_share < 1:
             raise ValueError(f"max_failure_share must be in [0, 1), got {self.max_failure_share!r}.")
         object.__setattr__(self, "threads_per_job", _check_threads(self.threads_per_job))
         object.__setattr__(self, "max_failure_share", float(self.max_failure_share))
+        object.__setattr__(self, "memory_limit", int(self.memory_limit))
+
+    def check_used(self, function: str, used: Iterable[str]) -> None:
+        """Refuse fields a one-fit ``function`` does not use, instead of ignoring them silently."""
+        defaults = Execution()
+        unused = [f.name for f in dataclasses.fields(self) if f.name not in used
+                  and not _same(getattr(self, f.name), getattr(defaults, f.name))]
+        if unused:
+            raise ValueError(f"{function} fits once: Execution({unused[0]}=...) does not apply to it; it uses only "
+                             f"{', '.join(used)}.")
 
 
 def _resolve(kind: type, given, shortcuts: dict, name: str):
-    """``given`` (an instance of ``kind``) or ``kind(**shortcuts)``; shortcuts next to an object are refused."""
+    """``given`` (an instance of ``kind``) with the shortcuts it leaves at their defaults, or ``kind(**shortcuts)``.
+
+    A shortcut that contradicts a field the object sets (``n_resamples=50`` next to
+    ``Resampling(n_resamples=100)``) is refused.
+    """
     if given is None:
         return kind(**shortcuts)
     if not isinstance(given, kind):
         raise TypeError(f"{name} must be a pdpboot.{kind.__name__} (or a scheme name), got {type(given).__name__}.")
     defaults = {f.name: f.default for f in dataclasses.fields(kind)}
-    changed = [k for k, v in shortcuts.items() if v is not defaults[k] and not _same(v, defaults[k])]
-    if changed:
-        raise TypeError(f"Pass {changed} inside {name}={kind.__name__}(...) or as keywords, not both.")
-    return given
+    changed = {k: v for k, v in shortcuts.items() if v is not defaults[k] and not _same(v, defaults[k])}
+    clash = [k for k, v in changed.items() if not _same(getattr(given, k), defaults[k])
+             and not _same(getattr(given, k), v)]
+    if clash:
+        raise TypeError(f"{clash[0]}={changed[clash[0]]!r} contradicts {name}={kind.__name__}({clash[0]}="
+                        f"{getattr(given, clash[0])!r}); give it in one place.")
+    return dataclasses.replace(given, **changed) if changed else given
 
 
 def _same(a, b) -> bool:
@@ -209,3 +268,104 @@ def resolve_resampling(resampling: str | Resampling | None = "bootstrap", **shor
 def resolve_execution(execution: Execution | None = None, **shortcuts) -> Execution:
     """An :class:`Execution` from the object, or from keyword shortcuts (``n_jobs=``, ``checkpoint=``, ...)."""
     return _resolve(Execution, execution, shortcuts, "execution")
+
+
+#: Keywords removed from the public signatures (kept for one deprecation cycle): old name -> (argument, field)
+#: of the new place.  ``resampling``/``execution``: a field of :class:`Resampling`/:class:`Execution`;
+#: ``statistics``: an entry of ``statistics=`` (:func:`pdpboot.bootstrap_partial_dependence`); ``estimator``:
+#: a parameter of the estimator itself.
+MOVED: dict[str, tuple[str, str]] = {
+    **{name: ("resampling", name) for name in ("subsample_fraction", "groups", "background", "max_background",
+                                               "fit_params")},
+    **{name: ("execution", name) for name in ("n_jobs", "threads_per_job", "progress", "checkpoint", "on_error",
+                                              "max_failure_share", "method", "memory_limit")},
+    **{name: ("statistics", name) for name in ("ice", "heterogeneity", "interactions")},
+    "n_estimators": ("estimator", "n_estimators"),
+}
+#: The removed keywords every resampling entry point still accepts (those of its two option objects).
+RUN_KEYWORDS = tuple(name for name, (where, _) in MOVED.items() if where in ("resampling", "execution"))
+#: The release that drops the removed keywords.
+REMOVED_IN = "0.3"
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 and "\n" not in text else "..."
+
+
+def _new_place(name: str, value) -> str:
+    where, field = MOVED[name]
+    if where == "resampling":
+        return f"pass resampling=Resampling({field}={_shown(value)})"
+    if where == "execution":
+        return f"pass execution=Execution({field}={_shown(value)})"
+    if where == "statistics":
+        return f"pass statistics={{{field!r}: {_shown(value)}}}"
+    return f"set it on the estimator (estimator.set_params({field}={_shown(value)}))"
+
+
+def moved_keywords(function: Callable, given: Mapping, accepted: Iterable[str], *,
+                   stacklevel: int = 3) -> dict[str, dict]:
+    """The one deprecation shim: keywords a public ``function`` no longer lists, routed to their new place.
+
+    Each keyword of ``given`` among ``accepted`` (names of :data:`MOVED`)
+    draws a ``FutureWarning`` naming its replacement (``checkpoint= is
+    deprecated; pass execution=Execution(checkpoint='run')``) and is returned
+    under its new place; any other keyword is a ``TypeError`` naming the
+    valid ones.
+
+    Returns
+    -------
+    dict
+        ``{"resampling": {field: value}, "execution": {...}, "statistics": {...}, "estimator": {...}}``
+        (only the places used).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> def f(x, *, n_resamples=200, **deprecated):
+    ...     return moved_keywords(f, deprecated, ["checkpoint"])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     f(1, checkpoint="run")
+    {'execution': {'checkpoint': 'run'}}
+    >>> str(caught[0].message)
+    "checkpoint= is deprecated; pass execution=Execution(checkpoint='run') (removed in pdpboot 0.3)."
+    """
+    accepted = set(accepted)
+    moved: dict[str, dict] = {}
+    for name, value in given.items():
+        if name not in accepted:
+            valid = [p.name for p in inspect.signature(function).parameters.values()
+                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            raise TypeError(f"{function.__name__}() got an unexpected keyword argument {name!r}; "
+                            f"valid keywords: {', '.join(valid)}.")
+        warnings.warn(f"{name}= is deprecated; {_new_place(name, value)} (removed in pdpboot {REMOVED_IN}).",
+                      FutureWarning, stacklevel=stacklevel)
+        where, field = MOVED[name]
+        moved.setdefault(where, {})[field] = value
+    return moved
+
+
+def resolve_run_options(function: Callable, resampling, execution, *, n_resamples: int, deprecated: Mapping,
+                        accepted: Iterable[str] = RUN_KEYWORDS,
+                        stacklevel: int = 4) -> tuple[Resampling, Execution, dict]:
+    """A public function's :class:`Resampling` and :class:`Execution`: the one place they are made.
+
+    From the objects (or a scheme name), the ``n_resamples`` shortcut and the
+    removed keywords (``deprecated``, routed by :func:`moved_keywords` with
+    their ``FutureWarning``; ``accepted``: the removed names ``function``
+    still takes).  ``stacklevel`` 4 points the warning at the caller of
+    ``function``.
+
+    Returns
+    -------
+    resampling : Resampling
+    execution : Execution
+    moved : dict
+        The removed keywords of the other places (``statistics``, ``estimator``), by place.
+    """
+    moved = moved_keywords(function, deprecated, accepted, stacklevel=stacklevel)
+    resampling = resolve_resampling(resampling, n_resamples=n_resamples, **moved.pop("resampling", {}))
+    execution = resolve_execution(execution, **moved.pop("execution", {}))
+    return resampling, execution, moved

@@ -13,7 +13,7 @@ from sklearn.preprocessing import PolynomialFeatures
 from sklearn.tree import DecisionTreeRegressor
 
 import pdpboot
-from pdpboot import accumulated_local_effects, bootstrap_ale, confidence_bands
+from pdpboot import Execution, accumulated_local_effects, bootstrap_ale, confidence_bands
 
 B1, B2, B3 = 1.0, 2.0, 3.0
 
@@ -193,8 +193,10 @@ def test_bootstrap_bands_and_determinism_across_n_jobs():
     X, y = _linear_data(60)
     X["k"] = np.random.default_rng(8).integers(0, 3, len(X))
     kwargs = dict(n_resamples=12, grid_resolution=30, rng=3)  # 2 rows per bin: resamples leave bins empty
-    one = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", "k", ("x1", "x2")], n_jobs=1, **kwargs)
-    two = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", "k", ("x1", "x2")], n_jobs=2, **kwargs)
+    one = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", "k", ("x1", "x2")], **kwargs,
+                        execution=Execution(n_jobs=1))
+    two = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", "k", ("x1", "x2")], **kwargs,
+                        execution=Execution(n_jobs=2))
     for name in ("x1", "k", "x1__x2"):
         xr.testing.assert_equal(one[name].to_dataset(), two[name].to_dataset())
         assert np.isfinite(one[name]["ale_resamples"].values).all()
@@ -245,7 +247,7 @@ def test_bad_input():
 def test_bootstrap_ale_shares_the_pd_machinery(tmp_path):
     """Same rng -> the same resample rows as the PD bootstrap; checkpoints resume; progress is reported."""
     X, y = _linear_data(50)
-    kw = dict(n_resamples=4, rng=11, progress=False)
+    kw = dict(n_resamples=4, rng=11)
     pd_res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw)
     ale_res = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw)
     np.testing.assert_array_equal(ale_res["resample_counts"].values, pd_res["resample_counts"].values)
@@ -253,18 +255,21 @@ def test_bootstrap_ale_shares_the_pd_machinery(tmp_path):
     np.testing.assert_array_equal(ale_res["resample_counts"].values, counts)
     # a checkpointed run cut at 2 resamples and extended to 4 equals the uninterrupted run
     calls = []
-    first = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, checkpoint=tmp_path / "ck",
-                          **dict(kw, n_resamples=2))
-    resumed = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, checkpoint=tmp_path / "ck",
-                            **dict(kw, progress=lambda done, total: calls.append((done, total))))
+    first = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **dict(kw, n_resamples=2),
+                          execution=Execution(checkpoint=tmp_path / "ck"))
+    resumed = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4,
+                            **kw, execution=Execution(checkpoint=tmp_path / "ck",
+                                                      progress=lambda done, total: calls.append((done, total))))
     np.testing.assert_array_equal(first["x1"]["ale_resamples"].values, ale_res["x1"]["ale_resamples"].values[:2])
     xr.testing.assert_equal(resumed["x1"].to_dataset(), ale_res["x1"].to_dataset())
     assert calls == [(3, 4), (4, 4)]  # only the two missing resamples ran
     # a PD checkpoint is not an ALE checkpoint
     pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=4,
-                                         checkpoint=tmp_path / "pd", **kw)
+                                         **kw,
+                                         execution=pdpboot.Execution(checkpoint=tmp_path / "pd"))
     with pytest.raises(ValueError, match="checkpoint"):
-        bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, checkpoint=tmp_path / "pd", **kw)
+        bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw,
+                      execution=Execution(checkpoint=tmp_path / "pd"))
 
 
 class _FailsOnSomeResamples(LinearRegression):
@@ -283,7 +288,7 @@ def test_bootstrap_ale_on_error_skip_records_failures():
     _FailsOnSomeResamples.threshold = float(np.mean(y)) + 1e-9  # the full-data fit passes
     with pytest.warns(RuntimeWarning, match="resamples failed"):
         res = bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid_resolution=4, rng=1,
-                            on_error="skip", max_failure_share=0.9, progress=False)
+                            execution=Execution(on_error="skip", max_failure_share=0.9, progress=False))
     failed = [f["resample"] for f in json.loads(res.attrs["failed_resamples"])]
     means = [np.mean(y.to_numpy()[rows]) for rows in _resample_rows(1, len(X), 8)]
     assert failed == [b for b, m in enumerate(means) if m > _FailsOnSomeResamples.threshold] and failed
@@ -292,18 +297,19 @@ def test_bootstrap_ale_on_error_skip_records_failures():
     assert np.isfinite(np.delete(resamples, failed, axis=0)).all()
     with pytest.raises(RuntimeError, match="boom"):
         bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid_resolution=4, rng=1,
-                      progress=False)
+                      execution=Execution(progress=False))
 
 
 def test_with_pd_gives_the_pd_bootstrap_on_the_same_grid_from_the_same_refits():
     X, y = _linear_data(60)
     X["x3"] = X.x1 * X.x2
-    kw = dict(n_resamples=4, rng=2, progress=False)
+    kw = dict(n_resamples=4, rng=2)
     both = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")], grid_resolution=5,
                          with_pd=True, **kw)
     edges = {"x1": both["x1"]["x1"].values, "x2": both["x1__x2"]["x2"].values}
     pd_res = pdpboot.bootstrap_partial_dependence(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")],
-                                                  custom_values=edges, method="brute", **kw)
+                                                  custom_values=edges, **kw,
+                                                  execution=pdpboot.Execution(method="brute"))
     for name in ("x1", "x1__x2"):
         np.testing.assert_array_equal(both[name]["pd"].values, pd_res[name]["pd"].values)
         np.testing.assert_array_equal(both[name]["pd_resamples"].values, pd_res[name]["pd_resamples"].values)
@@ -352,7 +358,7 @@ def test_bootstrap_ale_builds_every_spec_before_the_first_fit():
     X = pd.DataFrame({"a": np.arange(40.0), "b": np.r_[np.zeros(20), np.ones(20)]})
     with pytest.raises(ValueError, match="2-D ALE"):
         bootstrap_ale(Counting(), X.assign(k=pd.Categorical(["u", "v", "w", "t"] * 10)), X["a"],
-                      ["a", ("a", "k")], n_resamples=3, rng=0, progress=False)
+                      ["a", ("a", "k")], n_resamples=3, rng=0, execution=Execution(progress=False))
     assert fits == []
 
 

@@ -75,6 +75,16 @@ def test_every_file_the_paper_inputs_has_a_study():
     assert set(OUTPUTS) <= set(STUDIES) | {"run"}, sorted(set(OUTPUTS) - set(STUDIES))
 
 
+def test_study_modules_are_named_by_what_they_study():
+    """Every study key maps to an existing module of experiments/, and no module carries a bare number or
+    a 'stats_' prefix instead of its subject (issue 25: s1_electricity ... s8_forest_ij, stats_*, peers)."""
+    folder = Path(__file__).resolve().parents[1] / "experiments"
+    for key, module in STUDIES.items():
+        assert (folder / f"{module}.py").is_file(), (key, module)
+    modules = [p.stem for p in folder.glob("*.py")]
+    assert not [m for m in modules if re.fullmatch(r"s\d+_\w+|stats_\w+|peers", m)]
+
+
 def test_paper_targets_follow_inputs_and_skip_comments(tmp_path):
     (tmp_path / "sections").mkdir()
     (tmp_path / "main.tex").write_text("\\input{generated/run}\n% \\input{tables/old}\n\\input{sections/extra}\n"

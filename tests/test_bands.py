@@ -171,8 +171,9 @@ def test_results_declare_their_bounded_statistics():
     from sklearn.linear_model import LinearRegression
 
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=3,
-                                               grid_resolution=3, interactions=True, heterogeneity=True, rng=0,
-                                               progress=False)
+                                               grid_resolution=3, rng=0,
+                                               execution=pdpboot.Execution(progress=False),
+                                               statistics=["interactions", "heterogeneity"])
     header = ResultHeader.from_attrs(res.attrs)
     for stat in ("h2", "h2_overall", "h_unnormalized", "ice_sd", "heterogeneity_index", "pd_range",
                  "pd_variance_interaction"):
@@ -269,8 +270,8 @@ def test_centred_pd_band_by_hand(sample):
 
 
 def test_study_learner_of_the_simultaneous_band_study_matches_the_package():
-    """experiments.stats_bands computes resample PDs on precomputed designs: same as refit + package PD."""
-    from experiments.stats_bands import FastSplineRidge, SplineRidge, make_data
+    """experiments.simultaneous_bands computes resample PDs on precomputed designs: same as refit + package PD."""
+    from experiments.simultaneous_bands import FastSplineRidge, SplineRidge, make_data
 
     X, y = make_data(80, np.random.default_rng(0))
     grid = np.linspace(-0.9, 0.9, 5)
@@ -285,7 +286,7 @@ def test_study_learner_of_the_simultaneous_band_study_matches_the_package():
 def test_classification_probability_pd_coverage():
     """Logistic model with an interaction, plain bootstrap: pointwise and sup-t coverage near 0.95."""
     from experiments import _common as C
-    from experiments import stats_classification as S
+    from experiments import classification_coverage as S
 
     cfg = dict(S.SETTINGS["full"], n=300)
     run = {"R": 100, "B": 100, "T": 200}
@@ -300,3 +301,29 @@ def test_classification_probability_pd_coverage():
         simultaneous.append(np.all((lo[0] <= truth) & (truth <= hi[0])))
     print(f"pointwise {np.mean(pointwise):.3f}, simultaneous {np.mean(simultaneous):.3f} (R = 100, MC SE ~0.02)")
     assert np.mean(pointwise) >= 0.90 and np.mean(simultaneous) >= 0.88
+
+
+@pytest.mark.filterwarnings("ignore::pdpboot.caveats.CoverageWarning", "ignore:The calibrated level")
+@pytest.mark.parametrize("method, simultaneous_method", [("percentile", "sup-t"), ("normal", "sup-t"),
+                                                         ("bca", "sup-t"), ("bca", "calibrated")])
+def test_simultaneous_band_computes_its_pointwise_companion_once(monkeypatch, method, simultaneous_method):
+    """One band_arrays call per statistic (the bca acceleration was computed twice), same numbers."""
+    from sklearn.linear_model import LinearRegression
+
+    from pdpboot.engine import intervals
+
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    y = X[:, 0] + np.random.default_rng(1).normal(size=60)
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=40,
+                                               grid_resolution=4, rng=0)
+    pointwise = pdpboot.confidence_bands(res, method=method)
+    calls = []
+    real = intervals.jackknife_after_bootstrap_acceleration
+    monkeypatch.setattr(intervals, "jackknife_after_bootstrap_acceleration",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    both = pdpboot.confidence_bands(res, method=method, simultaneous=True, simultaneous_method=simultaneous_method)
+    for node, names in (("x0", ("pd", "pd_centered")), ("x0__x1", ("pd",))):
+        for name in names:
+            np.testing.assert_array_equal(both[node].ds[f"{name}_band_pointwise"].values,
+                                          pointwise[node].ds[f"{name}_band"].values)
+    assert len(calls) == (3 if method == "bca" else 0)  # pd, pd_centered of x0; pd of x0__x1

@@ -26,20 +26,23 @@ def data():
 
 def test_bit_identical_across_n_jobs(data):
     X, y = data
-    kw = dict(n_resamples=4, rng=7, ice=3, grid_resolution=6, progress=False)
+    kw = dict(n_resamples=4, rng=7, statistics={"ice": 3}, grid_resolution=6)
     est = RandomForestRegressor(n_estimators=5)
-    r1 = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", ("b", "c")], n_jobs=1, **kw)
-    r2 = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", ("b", "c")], n_jobs=2, **kw)
+    r1 = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", ("b", "c")], **kw,
+                                              execution=pdpboot.Execution(n_jobs=1))
+    r2 = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", ("b", "c")], **kw,
+                                              execution=pdpboot.Execution(n_jobs=2))
     for name in ["a", "b__c"]:
         xr.testing.assert_identical(r1[name].to_dataset(), r2[name].to_dataset())
     # a different seed gives different resamples
-    r3 = pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_jobs=1, **dict(kw, rng=8))
+    r3 = pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], **dict(kw, rng=8),
+                                              execution=pdpboot.Execution(n_jobs=1))
     assert not np.array_equal(r1["a"].ds.pd_resamples.values, r3["a"].ds.pd_resamples.values)
 
 
 def test_more_resamples_extend_the_same_run(data):
     X, y = data
-    kw = dict(rng=3, grid_resolution=5, progress=False)
+    kw = dict(rng=3, grid_resolution=5)
     small = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=3, **kw)
     large = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=6, **kw)
     np.testing.assert_array_equal(small["a"].ds.pd_resamples.values, large["a"].ds.pd_resamples.values[:3])
@@ -48,7 +51,7 @@ def test_more_resamples_extend_the_same_run(data):
 def test_schema(data):
     X, y = data
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", ("a", "b")], n_resamples=3,
-                                               grid_resolution=5, ice=4, rng=0)
+                                               grid_resolution=5, rng=0, statistics={"ice": 4})
     node = res["a__b"].ds
     assert res["a__b"].attrs["features"] == ["a", "b"]
     assert node["pd"].dims == ("output", "a", "b")
@@ -86,7 +89,8 @@ def _manual_resample_pd(X, y, seed_root, b, background, grid):
 def test_resample_pd_equals_hand_computation(data, background):
     X, y = data
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=3,
-                                               grid_resolution=5, background=background, rng=11)
+                                               grid_resolution=5, rng=11,
+                                               resampling=pdpboot.Resampling(background=background))
     grid = res["a"].ds.a.values
     for b in range(3):
         np.testing.assert_allclose(res["a"].ds.pd_resamples.values[b, 0],
@@ -104,8 +108,10 @@ def test_out_of_bag_background_differs(data):
     X, y = data
     kw = dict(n_resamples=3, grid_resolution=5, rng=5)
     est = make_pipeline(StandardScaler(), RandomForestRegressor(n_estimators=5))
-    oob = pdpboot.bootstrap_partial_dependence(est, X, y, ["b"], background="out-of-bag", **kw)
-    res = pdpboot.bootstrap_partial_dependence(est, X, y, ["b"], background="resample", **kw)
+    oob = pdpboot.bootstrap_partial_dependence(est, X, y, ["b"], **kw,
+                                               resampling=pdpboot.Resampling(background="out-of-bag"))
+    res = pdpboot.bootstrap_partial_dependence(est, X, y, ["b"], **kw,
+                                               resampling=pdpboot.Resampling(background="resample"))
     assert not np.allclose(oob["b"].ds.pd_resamples, res["b"].ds.pd_resamples)
     np.testing.assert_array_equal(oob["b"].ds.pd.values, res["b"].ds.pd.values)
 
@@ -140,9 +146,11 @@ def test_plain_bootstrap_is_default_for_classifiers_and_moves_the_pd_level():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 2))
     y = (rng.random(200) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
-    kw = dict(n_resamples=30, grid_resolution=3, rng=0, background="original")
-    default = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], **kw)
-    strat = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], resampling="stratified", **kw)
+    kw = dict(n_resamples=30, grid_resolution=3, rng=0)
+    default = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], **kw,
+                                                   resampling=pdpboot.Resampling(background="original"))
+    strat = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], **kw,
+                                                 resampling=pdpboot.Resampling("stratified", background="original"))
     assert default.attrs["resampling"] == "bootstrap"
     assert list(default["x1"].ds.output.values) == [0, 1]
     level = default["x1"].ds.pd_resamples.sel(output=1).mean("x1")
@@ -158,7 +166,8 @@ def test_decision_function_refit_missing_a_class_is_recorded_not_mixed():
     with pytest.warns(RuntimeWarning, match="failed and were skipped"):
         res = pdpboot.bootstrap_partial_dependence(
             LogisticRegression(), X, y, ["u"], n_resamples=20, grid_resolution=3, rng=0,
-            response_method="decision_function", max_failure_share=0.9)
+            response_method="decision_function",
+            execution=pdpboot.Execution(max_failure_share=0.9))
     n_missing = res.attrs["n_missing_class_resamples"]
     assert 0 < n_missing == res.attrs["n_failed_resamples"]
     scores = res["u"].ds.pd_resamples.values
@@ -220,8 +229,9 @@ def test_fit_params_are_sliced_to_the_drawn_rows():
     w = rng.uniform(0.5, 2.0, size=60)
     grid = np.array([-1.0, 1.0])
     pipe = make_pipeline(StandardScaler(), LinearRegression())
-    res = pdpboot.bootstrap_partial_dependence(pipe, X, y, [0], n_resamples=4, rng=2, custom_values={0: grid},
-                                               fit_params={"linearregression__sample_weight": w})
+    res = pdpboot.bootstrap_partial_dependence(
+        pipe, X, y, [0], n_resamples=4, rng=2, custom_values={0: grid},
+        resampling=pdpboot.Resampling(fit_params={"linearregression__sample_weight": w}))
     expected = _hand_loop(pipe, X, y, 2, 4, grid, "linearregression__sample_weight", w, None)
     np.testing.assert_allclose(res["x0"].ds.pd_resamples.values[:, 0], expected, rtol=1e-12, atol=1e-12)
 
@@ -229,21 +239,24 @@ def test_fit_params_are_sliced_to_the_drawn_rows():
 @pytest.mark.parametrize("bad, match", [
     (dict(sample_weight=np.r_[np.nan, np.ones(59)]), "finite"),
     (dict(sample_weight=np.ones(3)), "one entry per row"),
-    (dict(fit_params={"sample_weight": np.ones(60)}), "sample_weight="),
-    (dict(fit_params=[1, 2]), "dict"),
-    (dict(threads_per_job=0), "threads_per_job"),
+    (dict(resampling=lambda: pdpboot.Resampling(fit_params={"sample_weight": np.ones(60)})), "sample_weight="),
+    (dict(resampling=lambda: pdpboot.Resampling(fit_params=[1, 2])), "dict"),
+    (dict(execution=lambda: pdpboot.Execution(threads_per_job=0)), "threads_per_job"),
 ])
 def test_weights_and_fit_params_refused_before_any_fit(bad, match):
     X = np.random.default_rng(0).normal(size=(60, 2))
     with pytest.raises((ValueError, TypeError), match=match):
+        bad = {k: v() if callable(v) else v for k, v in bad.items()}  # the objects refuse them when made
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=2, **bad)
 
 
 def test_threads_per_job_does_not_change_results(data):
     X, y = data
     kw = dict(n_resamples=3, rng=4, grid_resolution=4)
-    one = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], threads_per_job=1, **kw)
-    two = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], threads_per_job=2, **kw)
+    one = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], **kw,
+                                               execution=pdpboot.Execution(threads_per_job=1))
+    two = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], **kw,
+                                               execution=pdpboot.Execution(threads_per_job=2))
     np.testing.assert_array_equal(one["a"].ds.pd_resamples.values, two["a"].ds.pd_resamples.values)
 
 
@@ -264,7 +277,7 @@ def test_refits_run_under_the_thread_limit(data, threads):
     X, y = data
     _ThreadsSeen.seen = []
     pdpboot.bootstrap_partial_dependence(_ThreadsSeen(), X, y, ["a"], n_resamples=3, rng=0, grid_resolution=3,
-                                         threads_per_job=threads)
+                                         execution=pdpboot.Execution(threads_per_job=threads))
     refits = _ThreadsSeen.seen[1:]  # the first fit is the full-data one, outside the resample loop
     assert len(refits) == 3 and all(seen == {threads} for seen in refits), refits
 
@@ -274,8 +287,8 @@ def test_group_resampling_requires_groups(data):
     with pytest.raises(ValueError, match="groups"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], resampling="group", n_resamples=2)
     groups = np.repeat(np.arange(30), 4)
-    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], resampling="group",
-                                               groups=groups, n_resamples=2, grid_resolution=3, rng=0)
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=2, grid_resolution=3, rng=0,
+                                               resampling=pdpboot.Resampling("group", groups=groups))
     assert res.attrs["resampling"] == "group"
 
 
@@ -290,7 +303,9 @@ def test_fitted_estimator_rejected(data):
 def test_max_background_subsamples(data):
     X, y = data
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=2, grid_resolution=3,
-                                               max_background=10, background="original", ice=True, rng=2)
+                                               rng=2,
+                                               resampling=pdpboot.Resampling(max_background=10, background="original"),
+                                               statistics=["ice"])
     assert res["a"].ds.sizes["instance"] == 10
     # linear model: PD = mean over the 10 rows, equal to the mean of their ICE curves
     np.testing.assert_allclose(res["a"].ds.pd.values, res["a"].ds.ice.mean("instance").values, atol=1e-12)
@@ -299,8 +314,9 @@ def test_max_background_subsamples(data):
 def test_progress_callable_reports_every_resample(data):
     X, y = data
     calls = []
-    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=4, grid_resolution=3, rng=0,
-                                         progress=lambda done, total: calls.append((done, total)))
+    pdpboot.bootstrap_partial_dependence(
+        LinearRegression(), X, y, ["a"], n_resamples=4, grid_resolution=3, rng=0,
+        execution=pdpboot.Execution(progress=lambda done, total: calls.append((done, total))))
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
@@ -325,8 +341,8 @@ def test_a_refit_that_predicts_nan_is_a_recorded_failure_not_silent_nan():
     with pytest.raises(ValueError, match="non-finite"):
         pdpboot.bootstrap_partial_dependence(model, X, X[:, 1], [0], **kw)
     with pytest.warns(RuntimeWarning, match="failed and were skipped"):
-        res = pdpboot.bootstrap_partial_dependence(model, X, X[:, 1], [0], on_error="skip", max_failure_share=0.9,
-                                                   **kw)
+        res = pdpboot.bootstrap_partial_dependence(model, X, X[:, 1], [0], **kw,
+                                                   execution=pdpboot.Execution(on_error="skip", max_failure_share=0.9))
     failed = json.loads(res.attrs["failed_resamples"])
     assert failed and all("non-finite" in f["error"] for f in failed)
 

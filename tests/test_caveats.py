@@ -80,7 +80,8 @@ def _classifier_result(resampling="subsample", estimator=None):
     X = rng.normal(size=(120, 2))
     y = (rng.uniform(size=120) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
     return pdpboot.bootstrap_partial_dependence(estimator or LogisticRegression(), X, y, [0, (0, 1)], n_resamples=40,
-                                                grid_resolution=5, resampling=resampling, rng=0, progress=False)
+                                                grid_resolution=5, resampling=resampling, rng=0,
+                                                execution=pdpboot.Execution(progress=False))
 
 
 def test_probability_bands_are_logit_bands_mapped_back():
@@ -107,7 +108,8 @@ def test_probability_bands_refuse_a_regression_and_warn_for_boosting():
 
     X = np.random.default_rng(0).normal(size=(40, 2))
     reg = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=20,
-                                               grid_resolution=3, rng=0, progress=False)
+                                               grid_resolution=3, rng=0,
+                                               execution=pdpboot.Execution(progress=False))
     with pytest.raises(ValueError, match="probability PD"):
         pdpboot.probability_bands(reg)
     res = _classifier_result(estimator=HistGradientBoostingClassifier(max_iter=5))

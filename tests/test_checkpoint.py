@@ -39,13 +39,14 @@ def _identical_but_created(a, b):
     xr.testing.assert_identical(a, b)
 
 
-KW = dict(features=[0, (0, 1)], grid_resolution=4, ice=3, rng=5, progress=False)
+KW = dict(features=[0, (0, 1)], grid_resolution=4, statistics={"ice": 3}, rng=5)
 
 
 def test_resume_loads_everything_without_refitting(tmp_path, monkeypatch):
     X, y = _data()
     first = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=5,
-                                                 checkpoint=tmp_path / "ck", **KW)
+                                                 **KW,
+                                                 execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     files = sorted(p.name for p in (tmp_path / "ck").iterdir())
     assert files == ["estimate.json", "estimate.npz", "manifest.json"] + [f"resample_{b:06d}.npz" for b in range(5)]
 
@@ -55,15 +56,18 @@ def test_resume_loads_everything_without_refitting(tmp_path, monkeypatch):
     monkeypatch.setattr(loop_module, "evaluate_resample", no_refit)
     monkeypatch.setattr(LinearRegression, "fit", no_refit)
     again = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=5,
-                                                 checkpoint=tmp_path / "ck", n_jobs=1, **KW)
+                                                 **KW,
+                                                 execution=pdpboot.Execution(checkpoint=tmp_path / "ck", n_jobs=1))
     xr.testing.assert_identical(first, again)  # creation time is kept from the first run
 
 
 def test_extend_run_equals_uninterrupted(tmp_path):
     X, y = _data()
-    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=3, checkpoint=tmp_path / "ck", **KW)
+    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=3, **KW,
+                                         execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     extended = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=6,
-                                                    checkpoint=tmp_path / "ck", **KW)
+                                                    **KW,
+                                                    execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     plain = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=6, **KW)
     _identical_but_created(extended, plain)
 
@@ -71,8 +75,9 @@ def test_extend_run_equals_uninterrupted(tmp_path):
 @pytest.mark.parametrize("change", ["seed", "data", "estimator", "grid", "settings"])
 def test_checkpoint_of_other_arguments_refused(tmp_path, change):
     X, y = _data()
-    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=2, checkpoint=tmp_path / "ck", **KW)
-    kw = dict(KW, n_resamples=2, checkpoint=tmp_path / "ck")
+    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=2, **KW,
+                                         execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
+    kw = dict(KW, n_resamples=2, execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     est = LinearRegression()
     if change == "seed":
         kw["rng"] = 6
@@ -84,7 +89,7 @@ def test_checkpoint_of_other_arguments_refused(tmp_path, change):
     elif change == "grid":
         kw["grid_resolution"] = 5
     else:
-        kw["background"] = "original"
+        kw["resampling"] = pdpboot.Resampling(background="original")
     with pytest.raises(ValueError, match=f"different arguments.*{change}"):
         pdpboot.bootstrap_partial_dependence(est, X, y, **kw)
 
@@ -93,9 +98,11 @@ def test_rng_none_resumes_the_checkpoint_seed(tmp_path):
     X, y = _data()
     kw = dict(KW, rng=None)
     first = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=2,
-                                                 checkpoint=tmp_path / "ck", **kw)
+                                                 **kw,
+                                                 execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     second = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=3,
-                                                  checkpoint=tmp_path / "ck", **kw)
+                                                  **kw,
+                                                  execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     np.testing.assert_array_equal(first["x0"].ds.pd_resamples, second["x0"].ds.pd_resamples[:2])
     assert first.attrs["rng_entropy"] == second.attrs["rng_entropy"]
 
@@ -106,7 +113,8 @@ def test_non_checkpoint_folder_refused(tmp_path):
     X, y = _data()
     with pytest.raises(ValueError, match="not a pdpboot checkpoint"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=2,
-                                             checkpoint=tmp_path / "ck", **KW)
+                                             **KW,
+                                             execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
 
 
 SLOW_MODEL = textwrap.dedent("""
@@ -129,7 +137,7 @@ KILL_SCRIPT = textwrap.dedent("""
     X = rng.normal(size=(80, 2))
     y = X[:, 0] - X[:, 1] + rng.normal(size=80)
     pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], n_resamples=40, grid_resolution=4,
-                                         rng=5, n_jobs=1, progress=False, checkpoint=sys.argv[1])
+                                         rng=5, execution=pdpboot.Execution(n_jobs=1, checkpoint=sys.argv[1]))
 """)
 
 
@@ -153,9 +161,11 @@ def test_killed_run_resumes_to_identical_result(tmp_path, monkeypatch):
     # a write cut by the kill can only leave a hidden temporary file, which resuming ignores
     assert all(p.name.startswith(".") or p.suffix in (".npz", ".json") for p in ck.iterdir())
     X, y = _data()
-    kw = dict(n_resamples=40, grid_resolution=4, rng=5, n_jobs=1, progress=False)
-    resumed = pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], checkpoint=ck, **kw)
-    plain = pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], **kw)
+    kw = dict(n_resamples=40, grid_resolution=4, rng=5)
+    resumed = pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], **kw,
+                                                   execution=pdpboot.Execution(checkpoint=ck, n_jobs=1))
+    plain = pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], **kw,
+                                                 execution=pdpboot.Execution(n_jobs=1))
     _identical_but_created(resumed, plain)
 
 
@@ -178,8 +188,8 @@ def test_skip_records_failures_and_warns(tmp_path):
     X, y = _sentinel_data()
     with pytest.warns(RuntimeWarning, match=r"of 30 resamples failed and were skipped.*sentinel row missing"):
         res = pdpboot.bootstrap_partial_dependence(
-            SentinelRegression(), X, y, [1], n_resamples=30, grid_resolution=3, rng=0, on_error="skip",
-            max_failure_share=0.8, checkpoint=tmp_path / "ck")
+            SentinelRegression(), X, y, [1], n_resamples=30, grid_resolution=3, rng=0,
+            execution=pdpboot.Execution(on_error="skip", max_failure_share=0.8, checkpoint=tmp_path / "ck"))
     failed = json.loads(res.attrs["failed_resamples"])
     assert res.attrs["n_failed_resamples"] == len(failed) > 0
     assert all(f["error"] == "ValueError: sentinel row missing" for f in failed)
@@ -196,7 +206,7 @@ def test_too_many_failures_stop_the_run():
     X, y = _sentinel_data()
     with pytest.raises(RuntimeError, match=r"more than max_failure_share=0.1.*ValueError: sentinel row missing"):
         pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], n_resamples=30, grid_resolution=3,
-                                             rng=0, on_error="skip")
+                                             rng=0, execution=pdpboot.Execution(on_error="skip"))
 
 
 def test_raise_propagates_original_error():
@@ -274,7 +284,7 @@ RESUME_SCRIPT = textwrap.dedent("""
     est = make_pipeline(FunctionTransformer(func=user_function),
                         DecisionTreeRegressor(max_depth=2, random_state=np.random.RandomState(0)))
     res = pdpboot.bootstrap_partial_dependence(est, X, y, [0], n_resamples=int(sys.argv[2]), grid_resolution=3,
-                                               rng=1, progress=False, checkpoint=sys.argv[1])
+                                               rng=1, execution=pdpboot.Execution(checkpoint=sys.argv[1]))
     print(float(res["x0"].ds.pd_resamples.sum()))
 """)
 
@@ -295,7 +305,8 @@ def test_same_script_resumes_in_a_second_process(tmp_path):
 def _first_run(tmp_path, **kw):
     X, y = _data()
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4,
-                                               checkpoint=tmp_path / "ck", **dict(KW, **kw))
+                                               **dict(KW, **kw),
+                                               execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     return X, y, res
 
 
@@ -317,7 +328,7 @@ def test_damaged_entry_is_reported_and_recomputed(tmp_path, damage):
     target.write_bytes(bytes(raw))
     with pytest.warns(RuntimeWarning, match=rf"{target.name}.*damaged.*recomputed"):
         again = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4,
-                                                     checkpoint=ck, **KW)
+                                                     **KW, execution=pdpboot.Execution(checkpoint=ck))
     xr.testing.assert_identical(first, again)
     assert (ck / f"{target.name}.damaged").exists()
 
@@ -327,10 +338,11 @@ def test_damaged_failure_record_and_manifest(tmp_path):
     ck = tmp_path / "ck"
     (ck / "manifest.json").write_text('{"fingerprint": ')
     with pytest.raises(ValueError, match=r"manifest.json.*damaged.*delete"):
-        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4, checkpoint=ck, **KW)
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4, **KW,
+                                             execution=pdpboot.Execution(checkpoint=ck))
     with pytest.raises(ValueError, match=r"manifest.json.*damaged"):
-        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4, checkpoint=ck,
-                                             **dict(KW, rng=None))
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4, **dict(KW, rng=None),
+                                             execution=pdpboot.Execution(checkpoint=ck))
 
 
 def test_foreign_entry_is_refused_by_path(tmp_path):
@@ -341,7 +353,8 @@ def test_foreign_entry_is_refused_by_path(tmp_path):
     target.write_bytes(foreign.read_bytes())
     with pytest.raises(ValueError, match=r"resample_000001.npz.*belongs to another run"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, n_resamples=4,
-                                             checkpoint=tmp_path / "a" / "ck", **KW)
+                                             **KW,
+                                             execution=pdpboot.Execution(checkpoint=tmp_path / "a" / "ck"))
 
 
 def test_checkpoint_files_honour_the_umask(tmp_path):
@@ -371,11 +384,14 @@ def test_stored_failure_with_raise_policy_raises(tmp_path):
 
 def test_resume_with_raise_after_skip_raises(tmp_path):
     X, y = _sentinel_data()
-    kw = dict(n_resamples=30, grid_resolution=3, rng=0, max_failure_share=0.8, checkpoint=tmp_path / "ck")
+    kw = dict(n_resamples=30, grid_resolution=3, rng=0)
+    ck = dict(max_failure_share=0.8, checkpoint=tmp_path / "ck")
     with pytest.warns(RuntimeWarning, match="failed and were skipped"):
-        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], on_error="skip", **kw)
+        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], **kw,
+                                             execution=pdpboot.Execution(on_error="skip", **ck))
     with pytest.raises(RuntimeError, match="failed in an earlier run"):
-        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], on_error="raise", **kw)
+        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], **kw,
+                                             execution=pdpboot.Execution(on_error="raise", **ck))
 
 
 def test_racing_runs_with_other_data_get_a_clear_error(tmp_path):
@@ -417,9 +433,8 @@ def _fp_call(change: str):
     weights = rng.uniform(0.5, 1.5, len(y))
     noise = rng.normal(size=len(y))
     groups = np.arange(len(y)) % 8
-    kw = dict(features=[0], grid_resolution=4, rng=5, progress=False, n_resamples=2, sample_weight=weights,
-              fit_params={"offsetregression__offset": 1.0, "offsetregression__noise": noise}, resampling="group",
-              groups=groups)
+    kw = dict(features=[0], grid_resolution=4, rng=5, n_resamples=2, sample_weight=weights)
+    rs = dict(fit_params={"offsetregression__offset": 1.0, "offsetregression__noise": noise}, groups=groups)
     factor = 3.0
 
     def make_est():
@@ -430,11 +445,11 @@ def _fp_call(change: str):
     if change == "sample_weight values":
         kw["sample_weight"] = np.where(X[:, 1] > 0, 10.0, 1.0) * weights
     elif change == "fit_params value":
-        kw["fit_params"] = {"offsetregression__offset": 2.0, "offsetregression__noise": noise}
+        rs["fit_params"] = {"offsetregression__offset": 2.0, "offsetregression__noise": noise}
     elif change == "fit_params array values":
-        kw["fit_params"] = {"offsetregression__offset": 1.0, "offsetregression__noise": noise[::-1].copy()}
+        rs["fit_params"] = {"offsetregression__offset": 1.0, "offsetregression__noise": noise[::-1].copy()}
     elif change == "groups values":
-        kw["groups"] = np.arange(len(y)) % 5
+        rs["groups"] = np.arange(len(y)) % 5
     elif change == "y values":
         y = y.copy()
         y[3] += 1e-9
@@ -445,7 +460,7 @@ def _fp_call(change: str):
         est = make_est()
     elif change == "percentiles":
         kw["percentiles"] = (0.1, 0.9)
-    return est, X, y, kw
+    return est, X, y, dict(kw, resampling=pdpboot.Resampling("group", **rs))
 
 
 def _fingerprint_of(change: str) -> dict:
@@ -462,10 +477,9 @@ def _fingerprint_of(change: str) -> dict:
     try:
         spec = make_spec(X, kw.pop("features"), grid_resolution=kw.pop("grid_resolution"),
                          percentiles=kw.pop("percentiles", (0.05, 0.95)))
-        resampling = resolve_resampling(kw.pop("resampling"), n_resamples=kw.pop("n_resamples"),
-                                        groups=kw.pop("groups"))
+        resampling = resolve_resampling(kw.pop("resampling"), n_resamples=kw.pop("n_resamples"))
         plan = make_plan(est, y, PDEffect.from_options(spec), resampling=resampling,
-                         execution=resolve_execution(progress=kw.pop("progress")), **kw)
+                         execution=resolve_execution(), **kw)
         return plan_fingerprint(plan, {"entropy": "5"})
     finally:
         SCALE = old
@@ -492,10 +506,12 @@ def test_fingerprint_changes_with_every_value(change):
 def test_checkpoint_with_other_values_refused_identical_call_resumes(tmp_path, monkeypatch, change, named):
     """Issue 26 A.2: other sample weights reused the previous run's estimate (6.93 vs a fresh 7.60)."""
     est, X, y, kw = _fp_call("none")
-    first = pdpboot.bootstrap_partial_dependence(est, X, y, checkpoint=tmp_path / "ck", **kw)
+    first = pdpboot.bootstrap_partial_dependence(est, X, y, **kw,
+                                                 execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     est2, X2, y2, kw2 = _fp_call(change)
     with pytest.raises(ValueError, match=f"different arguments \\(they differ in: .*{named}"):
-        pdpboot.bootstrap_partial_dependence(est2, X2, y2, checkpoint=tmp_path / "ck", **kw2)
+        pdpboot.bootstrap_partial_dependence(est2, X2, y2, **kw2,
+                                             execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
 
     def no_refit(*args, **kwargs):
         raise AssertionError("a finished resample was recomputed")
@@ -503,7 +519,8 @@ def test_checkpoint_with_other_values_refused_identical_call_resumes(tmp_path, m
     monkeypatch.setattr(loop_module, "evaluate_resample", no_refit)
     monkeypatch.setattr(OffsetRegression, "fit", no_refit)
     est3, X3, y3, kw3 = _fp_call("none")
-    again = pdpboot.bootstrap_partial_dependence(est3, X3, y3, checkpoint=tmp_path / "ck", **kw3)
+    again = pdpboot.bootstrap_partial_dependence(est3, X3, y3, **kw3,
+                                                 execution=pdpboot.Execution(checkpoint=tmp_path / "ck"))
     for tree in (first, again):  # the estimator's repr holds the lambda's memory address
         del tree.attrs["estimator"], tree.attrs["estimator_params"]
     xr.testing.assert_identical(first, again)

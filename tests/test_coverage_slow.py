@@ -21,8 +21,9 @@ def _one_repetition(seed: int, background: str) -> tuple[float, bool]:
     y = X[:, 0] + X[:, 1] + X[:, 0] * X[:, 1] + rng.normal(size=500)
     model = make_pipeline(PolynomialFeatures(interaction_only=True, include_bias=False), LinearRegression())
     res = pdpboot.bootstrap_partial_dependence(
-        model, X, y, [0], n_resamples=200, grid_resolution=11, background=background,
-        custom_values={0: np.linspace(-2, 2, 11)}, rng=rng, progress=False,
+        model, X, y, [0], n_resamples=200, grid_resolution=11, custom_values={0: np.linspace(-2, 2, 11)}, rng=rng,
+        resampling=pdpboot.Resampling(background=background),
+        execution=pdpboot.Execution(progress=False),
     )
     point = pdpboot.confidence_bands(res)["x0"].ds["pd_band"].values[:, 0, :]
     simul = pdpboot.confidence_bands(res, simultaneous=True)["x0"].ds["pd_band"].values[:, 0, :]

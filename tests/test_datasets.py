@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import math
 import shutil
+import subprocess
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +24,12 @@ from scipy import integrate
 
 from pdpboot import datasets as ds
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+ROOT = Path(__file__).resolve().parents[1]
+#: The bundled CSV files: package data of pdpboot (committed once, in pdpboot/data/).
+DATA_DIR = Path(str(resources.files("pdpboot") / "data"))
+#: Their provenance (licences, sources, checksums): the repository's data/README.md.
+README = ROOT / "data" / "README.md"
+BUNDLED = ("bike_sharing.csv", "anes96.csv")
 
 
 # --------------------------------------------------------------------------- reference functions
@@ -438,25 +445,46 @@ def test_loader_checksum_and_missing_file(tmp_path, loader, filename):
 
 
 def test_data_readme_lists_checksums():
-    readme = (DATA_DIR / "README.md").read_text(encoding="utf-8")
-    for filename in ("bike_sharing.csv", "anes96.csv"):
+    readme = README.read_text(encoding="utf-8")
+    for filename in BUNDLED:
         digest = hashlib.sha256((DATA_DIR / filename).read_bytes()).hexdigest()
         assert f"| `{filename}` |" in readme and digest in readme
+    assert "pdpboot/data/" in readme  # it says where the tables live
 
 
 def test_bundled_files_live_inside_the_package():
-    """The real-data files are package data (pdpboot/data/*.csv), so a wheel carries them."""
+    """The real-data files are package data (pdpboot/data/*.csv), found with importlib.resources, so a wheel
+    carries them and the loaders read them from any install (editable or not)."""
     import tomllib
 
-    import pdpboot
-
-    root = Path(pdpboot.__file__).resolve().parent
-    for name in ("bike_sharing.csv", "anes96.csv"):
-        assert (root / "data" / name).is_file()
-    pyproject = root.parent / "pyproject.toml"
+    data = resources.files("pdpboot") / "data"
+    for name in BUNDLED:
+        assert data.joinpath(name).is_file(), name
+        assert hashlib.sha256(data.joinpath(name).read_bytes()).hexdigest() in README.read_text(encoding="utf-8")
+    pyproject = ROOT / "pyproject.toml"
     if pyproject.is_file():  # a source checkout: the wheel's package data names them
         config = tomllib.loads(pyproject.read_text())
         assert "data/*.csv" in config["tool"]["setuptools"]["package-data"]["pdpboot"]
+
+
+def _committed_files() -> list[Path]:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return [ROOT / name for name in out.decode().split("\0") if name]
+
+
+def test_no_csv_committed_twice():
+    """Each data table is committed once: no two committed CSV files (links followed) have the same content,
+    and data/ holds provenance only (the tables are pdpboot/data/*.csv)."""
+    csvs = [p for p in _committed_files() if p.suffix.lower() == ".csv" and p.is_file()]
+    assert {p.name for p in csvs} >= set(BUNDLED)
+    by_hash: dict[str, list[str]] = {}
+    for path in csvs:
+        by_hash.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), []).append(str(path.relative_to(ROOT)))
+    assert [names for names in by_hash.values() if len(names) > 1] == []
+    assert not list((ROOT / "data").glob("*.csv"))
 
 
 @pytest.mark.slow

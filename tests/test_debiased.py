@@ -192,7 +192,7 @@ def test_grid_equals_the_bootstraps_grid():
     X, y = _linear_gaussian(200, 5)
     res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [1], grid_resolution=7, rng=0)
     boot = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [1], grid_resolution=7, n_resamples=2,
-                                                rng=0, progress=False)
+                                                rng=0, execution=pdpboot.Execution(progress=False))
     np.testing.assert_array_equal(res["x1"].ds["x1"].values, boot["x1"].ds["x1"].values)
 
 

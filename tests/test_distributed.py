@@ -25,9 +25,10 @@ def test_dask_backend_bit_identical_to_local(client):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(150, 3))
     y = X[:, 0] * X[:, 1] + rng.normal(size=150)
-    kw = dict(n_resamples=6, grid_resolution=5, ice=4, rng=3, progress=False)
+    kw = dict(n_resamples=6, grid_resolution=5, statistics={"ice": 4}, rng=3)
     est = RandomForestRegressor(n_estimators=5)
-    local = pdpboot.bootstrap_partial_dependence(est, X, y, [0, (1, 2)], n_jobs=1, **kw)
+    local = pdpboot.bootstrap_partial_dependence(est, X, y, [0, (1, 2)], **kw,
+                                                 execution=pdpboot.Execution(n_jobs=1))
     with joblib.parallel_config(backend="dask"):
         remote = pdpboot.bootstrap_partial_dependence(est, X, y, [0, (1, 2)], **kw)
     # Known issue (#14 follow-up): since the cost-model tree engine, a few ICE/PD values of a run whose

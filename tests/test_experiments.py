@@ -203,7 +203,7 @@ def test_predicted_percentile_coverage_matches_simulation():
 
 def _fake_coverage(monkeypatch, calls: list):
     """Replace the coverage study's model fits by a cheap function of each repetition's seed."""
-    from experiments import s2_coverage as S
+    from experiments import coverage as S
 
     def one_repetition(sc, quick, seed, cfg):
         value = float(seed.generate_state(1)[0] % 1000)
@@ -280,7 +280,7 @@ def test_coverage_chunks_of_any_size_give_the_same_repetitions(tmp_path, monkeyp
 
 
 def test_next_chunk_fills_gaps_without_overlap():
-    from experiments.s2_coverage import _next_chunk
+    from experiments.coverage import _next_chunk
 
     assert _next_chunk({}, 10, 4) == (0, 4)
     assert _next_chunk(dict.fromkeys(range(0, 3)), 10, 4) == (3, 7)
@@ -289,8 +289,8 @@ def test_next_chunk_fills_gaps_without_overlap():
 
 
 def _fake_heterogeneity(monkeypatch, calls: list):
-    """s3_heterogeneity with the refit test replaced by a function of its seed (no fits), bootstraps skipped."""
-    from experiments import s3_heterogeneity as S
+    """experiments.heterogeneity with the refit test replaced by a function of its seed (no fits), no bootstraps."""
+    from experiments import heterogeneity as S
 
     def one_test(dgp, pair, cfg, seed):
         calls.append(dgp + "".join(pair))
@@ -335,7 +335,7 @@ def test_speed_macros_take_the_latest_matching_benchmark_record(tmp_path):
     """The engine paragraph's numbers come from JSON lines; the newest record of a setting wins, gaps read --."""
     import json
 
-    from experiments.s4_cost import benchmark_records, speed_macros
+    from experiments.cost import benchmark_records, speed_macros
 
     old = {"times": {"kernel": 1.0, "brute": 4.0}, "speedup_vs_brute": 4.0, "n": 1000, "trees": 100,
            "fixed_model_rows": None, "grid": "50", "date": "2026-11-30 10:00"}

@@ -34,7 +34,7 @@ def friedman():
 
 def test_schema_estimate_plotting_and_save_load(friedman, tmp_path):
     X, y = friedman
-    res = _fpd(RandomForestRegressor(min_samples_leaf=3, random_state=4), X, y, ["x1", ("x1", "x2")], n_estimators=30,
+    res = _fpd(RandomForestRegressor(30, min_samples_leaf=3, random_state=4), X, y, ["x1", ("x1", "x2")],
                grid_resolution=5, simultaneous=True, rng=0)
     node = pdpboot.get_node(res, "x1").ds
     assert node["pd"].dims == ("output", "x1")
@@ -130,15 +130,14 @@ def test_fitted_forest_gives_the_same_result_and_other_data_are_refused(friedman
     np.testing.assert_array_equal(a["x2"]["pd_se"].values, b["x2"]["pd_se"].values)
     with pytest.raises(ValueError, match="not the data this forest was fitted on"):
         _fpd(forest, X.iloc[::-1], None, ["x2"], grid_resolution=4)
-    with pytest.raises(ValueError, match="already fitted"):
-        _fpd(forest, X, None, ["x2"], n_estimators=50)
+    with pytest.raises(ValueError, match="already fitted"), pytest.warns(FutureWarning, match="n_estimators="):
+        _fpd(forest, X, None, ["x2"], n_estimators=50)  # the keyword before 0.2
 
 
 def test_classifier_outputs_are_class_probabilities(friedman):
     X, y = friedman
     labels = np.where(y > np.median(y), "high", "low")
-    res = _fpd(RandomForestClassifier(min_samples_leaf=3), X, labels, ["x4"], n_estimators=20, grid_resolution=4,
-               rng=2)
+    res = _fpd(RandomForestClassifier(20, min_samples_leaf=3), X, labels, ["x4"], grid_resolution=4, rng=2)
     node = res["x4"].ds
     assert list(node["output"].values) == ["high", "low"]
     np.testing.assert_allclose(node["pd"].sum("output"), 1.0)
@@ -149,10 +148,8 @@ def test_classifier_outputs_are_class_probabilities(friedman):
 def test_jackknife_comparator_and_warnings(friedman):
     X, y = friedman
     with pytest.warns(UserWarning, match="fewer than 1000.*trees would bring it to 50%"):
-        ij = forest_partial_dependence(RandomForestRegressor(random_state=0), X, y, ["x1"], n_estimators=40,
-                                       grid_resolution=4)
-    jack = _fpd(RandomForestRegressor(random_state=0), X, y, ["x1"], n_estimators=40, grid_resolution=4,
-                uncertainty="jackknife")
+        ij = forest_partial_dependence(RandomForestRegressor(40, random_state=0), X, y, ["x1"], grid_resolution=4)
+    jack = _fpd(RandomForestRegressor(40, random_state=0), X, y, ["x1"], grid_resolution=4, uncertainty="jackknife")
     assert jack["x1"]["pd_band"].attrs["method"] == "jackknife-after-bootstrap"
     np.testing.assert_array_equal(ij["x1"]["pd"].values, jack["x1"]["pd"].values)
     assert not np.allclose(ij["x1"]["pd_se"].values, jack["x1"]["pd_se"].values)
@@ -177,8 +174,8 @@ def test_warns_below_1000_trees_or_when_the_correction_removes_over_half(friedma
 
     X, y = friedman
     assert forest_module.MIN_TREES == 1000 and forest_module.MAX_NOISE_SHARE == 0.5
-    few = _unreliable(lambda: forest_partial_dependence(RandomForestRegressor(min_samples_leaf=5, random_state=0),
-                                                        X, y, ["x1"], n_estimators=40, grid_resolution=4))
+    few = _unreliable(lambda: forest_partial_dependence(RandomForestRegressor(40, min_samples_leaf=5, random_state=0),
+                                                        X, y, ["x1"], grid_resolution=4))
     assert len(few) == 1 and "fewer than 1000" in few[0]
     needed = int(re.search(r"about (\d+) trees would bring it to 50%", few[0]).group(1))
     big = RandomForestRegressor(n_estimators=1000, min_samples_leaf=5, random_state=0).fit(X, y)
@@ -195,7 +192,8 @@ def test_warns_below_1000_trees_or_when_the_correction_removes_over_half(friedma
     (RandomForestRegressor(bootstrap=False), {}, ValueError, "bootstrap=False"),
     (RandomForestRegressor(), {"uncertainty": "bootstrap"}, ValueError, "uncertainty"),
     (RandomForestRegressor(), {"confidence_level": 95}, ValueError, "confidence_level"),
-    (RandomForestRegressor(), {"n_estimators": 1}, ValueError, "n_estimators"),
+    (RandomForestRegressor(n_estimators=1), {}, ValueError, "n_estimators"),
+    (RandomForestRegressor(), {"execution": pdpboot.Execution(checkpoint="ck")}, ValueError, "fits once"),
     (RandomForestRegressor(), {"response_method": "predict_proba"}, ValueError, "only for classifiers"),
     (RandomForestClassifier(), {"response_method": "predict"}, ValueError, "predicted labels"),
 ])
@@ -216,8 +214,8 @@ def test_ij_se_tracks_the_sampling_sd_of_the_forest_pd():
     pds, ses = [], []
     for _ in range(40):
         X, y = make_friedman1(300, rng=rng)
-        res = _fpd(RandomForestRegressor(max_features=0.33, min_samples_leaf=5, n_jobs=1), X, y, ["x1"],
-                   n_estimators=1000, custom_values={"x1": grid}, method="brute", rng=rng)
+        res = _fpd(RandomForestRegressor(1000, max_features=0.33, min_samples_leaf=5, n_jobs=1), X, y, ["x1"],
+                   custom_values={"x1": grid}, execution=pdpboot.Execution(method="brute"), rng=rng)
         pds.append(res["x1"]["pd"].values[0])
         ses.append(res["x1"]["pd_se"].values[0])
     ratio = np.mean(ses, axis=0) / np.std(pds, axis=0, ddof=1)
@@ -225,22 +223,22 @@ def test_ij_se_tracks_the_sampling_sd_of_the_forest_pd():
 
 
 def test_study_script_smoke(tmp_path, capsys):
-    from experiments import s8_forest_ij as s8
+    from experiments import forest_ij as study
 
-    cells = [s8.Cell("friedman1", 80, "ij", 20, 4), s8.Cell("friedman1", 80, "boot", 20, 4, n_resamples=3)]
-    s8.compute_cells(cells, tmp_path, n_jobs=1)
-    summary = s8.summarise(tmp_path)
+    cells = [study.Cell("friedman1", 80, "ij", 20, 4), study.Cell("friedman1", 80, "boot", 20, 4, n_resamples=3)]
+    study.compute_cells(cells, tmp_path, n_jobs=1)
+    summary = study.summarise(tmp_path)
     assert {"friedman1_n80 ij_T20 IJ-U", "friedman1_n80 boot_T20_B3 sup-t"} <= set(summary)
     assert summary["friedman1_n80 ij_T20 IJ-U"]["R"] == 4
     assert "IJ T20" in summary["friedman1_n80 boot_T20_B3 normal"]["compute_ratio"]
-    s8.archive(tmp_path, tmp_path / "archive")
-    assert s8.summarise(tmp_path / "archive") == summary  # renders from the archived arrays alone
-    assert "ij_T20" in s8.render_markdown(summary)
+    study.archive(tmp_path, tmp_path / "archive")
+    assert study.summarise(tmp_path / "archive") == summary  # renders from the archived arrays alone
+    assert "ij_T20" in study.render_markdown(summary)
 
 
 def test_experimental_warning(friedman):
     """Every call says the IJ is experimental, with the coverage measured for it."""
     X, y = friedman
     with pytest.warns(pdpboot.CoverageWarning, match=r"experimental.*0\.717 \(0\.078\).*0\.402"):
-        _fpd(RandomForestRegressor(min_samples_leaf=3, random_state=4), X, y, ["x1"], n_estimators=10,
-             grid_resolution=3, method="brute", rng=0)
+        _fpd(RandomForestRegressor(10, min_samples_leaf=3, random_state=4), X, y, ["x1"],
+             grid_resolution=3, execution=pdpboot.Execution(method="brute"), rng=0)

@@ -191,8 +191,9 @@ def test_loop_statistics_equal_statistics_of_stored_ice():
     # background="original" and ice=True: the ICE instances are exactly the background rows
     X, y = make_interaction(150, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
-        _interaction_ols(), X, y, ["x1", "x2"], n_resamples=6, heterogeneity=True, ice=True,
-        background="original", grid_resolution=8, rng=1, progress=False,
+        _interaction_ols(), X, y, ["x1", "x2"], n_resamples=6, grid_resolution=8, rng=1,
+        resampling=pdpboot.Resampling(background="original"),
+        execution=pdpboot.Execution(progress=False), statistics=["heterogeneity", "ice"],
     )
     loop = ice_heterogeneity(res, source="loop", confidence_level=None)
     from_ice = ice_heterogeneity(res, source="ice", confidence_level=None)
@@ -210,8 +211,8 @@ def test_loop_statistics_equal_statistics_of_stored_ice():
 def test_additive_model_bands_and_zero_dice_sd():
     X, y = make_additive_uniform(200, rng=2)
     res = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["x1", "x2"], n_resamples=20, heterogeneity=True, grid_resolution=6,
-        rng=3, progress=False,
+        LinearRegression(), X, y, ["x1", "x2"], n_resamples=20, grid_resolution=6,
+        rng=3, execution=pdpboot.Execution(progress=False), statistics=["heterogeneity"],
     )
     het = ice_heterogeneity(res)
     ds = het["x1"].ds
@@ -232,8 +233,8 @@ def test_resample_ice_sd_uses_resample_rows_and_multiplicities():
 
     X, y = make_additive_uniform(120, rng=4)
     res = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["x1"], n_resamples=3, heterogeneity=True, grid_resolution=5, rng=5,
-        progress=False,
+        LinearRegression(), X, y, ["x1"], n_resamples=3, grid_resolution=5, rng=5,
+        execution=pdpboot.Execution(progress=False), statistics=["heterogeneity"],
     )
     # recompute resample 0 by hand from the documented seed streams
     seed = np.random.default_rng(5).spawn(3 + 3)[3]
@@ -292,8 +293,9 @@ def test_categorical_feature_in_the_loop_has_finite_bands():
         LinearRegression(),
     )
     res = pdpboot.bootstrap_partial_dependence(model, X, y, ["color", ("color", "x")], n_resamples=10,
-                                               heterogeneity=True, interactions=True, grid_resolution=5,
-                                               rng=9, progress=False)
+                                               grid_resolution=5,
+                                               rng=9, execution=pdpboot.Execution(progress=False),
+                                               statistics=["heterogeneity", "interactions"])
     ds = ice_heterogeneity(res)["color"].ds
     h = h_statistic(res)
     assert float(h["color__x"].ds["h2"][0]) > 0.1  # the colour effect depends on x
@@ -318,7 +320,7 @@ def test_xarray_centered_and_derivative_ice_and_errors():
     np.testing.assert_allclose(d.values, derivative_ice(ice.values, ice["x1"].values))
     with pytest.raises(ValueError, match="no dim"):
         xr_centered_ice(ice, "x9")
-    with pytest.raises(ValueError, match="heterogeneity=True"):
+    with pytest.raises(ValueError, match="statistics=.heterogeneity."):
         ice_heterogeneity(pdpboot.partial_dependence(_interaction_ols().fit(X, y), X, ["x1"]))
     with pytest.raises(ValueError, match="source"):
         ice_heterogeneity(pdr, source="everything")
@@ -335,7 +337,8 @@ def test_loop_statistics_agree_between_tree_and_brute_engines():
     runs = {
         method: pdpboot.bootstrap_partial_dependence(
             RandomForestRegressor(n_estimators=10, max_depth=4), X, y, ["x2"], n_resamples=3,
-            heterogeneity=True, grid_resolution=6, method=method, rng=12, progress=False,
+            grid_resolution=6, rng=12,
+            execution=pdpboot.Execution(method=method, progress=False), statistics=["heterogeneity"],
         )
         for method in ("tree", "brute")
     }

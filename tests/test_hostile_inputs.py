@@ -136,7 +136,8 @@ def test_hostile_tables_clear_error_or_lossless_result(problem, tmp_path_factory
         warnings.simplefilter("ignore")  # constant features, one-row tables and tiny fits warn by design
         try:
             res = pdpboot.bootstrap_partial_dependence(_model(), X, y, features, n_resamples=3, grid_resolution=3,
-                                                       ice=ice, rng=0, progress=False)
+                                                       rng=0, execution=pdpboot.Execution(progress=False),
+                                                       statistics={"ice": ice})
         except (ValueError, TypeError) as exc:
             assert FITS[0] == 0, f"error after {FITS[0]} fit(s): {exc!r}"
             assert len(str(exc)) > 20
@@ -166,7 +167,8 @@ def test_every_dtype_once(kind, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         call = lambda: pdpboot.bootstrap_partial_dependence(  # noqa: E731
-            _model(), X, y, ["f", ("f", "other")], n_resamples=3, grid_resolution=3, ice=2, rng=0, progress=False)
+            _model(), X, y, ["f", ("f", "other")], n_resamples=3, grid_resolution=3, rng=0,
+            execution=pdpboot.Execution(progress=False), statistics={"ice": 2})
         if kind in ("mixed", "datetime"):
             FITS[0] = 0
             with pytest.raises(ValueError, match="Column 'f' mixes|Feature 'f' has dtype"):

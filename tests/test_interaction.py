@@ -232,8 +232,9 @@ def _interaction_ols():
 def test_interaction_ols_h2_one_third_covered_by_band():
     X, y = make_interaction(500, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
-        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=100, interactions=150,
-        grid_resolution=3, rng=1, progress=False,
+        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=100, grid_resolution=3, rng=1,
+        execution=pdpboot.Execution(progress=False),
+        statistics={"interactions": 150},
     )
     h = h_statistic(res)
     ds = h["x1__x2"].ds
@@ -251,8 +252,9 @@ def test_interaction_ols_h2_one_third_covered_by_band():
 def test_additive_model_h2_zero_in_every_resample():
     X, y = make_additive_uniform(200, rng=2)
     res = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["x1", ("x1", "x2")], n_resamples=10, interactions=True,
-        grid_resolution=5, rng=3, progress=False,
+        LinearRegression(), X, y, ["x1", ("x1", "x2")], n_resamples=10, grid_resolution=5, rng=3,
+        execution=pdpboot.Execution(progress=False),
+        statistics=["interactions"],
     )
     h = h_statistic(res)
     for var in ("h2", "h2_resamples", "h_unnormalized", "pd_variance_interaction_resamples"):
@@ -262,15 +264,17 @@ def test_additive_model_h2_zero_in_every_resample():
 
 def test_h2_subsample_flows_from_the_run_seed():
     X, y = make_interaction(300, rng=4)
-    kwargs = dict(n_resamples=3, interactions=50, grid_resolution=4, progress=False)
+    kwargs = dict(n_resamples=3, statistics={"interactions": 50}, grid_resolution=4)
     a = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=5, **kwargs)
-    b = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=5, n_jobs=2, **kwargs)
+    b = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=5, **kwargs,
+                                             execution=pdpboot.Execution(n_jobs=2))
     c = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=6, **kwargs)
     xr.testing.assert_identical(a["x1__x2"].ds["h2_resamples"], b["x1__x2"].ds["h2_resamples"])
     assert not np.allclose(a["x1__x2"].ds["h2"], c["x1__x2"].ds["h2"])
     # the flag does not disturb the other random streams
     plain = pdpboot.bootstrap_partial_dependence(
-        _interaction_ols(), X, y, [("x1", "x2")], rng=5, n_resamples=3, grid_resolution=4, progress=False
+        _interaction_ols(), X, y, [("x1", "x2")], rng=5, n_resamples=3, grid_resolution=4,
+        execution=pdpboot.Execution(progress=False)
     )
     xr.testing.assert_identical(plain["x1__x2"].ds["pd_resamples"], a["x1__x2"].ds["pd_resamples"])
 
@@ -297,6 +301,19 @@ def test_friedman1_true_function_reference_values():
     assert h.attrs["n_resamples"] == 0 and "h2_band" not in h["x1__x2"].ds
 
 
+def test_h_statistic_of_model_root_attrs_are_written_by_the_header():
+    """Its n_max and seed entropy join the root attrs through ResultHeader (the one writer), not after it."""
+    from pdpboot.header import ResultHeader
+
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    model = LinearRegression().fit(X, X[:, 0] - X[:, 1])
+    h = h_statistic_of_model(model, X, [(0, 1)], n_max=30, rng=np.random.default_rng(4))
+    header = ResultHeader.from_attrs(h.attrs)
+    assert h.attrs["n_max"] == 30 and header.extra["n_max"] == 30
+    assert h.attrs["rng_entropy"] == str(np.random.default_rng(4).bit_generator.seed_seq.entropy)
+    assert list(h.attrs) == list(header.to_attrs())  # key for key and in order: what the header writes
+
+
 def test_classifier_outputs_and_errors():
     rng = np.random.default_rng(8)
     X = rng.normal(size=(150, 2))
@@ -306,7 +323,7 @@ def test_classifier_outputs_and_errors():
     assert list(h["x0__x1"].ds["output"].values) == ["a", "b", "c"]
     assert (h["x0__x1"].ds["h2"] > 0).all()
     res = pdpboot.partial_dependence(clf, X, [0])
-    with pytest.raises(ValueError, match="interactions=True"):
+    with pytest.raises(ValueError, match="statistics=.interactions."):
         h_statistic(res)
     with pytest.raises(TypeError, match="h_statistic_of_model"):
         h_statistic(clf)
@@ -317,14 +334,16 @@ def test_classifier_outputs_and_errors():
     with pytest.raises(ValueError, match="not fitted"):
         h_statistic_of_model(LogisticRegression(), X, [(0, 1)])
     with pytest.raises(ValueError, match="interactions"):
-        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], interactions=1, n_resamples=2)
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=2,
+                                             statistics={"interactions": 1})
 
 
 def test_save_load_round_trip(tmp_path):
     X, y = make_interaction(100, rng=9)
     res = pdpboot.bootstrap_partial_dependence(
-        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=3, interactions=40, heterogeneity=True,
-        grid_resolution=4, rng=10, progress=False,
+        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=3, grid_resolution=4, rng=10,
+        execution=pdpboot.Execution(progress=False),
+        statistics={"interactions": 40, "heterogeneity": True},
     )
     pdpboot.save(res, tmp_path / "run.nc")
     back = pdpboot.load(tmp_path / "run.nc")
@@ -672,7 +691,7 @@ def test_h_statistic_test_size_flexible_learners(learner):
     null DGP, where the plug-in null was liberal for tree learners; the full study is ``python -m experiments
     htest``."""
     from experiments import _common as C
-    from experiments import stats_htest as S
+    from experiments import h_test_size_power as S
 
     cfg = dict(S.SETTINGS["full"], n=300)
     pvalues = [S._one(learner, "audit", cfg, False, s)[1] for s in C.seed_sequence(3, learner).spawn(60)]
@@ -702,16 +721,17 @@ def test_h2_estimate_and_resamples_are_the_same_statistic():
     """
     X = np.random.default_rng(0).uniform(-1, 1, size=(200, 2))
     res = pdpboot.bootstrap_partial_dependence(
-        _FixedProduct(), X, X[:, 0], [0, (0, 1)], n_resamples=6, interactions=40, background="original",
-        grid_resolution=3, rng=1, progress=False)
+        _FixedProduct(), X, X[:, 0], [0, (0, 1)], n_resamples=6, grid_resolution=3, rng=1,
+        resampling=pdpboot.Resampling(background="original"),
+        execution=pdpboot.Execution(progress=False), statistics={"interactions": 40})
     for node, stat in (("x0__x1", "h2"), ("x0__x1", "h_unnormalized"), ("x0", "h2_overall")):
         ds = res[node].ds
         assert float(ds[stat][0]) > 0.01
         np.testing.assert_allclose(ds[f"{stat}_resamples"].values[:, 0], float(ds[stat][0]), rtol=1e-12)
     # with resampled backgrounds, the estimate sits among its resamples (same rows, reweighted)
     res = pdpboot.bootstrap_partial_dependence(
-        _FixedProduct(), X, X[:, 0], [(0, 1)], n_resamples=40, interactions=40, grid_resolution=3, rng=2,
-        progress=False)
+        _FixedProduct(), X, X[:, 0], [(0, 1)], n_resamples=40, grid_resolution=3, rng=2,
+        execution=pdpboot.Execution(progress=False), statistics={"interactions": 40})
     ds = res["x0__x1"].ds
     below = float((ds["h2_resamples"] < ds["h2"]).mean())
     assert 0.1 < below < 0.9
@@ -720,7 +740,9 @@ def test_h2_estimate_and_resamples_are_the_same_statistic():
 def test_h_statistic_keeps_resample_counts_for_bca():
     X, y = make_interaction(120, rng=3)
     res = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], n_resamples=20,
-                                               interactions=40, grid_resolution=3, rng=4, progress=False)
+                                               grid_resolution=3, rng=4,
+                                               execution=pdpboot.Execution(progress=False),
+                                               statistics={"interactions": 40})
     h = h_statistic(res, confidence_level=None)
     xr.testing.assert_identical(h["resample_counts"], res["resample_counts"])
     band = pdpboot.confidence_bands(h, method="bca")["x1__x2"].ds["h2_band"]
@@ -784,3 +806,23 @@ def test_h_statistic_test_runs_through_the_loop(tmp_path):
     assert skipped.pvalue == expected
     with pytest.raises(ValueError, match="sentinel"):
         h_statistic_test(_CountingOLS(fail_parity=bar), X, y, (0, 1), **dict(kw, null_model="smooth"))
+
+
+def test_h_statistic_of_model_evaluates_the_model_once(monkeypatch):
+    """One engine pass per feature-set kind: the PD surfaces were computed twice (once by partial_dependence,
+    once more beside the H statistics); the PD-variance index still equals the one of partial_dependence's PD."""
+    from pdpboot import _evaluate
+    from pdpboot.interaction import pd_variance_statistic
+
+    X, y = make_interaction(120, rng=3)
+    model = _interaction_ols().fit(X, y)
+    calls = []
+    real = _evaluate.compute_pd_many
+    monkeypatch.setattr(_evaluate, "compute_pd_many", lambda *a, **k: calls.append(1) or real(*a, **k))
+    h = pdpboot.h_statistic_of_model(model, X, ["x1", ("x1", "x2")], n_max=50, rng=0,
+                                     grid_kwargs={"grid_resolution": 5})
+    assert len(calls) == 1
+    monkeypatch.setattr(_evaluate, "compute_pd_many", real)
+    surface = pdpboot.partial_dependence(model, X, [("x1", "x2")], grid_resolution=5)["x1__x2"].ds["pd"]
+    index = pd_variance_statistic(surface, dims=("x1", "x2"))
+    np.testing.assert_array_equal(h["x1__x2"].ds["pd_variance_interaction"].values, index.values)

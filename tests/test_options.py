@@ -38,21 +38,23 @@ def test_objects_are_frozen_and_validated_once():
 def test_subsample_that_leaves_no_rows_is_refused_before_any_fit():
     X, y = _data(10)
     with pytest.raises(ValueError, match=r"= 0 row\(s\) per subsample; the model needs at least 2"):
-        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], resampling="subsample",
-                                             subsample_fraction=0.05, n_resamples=3, progress=False)
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=3,
+                                             resampling=pdpboot.Resampling("subsample", subsample_fraction=0.05),
+                                             execution=pdpboot.Execution(progress=False))
 
 
 def test_objects_equal_the_keyword_shortcuts():
     X, y = _data()
     groups = np.repeat(np.arange(12), 5)
-    common = dict(grid_resolution=3, interactions=True, rng=0)
-    by_keywords = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, [0, (0, 1)], n_resamples=4, resampling="group", groups=groups,
-        max_background=40, n_jobs=1, on_error="skip", progress=False, **common)
+    common = dict(grid_resolution=3, rng=0)
+    with pytest.warns(FutureWarning, match="deprecated"):  # the keywords before 0.2
+        by_keywords = pdpboot.bootstrap_partial_dependence(
+            LinearRegression(), X, y, [0, (0, 1)], n_resamples=4, resampling="group", groups=groups,
+            max_background=40, n_jobs=1, on_error="skip", progress=False, interactions=True, **common)
     by_objects = pdpboot.bootstrap_partial_dependence(
         LinearRegression(), X, y, [0, (0, 1)], resampling=Resampling("group", n_resamples=4, groups=groups,
                                                                     max_background=40),
-        execution=Execution(n_jobs=1, on_error="skip", progress=False), **common)
+        execution=Execution(n_jobs=1, on_error="skip", progress=False), statistics=["interactions"], **common)
     by_objects.attrs["created"] = by_keywords.attrs["created"]
     xr.testing.assert_identical(by_keywords, by_objects)
     ale = pdpboot.bootstrap_ale(LinearRegression(), X, y, [0], resampling=Resampling(n_resamples=3),
@@ -62,11 +64,20 @@ def test_objects_equal_the_keyword_shortcuts():
 
 def test_an_object_and_a_conflicting_shortcut_are_refused():
     X, y = _data()
-    with pytest.raises(TypeError, match=r"\['n_resamples'\].*not both"):
+    with pytest.raises(TypeError, match=r"n_resamples=7 contradicts resampling=Resampling\(n_resamples=5\)"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], resampling=Resampling(n_resamples=5),
                                              n_resamples=7)
-    with pytest.raises(TypeError, match=r"\['n_jobs'\].*not both"):
-        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], execution=Execution(), n_jobs=2)
+    with pytest.raises(TypeError, match=r"n_jobs=2 contradicts execution=Execution\(n_jobs=1\)"), \
+            pytest.warns(FutureWarning):
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], execution=Execution(n_jobs=1), n_jobs=2)
+
+
+def test_a_shortcut_fills_a_field_the_object_leaves_at_its_default():
+    """``n_resamples=`` next to ``Resampling("subsample", subsample_fraction=0.5)`` is what users write."""
+    X, y = _data()
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=3, rng=0,
+                                               resampling=Resampling("subsample", subsample_fraction=0.5))
+    assert res["x0"].ds.sizes["resample"] == 3 and res.attrs["resampling"] == "subsample"
     with pytest.raises(TypeError, match="must be a pdpboot.Execution"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], execution={"n_jobs": 2})
 
@@ -88,8 +99,7 @@ def test_every_registered_strategy_fills_the_schema():
     from pdpboot.strategies import STRATEGIES, get_strategy
 
     X, y = _data(80)
-    options = {"bootstrap": dict(n_resamples=3, progress=False),
-               "ij": dict(n_estimators=30), "debiased": dict(options=DebiasedOptions(n_folds=2))}
+    options = {"bootstrap": dict(n_resamples=3), "ij": {}, "debiased": dict(options=DebiasedOptions(n_folds=2))}
     assert set(options) == set(STRATEGIES)
     for name, strategy in STRATEGIES.items():
         estimator = RandomForestRegressor(n_estimators=30, max_depth=3, random_state=0)

@@ -179,7 +179,8 @@ def test_random_tables_give_valid_result_or_documented_error(data, pair):
         warnings.simplefilter("ignore")  # constant features warn; sklearn may warn on tiny data
         try:
             res = pdpboot.bootstrap_partial_dependence(est, X, y, features, n_resamples=2, grid_resolution=3,
-                                                       rng=0, progress=False)
+                                                       rng=0,
+                                                       execution=pdpboot.Execution(progress=False))
         except DOCUMENTED as exc:
             assert str(exc)
             return

@@ -500,6 +500,7 @@ def band_arrays(
     simultaneous_method: str = "sup-t",
     counts=None,
     support: tuple[float | None, float | None] = (None, None),
+    keep_pointwise: bool = False,
 ):
     """Band, standard error and bias on arrays laid out (resample, batch, point).
 
@@ -523,6 +524,10 @@ def band_arrays(
     support : (float or None, float or None)
         Bounds of the statistic (e.g. ``(0, None)`` for a non-negative one); both bounds of
         the band are clipped into it.
+    keep_pointwise : bool
+        With ``simultaneous``, also return ``method``'s pointwise band at ``level`` (clipped
+        into ``support``) as ``info["pointwise"] = (lower, upper)``: the same arrays a second
+        call with ``simultaneous=False`` gives, from the same standard errors and acceleration.
 
     Returns
     -------
@@ -560,15 +565,17 @@ def band_arrays(
         info["acceleration_max"] = float(np.nanmax(np.abs(acceleration))) if acceleration.size else 0.0
     if simultaneous_method not in SIMULTANEOUS_METHODS:
         raise ValueError(f"simultaneous_method={simultaneous_method!r} is not one of {list(SIMULTANEOUS_METHODS)}.")
+    pointwise = None  # method's pointwise band at level, computed once
+    if not simultaneous or keep_pointwise or (simultaneous_method == "sup-t" and method != "normal"):
+        pointwise = pointwise_interval(est, res, level=level, method=method, acceleration=acceleration)
     if not simultaneous:
-        lower, upper = pointwise_interval(est, res, level=level, method=method, acceleration=acceleration)
+        lower, upper = pointwise
     elif simultaneous_method == "sup-t":
         crit = sup_t_critical_value(est, res, level=level)
         info["critical_value"] = [float(c) for c in crit]
         lower, upper = est - crit[:, None] * se, est + crit[:, None] * se
         if method != "normal":  # also contain the method's own pointwise band (normal's: crit >= z)
-            p_lo, p_hi = pointwise_interval(est, res, level=level, method=method, acceleration=acceleration)
-            lower, upper = np.fmin(lower, p_lo), np.fmax(upper, p_hi)
+            lower, upper = np.fmin(lower, pointwise[0]), np.fmax(upper, pointwise[1])
     else:
         level_star = calibrated_level(est, res, level=level)
         info["calibrated_level"] = [float(v) for v in level_star]
@@ -582,4 +589,6 @@ def band_arrays(
             lower[o], upper[o] = pointwise_interval(est[o], res[:, o], level=float(lev), method=method,
                                                     acceleration=acc)
     lower, upper = clip_to_support(lower, upper, support)
+    if simultaneous and keep_pointwise:
+        info["pointwise"] = clip_to_support(*pointwise, support)
     return lower, upper, se, bias, info

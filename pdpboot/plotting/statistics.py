@@ -88,7 +88,7 @@ def plot_heterogeneity(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5,
-    ...                                            grid_resolution=5, ice=10, rng=0, progress=False)
+    ...                                            grid_resolution=5, statistics={"ice": 10}, rng=0)
     >>> het = pdpboot.ice_heterogeneity(res)
     >>> ax = pdpboot.plot_heterogeneity(het, "a", stat="ice_sd")
     >>> ax.get_xlabel()
@@ -180,8 +180,8 @@ def plot_h_statistic(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b", ("a", "b")],
-    ...                                            n_resamples=5, grid_resolution=5, interactions=30, rng=0,
-    ...                                            progress=False)
+    ...                                            n_resamples=5, grid_resolution=5,
+    ...                                            statistics={"interactions": 30}, rng=0)
     >>> ax = pdpboot.plot_h_statistic(pdpboot.h_statistic(res), stat="h2")
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['a × b']

@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 from sklearn.base import clone
 
+from ..header import ResultHeader
 from . import InputError
 from .data import Problem
 from .effect import EffectReport, FitContext
@@ -177,7 +178,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
             outcome.failures[effect.name] = f"{type(exc).__name__}: {reason}"
             say(f"ERROR: {effect.label} failed: {type(exc).__name__}: {reason}")
             continue
-        tree.attrs.update(run_attrs, cli_notes=json.dumps(outcome.notes))
+        header = ResultHeader.from_attrs(tree.attrs)  # the one writer of root attrs
+        tree.attrs = header.replace(**run_attrs, cli_notes=json.dumps(outcome.notes)).to_attrs()
         outcome.results[effect.name] = tree
         if on_effect is not None:
             on_effect(effect, tree, outcome)

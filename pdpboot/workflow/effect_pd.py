@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import xarray as xr
 
@@ -24,15 +26,15 @@ def feature_sets(problem) -> tuple[list, list[str]]:
 
 def _bootstrap(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
     config = ctx.config
+    options = dict(common, resampling=dataclasses.replace(common["resampling"],
+                                                          max_background=config.max_background or None))
     return bootstrap_partial_dependence(
         ctx.estimator, ctx.X_train, ctx.y_train, sets,
         custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
         categorical_features=ctx.categorical_in(sets),
-        ice=config.ice_samples if config.ice_samples > 0 else False,
-        heterogeneity=True,
-        interactions=config.interactions if config.interactions > 0 else False,
-        max_background=config.max_background or None,
-        **common)
+        statistics={"ice": config.ice_samples if config.ice_samples > 0 else False, "heterogeneity": True,
+                    "interactions": config.interactions if config.interactions > 0 else False},
+        **options)
 
 
 def _jackknife(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..caveats import CoverageWarning
 from ..forest import MIN_TREES, forest_partial_dependence
+from ..options import Execution
 from . import InputError
 
 
@@ -54,7 +55,8 @@ def jackknife_pd(ctx, sets: list, common: dict):
             ctx.fitted, ctx.X_train, ctx.y_train, sets,
             confidence_level=config.confidence_level, simultaneous=config.simultaneous,
             custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
-            categorical_features=ctx.categorical_in(sets), n_jobs=config.n_jobs, rng=config.random_state,
+            categorical_features=ctx.categorical_in(sets), execution=Execution(n_jobs=config.n_jobs),
+            rng=config.random_state,
             **common)
     for w in caught:
         if issubclass(w.category, CoverageWarning) or (issubclass(w.category, UserWarning)

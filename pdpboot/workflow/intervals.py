@@ -19,7 +19,7 @@ from .text import md, num
 
 #: Interval methods per statistic, best first; the first one confidence_bands offers is used.
 #: Every bounded statistic (ranges, variance indices, H²) gets the percentile interval, the method the
-#: package's studies validated: experiments/stats_bounded.py (R = 150) measured coverage of the
+#: package's studies validated: experiments/bounded_statistics.py (R = 150) measured coverage of the
 #: learner's expected H² 0.980 for percentile against 0.727 for bias-corrected (bc), and bc turned the
 #: demo's heterogeneity index 3.435 into the degenerate interval [3.459, 3.488] (all 50 refits above
 #: the estimate); "basic" would reflect these statistics below 0.  Signed statistics (level contrasts,

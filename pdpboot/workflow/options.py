@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import json
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,6 @@ BANDS = ("percentile", "basic", "normal")
 FORMATS = ("png", "pdf", "svg")
 DECIMALS = ("auto", ".", ",")
 CENTERED = ("auto", "yes", "no")
-EFFECTS = ("pd", "ale", "both")
-UNCERTAINTIES = ("bootstrap", "ij", "none", "debiased")
 #: --uncertainty ij: the models whose bagged forest it reads, and the trees used when --n-estimators is not
 #: given (pdpboot.forest.MIN_TREES: fewer draw a warning)
 IJ_MODELS = ("random-forest", "extra-trees")
@@ -57,13 +56,42 @@ class Option:
     kind: str  # str, int, float, bool, list, pairs, choice, path, mapping (COL=value), levels (COL=a,b,c)
     default: Any
     help: str
-    choices: tuple[str, ...] = ()
+    #: the allowed values, or a function returning them when asked (a registry, read when a value is checked)
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
     metavar: str | None = None
     group: str = "model"
 
     @property
     def flag(self) -> str:
         return "--" + self.key.replace("_", "-")
+
+    @property
+    def parser_choices(self) -> tuple[str, ...] | None:
+        """``choices`` for argparse; None for a registry's (``--help`` must not import the registered modules,
+        and every value is checked against :attr:`allowed` when the configuration is merged)."""
+        return None if callable(self.choices) else (self.choices or None)
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        """The allowed values of a ``choice`` option (from its registry, for ``--effect`` and ``--uncertainty``)."""
+        return tuple(self.choices() if callable(self.choices) else self.choices)
+
+
+def registered_effects() -> tuple[str, ...]:
+    """``--effect``'s choices: every effect of :data:`pdpboot.workflow.registry.EFFECTS`, and ``both`` (PD and ALE).
+
+    Read when asked (the registry imports this module), so registering an effect there is all it takes.
+    """
+    from .registry import EFFECTS
+
+    return (*EFFECTS, "both")
+
+
+def registered_strategies() -> tuple[str, ...]:
+    """``--uncertainty``'s choices: every strategy of :data:`pdpboot.workflow.strategy.STRATEGIES`."""
+    from .strategy import STRATEGIES
+
+    return tuple(STRATEGIES)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -133,7 +161,7 @@ OPTIONS: tuple[Option, ...] = (
            "for the data's PD (the PD of the process that made the data), not the model's: the model is "
            "cross-fitted 5 times and its bias removed with reweighted held-out residuals (1-D PD only; no ICE, "
            "pairs or H statistics).",
-           choices=UNCERTAINTIES, group="bootstrap"),
+           choices=registered_strategies, metavar="METHOD", group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
     Option("band", "choice", "percentile", "Band method. percentile (default) covered 0.92-0.94 in an "
@@ -147,7 +175,7 @@ OPTIONS: tuple[Option, ...] = (
            group="bootstrap"),
     Option("effect", "choice", "pd", "Effect to compute with bands: pd (partial dependence, with ICE), ale "
            "(accumulated local effects: no extrapolation when features are correlated; saved as ale.nc) or both "
-           "(from the same resamples' seeds).", choices=EFFECTS, group="bootstrap"),
+           "(from the same resamples' seeds).", choices=registered_effects, metavar="EFFECT", group="bootstrap"),
     Option("interactions", "int", 0, "Friedman's H-squared interaction statistics on at most N rows per "
            "model (0 = off; costs about N*N predictions per feature and resample).", metavar="N",
            group="bootstrap"),
@@ -314,7 +342,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = N
                                metavar=option.metavar, help=option.help + shown)
         else:
             group.add_argument(option.flag, dest=option.key, default=None, metavar=option.metavar,
-                               choices=option.choices or None, help=option.help + shown)
+                               choices=option.parser_choices, help=option.help + shown)
 
 
 def _show(value) -> str:
@@ -459,10 +487,11 @@ def _convert(option: Option, value, source: str):
             raise InputError(f"{what} must be a number, got {shorten(value)}.") from None
     if option.kind == "choice":
         value = str(value)
-        if value not in option.choices:
-            close = difflib.get_close_matches(value, option.choices, n=1)
+        allowed = option.allowed
+        if value not in allowed:
+            close = difflib.get_close_matches(value, allowed, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise InputError(f"{what} must be one of {', '.join(option.choices)}; got {shorten(value)}.{hint}")
+            raise InputError(f"{what} must be one of {', '.join(allowed)}; got {shorten(value)}.{hint}")
         return value
     if isinstance(value, (list, dict)):
         raise InputError(f"{what} must be a single value, got {shorten(value)}.")

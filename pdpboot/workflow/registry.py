@@ -1,7 +1,8 @@
 """The registered effects of the command line, in the order a run computes and reports them.
 
 Adding an effect: its module (an :class:`~pdpboot.workflow.effect.EffectReport` named ``REPORT``)
-and one line below; ``--effect`` accepts each name (and ``both`` for PD and ALE).
+and one line below, nothing else: ``--effect`` offers every name registered here (and ``both`` for PD
+and ALE), read when a value is checked (:func:`pdpboot.workflow.options.registered_effects`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@
 
 A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
 summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
+Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers every name there,
+:func:`pdpboot.workflow.options.registered_strategies`) and its entry in the effects' ``compute``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 import xarray as xr
 
 from ..bands import confidence_bands
+from ..options import Execution, Resampling
 from . import InputError, debiased_dgp
 from .effect import EffectReport, FitContext
 from .progress import bootstrap_progress
@@ -75,13 +78,13 @@ def _timed(effect: EffectReport, ctx: FitContext, call: Callable[[], xr.DataTree
 
 def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTree:
     config, problem = ctx.config, ctx.problem
+    resampling = Resampling(n_resamples=config.n_resamples) if problem.groups is None else Resampling(
+        "group", n_resamples=config.n_resamples, groups=problem.groups.loc[ctx.X_train.index].to_numpy())
     common = dict(
-        n_resamples=config.n_resamples, grid_resolution=config.grid_resolution,
-        response_method=ctx.response_method, n_jobs=config.n_jobs, rng=config.random_state,
-        threads_per_job=config.threads_per_job,
-        progress=True if ctx.progress_lines is not None else ctx.progress,
-        **({"resampling": "bootstrap"} if problem.groups is None else {
-            "groups": problem.groups.loc[ctx.X_train.index].to_numpy(), "resampling": "group"}),
+        grid_resolution=config.grid_resolution, response_method=ctx.response_method, rng=config.random_state,
+        resampling=resampling,
+        execution=Execution(n_jobs=config.n_jobs, threads_per_job=config.threads_per_job,
+                            progress=True if ctx.progress_lines is not None else ctx.progress),
     )
 
     def call():

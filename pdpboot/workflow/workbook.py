@@ -26,23 +26,26 @@ _ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _SHEET_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f]")
 
 
-def require_openpyxl() -> None:
-    """Fail early (before any computing) when the workbook cannot be written."""
+def require_openpyxl():
+    """The ``openpyxl`` module (an optional extra); a clear error when it is missing.
+
+    Called early (before any computing) by the run and again by :func:`write_workbook`: the one place
+    this module imports openpyxl.
+    """
     try:
-        import openpyxl  # noqa: F401
+        import openpyxl
     except ImportError:
         raise InputError(
             "Writing workbook.xlsx needs openpyxl: pip install \"pdpboot[excel]\" (or pass --no-workbook)."
         ) from None
+    return openpyxl
 
 
 class _Sheet:
     """A write-only sheet whose ``row`` method turns Python/NumPy values into safe cells."""
 
     def __init__(self, workbook, title: str):
-        from openpyxl.cell import WriteOnlyCell
-
-        self._cell = WriteOnlyCell
+        self._cell = require_openpyxl().cell.WriteOnlyCell
         self.ws = workbook.create_sheet(title)
 
     def _value(self, value):
@@ -196,9 +199,7 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     list of (str, str or tuple)
         Sheet title and its feature or pair (result names), as from :func:`plan_sheets`.
     """
-    import openpyxl
-
-    wb = openpyxl.Workbook(write_only=True)
+    wb = require_openpyxl().Workbook(write_only=True)
     try:
         plan = _fill(wb, table=table, outcome=outcome, problem=problem, parameters=parameters, effects=effects)
         wb.save(path)

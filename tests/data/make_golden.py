@@ -20,17 +20,17 @@ def cases():
     X, y = make_electricity_prices(300, rng=0)
     yield ("electricity_rf", RandomForestRegressor(n_estimators=10, min_samples_leaf=5), X, y,
            ["Temperature", "Hour", "Day", ("Temperature", "Hour")],
-           dict(heterogeneity=True, interactions=40, ice=5))
+           dict(statistics={"heterogeneity": True, "interactions": 40, "ice": 5}))
     yield "electricity_hgb", HistGradientBoostingRegressor(max_iter=20), X, y, ["Temperature", ("Hour", "Day")], {}
     yield ("electricity_pipeline", make_pipeline(StandardScaler(), Ridge()), X, y,
-           ["Temperature", "Hour", ("Temperature", "Day")], dict(background="original"))
+           ["Temperature", "Hour", ("Temperature", "Day")], dict(resampling=pdpboot.Resampling(background="original")))
 
 
 def golden_arrays() -> dict:
     out = {}
     for name, est, X, y, feats, kw in cases():
         res = pdpboot.bootstrap_partial_dependence(est, X, y, feats, n_resamples=4, grid_resolution=7, rng=123,
-                                                   progress=False, **kw)
+                                                   **kw, execution=pdpboot.Execution(progress=False))
         for fs in feats:
             node = pdpboot.get_node(res, fs)
             key = fs if isinstance(fs, str) else "+".join(fs)

@@ -736,8 +736,9 @@ def test_plots_of_a_real_result():
     frame["g"] = rng.integers(0, 3, 120) * 10  # an integer-coded categorical feature
     res = pdpboot.bootstrap_partial_dependence(
         DecisionTreeRegressor(max_depth=4), frame[["a", "b", "g"]], pd.Series(y, name="Yield"),
-        features=["a", "g", ("a", "b")], categorical_features=["g"], n_resamples=8, ice=6,
-        grid_resolution=7, heterogeneity=True, interactions=20, rng=1, progress=False)
+        features=["a", "g", ("a", "b")], categorical_features=["g"], n_resamples=8, grid_resolution=7, rng=1,
+        execution=pdpboot.Execution(progress=False),
+        statistics={"ice": 6, "heterogeneity": True, "interactions": 20})
     res = pdpboot.confidence_bands(res, confidence_level=0.8)
     node = pdpboot.get_node(res, "a").to_dataset()
     ax = plot_pd(res, "a", ice=4)

@@ -20,7 +20,8 @@ def banded():
     X = pd.DataFrame({"a": rng.uniform(0, 1, 80), "c": rng.choice([0.0, 1.0, 2.0], 80)})
     y = X.a + X.c + rng.normal(0, 0.1, 80)
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "c", ("a", "c")], n_resamples=10,
-                                               grid_resolution=4, categorical_features=["c"], rng=0, progress=False)
+                                               grid_resolution=4, categorical_features=["c"], rng=0,
+                                               execution=pdpboot.Execution(progress=False))
     return pdpboot.confidence_bands(res)
 
 

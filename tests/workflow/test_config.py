@@ -71,8 +71,8 @@ def test_effect_choices_are_the_registered_effects():
     from pdpboot.workflow.registry import EFFECTS
     from pdpboot.workflow.strategy import STRATEGIES
 
-    assert set(BY_KEY["effect"].choices) - {"both"} == set(EFFECTS)
-    assert set(BY_KEY["uncertainty"].choices) == set(STRATEGIES)
+    assert set(BY_KEY["effect"].allowed) - {"both"} == set(EFFECTS)
+    assert set(BY_KEY["uncertainty"].allowed) == set(STRATEGIES)
     assert len({e.file for e in EFFECTS.values()}) == len(EFFECTS)
     for effect in EFFECTS.values():
         assert set(effect.compute) <= set(STRATEGIES) and "bootstrap" in effect.compute

@@ -184,8 +184,9 @@ def _bootstrap_times(cfg: dict) -> xr.Dataset:
 
         def boot(method, est=est):
             return lambda: pdpboot.bootstrap_partial_dependence(
-                est, X, y, [*FEATURES, PAIR], n_resamples=B, custom_values=grids, method=method, n_jobs=1,
-                background="original", rng=0, progress=False)
+                est, X, y, [*FEATURES, PAIR], n_resamples=B, custom_values=grids, rng=0,
+                resampling=pdpboot.Resampling(background="original"),
+                execution=pdpboot.Execution(method=method, n_jobs=1, progress=False))
 
         fns = {"notebook": notebook, "fits_only": fits_only, "pdpboot_brute": boot("brute"),
                "pdpboot_tree": boot("tree")}
@@ -199,8 +200,8 @@ def _bootstrap_times(cfg: dict) -> xr.Dataset:
 
 def _time_bootstrap(est, X, y, n_resamples: int, grids: dict, method: str) -> float:
     return _cpu_time(lambda: pdpboot.bootstrap_partial_dependence(
-        est, X, y, ["Temperature", "Hour"], n_resamples=n_resamples, custom_values=grids, method=method,
-        n_jobs=1, rng=0, progress=False))[0]
+        est, X, y, ["Temperature", "Hour"], n_resamples=n_resamples, custom_values=grids, rng=0,
+        execution=pdpboot.Execution(method=method, n_jobs=1, progress=False)))[0]
 
 
 def _time_fits(est, X, y, draws: list) -> float:

@@ -20,7 +20,7 @@ expected statistic (the mean over ``truth_fits`` fits on fresh data of the same 
 the population value.  Bands: percentile, basic, normal, bc, bca (bounds clipped at 0), level
 0.95; coverage with Monte Carlo SE ``sqrt(p (1 - p) / R)``.
 
-    python -m experiments.stats_bounded [--quick] [--settings h2_linear:ols ...]
+    python -m experiments.bounded_statistics [--quick] [--settings h2_linear:ols ...]
 """
 
 from __future__ import annotations
@@ -253,12 +253,12 @@ def render(ctx: C.Context) -> list[dict]:
     if records:
         macros["BoundedB"] = str(records[0]["B"])  # the well-specified (first) rows' B; per setting: BoundedB<Setting>
     C.write_macros(ctx.out("generated", "bounded.tex"), macros,
-                   "stats_bounded: coverage of intervals for H2 and the d-ICE SD")
+                   "bounded_statistics: coverage of intervals for H2 and the d-ICE SD")
     return records
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.stats_bounded", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.bounded_statistics", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")

@@ -22,10 +22,10 @@ Gaussian-copula features, x1..x5 equicorrelated 0.6).  Forest: max_features 0.33
 min_samples_leaf 5 (the study learner ``rf``), ``max_samples`` None (m = n draws) unless a cell
 says otherwise.
 
-    python -m experiments.s8_forest_ij --quick          # smoke run (n = 200, T in {50, 200}, 4 reps)
-    python -m experiments.s8_forest_ij --full           # the cells of PLAN, repetition-major
-    python -m experiments.s8_forest_ij --render-only    # summarise what has finished
-    python -m experiments.s8_forest_ij --render-only --results-dir experiments/archive/forest_ij
+    python -m experiments.forest_ij --quick          # smoke run (n = 200, T in {50, 200}, 4 reps)
+    python -m experiments.forest_ij --full           # the cells of PLAN, repetition-major
+    python -m experiments.forest_ij --render-only    # summarise what has finished
+    python -m experiments.forest_ij --render-only --results-dir experiments/archive/forest_ij
 
 Each (cell, repetition) is cached (``<results-dir>/<scenario>/<cell>/rep<r>.npz``), so an
 interrupted run resumes, ``--render-only`` summarises whatever has finished, and the same
@@ -211,8 +211,9 @@ def _boot_run(X, y, cell: Cell, seed: np.random.SeedSequence) -> dict:
     start = time.process_time()
     res = pdpboot.bootstrap_partial_dependence(
         _forest(cell.trees, None, cell.max_samples), X, y, FEATURES, n_resamples=cell.n_resamples,
-        custom_values={f: GRID for f in FEATURES}, background="resample", n_jobs=1,
-        rng=np.random.default_rng(seed), progress=False)
+        custom_values={f: GRID for f in FEATURES}, rng=np.random.default_rng(seed),
+        resampling=pdpboot.Resampling(background="resample"),
+        execution=pdpboot.Execution(n_jobs=1, progress=False))
     elapsed = time.process_time() - start
     nodes = [pdpboot.get_node(res, f"x{f}") for f in FEATURES]
     return {"pd": np.stack([nd.ds["pd"].values[0] for nd in nodes]),
@@ -599,12 +600,12 @@ def render(ctx) -> dict:
         put(f"ForestIJMeanSESim{tag}", key.replace("IJ-U", "IJ-U mean SE"), "simultaneous")
         put(f"ForestIJNeg{tag}", key, "negative_share", 2)
     macros.update(_setting_macros(summary, ij_cells))
-    C.write_macros(ctx.out("generated", "forest_ij.tex"), macros, "experiments/s8_forest_ij.py")
+    C.write_macros(ctx.out("generated", "forest_ij.tex"), macros, "experiments/forest_ij.py")
     return summary
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m experiments.s8_forest_ij", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.forest_ij", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="smoke run: n=200, T in {50, 200}, 4 reps, B=10")

@@ -29,8 +29,8 @@ Outputs: ``tables/ale_coverage.tex``, ``generated/ale.tex`` and the figure
 
 Run alone::
 
-    python -m experiments.s7_ale --quick            # about 30 s of CPU
-    python -m experiments.s7_ale                    # R = 40 (OLS) / 16 (boosting), B = 200 / 100
+    python -m experiments.ale_coverage --quick            # about 30 s of CPU
+    python -m experiments.ale_coverage                    # R = 40 (OLS) / 16 (boosting), B = 200 / 100
     python -m experiments ale --render-only --results-dir experiments/archive   # from the archived results
 
 ``summarize`` writes ``summary.csv`` (one row per learner and rho: coverage, Monte Carlo SE, mean band
@@ -111,7 +111,8 @@ def _bands(res: xr.DataTree) -> dict:
 def both_effects(learner: str, X: np.ndarray, y: np.ndarray, B: int, quick: bool, rng) -> dict:
     """PD and ALE of x1 on GRID with bands, from one set of B refits (``bootstrap_ale(with_pd=True)``)."""
     res = pdpboot.bootstrap_ale(learner_for(learner, quick), X, y, ["x0"], n_resamples=B, custom_values={"x0": GRID},
-                                with_pd=True, n_jobs=1, rng=rng, progress=False)
+                                with_pd=True, rng=rng,
+                                execution=pdpboot.Execution(n_jobs=1, progress=False))
     return _bands(res)
 
 
@@ -295,7 +296,7 @@ def _macros(ctx: C.Context, results: list[xr.Dataset]) -> None:
     if figure.exists():
         macros["AleFigureB"] = str(int(C.load_dataset(figure).attrs["B"]))
         macros["AleFigureRho"] = f"{float(C.load_dataset(figure).attrs['rho']):g}"
-    C.write_macros(ctx.out("generated", "ale.tex"), macros, "coverage of 95 % PD and ALE bands (s7_ale)")
+    C.write_macros(ctx.out("generated", "ale.tex"), macros, "coverage of 95 % PD and ALE bands (ale_coverage)")
 
 
 def _figure(ctx: C.Context) -> None:
@@ -340,7 +341,7 @@ def render(ctx: C.Context) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.s7_ale", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments.ale_coverage", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--reps", type=int, help="repetitions per learner and rho (overrides the mode)")
     parser.add_argument("--resamples", type=int, help="bootstrap resamples B (overrides the mode)")

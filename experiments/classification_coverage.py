@@ -10,7 +10,7 @@ averaged over each fit's own rows).  Reported: mean pointwise coverage of the pe
 and whole-curve coverage of the default simultaneous band (sup-t) and of the calibrated
 percentile band, level 0.95, with Monte Carlo SEs.
 
-    python -m experiments.stats_classification [--quick] [--learners logistic gbm] [--max-reps R]
+    python -m experiments.classification_coverage [--quick] [--learners logistic gbm] [--max-reps R]
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _repetition(name: str, cfg: dict, run: dict, quick: bool, seed) -> tuple[np.
     res = pdpboot.bootstrap_partial_dependence(
         make_learner(name, quick), X, y, [0], n_resamples=run["B"], custom_values={0: GRID},
         resampling="bootstrap", response_method="predict_proba", rng=np.random.default_rng(boot_seed),
-        progress=False)
+        execution=pdpboot.Execution(progress=False))
     ds = res["x0"].ds
     k = list(ds["output"].values).index(1)
     return ds["pd"].values[k], ds["pd_resamples"].values[:, k, :]
@@ -175,12 +175,12 @@ def render(ctx: C.Context) -> list[dict]:
             macros[f"Class{name}SE{key}"] = C.fmt(rec[f"{field}_mcse"], 3)
     macros.update(_setting_macros(ctx))
     C.write_macros(ctx.out("generated", "classification.tex"), macros,
-                   "stats_classification: probability-PD coverage for classifiers")
+                   "classification_coverage: probability-PD coverage for classifiers")
     return records
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.stats_classification", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.classification_coverage", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")

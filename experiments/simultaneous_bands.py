@@ -14,7 +14,7 @@ against the package); bands are formed at render time for B and for its first B/
 whole-curve coverage (share of repetitions whose band contains the target everywhere), the
 mean pointwise coverage and the Monte Carlo SE ``sqrt(p (1 - p) / R)``.
 
-    python -m experiments.stats_bands [--quick]
+    python -m experiments.simultaneous_bands [--quick]
 """
 
 from __future__ import annotations
@@ -314,12 +314,12 @@ def render(ctx: C.Context) -> list[dict]:
     C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))
     macros = {**_macros(records, pointwise, order), **_setting_macros(SETTINGS[ctx.mode], records)}
     C.write_macros(ctx.out("generated", "bands.tex"), macros,
-                   "stats_bands: whole-curve coverage of simultaneous bands")
+                   "simultaneous_bands: whole-curve coverage of simultaneous bands")
     return records
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.stats_bands", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.simultaneous_bands", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=1)

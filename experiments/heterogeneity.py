@@ -89,8 +89,10 @@ def _bootstrap(ctx: C.Context, cfg: dict, dgp: str) -> bool:
     X, y = _MAKERS[dgp](cfg["n"], rng=C.seed_sequence(cfg["seed"], dgp, "data"))
     res = pdpboot.bootstrap_partial_dependence(
         _learner(cfg["max_iter"]), X, y, [*spec["features"], *spec["pairs"]], n_resamples=cfg["B"],
-        ice=cfg["n_ice"], heterogeneity=True, interactions=cfg["h_rows"], grid_resolution=20,
-        n_jobs=ctx.n_jobs, rng=C.seed_sequence(cfg["seed"], dgp, "bootstrap").generate_state(1)[0], progress=False)
+        grid_resolution=20,
+        rng=C.seed_sequence(cfg["seed"], dgp, "bootstrap").generate_state(1)[0],
+        execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False),
+        statistics={"ice": cfg["n_ice"], "heterogeneity": True, "interactions": cfg["h_rows"]})
     pdpboot.save(res, path)
     return True
 

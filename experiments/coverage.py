@@ -120,8 +120,9 @@ def _one_repetition(sc: dict, quick: bool, seed: np.random.SeedSequence, cfg: di
     for background in sc["backgrounds"]:
         res = pdpboot.bootstrap_partial_dependence(
             make_learner(sc["learner"], quick), X, y, sc["features"], n_resamples=sc["B"],
-            resampling="bootstrap", background=background, custom_values=custom, n_jobs=1, rng=boot_int,
-            progress=False)
+            custom_values=custom, rng=boot_int,
+            resampling=pdpboot.Resampling("bootstrap", background=background),
+            execution=pdpboot.Execution(n_jobs=1, progress=False))
         out["estimate"] = _curves(res, sc["features"], "pd")
         out["resamples"].append(_curves(res, sc["features"], "pd_resamples").astype(np.float32))
     molnar = [corrected_t_interval(make_learner(sc["learner"], quick), X, y, sc["features"],

@@ -160,7 +160,7 @@ def render(ctx: C.Context) -> dict:
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "peers.tex"), "\n".join(lines).replace(",", "{,}").replace("{{,}}", "{,}"))
     C.write_macros(ctx.out("generated", "peers.tex"), macros(rec),
-                   "experiments/peers.py: PD speed of pdpboot and its peers (CPU-time ratios, medians)")
+                   "experiments/peer_speed.py: PD speed of pdpboot and its peers (CPU-time ratios, medians)")
     return rec
 
 
@@ -212,7 +212,7 @@ def macros(rec: dict) -> dict:
 def main(argv=None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m experiments.peers", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.peer_speed", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")

@@ -44,8 +44,10 @@ def compute(ctx: C.Context) -> None:
             continue
         res = pdpboot.bootstrap_partial_dependence(
             RandomForestRegressor(n_estimators=cfg["n_trees"]), X, y, [*FEATURES, *PAIRS],
-            n_resamples=cfg["B"], background=background, grid_resolution=cfg["grid_resolution"],
-            categorical_features=["Day"], n_jobs=ctx.n_jobs, rng=cfg["seed"], progress=False)
+            n_resamples=cfg["B"], grid_resolution=cfg["grid_resolution"],
+            categorical_features=["Day"], rng=cfg["seed"],
+            resampling=pdpboot.Resampling(background=background),
+            execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False))
         pdpboot.save(res, path)
 
 

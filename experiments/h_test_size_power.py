@@ -27,7 +27,7 @@ fit minus its interaction part, with the scale-calibrated p-value of the same re
 ``<learner>_<dgp>_<first>.nc``, written by the earlier run).  Both use the same data sets and
 test seeds per repetition, so their rows are paired.
 
-    python -m experiments.stats_htest [--quick] [--learners ols gbm rf] [--null-model smooth]
+    python -m experiments.h_test_size_power [--quick] [--learners ols gbm rf] [--null-model smooth]
 """
 
 from __future__ import annotations
@@ -452,12 +452,12 @@ def render(ctx: C.Context) -> list[dict]:
     macros.update(_shrinkage_macros(ctx.study_dir(STUDY) / "shrinkage_00000.nc"))
     macros.update(_setting_macros(ctx, records))
     C.write_macros(ctx.out("generated", "htest.tex"), macros,
-                   "stats_htest: size and power of h_statistic_test")
+                   "h_test_size_power: size and power of h_statistic_test")
     return records
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.stats_htest", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.h_test_size_power", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")

@@ -53,9 +53,11 @@ def compute(ctx: C.Context) -> None:
         X, y = load_bike_sharing()
         res = pdpboot.bootstrap_partial_dependence(
             _bike_model(bike["max_iter"]), X, y, [*BIKE_FEATURES, BIKE_PAIR], n_resamples=bike["B"],
-            resampling="group", groups=X["day"].to_numpy(), ice=bike["n_ice"], heterogeneity=True,
-            max_background=bike["max_background"], grid_resolution=bike["grid_resolution"],
-            n_jobs=ctx.n_jobs, rng=cfg["seed"], progress=False)
+            grid_resolution=bike["grid_resolution"],
+            rng=cfg["seed"],
+            resampling=pdpboot.Resampling("group", groups=X["day"].to_numpy(), max_background=bike["max_background"]),
+            execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False),
+            statistics={"ice": bike["n_ice"], "heterogeneity": True})
         res.attrs["holdout_r2"] = _holdout_score(_bike_model(bike["max_iter"]), X, y, cfg["seed"])
         pdpboot.save(res, path)
     anes = cfg["anes"]
@@ -64,7 +66,8 @@ def compute(ctx: C.Context) -> None:
         X, y = load_anes96()
         res = pdpboot.bootstrap_partial_dependence(
             _anes_model(anes["max_iter"]), X, y, ANES_FEATURES, n_resamples=anes["B"],
-            grid_resolution=anes["grid_resolution"], n_jobs=ctx.n_jobs, rng=cfg["seed"], progress=False)
+            grid_resolution=anes["grid_resolution"], rng=cfg["seed"],
+            execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False))
         res.attrs["holdout_accuracy"] = _holdout_score(_anes_model(anes["max_iter"]), X, y, cfg["seed"], stratify=y)
         pdpboot.save(res, path)
 

@@ -1,0 +1,46 @@
+"""The loop's one seeded refit (``pdpboot._loop.fit_seeded``), shared by the bootstrap and the H test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from pdpboot._loop import fit_seeded
+
+
+def _data(n=60):
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"], index=np.arange(100, 100 + n))
+    y = X["a"] - 2 * X["b"] + rng.normal(size=n)
+    return X, y.to_numpy(), rng.uniform(0.5, 2, size=n)
+
+
+def test_fit_seeded_draws_the_seed_and_slices_rows_weights_and_fit_params():
+    X, y, w = _data()
+    rows = np.array([3, 3, 7, 0, 59, 12, 12, 12] * 5)
+    model = fit_seeded(RandomForestRegressor(n_estimators=5), X, y, np.random.default_rng(5), sample_weight=w,
+                       rows=rows)
+    # by hand: one integer drawn for the one random_state; positions, not index labels, select the rows
+    seed = int(np.random.default_rng(5).integers(0, 2**31 - 1))
+    ref = RandomForestRegressor(n_estimators=5, random_state=seed).fit(X.iloc[rows], y[rows], sample_weight=w[rows])
+    assert model.random_state == seed
+    np.testing.assert_array_equal(model.predict(X), ref.predict(X))
+
+
+def test_fit_seeded_routes_weights_to_a_pipeline_and_keeps_a_set_seed():
+    X, y, w = _data()
+    pipe = make_pipeline(StandardScaler(), Ridge(alpha=3.0))
+    model = fit_seeded(pipe, X, y, np.random.default_rng(0), sample_weight=w)
+    ref = make_pipeline(StandardScaler(), Ridge(alpha=3.0)).fit(X, y, ridge__sample_weight=w)
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-12)
+    assert model is not pipe and not hasattr(pipe[-1], "coef_")  # a clone was fitted
+    forest = RandomForestRegressor(n_estimators=3, random_state=11)
+    kept = fit_seeded(forest, X, y, np.random.default_rng(0), fit_params={"sample_weight": w}, rows=np.arange(30),
+                      only_if_unset=True)
+    ref = RandomForestRegressor(n_estimators=3, random_state=11).fit(X.iloc[:30], y[:30], sample_weight=w[:30])
+    assert kept.random_state == 11
+    np.testing.assert_array_equal(kept.predict(X), ref.predict(X))
