@@ -96,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace, base: dict):
+    from .workflow import registry, strategy  # noqa: F401  (they register --effect's and --uncertainty's choices)
     from .workflow.options import BY_KEY, merge, read_config_file
 
     command_line = {key: getattr(args, key) for key in BY_KEY if getattr(args, key, None) is not None}

@@ -13,7 +13,7 @@ import dataclasses
 import difflib
 import json
 import numbers
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,10 +56,12 @@ class Option:
     kind: str  # str, int, float, bool, list, pairs, choice, path, mapping (COL=value), levels (COL=a,b,c)
     default: Any
     help: str
-    #: the allowed values, or a function returning them when asked (a registry, read when a value is checked)
-    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    #: the allowed values (after a registry's names, when ``registry`` names one)
+    choices: tuple[str, ...] = ()
     metavar: str | None = None
     group: str = "model"
+    #: the key of :data:`REGISTRIES` whose names are allowed too (read when a value is checked)
+    registry: str = ""
 
     @property
     def flag(self) -> str:
@@ -69,29 +71,31 @@ class Option:
     def parser_choices(self) -> tuple[str, ...] | None:
         """``choices`` for argparse; None for a registry's (``--help`` must not import the registered modules,
         and every value is checked against :attr:`allowed` when the configuration is merged)."""
-        return None if callable(self.choices) else (self.choices or None)
+        return None if self.registry else (self.choices or None)
 
     @property
     def allowed(self) -> tuple[str, ...]:
         """The allowed values of a ``choice`` option (from its registry, for ``--effect`` and ``--uncertainty``)."""
-        return tuple(self.choices() if callable(self.choices) else self.choices)
+        return (*registered(self.registry), *self.choices) if self.registry else self.choices
 
 
-def registered_effects() -> tuple[str, ...]:
-    """``--effect``'s choices: every effect of :data:`pdpboot.workflow.registry.EFFECTS`, and ``both`` (PD and ALE).
-
-    Read when asked (the registry imports this module), so registering an effect there is all it takes.
-    """
-    from .registry import EFFECTS
-
-    return (*EFFECTS, "both")
+#: option key -> the live registry whose names are its choices (``effect``: :data:`pdpboot.workflow.registry.EFFECTS`,
+#: ``uncertainty``: :data:`pdpboot.workflow.strategy.STRATEGIES`). The registering modules hand their mapping over
+#: with :func:`register_choices` when they are imported; this module imports neither (they import it).
+REGISTRIES: dict[str, Mapping[str, object]] = {}
 
 
-def registered_strategies() -> tuple[str, ...]:
-    """``--uncertainty``'s choices: every strategy of :data:`pdpboot.workflow.strategy.STRATEGIES`."""
-    from .strategy import STRATEGIES
+def register_choices(key: str, registry: Mapping[str, object]) -> None:
+    """Make ``registry``'s names (read whenever a value is checked) the choices of option ``key``."""
+    REGISTRIES[key] = registry
 
-    return tuple(STRATEGIES)
+
+def registered(key: str) -> tuple[str, ...]:
+    """The names registered for option ``key`` (a registry module not yet imported is imported by the caller)."""
+    if key not in REGISTRIES:
+        raise RuntimeError(f"--{key.replace('_', '-')}'s choices are registered by pdpboot.workflow.registry and "
+                           "pdpboot.workflow.strategy; import them before checking a configuration.")
+    return tuple(REGISTRIES[key])
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -161,7 +165,7 @@ OPTIONS: tuple[Option, ...] = (
            "for the data's PD (the PD of the process that made the data), not the model's: the model is "
            "cross-fitted 5 times and its bias removed with reweighted held-out residuals (1-D PD only; no ICE, "
            "pairs or H statistics).",
-           choices=registered_strategies, metavar="METHOD", group="bootstrap"),
+           choices=(), registry="uncertainty", metavar="METHOD", group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
     Option("band", "choice", "percentile", "Band method. percentile (default) covered 0.92-0.94 in an "
@@ -175,7 +179,8 @@ OPTIONS: tuple[Option, ...] = (
            group="bootstrap"),
     Option("effect", "choice", "pd", "Effect to compute with bands: pd (partial dependence, with ICE), ale "
            "(accumulated local effects: no extrapolation when features are correlated; saved as ale.nc) or both "
-           "(from the same resamples' seeds).", choices=registered_effects, metavar="EFFECT", group="bootstrap"),
+           "(from the same resamples' seeds).", choices=("both",), registry="effect", metavar="EFFECT",
+           group="bootstrap"),
     Option("interactions", "int", 0, "Friedman's H-squared interaction statistics on at most N rows per "
            "model (0 = off; costs about N*N predictions per feature and resample).", metavar="N",
            group="bootstrap"),

@@ -2,18 +2,20 @@
 
 Adding an effect: its module (an :class:`~pdpboot.workflow.effect.EffectReport` named ``REPORT``)
 and one line below, nothing else: ``--effect`` offers every name registered here (and ``both`` for PD
-and ALE), read when a value is checked (:func:`pdpboot.workflow.options.registered_effects`).
+and ALE), read when a value is checked (handed to :func:`pdpboot.workflow.options.register_choices` below).
 """
 
 from __future__ import annotations
 
 from . import effect_ale, effect_pd
 from .effect import EffectReport
+from .options import register_choices
 
 EFFECTS: dict[str, EffectReport] = {report.name: report for report in (
     effect_pd.REPORT,
     effect_ale.REPORT,
 )}
+register_choices("effect", EFFECTS)  # --effect offers these names (and both)
 
 
 def requested(config) -> list[EffectReport]:

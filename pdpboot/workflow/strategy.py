@@ -8,7 +8,7 @@
 A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
 summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
 Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers every name there,
-:func:`pdpboot.workflow.options.registered_strategies`) and its entry in the effects' ``compute``.
+:func:`pdpboot.workflow.options.register_choices`) and its entry in the effects' ``compute``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..bands import confidence_bands
 from ..options import Execution, Resampling
 from . import InputError, debiased_dgp
 from .effect import EffectReport, FitContext
+from .options import register_choices
 from .progress import bootstrap_progress
 
 
@@ -180,6 +181,7 @@ STRATEGIES = {
     "debiased": Strategy("debiased", False, True, _one_fit_run("debiased"), debiased_dgp.header,
                          debiased_dgp.precision, "Debiased, cross-fitted: the model fitted 5 times", target="dgp"),
 }
+register_choices("uncertainty", STRATEGIES)  # --uncertainty offers these names
 
 
 def strategy_for(config) -> Strategy:
