@@ -32,6 +32,8 @@ Where each output of the paper comes from (one render function per figure or tab
 ``figures/ale_pd_vs_ale``             ``ale_coverage._figure``
 ``tables/forest_ij``                  ``forest_ij.render`` (archived run: ``experiments/archive/forest_ij``)
 ``tables/peers``                      ``peers.render`` (speed next to scikit-learn, dalex, effector, PDPbox)
+``tables/debiased_coverage``          ``debiased_coverage.render`` (bands for the DGP's PD: coverage)
+``figures/debiased_bands``            ``debiased_coverage._figure`` (learner band vs the data's band)
 ``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
 ``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
 ====================================  =============================================
@@ -60,6 +62,7 @@ STUDIES = {
     "ale": "ale_coverage",
     "forest_ij": "forest_ij",
     "peers": "peer_speed",
+    "debiased": "debiased_coverage",
 }
 
 #: What each study's ``render`` writes under the paper folder (extension-less, as main.tex names them);
@@ -82,5 +85,6 @@ OUTPUTS = {
     "ale": ("tables/ale_coverage", "figures/ale_pd_vs_ale", "generated/ale"),
     "forest_ij": ("tables/forest_ij", "generated/forest_ij"),
     "peers": ("tables/peers", "generated/peers"),
+    "debiased": ("tables/debiased_coverage", "figures/debiased_bands", "generated/debiased"),
 }
 

@@ -20,11 +20,15 @@ K_cat_gbm_n1000 (own DGP 2: categorical x_s)
     (logits ``0, 0.8 x1, -0.8 x1 + 0.5 x2, 0.5 + 0.5 x2``);
     ``y = tau_A + sin(2 x1) + 1{A = 2} x1^2 + x2 + e``, ``tau = (0, 1, 0.5, -0.5)``; PD of A is
     ``tau_a + 1{a = 2}``; boosting on (A, x1, x2); AIPW per level.
+L_logit_gbc_n1000 (own DGP 3: binary outcome, the PD of a probability)
+    ``X ~ N(0, S)``, ``corr = (0.5, 0.3, 0.2)``; ``P(y = 1 | x) = expit(1.5 sin(1.5 x1) + x2 - 0.75 x1 x3 - 0.5)``;
+    PD of x1 and x2 (probability of class 1) by Monte Carlo over the marginal of the other two
+    features (400,000 draws); boosted classifier (``predict_proba``).
 
 Each repetition draws a data set from the repetition's own seed (the i-th child of the setting's
 seed sequence) and runs :func:`pdpboot.debiased_partial_dependence` (K = 5 folds, default nuisance
 classifier and bandwidth rule, 95 %).  Chunks of repetitions are cached as netCDF under
-``experiments/results/<mode>/debiased/<setting>/chunk_*.nc`` and the run is resumable and extendable
+``experiments/results/<mode>/debiased/v2/<setting>/chunk_*.nc`` and the run is resumable and extendable
 (a larger R only adds chunks).  ``python -m experiments.debiased_coverage [--quick] [--R N]
 [--settings ...] [--until HH:MM]`` computes; ``--summary`` prints the table.
 """
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import sys
 import time
@@ -67,6 +72,8 @@ def _settings() -> dict[str, dict]:
                                "grid": GRID_NORMAL, "refit": None}
     out["K_cat_gbm_n1000"] = {"dgp": "categorical", "learner": "gbm", "n": 1000, "features": [0],
                               "grid": np.arange(4), "refit": None, "categorical": [0]}
+    out["L_logit_gbc_n1000"] = {"dgp": "logistic", "learner": "gbc", "n": 1000, "features": [0, 1],
+                                "grid": GRID_NORMAL, "refit": None}
     return out
 
 
@@ -84,6 +91,10 @@ def simulate(setting: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
         X = gen.multivariate_normal(np.zeros(3), cov, size=n)
         y = 2 * np.sin(1.5 * X[:, 0]) + X[:, 0] * X[:, 1] + X[:, 1] + 0.5 * X[:, 2] ** 2 + gen.standard_normal(n)
         return X, y
+    if setting["dgp"] == "logistic":
+        X = gen.multivariate_normal(np.zeros(3), COV_LOGISTIC, size=n)
+        p = 1 / (1 + np.exp(-_logit(X[:, 0], X[:, 1], X[:, 2])))
+        return X, (gen.uniform(size=n) < p).astype(int)
     if setting["dgp"] == "categorical":
         c = gen.standard_normal((n, 2))
         logits = np.column_stack([np.zeros(n), 0.8 * c[:, 0], -0.8 * c[:, 0] + 0.5 * c[:, 1], 0.5 + 0.5 * c[:, 1]])
@@ -103,7 +114,32 @@ def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
         return 2 * np.sin(1.5 * grid) + 0.5 if feature == 0 else grid + 0.5
     if setting["dgp"] == "categorical":
         return TAU[grid.astype(int)] + (grid == 2)
+    if setting["dgp"] == "logistic":
+        return _logistic_pd(feature, tuple(np.asarray(grid, dtype=float).tolist()))
     raise ValueError(setting["dgp"])
+
+
+#: Own DGP 3 (binary outcome): correlated Gaussian features, P(y = 1 | x) = expit(_logit(x)).
+COV_LOGISTIC = np.array([[1.0, 0.5, 0.3], [0.5, 1.0, 0.2], [0.3, 0.2, 1.0]])
+#: Monte Carlo draws of x_C behind the logistic DGP's PD (fixed seed: the truth is one fixed curve).
+N_TRUTH = 400_000
+
+
+def _logit(x1, x2, x3):
+    return 1.5 * np.sin(1.5 * x1) + x2 - 0.75 * x1 * x3 - 0.5
+
+
+@functools.lru_cache(maxsize=8)
+def _logistic_pd(feature: int, grid: tuple) -> np.ndarray:
+    """``E_C[expit(logit(a, X_C))]`` by Monte Carlo over the marginal of the other two features (SE < 1e-3)."""
+    gen = np.random.default_rng(SEED)
+    X = gen.multivariate_normal(np.zeros(3), COV_LOGISTIC, size=N_TRUTH)
+    out = []
+    for a in grid:
+        cols = [X[:, 0], X[:, 1], X[:, 2]]
+        cols[feature] = np.full(N_TRUTH, a)
+        out.append(float(np.mean(1 / (1 + np.exp(-_logit(*cols))))))
+    return np.asarray(out)
 
 
 def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, localize: str = "pseudo-outcome") -> dict:
@@ -114,7 +150,8 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, loc
     start = time.process_time()
     res = pdpboot.debiased_partial_dependence(
         make_learner(setting["learner"], quick), X, y, setting["features"], custom_values=custom,
-        categorical_features=setting.get("categorical"), confidence_level=LEVEL, localize=localize,
+        categorical_features=setting.get("categorical"), confidence_level=LEVEL,
+        options=pdpboot.DebiasedOptions(localize=localize),
         rng=np.random.default_rng(fit_seed))
     cpu = time.process_time() - start
     out: dict = {"cpu": cpu}
@@ -149,16 +186,36 @@ def _done(folder: Path) -> set[int]:
     return done
 
 
+#: Cache folder of the current estimator's repetitions (``<results>/debiased/<CHUNKS>/<setting>``); the
+#: first round's caches (weights clipped at 20, sample ESS only) stay in ``<results>/debiased/<setting>``.
+CHUNKS = "v2"
+#: Fewest repetitions of the current estimator a setting's row needs; below it the first round's cache is
+#: summarised instead (round 1: weights clipped at 20, sample ESS >= 10, normal quantiles, no HC3), and labelled.
+MIN_R = 20
+#: Settings of a quick (smoke) run, and of the full run in the order they are computed.
+QUICK_SETTINGS = ("B_rf_n500", "K_cat_gbm_n1000", "L_logit_gbc_n1000")
+
+
 def _folder(ctx: C.Context, name: str, localize: str) -> Path:
-    return ctx.study_dir(STUDY) / (name if localize == "pseudo-outcome" else f"{name}__{localize}")
+    return ctx.study_dir(STUDY) / CHUNKS / (name if localize == "pseudo-outcome" else f"{name}__{localize}")
 
 
-def compute(ctx: C.Context, *, R: int, settings: list[str], chunk: int = 5, until: datetime.datetime | None = None,
-            localize: str = "pseudo-outcome") -> None:
+def compute(ctx: C.Context, *, R: int | None = None, settings: list[str] | None = None, chunk: int = 5,
+            until: datetime.datetime | None = None, localize: str = "pseudo-outcome", figures: bool = True) -> None:
     """Round-robin: one chunk of repetitions of every unfinished setting in turn, until R or ``until`` (UTC).
 
-    ``localize="residual"`` runs the comparison variant (same data sets, same seeds) into ``<setting>__residual``.
+    Defaults: R = 2 (quick) or 200 (full); every setting (full) or :data:`QUICK_SETTINGS`.  Then the
+    debiased results behind the figure (:func:`compute_figures`).  ``localize="residual"`` runs the
+    comparison variant (same data sets, same seeds) into ``<setting>__residual``.
     """
+    R = R if R is not None else (2 if ctx.quick else 200)
+    settings = list(settings or (QUICK_SETTINGS if ctx.quick else SETTINGS))
+    _compute_reps(ctx, R=R, settings=settings, chunk=chunk, until=until, localize=localize)
+    if figures and (until is None or datetime.datetime.now(datetime.timezone.utc) < until):
+        compute_figures(ctx)
+
+
+def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until, localize: str) -> None:
     folders = {name: _folder(ctx, name, localize) for name in settings}
     for f in folders.values():
         f.mkdir(parents=True, exist_ok=True)
@@ -207,6 +264,10 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
     """Coverage of the DGP's PD with Monte Carlo SEs, widths, overlap and cost of one setting."""
     folder = _folder(ctx, name, localize)
     chunks = sorted(folder.glob("chunk_*.nc"))
+    estimator = "current"
+    old = sorted((ctx.study_dir(STUDY) / name).glob("chunk_*.nc")) if localize == "pseudo-outcome" else []
+    if len(chunks) * 5 < MIN_R and len(old) > len(chunks):  # not rerun: the first round's run, labelled as such
+        chunks, estimator = old, "round 1"
     if not chunks:
         return None
     ds = xr.concat([C.load_dataset(p) for p in chunks], dim="rep").sortby("rep")
@@ -215,7 +276,8 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
     truth = np.stack([dgp_pd(setting, f, grid) for f in setting["features"]])          # (F, G)
     R = ds.sizes["rep"]
     ok = ds["overlap"].values.astype(bool)                                             # (R, F, G)
-    out = {"setting": name, "R": R, "cpu": float(ds["cpu"].mean()), "flagged": float(1 - ok.mean())}
+    out = {"setting": name, "estimator": estimator, "R": R, "cpu": float(ds["cpu"].mean()),
+           "flagged": float(1 - ok.mean())}
     for kind, var in (("pointwise", "pd_band"), ("simultaneous", "pd_band_simultaneous")):
         lo = ds[var].sel(ci_bound="lower").values
         hi = ds[var].sel(ci_bound="upper").values
@@ -236,9 +298,10 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
     est = ds["pd"].values
     plug = ds["pd_plugin"].values
     se = ds["pd_se"].values
-    out["se_over_sd"] = float(np.mean(se.mean(axis=0) / est.std(axis=0, ddof=1)))
-    out["bias_over_sd"] = float(np.mean(np.abs(est.mean(axis=0) - truth) / est.std(axis=0, ddof=1)))
-    out["plugin_bias_over_sd"] = float(np.mean(np.abs(plug.mean(axis=0) - truth) / est.std(axis=0, ddof=1)))
+    sd = est.std(axis=0, ddof=1) if R > 1 else np.full(est.shape[1:], np.nan)
+    out["se_over_sd"] = float(np.mean(se.mean(axis=0) / sd))
+    out["bias_over_sd"] = float(np.mean(np.abs(est.mean(axis=0) - truth) / sd))
+    out["plugin_bias_over_sd"] = float(np.mean(np.abs(plug.mean(axis=0) - truth) / sd))
     out["min_ess"] = float(ds["effective_sample_size"].min())
     refit = _refit(setting["refit"])
     if refit:
@@ -248,64 +311,190 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
     return out
 
 
-def figure_electricity(path: Path, *, results_dir: Path | None = None) -> Path:
-    """Learner band (refit bootstrap, archived study 1) next to the DGP band (debiased) on the electricity data.
+ARCHIVE = ("summary.json", "figure_electricity.nc", "figure_anes.nc")
+ELECTRICITY_FEATURES = ["Temperature", "Hour", "Day"]
+ANES_FEATURES = ["selfLR", "age", "income"]
 
-    The data set, forest (100 trees) and grid (25 points, Day categorical) are those of
-    :mod:`experiments.electricity`, whose archived B = 200 percentile bands are the learner's; the
-    debiased estimate and its pointwise and sup-t bands are computed here (cached next to the figure);
-    the true PD is exact.
+
+def summarize(ctx: C.Context) -> list[dict]:
+    """``summary.json`` in the study folder: one row per setting with finished repetitions (the table's source)."""
+    rows = [row for name in SETTINGS if (row := summarize_setting(ctx, name)) is not None]
+    (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
+    return rows
+
+
+def compute_figures(ctx: C.Context) -> None:
+    """The debiased results the figure draws next to the learner's refit bands (cached in the study folder).
+
+    Electricity: the data, forest (100 trees) and grid (25 points, Day categorical) of
+    :mod:`experiments.electricity`, whose archived B = 200 percentile bands are the learner's.
+    ANES 1996: the boosted classifier and 20-point grid of :mod:`experiments.real_data`
+    (B = 200 learner bands archived there); self-placement (7 values) as levels.
     """
     from sklearn.ensemble import RandomForestRegressor
 
-    from pdpboot.datasets import electricity_true_pd, make_electricity_prices
+    from pdpboot.datasets import load_anes96, make_electricity_prices
 
     from .config import config
-    from .electricity import FEATURES
+    from .real_data import _anes_model
 
-    C.agg_backend()
-    import matplotlib.pyplot as plt
-
-    cfg = config("electricity", False)
-    cache = Path(results_dir or path.parent) / "electricity_debiased.nc"
-    if cache.exists():
-        dgp = pdpboot.load(cache)
-    else:
+    folder = ctx.study_dir(STUDY)
+    path = folder / "figure_electricity.nc"
+    if ctx.needs(path):
+        cfg = config("electricity", ctx.quick)
         X, y = make_electricity_prices(cfg["n"], rng=cfg["seed"])
         with threadpool_limits(1):
-            dgp = pdpboot.debiased_partial_dependence(
-                RandomForestRegressor(n_estimators=cfg["n_trees"]), X, y, FEATURES,
+            res = pdpboot.debiased_partial_dependence(
+                RandomForestRegressor(n_estimators=cfg["n_trees"]), X, y, ELECTRICITY_FEATURES,
                 grid_resolution=cfg["grid_resolution"], categorical_features=["Day"], rng=cfg["seed"])
-        pdpboot.save(dgp, cache)
-    learner = pdpboot.load(C.ARCHIVE / "electricity" / "bands_resample.nc")
-    fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 2.4))
-    for ax, feature in zip(axes, FEATURES):
-        ln = pdpboot.get_node(learner, feature).ds
-        dg = pdpboot.get_node(dgp, feature).ds
-        x = dg[feature].values
-        pos = np.arange(x.size) if feature == "Day" else x
-        lo, hi = ln["pd_band_pointwise"].values if "pd_band_pointwise" in ln else ln["pd_band"].values
-        ax.fill_between(pos, lo[0], hi[0], color="tab:orange", alpha=0.35, step="mid" if feature == "Day" else None,
-                        label="learner: refit B = 200")
-        dlo, dhi = dg["pd_band"].values
-        slo, shi = dg["pd_band_simultaneous"].values
-        ax.fill_between(pos, dlo[0], dhi[0], color="tab:blue", alpha=0.3, step="mid" if feature == "Day" else None,
-                        label="DGP: debiased, pointwise")
-        ax.plot(pos, slo[0], color="tab:blue", lw=0.8, ls="--", label="DGP: debiased, sup-t")
-        ax.plot(pos, shi[0], color="tab:blue", lw=0.8, ls="--")
-        ax.plot(pos, electricity_true_pd(feature, x), color="black", lw=1.2, label="true PD")
-        ax.plot(pos, dg["pd"].values[0], color="tab:blue", lw=1)
-        ax.plot(pos, ln["pd"].values[0], color="tab:orange", lw=1)
-        ax.set_xlabel(feature)
-        if feature == "Day":
-            ax.set_xticks(pos, [str(v) for v in x])
-    axes[0].set_ylabel("Price")
-    axes[0].legend(fontsize=6, loc="upper center")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
-    return path
+        pdpboot.save(res, path)
+    path = folder / "figure_anes.nc"
+    if ctx.needs(path):
+        cfg = config("real_data", ctx.quick)
+        X, y = load_anes96()
+        with threadpool_limits(1):
+            res = pdpboot.debiased_partial_dependence(
+                _anes_model(cfg["anes"]["max_iter"]), X, y, ANES_FEATURES,
+                grid_resolution=cfg["anes"]["grid_resolution"], categorical_features=["selfLR"], rng=cfg["seed"])
+        pdpboot.save(res, path)
+
+
+def _learner_bands(ctx: C.Context, study: str, name: str):
+    """The learner's archived refit bands (from this run's results folder, else the committed archive)."""
+    path = Path(ctx.results_dir) / study / name
+    return pdpboot.load(path if path.exists() else C.ARCHIVE / study / name, verify=False)
+
+
+def _figure(ctx: C.Context) -> None:
+    """Learner band (refit bootstrap) next to the data's band (debiased) on electricity (top) and ANES (bottom)."""
+    import matplotlib.pyplot as plt
+
+    from pdpboot.datasets import electricity_true_pd
+    from pdpboot.plotting import paper_style
+
+    folder = ctx.study_dir(STUDY)
+    rows = [("electricity", pdpboot.load(folder / "figure_electricity.nc"),
+             _learner_bands(ctx, "electricity", "bands_resample.nc"), ELECTRICITY_FEATURES, "Price", None),
+            ("anes", pdpboot.load(folder / "figure_anes.nc"), _learner_bands(ctx, "real_data", "anes_bands.nc"),
+             ANES_FEATURES, "P(Dole vote)", "Dole")]
+    labels = {"selfLR": "self-placement (1 liberal, 7 conservative)", "income": "income bracket",
+              "age": "age", "Temperature": "Temperature", "Hour": "Hour", "Day": "Day"}
+    with paper_style(7):
+        fig, axes = plt.subplots(2, 3, figsize=(C.FULL_WIDTH, 4.2), layout="constrained")
+        for r, (data, dgp, learner, features, ylabel, output) in enumerate(rows):
+            for c, feature in enumerate(features):
+                ax = axes[r, c]
+                dg = pdpboot.get_node(dgp, feature).ds
+                ln = pdpboot.get_node(learner, feature).ds
+                out = -1 if output is None else list(dg["output"].values).index(output)
+                x = dg[feature].values.astype(float)   # every feature drawn here is numeric (levels: 0..6, 1..7)
+                levels = feature in ("Day", "selfLR")
+                pos = x
+                step = "mid" if levels else None
+                lband = ln["pd_band_pointwise"] if "pd_band_pointwise" in ln else ln["pd_band"]
+                lo, hi = lband.isel(output=out).values
+                lx = ln[feature].values.astype(float)   # the learner's own grid (the same in the full run)
+                ax.fill_between(lx, lo, hi, color="tab:orange", alpha=0.35, step=step, lw=0,
+                                label=f"learner's PD: refit bootstrap, B = {learner.attrs.get('n_resamples', '')}")
+                ax.plot(lx, ln["pd"].isel(output=out).values, color="tab:orange", lw=1,
+                        drawstyle="steps-mid" if levels else "default")
+                dlo, dhi = dg["pd_band"].isel(output=out).values
+                slo, shi = dg["pd_band_simultaneous"].isel(output=out).values
+                ax.fill_between(pos, dlo, dhi, color="tab:blue", alpha=0.3, step=step, lw=0,
+                                label="data's PD: debiased, pointwise")
+                draw = "steps-mid" if levels else "default"
+                ax.plot(pos, slo, color="tab:blue", lw=0.7, ls="--", drawstyle=draw,
+                        label="data's PD: debiased, whole curve")
+                ax.plot(pos, shi, color="tab:blue", lw=0.7, ls="--", drawstyle=draw)
+                est = dg["pd"].isel(output=out).values
+                flagged = dg["overlap"].isel(output=out).values == 0
+                ax.plot(pos, np.where(flagged, np.nan, est), color="tab:blue", lw=1)
+                if flagged.any():
+                    ax.plot(pos[flagged], est[flagged], "x", color="tab:red", ms=3,
+                            label="thin overlap: no band")
+                if data == "electricity":
+                    ax.plot(pos, electricity_true_pd(feature, x), color="black", lw=1.1, label="true PD")
+                if levels:
+                    ax.set_xticks(pos, [f"{v:g}" for v in x])
+                ax.set_xlabel(labels[feature])
+                ax.set_ylabel(ylabel if c == 0 else "")
+        handles, names = [], []
+        for ax in axes.flat:
+            for h, n in zip(*ax.get_legend_handles_labels()):
+                if n not in names:
+                    handles.append(h)
+                    names.append(n)
+        fig.legend(handles, names, loc="outside upper center", ncols=3, frameon=False)
+        C.savefig(fig, ctx, "debiased_bands")
+
+
+SHORT = {"B": "Friedman 1 (B)", "G": "correlated (G)", "K": "categorical (K)", "L": "binary (L)"}
+LEARNER = {"rf": "forest", "gbm": "boosting", "mlp": "network", "gbc": "boosting"}
+
+
+def _cell(value: float | None, se: float | None = None, digits: int = 3) -> str:
+    if value is None or value != value:
+        return "--"
+    return f"{value:.{digits}f}" + ("" if se is None or se != se else f" ({se:.{digits}f})")
+
+
+def _table(rows: list[dict]) -> str:
+    lines = [r"\begin{tabular}{llrrllrrrll}", r"\toprule",
+             r" & & & & \multicolumn{2}{c}{debiased: DGP coverage (MC SE)} & & \multicolumn{2}{c}{width / refit} & "
+             r"\multicolumn{2}{c}{refit: DGP coverage} \\",
+             r"\cmidrule(lr){5-6}\cmidrule(lr){8-9}\cmidrule(lr){10-11}",
+             r"DGP & learner & $n$ & $R$ & pointwise & whole curve & flagged & pw & sup-t & pw & whole \\",
+             r"\midrule"]
+    for row in rows:
+        dgp, learner, n = row["setting"].split("_")[0], row["setting"].split("_")[-2], row["setting"].split("_n")[-1]
+        refit = row.get("refit", {})
+        lines.append(" & ".join([
+            SHORT[dgp] + ("$^*$" if row.get("estimator") == "round 1" else ""), LEARNER[learner],
+            f"{int(n):,}".replace(",", "{,}"), str(row["R"]),
+            _cell(row["pointwise"], row["pointwise_mcse"]), _cell(row["simultaneous"], row["simultaneous_mcse"]),
+            f"{row['flagged']:.3f}", _cell(row.get("width_ratio_pointwise"), digits=2),
+            _cell(row.get("width_ratio_simultaneous"), digits=2),
+            _cell(refit.get("percentile", {}).get("pointwise"), digits=2),
+            _cell(refit.get("supt", {}).get("simultaneous"), digits=2)]) + r" \\")
+    lines += [r"\bottomrule"]
+    if any(row.get("estimator") == "round 1" for row in rows):
+        lines.append(r"\multicolumn{11}{l}{$^*$ first-round estimator (weights clipped at 20, overlap from the drawn "
+                     r"weights, normal quantiles); not rerun for lack of time} \\")
+    lines += [r"\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def _macros(rows: list[dict]) -> dict:
+    b = [r for r in rows if r["setting"].startswith("B_")]
+    out = {"DebiasedRMin": str(min((r["R"] for r in rows), default=0)),
+           "DebiasedRMax": str(max((r["R"] for r in rows), default=0))}
+    for kind, key in (("pointwise", "Pointwise"), ("simultaneous", "Whole")):
+        vals = [r[kind] for r in b]
+        out[f"DebiasedB{key}Min"] = _cell(min(vals) if vals else None)
+        out[f"DebiasedB{key}Max"] = _cell(max(vals) if vals else None)
+    ratios = [r["width_ratio_pointwise"] for r in b if "width_ratio_pointwise" in r]
+    out["DebiasedWidthRatioMin"] = _cell(min(ratios) if ratios else None, digits=2)
+    out["DebiasedWidthRatioMax"] = _cell(max(ratios) if ratios else None, digits=2)
+    rf = next((r for r in b if r["setting"] == "B_rf_n500" and "refit" in r), None)
+    out["DebiasedRefitRFPointwise"] = _cell(rf["refit"]["percentile"]["pointwise"] if rf else None, digits=2)
+    out["DebiasedRefitRFWhole"] = _cell(rf["refit"]["percentile"]["simultaneous"] if rf else None, digits=2)
+    for letter in ("G", "K", "L"):
+        row = next((r for r in rows if r["setting"].startswith(f"{letter}_")), None)
+        for kind, key in (("pointwise", "Pointwise"), ("simultaneous", "Whole")):
+            out[f"Debiased{letter}{key}"] = _cell(row[kind] if row else None)
+            out[f"Debiased{letter}{key}SE"] = _cell(row[f"{kind}_mcse"] if row else None)
+        out[f"Debiased{letter}Flagged"] = _cell(row["flagged"] if row else None)
+    return out
+
+
+def render(ctx: C.Context) -> list[dict]:
+    """``tables/debiased_coverage``, ``figures/debiased_bands`` and ``generated/debiased`` from the study folder."""
+    rows = json.loads((ctx.study_dir(STUDY) / "summary.json").read_text())
+    C.write_table(ctx.out("tables", "debiased_coverage.tex"), _table(rows))
+    C.write_macros(ctx.out("generated", "debiased.tex"), _macros(rows),
+                   "experiments/debiased_coverage.py: coverage of the debiased bands for the DGP's PD")
+    _figure(ctx)
+    return rows
 
 
 def main(argv=None) -> None:
@@ -315,35 +504,27 @@ def main(argv=None) -> None:
     parser.add_argument("--chunk", type=int, default=5)
     parser.add_argument("--settings", nargs="*", default=None)
     parser.add_argument("--until", default=None, help="stop starting chunks at this UTC time (HH:MM)")
-    parser.add_argument("--summary", action="store_true")
-    parser.add_argument("--archive", action="store_true", help="with --summary: write experiments/archive/debiased")
+    parser.add_argument("--summary", action="store_true", help="write summary.json in the study folder and print it")
     parser.add_argument("--localize", default="pseudo-outcome", choices=["pseudo-outcome", "residual"])
     parser.add_argument("--results-dir", default=None)
-    parser.add_argument("--figure", default=None, help="write the electricity figure (PNG/PDF) to this path")
+    parser.add_argument("--no-figures", action="store_true", help="only the repetitions (not the figure's results)")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, results_dir=args.results_dir, n_jobs=1)
-    if args.figure:
-        print(figure_electricity(Path(args.figure), results_dir=ctx.study_dir(STUDY)))
-        return
-    names = args.settings or list(SETTINGS)
     if args.summary:
-        rows = [s for name in names if (s := summarize_setting(ctx, name, args.localize)) is not None]
-        for row in rows:
+        if args.localize != "pseudo-outcome":
+            for name in args.settings or list(SETTINGS):
+                print(summarize_setting(ctx, name, args.localize))
+            return
+        for row in summarize(ctx):
             print(row)
-        if args.archive:
-            out = C.ARCHIVE / STUDY / ("summary.json" if args.localize == "pseudo-outcome"
-                                       else f"summary_{args.localize}.json")
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(rows, indent=1) + "\n")
-            print(out)
         return
     until = None
     if args.until:
         hh, mm = map(int, args.until.split(":"))
         now = datetime.datetime.now(datetime.timezone.utc)
         until = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
-    R = args.R if args.R is not None else (2 if args.quick else 200)
-    compute(ctx, R=R, settings=names, chunk=args.chunk, until=until, localize=args.localize)
+    compute(ctx, R=args.R, settings=args.settings, chunk=args.chunk, until=until, localize=args.localize,
+            figures=not args.no_figures)
 
 
 if __name__ == "__main__":

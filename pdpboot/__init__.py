@@ -19,6 +19,7 @@ _PUBLIC = {
     "confidence_bands": "bands",
     "CoverageWarning": "caveats",
     "debiased_partial_dependence": "debiased",
+    "DebiasedOptions": "debiased",
     "display": "report",
     "Execution": "options",
     "forest_partial_dependence": "forest",

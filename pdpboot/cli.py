@@ -188,7 +188,9 @@ def _demo(args: argparse.Namespace) -> int:
     if not args.quiet:
         bands = {"ij": f"\nThe bands come from one forest of {config.n_estimators} trees (infinitesimal jackknife); "
                        "if the run warned, give the trees it names with --n-estimators.",
-                 "none": "\nNo bands: one fit (--uncertainty none)."}.get(
+                 "none": "\nNo bands: one fit (--uncertainty none).",
+                 "debiased": "\nThe bands are about the data's PD (the process that made the data), not the "
+                             "model's: 5 cross-fitted fits, the model's bias removed (see summary.md)."}.get(
             config.uncertainty, f"\nThe bands use B = {config.n_resamples} resamples; for smoother bands run "
                                 "'pdpboot demo --n-resamples 200' (about 4x longer).")
         print(bands + "\nOn your own table: pdpboot run TABLE.csv --target COLUMN (see pdpboot run --help).")

@@ -62,6 +62,25 @@ def test_rule_of_thumb_bandwidth_limits():
     assert counts.min() >= eng.MIN_WINDOW
 
 
+def test_feature_with_few_distinct_values_gets_a_window_with_enough_of_them():
+    # An hour of the day (24 values) on a 20-point grid: the old minimum window (30 rows) could hold a single
+    # value, and the local fits' Gram matrices were singular (LinAlgError in the CLI demo).
+    gen = np.random.default_rng(2)
+    hour = gen.integers(0, 24, 3000).astype(float)
+    other = gen.standard_normal(3000)
+    y = np.sin(hour / 24 * 2 * np.pi) + other + 0.3 * gen.standard_normal(3000)
+    X = np.column_stack([hour, other])
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=20, rng=0)
+    assert np.isfinite(res["x0"].ds["pd"].values).all()
+    grid = res["x0"].ds["x0"].values
+    h = res["x0"].ds.attrs["bandwidth"][0]
+    inside = np.abs(np.unique(hour)[None, :] - grid[:, None]) < h
+    assert inside.sum(axis=1).min() >= eng.MIN_DISTINCT
+    with pytest.raises(ValueError, match="distinct values"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=20, rng=0,
+                                            options=pdpboot.DebiasedOptions(bandwidth=0.5))
+
+
 def test_aipw_levels_hand_computation():
     ice = np.array([[1.0, 2.0], [0.0, 1.0], [2.0, 4.0]])[:, None, :]   # mu_hat(level, C_j), 3 rows, 2 levels
     residual = np.array([[0.5], [-1.0], [2.0]])
@@ -110,7 +129,7 @@ def test_density_ratio_is_one_for_independent_features_and_tracks_dependence():
 
 def test_linear_gaussian_estimate_equals_analytic_pd_within_se():
     X, y = _linear_gaussian(2000, 0)
-    grid = np.linspace(-1.5, 1.5, 9)
+    grid = np.linspace(-1.2, 1.2, 9)  # at 1.5 sd the weight model's ESS is about 9 (E[w^2 | a] = 12.7): flagged
     res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid}, rng=1)
     ds = res["x0"].ds
     est, se = ds["pd"].values[0], ds["pd_se"].values[0]
@@ -139,8 +158,8 @@ def test_categorical_aipw_equals_hand_computation():
     from sklearn.preprocessing import OneHotEncoder
     model = make_pipeline(make_column_transformer((OneHotEncoder(drop="first"), ["level"]), remainder="passthrough"),
                           LinearRegression())
-    res = pdpboot.debiased_partial_dependence(model, X, y, ["level"], n_folds=K,
-                                              weight_estimator=DummyClassifier(strategy="prior"), rng=5)
+    options = pdpboot.DebiasedOptions(n_folds=K, weight_estimator=DummyClassifier(strategy="prior"))
+    res = pdpboot.debiased_partial_dependence(model, X, y, ["level"], options=options, rng=5)
     # By hand: the same folds (the first of the four spawned seeds), OLS on each complement, the propensity is the
     # training fold's level frequency (a prior-only classifier), AIPW mean per level.
     folds = eng.fold_labels(n, K, np.random.default_rng(5).spawn(4)[0])
@@ -193,6 +212,34 @@ def test_poor_overlap_is_flagged_and_gets_no_band():
     assert np.isnan(ds["pd_band_simultaneous"].values[:, 0, flagged]).all()
     assert np.isfinite(ds["pd"].values).all()
     assert (ds["weight_mass"].values[0, flagged] < 0.5).all()
+    ax = pdpboot.plot_pd(res, "x0")  # the plot says where the band is withheld
+    marks = [line for line in ax.lines if line.get_label() == "thin overlap: no band"]
+    assert len(marks) == 1 and len(marks[0].get_xdata()) == flagged.sum()
+    assert "thin overlap: no band" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_weak_overlap_is_judged_from_the_weight_model_not_from_the_rows_drawn():
+    # Correlated Gaussians, n = 2000: at 1.6 sd, E[w^2 | a] is about 17, so the ~100 rows in the window carry the
+    # information of a handful; the sample ESS of the drawn weights (the old rule) looked fine and the band was
+    # printed.  Now those points are flagged and get no band; the centre keeps its band.
+    X, y = _linear_gaussian(2000, 11)
+    grid = np.linspace(-1.6, 1.6, 9)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid}, rng=2)
+    ds = res["x0"].ds
+    ess, ok = ds["effective_sample_size"].values[0], ds["overlap"].values[0].astype(bool)
+    assert not ok[0] and not ok[-1] and ok[2:-2].all()
+    assert ess[0] < 20 and ess[4] > 100
+    h = eng.diagnostic_bandwidth(X[:, 0], ds.attrs["bandwidth"][0])
+    assert (np.abs(X[:, 0] - grid[-1]) < h).sum() > 100  # plenty of rows near the end: overlap, not count, is short
+    assert np.isnan(ds["pd_band"].values[:, 0, ~ok]).all() and np.isfinite(ds["pd_band"].values[:, 0, ok]).all()
+
+
+def test_model_effective_size_and_small_sample_factor_by_hand():
+    kernel = np.array([[1.0, 1.0, 0.0, 0.0], [0.5, 0.5, 0.5, 0.5]])
+    np.testing.assert_allclose(eng.model_effective_size(kernel, np.array([2.0, 0.5])), [2 / 2, 4 / 1])
+    # t_19 / z at 95 %: 2.093024 / 1.959964
+    np.testing.assert_allclose(eng.small_sample_factor(np.array([20.0, 1e9]), 0.95), [2.093024 / 1.959964, 1.0],
+                               rtol=1e-5)
 
 
 def test_binary_classifier_gives_every_class():
@@ -230,16 +277,46 @@ def test_refuses_pairs_and_decision_function():
                                             response_method="decision_function")
 
 
+def test_at_most_15_parameters_and_moved_keywords_warn_naming_the_options():
+    import inspect
+
+    assert len(inspect.signature(pdpboot.debiased_partial_dependence).parameters) <= 15
+    X, y = _linear_gaussian(200, 10)
+    new = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=0,
+                                              options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=500))
+    with pytest.warns(FutureWarning, match=r"options=pdpboot.DebiasedOptions\(n_folds=..., n_multipliers=...\)"):
+        old = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=0,
+                                                  n_folds=3, n_multipliers=500)
+    _identical_but_created(new, old)
+    assert new.attrs["n_folds"] == 3
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_fold'"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], n_fold=3)
+    with pytest.raises(ValueError, match="n_folds"):
+        pdpboot.DebiasedOptions(n_folds=1)
+    with pytest.raises(TypeError, match="DebiasedOptions"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], options={"n_folds": 3})
+
+
 def test_coverage_study_quick_mode_runs_resumes_and_summarizes(tmp_path):
     from experiments import _common as C
     from experiments import debiased_coverage as study
 
-    ctx = C.default_context(True, results_dir=tmp_path)
-    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1)
+    ctx = C.default_context(True, results_dir=tmp_path / "results", paper_dir=tmp_path / "paper")
+    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1, figures=False)
     first = study.summarize_setting(ctx, "K_cat_gbm_n1000")
-    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1)  # nothing left to do
+    study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1, figures=False)  # nothing left to do
     assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
     assert first["R"] == 2 and 0 <= first["pointwise"] <= 1 and first["pointwise_width"] > 0
+    # the registry's steps: the figure's results, summary.json, then the table, the macros and the figure
+    study.compute(ctx, R=1, settings=["B_rf_n500"], chunk=1)
+    rows = study.summarize(ctx)
+    assert [r["setting"] for r in rows] == ["B_rf_n500", "K_cat_gbm_n1000"]
+    study.render(ctx)
+    table = (tmp_path / "paper" / "tables" / "debiased_coverage.tex").read_text()
+    assert "categorical (K)" in table and "Friedman 1 (B)" in table and r"\bottomrule" in table
+    macros = (tmp_path / "paper" / "generated" / "debiased.tex").read_text()
+    assert r"\newcommand{\DebiasedKPointwise}{" in macros and r"\newcommand{\DebiasedGPointwise}{--}" in macros
+    assert (tmp_path / "paper" / "figures" / "debiased_bands.pdf").stat().st_size > 1000
 
 
 @pytest.mark.slow

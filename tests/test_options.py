@@ -94,11 +94,12 @@ def test_failures_are_typed_and_counted():
 def test_every_registered_strategy_fills_the_schema():
     from sklearn.ensemble import RandomForestRegressor
 
+    from pdpboot.debiased import DebiasedOptions
     from pdpboot.header import ResultHeader
     from pdpboot.strategies import STRATEGIES, get_strategy
 
     X, y = _data(80)
-    options = {"bootstrap": dict(n_resamples=3), "ij": {}, "debiased": dict(n_folds=2)}
+    options = {"bootstrap": dict(n_resamples=3), "ij": {}, "debiased": dict(options=DebiasedOptions(n_folds=2))}
     assert set(options) == set(STRATEGIES)
     for name, strategy in STRATEGIES.items():
         estimator = RandomForestRegressor(n_estimators=30, max_depth=3, random_state=0)

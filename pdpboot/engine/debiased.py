@@ -39,7 +39,9 @@ Influence function and bands
     ``phi_j(a) = sum_i l_i(a) [mu_hat(A_i, C_j) - m_hat(A_i)] + n l_j(a) [xi_j - xi_fit_j(a)]``:
     the first term is the sampling variation of the average over the rows inside the pseudo-outcome
     (smoothed ICE deviations), the second that of the local regression (``xi_fit_j(a)`` the local
-    quadratic fit at ``a``, evaluated at ``A_j``: heteroskedasticity-robust).
+    quadratic fit at ``a``, evaluated at ``A_j``; the residual divided by ``1 - leverage`` of row ``j``
+    in that fit, HC3, so that the few rows near the grid's ends, which the pilot fit follows
+    closely, do not shrink the variance).
     ``se(a)^2 = sum_j phi_j(a)^2 / n^2``.  Whole-curve (sup-t) band: the ``level`` quantile of
     ``max_a |sum_j g_j phi_j(a)| / (n se(a))`` over Gaussian multipliers ``g_j`` (over the grid
     points with overlap).
@@ -51,11 +53,18 @@ Categorical ``x_s`` (:func:`aipw_levels`)
     minus ``theta_hat(a)``.
 
 Overlap
-    Effective sample size at grid point ``a``: ``(sum_i K_i w_i)^2 / sum_i (K_i w_i)^2`` with the
-    kernel weights ``K_i = K((A_i - a)/h)`` (numeric) or ``1{A_i = a}`` (categorical) and the density
-    ratio / inverse propensity ``w_i``, and the local weight mass ``sum_i K_i w_i / sum_i K_i``,
-    whose population value is 1 under overlap (:func:`overlap`).  Grid points with a small ESS or a
-    mass outside a range around 1 are flagged; the public layer gives them no band.
+    Effective sample size at grid point ``a``: the smaller of the sample ESS
+    ``(sum_i K_i w_i)^2 / sum_i (K_i w_i)^2`` (kernel weights ``K_i = K((A_i - a)/h)``, or
+    ``1{A_i = a}`` for a level, times the density ratio / inverse propensity ``w_i``) and the
+    model-based ESS ``n_K / E[w^2 | A = a]`` (:func:`model_effective_size`), where
+    ``E[w^2 | A = a] = E_C[w(a, C)]`` is the fitted ratio evaluated at ``a`` for every row's ``C``
+    (the rows that would be needed, not only those drawn: under weak overlap the weights are
+    heavy-tailed and the sample ESS looks adequate in most data sets while the estimate rests on a
+    few rows; with Gaussian features and ``R^2(x_s | x_C) >= 1/2`` the weights have no second moment
+    at all).  Also the local weight mass ``sum_i K_i w_i / sum_i K_i``, whose population value is 1
+    under overlap (:func:`overlap`).  Grid points with a small ESS or a mass outside a range around 1
+    are flagged; the public layer gives them no band, and widens the others' by the Student-t
+    quantile with ``ESS - 1`` degrees of freedom (:func:`small_sample_factor`).
 """
 
 from __future__ import annotations
@@ -71,8 +80,10 @@ _EPA_R, _EPA_MU2 = 0.6, 0.2
 ROT_CONSTANT = (_EPA_R / _EPA_MU2**2) ** 0.2
 #: Fewest rows with positive kernel weight in the window of any grid point (local quadratic pilot).
 MIN_WINDOW = 30
+#: Floor of ``1 - leverage`` in the HC3 residuals of the influence function.
+MIN_ONE_MINUS_LEVERAGE = 0.1
 #: Largest density-ratio or inverse-propensity weight kept (larger ones are clipped to it).
-MAX_WEIGHT = 20.0
+MAX_WEIGHT = 100.0
 
 
 def fold_labels(n: int, n_folds: int, rng) -> np.ndarray:
@@ -136,6 +147,24 @@ def rbc_weights(a: np.ndarray, grid: np.ndarray, h: float, b: float | None = Non
     return ll - c[:, None] * pilot[2], pilot
 
 
+#: Fewest distinct values of the feature in the window of any grid point (the local quadratic needs 3).
+MIN_DISTINCT = 4
+
+
+def minimum_bandwidth(a: np.ndarray, grid: np.ndarray, *, min_window: int = MIN_WINDOW,
+                      min_distinct: int = MIN_DISTINCT) -> float:
+    """Smallest bandwidth that puts ``min_window`` rows and ``min_distinct`` distinct values of ``a`` strictly
+    inside the Epanechnikov window of every grid point (a feature with few values, like an hour of the day,
+    otherwise leaves the local fits singular)."""
+    dist = np.abs(a[None, :] - grid[:, None])
+    m = min(min_window, a.size)
+    rows = np.sort(dist, axis=1)[:, m - 1]
+    values = np.unique(a)
+    k = min(min_distinct, values.size)
+    distinct = np.sort(np.abs(values[None, :] - grid[:, None]), axis=1)[:, k - 1]
+    return float(np.max(np.maximum(rows, distinct))) * 1.0001
+
+
 def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
                             min_window: int = MIN_WINDOW) -> tuple[float, dict]:
     """Fan & Gijbels rule-of-thumb bandwidth for the local-linear regression of ``r`` on ``a``.
@@ -143,7 +172,8 @@ def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
     ``h = C_K [sigma^2 |range(a)| / (n mean_i m''(a_i)^2)]^(1/5)`` with ``C_K`` the Epanechnikov
     constant, ``m''`` and ``sigma^2`` from a global quartic least-squares fit (on ``a`` scaled to
     [0, 1] for conditioning), then kept in ``[h_min, range(a) / 2]`` where ``h_min`` puts at least
-    ``min_window`` rows in the window of every grid point.
+    ``min_window`` rows and :data:`MIN_DISTINCT` distinct values in the window of every grid point
+    (:func:`minimum_bandwidth`).
 
     Returns
     -------
@@ -163,8 +193,7 @@ def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
     curvature = float(np.mean(second**2))
     flat = curvature <= 1e-12 * max(sigma2, float(np.mean(r**2)), 1e-300)
     h_rot = np.inf if flat or sigma2 == 0 else ROT_CONSTANT * (sigma2 * span / (n * curvature)) ** 0.2
-    m = min(min_window, n)
-    h_min = float(np.max(np.sort(np.abs(a[None, :] - grid[:, None]), axis=1)[:, m - 1])) * 1.0001
+    h_min = minimum_bandwidth(a, grid, min_window=min_window)
     h_max = max(span / 2, h_min)
     h = float(np.clip(h_rot, h_min, h_max))
     return h, {"h_rot": float(h_rot), "h_min": h_min, "h_max": float(h_max)}
@@ -195,7 +224,7 @@ def interpolation_matrix(a: np.ndarray, fine: np.ndarray) -> np.ndarray:
 
 def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.ndarray, grid: np.ndarray, *,
                    bandwidth: float | None = None, localize: str = "pseudo-outcome",
-                   min_window: int = MIN_WINDOW) -> dict:
+                   min_window: int = MIN_WINDOW, hc3: bool = True) -> dict:
     """Debiased PD of one numeric feature on a grid, with its influence function.
 
     Parameters
@@ -249,10 +278,18 @@ def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.nda
             rots[o] = info["h_rot"]
         else:
             h, rots[o] = float(bandwidth), np.nan
+            h_min = minimum_bandwidth(a, grid, min_window=1, min_distinct=3)
+            if h < h_min:
+                raise ValueError(f"bandwidth={h:.4g} leaves fewer than 3 distinct values of the feature in the "
+                                 f"window of some grid point; use at least {h_min:.4g} (or bandwidth=None).")
         weights, pilot = rbc_weights(a, grid, h)
         beta = pilot @ xi                                              # (3, G)
         fitted = beta[0][:, None] + beta[1][:, None] * d + beta[2][:, None] * d**2
-        local = (n * weights * (xi[None, :] - fitted)).T              # (n, G)
+        resid = xi[None, :] - fitted                                   # (G, n)
+        if hc3:  # leverage of row j in the local quadratic fit at the grid point: HC3 residuals
+            lev = pilot[0] + pilot[1] * d + pilot[2] * d**2
+            resid = resid / np.maximum(1 - lev, MIN_ONE_MINUS_LEVERAGE)
+        local = (n * weights * resid).T                                # (n, G)
         if localize == "pseudo-outcome":
             spread = weights @ P                                       # (G, M): the smoother on the fine grid
             estimate[o] = weights @ xi
@@ -314,7 +351,8 @@ def diagnostic_bandwidth(a: np.ndarray, h: float) -> float:
 
 
 def overlap(kernel: np.ndarray, weights: np.ndarray, *, min_effective_size: float,
-            mass_range: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            mass_range: tuple[float, float],
+            second_moment: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Effective sample sizes, local weight masses and the overlap flag of every grid point.
 
     Parameters
@@ -325,11 +363,14 @@ def overlap(kernel: np.ndarray, weights: np.ndarray, *, min_effective_size: floa
         Unnormalised density ratios ``p(a) p(c) / p(a, c)``, or ``p(a) / pi(a | c)`` for levels.
     min_effective_size : float
     mass_range : (float, float)
+    second_moment : ndarray of shape (G,), optional
+        Model-based ``E[w^2 | A = a]`` per grid point; then the ESS is the smaller of the sample ESS
+        and :func:`model_effective_size`.
 
     Returns
     -------
     ess : ndarray
-        :func:`effective_sample_size` of kernel times weights.
+        :func:`effective_sample_size` of kernel times weights (or the model-based one, if smaller).
     mass : ndarray
         ``sum_i K_i w_i / sum_i K_i``.  Its population value is ``E[w | A = a] = 1`` whenever
         ``p(a, c) > 0`` wherever ``p(a) p(c) > 0``; it falls below 1 where the rows with ``A`` near
@@ -339,10 +380,21 @@ def overlap(kernel: np.ndarray, weights: np.ndarray, *, min_effective_size: floa
         ``ess >= min_effective_size`` and ``mass`` within ``mass_range``.
     """
     ess = effective_sample_size(kernel, weights)
+    if second_moment is not None:
+        ess = np.minimum(ess, model_effective_size(kernel, second_moment))
     total = kernel.sum(axis=-1)
     mass = np.divide((kernel * weights).sum(axis=-1), total, out=np.zeros_like(total), where=total > 0)
     ok = (ess >= min_effective_size) & (mass >= mass_range[0]) & (mass <= mass_range[1])
     return ess, mass, ok
+
+
+def small_sample_factor(ess: np.ndarray, level: float) -> np.ndarray:
+    """``t_{ESS - 1}`` quantile over the normal one at ``level`` (>= 1; 1 where the ESS is large or undefined)."""
+    from scipy.stats import t as student
+
+    df = np.maximum(np.asarray(ess, dtype=float) - 1, 1.0)
+    q = 0.5 + level / 2
+    return np.where(np.isfinite(df), student.ppf(q, df) / ndtri(q), 1.0)
 
 
 def supt_critical_value(influence: np.ndarray, se: np.ndarray, level: float, *, n_multipliers: int = 2000,
@@ -401,7 +453,8 @@ def ratio_design(a: np.ndarray, C: np.ndarray, *, max_pairs: int = 20) -> np.nda
 
 def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], np.ndarray]],
                   a_train: np.ndarray, C_train: np.ndarray, a_eval: np.ndarray, C_eval: np.ndarray, *,
-                  n_permutations: int = 2, max_weight: float = MAX_WEIGHT, rng=None) -> tuple[np.ndarray, int]:
+                  n_permutations: int = 2, max_weight: float = MAX_WEIGHT, rng=None,
+                  a_grid: np.ndarray | None = None) -> tuple:
     """Density ratio ``w = p(a) p(c) / p(a, c)`` on held-out rows by real-versus-permuted classification.
 
     The training rows (label 1) are stacked with ``n_permutations`` copies in which ``a`` is
@@ -420,6 +473,8 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
     n_permutations : int
     max_weight : float
     rng : seed for the permutations.
+    a_grid : ndarray of shape (G,), optional
+        Standardised grid values at which the ratio is also evaluated for every held-out row's ``C``.
 
     Returns
     -------
@@ -427,6 +482,9 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
         Clipped, unnormalised.
     n_clipped : int
         Held-out rows whose weight was clipped.
+    counterfactual : ndarray of shape (n_eval, G)
+        Only with ``a_grid``: the unclipped ratio ``w(a_g, C_j)``; its mean over the rows estimates
+        ``E[w^2 | A = a_g]`` (:func:`model_effective_size`).
     """
     gen = np.random.default_rng(rng)
     n = a_train.size
@@ -438,7 +496,39 @@ def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[n
     p1 = np.clip(predict(ratio_design(a_eval, C_eval)), 1e-12, 1 - 1e-12)
     w = (1 - p1) / p1 / n_permutations
     n_clipped = int((w > max_weight).sum())
-    return np.minimum(w, max_weight), n_clipped
+    if a_grid is None:
+        return np.minimum(w, max_weight), n_clipped
+    C_eval = C_eval.reshape(a_eval.size, -1)
+    stacked = ratio_design(np.repeat(np.asarray(a_grid, dtype=float), a_eval.size), np.tile(C_eval, (a_grid.size, 1)))
+    p = np.clip(predict(stacked), 1e-12, 1 - 1e-12).reshape(a_grid.size, a_eval.size).T   # one call: (n_eval, G)
+    return np.minimum(w, max_weight), n_clipped, (1 - p) / p / n_permutations
+
+
+def model_effective_size(kernel: np.ndarray, second_moment: np.ndarray) -> np.ndarray:
+    """Effective sample size of a grid point's window from the weight model, not from the rows that happen to be there.
+
+    ``n_K / E[w^2 | A = a]`` with ``n_K = (sum_i K_i)^2 / sum_i K_i^2`` the rows in the window and
+    ``E[w^2 | A = a]`` the variance inflation of the weights at ``a``.  For the density ratio
+    ``w = p(a) p(c) / p(a, c)``, ``E[w^2 | A = a] = E_C[w(a, C)]`` (the ratio evaluated at ``a`` for
+    every row's ``C``); for a level, ``w = p(a) / pi(a | c)`` and ``E[w^2 | A = a] = p(a) E_C[1 / pi(a | C)]``.
+    Unlike the ESS of the observed weights (:func:`effective_sample_size`), which only sees the rows
+    near ``a`` that were drawn, this sees the ``x_C`` that (almost) never occur with ``a``: where the
+    weights are heavy-tailed (weak overlap) the sample ESS looks fine in most data sets while the
+    estimate is driven by a few rare rows, and the normal approximation fails.
+
+    Parameters
+    ----------
+    kernel : ndarray of shape (..., G, n)
+    second_moment : ndarray of shape (G,)
+
+    Returns
+    -------
+    ndarray of shape (..., G)
+    """
+    total = kernel.sum(axis=-1)
+    squares = (kernel**2).sum(axis=-1)
+    rows = np.divide(total**2, squares, out=np.zeros_like(total), where=squares > 0)
+    return rows / np.maximum(second_moment, 1.0)
 
 
 def inverse_propensity(proba: np.ndarray, codes: np.ndarray, *, max_weight: float = MAX_WEIGHT) -> tuple[np.ndarray,

@@ -186,6 +186,11 @@ def plot_pd(
                 categorical_kind=categorical_kind, simultaneous_style=simultaneous_style,
                 line_kw=element_kw(style, "line"), band_kw=element_kw(style, "band"),
                 simultaneous_kw=element_kw(style, "simultaneous"))
+    if "overlap" in ds.data_vars and var == "pd":  # the debiased estimator withholds bands where overlap is thin
+        flagged = array_of(ds["overlap"], [name], "overlap") == 0
+        if flagged.any():
+            ax.plot(np.asarray(x)[flagged], est[flagged], "x", color="tab:red", ms=6, zorder=4,
+                    label="thin overlap: no band")
     quantile = resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
     finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
     response = response_label(attrs, label, n_outputs)

@@ -85,9 +85,10 @@ class SummaryContext:
         """What a PD value of ``output`` is: a class probability or the predicted target."""
         from .text import md
 
+        dgp = getattr(self.strategy, "target", "learner") == "dgp"  # a band about the data's PD, not the model's
         if self.problem.task == "classification":
-            return f"P(class = {md(output)})"
-        return f"predicted {md(self.problem.y.name)}"
+            return f"P(class = {md(output)}){' in the data' if dgp else ''}"
+        return f"the data's {md(self.problem.y.name)}" if dgp else f"predicted {md(self.problem.y.name)}"
 
 
 @dataclass(frozen=True)

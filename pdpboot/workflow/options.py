@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import InputError
+from .debiased_dgp import check_config as check_debiased
 
 try:  # Python >= 3.11
     import tomllib
@@ -160,7 +161,10 @@ OPTIONS: tuple[Option, ...] = (
            f"defaults to {IJ_TREES} then, fewer trees give noisy bands). Measured on Friedman 1 with 1000 trees: "
            "whole-curve coverage of the level-0.95 band 0.72 (MC SE 0.08) at n = 500 (bootstrap 0.93) and 0.40 "
            "(0.05) at n = 2000; pointwise 0.87-0.88. none: one fit, no refits, no bands: PD/ICE/ALE of the "
-           "model (a fitted --model-file as it is, on all rows), as R's pdp and iml draw them.",
+           "model (a fitted --model-file as it is, on all rows), as R's pdp and iml draw them. debiased: bands "
+           "for the data's PD (the PD of the process that made the data), not the model's: the model is "
+           "cross-fitted 5 times and its bias removed with reweighted held-out residuals (1-D PD only; no ICE, "
+           "pairs or H statistics).",
            choices=(), registry="uncertainty", metavar="METHOD", group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
@@ -550,9 +554,12 @@ def merge(command_line: dict, config_file: dict, base: dict | None = None) -> Ru
     given = {k for values in (config_file, command_line) for k, v in values.items() if v is not None}
     if config.get("n_resamples") == 0 and "uncertainty" not in given:  # --n-resamples 0: no refits
         config["uncertainty"] = "none"
-    if config.get("uncertainty") == "ij":  # its defaults: no ICE (needs refits), enough trees
+    if config.get("uncertainty") in ("ij", "debiased"):  # their defaults: no ICE (needs refits)
         if "ice_samples" not in given:
             config["ice_samples"] = 0
+    if config.get("uncertainty") == "debiased" and "pairs" not in given:  # 1-D only (the demo's pair dropped)
+        config["pairs"] = []
+    if config.get("uncertainty") == "ij":  # enough trees
         if "n_estimators" not in given:
             config["n_estimators"] = IJ_TREES
     check_ranges(config)
@@ -590,6 +597,7 @@ def check_ranges(config: dict) -> None:
          f"--threads-per-job must be at least 1, got {config['threads_per_job']}.")
     need(not (config["model_spec"] and config["model_file"]), "Give --model-spec or --model-file, not both.")
     _check_ij(config, need)
+    check_debiased(config)
     _check_one_fit(config, need)
     need(config["sep"] is None or len(config["sep"]) == 1 or config["sep"] in ("\\t", "tab"),
          f"--sep must be one character (or 'tab'), got {shorten(config['sep'])}.")

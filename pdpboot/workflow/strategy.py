@@ -3,6 +3,7 @@
 ``bootstrap``  refit the model on B resamples; bands, SEs and every interval of the summary
 ``ij``         one fit of a bagged forest; normal bands from the infinitesimal jackknife (PD only)
 ``none``       one fit (or the user's fitted ``--model-file`` as it is): the effects without bands
+``debiased``   K cross-fitted fits: bands for the *data's* PD (:mod:`~pdpboot.workflow.debiased_dgp`)
 
 A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
 summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
@@ -20,7 +21,7 @@ import xarray as xr
 
 from ..bands import confidence_bands
 from ..options import Execution, Resampling
-from . import InputError
+from . import InputError, debiased_dgp
 from .effect import EffectReport, FitContext
 from .options import register_choices
 from .progress import bootstrap_progress
@@ -48,6 +49,8 @@ class Strategy:
         The progress line's start, formatted with the configuration (``{config.n_resamples}``).
     check_model : callable, optional
         ``check_model(estimator)``: refuse, before any fit, a model the strategy cannot read.
+    target : {"learner", "dgp"}
+        What the bands are about: the learner's PD, or the data's (the PD of the data-generating process).
     """
 
     name: str
@@ -58,6 +61,7 @@ class Strategy:
     precision: Callable[[object, dict], str]
     announce: str
     check_model: Callable[[object], None] | None = None
+    target: str = "learner"
 
     def check(self, effect: EffectReport) -> None:
         """Refuse, before any fit, an effect this strategy cannot compute."""
@@ -174,6 +178,8 @@ STRATEGIES = {
                    "Infinitesimal jackknife: one fit", _ij_check_model),
     "none": Strategy("none", False, False, _one_fit_run("none"), _none_header, _none_precision,
                      "One fit, no refits"),
+    "debiased": Strategy("debiased", False, True, _one_fit_run("debiased"), debiased_dgp.header,
+                         debiased_dgp.precision, "Debiased, cross-fitted: the model fitted 5 times", target="dgp"),
 }
 register_choices("uncertainty", STRATEGIES)  # --uncertainty offers these names
 
