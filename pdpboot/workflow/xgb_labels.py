@@ -10,7 +10,12 @@ the exact tree engine reads it as an XGBoost model.  Imported only when XGBoost 
 from __future__ import annotations
 
 import numpy as np
-import xgboost
+
+try:
+    import xgboost
+except ImportError as exc:  # only imported for XGBoost models, which need it
+    raise ImportError("XGBoost models need the xgboost package: pip install xgboost (or the 'xgboost' "
+                      "extra).") from exc
 
 
 class LabelledXGBClassifier(xgboost.XGBClassifier):
