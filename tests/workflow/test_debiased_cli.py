@@ -32,7 +32,7 @@ def test_demo_end_to_end_every_file_reloads_and_reproduces(tmp_path, zarr_copies
     summary = (folder / "summary.md").read_text()
     assert "about the data's PD" in summary and "no unmeasured confounding" in summary
     assert "Response: the data's Price." in summary and "predicted Price" not in summary
-    assert sorted(p.name for p in (folder / "plots").iterdir())[:1] == ["overview.png"]
+    assert "overview.png" in {p.name for p in (folder / "plots").iterdir()}
     assert repro_main(folder, []) == 0  # recomputed from repro_inputs/: the same file
 
 
