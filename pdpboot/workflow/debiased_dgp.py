@@ -25,6 +25,14 @@ N_FOLDS = 5
 START = "--uncertainty debiased (bands for the data's PD, cross-fitted) "
 
 
+def defaults(config: dict, given: set) -> None:
+    """The debiased strategy's defaults: no ICE (it needs refits), 1-D curves only (the demo's pair dropped)."""
+    if "ice_samples" not in given:
+        config["ice_samples"] = 0
+    if "pairs" not in given:
+        config["pairs"] = []
+
+
 def check_config(config: dict) -> None:
     """Refuse, before anything is read, what the debiased strategy cannot compute (each message names the fix).
 

@@ -44,12 +44,6 @@ def _jackknife(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
     return jackknife_pd(ctx, sets, common)
 
 
-def _debiased(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
-    from .debiased_dgp import debiased_pd
-
-    return debiased_pd(ctx, sets, common)
-
-
 def _one_fit(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
     ice = ctx.config.ice_samples
     return partial_dependence(
@@ -330,7 +324,7 @@ REPORT = EffectReport(
     describe="everything computed for PD (PD, resamples, bands, ICE, heterogeneity statistics); open with "
              "`pdpboot.load(\"results.nc\")`.",
     feature_sets=feature_sets,
-    compute={"bootstrap": _bootstrap, "ij": _jackknife, "none": _one_fit, "debiased": _debiased},
+    compute={"bootstrap": _bootstrap, "ij": _jackknife, "none": _one_fit},
     summary=summary, plots=plots,
     sheet_prefixes=("PD ", "PD2 "), sheet_variables=("pd", "ice_sd"),
     tidy=_drop_pair_ice_resamples,

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from . import InputError
-from .debiased_dgp import check_config as check_debiased
 
 try:  # Python >= 3.11
     import tomllib
@@ -96,6 +95,12 @@ def registered(key: str) -> tuple[str, ...]:
         raise RuntimeError(f"--{key.replace('_', '-')}'s choices are registered by pdpboot.workflow.registry and "
                            "pdpboot.workflow.strategy; import them before checking a configuration.")
     return tuple(REGISTRIES[key])
+
+
+def registered_entry(key: str, name: str) -> object | None:
+    """The object registered under ``name`` for option ``key`` (None for a name not registered)."""
+    registered(key)  # refuses an unloaded registry
+    return REGISTRIES[key].get(name)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -554,14 +559,9 @@ def merge(command_line: dict, config_file: dict, base: dict | None = None) -> Ru
     given = {k for values in (config_file, command_line) for k, v in values.items() if v is not None}
     if config.get("n_resamples") == 0 and "uncertainty" not in given:  # --n-resamples 0: no refits
         config["uncertainty"] = "none"
-    if config.get("uncertainty") in ("ij", "debiased"):  # their defaults: no ICE (needs refits)
-        if "ice_samples" not in given:
-            config["ice_samples"] = 0
-    if config.get("uncertainty") == "debiased" and "pairs" not in given:  # 1-D only (the demo's pair dropped)
-        config["pairs"] = []
-    if config.get("uncertainty") == "ij":  # enough trees
-        if "n_estimators" not in given:
-            config["n_estimators"] = IJ_TREES
+    strategy = registered_entry("uncertainty", config.get("uncertainty", "bootstrap"))
+    if getattr(strategy, "defaults", None) is not None:  # the strategy's own defaults (ij: no ICE, 1000 trees)
+        strategy.defaults(config, given)
     check_ranges(config)
     return RunConfig(**config)
 
@@ -596,37 +596,10 @@ def check_ranges(config: dict) -> None:
     need(config["threads_per_job"] is None or config["threads_per_job"] >= 1,
          f"--threads-per-job must be at least 1, got {config['threads_per_job']}.")
     need(not (config["model_spec"] and config["model_file"]), "Give --model-spec or --model-file, not both.")
-    _check_ij(config, need)
-    check_debiased(config)
-    _check_one_fit(config, need)
+    strategy = registered_entry("uncertainty", config.get("uncertainty", "bootstrap"))
+    if getattr(strategy, "check_config", None) is not None:  # what the chosen strategy cannot do
+        strategy.check_config(config)
     need(config["sep"] is None or len(config["sep"]) == 1 or config["sep"] in ("\\t", "tab"),
          f"--sep must be one character (or 'tab'), got {shorten(config['sep'])}.")
 
 
-def _check_one_fit(config: dict, need) -> None:
-    """What ``--uncertainty none`` (one fit, no refits) cannot do."""
-    if config.get("uncertainty", "bootstrap") != "none":
-        return
-    need(config["interactions"] == 0, "--uncertainty none (one fit, no refits) has no H statistics: drop "
-         "--interactions, or use --uncertainty bootstrap.")
-
-
-def _check_ij(config: dict, need) -> None:
-    """What ``--uncertainty ij`` (one-fit infinitesimal-jackknife bands of a forest) cannot do."""
-    if config.get("uncertainty", "bootstrap") != "ij":
-        return
-    start = "--uncertainty ij (one-fit infinitesimal-jackknife bands of a bagged forest) "
-    need(not (config["model_spec"] or config["model_file"]),
-         start + "works with the run's own --model random-forest or extra-trees, not --model-spec/--model-file; "
-         "use --uncertainty bootstrap.")
-    need(config["model"] in IJ_MODELS, start + f"needs --model random-forest or extra-trees, got --model "
-         f"{config['model']}; use --uncertainty bootstrap for other models.")
-    need(config["ice_samples"] == 0, start + "has no ICE curves or ICE heterogeneity (they need refits): give "
-         "--ice-samples 0, or use --uncertainty bootstrap.")
-    need(config["interactions"] == 0, start + "has no H statistics (they need refits): drop --interactions, or "
-         "use --uncertainty bootstrap.")
-    need(not config["groups"], start + "treats rows as independent; with --groups use --uncertainty bootstrap "
-         "(the cluster bootstrap).")
-    need(config["n_estimators"] >= 2, start + "needs at least 2 trees (1000 or more for reliable bands).")
-    need(config.get("effect", "pd") == "pd", start + "computes PD bands only: give --effect pd, or use "
-         "--uncertainty bootstrap for ALE.")

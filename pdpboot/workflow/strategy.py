@@ -14,8 +14,8 @@ Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import xarray as xr
 
@@ -23,7 +23,7 @@ from ..bands import confidence_bands
 from ..options import Execution, Resampling
 from . import InputError, debiased_dgp
 from .effect import EffectReport, FitContext
-from .options import register_choices
+from .options import IJ_MODELS, IJ_TREES, register_choices
 from .progress import bootstrap_progress
 
 
@@ -62,10 +62,17 @@ class Strategy:
     announce: str
     check_model: Callable[[object], None] | None = None
     target: str = "learner"
+    compute: Mapping[str, Callable[[FitContext, list, dict], xr.DataTree]] = field(default_factory=dict)
+    defaults: Callable[[dict, set], None] | None = None
+    check_config: Callable[[dict], None] | None = None
+
+    def compute_for(self, effect: EffectReport) -> Callable[[FitContext, list, dict], xr.DataTree] | None:
+        """How this strategy computes ``effect``: its own entry, else the effect's entry for the strategy."""
+        return self.compute.get(effect.name) or effect.compute.get(self.name)
 
     def check(self, effect: EffectReport) -> None:
         """Refuse, before any fit, an effect this strategy cannot compute."""
-        if self.name not in effect.compute:
+        if self.compute_for(effect) is None:
             raise InputError(f"--uncertainty {self.name} cannot compute {effect.label}: use --uncertainty "
                              f"{' or '.join(effect.compute)} for --effect {effect.name}.")
 
@@ -89,7 +96,7 @@ def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.Data
     )
 
     def call():
-        run = lambda: effect.compute["bootstrap"](ctx, sets, common)  # noqa: E731 - maybe inside the reader
+        run = lambda: STRATEGIES["bootstrap"].compute_for(effect)(ctx, sets, common)  # noqa: E731 - maybe in the reader
         if ctx.progress_lines is None:
             return run()
         return bootstrap_progress(run, emit=ctx.progress_lines, n_resamples=config.n_resamples,
@@ -100,13 +107,13 @@ def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.Data
                             simultaneous=config.simultaneous)
 
 
-def _one_fit_run(name: str):
-    def run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTree:
-        common = dict(grid_resolution=ctx.config.grid_resolution, response_method=ctx.response_method)
-        if name == "none" and ctx.problem.task == "regression":  # outputs named like the bootstrap's: the target
-            common["target_names"] = [str(ctx.y_train.name)]
-        return _timed(effect, ctx, lambda: effect.compute[name](ctx, sets, common))
-    return run
+def _one_fit_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTree:
+    """A one-fit strategy's run: the chosen strategy's computation of ``effect`` (no refits, no bootstrap)."""
+    chosen = STRATEGIES[ctx.config.uncertainty]
+    common = dict(grid_resolution=ctx.config.grid_resolution, response_method=ctx.response_method)
+    if not chosen.bands and ctx.problem.task == "regression":  # outputs named like the bootstrap's: the target
+        common["target_names"] = [str(ctx.y_train.name)]
+    return _timed(effect, ctx, lambda: chosen.compute_for(effect)(ctx, sets, common))
 
 
 #: What a band is about, by the result's ``target`` attr (the target of inference the core records).
@@ -165,6 +172,44 @@ def _none_precision(config, results: dict) -> str:
             "is not measured. Rerun with `--uncertainty bootstrap` (B refits) for bands and intervals.")
 
 
+def _ij_defaults(config: dict, given: set) -> None:
+    """``--uncertainty ij``'s defaults: no ICE (it needs refits), enough trees."""
+    if "ice_samples" not in given:
+        config["ice_samples"] = 0
+    if "n_estimators" not in given:
+        config["n_estimators"] = IJ_TREES
+
+
+def _ij_check_config(config: dict) -> None:
+    """What ``--uncertainty ij`` (one-fit infinitesimal-jackknife bands of a forest) cannot do."""
+    def need(ok: bool, message: str) -> None:
+        if not ok:
+            raise InputError(start + message)
+
+    start = "--uncertainty ij (one-fit infinitesimal-jackknife bands of a bagged forest) "
+    need(not (config["model_spec"] or config["model_file"]),
+         "works with the run's own --model random-forest or extra-trees, not --model-spec/--model-file; "
+         "use --uncertainty bootstrap.")
+    need(config["model"] in IJ_MODELS, f"needs --model random-forest or extra-trees, got --model "
+         f"{config['model']}; use --uncertainty bootstrap for other models.")
+    need(config["ice_samples"] == 0, "has no ICE curves or ICE heterogeneity (they need refits): give "
+         "--ice-samples 0, or use --uncertainty bootstrap.")
+    need(config["interactions"] == 0, "has no H statistics (they need refits): drop --interactions, or "
+         "use --uncertainty bootstrap.")
+    need(not config["groups"], "treats rows as independent; with --groups use --uncertainty bootstrap "
+         "(the cluster bootstrap).")
+    need(config["n_estimators"] >= 2, "needs at least 2 trees (1000 or more for reliable bands).")
+    need(config.get("effect", "pd") == "pd", "computes PD bands only: give --effect pd, or use "
+         "--uncertainty bootstrap for ALE.")
+
+
+def _none_check_config(config: dict) -> None:
+    """What ``--uncertainty none`` (one fit, no refits) cannot do."""
+    if config["interactions"] != 0:
+        raise InputError("--uncertainty none (one fit, no refits) has no H statistics: drop --interactions, or "
+                         "use --uncertainty bootstrap.")
+
+
 def _ij_check_model(estimator) -> None:
     from .forest_ij import check_estimator
 
@@ -174,12 +219,15 @@ def _ij_check_model(estimator) -> None:
 STRATEGIES = {
     "bootstrap": Strategy("bootstrap", True, True, _bootstrap_run, _bootstrap_header, _bootstrap_precision,
                           "Bootstrap: {config.n_resamples} refits"),
-    "ij": Strategy("ij", False, True, _one_fit_run("ij"), _ij_header, _ij_precision,
-                   "Infinitesimal jackknife: one fit", _ij_check_model),
-    "none": Strategy("none", False, False, _one_fit_run("none"), _none_header, _none_precision,
-                     "One fit, no refits"),
-    "debiased": Strategy("debiased", False, True, _one_fit_run("debiased"), debiased_dgp.header,
-                         debiased_dgp.precision, "Debiased, cross-fitted: the model fitted 5 times", target="dgp"),
+    "ij": Strategy("ij", False, True, _one_fit_run, _ij_header, _ij_precision,
+                   "Infinitesimal jackknife: one fit", _ij_check_model, defaults=_ij_defaults,
+                   check_config=_ij_check_config),
+    "none": Strategy("none", False, False, _one_fit_run, _none_header, _none_precision,
+                     "One fit, no refits", check_config=_none_check_config),
+    "debiased": Strategy("debiased", False, True, _one_fit_run, debiased_dgp.header,
+                         debiased_dgp.precision, "Debiased, cross-fitted: the model fitted 5 times", target="dgp",
+                         compute={"pd": debiased_dgp.debiased_pd}, defaults=debiased_dgp.defaults,
+                         check_config=debiased_dgp.check_config),
 }
 register_choices("uncertainty", STRATEGIES)  # --uncertainty offers these names
 

@@ -33,3 +33,42 @@ def test_an_unregistered_effect_is_refused_with_the_registered_ones():
     with pytest.raises(InputError, match=r"must be one of bootstrap, ij, none, debiased; got 'boostrap'.*'bootstrap'"):
         merge({"target": "y", "uncertainty": "boostrap"}, {})
     assert BY_KEY["effect"].allowed == (*registry.EFFECTS, "both")
+
+
+def test_a_strategy_brings_its_compute_defaults_and_refusals_in_its_one_entry(monkeypatch, tmp_path, capsys):
+    """A strategy's own effect computations, config defaults and refusals live in its ``STRATEGIES`` entry:
+    registering it is the one line; no effect report and no option code names it."""
+    from pdpboot.workflow import effect_pd
+
+    from .helpers import only_run_folder, regression_table, run_cli
+
+    calls = []
+
+    def toy_pd(ctx, sets, common):  # one fit's PD, recorded so the test sees it ran
+        calls.append(sorted(map(str, sets)))
+        return effect_pd.REPORT.compute["none"](ctx, sets, common)
+
+    def toy_defaults(config, given):
+        if "grid_resolution" not in given:
+            config["grid_resolution"] = 5
+
+    def toy_check(config):
+        if config["interactions"]:
+            raise InputError("--uncertainty toy-fit has no H statistics: drop --interactions.")
+
+    toy = dataclasses.replace(strategy.STRATEGIES["none"], name="toy-fit", compute={"pd": toy_pd},
+                              defaults=toy_defaults, check_config=toy_check)
+    monkeypatch.setitem(strategy.STRATEGIES, "toy-fit", toy)  # the one registration line
+    assert "toy-fit" not in effect_pd.REPORT.compute
+    assert merge({"target": "y", "uncertainty": "toy-fit"}, {}).grid_resolution == 5
+    assert merge({"target": "y", "uncertainty": "toy-fit", "grid_resolution": 7}, {}).grid_resolution == 7
+    with pytest.raises(InputError, match="toy-fit has no H statistics"):
+        merge({"target": "y", "uncertainty": "toy-fit", "interactions": 50}, {})
+    data = tmp_path / "t.csv"
+    regression_table().to_csv(data, index=False)
+    code, out = run_cli(["run", data, "--target", "y", "--uncertainty", "toy-fit", "--effect", "pd",
+                         "--n-estimators", "10", "--no-workbook", "--quiet", "--out", tmp_path / "out"], capsys)
+    assert code == 0, out.err
+    assert calls, "the strategy's own compute did not run"
+    res = __import__("pdpboot").load(only_run_folder(tmp_path / "out") / "results.nc")
+    assert next(iter(res.children.values()))["pd"].sizes[next(iter(res.children))] == 5  # its default applied
