@@ -11,7 +11,6 @@ bandwidth rule are in :mod:`pdpboot.engine.debiased`).
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -34,6 +33,7 @@ from .engine.brute import brute_partial_dependence
 from .engine.refit import rows_of
 from .engine.response import output_labels, resolve_response_method, response_function
 from .header import ResultHeader
+from .options import DEBIASED_KEYWORDS, moved_keywords
 from .schema import node_name
 
 METHOD = "debiased-crossfit"
@@ -136,24 +136,14 @@ class DebiasedOptions:
         return out
 
 
-#: The keywords that moved into :class:`DebiasedOptions` (accepted with a FutureWarning).
-_MOVED = frozenset(f.name for f in fields(DebiasedOptions))
-
-
-def _resolve_options(options: DebiasedOptions | None, moved: dict) -> DebiasedOptions:
-    """``options`` with the deprecated keywords applied (each named in one FutureWarning)."""
+def _resolve_options(function, options: DebiasedOptions | None, deprecated: dict) -> DebiasedOptions:
+    """``options`` with the removed keywords applied (through the one shim, :func:`pdpboot.options.moved_keywords`,
+    each with its FutureWarning naming ``options=DebiasedOptions(...)``)."""
     if options is not None and not isinstance(options, DebiasedOptions):
         raise TypeError(f"options must be a pdpboot.DebiasedOptions, got {type(options).__name__}.")
-    unknown = sorted(set(moved) - _MOVED)
-    if unknown:
-        raise TypeError(f"debiased_partial_dependence() got an unexpected keyword argument {unknown[0]!r}.")
+    moved = moved_keywords(function, deprecated, DEBIASED_KEYWORDS, stacklevel=4).get("options", {})
     options = DebiasedOptions() if options is None else options
-    if moved:
-        names = ", ".join(f"{name}=..." for name in sorted(moved))
-        warnings.warn(f"debiased_partial_dependence({names}) is deprecated and will be removed; pass "
-                      f"options=pdpboot.DebiasedOptions({names}) instead.", FutureWarning, stacklevel=3)
-        options = replace(options, **moved)
-    return options
+    return replace(options, **moved) if moved else options
 
 
 def default_weight_classifier():
@@ -303,7 +293,7 @@ def debiased_partial_dependence(
     >>> res["x1"]["pd_band"].dims, res.attrs["target"]
     (('ci_bound', 'output', 'x1'), 'dgp')
     """
-    opts = _resolve_options(options, deprecated)
+    opts = _resolve_options(debiased_partial_dependence, options, deprecated)
     n_folds, bandwidth, localize, max_weight = opts.n_folds, opts.bandwidth, opts.localize, opts.max_weight
     min_effective_size, (mass_lo, mass_hi) = opts.min_effective_size, opts.weight_mass_range
     confidence_level = check_probability(confidence_level, "confidence_level")

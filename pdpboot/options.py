@@ -277,6 +277,10 @@ def resolve_execution(execution: Execution | None = None, **shortcuts) -> Execut
 #: of the new place.  ``resampling``/``execution``: a field of :class:`Resampling`/:class:`Execution`;
 #: ``statistics``: an entry of ``statistics=`` (:func:`pdpboot.bootstrap_partial_dependence`); ``estimator``:
 #: a parameter of the estimator itself.
+#: The fields of :class:`pdpboot.DebiasedOptions`, once keywords of ``debiased_partial_dependence``
+#: (``tests/test_debiased.py`` checks that the two agree).
+DEBIASED_KEYWORDS = ("n_folds", "weight_estimator", "bandwidth", "min_effective_size", "weight_mass_range",
+                     "max_weight", "n_permutations", "n_fine", "localize", "n_multipliers")
 MOVED: dict[str, tuple[str, str]] = {
     **{name: ("resampling", name) for name in ("subsample_fraction", "groups", "background", "max_background",
                                                "fit_params")},
@@ -290,6 +294,8 @@ MOVED: dict[str, tuple[str, str]] = {
     "contour_kw": ("style", "surface"), "contour_line_kw": ("style", "lines"), "clabel_kw": ("style", "labels"),
     "clabel": ("style", "labels"), "annotate": ("style", "labels"),
     "pd_kw": ("panel_kw", "curve"), "contour_plot_kw": ("panel_kw", "surface"),
+    # debiased_partial_dependence: its tuning went into one options=DebiasedOptions(...)
+    **{name: ("options", name) for name in DEBIASED_KEYWORDS},
 }
 #: The removed keywords every resampling entry point still accepts (those of its two option objects).
 RUN_KEYWORDS = tuple(name for name, (where, _) in MOVED.items() if where in ("resampling", "execution"))
@@ -314,6 +320,8 @@ def _new_place(name: str, value) -> str:
         return f"pass {where}={{{field!r}: {_shown(value)}}}"
     if where == "statistics":
         return f"pass statistics={{{field!r}: {_shown(value)}}}"
+    if where == "options":
+        return f"pass options=DebiasedOptions({field}={_shown(value)})"
     return f"set it on the estimator (estimator.set_params({field}={_shown(value)}))"
 
 
