@@ -246,10 +246,7 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     text = "\n".join(lines) + "\n"
     (ctx.study_dir(STUDY) / "summary.json").write_text(json.dumps(recs, indent=1))
     if summaries and not ctx.quick:
-        dest = C.ROOT / "experiments" / "summaries" / STUDY
-        dest.mkdir(parents=True, exist_ok=True)
-        (dest / "summary.json").write_text(json.dumps(recs, indent=1))
-        (dest / "summary.txt").write_text(text)
+        C.write_summary(C.ROOT / "experiments" / "summaries" / STUDY, recs, text)
     print(text)
     return recs
 

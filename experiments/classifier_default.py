@@ -29,7 +29,6 @@ Chunks of 3 data sets are cached under ``results/<mode>/classifier_default``; a 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from functools import partial
@@ -270,14 +269,9 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
                      f"{r['pointwise']:.3f} ({r['pointwise_mcse']:.3f})   {r['whole']:.3f} ({r['whole_mcse']:.3f})"
                      f"   {r['se_ratio_median']:.2f}   {r['supt_halfwidth_sd']:.2f}        {r['verdict']}")
     text = "\n".join(lines) + "\n"
-    folder = ctx.study_dir(STUDY)
-    (folder / "summary.json").write_text(json.dumps(recs, indent=1))
-    (folder / "summary.txt").write_text(text)
+    C.write_summary(ctx.study_dir(STUDY), recs, text)
     if not ctx.quick and summaries:
-        dest = C.ROOT / "experiments" / "summaries" / "classifier_se"
-        dest.mkdir(parents=True, exist_ok=True)
-        (dest / "default_B100.json").write_text(json.dumps(recs, indent=1))
-        (dest / "default_B100.txt").write_text(text)
+        C.write_summary(C.ROOT / "experiments" / "summaries" / "classifier_se", recs, text, stem="default_B100")
     print(text)
     return recs
 

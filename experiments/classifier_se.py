@@ -513,10 +513,7 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     text = "\n".join(lines)
     (folder / "summary.txt").write_text(text + "\n")
     if not ctx.quick and summaries:  # the committed copy (experiments/summaries/classifier_se)
-        dest = C.ROOT / "experiments" / "summaries" / STUDY
-        dest.mkdir(parents=True, exist_ok=True)
-        (dest / "summary.json").write_text(json.dumps(recs, indent=1))
-        (dest / "summary.txt").write_text(text + "\n")
+        C.write_summary(C.ROOT / "experiments" / "summaries" / STUDY, recs, text + "\n")
     print(text)
     return recs
 

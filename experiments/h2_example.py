@@ -14,7 +14,6 @@ mean of the resamples and the population value.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import numpy as np
@@ -73,10 +72,7 @@ def main(argv=None) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.summaries and not args.quick:
-        dest = C.ROOT / "experiments" / "summaries" / "h2_example"
-        dest.mkdir(parents=True, exist_ok=True)
-        (dest / "summary.json").write_text(json.dumps(recs, indent=1))
-        (dest / "summary.txt").write_text(text)
+        C.write_summary(C.ROOT / "experiments" / "summaries" / "h2_example", recs, text)
     return 0
 
 
