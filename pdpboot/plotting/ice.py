@@ -76,7 +76,7 @@ def plot_ice(
 
     See Also
     --------
-    plot_pd : The same drawing from a result that stored ICE (``ice=`` of the bootstrap).
+    plot_pd : The same drawing from a result that stored ICE (``statistics={"ice": n}`` of the bootstrap).
     pdpboot.partial_dependence : Computes the curves drawn here (``kind="both"``).
 
     Examples
