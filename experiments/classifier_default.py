@@ -276,6 +276,20 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     return recs
 
 
+def parse_cell(item: str) -> tuple[str, int, tuple[str, ...]]:
+    """``"DGP:LEARNER=R[@SCHEME,...]"`` -> (cell, R, schemes); schemes default to the cell's plan schemes."""
+    spec, _, schemes = item.partition("@")
+    cell, _, R = spec.partition("=")
+    dgp, _, learner = cell.partition(":")
+    if dgp not in DGPS or learner not in LEARNERS or not R.isdigit():
+        raise SystemExit(f"--cells {item!r}: expected DGP:LEARNER=R[@SCHEME,...] with DGP in {DGPS}, "
+                         f"LEARNER in {LEARNERS}, R a count")
+    chosen = tuple(schemes.split(",")) if schemes else (("plain", "sub632") if learner == "logreg" else ("sub632",))
+    if not set(chosen) <= set(_STREAM):
+        raise SystemExit(f"--cells {item!r}: schemes must be among {tuple(_STREAM)}")
+    return cell, int(R), chosen
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.classifier_default", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -285,9 +299,9 @@ def main(argv=None) -> int:
     parser.add_argument("--summaries", action="store_true",
                         help="also write experiments/summaries/classifier_se/default_B100.* (full mode)")
     parser.add_argument("--steps", help="a slice 'i:j' of the mode's plan (default: all of it)")
-    parser.add_argument("--cells", nargs="*", metavar="DGP:LEARNER=R",
-                        help="instead of the plan: these cells up to R data sets (logreg: plain and sub632; "
-                             "others: sub632)")
+    parser.add_argument("--cells", nargs="*", metavar="DGP:LEARNER=R[@SCHEME,...]",
+                        help="instead of the plan: these cells up to R data sets with the given schemes (default: "
+                             "logreg plain and sub632, others sub632), e.g. rare:hgb_clf=60@plain")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits
@@ -299,8 +313,7 @@ def main(argv=None) -> int:
                 i, j = (int(v) if v else None for v in args.steps.split(":"))
                 plan = plan[i:j]
             if args.cells:
-                plan = [(cell, int(R), ("plain", "sub632") if cell.endswith(":logreg") else ("sub632",))
-                        for cell, R in (item.split("=") for item in args.cells)]
+                plan = [parse_cell(item) for item in args.cells]
             compute(ctx, plan)
         if args.action in ("render", "both"):
             render(ctx, args.summaries)
