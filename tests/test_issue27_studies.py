@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import expit
 from sklearn.linear_model import LinearRegression
 
 from experiments import _common as C
@@ -12,6 +13,7 @@ from experiments import background_molnar as BM
 from experiments import bounded_shared as SB
 from experiments import classifier_default as CD
 from experiments import classifier_se as S
+from experiments import pointwise_diagnosis as PD
 from pdpboot.engine.hstats import interaction_statistics
 
 
@@ -73,3 +75,43 @@ def test_shared_h2_weights_are_duplicated_rows():
 
     out = interaction_statistics(predict, X[dup], pairs=[(0, 1)], n_max=dup.size, rng=None)
     assert weighted == pytest.approx(float(out[(0, 1)]["h2"][0]), rel=1e-10)
+
+
+def test_order_statistic_quantile_is_rank_b_plus_1_q():
+    draws = np.arange(1.0, 100.0)[:, None]  # B = 99 draws 1..99: rank (B + 1) q = 100 q, by hand
+    np.testing.assert_allclose(CD.order_statistic_quantile(draws, [0.025, 0.975])[:, 0], [2.5, 97.5])
+    np.testing.assert_allclose(CD.order_statistic_quantile(draws, 0.001)[0], 1.0)  # clipped to the smallest draw
+
+
+def test_pointwise_b1_maps_the_logit_band_back():
+    est = np.full((2, 3), 0.5)
+    x = np.linspace(-2.0, 2.0, 199)  # B = 199: ranks (B + 1) q = 5 and 195 are order statistics, no interpolation
+    draws = expit(x)[:, None, None] * np.ones((1, 2, 3))
+    lo, hi = expit(x[4]), expit(x[194])
+    truth = np.array([[lo - 1e-9, lo + 1e-9, hi - 1e-9], [hi + 1e-9, 0.5, 0.5]])
+    assert CD.pointwise_b1(est, draws, truth, "plain", 400) == 4 / 6
+    assert CD.pointwise_b1(est, draws, truth, "logit", 400) == 4 / 6
+    # sub632: deviations from the estimate scaled by sqrt(m / (n - m)) on the logit scale
+    s = S._sub632_scale(400)
+    truth = np.array([[expit(s * x[4]) - 1e-9, expit(s * x[4]) + 1e-9, expit(s * x[194]) - 1e-9],
+                      [expit(s * x[194]) + 1e-9, 0.5, 0.5]])
+    assert CD.pointwise_b1(est, draws, truth, "sub632_logit", 400) == 4 / 6
+
+
+def test_finite_b_coverage_matches_the_rank_argument():
+    """Exact bootstrap, B = 100: the truth's rank among B + 1 exchangeable values is uniform, so a band between
+    ranks h_lo and h_hi (1-based) covers (h_hi - h_lo) / (B + 1): interpolated 94.05 / 101, order statistic
+    95.95 / 101."""
+    fb = PD.finite_b_coverage(100, 20_000, np.random.default_rng(5))
+    assert abs(fb["percentile_interpolated"] - 94.05 / 101) < 4 * fb["mcse"]
+    assert abs(fb["percentile_order_statistic"] - 95.95 / 101) < 4 * fb["mcse"]
+
+
+def test_diagnose_oracle_band_and_offset():
+    rng = np.random.default_rng(6)
+    fits = 0.5 + 0.05 * rng.normal(size=(2000, 1, 2))  # truth 0.5, SD 0.05
+    est = 0.5 + 0.05 * rng.normal(size=(400, 1, 2))
+    draws = est[:, None] + 0.05 * rng.normal(size=(400, 100, 1, 2)) + 0.01  # offset 0.2 SD
+    out = PD.diagnose(est, draws, fits)
+    assert abs(out["oracle_normal"] - 0.95) < 0.025 and abs(out["offset_sd_max"] - 0.2) < 0.05
+    assert abs(out["se_ratio_median"] - 1.0) < 0.05 and out["R"] == 400 and out["B"] == 100
