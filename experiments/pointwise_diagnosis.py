@@ -98,6 +98,39 @@ def diagnose(est: np.ndarray, draws: np.ndarray, fits: np.ndarray) -> dict:
     return out
 
 
+def simultaneous_band(est: np.ndarray, draws: np.ndarray, scheme: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The package's sup-t band (``band_arrays``) of one data set under ``classifier_default``'s scheme rows:
+    ``plain`` (probability scale) or ``sub632_logit`` (rescaled 0.632 subsample on the logit scale)."""
+    from pdpboot.engine.intervals import band_arrays
+
+    if scheme == "plain":
+        lo, hi, *_ = band_arrays(est, draws, level=0.95, method="percentile", simultaneous=True)
+        return lo, hi
+    if scheme != "sub632_logit":
+        raise ValueError(scheme)
+    eps = 1e-6
+    le, ld = logit(np.clip(est, eps, 1 - eps)), logit(np.clip(draws, eps, 1 - eps))
+    lo, hi, *_ = band_arrays(le, le + cs._sub632_scale(n) * (ld - le), level=0.95, method="percentile",
+                             simultaneous=True)
+    return expit(lo), expit(hi)
+
+
+def whole_curve_misses(est: np.ndarray, draws: np.ndarray, fits: np.ndarray, scheme: str, n: int) -> dict:
+    """Where the truth leaves the simultaneous band: per grid point, the number of data sets with the truth
+    above / below it, and the skewness of the estimate there (``est`` (R, F, G), ``draws`` (R, B, F, G))."""
+    truth, sd = np.nanmean(fits, axis=0), np.nanstd(fits, axis=0, ddof=1)
+    above, below, whole = np.zeros(truth.shape, int), np.zeros(truth.shape, int), []
+    for r in range(est.shape[0]):
+        lo, hi = simultaneous_band(est[r], draws[r], scheme, n)
+        above += truth > hi
+        below += truth < lo
+        whole.append(np.mean(np.all((lo <= truth) & (truth <= hi), axis=1)))
+    skew = np.nanmean(((fits - truth) / sd) ** 3, axis=0)
+    mean, mcse = cs._mean_se(whole)
+    return {"scheme": scheme, "R": int(est.shape[0]), "whole": mean, "whole_mcse": mcse,
+            "above": above.tolist(), "below": below.tolist(), "truth": truth.tolist(), "skew": skew.tolist()}
+
+
 def records(ctx: C.Context) -> list[dict]:
     recs = []
     for cell in CELLS:
@@ -136,8 +169,23 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
         vs = f"{r['learner_vs_dgp_sd_max']:6.2f}" if "learner_vs_dgp_sd_max" in r else "     -"
         lines.append(f"{r['cell']:18s} {r['R']:4d}  {cols}  {r['se_ratio_median']:.2f}  {r['offset_sd_max']:.2f}"
                      f"  {r['skew_max']:.2f}  {vs}")
+    misses = []
+    for scheme, stored in (("plain", "plain"), ("sub632_logit", "sub632")):
+        reps, est, draws = D.draws_of(ctx, "rare:hgb_clf", stored)
+        if reps.size < 2:
+            continue
+        fits = D.truth_of(ctx, "rare:hgb_clf")["fits"].values
+        m = whole_curve_misses(est, draws, fits, scheme, cs.SETTINGS[ctx.mode]["n"])
+        misses.append(m)
+        lines.append(f"\nrare:hgb_clf {scheme} (B = 100, R = {m['R']}): sup-t whole curve {m['whole']:.3f} "
+                     f"({m['whole_mcse']:.3f}); data sets with the truth above / below the band, per grid point:")
+        for f in range(len(m["above"])):
+            lines.append(f"  x{f} truth " + " ".join(f"{v:5.3f}" for v in m["truth"][f]))
+            lines.append(f"  x{f} skew  " + " ".join(f"{v:5.2f}" for v in m["skew"][f]))
+            lines.append(f"  x{f} above " + " ".join(f"{v:5d}" for v in m["above"][f]))
+            lines.append(f"  x{f} below " + " ".join(f"{v:5d}" for v in m["below"][f]))
     text = "\n".join(lines) + "\n"
-    out = [{"finite_b": fb}, *recs]
+    out = [{"finite_b": fb}, *recs, *({"misses": m} for m in misses)]
     C.write_summary(ctx.study_dir(D.STUDY), out, text, stem="pointwise_diagnosis")
     if summaries and not ctx.quick:
         C.write_summary(C.ROOT / "experiments" / "summaries" / "classifier_se", out, text, stem="pointwise_diagnosis")

@@ -115,3 +115,16 @@ def test_diagnose_oracle_band_and_offset():
     out = PD.diagnose(est, draws, fits)
     assert abs(out["oracle_normal"] - 0.95) < 0.025 and abs(out["offset_sd_max"] - 0.2) < 0.05
     assert abs(out["se_ratio_median"] - 1.0) < 0.05 and out["R"] == 400 and out["B"] == 100
+
+
+def test_whole_curve_misses_counts_the_side():
+    rng = np.random.default_rng(7)
+    fits = 0.3 + 0.01 * rng.normal(size=(500, 1, 4))
+    est = np.full((3, 1, 4), 0.3)
+    est[1, 0, 2] = 0.5  # data set 1: the estimate far above the truth at grid point 2 -> truth below the band
+    est[2, 0, 0] = 0.1  # data set 2: far below at grid point 0 -> truth above the band
+    draws = est[:, None] + 0.01 * rng.normal(size=(3, 100, 1, 4))  # resamples spread about their estimate
+    for scheme in ("plain", "sub632_logit"):
+        out = PD.whole_curve_misses(est, draws, fits, scheme, 400)
+        assert out["below"] == [[0, 0, 1, 0]] and out["above"] == [[1, 0, 0, 0]]
+        assert out["whole"] == 1 / 3 and out["R"] == 3
