@@ -166,11 +166,15 @@ def _chunk(ctx: C.Context, cell: str, schemes, first: int, last: int) -> xr.Data
 
 
 def compute(ctx: C.Context, plan=None) -> None:
-    """Every step of the plan in order (truth, then chunks of ``CHUNK`` data sets); cached, resumable."""
+    """Every step of the plan in order (truth, then chunks of ``CHUNK`` data sets); cached, resumable.
+
+    A step is ``(cell, R, schemes)`` or ``(cell, R, schemes, first)``: data sets ``first..R-1`` (``first`` a
+    multiple of ``CHUNK``), e.g. to add a scheme to data sets whose other scheme is already cached.
+    """
     folder = ctx.study_dir(STUDY)
-    for cell, R, schemes in plan or PLANS[ctx.mode]:
+    for cell, R, schemes, *start in plan or PLANS[ctx.mode]:
         truth_of(ctx, cell)
-        for first in range(0, R, CHUNK):
+        for first in range(start[0] if start else 0, R, CHUNK):
             last = min(first + CHUNK, R)
             tag = "_".join(schemes)
             C.cached(folder / f"{cell.replace(':', '_')}_{tag}_{first:05d}.nc", ctx,
@@ -300,18 +304,21 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     return recs
 
 
-def parse_cell(item: str) -> tuple[str, int, tuple[str, ...]]:
-    """``"DGP:LEARNER=R[@SCHEME,...]"`` -> (cell, R, schemes); schemes default to the cell's plan schemes."""
+def parse_cell(item: str) -> tuple:
+    """``"DGP:LEARNER=[FIRST-]R[@SCHEME,...]"`` -> (cell, R, schemes[, first]); schemes default to the cell's
+    plan schemes, ``first`` (a multiple of ``CHUNK``) to 0."""
     spec, _, schemes = item.partition("@")
-    cell, _, R = spec.partition("=")
+    cell, _, counts = spec.partition("=")
     dgp, _, learner = cell.partition(":")
-    if dgp not in DGPS or learner not in LEARNERS or not R.isdigit():
-        raise SystemExit(f"--cells {item!r}: expected DGP:LEARNER=R[@SCHEME,...] with DGP in {DGPS}, "
-                         f"LEARNER in {LEARNERS}, R a count")
+    first, _, R = counts.rpartition("-")
+    if (dgp not in DGPS or learner not in LEARNERS or not R.isdigit() or (first and not first.isdigit())
+            or (first and int(first) % CHUNK)):
+        raise SystemExit(f"--cells {item!r}: expected DGP:LEARNER=[FIRST-]R[@SCHEME,...] with DGP in {DGPS}, "
+                         f"LEARNER in {LEARNERS}, R a count, FIRST a multiple of {CHUNK}")
     chosen = tuple(schemes.split(",")) if schemes else (("plain", "sub632") if learner == "logreg" else ("sub632",))
     if not set(chosen) <= set(_STREAM):
         raise SystemExit(f"--cells {item!r}: schemes must be among {tuple(_STREAM)}")
-    return cell, int(R), chosen
+    return (cell, int(R), chosen, int(first)) if first else (cell, int(R), chosen)
 
 
 def main(argv=None) -> int:
@@ -323,9 +330,9 @@ def main(argv=None) -> int:
     parser.add_argument("--summaries", action="store_true",
                         help="also write experiments/summaries/classifier_se/default_B100.* (full mode)")
     parser.add_argument("--steps", help="a slice 'i:j' of the mode's plan (default: all of it)")
-    parser.add_argument("--cells", nargs="*", metavar="DGP:LEARNER=R[@SCHEME,...]",
+    parser.add_argument("--cells", nargs="*", metavar="DGP:LEARNER=[FIRST-]R[@SCHEME,...]",
                         help="instead of the plan: these cells up to R data sets with the given schemes (default: "
-                             "logreg plain and sub632, others sub632), e.g. rare:hgb_clf=60@plain")
+                             "logreg plain and sub632, others sub632), e.g. rare:hgb_clf=24-60@plain,sub632")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, args.results_dir, None, 1)
     from threadpoolctl import threadpool_limits

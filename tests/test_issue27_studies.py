@@ -128,3 +128,12 @@ def test_whole_curve_misses_counts_the_side():
         out = PD.whole_curve_misses(est, draws, fits, scheme, 400)
         assert out["below"] == [[0, 0, 1, 0]] and out["above"] == [[1, 0, 0, 0]]
         assert out["whole"] == 1 / 3 and out["R"] == 3
+
+
+def test_parse_cell_reads_first_rep_and_schemes():
+    assert CD.parse_cell("rare:hgb_clf=24-60@plain,sub632") == ("rare:hgb_clf", 60, ("plain", "sub632"), 24)
+    assert CD.parse_cell("rare:logreg=201") == ("rare:logreg", 201, ("plain", "sub632"))
+    assert CD.parse_cell("step:rf_clf=21") == ("step:rf_clf", 21, ("sub632",))
+    for bad in ("rare:hgb_clf=5-60", "rare:gbm=6", "rare:hgb_clf=6@half"):
+        with pytest.raises(SystemExit, match="--cells"):
+            CD.parse_cell(bad)
