@@ -62,6 +62,13 @@ PLANS = {
         *[(f"{d}:hgb_clf", 48, ("sub632",)) for d in ("rare", "logistic", "step")],
         *[(f"{d}:hgb_reg", 48, ("sub632",)) for d in DGPS],
         *[(f"{d}:rf_clf", 24, ("sub632",)) for d in DGPS],
+        # session of 14:20 (issue 27's last order): the rare outcome at R = 60 with the plain bootstrap too,
+        # logistic regression at R = 201, the forest at R = 30 / 21
+        ("rare:hgb_clf", 60, ("sub632",)),
+        *[(f"{d}:logreg", 201, ("plain", "sub632")) for d in ("logistic", "rare", "skewcorr", "step")],
+        ("rare:hgb_clf", 60, ("plain",)),
+        ("skewcorr:rf_clf", 30, ("sub632",)),
+        *[(f"{d}:rf_clf", 21, ("sub632",)) for d in ("logistic", "step", "rare")],
     ],
     "quick": [(f"{d}:{m}", 2, ("plain", "sub632")) for d in ("skewcorr", "rare") for m in ("hgb_clf", "hgb_reg")],
 }
