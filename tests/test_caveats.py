@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -118,17 +121,25 @@ def test_probability_bands_refuse_a_regression_and_warn_for_boosting():
     assert len(caught) == 1  # once, not once per scale
 
 
+def _b100_record(cell: str, scheme: str) -> dict:
+    """The committed B = 100 summary's row (``experiments/summaries/classifier_se/default_B100.json``)."""
+    path = Path(__file__).resolve().parents[1] / "experiments" / "summaries" / "classifier_se" / "default_B100.json"
+    return next(r for r in json.loads(path.read_text()) if r["cell"] == cell and r["scheme"] == scheme)
+
+
 def test_subsample_stays_opt_in_and_the_warning_quotes_the_b100_study():
     """Issue 27 item 1: the 0.632 subsample missed the target on a rare outcome at B = 100, so a classifier's
     default stays the bootstrap and the boosting-classifier warning quotes the B = 100 shortfall."""
     from pdpboot.caveats import SUBSAMPLE_NOTE
 
-    assert "0.833 (0.058)" in SUBSAMPLE_NOTE and "not the default" in SUBSAMPLE_NOTE
+    rare = _b100_record("rare:hgb_clf", "sub632_logit")
+    quoted = f"{rare['whole']:.3f} ({rare['whole_mcse']:.3f}) whole curve (R = {rare['R']};"
+    assert quoted in SUBSAMPLE_NOTE and "not the default" in SUBSAMPLE_NOTE
     rng = np.random.default_rng(2)
     X = rng.normal(size=(60, 2))
     y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
     res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=3, grid_resolution=3,
                                                rng=0, execution=pdpboot.Execution(progress=False))
     assert res.attrs["resampling"] == "bootstrap" and res.attrs["subsample_size"] == 60
-    with pytest.warns(pdpboot.CoverageWarning, match=r"0\.833 \(0\.058\) whole curve"):
+    with pytest.warns(pdpboot.CoverageWarning, match=re.escape(quoted)):
         pdpboot.confidence_bands(_tree(repr(HistGradientBoostingClassifier())), simultaneous=True)
