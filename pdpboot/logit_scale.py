@@ -16,7 +16,7 @@ B = 50, 95 % bands, coverage of the learner's expected PD; numbers in :data:`MEA
 >= 0.93, pointwise 0.95 +/- 0.02) with the boosting classifier on two DGPs (audit-like: 0.953 and
 0.958, R = 60), not on a rare outcome (0.945 pointwise, 0.883 (MC SE 0.030) whole curve, R = 60: the
 truth above the band at the lowest probabilities), and logistic regression's pointwise coverage
-stayed at 0.92-0.93 on three DGPs (R = 201) as with the bootstrap -- the percentile band's
+stayed at 0.92-0.93 on all four DGPs (R = 201) as with the bootstrap -- the percentile band's
 interpolated quantile at finite B, not the scheme (see :func:`pdpboot.confidence_bands`); so it
 stays opt-in, and the boosting-classifier :class:`pdpboot.CoverageWarning` stays.
 """

@@ -135,6 +135,9 @@ def test_subsample_stays_opt_in_and_the_warning_quotes_the_b100_study():
     rare = _b100_record("rare:hgb_clf", "sub632_logit")
     quoted = f"{rare['whole']:.3f} ({rare['whole_mcse']:.3f}) whole curve (R = {rare['R']};"
     assert quoted in SUBSAMPLE_NOTE and "not the default" in SUBSAMPLE_NOTE
+    plain = _b100_record("rare:hgb_clf", "plain")  # the default's own shortfall there, in the boosting note
+    assert f"{plain['whole']:.3f} (MC SE {plain['whole_mcse']:.3f})" in BOOSTING_CLASSIFIER_NOTE
+    assert f"R = {plain['R']}, B = {plain['B']}) its SE was {plain['se_ratio_median']:.2f}" in BOOSTING_CLASSIFIER_NOTE
     rng = np.random.default_rng(2)
     X = rng.normal(size=(60, 2))
     y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
