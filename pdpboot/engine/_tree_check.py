@@ -155,15 +155,16 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
     sentinel = getattr(model.source, "missing_value", None)
     cols = sorted(grids)
     name = type(estimator).__name__
+    nan_ok = _holds_nan(X, cols)
+    respond = response_function(estimator, response_method)
     for with_nan in (True, False):  # without the added NaN if the model's own response refuses it
-        lists = {j: _probe_values(grids[j], sentinel, with_nan and _holds_nan(X, j)) for j in cols}
+        lists = {j: _probe_values(grids[j], sentinel, with_nan and nan_ok[j]) for j in cols}
         k = min(max([MIN_PROBE_ROWS] + [len(v) for v in lists.values()]), MAX_PROBE_ROWS) if cols else PROBE_ROWS
         rows = probe_rows(X.shape[0], k)
-        subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan and _holds_nan(X, j)), k, 7 * p)
+        subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan and nan_ok[j]), k, 7 * p)
                 for p, j in enumerate(cols)}
-        Xp = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
         try:
-            ref = response_function(estimator, response_method)(_inputs(Xp, subs))
+            ref = respond(_inputs(X, rows, subs))
             break
         except (ValueError, TypeError, IndexError) as exc:
             if not with_nan or not cols:
@@ -197,10 +198,11 @@ def _show(value) -> str:
         return repr(value)
 
 
-def _holds_nan(X, j: int) -> bool:
-    """Whether column ``j`` of ``X`` can be set to NaN (a NumPy bool column of a DataFrame would read it as
-    True, as brute force would: the engine never meets a missing value there)."""
-    return not (hasattr(X, "dtypes") and getattr(X.dtypes.iloc[j], "kind", "") == "b")
+def _holds_nan(X, cols: list) -> dict:
+    """Column -> whether column ``j`` of ``X`` can be set to NaN (a NumPy bool column of a DataFrame would
+    read it as True, as brute force would: the engine never meets a missing value there)."""
+    dtypes = list(X.dtypes) if hasattr(X, "dtypes") and not isinstance(X, np.ndarray) else None
+    return {j: not (dtypes is not None and getattr(dtypes[j], "kind", "") == "b") for j in cols}
 
 
 def _probe_values(grid, sentinel, with_nan: bool) -> np.ndarray:
@@ -229,10 +231,13 @@ def _spread(values: np.ndarray, k: int, sentinel, with_nan: bool) -> np.ndarray:
     return np.concatenate([grid[keep], tok])
 
 
-def _inputs(Xp, subs: dict):
-    """The probe rows in the model's input space with column ``j`` set to ``subs[j]`` (as brute force sets it)."""
-    k = Xp.shape[0]
-    return _Table(Xp, list(subs), [subs[j] for j in subs]).block(np.arange(k), np.arange(k))
+def _inputs(X, rows: np.ndarray, subs: dict):
+    """Rows ``rows`` of ``X`` in the model's input space with column ``j`` set to ``subs[j]`` (as brute
+    force sets it; one take of the rows)."""
+    points = np.arange(len(rows))
+    if not isinstance(X, pd.DataFrame):  # the rows first: an integer array is widened to float for a float grid
+        X, rows = np.asarray(X)[rows], points
+    return _Table(X, list(subs), [subs[j] for j in subs]).block(rows, points)
 
 
 def tree_probe(prepared, rows: np.ndarray, subs: dict) -> np.ndarray:
