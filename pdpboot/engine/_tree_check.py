@@ -93,18 +93,23 @@ def _tolerance(model: TreeModel, ref: np.ndarray) -> float:
     return 2e-5 * scale + 1e-7 * len(model.roots) * leaf
 
 
+def leaf_sums(model: TreeModel, kernel_base, xt: np.ndarray) -> np.ndarray:
+    """(n_rows, n_raw) sum over the trees of the leaf value each row of ``xt`` (trees' space) reaches, no
+    offset: a plain descent, compiled when numba is there (``kernel_base()`` gives its node table, built
+    once per model and shared with the walks), else NumPy."""
+    kern = _kernel()
+    if kern is None:
+        return _raw_outputs(model, xt)
+    nodes, thr = kernel_base()
+    return kern.descend(nodes, thr, np.ascontiguousarray(model.cat_left, dtype=np.bool_),
+                        np.ascontiguousarray(model.value, dtype=np.float64),
+                        np.ascontiguousarray(model.roots, dtype=np.int64), np.ascontiguousarray(xt, dtype=np.float64))
+
+
 def _tree_response(prepared, xt: np.ndarray) -> np.ndarray:
     """The reading's response on rows ``xt`` (trees' space): a plain descent, the offset, the link."""
     model = prepared.model
-    kern = _kernel()
-    if kern is None:
-        raw = _raw_outputs(model, xt)
-    else:
-        nodes, thr = prepared.kernel_base()
-        raw = kern.descend(nodes, thr, np.ascontiguousarray(model.cat_left, dtype=np.bool_),
-                           np.ascontiguousarray(model.value, dtype=np.float64),
-                           np.ascontiguousarray(model.roots, dtype=np.int64), np.ascontiguousarray(xt))
-    raw = raw + model.offset[None, :]
+    raw = leaf_sums(model, prepared.kernel_base, xt) + model.offset[None, :]
     if model.link is None:
         return raw
     return np.asarray(model.link(raw), dtype=np.float64).reshape(len(raw), -1)
