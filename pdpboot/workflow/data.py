@@ -757,6 +757,9 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
             raise InputError(f"Pair {a}:{b} is requested twice.")
         pairs.append((a, b))
     forced = [_need_column(c, columns, "--categorical") for c in config.categorical]
+    for option in ("labels", "units"):  # a misspelt column would otherwise be ignored without a word
+        for name in getattr(config, option):
+            _need_column(name, columns, f"--{option}")
 
     y = table[target]
     if y.isna().all():

@@ -61,6 +61,13 @@ def test_unknown_feature_and_pair(table_csv, tmp_path, capsys):
     assert "'x2'" in err and "Available columns" in err
 
 
+@pytest.mark.parametrize("option", ["--labels", "--units"])
+def test_labels_and_units_of_unknown_columns_are_refused(table_csv, tmp_path, capsys, option):
+    """Hostile round 2: ``--labels 'colur=Colour'`` (a typo) was ignored without a word, the plots kept 'colour'."""
+    err = bad(["run", table_csv, "--target", "y", option, "colur=Colour"], capsys, tmp_path / "o")
+    assert f"Unknown {option} column 'colur'" in err and "Did you mean 'colour'?" in err
+
+
 @pytest.mark.parametrize("column, task, expected", [
     ("constant", "auto", "is constant"),
     ("empty", "auto", "only missing values"),
