@@ -327,9 +327,51 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
         _refuse_duplicate_header(header.iloc[0].tolist() if len(header) else [], path.name)
         table = pd.read_excel(path, sheet_name=0, engine="openpyxl", keep_default_na=False,
                               na_values=["", *na_values])
+        if table.isna().to_numpy().any():
+            _refuse_uncached_formulas(path)
+        if table.shape[0] == 0:
+            with pd.ExcelFile(path, engine="openpyxl") as book:
+                sheets = book.sheet_names
+            if len(sheets) > 1:
+                raise InputError(f"The first sheet {shorten(sheets[0])} of {shorten(path.name)} holds no data rows; "
+                                 f"pdpboot reads the first sheet (this workbook has {', '.join(map(shorten, sheets))}"
+                                 "): move the table to the first sheet, or save it as CSV.")
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
         raise InputError(f"Cannot read {shorten(path.name)} as an Excel workbook: {str(exc).splitlines()[0]}") from None
     return _read_tokens(table, notes, comma=False, infer=True)[0]
+
+
+def _refuse_uncached_formulas(path: Path) -> None:
+    """Refuse formula cells of the first sheet that carry no saved result (read as missing values).
+
+    Excel and LibreOffice save each formula's last result; a workbook written by a program (openpyxl,
+    ``DataFrame.to_excel`` with formulas) and never opened holds the formula only, which pandas reads as
+    an empty cell.  Runs only when the table has missing values.
+    """
+    import openpyxl
+
+    formulas = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    try:
+        sheet = formulas.worksheets[0]
+        header = [c.value for c in next(sheet.iter_rows(max_row=1), ())]
+        cells = {(i, j) for i, row in enumerate(sheet.iter_rows(min_row=2)) for j, c in enumerate(row)
+                 if getattr(c, "data_type", None) == "f" or (isinstance(c.value, str) and c.value.startswith("="))}
+    finally:
+        formulas.close()
+    if not cells:
+        return
+    values = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    try:
+        empty = [j for i, row in enumerate(values.worksheets[0].iter_rows(min_row=2)) for j, c in enumerate(row)
+                 if (i, j) in cells and c.value is None]
+    finally:
+        values.close()
+    if empty:
+        columns = sorted({str(header[j]) if j < len(header) else f"#{j + 1}" for j in empty})
+        raise InputError(f"{shorten(path.name)}: column(s) {', '.join(map(shorten, columns))} hold {len(empty)} "
+                         "formula cell(s) without a saved result (the workbook was written by a program and never "
+                         "recalculated), which would be read as missing values; open and save it in Excel or "
+                         "LibreOffice, or export it as CSV, first.")
 
 
 def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | None = None,
