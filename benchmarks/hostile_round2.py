@@ -1,6 +1,7 @@
 """Issue 26, second hostile round: every case run, with its check (not part of CI; slow parts are CLI runs).
 
     python -m benchmarks.hostile_round2 api          # API: dtypes, multi-output, weights, custom grids
+    python -m benchmarks.hostile_round2 arguments    # partial_dependence arguments: a clear refusal or the right PD
     python -m benchmarks.hostile_round2 checkpoint   # resume with changed inputs must refuse or equal a fresh run
     python -m benchmarks.hostile_round2 cli OUTDIR   # fresh real tables (statsmodels' bundled data) through the CLI
 
@@ -43,8 +44,8 @@ def brute(est, X: pd.DataFrame, feature: str, values, *, weights=None, method: s
     out = []
     for v in values:
         Xc = X.copy()
-        Xc[feature] = v if isinstance(X[feature].dtype, pd.DatetimeTZDtype) else pd.Series(
-            [v] * len(X), index=X.index).astype(X[feature].dtype)
+        plain = isinstance(X[feature].dtype, pd.DatetimeTZDtype) or X[feature].dtype.kind in "iu"  # 0.5 stays 0.5
+        Xc[feature] = v if plain else pd.Series([v] * len(X), index=X.index).astype(X[feature].dtype)
         out.append(np.average(getattr(est, method)(Xc), axis=0, weights=weights))
     out = np.asarray(out)
     return out[:, None] if out.ndim == 1 else out
@@ -340,6 +341,70 @@ def cli_cases(out: Path) -> None:
         case("cli", f"{name} {' '.join(args)}", go)
 
 
+# ----------------------------------------------------------------------------- argument checks (no fit needed)
+
+ARGUMENTS = {  # partial_dependence keyword arguments -> expected: "refused" or "ok" (and then checked)
+    "percentiles reversed": ({"percentiles": (0.95, 0.05)}, "refused"),
+    "percentiles negative": ({"percentiles": (-0.1, 0.5)}, "refused"),
+    "percentiles equal": ({"percentiles": (0.5, 0.5)}, "refused"),
+    "percentiles three values": ({"percentiles": (0.1, 0.5, 0.9)}, "refused"),
+    "percentiles (0, 1)": ({"percentiles": (0, 1)}, "ok"),
+    "custom_values empty": ({"custom_values": {"a": []}}, "refused"),
+    "custom_values other column": ({"custom_values": {"zzz": [1.0]}}, "refused"),
+    "custom_values scalar": ({"custom_values": {"a": 1.0}}, "refused"),
+    "custom_values one value": ({"custom_values": {"a": [1.0]}}, "ok"),
+    "custom_values float on int column": ({"features": ["b"], "custom_values": {"b": [0.5, 1.5]}}, "ok"),
+    "grid_resolution 1": ({"grid_resolution": 1}, "refused"),
+    "grid_resolution 2.5": ({"grid_resolution": 2.5}, "refused"),
+    "grid_resolution True": ({"grid_resolution": True}, "refused"),
+    "features by position": ({"features": [0]}, "ok"),
+    "features np.str_": ({"features": [np.str_("a")]}, "ok"),
+    "features bare string": ({"features": "a"}, "ok"),
+    "features triple": ({"features": [("a", "b", "c")]}, "refused"),
+    "features same pair": ({"features": [("a", "a")]}, "refused"),
+    "categorical_features mask": ({"features": ["b"], "categorical_features": [False, True, False]}, "ok"),
+    "categorical_features position": ({"features": ["b"], "categorical_features": [1]}, "ok"),
+    "categorical_features short mask": ({"features": ["b"], "categorical_features": [False, True]}, "refused"),
+    "kind misspelt": ({"kind": "avg"}, "refused"),
+    "predict_proba of a regressor": ({"response_method": "predict_proba"}, "refused"),
+    "negative weights": ({"sample_weight": -np.ones(100)}, "refused"),
+    "all-zero weights": ({"sample_weight": np.zeros(100)}, "refused"),
+    "weights one short": ({"sample_weight": np.ones(99)}, "refused"),
+    "NaN weight": ({"sample_weight": np.r_[np.ones(99), np.nan]}, "refused"),
+    "max_ice_instances 0": ({"kind": "individual", "max_ice_instances": 0}, "refused"),
+    "method tree on a linear model": ({"method": "tree"}, "refused"),
+}
+
+
+def argument_cases() -> None:
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"a": rng.normal(size=100), "b": rng.integers(0, 4, size=100), "c": rng.uniform(size=100)})
+    est = LinearRegression().fit(X, X.a * 2 + X.b + X.c)
+
+    def one(kw, expected):
+        def go():
+            kw2 = dict(kw)
+            features = kw2.pop("features", ["a"])
+            try:
+                res = pdpboot.partial_dependence(est, X, features, **kw2)
+            except (ValueError, TypeError) as exc:
+                assert expected == "refused", f"refused: {exc}"
+                assert "\n" not in str(exc).strip() and len(str(exc)) < 600, "not one clear line"
+                return f"refused: {str(exc)[:120]}"
+            assert expected == "ok", "accepted, expected a refusal"
+            node = res[list(res.children)[0]]
+            f = node.attrs["features"][0]
+            if f in ("a", "b") and "pd" in node:
+                return check(res, est, X, f, weights=kw2.get("sample_weight"))
+            return "accepted"
+        return go
+
+    for name, (kw, expected) in ARGUMENTS.items():
+        case("arguments", name, one(kw, expected))
+
+
 def main(argv: list[str]) -> None:
     warnings.simplefilter("ignore")
     part = argv[0] if argv else "api"
@@ -347,6 +412,8 @@ def main(argv: list[str]) -> None:
         api_cases()
     elif part == "checkpoint":
         checkpoint_cases()
+    elif part == "arguments":
+        argument_cases()
     elif part == "cli":
         cli_cases(Path(argv[1] if len(argv) > 1 else tempfile.mkdtemp()))
     for row in RESULTS:
