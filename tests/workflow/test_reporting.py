@@ -216,3 +216,16 @@ def test_round_off_statistics_are_not_flagged_and_low_refits_are_explained_as_lo
     (note,) = cells.notes()[1:]
     assert "lies below it" in note and "sit above" not in note and "flatter" in note
     assert excludes(1.0, 1.1, 1.2) and not excludes(1.0, np.nan, 1.2) and excludes(0.0, 1e-6, 2e-6, scale=1.0)
+
+
+def test_band_target_names_the_runs_effect():
+    """Hostile round 2: an ALE-only run's summary said its bands were 'about the learner's PD'."""
+    import xarray as xr
+
+    from pdpboot.workflow import strategy
+
+    learner = xr.DataTree()
+    learner.attrs["target"] = "learner"
+    assert "about the learner's ALE (the ALE this model" in strategy._target({"ale": learner})
+    assert "about the learner's PD and ALE" in strategy._target({"pd": learner, "ale": learner})
+    assert "learner's PD (the PD this model" in strategy._target({"pd": learner})
