@@ -632,6 +632,8 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
             reason = "holds time spans (convert them to numbers to use them)"
         elif col.nunique(dropna=True) < 2:
             reason = f"is constant ({_describe(col.dropna().iloc[0])})"
+        elif name not in keep:
+            reason = unit_number_reason(col)
         if reason and explicit:
             raise InputError(f"Feature {shorten(name)} {reason}; it cannot be used.")
         if not reason and not explicit and name not in keep and as_dates(col) is None:
@@ -647,8 +649,29 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         else:
             chosen.append(name)
     if not chosen:
-        raise InputError("No usable feature columns are left; check --features / --exclude.")
+        why = "; ".join(f"{shorten(name)}: {reason}" for name, reason in list(skipped.items())[:3])
+        raise InputError("No usable feature columns are left" + (f" ({why})" if why else "")
+                         + "; check --features / --exclude.")
     return chosen, skipped
+
+
+#: A number with a currency or percent sign ("$1,234.50", "12 %", "€ 3.5"): text a model cannot use as a number.
+_UNIT_NUMBER = r"\s*[$€£¥]?\s*[-+]?[$€£¥]?\s*\d[\d,.\s']*\s*(%|[$€£¥])?\s*"
+
+
+def unit_number_reason(col: pd.Series) -> str | None:
+    """Why ``col`` cannot be used as it is: numbers written as text with a currency or percent sign (None if not).
+
+    Only text with more than ``MAX_LEVELS`` distinct values (a few such levels are usable categories).
+    """
+    values = col.dropna()
+    if not _is_categorical(col) or pd.api.types.is_bool_dtype(col.dtype) or values.nunique() <= MAX_LEVELS:
+        return None
+    text = values.astype(str)
+    if text.str.fullmatch(_UNIT_NUMBER).mean() < 0.95 or text.str.contains("[$€£¥%]").mean() < 0.95:
+        return None  # plain digits (ZIP codes, codes with leading zeros) are not numbers with a sign
+    return (f"holds numbers written as text with a currency or percent sign (e.g. {shorten(str(values.iloc[0]))}); "
+            "remove the signs and thousands separators to use it as a number")
 
 
 def identifier_reason(col: pd.Series, name: str) -> str | None:
