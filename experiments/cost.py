@@ -466,6 +466,13 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
             macros[f"SpeedFitShare{key}{word}Separate"] = C.fmt(float((separate or {}).get("ratio", float("nan"))), 2)
     for word, n in FIT_SHARE_SIZES.items():
         macros[f"SpeedFitShareN{word}"] = f"{n:,}".replace(",", "{,}")
+    # The spread of the end-to-end ratio (whole bootstrap over its refits) across model families and sizes,
+    # quoted in the abstract (issue 31, point 6): the smallest and largest of the ratios above.
+    ratios = [float(macros[f"SpeedFitShare{key}{word}"]) for key in FIT_SHARE_MODELS.values()
+              for word in FIT_SHARE_SIZES if macros[f"SpeedFitShare{key}{word}"] != "--"]
+    macros["SpeedFitShareMin"] = C.fmt(min(ratios), 2) if ratios else "--"
+    macros["SpeedFitShareMax"] = C.fmt(max(ratios), 2) if ratios else "--"
+    macros["SpeedFitShareCount"] = str(len(ratios))
     macros["SpeedSharedWalkText"] = _shared_walk_text(share)
     macros.update(_speed_setting_macros(one_k, one_k_2d, hundred_k, hundred_k_20, ten_k, fixed[100000], share))
     return macros, missing
