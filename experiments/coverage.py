@@ -594,21 +594,33 @@ def _nanmax(values) -> float:
     return max(values) if values else float("nan")
 
 
+#: Settings with fewer repetitions than this are not evidence: their rows go to the appendix's table
+#: ``tables/coverage_small_r`` instead of the main coverage table (issue 31, point 7).
+SMALL_R = 20
+
+
 def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> dict:
-    """Main coverage table; returns the largest Monte Carlo SE of its entries per scenario label."""
-    lines = [r"\begin{tabular}{@{}llrr rrrrr rrrr r@{}}", r"\toprule",
+    """Main coverage table (settings with R >= SMALL_R) and the appendix's table of the others.
+
+    Returns the largest Monte Carlo SE of the entries per scenario label.
+    """
+    head = [r"\begin{tabular}{@{}llrr rrrrr rrrr r@{}}", r"\toprule",
              r" & & & & \multicolumn{5}{c}{vs.\ learner PD} & \multicolumn{4}{c}{vs.\ DGP PD} & MC \\",
              r"\cmidrule(lr){5-9}\cmidrule(lr){10-13}",
              r"Setting & Rows & $n$ & $R$ & Perc. & Basic & Edges & Sim. & Sup-$t$ & Perc. & Edges & Sim. "
              r"& Sup-$t$ & SE \\",
              r"\midrule"]
     worst: dict[str, float] = {}
-    previous = None
+    tables: dict[bool, list[str]] = {True: [], False: []}  # small R -> body lines
+    previous: dict[bool, str | None] = {True: None, False: None}
     for name in _ordered(cfg):
         sc = cfg["scenarios"][name]
-        if previous is not None and previous != sc["label"]:
+        small = _find(records, scenario=name, background=sc["backgrounds"][0], method="percentile",
+                      B=sc["B"])["R"] < SMALL_R
+        lines = tables[small]
+        if previous[small] is not None and previous[small] != sc["label"]:
             lines.append(r"\addlinespace")
-        previous = sc["label"]
+        previous[small] = sc["label"]
         for i, background in enumerate(sc["backgrounds"]):
             perc, basic, psim, supt = (_find(records, scenario=name, background=background, method=m, B=sc["B"])
                                        for m in ("percentile", "basic", "percsim", "supt"))
@@ -622,8 +634,11 @@ def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> dict:
                      perc["dgp_edge"], psim["dgp_simultaneous"], supt["dgp_simultaneous"]]
             lines.append(" & ".join([_setting(sc) if i == 0 else "", background, str(sc["n"]) if i == 0 else "",
                                      str(perc["R"]), *map(C.fmt, cells), C.fmt(row_se, 3)]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", ""]
-    C.write_table(ctx.out("tables", "coverage.tex"), "\n".join(lines))
+    if not tables[True]:
+        tables[True].append(rf"\multicolumn{{14}}{{c}}{{every setting reached $R \geq {SMALL_R}$}} \\")
+    for small, name in ((False, "coverage.tex"), (True, "coverage_small_r.tex")):
+        body = head + tables[small] + [r"\bottomrule", r"\end{tabular}", ""]
+        C.write_table(ctx.out("tables", name), "\n".join(body))
     return worst
 
 
