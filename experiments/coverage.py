@@ -837,6 +837,7 @@ def render(ctx: C.Context) -> None:
         "CovRepsFlex": str(min(r["R"] for r in records if r["label"] == "B")),
         "CovRepsFlexMax": str(max(r["R"] for r in records if r["label"] == "B")),
         "CovB": str(sc["A_n1000"]["B"]), "CovBFlex": str(sc["B_rf_n500"]["B"]), "CovSmallB": str(cfg["small_B"]),
+        "CovSmallRLimit": str(SMALL_R),
         "CovTruthFitsFlex": span([achieved[n]["truth_fits"] for n in flexible]),
         "CovTruthFitsLogit": str(achieved["E_logit_n1000"]["truth_fits"]),
         "CovTruthRows": str(cfg["truth_background"]), "CovMolnarRefits": str(cfg["molnar_refits"]),
