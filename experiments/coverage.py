@@ -712,13 +712,18 @@ def _table_molnar(ctx: C.Context, records: list[dict], cfg: dict) -> None:
     C.write_table(ctx.out("tables", "coverage_molnar.tex"), "\n".join(lines))
 
 
+#: One marker shape per method of the coverage-by-grid figure as well as a colour (readable without colour
+#: vision and in grey print; the fixed-rows line is dashed with crosses).
+METHOD_MARKERS = {"percentile": "o", "basic": "s", "molnar": "^"}
+
+
 def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
     import matplotlib.pyplot as plt
 
     from pdpboot.plotting import OKABE_ITO, paper_style
 
     panels = [("A_n1000", "A: OLS + inter."), ("C_n1000_lownoise", r"C: OLS, $\sigma$ = 0.1"),
-              ("D_gbm_n1000", "D: boosting"), ("B_rf_n2000", "B: forest, $n$ = 2000"),
+              ("D_gbm_n1000", "D: boosting"), ("B_rf_n500", "B: forest, $n$ = 500"),
               ("E_gbc_n1000", "E: boosting clf.")]
     panels = [p for p in panels if p[0] in cfg["scenarios"]]
     colors = {"percentile": OKABE_ITO["blue"], "basic": OKABE_ITO["orange"], "molnar": OKABE_ITO["green"]}
@@ -737,11 +742,12 @@ def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
                     else:
                         rec = _find(records, scenario=name, background="resample", method=method, B=sc["B"])
                     ax.plot(np.linspace(0, 1, len(rec[f"{truth}_by_grid"])), rec[f"{truth}_by_grid"],
-                            color=colors[method], marker="o", ms=2, lw=1, label=labels[method])
+                            color=colors[method], marker=METHOD_MARKERS[method], ms=2.5, lw=1, label=labels[method])
                 if "original" in sc["backgrounds"]:
                     rec = _find(records, scenario=name, background="original", method="percentile", B=sc["B"])
                     ax.plot(np.linspace(0, 1, len(rec[f"{truth}_by_grid"])), rec[f"{truth}_by_grid"],
-                            color=OKABE_ITO["vermillion"], ls="--", lw=1, label="percentile, original rows")
+                            color=OKABE_ITO["vermillion"], ls="--", marker="x", ms=2.5, lw=1,
+                            label="percentile, original rows")
                 ax.set_ylim(0, 1.02)
                 ax.set_xticks([0, 0.5, 1], ["5", "50", "95"])  # short labels: "95 %" ran into "5 %" next door
                 ax.set_xlim(-0.06, 1.06)

@@ -18,6 +18,7 @@ Goldstein's (x2, x3) (its PD surface is pure interaction), 1/3 for the interacti
 from __future__ import annotations
 
 import functools
+import re
 import sys
 
 import numpy as np
@@ -284,6 +285,7 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
             ax.set_xticks([0, 0.5, 1] if len(pairs) == 1 else [0, 0.25, 0.5, 0.75, 1])  # the narrow panel: 3 ticks
             ax.set_title(DGPS[dgp]["label"], fontsize=7)
             ax.set_xlabel("$H^2$ (pairwise)")
+            ax.set_yticks(ax.get_yticks(), [math_pair_label(t.get_text()) for t in ax.get_yticklabels()])
             for p in pairs:
                 node = pdpboot.get_node(h2, p).ds
                 stats[(dgp, p)] = {"est": float(node["h2"].isel(output=0)),
@@ -293,6 +295,14 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
         fig.legend(handles, labels, loc="outside upper center", ncols=3, frameon=False)
         C.savefig(fig, ctx, "heterogeneity_h2")
     return stats
+
+
+def math_pair_label(text: str) -> str:
+    """A pair label as mathematics: ``"x1 × x2"`` -> ``"$x_{1} \\times x_{2}$"`` (other labels unchanged)."""
+    parts = [p.strip() for p in text.split("×")]
+    if not all(re.fullmatch(r"x\d+", p) for p in parts):
+        return text
+    return "$" + r" \times ".join(f"x_{{{p[1:]}}}" for p in parts) + "$"
 
 
 def _table_tests(ctx: C.Context, tests: dict[str, xr.Dataset], alpha: float = 0.05) -> dict:

@@ -44,3 +44,17 @@ def test_software_table_has_no_unresolved_cells():
     assert "?" not in table
     for peer in ("scikit-explain", "mrIML", "Woodelf", "FastPD", r"\code{ale}"):
         assert peer in table, peer
+
+
+def test_pair_labels_are_mathematics():
+    from experiments.heterogeneity import math_pair_label
+
+    assert math_pair_label("x1 × x2") == r"$x_{1} \times x_{2}$"
+    assert math_pair_label("x10 × x3") == r"$x_{10} \times x_{3}$"
+    assert math_pair_label("Temperature × Hour") == "Temperature × Hour"
+
+
+def test_coverage_figure_gives_every_method_its_own_marker():
+    """Colour-blind safe: the percentile, basic and M23 lines differ in marker shape, not only in colour."""
+    assert set(coverage.METHOD_MARKERS) == {"percentile", "basic", "molnar"}
+    assert len(set(coverage.METHOD_MARKERS.values())) == 3
