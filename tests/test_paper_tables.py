@@ -58,3 +58,13 @@ def test_coverage_figure_gives_every_method_its_own_marker():
     """Colour-blind safe: the percentile, basic and M23 lines differ in marker shape, not only in colour."""
     assert set(coverage.METHOD_MARKERS) == {"percentile", "basic", "molnar"}
     assert len(set(coverage.METHOD_MARKERS.values())) == 3
+
+
+def test_one_spelling_per_learner_and_method_in_every_table():
+    """No table cell is a code key (gbm, ols, rf, bc, bca) or its upper-case abbreviation (GBM, RF)."""
+    keys = {"gbm", "GBM", "ols", "rf", "RF", "mlp", "logit", "logistic", "gbc", "bc", "bca"}
+    bad = []
+    for table in sorted((PAPER / "tables").glob("*.tex")):
+        for line in table.read_text().splitlines():
+            bad += [(table.name, cell.strip()) for cell in line.rstrip("\\ ").split("&") if cell.strip() in keys]
+    assert not bad
