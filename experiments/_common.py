@@ -228,7 +228,14 @@ def record_run(ctx: Context, wall: float, command: str) -> None:
     """Store the wall time of a whole ``python -m experiments`` command as ``_run`` in ``timings.json``."""
     path = Path(ctx.results_dir) / "timings.json"
     data = json.loads(path.read_text()) if path.exists() else {}
-    data["_run"] = {"wall_seconds": round(wall, 1), "command": command, "n_jobs": ctx.n_jobs,
+    import resource
+
+    # CPU seconds of this process and of its finished children (joblib workers): unlike the wall time,
+    # hardly inflated by other jobs on a shared machine.
+    cpu = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for f in ("ru_utime", "ru_stime"))
+    data["_run"] = {"wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), "command": command,
+                    "n_jobs": ctx.n_jobs,
                     "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
                     "finished": time.strftime("%Y-%m-%d %H:%M:%S"), "code": code_version()}
     path.parent.mkdir(parents=True, exist_ok=True)

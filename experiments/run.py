@@ -158,6 +158,7 @@ def write_run_macros(ctx: C.Context) -> None:
     macros["RunQuickWallMinutes"] = C.fmt(run_record.get("wall_seconds", float("nan")) / 60, 1)
     macros["RunQuickLoad"] = C.fmt(run_record.get("load_average_1min", float("nan")), 1)
     macros["RunQuickCores"] = str(run_record.get("cpu_count", "--"))
+    macros["RunQuickCPUMinutes"] = C.fmt(run_record.get("cpu_seconds", float("nan")) / 60, 1)
     # The package version the paper describes (JSS): the one this render imports.
     macros["PdpbootVersion"] = pdpboot.__version__
     C.write_macros(ctx.out("generated", "run.tex"), macros)
