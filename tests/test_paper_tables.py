@@ -68,3 +68,13 @@ def test_one_spelling_per_learner_and_method_in_every_table():
         for line in table.read_text().splitlines():
             bad += [(table.name, cell.strip()) for cell in line.rstrip("\\ ").split("&") if cell.strip() in keys]
     assert not bad
+
+
+def test_rejection_rates_from_few_data_sets_are_counts():
+    from experiments.heterogeneity import MIN_RATE_REPS, math_feature, rejection_cell
+
+    assert rejection_cell(3, 3) == "3 of 3"
+    assert rejection_cell(2, 25) == "0.08 (0.05)"  # sqrt(0.08 * 0.92 / 25) = 0.054
+    assert rejection_cell(0, MIN_RATE_REPS) == "0.00 (0.00)"
+    assert math_feature("x12") == "x_{12}"
+    assert math_feature("Temperature") == r"\text{Temperature}"
