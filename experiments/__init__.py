@@ -11,7 +11,8 @@ Where each output of the paper comes from (one render function per figure or tab
 ====================================  =============================================
 ``figures/electricity_bands``         ``electricity._figure_bands``
 ``figures/electricity_contours``      ``electricity._figure_contours``
-``tables/coverage``                   ``coverage._table_coverage``
+``tables/coverage``                   ``coverage._table_coverage`` (settings with R >= 20)
+``tables/coverage_small_r``           ``coverage._table_coverage`` (the others; appendix)
 ``tables/coverage_width``             ``coverage._table_width``
 ``figures/coverage_by_grid``          ``coverage._figure_by_grid``
 ``figures/coverage_example``          ``coverage._figure_example``
@@ -36,6 +37,7 @@ Where each output of the paper comes from (one render function per figure or tab
 ``figures/debiased_bands``            ``debiased_coverage._figure`` (learner band vs the data's band)
 ``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
 ``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
+``tables/compute``, ``generated/compute``  ``provenance.render`` (every study's time and code version)
 ====================================  =============================================
 """
 
@@ -69,9 +71,10 @@ STUDIES = {
 #: "run" is :func:`experiments.run.write_run_macros`.  ``tests/test_archive.py`` checks that every file the
 #: paper inputs is listed here and is rendered from the committed archive (``experiments/archive``).
 OUTPUTS = {
-    "run": ("generated/run", "generated/pending"),
+    "run": ("generated/run", "generated/pending", "generated/compute", "tables/compute"),
     "electricity": ("figures/electricity_bands", "figures/electricity_contours", "generated/electricity"),
-    "coverage": ("tables/coverage", "tables/coverage_width", "tables/coverage_molnar", "figures/coverage_by_grid",
+    "coverage": ("tables/coverage", "tables/coverage_small_r", "tables/coverage_width", "tables/coverage_molnar",
+                 "figures/coverage_by_grid",
                  "figures/coverage_example", "generated/coverage"),
     "diagnosis": ("generated/diagnosis",),
     "heterogeneity": ("figures/heterogeneity_ice", "figures/heterogeneity_h2", "tables/h_test",

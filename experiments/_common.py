@@ -184,6 +184,7 @@ def archive_study(ctx: Context, study: str, patterns, dest: Path | None = None) 
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(p, target / rel)
         manifest["files"][rel] = {"bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+    manifest["code"] = code_version()
     timings = read_timings(ctx)
     if study in timings:
         manifest["timing"] = timings[study]
@@ -218,9 +219,46 @@ def record_timing(ctx: Context, study: str, wall: float, *, resumed: bool) -> No
         wall += data[study]["wall_seconds"]
         note = {k: v for k, v in data[study].items() if k == "note"}
     data[study] = {"wall_seconds": round(wall, 1), "n_jobs": ctx.n_jobs, "load_average_1min": os.getloadavg()[0],
-                   "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **note}
+                   "finished": time.strftime("%Y-%m-%d %H:%M:%S"), "code": code_version(), **note}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=True))
+
+
+def record_run(ctx: Context, wall: float, command: str) -> None:
+    """Store the wall time of a whole ``python -m experiments`` command as ``_run`` in ``timings.json``."""
+    path = Path(ctx.results_dir) / "timings.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    import resource
+
+    # CPU seconds of this process and of its finished children (joblib workers): unlike the wall time,
+    # hardly inflated by other jobs on a shared machine.
+    cpu = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for f in ("ru_utime", "ru_stime"))
+    data["_run"] = {"wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), "command": command,
+                    "n_jobs": ctx.n_jobs,
+                    "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
+                    "finished": time.strftime("%Y-%m-%d %H:%M:%S"), "code": code_version()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True))
+
+
+def code_version(root: Path = ROOT) -> str:
+    """The commit the package and the studies run from (``git describe``-like short hash), for provenance.
+
+    ``"<hash>+modified"`` when ``pdpboot/`` or ``experiments/`` differ from that commit (uncommitted code
+    computed the numbers); ``"unknown"`` outside a git checkout.
+    """
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=7", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", "pdpboot", "experiments/*.py")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{commit}+modified" if dirty else commit
 
 
 def read_timings(ctx: Context) -> dict:

@@ -44,7 +44,7 @@ from pdpboot.engine.intervals import band_arrays
 from pdpboot.engine.resample import multiplicities
 
 from . import _common as C
-from .learners import LeastSquares
+from .learners import LEARNER_LABELS, METHOD_LABELS, LeastSquares
 
 STUDY = "bounded"
 METHODS = ("percentile", "basic", "normal", "bc", "bca")
@@ -232,7 +232,8 @@ def render(ctx: C.Context) -> list[dict]:
     for rec in records:
         dgp = {"h2_linear": r"$H^2_{12}$, linear", "dice_goldstein": r"d-ICE SD, Goldstein",
                "h2_friedman": r"$H^2_{12}$, Friedman \#1"}.get(rec["dgp"], rec["dgp"].replace("_", r"\_"))
-        lines.append(f"{dgp} & {rec['learner']} & {rec['method']} & {rec['R']} & {rec['B']} & "
+        lines.append(f"{dgp} & {LEARNER_LABELS[rec['learner']]} & {METHOD_LABELS[rec['method']]} & "
+                     f"{rec['R']} & {rec['B']} & "
                      f"{C.fmt(rec['coverage_expected'], 3)} ({C.fmt(rec['coverage_expected_mcse'], 3)}) & "
                      f"{C.fmt(rec['coverage_population'], 3)} ({C.fmt(rec['coverage_population_mcse'], 3)}) & "
                      f"{C.fmt(rec['mean_width'], 3)} \\\\")

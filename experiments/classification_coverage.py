@@ -31,6 +31,7 @@ import pdpboot
 from pdpboot.engine.intervals import band_arrays
 
 from . import _common as C
+from .learners import learner_label
 
 STUDY = "classification"
 GRID = np.linspace(-1.5, 1.5, 9)
@@ -161,7 +162,8 @@ def render(ctx: C.Context) -> list[dict]:
     for rec in records:
         cells = [f"{C.fmt(rec[k], 3)} ({C.fmt(rec[k + '_mcse'], 3)})"
                  for k in ("pointwise", "simultaneous_supt", "simultaneous_calibrated")]
-        lines.append(f"{rec['learner']} & {rec['R']} & {rec['B']} & " + " & ".join(cells) + r" \\")
+        lines.append(f"{learner_label(rec['learner'], classifier=True)} & {rec['R']} & {rec['B']} & "
+                     + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "coverage_classification.tex"), "\n".join(lines))
     macros = {}

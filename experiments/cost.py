@@ -324,8 +324,8 @@ def _figure_scaling(ctx: C.Context, scaling: xr.Dataset) -> None:
     from pdpboot.plotting import OKABE_ITO, paper_style
 
     titles = {"B": "resamples $B$", "n": "rows $n$", "grid": "grid points per feature"}
-    with paper_style():
-        fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 2.0), layout="constrained", sharey=True)
+    with paper_style(9):  # tick labels 8 pt at full width (7 pt was too small to read in print)
+        fig, axes = plt.subplots(1, 3, figsize=(C.FULL_WIDTH, 2.3), layout="constrained", sharey=True)
         for ax, axis in zip(axes, ("B", "n", "grid")):
             sel = scaling.where(scaling["axis"] == axis, drop=True)
             x = sel["value"].values
@@ -466,6 +466,13 @@ def speed_macros(rows: list[dict]) -> tuple[dict, list[str]]:
             macros[f"SpeedFitShare{key}{word}Separate"] = C.fmt(float((separate or {}).get("ratio", float("nan"))), 2)
     for word, n in FIT_SHARE_SIZES.items():
         macros[f"SpeedFitShareN{word}"] = f"{n:,}".replace(",", "{,}")
+    # The spread of the end-to-end ratio (whole bootstrap over its refits) across model families and sizes,
+    # quoted in the abstract (issue 31, point 6): the smallest and largest of the ratios above.
+    ratios = [float(macros[f"SpeedFitShare{key}{word}"]) for key in FIT_SHARE_MODELS.values()
+              for word in FIT_SHARE_SIZES if macros[f"SpeedFitShare{key}{word}"] != "--"]
+    macros["SpeedFitShareMin"] = C.fmt(min(ratios), 2) if ratios else "--"
+    macros["SpeedFitShareMax"] = C.fmt(max(ratios), 2) if ratios else "--"
+    macros["SpeedFitShareCount"] = str(len(ratios))
     macros["SpeedSharedWalkText"] = _shared_walk_text(share)
     macros.update(_speed_setting_macros(one_k, one_k_2d, hundred_k, hundred_k_20, ten_k, fixed[100000], share))
     return macros, missing

@@ -594,21 +594,33 @@ def _nanmax(values) -> float:
     return max(values) if values else float("nan")
 
 
+#: Settings with fewer repetitions than this are not evidence: their rows go to the appendix's table
+#: ``tables/coverage_small_r`` instead of the main coverage table (issue 31, point 7).
+SMALL_R = 20
+
+
 def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> dict:
-    """Main coverage table; returns the largest Monte Carlo SE of its entries per scenario label."""
-    lines = [r"\begin{tabular}{@{}llrr rrrrr rrrr r@{}}", r"\toprule",
+    """Main coverage table (settings with R >= SMALL_R) and the appendix's table of the others.
+
+    Returns the largest Monte Carlo SE of the entries per scenario label.
+    """
+    head = [r"\begin{tabular}{@{}llrr rrrrr rrrr r@{}}", r"\toprule",
              r" & & & & \multicolumn{5}{c}{vs.\ learner PD} & \multicolumn{4}{c}{vs.\ DGP PD} & MC \\",
              r"\cmidrule(lr){5-9}\cmidrule(lr){10-13}",
              r"Setting & Rows & $n$ & $R$ & Perc. & Basic & Edges & Sim. & Sup-$t$ & Perc. & Edges & Sim. "
              r"& Sup-$t$ & SE \\",
              r"\midrule"]
     worst: dict[str, float] = {}
-    previous = None
+    tables: dict[bool, list[str]] = {True: [], False: []}  # small R -> body lines
+    previous: dict[bool, str | None] = {True: None, False: None}
     for name in _ordered(cfg):
         sc = cfg["scenarios"][name]
-        if previous is not None and previous != sc["label"]:
+        small = _find(records, scenario=name, background=sc["backgrounds"][0], method="percentile",
+                      B=sc["B"])["R"] < SMALL_R
+        lines = tables[small]
+        if previous[small] is not None and previous[small] != sc["label"]:
             lines.append(r"\addlinespace")
-        previous = sc["label"]
+        previous[small] = sc["label"]
         for i, background in enumerate(sc["backgrounds"]):
             perc, basic, psim, supt = (_find(records, scenario=name, background=background, method=m, B=sc["B"])
                                        for m in ("percentile", "basic", "percsim", "supt"))
@@ -622,8 +634,11 @@ def _table_coverage(ctx: C.Context, records: list[dict], cfg: dict) -> dict:
                      perc["dgp_edge"], psim["dgp_simultaneous"], supt["dgp_simultaneous"]]
             lines.append(" & ".join([_setting(sc) if i == 0 else "", background, str(sc["n"]) if i == 0 else "",
                                      str(perc["R"]), *map(C.fmt, cells), C.fmt(row_se, 3)]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", ""]
-    C.write_table(ctx.out("tables", "coverage.tex"), "\n".join(lines))
+    if not tables[True]:
+        tables[True].append(rf"\multicolumn{{14}}{{c}}{{every setting reached $R \geq {SMALL_R}$}} \\")
+    for small, name in ((False, "coverage.tex"), (True, "coverage_small_r.tex")):
+        body = head + tables[small] + [r"\bottomrule", r"\end{tabular}", ""]
+        C.write_table(ctx.out("tables", name), "\n".join(body))
     return worst
 
 
@@ -697,13 +712,18 @@ def _table_molnar(ctx: C.Context, records: list[dict], cfg: dict) -> None:
     C.write_table(ctx.out("tables", "coverage_molnar.tex"), "\n".join(lines))
 
 
+#: One marker shape per method of the coverage-by-grid figure as well as a colour (readable without colour
+#: vision and in grey print; the fixed-rows line is dashed with crosses).
+METHOD_MARKERS = {"percentile": "o", "basic": "s", "molnar": "^"}
+
+
 def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
     import matplotlib.pyplot as plt
 
     from pdpboot.plotting import OKABE_ITO, paper_style
 
     panels = [("A_n1000", "A: OLS + inter."), ("C_n1000_lownoise", r"C: OLS, $\sigma$ = 0.1"),
-              ("D_gbm_n1000", "D: boosting"), ("B_rf_n2000", "B: forest, $n$ = 2000"),
+              ("D_gbm_n1000", "D: boosting"), ("B_rf_n500", "B: forest, $n$ = 500"),
               ("E_gbc_n1000", "E: boosting clf.")]
     panels = [p for p in panels if p[0] in cfg["scenarios"]]
     colors = {"percentile": OKABE_ITO["blue"], "basic": OKABE_ITO["orange"], "molnar": OKABE_ITO["green"]}
@@ -722,11 +742,12 @@ def _figure_by_grid(ctx: C.Context, records: list[dict], cfg: dict) -> None:
                     else:
                         rec = _find(records, scenario=name, background="resample", method=method, B=sc["B"])
                     ax.plot(np.linspace(0, 1, len(rec[f"{truth}_by_grid"])), rec[f"{truth}_by_grid"],
-                            color=colors[method], marker="o", ms=2, lw=1, label=labels[method])
+                            color=colors[method], marker=METHOD_MARKERS[method], ms=2.5, lw=1, label=labels[method])
                 if "original" in sc["backgrounds"]:
                     rec = _find(records, scenario=name, background="original", method="percentile", B=sc["B"])
                     ax.plot(np.linspace(0, 1, len(rec[f"{truth}_by_grid"])), rec[f"{truth}_by_grid"],
-                            color=OKABE_ITO["vermillion"], ls="--", lw=1, label="percentile, original rows")
+                            color=OKABE_ITO["vermillion"], ls="--", marker="x", ms=2.5, lw=1,
+                            label="percentile, original rows")
                 ax.set_ylim(0, 1.02)
                 ax.set_xticks([0, 0.5, 1], ["5", "50", "95"])  # short labels: "95 %" ran into "5 %" next door
                 ax.set_xlim(-0.06, 1.06)
@@ -822,6 +843,7 @@ def render(ctx: C.Context) -> None:
         "CovRepsFlex": str(min(r["R"] for r in records if r["label"] == "B")),
         "CovRepsFlexMax": str(max(r["R"] for r in records if r["label"] == "B")),
         "CovB": str(sc["A_n1000"]["B"]), "CovBFlex": str(sc["B_rf_n500"]["B"]), "CovSmallB": str(cfg["small_B"]),
+        "CovSmallRLimit": str(SMALL_R),
         "CovTruthFitsFlex": span([achieved[n]["truth_fits"] for n in flexible]),
         "CovTruthFitsLogit": str(achieved["E_logit_n1000"]["truth_fits"]),
         "CovTruthRows": str(cfg["truth_background"]), "CovMolnarRefits": str(cfg["molnar_refits"]),

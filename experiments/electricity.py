@@ -164,8 +164,8 @@ def _figure_contours(ctx: C.Context, res) -> dict:
     from pdpboot.plotting import paper_style, plot_pd_contour
 
     stats = {}
-    with paper_style(7):
-        fig, axes = plt.subplots(3, 3, figsize=(C.FULL_WIDTH, 6.2), layout="constrained")
+    with paper_style(8.5):  # tick labels 7.5 pt: 6 pt was too small to read in print
+        fig, axes = plt.subplots(3, 3, figsize=(C.FULL_WIDTH, 6.6), layout="constrained")
         for j, pair in enumerate(PAIRS):
             node = pdpboot.get_node(res, pair)
             ga, gb = (node.ds[f].values.astype(float) for f in pair)
@@ -176,15 +176,15 @@ def _figure_contours(ctx: C.Context, res) -> dict:
             heat = {"surface": {"rasterized": True}} if "Day" in pair else {}
             plot_pd_contour(res, pair, ax=axes[0, j], levels=levels,
                             style={"labels": False, "colorbar": {"label": "PD estimate"}, **heat})
-            axes[0, j].set_title(f"estimate, B = {res.attrs['n_resamples']}", fontsize=7)
+            axes[0, j].set_title(f"estimate, B = {res.attrs['n_resamples']}", fontsize=8)
             mappable = _draw_truth(axes[1, j], pair, ga, gb, truth, levels)
             fig.colorbar(mappable, ax=axes[1, j], label="true PD")
             axes[1, j].set_xlabel(pair[0])
             axes[1, j].set_ylabel(pair[1])
-            axes[1, j].set_title("truth (exact level)", fontsize=7)
+            axes[1, j].set_title("truth (exact level)", fontsize=8)
             plot_pd_contour(res, pair, ax=axes[2, j], what="width", band="pointwise",
                             style={"labels": False, "colorbar": {"label": "band width"}, **heat})
-            axes[2, j].set_title("width of the 95 % percentile band", fontsize=7)
+            axes[2, j].set_title("width of the 95 % percentile band", fontsize=8)
             band = node.ds["pd_band_pointwise"].isel(output=0).transpose("ci_bound", *pair)
             inside = (band.sel(ci_bound="lower").values <= truth) & (truth <= band.sel(ci_bound="upper").values)
             for ax in axes[:, j]:

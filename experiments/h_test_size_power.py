@@ -48,7 +48,7 @@ from pdpboot.engine.hstats import GP_MAX_ROWS, gaussian_process_fit, interaction
 from pdpboot.interaction import SMOOTH_BACKGROUND_ROWS, h_statistic_test
 
 from . import _common as C
-from .learners import LeastSquares
+from .learners import LEARNER_LABELS, LeastSquares
 
 STUDY = "htest"
 SETTINGS = {
@@ -428,7 +428,7 @@ def render(ctx: C.Context) -> list[dict]:
              r"learner & DGP & $R$ & rejection (MC SE) & KS & mean $p$ & $\bar T / \bar T^*$ & $R$ & "
              r"rejection (MC SE) \\", r"\midrule"]
     for rec in records:
-        name = {"gbm": "GBM", "rf": "RF", "ols": "OLS"}[rec["learner"]]
+        name = LEARNER_LABELS[rec["learner"]]
         smooth = _cell(rec, "", True)
         extra = ([C.fmt(rec["mean_pvalue"], 2) if rec["null"] else "", C.fmt(rec.get("ratio", float("nan")), 2)]
                  if "R" in rec else ["--", "--"])

@@ -18,6 +18,7 @@ Goldstein's (x2, x3) (its PD surface is pure interaction), 1/3 for the interacti
 from __future__ import annotations
 
 import functools
+import re
 import sys
 
 import numpy as np
@@ -284,6 +285,7 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
             ax.set_xticks([0, 0.5, 1] if len(pairs) == 1 else [0, 0.25, 0.5, 0.75, 1])  # the narrow panel: 3 ticks
             ax.set_title(DGPS[dgp]["label"], fontsize=7)
             ax.set_xlabel("$H^2$ (pairwise)")
+            ax.set_yticks(ax.get_yticks(), [math_pair_label(t.get_text()) for t in ax.get_yticklabels()])
             for p in pairs:
                 node = pdpboot.get_node(h2, p).ds
                 stats[(dgp, p)] = {"est": float(node["h2"].isel(output=0)),
@@ -293,6 +295,32 @@ def _figure_h2(ctx: C.Context, results: dict) -> dict:
         fig.legend(handles, labels, loc="outside upper center", ncols=3, frameon=False)
         C.savefig(fig, ctx, "heterogeneity_h2")
     return stats
+
+
+def math_pair_label(text: str) -> str:
+    """A pair label as mathematics: ``"x1 × x2"`` -> ``"$x_{1} \\times x_{2}$"`` (other labels unchanged)."""
+    parts = [p.strip() for p in text.split("×")]
+    if not all(re.fullmatch(r"x\d+", p) for p in parts):
+        return text
+    return "$" + r" \times ".join(f"x_{{{p[1:]}}}" for p in parts) + "$"
+
+
+#: Fewest data sets for which a rejection rate is shown as a rate with its binomial Monte Carlo SE; below
+#: it the table gives the count ("3 of 3"): a rate of 1.00 with SE 0.00 from three data sets is no evidence.
+MIN_RATE_REPS = 20
+
+
+def rejection_cell(rejected: int, total: int) -> str:
+    """``"0.08 (0.05)"`` (rate and binomial SE) from ``MIN_RATE_REPS`` data sets on, else ``"3 of 3"``."""
+    if total < MIN_RATE_REPS:
+        return f"{rejected} of {total}"
+    rate = rejected / total
+    return f"{C.fmt(rate)} ({C.fmt(float(np.sqrt(rate * (1 - rate) / total)))})"
+
+
+def math_feature(name: str) -> str:
+    """``"x12"`` -> ``"x_{12}"`` (inside maths); other names as they are."""
+    return f"x_{{{name[1:]}}}" if re.fullmatch(r"x\d+", name) else rf"\text{{{name}}}"
 
 
 def _table_tests(ctx: C.Context, tests: dict[str, xr.Dataset], alpha: float = 0.05) -> dict:
@@ -306,8 +334,9 @@ def _table_tests(ctx: C.Context, tests: dict[str, xr.Dataset], alpha: float = 0.
         se = float(np.sqrt(rate * (1 - rate) / reject.size))
         rates[name] = (rate, se, reject.size)
         label = DGPS[dgp].get("tex", DGPS[dgp]["label"])
-        lines.append(" & ".join([label, f"({pair[0]}, {pair[1]})", "yes" if interacting else "no",
-                                 str(reject.size), f"{C.fmt(rate)} ({C.fmt(se)})",
+        lines.append(" & ".join([label, "$(" + ", ".join(math_feature(f) for f in pair) + ")$",
+                                 "yes" if interacting else "no", str(reject.size),
+                                 rejection_cell(int(reject.sum()), reject.size),
                                  C.fmt(float(ds["statistic"].mean()), 3)]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "h_test.tex"), "\n".join(lines))

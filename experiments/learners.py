@@ -103,6 +103,8 @@ def make_learner(name: str, quick: bool = False):
     raise ValueError(f"Unknown learner {name!r}; expected ols, ols_interaction, rf, gbm, mlp, logit or gbc.")
 
 
+#: The one spelling of each learner in every table and figure of the paper (issue 31: "gradient boosting /
+#: gbm / GBM / HGB; ols / OLS" appeared side by side). ``label`` for a table cell.
 LEARNER_LABELS = {
     "ols": "OLS",
     "ols_interaction": "OLS + interaction",
@@ -110,5 +112,15 @@ LEARNER_LABELS = {
     "gbm": "Gradient boosting",
     "mlp": "Neural network",
     "logit": "Logistic regression",
-    "gbc": "Boosting classifier",
+    "logistic": "Logistic regression",
+    "gbc": "Gradient-boosting classifier",
 }
+
+#: The one spelling of each interval method (``bc``/``bca`` were printed in lower case in one table).
+METHOD_LABELS = {"percentile": "percentile", "basic": "basic", "normal": "normal", "bc": "BC", "bca": "BCa",
+                 "studentized": "studentized"}
+
+
+def learner_label(key: str, classifier: bool = False) -> str:
+    """The paper's name of a learner key; ``classifier`` names the classification variant of ``"gbm"``."""
+    return LEARNER_LABELS["gbc" if classifier and key == "gbm" else key]

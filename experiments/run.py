@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 
 import pdpboot
 
-from . import STUDIES
+from . import STUDIES, provenance
 from . import _common as C
 
 _QUICK_TIMINGS = C.RESULTS / "quick" / "timings.json"
@@ -153,9 +153,17 @@ def write_run_macros(ctx: C.Context) -> None:
     # mode, else those recorded by the last `make quick` in the default folder, else the committed copy of one;
     # "--" unless the record has every study (a partial quick run's sum is not the quick run's time).
     macros["RunQuickMinutes"] = C.fmt(quick_minutes(timings if ctx.quick else None), 1)
+    # ... and the whole quick command (imports and rendering included) on the machine and load it recorded.
+    run_record = quick_run_record(timings if ctx.quick else None)
+    macros["RunQuickWallMinutes"] = C.fmt(run_record.get("wall_seconds", float("nan")) / 60, 1)
+    macros["RunQuickLoad"] = C.fmt(run_record.get("load_average_1min", float("nan")), 1)
+    macros["RunQuickCores"] = str(run_record.get("cpu_count", "--"))
+    macros["RunQuickCPUMinutes"] = C.fmt(run_record.get("cpu_seconds", float("nan")) / 60, 1)
     # The package version the paper describes (JSS): the one this render imports.
     macros["PdpbootVersion"] = pdpboot.__version__
     C.write_macros(ctx.out("generated", "run.tex"), macros)
+    # Every study's compute time (or "not recorded") and code version (issue 31, points 1 and 2).
+    provenance.render(ctx, timings)
 
 
 def quick_minutes(timings: dict | None = None, paths=(_QUICK_TIMINGS, _QUICK_TIMINGS_ARCHIVE)) -> float:
@@ -165,6 +173,15 @@ def quick_minutes(timings: dict | None = None, paths=(_QUICK_TIMINGS, _QUICK_TIM
         if all(study in quick for study in STUDIES):
             return sum(quick[study]["wall_seconds"] for study in STUDIES) / 60
     return float("nan")
+
+
+def quick_run_record(timings: dict | None = None, paths=(_QUICK_TIMINGS, _QUICK_TIMINGS_ARCHIVE)) -> dict:
+    """The ``_run`` entry (whole command: wall seconds, load, cores) of the record :func:`quick_minutes` uses."""
+    records = [timings] if timings is not None else [json.loads(p.read_text()) for p in map(Path, paths) if p.exists()]
+    for quick in records:
+        if all(study in quick for study in STUDIES):
+            return quick.get("_run", {})
+    return {}
 
 
 def main(argv=None) -> int:
@@ -194,6 +211,12 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     times = run(studies, ctx, compute=not args.render_only, render=not args.compute_only,
                 skip_missing=args.skip_missing)
+    if not args.render_only and set(studies) == set(STUDIES):
+        # The whole command's wall time (imports, every study, rendering), with the machine it ran on: what
+        # `make quick` costs a reader, next to the sum of the studies' compute times (issue 31, minor point).
+        C.record_run(ctx, time.perf_counter() - start, " ".join(["python -m experiments", *(argv or sys.argv[1:])]))
+        if not args.compute_only:
+            write_run_macros(ctx)
     if args.archive:
         for study in (s for s in studies if s not in times.get("missing", [])):
             module = _module(study)

@@ -296,6 +296,16 @@ def _setting_macros(cfg: dict, records: list[dict]) -> dict:
             "BandsInterpRank": str(int(round(0.95 * (half - 1))) + 1) if half else "--"}
 
 
+def calibrated_level_cell(level: float) -> str:
+    """The mean calibrated level for the table; a level that rounds to 1 is the ceiling and is marked so.
+
+    At level 1 the calibrated band is the envelope of the resamples: the calibration wanted a more extreme
+    quantile than ``B`` resamples resolve (the table's caption explains the dagger).
+    """
+    text = C.fmt(level, 4)
+    return text + r"$^{\dagger}$" if text == "1.0000" else text
+
+
 def render(ctx: C.Context) -> list[dict]:
     folder = ctx.study_dir(STUDY)
     if not (folder / "summary.json").exists():
@@ -309,7 +319,7 @@ def render(ctx: C.Context) -> list[dict]:
     for rec in records:
         cov = f"{C.fmt(rec['whole_curve'], 3)} ({C.fmt(rec['whole_curve_mcse'], 3)})"
         lines.append(f"{rec['B']} & {rec['band']} & {cov} & {C.fmt(rec['pointwise'], 3)} & "
-                     f"{C.fmt(rec['mean_calibrated_level'], 4)} \\\\")
+                     f"{calibrated_level_cell(rec['mean_calibrated_level'])} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))
     macros = {**_macros(records, pointwise, order), **_setting_macros(SETTINGS[ctx.mode], records)}

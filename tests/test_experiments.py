@@ -74,7 +74,8 @@ def test_every_generated_macro_used_in_main_tex_is_defined(quick_run):
     for path in (quick_run / "generated").glob("*.tex"):
         defined |= set(re.findall(r"\\newcommand\{\\([A-Za-z]+)\}", path.read_text()))
     tex = re.sub(r"(?<!\\)%.*", "", _paper_source())
-    prefixes = ("Cov", "Diag", "Elec", "Het", "Cost", "Bike", "Anes", "Run", "Molnar", "Ale", "Debiased")
+    prefixes = ("Cov", "Diag", "Elec", "Het", "Cost", "Bike", "Anes", "Run", "Molnar", "Ale", "Debiased", "Compute",
+                "Speed")
     used = {m for m in re.findall(r"\\([A-Za-z]+)", tex) if m.startswith(prefixes)}
     assert used, "main.tex quotes no generated number"
     assert not used - defined, f"undefined generated macros: {sorted(used - defined)}"
