@@ -144,6 +144,8 @@ def forest_work(args) -> None:
                                  "sample_trees": args.sample_trees, **work,
                                  "visits_x0": own + dev[0], "visits_all10": own + sum(dev),
                                  "walk_all10_over_one": (own + sum(dev)) / (own + dev[0]),
+                                 "grouped_share_x0": work["dev_grouped"][0] / dev[0],
+                                 "grouped_share_all10": sum(work["dev_grouped"]) / sum(dev),
                                  "pieces_bound_all10_over_one": (own + sum(pieces)) / (own + pieces[0])})
 
 
@@ -247,7 +249,9 @@ def report(args) -> None:
             print(f"| forest work | RF({row['trees']}) n = {row['n']:,} (first {row['sample_trees']} trees) | per row "
                   f"and tree: own path {row['own']:.1f}, x0 deviated {row['dev'][0]:.1f} ({row['pieces'][0]:.2f} "
                   f"pieces), all 10 deviated {sum(row['dev']):.1f} ({sum(row['pieces']):.1f} pieces); in j-only "
-                  f"subtrees {row['pure'][0]:.2f} (x0); rows per occupied leaf {row['rows_per_leaf']:.2f} | "
+                  f"subtrees {row['pure'][0]:.2f} (x0); rows per occupied leaf {row['rows_per_leaf']:.2f}, rows of a "
+                  f"leaf moved as one group: {row.get('grouped_share_x0', float('nan')):.2f} of x0's deviated "
+                  f"incidences left | "
                   f"all 10 / one: walk {row['walk_all10_over_one']:.2f}x, row-by-row bound "
                   f"{row['pieces_bound_all10_over_one']:.2f}x | load {load} |")
         elif part == "forest-bootstrap":

@@ -67,6 +67,78 @@ def _count(feat, thr, left, right, pure, xs, j, grid, out):
 
 
 @njit(cache=True)
+def _count_grouped(feat, thr, left, right, xs, j, grid, order, starts):
+    """Deviated incidences if the rows of one own leaf (``order[starts[g]:starts[g + 1]]``) moved as one
+    group while no split separates them: one per (group part, node); a split that separates them
+    divides the group.  The ideal of routing by leaf (no cost for deciding that a group stays whole)."""
+    total = 0.0
+    st = np.empty((256, 6), dtype=np.int64)  # node, grid lo, hi, deviated, part start, end
+    seg = order.copy()
+    tmp = np.empty(order.shape[0], dtype=np.int64)
+    for g in range(starts.shape[0] - 1):
+        st[0, 0] = 0
+        st[0, 1] = 0
+        st[0, 2] = grid.shape[0]
+        st[0, 3] = 0
+        st[0, 4] = starts[g]
+        st[0, 5] = starts[g + 1]
+        top = 1
+        while top > 0:
+            top -= 1
+            v, lo, hi, dev, s, e = st[top, 0], st[top, 1], st[top, 2], st[top, 3], st[top, 4], st[top, 5]
+            while True:
+                f = feat[v]
+                if dev:
+                    total += 1
+                if f < 0:
+                    break
+                if f != j:  # rows of one own leaf agree on the own path; deviated parts may split
+                    nl = 0
+                    nr = 0
+                    for k in range(s, e):
+                        r = seg[k]
+                        if xs[r, f] <= thr[v]:
+                            seg[s + nl] = r
+                            nl += 1
+                        else:
+                            tmp[nr] = r
+                            nr += 1
+                    for k in range(nr):
+                        seg[s + nl + k] = tmp[k]
+                    if nl == 0:
+                        v = right[v]
+                    elif nr == 0:
+                        v = left[v]
+                    else:
+                        st[top, 0] = right[v]
+                        st[top, 1] = lo
+                        st[top, 2] = hi
+                        st[top, 3] = dev
+                        st[top, 4] = s + nl
+                        st[top, 5] = e
+                        top += 1
+                        v = left[v]
+                        e = s + nl
+                    continue
+                sp = np.searchsorted(grid, thr[v], "right")
+                own_left = xs[seg[s], j] <= thr[v]
+                o_lo, o_hi = (max(lo, sp), hi) if own_left else (lo, min(hi, sp))
+                if o_lo < o_hi:
+                    st[top, 0] = right[v] if own_left else left[v]
+                    st[top, 1] = o_lo
+                    st[top, 2] = o_hi
+                    st[top, 3] = 1
+                    st[top, 4] = s
+                    st[top, 5] = e
+                    top += 1
+                v = left[v] if own_left else right[v]
+                lo, hi = (lo, min(hi, sp)) if own_left else (max(lo, sp), hi)
+                if dev and lo >= hi:
+                    break
+    return total
+
+
+@njit(cache=True)
 def _leaf_of(feat, thr, left, right, xs):
     out = np.empty(xs.shape[0], dtype=np.int64)
     for i in range(xs.shape[0]):
@@ -86,15 +158,17 @@ def _pure(tree, j: int) -> np.ndarray:
     return only & (feat >= 0)
 
 
-def count_work(est, X: np.ndarray, grids: list, trees: int = 5) -> dict:
+def count_work(est, X: np.ndarray, grids: list, trees: int = 5, grouped: bool = True) -> dict:
     """Per row and tree averages of own / dev / pieces / pure per feature for the first ``trees`` trees.
 
     Returns a dict with ``own`` (float), ``dev``, ``pieces``, ``pure`` (lists, one per feature of
-    ``grids``) and ``rows_per_leaf`` (background rows per occupied leaf, averaged over the trees).
+    ``grids``), ``rows_per_leaf`` (background rows per occupied leaf, averaged over the trees) and,
+    with ``grouped``, ``dev_grouped`` (per feature: the deviated incidences if the rows of one own leaf
+    moved as one group while no split separates them, :func:`_count_grouped`).
     """
     xs = np.ascontiguousarray(np.asarray(X, dtype=np.float32), dtype=np.float64)
     p = len(grids)
-    tot = np.zeros((p, 4))
+    tot = np.zeros((p, 5))
     per_leaf = []
     for est_t in est.estimators_[:trees]:
         tr = est_t.tree_
@@ -103,8 +177,15 @@ def count_work(est, X: np.ndarray, grids: list, trees: int = 5) -> dict:
         for j in range(p):
             out = np.zeros(4)
             _count(*args[:4], _pure(tr, j), xs, j, np.asarray(grids[j], dtype=np.float64), out)
-            tot[j] += out
-        per_leaf.append(len(xs) / len(np.unique(_leaf_of(*args, xs))))
+            tot[j, :4] += out
+        leaf = _leaf_of(*args, xs)
+        per_leaf.append(len(xs) / len(np.unique(leaf)))
+        if grouped:
+            order = np.argsort(leaf, kind="stable").astype(np.int64)
+            starts = np.flatnonzero(np.r_[True, np.diff(leaf[order]) != 0, True]).astype(np.int64)
+            for j in range(p):
+                tot[j, 4] += _count_grouped(*args, xs, j, np.asarray(grids[j], dtype=np.float64), order, starts)
     tot /= trees * len(xs)
     return {"own": float(tot[0, 0]), "dev": tot[:, 1].tolist(), "pieces": tot[:, 2].tolist(),
-            "pure": tot[:, 3].tolist(), "rows_per_leaf": float(np.mean(per_leaf))}
+            "pure": tot[:, 3].tolist(), "rows_per_leaf": float(np.mean(per_leaf)),
+            **({"dev_grouped": tot[:, 4].tolist()} if grouped else {})}
