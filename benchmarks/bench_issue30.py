@@ -10,6 +10,9 @@ average printed beside every number (the machine is shared: read ratios, not sec
              the engine now; the exponent in n of one curve and all-10 / one.  Fitted forests are
              cached in ``--cache`` (joblib files).  Cost is linear in the number of trees for both
              the walk and the fit, so ``T = 20`` (default) gives the ratios of ``T = 100``.
+``forest-work``  the same forests: the walk's work counted row by row (``benchmarks/forest_work.py``: own
+             path, each feature's deviated nodes and ICE pieces per row and tree, first ``--sample-trees``
+             trees), the growth of the work per row over n and the all-10 / one bounds it implies.
 ``forest-bootstrap``  ``bootstrap_partial_dependence`` of the fully grown ``RandomForestRegressor(T)``
              at n rows with the 10 features, B resamples: total CPU / fit floor (the B + 1 fits).
 ``boosters`` ``benchmarks.bench_fit_share`` (three curves and a 25 x 25 surface, B = 20) for
@@ -22,6 +25,7 @@ average printed beside every number (the machine is shared: read ratios, not sec
 Every result is appended as a JSON line to ``--out`` (default ``benchmarks/results/issue30.jsonl``).
 
     python -m benchmarks.bench_issue30 forest --n 10000 30000 100000 --repeats 3
+    python -m benchmarks.bench_issue30 forest-work --n 10000 30000 100000
     python -m benchmarks.bench_issue30 forest-bootstrap --n 100000 --resamples 2
     python -m benchmarks.bench_issue30 boosters
     python -m benchmarks.bench_issue30 parallel --repeats 3
@@ -127,6 +131,24 @@ def forest(args) -> None:
                                  "max_abs_diff_before_now": diff})
 
 
+def forest_work(args) -> None:
+    from benchmarks.forest_work import count_work
+
+    cache = Path(args.cache)
+    for n in args.n:
+        X, _, est, _ = _forest(n, args.trees, cache)
+        grids = [np.linspace(*np.quantile(X[:, j], [0.05, 0.95]), 50) for j in range(10)]
+        work = count_work(est, X, grids, trees=args.sample_trees)
+        own, dev, pieces = work["own"], work["dev"], work["pieces"]
+        _record(Path(args.out), {"part": "forest-work", "n": n, "trees": args.trees,
+                                 "sample_trees": args.sample_trees, **work,
+                                 "visits_x0": own + dev[0], "visits_all10": own + sum(dev),
+                                 "walk_all10_over_one": (own + sum(dev)) / (own + dev[0]),
+                                 "grouped_share_x0": work["dev_grouped"][0] / dev[0],
+                                 "grouped_share_all10": sum(work["dev_grouped"]) / sum(dev),
+                                 "pieces_bound_all10_over_one": (own + sum(pieces)) / (own + pieces[0])})
+
+
 def forest_bootstrap(args) -> None:
     import pdpboot
     from benchmarks.bench_fit_share import FIT_SECONDS, TimedForest
@@ -223,6 +245,15 @@ def report(args) -> None:
             print(f"| forest | RF({row['trees']}) fully grown, n = {row['n']:,} | one curve {row['now_one']:.3f} s "
                   f"(before {row['before_one']:.3f}, {row['speedup_one']:.2f}x) | all 10 {row['now_all_10']:.3f} s = "
                   f"{row['all10_over_one_now']:.2f}x one (before {row['all10_over_one_before']:.2f}x) | load {load} |")
+        elif part == "forest-work":
+            print(f"| forest work | RF({row['trees']}) n = {row['n']:,} (first {row['sample_trees']} trees) | per row "
+                  f"and tree: own path {row['own']:.1f}, x0 deviated {row['dev'][0]:.1f} ({row['pieces'][0]:.2f} "
+                  f"pieces), all 10 deviated {sum(row['dev']):.1f} ({sum(row['pieces']):.1f} pieces); in j-only "
+                  f"subtrees {row['pure'][0]:.2f} (x0); rows per occupied leaf {row['rows_per_leaf']:.2f}, rows of a "
+                  f"leaf moved as one group: {row.get('grouped_share_x0', float('nan')):.2f} of x0's deviated "
+                  f"incidences left | "
+                  f"all 10 / one: walk {row['walk_all10_over_one']:.2f}x, row-by-row bound "
+                  f"{row['pieces_bound_all10_over_one']:.2f}x | load {load} |")
         elif part == "forest-bootstrap":
             print(f"| forest bootstrap | RF({row['trees']}) n = {row['n']:,}, 10 features, B = {row['resamples']} | "
                   f"total / fit floor {row['ratio']:.3f} ({row['total_cpu']:.1f} / {row['fit_cpu']:.1f} s) "
@@ -239,6 +270,12 @@ def report(args) -> None:
             ratios = ", ".join(f"{k} {v:.2f}" for k, v in row["ratios"].items() if k != "pdpboot")
             print(f"| ALE one fit | RF(100, leaf 5) n = 2,000 | peer / pdpboot: {ratios} | load {load} |")
     forest_rows = [json.loads(line) for line in (path.read_text().splitlines() if path.exists() else [])]
+    work_rows = {r["n"]: r for r in forest_rows if r["part"] == "forest-work"}
+    if 10000 in work_rows and 100000 in work_rows:
+        for key in ("visits_x0", "own"):
+            ratio = work_rows[100000][key] / work_rows[10000][key]
+            print(f"work per row and tree ({key}), 10k -> 100k: {ratio:.2f}x, exponent in n of the total "
+                  f"{1 + np.log10(ratio):.2f}")
     forest_rows = [r for r in forest_rows if r["part"] == "forest"]
     for key in ("now_one", "before_one"):
         pts = {r["n"]: r[key] for r in forest_rows}
@@ -249,23 +286,26 @@ def report(args) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["forest", "forest-bootstrap", "boosters", "parallel", "ale", "report"])
+    parts = ["forest", "forest-work", "forest-bootstrap", "boosters", "parallel", "ale", "report"]
+    parser.add_argument("part", choices=parts)
     parser.add_argument("--n", type=int, nargs="+", default=None)
     parser.add_argument("--trees", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sample-trees", type=int, default=5)
     parser.add_argument("--resamples", type=int, default=None)
     parser.add_argument("--models", nargs="+", default=["lightgbm", "xgboost", "hgb"])
     parser.add_argument("--cache", default="/tmp/pdpboot_bench_issue30")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
-    defaults = {"forest": ([10000, 30000, 100000], None), "forest-bootstrap": ([100000], 2),
+    defaults = {"forest": ([10000, 30000, 100000], None), "forest-work": ([10000, 30000, 100000], None),
+                "forest-bootstrap": ([100000], 2),
                 "boosters": ([2000, 20000], 20), "parallel": (None, 40), "ale": (None, 10), "report": (None, None)}
     n, b = defaults[args.part]
     args.n = args.n or n
     args.resamples = b if args.resamples is None else args.resamples
     with threadpool_limits(limits=1):
-        {"forest": forest, "forest-bootstrap": forest_bootstrap, "boosters": boosters, "parallel": parallel,
-         "ale": ale, "report": report}[args.part](args)
+        {"forest": forest, "forest-work": forest_work, "forest-bootstrap": forest_bootstrap, "boosters": boosters,
+         "parallel": parallel, "ale": ale, "report": report}[args.part](args)
 
 
 if __name__ == "__main__":
