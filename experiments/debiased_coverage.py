@@ -225,9 +225,14 @@ def _chunk(setting: dict, reps: list[dict], first: int, curves: tuple[str, ...] 
                                                    np.asarray(setting["grid"], dtype=float))})
 
 
+def _chunk_files(folder: Path) -> list[Path]:
+    """The finished chunks of a folder, in order (not the ``chunk_*.tmp.nc`` a running process is writing)."""
+    return sorted(folder.glob("chunk_[0-9][0-9][0-9][0-9][0-9].nc"))
+
+
 def _done(folder: Path) -> set[int]:
     done: set[int] = set()
-    for path in sorted(folder.glob("chunk_*.nc")):
+    for path in _chunk_files(folder):
         with xr.open_dataset(path) as ds:
             done.update(int(i) for i in ds["rep"].values)
     return done
@@ -372,7 +377,7 @@ def refit_same_data(ctx: C.Context, name: str, debiased: xr.Dataset) -> dict:
     flag, over the refit band's mean width at the same points; the row reports the mean over
     repetitions with its MC SE (pointwise: percentile; whole curve: sup-t).
     """
-    chunks = sorted(_refit_folder(ctx, name).glob("chunk_*.nc"))
+    chunks = _chunk_files(_refit_folder(ctx, name))
     if not chunks:
         return {}
     refit = xr.concat([C.load_dataset(p) for p in chunks], dim="rep").sortby("rep")
@@ -419,9 +424,9 @@ def _refit(name: str | None) -> dict:
 def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome") -> dict | None:
     """Coverage of the DGP's PD with Monte Carlo SEs, widths, overlap and cost of one setting."""
     folder = _folder(ctx, name, localize)
-    chunks = sorted(folder.glob("chunk_*.nc"))
+    chunks = _chunk_files(folder)
     estimator = "current"
-    old = sorted((ctx.study_dir(STUDY) / name).glob("chunk_*.nc")) if localize == "pseudo-outcome" else []
+    old = _chunk_files(ctx.study_dir(STUDY) / name) if localize == "pseudo-outcome" else []
     if len(chunks) * 5 < MIN_R and len(old) > len(chunks):  # not rerun: the first round's run, labelled as such
         chunks, estimator = old, "round 1"
     if not chunks:

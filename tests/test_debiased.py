@@ -312,6 +312,9 @@ def test_coverage_study_quick_mode_runs_resumes_and_summarizes(tmp_path):
     first = study.summarize_setting(ctx, "K_cat_gbm_n1000")
     study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1, figures=False)  # nothing left to do
     assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
+    # a chunk another process is writing (C.save_dataset's temporary file) is not read
+    (ctx.study_dir("debiased") / "v2" / "K_cat_gbm_n1000" / "chunk_00002.tmp.nc").write_bytes(b"half-written")
+    assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
     assert first["R"] == 2 and 0 <= first["pointwise"] <= 1 and first["pointwise_width"] > 0
     # the registry's steps: the figure's results, summary.json, then the table, the macros and the figure
     study.compute(ctx, R=1, settings=["B_rf_n500"], chunk=1)
