@@ -151,6 +151,16 @@ def _warn_ceiling(name: str, info: dict, n_valid: int, level: float) -> None:
     )
 
 
+def min_simultaneous_resamples(confidence_level: float) -> int:
+    """Fewest valid resamples a simultaneous band at ``confidence_level`` needs (the one rule, also checked up front
+    by the command line before any fit).
+
+    >>> min_simultaneous_resamples(0.95)
+    20
+    """
+    return int(np.ceil(1 / (1 - confidence_level)))
+
+
 def confidence_bands(
     result: xr.DataTree,
     *,
@@ -268,10 +278,10 @@ def confidence_bands(
             n_valid = int((~res.isnull().any([d for d in res.dims if d != "resample"])).sum())
             if n_valid < 2:
                 raise ValueError(f"Only {n_valid} valid resample(s) for {name!r}; bands need at least 2.")
-            if simultaneous and n_valid < int(np.ceil(1 / (1 - confidence_level))):
+            if simultaneous and n_valid < min_simultaneous_resamples(confidence_level):
                 raise ValueError(
                     f"A {confidence_level:.0%} simultaneous band needs at least "
-                    f"{int(np.ceil(1 / (1 - confidence_level)))} resamples; this result has {n_valid}. "
+                    f"{min_simultaneous_resamples(confidence_level)} resamples; this result has {n_valid}. "
                     "Raise n_resamples or lower confidence_level."
                 )
             support = _support(name, ds[name], header)

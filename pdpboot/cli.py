@@ -210,6 +210,7 @@ def _html_report(args: argparse.Namespace) -> int:
     from .report import folder_images, write_report
     from .workflow import InputError
     from .workflow.options import RunConfig, equivalent_command
+    from .workflow.repro import check_one_run
 
     paths = [Path(p) for p in args.results]
     for path in paths:
@@ -229,6 +230,7 @@ def _html_report(args: argparse.Namespace) -> int:
         summary_file = folder / "summary.md"
         summary = summary_file.read_text(encoding="utf-8") if summary_file.is_file() else None
         results = [load(p) for p in files]
+        check_one_run(folder, files, results)
         variables = [str(r.attrs.get("effect", "pd")) for r in results]
         images = folder_images(folder, variables, summary)
         stored = folder / "repro_inputs" / "config.json"

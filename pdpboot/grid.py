@@ -237,6 +237,21 @@ def _custom_grids(custom_values, names: list[str]) -> dict[int, np.ndarray]:
     return custom
 
 
+def _check_custom_kind(name: str, col: pd.Series, values: np.ndarray) -> None:
+    """Refuse custom grid values the column cannot hold: text for a numeric column, infinite numbers.
+
+    Text on a numeric column was evaluated (the model converted ``"1"`` back to 1.0) but stored as a text
+    grid, drawn as levels; an infinite value fails deep inside the model's input check.
+    """
+    numeric_column = pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
+    if numeric_column and values.dtype.kind in "USO":
+        raise TypeError(f"custom_values[{name!r:.100}] holds text ({values.tolist()[:3]!r:.80}) but column "
+                        f"{name!r:.100} is numeric; give numbers, e.g. [1.0, 2.0].")
+    if values.dtype.kind in "fc" and np.isinf(values).any():
+        raise ValueError(f"custom_values[{name!r:.100}] holds an infinite value; grid values must be finite "
+                         "numbers (NaN is allowed: the missing-value grid point).")
+
+
 #: Bytes the engine holds per point of a feature set's grid for one output: the PD value and the flat,
 #: grid-point and row index of its stacked evaluation (``engine.brute``'s block layout).
 GRID_POINT_BYTES = 32
@@ -310,6 +325,7 @@ def make_grids(
         _refuse_unsupported_dtype(names[pos], col)
         if pos in custom:
             values = custom[pos]
+            _check_custom_kind(names[pos], col, values)
             if isinstance(col.dtype, pd.CategoricalDtype):
                 unknown = [v for v in values.tolist() if v not in set(col.dtype.categories)]
                 if unknown:

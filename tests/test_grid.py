@@ -48,6 +48,23 @@ def test_bad_custom_values(table, custom, error, match):
         _grids(X, names, [0], custom_values=custom)
 
 
+@pytest.mark.parametrize("custom, error, match", [
+    ({"num": ["1", "2"]}, TypeError, r"custom_values\['num'\] holds text \(\['1', '2'\]\) but column 'num' is numeric"),
+    ({"num": [1.0, np.inf]}, ValueError, r"custom_values\['num'\] holds an infinite value"),
+    ({"num": [-np.inf, 0.0]}, ValueError, r"infinite"),
+])
+def test_custom_values_the_column_cannot_hold_are_refused(table, custom, error, match):
+    """Hostile round 2: text grid values on a numeric column were accepted (stored as a text grid, drawn as
+    levels); an infinite one failed inside scikit-learn's input check ("Input X contains infinity")."""
+    X, names = table
+    with pytest.raises(error, match=match):
+        _grids(X, names, [0], custom_values=custom)
+    # NaN stays allowed (the missing-value grid point), and text stays allowed on a text column
+    assert np.isnan(_grids(X, names, [0], custom_values={"num": [0.0, np.nan]})[0].values).sum() == 1
+    Xs = X.assign(num=X["num"].round(1).astype(str))
+    assert list(_grids(Xs, names, [0], custom_values={"num": ["0.5", "x"]})[0].values) == ["0.5", "x"]
+
+
 def test_negative_custom_key_counts_from_the_end(table):
     X, names = table
     assert list(_grids(X, names, [2], custom_values={-1: [1, 2]})[2].values) == [1, 2]

@@ -72,8 +72,24 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
     return np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
 
 
+def parse_numbers(text: str, dtype) -> np.ndarray:
+    """The numbers of a line of a dump (single spaces between them) as one array, parsed in C.
+
+    ``np.fromstring`` in text mode reads decimal strings with correct rounding, as ``float`` does
+    (LightGBM writes 17 significant digits: read back exactly), and refuses anything that is not a
+    number of ``dtype`` (``ValueError``); it reads a blank string as one bogus number, so blank is
+    empty here, and the count of numbers is checked against the count of separators.
+    """
+    if not text.strip():
+        return np.zeros(0, dtype=dtype)
+    out = np.fromstring(text, dtype=dtype, sep=" ")
+    if len(out) != text.strip().count(" ") + 1:
+        raise ValueError(f"{text.strip().count(' ') + 1} numbers expected, {len(out)} read")
+    return out
+
+
 def _numbers(tree: dict, key: str, dtype) -> np.ndarray:
-    return np.array(tree.get(key, "").split(), dtype=dtype)
+    return parse_numbers(tree.get(key, ""), dtype)
 
 
 class LightGBMReader:
@@ -127,7 +143,15 @@ class LightGBMReader:
 
     def _joined(self, key: str, dtype) -> np.ndarray:
         """One array of ``key``'s numbers over all trees, in tree order (one parse)."""
-        return np.array(" ".join(tree.get(key, "") for tree in self.trees).split(), dtype=dtype)
+        return parse_numbers(" ".join(v for v in (tree.get(key, "").strip() for tree in self.trees) if v), dtype)
+
+    def _counts(self, key: str) -> np.ndarray:
+        """``key``'s numbers as float64: row counts, written as integers (parsed several times faster
+        than decimals), or decimals if a version writes them so."""
+        try:
+            return self._joined(key, np.int64).astype(np.float64)
+        except ValueError:
+            return self._joined(key, np.float64)
 
     def table(self, table_fn, missing_code: int):
         """Node table: per tree, the internal nodes in LightGBM's order, then its leaves."""
@@ -143,8 +167,8 @@ class LightGBMReader:
         tree_of_leaf = np.repeat(np.arange(len(self.trees)), n_leaves)
         value[leaf_at, tree_of_leaf % self.n_raw] = self._joined("leaf_value", np.float64) * self.tree_scale
         cover = np.ones(total)
-        cover[leaf_at] = self._joined("leaf_count", np.float64)
-        cover[internal_at] = self._joined("internal_count", np.float64)
+        cover[leaf_at] = self._counts("leaf_count")
+        cover[internal_at] = self._counts("internal_count")
 
         decision = self._joined("decision_type", np.int64)
         categorical = (decision & 1).astype(bool)

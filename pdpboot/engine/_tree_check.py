@@ -93,18 +93,23 @@ def _tolerance(model: TreeModel, ref: np.ndarray) -> float:
     return 2e-5 * scale + 1e-7 * len(model.roots) * leaf
 
 
+def leaf_sums(model: TreeModel, kernel_base, xt: np.ndarray) -> np.ndarray:
+    """(n_rows, n_raw) sum over the trees of the leaf value each row of ``xt`` (trees' space) reaches, no
+    offset: a plain descent, compiled when numba is there (``kernel_base()`` gives its node table, built
+    once per model and shared with the walks), else NumPy."""
+    kern = _kernel()
+    if kern is None:
+        return _raw_outputs(model, xt)
+    nodes, thr = kernel_base()
+    return kern.descend(nodes, thr, np.ascontiguousarray(model.cat_left, dtype=np.bool_),
+                        np.ascontiguousarray(model.value, dtype=np.float64),
+                        np.ascontiguousarray(model.roots, dtype=np.int64), np.ascontiguousarray(xt, dtype=np.float64))
+
+
 def _tree_response(prepared, xt: np.ndarray) -> np.ndarray:
     """The reading's response on rows ``xt`` (trees' space): a plain descent, the offset, the link."""
     model = prepared.model
-    kern = _kernel()
-    if kern is None:
-        raw = _raw_outputs(model, xt)
-    else:
-        nodes, thr = prepared.kernel_base()
-        raw = kern.descend(nodes, thr, np.ascontiguousarray(model.cat_left, dtype=np.bool_),
-                           np.ascontiguousarray(model.value, dtype=np.float64),
-                           np.ascontiguousarray(model.roots, dtype=np.int64), np.ascontiguousarray(xt))
-    raw = raw + model.offset[None, :]
+    raw = leaf_sums(model, prepared.kernel_base, xt) + model.offset[None, :]
     if model.link is None:
         return raw
     return np.asarray(model.link(raw), dtype=np.float64).reshape(len(raw), -1)
@@ -155,15 +160,16 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
     sentinel = getattr(model.source, "missing_value", None)
     cols = sorted(grids)
     name = type(estimator).__name__
+    nan_ok = _holds_nan(X, cols)
+    respond = response_function(estimator, response_method)
     for with_nan in (True, False):  # without the added NaN if the model's own response refuses it
-        lists = {j: _probe_values(grids[j], sentinel, with_nan and _holds_nan(X, j)) for j in cols}
+        lists = {j: _probe_values(grids[j], sentinel, with_nan and nan_ok[j]) for j in cols}
         k = min(max([MIN_PROBE_ROWS] + [len(v) for v in lists.values()]), MAX_PROBE_ROWS) if cols else PROBE_ROWS
         rows = probe_rows(X.shape[0], k)
-        subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan and _holds_nan(X, j)), k, 7 * p)
+        subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan and nan_ok[j]), k, 7 * p)
                 for p, j in enumerate(cols)}
-        Xp = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
         try:
-            ref = response_function(estimator, response_method)(_inputs(Xp, subs))
+            ref = respond(_inputs(X, rows, subs))
             break
         except (ValueError, TypeError, IndexError) as exc:
             if not with_nan or not cols:
@@ -197,10 +203,11 @@ def _show(value) -> str:
         return repr(value)
 
 
-def _holds_nan(X, j: int) -> bool:
-    """Whether column ``j`` of ``X`` can be set to NaN (a NumPy bool column of a DataFrame would read it as
-    True, as brute force would: the engine never meets a missing value there)."""
-    return not (hasattr(X, "dtypes") and getattr(X.dtypes.iloc[j], "kind", "") == "b")
+def _holds_nan(X, cols: list) -> dict:
+    """Column -> whether column ``j`` of ``X`` can be set to NaN (a NumPy bool column of a DataFrame would
+    read it as True, as brute force would: the engine never meets a missing value there)."""
+    dtypes = list(X.dtypes) if hasattr(X, "dtypes") and not isinstance(X, np.ndarray) else None
+    return {j: not (dtypes is not None and getattr(dtypes[j], "kind", "") == "b") for j in cols}
 
 
 def _probe_values(grid, sentinel, with_nan: bool) -> np.ndarray:
@@ -229,10 +236,13 @@ def _spread(values: np.ndarray, k: int, sentinel, with_nan: bool) -> np.ndarray:
     return np.concatenate([grid[keep], tok])
 
 
-def _inputs(Xp, subs: dict):
-    """The probe rows in the model's input space with column ``j`` set to ``subs[j]`` (as brute force sets it)."""
-    k = Xp.shape[0]
-    return _Table(Xp, list(subs), [subs[j] for j in subs]).block(np.arange(k), np.arange(k))
+def _inputs(X, rows: np.ndarray, subs: dict):
+    """Rows ``rows`` of ``X`` in the model's input space with column ``j`` set to ``subs[j]`` (as brute
+    force sets it; one take of the rows)."""
+    points = np.arange(len(rows))
+    if not isinstance(X, pd.DataFrame):  # the rows first: an integer array is widened to float for a float grid
+        X, rows = np.asarray(X)[rows], points
+    return _Table(X, list(subs), [subs[j] for j in subs]).block(rows, points)
 
 
 def tree_probe(prepared, rows: np.ndarray, subs: dict) -> np.ndarray:

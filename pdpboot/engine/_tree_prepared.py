@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._tree_check import tree_probe
+from ._tree_check import leaf_sums, tree_probe
 from ._tree_compiled import (
     _MAX_SHARED_SETS,
     _kernel_base,
@@ -94,16 +94,17 @@ class PreparedTrees:
             raise ValueError(
                 f"The exact tree engine does not support this case ({exc}); use the brute engine."
             ) from None
+        self._kernel_base = None  # built on first use; for XGBoost / LightGBM by the offset's descent below
         if self.model.source is not None:  # XGBoost / LightGBM
             self.xa = np.ascontiguousarray(self.model.source.to_array(X))
-            self.model = finish_external(self.model, X, self.xa)
+            model = self.model
+            self.model = finish_external(model, X, self.xa, lambda xt: leaf_sums(model, self.kernel_base, xt))
         else:  # ``converted``: X already through the estimator's own validation (see ``prepare``)
             self.xa = np.ascontiguousarray(to_array(estimator, X) if converted is None else converted)
         self.n_features = self.xa.shape[1]
         self._levels = None
         self._xt = None
         self._depth = None
-        self._kernel_base = None
         self._local = False
 
     @property

@@ -240,18 +240,19 @@ def _raw_outputs(model: TreeModel, xa: np.ndarray) -> np.ndarray:
     return out
 
 
-def finish_external(model: TreeModel, X, xa: np.ndarray) -> TreeModel:
+def finish_external(model: TreeModel, X, xa: np.ndarray, sums=None) -> TreeModel:
     """Categories of the input columns and the constant raw offset (base score / init score).
 
-    The offset is the model's own margin minus the sum of the leaves the engine finds,
-    on a few background rows (every base-score convention is thereby matched).
+    The offset is the model's own margin minus the sum of the leaves the engine finds
+    (``sums(rows)``, by default the NumPy descent :func:`_raw_outputs`), on a few background rows
+    (every base-score convention is thereby matched).
     """
     reader = model.source
     categories = reader.categories if any(c is not None for c in reader.categories) else None
     k = min(len(xa), 16)
     probe = X.iloc[:k] if hasattr(X, "iloc") else np.asarray(X)[:k]
     margin = reader.margin(probe)
-    own = _raw_outputs(model, xa[:k])
+    own = _raw_outputs(model, xa[:k]) if sums is None else sums(xa[:k])
     offset = np.median(margin - own, axis=0)
     return replace(model, categories=categories, offset=offset)
 

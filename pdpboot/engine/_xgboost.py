@@ -1,4 +1,4 @@
-"""XGBoost models for the exact tree engine, read from the booster's JSON model.
+"""XGBoost models for the exact tree engine, read from the booster's model (binary UBJSON; JSON for categories).
 
 Private helper of :mod:`pdpboot.engine._tree_model` (imported only when the estimator
 comes from ``xgboost``).  Conventions (XGBoost >= 2, ``gbtree`` booster):
@@ -31,6 +31,7 @@ import json
 
 import numpy as np
 
+from . import _ubjson
 from .dtypes import reader_array
 from .response import booster_link
 
@@ -51,6 +52,20 @@ def is_xgboost(estimator) -> bool:
     return all(getattr(cls, name, None) is getattr(base, name, None) for name in names)
 
 
+def read_booster(booster) -> dict:
+    """The model of an XGBoost ``Booster`` as JSON would give it: from its binary UBJSON (about 2x faster
+    to write and read than the JSON text; node arrays as NumPy arrays), from the JSON text for models with
+    categorical features (their category values as the JSON text writes them) or a UBJSON this decoder
+    does not read."""
+    try:
+        model = _ubjson.loads(booster.save_raw("ubj"))
+        if "c" not in (model["learner"].get("feature_types") or []):
+            return model
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return json.loads(bytes(booster.save_raw("json")))
+
+
 def _decode_categories(enc: dict) -> list | None:
     values, offsets = enc.get("values", []), enc.get("offsets", [])
     if not offsets:
@@ -66,7 +81,7 @@ def _trees_predict_uses(estimator, gb: dict) -> int:
     except AttributeError:
         return len(gb["trees"])
     indptr = gb.get("iteration_indptr")
-    if not indptr or best + 1 >= len(indptr):
+    if indptr is None or best + 1 >= len(indptr):
         raise ValueError("XGBoost model with early stopping but no iteration table")
     return int(indptr[best + 1])
 
@@ -80,7 +95,7 @@ class XGBoostReader:
         from sklearn.base import is_classifier
 
         self.estimator = estimator
-        model = json.loads(bytes(estimator.get_booster().save_raw("json")))
+        model = read_booster(estimator.get_booster())
         learner = model["learner"]
         booster = learner["gradient_booster"]
         if booster.get("name") != "gbtree":
@@ -105,7 +120,7 @@ class XGBoostReader:
         self.trees = gb["trees"][:n_used]
         self.group = np.asarray(gb["tree_info"][:n_used], dtype=np.intp)
         # ``missing=`` other than NaN: entries equal to it are missing (XGBoost compares the float32 values)
-        missing = estimator.get_params().get("missing", np.nan)
+        missing = getattr(estimator, "missing", np.nan)  # the parameter (get_params() reads the attribute)
         self.missing_value = None if missing is None or np.isnan(missing) else np.float32(missing)
         self.feature_types = learner.get("feature_types") or []
         self.n_features = int(params["num_feature"])

@@ -327,9 +327,51 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
         _refuse_duplicate_header(header.iloc[0].tolist() if len(header) else [], path.name)
         table = pd.read_excel(path, sheet_name=0, engine="openpyxl", keep_default_na=False,
                               na_values=["", *na_values])
+        if table.isna().to_numpy().any():
+            _refuse_uncached_formulas(path)
+        if table.shape[0] == 0:
+            with pd.ExcelFile(path, engine="openpyxl") as book:
+                sheets = book.sheet_names
+            if len(sheets) > 1:
+                raise InputError(f"The first sheet {shorten(sheets[0])} of {shorten(path.name)} holds no data rows; "
+                                 f"pdpboot reads the first sheet (this workbook has {', '.join(map(shorten, sheets))}"
+                                 "): move the table to the first sheet, or save it as CSV.")
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
         raise InputError(f"Cannot read {shorten(path.name)} as an Excel workbook: {str(exc).splitlines()[0]}") from None
     return _read_tokens(table, notes, comma=False, infer=True)[0]
+
+
+def _refuse_uncached_formulas(path: Path) -> None:
+    """Refuse formula cells of the first sheet that carry no saved result (read as missing values).
+
+    Excel and LibreOffice save each formula's last result; a workbook written by a program (openpyxl,
+    ``DataFrame.to_excel`` with formulas) and never opened holds the formula only, which pandas reads as
+    an empty cell.  Runs only when the table has missing values.
+    """
+    import openpyxl
+
+    formulas = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    try:
+        sheet = formulas.worksheets[0]
+        header = [c.value for c in next(sheet.iter_rows(max_row=1), ())]
+        cells = {(i, j) for i, row in enumerate(sheet.iter_rows(min_row=2)) for j, c in enumerate(row)
+                 if getattr(c, "data_type", None) == "f" or (isinstance(c.value, str) and c.value.startswith("="))}
+    finally:
+        formulas.close()
+    if not cells:
+        return
+    values = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    try:
+        empty = [j for i, row in enumerate(values.worksheets[0].iter_rows(min_row=2)) for j, c in enumerate(row)
+                 if (i, j) in cells and c.value is None]
+    finally:
+        values.close()
+    if empty:
+        columns = sorted({str(header[j]) if j < len(header) else f"#{j + 1}" for j in empty})
+        raise InputError(f"{shorten(path.name)}: column(s) {', '.join(map(shorten, columns))} hold {len(empty)} "
+                         "formula cell(s) without a saved result (the workbook was written by a program and never "
+                         "recalculated), which would be read as missing values; open and save it in Excel or "
+                         "LibreOffice, or export it as CSV, first.")
 
 
 def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | None = None,
@@ -590,6 +632,8 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
             reason = "holds time spans (convert them to numbers to use them)"
         elif col.nunique(dropna=True) < 2:
             reason = f"is constant ({_describe(col.dropna().iloc[0])})"
+        elif name not in keep:
+            reason = unit_number_reason(col)
         if reason and explicit:
             raise InputError(f"Feature {shorten(name)} {reason}; it cannot be used.")
         if not reason and not explicit and name not in keep and as_dates(col) is None:
@@ -605,8 +649,29 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         else:
             chosen.append(name)
     if not chosen:
-        raise InputError("No usable feature columns are left; check --features / --exclude.")
+        why = "; ".join(f"{shorten(name)}: {reason}" for name, reason in list(skipped.items())[:3])
+        raise InputError("No usable feature columns are left" + (f" ({why})" if why else "")
+                         + "; check --features / --exclude.")
     return chosen, skipped
+
+
+#: A number with a currency or percent sign ("$1,234.50", "12 %", "€ 3.5"): text a model cannot use as a number.
+_UNIT_NUMBER = r"\s*[$€£¥]?\s*[-+]?[$€£¥]?\s*\d[\d,.\s']*\s*(%|[$€£¥])?\s*"
+
+
+def unit_number_reason(col: pd.Series) -> str | None:
+    """Why ``col`` cannot be used as it is: numbers written as text with a currency or percent sign (None if not).
+
+    Only text with more than ``MAX_LEVELS`` distinct values (a few such levels are usable categories).
+    """
+    values = col.dropna()
+    if not _is_categorical(col) or pd.api.types.is_bool_dtype(col.dtype) or values.nunique() <= MAX_LEVELS:
+        return None
+    text = values.astype(str)
+    if text.str.fullmatch(_UNIT_NUMBER).mean() < 0.95 or text.str.contains("[$€£¥%]").mean() < 0.95:
+        return None  # plain digits (ZIP codes, codes with leading zeros) are not numbers with a sign
+    return (f"holds numbers written as text with a currency or percent sign (e.g. {shorten(str(values.iloc[0]))}); "
+            "remove the signs and thousands separators to use it as a number")
 
 
 def identifier_reason(col: pd.Series, name: str) -> str | None:
@@ -757,6 +822,9 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
             raise InputError(f"Pair {a}:{b} is requested twice.")
         pairs.append((a, b))
     forced = [_need_column(c, columns, "--categorical") for c in config.categorical]
+    for option in ("labels", "units"):  # a misspelt column would otherwise be ignored without a word
+        for name in getattr(config, option):
+            _need_column(name, columns, f"--{option}")
 
     y = table[target]
     if y.isna().all():

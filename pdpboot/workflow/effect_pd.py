@@ -163,7 +163,7 @@ def _importance_section(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
             name = md(ctx.problem.display.get(row.feature, row.feature))
             cells = [name, num(row.importance, ctx.scale)]
             if refits:
-                outside = not row.lower <= row.importance <= row.upper
+                outside = intervals.excludes(row.importance, row.lower, row.upper, ctx.scale)
                 flagged = flagged or outside
                 cells.append(f"[{num(row.lower, ctx.scale)}, {num(row.upper, ctx.scale)}]" + (" †" if outside else ""))
             cells.append("SD" if row.measure == "sd" else "range / 4")

@@ -44,6 +44,25 @@ METHOD_TEXT = {"percentile": "percentiles of the refits", "bc": "bias-corrected 
                "normal": "estimate ± z × bootstrap SE"}
 
 
+def excludes(estimate: float, lower: float, upper: float, scale: float | None = None) -> bool:
+    """Whether ``[lower, upper]`` leaves out ``estimate`` by more than round-off.
+
+    Round-off is what :func:`pdpboot.workflow.text.num` prints as 0: 1e-9 of ``scale``.  A statistic that is
+    0 up to round-off (the heterogeneity index of an additive model, 1e-31 with refits at 8e-32) prints as
+    ``0 [0, 0]``, which contains its estimate; a flag there would explain a difference nobody can see.
+    A NaN bound excludes nothing.
+
+    >>> excludes(1.0, 1.1, 1.2)
+    True
+    >>> excludes(2.7e-31, 8.1e-32, 1.3e-31, scale=1.0)
+    False
+    """
+    if np.isnan(lower) or np.isnan(upper) or np.isnan(estimate):
+        return False
+    slack = 1e-9 * abs(scale) if scale is not None and np.isfinite(scale) else 0.0
+    return not lower - slack <= estimate <= upper + slack
+
+
 @dataclass
 class IntervalCells:
     """Prints intervals for one summary and keeps the flags to explain under its tables."""
@@ -62,7 +81,7 @@ class IntervalCells:
         lower, upper = float(band.sel(ci_bound="lower")), float(band.sel(ci_bound="upper"))
         estimate = float(ds[var].sel(output=output))
         text = f"[{num(lower, scale)}, {num(upper, scale)}]"
-        if np.isnan(lower) or np.isnan(upper) or lower <= estimate <= upper:
+        if not excludes(estimate, lower, upper, scale):
             return text
         side = "above" if lower > estimate else "below"
         reason = ""
@@ -71,10 +90,15 @@ class IntervalCells:
             values = values[np.isfinite(values)]
             beyond = int((values > estimate).sum() if side == "above" else (values < estimate).sum())
             reason = f" {beyond} of {values.size} refits gave a value {side} the estimate"
-        why = ("the refitted models differ systematically from the full-data fit here (a level the refits rarely "
-               "hold, or a model that changes much between refits)" if signed else
-               "noise in a refitted model inflates ranges and spreads, so this statistic's refits sit above the "
-               "full-data fit")
+        if signed:
+            why = ("the refitted models differ systematically from the full-data fit here (a level the refits rarely "
+                   "hold, or a model that changes much between refits)")
+        elif side == "above":
+            why = ("noise in a refitted model inflates ranges and spreads, so this statistic's refits sit above the "
+                   "full-data fit")
+        else:
+            why = ("the refitted models are flatter (or less spread) here than the full-data fit, so this "
+                   "statistic's refits sit below it")
         self.flags.append(
             f"† {md(what)}: estimate {num(estimate, scale)}, interval {text} lies {side} it.{reason}: {why}; the "
             "interval shows where the refits' values lie, not bounds around the estimate.")

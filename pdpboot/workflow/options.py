@@ -597,6 +597,12 @@ def check_ranges(config: dict) -> None:
          f"--threads-per-job must be at least 1, got {config['threads_per_job']}.")
     need(not (config["model_spec"] and config["model_file"]), "Give --model-spec or --model-file, not both.")
     strategy = registered_entry("uncertainty", config.get("uncertainty", "bootstrap"))
+    from ..bands import min_simultaneous_resamples  # the bands' own rule (lazily: --help needs no xarray)
+
+    fewest = min_simultaneous_resamples(config["confidence_level"])
+    need(not (config.get("simultaneous") and getattr(strategy, "refits", False) and config["n_resamples"] < fewest),
+         f"--simultaneous at --confidence-level {config['confidence_level']} needs --n-resamples {fewest} or more "
+         f"(got {config['n_resamples']}); raise it, or drop --simultaneous.")
     if getattr(strategy, "check_config", None) is not None:  # what the chosen strategy cannot do
         strategy.check_config(config)
     need(config["sep"] is None or len(config["sep"]) == 1 or config["sep"] in ("\\t", "tab"),

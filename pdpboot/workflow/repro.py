@@ -117,6 +117,38 @@ def read_config(folder: Path) -> tuple[RunConfig, Path]:
     return config, data_path
 
 
+def check_one_run(folder: Path, files: list[Path], results: list[xr.DataTree]) -> None:
+    """Refuse a run folder whose result files were not all written by the run of its ``config.json``.
+
+    Every file ``pdpboot run`` writes records the run's configuration (root attr ``cli_config``: the
+    options, the data's SHA-256 and the creation time), equal to ``repro_inputs/config.json``.  A file
+    copied in from another run (or saved with :func:`pdpboot.save`) would otherwise be reported beside
+    this run's summary as if it were part of it.
+    """
+    stored_path = Path(folder) / INPUTS / CONFIG_NAME
+    stored = None
+    if stored_path.is_file():
+        try:
+            stored = json.loads(stored_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{INPUTS}/{CONFIG_NAME} is not valid JSON: {exc}") from None
+    reference, source = stored, f"{INPUTS}/{CONFIG_NAME}"
+    for path, result in zip(files, results):
+        recorded = result.attrs.get("cli_config")
+        try:
+            config = json.loads(recorded) if isinstance(recorded, str) else None
+        except json.JSONDecodeError:
+            config = None
+        if reference is None and config is not None:
+            reference, source = config, path.name
+            continue
+        if config is None or config != reference:
+            what = ("was not written by pdpboot run" if config is None else
+                    f"was written by another run (created {config.get('created')}, data {config.get('data')!r})")
+            raise InputError(f"{path.name} in {shorten(str(folder))} {what}, not by the run of {source}: one "
+                             "run folder holds the files of one run; move it out, or rerun to recreate it.")
+
+
 def _say(message: str) -> None:
     print(f"repro: {message}", file=sys.stderr, flush=True)
 

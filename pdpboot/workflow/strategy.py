@@ -117,15 +117,17 @@ def _one_fit_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTr
 
 
 #: What a band is about, by the result's ``target`` attr (the target of inference the core records).
-TARGETS = {"learner": "about the learner's PD (the PD this model would have if fitted on other samples "
+#: ``{effect}``: the run's effects (PD, ALE, "PD and ALE"), so an ALE-only run does not speak of a PD.
+TARGETS = {"learner": "about the learner's {effect} (the {effect} this model would have if fitted on other samples "
                       "like the training rows)",
-           "dgp": "about the data's PD (the PD of the data-generating process)"}
+           "dgp": "about the data's {effect} (the {effect} of the data-generating process)"}
 
 
 def _target(results: dict) -> str:
     tree = next(iter(results.values()), None)
     text = TARGETS.get(tree.attrs.get("target")) if tree is not None else None
-    return f"; {text}" if text else ""
+    effect = " and ".join(str(name).upper() for name in results) or "PD"
+    return f"; {text.format(effect=effect)}" if text else ""
 
 
 def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:

@@ -249,3 +249,19 @@ def test_catboost_nan_unseen_in_training():
     Xn.loc[::5, "x0"] = np.nan
     _check(est, Xn, ["x0"], "predict")
     _check(est, Xn, ["x2", "x1"], "predict")
+
+
+def test_lightgbm_dump_numbers_parse_exactly_and_strictly():
+    """The LightGBM reader's C parse of a dump line: 17-digit decimals read back to the same doubles, integers
+    as integers, a blank line as no numbers (``np.fromstring`` alone reads one bogus number), and anything
+    else refused."""
+    from pdpboot.engine._lightgbm import parse_numbers
+
+    values = np.random.default_rng(0).normal(scale=1e3, size=500) * 10.0 ** np.arange(-250, 250)
+    text = " ".join(f"{v:.17g}" for v in values)
+    np.testing.assert_array_equal(parse_numbers(text, np.float64), values)
+    np.testing.assert_array_equal(parse_numbers("3 -1 0 -7", np.intp), [3, -1, 0, -7])
+    assert parse_numbers("", np.float64).shape == (0,) and parse_numbers("  ", np.intp).shape == (0,)
+    for bad, dtype in (("1 2 x", np.float64), ("1.5 2", np.int64), ("1 2,5", np.float64)):
+        with pytest.raises(ValueError):
+            parse_numbers(bad, dtype)

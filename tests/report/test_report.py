@@ -101,6 +101,34 @@ def test_cli_report_of_result_files(regression_result, multiclass_result, tmp_pa
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_run_folder_report_refuses_a_result_file_of_another_run(regression_result, multiclass_result, tmp_path,
+                                                                 capsys):
+    """Hostile round 2: ale.nc copied from another run folder was reported beside this run's summary and PD."""
+    folder = tmp_path / "pdpboot_20260101-120000"
+    (folder / "repro_inputs").mkdir(parents=True)
+    this = {"created": "2026-01-01T12:00:00+00:00", "data": "prices.csv", "data_sha256": "a" * 64}
+    other = {**this, "created": "2026-01-02T09:00:00+00:00", "data": "grunfeld.csv"}
+    (folder / "repro_inputs" / "config.json").write_text(json.dumps(this))
+
+    def stamped(result, config):
+        result = result.copy()
+        result.attrs["cli_config"] = json.dumps(config)
+        return result
+
+    pdpboot.save(stamped(regression_result, this), folder / "results.nc")
+    pdpboot.save(stamped(multiclass_result, other), folder / "ale.nc")
+    assert main(["report", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "ale.nc" in err and "another run" in err and "grunfeld.csv" in err and "\n" not in err.strip()
+    assert not (folder / "report.html").exists()
+    pdpboot.save(multiclass_result, folder / "ale.nc")  # saved by pdpboot.save, not by this run
+    assert main(["report", str(folder)]) == 2
+    assert "not written by pdpboot run" in capsys.readouterr().err
+    (folder / "ale.nc").unlink()  # this run's own files alone: reported
+    (folder / "repro_inputs" / "config.json").unlink()
+    assert main(["report", str(folder)]) == 0 and (folder / "report.html").is_file()
+
+
 def test_report_carries_the_numbers_as_csv(regression_result):
     import base64
     import io

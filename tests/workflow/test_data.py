@@ -402,3 +402,69 @@ def test_hostile_csv_is_read_or_refused_in_one_line(tmp_path, table):
     except InputError as exc:
         message = str(exc)
         assert message and "\n" not in message and "Traceback" not in message
+
+
+def test_excel_formulas_without_a_saved_result_are_refused(tmp_path):
+    """Hostile round 2: a workbook written by a program (openpyxl) and never recalculated holds formulas without
+    results; pandas read them as empty cells, and the run imputed 20 of 30 values of the column as 'missing'."""
+    import openpyxl
+
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import read_table
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["x", "twice", "y"])
+    for i in range(30):
+        sheet.append([i, f"=A{i + 2}*2" if i % 3 else i * 2, i % 7])
+    book.save(tmp_path / "f.xlsx")
+    with pytest.raises(InputError, match=r"column\(s\) 'twice' hold 20 formula cell\(s\) without a saved result"):
+        read_table(tmp_path / "f.xlsx")
+    # missing cells that are not formulas are read as before
+    for i in range(30):
+        sheet.cell(row=i + 2, column=2).value = None if i % 3 == 1 else i * 2
+    book.save(tmp_path / "g.xlsx")
+    assert read_table(tmp_path / "g.xlsx")["twice"].isna().sum() == 10
+
+
+def test_excel_with_an_empty_first_sheet_names_the_sheets(tmp_path):
+    import openpyxl
+
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import read_table
+
+    book = openpyxl.Workbook()
+    book.active.title = "notes"
+    book.active["A1"] = "read me"
+    data = book.create_sheet("data")
+    data.append(["a", "y"])
+    for i in range(30):
+        data.append([i, 2 * i])
+    book.save(tmp_path / "two.xlsx")
+    with pytest.raises(InputError, match=r"first sheet 'notes' of 'two.xlsx' holds no data rows.*'notes', 'data'"):
+        read_table(tmp_path / "two.xlsx")
+
+
+def test_numbers_with_currency_or_percent_signs_are_named_not_called_ids():
+    """Hostile round 2: '$1,234.50' and '40%' columns were left out as row identifiers ("a model can only memorise
+    them"), and a table of only such columns said "No usable feature columns are left" without a reason."""
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import prepare
+    from pdpboot.workflow.options import RunConfig
+
+    rng = np.random.default_rng(0)
+    n = 60
+    table = pd.DataFrame({"price": [f"${p:,.2f}" for p in rng.uniform(100, 5000, n)],
+                          "share": [f"{v:.1f}%" for v in rng.uniform(0, 100, n)],
+                          "zip": [f"{z:05d}" for z in rng.permutation(99999)[:n]],
+                          "x": np.arange(n) * 0.5 + 1, "y": rng.normal(size=n)})
+    problem = prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table)
+    assert problem.features == ["x"]
+    notes = " ".join(problem.notes)
+    assert "'price' not used: it holds numbers written as text with a currency or percent sign" in notes
+    assert "'share' not used: it holds numbers written as text" in notes and "memorise" not in notes.split("'zip'")[0]
+    assert "'zip' not used: it has a different value in every row" in notes  # plain digits: still an ID
+    with pytest.raises(InputError, match=r"No usable feature columns are left \('price': it holds numbers"):
+        prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table[["price", "share", "y"]])
+    with pytest.raises(InputError, match=r"Feature 'price' holds numbers written as text"):
+        prepare(RunConfig.from_dict({"data": "t.csv", "target": "y", "features": ["price", "x"]}), table)

@@ -61,6 +61,26 @@ def test_unknown_feature_and_pair(table_csv, tmp_path, capsys):
     assert "'x2'" in err and "Available columns" in err
 
 
+def test_simultaneous_with_too_few_resamples_is_refused_before_any_fit(table_csv, tmp_path, capsys):
+    """Hostile round 2: ``--simultaneous --n-resamples 3`` fitted the model and the refits, then exited 1 with
+    "PD failed: ... needs at least 20 resamples" (engel table, 68 s lost)."""
+    err = bad(["run", table_csv, "--target", "y", "--simultaneous", "--n-resamples", "3"], capsys, tmp_path / "o")
+    assert "--simultaneous at --confidence-level 0.95 needs --n-resamples 20 or more (got 3)" in err
+    err = bad(["run", table_csv, "--target", "y", "--simultaneous", "--n-resamples", "19", "--confidence-level",
+               "0.95"], capsys, tmp_path / "o")
+    assert "(got 19)" in err
+    err = bad(["run", table_csv, "--target", "y", "--simultaneous", "--n-resamples", "10", "--confidence-level",
+               "0.99"], capsys, tmp_path / "o")
+    assert "needs --n-resamples 100 or more" in err
+
+
+@pytest.mark.parametrize("option", ["--labels", "--units"])
+def test_labels_and_units_of_unknown_columns_are_refused(table_csv, tmp_path, capsys, option):
+    """Hostile round 2: ``--labels 'colur=Colour'`` (a typo) was ignored without a word, the plots kept 'colour'."""
+    err = bad(["run", table_csv, "--target", "y", option, "colur=Colour"], capsys, tmp_path / "o")
+    assert f"Unknown {option} column 'colur'" in err and "Did you mean 'colour'?" in err
+
+
 @pytest.mark.parametrize("column, task, expected", [
     ("constant", "auto", "is constant"),
     ("empty", "auto", "only missing values"),

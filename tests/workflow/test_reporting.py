@@ -192,3 +192,40 @@ def test_level_contrasts_with_few_rows_are_flagged_in_the_summary(tmp_path, caps
     rows = [line for line in text.splitlines() if line.startswith("| order |")]
     assert len(rows) == 3 and all(line.endswith("‡ |") for line in rows)  # the reference has 3 rows
     assert "Afrosoricida has 3 rows, Chiroptera has 2 rows" in text
+
+
+def test_round_off_statistics_are_not_flagged_and_low_refits_are_explained_as_low():
+    """Hostile round 2: an additive model's heterogeneity index (1e-31, refits 8e-32) printed "0 [0, 0] †" with
+    the note "lies below it ... refits sit above the full-data fit": a flag nobody could see, explained backwards."""
+    import numpy as np
+    import xarray as xr
+
+    from pdpboot.workflow.intervals import IntervalCells, excludes
+
+    def stat(estimate, lower, upper, refits):
+        return xr.Dataset({"s": ("output", [estimate]), "s_resamples": (("resample", "output"), np.c_[refits]),
+                           "s_band": (("ci_bound", "output"), [[lower], [upper]])},
+                          coords={"output": ["y"], "ci_bound": ["lower", "upper"]})
+
+    cells = IntervalCells()
+    # values from the dtypes table's linear model (summary.md of a run with --model linear)
+    assert cells.cell(stat(2.658e-31, 8.08e-32, 1.349e-31, [7.9e-32, 1.36e-31]), "s", "y", 1.0, what="i64") == "[0, 0]"
+    assert cells.notes() == []
+    # a real gap is still flagged, and refits below a range are not explained as inflated upward
+    assert cells.cell(stat(1.059, 0.8313, 1.011, [0.83, 1.01]), "s", "y", 1.0, what="PD range of cat").endswith("†")
+    (note,) = cells.notes()[1:]
+    assert "lies below it" in note and "sit above" not in note and "flatter" in note
+    assert excludes(1.0, 1.1, 1.2) and not excludes(1.0, np.nan, 1.2) and excludes(0.0, 1e-6, 2e-6, scale=1.0)
+
+
+def test_band_target_names_the_runs_effect():
+    """Hostile round 2: an ALE-only run's summary said its bands were 'about the learner's PD'."""
+    import xarray as xr
+
+    from pdpboot.workflow import strategy
+
+    learner = xr.DataTree()
+    learner.attrs["target"] = "learner"
+    assert "about the learner's ALE (the ALE this model" in strategy._target({"ale": learner})
+    assert "about the learner's PD and ALE" in strategy._target({"pd": learner, "ale": learner})
+    assert "learner's PD (the PD this model" in strategy._target({"pd": learner})
