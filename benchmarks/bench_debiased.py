@@ -10,13 +10,19 @@ printed ratio is bootstrap / debiased.
 
 Usage::
 
-    python benchmarks/bench_debiased.py [--repeats 3] [--n 500 2000] [--B 200]
+    python -m benchmarks.bench_debiased [--repeats 3] [--n 500 2000] [--B 200] [--learners rf gbm]
+
+Every row is also appended to ``benchmarks/results/debiased.jsonl`` with the time and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
 import statistics
+from pathlib import Path
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
@@ -46,8 +52,14 @@ def run(n: int, learner: str, B: int, repeats: int) -> dict:
     with threadpool_limits(1):
         times, _ = interleaved_cpu(contenders, repeats)
     med = {k: statistics.median(v) for k, v in times.items()}
-    return {"n": n, "learner": learner, "B": B, "debiased_s": med["debiased"], "bootstrap_s": med["bootstrap"],
-            "ratio": med["bootstrap"] / med["debiased"]}
+    return {"n": n, "learner": learner, "B": B, "repeats": repeats, "debiased_s": med["debiased"],
+            "bootstrap_s": med["bootstrap"], "ratio": med["bootstrap"] / med["debiased"],
+            "debiased_all": times["debiased"], "bootstrap_all": times["bootstrap"],
+            "load": os.getloadavg()[0],
+            "utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+RESULTS = Path(__file__).parent / "results" / "debiased.jsonl"
 
 
 def main(argv=None) -> None:
@@ -57,11 +69,15 @@ def main(argv=None) -> None:
     parser.add_argument("--B", type=int, default=200)
     parser.add_argument("--learners", nargs="*", default=list(LEARNERS))
     args = parser.parse_args(argv)
-    print(f"{'learner':8} {'n':>6} {'debiased [s]':>13} {'bootstrap B=' + str(args.B) + ' [s]':>20} {'ratio':>7}")
+    print(f"{'learner':8} {'n':>6} {'debiased [s]':>13} {'bootstrap B=' + str(args.B) + ' [s]':>20} {'ratio':>7} "
+          f"{'load':>5}")
     for learner in args.learners:
         for n in args.n:
             r = run(n, learner, args.B, args.repeats)
-            print(f"{learner:8} {n:6d} {r['debiased_s']:13.2f} {r['bootstrap_s']:20.2f} {r['ratio']:7.1f}", flush=True)
+            print(f"{learner:8} {n:6d} {r['debiased_s']:13.2f} {r['bootstrap_s']:20.2f} {r['ratio']:7.1f} "
+                  f"{r['load']:5.1f}", flush=True)
+            with RESULTS.open("a") as fh:
+                fh.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":

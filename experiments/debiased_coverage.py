@@ -24,6 +24,13 @@ L_logit_gbc_n1000 (own DGP 3: binary outcome, the PD of a probability)
     ``X ~ N(0, S)``, ``corr = (0.5, 0.3, 0.2)``; ``P(y = 1 | x) = expit(1.5 sin(1.5 x1) + x2 - 0.75 x1 x3 - 0.5)``;
     PD of x1 and x2 (probability of class 1) by Monte Carlo over the marginal of the other two
     features (400,000 draws); boosted classifier (``predict_proba``).
+H_skew_gbm_n1000 (own DGP 4: skewed x_s, heteroscedastic noise, strong interaction)
+    ``(z1, z2) ~ N(0, [[1, 0.5], [0.5, 1]])``, ``x1 = exp(0.6 z1)`` (log-normal: right-skewed, its
+    upper grid points sparse), ``x2 = z2``, ``x3 ~ U(-1, 1)`` independent;
+    ``y = 2 tanh(x1 - 1) + 1.5 x1 x2 + x2 + 0.5 x3 + (0.5 + 0.5 x1) e``, ``e ~ N(0, 1)`` (noise sd
+    grows with x1); PD of x1 is ``2 tanh(a - 1)`` (``E x2 = E x3 = 0``), of x2
+    ``2 E tanh(x1 - 1) + (1.5 E x1 + 1) a`` with ``E x1 = exp(0.18)`` and the expectation by
+    Gauss-Hermite quadrature (80 nodes); boosting; grids at the 5..95 % quantiles of each marginal.
 
 Each repetition draws a data set from the repetition's own seed (the i-th child of the setting's
 seed sequence) and runs :func:`pdpboot.debiased_partial_dependence` (K = 5 folds, default nuisance
@@ -31,6 +38,13 @@ classifier and bandwidth rule, 95 %).  Chunks of repetitions are cached as netCD
 ``experiments/results/<mode>/debiased/v2/<setting>/chunk_*.nc`` and the run is resumable and extendable
 (a larger R only adds chunks).  ``python -m experiments.debiased_coverage [--quick] [--R N]
 [--settings ...] [--until HH:MM]`` computes; ``--summary`` prints the table.
+
+``--refit`` runs the learner's refit bootstrap (:func:`pdpboot.bootstrap_partial_dependence`, B = 100
+by default, the package's default bands: percentile pointwise and sup-t whole-curve) on the first R
+data sets of every setting -- the very data sets of the debiased repetitions -- into
+``v2/<setting>__refit``; the summary then reports the width ratio on the same data and the refit
+band's own coverage of the DGP's PD.  B = 100 is enough for widths (a percentile band's
+width from B = 100 resamples has a Monte Carlo CV of a few per cent).
 """
 
 from __future__ import annotations
@@ -41,6 +55,7 @@ import functools
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +75,9 @@ LEVEL = 0.95
 GRID_UNIFORM = np.linspace(0.05, 0.95, 15)
 GRID_NORMAL = norm.ppf(np.linspace(0.05, 0.95, 15))
 TAU = np.array([0.0, 1.0, 0.5, -0.5])
+#: Own DGP 4: ``x1 = exp(SKEW_SD * z1)``, ``corr(z1, x2) = SKEW_RHO``.
+SKEW_SD = 0.6
+SKEW_RHO = 0.5
 
 
 def _settings() -> dict[str, dict]:
@@ -74,6 +92,8 @@ def _settings() -> dict[str, dict]:
                               "grid": np.arange(4), "refit": None, "categorical": [0]}
     out["L_logit_gbc_n1000"] = {"dgp": "logistic", "learner": "gbc", "n": 1000, "features": [0, 1],
                                 "grid": GRID_NORMAL, "refit": None}
+    out["H_skew_gbm_n1000"] = {"dgp": "skewed", "learner": "gbm", "n": 1000, "features": [0, 1],
+                               "grid": np.stack([np.exp(SKEW_SD * GRID_NORMAL), GRID_NORMAL]), "refit": None}
     return out
 
 
@@ -103,7 +123,27 @@ def simulate(setting: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
         a = (gen.uniform(size=(n, 1)) > np.cumsum(p, axis=1)).sum(axis=1)
         y = TAU[a] + np.sin(2 * c[:, 0]) + (a == 2) * c[:, 0] ** 2 + c[:, 1] + gen.standard_normal(n)
         return np.column_stack([a.astype(float), c]), y
+    if setting["dgp"] == "skewed":
+        z = gen.multivariate_normal(np.zeros(2), [[1.0, SKEW_RHO], [SKEW_RHO, 1.0]], size=n)
+        x1, x2, x3 = np.exp(SKEW_SD * z[:, 0]), z[:, 1], gen.uniform(-1, 1, size=n)
+        y = 2 * np.tanh(x1 - 1) + 1.5 * x1 * x2 + x2 + 0.5 * x3 + (0.5 + 0.5 * x1) * gen.standard_normal(n)
+        return np.column_stack([x1, x2, x3]), y
     raise ValueError(setting["dgp"])
+
+
+def grid_of(setting: dict, feature: int) -> np.ndarray:
+    """The setting's grid of one feature (one shared grid, or one row per feature)."""
+    grid = np.asarray(setting["grid"])
+    return grid[setting["features"].index(feature)] if grid.ndim == 2 else grid
+
+
+def _skewed_pd(feature: int, grid: np.ndarray) -> np.ndarray:
+    """PD of own DGP 4: ``2 tanh(a - 1)`` for x1; ``2 E tanh(x1 - 1) + (1.5 E x1 + 1) a`` for x2."""
+    if feature == 0:
+        return 2 * np.tanh(grid - 1)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(80)    # E f(Z), Z ~ N(0, 1)
+    mean_tanh = float(weights @ np.tanh(np.exp(SKEW_SD * nodes) - 1) / weights.sum())
+    return 2 * mean_tanh + (1.5 * np.exp(SKEW_SD**2 / 2) + 1) * grid
 
 
 def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
@@ -116,6 +156,8 @@ def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
         return TAU[grid.astype(int)] + (grid == 2)
     if setting["dgp"] == "logistic":
         return _logistic_pd(feature, tuple(np.asarray(grid, dtype=float).tolist()))
+    if setting["dgp"] == "skewed":
+        return _skewed_pd(feature, np.asarray(grid, dtype=float))
     raise ValueError(setting["dgp"])
 
 
@@ -146,7 +188,7 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, loc
     """Debiased PD of every feature of one fresh data set: arrays (feature, grid) and timings."""
     data_seed, fit_seed = seed.spawn(2)
     X, y = simulate(setting, setting["n"], data_seed)
-    custom = {f: np.asarray(setting["grid"]) for f in setting["features"]}
+    custom = {f: grid_of(setting, f) for f in setting["features"]}
     start = time.process_time()
     res = pdpboot.debiased_partial_dependence(
         make_learner(setting["learner"], quick), X, y, setting["features"], custom_values=custom,
@@ -165,22 +207,32 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, loc
     return out
 
 
-def _chunk(setting: dict, reps: list[dict], first: int) -> xr.Dataset:
+CURVES = ("pd", "pd_se", "pd_plugin", "effective_sample_size", "overlap")
+
+
+def _chunk(setting: dict, reps: list[dict], first: int, curves: tuple[str, ...] = CURVES) -> xr.Dataset:
+    """Repetitions -> one dataset (rep, [ci_bound,] feature, grid); ``curves``: the (feature, grid) variables."""
     fg = ("feature", "grid")
-    data = {var: (("rep", *fg), np.stack([r[var] for r in reps])) for var in
-            ("pd", "pd_se", "pd_plugin", "effective_sample_size", "overlap")}
+    data = {var: (("rep", *fg), np.stack([r[var] for r in reps])) for var in curves}
     for var in ("pd_band", "pd_band_simultaneous"):
         data[var] = (("rep", "ci_bound", *fg), np.stack([r[var] for r in reps]))
-    data["bandwidth"] = (("rep", "feature"), np.stack([r["bandwidth"] for r in reps]))
+    if "bandwidth" in reps[0]:
+        data["bandwidth"] = (("rep", "feature"), np.stack([r["bandwidth"] for r in reps]))
     data["cpu"] = (("rep",), np.array([r["cpu"] for r in reps]))
     return xr.Dataset(data, coords={"rep": np.arange(first, first + len(reps)), "ci_bound": ["lower", "upper"],
                                     "feature": [f"x{f + 1}" for f in setting["features"]],
-                                    "grid_value": ("grid", np.asarray(setting["grid"], dtype=float))})
+                                    "grid_value": (("feature", "grid") if np.ndim(setting["grid"]) == 2 else "grid",
+                                                   np.asarray(setting["grid"], dtype=float))})
+
+
+def _chunk_files(folder: Path) -> list[Path]:
+    """The finished chunks of a folder, in order (not the ``chunk_*.tmp.nc`` a running process is writing)."""
+    return sorted(folder.glob("chunk_[0-9][0-9][0-9][0-9][0-9].nc"))
 
 
 def _done(folder: Path) -> set[int]:
     done: set[int] = set()
-    for path in sorted(folder.glob("chunk_*.nc")):
+    for path in _chunk_files(folder):
         with xr.open_dataset(path) as ds:
             done.update(int(i) for i in ds["rep"].values)
     return done
@@ -239,6 +291,115 @@ def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, un
                   f"per repetition)", file=sys.stderr, flush=True)
 
 
+def _truth(setting: dict, ds: xr.Dataset) -> np.ndarray:
+    """The DGP's PD on a chunk dataset's grid, (feature, grid)."""
+    grid = ds["grid_value"].values
+    return np.stack([dgp_pd(setting, f, grid[i] if grid.ndim == 2 else grid)
+                     for i, f in enumerate(setting["features"])])
+
+
+#: Refits of the learner's bootstrap on the same data sets (``--refit``): enough for band widths.
+REFIT_B = 100
+
+
+def _refit_folder(ctx: C.Context, name: str) -> Path:
+    return ctx.study_dir(STUDY) / CHUNKS / f"{name}__refit"
+
+
+def refit_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, B: int) -> dict:
+    """The learner's refit bootstrap on the data set of :func:`one_repetition` (same ``seed``).
+
+    The package's default bands: percentile pointwise (``pd_band_pointwise``) and sup-t whole-curve
+    (``pd_band``), 95 %; the bootstrap's own seed is the seed's third child (the first two are the data's
+    and the debiased fit's).
+    """
+    data_seed, _ = seed.spawn(2)
+    (boot_seed,) = seed.spawn(1)
+    X, y = simulate(setting, setting["n"], data_seed)
+    custom = {f: grid_of(setting, f) for f in setting["features"]}
+    start = time.process_time()
+    res = pdpboot.bootstrap_partial_dependence(
+        make_learner(setting["learner"], quick), X, y, setting["features"], n_resamples=B, custom_values=custom,
+        categorical_features=setting.get("categorical"), rng=np.random.default_rng(boot_seed),
+        execution=pdpboot.Execution(n_jobs=1, progress=False))
+    with warnings.catch_warnings():   # the boosted classifier's known refit under-coverage: measured here, not new
+        warnings.simplefilter("ignore", pdpboot.CoverageWarning)
+        bands = pdpboot.confidence_bands(res, confidence_level=LEVEL, simultaneous=True)
+    cpu = time.process_time() - start
+    nodes = [pdpboot.get_node(bands, f"x{f}").ds for f in setting["features"]]
+    return {"cpu": cpu, "pd": np.stack([d["pd"].values[-1] for d in nodes]),
+            "pd_band": np.stack([d["pd_band_pointwise"].values[:, -1] for d in nodes], axis=1),
+            "pd_band_simultaneous": np.stack([d["pd_band"].values[:, -1] for d in nodes], axis=1)}
+
+
+def compute_refit(ctx: C.Context, *, R: int = 10, settings: list[str] | None = None, chunk: int = 2,
+                  B: int = REFIT_B, until: datetime.datetime | None = None) -> None:
+    """Round-robin over the settings: the refit bootstrap on the first ``R`` data sets of each, cached in chunks."""
+    settings = list(settings or (QUICK_SETTINGS if ctx.quick else SETTINGS))
+    folders = {name: _refit_folder(ctx, name) for name in settings}
+    for f in folders.values():
+        f.mkdir(parents=True, exist_ok=True)
+    seeds = {name: C.seed_sequence(SEED, name).spawn(max(R, 1)) for name in settings}
+    active = list(settings)
+    while active:
+        for name in list(active):
+            if until is not None and datetime.datetime.now(datetime.timezone.utc) >= until:
+                return
+            done = _done(folders[name])
+            todo = [i for i in range(R) if i not in done][:chunk]
+            if not todo:
+                active.remove(name)
+                continue
+            todo = [i for i in todo if i < todo[0] + chunk and all(j not in done for j in range(todo[0], i + 1))]
+            with threadpool_limits(1):
+                reps = [refit_repetition(SETTINGS[name], seeds[name][i], ctx.quick, B) for i in todo]
+            ds = _chunk(SETTINGS[name], reps, todo[0], curves=("pd",)).assign_attrs(n_resamples=B)
+            C.save_dataset(ds, folders[name] / f"chunk_{todo[0]:05d}.nc")
+            print(f"  refit {name}: {len(done) + len(todo)}/{R} ({np.mean([r['cpu'] for r in reps]):.1f} s CPU "
+                  f"per repetition, B = {B})", file=sys.stderr, flush=True)
+
+
+def _coverage(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray, ok: np.ndarray) -> dict:
+    """Pointwise and whole-curve coverage per repetition (R, F, G) -> means and MC SEs; unflagged points only."""
+    inside = np.where(ok, (lo <= truth) & (truth <= hi), True)
+    R = inside.shape[0]
+    out = {}
+    for kind, per_rep in (("pointwise", inside.mean(axis=(1, 2))), ("simultaneous", inside.all(axis=2).mean(axis=1))):
+        out[kind] = float(per_rep.mean())
+        out[f"{kind}_mcse"] = float(per_rep.std(ddof=1) / np.sqrt(R)) if R > 1 else np.nan
+    return out
+
+
+def refit_same_data(ctx: C.Context, name: str, debiased: xr.Dataset) -> dict:
+    """The refit bootstrap on the debiased run's own data sets: widths, ratios and its DGP coverage.
+
+    Width ratio of one repetition: the debiased band's mean width over the grid points it does not
+    flag, over the refit band's mean width at the same points; the row reports the mean over
+    repetitions with its MC SE (pointwise: percentile; whole curve: sup-t).
+    """
+    chunks = _chunk_files(_refit_folder(ctx, name))
+    if not chunks:
+        return {}
+    refit = xr.concat([C.load_dataset(p) for p in chunks], dim="rep").sortby("rep")
+    reps = np.intersect1d(refit["rep"].values, debiased["rep"].values)
+    if reps.size == 0:
+        return {}
+    refit, debiased = refit.sel(rep=reps), debiased.sel(rep=reps)
+    truth = _truth(SETTINGS[name], refit)
+    ok = debiased["overlap"].values.astype(bool)
+    everywhere = np.ones_like(ok)
+    out = {"R": int(reps.size), "B": int(refit.attrs.get("n_resamples", REFIT_B)), "cpu": float(refit["cpu"].mean())}
+    for key, var in (("percentile", "pd_band"), ("supt", "pd_band_simultaneous")):
+        lo, hi = (refit[var].sel(ci_bound=b).values for b in ("lower", "upper"))
+        dlo, dhi = (debiased[var].sel(ci_bound=b).values for b in ("lower", "upper"))
+        width = np.nanmean(np.where(ok, hi - lo, np.nan), axis=(1, 2))
+        ratio = np.nanmean(np.where(ok, dhi - dlo, np.nan), axis=(1, 2)) / width
+        out[key] = {"width": float(np.mean(width)), "ratio": float(np.mean(ratio)),
+                    "ratio_mcse": float(np.std(ratio, ddof=1) / np.sqrt(reps.size)) if reps.size > 1 else np.nan,
+                    **_coverage(lo, hi, truth, everywhere)}
+    return out
+
+
 def _refit(name: str | None) -> dict:
     """Refit-bootstrap (B = 200) widths and DGP coverage of the same scenario from the archived study."""
     if name is None:
@@ -263,17 +424,16 @@ def _refit(name: str | None) -> dict:
 def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome") -> dict | None:
     """Coverage of the DGP's PD with Monte Carlo SEs, widths, overlap and cost of one setting."""
     folder = _folder(ctx, name, localize)
-    chunks = sorted(folder.glob("chunk_*.nc"))
+    chunks = _chunk_files(folder)
     estimator = "current"
-    old = sorted((ctx.study_dir(STUDY) / name).glob("chunk_*.nc")) if localize == "pseudo-outcome" else []
+    old = _chunk_files(ctx.study_dir(STUDY) / name) if localize == "pseudo-outcome" else []
     if len(chunks) * 5 < MIN_R and len(old) > len(chunks):  # not rerun: the first round's run, labelled as such
         chunks, estimator = old, "round 1"
     if not chunks:
         return None
     ds = xr.concat([C.load_dataset(p) for p in chunks], dim="rep").sortby("rep")
     setting = SETTINGS[name]
-    grid = ds["grid_value"].values
-    truth = np.stack([dgp_pd(setting, f, grid) for f in setting["features"]])          # (F, G)
+    truth = _truth(setting, ds)                                                       # (F, G)
     R = ds.sizes["rep"]
     ok = ds["overlap"].values.astype(bool)                                             # (R, F, G)
     out = {"setting": name, "estimator": estimator, "R": R, "cpu": float(ds["cpu"].mean()),
@@ -304,10 +464,17 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
     out["plugin_bias_over_sd"] = float(np.mean(np.abs(plug.mean(axis=0) - truth) / sd))
     out["min_ess"] = float(ds["effective_sample_size"].min())
     refit = _refit(setting["refit"])
-    if refit:
+    if refit:  # the coverage study's B = 200 runs (other data sets of the same design): the fallback for the ratio
         out["refit"] = refit
         out["width_ratio_pointwise"] = out["pointwise_width"] / refit["percentile"]["width"]
         out["width_ratio_simultaneous"] = out["simultaneous_width"] / refit["supt"]["width"]
+    same = refit_same_data(ctx, name, ds) if localize == "pseudo-outcome" and estimator == "current" else {}
+    if same:
+        out["refit_same_data"] = same
+        out["width_ratio_pointwise"] = same["percentile"]["ratio"]
+        out["width_ratio_pointwise_mcse"] = same["percentile"]["ratio_mcse"]
+        out["width_ratio_simultaneous"] = same["supt"]["ratio"]
+        out["width_ratio_simultaneous_mcse"] = same["supt"]["ratio_mcse"]
     return out
 
 
@@ -428,7 +595,8 @@ def _figure(ctx: C.Context) -> None:
         C.savefig(fig, ctx, "debiased_bands")
 
 
-SHORT = {"B": "Friedman 1 (B)", "G": "correlated (G)", "K": "categorical (K)", "L": "binary (L)"}
+SHORT = {"B": "Friedman 1 (B)", "G": "correlated (G)", "K": "categorical (K)", "L": "binary (L)",
+         "H": "skewed, heterosc. (H)"}
 LEARNER = {"rf": "forest", "gbm": "boosting", "mlp": "network", "gbc": "boosting"}
 
 
@@ -438,27 +606,45 @@ def _cell(value: float | None, se: float | None = None, digits: int = 3) -> str:
     return f"{value:.{digits}f}" + ("" if se is None or se != se else f" ({se:.{digits}f})")
 
 
+def _refit_cells(row: dict) -> list[str]:
+    """Width ratios and the refit band's DGP coverage: on the same data sets if run, else the coverage study's."""
+    same = row.get("refit_same_data")
+    if same:
+        return [_cell(row["width_ratio_pointwise"], digits=2), _cell(row["width_ratio_simultaneous"], digits=2),
+                str(same["R"]), _cell(same["percentile"]["pointwise"], same["percentile"]["pointwise_mcse"], digits=2),
+                _cell(same["supt"]["simultaneous"], same["supt"]["simultaneous_mcse"], digits=2)]
+    refit = row.get("refit", {})
+    return [_cell(row.get("width_ratio_pointwise"), digits=2), _cell(row.get("width_ratio_simultaneous"), digits=2),
+            str(refit["percentile"]["R"]) + "$^\\dagger$" if refit else "--",
+            _cell(refit.get("percentile", {}).get("pointwise"), digits=2),
+            _cell(refit.get("supt", {}).get("simultaneous"), digits=2)]
+
+
 def _table(rows: list[dict]) -> str:
-    lines = [r"\begin{tabular}{llrrllrrrll}", r"\toprule",
+    lines = [r"\begin{tabular}{llrrllrrrrll}", r"\toprule",
              r" & & & & \multicolumn{2}{c}{debiased: DGP coverage (MC SE)} & & \multicolumn{2}{c}{width / refit} & "
-             r"\multicolumn{2}{c}{refit: DGP coverage} \\",
-             r"\cmidrule(lr){5-6}\cmidrule(lr){8-9}\cmidrule(lr){10-11}",
-             r"DGP & learner & $n$ & $R$ & pointwise & whole curve & flagged & pw & sup-t & pw & whole \\",
+             r"\multicolumn{3}{c}{refit band: DGP coverage (MC SE)} \\",
+             r"\cmidrule(lr){5-6}\cmidrule(lr){8-9}\cmidrule(lr){10-12}",
+             r"DGP & learner & $n$ & $R$ & pointwise & whole curve & flagged & pw & sup-t & $R$ & pw & whole \\",
              r"\midrule"]
     for row in rows:
         dgp, learner, n = row["setting"].split("_")[0], row["setting"].split("_")[-2], row["setting"].split("_n")[-1]
-        refit = row.get("refit", {})
         lines.append(" & ".join([
             SHORT[dgp] + ("$^*$" if row.get("estimator") == "round 1" else ""), LEARNER[learner],
             f"{int(n):,}".replace(",", "{,}"), str(row["R"]),
             _cell(row["pointwise"], row["pointwise_mcse"]), _cell(row["simultaneous"], row["simultaneous_mcse"]),
-            f"{row['flagged']:.3f}", _cell(row.get("width_ratio_pointwise"), digits=2),
-            _cell(row.get("width_ratio_simultaneous"), digits=2),
-            _cell(refit.get("percentile", {}).get("pointwise"), digits=2),
-            _cell(refit.get("supt", {}).get("simultaneous"), digits=2)]) + r" \\")
+            f"{row['flagged']:.3f}", *_refit_cells(row)]) + r" \\")
     lines += [r"\bottomrule"]
+    same = [r["refit_same_data"] for r in rows if r.get("refit_same_data")]
+    if same:
+        lines.append(r"\multicolumn{12}{l}{width / refit and refit band: the learner's refit bootstrap "
+                     f"(B = {same[0]['B']}, percentile pointwise, sup-$t$ whole curve) on the first $R$ data sets "
+                     r"of the row} \\")
+    if any(not r.get("refit_same_data") and r.get("refit") for r in rows):
+        lines.append(r"\multicolumn{12}{l}{$^\dagger$ refit band (and width ratio: of mean widths) from the coverage "
+                     r"study (B = 200, other data sets of the same design)} \\")
     if any(row.get("estimator") == "round 1" for row in rows):
-        lines.append(r"\multicolumn{11}{l}{$^*$ first-round estimator (weights clipped at 20, overlap from the drawn "
+        lines.append(r"\multicolumn{12}{l}{$^*$ first-round estimator (weights clipped at 20, overlap from the drawn "
                      r"weights, normal quantiles); not rerun for lack of time} \\")
     lines += [r"\end{tabular}", ""]
     return "\n".join(lines)
@@ -478,7 +664,7 @@ def _macros(rows: list[dict]) -> dict:
     rf = next((r for r in b if r["setting"] == "B_rf_n500" and "refit" in r), None)
     out["DebiasedRefitRFPointwise"] = _cell(rf["refit"]["percentile"]["pointwise"] if rf else None, digits=2)
     out["DebiasedRefitRFWhole"] = _cell(rf["refit"]["percentile"]["simultaneous"] if rf else None, digits=2)
-    for letter in ("G", "K", "L"):
+    for letter in ("G", "K", "L", "H"):
         row = next((r for r in rows if r["setting"].startswith(f"{letter}_")), None)
         for kind, key in (("pointwise", "Pointwise"), ("simultaneous", "Whole")):
             out[f"Debiased{letter}{key}"] = _cell(row[kind] if row else None)
@@ -508,6 +694,9 @@ def main(argv=None) -> None:
     parser.add_argument("--localize", default="pseudo-outcome", choices=["pseudo-outcome", "residual"])
     parser.add_argument("--results-dir", default=None)
     parser.add_argument("--no-figures", action="store_true", help="only the repetitions (not the figure's results)")
+    parser.add_argument("--refit", action="store_true",
+                        help="the learner's refit bootstrap on the first R data sets of every setting (R default 10)")
+    parser.add_argument("--B", type=int, default=REFIT_B, help="refits per data set with --refit")
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, results_dir=args.results_dir, n_jobs=1)
     if args.summary:
@@ -523,6 +712,10 @@ def main(argv=None) -> None:
         hh, mm = map(int, args.until.split(":"))
         now = datetime.datetime.now(datetime.timezone.utc)
         until = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+    if args.refit:
+        compute_refit(ctx, R=args.R if args.R is not None else (2 if ctx.quick else 10), settings=args.settings,
+                      chunk=args.chunk, B=args.B, until=until)
+        return
     compute(ctx, R=args.R, settings=args.settings, chunk=args.chunk, until=until, localize=args.localize,
             figures=not args.no_figures)
 

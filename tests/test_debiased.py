@@ -312,6 +312,9 @@ def test_coverage_study_quick_mode_runs_resumes_and_summarizes(tmp_path):
     first = study.summarize_setting(ctx, "K_cat_gbm_n1000")
     study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1, figures=False)  # nothing left to do
     assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
+    # a chunk another process is writing (C.save_dataset's temporary file) is not read
+    (ctx.study_dir("debiased") / "v2" / "K_cat_gbm_n1000" / "chunk_00002.tmp.nc").write_bytes(b"half-written")
+    assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
     assert first["R"] == 2 and 0 <= first["pointwise"] <= 1 and first["pointwise_width"] > 0
     # the registry's steps: the figure's results, summary.json, then the table, the macros and the figure
     study.compute(ctx, R=1, settings=["B_rf_n500"], chunk=1)
@@ -338,3 +341,68 @@ def test_influence_se_matches_sampling_sd():
     ratio = np.mean(se, axis=0) / np.std(est, axis=0, ddof=1)
     # SD of an SD from 60 draws is ~9 %: allow 0.75..1.33
     assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
+
+
+def test_skewed_dgp_truth_is_the_monte_carlo_average_of_its_regression():
+    """Own DGP 4's closed-form/quadrature PD against a plain Monte Carlo average of mu(a, X_C)."""
+    from experiments import debiased_coverage as study
+
+    setting = study.SETTINGS["H_skew_gbm_n1000"]
+    gen = np.random.default_rng(7)
+    m = 400_000
+    z = gen.multivariate_normal([0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]], size=m)
+    x1, x2, x3 = np.exp(0.6 * z[:, 0]), z[:, 1], gen.uniform(-1, 1, size=m)
+
+    def mu(a1, a2, a3):
+        return 2 * np.tanh(a1 - 1) + 1.5 * a1 * a2 + a2 + 0.5 * a3
+
+    for feature in (0, 1):
+        grid = study.grid_of(setting, feature)
+        mc = np.array([mu(a, x2, x3).mean() if feature == 0 else mu(x1, a, x3).mean() for a in grid])
+        mc_se = np.array([mu(a, x2, x3).std() if feature == 0 else mu(x1, a, x3).std() for a in grid]) / np.sqrt(m)
+        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+    # the grids are the 5..95 % quantiles of each marginal (log-normal x1, standard normal x2)
+    X, _ = study.simulate(setting, 200_000, np.random.SeedSequence(3))
+    for feature in (0, 1):
+        np.testing.assert_allclose(np.quantile(X[:, feature], [0.05, 0.5, 0.95]),
+                                   study.grid_of(setting, feature)[[0, 7, 14]], atol=0.03)
+
+
+def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monkeypatch):
+    from experiments import _common as C
+    from experiments import debiased_coverage as study
+
+    drawn = []
+    simulate = study.simulate
+
+    def recording(setting, n, seed):
+        X, y = simulate(setting, n, seed)
+        drawn.append((X, y))
+        return X, y
+
+    monkeypatch.setattr(study, "simulate", recording)
+    ctx = C.default_context(True, results_dir=tmp_path / "results", paper_dir=tmp_path / "paper")
+    name = "K_cat_gbm_n1000"
+    study.compute(ctx, R=2, settings=[name], chunk=2, figures=False)
+    study.compute_refit(ctx, R=1, settings=[name], chunk=1, B=20)
+    assert len(drawn) == 3
+    np.testing.assert_array_equal(drawn[0][0], drawn[2][0])     # repetition 0: the same rows for both methods
+    np.testing.assert_array_equal(drawn[0][1], drawn[2][1])
+    assert not np.array_equal(drawn[0][1], drawn[1][1])
+    row = study.summarize_setting(ctx, name)
+    same = row["refit_same_data"]
+    assert same["R"] == 1 and same["B"] == 20 and row["R"] == 2
+    # width ratio of repetition 0 by hand from the two caches (grid points with a debiased band only)
+    deb = C.load_dataset(next((ctx.study_dir("debiased") / "v2" / name).glob("chunk_*.nc"))).isel(rep=0)
+    ref = C.load_dataset(next((ctx.study_dir("debiased") / "v2" / f"{name}__refit").glob("chunk_*.nc"))).isel(rep=0)
+    ok = deb["overlap"].values.astype(bool)
+    for key, var in (("percentile", "pd_band"), ("supt", "pd_band_simultaneous")):
+        d = (deb[var].sel(ci_bound="upper") - deb[var].sel(ci_bound="lower")).values[ok].mean()
+        r = (ref[var].sel(ci_bound="upper") - ref[var].sel(ci_bound="lower")).values[ok].mean()
+        assert same[key]["ratio"] == pytest.approx(d / r, rel=1e-12)
+    # the refit band's coverage of the DGP's PD: tau_a + 1{a = 2} inside [lower, upper] at each level
+    truth = study.TAU + (np.arange(4) == 2)
+    lo, hi = ref["pd_band"].sel(ci_bound="lower").values[0], ref["pd_band"].sel(ci_bound="upper").values[0]
+    assert same["percentile"]["pointwise"] == pytest.approx(np.mean((lo <= truth) & (truth <= hi)))
+    table = study._table([row])
+    assert "B = 20" in table and r"\multicolumn{3}{c}{refit band" in table
