@@ -94,7 +94,8 @@ def _without_refits(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
     bands = ctx.strategy.bands
     lines = ["", "## Features ranked by the range of their PD curve", "",
              "PD range = max - min of the partial dependence over the feature's grid."
-             + (" Mean band width: the average width of the band over the grid." if bands else "")
+             + (" Mean band width and largest SE: over the grid values that have a band (a debiased band leaves"
+                " out grid values with thin overlap)." if bands else "")
              + " Intervals for the range, the *beyond noise* check, ICE heterogeneity and H² need refits: rerun "
              "with `--uncertainty bootstrap`."]
     for output in ctx.outputs:
@@ -108,9 +109,7 @@ def _without_refits(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
             pd = ds["pd"].sel(output=output)
             row = f"| {rank} | {md(problem.display[f])} | {num(float(pd.max() - pd.min()), scale)} |"
             if bands:
-                bd = ds["pd_band"].sel(output=output)
-                width = float((bd.sel(ci_bound="upper") - bd.sel(ci_bound="lower")).mean())
-                row += f" {num(width, scale)} | {num(float(ds['pd_se'].sel(output=output).max()), scale)} |"
+                row += _band_cells(ds, output, scale)
             lines.append(row)
     if problem.pairs:
         output = ctx.outputs[0]
@@ -125,6 +124,17 @@ def _without_refits(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
                 row += f" {num(float((bd.sel(ci_bound='upper') - bd.sel(ci_bound='lower')).mean()))} |"
             lines.append(row)
     return lines
+
+
+def _band_cells(ds: xr.Dataset, output, scale) -> str:
+    """The mean band width and largest SE of one curve, over the grid values that have a band."""
+    band = ds["pd_band"].sel(output=output)
+    width = (band.sel(ci_bound="upper") - band.sel(ci_bound="lower")).values
+    has_band = np.isfinite(width)
+    if not has_band.any():
+        return " no band (thin overlap everywhere) | - |"
+    se = ds["pd_se"].sel(output=output).values[has_band]
+    return f" {num(float(width[has_band].mean()), scale)} | {num(float(np.nanmax(se)), scale)} |"
 
 
 def importance_table(result: xr.DataTree, config):

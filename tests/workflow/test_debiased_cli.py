@@ -89,3 +89,24 @@ def test_debiased_defaults():
     assert config.ice_samples == 0 and config.pairs == []
     with pytest.raises(InputError, match="uncertainty"):
         merge({"target": "y", "uncertainty": "debiassed"}, {})
+
+
+def test_summary_reports_no_band_where_thin_overlap_leaves_none(tmp_path, capsys):
+    """x is (nearly) a copy of z: no grid value of x has overlap, so the summary must not print a width or a
+    largest SE for it (it printed the SE of grid values without a band); z keeps its numbers."""
+    gen = np.random.default_rng(0)
+    z = gen.normal(size=300)
+    table = pd.DataFrame({"x": z + 1e-3 * gen.normal(size=300), "z": z, "w": gen.normal(size=300)})
+    table["y"] = table["x"] + table["w"] + gen.normal(size=300)
+    data = tmp_path / "t.csv"
+    table.to_csv(data, index=False)
+    code, out = run_cli(["run", data, "--target", "y", "--features", "x,z,w", "--test-size", 0, "--no-workbook",
+                         "--out", tmp_path / "out", *DEBIASED], capsys)
+    assert code == 0, out.err
+    folder = only_run_folder(tmp_path / "out")
+    node = get_node(pdpboot.load(folder / "results.nc"), "x").to_dataset()
+    assert not np.isfinite(node["pd_band"].values).any()  # the premise: x has no band anywhere
+    rows = {line.split("|")[2].strip(): line for line in (folder / "summary.md").read_text().splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    assert "no band (thin overlap everywhere)" in rows["x"]
+    assert "no band" not in rows["w"] and rows["w"].count("|") == 6
