@@ -348,7 +348,11 @@ def _refuse_uncached_formulas(path: Path) -> None:
     ``DataFrame.to_excel`` with formulas) and never opened holds the formula only, which pandas reads as
     an empty cell.  Runs only when the table has missing values.
     """
-    import openpyxl
+    try:
+        import openpyxl
+    except ImportError as exc:  # the caller read the workbook with openpyxl already; kept for a clear message
+        raise InputError(f"Reading Excel ({shorten(path.name)}) needs openpyxl: "
+                         "pip install \"pdpboot[excel]\".") from exc
 
     formulas = openpyxl.load_workbook(path, read_only=True, data_only=False)
     try:
