@@ -36,6 +36,7 @@ Every result is appended as a JSON line to ``--out`` (default ``benchmarks/resul
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -200,15 +201,13 @@ def parallel(args) -> None:
     started = time.perf_counter() - start
 
     def run(jobs: int | str) -> float:
+        # "1t": one process and one OpenMP/BLAS thread, the serial floor
+        threads = threadpool_limits(limits=1) if jobs == "1t" else contextlib.nullcontext()
         start = time.perf_counter()
-        execution = pdpboot.Execution(n_jobs=1 if jobs == "1t" else jobs, progress=False)
-        if jobs == "1t":  # one process and one OpenMP/BLAS thread: the serial floor
-            with threadpool_limits(limits=1):
-                pdpboot.bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=args.resamples, rng=0,
-                                                     execution=execution)
-        else:
-            pdpboot.bootstrap_partial_dependence(est, X, y, [0, 1, 2], n_resamples=args.resamples, rng=0,
-                                                 execution=execution)
+        with threads:
+            pdpboot.bootstrap_partial_dependence(
+                est, X, y, [0, 1, 2], n_resamples=args.resamples, rng=0,
+                execution=pdpboot.Execution(n_jobs=1 if jobs == "1t" else jobs, progress=False))
         return time.perf_counter() - start
 
     # n_jobs=1 as a user calls it (the model's own threads: HGB's OpenMP uses both cores) and with one thread
