@@ -53,8 +53,8 @@ BOOSTING_CLASSIFIER_NOTE = (
     "bootstrap's SE is 0.80-0.89 of the true sampling SD at every grid point (HistGradientBoosting"
     "Classifier, 60 rounds, n = 400: independent audit R = 80, B = 100, sup-t whole curve 0.787 (MC SE "
     "0.046) and 0.875 (0.037) for two features; the paper's boosting classifier 0.62). On a rare outcome (base "
-    "rate about 0.15; experiments/classifier_default.py, R = 60, B = 100) its SE was 0.81 of the true SD and "
-    "its sup-t band covered the whole curve in 0.558 (MC SE 0.043) of the data sets (pointwise 0.901 (0.009)). "
+    "rate about 0.15; experiments/classifier_default.py, R = 120, B = 100) its SE was 0.82 of the true SD and "
+    "its sup-t band covered the whole curve in 0.608 (MC SE 0.030) of the data sets (pointwise 0.908 (0.006)). "
 )
 #: What experiments/classifier_se.py (B = 50) and experiments/classifier_default.py (B = 100) measured for the 0.632
 #: subsample with logit-scale bands (summaries: experiments/summaries/classifier_se/).
