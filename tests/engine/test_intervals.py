@@ -174,9 +174,9 @@ def test_sup_t_by_hand_and_contains_percentile_band():
     se = res.std(axis=0, ddof=1)
     for o in range(2):
         t_max = np.max(np.abs(res[:, o] - est[o]) / se[o], axis=1)
-        # rank 0.95 * 301 = 285.95 of the 300 sorted maxima: 0.05 x_(285) + 0.95 x_(286)
+        # rank 0.95 * 301 = 285.95 of the 300 sorted maxima, rounded up: the 286th
         srt = np.sort(t_max)
-        assert crit[o] == pytest.approx(max(0.05 * srt[284] + 0.95 * srt[285], ndtri(0.975)), rel=1e-12)
+        assert crit[o] == pytest.approx(max(srt[285], ndtri(0.975)), rel=1e-12)
     lo, hi, *_ = band_arrays(est, res, level=0.95, method="percentile", simultaneous=True,
                              simultaneous_method="sup-t")
     p_lo, p_hi, *_ = band_arrays(est, res, level=0.95, method="percentile", simultaneous=False)
@@ -185,7 +185,7 @@ def test_sup_t_by_hand_and_contains_percentile_band():
 
 
 def test_sup_t_critical_value_is_the_order_statistic_by_hand():
-    """rank level (B + 1) of the B valid maxima (Davison & Hinkley 1997, 2.4); NaN curves dropped; cap at B."""
+    """rank ceil(level (B + 1)) of the B valid maxima (Davison & Hinkley 1997, 2.4); NaN curves dropped; cap at B."""
     # one curve point, est = 0, res = +-1..+-19 (alternating signs): se = sd, t_b = |res_b| / se
     values = np.arange(1.0, 20.0) * np.where(np.arange(19) % 2, -1.0, 1.0)
     res = np.concatenate([values, [np.nan]])[:, None, None]  # B = 20 resamples, one of them failed
@@ -200,9 +200,9 @@ def test_sup_t_critical_value_is_the_order_statistic_by_hand():
     # exact integer level (B + 1): 0.75 * 20 = 15 -> the 15th, not 16th (no rounding up past an integer)
     crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.75)
     assert crit[0] == pytest.approx(max(15.0 / se, ndtri(0.875)), rel=1e-12)
-    # rank 0.78 * 20 = 15.6: between the 15th and 16th, 15.6 (the same rule as the pointwise quantile)
+    # rank 0.78 * 20 = 15.6, rounded up: the 16th (the pointwise quantile would interpolate to 15.6)
     crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.78)
-    assert crit[0] == pytest.approx(max(15.6 / se, ndtri(0.89)), rel=1e-12)
+    assert crit[0] == pytest.approx(max(16.0 / se, ndtri(0.89)), rel=1e-12)
     # the floor: tiny maxima never give a band narrower than the pointwise normal one
     flat = np.full((5, 1, 3), 1.0)
     flat[::2] = -1.0
