@@ -31,6 +31,14 @@ H_skew_gbm_n1000 (own DGP 4: skewed x_s, heteroscedastic noise, strong interacti
     grows with x1); PD of x1 is ``2 tanh(a - 1)`` (``E x2 = E x3 = 0``), of x2
     ``2 E tanh(x1 - 1) + (1.5 E x1 + 1) a`` with ``E x1 = exp(0.18)`` and the expectation by
     Gauss-Hermite quadrature (80 nodes); boosting; grids at the 5..95 % quantiles of each marginal.
+E_exp_rf_n1000 (own DGP 5: the boundary class of H with another shape, learner and boundary)
+    ``x1 ~ Exp(1)`` (density largest at the hard lower boundary 0, long right tail),
+    ``x2 = 0.6 (x1 - 1) + 0.8 z`` (``corr(x1, x2) = 0.6``, ``E x2 = 0``), ``x3 ~ U(-1, 1)``;
+    ``y = 2 cos(1.5 x1) + x1 x2 + x2 + x3^2 + (0.3 + 0.7 x1) e`` (noise sd grows with x1, the PD of x1
+    is most curved at the lower boundary); PD of x1 is ``2 cos(1.5 a) + 1/3``, of x2
+    ``2 E cos(1.5 x1) + (E x1 + 1) a + 1/3 = 2 / 3.25 + 2 a + 1/3``; random forest; grid of x1 at the
+    Exp(1) 5..95 % quantiles, of x2 at the N(0, 1) ones.  Designed in round 5 so that the boundary rule
+    is not tuned to H.
 
 Each repetition draws a data set from the repetition's own seed (the i-th child of the setting's
 seed sequence) and runs :func:`pdpboot.debiased_partial_dependence` (K = 5 folds, default nuisance
@@ -94,6 +102,8 @@ def _settings() -> dict[str, dict]:
                                 "grid": GRID_NORMAL, "refit": None}
     out["H_skew_gbm_n1000"] = {"dgp": "skewed", "learner": "gbm", "n": 1000, "features": [0, 1],
                                "grid": np.stack([np.exp(SKEW_SD * GRID_NORMAL), GRID_NORMAL]), "refit": None}
+    out["E_exp_rf_n1000"] = {"dgp": "exponential", "learner": "rf", "n": 1000, "features": [0, 1],
+                             "grid": np.stack([-np.log1p(-np.linspace(0.05, 0.95, 15)), GRID_NORMAL]), "refit": None}
     return out
 
 
@@ -128,6 +138,12 @@ def simulate(setting: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
         x1, x2, x3 = np.exp(SKEW_SD * z[:, 0]), z[:, 1], gen.uniform(-1, 1, size=n)
         y = 2 * np.tanh(x1 - 1) + 1.5 * x1 * x2 + x2 + 0.5 * x3 + (0.5 + 0.5 * x1) * gen.standard_normal(n)
         return np.column_stack([x1, x2, x3]), y
+    if setting["dgp"] == "exponential":
+        x1 = gen.exponential(size=n)
+        x2 = 0.6 * (x1 - 1) + 0.8 * gen.standard_normal(n)
+        x3 = gen.uniform(-1, 1, size=n)
+        y = 2 * np.cos(1.5 * x1) + x1 * x2 + x2 + x3**2 + (0.3 + 0.7 * x1) * gen.standard_normal(n)
+        return np.column_stack([x1, x2, x3]), y
     raise ValueError(setting["dgp"])
 
 
@@ -158,6 +174,9 @@ def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
         return _logistic_pd(feature, tuple(np.asarray(grid, dtype=float).tolist()))
     if setting["dgp"] == "skewed":
         return _skewed_pd(feature, np.asarray(grid, dtype=float))
+    if setting["dgp"] == "exponential":  # E cos(1.5 X) = 1 / (1 + 1.5^2), X ~ Exp(1); E x1 = 1, E x2 = 0, E x3^2 = 1/3
+        grid = np.asarray(grid, dtype=float)
+        return 2 * np.cos(1.5 * grid) + 1 / 3 if feature == 0 else 2 / 3.25 + 2 * grid + 1 / 3
     raise ValueError(setting["dgp"])
 
 
@@ -596,7 +615,7 @@ def _figure(ctx: C.Context) -> None:
 
 
 SHORT = {"B": "Friedman 1 (B)", "G": "correlated (G)", "K": "categorical (K)", "L": "binary (L)",
-         "H": "skewed, heterosc. (H)"}
+         "H": "skewed, heterosc. (H)", "E": "exponential, heterosc. (E)"}
 LEARNER = {"rf": "forest", "gbm": "boosting", "mlp": "network", "gbc": "boosting"}
 
 
@@ -664,7 +683,7 @@ def _macros(rows: list[dict]) -> dict:
     rf = next((r for r in b if r["setting"] == "B_rf_n500" and "refit" in r), None)
     out["DebiasedRefitRFPointwise"] = _cell(rf["refit"]["percentile"]["pointwise"] if rf else None, digits=2)
     out["DebiasedRefitRFWhole"] = _cell(rf["refit"]["percentile"]["simultaneous"] if rf else None, digits=2)
-    for letter in ("G", "K", "L", "H"):
+    for letter in ("G", "K", "L", "H", "E"):
         row = next((r for r in rows if r["setting"].startswith(f"{letter}_")), None)
         for kind, key in (("pointwise", "Pointwise"), ("simultaneous", "Whole")):
             out[f"Debiased{letter}{key}"] = _cell(row[kind] if row else None)

@@ -368,6 +368,34 @@ def test_skewed_dgp_truth_is_the_monte_carlo_average_of_its_regression():
                                    study.grid_of(setting, feature)[[0, 7, 14]], atol=0.03)
 
 
+def test_exponential_dgp_truth_is_the_monte_carlo_average_of_its_regression():
+    """Own DGP 5's closed-form PD against a plain Monte Carlo average of mu(a, X_C) over independent draws."""
+    from experiments import debiased_coverage as study
+
+    setting = study.SETTINGS["E_exp_rf_n1000"]
+    gen = np.random.default_rng(11)
+    m = 400_000
+    x1 = gen.exponential(size=m)
+    x2 = 0.6 * (x1 - 1) + 0.8 * gen.standard_normal(m)
+    x3 = gen.uniform(-1, 1, size=m)
+
+    def mu(a1, a2, a3):
+        return 2 * np.cos(1.5 * a1) + a1 * a2 + a2 + a3**2
+
+    for feature in (0, 1):
+        grid = study.grid_of(setting, feature)
+        draws = [mu(a, x2, x3) if feature == 0 else mu(x1, a, x3) for a in grid]
+        mc = np.array([d.mean() for d in draws])
+        mc_se = np.array([d.std() for d in draws]) / np.sqrt(m)
+        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+    X, y = study.simulate(setting, 200_000, np.random.SeedSequence(3))
+    np.testing.assert_allclose(np.quantile(X[:, 0], [0.05, 0.5, 0.95]), study.grid_of(setting, 0)[[0, 7, 14]],
+                               atol=0.03)
+    # the noise sd grows with x1: residual spread of the rows with x1 < 0.5 vs x1 > 2
+    resid = y - mu(X[:, 0], X[:, 1], X[:, 2])
+    assert resid[X[:, 0] < 0.5].std() < 0.6 < 1.5 < resid[X[:, 0] > 2].std()
+
+
 def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monkeypatch):
     from experiments import _common as C
     from experiments import debiased_coverage as study
