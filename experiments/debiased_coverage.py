@@ -33,10 +33,11 @@ H_skew_gbm_n1000 (own DGP 4: skewed x_s, heteroscedastic noise, strong interacti
     Gauss-Hermite quadrature (80 nodes); boosting; grids at the 5..95 % quantiles of each marginal.
 E_exp_rf_n1000 (own DGP 5: the boundary class of H with another shape, learner and boundary)
     ``x1 ~ Exp(1)`` (density largest at the hard lower boundary 0, long right tail),
-    ``x2 = 0.6 (x1 - 1) + 0.8 z`` (``corr(x1, x2) = 0.6``, ``E x2 = 0``), ``x3 ~ U(-1, 1)``;
+    ``x2 = 0.6 tanh(x1 - 1) + 0.8 z``, ``x3 ~ U(-1, 1)``;
     ``y = 2 cos(1.5 x1) + x1 x2 + x2 + x3^2 + (0.3 + 0.7 x1) e`` (noise sd grows with x1, the PD of x1
-    is most curved at the lower boundary); PD of x1 is ``2 cos(1.5 a) + 1/3``, of x2
-    ``2 E cos(1.5 x1) + (E x1 + 1) a + 1/3 = 2 / 3.25 + 2 a + 1/3``; random forest; grid of x1 at the
+    is most curved at the lower boundary); PD of x1 is ``2 cos(1.5 a) + (a + 1) E x2 + 1/3`` (``E x2`` by
+    Gauss-Laguerre quadrature), of x2 ``2 E cos(1.5 x1) + (E x1 + 1) a + 1/3 = 2 / 3.25 + 2 a + 1/3``;
+    random forest; grid of x1 at the
     Exp(1) 5..95 % quantiles, of x2 at the N(0, 1) ones.  Designed in round 5 so that the boundary rule
     is not tuned to H.
 
@@ -86,6 +87,10 @@ TAU = np.array([0.0, 1.0, 0.5, -0.5])
 #: Own DGP 4: ``x1 = exp(SKEW_SD * z1)``, ``corr(z1, x2) = SKEW_RHO``.
 SKEW_SD = 0.6
 SKEW_RHO = 0.5
+#: Own DGP 5: ``x2 = EXP_SHIFT tanh(x1 - 1) + 0.8 z`` (a bounded shift: with a linear one, ``0.6 (x1 - 1)``, the
+#: exponential tail of x1 leaves the density ratio of x2 without a second moment -- an overlap failure, not the
+#: boundary class this DGP is for).
+EXP_SHIFT = 0.6
 
 
 def _settings() -> dict[str, dict]:
@@ -140,7 +145,7 @@ def simulate(setting: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
         return np.column_stack([x1, x2, x3]), y
     if setting["dgp"] == "exponential":
         x1 = gen.exponential(size=n)
-        x2 = 0.6 * (x1 - 1) + 0.8 * gen.standard_normal(n)
+        x2 = EXP_SHIFT * np.tanh(x1 - 1) + 0.8 * gen.standard_normal(n)
         x3 = gen.uniform(-1, 1, size=n)
         y = 2 * np.cos(1.5 * x1) + x1 * x2 + x2 + x3**2 + (0.3 + 0.7 * x1) * gen.standard_normal(n)
         return np.column_stack([x1, x2, x3]), y
@@ -174,9 +179,11 @@ def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
         return _logistic_pd(feature, tuple(np.asarray(grid, dtype=float).tolist()))
     if setting["dgp"] == "skewed":
         return _skewed_pd(feature, np.asarray(grid, dtype=float))
-    if setting["dgp"] == "exponential":  # E cos(1.5 X) = 1 / (1 + 1.5^2), X ~ Exp(1); E x1 = 1, E x2 = 0, E x3^2 = 1/3
+    if setting["dgp"] == "exponential":  # E cos(1.5 X) = 1 / (1 + 1.5^2), X ~ Exp(1); E x1 = 1, E x3^2 = 1/3
         grid = np.asarray(grid, dtype=float)
-        return 2 * np.cos(1.5 * grid) + 1 / 3 if feature == 0 else 2 / 3.25 + 2 * grid + 1 / 3
+        nodes, weights = np.polynomial.laguerre.laggauss(80)     # E f(X), X ~ Exp(1)
+        mean_x2 = EXP_SHIFT * float(weights @ np.tanh(nodes - 1))
+        return 2 * np.cos(1.5 * grid) + mean_x2 * (grid + 1) + 1 / 3 if feature == 0 else 2 / 3.25 + 2 * grid + 1 / 3
     raise ValueError(setting["dgp"])
 
 
@@ -259,7 +266,7 @@ def _done(folder: Path) -> set[int]:
 
 #: Cache folder of the current estimator's repetitions (``<results>/debiased/<CHUNKS>/<setting>``); the
 #: first round's caches (weights clipped at 20, sample ESS only) stay in ``<results>/debiased/<setting>``.
-CHUNKS = "v2"
+CHUNKS = "v3"
 #: Fewest repetitions of the current estimator a setting's row needs; below it the first round's cache is
 #: summarised instead (round 1: weights clipped at 20, sample ESS >= 10, normal quantiles, no HC3), and labelled.
 MIN_R = 20
@@ -286,12 +293,18 @@ def compute(ctx: C.Context, *, R: int | None = None, settings: list[str] | None 
         compute_figures(ctx)
 
 
-def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until, localize: str) -> None:
-    folders = {name: _folder(ctx, name, localize) for name in settings}
+def _round_robin(folders: dict[str, Path], R: int, chunk: int, until, run_chunk) -> None:
+    """One chunk of repetitions of every unfinished setting in turn, until each has ``R`` or ``until`` (UTC).
+
+    ``folders`` maps a setting to its cache folder; ``run_chunk(name, todo, seeds)`` computes the
+    repetitions ``todo`` (consecutive, not yet cached) from the setting's per-repetition seeds and
+    writes them to ``folders[name] / chunk_<first>.nc``.  Resumable and extendable: what is cached
+    is never recomputed, a larger ``R`` only adds chunks.
+    """
     for f in folders.values():
         f.mkdir(parents=True, exist_ok=True)
-    seeds = {name: C.seed_sequence(SEED, name).spawn(max(R, 1)) for name in settings}
-    active = list(settings)
+    seeds = {name: C.seed_sequence(SEED, name).spawn(max(R, 1)) for name in folders}
+    active = list(folders)
     while active:
         for name in list(active):
             if until is not None and datetime.datetime.now(datetime.timezone.utc) >= until:
@@ -301,13 +314,20 @@ def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, un
             if not todo:
                 active.remove(name)
                 continue
-            first = todo[0]
-            todo = [i for i in todo if i < first + chunk and all(j not in done for j in range(first, i + 1))]
+            todo = [i for i in todo if i < todo[0] + chunk and all(j not in done for j in range(todo[0], i + 1))]
             with threadpool_limits(1):
-                reps = [one_repetition(SETTINGS[name], seeds[name][i], ctx.quick, localize) for i in todo]
-            C.save_dataset(_chunk(SETTINGS[name], reps, first), folders[name] / f"chunk_{first:05d}.nc")
-            print(f"  debiased {name}: {len(done) + len(todo)}/{R} ({np.mean([r['cpu'] for r in reps]):.1f} s CPU "
-                  f"per repetition)", file=sys.stderr, flush=True)
+                run_chunk(name, todo, seeds[name])
+            print(f"  {folders[name].name}: {len(done) + len(todo)}/{R}", file=sys.stderr, flush=True)
+
+
+def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until, localize: str) -> None:
+    def run_chunk(name, todo, seeds):
+        reps = [one_repetition(SETTINGS[name], seeds[i], ctx.quick, localize) for i in todo]
+        C.save_dataset(_chunk(SETTINGS[name], reps, todo[0]), _folder(ctx, name, localize) / f"chunk_{todo[0]:05d}.nc")
+        print(f"  debiased {name}: {np.mean([r['cpu'] for r in reps]):.1f} s CPU per repetition", file=sys.stderr,
+              flush=True)
+
+    _round_robin({name: _folder(ctx, name, localize) for name in settings}, R, chunk, until, run_chunk)
 
 
 def _truth(setting: dict, ds: xr.Dataset) -> np.ndarray:
@@ -355,27 +375,15 @@ def compute_refit(ctx: C.Context, *, R: int = 10, settings: list[str] | None = N
                   B: int = REFIT_B, until: datetime.datetime | None = None) -> None:
     """Round-robin over the settings: the refit bootstrap on the first ``R`` data sets of each, cached in chunks."""
     settings = list(settings or (QUICK_SETTINGS if ctx.quick else SETTINGS))
-    folders = {name: _refit_folder(ctx, name) for name in settings}
-    for f in folders.values():
-        f.mkdir(parents=True, exist_ok=True)
-    seeds = {name: C.seed_sequence(SEED, name).spawn(max(R, 1)) for name in settings}
-    active = list(settings)
-    while active:
-        for name in list(active):
-            if until is not None and datetime.datetime.now(datetime.timezone.utc) >= until:
-                return
-            done = _done(folders[name])
-            todo = [i for i in range(R) if i not in done][:chunk]
-            if not todo:
-                active.remove(name)
-                continue
-            todo = [i for i in todo if i < todo[0] + chunk and all(j not in done for j in range(todo[0], i + 1))]
-            with threadpool_limits(1):
-                reps = [refit_repetition(SETTINGS[name], seeds[name][i], ctx.quick, B) for i in todo]
-            ds = _chunk(SETTINGS[name], reps, todo[0], curves=("pd",)).assign_attrs(n_resamples=B)
-            C.save_dataset(ds, folders[name] / f"chunk_{todo[0]:05d}.nc")
-            print(f"  refit {name}: {len(done) + len(todo)}/{R} ({np.mean([r['cpu'] for r in reps]):.1f} s CPU "
-                  f"per repetition, B = {B})", file=sys.stderr, flush=True)
+
+    def run_chunk(name, todo, seeds):
+        reps = [refit_repetition(SETTINGS[name], seeds[i], ctx.quick, B) for i in todo]
+        ds = _chunk(SETTINGS[name], reps, todo[0], curves=("pd",)).assign_attrs(n_resamples=B)
+        C.save_dataset(ds, _refit_folder(ctx, name) / f"chunk_{todo[0]:05d}.nc")
+        print(f"  refit {name}: {np.mean([r['cpu'] for r in reps]):.1f} s CPU per repetition, B = {B}",
+              file=sys.stderr, flush=True)
+
+    _round_robin({name: _refit_folder(ctx, name) for name in settings}, R, chunk, until, run_chunk)
 
 
 def _coverage(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray, ok: np.ndarray) -> dict:
