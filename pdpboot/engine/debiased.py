@@ -46,6 +46,13 @@ Influence function and bands
     ``max_a |sum_j g_j phi_j(a)| / (n se(a))`` over Gaussian multipliers ``g_j`` (over the grid
     points with overlap).
 
+Density ratio (:func:`density_ratio`)
+    Real-versus-permuted logistic classification on the polynomial basis of :func:`ratio_design`,
+    whose inputs the public layer puts on the normal-score scale (:func:`normal_scores`; the ratio is
+    invariant to monotone maps of ``x_s`` and of ``x_C``, and its log is exactly quadratic there for any
+    Gaussian copula).  On the raw scale of a skewed ``x_s`` the polynomial missed the ratio at the
+    sparse boundary, and the weighted residuals could not remove the learner's bias there.
+
 Categorical ``x_s`` (:func:`aipw_levels`)
     The discrete AIPW mean per level, no smoothing:
     ``theta_hat(a) = (1/n) sum_j [mu_hat(a, C_j) + 1{A_j = a} (Y_j - mu_hat(X_j)) / pi_hat(a | C_j)]``
