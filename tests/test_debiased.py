@@ -461,8 +461,9 @@ def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monke
     same = row["refit_same_data"]
     assert same["R"] == 1 and same["B"] == 20 and row["R"] == 2
     # width ratio of repetition 0 by hand from the two caches (grid points with a debiased band only)
-    deb = C.load_dataset(next((ctx.study_dir("debiased") / study.CHUNKS / name).glob("chunk_*.nc"))).isel(rep=0)
-    ref = C.load_dataset(next((ctx.study_dir("debiased") / study.CHUNKS / f"{name}__refit").glob("chunk_*.nc"))).isel(rep=0)
+    folder = ctx.study_dir("debiased") / study.CHUNKS
+    deb = C.load_dataset(next((folder / name).glob("chunk_*.nc"))).isel(rep=0)
+    ref = C.load_dataset(next((folder / f"{name}__refit").glob("chunk_*.nc"))).isel(rep=0)
     ok = deb["overlap"].values.astype(bool)
     for key, var in (("percentile", "pd_band"), ("supt", "pd_band_simultaneous")):
         d = (deb[var].sel(ci_bound="upper") - deb[var].sel(ci_bound="lower")).values[ok].mean()
@@ -474,3 +475,49 @@ def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monke
     assert same["percentile"]["pointwise"] == pytest.approx(np.mean((lo <= truth) & (truth <= hi)))
     table = study._table([row])
     assert "B = 20" in table and r"\multicolumn{3}{c}{refit band" in table
+
+
+def test_round_robin_takes_one_chunk_of_each_setting_in_turn_and_resumes(tmp_path):
+    """Review D1: the debiased and the refit runs share one scheduler; it never recomputes a cached repetition."""
+    from experiments import _common as C
+    from experiments import debiased_coverage as study
+
+    calls = []
+
+    def run_chunk(name, todo, seeds):
+        calls.append((name, list(todo)))
+        assert len(seeds) == 5
+        ds = xr.Dataset({"x": (("rep",), np.zeros(len(todo)))}, coords={"rep": todo})
+        C.save_dataset(ds, tmp_path / name / f"chunk_{todo[0]:05d}.nc")
+
+    folders = {"a": tmp_path / "a", "b": tmp_path / "b"}
+    study._round_robin(folders, R=5, chunk=2, until=None, run_chunk=run_chunk)
+    assert calls == [("a", [0, 1]), ("b", [0, 1]), ("a", [2, 3]), ("b", [2, 3]), ("a", [4]), ("b", [4])]
+    calls.clear()
+    (tmp_path / "b" / "chunk_00002.nc").unlink()   # a lost chunk is redone, nothing else
+    study._round_robin(folders, R=5, chunk=2, until=None, run_chunk=run_chunk)
+    assert calls == [("b", [2, 3])]
+
+
+def test_paired_comparison_of_two_estimators_by_hand():
+    from experiments import debiased_coverage as study
+
+    def ds(pd_values, se, overlap, half):
+        pd_values = np.asarray(pd_values, dtype=float)[:, None, :]
+        band = np.stack([pd_values - half, pd_values + half], axis=1)
+        return xr.Dataset({"pd": (("rep", "feature", "grid"), pd_values),
+                           "pd_se": (("rep", "feature", "grid"), np.full(pd_values.shape, se)),
+                           "overlap": (("rep", "feature", "grid"), np.asarray(overlap, dtype=np.int8)[:, None, :]),
+                           "pd_band": (("rep", "ci_bound", "feature", "grid"), band),
+                           "pd_band_simultaneous": (("rep", "ci_bound", "feature", "grid"), band)},
+                          coords={"rep": [0, 1], "ci_bound": ["lower", "upper"]})
+
+    truth = np.zeros((1, 3))
+    prev = ds([[0.0, 1.0, 2.0], [0.0, 0.0, 0.0]], 0.5, [[1, 1, 1], [1, 1, 0]], 0.6)
+    cur = ds([[0.5, 1.0, 0.0], [0.0, 0.5, 9.0]], 0.1, [[1, 1, 1], [1, 1, 1]], 0.6)
+    out = study._paired(prev, cur, truth)
+    # |differences| / 0.5 at the 5 points both leave unflagged: 1, 0, 4, 0, 1
+    assert out["R"] == 2 and out["mean_abs_diff_se"] == pytest.approx(6 / 5) and out["max_abs_diff_se"] == 4
+    # previous covers 0 at (0, 0), (1, 0..1) and the flagged (1, 2) counts as covered: 4 of 6; whole curve 1 of 2
+    assert out["previous"]["pointwise"] == pytest.approx(4 / 6) and out["previous"]["simultaneous"] == 0.5
+    assert out["current"]["pointwise"] == pytest.approx(4 / 6) and out["current"]["flagged"] == 0
