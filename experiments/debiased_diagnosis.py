@@ -8,7 +8,8 @@ the feature, and the *smoothing* bias / SD: the robust-bias-corrected smoother o
 (its cached bandwidth, its re-drawn design) applied to the true PD at the observed values,
 ``sum_i l_i(a) theta(A_i) - theta(a)``.  The total bias minus the smoothing bias is the part due
 to the nuisances (learner and density ratio).  Nothing is refitted: the data sets are re-drawn from
-the repetitions' seeds.
+the repetitions' seeds.  Whole-curve coverage is per curve (feature), averaged over the features, as in
+the study's table.
 
 ``python -m experiments.debiased_diagnosis H_skew_gbm_n1000 [--version v3]``;
 ``--ess`` prints the pointwise coverage by effective-sample-size bin for every cached setting.
@@ -60,7 +61,7 @@ def diagnose(ctx: C.Context, name: str, version: str) -> dict:
     slo, shi = (ds["pd_band_simultaneous"].sel(ci_bound=b).values for b in ("lower", "upper"))
     inside = np.where(ok, (lo <= truth) & (truth <= hi), True)
     whole = np.where(ok, (slo <= truth) & (truth <= shi), True)
-    out = {"R": int(reps.size), "pointwise": float(inside.mean()), "whole": float(whole.all(axis=2).mean()),   # per curve, averaged over features (the study's)
+    out = {"R": int(reps.size), "pointwise": float(inside.mean()), "whole": float(whole.all(axis=2).mean()),
            "flagged": float(1 - ok.mean()), "features": {}}
     categorical = setting.get("categorical", [])
     for fi, f in enumerate(setting["features"]):
