@@ -267,9 +267,11 @@ def _done(folder: Path) -> set[int]:
 #: Cache folder of the current estimator's repetitions (``<results>/debiased/<CHUNKS>/<setting>``); the
 #: first round's caches (weights clipped at 20, sample ESS only) stay in ``<results>/debiased/<setting>``.
 CHUNKS = "v3"
-#: Fewest repetitions of the current estimator a setting's row needs; below it the first round's cache is
-#: summarised instead (round 1: weights clipped at 20, sample ESS >= 10, normal quantiles, no HC3), and labelled.
-MIN_R = 20
+#: Fewest repetitions of the current estimator a setting's row needs (the issue's R >= 100); below it the latest
+#: earlier estimator's cache with more repetitions is summarised instead (:data:`PREVIOUS`; round 4: the density
+#: ratio on the raw scale; round 1: weights clipped at 20, sample ESS >= 10, normal quantiles, no HC3), labelled,
+#: with the paired comparison on the data sets both ran.
+MIN_R = 100
 #: Settings of a quick (smoke) run, and of the full run in the order they are computed.
 QUICK_SETTINGS = ("B_rf_n500", "K_cat_gbm_n1000", "L_logit_gbc_n1000")
 
