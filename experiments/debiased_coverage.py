@@ -31,6 +31,15 @@ H_skew_gbm_n1000 (own DGP 4: skewed x_s, heteroscedastic noise, strong interacti
     grows with x1); PD of x1 is ``2 tanh(a - 1)`` (``E x2 = E x3 = 0``), of x2
     ``2 E tanh(x1 - 1) + (1.5 E x1 + 1) a`` with ``E x1 = exp(0.18)`` and the expectation by
     Gauss-Hermite quadrature (80 nodes); boosting; grids at the 5..95 % quantiles of each marginal.
+E_exp_rf_n1000 (own DGP 5: the boundary class of H with another shape, learner and boundary)
+    ``x1 ~ Exp(1)`` (density largest at the hard lower boundary 0, long right tail),
+    ``x2 = 0.6 tanh(x1 - 1) + 0.8 z``, ``x3 ~ U(-1, 1)``;
+    ``y = 2 cos(1.5 x1) + x1 x2 + x2 + x3^2 + (0.3 + 0.7 x1) e`` (noise sd grows with x1, the PD of x1
+    is most curved at the lower boundary); PD of x1 is ``2 cos(1.5 a) + (a + 1) E x2 + 1/3`` (``E x2`` by
+    Gauss-Laguerre quadrature), of x2 ``2 E cos(1.5 x1) + (E x1 + 1) a + 1/3 = 2 / 3.25 + 2 a + 1/3``;
+    random forest; grid of x1 at the
+    Exp(1) 5..95 % quantiles, of x2 at the N(0, 1) ones.  Designed in round 5 so that the boundary rule
+    is not tuned to H.
 
 Each repetition draws a data set from the repetition's own seed (the i-th child of the setting's
 seed sequence) and runs :func:`pdpboot.debiased_partial_dependence` (K = 5 folds, default nuisance
@@ -78,6 +87,10 @@ TAU = np.array([0.0, 1.0, 0.5, -0.5])
 #: Own DGP 4: ``x1 = exp(SKEW_SD * z1)``, ``corr(z1, x2) = SKEW_RHO``.
 SKEW_SD = 0.6
 SKEW_RHO = 0.5
+#: Own DGP 5: ``x2 = EXP_SHIFT tanh(x1 - 1) + 0.8 z`` (a bounded shift: with a linear one, ``0.6 (x1 - 1)``, the
+#: exponential tail of x1 leaves the density ratio of x2 without a second moment -- an overlap failure, not the
+#: boundary class this DGP is for).
+EXP_SHIFT = 0.6
 
 
 def _settings() -> dict[str, dict]:
@@ -94,6 +107,8 @@ def _settings() -> dict[str, dict]:
                                 "grid": GRID_NORMAL, "refit": None}
     out["H_skew_gbm_n1000"] = {"dgp": "skewed", "learner": "gbm", "n": 1000, "features": [0, 1],
                                "grid": np.stack([np.exp(SKEW_SD * GRID_NORMAL), GRID_NORMAL]), "refit": None}
+    out["E_exp_rf_n1000"] = {"dgp": "exponential", "learner": "rf", "n": 1000, "features": [0, 1],
+                             "grid": np.stack([-np.log1p(-np.linspace(0.05, 0.95, 15)), GRID_NORMAL]), "refit": None}
     return out
 
 
@@ -128,6 +143,12 @@ def simulate(setting: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
         x1, x2, x3 = np.exp(SKEW_SD * z[:, 0]), z[:, 1], gen.uniform(-1, 1, size=n)
         y = 2 * np.tanh(x1 - 1) + 1.5 * x1 * x2 + x2 + 0.5 * x3 + (0.5 + 0.5 * x1) * gen.standard_normal(n)
         return np.column_stack([x1, x2, x3]), y
+    if setting["dgp"] == "exponential":
+        x1 = gen.exponential(size=n)
+        x2 = EXP_SHIFT * np.tanh(x1 - 1) + 0.8 * gen.standard_normal(n)
+        x3 = gen.uniform(-1, 1, size=n)
+        y = 2 * np.cos(1.5 * x1) + x1 * x2 + x2 + x3**2 + (0.3 + 0.7 * x1) * gen.standard_normal(n)
+        return np.column_stack([x1, x2, x3]), y
     raise ValueError(setting["dgp"])
 
 
@@ -158,6 +179,11 @@ def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
         return _logistic_pd(feature, tuple(np.asarray(grid, dtype=float).tolist()))
     if setting["dgp"] == "skewed":
         return _skewed_pd(feature, np.asarray(grid, dtype=float))
+    if setting["dgp"] == "exponential":  # E cos(1.5 X) = 1 / (1 + 1.5^2), X ~ Exp(1); E x1 = 1, E x3^2 = 1/3
+        grid = np.asarray(grid, dtype=float)
+        nodes, weights = np.polynomial.laguerre.laggauss(80)     # E f(X), X ~ Exp(1)
+        mean_x2 = EXP_SHIFT * float(weights @ np.tanh(nodes - 1))
+        return 2 * np.cos(1.5 * grid) + mean_x2 * (grid + 1) + 1 / 3 if feature == 0 else 2 / 3.25 + 2 * grid + 1 / 3
     raise ValueError(setting["dgp"])
 
 
@@ -240,10 +266,12 @@ def _done(folder: Path) -> set[int]:
 
 #: Cache folder of the current estimator's repetitions (``<results>/debiased/<CHUNKS>/<setting>``); the
 #: first round's caches (weights clipped at 20, sample ESS only) stay in ``<results>/debiased/<setting>``.
-CHUNKS = "v2"
-#: Fewest repetitions of the current estimator a setting's row needs; below it the first round's cache is
-#: summarised instead (round 1: weights clipped at 20, sample ESS >= 10, normal quantiles, no HC3), and labelled.
-MIN_R = 20
+CHUNKS = "v3"
+#: Fewest repetitions of the current estimator a setting's row needs (the issue's R >= 100); below it the latest
+#: earlier estimator's cache with more repetitions is summarised instead (:data:`PREVIOUS`; round 4: the density
+#: ratio on the raw scale; round 1: weights clipped at 20, sample ESS >= 10, normal quantiles, no HC3), labelled,
+#: with the paired comparison on the data sets both ran.
+MIN_R = 100
 #: Settings of a quick (smoke) run, and of the full run in the order they are computed.
 QUICK_SETTINGS = ("B_rf_n500", "K_cat_gbm_n1000", "L_logit_gbc_n1000")
 
@@ -267,12 +295,18 @@ def compute(ctx: C.Context, *, R: int | None = None, settings: list[str] | None 
         compute_figures(ctx)
 
 
-def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until, localize: str) -> None:
-    folders = {name: _folder(ctx, name, localize) for name in settings}
+def _round_robin(folders: dict[str, Path], R: int, chunk: int, until, run_chunk) -> None:
+    """One chunk of repetitions of every unfinished setting in turn, until each has ``R`` or ``until`` (UTC).
+
+    ``folders`` maps a setting to its cache folder; ``run_chunk(name, todo, seeds)`` computes the
+    repetitions ``todo`` (consecutive, not yet cached) from the setting's per-repetition seeds and
+    writes them to ``folders[name] / chunk_<first>.nc``.  Resumable and extendable: what is cached
+    is never recomputed, a larger ``R`` only adds chunks.
+    """
     for f in folders.values():
         f.mkdir(parents=True, exist_ok=True)
-    seeds = {name: C.seed_sequence(SEED, name).spawn(max(R, 1)) for name in settings}
-    active = list(settings)
+    seeds = {name: C.seed_sequence(SEED, name).spawn(max(R, 1)) for name in folders}
+    active = list(folders)
     while active:
         for name in list(active):
             if until is not None and datetime.datetime.now(datetime.timezone.utc) >= until:
@@ -282,13 +316,20 @@ def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, un
             if not todo:
                 active.remove(name)
                 continue
-            first = todo[0]
-            todo = [i for i in todo if i < first + chunk and all(j not in done for j in range(first, i + 1))]
+            todo = [i for i in todo if i < todo[0] + chunk and all(j not in done for j in range(todo[0], i + 1))]
             with threadpool_limits(1):
-                reps = [one_repetition(SETTINGS[name], seeds[name][i], ctx.quick, localize) for i in todo]
-            C.save_dataset(_chunk(SETTINGS[name], reps, first), folders[name] / f"chunk_{first:05d}.nc")
-            print(f"  debiased {name}: {len(done) + len(todo)}/{R} ({np.mean([r['cpu'] for r in reps]):.1f} s CPU "
-                  f"per repetition)", file=sys.stderr, flush=True)
+                run_chunk(name, todo, seeds[name])
+            print(f"  {folders[name].name}: {len(done) + len(todo)}/{R}", file=sys.stderr, flush=True)
+
+
+def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until, localize: str) -> None:
+    def run_chunk(name, todo, seeds):
+        reps = [one_repetition(SETTINGS[name], seeds[i], ctx.quick, localize) for i in todo]
+        C.save_dataset(_chunk(SETTINGS[name], reps, todo[0]), _folder(ctx, name, localize) / f"chunk_{todo[0]:05d}.nc")
+        print(f"  debiased {name}: {np.mean([r['cpu'] for r in reps]):.1f} s CPU per repetition", file=sys.stderr,
+              flush=True)
+
+    _round_robin({name: _folder(ctx, name, localize) for name in settings}, R, chunk, until, run_chunk)
 
 
 def _truth(setting: dict, ds: xr.Dataset) -> np.ndarray:
@@ -336,27 +377,15 @@ def compute_refit(ctx: C.Context, *, R: int = 10, settings: list[str] | None = N
                   B: int = REFIT_B, until: datetime.datetime | None = None) -> None:
     """Round-robin over the settings: the refit bootstrap on the first ``R`` data sets of each, cached in chunks."""
     settings = list(settings or (QUICK_SETTINGS if ctx.quick else SETTINGS))
-    folders = {name: _refit_folder(ctx, name) for name in settings}
-    for f in folders.values():
-        f.mkdir(parents=True, exist_ok=True)
-    seeds = {name: C.seed_sequence(SEED, name).spawn(max(R, 1)) for name in settings}
-    active = list(settings)
-    while active:
-        for name in list(active):
-            if until is not None and datetime.datetime.now(datetime.timezone.utc) >= until:
-                return
-            done = _done(folders[name])
-            todo = [i for i in range(R) if i not in done][:chunk]
-            if not todo:
-                active.remove(name)
-                continue
-            todo = [i for i in todo if i < todo[0] + chunk and all(j not in done for j in range(todo[0], i + 1))]
-            with threadpool_limits(1):
-                reps = [refit_repetition(SETTINGS[name], seeds[name][i], ctx.quick, B) for i in todo]
-            ds = _chunk(SETTINGS[name], reps, todo[0], curves=("pd",)).assign_attrs(n_resamples=B)
-            C.save_dataset(ds, folders[name] / f"chunk_{todo[0]:05d}.nc")
-            print(f"  refit {name}: {len(done) + len(todo)}/{R} ({np.mean([r['cpu'] for r in reps]):.1f} s CPU "
-                  f"per repetition, B = {B})", file=sys.stderr, flush=True)
+
+    def run_chunk(name, todo, seeds):
+        reps = [refit_repetition(SETTINGS[name], seeds[i], ctx.quick, B) for i in todo]
+        ds = _chunk(SETTINGS[name], reps, todo[0], curves=("pd",)).assign_attrs(n_resamples=B)
+        C.save_dataset(ds, _refit_folder(ctx, name) / f"chunk_{todo[0]:05d}.nc")
+        print(f"  refit {name}: {np.mean([r['cpu'] for r in reps]):.1f} s CPU per repetition, B = {B}",
+              file=sys.stderr, flush=True)
+
+    _round_robin({name: _refit_folder(ctx, name) for name in settings}, R, chunk, until, run_chunk)
 
 
 def _coverage(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray, ok: np.ndarray) -> dict:
@@ -423,12 +452,14 @@ def _refit(name: str | None) -> dict:
 
 def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome") -> dict | None:
     """Coverage of the DGP's PD with Monte Carlo SEs, widths, overlap and cost of one setting."""
-    folder = _folder(ctx, name, localize)
-    chunks = _chunk_files(folder)
-    estimator = "current"
-    old = _chunk_files(ctx.study_dir(STUDY) / name) if localize == "pseudo-outcome" else []
-    if len(chunks) * 5 < MIN_R and len(old) > len(chunks):  # not rerun: the first round's run, labelled as such
-        chunks, estimator = old, "round 1"
+    current = _chunk_files(_folder(ctx, name, localize))
+    chunks, estimator = current, "current"
+    if localize == "pseudo-outcome" and _reps(current) < MIN_R:  # not rerun (enough): the latest earlier run, labelled
+        for label, folder in PREVIOUS:
+            older = _chunk_files(ctx.study_dir(STUDY) / folder / name)
+            if _reps(older) > _reps(chunks):
+                chunks, estimator = older, label
+                break
     if not chunks:
         return None
     ds = xr.concat([C.load_dataset(p) for p in chunks], dim="rep").sortby("rep")
@@ -468,7 +499,9 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
         out["refit"] = refit
         out["width_ratio_pointwise"] = out["pointwise_width"] / refit["percentile"]["width"]
         out["width_ratio_simultaneous"] = out["simultaneous_width"] / refit["supt"]["width"]
-    same = refit_same_data(ctx, name, ds) if localize == "pseudo-outcome" and estimator == "current" else {}
+    if estimator != "current" and current:
+        out["paired_current"] = _paired(ds, xr.concat([C.load_dataset(p) for p in current], dim="rep"), truth)
+    same = refit_same_data(ctx, name, ds) if localize == "pseudo-outcome" and estimator != "round 1" else {}
     if same:
         out["refit_same_data"] = same
         out["width_ratio_pointwise"] = same["percentile"]["ratio"]
@@ -477,6 +510,40 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
         out["width_ratio_simultaneous_mcse"] = same["supt"]["ratio_mcse"]
     return out
 
+
+def _reps(chunks: list[Path]) -> int:
+    """Repetitions in a list of chunk files."""
+    total = 0
+    for path in chunks:
+        with xr.open_dataset(path) as ds:
+            total += ds.sizes["rep"]
+    return total
+
+
+def _paired(previous: xr.Dataset, current: xr.Dataset, truth: np.ndarray) -> dict:
+    """The current estimator against a previous one on their common data sets (same seeds).
+
+    ``mean_abs_diff_se`` / ``max_abs_diff_se``: ``|pd_current - pd_previous| / se_previous`` over the
+    grid points both leave unflagged; the two estimators' DGP coverage on those data sets.
+    """
+    reps = np.intersect1d(previous["rep"].values, current["rep"].values)
+    prev, cur = previous.sel(rep=reps), current.sel(rep=reps)
+    ok = prev["overlap"].values.astype(bool) & cur["overlap"].values.astype(bool)
+    diff = np.abs(cur["pd"].values - prev["pd"].values) / prev["pd_se"].values
+    out = {"R": int(reps.size), "mean_abs_diff_se": float(diff[ok].mean()), "max_abs_diff_se": float(diff[ok].max())}
+    for key, ds in (("previous", prev), ("current", cur)):
+        lo, hi = (ds["pd_band"].sel(ci_bound=b).values for b in ("lower", "upper"))
+        slo, shi = (ds["pd_band_simultaneous"].sel(ci_bound=b).values for b in ("lower", "upper"))
+        flag_ok = ds["overlap"].values.astype(bool)
+        out[key] = {"pointwise": _coverage(lo, hi, truth, flag_ok)["pointwise"],
+                    "simultaneous": _coverage(slo, shi, truth, flag_ok)["simultaneous"],
+                    "flagged": float(1 - flag_ok.mean())}
+    return out
+
+
+#: Earlier estimators' caches, newest first (``<results>/debiased/<folder>/<setting>``): summarised, and labelled,
+#: where the current one has fewer than :data:`MIN_R` repetitions of a setting.
+PREVIOUS = (("round 4", "v2"), ("round 1", "."))
 
 ARCHIVE = ("summary.json", "figure_electricity.nc", "figure_anes.nc")
 ELECTRICITY_FEATURES = ["Temperature", "Hour", "Day"]
@@ -596,7 +663,7 @@ def _figure(ctx: C.Context) -> None:
 
 
 SHORT = {"B": "Friedman 1 (B)", "G": "correlated (G)", "K": "categorical (K)", "L": "binary (L)",
-         "H": "skewed, heterosc. (H)"}
+         "H": "skewed, heterosc. (H)", "E": "exponential, heterosc. (E)"}
 LEARNER = {"rf": "forest", "gbm": "boosting", "mlp": "network", "gbc": "boosting"}
 
 
@@ -630,7 +697,7 @@ def _table(rows: list[dict]) -> str:
     for row in rows:
         dgp, learner, n = row["setting"].split("_")[0], row["setting"].split("_")[-2], row["setting"].split("_n")[-1]
         lines.append(" & ".join([
-            SHORT[dgp] + ("$^*$" if row.get("estimator") == "round 1" else ""), LEARNER[learner],
+            SHORT[dgp] + {"round 1": "$^*$", "round 4": "$^\\ddagger$"}.get(row.get("estimator"), ""), LEARNER[learner],
             f"{int(n):,}".replace(",", "{,}"), str(row["R"]),
             _cell(row["pointwise"], row["pointwise_mcse"]), _cell(row["simultaneous"], row["simultaneous_mcse"]),
             f"{row['flagged']:.3f}", *_refit_cells(row)]) + r" \\")
@@ -643,6 +710,14 @@ def _table(rows: list[dict]) -> str:
     if any(not r.get("refit_same_data") and r.get("refit") for r in rows):
         lines.append(r"\multicolumn{12}{l}{$^\dagger$ refit band (and width ratio: of mean widths) from the coverage "
                      r"study (B = 200, other data sets of the same design)} \\")
+    previous = [row for row in rows if row.get("estimator") == "round 4"]
+    if previous:
+        paired = [row["paired_current"] for row in previous if row.get("paired_current")]
+        note = (f"; on the first {min(p['R'] for p in paired)}--{max(p['R'] for p in paired)} data sets the current "
+                f"estimate differs from it by {max(p['mean_abs_diff_se'] for p in paired):.2f} SE on average at most"
+                if paired else "")
+        lines.append(r"\multicolumn{12}{l}{$^\ddagger$ round-4 estimator (density ratio modelled on the raw "
+                     r"scale of the features), not rerun for lack of CPU" + note + r"} \\")
     if any(row.get("estimator") == "round 1" for row in rows):
         lines.append(r"\multicolumn{12}{l}{$^*$ first-round estimator (weights clipped at 20, overlap from the drawn "
                      r"weights, normal quantiles); not rerun for lack of time} \\")
@@ -664,7 +739,7 @@ def _macros(rows: list[dict]) -> dict:
     rf = next((r for r in b if r["setting"] == "B_rf_n500" and "refit" in r), None)
     out["DebiasedRefitRFPointwise"] = _cell(rf["refit"]["percentile"]["pointwise"] if rf else None, digits=2)
     out["DebiasedRefitRFWhole"] = _cell(rf["refit"]["percentile"]["simultaneous"] if rf else None, digits=2)
-    for letter in ("G", "K", "L", "H"):
+    for letter in ("G", "K", "L", "H", "E"):
         row = next((r for r in rows if r["setting"].startswith(f"{letter}_")), None)
         for kind, key in (("pointwise", "Pointwise"), ("simultaneous", "Whole")):
             out[f"Debiased{letter}{key}"] = _cell(row[kind] if row else None)

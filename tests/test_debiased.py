@@ -124,6 +124,46 @@ def test_density_ratio_is_one_for_independent_features_and_tracks_dependence():
     assert np.corrcoef(np.log(w), np.log(true))[0, 1] > 0.95
 
 
+def test_normal_scores_by_hand():
+    # levels 1, 2, 3 with counts 1, 2, 1 of n = 4: mid-rank ECDF 0.5/4, (1 + 1)/4, (3 + 0.5)/4
+    from scipy.stats import norm
+
+    scores, at = eng.normal_scores(np.array([3.0, 1.0, 2.0, 2.0]), at=np.array([0.0, 1.5, 2.5, 9.0]))
+    np.testing.assert_allclose(scores, norm.ppf([0.875, 0.125, 0.5, 0.5]))
+    np.testing.assert_allclose(at, norm.ppf([0.125, 0.3125, 0.6875, 0.875]))   # interpolated, clamped
+
+
+def _gaussian_copula_ratio(n, seed):
+    """Log-normal a = exp(0.6 z1) and c = z2 with corr(z1, z2) = 0.5: the true w = p(c) / p(c | a)."""
+    gen = np.random.default_rng(seed)
+    z = gen.multivariate_normal([0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]], size=n)
+    a, c = np.exp(0.6 * z[:, 0]), z[:, 1]
+    true = np.exp(-c**2 / 2) / np.exp(-(c - 0.5 * z[:, 0]) ** 2 / (2 * 0.75)) * np.sqrt(0.75)
+    return a, c, true
+
+
+def test_density_ratio_of_a_skewed_feature_is_right_at_its_sparse_boundary():
+    """Regression (round 5): on the raw scale the polynomial basis misses the Gaussian copula's ratio where a
+    log-normal feature is smallest; on the normal-score scale (alone or with the raw one) its log is quadratic."""
+    fit = lambda F, y: LogisticRegression(C=1.0, max_iter=5000).fit(F, y).predict_proba  # noqa: E731
+
+    def fitter(F, y):
+        predict = fit((F - F.mean(0)) / F.std(0), y)
+        mean, sd = F.mean(0), F.std(0)
+        return lambda G: predict((G - mean) / sd)[:, 1]
+
+    a, c, true = _gaussian_copula_ratio(4000, 3)
+    low = a < np.quantile(a, 0.1)   # the sparse lower boundary of the skewed feature
+    errors = {}
+    for scale in ("standardized", "both"):
+        from pdpboot.debiased import _ratio_inputs
+
+        a_in, _, c_in = _ratio_inputs(a, a[:2], ((c - c.mean()) / c.std())[:, None], scale)
+        w, _ = eng.density_ratio(fitter, a_in, c_in, a_in, c_in, rng=0, max_weight=1e6)
+        errors[scale] = np.sqrt(np.mean(np.log(w[low] / true[low]) ** 2))
+    assert errors["both"] < 0.15 < 0.2 < errors["standardized"], errors   # measured 0.12 and 0.23
+
+
 # --------------------------------------------------------------------------- public layer
 
 
@@ -313,7 +353,7 @@ def test_coverage_study_quick_mode_runs_resumes_and_summarizes(tmp_path):
     study.compute(ctx, R=2, settings=["K_cat_gbm_n1000"], chunk=1, figures=False)  # nothing left to do
     assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
     # a chunk another process is writing (C.save_dataset's temporary file) is not read
-    (ctx.study_dir("debiased") / "v2" / "K_cat_gbm_n1000" / "chunk_00002.tmp.nc").write_bytes(b"half-written")
+    (ctx.study_dir("debiased") / study.CHUNKS / "K_cat_gbm_n1000" / "chunk_00002.tmp.nc").write_bytes(b"half-written")
     assert study.summarize_setting(ctx, "K_cat_gbm_n1000") == first
     assert first["R"] == 2 and 0 <= first["pointwise"] <= 1 and first["pointwise_width"] > 0
     # the registry's steps: the figure's results, summary.json, then the table, the macros and the figure
@@ -368,6 +408,34 @@ def test_skewed_dgp_truth_is_the_monte_carlo_average_of_its_regression():
                                    study.grid_of(setting, feature)[[0, 7, 14]], atol=0.03)
 
 
+def test_exponential_dgp_truth_is_the_monte_carlo_average_of_its_regression():
+    """Own DGP 5's closed-form PD against a plain Monte Carlo average of mu(a, X_C) over independent draws."""
+    from experiments import debiased_coverage as study
+
+    setting = study.SETTINGS["E_exp_rf_n1000"]
+    gen = np.random.default_rng(11)
+    m = 400_000
+    x1 = gen.exponential(size=m)
+    x2 = 0.6 * np.tanh(x1 - 1) + 0.8 * gen.standard_normal(m)
+    x3 = gen.uniform(-1, 1, size=m)
+
+    def mu(a1, a2, a3):
+        return 2 * np.cos(1.5 * a1) + a1 * a2 + a2 + a3**2
+
+    for feature in (0, 1):
+        grid = study.grid_of(setting, feature)
+        draws = [mu(a, x2, x3) if feature == 0 else mu(x1, a, x3) for a in grid]
+        mc = np.array([d.mean() for d in draws])
+        mc_se = np.array([d.std() for d in draws]) / np.sqrt(m)
+        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+    X, y = study.simulate(setting, 200_000, np.random.SeedSequence(3))
+    np.testing.assert_allclose(np.quantile(X[:, 0], [0.05, 0.5, 0.95]), study.grid_of(setting, 0)[[0, 7, 14]],
+                               atol=0.03)
+    # the noise sd grows with x1: residual spread of the rows with x1 < 0.5 vs x1 > 2
+    resid = y - mu(X[:, 0], X[:, 1], X[:, 2])
+    assert resid[X[:, 0] < 0.5].std() < 0.6 < 1.5 < resid[X[:, 0] > 2].std()
+
+
 def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monkeypatch):
     from experiments import _common as C
     from experiments import debiased_coverage as study
@@ -393,8 +461,9 @@ def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monke
     same = row["refit_same_data"]
     assert same["R"] == 1 and same["B"] == 20 and row["R"] == 2
     # width ratio of repetition 0 by hand from the two caches (grid points with a debiased band only)
-    deb = C.load_dataset(next((ctx.study_dir("debiased") / "v2" / name).glob("chunk_*.nc"))).isel(rep=0)
-    ref = C.load_dataset(next((ctx.study_dir("debiased") / "v2" / f"{name}__refit").glob("chunk_*.nc"))).isel(rep=0)
+    folder = ctx.study_dir("debiased") / study.CHUNKS
+    deb = C.load_dataset(next((folder / name).glob("chunk_*.nc"))).isel(rep=0)
+    ref = C.load_dataset(next((folder / f"{name}__refit").glob("chunk_*.nc"))).isel(rep=0)
     ok = deb["overlap"].values.astype(bool)
     for key, var in (("percentile", "pd_band"), ("supt", "pd_band_simultaneous")):
         d = (deb[var].sel(ci_bound="upper") - deb[var].sel(ci_bound="lower")).values[ok].mean()
@@ -406,3 +475,59 @@ def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monke
     assert same["percentile"]["pointwise"] == pytest.approx(np.mean((lo <= truth) & (truth <= hi)))
     table = study._table([row])
     assert "B = 20" in table and r"\multicolumn{3}{c}{refit band" in table
+
+
+def test_round_robin_takes_one_chunk_of_each_setting_in_turn_and_resumes(tmp_path):
+    """Review D1: the debiased and the refit runs share one scheduler; it never recomputes a cached repetition."""
+    from experiments import _common as C
+    from experiments import debiased_coverage as study
+
+    calls = []
+
+    def run_chunk(name, todo, seeds):
+        calls.append((name, list(todo)))
+        assert len(seeds) == 5
+        ds = xr.Dataset({"x": (("rep",), np.zeros(len(todo)))}, coords={"rep": todo})
+        C.save_dataset(ds, tmp_path / name / f"chunk_{todo[0]:05d}.nc")
+
+    folders = {"a": tmp_path / "a", "b": tmp_path / "b"}
+    study._round_robin(folders, R=5, chunk=2, until=None, run_chunk=run_chunk)
+    assert calls == [("a", [0, 1]), ("b", [0, 1]), ("a", [2, 3]), ("b", [2, 3]), ("a", [4]), ("b", [4])]
+    calls.clear()
+    (tmp_path / "b" / "chunk_00002.nc").unlink()   # a lost chunk is redone, nothing else
+    study._round_robin(folders, R=5, chunk=2, until=None, run_chunk=run_chunk)
+    assert calls == [("b", [2, 3])]
+
+
+def test_paired_comparison_of_two_estimators_by_hand():
+    from experiments import debiased_coverage as study
+
+    def ds(pd_values, se, overlap, half):
+        pd_values = np.asarray(pd_values, dtype=float)[:, None, :]
+        band = np.stack([pd_values - half, pd_values + half], axis=1)
+        return xr.Dataset({"pd": (("rep", "feature", "grid"), pd_values),
+                           "pd_se": (("rep", "feature", "grid"), np.full(pd_values.shape, se)),
+                           "overlap": (("rep", "feature", "grid"), np.asarray(overlap, dtype=np.int8)[:, None, :]),
+                           "pd_band": (("rep", "ci_bound", "feature", "grid"), band),
+                           "pd_band_simultaneous": (("rep", "ci_bound", "feature", "grid"), band)},
+                          coords={"rep": [0, 1], "ci_bound": ["lower", "upper"]})
+
+    truth = np.zeros((1, 3))
+    prev = ds([[0.0, 1.0, 2.0], [0.0, 0.0, 0.0]], 0.5, [[1, 1, 1], [1, 1, 0]], 0.6)
+    cur = ds([[0.5, 1.0, 0.0], [0.0, 0.5, 9.0]], 0.1, [[1, 1, 1], [1, 1, 1]], 0.6)
+    out = study._paired(prev, cur, truth)
+    # |differences| / 0.5 at the 5 points both leave unflagged: 1, 0, 4, 0, 1
+    assert out["R"] == 2 and out["mean_abs_diff_se"] == pytest.approx(6 / 5) and out["max_abs_diff_se"] == 4
+    # previous covers 0 at (0, 0), (1, 0..1) and the flagged (1, 2) counts as covered: 4 of 6; whole curve 1 of 2
+    assert out["previous"]["pointwise"] == pytest.approx(4 / 6) and out["previous"]["simultaneous"] == 0.5
+    assert out["current"]["pointwise"] == pytest.approx(4 / 6) and out["current"]["flagged"] == 0
+
+
+def test_window_share_outside_the_data_by_hand():
+    from experiments.debiased_diagnosis import window_outside_share
+
+    a = np.array([0.0, 0.3, 1.0])
+    # g = 0: half the symmetric kernel's mass lies below 0; g = 0.5 with h = 0.5: all inside; g = 1.25, h = 0.5:
+    # the part above 1 is u in (-0.5, 1], mass 1 - F(-0.5) with F(u) = (2 + 3u - u^3) / 4, F(-0.5) = 0.15625
+    share = window_outside_share(a, np.array([0.0, 0.5, 1.25]), 0.5)
+    np.testing.assert_allclose(share, [0.5, 0.0, 1 - 0.15625], atol=2e-3)
