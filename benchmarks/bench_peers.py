@@ -45,10 +45,18 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from pdpboot import Execution
-from pdpboot.engine import compute_pd
+from pdpboot.engine import compute_pd, compute_pd_many
 
 #: Peers measured against pdpboot (display name -> importable module); scikit-learn is always there.
-PEERS = {"scikit-learn": "sklearn", "dalex": "dalex", "effector": "effector", "PDPbox": "pdpbox"}
+PEERS = {"scikit-learn": "sklearn", "dalex": "dalex", "effector": "effector", "PDPbox": "pdpbox",
+         "scikit-explain": "skexplain", "woodelf": "woodelf"}
+#: Distribution name of a peer where it differs from its display name (PyPI ``woodelf`` is an ELF editor).
+DISTRIBUTIONS = {"woodelf": "woodelf-explainer"}
+#: A contender whose first timed run takes more CPU seconds than this is not repeated (one run is its median).
+SLOW_CPU = 20.0
+#: Contenders that compute something other than the averaged PD on the given grid: the value they are
+#: compared with (see :func:`references`).
+RECURSION_TYPES = ("HistGradientBoosting", "GradientBoosting", "RandomForest", "ExtraTrees", "DecisionTree")
 
 
 def cpu_time(fn):
@@ -70,7 +78,7 @@ def peer_versions() -> dict:
             out[name] = None
             continue
         try:
-            out[name] = version(name)
+            out[name] = version(DISTRIBUTIONS.get(name, name))
         except PackageNotFoundError:
             out[name] = str(getattr(mod, "__version__", "unknown"))
     return out
@@ -124,9 +132,15 @@ def models(quick: bool, catboost: bool = False) -> dict:
 def contenders(est, X, y, features, grids) -> dict:
     """Name -> zero-argument function returning the averaged PD (flat), for every installed contender.
 
-    ``pdpboot auto`` / ``pdpboot brute`` / ``sklearn brute`` always; for 1-D grids also
-    ``dalex``, ``effector`` and ``pdpbox`` (PDPbox ``PDPIsolate`` on the same grid, ``n_jobs=1``,
-    the model's ``predict`` on the array) when installed.
+    ``pdpboot auto`` / ``pdpboot brute`` / ``sklearn brute`` always; ``sklearn recursion`` on the
+    models scikit-learn's recursion supports (:data:`RECURSION_TYPES`: it averages over the training
+    cover of each node, not over the rows, so it computes a different quantity); for 1-D grids also
+    ``dalex``, ``effector``, ``pdpbox`` (PDPbox ``PDPIsolate`` on the same grid, ``n_jobs=1``, the
+    model's ``predict`` on the array) and ``skexplain`` (scikit-explain ``ExplainToolkit.pd``: its
+    own grid of ``len(grid)`` points from the minimum to the maximum, centred; see
+    :func:`references`) when installed; on tree models with woodelf installed ``woodelf``
+    (``woodelf_fast_pdp`` on every feature's grid at once: it has no one-feature call, so it returns
+    all p curves; ``pdpboot all p`` times pdpboot computing the same p curves).
     """
     custom = dict(zip(features, grids))
     out = {
@@ -136,57 +150,153 @@ def contenders(est, X, y, features, grids) -> dict:
         "sklearn brute": lambda: partial_dependence(est, X, features, method="brute", kind="average",
                                                     custom_values=custom)["average"].ravel(),
     }
+    if _supports_recursion(est):
+        out["sklearn recursion"] = lambda: partial_dependence(
+            est, X, features, method="recursion", kind="average", custom_values=custom)["average"].ravel()
     if len(features) == 1:
+        out.update(_one_d_peers(est, X, y, features[0], grids[0]))
+    return out
+
+
+def _supports_recursion(est) -> bool:
+    return any(type(est).__name__.startswith(name) for name in RECURSION_TYPES)
+
+
+def _names(X) -> list[str]:
+    return [f"x{j}" for j in range(X.shape[1])]
+
+
+def _one_d_peers(est, X, y, feature: int, grid) -> dict:
+    """The peers that compute one curve (dalex, effector, PDPbox, scikit-explain, woodelf), when installed."""
+    out = {}
+    names = _names(X)
+    try:
+        import dalex
+
+        def run_dalex():
+            import pandas as pd
+
+            frame = pd.DataFrame(X, columns=names)
+            model = _NamedModel(est)
+            exp = dalex.Explainer(model, frame, y, verbose=False, predict_function=_NamedModel.predict_fn)
+            prof = exp.model_profile(type="partial", N=None, variables=[names[feature]],
+                                     variable_splits={names[feature]: grid}, center=False,
+                                     verbose=False)
+            return prof.result["_yhat_"].to_numpy()
+
+        out["dalex"] = run_dalex
+    except ImportError:
+        pass
+    try:
+        import effector
+
+        def run_effector():
+            pdp = effector.PDP(data=X, model=est.predict, nof_instances="all")
+            return np.asarray(pdp.eval(feature=feature, xs=grid, centering=False)).ravel()
+
+        out["effector"] = run_effector
+    except ImportError:
+        pass
+    try:
+        from pdpbox import pdp as pdpbox_pdp
+
+        def run_pdpbox():
+            import contextlib
+            import io
+
+            import pandas as pd
+
+            frame = pd.DataFrame(X, columns=names)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                iso = pdpbox_pdp.PDPIsolate(
+                    model=est, df=frame, model_features=names, feature=names[feature],
+                    feature_name=names[feature], n_classes=0, cust_grid_points=grid, n_jobs=1,
+                    pred_func=lambda model, frame: model.predict(np.asarray(frame)))
+            return np.asarray(iso.results[0].pdp, dtype=float).ravel()
+
+        out["pdpbox"] = run_pdpbox
+    except ImportError:
+        pass
+    try:
+        import skexplain
+
+        def run_skexplain():
+            import contextlib
+            import io
+
+            import pandas as pd
+
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                toolkit = skexplain.ExplainToolkit(estimators=("model", est), X=pd.DataFrame(X, columns=names), y=y)
+                ds = toolkit.pd(features=[names[feature]], n_bins=len(grid), n_jobs=1)
+            return np.asarray(ds[f"{names[feature]}__model__pd"].values, dtype=float).ravel()
+
+        out["skexplain"] = run_skexplain
+    except ImportError:
+        pass
+    if _is_tree_model(est):
         try:
-            import dalex
+            from woodelf.pdp import woodelf_fast_pdp
 
-            names = [f"x{j}" for j in range(X.shape[1])]
+            all_grids = [np.quantile(X[:, j], np.linspace(0.05, 0.95, len(grid))) for j in range(X.shape[1])]
+            all_grids[feature] = np.asarray(grid, dtype=float)
 
-            def run_dalex():
+            def run_woodelf():
                 import pandas as pd
 
                 frame = pd.DataFrame(X, columns=names)
-                model = _NamedModel(est)
-                exp = dalex.Explainer(model, frame, y, verbose=False, predict_function=_NamedModel.predict_fn)
-                prof = exp.model_profile(type="partial", N=None, variables=[names[features[0]]],
-                                         variable_splits={names[features[0]]: grids[0]}, center=False,
-                                         verbose=False)
-                return prof.result["_yhat_"].to_numpy()
+                points = pd.DataFrame(dict(zip(names, all_grids)))
+                depth = _woodelf_depth(est, names)
+                curves = woodelf_fast_pdp(est, points, frame, centered=False, use_woodelfhd=depth <= 6,
+                                          verbose=False)
+                return np.asarray(curves[names[feature]], dtype=float).ravel()
 
-            out["dalex"] = run_dalex
+            def run_all():
+                sets = [[j] for j in range(X.shape[1])]
+                res = compute_pd_many(est, X, sets, [[g] for g in all_grids], response_method="predict")
+                return res[feature][0].ravel()
+
+            out["woodelf"] = run_woodelf
+            out["pdpboot all p"] = run_all
         except ImportError:
             pass
-        try:
-            import effector
+    return out
 
-            def run_effector():
-                pdp = effector.PDP(data=X, model=est.predict, nof_instances="all")
-                return np.asarray(pdp.eval(feature=features[0], xs=grids[0], centering=False)).ravel()
 
-            out["effector"] = run_effector
-        except ImportError:
-            pass
-        try:
-            from pdpbox import pdp as pdpbox_pdp
+def _is_tree_model(est) -> bool:
+    name = type(est).__name__
+    return name.startswith(("RandomForest", "ExtraTrees", "HistGradientBoosting", "GradientBoosting", "XGB", "LGBM"))
 
-            def run_pdpbox():
-                import contextlib
-                import io
 
-                import pandas as pd
+def _woodelf_depth(est, names) -> int:
+    """The maximum depth woodelf reads (its own rule: WoodelfHD for depth <= 6, as ``woodelf_pdp`` chooses)."""
+    from woodelf.core.trees.parse_models import load_decision_tree_ensemble_model
 
-                names = [f"x{j}" for j in range(X.shape[1])]
-                frame = pd.DataFrame(X, columns=names)
-                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                    iso = pdpbox_pdp.PDPIsolate(
-                        model=est, df=frame, model_features=names, feature=names[features[0]],
-                        feature_name=names[features[0]], n_classes=0, cust_grid_points=grids[0], n_jobs=1,
-                        pred_func=lambda model, frame: model.predict(np.asarray(frame)))
-                return np.asarray(iso.results[0].pdp, dtype=float).ravel()
+    return int(load_decision_tree_ensemble_model(est, names).max_depth)
 
-            out["pdpbox"] = run_pdpbox
-        except ImportError:
-            pass
+
+def references(est, X, features, grids, results: dict) -> dict:
+    """Max |contender - scikit-learn brute| per contender, computed on the contender's own quantity.
+
+    scikit-explain evaluates its own grid (minimum to maximum) and centres the curve: it is compared with
+    scikit-learn brute on that grid, centred the same way (its grid is read back from the toolkit).
+    Every other contender is compared with scikit-learn brute on the common grid.
+    """
+    custom = dict(zip(features, grids))
+    ref = results.get("sklearn brute")
+    if ref is None:
+        ref = partial_dependence(est, X, features, method="brute", kind="average",
+                                 custom_values=custom)["average"].ravel()
+    out = {}
+    for key, res in results.items():
+        if key == "skexplain":
+            j = features[0]
+            own = np.linspace(X[:, j].min(), X[:, j].max(), len(grids[0]))
+            brute = partial_dependence(est, X, [j], method="brute", kind="average",
+                                       custom_values={j: own})["average"].ravel()
+            out[key] = float(np.max(np.abs(res - (brute - brute.mean()))))
+        else:
+            out[key] = float(np.max(np.abs(np.asarray(res) - ref)))
     return out
 
 
@@ -217,8 +327,10 @@ def measure_case(est, X, y, features, grids, repeats: int, *, sklearn_2d: bool =
 
     Returns ``{"grid", "times" (name -> median CPU s), "all_times" (name -> list), "err"
     (max |pdpboot - scikit-learn brute| over pdpboot's engines; pdpboot brute is the
-    reference when scikit-learn did not run), "load" (load average before and after)}``.
-    scikit-learn brute on a 2-D grid runs only with ``sklearn_2d`` (slow: 2,500 points).
+    reference when scikit-learn did not run), "errs" (name -> max |contender - scikit-learn
+    brute|, see :func:`references`), "load" (load average before and after)}``.
+    scikit-learn brute on a 2-D grid runs only with ``sklearn_2d`` (slow: 2,500 points). A
+    contender whose first run takes more than :data:`SLOW_CPU` CPU seconds runs once.
     """
     run = contenders(est, X, y, list(features), grids)
     if len(features) == 2 and not sklearn_2d:
@@ -226,8 +338,10 @@ def measure_case(est, X, y, features, grids, repeats: int, *, sklearn_2d: bool =
     load = [load_average()]
     times = {k: [] for k in run}
     results = {}
-    for _ in range(repeats):
+    for rep in range(repeats):
         for key, fn in run.items():
+            if rep and times[key][0] > SLOW_CPU:
+                continue
             t, res = cpu_time(fn)
             times[key].append(t)
             results[key] = res
@@ -235,8 +349,9 @@ def measure_case(est, X, y, features, grids, repeats: int, *, sklearn_2d: bool =
     med = {k: statistics.median(v) for k, v in times.items()}
     ref = results.get("sklearn brute", results["pdpboot brute"])
     err = max(float(np.max(np.abs(r - ref))) for k, r in results.items() if k.startswith("pdpboot"))
+    errs = references(est, X, list(features), grids, results)
     return {"grid": "x".join(str(len(g)) for g in grids), "times": med, "all_times": times, "err": err,
-            "load": load}
+            "errs": errs, "load": load}
 
 
 def _table(ns, repeats: int, quick: bool, two_d: bool) -> list[dict]:
@@ -254,7 +369,11 @@ def _table(ns, repeats: int, quick: bool, two_d: bool) -> list[dict]:
 
 def _print_row(row: dict) -> None:
     base = row["times"]["pdpboot auto"]
-    parts = [f"{k} {v:.3f}s ({v / base:.2f}x)" for k, v in row["times"].items()]
+    errs = row.get("errs", {})
+    parts = [f"{k} {v:.3f}s ({v / base:.2f}x, |diff| {errs.get(k, float('nan')):.0e})"
+             for k, v in row["times"].items()]
+    if "woodelf" in row["times"]:
+        parts.append(f"woodelf / pdpboot all p {row['times']['woodelf'] / row['times']['pdpboot all p']:.2f}x")
     print(f"n={row['n']:>6} {row['model']:<22} grid {row['grid']:<6} " + " | ".join(parts)
           + f" | max |pdpboot - ref| {row['err']:.1e}", flush=True)
 
