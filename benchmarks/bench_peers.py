@@ -154,7 +154,9 @@ def contenders(est, X, y, features, grids) -> dict:
         out["sklearn recursion"] = lambda: partial_dependence(
             est, X, features, method="recursion", kind="average", custom_values=custom)["average"].ravel()
     if len(features) == 1:
-        out.update(_one_d_peers(est, X, y, features[0], grids[0]))
+        with warnings.catch_warnings():  # third-party import-time deprecation warnings (matplotlib, pandas)
+            warnings.simplefilter("ignore")
+            out.update(_one_d_peers(est, X, y, features[0], grids[0]))
     return out
 
 
@@ -226,7 +228,9 @@ def _one_d_peers(est, X, y, feature: int, grid) -> dict:
 
             import pandas as pd
 
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 toolkit = skexplain.ExplainToolkit(estimators=("model", est), X=pd.DataFrame(X, columns=names), y=y)
                 ds = toolkit.pd(features=[names[feature]], n_bins=len(grid), n_jobs=1)
             return np.asarray(ds[f"{names[feature]}__model__pd"].values, dtype=float).ravel()
@@ -246,9 +250,11 @@ def _one_d_peers(est, X, y, feature: int, grid) -> dict:
 
                 frame = pd.DataFrame(X, columns=names)
                 points = pd.DataFrame(dict(zip(names, all_grids)))
-                depth = _woodelf_depth(est, names)
-                curves = woodelf_fast_pdp(est, points, frame, centered=False, use_woodelfhd=depth <= 6,
-                                          verbose=False)
+                with warnings.catch_warnings():  # it predicts the model on a DataFrame (feature-name warning)
+                    warnings.simplefilter("ignore")
+                    depth = _woodelf_depth(est, names)
+                    curves = woodelf_fast_pdp(est, points, frame, centered=False, use_woodelfhd=depth <= 6,
+                                              verbose=False)
                 return np.asarray(curves[names[feature]], dtype=float).ravel()
 
             def run_all():
