@@ -24,6 +24,7 @@ Usage::
     python -m benchmarks.bench_peers --quick        # n = 1k, small forests, 1 repeat
     python -m benchmarks.bench_peers --n 1000 10000 100000 --repeats 3
     python -m benchmarks.bench_peers --parallel     # bootstrap n_jobs=2 vs 1 (wall time)
+    python -m benchmarks.bench_peers --skexplain-bootstrap 20 --n 1000   # vs scikit-explain's bootstrap
 """
 
 from __future__ import annotations
@@ -54,8 +55,11 @@ PEERS = {"scikit-learn": "sklearn", "dalex": "dalex", "effector": "effector", "P
 DISTRIBUTIONS = {"woodelf": "woodelf-explainer"}
 #: A contender whose first timed run takes more CPU seconds than this is not repeated (one run is its median).
 SLOW_CPU = 20.0
-#: Contenders that compute something other than the averaged PD on the given grid: the value they are
-#: compared with (see :func:`references`).
+#: woodelf on a fully grown forest runs up to this many rows: its work grows with rows x leaves, and a fully
+#: grown forest has ~n leaves per tree (25 s CPU at n = 1k for 100 trees, so ~40 min at 10k); above it the
+#: table shows "--" and the README gives the measured growth (``--woodelf-scaling``).
+WOODELF_MAX_ROWS_FULL_DEPTH = 2000
+#: Models on which scikit-learn offers ``method="recursion"``.
 RECURSION_TYPES = ("HistGradientBoosting", "GradientBoosting", "RandomForest", "ExtraTrees", "DecisionTree")
 
 
@@ -238,7 +242,7 @@ def _one_d_peers(est, X, y, feature: int, grid) -> dict:
         out["skexplain"] = run_skexplain
     except ImportError:
         pass
-    if _is_tree_model(est):
+    if _is_tree_model(est) and not (_fully_grown_forest(est) and len(X) > WOODELF_MAX_ROWS_FULL_DEPTH):
         try:
             from woodelf.pdp import woodelf_fast_pdp
 
@@ -272,6 +276,11 @@ def _one_d_peers(est, X, y, feature: int, grid) -> dict:
 def _is_tree_model(est) -> bool:
     name = type(est).__name__
     return name.startswith(("RandomForest", "ExtraTrees", "HistGradientBoosting", "GradientBoosting", "XGB", "LGBM"))
+
+
+def _fully_grown_forest(est) -> bool:
+    return type(est).__name__.startswith(("RandomForest", "ExtraTrees")) and est.max_depth is None \
+        and est.min_samples_leaf == 1 and est.max_leaf_nodes is None
 
 
 def _woodelf_depth(est, names) -> int:
@@ -413,6 +422,59 @@ def _parallel(n: int, resamples: int, repeats: int) -> None:
               f"(load average {load_average():.1f})", flush=True)
 
 
+def skexplain_bootstrap(n: int, resamples: int, repeats: int) -> list[dict]:
+    """pdpboot's refit bootstrap against scikit-explain's bootstrapped PD at the same B (CPU time, interleaved).
+
+    They compute different things: scikit-explain's ``pd(n_bootstrap=B)`` keeps the one fitted model and
+    resamples only the background rows it averages over (so its band leaves out the model's refit-to-refit
+    variation), pdpboot refits the model on every resample. Both on the 50-point curve of ``x0`` (scikit-explain
+    on its own minimum-to-maximum grid); the mean width of the 95 % percentile band of each is printed too.
+    """
+    import contextlib
+    import io
+
+    import pandas as pd
+    import skexplain
+
+    from pdpboot import bootstrap_partial_dependence, confidence_bands
+
+    X, y = data(n)
+    names = _names(X)
+    out = []
+    for name, make in [("HGB(100)", lambda: HistGradientBoostingRegressor(max_iter=100, random_state=0)),
+                       ("RF(100) fully grown", lambda: RandomForestRegressor(100, random_state=0, n_jobs=1))]:
+        est = make().fit(X, y)
+
+        def run_pdpboot(make=make):
+            return bootstrap_partial_dependence(make(), X, y, [0], n_resamples=resamples, grid_resolution=50,
+                                                rng=0, execution=Execution(n_jobs=1, progress=False))
+
+        def run_skexplain(est=est):
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                toolkit = skexplain.ExplainToolkit(estimators=("model", est), X=pd.DataFrame(X, columns=names), y=y)
+                return toolkit.pd(features=["x0"], n_bins=50, n_jobs=1, n_bootstrap=resamples)
+
+        times = {"pdpboot": [], "skexplain": []}
+        for _ in range(repeats):
+            t, res = cpu_time(run_pdpboot)
+            times["pdpboot"].append(t)
+            t, ds = cpu_time(run_skexplain)
+            times["skexplain"].append(t)
+        band = confidence_bands(res)["x0"]["pd_band"].values
+        width_pdpboot = float(np.mean(band[1] - band[0]))
+        curves = np.asarray(ds["x0__model__pd"].values)
+        width_skexplain = float(np.mean(np.diff(np.quantile(curves, [0.025, 0.975], axis=0), axis=0)))
+        row = {"n": n, "model": name, "B": resamples, "pdpboot": statistics.median(times["pdpboot"]),
+               "skexplain": statistics.median(times["skexplain"]), "width_pdpboot": width_pdpboot,
+               "width_skexplain": width_skexplain, "load": load_average()}
+        out.append(row)
+        print(f"bootstrap n={n} B={resamples} {name}: pdpboot (refits) {row['pdpboot']:.2f}s CPU, scikit-explain "
+              f"(background only) {row['skexplain']:.2f}s CPU, ratio {row['skexplain'] / row['pdpboot']:.2f}x; "
+              f"mean 95 % band width pdpboot {width_pdpboot:.3f}, scikit-explain {width_skexplain:.3f} "
+              f"({width_pdpboot / width_skexplain:.1f}x narrower); load {row['load']:.1f}", flush=True)
+    return out
+
+
 def load_average() -> float:
     """One-minute load average (NaN where the platform has none)."""
     try:
@@ -428,8 +490,15 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="n = 1k, 20 trees, one repeat")
     parser.add_argument("--no-2d", action="store_true", help="skip the 50 x 50 RF surface")
     parser.add_argument("--parallel", action="store_true", help="bootstrap n_jobs=2 vs 1 only")
+    parser.add_argument("--skexplain-bootstrap", type=int, metavar="B",
+                        help="only pdpboot's refit bootstrap vs scikit-explain's background bootstrap at B resamples")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
+    if args.skexplain_bootstrap:
+        with threadpool_limits(limits=1):
+            for n in args.n:
+                skexplain_bootstrap(n, args.skexplain_bootstrap, 1 if args.quick else args.repeats)
+        return
     if args.parallel:
         _parallel(2000, 8 if args.quick else 40, 1 if args.quick else 3)
         return
