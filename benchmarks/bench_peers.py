@@ -9,12 +9,21 @@ each contender per repeat) and the table shows the median CPU time and the ratio
 brute is printed as the maximum absolute difference.
 
 Peers (``pip install pdpboot[bench]``): scikit-learn ``partial_dependence(method=
-"brute")``, dalex ``model_profile`` (all rows, same grid), effector ``PDP.eval``, and
-PDPbox ``PDPIsolate`` (same grid) when installed: PDPbox 0.3 declares the full ``xgboost``
+"brute")`` and, on forests and HGB, ``method="recursion"`` (a different quantity: it averages over
+the training cover of each node, not over the rows; its max |diff| from brute force is printed),
+dalex ``model_profile`` (all rows, same grid), effector ``PDP.eval``, scikit-explain
+``ExplainToolkit.pd`` (1-D; it evaluates its own grid of as many points from the minimum to the
+maximum and centres the curve, so it is compared with scikit-learn brute on that grid, centred),
+woodelf (PyPI ``woodelf-explainer``, not ``woodelf``; ``woodelf_fast_pdp``, exact PD of tree
+ensembles on any grid given as its "consumer" points; it has no one-feature call, so it computes the
+curves of all 10 features at once and is timed against ``pdpboot all p``, pdpboot computing the same
+10 curves; on fully grown forests only up to :data:`WOODELF_MAX_ROWS_FULL_DEPTH` rows), and PDPbox
+``PDPIsolate`` (same grid) when installed: PDPbox 0.3 declares the full ``xgboost``
 package (and sphinx, pytest) as run-time dependencies, which would replace ``xgboost-cpu``,
 so it is not in the extra; ``pip install --no-deps pdpbox==0.3.0 pqdm bounded-pool-executor``
-works with the extra's pandas / matplotlib (a missing peer is reported as "not installed";
-:func:`peer_versions`).  A peer that is not
+works with the extra's pandas / matplotlib; dalex 1.8 pins pandas < 3 (``pip install dalex``
+would replace pandas 3 by 2.3): with pandas 3 install it with ``pip install --no-deps dalex==1.8.0``
+(a missing peer is reported as "not installed"; :func:`peer_versions`).  A peer that is not
 installed is left out of the run, never replaced.  The paper's table comes from
 ``experiments/peer_speed.py``, which calls :func:`models` and :func:`measure_case`.
 

@@ -70,7 +70,8 @@ BASES = {"woodelf": "pdpboot all p"}
 NOTES = (
     r"$^{a}$ max $|\Delta|$ of pdpboot (exact tree engine or brute force) from scikit-learn brute force.",
     r"$^{b}$ its own grid (minimum to maximum, as many points), centred; agreement measured on that grid.",
-    r"$^{c}$ all 10 curves in one call, against pdpboot computing the same 10 curves; -- not a tree model.",
+    r"$^{c}$ all 10 curves in one call, against pdpboot computing the same 10 curves; -- not a tree model"
+    r" or (fully grown forest at 10{,}000) not run: its work grows with rows $\times$ leaves.",
     r"$^{d}$ scikit-learn's recursion: a different quantity (averages over node covers, not rows);"
     r" its max $|\Delta|$ from brute force in the last column.",
 )

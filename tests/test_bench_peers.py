@@ -130,3 +130,18 @@ def test_a_peer_not_installed_is_marked_not_dropped(tmp_path):
     assert peer_speed._cell(row, "woodelf", "woodelf", rec["peers"]) == "n.i."
     assert peer_speed._cell(row, "skexplain", "scikit-explain", rec["peers"]) == "--"  # installed, not run
     assert peer_speed.macros(rec)["PeersWoodelfVersion"] == "not installed"
+
+
+def test_woodelf_skipped_on_a_fully_grown_forest_above_its_row_limit(monkeypatch):
+    """Its work grows with rows x leaves: above the limit a fully grown forest gets "--", a depth-limited
+    forest and HGB keep woodelf."""
+    pytest.importorskip("woodelf")
+    X, y = _data()
+    grid = [np.linspace(0.2, 0.8, 4)]
+    monkeypatch.setattr(bp, "WOODELF_MAX_ROWS_FULL_DEPTH", len(X) - 1)
+    full = RandomForestRegressor(3, random_state=0).fit(X, y)
+    shallow = RandomForestRegressor(3, max_depth=4, random_state=0).fit(X, y)
+    assert "woodelf" not in bp.contenders(full, X, y, [0], grid)
+    assert "woodelf" in bp.contenders(shallow, X, y, [0], grid)
+    monkeypatch.setattr(bp, "WOODELF_MAX_ROWS_FULL_DEPTH", len(X))
+    assert "woodelf" in bp.contenders(full, X, y, [0], grid)
