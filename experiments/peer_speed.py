@@ -39,6 +39,7 @@ import platform
 import re
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -273,6 +274,32 @@ def _new_peer_macros(rows: list[dict]) -> dict:
     return out
 
 
+def markdown(rec: dict) -> str:
+    """The table of a run (finished or ``peers.partial.json``) as Markdown, for ``benchmarks/README.md``."""
+    versions = rec["peers"]
+    cols = list(COLUMNS)
+    head = ["n", "model", "grid", "pdpboot auto CPU s", *[re.sub(r"\$\^\{(\w)\}\$", r" (\1)", COLUMNS[c][0])
+                                                          for c in cols], "max abs diff (a)", "recursion diff (d)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rec["rows"]:
+        cells = [f"{row['n']:,}", row["model"], row["grid"].replace("x", "×"), f"{row['times']['pdpboot auto']:.3f}"]
+        cells += [_cell(row, c, COLUMNS[c][1], versions).replace("{,}", ",") for c in cols]
+        cells += [f"{row['err']:.0e}", _recursion_err(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    loads = [x for r in rec["rows"] for x in r["load"]]
+    errs = {k: max(r["errs"][k] for r in rec["rows"] if k in r.get("errs", {}))
+            for k in ("woodelf", "skexplain", "dalex", "effector", "pdpbox")
+            if any(k in r.get("errs", {}) for r in rec["rows"])}
+    lines.append("")
+    lines.append(f"date {rec['date']}, {rec['repeats']} repeats, load average {min(loads):.1f}–{max(loads):.1f} on "
+                 f"{rec['cpu_count']} cores; peers' max abs diff from scikit-learn brute: "
+                 + ", ".join(f"{k} {v:.0e}" for k, v in errs.items())
+                 + "; woodelf per curve (÷ pdpboot's one curve): "
+                 + ", ".join(f"{r['n']:,} {r['model']} {_fmt_ratio(_ratio(r, 'woodelf', 'pdpboot auto'))}"
+                             for r in rec["rows"] if "woodelf" in r["times"]))
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -281,7 +308,12 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")
     parser.add_argument("--force", action="store_true")
+    parser.add_argument("--markdown", metavar="JSON", help="print the table of peers.json (or peers.partial.json) "
+                        "as Markdown and exit")
     args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown(json.loads(Path(args.markdown).read_text())))
+        return 0
     ctx = C.default_context(args.quick, args.results_dir, None, 1, args.force)
     compute(ctx)
     render(ctx)
