@@ -34,6 +34,7 @@ Usage::
     python -m benchmarks.bench_peers --n 1000 10000 100000 --repeats 3
     python -m benchmarks.bench_peers --parallel     # bootstrap n_jobs=2 vs 1 (wall time)
     python -m benchmarks.bench_peers --skexplain-bootstrap 20 --n 1000   # vs scikit-explain's bootstrap
+    python -m benchmarks.bench_peers --woodelf-scaling --n 500 1000 2000  # woodelf vs n, full-depth forest
 """
 
 from __future__ import annotations
@@ -480,7 +481,31 @@ def skexplain_bootstrap(n: int, resamples: int, repeats: int) -> list[dict]:
         print(f"bootstrap n={n} B={resamples} {name}: pdpboot (refits) {row['pdpboot']:.2f}s CPU, scikit-explain "
               f"(background only) {row['skexplain']:.2f}s CPU, ratio {row['skexplain'] / row['pdpboot']:.2f}x; "
               f"mean 95 % band width pdpboot {width_pdpboot:.3f}, scikit-explain {width_skexplain:.3f} "
-              f"({width_pdpboot / width_skexplain:.1f}x narrower); load {row['load']:.1f}", flush=True)
+              f"(scikit-explain's {width_pdpboot / width_skexplain:.1f}x narrower); load {row['load']:.1f}", flush=True)
+    return out
+
+
+def woodelf_scaling(ns, trees: int = 10) -> list[dict]:
+    """woodelf's CPU time on a fully grown forest against n (all 10 curves, one run each), with pdpboot's
+    time for the same 10 curves and the growth exponent between consecutive n (why the peers table stops
+    woodelf at :data:`WOODELF_MAX_ROWS_FULL_DEPTH` rows on the full-depth forest)."""
+    out = []
+    for n in ns:
+        X, y = data(n)
+        est = RandomForestRegressor(trees, random_state=0, n_jobs=1).fit(X, y)
+        grid = np.quantile(X[:, 0], np.linspace(0.05, 0.95, 50))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run = _one_d_peers(est, X, y, 0, grid)
+        times = {key: cpu_time(run[key])[0] for key in ("woodelf", "pdpboot all p")}
+        out.append({"n": n, **times})
+        growth = ""
+        if len(out) > 1:
+            a, b = out[-2], out[-1]
+            growth = f", exponent in n {np.log(b['woodelf'] / a['woodelf']) / np.log(b['n'] / a['n']):.2f}"
+        print(f"woodelf RF({trees}) fully grown n={n}: {times['woodelf']:.2f}s CPU for 10 curves, pdpboot "
+              f"{times['pdpboot all p']:.3f}s ({times['woodelf'] / times['pdpboot all p']:.0f}x){growth}; "
+              f"load {load_average():.1f}", flush=True)
     return out
 
 
@@ -501,8 +526,15 @@ def main(argv=None) -> None:
     parser.add_argument("--parallel", action="store_true", help="bootstrap n_jobs=2 vs 1 only")
     parser.add_argument("--skexplain-bootstrap", type=int, metavar="B",
                         help="only pdpboot's refit bootstrap vs scikit-explain's background bootstrap at B resamples")
+    parser.add_argument("--woodelf-scaling", action="store_true",
+                        help="only woodelf's CPU time against n on a fully grown RF(10) (use --n)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
+    if args.woodelf_scaling:
+        with threadpool_limits(limits=1):
+            warm_up()
+            woodelf_scaling(args.n)
+        return
     if args.skexplain_bootstrap:
         with threadpool_limits(limits=1):
             for n in args.n:
