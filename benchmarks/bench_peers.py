@@ -35,6 +35,7 @@ Usage::
     python -m benchmarks.bench_peers --parallel     # bootstrap n_jobs=2 vs 1 (wall time)
     python -m benchmarks.bench_peers --skexplain-bootstrap 20 --n 1000   # vs scikit-explain's bootstrap
     python -m benchmarks.bench_peers --woodelf-scaling --n 500 1000 2000  # woodelf vs n, full-depth forest
+    python -m benchmarks.bench_peers --auto-choice --n 1000      # auto vs tree vs brute, XGBoost / LightGBM
 """
 
 from __future__ import annotations
@@ -509,6 +510,29 @@ def woodelf_scaling(ns, trees: int = 10) -> list[dict]:
     return out
 
 
+def auto_choice(n: int, repeats: int) -> None:
+    """pdpboot ``auto`` against the forced exact tree engine and brute force on XGBoost / LightGBM, one curve
+    and all 10 curves (``compute_pd_many``), a freshly fitted model per call (no cached reading): whether
+    the cost model's rule "reading the dump costs more than brute force" holds at this n."""
+    X, y = data(n)
+    grids = [[np.quantile(X[:, j], np.linspace(0.05, 0.95, 50))] for j in range(X.shape[1])]
+    sets = [[j] for j in range(X.shape[1])]
+    for name, make in models(quick=False).items():
+        if not name.startswith(("XGBoost", "LightGBM")):
+            continue
+        times: dict = {}
+        for _ in range(repeats):
+            for method in ("auto", "tree", "brute"):
+                for p in (1, len(sets)):
+                    est = make().fit(X, y)
+                    t, _ = cpu_time(lambda est=est, method=method, p=p: compute_pd_many(
+                        est, X, sets[:p], grids[:p], response_method="predict", method=method))
+                    times.setdefault((method, p), []).append(t)
+        print(f"n={n} {name}: " + ", ".join(f"{m} {p} curve{'s' if p > 1 else ''} {statistics.median(v):.3f}s"
+                                            for (m, p), v in times.items())
+              + f" (CPU medians of {repeats}; load {load_average():.1f})", flush=True)
+
+
 def load_average() -> float:
     """One-minute load average (NaN where the platform has none)."""
     try:
@@ -526,10 +550,18 @@ def main(argv=None) -> None:
     parser.add_argument("--parallel", action="store_true", help="bootstrap n_jobs=2 vs 1 only")
     parser.add_argument("--skexplain-bootstrap", type=int, metavar="B",
                         help="only pdpboot's refit bootstrap vs scikit-explain's background bootstrap at B resamples")
+    parser.add_argument("--auto-choice", action="store_true",
+                        help="only pdpboot auto vs forced tree engine vs brute on XGBoost / LightGBM")
     parser.add_argument("--woodelf-scaling", action="store_true",
                         help="only woodelf's CPU time against n on a fully grown RF(10) (use --n)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
+    if args.auto_choice:
+        with threadpool_limits(limits=1):
+            warm_up()
+            for n in args.n:
+                auto_choice(n, args.repeats)
+        return
     if args.woodelf_scaling:
         with threadpool_limits(limits=1):
             warm_up()
