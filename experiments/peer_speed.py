@@ -15,7 +15,8 @@ agreement is measured against scikit-learn brute on that grid, centred), scikit-
 cover's weighted average, so its difference from brute force is a column of its own), and woodelf
 ``woodelf_fast_pdp`` on tree models (exact PD; it has no one-feature call and returns the curves of all
 10 features on their grids at once, so its ratio is to ``pdpboot all p``, pdpboot computing the same 10
-curves; the per-curve ratio is a macro too).  A peer that is not
+curves; the per-curve ratio is a macro too; on the fully grown forest only up to 2,000 rows: minutes per
+call at 10k).  A peer that is not
 installed is reported as "not installed" - never replaced or estimated (PDPbox is not in the
 ``bench`` extra: it declares the full ``xgboost`` package as a run-time dependency, which would
 replace ``xgboost-cpu``; ``pip install --no-deps pdpbox==0.3.0 pqdm bounded-pool-executor``).
@@ -69,12 +70,12 @@ COLUMNS = {
 BASES = {"woodelf": "pdpboot all p"}
 #: Notes under the table (the columns marked a-d).
 NOTES = (
-    r"$^{a}$ max $|\Delta|$ of pdpboot (exact tree engine or brute force) from scikit-learn brute force.",
-    r"$^{b}$ its own grid (minimum to maximum, as many points), centred; agreement measured on that grid.",
-    r"$^{c}$ all 10 curves in one call, against pdpboot computing the same 10 curves; -- not a tree model"
-    r" or (fully grown forest at 10{,}000) not run: its work grows with rows $\times$ leaves.",
-    r"$^{d}$ scikit-learn's recursion: a different quantity (averages over node covers, not rows);"
-    r" its max $|\Delta|$ from brute force in the last column.",
+    r"$^{a}$ pdpboot's max $|\Delta|$ from scikit-learn brute force.",
+    r"$^{b}$ its own grid (minimum to maximum), centred; $|\Delta|$ on that grid.",
+    r"$^{c}$ all 10 curves per call, over pdpboot's time for them; --: not a tree model, or not run"
+    r" (full-depth forest at 10{,}000: minutes per call).",
+    r"$^{d}$ a different quantity (averages over node covers, not rows); last column: its max $|\Delta|$"
+    r" from brute force.",
 )
 #: Macro keys of the models (first word of the model name in bench_peers).
 MODEL_KEYS = {"RF": "RF", "HGB": "HGB", "MLP": "MLP", "XGBoost": "XGB", "LightGBM": "LGBM"}

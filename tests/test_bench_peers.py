@@ -133,7 +133,7 @@ def test_a_peer_not_installed_is_marked_not_dropped(tmp_path):
 
 
 def test_woodelf_skipped_on_a_fully_grown_forest_above_its_row_limit(monkeypatch):
-    """Its work grows with rows x leaves: above the limit a fully grown forest gets "--", a depth-limited
+    """Minutes per call at 10k on the full-depth forest: above the limit a fully grown forest gets "--", a depth-limited
     forest and HGB keep woodelf."""
     pytest.importorskip("woodelf")
     X, y = _data()
