@@ -4,8 +4,9 @@ Some studies report into ``experiments/summaries/<study>/*.json`` (written by th
 --summaries``) rather than into an archive of their own: ``background_molnar`` (fixed vs resample rows,
 Molnar et al. at equal cost), ``bounded_shared`` (H² intervals on one shared subsample),
 ``classifier_se`` (the boosting classifier's standard error, the classifier default at B = 100 and the
-pointwise diagnosis).  :func:`render` turns every number of those records into a ``\\newcommand`` in
-``generated/summaries.tex``, so that the paper types none of them by hand.
+pointwise diagnosis), ``skexplain_width`` (scikit-explain's background band against the refit band).
+:func:`render` turns every number of those records into a ``\\newcommand`` in ``generated/summaries.tex``,
+so that the paper types none of them by hand.
 
 Macro names are letters only: a prefix per study, then the record's key words in CamelCase, then the
 field (``\\MolnarGbmResPercPoint``, ``\\SharedBcCov``, ``\\ClfRareHgbClfSubLogitWhole``).
@@ -124,6 +125,29 @@ def classifier_macros(default: list[dict], se_study: list[dict], diagnosis: list
     return macros
 
 
+def skexplain_macros(records: list[dict]) -> dict[str, str]:
+    """scikit-explain's background band against pdpboot's refit band (``skexplain_width``), per learner."""
+    macros: dict[str, str] = {}
+    for learner in sorted({rec["learner"] for rec in records}):
+        recs = [rec for rec in records if rec["learner"] == learner]
+        head = f"Skx{camel(learner)}"
+        _put(macros, head + "RatioMin", C.fmt(min(r["ratio_min"] for r in recs), 1))
+        _put(macros, head + "RatioMax", C.fmt(max(r["ratio_max"] for r in recs), 1))
+        _put(macros, head + "RatioMedianMin", C.fmt(min(r["ratio_median"] for r in recs), 1))
+        _put(macros, head + "RatioMedianMax", C.fmt(max(r["ratio_median"] for r in recs), 1))
+        for field, key in (("Pdpboot", "pdpboot_halfwidth_over_sd"), ("Skexplain", "skexplain_halfwidth_over_sd")):
+            _put(macros, head + field + "HwMin", C.fmt(min(r[key] for r in recs), 2))
+            _put(macros, head + field + "HwMax", C.fmt(max(r[key] for r in recs), 2))
+        _put(macros, "SkxR", str(min(r["R"] for r in recs)))
+    if records:  # over both learners and every feature
+        _put(macros, "SkxRatioMedianMin", C.fmt(min(r["ratio_median"] for r in records), 0))
+        _put(macros, "SkxRatioMedianMax", C.fmt(max(r["ratio_median"] for r in records), 0))
+        for field, key in (("Pdpboot", "pdpboot_halfwidth_over_sd"), ("Skexplain", "skexplain_halfwidth_over_sd")):
+            _put(macros, f"Skx{field}HwMin", C.fmt(min(r[key] for r in records), 2))
+            _put(macros, f"Skx{field}HwMax", C.fmt(max(r[key] for r in records), 2))
+    return macros
+
+
 def render(ctx: C.Context, summaries: Path = SUMMARIES) -> None:
     """Write ``generated/summaries.tex`` from the committed summary records under ``summaries``."""
     macros: dict[str, str] = {}
@@ -131,7 +155,8 @@ def render(ctx: C.Context, summaries: Path = SUMMARIES) -> None:
                  shared_macros(_read(summaries / "bounded_shared" / "summary.json")),
                  classifier_macros(_read(summaries / "classifier_se" / "default_B100.json"),
                                    _read(summaries / "classifier_se" / "summary.json"),
-                                   _read(summaries / "classifier_se" / "pointwise_diagnosis.json"))):
+                                   _read(summaries / "classifier_se" / "pointwise_diagnosis.json")),
+                 skexplain_macros(_read(summaries / "skexplain_width" / "summary.json"))):
         for name, value in part.items():
             _put(macros, name, value)
     C.write_macros(ctx.out("generated", "summaries.tex"), dict(sorted(macros.items())),

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from experiments import summary_macros as S
@@ -60,6 +61,24 @@ def test_every_summary_macro_the_paper_quotes_is_written(tmp_path):
     paper = Path(__file__).resolve().parents[1] / "paper"
     used = set()
     for path in [paper / "main.tex", *sorted((paper / "sections").glob("*.tex"))]:
-        used.update(re.findall(r"\\((?:Molnar|Shared|Clf)[A-Za-z]*)", path.read_text()))
+        used.update(re.findall(r"\\((?:Molnar|Shared|Clf|Skx)[A-Za-z]*)", path.read_text()))
     assert used, "the paper quotes none of these macros any more: drop this test or the module"
     assert used <= written, f"quoted but not written: {sorted(used - written)}"
+
+
+def test_skexplain_width_summary_by_hand():
+    """Width ratio and half-width / (1.96 SD) from two hand-made data sets of one learner."""
+    from experiments import skexplain_width as W
+
+    z = 1.959963984540054
+    recs = [{"learner": "rf", "rep": r, **{f"{f}_skexplain_width": 0.1 for f in W.FEATURES},
+             **{f"{f}_pdpboot_width": w for f in W.FEATURES}, **{f"{f}_estimate": [e, e] for f in W.FEATURES}}
+            for r, w, e in ((0, 1.0, 0.0), (1, 2.0, 1.0))]
+    rows, text = W.summarize(recs)
+    row = rows[0]
+    assert (row["ratio_min"], row["ratio_median"], row["ratio_max"]) == pytest.approx((10.0, 15.0, 20.0))
+    sd = float(np.std([0.0, 1.0], ddof=1))  # the estimate's SD over the two data sets
+    assert row["pdpboot_halfwidth_over_sd"] == pytest.approx(1.5 / 2 / z / sd)
+    assert row["skexplain_halfwidth_over_sd"] == pytest.approx(0.1 / 2 / z / sd)
+    macros = S.skexplain_macros(rows)
+    assert (macros["SkxRatioMedianMin"], macros["SkxR"]) == ("15", "2")
