@@ -287,7 +287,7 @@ def markdown(rec: dict) -> str:
         cells += [_cell(row, c, COLUMNS[c][1], versions).replace("{,}", ",") for c in cols]
         cells += [f"{row['err']:.0e}", _recursion_err(row)]
         lines.append("| " + " | ".join(cells) + " |")
-    loads = [x for r in rec["rows"] for x in r["load"]]
+    loads = [x for r in rec["rows"] for x in r["load"]] + [rec[k] for k in ("load_start", "load_end") if k in rec]
     errs = {k: max(r["errs"][k] for r in rec["rows"] if k in r.get("errs", {}))
             for k in ("woodelf", "skexplain", "dalex", "effector", "pdpbox")
             if any(k in r.get("errs", {}) for r in rec["rows"])}
