@@ -10,6 +10,14 @@ One thread for everything (OpenMP/BLAS limited); medians over repeats of wall an
 CPU time of this process is robust to other jobs sharing the cores).  The target is a check of at
 most 2 % of one refit.
 
+The row ``LGBM-dflt`` is the same LightGBM refit (fitted with one thread) checked after
+``set_params(n_jobs=None)``: the library's default of all physical cores at predict time, as most
+users leave it (LightGBM passes its own thread count, so the OpenMP limit above does not apply).
+
+The output starts with the library versions and the code's commit and gives the load average
+(1, 5, 15 min) before and after each size: the other jobs on the machine inflate wall times much
+more than CPU times, so compare CPU % across runs, and runs only at similar load.
+
 Usage::
 
     nice -n 15 python -m benchmarks.bench_reader_check [--repeats 3] [--sizes 2000 20000]
@@ -18,7 +26,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import time
 
 import numpy as np
@@ -45,6 +55,7 @@ def _models() -> dict:
         import lightgbm
 
         out["LightGBM"] = lightgbm.LGBMRegressor(n_estimators=100, n_jobs=1, verbose=-1, random_state=0)
+        out["LGBM-dflt"] = out["LightGBM"]
     except ImportError:
         pass
     try:
@@ -64,11 +75,14 @@ def _timed(fn) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def _one(engine, est, X, y, grids) -> tuple[tuple[float, float], tuple[float, float]]:
+def _one(engine, est, X, y, grids, predict_threads=None) -> tuple[tuple[float, float], tuple[float, float]]:
     """(wall, CPU) seconds of one refit and of the self-check of that refit, in the order a bootstrap
-    pays them (fit, read, check; a fresh model, so no cached verdict)."""
+    pays them (fit, read, check; a fresh model, so no cached verdict); ``predict_threads``: the
+    fitted model's ``n_jobs`` for reading and checking (``"default"``: None, the library's own)."""
     model = clone(est)
     fit = _timed(lambda: model.fit(X, y))
+    if predict_threads == "default":
+        model.set_params(n_jobs=None)
     prepared = engine.prepare(model, X, "predict", None)
     reason = []
     check = _timed(lambda: reason.append(engine.check(prepared, model, X, "predict", grids)))
@@ -82,22 +96,47 @@ def main(argv=None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
     args = parser.parse_args(argv)
     engine = {e.name: e for e in registered()}["tree"]
+    print(_versions())
     print(f"{'model':>9} {'n':>6} {'refit s':>9} {'check s':>9} {'wall %':>7} {'refit CPU':>10} "
           f"{'check CPU':>10} {'CPU %':>6}")
     with threadpool_limits(limits=1):
         for n in args.sizes:
+            print(f"# n = {n}: load average before {_load()}", flush=True)
             X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
             grids = {j: np.quantile(X[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1, 2)}
             for name, est in _models().items():
                 fits, checks = [], []
                 for _ in range(args.repeats):
-                    fit, check = _one(engine, est, X, y, grids)
+                    fit, check = _one(engine, est, X, y, grids, "default" if name == "LGBM-dflt" else None)
                     fits.append(fit)
                     checks.append(check)
                 fit, check = (statistics.median(f[0] for f in fits), statistics.median(c[0] for c in checks))
                 fcpu, ccpu = (statistics.median(f[1] for f in fits), statistics.median(c[1] for c in checks))
                 print(f"{name:>9} {n:>6} {fit:>9.3f} {check:>9.4f} {100 * check / fit:>6.2f}% {fcpu:>10.3f} "
                       f"{ccpu:>10.4f} {100 * ccpu / fcpu:>5.2f}%", flush=True)
+            print(f"# n = {n}: load average after {_load()}", flush=True)
+
+
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def _versions() -> str:
+    """Library versions and the code's commit (the first line of the output)."""
+    import importlib
+
+    found = []
+    for lib in ("sklearn", "xgboost", "lightgbm", "catboost", "numba", "numpy"):
+        try:
+            found.append(f"{lib} {importlib.import_module(lib).__version__}")
+        except ImportError:
+            pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=os.path.dirname(os.path.abspath(__file__)), check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    return f"# {', '.join(found)}; code {commit or 'unknown'}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
 
 
 if __name__ == "__main__":

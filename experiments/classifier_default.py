@@ -232,22 +232,25 @@ def _verdict(rec: dict, classifier: bool) -> str:
     return "FAILS (> 2 MC SE)" if max(gaps) > 2 else "misses (within 2 MC SE)"
 
 
-def order_statistic_quantile(draws: np.ndarray, q) -> np.ndarray:
+def order_statistic_quantile(draws: np.ndarray, q, method: str = "weibull") -> np.ndarray:
     """The ``q`` quantile(s) of ``draws`` (axis 0) at rank ``(B + 1) q`` (1-based), interpolated between order
-    statistics and clipped to the extreme draws (Hyndman & Fan type 6; Davison & Hinkley 1997, Sec. 5.2)."""
-    return np.quantile(draws, q, axis=0, method="weibull")
+    statistics and clipped to the extreme draws (Hyndman & Fan type 6; Davison & Hinkley 1997, Sec. 5.2): the
+    package's rule (``pdpboot.engine.intervals.quantile``) since commit bba61ac.  ``method="linear"``: NumPy's
+    default (rank ``(B - 1) q + 1``), the package's percentile rule before it."""
+    return np.quantile(draws, q, axis=0, method=method)
 
 
-def pointwise_b1(est: np.ndarray, draws: np.ndarray, truth: np.ndarray, shown: str, n: int) -> float:
-    """Pointwise coverage of the scheme's percentile band with the ``(B + 1) q`` order-statistic quantile
-    instead of the package's interpolated one (the same pseudo-resamples as ``classifier_se._package_bands``)."""
+def pointwise_b1(est: np.ndarray, draws: np.ndarray, truth: np.ndarray, shown: str, n: int,
+                 method: str = "weibull") -> float:
+    """Pointwise coverage of the scheme's percentile band with the quantile ``method`` of
+    :func:`order_statistic_quantile` (the same pseudo-resamples as ``classifier_se._package_bands``)."""
     scale = cs._sub632_scale(n) if shown.startswith("sub632") else 1.0
     if shown in ("logit", "sub632_logit"):
         eps = 1e-6
         le, ld = logit(np.clip(est, eps, 1 - eps)), logit(np.clip(draws, eps, 1 - eps))
-        lo, hi = expit(order_statistic_quantile(le + scale * (ld - le), [0.025, 0.975]))
+        lo, hi = expit(order_statistic_quantile(le + scale * (ld - le), [0.025, 0.975], method))
     else:
-        lo, hi = order_statistic_quantile(est + scale * (draws - est), [0.025, 0.975])
+        lo, hi = order_statistic_quantile(est + scale * (draws - est), [0.025, 0.975], method)
     return float(np.mean((lo <= truth) & (truth <= hi)))
 
 
@@ -278,6 +281,8 @@ def records(ctx: C.Context) -> list[dict]:
                 rec["pointwise"], rec["pointwise_mcse"] = cs._mean_se(res[:, 0])
                 rec["pointwise_b1"], rec["pointwise_b1_mcse"] = cs._mean_se(
                     [pointwise_b1(est[r], draws[r], truth, shown, n) for r in range(len(reps))])
+                rec["pointwise_numpy"], rec["pointwise_numpy_mcse"] = cs._mean_se(
+                    [pointwise_b1(est[r], draws[r], truth, shown, n, "linear") for r in range(len(reps))])
                 rec["whole"], rec["whole_mcse"] = cs._mean_se(res[:, 1])
                 rec["supt_halfwidth_sd"] = float(np.mean(res[:, 2]))
                 se = np.nanstd(draws, axis=1, ddof=1) * (cs._sub632_scale(n) if stored == "sub632" else 1.0)
@@ -292,16 +297,17 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     recs = records(ctx)
     head = (f"Target: {TARGET}.  Remedy rows marked '*'.  MC SE in brackets (SD over data sets / sqrt(R)); a verdict "
             "'FAILS' misses the target by more than 2 MC SE (whole curve: SE at least binomial at the bound).\n"
-            "pointwise (B+1): the same band with the (B + 1) q order-statistic quantile (the package's sup-t rule) "
-            "instead of the interpolated one; the verdict reads the package's band.\n"
-            f"{'cell':18s} {'scheme':13s} {'R':>4s} {'B':>4s} {'T':>4s}  {'pointwise':>15s} {'pointwise (B+1)':>15s} "
+            "pointwise: the package's percentile band (quantile at rank (B + 1) q, Davison & Hinkley 1997, Sec. 5.2; "
+            "since bba61ac); pointwise (old): the same band with NumPy's interpolated quantile (rank (B - 1) q + 1), "
+            "the package's rule before; the verdict reads the package's band.\n"
+            f"{'cell':18s} {'scheme':13s} {'R':>4s} {'B':>4s} {'T':>4s}  {'pointwise':>15s} {'pointwise (old)':>15s} "
             f"{'whole (sup-t)':>15s}  SE/SD  halfwidth/SD  verdict")
     lines = [head]
     for r in recs:
         mark = "*" if r["remedy"] else " "
         lines.append(f"{r['cell']:18s} {r['scheme']:12s}{mark} {r['R']:4d} {r['B']:4d} {r['T']:4d}  "
-                     f"{r['pointwise']:.3f} ({r['pointwise_mcse']:.3f})   {r['pointwise_b1']:.3f} "
-                     f"({r['pointwise_b1_mcse']:.3f})   {r['whole']:.3f} ({r['whole_mcse']:.3f})"
+                     f"{r['pointwise']:.3f} ({r['pointwise_mcse']:.3f})   {r['pointwise_numpy']:.3f} "
+                     f"({r['pointwise_numpy_mcse']:.3f})   {r['whole']:.3f} ({r['whole_mcse']:.3f})"
                      f"   {r['se_ratio_median']:.2f}   {r['supt_halfwidth_sd']:.2f}        {r['verdict']}")
     text = "\n".join(lines) + "\n"
     C.write_summary(ctx.study_dir(STUDY), recs, text)

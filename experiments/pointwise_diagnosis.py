@@ -3,11 +3,11 @@
 Reads the cached data sets of :mod:`experiments.classifier_default` (no new fits) and splits the pointwise
 miss of the package's percentile band into its possible causes, per cell:
 
-* **the quantile rule at finite B** -- the package's percentile band takes NumPy's default interpolated
-  quantile (``h = q (B - 1)``), which sits inside the ``(B + 1) q``-th order statistic that makes the rank
-  of an exchangeable truth uniform (Davison & Hinkley 1997, Sec. 2.4 and 5.2; the package's sup-t band
-  already uses it).  ``finite_b_coverage`` gives the two rules' coverage when the bootstrap distribution is
-  exact (estimate ``N(theta, 1)``, draws ``N(estimate, 1)``);
+* **the quantile rule at finite B** -- the package's percentile band took NumPy's default interpolated
+  quantile (``h = q (B - 1)``) until commit bba61ac, which sits inside the ``(B + 1) q``-th order statistic
+  that makes the rank of an exchangeable truth uniform (Davison & Hinkley 1997, Sec. 2.4 and 5.2); since
+  then the package uses the latter (``pdpboot.engine.intervals.quantile``).  ``finite_b_coverage`` gives
+  the two rules' coverage when the bootstrap distribution is exact (estimate ``N(theta, 1)``, draws ``N(estimate, 1)``);
 * **centring** -- the bootstrap's bias estimate ``mean(draws) - estimate`` in units of the true SD (a
   percentile band is centred on the draws, not on the estimate);
 * **shape** -- the skewness of the estimate over data sets, and the coverage of ``estimate -/+ 1.96 SD``
@@ -156,7 +156,8 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
         f"Exact bootstrap distribution (est ~ N(0,1), draws N(est,1), {fb['n_sets']} sets, MC SE "
         f"{fb['mcse']:.3f}): percentile interpolated {fb['percentile_interpolated']:.3f}, percentile at rank "
         f"(B+1)q {fb['percentile_order_statistic']:.3f}, normal {fb['normal']:.3f}.",
-        "Columns: pct = package percentile (interpolated quantile), pct(B+1) = (B+1)q order statistic, "
+        "Columns: pct = NumPy's interpolated quantile (the package's percentile rule before bba61ac), pct(B+1) = "
+        "(B+1)q order statistic (the package's rule since bba61ac), "
         "logit(B+1) = that on the logit scale mapped back, normal = est -/+ 1.96 bootstrap SE, oracle = "
         "est -/+ 1.96 true SD; offset = max_g |mean(draws) - est| / SD; skew = max_g |skewness of est|; "
         "vs DGP = max_g |learner's PD - DGP's PD| / SD.",

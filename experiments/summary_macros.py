@@ -94,6 +94,9 @@ def classifier_macros(default: list[dict], se_study: list[dict], diagnosis: list
         for field, key in (("Point", "pointwise"), ("PointSE", "pointwise_mcse"), ("PointOrd", "pointwise_b1"),
                            ("PointOrdSE", "pointwise_b1_mcse"), ("Whole", "whole"), ("WholeSE", "whole_mcse")):
             _put(macros, head + field, C.fmt(rec[key], 3))
+        if "pointwise_numpy" in rec:  # "Point" is the package's (B + 1) q rule since bba61ac; "PointOld" NumPy's
+            _put(macros, head + "PointOld", C.fmt(rec["pointwise_numpy"], 3))
+            _put(macros, head + "PointOldSE", C.fmt(rec["pointwise_numpy_mcse"], 3))
         _put(macros, head + "SESD", C.fmt(rec["se_ratio_median"], 2))
         _put(macros, head + "R", str(rec["R"]))
         _put(macros, "ClfDefaultB", str(rec["B"]))
@@ -105,6 +108,9 @@ def classifier_macros(default: list[dict], se_study: list[dict], diagnosis: list
         for field, key in (("Point", "pointwise"), ("PointOrd", "pointwise_b1"), ("Whole", "whole")):
             _put(macros, head + field + "Min", C.fmt(min(r[key] for r in recs), 3))
             _put(macros, head + field + "Max", C.fmt(max(r[key] for r in recs), 3))
+        if all("pointwise_numpy" in r for r in recs):
+            _put(macros, head + "PointOldMin", C.fmt(min(r["pointwise_numpy"] for r in recs), 3))
+            _put(macros, head + "PointOldMax", C.fmt(max(r["pointwise_numpy"] for r in recs), 3))
         _put(macros, head + "RMin", str(min(r["R"] for r in recs)))
         _put(macros, head + "RMax", str(max(r["R"] for r in recs)))
     for rec in se_study:

@@ -47,10 +47,11 @@ def test_percentile_and_basic_equal_textbook(sample):
             sample_bg = np.sort(res[:, o, g])
 
             def q(p, s=sample_bg):
-                # linear interpolation between order statistics (numpy's default)
-                h = (len(s) - 1) * p
+                # the order statistic of rank (B + 1) p (1-based), linear between neighbours (Davison & Hinkley
+                # 1997, 5.2); B = 200: rank 10.05 and 190.95, inside [1, B]
+                h = (len(s) + 1) * p
                 lo = int(np.floor(h))
-                return s[lo] + (h - lo) * (s[min(lo + 1, len(s) - 1)] - s[lo])
+                return s[lo - 1] + (h - lo) * (s[lo] - s[lo - 1])
             assert pct.values[0, o, g] == pytest.approx(q(0.05), abs=1e-12)
             assert pct.values[1, o, g] == pytest.approx(q(0.95), abs=1e-12)
             assert bas.values[0, o, g] == pytest.approx(2 * est[o, g] - q(0.95), abs=1e-12)
@@ -77,8 +78,9 @@ def test_sup_t_critical_value_by_hand(sample):
     se = res.std(axis=0, ddof=1)
     for o in range(2):
         t_max = np.max(np.abs(res[:, o] - est[o]) / se[o], axis=1)
-        k = int(np.ceil(0.95 * (t_max.size + 1)))  # order statistic (Davison & Hinkley 1997, 2.4)
-        crit = max(np.sort(t_max)[min(k, t_max.size) - 1], norm.ppf(0.975))
+        h = 0.95 * (t_max.size + 1)  # rank 190.95 of B = 200 (Davison & Hinkley 1997, 2.4)
+        srt, k = np.sort(t_max), int(np.floor(h))
+        crit = max(srt[k - 1] + (h - k) * (srt[k] - srt[k - 1]), norm.ppf(0.975))
         np.testing.assert_allclose(out["pd_band"].values[1, o], est[o] + crit * se[o], atol=1e-12)
     assert out["pd_band"].attrs["simultaneous"] == 1
     assert out["pd_band_pointwise"].attrs["simultaneous"] == 0
@@ -96,7 +98,8 @@ def test_calibrated_percentile_band_covers_share_of_curves(sample):
     assert len(levels) == 2 and min(levels) > 0.95  # one level per output
     assert out["pd_band"].attrs["simultaneous_method"] == "calibrated"
     for o in range(2):  # each output's band is its pointwise band at its own level
-        np.testing.assert_allclose(lo[o], np.quantile(res[:, o], (1 - levels[o]) / 2, axis=0), atol=1e-12)
+        np.testing.assert_allclose(lo[o], np.quantile(res[:, o], (1 - levels[o]) / 2, axis=0, method="weibull"),
+                                   atol=1e-12)
 
 
 def test_default_simultaneous_band_is_sup_t(sample):
@@ -106,7 +109,8 @@ def test_default_simultaneous_band_is_sup_t(sample):
     crit = out["pd_band"].attrs["critical_value"]
     for o in range(2):
         np.testing.assert_allclose(out["pd_band"].values[1, o],
-                                   np.maximum(est[o] + crit[o] * se[o], np.quantile(res[:, o], 0.975, axis=0)))
+                                   np.maximum(est[o] + crit[o] * se[o],
+                                              np.quantile(res[:, o], 0.975, axis=0, method="weibull")))
     assert out["pd_band"].attrs["simultaneous_method"] == "sup-t"
 
 
@@ -136,7 +140,8 @@ def test_bca_and_bc_from_stored_counts(sample):
         z0 = norm.ppf(np.mean(sample_bg < est[o, g]))  # no ties in continuous draws
         z = norm.ppf([0.05, 0.95])
         p = norm.cdf(z0 + (z0 + z) / (1 - a[o, g] * (z0 + z)))
-        np.testing.assert_allclose(out["pd_band"].values[:, o, g], np.quantile(sample_bg, p), rtol=1e-10)
+        np.testing.assert_allclose(out["pd_band"].values[:, o, g], np.quantile(sample_bg, p, method="weibull"),
+                                       rtol=1e-10)
     assert out["pd_band"].attrs["method"] == "bca" and out["pd_band"].attrs["acceleration_max"] > 0
     bc = pdpboot.confidence_bands(_result(est, res), method="bc")["x"].ds  # no counts needed
     assert bc["pd_band"].attrs["method"] == "bc"
@@ -265,7 +270,8 @@ def test_centred_pd_band_by_hand(sample):
     out = pdpboot.confidence_bands(_result(est, res))["x"].ds
     centred = res - res[:, :, :1]
     np.testing.assert_allclose(out["pd_centered"].values, est - est[:, :1], atol=1e-12)
-    np.testing.assert_allclose(out["pd_centered_band"].values[1], np.quantile(centred, 0.975, axis=0), atol=1e-12)
+    np.testing.assert_allclose(out["pd_centered_band"].values[1],
+                               np.quantile(centred, 0.975, axis=0, method="weibull"), atol=1e-12)
     np.testing.assert_allclose(out["pd_centered_band"].values[:, :, 0], 0.0, atol=1e-12)  # anchored
 
 

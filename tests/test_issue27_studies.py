@@ -81,6 +81,14 @@ def test_order_statistic_quantile_is_rank_b_plus_1_q():
     draws = np.arange(1.0, 100.0)[:, None]  # B = 99 draws 1..99: rank (B + 1) q = 100 q, by hand
     np.testing.assert_allclose(CD.order_statistic_quantile(draws, [0.025, 0.975])[:, 0], [2.5, 97.5])
     np.testing.assert_allclose(CD.order_statistic_quantile(draws, 0.001)[0], 1.0)  # clipped to the smallest draw
+    # the "old" column: NumPy's default, rank (B - 1) q + 1 = 3.45 and 96.55
+    np.testing.assert_allclose(CD.order_statistic_quantile(draws, [0.025, 0.975], "linear")[:, 0], [3.45, 96.55])
+    # the study's rule is the package's (pdpboot.engine.intervals.quantile) on random draws
+    from pdpboot.engine.intervals import quantile
+
+    rnd = np.random.default_rng(3).normal(size=(100, 4))
+    for q in (0.025, 0.975, 0.95):
+        np.testing.assert_allclose(CD.order_statistic_quantile(rnd, q), quantile(rnd, q), atol=1e-14)
 
 
 def test_pointwise_b1_maps_the_logit_band_back():

@@ -182,5 +182,5 @@ class CatBoostReader:
         return xa
 
     def margin(self, X) -> np.ndarray:
-        raw = self.estimator.predict(X, prediction_type="RawFormulaVal")
+        raw = self.estimator.predict(X, prediction_type="RawFormulaVal", thread_count=1)  # one thread: a few rows
         return np.asarray(raw, dtype=np.float64).reshape(len(X), -1)

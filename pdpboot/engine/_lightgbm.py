@@ -223,5 +223,7 @@ class LightGBMReader:
         return reader_array(X, self.n_features, np.float64, categories_for)
 
     def margin(self, X) -> np.ndarray:
-        raw = np.asarray(self.estimator.predict(X, raw_score=True), dtype=np.float64).reshape(len(X), -1)
+        # one thread: the margin of a few rows (each row's value does not depend on the threads)
+        raw = np.asarray(self.estimator.predict(X, raw_score=True, num_threads=1), dtype=np.float64)
+        raw = raw.reshape(len(X), -1)
         return raw * self.tree_scale

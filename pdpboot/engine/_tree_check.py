@@ -33,6 +33,13 @@ The verdict is cached per fitted model (a weak reference, so no model is kept al
 and per parse (a CRC of the node table, so a model refit in place is checked again):
 a bootstrap pays one check per refit, however many feature sets and engine calls it
 makes; columns not yet probed on a cached model are probed on their own.
+
+The model's own response is called as the user calls it, with one exception that does not
+change a number: a LightGBM or CatBoost estimator's own ``predict`` / ``predict_proba`` is
+asked for one thread (``num_threads=1`` / ``thread_count=1``; both libraries compute each
+row's prediction in one thread, so the values are the same bits).  With the libraries'
+default of all cores, starting threads for the probe's few rows cost 8 ms of CPU instead
+of 1.3 ms (LightGBM, 54 rows, loaded machine).
 """
 
 from __future__ import annotations
@@ -61,8 +68,11 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def probe_rows(n_rows: int, k: int = PROBE_ROWS) -> np.ndarray:
-    """``k`` evenly spaced row positions (deterministic; repeated when there are fewer than ``k`` rows)."""
-    return np.linspace(0, n_rows - 1, k).round().astype(np.intp)
+    """``k`` evenly spaced row positions, first and last included (``i (n_rows - 1) / (k - 1)`` rounded
+    half up; deterministic; repeated when there are fewer than ``k`` rows)."""
+    if k <= 1:
+        return np.zeros(k, dtype=np.intp)
+    return ((np.arange(k, dtype=np.intp) * (2 * (n_rows - 1)) + (k - 1)) // (2 * (k - 1))).astype(np.intp)
 
 
 def _fingerprint(model: TreeModel) -> int:
@@ -161,7 +171,7 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
     cols = sorted(grids)
     name = type(estimator).__name__
     nan_ok = _holds_nan(X, cols)
-    respond = response_function(estimator, response_method)
+    respond = response_function(estimator, response_method, **_one_thread(model, estimator, response_method))
     for with_nan in (True, False):  # without the added NaN if the model's own response refuses it
         lists = {j: _probe_values(grids[j], sentinel, with_nan and nan_ok[j]) for j in cols}
         k = min(max([MIN_PROBE_ROWS] + [len(v) for v in lists.values()]), MAX_PROBE_ROWS) if cols else PROBE_ROWS
@@ -181,12 +191,13 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
     ref = np.asarray(ref, dtype=np.float64).reshape(len(rows), -1)
     if own.shape != ref.shape:
         return f"the tree reading gives {own.shape[1]} outputs, {name}.{response_method} {ref.shape[1]}"
+    tol = _tolerance(model, ref)
+    with np.errstate(invalid="ignore"):
+        if np.all((np.abs(own - ref) <= tol) | (np.isnan(own) & np.isnan(ref))):
+            return None
     err = np.where(np.isnan(own) & np.isnan(ref), 0.0, np.abs(own - ref))
     err = np.where(np.isnan(err), np.inf, err).max(axis=1)
-    tol = _tolerance(model, ref)
     worst = int(np.argmax(err))
-    if err[worst] <= tol:
-        return None
     at = ", ".join(f"column {j} = {_show(subs[j][worst])}" for j in cols)
     what = "background rows"
     if cols:
@@ -194,6 +205,20 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
         what += f" and the missing= sentinel {float(sentinel):g}" if sentinel is not None else ""
     return (f"on {len(rows)} probe rows ({what}), the tree reading differs from {name}.{response_method} "
             f"by up to {err[worst]:.3g} (tolerance {tol:.2g})" + (f" at a row with {at}" if at else ""))
+
+
+#: the keyword of a library's own ``predict`` / ``predict_proba`` that sets its threads for one call
+_THREAD_KEYWORD = {"lightgbm": "num_threads", "catboost": "thread_count"}
+
+
+def _one_thread(model: TreeModel, estimator, response_method: str) -> dict:
+    """``{keyword: 1}`` when ``estimator`` is the LightGBM / CatBoost model read and its ``response_method``
+    is the library's own (not a subclass's override, not a pipeline's), else ``{}``."""
+    module = getattr(getattr(type(estimator), response_method, None), "__module__", None) or ""
+    library = module.split(".")[0]
+    if library not in _THREAD_KEYWORD or getattr(model.source, "estimator", None) is not estimator:
+        return {}
+    return {_THREAD_KEYWORD[library]: 1}
 
 
 def _show(value) -> str:
@@ -213,7 +238,10 @@ def _holds_nan(X, cols: list) -> dict:
 def _probe_values(grid, sentinel, with_nan: bool) -> np.ndarray:
     """A column's distinct grid values, then its missing tokens (:data:`MISSING_SLOTS` of NaN / sentinel)."""
     grid = np.asarray(grid).reshape(-1)
-    values = np.unique(grid) if grid.dtype.kind in "biuf" else pd.unique(grid)  # (NaNs merged either way)
+    if grid.dtype.kind in "biuf":  # (NaNs merged either way); a grid is usually sorted already
+        values = grid if len(grid) < 2 or bool(np.all(grid[1:] > grid[:-1])) else np.unique(grid)
+    else:
+        values = pd.unique(grid)
     return np.concatenate([np.asarray(values, dtype=values.dtype if values.dtype.kind in "biuf" else object),
                            _tokens(values, sentinel, with_nan)])
 

@@ -16,6 +16,7 @@ import numpy as np
 from ._tree_model import TreeModel
 from ._tree_numpy import _blocks, _expand, _respond
 from ._tree_walk import decode_boxes, grid_goes_left
+from .weights import average_rows
 
 _KERNEL_ICE_BYTES = 2**24  # per-row difference arrays of one row block of the compiled walk
 
@@ -232,10 +233,7 @@ def _kernel_pd_many(model: TreeModel, xt, tables: list, w) -> list[np.ndarray]:
     one shared walk per tree (:func:`._tree_kernel.walk_many`); same values as :func:`_kernel_pd`.
     ``xt`` and ``w`` may be in any row order (the average does not depend on it)."""
     kern = _kernel()
-    n_rows = xt.shape[1]
-    weights = np.ones(n_rows) if w is None else w
-    total = float(n_rows) if w is None else float(w.sum())
-    rows = np.arange(n_rows, dtype=np.int64) if w is None else np.flatnonzero(w > 0).astype(np.int64)
+    weights, total, rows = average_rows(w, xt.shape[1])
     n_raw, n_sets = model.value.shape[1], len(tables)
     n_cols = max(len(t.axis_of) for t in tables)
     axis_of = np.full((n_sets, n_cols), -1, dtype=np.int64)
@@ -289,10 +287,7 @@ def _kernel_pd_curves(model: TreeModel, xt, tables: list, w) -> list[np.ndarray]
     (:func:`._tree_kernel.walk_curves`); same values as :func:`_kernel_pd`.  ``xt`` and ``w`` may be
     in any row order."""
     kern = _kernel()
-    n_rows = xt.shape[1]
-    weights = np.ones(n_rows) if w is None else w
-    total = float(n_rows) if w is None else float(w.sum())
-    rows = np.arange(n_rows, dtype=np.int64) if w is None else np.flatnonzero(w > 0).astype(np.int64)
+    weights, total, rows = average_rows(w, xt.shape[1])
     n_raw, n_sets = model.value.shape[1], len(tables)
     n_cols = max(len(t.axis_of) for t in tables)
     set_of = np.full(n_cols, -1, dtype=np.int64)

@@ -121,15 +121,23 @@ def output_labels(estimator, method: str, target_names: Sequence[str] | None, n_
     return classes
 
 
-def response_function(estimator, method: str) -> Callable[[object], np.ndarray]:
+def response_function(estimator, method: str, **params) -> Callable[[object], np.ndarray]:
     """A callable returning the response of a fitted estimator as a 2-D float array.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    method : str
+        A resolved response method (``"predict"``, ``"predict_proba"``, ``"decision_function"``).
+    **params
+        Keywords passed to every call of the method (e.g. a library's thread count).
 
     Returns
     -------
     callable
         ``f(X) -> ndarray (n_rows, n_outputs)``.
     """
-    bound = getattr(estimator, method)
+    bound = partial(getattr(estimator, method), **params) if params else getattr(estimator, method)
 
     def respond(X):
         out = np.asarray(bound(X), dtype=float)

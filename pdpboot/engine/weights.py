@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["row_weights"]
+__all__ = ["average_rows", "row_weights"]
 
 
 def row_weights(weights, n_rows: int, *, what: str = "row", positive_sum: bool = True) -> np.ndarray:
@@ -48,3 +48,33 @@ def row_weights(weights, n_rows: int, *, what: str = "row", positive_sum: bool =
         raise ValueError("weights must be finite and non-negative" + (", with a positive sum." if positive_sum
                                                                        else "."))
     return w
+
+
+def average_rows(weights: np.ndarray | None, n_rows: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """What a walk averaging over ``n_rows`` rows needs from their (checked) weights.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_rows,) or None
+        Checked weights (:func:`row_weights`); None for equal weights.
+    n_rows : int
+
+    Returns
+    -------
+    weights : ndarray of shape (n_rows,)
+        The weights as given, or all ones.
+    total : float
+        The divisor of the average: ``n_rows``, or the sum of the weights.
+    rows : ndarray of int64
+        The rows the walk visits: all of them, or those of positive weight (in order).
+
+    Examples
+    --------
+    >>> average_rows(None, 3)
+    (array([1., 1., 1.]), 3.0, array([0, 1, 2]))
+    >>> average_rows(np.array([2.0, 0.0, 1.0]), 3)
+    (array([2., 0., 1.]), 3.0, array([0, 2]))
+    """
+    if weights is None:
+        return np.ones(n_rows), float(n_rows), np.arange(n_rows, dtype=np.int64)
+    return weights, float(weights.sum()), np.flatnonzero(weights > 0).astype(np.int64)

@@ -21,16 +21,48 @@ from pdpboot.engine.intervals import (
 )
 
 
-def test_quantile_equals_numpy_with_nan_and_per_point_probabilities():
+def test_quantile_equals_numpy_weibull_with_nan_and_per_point_probabilities():
+    """The (B + 1) q rule is NumPy's method="weibull" (Hyndman & Fan type 6), NaN resamples dropped."""
     rng = np.random.default_rng(0)
     res = rng.normal(size=(37, 2, 5))
     res[3, 1, 2] = np.nan
-    for q in (0.0, 0.025, 0.5, 0.975, 1.0):
-        np.testing.assert_array_equal(quantile(res, q), np.nanquantile(res, q, axis=0))
+    for q in (0.0, 0.01, 0.025, 0.5, 0.975, 0.99, 1.0):
+        np.testing.assert_allclose(quantile(res, q), np.nanquantile(res, q, axis=0, method="weibull"),
+                                   rtol=0, atol=1e-14)
     probs = rng.uniform(size=(2, 5))
-    expected = np.array([[np.nanquantile(res[:, o, g], probs[o, g]) for g in range(5)] for o in range(2)])
+    expected = np.array([[np.nanquantile(res[:, o, g], probs[o, g], method="weibull") for g in range(5)]
+                         for o in range(2)])
     np.testing.assert_allclose(quantile(res, probs), expected, atol=1e-14)
     np.testing.assert_allclose(quantile(np.moveaxis(res, 0, 2), probs, axis=2), expected, atol=1e-14)
+
+
+def test_quantile_is_the_order_statistic_of_rank_b_plus_1_q_by_hand():
+    """Davison & Hinkley (1997, Sec. 5.2): rank (B + 1) q; between neighbours when not an integer; extremes."""
+    res = np.arange(1.0, 100.0)  # B = 99, x_(k) = k
+    assert float(quantile(res, 0.025)) == pytest.approx(2.5)  # rank 100 * 0.025 = 2.5 (NumPy's default: 3.45)
+    assert float(quantile(res, 0.975)) == pytest.approx(97.5)
+    assert float(quantile(res, 0.05)) == pytest.approx(5.0)  # an integer rank: the order statistic itself
+    x = np.array([[0.0], [10.0], [20.0], [40.0]])  # B = 4, x_(1..4) = 0, 10, 20, 40
+    assert float(quantile(x, 0.5)[0]) == 15.0  # rank 2.5
+    assert float(quantile(x, 0.7)[0]) == pytest.approx(30.0)  # rank 3.5: 20 + 0.5 * (40 - 20)
+    assert float(quantile(x, 0.1)[0]) == 0.0  # rank 0.5 < 1: the smallest
+    assert float(quantile(x, 0.95)[0]) == 40.0  # rank 4.75 > B: the largest
+    assert np.isnan(quantile(np.full((3, 1), np.nan), 0.5)[0])
+
+
+def test_percentile_band_covers_its_level_for_an_exact_bootstrap_distribution():
+    """est ~ N(0, 1), B = 100 draws N(est, 1): the truth's rank among the draws is uniform, so the 95 % band
+    covers 0.95 (NumPy's default quantile: 0.931)."""
+    rng = np.random.default_rng(11)
+    n_sets, B = 40000, 100
+    est = rng.normal(size=n_sets)
+    draws = est[None, :] + rng.normal(size=(B, n_sets))
+    lo, hi = pointwise_interval(est, draws, level=0.95)
+    cover = float(np.mean((lo <= 0) & (0 <= hi)))
+    mcse = np.sqrt(0.95 * 0.05 / n_sets)  # 0.0011
+    assert abs(cover - 0.95) < 3 * mcse
+    old = np.quantile(draws, [0.025, 0.975], axis=0)
+    assert float(np.mean((old[0] <= 0) & (0 <= old[1]))) < 0.95 - 10 * mcse  # the rule it replaces
 
 
 @pytest.mark.parametrize("level", [0.9, 0.95])
@@ -46,8 +78,14 @@ def test_bca_equals_scipy_with_exact_jackknife_acceleration(level):
     d = loo.mean() - loo
     assert float(a) == pytest.approx(np.sum(d**3) / (6 * np.sum(d**2) ** 1.5), rel=1e-12)
     lo, hi = pointwise_interval(x.mean(), dist, level=level, method="bca", acceleration=a)
-    assert float(lo) == pytest.approx(out.confidence_interval.low, rel=1e-12)
-    assert float(hi) == pytest.approx(out.confidence_interval.high, rel=1e-12)
+    # SciPy's BCa probabilities (its z0: share below, ties half) by hand; SciPy reads them with NumPy's
+    # default quantile, the package with the (B + 1) q rule (method="weibull")
+    z0 = ndtri((np.sum(dist < x.mean()) + 0.5 * np.sum(dist == x.mean())) / dist.size)
+    z = ndtri([(1 - level) / 2, (1 + level) / 2])
+    p = ndtr(z0 + (z0 + z) / (1 - float(a) * (z0 + z)))
+    np.testing.assert_allclose([out.confidence_interval.low, out.confidence_interval.high],
+                               np.quantile(dist, p), rtol=1e-12)
+    np.testing.assert_allclose([lo, hi], np.quantile(dist, p, method="weibull"), rtol=1e-12)
 
 
 def test_bc_is_bca_with_zero_acceleration_and_hand_formula():
@@ -61,7 +99,7 @@ def test_bc_is_bca_with_zero_acceleration_and_hand_formula():
         share = (np.sum(res[:, g] < est[g]) + 0.5 * np.sum(res[:, g] == est[g])) / 500
         z0 = ndtri(share)
         p = ndtr(2 * z0 + ndtri([0.05, 0.95]))
-        np.testing.assert_allclose([lo[g], hi[g]], np.quantile(res[:, g], p), rtol=1e-12)
+        np.testing.assert_allclose([lo[g], hi[g]], np.quantile(res[:, g], p, method="weibull"), rtol=1e-12)
 
 
 def test_bias_correction_zero_for_median_estimate_and_finite_when_outside():
@@ -115,7 +153,8 @@ def test_calibrated_level_per_output_by_brute_force():
     levels = calibrated_level(est, res, level=0.9)
     grid = np.linspace(0.9, 1.0, 401)
     for o in range(2):
-        bounds = np.quantile(res[:, o], np.concatenate([(1 - grid) / 2, (1 + grid) / 2]), axis=0)
+        bounds = np.quantile(res[:, o], np.concatenate([(1 - grid) / 2, (1 + grid) / 2]), axis=0,
+                             method="weibull")
         lo, hi = bounds[: grid.size], bounds[grid.size:]
         shares = ((res[None, :, o] >= lo[:, None]) & (res[None, :, o] <= hi[:, None])).all(axis=2).mean(axis=1)
         first = grid[np.argmax(shares >= 0.9)]  # first grid level reaching the share
@@ -135,8 +174,9 @@ def test_sup_t_by_hand_and_contains_percentile_band():
     se = res.std(axis=0, ddof=1)
     for o in range(2):
         t_max = np.max(np.abs(res[:, o] - est[o]) / se[o], axis=1)
-        # order statistic k = ceil(0.95 * 301) = 286 of the 300 sorted maxima
-        assert crit[o] == pytest.approx(max(np.sort(t_max)[286 - 1], ndtri(0.975)), rel=1e-12)
+        # rank 0.95 * 301 = 285.95 of the 300 sorted maxima: 0.05 x_(285) + 0.95 x_(286)
+        srt = np.sort(t_max)
+        assert crit[o] == pytest.approx(max(0.05 * srt[284] + 0.95 * srt[285], ndtri(0.975)), rel=1e-12)
     lo, hi, *_ = band_arrays(est, res, level=0.95, method="percentile", simultaneous=True,
                              simultaneous_method="sup-t")
     p_lo, p_hi, *_ = band_arrays(est, res, level=0.95, method="percentile", simultaneous=False)
@@ -145,21 +185,24 @@ def test_sup_t_by_hand_and_contains_percentile_band():
 
 
 def test_sup_t_critical_value_is_the_order_statistic_by_hand():
-    """k = ceil(level (B + 1)) of the B valid maxima (Davison & Hinkley 1997, 2.4); NaN curves dropped; cap at B."""
+    """rank level (B + 1) of the B valid maxima (Davison & Hinkley 1997, 2.4); NaN curves dropped; cap at B."""
     # one curve point, est = 0, res = +-1..+-19 (alternating signs): se = sd, t_b = |res_b| / se
     values = np.arange(1.0, 20.0) * np.where(np.arange(19) % 2, -1.0, 1.0)
     res = np.concatenate([values, [np.nan]])[:, None, None]  # B = 20 resamples, one of them failed
     se = np.std(values, ddof=1)
-    # B_valid = 19: k = ceil(0.8 * 20) = 16 -> the 16th smallest |res| is 16 (NumPy's quantile: 15.4)
+    # B_valid = 19: rank 0.8 * 20 = 16 -> the 16th smallest |res| is 16 (NumPy's quantile: 15.4)
     crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.8)
     assert crit[0] == pytest.approx(max(16.0 / se, ndtri(0.9)), rel=1e-12)
     assert 16.0 / se > ndtri(0.9) and np.quantile(np.abs(values), 0.8) == pytest.approx(15.4)
-    # level 0.99: k = ceil(0.99 * 20) = 20 > B_valid -> capped at the largest, 19
+    # level 0.99: rank 0.99 * 20 = 19.8 > B_valid -> the largest, 19
     crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.99)
     assert crit[0] == pytest.approx(max(19.0 / se, ndtri(0.995)), rel=1e-12)
-    # exact integer level (B + 1): 0.75 * 20 = 15 -> k = 15, not 16 (no rounding up past an integer)
+    # exact integer level (B + 1): 0.75 * 20 = 15 -> the 15th, not 16th (no rounding up past an integer)
     crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.75)
     assert crit[0] == pytest.approx(max(15.0 / se, ndtri(0.875)), rel=1e-12)
+    # rank 0.78 * 20 = 15.6: between the 15th and 16th, 15.6 (the same rule as the pointwise quantile)
+    crit = sup_t_critical_value(np.zeros((1, 1)), res, level=0.78)
+    assert crit[0] == pytest.approx(max(15.6 / se, ndtri(0.89)), rel=1e-12)
     # the floor: tiny maxima never give a band narrower than the pointwise normal one
     flat = np.full((5, 1, 3), 1.0)
     flat[::2] = -1.0
@@ -167,8 +210,9 @@ def test_sup_t_critical_value_is_the_order_statistic_by_hand():
 
 
 def test_envelope_level():
-    assert envelope_level(101) == pytest.approx(0.98)
-    assert envelope_level(2) == 0.0
+    assert envelope_level(99) == pytest.approx(0.98)  # rank 100 * 0.01 = 1: the smallest resample
+    assert float(quantile(np.arange(1.0, 100.0), (1 - envelope_level(99)) / 2)) == pytest.approx(1.0)
+    assert envelope_level(1) == 0.0
 
 
 def test_bca_needs_counts_and_methods_checked():

@@ -54,3 +54,16 @@ def test_row_weights():
         row_weights([0, 0], 2)
     with pytest.raises(ValueError, match="one per instance"):
         row_weights([1.0], 2, what="instance")
+
+
+def test_average_rows_gives_the_weights_divisor_and_visited_rows():
+    from pdpboot.engine.weights import average_rows
+
+    weights, total, rows = average_rows(None, 4)
+    np.testing.assert_array_equal(weights, np.ones(4))
+    assert total == 4.0 and rows.dtype == np.int64
+    np.testing.assert_array_equal(rows, [0, 1, 2, 3])
+    w = np.array([0.5, 0.0, 2.0, 0.0, 1.5])
+    weights, total, rows = average_rows(w, 5)
+    assert weights is w and total == 4.0
+    np.testing.assert_array_equal(rows, [0, 2, 4])
