@@ -76,13 +76,13 @@ def bootstrap_partial_dependence(
         classifier the bootstrap's SE is too small (0.88 of the true SD);
         ``subsample`` at 0.632 measured 0.92 and, with the bands formed on the
         logit scale (:func:`pdpboot.probability_bands`), 95 % coverage 0.974
-        pointwise and 0.958 whole curve against the bootstrap's 0.942 and 0.812
+        pointwise and 0.971 whole curve against the bootstrap's 0.942 and 0.825
         (``experiments/classifier_se.py``, n = 400, R = 120, B = 50).  At
         B = 100 (``experiments/classifier_default.py``, four DGPs x boosting,
         forest and logistic-regression classifiers) it covered 0.94-0.98
         pointwise and 0.91-1.00 whole curve in every cell (a rare outcome's
         boosting classifier: 0.912 (MC SE 0.017) whole curve, R = 120, where
-        the bootstrap covered 0.608 (0.030), R = 120); it is not the default yet;
+        the bootstrap covered 0.613 (0.030), R = 120); it is not the default yet;
         each refit costs less (0.632 n rows).  ``group`` needs
         ``groups`` (a cluster bootstrap).
     statistics : str, list of str or dict, optional
