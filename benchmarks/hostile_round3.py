@@ -215,6 +215,7 @@ def api_cases() -> None:
 
 
 def outputs_cases() -> None:
+    from sklearn.base import clone
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
     from sklearn.linear_model import LinearRegression, LogisticRegression
     from sklearn.multioutput import MultiOutputRegressor
@@ -289,7 +290,7 @@ def outputs_cases() -> None:
 
         def boot_ale(make=make):
             est = make()
-            res = pdpboot.bootstrap_ale(est, X, pd.Series(labels, name="feel"), ["a"], n_resamples=3,
+            res = pdpboot.bootstrap_ale(clone(est), X, pd.Series(labels, name="feel"), ["a"], n_resamples=3,
                                         grid_resolution=5, rng=0, execution=_quiet())["a"]
             total = float(np.max(np.abs(res["ale"].sum("output").values)))
             assert total < 1e-8, total
@@ -428,7 +429,8 @@ def grid_cases() -> None:
          "ok"),
         ("custom_values 2-D array", pdc("a", model=hgb, data=Xn, custom_values={"a": np.ones((2, 2))}), "refused"),
         ("custom_values None entry", pdc("a", model=hgb, data=Xn, custom_values={"a": None}), "refused"),
-        ("custom_values bool on numeric", pdc("a", model=hgb, data=Xn, custom_values={"a": [True, False]}), "refused"),
+        ("custom_values bool on numeric (read as 1/0: right numbers)", pdc("a", model=hgb, data=Xn,
+                                                                      custom_values={"a": [True, False]}), "ok"),
         ("custom_values dates on numeric", pdc("a", model=hgb, data=Xn,
                                                 custom_values={"a": pd.to_datetime(["2020-01-01"])}), "refused"),
         ("percentiles list", pdc("a", model=hgb, data=Xn, percentiles=[0.1, 0.9]), "ok"),

@@ -166,6 +166,8 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
     as_missing: list[str] = []
     commas: list[str] = []
     blanks: list[str] = []
+    spaced: list[str] = []
+    cased: list[str] = []
     for name in table.columns:
         col = table[name]
         if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
@@ -214,6 +216,7 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
         else:
             for token in sorted({str(v) for v in distinct[is_token]}):
                 kept.setdefault(token, []).append(name)
+            _strip_levels(table, name, distinct, text, codes, present, ~blank, spaced, cased)
             marker = _missing_marker(rest, counts[is_rest]) if infer and is_rest.any() else None
             if marker is not None:
                 n_marked = int(counts[is_rest][(rest == marker).to_numpy()].sum())
@@ -223,6 +226,11 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
     if blanks:
         notes.append(f"Blank cells (empty text or only spaces) in column(s) {_shown(blanks)} were read as missing "
                      "values, as empty fields are.")
+    if spaced:
+        notes.append(f"Spaces before or after the text were removed in column(s) {', '.join(spaced[:5])}"
+                     f"{', ...' if len(spaced) > 5 else ''}: they would have made separate levels of one value.")
+    for note in cased:
+        notes.append(note)
     if as_missing:
         notes.append(f"Column(s) {', '.join(as_missing[:5])}{', ...' if len(as_missing) > 5 else ''} hold numbers "
                      "and a missing-value mark: read as numbers, those rows missing.")
@@ -234,6 +242,36 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
         notes.append(f"Numbers with a decimal comma (e.g. in {_shown(commas)}) were read as numbers "
                      "(--decimal , ; give --decimal . to read them as text).")
     return table, commas
+
+
+def _strip_levels(table: pd.DataFrame, name: str, distinct: np.ndarray, text: pd.Series, codes: np.ndarray,
+                  present: np.ndarray, filled: np.ndarray, spaced: list[str], cased: list[str]) -> None:
+    """Text levels without surrounding spaces (``" Male"`` and ``"Male "`` are ``"Male"``), and a note on levels
+    that differ only in upper/lower case (kept apart: the case may carry meaning, but usually it does not).
+
+    ``distinct`` are the column's distinct present cells, ``text`` their stripped text, ``codes`` the
+    present rows' indices into them, ``filled`` the distinct cells that are not blank.
+    """
+    stripped = text.to_numpy(dtype=object)
+    changed = np.array([isinstance(v, str) and v != t for v, t in zip(distinct, stripped)], dtype=bool) & filled
+    if changed.any():
+        values = np.where(changed, stripped, distinct)
+        col = table[name].astype(object)
+        col.iloc[np.flatnonzero(present)] = values[codes]
+        table[name] = col if table[name].dtype == object else col.astype(table[name].dtype)
+        first = int(np.flatnonzero(changed)[0])
+        spaced.append(f"{name!r} ({int(np.isin(codes, np.flatnonzero(changed)).sum())} row(s), e.g. "
+                      f"{shorten(str(distinct[first]), 30)} -> {shorten(str(stripped[first]), 30)})")
+    levels = sorted({t for t, ok in zip(stripped, filled) if ok and isinstance(t, str)})
+    groups: dict[str, list[str]] = {}
+    for level in levels:
+        groups.setdefault(level.casefold(), []).append(level)
+    alike = [group for group in groups.values() if len(group) > 1]
+    if alike:
+        shown = "; ".join(", ".join(shorten(v, 20) for v in group) for group in alike[:3])
+        cased.append(f"Column {name!r} has levels that differ only in upper/lower case ({shown}"
+                     f"{'; ...' if len(alike) > 3 else ''}): kept as separate levels; if they mean the same, write "
+                     "them alike in the data file.")
 
 
 def _refuse_ambiguous_dots(text: str, sep: str, table: pd.DataFrame, commas: list[str], file_name: str) -> None:

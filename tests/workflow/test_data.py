@@ -468,3 +468,24 @@ def test_numbers_with_currency_or_percent_signs_are_named_not_called_ids():
         prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table[["price", "share", "y"]])
     with pytest.raises(InputError, match=r"Feature 'price' holds numbers written as text"):
         prepare(RunConfig.from_dict({"data": "t.csv", "target": "y", "features": ["price", "x"]}), table)
+
+
+def test_spaces_around_text_levels_are_removed_and_case_variants_named(tmp_path):
+    """Hostile round 3: ' Male', 'Male ' and 'Male' were three levels of one value (their PDs differed),
+    silently; a target's ' yes' a class of its own.  Spaces are removed with a note; levels differing only in
+    case are kept (the case may matter) and named in a note."""
+    from pdpboot.workflow.data import read_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("sex,smoker,y\n Male,yes,1\nMale ,Yes,2\nMale,yes,3\nfemale,no,4\n female ,no,5\n",
+                    encoding="utf-8")
+    notes = []
+    table = read_table(path, notes)
+    assert sorted(table["sex"].unique()) == ["Male", "female"]
+    assert list(table["sex"]) == ["Male", "Male", "Male", "female", "female"]
+    assert any("Spaces before or after" in n and "'sex'" in n and "3 row(s)" in n for n in notes), notes
+    assert any("differ only in upper/lower case" in n and "'Yes', 'yes'" in n for n in notes), notes
+    assert sorted(table["smoker"].unique()) == ["Yes", "no", "yes"]  # case variants kept apart
+    pq = tmp_path / "t.parquet"
+    pd.DataFrame({"c": pd.array([" a", "a", "b ", None], dtype="string"), "y": [1.0, 2, 3, 4]}).to_parquet(pq)
+    assert sorted(read_table(pq, [])["c"].dropna().unique()) == ["a", "b"]
