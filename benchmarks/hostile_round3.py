@@ -517,7 +517,8 @@ def model_cases() -> None:
                 assert "\n" not in err and "Traceback" not in err, err
                 assert not (folder / f"o{k}").exists(), "a refused run left files"
                 raise ValueError(f"exit 2 after {time.time() - start:.1f} s: {err}")
-            assert proc.returncode == 0, f"exit {proc.returncode}: {err.splitlines()[-1] if err else ''}"
+            if proc.returncode:
+                raise RuntimeError(f"exit {proc.returncode}: {err.splitlines()[-1] if err else ''}")
             return f"ran ({time.time() - start:.0f} s)"
         case("models", spec, go, expect=expect)
 

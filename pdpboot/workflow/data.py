@@ -701,8 +701,14 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
 _UNIT_NUMBER = r"\s*[$€£¥]?\s*[-+]?[$€£¥]?\s*\d[\d,.\s']*\s*(%|[$€£¥])?\s*"
 
 
+#: A number followed by one unit word ("78.0 mmHg", "12 kg", "3.5 km/h"); group 1 is the unit.
+_WORD_UNIT_NUMBER = r"^\s*[-+]?\d[\d,.]*\s+([A-Za-zµ°][A-Za-zµ°/²³]*\.?)\s*$"
+_PLAIN_NUMBER = r"\s*[-+]?\d[\d,.]*\s*"
+
+
 def unit_number_reason(col: pd.Series) -> str | None:
-    """Why ``col`` cannot be used as it is: numbers written as text with a currency or percent sign (None if not).
+    """Why ``col`` cannot be used as it is: numbers written as text with a currency or percent sign, or with one
+    unit word after them ("78.0 mmHg"), None if not.
 
     Only text with more than ``MAX_LEVELS`` distinct values (a few such levels are usable categories).
     """
@@ -710,6 +716,11 @@ def unit_number_reason(col: pd.Series) -> str | None:
     if not _is_categorical(col) or pd.api.types.is_bool_dtype(col.dtype) or values.nunique() <= MAX_LEVELS:
         return None
     text = values.astype(str)
+    unit = text.str.extract(_WORD_UNIT_NUMBER)[0]
+    if unit.notna().mean() >= 0.5 and (unit.notna() | text.str.fullmatch(_PLAIN_NUMBER)).mean() >= 0.95 \
+            and unit.dropna().str.casefold().nunique() == 1:  # one unit word after (almost) every number
+        return (f"holds numbers written as text with the unit {shorten(unit.dropna().iloc[0], 20)} (e.g. "
+                f"{shorten(str(values[unit.notna()].iloc[0]))}); remove the unit to use it as a number")
     if text.str.fullmatch(_UNIT_NUMBER).mean() < 0.95 or text.str.contains("[$€£¥%]").mean() < 0.95:
         return None  # plain digits (ZIP codes, codes with leading zeros) are not numbers with a sign
     return (f"holds numbers written as text with a currency or percent sign (e.g. {shorten(str(values.iloc[0]))}); "

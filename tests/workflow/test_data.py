@@ -489,3 +489,23 @@ def test_spaces_around_text_levels_are_removed_and_case_variants_named(tmp_path)
     pq = tmp_path / "t.parquet"
     pd.DataFrame({"c": pd.array([" a", "a", "b ", None], dtype="string"), "y": [1.0, 2, 3, 4]}).to_parquet(pq)
     assert sorted(read_table(pq, [])["c"].dropna().unique()) == ["a", "b"]
+
+
+def test_numbers_with_a_unit_word_are_named_not_used_as_levels():
+    """Hostile round 3: blood pressure written '78.0 mmHg' (a few rows without the unit) became a categorical
+    feature of 100 levels, 30 of them encoded, its PD drawn per level; now named like '$1,234' columns."""
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import prepare
+    from pdpboot.workflow.options import RunConfig
+
+    rng = np.random.default_rng(1)
+    n = 80
+    bp = rng.uniform(60, 120, n)
+    table = pd.DataFrame({"bp": [f"{v:.1f} mmHg" if k % 40 else f"{v:.1f}" for k, v in enumerate(bp)],
+                          "room": [f"{k} {'AB'[k % 2]}" for k in range(n)],  # two different words: codes
+                          "x": rng.normal(size=n), "y": rng.normal(size=n)})
+    problem = prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table)
+    assert "bp" not in problem.features
+    assert "'bp' not used: it holds numbers written as text with the unit 'mmHg'" in " ".join(problem.notes)
+    with pytest.raises(InputError, match=r"Feature 'bp' holds numbers written as text with the unit 'mmHg'"):
+        prepare(RunConfig.from_dict({"data": "t.csv", "target": "y", "features": ["bp", "x"]}), table)
