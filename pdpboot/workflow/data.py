@@ -675,7 +675,7 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         elif col.nunique(dropna=True) < 2:
             reason = f"is constant ({_describe(col.dropna().iloc[0])})"
         elif name not in keep:
-            reason = unit_number_reason(col)
+            reason = unit_number_reason(col) or text_date_reason(col)
         if reason and explicit:
             raise InputError(f"Feature {shorten(name)} {reason}; it cannot be used.")
         if not reason and not explicit and name not in keep and as_dates(col) is None:
@@ -725,6 +725,21 @@ def unit_number_reason(col: pd.Series) -> str | None:
         return None  # plain digits (ZIP codes, codes with leading zeros) are not numbers with a sign
     return (f"holds numbers written as text with a currency or percent sign (e.g. {shorten(str(values.iloc[0]))}); "
             "remove the signs and thousands separators to use it as a number")
+
+
+_DAY_MONTH_DATE = r"\s*\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}(\s+\d{1,2}:\d{2}(:\d{2})?)?\s*"
+
+
+def text_date_reason(col: pd.Series) -> str | None:
+    """Why ``col`` is not used: dates written day and month first (``03/04/2020``: 3 April or 4 March?),
+    which :func:`as_dates` does not guess (None when the column is something else)."""
+    if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
+        return None
+    text = col.dropna().astype(str)
+    if text.empty or text.str.fullmatch(_DAY_MONTH_DATE).mean() < 0.95:
+        return None
+    return (f"holds dates written with the day and month first (e.g. {shorten(str(text.iloc[0]), 30)}), which "
+            "may be read either way; write them as year-month-day (2020-04-03) to use them as dates")
 
 
 def identifier_reason(col: pd.Series, name: str) -> str | None:

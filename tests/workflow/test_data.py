@@ -509,3 +509,18 @@ def test_numbers_with_a_unit_word_are_named_not_used_as_levels():
     assert "'bp' not used: it holds numbers written as text with the unit 'mmHg'" in " ".join(problem.notes)
     with pytest.raises(InputError, match=r"Feature 'bp' holds numbers written as text with the unit 'mmHg'"):
         prepare(RunConfig.from_dict({"data": "t.csv", "target": "y", "features": ["bp", "x"]}), table)
+
+
+def test_day_month_dates_as_text_are_named_not_called_row_ids():
+    """Hostile round 3: visit dates written '04/03/2020' were left out as a column that "identifies rows"."""
+    from pdpboot.workflow.data import prepare
+    from pdpboot.workflow.options import RunConfig
+
+    n = 60
+    table = pd.DataFrame({"visit": pd.date_range("2020-01-01", periods=n, freq="3D").strftime("%d/%m/%Y"),
+                          "x": np.arange(n) % 7, "y": np.arange(n) * 0.5})
+    problem = prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table)
+    assert problem.features == ["x"]
+    notes = " ".join(problem.notes)
+    assert "'visit' not used: it holds dates written with the day and month first (e.g. '01/01/2020')" in notes
+    assert "identifies rows" not in notes
