@@ -361,7 +361,8 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
             f"Reading Excel ({shorten(path.name)}) needs openpyxl: pip install \"pdpboot[excel]\"."
         ) from None
     try:
-        header = pd.read_excel(path, sheet_name=0, engine="openpyxl", header=None, nrows=1)
+        header = pd.read_excel(path, sheet_name=0, engine="openpyxl", header=None, nrows=2)
+        _refuse_title_rows(header, path.name)
         _refuse_duplicate_header(header.iloc[0].tolist() if len(header) else [], path.name)
         table = pd.read_excel(path, sheet_name=0, engine="openpyxl", keep_default_na=False,
                               na_values=["", *na_values])
@@ -374,9 +375,32 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
                 raise InputError(f"The first sheet {shorten(sheets[0])} of {shorten(path.name)} holds no data rows; "
                                  f"pdpboot reads the first sheet (this workbook has {', '.join(map(shorten, sheets))}"
                                  "): move the table to the first sheet, or save it as CSV.")
+        with pd.ExcelFile(path, engine="openpyxl") as book:
+            sheets = book.sheet_names
+        if len(sheets) > 1:
+            notes.append(f"{SHEET_NOTE} {shorten(sheets[0])} of {shorten(path.name)} (its sheets: "
+                         f"{', '.join(map(shorten, sheets[:6]))}{', ...' if len(sheets) > 6 else ''}).")
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
         raise InputError(f"Cannot read {shorten(path.name)} as an Excel workbook: {str(exc).splitlines()[0]}") from None
     return _read_tokens(table, notes, comma=False, infer=True)[0]
+
+
+#: The start of the note saying which sheet of a workbook of several was read.
+SHEET_NOTE = "Read the first sheet"
+
+
+def _refuse_title_rows(top: pd.DataFrame, file_name: str) -> None:
+    """Refuse a sheet whose first row is a title (merged cells: mostly empty) above the real header row."""
+    if len(top) < 2 or top.shape[1] < 2:
+        return
+    first, second = top.iloc[0], top.iloc[1]
+    empty = first.isna().mean()
+    if empty >= 0.5 and second.notna().all() and all(isinstance(v, str) for v in second):
+        title = next((str(v) for v in first if pd.notna(v)), "")
+        shown = f" (a title: {shorten(title, 40)})" if title else ""
+        raise InputError(f"The first row of {shorten(file_name)} is mostly empty cells{shown} above "
+                         "a full row of names: the header seems to be in row 2 (merged title cells?). Delete the rows "
+                         "above the header, or save the table as CSV.")
 
 
 def _refuse_uncached_formulas(path: Path) -> None:
@@ -479,7 +503,14 @@ def load_problem(config: dict, path: str | Path) -> tuple[pd.DataFrame, Problem]
     """Read the table at ``path`` and check it against ``config`` (the reading notes come first)."""
     notes: list[str] = []
     table = read_table(path, notes, sep=config.sep, decimal=config.decimal, na_values=config.na_values)
-    problem = prepare(config, table)
+    try:
+        problem = prepare(config, table)
+    except InputError as exc:  # a column not found on the sheet read: say which sheet that was
+        sheet = next((n for n in notes if n.startswith(SHEET_NOTE)), None)
+        if sheet is None or not str(exc).startswith("Unknown"):
+            raise
+        raise InputError(f"{exc} ({sheet[:-1]}: pdpboot reads the first sheet; move the table there, or save it "
+                         "as CSV.)") from None
     problem.notes[:0] = notes
     return table, problem
 

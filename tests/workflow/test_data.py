@@ -524,3 +524,32 @@ def test_day_month_dates_as_text_are_named_not_called_row_ids():
     notes = " ".join(problem.notes)
     assert "'visit' not used: it holds dates written with the day and month first (e.g. '01/01/2020')" in notes
     assert "identifies rows" not in notes
+
+
+def test_workbook_of_several_sheets_and_merged_title_rows(tmp_path):
+    """Hostile round 3: a workbook whose first sheet is a README said only "Unknown target column" (the data
+    sheet unnamed); a sheet with a merged title row above the header was read with the names as a data row."""
+    openpyxl = pytest.importorskip("openpyxl")
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import load_problem, read_table
+    from pdpboot.workflow.options import RunConfig
+
+    table = pd.DataFrame({"radius": np.arange(40) * 0.5, "texture": np.arange(40) % 7,
+                          "diagnosis": np.where(np.arange(40) % 3 == 0, "malignant", "benign")})
+    path = tmp_path / "book.xlsx"
+    with pd.ExcelWriter(path, engine="openpyxl") as writer:
+        pd.DataFrame({"About": ["Breast cancer", "scikit-learn"]}).to_excel(writer, sheet_name="README", index=False)
+        table.to_excel(writer, sheet_name="data", index=False)
+    with pytest.raises(InputError, match=r"Unknown target column 'diagnosis'.*first sheet 'README'.*'README', "
+                                         r"'data'.*move the table there"):
+        load_problem(RunConfig.from_dict({"data": "book.xlsx", "target": "diagnosis"}), path)
+    titled = tmp_path / "titled.xlsx"
+    with pd.ExcelWriter(titled, engine="openpyxl") as writer:
+        table.to_excel(writer, sheet_name="data", index=False, startrow=1)
+        sheet = writer.sheets["data"]
+        sheet.cell(row=1, column=1, value="Measurements")
+        sheet.merge_cells(start_row=1, start_column=1, end_row=1, end_column=2)
+    with pytest.raises(InputError, match=r"first row of 'titled.xlsx' is mostly empty cells \(a title: "
+                                         r"'Measurements'\).*header seems to be in row 2"):
+        read_table(titled)
+    assert openpyxl is not None
