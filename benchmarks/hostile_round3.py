@@ -308,6 +308,21 @@ def outputs_cases() -> None:
         return check(res, RandomForestClassifier(20, random_state=0).fit(X, labels), X, "a", method="predict_proba")
     case("outputs", "RandomForest 3 classes: forest_partial_dependence", forest_classes)
 
+    def statistics_multi():
+        res = pdpboot.bootstrap_partial_dependence(
+            LinearRegression(), X, pd.DataFrame(Y, columns=["u", "v", "w"]), ["a", "b", ("a", "b")], n_resamples=3,
+            grid_resolution=4, rng=0, statistics={"ice": 20, "interactions": True}, execution=_quiet())
+        bands = pdpboot.confidence_bands(res)
+        het, h = pdpboot.ice_heterogeneity(bands), pdpboot.h_statistic(bands)
+        imp = pdpboot.pd_importance(bands)
+        sd = float(np.nanmax(np.abs(het["a"]["cice_sd"].values)))
+        h2 = max(float(np.nanmax(np.abs(v.values))) for node in h.subtree for k, v in node.ds.data_vars.items()
+                 if k in ("h2", "h2_overall"))
+        assert sd < 1e-8 and h2 < 1e-8, (sd, h2)
+        assert sorted(set(imp["output"])) == ["u", "v", "w"], imp
+        return f"additive outputs: centred ICE sd {sd:.1e}, H² {h2:.1e}; importance per output"
+    case("outputs", "3 outputs: ice_heterogeneity, h_statistic, pd_importance", statistics_multi)
+
     def decision_multiclass():
         est = LogisticRegression().fit(X, labels)
         res = pdpboot.partial_dependence(est, X, ["a"], response_method="decision_function", grid_resolution=5)
