@@ -261,7 +261,7 @@ def _strip_levels(table: pd.DataFrame, name: str, distinct: np.ndarray, text: pd
         table[name] = col if table[name].dtype == object else col.astype(table[name].dtype)
         first = int(np.flatnonzero(changed)[0])
         spaced.append(f"{name!r} ({int(np.isin(codes, np.flatnonzero(changed)).sum())} row(s), e.g. "
-                      f"{shorten(str(distinct[first]), 30)} -> {shorten(str(stripped[first]), 30)})")
+                      f"{shorten(str(distinct[first]), 30)} became {shorten(str(stripped[first]), 30)})")
     levels = sorted({t for t, ok in zip(stripped, filled) if ok and isinstance(t, str)})
     groups: dict[str, list[str]] = {}
     for level in levels:
