@@ -110,8 +110,12 @@ def trial_fit(model, X: pd.DataFrame, y: pd.Series, what: str) -> None:
     """Fit a clone on a few rows; refuse a failure naming a parameter, and parameters the library ignores."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        trial = clone(model)
+        for est in _estimators(trial):  # CatBoost writes catboost_info/ into the working folder unless told not to
+            if _library(est) == "catboost" and est.get_params(deep=False).get("allow_writing_files") is None:
+                est.set_params(allow_writing_files=False)
         try:
-            clone(model).fit(X, y)
+            trial.fit(X, y)
         except Exception as exc:  # noqa: BLE001 - a library's own refusal, translated below when it names one
             text = _one_line(exc).rstrip(" .") + "."
             named = next((p for p in _parameter_names(model)
