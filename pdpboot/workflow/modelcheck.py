@@ -18,8 +18,12 @@ Every refusal is one line naming the option, the parameter and the fix (exit sta
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import os
 import re
+import sys
+import tempfile
 import warnings
 
 import numpy as np
@@ -91,6 +95,23 @@ def check_constraints(model, what: str) -> None:
             raise InputError(f"{what}: {_one_line(exc)} {fix} (nothing was fitted).") from None
 
 
+#: Parameters of the boosters that must be positive numbers; their libraries do not all check them (CatBoost
+#: trains with ``learning_rate=-1`` until a value overflows, then fails writing JSON).
+POSITIVE = ("learning_rate", "eta", "shrinkage_rate")
+
+
+def check_booster_rates(model, what: str) -> None:
+    """Refuse a non-positive learning rate of an XGBoost/LightGBM/CatBoost model."""
+    for est in _estimators(model):
+        if _library(est) not in LATE_CHECKING:
+            continue
+        for name, value in est.get_params(deep=False).items():
+            if name in POSITIVE and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and not value > 0:
+                raise InputError(f"{what}: {name}={value!r} of {type(est).__name__} must be a positive number; "
+                                 f"Change {name} in {what} (nothing was fitted).")
+
+
 def probe_rows(X: pd.DataFrame, y: pd.Series, classification: bool) -> tuple[pd.DataFrame, pd.Series]:
     """At most :data:`PROBE_ROWS` rows of the table: the first ones, plus each class's first row."""
     take = list(range(min(len(X), PROBE_ROWS)))
@@ -106,6 +127,38 @@ def needs_trial_fit(model, custom: bool) -> bool:
     return custom or any(_library(est) in LATE_CHECKING for est in _estimators(model))
 
 
+@contextlib.contextmanager
+def _native_output_hidden():
+    """Hide what native libraries print on file descriptors 1 and 2 (LightGBM's ``[Fatal]`` line before its
+    exception): a refusal is one line."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        saved = [os.dup(1), os.dup(2)]
+    except OSError:  # no such descriptors (an embedded interpreter): nothing to hide
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def _finite_response(model, X: pd.DataFrame) -> bool:
+    method = getattr(model, "predict_proba", None) or model.predict
+    try:
+        return bool(np.all(np.isfinite(np.asarray(method(X), dtype=float))))
+    except Exception:  # noqa: BLE001 - a model that cannot predict here is left to the run
+        return True
+
+
 def trial_fit(model, X: pd.DataFrame, y: pd.Series, what: str) -> None:
     """Fit a clone on a few rows; refuse a failure naming a parameter, and parameters the library ignores."""
     with warnings.catch_warnings(record=True) as caught:
@@ -115,7 +168,8 @@ def trial_fit(model, X: pd.DataFrame, y: pd.Series, what: str) -> None:
             if _library(est) == "catboost" and est.get_params(deep=False).get("allow_writing_files") is None:
                 est.set_params(allow_writing_files=False)
         try:
-            trial.fit(X, y)
+            with _native_output_hidden():
+                trial.fit(X, y)
         except Exception as exc:  # noqa: BLE001 - a library's own refusal, translated below when it names one
             text = _one_line(exc).rstrip(" .") + "."
             named = next((p for p in _parameter_names(model)
@@ -125,6 +179,11 @@ def trial_fit(model, X: pd.DataFrame, y: pd.Series, what: str) -> None:
                                  f"{type(exc).__name__}: {text} Change {named} in {what} (nothing else was "
                                  "fitted).") from None
             return
+        finite = _finite_response(trial, X)
+    if not finite:
+        raise InputError(f"{what}: a trial fit on {len(X)} rows before the run predicts infinite or missing values: a "
+                         f"parameter makes the model diverge (a negative or huge learning rate?); check its "
+                         f"parameters in {what}.")
     ignored = [name for warning in caught if (match := _IGNORED.search(str(warning.message)))
                for name in re.findall(r"[\w.]+", match.group(1))]
     ignored += [name for est in _estimators(model) if _library(est) == "lightgbm" for name in _lightgbm_unknown(est)]
@@ -161,6 +220,7 @@ def check_model_parameters(model, X: pd.DataFrame, y: pd.Series, *, what: str, c
                            classification: bool) -> None:
     """Both checks of the module docstring, before the run's first fit."""
     check_constraints(model, what)
+    check_booster_rates(model, what)
     if needs_trial_fit(model, custom):
         rows, target = probe_rows(X, y, classification)
         trial_fit(model, rows, target, what)

@@ -26,6 +26,7 @@ def table(tmp_path):
     ("lightgbm.LGBMRegressor(num_leaves=1)", "num_leaves"),
     ("lightgbm.LGBMRegressor(num_leafs=8)", "num_leafs"),  # misspelt: LightGBM only prints a warning
     ("catboost.CatBoostRegressor(depth=30, verbose=0)", "depth"),
+    ("catboost.CatBoostRegressor(learning_rate=-1, verbose=0)", "learning_rate"),  # CatBoost fails writing JSON
 ])
 def test_bad_model_parameters_exit_2_before_any_fit(table, tmp_path, capsys, spec, parameter, monkeypatch):
     import pdpboot.workflow.compute as compute
@@ -52,3 +53,12 @@ def test_valid_parameters_and_aliases_run(table, tmp_path, capsys, spec):
     code, out = run_cli(["run", table, "--target", "y", "--model-spec", spec, "--out", tmp_path / "o", *FAST],
                         capsys)
     assert code == 0, out.err
+
+
+def test_native_fatal_lines_are_hidden_from_a_refusal(table, tmp_path, capfd):
+    """LightGBM prints '[LightGBM] [Fatal] ...' on file descriptor 2 before raising: the refusal is one line."""
+    code, out = run_cli(["run", table, "--target", "y", "--model-spec", "lightgbm.LGBMRegressor(bagging_fraction=1.5)",
+                         "--out", tmp_path / "o", *FAST], capfd)
+    assert code == 2
+    err = out.err.strip()
+    assert err.startswith("pdpboot: error: ") and "\n" not in err and "bagging_fraction" in err, err
