@@ -111,6 +111,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     for effect in effects:  # every effect's refusal and feature sets before any fit
         strategy.check(effect)
         sets, effect_notes = effect.feature_sets(problem)
+        if strategy.check_data is not None:
+            strategy.check_data(problem, sets)
         specs[effect.name] = sets
         notes_of_effects += [f"{effect.label}: {note}" for note in effect_notes]
     estimator, notes = build_estimator(config, problem)
