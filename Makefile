@@ -37,7 +37,7 @@ quick:
 
 paper-quick: quick
 	@command -v latexmk >/dev/null || { echo "latexmk not found: install LaTeX (paper/README.md)"; exit 1; }
-	cp -r paper/main.tex paper/refs.bib paper/sections $(QUICK_DIR)/paper/
+	cp -r paper/main.tex paper/refs.bib paper/sections paper/jss.cls paper/jss.bst paper/jsslogo.jpg $(QUICK_DIR)/paper/
 	cd $(QUICK_DIR)/paper && $(LATEXMK) main.tex && latexmk -c main.tex
 
 clean-results:

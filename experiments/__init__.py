@@ -38,6 +38,7 @@ Where each output of the paper comes from (one render function per figure or tab
 ``generated/<study>.tex``             each study's ``render`` (numbers quoted in the text)
 ``generated/run.tex``                 ``run.write_run_macros`` (mode and compute times)
 ``tables/compute``, ``generated/compute``  ``provenance.render`` (every study's time and code version)
+``generated/summaries.tex``           ``summary_macros.render`` (numbers from ``experiments/summaries/``)
 ====================================  =============================================
 """
 
@@ -71,7 +72,7 @@ STUDIES = {
 #: "run" is :func:`experiments.run.write_run_macros`.  ``tests/test_archive.py`` checks that every file the
 #: paper inputs is listed here and is rendered from the committed archive (``experiments/archive``).
 OUTPUTS = {
-    "run": ("generated/run", "generated/pending", "generated/compute", "tables/compute"),
+    "run": ("generated/run", "generated/pending", "generated/compute", "tables/compute", "generated/summaries"),
     "electricity": ("figures/electricity_bands", "figures/electricity_contours", "generated/electricity"),
     "coverage": ("tables/coverage", "tables/coverage_small_r", "tables/coverage_width", "tables/coverage_molnar",
                  "figures/coverage_by_grid",

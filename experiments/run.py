@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 
 import pdpboot
 
-from . import STUDIES, provenance
+from . import STUDIES, provenance, summary_macros
 from . import _common as C
 
 _QUICK_TIMINGS = C.RESULTS / "quick" / "timings.json"
@@ -164,6 +164,8 @@ def write_run_macros(ctx: C.Context) -> None:
     C.write_macros(ctx.out("generated", "run.tex"), macros)
     # Every study's compute time (or "not recorded") and code version (issue 31, points 1 and 2).
     provenance.render(ctx, timings)
+    # Numbers the paper quotes from the side studies' committed summaries (experiments/summaries/).
+    summary_macros.render(ctx)
 
 
 def quick_minutes(timings: dict | None = None, paths=(_QUICK_TIMINGS, _QUICK_TIMINGS_ARCHIVE)) -> float:

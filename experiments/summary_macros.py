@@ -1,0 +1,163 @@
+"""Macros for the numbers the paper quotes from the side studies' committed summaries.
+
+Some studies report into ``experiments/summaries/<study>/*.json`` (written by their ``render
+--summaries``) rather than into an archive of their own: ``background_molnar`` (fixed vs resample rows,
+Molnar et al. at equal cost), ``bounded_shared`` (H² intervals on one shared subsample),
+``classifier_se`` (the boosting classifier's standard error, the classifier default at B = 100 and the
+pointwise diagnosis), ``skexplain_width`` (scikit-explain's background band against the refit band).
+:func:`render` turns every number of those records into a ``\\newcommand`` in ``generated/summaries.tex``,
+so that the paper types none of them by hand.
+
+Macro names are letters only: a prefix per study, then the record's key words in CamelCase, then the
+field (``\\MolnarGbmResPercPoint``, ``\\SharedBcCov``, ``\\ClfRareHgbClfSubLogitWhole``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from . import _common as C
+
+SUMMARIES = C.ROOT / "experiments" / "summaries"
+
+#: background_molnar's band labels -> macro words.
+_MOLNAR_BANDS = {
+    "bootstrap resample rows, percentile": "ResPerc",
+    "bootstrap resample rows, sup-t": "ResSupt",
+    "bootstrap fixed rows, percentile": "FixPerc",
+    "bootstrap fixed rows, sup-t": "FixSupt",
+    "bootstrap normal, B = 15": "NormFifteen",
+    "bootstrap normal, B = 30": "NormThirty",
+    "Molnar K = 15, n1/n = 0.7": "KFifteenSeventy",
+    "Molnar K = 200, n1/n = 0.7": "KTwoHundredSeventy",
+    "Molnar K = 15, n1/n = 0.5": "KFifteenFifty",
+}
+
+
+def camel(text: str) -> str:
+    """``"sub632_logit"`` -> ``"SubLogit"``: the letter runs of ``text``, each capitalised (digits dropped)."""
+    return "".join(word[:1].upper() + word[1:].lower() for word in re.findall(r"[A-Za-z]+", text))
+
+
+def _put(macros: dict, name: str, value: str) -> None:
+    if name in macros and macros[name] != value:
+        raise ValueError(f"two summary records write the macro \\{name} ({macros[name]} and {value}).")
+    macros[name] = value
+
+
+def _read(path: Path) -> list:
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+def molnar_macros(records: list[dict]) -> dict[str, str]:
+    """Coverage, MC SE, widths and R of every band of ``background_molnar`` for each learner."""
+    macros: dict[str, str] = {}
+    for rec in records:
+        band = _MOLNAR_BANDS.get(rec["band"])
+        if band is None:
+            raise ValueError(f"background_molnar: no macro name for the band {rec['band']!r}; add it to _MOLNAR_BANDS.")
+        head = f"Molnar{camel(rec['learner'])}{band}"
+        for field, key, digits in (("Point", "pointwise_learner_n", 3), ("PointSE", "pointwise_learner_n_mcse", 3),
+                                   ("Whole", "whole_learner_n", 3), ("WholeSE", "whole_learner_n_mcse", 3),
+                                   ("Own", "pointwise_own", 3), ("OwnSE", "pointwise_own_mcse", 3),
+                                   ("Width", "width", 2), ("Matched", "matched_width_own", 2)):
+            _put(macros, head + field, C.fmt(rec[key], digits))
+        _put(macros, head + "R", str(rec["R"]))
+        _put(macros, f"Molnar{camel(rec['learner'])}N", str(rec["n"]))
+    return macros
+
+
+def shared_macros(records: list[dict]) -> dict[str, str]:
+    """H² intervals on one shared subsample (``bounded_shared``): coverage per method and the diagnosis."""
+    macros: dict[str, str] = {}
+    for rec in records:
+        method = camel(rec["method"])
+        _put(macros, f"Shared{method}Cov", C.fmt(rec["coverage_expected"], 3))
+        _put(macros, f"Shared{method}CovSE", C.fmt(rec["coverage_expected_mcse"], 3))
+        _put(macros, f"Shared{method}MissAbove", C.fmt(rec["miss_target_above_interval"], 3))
+        _put(macros, f"Shared{method}MissBelow", C.fmt(rec["miss_target_below_interval"], 3))
+        _put(macros, "SharedR", str(rec["R"]))
+        _put(macros, "SharedB", str(rec["B"]))
+        _put(macros, "SharedSDRatio", C.fmt(rec["sd_resamples_over_sd_estimate"], 2))
+        _put(macros, "SharedCorr", C.fmt(rec["corr_estimate_sd_resamples"], 2))
+    return macros
+
+
+def classifier_macros(default: list[dict], se_study: list[dict], diagnosis: list[dict]) -> dict[str, str]:
+    """The classifier studies: the default at B = 100 per cell and scheme, the SE study, the finite-B check."""
+    macros: dict[str, str] = {}
+    for rec in default:
+        dgp, learner = rec["cell"].split(":")
+        head = f"Clf{camel(dgp)}{camel(learner)}{camel(rec['scheme'])}"
+        for field, key in (("Point", "pointwise"), ("PointSE", "pointwise_mcse"), ("PointOrd", "pointwise_b1"),
+                           ("PointOrdSE", "pointwise_b1_mcse"), ("Whole", "whole"), ("WholeSE", "whole_mcse")):
+            _put(macros, head + field, C.fmt(rec[key], 3))
+        _put(macros, head + "SESD", C.fmt(rec["se_ratio_median"], 2))
+        _put(macros, head + "R", str(rec["R"]))
+        _put(macros, "ClfDefaultB", str(rec["B"]))
+    # The range over the DGPs of each learner and scheme (``\\ClfRangeLogregPlainPointMin``).
+    groups: dict[str, list[dict]] = {}
+    for rec in default:
+        groups.setdefault(f"ClfRange{camel(rec['cell'].split(':')[1])}{camel(rec['scheme'])}", []).append(rec)
+    for head, recs in groups.items():
+        for field, key in (("Point", "pointwise"), ("PointOrd", "pointwise_b1"), ("Whole", "whole")):
+            _put(macros, head + field + "Min", C.fmt(min(r[key] for r in recs), 3))
+            _put(macros, head + field + "Max", C.fmt(max(r[key] for r in recs), 3))
+        _put(macros, head + "RMin", str(min(r["R"] for r in recs)))
+        _put(macros, head + "RMax", str(max(r["R"] for r in recs)))
+    for rec in se_study:
+        dgp, learner = rec["combo"].split(":")
+        head = f"ClfSe{camel(dgp)}{camel(learner)}{camel(rec['scheme'])}"
+        _put(macros, head + "SESD", C.fmt(rec["se_ratio_median"], 2))
+        for field, key in (("Point", "pointwise_pkg"), ("PointSE", "pointwise_pkg_mcse"), ("Whole", "whole_pkg"),
+                           ("WholeSE", "whole_pkg_mcse")):
+            _put(macros, head + field, C.fmt(rec[key], 3))
+        _put(macros, head + "R", str(rec["R"]))
+        _put(macros, head + "B", str(rec["B"]))
+    for rec in diagnosis:
+        finite = rec.get("finite_b")
+        if finite:
+            _put(macros, "ClfExactInterp", C.fmt(finite["percentile_interpolated"], 3))
+            _put(macros, "ClfExactOrder", C.fmt(finite["percentile_order_statistic"], 3))
+            _put(macros, "ClfExactB", str(finite["B"]))
+    return macros
+
+
+def skexplain_macros(records: list[dict]) -> dict[str, str]:
+    """scikit-explain's background band against pdpboot's refit band (``skexplain_width``), per learner."""
+    macros: dict[str, str] = {}
+    for learner in sorted({rec["learner"] for rec in records}):
+        recs = [rec for rec in records if rec["learner"] == learner]
+        head = f"Skx{camel(learner)}"
+        _put(macros, head + "RatioMin", C.fmt(min(r["ratio_min"] for r in recs), 1))
+        _put(macros, head + "RatioMax", C.fmt(max(r["ratio_max"] for r in recs), 1))
+        _put(macros, head + "RatioMedianMin", C.fmt(min(r["ratio_median"] for r in recs), 1))
+        _put(macros, head + "RatioMedianMax", C.fmt(max(r["ratio_median"] for r in recs), 1))
+        for field, key in (("Pdpboot", "pdpboot_halfwidth_over_sd"), ("Skexplain", "skexplain_halfwidth_over_sd")):
+            _put(macros, head + field + "HwMin", C.fmt(min(r[key] for r in recs), 2))
+            _put(macros, head + field + "HwMax", C.fmt(max(r[key] for r in recs), 2))
+        _put(macros, "SkxR", str(min(r["R"] for r in recs)))
+    if records:  # over both learners and every feature
+        _put(macros, "SkxRatioMedianMin", C.fmt(min(r["ratio_median"] for r in records), 0))
+        _put(macros, "SkxRatioMedianMax", C.fmt(max(r["ratio_median"] for r in records), 0))
+        for field, key in (("Pdpboot", "pdpboot_halfwidth_over_sd"), ("Skexplain", "skexplain_halfwidth_over_sd")):
+            _put(macros, f"Skx{field}HwMin", C.fmt(min(r[key] for r in records), 2))
+            _put(macros, f"Skx{field}HwMax", C.fmt(max(r[key] for r in records), 2))
+    return macros
+
+
+def render(ctx: C.Context, summaries: Path = SUMMARIES) -> None:
+    """Write ``generated/summaries.tex`` from the committed summary records under ``summaries``."""
+    macros: dict[str, str] = {}
+    for part in (molnar_macros(_read(summaries / "background_molnar" / "summary.json")),
+                 shared_macros(_read(summaries / "bounded_shared" / "summary.json")),
+                 classifier_macros(_read(summaries / "classifier_se" / "default_B100.json"),
+                                   _read(summaries / "classifier_se" / "summary.json"),
+                                   _read(summaries / "classifier_se" / "pointwise_diagnosis.json")),
+                 skexplain_macros(_read(summaries / "skexplain_width" / "summary.json"))):
+        for name, value in part.items():
+            _put(macros, name, value)
+    C.write_macros(ctx.out("generated", "summaries.tex"), dict(sorted(macros.items())),
+                   "From experiments/summaries/*/*.json (experiments/summary_macros.py).")
