@@ -199,10 +199,8 @@ def _lightgbm_unknown(est) -> list[str]:
     LightGBM only prints "Unknown parameter" (nothing a program can catch); its parameter names and
     aliases come from the library itself (``LGBM_DumpParamAliases``, read by ``lightgbm.basic``).
     """
-    try:
-        import lightgbm
-
-        table = lightgbm.basic._ConfigAliases  # noqa: SLF001 - see the docstring
+    try:  # the model is LightGBM's, so its library is loaded already
+        table = sys.modules["lightgbm"].basic._ConfigAliases  # noqa: SLF001 - see the docstring
         table.get("verbosity")  # loads the table of every parameter and its aliases
         known = {name for main, aliases in (table.aliases or {}).items() for name in (main, *aliases)}
     except Exception:  # noqa: BLE001 - another LightGBM version: no check rather than a false refusal
