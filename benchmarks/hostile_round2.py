@@ -286,7 +286,10 @@ def check_run_folder(folder: Path) -> str:
         f, ice = features[0], node.ds["ice"]
         for v in ice[f].values:
             Xc = problem.X.loc[ice["instance"].values].copy()
-            Xc[f] = pd.Series([v] * len(Xc), index=Xc.index).astype(problem.X[f].dtype)
+            if problem.X[f].dtype.kind in "iu":  # a grid value 35.76 of an integer column stays 35.76
+                Xc[f] = v
+            else:
+                Xc[f] = pd.Series([v] * len(Xc), index=Xc.index).astype(problem.X[f].dtype)
             if problem.task == "classification":
                 P, labels = est.predict_proba(Xc), [str(c) for c in est.classes_]
                 cols = [labels.index(str(o)) for o in ice["output"].values]

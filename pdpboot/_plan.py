@@ -106,8 +106,17 @@ def make_spec(
 
 
 def names_of_target(y) -> list[str]:
-    """The regression target name(s) of ``y``: a DataFrame's columns, a Series' name, or ``"y"``."""
-    return list(y.columns) if hasattr(y, "columns") else [str(getattr(y, "name", None) or "y")]
+    """The regression target name(s) of ``y``: a DataFrame's columns, a Series' name, ``"y"``, or ``"y0"``,
+    ``"y1"``, ... for the columns of a 2-D array (as for a model without ``y``).
+
+    >>> names_of_target(np.zeros((4, 3)))
+    ['y0', 'y1', 'y2']
+    """
+    if hasattr(y, "columns"):
+        return list(y.columns)
+    if np.ndim(y) == 2 and np.shape(y)[1] > 1:
+        return [f"y{k}" for k in range(np.shape(y)[1])]
+    return [str(getattr(y, "name", None) or "y")]
 
 
 def check_interactions(interactions) -> int | None:

@@ -76,6 +76,10 @@ def binned_outcome(result: xr.DataTree, X, y, feature: Hashable) -> pd.DataFrame
     y = pd.Series(np.asarray(y), index=column.index)
     if len(y) != len(column):
         raise ValueError(f"y has {len(y)} values but X has {len(column)} rows.")
+    missing = int(pd.isna(y).sum())
+    if missing:  # they would count as rows of no class / NaN means (class shares biased towards 0)
+        raise ValueError(f"y has {missing} missing value(s): each bin's observed outcome needs every row's outcome; "
+                         "pass the rows that have one (keep = y.notna(); X[keep], y[keep]).")
     grid = node[name].values
     categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
     if categorical:
@@ -98,6 +102,10 @@ def binned_outcome(result: xr.DataTree, X, y, feature: Hashable) -> pd.DataFrame
             hits = (y.astype(str) == str(output)).to_numpy(dtype=float)
         else:
             hits = pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
+            if np.isnan(hits).any():
+                bad = y[np.isnan(hits)].iloc[0]
+                raise ValueError(f"y holds values that are not numbers (e.g. {bad!r}) but the result is a "
+                                 "regression's; pass the numeric outcome the model was fitted on.")
         sums = np.bincount(which[which >= 0], weights=hits[which >= 0], minlength=len(grid))
         with np.errstate(invalid="ignore", divide="ignore"):
             observed = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)

@@ -203,6 +203,31 @@ def _reproduce(args: argparse.Namespace) -> int:
     return repro_main(Path(args.folder), ["--output", args.output] if args.output else [])
 
 
+def _one_run(paths: list[Path], results: list) -> None:
+    """Refuse result files of different ``pdpboot run``s (or a run's file with one saved from Python).
+
+    Files of one run share its run identity (:func:`pdpboot.header.run_identity`: the configuration
+    every file of the run records).  Results saved from Python are separate calls by nature: they are
+    reported together, each labelled with the call that made it, and a line here says so.
+    """
+    from .header import describe_origin, run_identity
+    from .workflow import InputError
+    from .workflow.options import shorten
+
+    identities = [run_identity(r.attrs) for r in results]
+    if len(set(identities)) == 1:
+        return
+    first = next(k for k, i in enumerate(identities) if i != identities[0])
+    if any(i.startswith("run ") for i in identities):
+        a, b = paths[0].name, paths[first].name
+        raise InputError(f"{shorten(a)} ({describe_origin(results[0].attrs)}) and {shorten(b)} "
+                         f"({describe_origin(results[first].attrs)}) are not files of one run: one report shows "
+                         "one run; give the files of one run (or its folder: pdpboot report FOLDER), or write one "
+                         "report per run.")
+    print(f"Note: these {len(paths)} files come from {len(set(identities))} separate Python calls; the report "
+          "labels every figure, table and provenance entry with its file and call.", file=sys.stderr)
+
+
 def _html_report(args: argparse.Namespace) -> int:
     import json
 
@@ -239,6 +264,7 @@ def _html_report(args: argparse.Namespace) -> int:
         output = Path(args.output) if args.output else folder / "report.html"
     else:
         results = [load(p) for p in paths]
+        _one_run(paths, results)
         output = Path(args.output or "report.html")
         recorded = results[0].attrs.get("cli_config")  # a run's result file knows its configuration
         if isinstance(recorded, str):
@@ -246,7 +272,8 @@ def _html_report(args: argparse.Namespace) -> int:
                 command = equivalent_command(RunConfig.from_dict(json.loads(recorded)))
             except (InputError, ValueError):
                 command = None
-    written = write_report(results, output, summary=summary, images=images, command=command, title=args.title)
+    written = write_report(results, output, summary=summary, images=images, command=command, title=args.title,
+                           sources=[p.name for p in paths] if not folders else None)
     print(f"Wrote {written} ({written.stat().st_size / 1024:.0f} KB; open it in any browser).")
     return 0
 

@@ -56,6 +56,29 @@ def test_classifier_observed_is_the_share_of_each_class():
     assert set(table["output"]) == {"no", "yes"}
 
 
+def test_missing_or_text_outcomes_are_refused(regression):
+    """Hostile round 3: a missing outcome counted as a row of no class (class shares biased towards 0) or made
+    every regression bin's mean NaN, silently."""
+    X, y, res = regression
+    with_na = pd.Series(pd.array(np.where(np.arange(len(y)) % 10 == 0, None, y), dtype="Float64"))
+    with pytest.raises(ValueError, match=r"y has 15 missing value\(s\).*X\[keep\], y\[keep\]"):
+        pdpboot.binned_outcome(res, X, with_na, "a")
+    with pytest.raises(ValueError, match=r"y has 15 missing value\(s\)"):
+        pdpboot.binned_outcome(res, X, y.where(np.arange(len(y)) % 10 != 0), "a")
+    with pytest.raises(ValueError, match=r"not numbers \(e.g. 'high'\)"):
+        pdpboot.binned_outcome(res, X, y.astype(object).where(np.arange(len(y)) != 4, "high"), "a")
+
+
+def test_classifier_share_with_a_missing_label_is_refused():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"b": rng.normal(size=120)})
+    y = np.where(X["b"] > 0, "yes", "no").astype(object)
+    res = pdpboot.partial_dependence(RandomForestClassifier(5, random_state=0).fit(X, y), X, ["b"], grid_resolution=4)
+    y[:12] = None
+    with pytest.raises(ValueError, match=r"y has 12 missing value\(s\)"):
+        pdpboot.binned_outcome(res, X, y, "b")
+
+
 def test_plot_target_draws_the_pd_the_observed_means_and_the_counts(regression):
     X, y, res = regression
     top, bottom = pdpboot.plot_target(res, X, y, "a")

@@ -134,6 +134,19 @@ def test_fitted_forest_gives_the_same_result_and_other_data_are_refused(friedman
         _fpd(forest, X, None, ["x2"], n_estimators=50)  # the keyword before 0.2
 
 
+def test_multi_output_forest_from_a_2d_array_target(friedman):
+    """Hostile round 3: a 2-D array target (no column names) failed deep in xarray ("conflicting sizes
+    for dimension 'output'"): its outputs are y0, y1, ... as for a model without y."""
+    X, y = friedman
+    Y = np.column_stack([y, -2 * y + X["x1"], X["x3"]])
+    forest = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, Y)
+    node = _fpd(forest, X, Y, ["x2"], grid_resolution=4, rng=1)["x2"].ds
+    assert list(node["output"].values) == ["y0", "y1", "y2"]
+    grid = node["x2"].values
+    brute = np.array([forest.predict(X.assign(x2=v)).mean(axis=0) for v in grid])  # (grid, output)
+    np.testing.assert_allclose(node["pd"].transpose("x2", "output").values, brute, rtol=0, atol=1e-10)
+
+
 def test_classifier_outputs_are_class_probabilities(friedman):
     X, y = friedman
     labels = np.where(y > np.median(y), "high", "low")

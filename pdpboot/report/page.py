@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 
 from .._version import __version__
+from ..header import describe_origin, run_identity
 from . import figures, markdown
 from .figures import Block, Names, band_text, bands_of
 from .svg import esc, fmt
@@ -164,9 +165,13 @@ def _image(image: Image) -> str:
 # ----------------------------------------------------------------------------- the page
 
 
+def _source(sources: Sequence[str] | None, k: int) -> str:
+    return repr(str(sources[k])) if sources is not None and k < len(sources) else f"result {k + 1}"
+
+
 def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | None = None,
                 images: Sequence[Image] = (), title: str | None = None, command: str | None = None,
-                names: Names | None = None) -> str:
+                names: Names | None = None, sources: Sequence[str] | None = None) -> str:
     """The report as one HTML document (a string).
 
     Parameters
@@ -184,6 +189,10 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
         The command that made the results (shown under Provenance).
     names : Names, optional
         Display names, labels and units; default: those the first result records.
+    sources : sequence of str, optional
+        Where each result came from (its file name), named in the page when the results are of
+        separate runs or calls (:func:`pdpboot.header.run_identity` differs): then every figure,
+        table and provenance entry says which run or call it shows, under a warning at the top.
 
     Returns
     -------
@@ -201,12 +210,16 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
     title = title or f"pdpboot report: {target}"
     made = []  # (label, variable, blocks, outputs, result)
     added = []
+    origins = list(dict.fromkeys(run_identity(r.attrs) for r in results))
     for k, result in enumerate(results):
         result, banded = _with_bands(result)
         if banded:
             added.append(k)
         var, blocks, outputs = figures.blocks(result, names=names, uid=f"r{k}")
-        made.append((var.upper(), var, blocks, outputs, result))
+        label = var.upper()
+        if len(origins) > 1:  # results of separate runs or calls: every label says which one
+            label += f" of {_source(sources, k)}: {describe_origin(result.attrs)}"
+        made.append((label, var, blocks, outputs, result))
     keys: dict[str, str] = {}
     for _, _, blocks, _, _ in made:
         for block in blocks:
@@ -226,6 +239,9 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
         parts.append('<div class="glance">' + "".join(f"<div><b>{esc(k)}</b>{esc(v)}</div>" for k, v in facts)
                      + "</div>")
     warns = [w for *_, result in made for w in _warnings(result)]
+    if len(origins) > 1:
+        warns.insert(0, f"These {len(results)} results come from {len(origins)} separate runs or calls, not from one "
+                        "computation: each figure, table and provenance entry below names the one it shows.")
     if added:
         warns.append("The result held resampled curves but no bands: the bands shown were computed for this report "
                      "with pdpboot.confidence_bands' defaults (95% percentile, pointwise).")
@@ -274,7 +290,12 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
             "<p>Nothing recorded: these results were made in Python from the table as given (the call's settings "
             "are under Provenance).</p>") + "</section>")
     parts.append(_downloads(made))
-    parts.append('<section id="provenance"><h2>Provenance</h2>' + _provenance(first, command) + "</section>")
+    if len(origins) > 1:
+        provenance = "".join(f"<h3>{esc(label)}</h3>" + _provenance(result, command if k == 0 else None)
+                             for k, (label, *_, result) in enumerate(made))
+    else:
+        provenance = _provenance(first, command)
+    parts.append('<section id="provenance"><h2>Provenance</h2>' + provenance + "</section>")
     parts.append('<footer>Figures: inline SVG drawn by pdpboot (no plotting library in the page); hover or tap a '
                  "curve or cell for its numbers; the feature picker shows one feature or pair.</footer>")
     body = "\n".join(parts)
@@ -319,10 +340,11 @@ def _block(block: Block) -> str:
 
 def write_report(results: Sequence[xr.DataTree] | xr.DataTree, path, *, summary: str | None = None,
                  images: Sequence[Image] = (), title: str | None = None, command: str | None = None,
-                 names: Names | None = None) -> Path:
+                 names: Names | None = None, sources: Sequence[str] | None = None) -> Path:
     """Write :func:`report_html` of ``results`` to ``path`` (UTF-8); returns the path.  Keywords as there."""
     path = Path(path)
-    text = report_html(results, summary=summary, images=images, title=title, command=command, names=names)
+    text = report_html(results, summary=summary, images=images, title=title, command=command, names=names,
+                       sources=sources)
     path.write_text(text, encoding="utf-8")
     return path
 

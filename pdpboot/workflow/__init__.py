@@ -6,6 +6,7 @@ Modules, in the order a run uses them:
 ``data``        read the table (separator, decimal comma), IDs/dates/levels, target and task
 ``modelspec``   ``--model-spec`` (parsed with ast, never evaluated) and ``--model-file``
 ``model``       the scikit-learn Pipeline, the train/test split, test metrics
+``modelcheck``  every model parameter checked before the first fit (declared constraints, a trial fit)
 ``progress``    progress lines from the bootstrap's bar (run.log, stderr off a terminal)
 ``effect``      ``EffectReport`` (one per effect) and ``FitContext`` (what a computation reads)
 ``effect_pd``, ``effect_ale``   the registered effects: computation per strategy, summary section, plots

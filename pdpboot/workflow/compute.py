@@ -23,7 +23,8 @@ from ..header import ResultHeader
 from . import InputError
 from .data import Problem
 from .effect import EffectReport, FitContext
-from .model import build_estimator, evaluate, given_fitted_model, leakage_notes, split
+from .model import build_estimator, evaluate, given_fitted_model, leakage_notes, model_option, split
+from .modelcheck import check_model_parameters
 from .options import RunConfig
 from .outcome import Outcome
 from .registry import EFFECTS, requested
@@ -110,6 +111,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     for effect in effects:  # every effect's refusal and feature sets before any fit
         strategy.check(effect)
         sets, effect_notes = effect.feature_sets(problem)
+        if strategy.check_data is not None:
+            strategy.check_data(problem, sets)
         specs[effect.name] = sets
         notes_of_effects += [f"{effect.label}: {note}" for note in effect_notes]
     estimator, notes = build_estimator(config, problem)
@@ -120,6 +123,11 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     for note in notes_of_effects:
         log(note)
     given = given_fitted_model(config) if not strategy.bands else None
+    if given is None:  # every parameter of the model, before the first fit
+        with fit_limits(config):
+            check_model_parameters(estimator, problem.X, problem.y, what=model_option(config),
+                                   custom=bool(config.model_spec or config.model_file),
+                                   classification=problem.task == "classification")
     seconds: dict[str, float] = {}
     if given is not None:  # the user's fitted model, used as it is: no split, no fit
         X_train, y_train = problem.X, problem.y

@@ -166,6 +166,8 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
     as_missing: list[str] = []
     commas: list[str] = []
     blanks: list[str] = []
+    spaced: list[str] = []
+    cased: list[str] = []
     for name in table.columns:
         col = table[name]
         if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
@@ -214,6 +216,7 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
         else:
             for token in sorted({str(v) for v in distinct[is_token]}):
                 kept.setdefault(token, []).append(name)
+            _strip_levels(table, name, distinct, text, codes, present, ~blank, spaced, cased)
             marker = _missing_marker(rest, counts[is_rest]) if infer and is_rest.any() else None
             if marker is not None:
                 n_marked = int(counts[is_rest][(rest == marker).to_numpy()].sum())
@@ -223,6 +226,11 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
     if blanks:
         notes.append(f"Blank cells (empty text or only spaces) in column(s) {_shown(blanks)} were read as missing "
                      "values, as empty fields are.")
+    if spaced:
+        notes.append(f"Spaces before or after the text were removed in column(s) {', '.join(spaced[:5])}"
+                     f"{', ...' if len(spaced) > 5 else ''}: they would have made separate levels of one value.")
+    for note in cased:
+        notes.append(note)
     if as_missing:
         notes.append(f"Column(s) {', '.join(as_missing[:5])}{', ...' if len(as_missing) > 5 else ''} hold numbers "
                      "and a missing-value mark: read as numbers, those rows missing.")
@@ -234,6 +242,36 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
         notes.append(f"Numbers with a decimal comma (e.g. in {_shown(commas)}) were read as numbers "
                      "(--decimal , ; give --decimal . to read them as text).")
     return table, commas
+
+
+def _strip_levels(table: pd.DataFrame, name: str, distinct: np.ndarray, text: pd.Series, codes: np.ndarray,
+                  present: np.ndarray, filled: np.ndarray, spaced: list[str], cased: list[str]) -> None:
+    """Text levels without surrounding spaces (``" Male"`` and ``"Male "`` are ``"Male"``), and a note on levels
+    that differ only in upper/lower case (kept apart: the case may carry meaning, but usually it does not).
+
+    ``distinct`` are the column's distinct present cells, ``text`` their stripped text, ``codes`` the
+    present rows' indices into them, ``filled`` the distinct cells that are not blank.
+    """
+    stripped = text.to_numpy(dtype=object)
+    changed = np.array([isinstance(v, str) and v != t for v, t in zip(distinct, stripped)], dtype=bool) & filled
+    if changed.any():
+        values = np.where(changed, stripped, distinct)
+        col = table[name].astype(object)
+        col.iloc[np.flatnonzero(present)] = values[codes]
+        table[name] = col if table[name].dtype == object else col.astype(table[name].dtype)
+        first = int(np.flatnonzero(changed)[0])
+        spaced.append(f"{name!r} ({int(np.isin(codes, np.flatnonzero(changed)).sum())} row(s), e.g. "
+                      f"{shorten(str(distinct[first]), 30)} became {shorten(str(stripped[first]), 30)})")
+    levels = sorted({t for t, ok in zip(stripped, filled) if ok and isinstance(t, str)})
+    groups: dict[str, list[str]] = {}
+    for level in levels:
+        groups.setdefault(level.casefold(), []).append(level)
+    alike = [group for group in groups.values() if len(group) > 1]
+    if alike:
+        shown = "; ".join(", ".join(shorten(v, 20) for v in group) for group in alike[:3])
+        cased.append(f"Column {name!r} has levels that differ only in upper/lower case ({shown}"
+                     f"{'; ...' if len(alike) > 3 else ''}): kept as separate levels; if they mean the same, write "
+                     "them alike in the data file.")
 
 
 def _refuse_ambiguous_dots(text: str, sep: str, table: pd.DataFrame, commas: list[str], file_name: str) -> None:
@@ -323,7 +361,8 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
             f"Reading Excel ({shorten(path.name)}) needs openpyxl: pip install \"pdpboot[excel]\"."
         ) from None
     try:
-        header = pd.read_excel(path, sheet_name=0, engine="openpyxl", header=None, nrows=1)
+        header = pd.read_excel(path, sheet_name=0, engine="openpyxl", header=None, nrows=2)
+        _refuse_title_rows(header, path.name)
         _refuse_duplicate_header(header.iloc[0].tolist() if len(header) else [], path.name)
         table = pd.read_excel(path, sheet_name=0, engine="openpyxl", keep_default_na=False,
                               na_values=["", *na_values])
@@ -336,9 +375,32 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
                 raise InputError(f"The first sheet {shorten(sheets[0])} of {shorten(path.name)} holds no data rows; "
                                  f"pdpboot reads the first sheet (this workbook has {', '.join(map(shorten, sheets))}"
                                  "): move the table to the first sheet, or save it as CSV.")
+        with pd.ExcelFile(path, engine="openpyxl") as book:
+            sheets = book.sheet_names
+        if len(sheets) > 1:
+            notes.append(f"{SHEET_NOTE} {shorten(sheets[0])} of {shorten(path.name)} (its sheets: "
+                         f"{', '.join(map(shorten, sheets[:6]))}{', ...' if len(sheets) > 6 else ''}).")
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as exc:
         raise InputError(f"Cannot read {shorten(path.name)} as an Excel workbook: {str(exc).splitlines()[0]}") from None
     return _read_tokens(table, notes, comma=False, infer=True)[0]
+
+
+#: The start of the note saying which sheet of a workbook of several was read.
+SHEET_NOTE = "Read the first sheet"
+
+
+def _refuse_title_rows(top: pd.DataFrame, file_name: str) -> None:
+    """Refuse a sheet whose first row is a title (merged cells: mostly empty) above the real header row."""
+    if len(top) < 2 or top.shape[1] < 2:
+        return
+    first, second = top.iloc[0], top.iloc[1]
+    empty = first.isna().mean()
+    if empty >= 0.5 and second.notna().all() and all(isinstance(v, str) for v in second):
+        title = next((str(v) for v in first if pd.notna(v)), "")
+        shown = f" (a title: {shorten(title, 40)})" if title else ""
+        raise InputError(f"The first row of {shorten(file_name)} is mostly empty cells{shown} above "
+                         "a full row of names: the header seems to be in row 2 (merged title cells?). Delete the rows "
+                         "above the header, or save the table as CSV.")
 
 
 def _refuse_uncached_formulas(path: Path) -> None:
@@ -441,7 +503,14 @@ def load_problem(config: dict, path: str | Path) -> tuple[pd.DataFrame, Problem]
     """Read the table at ``path`` and check it against ``config`` (the reading notes come first)."""
     notes: list[str] = []
     table = read_table(path, notes, sep=config.sep, decimal=config.decimal, na_values=config.na_values)
-    problem = prepare(config, table)
+    try:
+        problem = prepare(config, table)
+    except InputError as exc:  # a column not found on the sheet read: say which sheet that was
+        sheet = next((n for n in notes if n.startswith(SHEET_NOTE)), None)
+        if sheet is None or not str(exc).startswith("Unknown"):
+            raise
+        raise InputError(f"{exc} ({sheet[:-1]}: pdpboot reads the first sheet; move the table there, or save it "
+                         "as CSV.)") from None
     problem.notes[:0] = notes
     return table, problem
 
@@ -637,7 +706,7 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         elif col.nunique(dropna=True) < 2:
             reason = f"is constant ({_describe(col.dropna().iloc[0])})"
         elif name not in keep:
-            reason = unit_number_reason(col)
+            reason = unit_number_reason(col) or text_date_reason(col)
         if reason and explicit:
             raise InputError(f"Feature {shorten(name)} {reason}; it cannot be used.")
         if not reason and not explicit and name not in keep and as_dates(col) is None:
@@ -663,8 +732,14 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
 _UNIT_NUMBER = r"\s*[$€£¥]?\s*[-+]?[$€£¥]?\s*\d[\d,.\s']*\s*(%|[$€£¥])?\s*"
 
 
+#: A number followed by one unit word ("78.0 mmHg", "12 kg", "3.5 km/h"); group 1 is the unit.
+_WORD_UNIT_NUMBER = r"^\s*[-+]?\d[\d,.]*\s+([A-Za-zµ°][A-Za-zµ°/²³]*\.?)\s*$"
+_PLAIN_NUMBER = r"\s*[-+]?\d[\d,.]*\s*"
+
+
 def unit_number_reason(col: pd.Series) -> str | None:
-    """Why ``col`` cannot be used as it is: numbers written as text with a currency or percent sign (None if not).
+    """Why ``col`` cannot be used as it is: numbers written as text with a currency or percent sign, or with one
+    unit word after them ("78.0 mmHg"), None if not.
 
     Only text with more than ``MAX_LEVELS`` distinct values (a few such levels are usable categories).
     """
@@ -672,10 +747,30 @@ def unit_number_reason(col: pd.Series) -> str | None:
     if not _is_categorical(col) or pd.api.types.is_bool_dtype(col.dtype) or values.nunique() <= MAX_LEVELS:
         return None
     text = values.astype(str)
+    unit = text.str.extract(_WORD_UNIT_NUMBER)[0]
+    if unit.notna().mean() >= 0.5 and (unit.notna() | text.str.fullmatch(_PLAIN_NUMBER)).mean() >= 0.95 \
+            and unit.dropna().str.casefold().nunique() == 1:  # one unit word after (almost) every number
+        return (f"holds numbers written as text with the unit {shorten(unit.dropna().iloc[0], 20)} (e.g. "
+                f"{shorten(str(values[unit.notna()].iloc[0]))}); remove the unit to use it as a number")
     if text.str.fullmatch(_UNIT_NUMBER).mean() < 0.95 or text.str.contains("[$€£¥%]").mean() < 0.95:
         return None  # plain digits (ZIP codes, codes with leading zeros) are not numbers with a sign
     return (f"holds numbers written as text with a currency or percent sign (e.g. {shorten(str(values.iloc[0]))}); "
             "remove the signs and thousands separators to use it as a number")
+
+
+_DAY_MONTH_DATE = r"\s*\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}(\s+\d{1,2}:\d{2}(:\d{2})?)?\s*"
+
+
+def text_date_reason(col: pd.Series) -> str | None:
+    """Why ``col`` is not used: dates written day and month first (``03/04/2020``: 3 April or 4 March?),
+    which :func:`as_dates` does not guess (None when the column is something else)."""
+    if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
+        return None
+    text = col.dropna().astype(str)
+    if text.empty or text.str.fullmatch(_DAY_MONTH_DATE).mean() < 0.95:
+        return None
+    return (f"holds dates written with the day and month first (e.g. {shorten(str(text.iloc[0]), 30)}), which "
+            "may be read either way; write them as year-month-day (2020-04-03) to use them as dates")
 
 
 def identifier_reason(col: pd.Series, name: str) -> str | None:

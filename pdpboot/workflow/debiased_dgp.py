@@ -33,6 +33,20 @@ def defaults(config: dict, given: set) -> None:
         config["pairs"] = []
 
 
+def check_data(problem, sets: list) -> None:
+    """Refuse, before any fit, a numeric feature with missing values (the estimator needs every row's value)."""
+    for fs in sets:
+        for name in (fs if isinstance(fs, tuple) else (fs,)):
+            if name in problem.categorical:
+                continue
+            n_missing = int(problem.X[name].isna().sum())
+            if n_missing:
+                shown = problem.display.get(name, name)
+                raise InputError(f"--uncertainty debiased needs the observed value of every row, but feature "
+                                 f"{shown!r:.100} has {n_missing} missing value(s): impute them in the data file, "
+                                 "leave the feature out (--features), or use --uncertainty bootstrap.")
+
+
 def check_config(config: dict) -> None:
     """Refuse, before anything is read, what the debiased strategy cannot compute (each message names the fix).
 

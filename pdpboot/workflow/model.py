@@ -14,6 +14,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from . import InputError
 from .data import MAX_LEVELS, Problem
+from .options import shorten
 
 MISSING_LEVEL = "(missing)"
 _TREES = {
@@ -107,6 +108,15 @@ def _user_estimator(config, classification: bool):
         raise InputError(f"{what} gives a classifier ({type(model).__name__}) but the task is regression; "
                          "give a regressor or --task classification.")
     return model
+
+
+def model_option(config) -> str:
+    """The option that chose the run's model, as a refusal names it."""
+    if config.model_spec:
+        return f"--model-spec {shorten(config.model_spec)}"
+    if config.model_file:
+        return f"--model-file {shorten(str(config.model_file))}"
+    return f"--model {config.model} (--n-estimators/--max-depth)"
 
 
 def uses_model_as_given(model) -> bool:

@@ -49,6 +49,9 @@ class Strategy:
         The progress line's start, formatted with the configuration (``{config.n_resamples}``).
     check_model : callable, optional
         ``check_model(estimator)``: refuse, before any fit, a model the strategy cannot read.
+    check_data : callable, optional
+        ``check_data(problem, sets)``: refuse, before any fit, data the strategy cannot use for an effect's
+        feature sets (the debiased estimator needs every row's value of a numeric feature).
     target : {"learner", "dgp"}
         What the bands are about: the learner's PD, or the data's (the PD of the data-generating process).
     """
@@ -65,6 +68,7 @@ class Strategy:
     compute: Mapping[str, Callable[[FitContext, list, dict], xr.DataTree]] = field(default_factory=dict)
     defaults: Callable[[dict, set], None] | None = None
     check_config: Callable[[dict], None] | None = None
+    check_data: Callable[[object, list], None] | None = None
 
     def compute_for(self, effect: EffectReport) -> Callable[[FitContext, list, dict], xr.DataTree] | None:
         """How this strategy computes ``effect``: its own entry, else the effect's entry for the strategy."""
@@ -229,7 +233,7 @@ STRATEGIES = {
     "debiased": Strategy("debiased", False, True, _one_fit_run, debiased_dgp.header,
                          debiased_dgp.precision, "Debiased, cross-fitted: the model fitted 5 times", target="dgp",
                          compute={"pd": debiased_dgp.debiased_pd}, defaults=debiased_dgp.defaults,
-                         check_config=debiased_dgp.check_config),
+                         check_config=debiased_dgp.check_config, check_data=debiased_dgp.check_data),
 }
 register_choices("uncertainty", STRATEGIES)  # --uncertainty offers these names
 

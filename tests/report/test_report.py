@@ -141,3 +141,44 @@ def test_report_carries_the_numbers_as_csv(regression_result):
     np.testing.assert_allclose(temp["estimate"], ds["pd"].values, rtol=1e-5)
     np.testing.assert_allclose(temp["upper"], ds["pd_band"].sel(ci_bound="upper").values, rtol=1e-5)
     assert len(frame) == 8 + 3 + 8 * 8
+
+
+def test_cli_report_refuses_result_files_of_two_runs(regression_result, multiclass_result, tmp_path, capsys):
+    """Issue 26, third round, item 2: ``pdpboot report a.nc b.nc`` naming files of two runs was not checked."""
+    this = {"created": "2026-01-01T12:00:00+00:00", "data": "prices.csv", "data_sha256": "a" * 64}
+    other = {**this, "created": "2026-01-02T09:00:00+00:00", "data": "grunfeld.csv"}
+
+    def stamped(result, config, name):
+        result = result.copy()
+        result.attrs["cli_config"] = json.dumps(config)
+        pdpboot.save(result, tmp_path / name)
+        return str(tmp_path / name)
+
+    a, b = stamped(regression_result, this, "results.nc"), stamped(multiclass_result, other, "ale.nc")
+    out = tmp_path / "r.html"
+    assert main(["report", a, b, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not files of one run" in err and "grunfeld.csv" in err and "prices.csv" in err and "\n" not in err
+    assert not out.exists()
+    pdpboot.save(multiclass_result, tmp_path / "py.nc")  # a run's file with one saved from Python
+    assert main(["report", a, str(tmp_path / "py.nc"), "-o", str(out)]) == 2
+    assert "Python call" in capsys.readouterr().err and not out.exists()
+    c = stamped(multiclass_result, this, "ale.nc")  # both files of one run: reported
+    assert main(["report", a, c, "-o", str(out)]) == 0 and out.is_file()
+
+
+def test_report_of_separate_calls_names_each_result(regression_result, multiclass_result, tmp_path, capsys):
+    """Results saved from Python by separate calls are reported together, each labelled with its file and call."""
+    a, b = tmp_path / "first.nc", tmp_path / "second.nc"
+    pdpboot.save(regression_result, a)
+    pdpboot.save(multiclass_result, b)
+    out = tmp_path / "r.html"
+    assert main(["report", str(a), str(b), "-o", str(out)]) == 0
+    assert "separate Python calls" in capsys.readouterr().err
+    page = out.read_text(encoding="utf-8")
+    assert "come from 2 separate runs or calls" in page
+    for name, result in (("first.nc", regression_result), ("second.nc", multiclass_result)):
+        assert f"PD of &#x27;{name}&#x27;: Python call created {result.attrs['created']}" in page
+    one = report_html([regression_result, regression_result])  # one call twice: no labels, no warning
+    assert "separate runs or calls" not in one
+    assert "PD of result 2" in report_html([regression_result, multiclass_result])

@@ -468,3 +468,88 @@ def test_numbers_with_currency_or_percent_signs_are_named_not_called_ids():
         prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table[["price", "share", "y"]])
     with pytest.raises(InputError, match=r"Feature 'price' holds numbers written as text"):
         prepare(RunConfig.from_dict({"data": "t.csv", "target": "y", "features": ["price", "x"]}), table)
+
+
+def test_spaces_around_text_levels_are_removed_and_case_variants_named(tmp_path):
+    """Hostile round 3: ' Male', 'Male ' and 'Male' were three levels of one value (their PDs differed),
+    silently; a target's ' yes' a class of its own.  Spaces are removed with a note; levels differing only in
+    case are kept (the case may matter) and named in a note."""
+    from pdpboot.workflow.data import read_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("sex,smoker,y\n Male,yes,1\nMale ,Yes,2\nMale,yes,3\nfemale,no,4\n female ,no,5\n",
+                    encoding="utf-8")
+    notes = []
+    table = read_table(path, notes)
+    assert sorted(table["sex"].unique()) == ["Male", "female"]
+    assert list(table["sex"]) == ["Male", "Male", "Male", "female", "female"]
+    assert any("Spaces before or after" in n and "'sex'" in n and "3 row(s)" in n for n in notes), notes
+    assert any("differ only in upper/lower case" in n and "'Yes', 'yes'" in n for n in notes), notes
+    assert sorted(table["smoker"].unique()) == ["Yes", "no", "yes"]  # case variants kept apart
+    pq = tmp_path / "t.parquet"
+    pd.DataFrame({"c": pd.array([" a", "a", "b ", None], dtype="string"), "y": [1.0, 2, 3, 4]}).to_parquet(pq)
+    assert sorted(read_table(pq, [])["c"].dropna().unique()) == ["a", "b"]
+
+
+def test_numbers_with_a_unit_word_are_named_not_used_as_levels():
+    """Hostile round 3: blood pressure written '78.0 mmHg' (a few rows without the unit) became a categorical
+    feature of 100 levels, 30 of them encoded, its PD drawn per level; now named like '$1,234' columns."""
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import prepare
+    from pdpboot.workflow.options import RunConfig
+
+    rng = np.random.default_rng(1)
+    n = 80
+    bp = rng.uniform(60, 120, n)
+    table = pd.DataFrame({"bp": [f"{v:.1f} mmHg" if k % 40 else f"{v:.1f}" for k, v in enumerate(bp)],
+                          "room": [f"{k} {'AB'[k % 2]}" for k in range(n)],  # two different words: codes
+                          "x": rng.normal(size=n), "y": rng.normal(size=n)})
+    problem = prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table)
+    assert "bp" not in problem.features
+    assert "'bp' not used: it holds numbers written as text with the unit 'mmHg'" in " ".join(problem.notes)
+    with pytest.raises(InputError, match=r"Feature 'bp' holds numbers written as text with the unit 'mmHg'"):
+        prepare(RunConfig.from_dict({"data": "t.csv", "target": "y", "features": ["bp", "x"]}), table)
+
+
+def test_day_month_dates_as_text_are_named_not_called_row_ids():
+    """Hostile round 3: visit dates written '04/03/2020' were left out as a column that "identifies rows"."""
+    from pdpboot.workflow.data import prepare
+    from pdpboot.workflow.options import RunConfig
+
+    n = 60
+    table = pd.DataFrame({"visit": pd.date_range("2020-01-01", periods=n, freq="3D").strftime("%d/%m/%Y"),
+                          "x": np.arange(n) % 7, "y": np.arange(n) * 0.5})
+    problem = prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table)
+    assert problem.features == ["x"]
+    notes = " ".join(problem.notes)
+    assert "'visit' not used: it holds dates written with the day and month first (e.g. '01/01/2020')" in notes
+    assert "identifies rows" not in notes
+
+
+def test_workbook_of_several_sheets_and_merged_title_rows(tmp_path):
+    """Hostile round 3: a workbook whose first sheet is a README said only "Unknown target column" (the data
+    sheet unnamed); a sheet with a merged title row above the header was read with the names as a data row."""
+    openpyxl = pytest.importorskip("openpyxl")
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.data import load_problem, read_table
+    from pdpboot.workflow.options import RunConfig
+
+    table = pd.DataFrame({"radius": np.arange(40) * 0.5, "texture": np.arange(40) % 7,
+                          "diagnosis": np.where(np.arange(40) % 3 == 0, "malignant", "benign")})
+    path = tmp_path / "book.xlsx"
+    with pd.ExcelWriter(path, engine="openpyxl") as writer:
+        pd.DataFrame({"About": ["Breast cancer", "scikit-learn"]}).to_excel(writer, sheet_name="README", index=False)
+        table.to_excel(writer, sheet_name="data", index=False)
+    with pytest.raises(InputError, match=r"Unknown target column 'diagnosis'.*first sheet 'README'.*'README', "
+                                         r"'data'.*move the table there"):
+        load_problem(RunConfig.from_dict({"data": "book.xlsx", "target": "diagnosis"}), path)
+    titled = tmp_path / "titled.xlsx"
+    with pd.ExcelWriter(titled, engine="openpyxl") as writer:
+        table.to_excel(writer, sheet_name="data", index=False, startrow=1)
+        sheet = writer.sheets["data"]
+        sheet.cell(row=1, column=1, value="Measurements")
+        sheet.merge_cells(start_row=1, start_column=1, end_row=1, end_column=2)
+    with pytest.raises(InputError, match=r"first row of 'titled.xlsx' is mostly empty cells \(a title: "
+                                         r"'Measurements'\).*header seems to be in row 2"):
+        read_table(titled)
+    assert openpyxl is not None

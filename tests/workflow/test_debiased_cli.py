@@ -110,3 +110,22 @@ def test_summary_reports_no_band_where_thin_overlap_leaves_none(tmp_path, capsys
             if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
     assert "no band (thin overlap everywhere)" in rows["x"]
     assert "no band" not in rows["w"] and rows["w"].count("|") == 6
+
+
+def test_numeric_feature_with_missing_values_is_refused_before_any_fit(tmp_path, capsys, monkeypatch):
+    """Hostile round 3: a parquet with an Int64 feature holding NA fitted the model five times, then exited 1
+    ("PD failed: ... has missing values"); now exit 2 before any fit, naming the feature and the fixes."""
+    import pdpboot.workflow.compute as compute
+
+    from .helpers import FAST, bad, regression_table
+
+    def no_split(*args, **kwargs):
+        raise AssertionError("the run went on to split and fit")
+
+    monkeypatch.setattr(compute, "split", no_split)
+    path = tmp_path / "t.parquet"
+    regression_table().to_parquet(path)  # x1 has 8 missing values
+    fast = [a for i, a in enumerate(FAST) if "--ice-samples" not in (a, FAST[i - 1])]
+    err = bad(["run", path, "--target", "y", "--uncertainty", "debiased", "--features", "x1,count", "--ice-samples",
+               "0", *fast], capsys, tmp_path / "o")
+    assert "'x1' has 8 missing value(s)" in err and "--uncertainty bootstrap" in err, err
