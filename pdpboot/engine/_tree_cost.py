@@ -49,10 +49,15 @@ _COST = {
 def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
     """Whether reading an XGBoost / LightGBM / CatBoost dump costs more than brute force would.
 
-    Reading goes through the library's JSON dump (measured about 30 us per node for
-    XGBoost, 90 us for LightGBM's ``dump_model``); one brute-force descent of one tree
-    costs about 30 ns.  Both scale with the number of trees, so the rule compares
-    rows x grid points x 30 ns with the nodes per tree x the read cost per node.
+    Reading (XGBoost's UBJSON, LightGBM's text dump parsed in C, the offset probe and the
+    self-check) costs a fixed :data:`_READ_FIXED` seconds plus :data:`_READ_PER_NODE` per node;
+    one brute-force descent of one tree costs about 30 ns.  Measured on XGBoost(100, depth 6)
+    and LightGBM(100) at n = 300 and 1,000 (``engine.prepare``, one thread, idle machine):
+    1.9-4.0 us per node, fixed costs included; the constants below are at the top of that range,
+    so the rule still prefers brute force for small models on few rows.  (The constants before
+    were 30 us (XGBoost) and 90 us (LightGBM) per node, from the JSON readers; they sent
+    XGBoost and LightGBM at n = 1,000 to brute force, 3-8x slower for one curve and 35-51x for
+    ten: ``python -m benchmarks.bench_peers --auto-choice``.)
     """
     params = estimator.get_params() if hasattr(estimator, "get_params") else {}
     if is_catboost(estimator):
@@ -61,14 +66,20 @@ def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
         n_trees = int(getattr(estimator, "tree_count_", None) or params.get("iterations") or 1000)
         nodes = 2 ** (int(params.get("depth") or params.get("max_depth") or 6) + 1) - 1
         return n_rows * n_grid * n_trees * _COST["brute_tree_catboost"] < 0.015 + n_trees * nodes * 1.5e-6
+    n_trees = int(params.get("n_estimators") or 100)
     if type(estimator).__module__.startswith("lightgbm"):
-        nodes, per_node = 2 * int(params.get("num_leaves") or 31) - 1, 9e-5
+        nodes = 2 * int(params.get("num_leaves") or 31) - 1
     else:
         depth = params.get("max_depth") or 6
         leaves = params.get("max_leaves") or 0
         nodes = 2 * min(2 ** int(depth), int(leaves) or 2 ** int(depth)) - 1
-        per_node = 3e-5
-    return n_rows * n_grid * 3e-8 < nodes * per_node
+    return n_trees * n_rows * n_grid * 3e-8 < _READ_FIXED + n_trees * nodes * _READ_PER_NODE
+
+
+#: Reading an XGBoost / LightGBM dump: fixed seconds (dump call, offset probe, self-check) ...
+_READ_FIXED = 5e-3
+#: ... and seconds per node (see :func:`_external_read_dominates`).
+_READ_PER_NODE = 4e-6
 
 def _costs(model: TreeModel, levels, s_cols, boxes: GridBoxes, n_rows: int) -> tuple[str, float, float]:
     """(walk, tree cost, brute cost) from expected path statistics under the training cover.

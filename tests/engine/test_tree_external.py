@@ -265,3 +265,19 @@ def test_lightgbm_dump_numbers_parse_exactly_and_strictly():
     for bad, dtype in (("1 2 x", np.float64), ("1.5 2", np.int64), ("1 2,5", np.float64)):
         with pytest.raises(ValueError):
             parse_numbers(bad, dtype)
+
+
+def test_auto_reads_boosters_of_moderate_size_instead_of_brute_force():
+    """The read-cost rule (per node, fixed) against brute force: XGBoost(100, depth 6) and LightGBM(100) at
+    n = 1,000 with 50 grid points are read (the exact engine, reading included, was 4.6x / 9x faster than brute
+    force there for one curve: ``bench_peers --auto-choice``); tiny data stays with brute force.  Fails on the
+    JSON-era constants (30 / 90 us per node), which sent both to brute force."""
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    from pdpboot.engine._tree_cost import _external_read_dominates
+
+    for est in (xgb.XGBRegressor(n_estimators=100, max_depth=6), lgb.LGBMRegressor(n_estimators=100)):
+        # brute: 100 trees x 1,000 rows x 50 points x 30 ns = 0.15 s; read: 5 ms + 100 x 127 (61) nodes x 4 us
+        assert not _external_read_dominates(est, 1000, 50)
+        # brute: 100 x 50 x 20 x 30 ns = 3 ms < the read's fixed 5 ms
+        assert _external_read_dominates(est, 50, 20)
