@@ -13,8 +13,8 @@ Pointwise methods (at each grid point, level 1 - alpha; formulas in
 
 - ``percentile``: the alpha/2 and 1 - alpha/2 quantiles of the resamples, each
   the order statistic of rank ``(B + 1) q`` (interpolated between neighbours;
-  :func:`pdpboot.engine.intervals.quantile`, the one quantile rule of every
-  band here, sup-t included);
+  :func:`pdpboot.engine.intervals.quantile`; the sup-t critical value below
+  takes the same rank rounded up);
 - ``basic``: ``2 * estimate - `` those quantiles (reflected);
 - ``normal``: ``estimate -/+ z_{1-alpha/2} * se``;
 - ``bc``: bias-corrected percentile (Efron 1987, acceleration 0);
@@ -30,8 +30,8 @@ lies in [0, 1], its centred version in [-1, 1]).
 Simultaneous bands cover the whole curve or surface (per output) at once:
 
 - ``sup-t`` (default, see :func:`confidence_bands` for the study behind the
-  choice): ``estimate -/+ c * se`` where ``c`` is the ``level`` quantile (rank
-  ``(B + 1) level``) of the ``B`` resample values of
+  choice): ``estimate -/+ c * se`` where ``c`` is the order statistic of rank
+  ``ceil((B + 1) level)`` of the ``B`` resample values of
   ``max_g |resample_b(g) - estimate(g)| / se(g)`` (Davison & Hinkley 1997,
   Sec. 2.4; never below the pointwise ``z``), widened where the method's
   pointwise band sticks out;
@@ -224,8 +224,8 @@ def confidence_bands(
         sup-t band covered the learner's expected PD curve as a whole in
         0.935 (MC SE 0.008) of the data sets at B = 100 and 0.937 (0.008) at
         B = 200 (with NumPy's interpolated 95 % quantile of the maxima instead
-        of their order statistic k = ceil(0.95 (B + 1)): 0.922 and 0.932;
-        the package's rank (B + 1) 0.95 lies within one rank of the latter), the
+        of their order statistic k = ceil(0.95 (B + 1)), the package's rule:
+        0.922 and 0.932), the
         calibrated percentile band in only 0.796 (0.013) and
         0.878 (0.010): on a smooth curve its calibrated level always reached
         1.0 (the min-max envelope of the resamples), because it is calibrated

@@ -108,8 +108,9 @@ def standard_error(res, *, axis: int = 0) -> np.ndarray:
 def quantile(res, q, *, axis: int = 0) -> np.ndarray:
     """Quantiles of the resamples at rank ``(B + 1) q``, a probability per point, NaN resamples ignored.
 
-    The one quantile rule of the package's bootstrap intervals (percentile, basic, bc, bca,
-    calibrated and the sup-t critical value): with ``B`` valid resamples sorted as
+    The one quantile rule of the package's pointwise bootstrap intervals (percentile, basic,
+    bc, bca, calibrated; the sup-t critical value takes the same rank rounded up,
+    :func:`sup_t_critical_value`): with ``B`` valid resamples sorted as
     ``x_(1) <= ... <= x_(B)``, the ``q`` quantile is the order statistic of rank
     ``h = (B + 1) q`` (Davison & Hinkley 1997, Sec. 2.4 and 5.2; Hyndman & Fan 1996, type 6;
     NumPy's ``method="weibull"``).
