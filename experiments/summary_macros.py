@@ -47,6 +47,12 @@ def _put(macros: dict, name: str, value: str) -> None:
     macros[name] = value
 
 
+def _put_range(macros: dict, name: str, records: list[dict], key: str, digits: int) -> None:
+    """``<name>Min`` and ``<name>Max``: the smallest and largest ``key`` over ``records``."""
+    _put(macros, name + "Min", C.fmt(min(r[key] for r in records), digits))
+    _put(macros, name + "Max", C.fmt(max(r[key] for r in records), digits))
+
+
 def _read(path: Path) -> list:
     return json.loads(path.read_text()) if path.exists() else []
 
@@ -106,13 +112,10 @@ def classifier_macros(default: list[dict], se_study: list[dict], diagnosis: list
         groups.setdefault(f"ClfRange{camel(rec['cell'].split(':')[1])}{camel(rec['scheme'])}", []).append(rec)
     for head, recs in groups.items():
         for field, key in (("Point", "pointwise"), ("PointOrd", "pointwise_b1"), ("Whole", "whole")):
-            _put(macros, head + field + "Min", C.fmt(min(r[key] for r in recs), 3))
-            _put(macros, head + field + "Max", C.fmt(max(r[key] for r in recs), 3))
+            _put_range(macros, head + field, recs, key, 3)
         if all("pointwise_numpy" in r for r in recs):
-            _put(macros, head + "PointOldMin", C.fmt(min(r["pointwise_numpy"] for r in recs), 3))
-            _put(macros, head + "PointOldMax", C.fmt(max(r["pointwise_numpy"] for r in recs), 3))
-        _put(macros, head + "RMin", str(min(r["R"] for r in recs)))
-        _put(macros, head + "RMax", str(max(r["R"] for r in recs)))
+            _put_range(macros, head + "PointOld", recs, "pointwise_numpy", 3)
+        _put_range(macros, head + "R", recs, "R", 0)
     for rec in se_study:
         dgp, learner = rec["combo"].split(":")
         head = f"ClfSe{camel(dgp)}{camel(learner)}{camel(rec['scheme'])}"
@@ -139,18 +142,14 @@ def skexplain_macros(records: list[dict]) -> dict[str, str]:
         head = f"Skx{camel(learner)}"
         _put(macros, head + "RatioMin", C.fmt(min(r["ratio_min"] for r in recs), 1))
         _put(macros, head + "RatioMax", C.fmt(max(r["ratio_max"] for r in recs), 1))
-        _put(macros, head + "RatioMedianMin", C.fmt(min(r["ratio_median"] for r in recs), 1))
-        _put(macros, head + "RatioMedianMax", C.fmt(max(r["ratio_median"] for r in recs), 1))
+        _put_range(macros, head + "RatioMedian", recs, "ratio_median", 1)
         for field, key in (("Pdpboot", "pdpboot_halfwidth_over_sd"), ("Skexplain", "skexplain_halfwidth_over_sd")):
-            _put(macros, head + field + "HwMin", C.fmt(min(r[key] for r in recs), 2))
-            _put(macros, head + field + "HwMax", C.fmt(max(r[key] for r in recs), 2))
+            _put_range(macros, head + field + "Hw", recs, key, 2)
         _put(macros, "SkxR", str(min(r["R"] for r in recs)))
     if records:  # over both learners and every feature
-        _put(macros, "SkxRatioMedianMin", C.fmt(min(r["ratio_median"] for r in records), 0))
-        _put(macros, "SkxRatioMedianMax", C.fmt(max(r["ratio_median"] for r in records), 0))
+        _put_range(macros, "SkxRatioMedian", records, "ratio_median", 0)
         for field, key in (("Pdpboot", "pdpboot_halfwidth_over_sd"), ("Skexplain", "skexplain_halfwidth_over_sd")):
-            _put(macros, f"Skx{field}HwMin", C.fmt(min(r[key] for r in records), 2))
-            _put(macros, f"Skx{field}HwMax", C.fmt(max(r[key] for r in records), 2))
+            _put_range(macros, f"Skx{field}Hw", records, key, 2)
     return macros
 
 
