@@ -408,6 +408,14 @@ def argument_cases() -> None:
         case("arguments", name, one(kw, expected))
 
 
+def print_results(results: list[tuple[str, str, str, str]]) -> None:
+    """One line per case (area | name | verdict | detail), then the count of each verdict."""
+    for row in results:
+        print(" | ".join(row))
+    counts = pd.Series([r[2] for r in results]).value_counts().to_dict()
+    print(f"{len(results)} cases: {counts}")
+
+
 def main(argv: list[str]) -> None:
     warnings.simplefilter("ignore")
     part = argv[0] if argv else "api"
@@ -419,10 +427,7 @@ def main(argv: list[str]) -> None:
         argument_cases()
     elif part == "cli":
         cli_cases(Path(argv[1] if len(argv) > 1 else tempfile.mkdtemp()))
-    for row in RESULTS:
-        print(" | ".join(row))
-    counts = pd.Series([r[2] for r in RESULTS]).value_counts().to_dict()
-    print(f"{len(RESULTS)} cases: {counts}")
+    print_results(RESULTS)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 import pdpboot
-from benchmarks.hostile_round2 import check, check_run_folder
+from benchmarks.hostile_round2 import check, check_run_folder, print_results
 
 RESULTS: list[tuple[str, str, str, str]] = []
 
@@ -723,10 +723,7 @@ def main(argv: list[str]) -> None:
             fn()
     else:
         parts[part]()
-    for row in RESULTS:
-        print(" | ".join(row))
-    counts = pd.Series([r[2] for r in RESULTS]).value_counts().to_dict()
-    print(f"{len(RESULTS)} cases: {counts}")
+    print_results(RESULTS)
 
 
 if __name__ == "__main__":
