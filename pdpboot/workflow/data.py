@@ -361,22 +361,18 @@ def _read_excel(path: Path, notes: list[str], na_values: tuple[str, ...] = ()) -
             f"Reading Excel ({shorten(path.name)}) needs openpyxl: pip install \"pdpboot[excel]\"."
         ) from None
     try:
-        header = pd.read_excel(path, sheet_name=0, engine="openpyxl", header=None, nrows=2)
-        _refuse_title_rows(header, path.name)
-        _refuse_duplicate_header(header.iloc[0].tolist() if len(header) else [], path.name)
-        table = pd.read_excel(path, sheet_name=0, engine="openpyxl", keep_default_na=False,
-                              na_values=["", *na_values])
+        with pd.ExcelFile(path, engine="openpyxl") as book:  # the workbook opened once for all three reads
+            header = pd.read_excel(book, sheet_name=0, header=None, nrows=2)
+            _refuse_title_rows(header, path.name)
+            _refuse_duplicate_header(header.iloc[0].tolist() if len(header) else [], path.name)
+            table = pd.read_excel(book, sheet_name=0, keep_default_na=False, na_values=["", *na_values])
+            sheets = book.sheet_names
         if table.isna().to_numpy().any():
             _refuse_uncached_formulas(path)
-        if table.shape[0] == 0:
-            with pd.ExcelFile(path, engine="openpyxl") as book:
-                sheets = book.sheet_names
-            if len(sheets) > 1:
-                raise InputError(f"The first sheet {shorten(sheets[0])} of {shorten(path.name)} holds no data rows; "
-                                 f"pdpboot reads the first sheet (this workbook has {', '.join(map(shorten, sheets))}"
-                                 "): move the table to the first sheet, or save it as CSV.")
-        with pd.ExcelFile(path, engine="openpyxl") as book:
-            sheets = book.sheet_names
+        if table.shape[0] == 0 and len(sheets) > 1:
+            raise InputError(f"The first sheet {shorten(sheets[0])} of {shorten(path.name)} holds no data rows; "
+                             f"pdpboot reads the first sheet (this workbook has {', '.join(map(shorten, sheets))}"
+                             "): move the table to the first sheet, or save it as CSV.")
         if len(sheets) > 1:
             notes.append(f"{SHEET_NOTE} {shorten(sheets[0])} of {shorten(path.name)} (its sheets: "
                          f"{', '.join(map(shorten, sheets[:6]))}{', ...' if len(sheets) > 6 else ''}).")
