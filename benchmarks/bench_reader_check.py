@@ -18,9 +18,15 @@ The output starts with the library versions and the code's commit and gives the 
 (1, 5, 15 min) before and after each size: the other jobs on the machine inflate wall times much
 more than CPU times, so compare CPU % across runs, and runs only at similar load.
 
+``--lightgbm-floor`` prints what no check that calls the model's own ``predict`` can go below for
+LightGBM at n = 2,000: one call of ``LGBMRegressor.predict`` on 54 probe rows (one thread, as the
+check calls it) against ``booster_.predict`` on the same rows (the scikit-learn wrapper's share) and
+the refit's fit, CPU means over 200 calls.
+
 Usage::
 
     nice -n 15 python -m benchmarks.bench_reader_check [--repeats 3] [--sizes 2000 20000]
+    python -m benchmarks.bench_reader_check --lightgbm-floor
 """
 
 from __future__ import annotations
@@ -90,11 +96,33 @@ def _one(engine, est, X, y, grids, predict_threads=None) -> tuple[tuple[float, f
     return fit, check
 
 
+def lightgbm_floor(n: int = 2000, calls: int = 200) -> None:
+    """The cost of the one call the check cannot avoid (the model's own ``predict`` of the probe rows)."""
+    import lightgbm
+
+    X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+    est = lightgbm.LGBMRegressor(n_estimators=100, n_jobs=1, verbose=-1, random_state=0)
+    with threadpool_limits(limits=1):
+        fit = statistics.median(_timed(lambda: clone(est).fit(X, y))[1] for _ in range(5))
+        model = clone(est).fit(X, y)
+        rows = X[np.linspace(0, n - 1, 54).round().astype(int)]
+        own = _timed(lambda: [model.predict(rows, num_threads=1) for _ in range(calls)])[1] / calls
+        booster = _timed(lambda: [model.booster_.predict(rows, num_threads=1) for _ in range(calls)])[1] / calls
+    print(f"LightGBM(100), n = {n}: fit {1000 * fit:.1f} ms CPU (2 % = {20 * fit:.2f} ms); its own predict of 54 "
+          f"rows {1000 * own:.2f} ms ({100 * own / fit:.2f} % of the fit), booster_.predict {1000 * booster:.2f} ms; "
+          f"load {_load()}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
+    parser.add_argument("--lightgbm-floor", action="store_true",
+                        help="only the cost of LightGBM's own predict of the probe rows (see the module docstring)")
     args = parser.parse_args(argv)
+    if args.lightgbm_floor:
+        lightgbm_floor()
+        return
     engine = {e.name: e for e in registered()}["tree"]
     print(_versions())
     print(f"{'model':>9} {'n':>6} {'refit s':>9} {'check s':>9} {'wall %':>7} {'refit CPU':>10} "
