@@ -490,3 +490,48 @@ def test_probe_rows_are_evenly_spaced_first_and_last_included():
     np.testing.assert_array_equal(probe_rows(3, 5), [0, 1, 1, 2, 2])  # 0, .5, 1, 1.5, 2
     np.testing.assert_array_equal(probe_rows(1, 4), [0, 0, 0, 0])
     np.testing.assert_array_equal(probe_rows(7, 1), [0])
+
+
+def test_the_verdict_cache_key_reads_every_part_of_the_reading():
+    """The cache key of a verdict changes with any one value the descent reads (a threshold, a leaf value,
+    a child, a missing-value direction, a split column): a refit in place that changes only one of them is
+    probed again, never answered from the old verdict."""
+    import dataclasses
+
+    from pdpboot.engine import tree
+    from pdpboot.engine._tree_check import _fingerprint
+
+    X, est = _forest(n=120)
+    base = tree.prepare(est, X, "predict").model
+    split = int(np.flatnonzero(base.feature >= 0)[1])
+    leaf = int(np.flatnonzero(base.feature < 0)[0])
+
+    def changed(field, fn):
+        arr = getattr(base, field).copy()
+        fn(arr)
+        return dataclasses.replace(base, **{field: arr})
+
+    variants = {
+        "threshold": changed("threshold", lambda a: a.__setitem__(split, np.nextafter(a[split], np.inf))),
+        "value": changed("value", lambda a: a.__setitem__((leaf, 0), a[leaf, 0] + 1e-12)),
+        "left": changed("left", lambda a: a.__setitem__(split, base.right[split])),
+        "missing_left": changed("missing_left", lambda a: a.__setitem__(split, not a[split])),
+        "feature": changed("feature", lambda a: a.__setitem__(split, (a[split] + 1) % X.shape[1])),
+    }
+
+    class Prepared:  # what the fingerprint reads of a prepared model: the model and its compiled node table
+        def __init__(self, model):
+            from pdpboot.engine._tree_compiled import _kernel_base
+
+            self.model, self._base = model, None
+            self._build = _kernel_base
+
+        def kernel_base(self):
+            if self._base is None:
+                self._base = self._build(self.model)
+            return self._base
+
+    reference = _fingerprint(Prepared(base))
+    assert _fingerprint(Prepared(dataclasses.replace(base))) == reference
+    for field, model in variants.items():
+        assert _fingerprint(Prepared(model)) != reference, field
