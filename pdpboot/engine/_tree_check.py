@@ -50,7 +50,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ._table import _Table
+from ._table import rows_with
 from ._tree_compiled import _kernel
 from ._tree_model import TreeModel, model_grid
 from ._tree_walk import _raw_outputs
@@ -188,7 +188,7 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
         subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan and nan_ok[j]), k, 7 * p)
                 for p, j in enumerate(cols)}
         try:
-            ref = respond(_inputs(X, rows, subs))
+            ref = respond(rows_with(X, rows, subs))
             break
         except (ValueError, TypeError, IndexError) as exc:
             if not with_nan or not cols:
@@ -271,15 +271,6 @@ def _spread(values: np.ndarray, k: int, sentinel, with_nan: bool) -> np.ndarray:
     grid, tok = values[:len(values) - n_tok], values[len(values) - n_tok:]
     keep = np.unique(np.linspace(0, len(grid) - 1, k - n_tok).round().astype(np.intp))
     return np.concatenate([grid[keep], tok])
-
-
-def _inputs(X, rows: np.ndarray, subs: dict):
-    """Rows ``rows`` of ``X`` in the model's input space with column ``j`` set to ``subs[j]`` (as brute
-    force sets it; one take of the rows)."""
-    points = np.arange(len(rows))
-    if not isinstance(X, pd.DataFrame):  # the rows first: an integer array is widened to float for a float grid
-        X, rows = np.asarray(X)[rows], points
-    return _Table(X, list(subs), [subs[j] for j in subs]).block(rows, points)
 
 
 def tree_probe(prepared, rows: np.ndarray, subs: dict) -> np.ndarray:
