@@ -98,8 +98,9 @@ def test_logit_scale_survives_save_and_load(tmp_path):
                                                rng=0, execution=QUIET)
     pdpboot.save(res, tmp_path / "r.nc")
     back = pdpboot.load(tmp_path / "r.nc")
-    xr.testing.assert_identical(pdpboot.confidence_bands(back)["x0"].ds["pd_band"],
-                                pdpboot.confidence_bands(res)["x0"].ds["pd_band"])
+    band = pdpboot.confidence_bands(back)["x0"].ds["pd_band"]
+    assert band.attrs["scale"] == "logit"
+    xr.testing.assert_identical(band, pdpboot.confidence_bands(res)["x0"].ds["pd_band"])
 
 
 def test_explicit_bootstrap_of_a_boosting_classifier_warns_the_default_does_not():
@@ -149,7 +150,7 @@ def test_a_pd_every_fit_puts_at_0_or_1_keeps_a_band_that_contains_it():
     resamples = np.concatenate([np.zeros((30, 1, 1)), rng.uniform(0.3, 0.5, (30, 1, 1)), np.ones((30, 1, 1))], 2)
     tree = _probability_tree(np.array([[0.0, 0.4, 1.0]]), resamples)
     for simultaneous in (False, True):
-        band = pdpboot.confidence_bands(tree, simultaneous=simultaneous)["x"].ds["pd_band"].sel(output=1).values
+        band = pdpboot.probability_bands(tree, simultaneous=simultaneous)["x"].ds["pd_band"].sel(output=1).values
         np.testing.assert_array_equal(band[:, 0], [0.0, 0.0])
         np.testing.assert_array_equal(band[:, 2], [1.0, 1.0])
         assert 0 < band[0, 1] < 0.4 < band[1, 1] < 1
