@@ -81,7 +81,12 @@ def bootstrap_partial_dependence(
         pointwise and 0.613 (0.030) whole curve (R = 120); for logistic
         regression, already right with the bootstrap, it moved pointwise
         coverage by at most 0.01 and whole-curve coverage up by 0.007-0.027.
-        Each refit uses 0.632 n rows (cheaper than the bootstrap's n).  The
+        Each refit uses 0.632 n rows (CPU 0.83-1.00 of the bootstrap's,
+        ``benchmarks/bench_auto_resampling.py``).  The studies were binary
+        outcomes at n = 400; a multiclass classifier's probabilities get the
+        same scheme, unstudied.  The ICE heterogeneity and H statistics of such
+        a run come from the same subsamples (deviations rescaled); their
+        intervals were studied with the bootstrap only.  The
         root attrs ``resampling`` (the scheme that drew the rows),
         ``resampling_requested``, ``band_scale`` and ``resampling_reason``
         (one sentence) record the choice.  ``bootstrap``: rows drawn with
