@@ -162,11 +162,11 @@ class Resampling:
         'bootstrap'
         """
         if self.scheme != "auto":
-            return self, SchemeChoice(self.scheme, self.scheme, "identity", "")
+            return self, SchemeChoice(self.scheme, self.scheme, "identity", output)
         scheme = "subsample" if probabilities else "bootstrap"
         resolved = dataclasses.replace(self, scheme=scheme)
-        return resolved, SchemeChoice("auto", scheme, "logit" if probabilities else "identity",
-                                      auto_scheme_reason(probabilities, output, resolved.subsample_fraction))
+        return resolved, SchemeChoice("auto", scheme, "logit" if probabilities else "identity", output,
+                                      resolved.subsample_fraction)
 
     def subsample_size(self, n_rows: int) -> int:
         """Rows each resample draws: ``floor(subsample_fraction * n_rows)`` for ``subsample``, else ``n_rows``."""
@@ -212,14 +212,27 @@ class SchemeChoice:
     band_scale : {"identity", "logit"}
         The scale :func:`pdpboot.confidence_bands` forms the PD's bands on (``"logit"``: a probability PD's
         bands formed on the logit scale and mapped back).
-    reason : str
-        One sentence on why ``"auto"`` chose ``scheme`` and ``band_scale`` (empty when the user chose).
+    output : str
+        What the PD averages, in a few words (``"a classifier's predicted probabilities"``).
+    subsample_fraction : float
+        Of the subsample ``"auto"`` chose (for the reason).
     """
 
     requested: str
     scheme: str
     band_scale: str
-    reason: str
+    output: str = "predictions"
+    subsample_fraction: float = 0.632
+
+    @property
+    def reason(self) -> str:
+        """One sentence on why ``"auto"`` chose ``scheme`` and ``band_scale`` (empty when the user chose).
+
+        A property, not a field: the sentence is not part of a checkpoint's fingerprint.
+        """
+        if self.requested != "auto":
+            return ""
+        return auto_scheme_reason(self.band_scale == "logit", self.output, self.subsample_fraction)
 
 
 def _check_threads(threads_per_job) -> int:
