@@ -171,3 +171,16 @@ def test_ale_keeps_its_own_auto_rule_for_a_resampling_object():
     res = pdpboot.bootstrap_ale(LogisticRegression(), X, y, [0], n_resamples=3, grid_resolution=3, rng=0,
                                 resampling=pdpboot.Resampling(background="resample"), execution=QUIET)
     assert res.attrs["resampling"] == "stratified" and res.attrs["band_scale"] == "identity"
+
+
+def test_auto_run_extends_from_its_checkpoint(tmp_path):
+    X, y = _classification(60)
+    common = dict(grid_resolution=3, rng=0)
+    ckpt = pdpboot.Execution(progress=False, checkpoint=tmp_path / "ck")
+    pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=3, execution=ckpt, **common)
+    resumed = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=6, execution=ckpt,
+                                                   **common)
+    fresh = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=6, execution=QUIET,
+                                                 **common)
+    assert resumed.attrs["resampling"] == "subsample" and resumed.attrs["band_scale"] == "logit"
+    xr.testing.assert_identical(resumed["x0"].to_dataset(), fresh["x0"].to_dataset())
