@@ -362,6 +362,7 @@ def refit_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, B
     res = pdpboot.bootstrap_partial_dependence(
         make_learner(setting["learner"], quick), X, y, setting["features"], n_resamples=B, custom_values=custom,
         categorical_features=setting.get("categorical"), rng=np.random.default_rng(boot_seed),
+        resampling="bootstrap",  # the archived comparison is with the plain bootstrap (before resampling="auto")
         execution=pdpboot.Execution(n_jobs=1, progress=False))
     with warnings.catch_warnings():   # the boosted classifier's known refit under-coverage: measured here, not new
         warnings.simplefilter("ignore", pdpboot.CoverageWarning)
