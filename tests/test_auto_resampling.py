@@ -211,3 +211,19 @@ def test_the_study_measured_the_bands_the_default_makes():
         assert point == pytest.approx(np.mean((lo <= truth) & (truth <= hi)), abs=1e-12)
         assert whole == pytest.approx(np.mean(np.all((slo <= truth) & (truth <= shi), axis=1)), abs=1e-12)
     assert len(seen) >= 4 and min(p for p, _ in seen) < 0.6  # the truths tell bands apart
+
+
+def test_the_plot_legend_says_the_band_was_formed_on_the_logit_scale():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, y = _classification(60)
+    res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20, grid_resolution=3,
+                                               rng=0, execution=QUIET)
+    for scale, shown in (("auto", True), ("identity", False)):
+        ax = pdpboot.plot_pd(pdpboot.confidence_bands(res, scale=scale), "x0")
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert any("percentile band (logit scale), B = 20" in t for t in labels) is shown, labels
+        plt.close(ax.figure)
