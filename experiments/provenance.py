@@ -118,6 +118,13 @@ def _escape(text: str) -> str:
     return text.replace("_", r"\_").replace("%", r"\%").replace("#", r"\#")
 
 
+def _note(text: str) -> str:
+    """A note for the table: escaped, with the method names spelled as in every other table (``sup-$t$``)."""
+    from .learners import METHOD_LABELS
+
+    return _escape(text).replace("sup-t", METHOD_LABELS["sup-t"])
+
+
 def _code(text: str) -> str:
     return r"\code{" + _escape(text) + "}"
 
@@ -160,7 +167,7 @@ def table(rows: list[dict], labels: dict[str, tuple[str, str]]) -> str:
         lines.append(" & ".join([
             _code(row["study"]), _feeds(row["study"], labels), _minutes_cell(row),
             "" if row["n_jobs"] is None else str(row["n_jobs"]), load, _code(row["code"]),
-            r"\scriptsize " + _escape(row["note"]) if row["note"] else ""]) + r" \\")
+            r"\scriptsize " + _note(row["note"]) if row["note"] else ""]) + r" \\")
     total = totals(rows)
     n_recorded = sum(not r.get("estimated", False) and not math.isnan(r["minutes"]) for r in rows)
     n_estimated = sum(bool(r.get("estimated", False)) for r in rows)
