@@ -328,11 +328,12 @@ def fingerprint(archive: Path) -> str:
 
 def measure(part: Part) -> dict:
     """CPU seconds of the part: its first ``sample`` units timed (mean x count / scale) plus what is recorded."""
-    per_unit, timed = [], min(part.sample, part.count) if part.run else 0
+    per_unit, timed, spent = [], min(part.sample, part.count) if part.run else 0, 0.0
     for i in range(timed):
         start = time.process_time()
         out = part.run(i)
         elapsed = time.process_time() - start
+        spent += elapsed
         # a run that measured the share its archive does not record returns it (forest_ij)
         if isinstance(out, dict) and "unrecorded_seconds" in out:
             elapsed = out["unrecorded_seconds"]
@@ -341,7 +342,8 @@ def measure(part: Part) -> dict:
     return {"part": part.name, "unit": part.unit, "units_in_archive": part.count,
             "units_timed": int(timed * part.scale), "cpu_seconds_per_unit": round(float(np.mean(per_unit)), 3)
             if per_unit else None, "cpu_seconds_recorded": round(part.recorded_seconds, 1),
-            "cpu_seconds": round(measured + part.recorded_seconds, 1), "note": part.note}
+            "cpu_seconds": round(measured + part.recorded_seconds, 1), "timing_cpu_seconds": round(spent, 1),
+            "note": part.note}
 
 
 def estimate_study(study: str, archive_root: Path = C.ARCHIVE, sample: int = 2, cache: Path = CACHE) -> dict:
@@ -356,21 +358,26 @@ def estimate_study(study: str, archive_root: Path = C.ARCHIVE, sample: int = 2, 
     key = fingerprint(archive)
     if done.get("fingerprint") != key:
         done = {"fingerprint": key, "parts": {}}
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    # The parts first: they import the study's modules, hence scikit-learn's OpenMP runtime, which a
+    # threadpool_limits entered before it was loaded would not limit (2 OpenMP threads under load: CPU time
+    # inflated by spinning threads).
+    parts = PARTS[study](archive, sample)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(1):
-            parts = PARTS[study](archive, sample)
-            todo = [p for p in parts if p.name not in done["parts"]]
-            runnable = [p for p in todo if p.run is not None]
-            if runnable:  # one untimed unit first: imports, caches and compilation are not a unit's cost
+        todo = [p for p in parts if p.name not in done["parts"]]
+        runnable = [p for p in todo if p.run is not None]
+        if runnable:  # one untimed unit first: imports, caches and compilation are not a unit's cost
+            with threadpool_limits(1):
                 runnable[0].run(0)
+        with threadpool_limits(1):  # again: the warm-up may have loaded more thread pools
             for part in todo:
-                if part.name in done["parts"]:
-                    continue
                 start = time.perf_counter()
                 done["parts"][part.name] = measure(part)
+                threads = [(info["internal_api"], info["num_threads"]) for info in threadpool_info()]
+                if any(n != 1 for _, n in threads):
+                    raise RuntimeError(f"time_estimate: {part.name} ran with more than one thread: {threads}.")
                 print(f"[{time.strftime('%H:%M:%S')}] {study}: {part.name}: "
                       f"{done['parts'][part.name]['cpu_seconds'] / 60:.1f} min estimated "
                       f"({time.perf_counter() - start:.0f} s wall to time)", file=sys.stderr, flush=True)
@@ -403,12 +410,43 @@ def write(estimates: dict, path: Path = ESTIMATES) -> None:
     Path(path).write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
 
 
+def summary(estimates: dict) -> str:
+    """A plain-text table of the estimates: per study, then per part."""
+    lines = [f"{'study':15s} {'CPU min':>8s} {'of it recorded':>14s} {'parts':>5s} {'units':>6s} {'timed':>5s}  "
+             f"{'timing CPU s':>12s}  code     date"]
+    total = 0.0
+    for study, rec in estimates.items():
+        if study.startswith("_"):
+            continue
+        timing = sum(p.get("timing_cpu_seconds", (p["cpu_seconds_per_unit"] or 0) * p["units_timed"])
+                     for p in rec["parts"])
+        total += rec["cpu_minutes"]
+        lines.append(f"{study:15s} {rec['cpu_minutes']:8.1f} {rec['cpu_minutes_recorded_in_archive']:14.1f} "
+                     f"{rec['cells']:5d} {rec['units_in_archive']:6d} {rec['units_timed']:5d}  {timing:12.0f}  "
+                     f"{rec['code']}  {rec['date']}")
+    lines.append(f"{'total':15s} {total:8.1f}")
+    for study, rec in estimates.items():
+        if study.startswith("_"):
+            continue
+        lines.append(f"\n{study}:")
+        for p in rec["parts"]:
+            per = "" if p["cpu_seconds_per_unit"] is None else f"{p['cpu_seconds_per_unit']:.3f} s/unit"
+            lines.append(f"  {p['part']:70s} {p['units_timed']:3d}/{p['units_in_archive']:5d} {per:>14s} "
+                         f"{p['cpu_seconds'] / 60:7.1f} min  {p['note']}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.time_estimate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--studies", nargs="*", default=list(STUDIES), choices=STUDIES)
     parser.add_argument("--sample", type=int, default=2, help="repetitions timed per cell (default 2)")
+    parser.add_argument("--summary", action="store_true",
+                        help="print the committed estimates (TIME_ESTIMATES.json) and measure nothing")
     args = parser.parse_args(argv)
+    if args.summary:
+        print(summary(json.loads(ESTIMATES.read_text())))
+        return 0
     out = {}
     for study in args.studies:
         out[study] = estimate_study(study, sample=args.sample)
