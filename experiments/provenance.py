@@ -133,27 +133,30 @@ def _code(text: str) -> str:
 ESTIMATE_NOTE = (r"$\approx$ (est.): the archive records no time; CPU minutes of one process estimated by "
                  r"re-running the first 1--3 repetitions of every cell with the study's own code and settings "
                  r"(\code{time.process\_time}) times the archive's repetitions, or summed from the CPU time the "
-                 r"archive records per repetition (forest\_ij, debiased); \code{experiments/time\_estimate.py}, "
+                 r"archive records per repetition (forest\_ij, debiased), rounded up; "
+                 r"\code{experiments/time\_estimate.py}, "
                  r"\code{experiments/archive/TIME\_ESTIMATES.json}. Recorded times are wall-clock minutes.")
 
 
 def _minutes_cell(row: dict) -> str:
     if math.isnan(row["minutes"]):
         return "not recorded"
-    text = C.fmt(row["minutes"], 0)
-    return r"$\approx$ " + text + " (est.)" if row.get("estimated", False) else text
+    if row.get("estimated", False):
+        return r"$\approx$ " + C.fmt(_shown(row["minutes"], estimated=True), 0) + " (est.)"
+    return C.fmt(row["minutes"], 0)
 
 
-def _shown(minutes: float) -> float:
-    """The minutes as the table prints them (whole minutes, as :func:`experiments._common.fmt` rounds)."""
-    return float(f"{minutes:.0f}")
+def _shown(minutes: float, estimated: bool = False) -> float:
+    """The minutes as the table prints them: whole minutes, as :func:`experiments._common.fmt` rounds a
+    recorded time, and rounded up for an estimate (a study of a few CPU seconds shows 1, not 0)."""
+    return float(math.ceil(minutes)) if estimated else float(f"{minutes:.0f}")
 
 
 def totals(rows: list[dict]) -> dict[str, float]:
     """Minutes recorded, estimated and their sum, as sums of the whole minutes the rows print (so the table's
     column adds up to its totals); rows neither recorded nor estimated count in neither."""
     recorded = sum(_shown(r["minutes"]) for r in rows if not r.get("estimated", False) and not math.isnan(r["minutes"]))
-    estimated = sum(_shown(r["minutes"]) for r in rows if r.get("estimated", False))
+    estimated = sum(_shown(r["minutes"], estimated=True) for r in rows if r.get("estimated", False))
     return {"recorded": recorded, "estimated": estimated, "total": recorded + estimated}
 
 

@@ -121,29 +121,29 @@ def test_estimates_are_marked_and_the_total_is_the_sum_of_the_rows(tmp_path):
 
     first, second, third, *rest = STUDIES
     files = {"a.json": {"bytes": 1, "sha256": "0" * 64}}
-    results = _archive(tmp_path, {first: {"timing": {"wall_seconds": 624.0, "n_jobs": 1, "load_average_1min": 2.0}},
+    results = _archive(tmp_path, {first: {"timing": {"wall_seconds": 627.0, "n_jobs": 1, "load_average_1min": 2.0}},
                                   second: {"files": files}, third: {"files": files}})
     good = _fingerprint_by_hand(files)
     assert time_estimate.fingerprint(results / second) == good  # the writer's fingerprint is the reader's
-    estimates = {second: {"cpu_minutes": 12.4, "archive_fingerprint": good},
+    estimates = {second: {"cpu_minutes": 12.05, "archive_fingerprint": good},
                  third: {"cpu_minutes": 99.0, "archive_fingerprint": "stale"},  # of another archive: not used
                  first: {"cpu_minutes": 500.0, "archive_fingerprint": _fingerprint_by_hand({})}}  # recorded wins
     rows = provenance.records(results, C.archived_timings(results), provenance={}, estimates=estimates)
     body = provenance.table(rows, {})
     minutes = _minutes_column(body)
-    assert minutes[rf"\code{{{first}}}"] == "10"  # 624 s = 10.4 min, recorded: no mark
-    assert minutes[rf"\code{{{second}}}"] == r"$\approx$ 12 (est.)"
+    assert minutes[rf"\code{{{first}}}"] == "10"  # 627 s = 10.45 min, recorded: no mark
+    assert minutes[rf"\code{{{second}}}"] == r"$\approx$ 13 (est.)"  # an estimate is rounded up
     assert minutes[rf"\code{{{third}}}"] == "not recorded"
     assert r"(est.): the archive records no time" in body  # the note says how the estimates were made
-    # the column adds up: 10 + 12 = 22 (the unrounded 10.4 + 12.4 would print 23)
-    assert _whole(minutes["Recorded"]) == 10 and _whole(minutes["Estimated"]) == 12
-    assert _whole(minutes["Total"]) == 22 == sum(_whole(v) for k, v in minutes.items()
+    # the column adds up: 10 + 13 = 23 (the unrounded 10.45 + 12.05 = 22.5 would print 22)
+    assert _whole(minutes["Recorded"]) == 10 and _whole(minutes["Estimated"]) == 13
+    assert _whole(minutes["Total"]) == 23 == sum(_whole(v) for k, v in minutes.items()
                                                  if k.startswith(r"\code") and v != "not recorded")
     assert minutes["Total"].startswith(r"$\approx$")  # a total with an estimate in it is approximate
     macros = provenance.macros(rows)
     assert (macros["ComputeMinutesRecorded"], macros["ComputeMinutesEstimated"], macros["ComputeMinutesTotal"]) == \
-        ("10", "12", "22")
-    assert macros["ComputeHoursTotal"] == "0.4"  # 22 / 60 = 0.367
+        ("10", "13", "23")
+    assert macros["ComputeHoursTotal"] == "0.4"  # 23 / 60 = 0.383
     assert (macros["ComputeStudiesRecorded"], macros["ComputeStudiesEstimated"]) == ("1", "1")
     assert macros["ComputeStudiesEstimatedList"] == second.replace("_", r"\_")
     assert macros["ComputeStudiesMissing"].split(", ")[0] == third.replace("_", r"\_")
