@@ -370,6 +370,24 @@ def _draw(plan: BootstrapPlan, seed: np.random.Generator) -> np.ndarray:
     return plan.resampling.draw(plan.spec.n_rows, _child(seed, 0), plan.strata)
 
 
+def check_resample_weights(plan: BootstrapPlan, seeds: list) -> None:
+    """Refuse, before any fit, resamples that draw only rows of ``sample_weight`` 0 (nothing to fit).
+
+    Only runs whose weights hold zeros pay for drawing the rows here (they are drawn again, identically,
+    as each job is dispatched).
+    """
+    w = plan.sample_weight
+    if w is None or np.all(w > 0):
+        return
+    empty = [b for b, seed in enumerate(seeds) if not np.any(w[_draw(plan, seed)] > 0)]
+    if empty:
+        shown = ", ".join(map(str, empty[:5])) + (", ..." if len(empty) > 5 else "")
+        raise ValueError(
+            f"sample_weight is positive on only {int(np.sum(w > 0))} of {len(w)} rows, and {len(empty)} of "
+            f"{len(seeds)} resamples (resample {shown}) draw none of them: nothing to fit; remove the rows of "
+            f"weight 0 from X, y and sample_weight (no fit or average uses them) or give more rows a positive weight")
+
+
 def _run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Checkpoint | None,
                    counts: np.ndarray) -> list:
     """Every resample's arrays or :class:`Failure`, persisting each; stop early on too many failures.
@@ -485,6 +503,7 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
     seeds = seed_record(generator)
     full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
     resample_seeds = generator.spawn(plan.n_resamples)
+    check_resample_weights(plan, resample_seeds)
     ckpt, created = _open_checkpoint(plan, seeds, created)
     background, ice_rows, h_rows = fixed_rows(plan, background_seed, ice_seed, full_seed.spawn(1)[0])
     base = Evaluation("", [], background, row_weights(plan, background), ice_rows, h_rows)

@@ -44,3 +44,35 @@ def test_fit_seeded_routes_weights_to_a_pipeline_and_keeps_a_set_seed():
     ref = RandomForestRegressor(n_estimators=3, random_state=11).fit(X.iloc[:30], y[:30], sample_weight=w[:30])
     assert kept.random_state == 11
     np.testing.assert_array_equal(kept.predict(X), ref.predict(X))
+
+
+class _CountingRidge(Ridge):
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_a_resample_drawing_only_zero_weight_rows_is_refused_before_any_fit():
+    """Weights positive on 2 of 40 rows: some bootstrap resample draws neither of them.  It used to fail
+    after the full-data fit with scikit-learn's "Sample weights must contain at least one non-zero number"
+    (PD) or deep in the ALE; now one line naming the cause and the fix, before any fit, for every effect."""
+    import pytest
+
+    import pdpboot
+
+    X, y, _ = _data(40)
+    w = np.zeros(40)
+    w[:2] = 1.0
+    quiet = pdpboot.Execution(n_jobs=1, progress=False)
+    for run in (pdpboot.bootstrap_partial_dependence, pdpboot.bootstrap_ale):
+        _CountingRidge.fits = 0
+        with pytest.raises(ValueError, match=r"positive on only 2 of 40 rows.*draw none of them") as info:
+            run(_CountingRidge(), X, y, ["a"], n_resamples=8, sample_weight=w, rng=0, execution=quiet)
+        assert "\n" not in str(info.value) and _CountingRidge.fits == 0
+    # positive weights on enough rows: runs (no resample is empty), zero-weight rows allowed
+    w[:30] = 1.0
+    res = pdpboot.bootstrap_partial_dependence(Ridge(), X, y, ["a"], n_resamples=8, sample_weight=w, rng=0,
+                                               execution=quiet)
+    assert res["a"]["pd_resamples"].notnull().all()
