@@ -35,6 +35,7 @@ from ._plan import PDSpec, make_plan
 from ._validate import (
     check_choice,
     check_enough_rows,
+    check_fitted_columns,
     check_positive_int,
     check_sample_weight,
     check_table,
@@ -377,6 +378,7 @@ def accumulated_local_effects(
     if not is_fitted(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it first, or use pdpboot.bootstrap_ale, "
                          "which fits clones itself.")
+    check_fitted_columns(estimator, X)
     spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
                          categorical_features=categorical_features, memory_limit=memory_limit)
     pd_spec = spec.pd_spec
