@@ -122,27 +122,27 @@ def resample_cases() -> None:
         def go():
             w = np.zeros(len(X))
             w[:k] = 1.0
-            res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=8,
+            res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=30,
                                                        sample_weight=w, grid_resolution=4, rng=0, execution=_quiet())
             est = LinearRegression().fit(X, y, sample_weight=w)
             return check(res, est, X, "a", weights=w)
         return go
-    case("resamples", "weights positive on 2 of 60 rows (a resample draws none)", weights(2), expect="refused")
+    case("resamples", "weights positive on 1 of 60 rows (a resample draws none)", weights(1), expect="refused")
     case("resamples", "weights positive on 30 of 60 rows", weights(30))
 
     def ale_weights():
         w = np.zeros(len(X))
-        w[:2] = 1.0
-        return pdpboot.bootstrap_ale(LinearRegression(), X, y, ["a"], n_resamples=8, sample_weight=w, rng=0,
+        w[:1] = 1.0
+        return pdpboot.bootstrap_ale(LinearRegression(), X, y, ["a"], n_resamples=30, sample_weight=w, rng=0,
                                      execution=_quiet())
-    case("resamples", "ALE: weights positive on 2 of 60 rows", ale_weights, expect="refused")
+    case("resamples", "ALE: weights positive on 1 of 60 rows", ale_weights, expect="refused")
 
     for label_kind, labels in [("str", np.array(["no", "yes"], dtype=object)), ("bool", np.array([False, True])),
                                ("int", np.array([3, 7]))]:
-        y2 = labels[(np.arange(len(X)) < 3).astype(int)]  # 3 rows of the second class
+        y2 = labels[(np.arange(len(X)) < 2).astype(int)]  # 2 rows of the second class: some refits miss it
         for est in (LogisticRegression(), DecisionTreeClassifier(max_depth=3, random_state=0)):
             def go(est=est, y2=y2):
-                res = pdpboot.bootstrap_partial_dependence(est, X, y2, ["a"], n_resamples=12, grid_resolution=4,
+                res = pdpboot.bootstrap_partial_dependence(est, X, y2, ["a"], n_resamples=20, grid_resolution=4,
                                                            rng=0, execution=_quiet())
                 node = res["a"]
                 fitted = est.fit(X, y2)
@@ -151,7 +151,7 @@ def resample_cases() -> None:
                 assert np.allclose(sums[np.isfinite(sums)], 1.0), "class probabilities of a refit do not add to 1"
                 missing = int(res.attrs.get("n_missing_class_resamples", 0))
                 return f"{out}; refits missing the rare class: {missing}"
-            case("resamples", f"{label_kind} classes, 3 rows of one class: {type(est).__name__}", go)
+            case("resamples", f"{label_kind} classes, 2 rows of one class: {type(est).__name__}", go)
 
     y3 = np.array(["c0", "c1", "c2"], dtype=object)[np.digitize(X.a, [-0.3, 0.3])]
     y3[0] = "rare"
@@ -181,7 +181,7 @@ def resample_cases() -> None:
         Xs = X.assign(c=np.r_[np.zeros(len(X) - 1), 1.0])  # one row differs: most subsamples see a constant
         res = pdpboot.bootstrap_partial_dependence(
             LinearRegression(), Xs, y, ["c"], n_resamples=4, grid_resolution=4, rng=0,
-            resampling=pdpboot.Resampling(scheme="subsample", subsample=0.5), execution=_quiet())
+            resampling=pdpboot.Resampling(scheme="subsample", subsample_fraction=0.5), execution=_quiet())
         return check(res, LinearRegression().fit(Xs, y), Xs, "c")
     case("resamples", "feature constant in most subsamples (one row differs)", subsample_constant)
 

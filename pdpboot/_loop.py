@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 from threadpoolctl import ThreadpoolController
 
 from ._evaluate import Evaluation, MissingClassError, NodeArrays, nan_like, resolve_outputs
@@ -338,8 +338,56 @@ def guarded(on_error: str, func, *args) -> NodeArrays | Failure:
 
 def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator,
                  rows: np.ndarray) -> NodeArrays | Failure:
-    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`."""
-    return guarded(plan.execution.on_error, evaluate_resample, plan, base, seed, rows)
+    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`.
+
+    A refit that raises on a resample which drew no row of some class (a classifier that cannot be fitted
+    without it) raises one line naming the class and the two ways out.
+    """
+    try:
+        return guarded(plan.execution.on_error, evaluate_resample, plan, base, seed, rows)
+    except Exception as exc:
+        missing = missing_classes(plan, rows)
+        if not missing:
+            raise
+        labels = np.asarray(plan.y)
+        counts = ", ".join(f"{c!r}: {int(np.sum(labels == c))}" for c in missing[:5])
+        message = " ".join(str(exc).split())[:300]
+        raise ValueError(
+            f"a refit failed on a resample that drew no row of class {', '.join(map(repr, missing[:5]))} (rows of "
+            f"that class in the data: {counts}): {type(exc).__name__}: {message}; use resampling='stratified' "
+            "(every resample keeps each class's row count) or execution=Execution(on_error='skip') (such refits "
+            "are dropped, up to max_failure_share)") from exc
+
+
+def class_labels(plan: BootstrapPlan) -> np.ndarray | None:
+    """A classifier's 1-D class labels (``None`` for regressors, multi-output targets and ``stratified``)."""
+    if plan.resampling.scheme == "stratified" or not is_classifier(plan.estimator):
+        return None
+    labels = np.asarray(plan.y)
+    return labels if labels.ndim == 1 else None
+
+
+def missing_classes(plan: BootstrapPlan, rows: np.ndarray) -> list:
+    """Classes of the data that the drawn ``rows`` hold no row of (``[]`` for regressors)."""
+    labels = class_labels(plan)
+    if labels is None:
+        return []
+    return [c for c in np.unique(labels) if c not in set(labels[rows].tolist())]
+
+
+def lacking_first(plan: BootstrapPlan, seeds: list, todo: list[int]) -> list[int]:
+    """``todo`` with the resamples that miss a class first: a classifier that cannot be fitted without a
+    class then fails after the full-data fit alone, not after every other refit (the results, indexed by
+    resample, do not depend on the order).  Rows are drawn here only when a class is rare (at most 50 rows:
+    a bootstrap misses it with probability ``exp(-50)`` otherwise)."""
+    labels = class_labels(plan)
+    if labels is None or not todo:
+        return todo
+    _, counts = np.unique(labels, return_counts=True)
+    if counts.min() > 50:
+        return todo
+    lacking = {b for b in todo if missing_classes(plan, _draw(plan, seeds[b]))}
+    return [b for b in todo if b in lacking] + [b for b in todo if b not in lacking]
 
 
 def progress_bar(iterable, total: int, progress, initial: int = 0):
@@ -399,7 +447,7 @@ def _run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Che
     for b in done:
         counts[b] = np.bincount(_draw(plan, seeds[b]), minlength=plan.spec.n_rows)
 
-    todo = [b for b in range(n) if b not in done]
+    todo = lacking_first(plan, seeds, [b for b in range(n) if b not in done])
 
     def jobs():
         for b in todo:

@@ -76,3 +76,41 @@ def test_a_resample_drawing_only_zero_weight_rows_is_refused_before_any_fit():
     res = pdpboot.bootstrap_partial_dependence(Ridge(), X, y, ["a"], n_resamples=8, sample_weight=w, rng=0,
                                                execution=quiet)
     assert res["a"]["pd_resamples"].notnull().all()
+
+
+def test_a_refit_failing_for_a_missing_class_fails_first_and_says_why():
+    """One row of class 'yes' in 60: 8 of 30 bootstrap resamples draw none of it, and LogisticRegression
+    cannot be fitted on one class.  The run used to raise scikit-learn's "needs samples of at least 2
+    classes" after refitting every resample before the first such one; now those resamples are fitted
+    first (after the full-data fit only) and the error names the class, its row count and the fixes."""
+    import pytest
+    from sklearn.linear_model import LogisticRegression
+
+    import pdpboot
+
+    fits = []
+
+    class Counting(LogisticRegression):
+        def fit(self, X, y, sample_weight=None):
+            fits.append(len(set(np.asarray(y).tolist())))
+            return super().fit(X, y, sample_weight=sample_weight)
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    y = np.where(np.arange(60) < 1, "yes", "no").astype(object)
+    with pytest.raises(ValueError, match=r"drew no row of class 'yes' \(rows of that class in the data: 'yes': 1\)"
+                       r".*resampling='stratified'") as info:
+        pdpboot.bootstrap_partial_dependence(Counting(), X, y, ["a"], n_resamples=30, rng=0,
+                                             execution=pdpboot.Execution(n_jobs=1, progress=False))
+    assert "\n" not in str(info.value)
+    assert fits == [2, 1]  # the full-data fit, then the first resample lacking 'yes'
+    # on_error='skip': exactly the resamples lacking 'yes' are dropped
+    with pytest.warns(RuntimeWarning, match="8 of 30 resamples failed"):
+        res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, ["a"], n_resamples=30, rng=0,
+                                                   grid_resolution=4, execution=pdpboot.Execution(
+                                                       n_jobs=1, progress=False, on_error="skip",
+                                                       max_failure_share=0.5))
+    lacking = res["resample_counts"].values[:, 0] == 0
+    assert res.attrs["n_failed_resamples"] == lacking.sum() == 8
+    assert np.isfinite(res["a"]["pd_resamples"].values[~lacking]).all()
+    assert np.isnan(res["a"]["pd_resamples"].values[lacking]).all()
