@@ -5,7 +5,7 @@
     python -m benchmarks.hostile_round4 grids        # percentiles / grid_resolution extremes, every effect
     python -m benchmarks.hostile_round4 xarray       # results with transposed, reversed or renamed coordinates
     python -m benchmarks.hostile_round4 files        # load of older / edited files, SIGINT while saving
-    python -m benchmarks.hostile_round4 cli OUTDIR   # CLI: names, --model-file, effect x uncertainty, reproduce
+    python -m benchmarks.hostile_round4 cli OUTDIR [refusals|runs]  # CLI: names, --model-file, effects, reproduce
 
 Every PD/ICE number is compared with brute force written here (``hostile_round2.brute``: set the column, the
 model's own predict/predict_proba, average); results with moved coordinates are compared with the same result
@@ -460,11 +460,14 @@ def _outcome(proc: subprocess.CompletedProcess, out: Path) -> None:
         raise RuntimeError(f"exit {proc.returncode}: {err.splitlines()[-1][:300] if err else ''}")
 
 
-def cli_cases(out: Path) -> None:
+def cli_cases(out: Path, only: str | None = None) -> None:
+    """Every CLI case (``only``: ``refusals``, the cases expected to exit 2, or ``runs``, the others)."""
     out.mkdir(parents=True, exist_ok=True)
     tables = _cli_tables(out)
     models = _fitted_models(out, tables)
     for k, (name, key, args, model, expect) in enumerate(CLI_RUNS4):
+        if only and (expect == "refused") != (only == "refusals"):
+            continue
         given = list(FAST4)
         for option in ("--ice-samples", "--n-estimators"):
             if option in args:
@@ -479,6 +482,9 @@ def cli_cases(out: Path) -> None:
             folder = sorted((out / f"run{k}").glob("pdpboot_*"))[-1]
             return f"{check_run_folder(folder)} ({time.time() - start:.0f} s)"
         case("cli", name, go, expect=expect)
+
+    if only == "refusals":
+        return
 
     def reproduce_after_edit():
         folder = sorted((out / "run0").glob("pdpboot_*"))[-1]
@@ -523,7 +529,7 @@ def main(argv: list[str]) -> None:
     parts = {"onefit": onefit_cases, "resamples": resample_cases, "grids": grid_cases, "xarray": xarray_cases,
              "files": file_cases}
     if part == "cli":
-        cli_cases(Path(argv[1] if len(argv) > 1 else tempfile.mkdtemp()))
+        cli_cases(Path(argv[1] if len(argv) > 1 else tempfile.mkdtemp()), argv[2] if len(argv) > 2 else None)
     elif part == "all":
         for fn in parts.values():
             fn()

@@ -13,6 +13,7 @@ from ._plan import make_spec
 from ._validate import (
     check_choice,
     check_fitted_columns,
+    check_missing_supported,
     check_optional_positive_int,
     check_predictions_finite,
     check_rng,
@@ -99,6 +100,7 @@ def partial_dependence(
     spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
                      custom_values=custom_values, categorical_features=categorical_features,
                      method=method, memory_limit=memory_limit)
+    check_missing_supported(estimator, spec.X, spec.names, spec.grids)
     max_ice_instances = check_optional_positive_int(max_ice_instances, "max_ice_instances")
     generator = np.random.default_rng(check_rng(rng))
     ice_rows = None

@@ -233,7 +233,7 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
     spec = effect.spec
     y = check_target(y, spec.n_rows, estimator)
     strata = resampling.bind(spec.n_rows, y, classifier=is_classifier(estimator))
-    check_missing_supported(estimator, spec.X, spec.names)
+    check_missing_supported(estimator, spec.X, spec.names, spec.grids)
     if response_method != "auto":
         resolve_response_method(estimator, response_method)  # fail before any fit
     return BootstrapPlan(

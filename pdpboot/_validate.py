@@ -537,13 +537,22 @@ def _allows_nan(estimator) -> bool:
     return tagged
 
 
-def check_missing_supported(estimator, X, names: list[str]) -> None:
-    """Refuse missing values in X for an estimator that cannot take them (naming the columns)."""
+def check_missing_supported(estimator, X, names: list[str], grids=None) -> None:
+    """Refuse missing values in X, or a NaN grid value among ``grids`` (``FeatureGrid``s, e.g. from
+    ``custom_values``), for an estimator that cannot take them (naming the columns), before any fit."""
     if isinstance(X, pd.DataFrame):
         missing = [name for name, has in zip(names, X.isna().any().to_numpy()) if has]
     else:
         mask = pd.isna(X).any(axis=0) if X.dtype.kind in "fcO" else np.zeros(X.shape[1], bool)
         missing = [name for name, has in zip(names, mask) if has]
+    nan_grid = [g.name for g in (grids or {}).values()
+                if getattr(g.values, "dtype", None) is not None and g.values.dtype.kind == "f"
+                and np.isnan(g.values).any() and g.name not in missing]
+    if nan_grid and not _allows_nan(estimator):
+        raise ValueError(
+            f"The grid of {nan_grid} holds NaN (the missing-value grid point), which {type(estimator).__name__} "
+            "cannot take; drop NaN from custom_values, or use a model that accepts missing values (e.g. "
+            "HistGradientBoostingRegressor/Classifier, or a Pipeline starting with SimpleImputer).")
     if missing and not _allows_nan(estimator):
         raise ValueError(
             f"X has missing values in column(s) {missing}, which {type(estimator).__name__} cannot handle. "

@@ -143,8 +143,32 @@ def node_name(features: Sequence[Hashable]) -> str:
 
 
 def feature_nodes(result: xr.DataTree) -> list[xr.DataTree]:
-    """All child nodes of a result that hold a feature set, in insertion order."""
-    return [child for child in result.children.values() if "features" in child.attrs]
+    """All child nodes of a result that hold a feature set, in insertion order.
+
+    Raises ``ValueError`` for a node whose feature dimension was renamed (:func:`check_feature_dims`).
+    """
+    nodes = [child for child in result.children.values() if "features" in child.attrs]
+    for node in nodes:
+        check_feature_dims(node)
+    return nodes
+
+
+def check_feature_dims(node: xr.DataTree) -> None:
+    """Refuse a node whose recorded features (``attrs["features"]``) are not its dimensions while it has
+    dimensions that are neither features nor reserved: a feature dimension renamed after the fact (every
+    statistic would look up the recorded name and fail deep in xarray, or take the wrong axis).
+
+    Nodes of statistics that reduced the feature dimensions away (H², heterogeneity indices) pass.
+    """
+    features = [str(f) for f in node.attrs["features"]]
+    dims = [str(d) for d in node.to_dataset(inherit=False).dims]
+    missing = [f for f in features if f not in dims]
+    foreign = [d for d in dims if d not in features and d not in RESERVED_DIMS]
+    if missing and foreign:
+        raise ValueError(
+            f"node {node.name!r} records the features {features} but has no dimension {missing[0]!r} (its "
+            f"dimensions: {dims}): a result's feature dimensions keep the feature names; rename "
+            f"{foreign[0]!r} back to {missing[0]!r} (e.g. ds.rename({{{foreign[0]!r}: {missing[0]!r}}})).")
 
 
 def get_node(result: xr.DataTree, features: Hashable | Sequence[Hashable]) -> xr.DataTree:

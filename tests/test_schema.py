@@ -1,0 +1,54 @@
+"""``schema.feature_nodes``: a node whose feature dimension was renamed is refused in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from sklearn.linear_model import LinearRegression
+
+import pdpboot
+
+
+@pytest.fixture(scope="module")
+def result():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40)})
+    y = X.a - X.b + X.a * X.b
+    return pdpboot.bootstrap_partial_dependence(
+        LinearRegression(), X, y, ["a", ("a", "b")], n_resamples=6, grid_resolution=4, rng=0,
+        statistics={"ice": 5, "interactions": True}, execution=pdpboot.Execution(n_jobs=1, progress=False))
+
+
+def _renamed(result, node, old, new):
+    out = result.copy()
+    attrs = dict(out[node].attrs)
+    out[node] = xr.DataTree(out[node].to_dataset(inherit=False).rename({old: new}))
+    out[node].attrs.update(attrs)
+    return out
+
+
+def test_a_renamed_feature_dimension_is_refused_by_every_reader(result):
+    """Renaming ``b`` to ``B`` in node ``a__b`` gave "tuple.index(x): x not in tuple" (h_statistic),
+    "Dimensions {'b'} do not exist" (confidence_bands) and a KeyError (plots)."""
+    moved = _renamed(result, "a__b", "b", "B")
+    calls = [pdpboot.confidence_bands, pdpboot.h_statistic, pdpboot.ice_heterogeneity,
+             lambda r: pdpboot.plot_pd_contour(r, ("a", "b"))]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"node 'a__b' records the features \['a', 'b'\] but has no dimension "
+                                             r"'b'.*rename 'B' back to 'b'") as info:
+            call(moved)
+        assert "\n" not in str(info.value)
+
+
+def test_statistics_without_feature_dimensions_still_pass(result):
+    """H² and other reduced statistics keep the node's features but not its dims: not a renaming."""
+    h = pdpboot.h_statistic(result)
+    assert "a" not in h["a__b"].to_dataset(inherit=False).dims
+    again = pdpboot.confidence_bands(h)
+    assert "h2_band" in again["a__b"].to_dataset()
+    # a renamed output dim is not a feature dim: its bands are the same numbers
+    moved = _renamed(result, "a", "output", "target")
+    band = pdpboot.confidence_bands(moved)["a"]["pd_band"]
+    np.testing.assert_array_equal(band.values, pdpboot.confidence_bands(result)["a"]["pd_band"].values)
