@@ -169,6 +169,18 @@ def check_feature_dims(node: xr.DataTree) -> None:
             f"node {node.name!r} records the features {features} but has no dimension {missing[0]!r} (its "
             f"dimensions: {dims}): a result's feature dimensions keep the feature names; rename "
             f"{foreign[0]!r} back to {missing[0]!r} (e.g. ds.rename({{{foreign[0]!r}: {missing[0]!r}}})).")
+    flags = list(node.attrs.get("categorical", [])) or [0] * len(features)
+    for name, flag in zip(features, flags):
+        coord = node.coords.get(name) if name in dims else None
+        if flag or coord is None or coord.dtype.kind not in "iufMm":
+            continue
+        values = coord.values
+        values = values[values == values] if coord.dtype.kind == "f" else values  # NaN (last) aside
+        if values.size > 1 and not (values[1:] > values[:-1]).all():
+            raise ValueError(
+                f"node {node.name!r}: the numeric grid of {name!r} is not in increasing order (pdpboot writes "
+                f"it sorted; centring at the first grid value, derivatives and bands read it in order); sort it "
+                f"back (e.g. ds.sortby({name!r})).")
 
 
 def get_node(result: xr.DataTree, features: Hashable | Sequence[Hashable]) -> xr.DataTree:

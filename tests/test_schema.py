@@ -52,3 +52,21 @@ def test_statistics_without_feature_dimensions_still_pass(result):
     moved = _renamed(result, "a", "output", "target")
     band = pdpboot.confidence_bands(moved)["a"]["pd_band"]
     np.testing.assert_array_equal(band.values, pdpboot.confidence_bands(result)["a"]["pd_band"].values)
+
+
+def test_a_numeric_grid_out_of_order_is_refused(result):
+    """A result whose numeric grid was reversed (``isel(a=slice(None, None, -1))``) gave bands whose centred PD
+    was anchored at the largest grid value (5.2 off the unmoved result's) and an ice_heterogeneity refusal
+    without the fix; now every reader refuses in one line naming the sort.  Sorted back: the same numbers."""
+    moved = result.copy()
+    attrs = dict(moved["a"].attrs)
+    moved["a"] = xr.DataTree(moved["a"].to_dataset(inherit=False).isel(a=slice(None, None, -1)))
+    moved["a"].attrs.update(attrs)
+    for call in (pdpboot.confidence_bands, pdpboot.ice_heterogeneity, lambda r: pdpboot.plot_pd(r, "a")):
+        with pytest.raises(ValueError, match=r"numeric grid of 'a' is not in increasing order.*sortby\('a'\)"):
+            call(moved)
+    back = moved.copy()
+    back["a"] = xr.DataTree(moved["a"].to_dataset(inherit=False).sortby("a"))
+    back["a"].attrs.update(attrs)
+    np.testing.assert_array_equal(pdpboot.confidence_bands(back)["a"]["pd_centered"].values,
+                                  pdpboot.confidence_bands(result)["a"]["pd_centered"].values)
