@@ -3,6 +3,7 @@
     python -m benchmarks.hostile_round4 onefit       # one fitted model: odd predict outputs, feature_names_in_
     python -m benchmarks.hostile_round4 resamples    # classes / weights / constants that change inside resamples
     python -m benchmarks.hostile_round4 grids        # percentiles / grid_resolution extremes, every effect
+    python -m benchmarks.hostile_round4 pairs        # 2-D PD / ALE / H² with a text, bool or category feature
     python -m benchmarks.hostile_round4 xarray       # results with transposed, reversed or renamed coordinates
     python -m benchmarks.hostile_round4 files        # load of older / edited files, SIGINT while saving
     python -m benchmarks.hostile_round4 cli OUTDIR [refusals|runs]  # CLI: names, --model-file, effects, reproduce
@@ -210,6 +211,86 @@ def grid_cases() -> None:
     case("grids", "2-D grid of 3000 x 3000 values, memory_limit 1 MB", lambda: pdpboot.partial_dependence(
         tree, big, [("a", "b")], custom_values={"a": np.arange(3000.0), "b": np.arange(3000.0)}, method="brute",
         memory_limit=10**6), expect="refused")
+
+
+# ----------------------------------------------------------------------------- pairs with a categorical
+
+
+def pair_cases() -> None:
+    from sklearn.compose import make_column_transformer
+    from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    n = 200
+    X = pd.DataFrame({"a": rng.normal(size=n), "c": rng.choice(["lo", "mid", "hi"], n),
+                      "f": rng.uniform(size=n) < 0.4})
+    y = X.a + (X.c == "hi") * 2 + X.f * 1.5 + X.a * (X.c == "lo")
+    additive = X.a + (X.c == "hi") * 2 + X.f * 1.5
+
+    def pipe(model=None):
+        return make_pipeline(make_column_transformer((OneHotEncoder(), ["c"]), remainder="passthrough"),
+                             model if model is not None else LinearRegression())
+
+    def pair_pd(model, data, fs, **kw):
+        node = pdpboot.partial_dependence(model, data, [fs], grid_resolution=4, **kw)
+        node = node[list(node.children)[0]]
+        a, b = fs
+        err = 0.0
+        for va in node["pd"][a].values:
+            for vb in node["pd"][b].values:
+                Xc = data.copy()
+                for col, v in ((a, va), (b, vb)):
+                    Xc[col] = pd.Series([v] * len(data), index=data.index).astype(data[col].dtype)
+                err = max(err, abs(model.predict(Xc).mean() - float(node["pd"].sel({a: va, b: vb}).squeeze())))
+        assert err < 1e-8, f"max error {err:.3g} against brute force"
+        return f"max error {err:.1e}; engine {node.root.attrs.get('engine', '')[:50]}"
+
+    fitted = pipe().fit(X, y)
+    case("pairs", "PD text x numeric (Pipeline)", lambda: pair_pd(fitted, X, ("c", "a")))
+    case("pairs", "PD bool x text (Pipeline)", lambda: pair_pd(fitted, X, ("f", "c")))
+    Xh = X.assign(c=X.c.astype("category"))
+    hgb = HistGradientBoostingRegressor(max_iter=20, categorical_features="from_dtype").fit(Xh, y)
+    for method in ("auto", "tree", "brute"):
+        case("pairs", f"PD category x numeric, HGB native categories, method={method}",
+             lambda method=method: pair_pd(hgb, Xh, ("c", "a"), method=method))
+    for fs, order in ((("c", "a"), {"c": ["lo", "mid", "hi"]}), (("f", "a"), {"f": [False, True]})):
+        def ale_zero(fs=fs, order=order):
+            res = pdpboot.accumulated_local_effects(pipe().fit(X, additive), X, [fs], custom_values=order,
+                                                    grid_resolution=4)
+            v = float(np.nanmax(np.abs(res[list(res.children)[0]]["ale"].values)))
+            assert v < 1e-8, f"2-D ALE of an additive model is {v}, not 0"
+            return f"2-D ALE of an additive model: max {v:.1e}"
+        case("pairs", f"2-D ALE {fs} ordered by custom_values, additive model", ale_zero)
+    case("pairs", "2-D ALE of an unordered text feature", lambda: pdpboot.accumulated_local_effects(
+        fitted, X, [("c", "a")], grid_resolution=4), expect="refused")
+
+    def boot_ale_pair():
+        res = pdpboot.bootstrap_ale(pipe(), X, additive, [("c", "a")], custom_values={"c": ["lo", "mid", "hi"]},
+                                    n_resamples=4, grid_resolution=4, rng=0, execution=_quiet())
+        v = float(np.nanmax(np.abs(res["c__a"]["ale_resamples"].values)))
+        assert v < 1e-8, v
+        return f"bootstrap 2-D ALE of an additive model: max {v:.1e}"
+    case("pairs", "bootstrap 2-D ALE, text ordered by custom_values", boot_ale_pair)
+
+    def h_pair():
+        res = pdpboot.bootstrap_partial_dependence(pipe(), X, additive, [("c", "a")], n_resamples=4,
+                                                   grid_resolution=4, rng=0, statistics="interactions",
+                                                   execution=_quiet())
+        v = float(np.nanmax(np.abs(pdpboot.h_statistic(res)["c__a"]["h2"].values)))
+        assert v < 1e-8, v
+        return f"H² of an additive model {v:.1e}"
+    case("pairs", "bootstrap pair text x numeric: H² of an additive model", h_pair)
+
+    def forest_pair():
+        res = pdpboot.forest_partial_dependence(RandomForestRegressor(20, random_state=0), Xh.assign(
+            c=Xh.c.cat.codes.astype(float)), y, [("c", "a")], grid_resolution=4, rng=0,
+            execution=pdpboot.Execution(n_jobs=1))
+        est = RandomForestRegressor(20, random_state=0).fit(Xh.assign(c=Xh.c.cat.codes.astype(float)), y)
+        return pair_pd(est, Xh.assign(c=Xh.c.cat.codes.astype(float)), ("c", "a")) + f"; ij nodes {list(res.children)}"
+    case("pairs", "forest jackknife pair of category codes x numeric", forest_pair)
 
 
 # ----------------------------------------------------------------------------- moved coordinates
@@ -545,8 +626,8 @@ def main(argv: list[str]) -> None:
     warnings.simplefilter("ignore")
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
     part = argv[0] if argv else "onefit"
-    parts = {"onefit": onefit_cases, "resamples": resample_cases, "grids": grid_cases, "xarray": xarray_cases,
-             "files": file_cases}
+    parts = {"onefit": onefit_cases, "resamples": resample_cases, "grids": grid_cases, "pairs": pair_cases,
+             "xarray": xarray_cases, "files": file_cases}
     if part == "cli":
         cli_cases(Path(argv[1] if len(argv) > 1 else tempfile.mkdtemp()), argv[2] if len(argv) > 2 else None)
     elif part == "all":
