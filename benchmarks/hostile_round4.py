@@ -2,6 +2,7 @@
 
     python -m benchmarks.hostile_round4 onefit       # one fitted model: odd predict outputs, feature_names_in_
     python -m benchmarks.hostile_round4 resamples    # classes / weights / constants that change inside resamples
+    python -m benchmarks.hostile_round4 checkpoint   # resume after changing B, seed, grid, engine, background
     python -m benchmarks.hostile_round4 grids        # percentiles / grid_resolution extremes, every effect
     python -m benchmarks.hostile_round4 pairs        # 2-D PD / ALE / H² with a text, bool or category feature
     python -m benchmarks.hostile_round4 xarray       # results with transposed, reversed or renamed coordinates
@@ -185,6 +186,55 @@ def resample_cases() -> None:
             resampling=pdpboot.Resampling(scheme="subsample", subsample_fraction=0.5), execution=_quiet())
         return check(res, LinearRegression().fit(Xs, y), Xs, "c")
     case("resamples", "feature constant in most subsamples (one row differs)", subsample_constant)
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+
+def checkpoint_cases() -> None:
+    import shutil
+
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.integers(0, 4, size=80).astype(float)})
+    y = X.a + X.b + rng.normal(size=80) * 0.1
+
+    def run(path, B=4, seed=0, execution=None, **kw):
+        options = {"n_jobs": 1, "progress": False, "checkpoint": path, **(execution or {})}
+        kw.setdefault("grid_resolution", 5)
+        return pdpboot.bootstrap_partial_dependence(DecisionTreeRegressor(max_depth=3, random_state=0), X, y, ["a"],
+                                                    n_resamples=B, rng=seed, execution=pdpboot.Execution(**options),
+                                                    **kw)
+
+    def resumed(first, second):
+        def go():
+            folder = tempfile.mkdtemp()
+            try:
+                run(folder, **first)
+                again = run(folder, **second)
+                fresh = run(tempfile.mkdtemp(), **second)
+                for var in ("pd", "pd_resamples"):
+                    assert np.array_equal(again["a"][var].values, fresh["a"][var].values, equal_nan=True), \
+                        "a resumed run differs from a fresh one"
+                return f"resumed, equal to a fresh run {again['a']['pd_resamples'].shape}"
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+        return go
+
+    for name, first, second, expect in [
+            ("B 4 -> 6 (extends)", {"B": 4}, {"B": 6}, "ok"), ("B 6 -> 4", {"B": 6}, {"B": 4}, "ok"),
+            ("seed 0 -> 1", {}, {"seed": 1}, "refused"), ("grid_resolution 5 -> 7", {}, {"grid_resolution": 7},
+                                                         "refused"),
+            ("n_jobs 1 -> 2", {}, {"execution": {"n_jobs": 2}}, "ok"),
+            ("on_error raise -> skip", {}, {"execution": {"on_error": "skip"}}, "ok"),
+            ("method auto -> brute", {}, {"execution": {"method": "brute"}}, "refused"),
+            ("background resample -> original", {}, {"resampling": pdpboot.Resampling(background="original")},
+             "refused"),
+            ("max_background None -> 30", {}, {"resampling": pdpboot.Resampling(max_background=30)}, "refused"),
+            ("statistics -> heterogeneity", {}, {"statistics": "heterogeneity"}, "refused"),
+            ("response_method auto -> predict", {}, {"response_method": "predict"}, "refused")]:
+        case("checkpoint", name, resumed(first, second), expect=expect)
 
 
 # ----------------------------------------------------------------------------- grids
@@ -626,7 +676,8 @@ def main(argv: list[str]) -> None:
     warnings.simplefilter("ignore")
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
     part = argv[0] if argv else "onefit"
-    parts = {"onefit": onefit_cases, "resamples": resample_cases, "grids": grid_cases, "pairs": pair_cases,
+    parts = {"onefit": onefit_cases, "resamples": resample_cases, "checkpoint": checkpoint_cases,
+             "grids": grid_cases, "pairs": pair_cases,
              "xarray": xarray_cases, "files": file_cases}
     if part == "cli":
         cli_cases(Path(argv[1] if len(argv) > 1 else tempfile.mkdtemp()), argv[2] if len(argv) > 2 else None)
