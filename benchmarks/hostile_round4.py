@@ -141,9 +141,10 @@ def resample_cases() -> None:
 
     for label_kind, labels in [("str", np.array(["no", "yes"], dtype=object)), ("bool", np.array([False, True])),
                                ("int", np.array([3, 7]))]:
-        y2 = labels[(np.arange(len(X)) < 2).astype(int)]  # 2 rows of the second class: some refits miss it
-        for est in (LogisticRegression(), DecisionTreeClassifier(max_depth=3, random_state=0)):
-            def go(est=est, y2=y2):
+        y2 = labels[(np.arange(len(X)) < 1).astype(int)]  # 1 row of the second class: some refits miss it
+        for est in (DecisionTreeClassifier(max_depth=3, random_state=0),
+                    HistGradientBoostingClassifier(max_iter=5, random_state=0)):
+            def go(est=est, y2=y2, labels=labels):
                 res = pdpboot.bootstrap_partial_dependence(est, X, y2, ["a"], n_resamples=20, grid_resolution=4,
                                                            rng=0, execution=_quiet())
                 node = res["a"]
@@ -151,9 +152,17 @@ def resample_cases() -> None:
                 out = check(res, fitted, X, "a", method="predict_proba")
                 sums = node["pd_resamples"].sum("output").values
                 assert np.allclose(sums[np.isfinite(sums)], 1.0), "class probabilities of a refit do not add to 1"
-                missing = int(res.attrs.get("n_missing_class_resamples", 0))
-                return f"{out}; refits missing the rare class: {missing}"
-            case("resamples", f"{label_kind} classes, 2 rows of one class: {type(est).__name__}", go)
+                counts = res["resample_counts"].values
+                missing = int((counts[:, np.asarray(y2 == labels[1])].sum(axis=1) == 0).sum())
+                return f"{out}; refits without the rare class: {missing} (its probability there: 0)"
+            case("resamples", f"{label_kind} classes, 1 row of one class: {type(est).__name__}", go)
+
+    def one_class_refit():
+        y1 = np.where(np.arange(len(X)) < 1, "yes", "no").astype(object)  # 1 row of 'yes': refits miss it
+        return pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y1, ["a"], n_resamples=30, rng=0,
+                                                    grid_resolution=4, execution=_quiet())
+    case("resamples", "LogisticRegression, 1 row of a class (refits without it cannot be fitted)", one_class_refit,
+         expect="refused")
 
     y3 = np.array(["c0", "c1", "c2"], dtype=object)[np.digitize(X.a, [-0.3, 0.3])]
     y3[0] = "rare"
