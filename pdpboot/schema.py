@@ -65,7 +65,8 @@ Root attrs
     ``n_failed_resamples``, ``failed_resamples`` (JSON list of
     ``{"resample", "error"}``), ``n_missing_class_resamples``
         Resamples that failed (NaN in every ``*_resamples``); the last counts
-        decision-function refits that missed a class.
+        resamples whose rows hold no row of some class (their refit gives it probability 0; a
+        decision-function refit that missed a class failed).
     ``engine``
         Which engine computed the feature sets of the (full-data) fit and why, e.g. ``tree: exact,
         checked against the model's predictions`` or ``brute: tree engine failed its self-check: ...``.

@@ -114,3 +114,26 @@ def test_a_refit_failing_for_a_missing_class_fails_first_and_says_why():
     assert res.attrs["n_failed_resamples"] == lacking.sum() == 8
     assert np.isfinite(res["a"]["pd_resamples"].values[~lacking]).all()
     assert np.isnan(res["a"]["pd_resamples"].values[lacking]).all()
+
+
+def test_refits_that_never_saw_a_class_are_counted():
+    """One row of class 'yes' in 60: 8 of 30 bootstrap resamples draw none of it; a tree fitted on them gives
+    'yes' probability 0.  The root attr n_missing_class_resamples said 0 (it counted only failed
+    decision-function refits), so the report never said why P(yes)'s band reaches 0; it now counts them
+    (by hand: resamples whose row counts miss the 'yes' row)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    import pdpboot
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    y = np.where(np.arange(60) < 1, "yes", "no").astype(object)
+    res = pdpboot.bootstrap_partial_dependence(DecisionTreeClassifier(max_depth=2), X, y, ["a"], n_resamples=30,
+                                               rng=0, execution=pdpboot.Execution(n_jobs=1, progress=False))
+    lacking = res["resample_counts"].values[:, 0] == 0
+    assert lacking.sum() == 8 and int(res.attrs["n_missing_class_resamples"]) == 8
+    np.testing.assert_array_equal(res["a"]["pd_resamples"].sel(output="yes").values[lacking], 0.0)
+    strat = pdpboot.bootstrap_partial_dependence(DecisionTreeClassifier(max_depth=2), X, y, ["a"], n_resamples=5,
+                                                 rng=0, resampling="stratified",
+                                                 execution=pdpboot.Execution(n_jobs=1, progress=False))
+    assert int(strat.attrs["n_missing_class_resamples"]) == 0

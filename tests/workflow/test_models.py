@@ -243,3 +243,25 @@ def test_a_fitted_model_that_cannot_take_the_table_is_refused_before_any_predict
     for value, pd_value in zip(node["a"].values, node["pd"].values[0]):
         assert pd_value == pytest.approx(model.predict(table[["a", "b"]].assign(a=value).to_numpy()).mean(),
                                          rel=1e-12)
+
+
+def test_refits_without_a_rare_class_are_named_in_the_summary(tmp_path, capsys):
+    """A class of one row: some refits never see it and give it probability 0 (its band reaches 0); the run
+    said nothing.  summary.md now counts those refits (by hand: resamples whose rows miss that row)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    table["label"] = np.where(table.a > 0, "high", "low")
+    table.loc[0, "label"] = "rare"
+    data = tmp_path / "t.csv"
+    table.to_csv(data, index=False)
+    code, out = run_cli(["run", data, "--target", "label", "--model", "random-forest", "--test-size", "0",
+                         "--n-resamples", "20", "--n-estimators", "5", "--grid-resolution", "4", "--ice-samples", "0",
+                         "--n-jobs", "1", "--quiet", "--no-workbook", "--out", tmp_path / "o"], capsys)
+    assert code == 0, out.err
+    folder = only_run_folder(tmp_path / "o")
+    res = pdpboot.load(folder / "results.nc")
+    lacking = int((res["resample_counts"].values[:, 0] == 0).sum())
+    assert lacking > 0 and int(res.attrs["n_missing_class_resamples"]) == lacking
+    assert f"{lacking} of 20 refits drew no training row of some class" in (folder / "summary.md").read_text()
