@@ -36,6 +36,12 @@ from benchmarks.hostile_round2 import check, check_run_folder, print_results
 from benchmarks.hostile_round3 import RESULTS, _steps_linear, case
 
 
+def _default_sigint() -> None:
+    """In a child: Ctrl-C as on a terminal (a background shell job starts with SIGINT ignored, and a Python
+    started that way keeps ignoring it: the SIGINT cases would test nothing)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _quiet():
     return pdpboot.Execution(n_jobs=1, progress=False)
 
@@ -485,7 +491,7 @@ def file_cases() -> None:
         with open(folder / "r.pkl", "wb") as fh:
             pickle.dump(res, fh)
         proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+                                text=True, preexec_fn=_default_sigint)
         proc.stdout.readline()
         time.sleep(8.0)
         proc.send_signal(signal.SIGINT)
@@ -665,7 +671,8 @@ def cli_cases(out: Path, only: str | None = None) -> None:
     def sigint_run():
         proc = subprocess.Popen([sys.executable, "-m", "pdpboot", "run", str(tables["diabetes_mixed"]), "--target",
                                  "progression", "--n-resamples", "40", "--n-jobs", "1", "--out", str(out / "sigint")],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=out)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=out,
+                                preexec_fn=_default_sigint)
         time.sleep(25)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
