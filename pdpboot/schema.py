@@ -88,6 +88,8 @@ STATISTICS = (
     "h2_overall", "h2", "h_unnormalized", "pd_variance_interaction",
 )
 DERIVED_SUFFIXES = ("", "_resamples", "_band", "_band_pointwise", "_se", "_bias")
+#: effects evaluated on the grid: their variables (and ``_resamples``, ``_band``, ...) have one dim per feature
+GRID_EFFECTS = ("pd", "ale", "ice")
 #: Names a feature may not have: they are dims or variables of a result node.
 RESERVED_NAMES = frozenset(RESERVED_DIMS) | {s + suffix for s in STATISTICS for suffix in DERIVED_SUFFIXES}
 
@@ -162,8 +164,12 @@ def check_feature_dims(node: xr.DataTree) -> None:
     Nodes of statistics that reduced the feature dimensions away (H², heterogeneity indices) pass.
     """
     features = [str(f) for f in node.attrs["features"]]
-    dims = [str(d) for d in node.to_dataset(inherit=False).dims]
-    missing = [f for f in features if f not in dims]
+    ds = node.to_dataset(inherit=False)
+    # only the effects on the grid (pd, ale, ice, their resamples and bands) keep the feature dims; derived
+    # tables (level contrasts, H², indices) may reduce or relabel them
+    on_grid = [v for name, v in ds.data_vars.items() if str(name).split("_")[0] in GRID_EFFECTS]
+    dims = list(dict.fromkeys(str(d) for v in on_grid for d in v.dims))
+    missing = [f for f in features if dims and f not in dims]
     foreign = [d for d in dims if d not in features and d not in RESERVED_DIMS]
     if missing and foreign:
         raise ValueError(
@@ -172,7 +178,7 @@ def check_feature_dims(node: xr.DataTree) -> None:
             f"{foreign[0]!r} back to {missing[0]!r} (e.g. ds.rename({{{foreign[0]!r}: {missing[0]!r}}})).")
     flags = list(node.attrs.get("categorical", [])) or [0] * len(features)
     for name, flag in zip(features, flags):
-        coord = node.coords.get(name) if name in dims else None
+        coord = ds.coords.get(name) if name in dims else None
         if flag or coord is None or coord.dtype.kind not in "iufMm":
             continue
         values = coord.values

@@ -70,3 +70,18 @@ def test_a_numeric_grid_out_of_order_is_refused(result):
     back["a"].attrs.update(attrs)
     np.testing.assert_array_equal(pdpboot.confidence_bands(back)["a"]["pd_centered"].values,
                                   pdpboot.confidence_bands(result)["a"]["pd_centered"].values)
+
+
+def test_derived_tables_with_relabelled_dims_pass(result):
+    """Level contrasts (the command line's ``contrast`` nodes: the feature dim relabelled ``level``) keep the
+    node's features: not a renaming of an effect on the grid, so bands are computed (a run with a text
+    feature stopped here after writing results.nc)."""
+    ds = result["a"].to_dataset(inherit=False)
+    first = ds["pd"].isel(a=0, drop=True)
+    contrast = (ds["pd"].isel(a=slice(1, None)) - first).rename({"a": "level"})
+    contrast_res = (ds["pd_resamples"].isel(a=slice(1, None)) - ds["pd_resamples"].isel(a=0, drop=True)).rename(
+        {"a": "level"})
+    tree = xr.DataTree.from_dict({"/": xr.Dataset(attrs=dict(result.attrs)), "a": xr.Dataset(
+        {"contrast": contrast, "contrast_resamples": contrast_res}, attrs={"features": ["a"]})})
+    banded = pdpboot.confidence_bands(tree)
+    assert banded["a"]["contrast_band"].dims[0] == "ci_bound"
