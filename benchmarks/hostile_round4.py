@@ -152,7 +152,7 @@ def resample_cases() -> None:
                     HistGradientBoostingClassifier(max_iter=5, random_state=0)):
             def go(est=est, y2=y2, labels=labels):
                 res = pdpboot.bootstrap_partial_dependence(est, X, y2, ["a"], n_resamples=20, grid_resolution=4,
-                                                           rng=0, execution=_quiet())
+                                                           rng=0, resampling="bootstrap", execution=_quiet())
                 node = res["a"]
                 fitted = est.fit(X, y2)
                 out = check(res, fitted, X, "a", method="predict_proba")
@@ -166,7 +166,7 @@ def resample_cases() -> None:
     def one_class_refit():
         y1 = np.where(np.arange(len(X)) < 1, "yes", "no").astype(object)  # 1 row of 'yes': refits miss it
         return pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y1, ["a"], n_resamples=30, rng=0,
-                                                    grid_resolution=4, execution=_quiet())
+                                                    resampling="bootstrap", grid_resolution=4, execution=_quiet())
     case("resamples", "LogisticRegression, 1 row of a class (refits without it cannot be fitted)", one_class_refit,
          expect="refused")
 

@@ -100,16 +100,15 @@ def test_a_refit_failing_for_a_missing_class_fails_first_and_says_why():
     y = np.where(np.arange(60) < 1, "yes", "no").astype(object)
     with pytest.raises(ValueError, match=r"drew no row of class 'yes' \(rows of that class in the data: 'yes': 1\)"
                        r".*resampling='stratified'") as info:
-        pdpboot.bootstrap_partial_dependence(Counting(), X, y, ["a"], n_resamples=30, rng=0,
+        pdpboot.bootstrap_partial_dependence(Counting(), X, y, ["a"], n_resamples=30, rng=0, resampling="bootstrap",
                                              execution=pdpboot.Execution(n_jobs=1, progress=False))
     assert "\n" not in str(info.value)
     assert fits == [2, 1]  # the full-data fit, then the first resample lacking 'yes'
     # on_error='skip': exactly the resamples lacking 'yes' are dropped
     with pytest.warns(RuntimeWarning, match="8 of 30 resamples failed"):
+        skip = pdpboot.Execution(n_jobs=1, progress=False, on_error="skip", max_failure_share=0.5)
         res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, ["a"], n_resamples=30, rng=0,
-                                                   grid_resolution=4, execution=pdpboot.Execution(
-                                                       n_jobs=1, progress=False, on_error="skip",
-                                                       max_failure_share=0.5))
+                                                   resampling="bootstrap", grid_resolution=4, execution=skip)
     lacking = res["resample_counts"].values[:, 0] == 0
     assert res.attrs["n_failed_resamples"] == lacking.sum() == 8
     assert np.isfinite(res["a"]["pd_resamples"].values[~lacking]).all()
@@ -129,7 +128,8 @@ def test_refits_that_never_saw_a_class_are_counted():
     X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     y = np.where(np.arange(60) < 1, "yes", "no").astype(object)
     res = pdpboot.bootstrap_partial_dependence(DecisionTreeClassifier(max_depth=2), X, y, ["a"], n_resamples=30,
-                                               rng=0, execution=pdpboot.Execution(n_jobs=1, progress=False))
+                                               rng=0, resampling="bootstrap",
+                                               execution=pdpboot.Execution(n_jobs=1, progress=False))
     lacking = res["resample_counts"].values[:, 0] == 0
     assert lacking.sum() == 8 and int(res.attrs["n_missing_class_resamples"]) == 8
     np.testing.assert_array_equal(res["a"]["pd_resamples"].sel(output="yes").values[lacking], 0.0)
