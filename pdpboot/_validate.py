@@ -317,10 +317,14 @@ def check_fitted_columns(estimator, X) -> None:
 
     A model fitted on a DataFrame records its columns (``feature_names_in_``); scikit-learn refuses other
     names or another order deep in ``predict``, in several lines.  A model fitted on an array records
-    only their number (``n_features_in_``).  Called by every one-fit entry point before any work.
+    only their number (``n_features_in_``).  When the table differs, the model itself decides on one row
+    (a Pipeline whose ColumnTransformer selects columns by name takes extra or reordered columns); what
+    it refuses is refused here in one line naming the columns.  Called by every one-fit entry point.
     """
     names = getattr(estimator, "feature_names_in_", None)
     columns = getattr(X, "columns", None)
+    expected = getattr(estimator, "n_features_in_", None)
+    n_columns = np.shape(X)[1] if np.ndim(X) == 2 else None
     if names is not None and columns is not None:
         names, columns = [str(n) for n in names], [str(c) for c in columns]
         if names == columns:
@@ -329,15 +333,24 @@ def check_fitted_columns(estimator, X) -> None:
         extra = [c for c in columns if c not in names]
         what = "; ".join(part for part in (f"missing {missing}" if missing else "",
                                            f"not seen in fit {extra}" if extra else "") if part)
-        raise ValueError(
-            f"X's columns are not the columns {type(estimator).__name__} was fitted on (feature_names_in_): "
-            f"{what or 'the same columns in another order'}; pass X[list(model.feature_names_in_)], the table "
-            "with the model's own columns in its order.")
-    expected = getattr(estimator, "n_features_in_", None)
-    n_columns = np.shape(X)[1] if np.ndim(X) == 2 else None
-    if names is None and isinstance(expected, (int, np.integer)) and n_columns is not None and n_columns != expected:
-        raise ValueError(f"X has {n_columns} columns but {type(estimator).__name__} was fitted on {int(expected)} "
-                         "(n_features_in_); pass the columns the model was fitted on, in that order.")
+        message = (f"X's columns are not the columns {type(estimator).__name__} was fitted on (feature_names_in_): "
+                   f"{what or 'the same columns in another order'}; pass X[list(model.feature_names_in_)], the "
+                   "table with the model's own columns in its order.")
+    elif names is None and isinstance(expected, (int, np.integer)) and n_columns not in (None, expected):
+        message = (f"X has {n_columns} columns but {type(estimator).__name__} was fitted on {int(expected)} "
+                   "(n_features_in_); pass the columns the model was fitted on, in that order.")
+    else:
+        return
+    predict = getattr(estimator, "predict", None)
+    if predict is None:
+        return
+    one = X.iloc[:1] if isinstance(X, pd.DataFrame) else np.asarray(X)[:1]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            predict(one)
+    except ValueError as exc:
+        raise ValueError(message) from exc
 
 
 def check_positive_int(value, name: str, minimum: int, *, maximum: int | None = None) -> int:
