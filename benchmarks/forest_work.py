@@ -26,52 +26,15 @@ from numba import njit
 
 
 @njit(cache=True)
-def _count(feat, thr, left, right, pure, xs, j, grid, out):
-    """Add own, dev, pieces, pure (``out[0:4]``) of every row of ``xs`` (float64 of the float32 input)."""
-    st = np.empty((256, 4), dtype=np.int64)  # node, grid box lo, hi, deviated
-    for i in range(xs.shape[0]):
-        st[0, 0] = 0
-        st[0, 1] = 0
-        st[0, 2] = grid.shape[0]
-        st[0, 3] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            v, lo, hi, dev = st[top, 0], st[top, 1], st[top, 2], st[top, 3]
-            while True:
-                f = feat[v]
-                out[1 if dev else 0] += 1
-                if f < 0:
-                    if dev:
-                        out[2] += 1
-                    break
-                if dev and pure[v]:
-                    out[3] += 1
-                if f != j:
-                    v = left[v] if xs[i, f] <= thr[v] else right[v]
-                    continue
-                sp = np.searchsorted(grid, thr[v], "right")
-                own_left = xs[i, j] <= thr[v]
-                # the other child, with its grid box, is a deviation; the own child keeps the state
-                o_lo, o_hi = (max(lo, sp), hi) if own_left else (lo, min(hi, sp))
-                if o_lo < o_hi:
-                    st[top, 0] = right[v] if own_left else left[v]
-                    st[top, 1] = o_lo
-                    st[top, 2] = o_hi
-                    st[top, 3] = 1
-                    top += 1
-                v = left[v] if own_left else right[v]
-                lo, hi = (lo, min(hi, sp)) if own_left else (max(lo, sp), hi)
-                if dev and lo >= hi:
-                    break
+def _count(feat, thr, left, right, pure, xs, j, grid, order, starts, out):
+    """Add own, dev, pieces, pure (``out[0:4]``) of every group of rows ``order[starts[g]:starts[g + 1]]``.
 
-
-@njit(cache=True)
-def _count_grouped(feat, thr, left, right, xs, j, grid, order, starts):
-    """Deviated incidences if the rows of one own leaf (``order[starts[g]:starts[g + 1]]``) moved as one
-    group while no split separates them: one per (group part, node); a split that separates them
-    divides the group.  The ideal of routing by leaf (no cost for deciding that a group stays whole)."""
-    total = 0.0
+    A group moves as one while no split separates it (a split that separates it divides it into parts):
+    every incidence is counted once per part.  Groups of one row (``order = arange(n)``,
+    ``starts = arange(n + 1)``) count row by row; groups of the rows of one own leaf count the deviated
+    incidences if routing by leaf carried them together (the ideal of routing by leaf: no cost for
+    deciding that a group stays whole).  ``xs`` is float64 of the float32 input.
+    """
     st = np.empty((256, 6), dtype=np.int64)  # node, grid lo, hi, deviated, part start, end
     seg = order.copy()
     tmp = np.empty(order.shape[0], dtype=np.int64)
@@ -88,10 +51,13 @@ def _count_grouped(feat, thr, left, right, xs, j, grid, order, starts):
             v, lo, hi, dev, s, e = st[top, 0], st[top, 1], st[top, 2], st[top, 3], st[top, 4], st[top, 5]
             while True:
                 f = feat[v]
-                if dev:
-                    total += 1
+                out[1 if dev else 0] += 1
                 if f < 0:
+                    if dev:
+                        out[2] += 1
                     break
+                if dev and pure[v]:
+                    out[3] += 1
                 if f != j:  # rows of one own leaf agree on the own path; deviated parts may split
                     nl = 0
                     nr = 0
@@ -120,6 +86,7 @@ def _count_grouped(feat, thr, left, right, xs, j, grid, order, starts):
                         v = left[v]
                         e = s + nl
                     continue
+                # a split on j: the other child, with its grid box, is a deviation; the own child keeps the state
                 sp = np.searchsorted(grid, thr[v], "right")
                 own_left = xs[seg[s], j] <= thr[v]
                 o_lo, o_hi = (max(lo, sp), hi) if own_left else (lo, min(hi, sp))
@@ -135,7 +102,6 @@ def _count_grouped(feat, thr, left, right, xs, j, grid, order, starts):
                 lo, hi = (lo, min(hi, sp)) if own_left else (max(lo, sp), hi)
                 if dev and lo >= hi:
                     break
-    return total
 
 
 @njit(cache=True)
@@ -164,27 +130,31 @@ def count_work(est, X: np.ndarray, grids: list, trees: int = 5, grouped: bool = 
     Returns a dict with ``own`` (float), ``dev``, ``pieces``, ``pure`` (lists, one per feature of
     ``grids``), ``rows_per_leaf`` (background rows per occupied leaf, averaged over the trees) and,
     with ``grouped``, ``dev_grouped`` (per feature: the deviated incidences if the rows of one own leaf
-    moved as one group while no split separates them, :func:`_count_grouped`).
+    moved as one group while no split separates them, :func:`_count` of the leaves' groups).
     """
     xs = np.ascontiguousarray(np.asarray(X, dtype=np.float32), dtype=np.float64)
     p = len(grids)
     tot = np.zeros((p, 5))
     per_leaf = []
+    rows = np.arange(len(xs), dtype=np.int64)
     for est_t in est.estimators_[:trees]:
         tr = est_t.tree_
         feat = tr.feature.astype(np.int64)
         args = (feat, tr.threshold, tr.children_left.astype(np.int64), tr.children_right.astype(np.int64))
-        for j in range(p):
-            out = np.zeros(4)
-            _count(*args[:4], _pure(tr, j), xs, j, np.asarray(grids[j], dtype=np.float64), out)
-            tot[j, :4] += out
         leaf = _leaf_of(*args, xs)
         per_leaf.append(len(xs) / len(np.unique(leaf)))
-        if grouped:
-            order = np.argsort(leaf, kind="stable").astype(np.int64)
-            starts = np.flatnonzero(np.r_[True, np.diff(leaf[order]) != 0, True]).astype(np.int64)
-            for j in range(p):
-                tot[j, 4] += _count_grouped(*args, xs, j, np.asarray(grids[j], dtype=np.float64), order, starts)
+        order = np.argsort(leaf, kind="stable").astype(np.int64)
+        starts = np.flatnonzero(np.r_[True, np.diff(leaf[order]) != 0, True]).astype(np.int64)
+        for j in range(p):
+            grid = np.asarray(grids[j], dtype=np.float64)
+            pure = _pure(tr, j)
+            out = np.zeros(4)
+            _count(*args, pure, xs, j, grid, rows, np.arange(len(xs) + 1, dtype=np.int64), out)
+            tot[j, :4] += out
+            if grouped:
+                out = np.zeros(4)
+                _count(*args, pure, xs, j, grid, order, starts, out)
+                tot[j, 4] += out[1]
     tot /= trees * len(xs)
     return {"own": float(tot[0, 0]), "dev": tot[:, 1].tolist(), "pieces": tot[:, 2].tolist(),
             "pure": tot[:, 3].tolist(), "rows_per_leaf": float(np.mean(per_leaf)),

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 from threadpoolctl import ThreadpoolController
 
 from ._evaluate import Evaluation, MissingClassError, NodeArrays, nan_like, resolve_outputs
@@ -338,8 +338,56 @@ def guarded(on_error: str, func, *args) -> NodeArrays | Failure:
 
 def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator,
                  rows: np.ndarray) -> NodeArrays | Failure:
-    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`."""
-    return guarded(plan.execution.on_error, evaluate_resample, plan, base, seed, rows)
+    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`.
+
+    A refit that raises on a resample which drew no row of some class (a classifier that cannot be fitted
+    without it) raises one line naming the class and the two ways out.
+    """
+    try:
+        return guarded(plan.execution.on_error, evaluate_resample, plan, base, seed, rows)
+    except Exception as exc:
+        missing = missing_classes(plan, rows)
+        if not missing:
+            raise
+        labels = np.asarray(plan.y)
+        counts = ", ".join(f"{c!r}: {int(np.sum(labels == c))}" for c in missing[:5])
+        message = " ".join(str(exc).split())[:300]
+        raise ValueError(
+            f"a refit failed on a resample that drew no row of class {', '.join(map(repr, missing[:5]))} (rows of "
+            f"that class in the data: {counts}): {type(exc).__name__}: {message}; use resampling='stratified' "
+            "(every resample keeps each class's row count) or execution=Execution(on_error='skip') (such refits "
+            "are dropped, up to max_failure_share)") from exc
+
+
+def class_labels(plan: BootstrapPlan) -> np.ndarray | None:
+    """A classifier's 1-D class labels (``None`` for regressors, multi-output targets and ``stratified``)."""
+    if plan.resampling.scheme == "stratified" or not is_classifier(plan.estimator):
+        return None
+    labels = np.asarray(plan.y)
+    return labels if labels.ndim == 1 else None
+
+
+def missing_classes(plan: BootstrapPlan, rows: np.ndarray) -> list:
+    """Classes of the data that the drawn ``rows`` hold no row of (``[]`` for regressors)."""
+    labels = class_labels(plan)
+    if labels is None:
+        return []
+    return [c for c in np.unique(labels) if c not in set(labels[rows].tolist())]
+
+
+def lacking_first(plan: BootstrapPlan, seeds: list, todo: list[int]) -> list[int]:
+    """``todo`` with the resamples that miss a class first: a classifier that cannot be fitted without a
+    class then fails after the full-data fit alone, not after every other refit (the results, indexed by
+    resample, do not depend on the order).  Rows are drawn here only when a class is rare (at most 50 rows:
+    a bootstrap misses it with probability ``exp(-50)`` otherwise)."""
+    labels = class_labels(plan)
+    if labels is None or not todo:
+        return todo
+    _, counts = np.unique(labels, return_counts=True)
+    if counts.min() > 50:
+        return todo
+    lacking = {b for b in todo if missing_classes(plan, _draw(plan, seeds[b]))}
+    return [b for b in todo if b in lacking] + [b for b in todo if b not in lacking]
 
 
 def progress_bar(iterable, total: int, progress, initial: int = 0):
@@ -370,6 +418,24 @@ def _draw(plan: BootstrapPlan, seed: np.random.Generator) -> np.ndarray:
     return plan.resampling.draw(plan.spec.n_rows, _child(seed, 0), plan.strata)
 
 
+def check_resample_weights(plan: BootstrapPlan, seeds: list) -> None:
+    """Refuse, before any fit, resamples that draw only rows of ``sample_weight`` 0 (nothing to fit).
+
+    Only runs whose weights hold zeros pay for drawing the rows here (they are drawn again, identically,
+    as each job is dispatched).
+    """
+    w = plan.sample_weight
+    if w is None or np.all(w > 0):
+        return
+    empty = [b for b, seed in enumerate(seeds) if not np.any(w[_draw(plan, seed)] > 0)]
+    if empty:
+        shown = ", ".join(map(str, empty[:5])) + (", ..." if len(empty) > 5 else "")
+        raise ValueError(
+            f"sample_weight is positive on only {int(np.sum(w > 0))} of {len(w)} rows, and {len(empty)} of "
+            f"{len(seeds)} resamples (resample {shown}) draw none of them: nothing to fit; remove the rows of "
+            f"weight 0 from X, y and sample_weight (no fit or average uses them) or give more rows a positive weight")
+
+
 def _run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Checkpoint | None,
                    counts: np.ndarray) -> list:
     """Every resample's arrays or :class:`Failure`, persisting each; stop early on too many failures.
@@ -381,7 +447,7 @@ def _run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Che
     for b in done:
         counts[b] = np.bincount(_draw(plan, seeds[b]), minlength=plan.spec.n_rows)
 
-    todo = [b for b in range(n) if b not in done]
+    todo = lacking_first(plan, seeds, [b for b in range(n) if b not in done])
 
     def jobs():
         for b in todo:
@@ -485,6 +551,7 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
     seeds = seed_record(generator)
     full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
     resample_seeds = generator.spawn(plan.n_resamples)
+    check_resample_weights(plan, resample_seeds)
     ckpt, created = _open_checkpoint(plan, seeds, created)
     background, ice_rows, h_rows = fixed_rows(plan, background_seed, ice_seed, full_seed.spawn(1)[0])
     base = Evaluation("", [], background, row_weights(plan, background), ice_rows, h_rows)

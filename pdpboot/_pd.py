@@ -12,6 +12,8 @@ from ._evaluate import Evaluation, PDEffect, resolve_outputs
 from ._plan import make_spec
 from ._validate import (
     check_choice,
+    check_fitted_columns,
+    check_missing_supported,
     check_optional_positive_int,
     check_predictions_finite,
     check_rng,
@@ -93,10 +95,12 @@ def partial_dependence(
             f"{type(estimator).__name__} is not fitted; fit it first, or use "
             "pdpboot.bootstrap_partial_dependence, which fits clones itself."
         )
+    check_fitted_columns(estimator, X)
     check_choice(kind, "kind", KINDS)
     spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
                      custom_values=custom_values, categorical_features=categorical_features,
                      method=method, memory_limit=memory_limit)
+    check_missing_supported(estimator, spec.X, spec.names, spec.grids)
     max_ice_instances = check_optional_positive_int(max_ice_instances, "max_ice_instances")
     generator = np.random.default_rng(check_rng(rng))
     ice_rows = None

@@ -236,7 +236,9 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
     y = check_target(y, spec.n_rows, estimator)
     resampling, choice = resolve_scheme(resampling, estimator, response_method)
     strata = resampling.bind(spec.n_rows, y, classifier=is_classifier(estimator))
-    check_missing_supported(estimator, spec.X, spec.names)
+    check_missing_supported(estimator, spec.X, spec.names, spec.grids)
+    if response_method != "auto":
+        resolve_response_method(estimator, response_method)  # fail before any fit
     return BootstrapPlan(
         estimator=estimator, effect=effect, y=y, resampling=resampling, execution=execution, strata=strata,
         response_method=response_method, sample_weight=check_sample_weight(sample_weight, spec.n_rows),

@@ -312,6 +312,47 @@ def is_fitted(estimator) -> bool:
     return True
 
 
+def check_fitted_columns(estimator, X) -> None:
+    """Refuse, in one line, a table whose columns are not those a fitted ``estimator`` was fitted on.
+
+    A model fitted on a DataFrame records its columns (``feature_names_in_``); scikit-learn refuses other
+    names or another order deep in ``predict``, in several lines.  A model fitted on an array records
+    only their number (``n_features_in_``).  When the table differs, the model itself decides on one row
+    (a Pipeline whose ColumnTransformer selects columns by name takes extra or reordered columns); what
+    it refuses is refused here in one line naming the columns.  Called by every one-fit entry point.
+    """
+    names = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    expected = getattr(estimator, "n_features_in_", None)
+    n_columns = np.shape(X)[1] if np.ndim(X) == 2 else None
+    if names is not None and columns is not None:
+        names, columns = [str(n) for n in names], [str(c) for c in columns]
+        if names == columns:
+            return
+        missing = [n for n in names if n not in columns]
+        extra = [c for c in columns if c not in names]
+        what = "; ".join(part for part in (f"missing {missing}" if missing else "",
+                                           f"not seen in fit {extra}" if extra else "") if part)
+        message = (f"X's columns are not the columns {type(estimator).__name__} was fitted on (feature_names_in_): "
+                   f"{what or 'the same columns in another order'}; pass X[list(model.feature_names_in_)], the "
+                   "table with the model's own columns in its order.")
+    elif names is None and isinstance(expected, (int, np.integer)) and n_columns not in (None, expected):
+        message = (f"X has {n_columns} columns but {type(estimator).__name__} was fitted on {int(expected)} "
+                   "(n_features_in_); pass the columns the model was fitted on, in that order.")
+    else:
+        return
+    predict = getattr(estimator, "predict", None)
+    if predict is None:
+        return
+    one = X.iloc[:1] if isinstance(X, pd.DataFrame) else np.asarray(X)[:1]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            predict(one)
+    except ValueError as exc:
+        raise ValueError(message) from exc
+
+
 def check_positive_int(value, name: str, minimum: int, *, maximum: int | None = None) -> int:
     """An integer >= ``minimum`` (and <= ``maximum``); NumPy integers accepted, bools refused."""
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
@@ -509,13 +550,22 @@ def _allows_nan(estimator) -> bool:
     return tagged
 
 
-def check_missing_supported(estimator, X, names: list[str]) -> None:
-    """Refuse missing values in X for an estimator that cannot take them (naming the columns)."""
+def check_missing_supported(estimator, X, names: list[str], grids=None) -> None:
+    """Refuse missing values in X, or a NaN grid value among ``grids`` (``FeatureGrid``s, e.g. from
+    ``custom_values``), for an estimator that cannot take them (naming the columns), before any fit."""
     if isinstance(X, pd.DataFrame):
         missing = [name for name, has in zip(names, X.isna().any().to_numpy()) if has]
     else:
         mask = pd.isna(X).any(axis=0) if X.dtype.kind in "fcO" else np.zeros(X.shape[1], bool)
         missing = [name for name, has in zip(names, mask) if has]
+    nan_grid = [g.name for g in (grids or {}).values()
+                if getattr(g.values, "dtype", None) is not None and g.values.dtype.kind == "f"
+                and np.isnan(g.values).any() and g.name not in missing]
+    if nan_grid and not _allows_nan(estimator):
+        raise ValueError(
+            f"The grid of {nan_grid} holds NaN (the missing-value grid point), which {type(estimator).__name__} "
+            "cannot take; drop NaN from custom_values, or use a model that accepts missing values (e.g. "
+            "HistGradientBoostingRegressor/Classifier, or a Pipeline starting with SimpleImputer).")
     if missing and not _allows_nan(estimator):
         raise ValueError(
             f"X has missing values in column(s) {missing}, which {type(estimator).__name__} cannot handle. "

@@ -36,6 +36,7 @@ from ._plan import PDSpec, make_plan
 from ._validate import (
     check_choice,
     check_enough_rows,
+    check_fitted_columns,
     check_positive_int,
     check_sample_weight,
     check_table,
@@ -207,6 +208,47 @@ def make_ale_spec(
     return ALESpec(pd_spec, kinds)
 
 
+def _ranked_levels(X, fs: tuple[int, ...], grids: list, kinds: dict, predict):
+    """A pair's ordinal text levels as their ranks 0..K-1 (the bin edges a 2-D ALE needs), and a response
+    that turns ranks back into the levels before the model sees them (1-D sets and numbers: unchanged).
+
+    An ordinal feature in a pair has its levels as bin edges; text levels ('lo' < 'mid' < 'hi') have no
+    numbers, so their ranks stand in for them (numeric levels keep their own values, as before).
+    """
+    ranked = [k for k, p in enumerate(fs) if len(fs) == 2 and kinds[p] == "ordinal"
+              and np.asarray(grids[k]).dtype.kind not in "biuf"]
+    if not ranked:
+        return X, predict, grids
+    frame = isinstance(X, pd.DataFrame)
+    X = X.copy()
+    grids, levels = list(grids), {}
+    for k in ranked:
+        j = fs[k]
+        column = X.iloc[:, j] if frame else pd.Series(X[:, j])
+        levels[j] = (np.asarray(list(grids[k]), dtype=object), column.dtype)
+        codes = pd.Index(list(grids[k])).get_indexer(column.tolist()).astype(float)
+        codes[codes < 0] = np.nan  # a missing value is in no bin
+        if frame:
+            X.isetitem(j, codes)
+        else:
+            X[:, j] = codes
+        grids[k] = np.arange(len(levels[j][0]), dtype=float)
+
+    def respond(design):
+        design = design.copy()
+        for j, (names, dtype) in levels.items():
+            ranks = np.asarray(design.iloc[:, j] if frame else design[:, j], dtype=float).astype(int)
+            values = pd.Series(names[ranks]).astype(dtype) if frame else names[ranks]
+            if frame:
+                design.isetitem(j, values.to_numpy() if not isinstance(dtype, pd.api.extensions.ExtensionDtype)
+                                else values.array)
+            else:
+                design[:, j] = values
+        return predict(design)
+
+    return X, respond, grids
+
+
 def evaluate_ale(
     fitted,
     spec: ALESpec,
@@ -246,7 +288,8 @@ def evaluate_ale(
     X_bg = pd_spec.rows(background)
     out = {}
     for fs in spec.feature_sets:
-        arr = ale_arrays(predict, X_bg, fs, pd_spec.grid_values(fs), kinds=spec.engine_kinds(fs),
+        rows, respond, grids = _ranked_levels(X_bg, fs, pd_spec.grid_values(fs), spec.kinds, predict)
+        arr = ale_arrays(respond, rows, fs, grids, kinds=spec.engine_kinds(fs),
                          weights=weights, memory_limit=pd_spec.memory_limit, n_outputs=len(own))
         dims = pd_spec.dims(fs)
         out[node_name(dims)] = {"ale": (("output", *dims), align_outputs(arr, own, outputs, 0, fill))}
@@ -378,6 +421,7 @@ def accumulated_local_effects(
     if not is_fitted(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it first, or use pdpboot.bootstrap_ale, "
                          "which fits clones itself.")
+    check_fitted_columns(estimator, X)
     spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
                          categorical_features=categorical_features, memory_limit=memory_limit)
     pd_spec = spec.pd_spec

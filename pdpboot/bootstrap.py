@@ -20,7 +20,7 @@ import xarray as xr
 
 from ._assemble import build_tree
 from ._evaluate import PDEffect, check_statistics
-from ._loop import run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
+from ._loop import class_labels, run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
 from ._plan import BootstrapPlan, make_plan, make_spec
 from ._validate import check_enough_rows
 from .header import ResultHeader
@@ -130,7 +130,8 @@ def bootstrap_partial_dependence(
         score instead of multinomial ones): it is recorded as failed (root
         attrs ``failed_resamples`` and ``n_missing_class_resamples``, NaN
         resamples) whatever ``on_error`` says, and counts towards
-        ``max_failure_share``.  Probabilities of a class a refit never saw are 0.
+        ``max_failure_share``.  Probabilities of a class a refit never saw are 0
+        (``n_missing_class_resamples`` counts those refits too).
     sample_weight : array of shape (n_rows,), optional
         Survey or importance weights: passed to every fit (for the rows drawn,
         with their multiplicity; to a Pipeline's final step) and used in every
@@ -216,6 +217,18 @@ def bootstrap_partial_dependence(
     return run_bootstrap(plan)
 
 
+def missing_class_resamples(plan, counts: np.ndarray, failures: dict) -> int:
+    """Resamples whose rows hold no row of some class of the data (a classifier's refit that never saw it:
+    its probability is 0 there, and a decision-function refit failed), from the rows each one drew."""
+    labels = class_labels(plan)
+    failed = sum(f.missing_class for f in failures.values())
+    if labels is None:
+        return failed
+    n_classes = len(np.unique(labels))
+    lacking = sum(len(np.unique(labels[row > 0])) < n_classes for row in np.asarray(counts))
+    return int(max(lacking, failed))
+
+
 def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
     """Run a validated plan of any effect and assemble its result tree (the refit-bootstrap strategy).
 
@@ -243,7 +256,7 @@ def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
         )
     header = bootstrap_header(plan, out.evaluation.response_method, out.evaluation.outputs, created=out.created,
                               rng_entropy=out.seed["entropy"], engine=out.engine, n_failed_resamples=len(failures),
-                              n_missing_class_resamples=sum(f.missing_class for f in failures.values()),
+                              n_missing_class_resamples=missing_class_resamples(plan, out.counts, failures),
                               failed_resamples=json.dumps([{"resample": b, "error": str(failures[b])}
                                                            for b in sorted(failures)]))
     tree = build_tree(plan.spec, out.stacked(), outputs=out.evaluation.outputs, ice_rows=out.evaluation.ice_rows,

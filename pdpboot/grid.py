@@ -326,6 +326,10 @@ def make_grids(
         if pos in custom:
             values = custom[pos]
             _check_custom_kind(names[pos], col, values)
+            if not categorical and values.dtype.kind in "iufMm":
+                # a numeric axis runs one way: curves, bands, centring at the first grid value and ICE
+                # derivatives read it in order (NaN, the missing-value grid point, goes last)
+                values = np.sort(values)
             if isinstance(col.dtype, pd.CategoricalDtype):
                 unknown = [v for v in values.tolist() if v not in set(col.dtype.categories)]
                 if unknown:

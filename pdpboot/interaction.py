@@ -59,6 +59,7 @@ from ._loop import Failure, dispatch, fit_context, fit_seeded, guarded, root_gen
 from ._pd import one_fit_tree
 from ._plan import make_spec
 from ._validate import (
+    check_fitted_columns,
     check_n_resamples,
     check_positive_int,
     check_rng,
@@ -229,6 +230,7 @@ def h_statistic_of_model(
     if not is_fitted(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it before h_statistic_of_model, or "
                          "use bootstrap_partial_dependence(..., statistics='interactions'), which fits clones itself.")
+    check_fitted_columns(estimator, X)
     generator = np.random.default_rng(check_rng(rng))
     spec = make_spec(X, features, **dict(grid_kwargs or {}))
     h_rows = subsample_rows(spec.n_rows, n_max, generator)[0]  # the rows of every H statistic of the package

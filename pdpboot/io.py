@@ -279,6 +279,19 @@ def _encode(result: xr.DataTree) -> xr.DataTree:
     return xr.DataTree.from_dict(nodes)
 
 
+def _schema_version(value, path: Path) -> int:
+    """The recorded ``pdpboot_schema_version`` as an int >= 1 (refused in one line otherwise)."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = float("nan")
+    if not (number == number and number == int(number) and number >= 1):
+        raise ValueError(
+            f"{str(path)!r} records {_VERSION} = {value!r:.40}, which no pdpboot writes (1 to {SCHEMA_VERSION}); "
+            "the file was edited or damaged: recompute or restore it.")
+    return int(number)
+
+
 def _decode(tree: xr.DataTree, path: Path, verify: bool) -> xr.DataTree:
     root = tree.to_dataset(inherit=False)
     version = root.attrs.pop(_VERSION, None)
@@ -292,7 +305,9 @@ def _decode(tree: xr.DataTree, path: Path, verify: bool) -> xr.DataTree:
             f"{str(path)!r} was saved by an older pdpboot without checksums; its content cannot be verified.",
             UserWarning, stacklevel=3,
         )
-    elif int(version) > SCHEMA_VERSION:
+    else:
+        version = _schema_version(version, path)
+    if version is not None and version > SCHEMA_VERSION:
         raise ValueError(
             f"{str(path)!r} was written with result schema version {int(version)}, newer than this pdpboot "
             f"reads ({SCHEMA_VERSION}); upgrade pdpboot."

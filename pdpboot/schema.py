@@ -65,7 +65,8 @@ Root attrs
     ``n_failed_resamples``, ``failed_resamples`` (JSON list of
     ``{"resample", "error"}``), ``n_missing_class_resamples``
         Resamples that failed (NaN in every ``*_resamples``); the last counts
-        decision-function refits that missed a class.
+        resamples whose rows hold no row of some class (their refit gives it probability 0; a
+        decision-function refit that missed a class failed).
     ``engine``
         Which engine computed the feature sets of the (full-data) fit and why, e.g. ``tree: exact,
         checked against the model's predictions`` or ``brute: tree engine failed its self-check: ...``.
@@ -87,6 +88,8 @@ STATISTICS = (
     "h2_overall", "h2", "h_unnormalized", "pd_variance_interaction",
 )
 DERIVED_SUFFIXES = ("", "_resamples", "_band", "_band_pointwise", "_se", "_bias")
+#: effects evaluated on the grid: their variables (and ``_resamples``, ``_band``, ...) have one dim per feature
+GRID_EFFECTS = ("pd", "ale", "ice")
 #: Names a feature may not have: they are dims or variables of a result node.
 RESERVED_NAMES = frozenset(RESERVED_DIMS) | {s + suffix for s in STATISTICS for suffix in DERIVED_SUFFIXES}
 
@@ -143,8 +146,48 @@ def node_name(features: Sequence[Hashable]) -> str:
 
 
 def feature_nodes(result: xr.DataTree) -> list[xr.DataTree]:
-    """All child nodes of a result that hold a feature set, in insertion order."""
-    return [child for child in result.children.values() if "features" in child.attrs]
+    """All child nodes of a result that hold a feature set, in insertion order.
+
+    Raises ``ValueError`` for a node whose feature dimension was renamed (:func:`check_feature_dims`).
+    """
+    nodes = [child for child in result.children.values() if "features" in child.attrs]
+    for node in nodes:
+        check_feature_dims(node)
+    return nodes
+
+
+def check_feature_dims(node: xr.DataTree) -> None:
+    """Refuse a node whose recorded features (``attrs["features"]``) are not its dimensions while it has
+    dimensions that are neither features nor reserved: a feature dimension renamed after the fact (every
+    statistic would look up the recorded name and fail deep in xarray, or take the wrong axis).
+
+    Nodes of statistics that reduced the feature dimensions away (H², heterogeneity indices) pass.
+    """
+    features = [str(f) for f in node.attrs["features"]]
+    ds = node.to_dataset(inherit=False)
+    # only the effects on the grid (pd, ale, ice, their resamples and bands) keep the feature dims; derived
+    # tables (level contrasts, H², indices) may reduce or relabel them
+    on_grid = [v for name, v in ds.data_vars.items() if str(name).split("_")[0] in GRID_EFFECTS]
+    dims = list(dict.fromkeys(str(d) for v in on_grid for d in v.dims))
+    missing = [f for f in features if dims and f not in dims]
+    foreign = [d for d in dims if d not in features and d not in RESERVED_DIMS]
+    if missing and foreign:
+        raise ValueError(
+            f"node {node.name!r} records the features {features} but has no dimension {missing[0]!r} (its "
+            f"dimensions: {dims}): a result's feature dimensions keep the feature names; rename "
+            f"{foreign[0]!r} back to {missing[0]!r} (e.g. ds.rename({{{foreign[0]!r}: {missing[0]!r}}})).")
+    flags = list(node.attrs.get("categorical", [])) or [0] * len(features)
+    for name, flag in zip(features, flags):
+        coord = ds.coords.get(name) if name in dims else None
+        if flag or coord is None or coord.dtype.kind not in "iufMm":
+            continue
+        values = coord.values
+        values = values[values == values] if coord.dtype.kind == "f" else values  # NaN (last) aside
+        if values.size > 1 and not (values[1:] > values[:-1]).all():
+            raise ValueError(
+                f"node {node.name!r}: the numeric grid of {name!r} is not in increasing order (pdpboot writes "
+                f"it sorted; centring at the first grid value, derivatives and bands read it in order); sort it "
+                f"back (e.g. ds.sortby({name!r})).")
 
 
 def get_node(result: xr.DataTree, features: Hashable | Sequence[Hashable]) -> xr.DataTree:

@@ -369,3 +369,33 @@ def test_ale_sample_weight_uses_the_shared_check():
     weights[3] = np.nan
     with pytest.raises(ValueError, match="missing or infinite"):
         accumulated_local_effects(model, X, [0], sample_weight=weights)
+
+
+def test_a_pair_with_text_levels_ordered_by_custom_values_equals_the_same_pair_on_their_ranks():
+    """2-D ALE of a text feature ordered by custom_values (what the refusal of an unordered one advises)
+    failed with "could not convert string to float: 'lo'".  Its levels now enter as their ranks: the
+    surface equals the 2-D ALE of the same model fed the ranks 0, 1, 2 as a numeric column (edges 0, 1, 2)."""
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.ensemble import RandomForestRegressor
+
+    rng = np.random.default_rng(0)
+    levels = ["lo", "mid", "hi"]
+    X = pd.DataFrame({"a": rng.normal(size=150), "c": rng.choice(levels, 150)})
+    codes = X.assign(c=X.c.map({v: float(k) for k, v in enumerate(levels)}))
+    forest = RandomForestRegressor(20, random_state=0).fit(codes, codes.a * codes.c + codes.c)
+
+    class OnText(BaseEstimator, RegressorMixin):
+        def fit(self, X, y):
+            self.fitted_ = True
+            return self
+
+        def predict(self, X):
+            return forest.predict(X.assign(c=X.c.map({v: float(k) for k, v in enumerate(levels)})))
+
+    text = pdpboot.accumulated_local_effects(OnText().fit(X, None), X, [("c", "a")], custom_values={"c": levels},
+                                             grid_resolution=4)["c__a"]["ale"]
+    ranks = pdpboot.accumulated_local_effects(forest, codes, [("c", "a")], custom_values={"c": [0.0, 1.0, 2.0]},
+                                              grid_resolution=4)["c__a"]["ale"]
+    assert list(text["c"].values) == levels
+    np.testing.assert_allclose(text.values, ranks.values, rtol=1e-12, atol=1e-12)
+    assert np.abs(text.values).max() > 0.1  # an interaction: not a trivially zero surface

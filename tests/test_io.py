@@ -203,6 +203,26 @@ def test_schema_version_recorded_and_removed_on_load(tmp_path):
     assert "pdpboot_schema_version" not in loaded.attrs
 
 
+
+@pytest.mark.parametrize("recorded", ["abc", "1.5", "", "0", "-1"])
+def test_a_schema_version_no_pdpboot_writes_is_refused_in_one_line(tmp_path, recorded):
+    """An edited pdpboot_schema_version: "abc", "1.5" and "" raised "invalid literal for int()"; 0 and -1
+    loaded as if valid.  Now one line naming the attribute and the fix; the versions written (1, 2) load."""
+    import shutil
+
+    netCDF4 = pytest.importorskip("netCDF4")
+    path = pdpboot.save(_small_result(), tmp_path / "r.nc")
+    edited = tmp_path / "edited.nc"
+    shutil.copy(path, edited)
+    with netCDF4.Dataset(edited, "a") as raw:
+        raw.setncattr("pdpboot_schema_version", recorded)
+    with pytest.raises(ValueError, match=r"records pdpboot_schema_version = .*which no pdpboot writes") as info:
+        pdpboot.load(edited)
+    assert "\n" not in str(info.value)
+    with netCDF4.Dataset(edited, "a") as raw:
+        raw.setncattr("pdpboot_schema_version", "2")
+    xr.testing.assert_identical(pdpboot.load(edited)["x0"].to_dataset(), pdpboot.load(path)["x0"].to_dataset())
+
 # --- issue 26 A.3: the root's node manifest; B.9: checksums over exactly what is written --------------
 
 def _small_result(seed=0, features=(0, 1)):

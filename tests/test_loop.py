@@ -44,3 +44,96 @@ def test_fit_seeded_routes_weights_to_a_pipeline_and_keeps_a_set_seed():
     ref = RandomForestRegressor(n_estimators=3, random_state=11).fit(X.iloc[:30], y[:30], sample_weight=w[:30])
     assert kept.random_state == 11
     np.testing.assert_array_equal(kept.predict(X), ref.predict(X))
+
+
+class _CountingRidge(Ridge):
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_a_resample_drawing_only_zero_weight_rows_is_refused_before_any_fit():
+    """Weights positive on 2 of 40 rows: some bootstrap resample draws neither of them.  It used to fail
+    after the full-data fit with scikit-learn's "Sample weights must contain at least one non-zero number"
+    (PD) or deep in the ALE; now one line naming the cause and the fix, before any fit, for every effect."""
+    import pytest
+
+    import pdpboot
+
+    X, y, _ = _data(40)
+    w = np.zeros(40)
+    w[:2] = 1.0
+    quiet = pdpboot.Execution(n_jobs=1, progress=False)
+    for run in (pdpboot.bootstrap_partial_dependence, pdpboot.bootstrap_ale):
+        _CountingRidge.fits = 0
+        with pytest.raises(ValueError, match=r"positive on only 2 of 40 rows.*draw none of them") as info:
+            run(_CountingRidge(), X, y, ["a"], n_resamples=8, sample_weight=w, rng=0, execution=quiet)
+        assert "\n" not in str(info.value) and _CountingRidge.fits == 0
+    # positive weights on enough rows: runs (no resample is empty), zero-weight rows allowed
+    w[:30] = 1.0
+    res = pdpboot.bootstrap_partial_dependence(Ridge(), X, y, ["a"], n_resamples=8, sample_weight=w, rng=0,
+                                               execution=quiet)
+    assert res["a"]["pd_resamples"].notnull().all()
+
+
+def test_a_refit_failing_for_a_missing_class_fails_first_and_says_why():
+    """One row of class 'yes' in 60: 8 of 30 bootstrap resamples draw none of it, and LogisticRegression
+    cannot be fitted on one class.  The run used to raise scikit-learn's "needs samples of at least 2
+    classes" after refitting every resample before the first such one; now those resamples are fitted
+    first (after the full-data fit only) and the error names the class, its row count and the fixes."""
+    import pytest
+    from sklearn.linear_model import LogisticRegression
+
+    import pdpboot
+
+    fits = []
+
+    class Counting(LogisticRegression):
+        def fit(self, X, y, sample_weight=None):
+            fits.append(len(set(np.asarray(y).tolist())))
+            return super().fit(X, y, sample_weight=sample_weight)
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    y = np.where(np.arange(60) < 1, "yes", "no").astype(object)
+    with pytest.raises(ValueError, match=r"drew no row of class 'yes' \(rows of that class in the data: 'yes': 1\)"
+                       r".*resampling='stratified'") as info:
+        pdpboot.bootstrap_partial_dependence(Counting(), X, y, ["a"], n_resamples=30, rng=0, resampling="bootstrap",
+                                             execution=pdpboot.Execution(n_jobs=1, progress=False))
+    assert "\n" not in str(info.value)
+    assert fits == [2, 1]  # the full-data fit, then the first resample lacking 'yes'
+    # on_error='skip': exactly the resamples lacking 'yes' are dropped
+    with pytest.warns(RuntimeWarning, match="8 of 30 resamples failed"):
+        skip = pdpboot.Execution(n_jobs=1, progress=False, on_error="skip", max_failure_share=0.5)
+        res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, ["a"], n_resamples=30, rng=0,
+                                                   resampling="bootstrap", grid_resolution=4, execution=skip)
+    lacking = res["resample_counts"].values[:, 0] == 0
+    assert res.attrs["n_failed_resamples"] == lacking.sum() == 8
+    assert np.isfinite(res["a"]["pd_resamples"].values[~lacking]).all()
+    assert np.isnan(res["a"]["pd_resamples"].values[lacking]).all()
+
+
+def test_refits_that_never_saw_a_class_are_counted():
+    """One row of class 'yes' in 60: 8 of 30 bootstrap resamples draw none of it; a tree fitted on them gives
+    'yes' probability 0.  The root attr n_missing_class_resamples said 0 (it counted only failed
+    decision-function refits), so the report never said why P(yes)'s band reaches 0; it now counts them
+    (by hand: resamples whose row counts miss the 'yes' row)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    import pdpboot
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    y = np.where(np.arange(60) < 1, "yes", "no").astype(object)
+    res = pdpboot.bootstrap_partial_dependence(DecisionTreeClassifier(max_depth=2), X, y, ["a"], n_resamples=30,
+                                               rng=0, resampling="bootstrap",
+                                               execution=pdpboot.Execution(n_jobs=1, progress=False))
+    lacking = res["resample_counts"].values[:, 0] == 0
+    assert lacking.sum() == 8 and int(res.attrs["n_missing_class_resamples"]) == 8
+    np.testing.assert_array_equal(res["a"]["pd_resamples"].sel(output="yes").values[lacking], 0.0)
+    strat = pdpboot.bootstrap_partial_dependence(DecisionTreeClassifier(max_depth=2), X, y, ["a"], n_resamples=5,
+                                                 rng=0, resampling="stratified",
+                                                 execution=pdpboot.Execution(n_jobs=1, progress=False))
+    assert int(strat.attrs["n_missing_class_resamples"]) == 0

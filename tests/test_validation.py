@@ -527,3 +527,50 @@ def test_heterogeneity_without_ice_says_what_is_missing(frame):
     with pytest.raises(ValueError, match=r"holds neither heterogeneity statistics nor ICE curves") as caught:
         pdpboot.ice_heterogeneity(res)
     assert "no either" not in str(caught.value)
+
+
+@pytest.mark.parametrize("change", ["reordered", "renamed", "extra", "missing"])
+def test_a_fitted_model_given_other_columns_is_refused_in_one_line(frame, change):
+    """A model fitted on a DataFrame, given X with its columns in another order, renamed, with one more or
+    one fewer: scikit-learn's several-line "feature names should match" error came from deep in predict;
+    every one-fit entry point now refuses in one line naming the columns and the fix."""
+    X, y = frame
+    model = LinearRegression().fit(X, y)
+    table = {"reordered": X[["hum", "temp", "wind"]], "renamed": X.rename(columns={"wind": "Wind"}),
+             "extra": X.assign(z=1.0), "missing": X[["temp", "hum"]]}[change]
+    named = {"reordered": "another order", "renamed": "missing ['wind']; not seen in fit ['Wind']",
+             "extra": "not seen in fit ['z']", "missing": "missing ['wind']"}[change]
+    calls = [lambda: pdpboot.partial_dependence(model, table, ["temp"]),
+             lambda: pdpboot.accumulated_local_effects(model, table, ["temp"]),
+             lambda: pdpboot.h_statistic_of_model(model, table, [("temp", "hum")])]
+    for call in calls:
+        with pytest.raises(ValueError, match="feature_names_in_") as info:
+            call()
+        assert named in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_model_fitted_on_an_array_given_more_columns_is_refused(frame):
+    X, y = frame
+    model = LinearRegression().fit(X.to_numpy()[:, :2], y)
+    with pytest.raises(ValueError, match=r"X has 3 columns but LinearRegression was fitted on 2") as info:
+        pdpboot.partial_dependence(model, X.to_numpy(), [0])
+    assert "\n" not in str(info.value)
+    np.testing.assert_allclose(  # its own columns: the PD by hand
+        pdpboot.partial_dependence(model, X.to_numpy()[:, :2], [0], custom_values={0: [0.0, 1.0]})
+        ["x0"]["pd"].values.ravel(),
+        [model.predict(X.iloc[:, :2].to_numpy() * [0, 1] + [v, 0]).mean() for v in (0.0, 1.0)])
+
+
+def test_a_fitted_pipeline_selecting_columns_by_name_takes_extra_and_reordered_columns(frame):
+    """A Pipeline whose ColumnTransformer selects columns by name accepts a table with more columns or
+    another order (scikit-learn allows it): no refusal, and the PD is the model's own (by hand)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    X, y = frame
+    model = Pipeline([("pick", ColumnTransformer([("num", "passthrough", ["temp", "hum"])])),
+                      ("lr", LinearRegression())]).fit(X, y)
+    for table in (X.assign(z=1.0), X[["wind", "hum", "temp"]]):
+        res = pdpboot.partial_dependence(model, table, ["temp"], custom_values={"temp": [0.0, 1.0]})
+        np.testing.assert_allclose(res["temp"]["pd"].values.ravel(),
+                                   [model.predict(table.assign(temp=v)).mean() for v in (0.0, 1.0)], rtol=1e-12)

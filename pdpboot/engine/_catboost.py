@@ -37,7 +37,7 @@ import tempfile
 import numpy as np
 import pandas as pd
 
-from .response import booster_link
+from .response import booster_link, one_thread
 
 _IDENTITY = {"RMSE", "MAE", "Quantile", "MAPE", "Huber", "Expectile", "LogCosh", "Lq"}
 _LOGISTIC = {"Logloss", "CrossEntropy"}
@@ -182,5 +182,5 @@ class CatBoostReader:
         return xa
 
     def margin(self, X) -> np.ndarray:
-        raw = self.estimator.predict(X, prediction_type="RawFormulaVal", thread_count=1)  # one thread: a few rows
+        raw = self.estimator.predict(X, prediction_type="RawFormulaVal", **one_thread("catboost"))  # a few rows
         return np.asarray(raw, dtype=np.float64).reshape(len(X), -1)

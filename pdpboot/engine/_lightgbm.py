@@ -32,7 +32,7 @@ import json
 import numpy as np
 
 from .dtypes import reader_array
-from .response import booster_link
+from .response import booster_link, one_thread
 
 _IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape"}
 _EXP = {"poisson", "gamma", "tweedie"}
@@ -224,6 +224,6 @@ class LightGBMReader:
 
     def margin(self, X) -> np.ndarray:
         # one thread: the margin of a few rows (each row's value does not depend on the threads)
-        raw = np.asarray(self.estimator.predict(X, raw_score=True, num_threads=1), dtype=np.float64)
+        raw = np.asarray(self.estimator.predict(X, raw_score=True, **one_thread("lightgbm")), dtype=np.float64)
         raw = raw.reshape(len(X), -1)
         return raw * self.tree_scale

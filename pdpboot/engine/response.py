@@ -16,6 +16,21 @@ from sklearn.base import is_classifier, is_regressor
 
 RESPONSE_METHODS = ("auto", "predict", "predict_proba", "decision_function")
 
+#: the keyword of a boosting library's own ``predict`` / ``predict_proba`` that sets its threads for one
+#: call (each row's value does not depend on the threads: one thread gives the same bits, and starting
+#: threads for a few rows costs more than it saves); the readers' ``margin`` and the self-check use it
+ONE_THREAD_KEYWORD = {"lightgbm": "num_threads", "catboost": "thread_count"}
+
+
+def one_thread(library: str) -> dict:
+    """``{keyword: 1}`` for a library of :data:`ONE_THREAD_KEYWORD`, else ``{}``.
+
+    >>> one_thread("lightgbm"), one_thread("xgboost")
+    ({'num_threads': 1}, {})
+    """
+    keyword = ONE_THREAD_KEYWORD.get(library)
+    return {keyword: 1} if keyword else {}
+
 
 def sigmoid(z):
     """Logistic function ``1 / (1 + exp(-z))``, elementwise."""

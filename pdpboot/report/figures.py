@@ -21,6 +21,7 @@ from ..caveats import (
     UNDER_COVERING_METHODS,
     boosting_classifier_under_covers,
 )
+from ..header import run_config
 from . import svg
 from .svg import esc, fmt
 
@@ -39,7 +40,7 @@ class Names:
     def from_attrs(cls, attrs: Mapping) -> Names:
         """The names a command-line run recorded in its result (``cli_display_names``, ``cli_config``)."""
         display = _json(attrs.get("cli_display_names"), {})
-        config = _json(attrs.get("cli_config"), {})
+        config = run_config(attrs)
         return cls(display=display, labels=config.get("labels") or {}, units=config.get("units") or {})
 
     def __call__(self, name) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 
 from .._version import __version__
-from ..header import describe_origin, run_identity
+from ..header import describe_origin, run_config, run_identity
 from . import figures, markdown
 from .figures import Block, Names, band_text, bands_of
 from .svg import esc, fmt
@@ -128,7 +128,7 @@ def _summary_table(result: xr.DataTree, var: str, names: Names, outputs: list) -
 
 def _provenance(result: xr.DataTree, command: str | None) -> str:
     attrs = {k: _plain(v) for k, v in result.attrs.items()}
-    config = _json(attrs.get("cli_config"), {}) or {}
+    config = run_config(attrs)
     rows = [("created with", f"{attrs.get('creation_library', 'pdpboot')} {attrs.get('creation_library_version', '')}"),
             ("created", attrs.get("created")), ("estimator", attrs.get("estimator")),
             ("response", attrs.get("response")), ("effect", attrs.get("effect")),

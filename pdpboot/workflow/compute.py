@@ -23,7 +23,7 @@ from ..header import ResultHeader
 from . import InputError
 from .data import Problem
 from .effect import EffectReport, FitContext
-from .model import build_estimator, evaluate, given_fitted_model, leakage_notes, model_option, split
+from .model import build_estimator, check_given_model, evaluate, given_fitted_model, leakage_notes, model_option, split
 from .modelcheck import check_model_parameters
 from .options import RunConfig
 from .outcome import Outcome
@@ -123,6 +123,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     for note in notes_of_effects:
         log(note)
     given = given_fitted_model(config) if not strategy.bands else None
+    if given is not None:
+        check_given_model(given, problem)  # before any prediction
     if given is None:  # every parameter of the model, before the first fit
         with fit_limits(config):
             check_model_parameters(estimator, problem.X, problem.y, what=model_option(config),

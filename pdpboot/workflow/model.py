@@ -155,6 +155,49 @@ def given_fitted_model(config):
         return None
 
 
+def _label_key(value) -> tuple:
+    """A class label compared across dtypes: 1 == 1.0 (numbers), "a" (text), True (bools apart)."""
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool", bool(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return ("number", float(value))
+    return ("text", str(value))
+
+
+def check_given_model(model, problem: Problem) -> None:
+    """Refuse, before any prediction, a fitted ``--model-file`` model used as it is that cannot take this
+    table: fitted on an array (``n_features_in_``, no names) of another number of columns or of numbers
+    only while the run's features hold text; a classifier that never predicts some of the target's labels
+    (``classes_``: metrics and PD outputs would mix label types or drop a class)."""
+    names = getattr(model, "feature_names_in_", None)
+    n_in = getattr(model, "n_features_in_", None)
+    features = list(problem.X.columns)
+    shown = ", ".join(map(shorten, features[:8])) + (", ..." if len(features) > 8 else "")
+    if names is None and isinstance(n_in, (int, np.integer)):
+        if int(n_in) != len(features):
+            raise InputError(
+                f"--model-file holds a model fitted on {int(n_in)} unnamed columns (an array), but the run has "
+                f"{len(features)} features ({shown}); give the {int(n_in)} columns it was fitted on, in that order, "
+                "with --features.")
+        text = [f for f in features if not pd.api.types.is_numeric_dtype(problem.X[f].dtype)
+                or pd.api.types.is_bool_dtype(problem.X[f].dtype)]
+        if text:
+            raise InputError(
+                f"--model-file holds a model fitted on an array of numbers, but the feature(s) "
+                f"{', '.join(map(shorten, text[:5]))} are not numeric; refit it on a DataFrame (or a Pipeline "
+                "with its own encoding), or give only numeric --features.")
+    classes = getattr(model, "classes_", None)
+    if problem.task == "classification" and classes is not None and np.ndim(classes) == 1:
+        known = {_label_key(c) for c in classes}
+        unknown = [v for v in problem.classes or [] if _label_key(v) not in known]
+        if unknown:
+            given = [c.item() if hasattr(c, "item") else c for c in classes][:10]
+            raise InputError(
+                f"--model-file holds a classifier of the classes {given}, but the target "
+                f"{shorten(str(problem.y.name))} holds {unknown[:5]}, which it never predicts; give the target "
+                "the model was fitted on, with its labels as the model knows them.")
+
+
 def _final_estimator(config, task: str):
     classification = task == "classification"
     if config.model_spec or config.model_file:

@@ -43,6 +43,17 @@ def _header(problem, config, outcome, strategy, data_name, table_shape, seconds)
     return lines
 
 
+def _missing_class_notes(outcome) -> list[str]:
+    """A note when some refits drew no training row of a class (their probability of it is 0)."""
+    for tree in outcome.results.values():
+        missing = int(tree.attrs.get("n_missing_class_resamples", 0) or 0)
+        if missing:
+            total = int(tree.attrs.get("n_resamples", 0) or 0)
+            return [f"{missing} of {total} refits drew no training row of some class (a rare class): those refits "
+                    "give it probability 0, so its bands reach down towards 0; more rows of that class narrow them."]
+    return []
+
+
 def summary_markdown(*, problem, config, outcome, files, failures, data_name, table_shape, sheets,
                      seconds) -> str:
     """The text of ``summary.md`` (every effect in ``outcome.results``, in registration order)."""
@@ -64,6 +75,7 @@ def summary_markdown(*, problem, config, outcome, files, failures, data_name, ta
     lines += file_sections(result_lines, "- `repro.py`: `python repro.py` recomputes the result files from "
                            "`repro_inputs/` and checks they reproduce (identical, or equal within 1e-12 of each "
                            "statistic's scale).",
-                           sheets=sheets, files=files, notes=outcome.notes, failures=[*problems, *failures])
+                           sheets=sheets, files=files, notes=[*outcome.notes, *_missing_class_notes(outcome)],
+                           failures=[*problems, *failures])
     lines += ["", "## Precision", "", strategy.precision(config, outcome.results), ""]
     return "\n".join(lines)

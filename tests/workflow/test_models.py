@@ -205,3 +205,65 @@ def test_model_file_columns_and_other_features_are_refused(tmp_path, capsys):
     err = bad(["run", data, "--target", "price", "--model-file", path, "--features", "x1,unused"], capsys,
               tmp_path / "o")
     assert "fitted on the columns" in err and "'x2'" in err
+
+
+def test_a_fitted_model_that_cannot_take_the_table_is_refused_before_any_prediction(tmp_path, capsys):
+    """One-fit mode with a fitted --model-file: a model fitted on an array of 2 numeric columns, given a
+    table of 3 features (one text), exited 1 "could not convert string to float"; a classifier of the classes
+    0/1 given a yes/no target exited 1 "Mix of label input types" after predicting.  Now exit 2 in one line."""
+    import pandas as pd
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80),
+                          "colour": rng.choice(["red", "blue"], 80)})
+    table["y"] = table.a + table.b
+    table["label"] = np.where(table.a > 0, "yes", "no")
+    data = tmp_path / "t.csv"
+    table.to_csv(data, index=False)
+    array_model, classes = tmp_path / "array.joblib", tmp_path / "classes.joblib"
+    joblib.dump(LinearRegression().fit(table[["a", "b"]].to_numpy(), table.y), array_model)
+    joblib.dump(RandomForestClassifier(5, random_state=0).fit(table[["a", "b"]], (table.a > 0).astype(int)), classes)
+    one_fit = ["--uncertainty", "none", "--no-workbook"]
+    err = bad(["run", data, "--target", "y", "--exclude", "label", "--model-file", array_model, *one_fit], capsys,
+              tmp_path / "o1")
+    assert "fitted on 2 unnamed columns" in err and "with --features" in err
+    err = bad(["run", data, "--target", "y", "--features", "a,colour", "--model-file", array_model, *one_fit], capsys,
+              tmp_path / "o2")
+    assert "'colour'" in err and "not numeric" in err
+    err = bad(["run", data, "--target", "label", "--model-file", classes, *one_fit], capsys, tmp_path / "o3")
+    assert "classes [0, 1]" in err and "['no', 'yes']" in err
+    # the array model with its own two columns runs: its PD is its own (by hand)
+    code, out = run_cli(["run", data, "--target", "y", "--features", "a,b", "--model-file", array_model, *one_fit,
+                         "--grid-resolution", "4", "--ice-samples", "0", "--quiet", "--out", tmp_path / "o4"], capsys)
+    assert code == 0, out.err
+    node = pdpboot.load(only_run_folder(tmp_path / "o4") / "results.nc")["a"].ds
+    model = joblib.load(array_model)
+    for value, pd_value in zip(node["a"].values, node["pd"].values[0]):
+        assert pd_value == pytest.approx(model.predict(table[["a", "b"]].assign(a=value).to_numpy()).mean(),
+                                         rel=1e-12)
+
+
+def test_refits_without_a_rare_class_are_named_in_the_summary(tmp_path, capsys):
+    """A class of one row: some refits never see it and give it probability 0 (its band reaches 0); the run
+    said nothing.  summary.md now counts those refits (by hand: resamples whose rows miss that row)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    table["label"] = np.where(table.a > 0, "high", "low")
+    table.loc[0, "label"] = "rare"
+    data = tmp_path / "t.csv"
+    table.to_csv(data, index=False)
+    code, out = run_cli(["run", data, "--target", "label", "--model", "random-forest", "--test-size", "0",
+                         "--n-resamples", "20", "--n-estimators", "5", "--grid-resolution", "4", "--ice-samples", "0",
+                         "--n-jobs", "1", "--quiet", "--no-workbook", "--out", tmp_path / "o"], capsys)
+    assert code == 0, out.err
+    folder = only_run_folder(tmp_path / "o")
+    res = pdpboot.load(folder / "results.nc")
+    lacking = int(res.attrs["n_missing_class_resamples"])
+    if "resample_counts" in res.ds:  # by hand: the resamples whose rows miss the 'rare' row (bootstrap scheme)
+        assert lacking == int((res["resample_counts"].values[:, 0] == 0).sum())
+    assert lacking > 0 and f"{lacking} of 20 refits drew no training row of some class" in (
+        folder / "summary.md").read_text()
