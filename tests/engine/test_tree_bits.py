@@ -182,4 +182,6 @@ def test_shared_average_takes_the_bits_walk_for_small_trees(monkeypatch):
         ref = np.tensordot(w, brute_ice(est, X, idx, g, "predict"), axes=1) / w.sum()
         np.testing.assert_allclose(avg, ref, rtol=0, atol=TOL)
     forest = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
-    assert not compiled_mod._bits_pay(PreparedTrees(forest, X, "predict").model, len(X))
+    calls.clear()
+    compute_pd_many(forest, X, sets, grids, response_method="predict", method="tree")
+    assert calls == []  # one or two rows per leaf: no shared walk, no bitset walk
