@@ -4,7 +4,9 @@ Private helper of :mod:`pdpboot.engine.tree`: loading the kernel (``PDPBOOT_NUMB
 it), the kernel's node table (:func:`_kernel_base`) and per-feature-set tables
 (:class:`_KernelTable`: interval axes and mask axes of at most ``_MASK_MAX`` grid points), and
 the walks: one feature set (:func:`_kernel_pd`, average or ICE form), several feature sets in
-one shared walk per tree (:func:`_kernel_pd_many`, when :func:`_share_pays`).
+one shared walk per tree (:func:`_kernel_pd_many`, when :func:`_share_pays`), or for small trees
+one walk per set and tree with the rows of a node as a bitset (:func:`_kernel_pd_bits`, when
+:func:`_bits_pay` too and the weights are integers).
 """
 
 from __future__ import annotations

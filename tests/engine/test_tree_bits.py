@@ -185,3 +185,16 @@ def test_shared_average_takes_the_bits_walk_for_small_trees(monkeypatch):
     calls.clear()
     compute_pd_many(forest, X, sets, grids, response_method="predict", method="tree")
     assert calls == []  # one or two rows per leaf: no shared walk, no bitset walk
+
+
+@needs_kernel
+def test_bits_walk_two_outputs():
+    """A two-output forest (two leaf values per leaf, one bitset walk for both): == brute 1e-12."""
+    from sklearn.ensemble import ExtraTreesRegressor
+
+    X, y = _data(n=300, seed=8)
+    Y = np.column_stack([y, np.sin(X[:, 0])])
+    est = ExtraTreesRegressor(n_estimators=4, min_samples_leaf=8, random_state=0).fit(X, Y)
+    sets = [(0,), (1, 2)]
+    grids = [[_grid(est, X, j, n=4) for j in s] for s in sets]
+    _bits_equal_brute(est, X, sets, grids, _weights(len(X), 9))
