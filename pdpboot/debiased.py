@@ -43,6 +43,10 @@ MIN_EFFECTIVE_SIZE = 20.0
 WEIGHT_MASS_RANGE = (0.5, 2.0)
 #: Scales of the density-ratio model's inputs (:class:`DebiasedOptions`).
 RATIO_SCALES = ("normal-scores", "both", "standardized")
+#: Density-ratio models of a numeric feature (:class:`DebiasedOptions`); ``"auto"`` picks one of
+#: :data:`AUTO_RATIO_MODELS` per feature by cross-fitted (held-out) classification loss.
+RATIO_MODELS = ("auto", "polynomial", "spline", "boosting")
+AUTO_RATIO_MODELS = ("polynomial", "spline", "boosting")
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,7 +96,21 @@ class DebiasedOptions:
         copula, so a skewed feature's sparse boundary is modelled as well as its centre (for Gaussian
         features it is the old basis up to the ranks' noise).  ``"standardized"``: the standardised raw
         values (the estimator before round 5; on the study's DGP H it left a bias of 1.2 SD at the
-        lower grid point of the log-normal feature).  ``"both"``: the union of the two bases.
+        lower grid point of the log-normal feature).  ``"both"``: the union of the two bases.  Applies to
+        the polynomial ratio model; the spline model always works on normal scores (its knots are normal
+        quantiles), the boosting model on the raw values (trees are invariant to monotone maps).
+    ratio_model : {"auto", "polynomial", "spline", "boosting"}
+        The density-ratio model of a numeric feature, each a real-versus-permuted classifier fitted on the
+        fold's complement: ``"polynomial"``, the logistic on the polynomial basis of
+        :func:`pdpboot.engine.debiased.ratio_design` (exact for Gaussian copulas; the estimator before
+        round 6); ``"spline"``, the logistic on the varying-coefficient spline basis of
+        :func:`pdpboot.engine.debiased.spline_ratio_design` (conditional mean and variance of every other
+        column any smooth function of the feature's score); ``"boosting"``, :func:`default_boosting_classifier`
+        on the raw columns (any shape, interactions among the other columns).  ``"auto"`` (default) fits the
+        three and keeps, per feature, the one with the smallest held-out log loss summed over the folds
+        (the loss of the classification on each held-out fold, its rows against permutations of their own
+        feature values: a proper scoring rule for the ratio); it costs 2 K more classifier fits than one model.
+        ``weight_estimator``, if given, replaces the logistic of the first two (not the boosting model).
     Examples
     --------
     >>> DebiasedOptions(n_folds=10).n_folds
@@ -114,6 +132,7 @@ class DebiasedOptions:
     localize: str = "pseudo-outcome"
     n_multipliers: int = 2000
     ratio_scale: str = "normal-scores"
+    ratio_model: str = "auto"
 
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
@@ -123,6 +142,8 @@ class DebiasedOptions:
         set_("n_fine", check_positive_int(self.n_fine, "n_fine", 2))
         if self.ratio_scale not in RATIO_SCALES:
             raise ValueError(f"ratio_scale must be one of {RATIO_SCALES}, got {self.ratio_scale!r:.80}.")
+        if self.ratio_model not in RATIO_MODELS:
+            raise ValueError(f"ratio_model must be one of {RATIO_MODELS}, got {self.ratio_model!r:.80}.")
         if self.localize not in eng.LOCALIZE:
             raise ValueError(f"localize must be one of {eng.LOCALIZE}, got {self.localize!r:.80}.")
         if not (isinstance(self.max_weight, (int, float)) and self.max_weight > 1):
@@ -171,6 +192,22 @@ def default_weight_classifier():
     return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
 
 
+def default_boosting_classifier():
+    """The flexible density-ratio classifier of ``ratio_model="boosting"``: shallow, early-stopped gradient boosting.
+
+    ``HistGradientBoostingClassifier`` with 8 leaves per tree, learning rate 0.1, at least 40 rows per leaf,
+    L2 penalty 1 and early stopping on the log loss of a 20 % validation split (10 rounds without
+    improvement; at most 300 trees).  Log-loss boosting stopped early is close to calibrated, and where
+    ``x_s`` and ``x_C`` are independent it stops after a few trees with ``p1`` near its base rate (weights
+    near 1).
+    """
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(max_leaf_nodes=8, learning_rate=0.1, max_iter=300, min_samples_leaf=40,
+                                          l2_regularization=1.0, early_stopping=True, validation_fraction=0.2,
+                                          n_iter_no_change=10)
+
+
 def _encode_columns(X, names: list[str], categorical: dict[int, bool]) -> tuple[np.ndarray, list[int]]:
     """All columns as standardised numbers (categorical ones one-hot, first level dropped).
 
@@ -215,6 +252,33 @@ def _ratio_inputs(a: np.ndarray, grid: np.ndarray, others: np.ndarray,
         return scores[0], scores[1], ns_others
     return (np.column_stack([std[0], scores[0]]), np.column_stack([std[1], scores[1]]),
             np.stack([others, ns_others], axis=1))
+
+
+def _cross_fitted_ratio(model: str, a_raw: np.ndarray, values: np.ndarray, others: np.ndarray, folds: np.ndarray,
+                        fold_seeds, opts: DebiasedOptions, weight_estimator) -> dict:
+    """One density-ratio model cross-fitted over the folds: held-out weights, counterfactual ratios on the grid,
+    clipped rows and the held-out log loss summed over the folds (:func:`pdpboot.engine.debiased.fit_density_ratio`)."""
+    n = a_raw.size
+    if model == "polynomial":
+        a_in, grid_in, c_in = _ratio_inputs(a_raw, values, others, opts.ratio_scale)
+        design, classifier = eng.ratio_design, weight_estimator
+    else:
+        a_in, grid_in, c_in = _ratio_inputs(a_raw, values, others, "normal-scores")
+        if model == "spline":
+            design, classifier = eng.spline_ratio_design, weight_estimator
+        else:
+            a_in, grid_in, c_in = a_raw, values, others
+            design, classifier = eng.raw_ratio_design, default_boosting_classifier()
+    out = {"weights": np.empty(n), "counterfactual": np.empty((n, values.size)), "n_clipped": 0, "holdout_loss": 0.0}
+    for k in range(int(folds.max()) + 1):
+        train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+        fit = eng.fit_density_ratio(_classifier_fitter(classifier, fold_seeds[k]), a_in[train], c_in[train],
+                                    a_in[test], c_in[test], design=design, n_permutations=opts.n_permutations,
+                                    max_weight=opts.max_weight, rng=fold_seeds[k], a_grid=grid_in)
+        out["weights"][test], out["counterfactual"][test] = fit["weights"], fit["counterfactual"]
+        out["n_clipped"] += fit["n_clipped"]
+        out["holdout_loss"] += fit["holdout_loss"] * test.size / n
+    return out
 
 
 def _classifier_fitter(weight_estimator, seed: np.random.Generator):
@@ -432,15 +496,15 @@ def debiased_partial_dependence(
         else:
             a_raw = np.asarray(col, dtype=float)
             values = np.asarray(grid.values, dtype=float)
-            a_std, grid_std, others = _ratio_inputs(a_raw, values, others, opts.ratio_scale)
-            counterfactual = np.empty((n, values.size))
-            for k in range(n_folds):
-                train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
-                weights[test], clipped, counterfactual[test] = eng.density_ratio(
-                    _classifier_fitter(weight_estimator, fold_seeds[k]), a_std[train], others[train],
-                    a_std[test], others[test], n_permutations=opts.n_permutations, max_weight=max_weight,
-                    rng=fold_seeds[k], a_grid=grid_std)
-                n_clipped += clipped
+            models = AUTO_RATIO_MODELS if opts.ratio_model == "auto" else (opts.ratio_model,)
+            fits = {}
+            for model_name, m_seeds in zip(models, [fold_seeds] + [w_seed.spawn(n_folds) for _ in models[1:]]):
+                fits[model_name] = _cross_fitted_ratio(model_name, a_raw, values, others, folds, m_seeds, opts,
+                                                       weight_estimator)
+            losses = {m: f["holdout_loss"] for m, f in fits.items()}
+            chosen = min(losses, key=losses.get)
+            weights, n_clipped, counterfactual = (fits[chosen][k] for k in ("weights", "n_clipped", "counterfactual"))
+            weights = weights.copy()
             second_moment = counterfactual.mean(axis=0)                       # E[w^2 | A = a] = E_C[w(a, C)]
             diag_weights = weights.copy()
             for k in range(n_folds):  # normalised to mean 1 per held-out fold for the estimate
@@ -450,7 +514,8 @@ def debiased_partial_dependence(
             kernel = np.stack([eng.epanechnikov((a_raw[None, :] - values[:, None]) / eng.diagnostic_bandwidth(a_raw, h))
                                for h in fit_out["bandwidth"]])
             extra = {"bandwidth": [float(h) for h in fit_out["bandwidth"]],
-                     "bandwidth_rot": [float(h) for h in fit_out["h_rot"]]}
+                     "bandwidth_rot": [float(h) for h in fit_out["h_rot"]], "ratio_model": chosen,
+                     "ratio_holdout_loss": json.dumps({m: round(v, 6) for m, v in losses.items()})}
         ess, mass, overlap = eng.overlap(kernel, diag_weights, min_effective_size=min_effective_size,
                                          mass_range=(mass_lo, mass_hi), second_moment=second_moment)
         est, se = fit_out["estimate"], fit_out["se"]
@@ -476,7 +541,8 @@ def debiased_partial_dependence(
         band_attrs[(name, "pd_band")] = dict(common, simultaneous=0)
         band_attrs[(name, "pd_band_simultaneous")] = dict(common, simultaneous=1,
                                                           critical_value=[float(c) for c in crit])
-        node_attrs[name] = dict(extra, n_clipped_weights=int(n_clipped), target="dgp",
+        node_attrs[name] = dict(extra, n_clipped_weights=int(n_clipped), clipped_share=float(n_clipped / n),
+                                target="dgp",
                                 smoother="none (AIPW per level)" if grid.categorical
                                 else "local linear, robust bias correction (local quadratic, b = h), Epanechnikov",
                                 min_effective_size=float(min_effective_size), weight_mass_range=[mass_lo, mass_hi],

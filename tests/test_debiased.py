@@ -164,6 +164,65 @@ def test_density_ratio_of_a_skewed_feature_is_right_at_its_sparse_boundary():
     assert errors["both"] < 0.15 < 0.2 < errors["standardized"], errors   # measured 0.12 and 0.23
 
 
+def test_restricted_cubic_spline_by_hand_and_linear_beyond_the_outer_knots():
+    knots = (0.0, 1.0, 2.0, 3.0)
+    # column 1 at t = 2.5: [(2.5)^3 - (0.5)^3 (3 - 0) / (3 - 2) + 0] / (3 - 0)^2; column 2: [(1.5)^3 - (0.5)^3 * 2] / 9
+    basis = eng.restricted_cubic_spline(np.array([2.5]), knots)
+    np.testing.assert_allclose(basis[0], [2.5, (2.5**3 - 0.5**3 * 3) / 9, (1.5**3 - 0.5**3 * 2) / 9])
+    t = np.array([3.5, 4.0, 4.5, -2.0, -1.0, 0.0])   # second differences vanish beyond the outer knots
+    b = eng.restricted_cubic_spline(t, knots)
+    np.testing.assert_allclose(b[0] - 2 * b[1] + b[2], 0.0, atol=1e-12)
+    np.testing.assert_allclose(b[3] - 2 * b[4] + b[5], 0.0, atol=1e-12)
+    assert np.abs(eng.restricted_cubic_spline(np.array([1.0, 1.5, 2.0]), knots)[:, 1] @ [1, -2, 1]) > 1e-3
+
+
+def test_held_out_loss_and_weights_of_a_constant_classifier_by_hand():
+    # A prior-only classifier: p1 = 1/3 with two permuted copies, so every weight is (2/3) / (1/3) / 2 = 1 and the
+    # held-out log loss is that of the base rate, -(1/3) log(1/3) - (2/3) log(2/3).
+    def fitter(F, y):
+        model = DummyClassifier(strategy="prior").fit(F, y)
+        return lambda G: model.predict_proba(G)[:, 1]
+
+    gen = np.random.default_rng(0)
+    a, c = gen.standard_normal(90), gen.standard_normal((90, 2))
+    for design in (eng.ratio_design, eng.spline_ratio_design, eng.raw_ratio_design):
+        out = eng.fit_density_ratio(fitter, a[:60], c[:60], a[60:], c[60:], design=design, rng=1, a_grid=a[:3])
+        np.testing.assert_allclose(out["weights"], 1.0)
+        np.testing.assert_allclose(out["counterfactual"], 1.0)
+        assert out["holdout_loss"] == pytest.approx(-(np.log(1 / 3) + 2 * np.log(2 / 3)) / 3)
+
+
+def _exponential_ratio(n, seed):
+    """Own DGP E's pair (x1, x2): x1 ~ Exp(1), x2 = 0.6 tanh(x1 - 1) + 0.8 z; true w = p(x2) / p(x2 | x1)."""
+    gen = np.random.default_rng(seed)
+    a = gen.exponential(size=n)
+    c = 0.6 * np.tanh(a - 1) + 0.8 * gen.standard_normal(n)
+    nodes, weights = np.polynomial.laguerre.laggauss(80)     # p(x2) = E_x1 N(x2; 0.6 tanh(x1 - 1), 0.64)
+    density = lambda x, m: np.exp(-(x - m) ** 2 / (2 * 0.64))  # noqa: E731
+    marginal = (weights[None, :] * density(c[:, None], 0.6 * np.tanh(nodes[None, :] - 1))).sum(axis=1)
+    return a, c, marginal / density(c, 0.6 * np.tanh(a - 1))
+
+
+def test_spline_ratio_holds_a_conditional_mean_that_is_not_linear_in_the_score():
+    """Regression (round 6): x2's mean given x1 ~ Exp(1) is a tanh of x1, not linear in x1's normal score, so the
+    Gaussian-copula polynomial basis misses the ratio; the varying-coefficient spline basis holds it."""
+    from pdpboot.debiased import _ratio_inputs
+
+    def fitter(F, y):
+        mean, sd = F.mean(0), F.std(0)
+        model = LogisticRegression(C=1.0, max_iter=5000).fit((F - mean) / sd, y)
+        return lambda G: model.predict_proba((G - mean) / sd)[:, 1]
+
+    errors = {"polynomial": [], "spline": []}
+    for seed in range(3):
+        a, c, true = _exponential_ratio(2000, seed)
+        a_in, _, c_in = _ratio_inputs(a, a[:2], ((c - c.mean()) / c.std())[:, None], "normal-scores")
+        for name, design in (("polynomial", eng.ratio_design), ("spline", eng.spline_ratio_design)):
+            w = eng.fit_density_ratio(fitter, a_in, c_in, a_in, c_in, design=design, rng=0, max_weight=1e6)["weights"]
+            errors[name].append(np.sqrt(np.mean(np.log(w / true) ** 2)))
+    assert np.mean(errors["spline"]) < 0.11 < 0.12 < np.mean(errors["polynomial"]), errors
+
+
 # --------------------------------------------------------------------------- public layer
 
 
