@@ -40,6 +40,13 @@ E_exp_rf_n1000 (own DGP 5: the boundary class of H with another shape, learner a
     random forest; grid of x1 at the
     Exp(1) 5..95 % quantiles, of x2 at the N(0, 1) ones.  Designed in round 5 so that the boundary rule
     is not tuned to H.
+V_halfnormal_gbm_n1000 (own DGP 6, round 6: another hard boundary, a dependence that is no Gaussian copula)
+    ``x1 = |Z|`` (half-normal: density largest at the hard lower boundary 0), ``x2 = 0.8 sin(2 x1) + (0.5 + 0.5 x1) z``
+    (mean and spread of x2 both non-linear functions of x1), ``x3 ~ U(-1, 1)``;
+    ``y = 2 exp(-x1) + x1 x2 + x2 + x3 + (0.5 + 0.5 x1) e``; PD of x1 is ``2 exp(-a) + (a + 1) E x2``, of x2
+    ``2 E exp(-x1) + (E x1 + 1) a`` (``E x1 = sqrt(2 / pi)``; the other means by adaptive quadrature); boosting;
+    grid of x1 at the half-normal 5..95 % quantiles, of x2 at the N(0, 1) ones.  Designed in round 6 with the
+    density-ratio model, as the third DGP (with E and H) on which the models were compared.
 
 Each repetition draws a data set from the repetition's own seed (the i-th child of the setting's
 seed sequence) and runs :func:`pdpboot.debiased_partial_dependence` (K = 5 folds, default nuisance
@@ -195,10 +202,11 @@ def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
         nodes, weights = np.polynomial.laguerre.laggauss(80)     # E f(X), X ~ Exp(1)
         mean_x2 = EXP_SHIFT * float(weights @ np.tanh(nodes - 1))
         return 2 * np.cos(1.5 * grid) + mean_x2 * (grid + 1) + 1 / 3 if feature == 0 else 2 / 3.25 + 2 * grid + 1 / 3
-    if setting["dgp"] == "halfnormal":  # E f(|Z|) = E f(|Z|) over Z ~ N(0, 1) by Gauss-Hermite quadrature
+    if setting["dgp"] == "halfnormal":  # E f(|Z|) = 2 int_0^inf f(t) phi(t) dt (adaptive quadrature: |z| has a kink)
+        from scipy.integrate import quad
+
         grid = np.asarray(grid, dtype=float)
-        nodes, weights = np.polynomial.hermite_e.hermegauss(120)
-        mean = lambda f: float(weights @ f(np.abs(nodes)) / weights.sum())  # noqa: E731
+        mean = lambda f: 2 * quad(lambda t: f(t) * norm.pdf(t), 0, np.inf)[0]  # noqa: E731
         mean_x2 = HALF_SHIFT * mean(lambda t: np.sin(2 * t))
         if feature == 0:
             return 2 * np.exp(-grid) + (grid + 1) * mean_x2
@@ -535,8 +543,16 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
         out["refit"] = refit
         out["width_ratio_pointwise"] = out["pointwise_width"] / refit["percentile"]["width"]
         out["width_ratio_simultaneous"] = out["simultaneous_width"] / refit["supt"]["width"]
-    if estimator != "current" and current:
-        out["paired_current"] = _paired(ds, xr.concat([C.load_dataset(p) for p in current], dim="rep"), truth)
+    if estimator != "current" and ratio_model is None:  # paired with the newest estimator that ran some data sets
+        newer = [("current", current)] + [(label, _chunk_files(ctx.study_dir(STUDY) / folder / name))
+                                          for label, folder in PREVIOUS]
+        for label, files in newer:
+            if label == estimator:
+                break
+            if files:
+                out["paired_current"] = dict(_paired(ds, xr.concat([C.load_dataset(p) for p in files], dim="rep"),
+                                                     truth), against=label)
+                break
     if "ratio_choice" in ds:
         choice = ds["ratio_choice"].values
         numeric = choice[choice >= 0]
@@ -706,6 +722,7 @@ def _figure(ctx: C.Context) -> None:
 
 
 SHORT = {"B": "Friedman 1 (B)", "G": "correlated (G)", "K": "categorical (K)", "L": "binary (L)",
+         "V": "half-normal, heterosc. (V)",
          "H": "skewed, heterosc. (H)", "E": "exponential, heterosc. (E)"}
 LEARNER = {"rf": "forest", "gbm": "boosting", "mlp": "network", "gbc": "boosting"}
 
@@ -730,6 +747,10 @@ def _refit_cells(row: dict) -> list[str]:
             _cell(refit.get("supt", {}).get("simultaneous"), digits=2)]
 
 
+#: Table marks of the rows that show an earlier estimator (not rerun).
+MARKERS = {"round 1": "$^*$", "round 4": "$^\\ddagger$", "round 5": "$^\\S$"}
+
+
 def _table(rows: list[dict]) -> str:
     lines = [r"\begin{tabular}{llrrllrrrrll}", r"\toprule",
              r" & & & & \multicolumn{2}{c}{debiased: DGP coverage (MC SE)} & & \multicolumn{2}{c}{width / refit} & "
@@ -740,7 +761,7 @@ def _table(rows: list[dict]) -> str:
     for row in rows:
         dgp, learner, n = row["setting"].split("_")[0], row["setting"].split("_")[-2], row["setting"].split("_n")[-1]
         lines.append(" & ".join([
-            SHORT[dgp] + {"round 1": "$^*$", "round 4": "$^\\ddagger$"}.get(row.get("estimator"), ""), LEARNER[learner],
+            SHORT[dgp] + MARKERS.get(row.get("estimator"), ""), LEARNER[learner],
             f"{int(n):,}".replace(",", "{,}"), str(row["R"]),
             _cell(row["pointwise"], row["pointwise_mcse"]), _cell(row["simultaneous"], row["simultaneous_mcse"]),
             f"{row['flagged']:.3f}", *_refit_cells(row)]) + r" \\")
@@ -753,14 +774,18 @@ def _table(rows: list[dict]) -> str:
     if any(not r.get("refit_same_data") and r.get("refit") for r in rows):
         lines.append(r"\multicolumn{12}{l}{$^\dagger$ refit band (and width ratio: of mean widths) from the coverage "
                      r"study (B = 200, other data sets of the same design)} \\")
-    previous = [row for row in rows if row.get("estimator") == "round 4"]
-    if previous:
+    notes = {"round 4": (r"$^\ddagger$ round-4 estimator (density ratio modelled on the raw scale of the features)"),
+             "round 5": (r"$^\S$ round-5 estimator (density ratio: polynomial logistic on normal scores)")}
+    for label, text in notes.items():
+        previous = [row for row in rows if row.get("estimator") == label]
+        if not previous:
+            continue
         paired = [row["paired_current"] for row in previous if row.get("paired_current")]
-        note = (f"; on the first {min(p['R'] for p in paired)}--{max(p['R'] for p in paired)} data sets the current "
+        against = paired[0].get("against", "current").replace("round ", "round-") if paired else ""
+        note = (f"; on the first {min(p['R'] for p in paired)}--{max(p['R'] for p in paired)} data sets the {against} "
                 f"estimate differs from it by {max(p['mean_abs_diff_se'] for p in paired):.2f} SE on average at most"
                 if paired else "")
-        lines.append(r"\multicolumn{12}{l}{$^\ddagger$ round-4 estimator (density ratio modelled on the raw "
-                     r"scale of the features), not rerun for lack of CPU" + note + r"} \\")
+        lines.append(r"\multicolumn{12}{l}{" + text + ", not rerun for lack of CPU" + note + r"} \\")
     if any(row.get("estimator") == "round 1" for row in rows):
         lines.append(r"\multicolumn{12}{l}{$^*$ first-round estimator (weights clipped at 20, overlap from the drawn "
                      r"weights, normal quantiles); not rerun for lack of time} \\")
@@ -782,7 +807,7 @@ def _macros(rows: list[dict]) -> dict:
     rf = next((r for r in b if r["setting"] == "B_rf_n500" and "refit" in r), None)
     out["DebiasedRefitRFPointwise"] = _cell(rf["refit"]["percentile"]["pointwise"] if rf else None, digits=2)
     out["DebiasedRefitRFWhole"] = _cell(rf["refit"]["percentile"]["simultaneous"] if rf else None, digits=2)
-    for letter in ("G", "K", "L", "H", "E"):
+    for letter in ("G", "K", "L", "H", "E", "V"):
         row = next((r for r in rows if r["setting"].startswith(f"{letter}_")), None)
         for kind, key in (("pointwise", "Pointwise"), ("simultaneous", "Whole")):
             out[f"Debiased{letter}{key}"] = _cell(row[kind] if row else None)

@@ -1,5 +1,7 @@
 """The debiased (cross-fitted, doubly robust) estimator of the DGP's partial dependence."""
 
+import json
+
 import matplotlib
 import numpy as np
 import pandas as pd
@@ -493,6 +495,50 @@ def test_exponential_dgp_truth_is_the_monte_carlo_average_of_its_regression():
     # the noise sd grows with x1: residual spread of the rows with x1 < 0.5 vs x1 > 2
     resid = y - mu(X[:, 0], X[:, 1], X[:, 2])
     assert resid[X[:, 0] < 0.5].std() < 0.6 < 1.5 < resid[X[:, 0] > 2].std()
+
+
+def test_halfnormal_dgp_truth_is_the_monte_carlo_average_of_its_regression():
+    """Own DGP V's PD (Gauss-Hermite quadrature) against a plain Monte Carlo average of mu(a, X_C)."""
+    from experiments import debiased_coverage as study
+
+    setting = study.SETTINGS["V_halfnormal_gbm_n1000"]
+    gen = np.random.default_rng(12)
+    m = 400_000
+    x1 = np.abs(gen.standard_normal(m))
+    x2 = 0.8 * np.sin(2 * x1) + (0.5 + 0.5 * x1) * gen.standard_normal(m)
+    x3 = gen.uniform(-1, 1, size=m)
+
+    def mu(a1, a2, a3):
+        return 2 * np.exp(-a1) + a1 * a2 + a2 + a3
+
+    for feature in (0, 1):
+        grid = study.grid_of(setting, feature)
+        draws = [mu(a, x2, x3) if feature == 0 else mu(x1, a, x3) for a in grid]
+        mc = np.array([d.mean() for d in draws])
+        mc_se = np.array([d.std() for d in draws]) / np.sqrt(m)
+        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+    X, y = study.simulate(setting, 200_000, np.random.SeedSequence(3))
+    np.testing.assert_allclose(np.quantile(X[:, 0], [0.05, 0.5, 0.95]), study.grid_of(setting, 0)[[0, 7, 14]],
+                               atol=0.03)
+    resid = y - mu(X[:, 0], X[:, 1], X[:, 2])   # noise sd 0.5 + 0.5 x1
+    assert resid[X[:, 0] < 0.2].std() < 0.6 < 1.0 < resid[X[:, 0] > 1.5].std()
+
+
+def test_ratio_model_option_is_validated_and_recorded():
+    with pytest.raises(ValueError, match="ratio_model must be one of"):
+        pdpboot.DebiasedOptions(ratio_model="forest")
+    assert pdpboot.DebiasedOptions().ratio_model == "spline"
+    X, y = _linear_gaussian(400, 7)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=3,
+                                              options=pdpboot.DebiasedOptions(ratio_model="auto"))
+    attrs = res["x0"].ds.attrs
+    losses = json.loads(attrs["ratio_holdout_loss"])
+    assert set(losses) == {"polynomial", "spline", "boosting"} and attrs["ratio_model"] == min(losses, key=losses.get)
+    assert attrs["clipped_share"] == attrs["n_clipped_weights"] / 400
+    # a model chosen by "auto" gives the weights it gives alone (seeds by model): same estimate
+    alone = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=3,
+                                                options=pdpboot.DebiasedOptions(ratio_model=attrs["ratio_model"]))
+    np.testing.assert_array_equal(alone["x0"].ds["pd"].values, res["x0"].ds["pd"].values)
 
 
 def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monkeypatch):
