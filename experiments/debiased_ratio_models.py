@@ -13,8 +13,17 @@ estimator (polynomial basis on normal scores), ``v4/<setting>__polynomial`` the 
 ``v4/<setting>__spline`` and ``v4/<setting>__boosting`` a fixed model, run before the spline basis took the
 polynomial terms in (round 6, first version: spline terms only), ``v4/<setting>`` the default estimator.
 
-``python -m experiments.debiased_ratio_models [--by-grid] [--write]``; ``--write`` stores the table in
-``experiments/summaries/debiased_ratio_models/summary.{json,txt}``.
+``--ratio-error N``: on the first N data sets of DGP E, each model cross-fitted as in the estimator (K = 5,
+two permuted copies, the default logistic / boosting classifier), against x1's true ratio
+``w = p(x2) / p(x2 | x1)`` (``p(x2)`` by Gauss-Laguerre quadrature): per decile of x1, the mean over the data
+sets of the tilt of ``log w_hat - log w`` along x2 (its least-squares slope on standardised x2 within the decile;
+x2 enters y through ``x1 x2``, so at fixed x1 a learner's error varies along x2, and the ratio's error along x2 is
+what the product of the two errors picks up; its mean over data sets is the ratio model's *systematic* part)
+and its root mean square (systematic plus random), and how often the held-out log loss
+and the RMSE of ``log w_hat`` pick each model.
+
+``python -m experiments.debiased_ratio_models [--by-grid] [--write] [--ratio-error N]``; ``--write`` stores the
+tables in ``experiments/summaries/debiased_ratio_models/summary.{json,txt}`` (and ``ratio_error.{json,txt}``).
 """
 
 from __future__ import annotations
@@ -98,12 +107,99 @@ def text_of(rows: list[dict], by_grid: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _exponential_true_ratio(a: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``p(x2) / p(x2 | x1)`` of DGP E (x2 given x1: normal, mean ``0.6 tanh(x1 - 1)``, sd 0.8)."""
+    nodes, weights = np.polynomial.laguerre.laggauss(80)
+    density = lambda x, m: np.exp(-(x - m) ** 2 / (2 * 0.64))  # noqa: E731
+    marginal = (weights[None, :] * density(c[:, None], D.EXP_SHIFT * np.tanh(nodes[None, :] - 1))).sum(axis=1)
+    return marginal / density(c, D.EXP_SHIFT * np.tanh(a - 1))
+
+
+def ratio_error(n_sets: int) -> tuple[list[dict], str]:
+    """The ratio models' error in ``log w`` of x1 on DGP E's data sets, by decile of x1 (see the module docstring)."""
+    from pdpboot import DebiasedOptions
+    from pdpboot.engine import debiased as eng
+
+    name = "E_exp_rf_n1000"
+    setting = D.SETTINGS[name]
+    seeds = C.seed_sequence(D.SEED, name).spawn(n_sets)
+    models = {"polynomial": (eng.ratio_design, "logistic"), "spline": (eng.spline_ratio_design, "logistic"),
+              "boosting": (eng.raw_ratio_design, "boosting")}
+    errors = {m: [] for m in models}
+    picks = {"loss": {m: 0 for m in models}, "rmse": {m: 0 for m in models}}
+    opts = DebiasedOptions()
+    deciles = np.linspace(0, 1, 11)
+    for i in range(n_sets):
+        X, _ = D.simulate(setting, setting["n"], seeds[i].spawn(2)[0])
+        a, c = X[:, 0], X[:, 1:]
+        true = _exponential_true_ratio(a, X[:, 1])
+        scores = np.column_stack([eng.normal_scores(col) for col in c.T])
+        standard = (c - c.mean(axis=0)) / c.std(axis=0)
+        folds = eng.fold_labels(a.size, opts.n_folds, np.random.default_rng(i))
+        bins = np.clip(np.searchsorted(np.quantile(a, deciles[1:-1]), a, side="right"), 0, 9)
+        losses, rmse = {}, {}
+        for m, (design, kind) in models.items():
+            gen = np.random.default_rng(10_000 + i)
+            w, loss = np.empty(a.size), 0.0
+            for k in range(opts.n_folds):
+                train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+                a_in, c_in = (a, standard) if kind == "boosting" else (eng.normal_scores(a), scores)
+                out = eng.fit_density_ratio(_fitter(kind, int(gen.integers(2**31 - 1))), a_in[train], c_in[train],
+                                            a_in[test], c_in[test], design=design, rng=gen,
+                                            score_rng=np.random.default_rng([i, k]), max_weight=opts.max_weight)
+                w[test], loss = out["weights"], loss + out["holdout_loss"] * test.size / a.size
+            for k in range(opts.n_folds):  # normalised per held-out fold, as in the estimator
+                w[folds == k] /= w[folds == k].mean()
+            err = np.log(w / true)
+            z = (X[:, 1] - X[:, 1].mean()) / X[:, 1].std()
+            tilt = [float(np.polyfit(z[bins == b], err[bins == b], 1)[0]) for b in range(10)]
+            errors[m].append(tilt + [float(np.sqrt(np.mean(err**2)))])
+            losses[m], rmse[m] = loss, float(np.sqrt(np.mean(err**2)))
+        picks["loss"][min(losses, key=losses.get)] += 1
+        picks["rmse"][min(rmse, key=rmse.get)] += 1
+    rows, lines = [], [f"DGP E, x1's density ratio, {n_sets} data sets of the study (n = 1000, K = 5): tilt of "
+                       "log w_hat - log w along x2 (least-squares slope on standardised x2) per decile of x1 (lowest "
+                       "first); mean over the data sets (systematic) and root mean square over them (systematic and "
+                       "random)"]
+    for m, e in errors.items():
+        e = np.asarray(e)
+        row = {"model": m, "mean_error": e[:, :10].mean(axis=0).round(3).tolist(),
+               "rms_error": np.sqrt((e[:, :10] ** 2).mean(axis=0)).round(3).tolist(),
+               "rmse_log_w": float(e[:, 10].mean()), "picked_by_loss": picks["loss"][m],
+               "picked_by_rmse": picks["rmse"][m]}
+        rows.append(row)
+        lines += [f"{m:10s} mean  {np.asarray(row['mean_error'])}",
+                  f"{'':10s} rms   {np.asarray(row['rms_error'])}",
+                  f"{'':10s} RMSE of log w over all rows {row['rmse_log_w']:.3f}; smallest held-out loss in "
+                  f"{row['picked_by_loss']} / {n_sets} data sets, smallest RMSE in {row['picked_by_rmse']} / {n_sets}"]
+    return rows, "\n".join(lines) + "\n"
+
+
+def _fitter(kind: str, seed: int):
+    """``fit(features, labels) -> predict_p1`` with the estimator's default classifier of that kind."""
+    from pdpboot.debiased import default_boosting_classifier, default_weight_classifier
+
+    def fit(features, labels):
+        model = (default_boosting_classifier().set_params(random_state=seed) if kind == "boosting"
+                 else default_weight_classifier()).fit(features, labels)
+        return lambda new: model.predict_proba(new)[:, 1]
+    return fit
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--by-grid", action="store_true", help="bias / SD and SE / SD per feature and grid point")
     parser.add_argument("--write", action="store_true", help="write experiments/summaries/debiased_ratio_models")
+    parser.add_argument("--ratio-error", type=int, default=0, metavar="N",
+                        help="the models' error in x1's log ratio on the first N data sets of DGP E")
     parser.add_argument("--results-dir", default=None)
     args = parser.parse_args(argv)
+    if args.ratio_error:
+        rows, text = ratio_error(args.ratio_error)
+        print(text, end="")
+        if args.write:
+            C.write_summary(C.ROOT / "experiments" / "summaries" / "debiased_ratio_models", rows, text, "ratio_error")
+        return
     ctx = C.default_context(False, results_dir=args.results_dir, n_jobs=1)
     np.set_printoptions(precision=2, suppress=True, linewidth=200)
     rows = [row for name, models in COMPARISONS.items() for row in compare(ctx, name, models)]
