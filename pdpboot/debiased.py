@@ -118,8 +118,8 @@ class DebiasedOptions:
         square (0.20 against the spline's 0.24) and the smaller held-out loss in 14, yet its systematic
         part (the mean over data sets) is three to four times the spline's
         (``python -m experiments.debiased_ratio_models --ratio-error 20``), and only the systematic part
-        biases the estimate; so ``"auto"`` is not the default.  ``weight_estimator``, if given, replaces the logistic of the spline and polynomial
-        models (not the boosting model).
+        biases the estimate; so ``"auto"`` is not the default.  ``weight_estimator``, if given, replaces
+        the logistic of the spline and polynomial models (not the boosting model).
     Examples
     --------
     >>> DebiasedOptions(n_folds=10).n_folds
