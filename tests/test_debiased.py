@@ -628,6 +628,32 @@ def test_paired_comparison_of_two_estimators_by_hand():
     assert out["current"]["pointwise"] == pytest.approx(4 / 6) and out["current"]["flagged"] == 0
 
 
+def test_summary_falls_back_to_the_newest_earlier_estimator_with_enough_data_sets(tmp_path, monkeypatch):
+    """Regression (round 6): with too few repetitions of the current estimator, the row shows the newest earlier
+    estimator that has MIN_R of them (not merely the first with more than the current), paired with the newest one
+    that ran some, and the table marks it."""
+    from experiments import _common as C
+    from experiments import debiased_coverage as study
+
+    monkeypatch.setattr(study, "MIN_R", 3)
+    ctx = C.default_context(True, results_dir=tmp_path / "results", paper_dir=tmp_path / "paper")
+    setting = study.SETTINGS["K_cat_gbm_n1000"]
+
+    def rep(value):
+        pd_ = np.full((1, 4), float(value))
+        return {"pd": pd_, "pd_se": np.ones((1, 4)), "pd_plugin": pd_, "effective_sample_size": np.full((1, 4), 50.0),
+                "overlap": np.ones((1, 4), dtype=np.int8), "pd_band": np.stack([pd_ - 1, pd_ + 1]),
+                "pd_band_simultaneous": np.stack([pd_ - 2, pd_ + 2]), "cpu": 1.0}
+
+    for folder, n_reps in (("v4", 1), ("v3", 2), ("v2", 3)):
+        path = ctx.study_dir("debiased") / folder / "K_cat_gbm_n1000" / "chunk_00000.nc"
+        C.save_dataset(study._chunk(setting, [rep(i) for i in range(n_reps)], 0), path)
+    row = study.summarize_setting(ctx, "K_cat_gbm_n1000")
+    assert row["estimator"] == "round 4" and row["R"] == 3
+    assert row["paired_current"]["against"] == "current" and row["paired_current"]["R"] == 1
+    assert r"$^\ddagger$" in study._table([row])
+
+
 def test_window_share_outside_the_data_by_hand():
     from experiments.debiased_diagnosis import window_outside_share
 
