@@ -5,8 +5,9 @@ nothing is refitted) of the same data sets (repetition i has the same seed in ev
 different density-ratio models, and prints, per setting and model, on the repetitions all of that
 setting's folders share: pointwise and whole-curve coverage of the DGP's PD (unflagged points, MC SE),
 the flagged share, mean and largest |bias| / SD over the grid points, mean SE / SD, the mean
-pointwise band width and the clipped-weight share.  Per feature and grid point ``--by-grid`` adds bias / SD
-and SE / SD.
+pointwise band width, the clipped-weight share and the mean CPU seconds of a repetition (``time.process_time`` of
+the study's one process, single-threaded, under the machine's load at the time).  Per feature and grid point
+``--by-grid`` adds bias / SD and SE / SD.
 
 Folders (see :mod:`experiments.debiased_coverage`, ``--ratio-model``): ``v3/<setting>`` the round-5
 estimator (polynomial basis on normal scores), ``v4/<setting>__polynomial`` the same (copied, bit-identical),
@@ -50,6 +51,9 @@ COMPARISONS = {
                          ("default: polynomial + spline", "v4/G_corr_gbm_n1000")),
     "L_logit_gbc_n1000": (("polynomial (round 5)", "v3/L_logit_gbc_n1000"),
                           ("default: polynomial + spline", "v4/L_logit_gbc_n1000")),
+    **{f"B_{learner}_n500": (("polynomial (round 5)", f"v3/B_{learner}_n500"),
+                             ("default: polynomial + spline", f"v4/B_{learner}_n500"))
+       for learner in ("rf", "gbm", "mlp")},
 }
 
 
@@ -82,6 +86,7 @@ def compare(ctx: C.Context, name: str, models) -> list[dict]:
         sd = est.std(axis=0, ddof=1)
         bias = (est.mean(axis=0) - truth) / sd
         se_sd = ds["pd_se"].values.mean(axis=0) / sd
+        row["cpu_mean"], row["cpu_median"] = float(ds["cpu"].mean()), float(ds["cpu"].median())
         row.update(mean_abs_bias_sd=float(np.abs(bias).mean()), max_abs_bias_sd=float(np.abs(bias).max()),
                    se_over_sd=float(se_sd.mean()), bias_sd=bias.round(2).tolist(), se_sd=se_sd.round(2).tolist(),
                    clipped_share=float(np.nanmean(ds["clipped_share"].values)) if "clipped_share" in ds else None)
@@ -94,12 +99,13 @@ def text_of(rows: list[dict], by_grid: bool = False) -> str:
              "setting's runs hold); coverage of the DGP's PD at unflagged grid points (MC SE); |bias| / SD and SE / SD "
              "over the grid points of all features; width: mean pointwise band width.",
              f"{'setting':24s} {'model':30s} {'R':>4s} {'pointwise':>15s} {'whole curve':>15s} {'flagged':>8s} "
-             f"{'|bias|/SD':>10s} {'max':>5s} {'SE/SD':>6s} {'width':>6s} {'clipped':>8s}"]
+             f"{'|bias|/SD':>10s} {'max':>5s} {'SE/SD':>6s} {'width':>6s} {'clipped':>8s} {'CPU s':>6s}"]
     for r in rows:
         clipped = "--" if r["clipped_share"] is None else f"{r['clipped_share']:.4f}"
         lines.append(f"{r['setting']:24s} {r['model']:30s} {r['R']:4d} {r['pointwise']:.3f} ({r['pointwise_mcse']:.3f})"
                      f"   {r['whole']:.3f} ({r['whole_mcse']:.3f}) {r['flagged']:8.3f} {r['mean_abs_bias_sd']:10.2f} "
-                     f"{r['max_abs_bias_sd']:5.2f} {r['se_over_sd']:6.2f} {r['width']:6.3f} {clipped:>8s}")
+                     f"{r['max_abs_bias_sd']:5.2f} {r['se_over_sd']:6.2f} {r['width']:6.3f} {clipped:>8s} "
+                     f"{r['cpu_mean']:6.2f}")
         if by_grid:
             for f, (b, s) in enumerate(zip(r["bias_sd"], r["se_sd"])):
                 lines.append(f"    x{f + 1} bias/SD {np.asarray(b)}")
