@@ -12,7 +12,10 @@ the study's one process, single-threaded, under the machine's load at the time).
 Folders (see :mod:`experiments.debiased_coverage`, ``--ratio-model``): ``v3/<setting>`` the round-5
 estimator (polynomial basis on normal scores), ``v4/<setting>__polynomial`` the same (copied, bit-identical),
 ``v4/<setting>__spline`` and ``v4/<setting>__boosting`` a fixed model, run before the spline basis took the
-polynomial terms in (round 6, first version: spline terms only), ``v4/<setting>`` the default estimator.
+polynomial terms in (round 6, first version: spline terms only), ``v4/<setting>`` the default estimator;
+``v4/B_<learner>_n500__spline`` the spline basis on scenario B's nine other columns, run before the default fell
+back to the polynomial basis when a fold has fewer than 10 training rows per spline column (the default there is
+then the round-5 estimator, whose cache ``v4/B_<learner>_n500`` is a bit-identical copy of ``v3``).
 
 ``--ratio-error N``: on the first N data sets of DGP E, each model cross-fitted as in the estimator (K = 5,
 two permuted copies, the default logistic / boosting classifier), against x1's true ratio
@@ -51,8 +54,8 @@ COMPARISONS = {
                          ("default: polynomial + spline", "v4/G_corr_gbm_n1000")),
     "L_logit_gbc_n1000": (("polynomial (round 5)", "v3/L_logit_gbc_n1000"),
                           ("default: polynomial + spline", "v4/L_logit_gbc_n1000")),
-    **{f"B_{learner}_n500": (("polynomial (round 5)", f"v3/B_{learner}_n500"),
-                             ("default: polynomial + spline", f"v4/B_{learner}_n500"))
+    **{f"B_{learner}_n500": (("spline basis (p = 9: 195 cols)", f"v4/B_{learner}_n500__spline"),
+                             ("default: polynomial (rows/col)", f"v4/B_{learner}_n500"))
        for learner in ("rf", "gbm", "mlp")},
 }
 

@@ -46,6 +46,9 @@ RATIO_SCALES = ("normal-scores", "both", "standardized")
 #: Density-ratio models of a numeric feature (:class:`DebiasedOptions`); ``"auto"`` picks one of
 #: :data:`AUTO_RATIO_MODELS` per feature by cross-fitted (held-out) classification loss.
 RATIO_MODELS = ("spline", "polynomial", "boosting", "auto")
+#: Fewest training rows (real, not permuted) per column of the spline basis; with fewer, ``ratio_model="spline"``
+#: uses the polynomial basis (:class:`DebiasedOptions`).
+MIN_ROWS_PER_COLUMN = 10.0
 AUTO_RATIO_MODELS = ("polynomial", "spline", "boosting")
 
 
@@ -120,6 +123,15 @@ class DebiasedOptions:
         (``python -m experiments.debiased_ratio_models --ratio-error 20``), and only the systematic part
         biases the estimate; so ``"auto"`` is not the default.  ``weight_estimator``, if given, replaces
         the logistic of the spline and polynomial models (not the boosting model).
+    min_rows_per_column : float
+        ``ratio_model="spline"`` uses the polynomial basis instead when the spline basis has more columns
+        (:func:`pdpboot.engine.debiased.spline_columns`: 6 + 17 p + p (p - 1) / 2 for p other columns) than the
+        fold's training rows divided by this number (default 10, the events-per-variable rule of thumb of
+        logistic regression).  With many other columns the spline basis overfits and its noisy weights flag
+        and bias what the polynomial got right: on scenario B at n = 500 (ten independent features, 195
+        columns for 400 training rows) it flagged 17 % of the grid points instead of 3 % and covered whole
+        curves of the forest at 0.876 (0.031) instead of 0.933 (0.023) on the same 35 data sets.  The attrs'
+        ``ratio_model`` says which basis a feature used; 0 always uses the spline basis.
     Examples
     --------
     >>> DebiasedOptions(n_folds=10).n_folds
@@ -142,6 +154,7 @@ class DebiasedOptions:
     n_multipliers: int = 2000
     ratio_scale: str = "normal-scores"
     ratio_model: str = "spline"
+    min_rows_per_column: float = MIN_ROWS_PER_COLUMN
 
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
@@ -153,6 +166,8 @@ class DebiasedOptions:
             raise ValueError(f"ratio_scale must be one of {RATIO_SCALES}, got {self.ratio_scale!r:.80}.")
         if self.ratio_model not in RATIO_MODELS:
             raise ValueError(f"ratio_model must be one of {RATIO_MODELS}, got {self.ratio_model!r:.80}.")
+        if not (isinstance(self.min_rows_per_column, (int, float)) and self.min_rows_per_column >= 0):
+            raise ValueError(f"min_rows_per_column must be a number >= 0, got {self.min_rows_per_column!r:.80}.")
         if self.localize not in eng.LOCALIZE:
             raise ValueError(f"localize must be one of {eng.LOCALIZE}, got {self.localize!r:.80}.")
         if not (isinstance(self.max_weight, (int, float)) and self.max_weight > 1):
@@ -508,6 +523,9 @@ def debiased_partial_dependence(
             a_raw = np.asarray(col, dtype=float)
             values = np.asarray(grid.values, dtype=float)
             models = AUTO_RATIO_MODELS if opts.ratio_model == "auto" else (opts.ratio_model,)
+            if (models == ("spline",)
+                    and eng.spline_columns(others.shape[1]) * opts.min_rows_per_column > n - np.bincount(folds).max()):
+                models = ("polynomial",)   # too few training rows per coefficient for the spline basis
             # Seeds by model, whichever are fitted (a model chosen by "auto" gives the weights it gives alone; the
             # polynomial's are those of round 5), and the same held-out permutations for every model (a paired
             # comparison of their losses).

@@ -628,6 +628,27 @@ def test_paired_comparison_of_two_estimators_by_hand():
     assert out["current"]["pointwise"] == pytest.approx(4 / 6) and out["current"]["flagged"] == 0
 
 
+def test_spline_ratio_falls_back_to_the_polynomial_with_too_few_rows_per_column():
+    """Regression (round 6): with nine other columns the spline basis has 195 columns; at n = 500 (400 training rows
+    per fold) it overfitted scenario B, so the default uses the polynomial basis there, and says so."""
+    from pdpboot.datasets import make_friedman1
+
+    assert eng.spline_columns(9) == 195 == eng.spline_ratio_design(np.zeros(3), np.zeros((3, 9))).shape[1]
+    X, y = make_friedman1(500, rng=0)
+    grid = {"x1": np.linspace(0.2, 0.8, 4)}
+    used = {}
+    for rows_per_column in (10.0, 0.0):
+        res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, ["x1"], custom_values=grid, rng=1,
+                                                  options=pdpboot.DebiasedOptions(min_rows_per_column=rows_per_column))
+        used[rows_per_column] = res["x1"].ds.attrs["ratio_model"]
+    assert used == {10.0: "polynomial", 0.0: "spline"}
+    X2, y2 = _linear_gaussian(600, 3)   # two other columns: 41 spline columns, 480 training rows: the spline basis
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X2, y2, [0], grid_resolution=4, rng=1)
+    assert res["x0"].ds.attrs["ratio_model"] == "spline"
+    with pytest.raises(ValueError, match="min_rows_per_column must be a number >= 0"):
+        pdpboot.DebiasedOptions(min_rows_per_column=-1)
+
+
 def test_summary_falls_back_to_the_newest_earlier_estimator_with_enough_data_sets(tmp_path, monkeypatch):
     """Regression (round 6): with too few repetitions of the current estimator, the row shows the newest earlier
     estimator that has MIN_R of them (not merely the first with more than the current), paired with the newest one

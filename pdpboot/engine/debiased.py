@@ -547,6 +547,11 @@ def spline_ratio_design(a: np.ndarray, C: np.ndarray, *, max_pairs: int = 20) ->
     return np.hstack(cols)
 
 
+def spline_columns(p: int, *, max_pairs: int = 20) -> int:
+    """Columns of :func:`spline_ratio_design` for ``p`` other columns: ``6 + 17 p`` plus ``p (p - 1) / 2`` pairs."""
+    return 6 + 17 * p + (p * (p - 1) // 2 if p <= max_pairs else 0)
+
+
 def raw_ratio_design(a: np.ndarray, C: np.ndarray) -> np.ndarray:
     """The feature and the other columns as they are: the inputs of a tree classifier (invariant to monotone maps)."""
     return np.column_stack([np.asarray(a, dtype=float), np.asarray(C, dtype=float).reshape(np.size(a), -1)])
