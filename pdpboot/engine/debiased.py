@@ -53,7 +53,8 @@ Density ratio (:func:`fit_density_ratio`)
     :func:`spline_ratio_design` -- any smooth conditional mean and variance of each other column given
     the feature.  The polynomial basis of :func:`ratio_design` (round 5) is exact only for a Gaussian
     copula: on the study's DGP E (exponential ``x_s``, ``E[x_2 | x_s]`` a tanh) its systematic error
-    times the forest's bias left a bias of 0.8 SD mid-curve; the spline basis halves it.  Earlier (round
+    times the forest's bias left a bias of 0.8 SD mid-curve; the spline basis halves it.  It has
+    :func:`spline_columns` columns; the public layer uses it only with 10 training rows per column.  Earlier (round
     4), on the raw scale of a skewed ``x_s``, the polynomial missed the ratio at the sparse boundary.
 
 Categorical ``x_s`` (:func:`aipw_levels`)
