@@ -363,7 +363,8 @@ def resolve_execution(execution: Execution | None = None, **shortcuts) -> Execut
 #: The fields of :class:`pdpboot.DebiasedOptions`, once keywords of ``debiased_partial_dependence``
 #: (``tests/test_debiased.py`` checks that the two agree).
 DEBIASED_KEYWORDS = ("n_folds", "weight_estimator", "bandwidth", "min_effective_size", "weight_mass_range",
-                     "max_weight", "n_permutations", "n_fine", "localize", "n_multipliers", "ratio_scale")
+                     "max_weight", "n_permutations", "n_fine", "localize", "n_multipliers", "ratio_scale",
+                     "ratio_model", "min_rows_per_column")
 MOVED: dict[str, tuple[str, str]] = {
     **{name: ("resampling", name) for name in ("subsample_fraction", "groups", "background", "max_background",
                                                "fit_params")},
