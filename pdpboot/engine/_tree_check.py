@@ -54,7 +54,7 @@ from ._table import rows_with
 from ._tree_compiled import _kernel
 from ._tree_model import TreeModel, model_grid
 from ._tree_walk import _raw_outputs
-from .response import response_function
+from .response import one_thread, response_function
 
 #: rows of a probe without features of interest
 PROBE_ROWS = 64
@@ -216,18 +216,14 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
             f"by up to {err[worst]:.3g} (tolerance {tol:.2g})" + (f" at a row with {at}" if at else ""))
 
 
-#: the keyword of a library's own ``predict`` / ``predict_proba`` that sets its threads for one call
-_THREAD_KEYWORD = {"lightgbm": "num_threads", "catboost": "thread_count"}
-
-
 def _one_thread(model: TreeModel, estimator, response_method: str) -> dict:
-    """``{keyword: 1}`` when ``estimator`` is the LightGBM / CatBoost model read and its ``response_method``
-    is the library's own (not a subclass's override, not a pipeline's), else ``{}``."""
+    """``{keyword: 1}`` (:func:`.response.one_thread`) when ``estimator`` is the LightGBM / CatBoost model
+    read and its ``response_method`` is the library's own (not a subclass's override, not a pipeline's),
+    else ``{}``."""
     module = getattr(getattr(type(estimator), response_method, None), "__module__", None) or ""
-    library = module.split(".")[0]
-    if library not in _THREAD_KEYWORD or getattr(model.source, "estimator", None) is not estimator:
+    if getattr(model.source, "estimator", None) is not estimator:
         return {}
-    return {_THREAD_KEYWORD[library]: 1}
+    return one_thread(module.split(".")[0])
 
 
 def _show(value) -> str:
