@@ -13,6 +13,9 @@ most 2 % of one refit.
 The row ``LGBM-dflt`` is the same LightGBM refit (fitted with one thread) checked after
 ``set_params(n_jobs=None)``: the library's default of all physical cores at predict time, as most
 users leave it (LightGBM passes its own thread count, so the OpenMP limit above does not apply).
+The row ``LGBM-frame`` is the same LightGBM fitted and checked on a pandas DataFrame of the same
+values (as the CLI passes its tables): the probe's rows are a DataFrame, and LightGBM reads it
+through its pandas path.
 
 The output starts with the library versions and the code's commit and gives the load average
 (1, 5, 15 min) before and after each size: the other jobs on the machine inflate wall times much
@@ -38,6 +41,7 @@ import subprocess
 import time
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
@@ -62,6 +66,7 @@ def _models() -> dict:
 
         out["LightGBM"] = lightgbm.LGBMRegressor(n_estimators=100, n_jobs=1, verbose=-1, random_state=0)
         out["LGBM-dflt"] = out["LightGBM"]
+        out["LGBM-frame"] = out["LightGBM"]
     except ImportError:
         pass
     try:
@@ -125,22 +130,24 @@ def main(argv=None) -> None:
         return
     engine = {e.name: e for e in registered()}["tree"]
     print(_versions())
-    print(f"{'model':>9} {'n':>6} {'refit s':>9} {'check s':>9} {'wall %':>7} {'refit CPU':>10} "
+    print(f"{'model':>10} {'n':>6} {'refit s':>9} {'check s':>9} {'wall %':>7} {'refit CPU':>10} "
           f"{'check CPU':>10} {'CPU %':>6}")
     with threadpool_limits(limits=1):
         for n in args.sizes:
             print(f"# n = {n}: load average before {_load()}", flush=True)
             X, y = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
             grids = {j: np.quantile(X[:, j], np.linspace(0.05, 0.95, 50)) for j in (0, 1, 2)}
+            frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
             for name, est in _models().items():
                 fits, checks = [], []
                 for _ in range(args.repeats):
-                    fit, check = _one(engine, est, X, y, grids, "default" if name == "LGBM-dflt" else None)
+                    data = frame if name == "LGBM-frame" else X
+                    fit, check = _one(engine, est, data, y, grids, "default" if name == "LGBM-dflt" else None)
                     fits.append(fit)
                     checks.append(check)
                 fit, check = (statistics.median(f[0] for f in fits), statistics.median(c[0] for c in checks))
                 fcpu, ccpu = (statistics.median(f[1] for f in fits), statistics.median(c[1] for c in checks))
-                print(f"{name:>9} {n:>6} {fit:>9.3f} {check:>9.4f} {100 * check / fit:>6.2f}% {fcpu:>10.3f} "
+                print(f"{name:>10} {n:>6} {fit:>9.3f} {check:>9.4f} {100 * check / fit:>6.2f}% {fcpu:>10.3f} "
                       f"{ccpu:>10.4f} {100 * ccpu / fcpu:>5.2f}%", flush=True)
             print(f"# n = {n}: load average after {_load()}", flush=True)
 

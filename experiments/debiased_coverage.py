@@ -40,6 +40,13 @@ E_exp_rf_n1000 (own DGP 5: the boundary class of H with another shape, learner a
     random forest; grid of x1 at the
     Exp(1) 5..95 % quantiles, of x2 at the N(0, 1) ones.  Designed in round 5 so that the boundary rule
     is not tuned to H.
+V_halfnormal_gbm_n1000 (own DGP 6, round 6: another hard boundary, a dependence that is no Gaussian copula)
+    ``x1 = |Z|`` (half-normal: density largest at the hard lower boundary 0), ``x2 = 0.8 sin(2 x1) + (0.5 + 0.5 x1) z``
+    (mean and spread of x2 both non-linear functions of x1), ``x3 ~ U(-1, 1)``;
+    ``y = 2 exp(-x1) + x1 x2 + x2 + x3 + (0.5 + 0.5 x1) e``; PD of x1 is ``2 exp(-a) + (a + 1) E x2``, of x2
+    ``2 E exp(-x1) + (E x1 + 1) a`` (``E x1 = sqrt(2 / pi)``; the other means by adaptive quadrature); boosting;
+    grid of x1 at the half-normal 5..95 % quantiles, of x2 at the N(0, 1) ones.  Designed in round 6 with the
+    density-ratio model, as the third DGP (with E and H) on which the models were compared.
 
 Each repetition draws a data set from the repetition's own seed (the i-th child of the setting's
 seed sequence) and runs :func:`pdpboot.debiased_partial_dependence` (K = 5 folds, default nuisance
@@ -91,6 +98,8 @@ SKEW_RHO = 0.5
 #: exponential tail of x1 leaves the density ratio of x2 without a second moment -- an overlap failure, not the
 #: boundary class this DGP is for).
 EXP_SHIFT = 0.6
+#: Own DGP 6: ``x2 = HALF_SHIFT sin(2 x1) + (0.5 + 0.5 x1) z`` with ``x1 = |Z|`` (half-normal).
+HALF_SHIFT = 0.8
 
 
 def _settings() -> dict[str, dict]:
@@ -107,6 +116,9 @@ def _settings() -> dict[str, dict]:
                                 "grid": GRID_NORMAL, "refit": None}
     out["H_skew_gbm_n1000"] = {"dgp": "skewed", "learner": "gbm", "n": 1000, "features": [0, 1],
                                "grid": np.stack([np.exp(SKEW_SD * GRID_NORMAL), GRID_NORMAL]), "refit": None}
+    out["V_halfnormal_gbm_n1000"] = {"dgp": "halfnormal", "learner": "gbm", "n": 1000, "features": [0, 1],
+                                     "grid": np.stack([norm.ppf(0.5 + np.linspace(0.05, 0.95, 15) / 2), GRID_NORMAL]),
+                                     "refit": None}
     out["E_exp_rf_n1000"] = {"dgp": "exponential", "learner": "rf", "n": 1000, "features": [0, 1],
                              "grid": np.stack([-np.log1p(-np.linspace(0.05, 0.95, 15)), GRID_NORMAL]), "refit": None}
     return out
@@ -149,6 +161,12 @@ def simulate(setting: dict, n: int, seed) -> tuple[np.ndarray, np.ndarray]:
         x3 = gen.uniform(-1, 1, size=n)
         y = 2 * np.cos(1.5 * x1) + x1 * x2 + x2 + x3**2 + (0.3 + 0.7 * x1) * gen.standard_normal(n)
         return np.column_stack([x1, x2, x3]), y
+    if setting["dgp"] == "halfnormal":
+        x1 = np.abs(gen.standard_normal(n))
+        x2 = HALF_SHIFT * np.sin(2 * x1) + (0.5 + 0.5 * x1) * gen.standard_normal(n)
+        x3 = gen.uniform(-1, 1, size=n)
+        y = 2 * np.exp(-x1) + x1 * x2 + x2 + x3 + (0.5 + 0.5 * x1) * gen.standard_normal(n)
+        return np.column_stack([x1, x2, x3]), y
     raise ValueError(setting["dgp"])
 
 
@@ -184,6 +202,15 @@ def dgp_pd(setting: dict, feature: int, grid: np.ndarray) -> np.ndarray:
         nodes, weights = np.polynomial.laguerre.laggauss(80)     # E f(X), X ~ Exp(1)
         mean_x2 = EXP_SHIFT * float(weights @ np.tanh(nodes - 1))
         return 2 * np.cos(1.5 * grid) + mean_x2 * (grid + 1) + 1 / 3 if feature == 0 else 2 / 3.25 + 2 * grid + 1 / 3
+    if setting["dgp"] == "halfnormal":  # E f(|Z|) = 2 int_0^inf f(t) phi(t) dt (adaptive quadrature: |z| has a kink)
+        from scipy.integrate import quad
+
+        grid = np.asarray(grid, dtype=float)
+        mean = lambda f: 2 * quad(lambda t: f(t) * norm.pdf(t), 0, np.inf)[0]  # noqa: E731
+        mean_x2 = HALF_SHIFT * mean(lambda t: np.sin(2 * t))
+        if feature == 0:
+            return 2 * np.exp(-grid) + (grid + 1) * mean_x2
+        return 2 * mean(lambda t: np.exp(-t)) + (np.sqrt(2 / np.pi) + 1) * grid
     raise ValueError(setting["dgp"])
 
 
@@ -210,7 +237,8 @@ def _logistic_pd(feature: int, grid: tuple) -> np.ndarray:
     return np.asarray(out)
 
 
-def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, localize: str = "pseudo-outcome") -> dict:
+def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, localize: str = "pseudo-outcome",
+                   ratio_model: str | None = None) -> dict:
     """Debiased PD of every feature of one fresh data set: arrays (feature, grid) and timings."""
     data_seed, fit_seed = seed.spawn(2)
     X, y = simulate(setting, setting["n"], data_seed)
@@ -219,7 +247,7 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, loc
     res = pdpboot.debiased_partial_dependence(
         make_learner(setting["learner"], quick), X, y, setting["features"], custom_values=custom,
         categorical_features=setting.get("categorical"), confidence_level=LEVEL,
-        options=pdpboot.DebiasedOptions(localize=localize),
+        options=pdpboot.DebiasedOptions(localize=localize, **({"ratio_model": ratio_model} if ratio_model else {})),
         rng=np.random.default_rng(fit_seed))
     cpu = time.process_time() - start
     out: dict = {"cpu": cpu}
@@ -230,7 +258,14 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, loc
                             axis=1)
     bw = [pdpboot.get_node(res, f"x{f}").ds.attrs.get("bandwidth", [np.nan])[-1] for f in setting["features"]]
     out["bandwidth"] = np.asarray(bw, dtype=float)
+    attrs = [pdpboot.get_node(res, f"x{f}").ds.attrs for f in setting["features"]]
+    out["ratio_choice"] = np.array([RATIO_MODELS.index(a["ratio_model"]) if "ratio_model" in a else -1 for a in attrs])
+    out["clipped_share"] = np.array([float(a.get("clipped_share", np.nan)) for a in attrs])
     return out
+
+
+#: Codes of ``ratio_choice`` in the cache (the density-ratio model a repetition's feature used; -1 categorical).
+RATIO_MODELS = ("polynomial", "spline", "boosting")
 
 
 CURVES = ("pd", "pd_se", "pd_plugin", "effective_sample_size", "overlap")
@@ -242,8 +277,9 @@ def _chunk(setting: dict, reps: list[dict], first: int, curves: tuple[str, ...] 
     data = {var: (("rep", *fg), np.stack([r[var] for r in reps])) for var in curves}
     for var in ("pd_band", "pd_band_simultaneous"):
         data[var] = (("rep", "ci_bound", *fg), np.stack([r[var] for r in reps]))
-    if "bandwidth" in reps[0]:
-        data["bandwidth"] = (("rep", "feature"), np.stack([r["bandwidth"] for r in reps]))
+    for var in ("bandwidth", "ratio_choice", "clipped_share"):
+        if var in reps[0]:
+            data[var] = (("rep", "feature"), np.stack([r[var] for r in reps]))
     data["cpu"] = (("rep",), np.array([r["cpu"] for r in reps]))
     return xr.Dataset(data, coords={"rep": np.arange(first, first + len(reps)), "ci_bound": ["lower", "upper"],
                                     "feature": [f"x{f + 1}" for f in setting["features"]],
@@ -266,7 +302,7 @@ def _done(folder: Path) -> set[int]:
 
 #: Cache folder of the current estimator's repetitions (``<results>/debiased/<CHUNKS>/<setting>``); the
 #: first round's caches (weights clipped at 20, sample ESS only) stay in ``<results>/debiased/<setting>``.
-CHUNKS = "v3"
+CHUNKS = "v4"
 #: Fewest repetitions of the current estimator a setting's row needs (the issue's R >= 100); below it the latest
 #: earlier estimator's cache with more repetitions is summarised instead (:data:`PREVIOUS`; round 4: the density
 #: ratio on the raw scale; round 1: weights clipped at 20, sample ESS >= 10, normal quantiles, no HC3), labelled,
@@ -276,12 +312,15 @@ MIN_R = 100
 QUICK_SETTINGS = ("B_rf_n500", "K_cat_gbm_n1000", "L_logit_gbc_n1000")
 
 
-def _folder(ctx: C.Context, name: str, localize: str) -> Path:
-    return ctx.study_dir(STUDY) / CHUNKS / (name if localize == "pseudo-outcome" else f"{name}__{localize}")
+def _folder(ctx: C.Context, name: str, localize: str, ratio_model: str | None = None) -> Path:
+    """``<setting>`` (the default estimator), ``<setting>__residual``, ``<setting>__<ratio model>`` (a fixed one)."""
+    suffix = "".join(f"__{v}" for v in ((localize if localize != "pseudo-outcome" else None), ratio_model) if v)
+    return ctx.study_dir(STUDY) / CHUNKS / f"{name}{suffix}"
 
 
 def compute(ctx: C.Context, *, R: int | None = None, settings: list[str] | None = None, chunk: int = 5,
-            until: datetime.datetime | None = None, localize: str = "pseudo-outcome", figures: bool = True) -> None:
+            until: datetime.datetime | None = None, localize: str = "pseudo-outcome", figures: bool = True,
+            ratio_model: str | None = None) -> None:
     """Round-robin: one chunk of repetitions of every unfinished setting in turn, until R or ``until`` (UTC).
 
     Defaults: R = 2 (quick) or 200 (full); every setting (full) or :data:`QUICK_SETTINGS`.  Then the
@@ -290,8 +329,8 @@ def compute(ctx: C.Context, *, R: int | None = None, settings: list[str] | None 
     """
     R = R if R is not None else (2 if ctx.quick else 200)
     settings = list(settings or (QUICK_SETTINGS if ctx.quick else SETTINGS))
-    _compute_reps(ctx, R=R, settings=settings, chunk=chunk, until=until, localize=localize)
-    if figures and (until is None or datetime.datetime.now(datetime.timezone.utc) < until):
+    _compute_reps(ctx, R=R, settings=settings, chunk=chunk, until=until, localize=localize, ratio_model=ratio_model)
+    if ratio_model is None and figures and (until is None or datetime.datetime.now(datetime.timezone.utc) < until):
         compute_figures(ctx)
 
 
@@ -322,14 +361,16 @@ def _round_robin(folders: dict[str, Path], R: int, chunk: int, until, run_chunk)
             print(f"  {folders[name].name}: {len(done) + len(todo)}/{R}", file=sys.stderr, flush=True)
 
 
-def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until, localize: str) -> None:
+def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until, localize: str,
+                  ratio_model: str | None = None) -> None:
     def run_chunk(name, todo, seeds):
-        reps = [one_repetition(SETTINGS[name], seeds[i], ctx.quick, localize) for i in todo]
-        C.save_dataset(_chunk(SETTINGS[name], reps, todo[0]), _folder(ctx, name, localize) / f"chunk_{todo[0]:05d}.nc")
+        reps = [one_repetition(SETTINGS[name], seeds[i], ctx.quick, localize, ratio_model) for i in todo]
+        C.save_dataset(_chunk(SETTINGS[name], reps, todo[0]),
+                       _folder(ctx, name, localize, ratio_model) / f"chunk_{todo[0]:05d}.nc")
         print(f"  debiased {name}: {np.mean([r['cpu'] for r in reps]):.1f} s CPU per repetition", file=sys.stderr,
               flush=True)
 
-    _round_robin({name: _folder(ctx, name, localize) for name in settings}, R, chunk, until, run_chunk)
+    _round_robin({name: _folder(ctx, name, localize, ratio_model) for name in settings}, R, chunk, until, run_chunk)
 
 
 def _truth(setting: dict, ds: xr.Dataset) -> np.ndarray:
@@ -362,6 +403,7 @@ def refit_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, B
     res = pdpboot.bootstrap_partial_dependence(
         make_learner(setting["learner"], quick), X, y, setting["features"], n_resamples=B, custom_values=custom,
         categorical_features=setting.get("categorical"), rng=np.random.default_rng(boot_seed),
+        resampling="bootstrap",  # the archived comparison is with the plain bootstrap (before resampling="auto")
         execution=pdpboot.Execution(n_jobs=1, progress=False))
     with warnings.catch_warnings():   # the boosted classifier's known refit under-coverage: measured here, not new
         warnings.simplefilter("ignore", pdpboot.CoverageWarning)
@@ -450,16 +492,19 @@ def _refit(name: str | None) -> dict:
         return out
 
 
-def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome") -> dict | None:
+def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome",
+                      ratio_model: str | None = None) -> dict | None:
     """Coverage of the DGP's PD with Monte Carlo SEs, widths, overlap and cost of one setting."""
-    current = _chunk_files(_folder(ctx, name, localize))
-    chunks, estimator = current, "current"
-    if localize == "pseudo-outcome" and _reps(current) < MIN_R:  # not rerun (enough): the latest earlier run, labelled
+    current = _chunk_files(_folder(ctx, name, localize, ratio_model))
+    chunks, estimator = current, "current" if ratio_model is None else f"ratio model {ratio_model}"
+    # not rerun (enough): the latest earlier run with MIN_R repetitions (else the largest), labelled
+    if localize == "pseudo-outcome" and ratio_model is None and _reps(current) < MIN_R:
         for label, folder in PREVIOUS:
             older = _chunk_files(ctx.study_dir(STUDY) / folder / name)
             if _reps(older) > _reps(chunks):
                 chunks, estimator = older, label
-                break
+                if _reps(older) >= MIN_R:
+                    break
     if not chunks:
         return None
     ds = xr.concat([C.load_dataset(p) for p in chunks], dim="rep").sortby("rep")
@@ -499,9 +544,24 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
         out["refit"] = refit
         out["width_ratio_pointwise"] = out["pointwise_width"] / refit["percentile"]["width"]
         out["width_ratio_simultaneous"] = out["simultaneous_width"] / refit["supt"]["width"]
-    if estimator != "current" and current:
-        out["paired_current"] = _paired(ds, xr.concat([C.load_dataset(p) for p in current], dim="rep"), truth)
-    same = refit_same_data(ctx, name, ds) if localize == "pseudo-outcome" and estimator != "round 1" else {}
+    if estimator != "current" and ratio_model is None:  # paired with the newest estimator that ran some data sets
+        newer = [("current", current)] + [(label, _chunk_files(ctx.study_dir(STUDY) / folder / name))
+                                          for label, folder in PREVIOUS]
+        for label, files in newer:
+            if label == estimator:
+                break
+            if files:
+                out["paired_current"] = dict(_paired(ds, xr.concat([C.load_dataset(p) for p in files], dim="rep"),
+                                                     truth), against=label)
+                break
+    if "ratio_choice" in ds:
+        choice = ds["ratio_choice"].values
+        numeric = choice[choice >= 0]
+        out["ratio_choice"] = ({m: float((numeric == i).mean()) for i, m in enumerate(RATIO_MODELS)}
+                               if numeric.size else {})
+        out["clipped_share"] = float(np.nanmean(ds["clipped_share"].values))
+    same = (refit_same_data(ctx, name, ds) if localize == "pseudo-outcome" and ratio_model is None
+            and estimator != "round 1" else {})
     if same:
         out["refit_same_data"] = same
         out["width_ratio_pointwise"] = same["percentile"]["ratio"]
@@ -543,7 +603,7 @@ def _paired(previous: xr.Dataset, current: xr.Dataset, truth: np.ndarray) -> dic
 
 #: Earlier estimators' caches, newest first (``<results>/debiased/<folder>/<setting>``): summarised, and labelled,
 #: where the current one has fewer than :data:`MIN_R` repetitions of a setting.
-PREVIOUS = (("round 4", "v2"), ("round 1", "."))
+PREVIOUS = (("round 5", "v3"), ("round 4", "v2"), ("round 1", "."))
 
 ARCHIVE = ("summary.json", "figure_electricity.nc", "figure_anes.nc")
 ELECTRICITY_FEATURES = ["Temperature", "Hour", "Day"]
@@ -663,6 +723,7 @@ def _figure(ctx: C.Context) -> None:
 
 
 SHORT = {"B": "Friedman 1 (B)", "G": "correlated (G)", "K": "categorical (K)", "L": "binary (L)",
+         "V": "half-normal, heterosc. (V)",
          "H": "skewed, heterosc. (H)", "E": "exponential, heterosc. (E)"}
 LEARNER = {"rf": "forest", "gbm": "boosting", "mlp": "network", "gbc": "boosting"}
 
@@ -687,6 +748,10 @@ def _refit_cells(row: dict) -> list[str]:
             _cell(refit.get("supt", {}).get("simultaneous"), digits=2)]
 
 
+#: Table marks of the rows that show an earlier estimator (not rerun).
+MARKERS = {"round 1": "$^*$", "round 4": "$^\\ddagger$", "round 5": "$^\\S$"}
+
+
 def _table(rows: list[dict]) -> str:
     lines = [r"\begin{tabular}{llrrllrrrrll}", r"\toprule",
              r" & & & & \multicolumn{2}{c}{debiased: DGP coverage (MC SE)} & & \multicolumn{2}{c}{width / refit} & "
@@ -697,7 +762,7 @@ def _table(rows: list[dict]) -> str:
     for row in rows:
         dgp, learner, n = row["setting"].split("_")[0], row["setting"].split("_")[-2], row["setting"].split("_n")[-1]
         lines.append(" & ".join([
-            SHORT[dgp] + {"round 1": "$^*$", "round 4": "$^\\ddagger$"}.get(row.get("estimator"), ""), LEARNER[learner],
+            SHORT[dgp] + MARKERS.get(row.get("estimator"), ""), LEARNER[learner],
             f"{int(n):,}".replace(",", "{,}"), str(row["R"]),
             _cell(row["pointwise"], row["pointwise_mcse"]), _cell(row["simultaneous"], row["simultaneous_mcse"]),
             f"{row['flagged']:.3f}", *_refit_cells(row)]) + r" \\")
@@ -710,14 +775,18 @@ def _table(rows: list[dict]) -> str:
     if any(not r.get("refit_same_data") and r.get("refit") for r in rows):
         lines.append(r"\multicolumn{12}{l}{$^\dagger$ refit band (and width ratio: of mean widths) from the coverage "
                      r"study (B = 200, other data sets of the same design)} \\")
-    previous = [row for row in rows if row.get("estimator") == "round 4"]
-    if previous:
+    notes = {"round 4": (r"$^\ddagger$ round-4 estimator (density ratio modelled on the raw scale of the features)"),
+             "round 5": (r"$^\S$ round-5 estimator (density ratio: polynomial logistic on normal scores)")}
+    for label, text in notes.items():
+        previous = [row for row in rows if row.get("estimator") == label]
+        if not previous:
+            continue
         paired = [row["paired_current"] for row in previous if row.get("paired_current")]
-        note = (f"; on the first {min(p['R'] for p in paired)}--{max(p['R'] for p in paired)} data sets the current "
+        against = paired[0].get("against", "current").replace("round ", "round-") if paired else ""
+        note = (f"; on the first {min(p['R'] for p in paired)}--{max(p['R'] for p in paired)} data sets the {against} "
                 f"estimate differs from it by {max(p['mean_abs_diff_se'] for p in paired):.2f} SE on average at most"
                 if paired else "")
-        lines.append(r"\multicolumn{12}{l}{$^\ddagger$ round-4 estimator (density ratio modelled on the raw "
-                     r"scale of the features), not rerun for lack of CPU" + note + r"} \\")
+        lines.append(r"\multicolumn{12}{l}{" + text + ", not rerun for lack of CPU" + note + r"} \\")
     if any(row.get("estimator") == "round 1" for row in rows):
         lines.append(r"\multicolumn{12}{l}{$^*$ first-round estimator (weights clipped at 20, overlap from the drawn "
                      r"weights, normal quantiles); not rerun for lack of time} \\")
@@ -739,7 +808,7 @@ def _macros(rows: list[dict]) -> dict:
     rf = next((r for r in b if r["setting"] == "B_rf_n500" and "refit" in r), None)
     out["DebiasedRefitRFPointwise"] = _cell(rf["refit"]["percentile"]["pointwise"] if rf else None, digits=2)
     out["DebiasedRefitRFWhole"] = _cell(rf["refit"]["percentile"]["simultaneous"] if rf else None, digits=2)
-    for letter in ("G", "K", "L", "H", "E"):
+    for letter in ("G", "K", "L", "H", "E", "V"):
         row = next((r for r in rows if r["setting"].startswith(f"{letter}_")), None)
         for kind, key in (("pointwise", "Pointwise"), ("simultaneous", "Whole")):
             out[f"Debiased{letter}{key}"] = _cell(row[kind] if row else None)
@@ -767,6 +836,8 @@ def main(argv=None) -> None:
     parser.add_argument("--until", default=None, help="stop starting chunks at this UTC time (HH:MM)")
     parser.add_argument("--summary", action="store_true", help="write summary.json in the study folder and print it")
     parser.add_argument("--localize", default="pseudo-outcome", choices=["pseudo-outcome", "residual"])
+    parser.add_argument("--ratio-model", default=None, choices=list(RATIO_MODELS),
+                        help="a fixed density-ratio model (cached in <setting>__<model>) instead of the default choice")
     parser.add_argument("--results-dir", default=None)
     parser.add_argument("--no-figures", action="store_true", help="only the repetitions (not the figure's results)")
     parser.add_argument("--refit", action="store_true",
@@ -775,9 +846,9 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     ctx = C.default_context(args.quick, results_dir=args.results_dir, n_jobs=1)
     if args.summary:
-        if args.localize != "pseudo-outcome":
+        if args.localize != "pseudo-outcome" or args.ratio_model:
             for name in args.settings or list(SETTINGS):
-                print(summarize_setting(ctx, name, args.localize))
+                print(summarize_setting(ctx, name, args.localize, args.ratio_model))
             return
         for row in summarize(ctx):
             print(row)
@@ -792,7 +863,7 @@ def main(argv=None) -> None:
                       chunk=args.chunk, B=args.B, until=until)
         return
     compute(ctx, R=args.R, settings=args.settings, chunk=args.chunk, until=until, localize=args.localize,
-            figures=not args.no_figures)
+            figures=not args.no_figures, ratio_model=args.ratio_model)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ to the nuisances (learner and density ratio).  Nothing is refitted: the data set
 the repetitions' seeds.  Whole-curve coverage is per curve (feature), averaged over the features, as in
 the study's table.
 
-``python -m experiments.debiased_diagnosis H_skew_gbm_n1000 [--version v3]``;
+``python -m experiments.debiased_diagnosis H_skew_gbm_n1000 [--version v4]`` (a fixed ratio model's
+variant: ``E_exp_rf_n1000__spline``);
 ``--ess`` prints the pointwise coverage by effective-sample-size bin for every cached setting.
 """
 
@@ -50,10 +51,11 @@ def window_outside_share(a: np.ndarray, grid: np.ndarray, h: float) -> np.ndarra
 def diagnose(ctx: C.Context, name: str, version: str) -> dict:
     """Per-feature arrays over the grid (see the module docstring)."""
     ds = load(ctx, name, version)
-    setting = D.SETTINGS[name]
+    base = name.split("__")[0]   # a variant's folder, <setting>__<ratio model>: the setting's data sets
+    setting = D.SETTINGS[base]
     truth = D._truth(setting, ds)
     reps = ds["rep"].values
-    seeds = C.seed_sequence(D.SEED, name).spawn(int(reps.max()) + 1)
+    seeds = C.seed_sequence(D.SEED, base).spawn(int(reps.max()) + 1)
     est, se = ds["pd"].values, ds["pd_se"].values
     sd = est.std(axis=0, ddof=1)
     ok = ds["overlap"].values.astype(bool)
@@ -88,7 +90,7 @@ def diagnose(ctx: C.Context, name: str, version: str) -> dict:
 def coverage_by_ess(ctx: C.Context, name: str, version: str) -> list[tuple[float, float, float, int]]:
     """Pointwise coverage of the unflagged grid points by effective-sample-size bin: (low, high, coverage, count)."""
     ds = load(ctx, name, version)
-    truth = D._truth(D.SETTINGS[name], ds)
+    truth = D._truth(D.SETTINGS[name.split("__")[0]], ds)
     lo, hi = (ds["pd_band"].sel(ci_bound=b).values for b in ("lower", "upper"))
     inside = (lo <= truth) & (truth <= hi)
     ok, ess = ds["overlap"].values.astype(bool), ds["effective_sample_size"].values
@@ -102,7 +104,7 @@ def coverage_by_ess(ctx: C.Context, name: str, version: str) -> list[tuple[float
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("setting", nargs="?", default="H_skew_gbm_n1000")
-    parser.add_argument("--version", default=D.CHUNKS, help="cache folder: v3 (current), v2 (round 4)")
+    parser.add_argument("--version", default=D.CHUNKS, help="cache folder: v4 (current), v3 (round 5), v2 (round 4)")
     parser.add_argument("--ess", action="store_true", help="coverage by ESS bin for every cached setting")
     parser.add_argument("--results-dir", default=None)
     args = parser.parse_args(argv)

@@ -53,6 +53,7 @@ from threadpoolctl import threadpool_limits
 
 import pdpboot
 from experiments import _common as C
+from experiments.learners import METHOD_LABELS
 from pdpboot.datasets import make_friedman1
 from pdpboot.engine import compute_pd
 from pdpboot.engine import jackknife as jk
@@ -472,7 +473,7 @@ def compute(ctx) -> None:
 
 def _tex_rows(summary: dict) -> list[str]:
     labels = {"IJ-U": "IJ-U", "IJ raw": "IJ (raw)", "J-U": "J-U", "percentile": "boot.\\ percentile",
-              "normal": "boot.\\ normal", "sup-t": "boot.\\ normal/sup-t"}
+              "normal": "boot.\\ normal", "sup-t": "boot.\\ normal/" + METHOD_LABELS["sup-t"]}
     order = {m: k for k, m in enumerate(labels)}
     dgps = {"friedman1": "Friedman 1", "friedman1_corr": "Friedman 1, corr."}
     rows = []

@@ -116,9 +116,10 @@ LEARNER_LABELS = {
     "gbc": "Gradient-boosting classifier",
 }
 
-#: The one spelling of each interval method (``bc``/``bca`` were printed in lower case in one table).
+#: The one spelling of each interval method (``bc``/``bca`` were printed in lower case in one table; the
+#: simultaneous-bands table printed "sup-t" where the others print "sup-$t$").
 METHOD_LABELS = {"percentile": "percentile", "basic": "basic", "normal": "normal", "bc": "BC", "bca": "BCa",
-                 "studentized": "studentized"}
+                 "studentized": "studentized", "sup-t": "sup-$t$"}
 
 
 def learner_label(key: str, classifier: bool = False) -> str:

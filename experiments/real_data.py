@@ -67,6 +67,7 @@ def compute(ctx: C.Context) -> None:
         res = pdpboot.bootstrap_partial_dependence(
             _anes_model(anes["max_iter"]), X, y, ANES_FEATURES, n_resamples=anes["B"],
             grid_resolution=anes["grid_resolution"], rng=cfg["seed"],
+            resampling="bootstrap",  # as archived (before resampling="auto" made classifiers subsample)
             execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False))
         res.attrs["holdout_accuracy"] = _holdout_score(_anes_model(anes["max_iter"]), X, y, cfg["seed"], stratify=y)
         pdpboot.save(res, path)

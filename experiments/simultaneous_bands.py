@@ -33,6 +33,7 @@ from sklearn.preprocessing import SplineTransformer
 from pdpboot.engine.intervals import band_arrays, pointwise_interval
 
 from . import _common as C
+from .learners import METHOD_LABELS
 
 STUDY = "bands"
 SETTINGS = {
@@ -318,7 +319,8 @@ def render(ctx: C.Context) -> list[dict]:
              r"$B$ & simultaneous band & whole-curve cov. & pointwise cov. & calibrated level \\", r"\midrule"]
     for rec in records:
         cov = f"{C.fmt(rec['whole_curve'], 3)} ({C.fmt(rec['whole_curve_mcse'], 3)})"
-        lines.append(f"{rec['B']} & {rec['band']} & {cov} & {C.fmt(rec['pointwise'], 3)} & "
+        band = rec["band"].replace("sup-t", METHOD_LABELS["sup-t"])
+        lines.append(f"{rec['B']} & {band} & {cov} & {C.fmt(rec['pointwise'], 3)} & "
                      f"{calibrated_level_cell(rec['mean_calibrated_level'])} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     C.write_table(ctx.out("tables", "simultaneous_bands.tex"), "\n".join(lines))

@@ -35,7 +35,7 @@ from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.refit import rows_of
 from .engine.response import resolve_response_method
 from .grid import FeatureGrid, check_grid_size, make_grids
-from .options import Execution, Resampling
+from .options import Execution, Resampling, SchemeChoice
 
 DEFAULT_N_MAX = 500
 
@@ -192,6 +192,8 @@ class BootstrapPlan:
     response_method: str
     sample_weight: np.ndarray | None
     rng: Any  # validated seed argument (see check_rng)
+    #: how the scheme was chosen (``resampling="auto"`` resolved) and the scale of the PD's bands
+    choice: SchemeChoice | None = None
 
     @property
     def fit_params(self) -> dict:
@@ -232,6 +234,7 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
     rng = check_rng(rng)
     spec = effect.spec
     y = check_target(y, spec.n_rows, estimator)
+    resampling, choice = resolve_scheme(resampling, estimator, response_method)
     strata = resampling.bind(spec.n_rows, y, classifier=is_classifier(estimator))
     check_missing_supported(estimator, spec.X, spec.names, spec.grids)
     if response_method != "auto":
@@ -239,5 +242,23 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
     return BootstrapPlan(
         estimator=estimator, effect=effect, y=y, resampling=resampling, execution=execution, strata=strata,
         response_method=response_method, sample_weight=check_sample_weight(sample_weight, spec.n_rows),
-        rng=rng,
+        rng=rng, choice=choice,
     )
+
+
+def resolve_scheme(resampling: Resampling, estimator, response_method: str) -> tuple[Resampling, SchemeChoice]:
+    """``resampling="auto"`` resolved from what the PD averages (checked before any fit), and why.
+
+    A classifier's predicted probabilities (``response_method`` ``"predict_proba"``, or ``"auto"`` for a
+    classifier that has ``predict_proba``) get the 0.632 subsample with logit-scale bands; regressors and
+    decision functions the bootstrap (:meth:`pdpboot.Resampling.resolve`).  Also refuses a
+    ``response_method`` the estimator does not offer.
+    """
+    resolved = resolve_response_method(estimator, response_method)  # fail before any fit
+    if resolved == "predict_proba":
+        output = "a classifier's predicted probabilities"
+    elif resolved == "decision_function":
+        output = "a classifier's decision function"
+    else:
+        output = "a regressor's predictions"
+    return resampling.resolve(probabilities=resolved == "predict_proba", output=output)

@@ -19,6 +19,7 @@ in PD - and ordered levels of a categorical feature), ``output`` and ``resample`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import numbers
 from collections.abc import Mapping
@@ -537,10 +538,10 @@ def bootstrap_ale(
                          "use pdpboot.accumulated_local_effects.")
     if isinstance(resampling, str):
         check_choice(resampling, "resampling", ("auto", *RESAMPLING))
-        if resampling == "auto":
-            resampling = "stratified" if is_classifier(estimator) else "bootstrap"
     resampling, execution, _ = resolve_run_options(bootstrap_ale, resampling, execution, n_resamples=n_resamples,
                                                    deprecated=deprecated, accepted=ALE_MOVED)
+    if resampling.scheme == "auto":  # ALE's own rule (a centred effect: fixed class counts do not freeze it)
+        resampling = dataclasses.replace(resampling, scheme="stratified" if is_classifier(estimator) else "bootstrap")
     if execution.method == "tree":
         raise ValueError("ALE is computed by brute force; Execution(method='tree') does not apply (use 'auto').")
     check_enough_rows(X)

@@ -46,6 +46,18 @@ With ``resampling="subsample"`` (m of n rows without replacement), the
 deviations of the resamples from the estimate are rescaled by
 ``sqrt(m / (n - m))`` before any band is formed, so that their spread
 estimates the sampling spread of the full-data estimate.
+
+Scale (``scale=``): a classifier's probability PD lies in (0, 1) and its
+resamples are skewed near the ends; on the logit scale they are closer to
+symmetric and their spread closer to constant along the grid, which the sup-t
+band assumes.  With ``scale="logit"`` (the default ``"auto"`` does so when the
+result's root attr ``band_scale`` is ``"logit"``, which
+``resampling="auto"`` writes for a classifier's probabilities) the bands of
+``pd`` are formed from ``logit(pd)`` and ``logit(pd_resamples)`` (clipped to
+``[1e-6, 1 - 1e-6]``; the subsample rescaling applied there) and mapped back
+with the logistic function (a bound at or beyond the clip maps to 0 or 1);
+``pd_se``, ``pd_bias``, the centred PD and every other statistic stay on the
+probability scale.
 """
 
 from __future__ import annotations
@@ -54,19 +66,25 @@ import warnings
 
 import numpy as np
 import xarray as xr
+from scipy.special import expit, logit
 
 from ._assemble import band_variables, read_support, support_attrs
 from ._validate import check_probability
-from .caveats import CURVES, is_boosting_classifier, warn_boosting_classifier, warn_interval_method
+from .caveats import CURVES, boosting_classifier_under_covers, warn_boosting_classifier, warn_interval_method
 from .engine.intervals import POINTWISE_METHODS, SIMULTANEOUS_METHODS, band_arrays, envelope_level
 from .header import ResultHeader
+from .options import BAND_SCALES
 from .schema import feature_nodes
 
-__all__ = ["BAND_METHODS", "band_arrays", "confidence_bands"]
+__all__ = ["BAND_METHODS", "SCALES", "band_arrays", "confidence_bands"]
 
 BAND_METHODS = POINTWISE_METHODS
+#: ``scale=`` of :func:`confidence_bands`: ``auto`` reads the result's ``band_scale`` root attr.
+SCALES = ("auto", *BAND_SCALES)
 COUNTS = "resample_counts"
 _SUFFIX = "_resamples"
+#: Probabilities are clipped to [_EPS, 1 - _EPS] before the logit.
+_EPS = 1e-6
 
 
 def _deviation_scale(header: ResultHeader) -> float:
@@ -90,11 +108,38 @@ def _centred_support(support: tuple[float | None, float | None]) -> tuple[float 
     return (lo - hi, hi - lo)
 
 
-def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: float, support, **options):
+def _band_scale(scale: str, header: ResultHeader) -> str:
+    """The scale the PD's bands are formed on: ``scale``, or for ``"auto"`` the result's ``band_scale``."""
+    if scale not in SCALES:
+        raise ValueError(f"scale={scale!r} is not one of {list(SCALES)}.")
+    probabilities = header.response == "predict_proba"
+    if scale == "auto":
+        return "logit" if probabilities and header.extra.get("band_scale") == "logit" else "identity"
+    if scale == "logit" and not probabilities:
+        raise ValueError("scale='logit' needs a probability PD (a classifier with response_method='predict_proba'); "
+                         f"this result has {header.response or None!r}. Use scale='identity'.")
+    return scale
+
+
+def _to_logit(p: np.ndarray) -> np.ndarray:
+    return logit(np.clip(p, _EPS, 1 - _EPS))
+
+
+def _from_logit(z: np.ndarray) -> np.ndarray:
+    """The logistic function, with a bound at or beyond the clip mapped to exactly 0 or 1 (a PD every fit puts
+    at 0 keeps the band [0, 0], which contains it)."""
+    low, high = logit(_EPS) + 1e-9, logit(1 - _EPS) - 1e-9  # the clip, give or take the bands' round-off
+    return np.where(z <= low, 0.0, np.where(z >= high, 1.0, expit(z)))
+
+
+def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: float, support,
+                   link: str = "identity", **options):
     """``name_band``, ``_se``, ``_bias`` (and ``_band_pointwise``) of one statistic, via the NumPy layer.
 
     ``band_arrays`` takes (output, point) and (resample, output, point): the statistic's grid dims
-    are flattened into one point axis (a statistic without ``output`` gets one of length 1).
+    are flattened into one point axis (a statistic without ``output`` gets one of length 1).  With
+    ``link="logit"`` the bands are formed on the logit scale (unbounded there) and mapped back; the SE and
+    the bias stay on the statistic's own scale.
     """
     has_output = "output" in est.dims
     e_da = est if has_output else est.expand_dims("output")
@@ -102,9 +147,16 @@ def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: fl
     grid = [d for d in e_da.dims if d != "output"]
     e_da = e_da.transpose("output", *grid)
     e = e_da.values.reshape(e_da.sizes["output"], -1)
-    r = r_da.transpose("resample", "output", *grid).values.reshape(res.sizes["resample"], *e.shape)
-    r = e + (r - e) * scale
+    raw = r_da.transpose("resample", "output", *grid).values.reshape(res.sizes["resample"], *e.shape)
+    r = e + (raw - e) * scale
     lower, upper, se, bias, info = band_arrays(e, r, support=support, keep_pointwise=True, **options)
+    if link == "logit":
+        le = _to_logit(e)
+        lower, upper, _, _, info = band_arrays(le, le + (_to_logit(raw) - le) * scale, support=(None, None),
+                                               keep_pointwise=True, **options)
+        lower, upper = _from_logit(lower), _from_logit(upper)
+        if "pointwise" in info:
+            info["pointwise"] = tuple(_from_logit(b) for b in info["pointwise"])
     pointwise = info.pop("pointwise", None)  # the simultaneous band's pointwise companion, from the same call
     parts = band_variables(name, e_da, lower, upper, se=se, bias=bias, attrs={}, pointwise=pointwise)
     for key, da in parts.items():
@@ -172,6 +224,7 @@ def confidence_bands(
     method: str = "percentile",
     simultaneous: bool = False,
     simultaneous_method: str = "auto",
+    scale: str = "auto",
 ) -> xr.DataTree:
     """Add confidence bands to every statistic that has resamples.
 
@@ -231,6 +284,15 @@ def confidence_bands(
         1.0 (the min-max envelope of the resamples), because it is calibrated
         on the resamples themselves and needs quantiles more extreme than B
         resamples resolve; sup-t only needs the 95 % quantile of a maximum.
+    scale : {"auto", "identity", "logit"}
+        The scale the bands of ``pd`` are formed on (see the module notes).
+        ``auto`` (default): the result's root attr ``band_scale`` (``"logit"``
+        for a classifier's probability PD with ``resampling="auto"``, the
+        package's default; ``"identity"`` otherwise and for results without
+        it).  ``logit``: a probability PD's bands formed on the logit scale and
+        mapped back, whatever the resampling (an error for other outputs);
+        ``identity``: on the scale of the PD itself.  Other statistics are
+        always banded on their own scale.
 
     Returns
     -------
@@ -242,17 +304,20 @@ def confidence_bands(
         ``n_resamples`` (used) and ``critical_value`` or ``calibrated_level``
         (one per output), ``acceleration_max`` for BCa, and ``support`` when the
         bounds were clipped into the range of a bounded statistic (the range the
-        statistic's own ``support`` attr records).
+        statistic's own ``support`` attr records).  Bands of ``pd`` formed on
+        the logit scale have ``scale = "logit"`` in their attrs.
 
     Warns
     -----
     pdpboot.CoverageWarning
         ``method="basic"`` or ``"bca"`` on PD/ALE curves (measured to
         under-cover, see ``method``); ``simultaneous=True`` for a
-        gradient-boosting classifier's PD, whose bootstrap SE was measured at
-        0.80-0.89 of the true sampling SD (sup-t whole-curve coverage
-        0.79-0.88 in an audit at n = 400, R = 80, B = 100; 0.62 in the paper's
-        own study; ``experiments/classifier_se.py``).
+        gradient-boosting classifier's PD resampled otherwise than by the
+        default (``resampling="auto"``: the 0.632 subsample with logit-scale
+        bands): its bootstrap SE was measured at 0.80-0.89 of the true sampling
+        SD (sup-t whole-curve coverage 0.79-0.88 in an audit at n = 400, R =
+        80, B = 100; 0.62 in the paper's own study; 0.613 on a rare outcome,
+        ``experiments/classifier_default.py``).
     UserWarning
         A calibrated simultaneous band whose level exceeds what the number of
         resamples resolves (the band is then the resamples' envelope); the
@@ -262,7 +327,7 @@ def confidence_bands(
     --------
     pdpboot.engine.intervals : the NumPy functions behind every method.
     pdpboot.h_statistic, pdpboot.ice_heterogeneity : statistics with bands.
-    pdpboot.probability_bands : a probability PD's bands formed on the logit scale.
+    pdpboot.probability_bands : ``confidence_bands(scale="logit")`` for a probability PD.
 
     Examples
     --------
@@ -282,6 +347,7 @@ def confidence_bands(
         raise ValueError("This result has no resamples (no *_resamples variables); run "
                          "pdpboot.bootstrap_partial_dependence first.")
     header = ResultHeader.from_attrs(result.attrs)
+    link = _band_scale(scale, header)
     scale = _deviation_scale(header)
     out = result.copy()
     for node in nodes:
@@ -309,16 +375,18 @@ def confidence_bands(
                 targets.append(("pd_centered", ds[name] - ds[name].isel(first), res - res.isel(first),
                                 _centred_support(support)))
             for target, est, target_res, bounds in targets:
+                on_logit = link == "logit" and target == "pd"
                 parts, info = _band_variable(
-                    target, est, target_res, scale=scale, support=bounds, level=confidence_level, method=method,
-                    simultaneous=simultaneous, simultaneous_method=sim_method, counts=counts)
+                    target, est, target_res, scale=scale, support=bounds, link="logit" if on_logit else "identity",
+                    level=confidence_level, method=method, simultaneous=simultaneous,
+                    simultaneous_method=sim_method, counts=counts)
                 if simultaneous:
                     _warn_ceiling(f"{node.name}/{target}", info, n_valid, confidence_level)
                 attrs = {"method": method, "confidence_level": float(confidence_level),
                          "simultaneous": int(simultaneous), "n_resamples": n_valid, **info}
                 if simultaneous:
                     attrs["simultaneous_method"] = sim_method
-                attrs.update(support_attrs(bounds))
+                attrs.update({"scale": "logit"} if on_logit else support_attrs(bounds))
                 if target != name:
                     ds[target] = est
                 for key, da in parts.items():
@@ -328,6 +396,7 @@ def confidence_bands(
         out[node.name].dataset = ds
     if {v[: -len(_SUFFIX)] for n in nodes for v in n.ds.data_vars if v.endswith(_SUFFIX)} & set(CURVES):
         warn_interval_method(method)  # basic, bca: measured to under-cover curves (issue 27)
-        if simultaneous and is_boosting_classifier(result.attrs.get("estimator", "")):
+        if simultaneous and boosting_classifier_under_covers(
+                result.attrs.get("estimator", ""), result.attrs.get("resampling"), link):
             warn_boosting_classifier(result.attrs.get("resampling"))
     return out

@@ -34,7 +34,7 @@ def bootstrap_partial_dependence(
     features,
     *,
     n_resamples: int = 200,
-    resampling: str | Resampling = "bootstrap",
+    resampling: str | Resampling = "auto",
     statistics: str | Iterable[str] | Mapping[str, bool | int] | None = None,
     grid_resolution: int = 50,
     percentiles: tuple[float, float] = (0.05, 0.95),
@@ -58,32 +58,48 @@ def bootstrap_partial_dependence(
         Column names or indices; a tuple of two gives a 2-D surface.
     n_resamples : int
         Number of resamples B (a shortcut of ``Resampling(n_resamples=...)``).
-    resampling : {"bootstrap", "stratified", "subsample", "group"} or Resampling
+    resampling : {"auto", "bootstrap", "stratified", "subsample", "group"} or Resampling
         How rows are resampled.  A :class:`pdpboot.Resampling` holds every
         resampling option: ``subsample_fraction``, ``groups``, ``background``
         (the rows each resample's PD is averaged over: its own rows with their
         multiplicities, the default; the full data's rows; or the rows it did
         not draw), ``max_background`` and ``fit_params`` (keyword arguments of
         every ``fit``; per-row arrays are resampled with the rows).
-        ``bootstrap`` (default, for classifiers too): rows drawn with
-        replacement.  ``stratified`` keeps each class's count fixed: right only
+        ``auto`` (default): for a classifier's predicted probabilities
+        (``response_method`` ``"auto"`` or ``"predict_proba"``) ``subsample``
+        at ``subsample_fraction=0.632`` with the PD's bands formed on the logit
+        scale and mapped back (:func:`pdpboot.confidence_bands` reads the root
+        attr ``band_scale="logit"``); for regressors and decision functions
+        ``bootstrap``.  The estimate is always the fit on the full data.  Why:
+        for a gradient-boosting classifier the bootstrap's SE is too small
+        (0.80-0.89 of the true SD); in ``experiments/classifier_default.py``
+        (n = 400, B = 100, four DGPs x boosting, forest and
+        logistic-regression classifiers, R = 21-201 data sets per cell) the
+        subsample with logit-scale bands covered 0.940-0.983 pointwise and
+        0.912-1.000 whole curve in every cell, where the bootstrap covered a
+        boosting classifier's PD on a rare outcome in 0.908 (MC SE 0.006)
+        pointwise and 0.613 (0.030) whole curve (R = 120); for logistic
+        regression, already right with the bootstrap, it moved pointwise
+        coverage by at most 0.01 and whole-curve coverage up by 0.007-0.027.
+        Each refit uses 0.632 n rows (CPU 0.83-1.00 of the bootstrap's,
+        ``benchmarks/bench_auto_resampling.py``).  The studies were binary
+        outcomes at n = 400; a multiclass classifier's probabilities get the
+        same scheme, unstudied.  The ICE heterogeneity and H statistics of such
+        a run come from the same subsamples (deviations rescaled); their
+        intervals were studied with the bootstrap only.  The
+        root attrs ``resampling`` (the scheme that drew the rows),
+        ``resampling_requested``, ``band_scale`` and ``resampling_reason``
+        (one sentence) record the choice.  ``bootstrap``: rows drawn with
+        replacement (a boosting classifier's probability PD then draws a
+        :class:`pdpboot.CoverageWarning` with simultaneous bands).
+        ``stratified`` keeps each class's count fixed: right only
         when the class counts are fixed by the design (e.g. case-control
         sampling); otherwise it freezes the level of a probability PD (a model
         with a free intercept matches the class share) and its bands
         under-cover.  ``subsample``: ``subsample_fraction`` of the rows without
         replacement (deviations from the estimate rescaled by
-        ``sqrt(m / (n - m))`` in the bands).  For a gradient-boosting
-        classifier the bootstrap's SE is too small (0.88 of the true SD);
-        ``subsample`` at 0.632 measured 0.92 and, with the bands formed on the
-        logit scale (:func:`pdpboot.probability_bands`), 95 % coverage 0.974
-        pointwise and 0.971 whole curve against the bootstrap's 0.942 and 0.825
-        (``experiments/classifier_se.py``, n = 400, R = 120, B = 50).  At
-        B = 100 (``experiments/classifier_default.py``, four DGPs x boosting,
-        forest and logistic-regression classifiers) it covered 0.94-0.98
-        pointwise and 0.91-1.00 whole curve in every cell (a rare outcome's
-        boosting classifier: 0.912 (MC SE 0.017) whole curve, R = 120, where
-        the bootstrap covered 0.613 (0.030), R = 120); it is not the default yet;
-        each refit costs less (0.632 n rows).  ``group`` needs
+        ``sqrt(m / (n - m))`` in the bands; bands on the probability scale
+        unless ``confidence_bands(scale="logit")``).  ``group`` needs
         ``groups`` (a cluster bootstrap).
     statistics : str, list of str or dict, optional
         What to keep besides the PD, by name, or as a dict name -> option:
@@ -254,6 +270,13 @@ def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
 def bootstrap_header(plan: BootstrapPlan, response: str, outputs, **fields) -> ResultHeader:
     """The header of a refit-bootstrap result of ``plan`` (``fields``: the run's own entries)."""
     resampling, n_rows = plan.resampling, plan.spec.n_rows
+    choice = plan.choice
+    logit = choice is not None and choice.band_scale == "logit" and response == "predict_proba"
+    chosen = {"resampling_requested": choice.requested if choice is not None else resampling.scheme,
+              "band_scale": "logit" if logit else "identity",
+              "resampling_reason": choice.reason if choice is not None and choice.reason else
+              f"resampling={resampling.scheme!r} as requested."}
+    fields = {**chosen, **fields}
     return ResultHeader.describe(
         plan.estimator, dict(plan.settings, n_resamples=plan.n_resamples), response=response, outputs=outputs,
         n_rows=n_rows, effect=plan.effect.name, target="learner", uncertainty="bootstrap",

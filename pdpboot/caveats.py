@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 import warnings
 
-__all__ = ["BASIC_BCA_NOTE", "BOOSTING_CLASSIFIER_NOTE", "CURVES", "CoverageWarning", "FOREST_IJ_NOTE",
-           "SUBSAMPLE_NOTE", "UNDER_COVERING_METHODS", "is_boosting_classifier", "warn_boosting_classifier",
+__all__ = ["AUTO_PROBABILITY_NOTE", "BASIC_BCA_NOTE", "BOOSTING_CLASSIFIER_NOTE", "CURVES", "CoverageWarning",
+           "FOREST_IJ_NOTE", "SUBSAMPLE_NOTE", "UNDER_COVERING_METHODS", "auto_scheme_reason",
+           "boosting_classifier_under_covers", "is_boosting_classifier", "warn_boosting_classifier",
            "warn_forest_ij", "warn_interval_method"]
 
 
@@ -61,15 +62,39 @@ BOOSTING_CLASSIFIER_NOTE = (
 SUBSAMPLE_NOTE = (
     "on an audit-like DGP (experiments/classifier_se.py: HistGradientBoostingClassifier, 60 rounds, n = 400, "
     "R = 120 data sets, B = 50) its SE was 0.92 of the true SD (bootstrap 0.88) and its 95 % bands formed on the "
-    "logit scale (pdpboot.probability_bands) covered 0.974 (MC SE 0.004) pointwise and 0.971 (0.012) whole curve "
+    "logit scale covered 0.974 (MC SE 0.004) pointwise and 0.971 (0.012) whole curve "
     "(bootstrap 0.942 and 0.825). At B = 100 (experiments/classifier_default.py; four DGPs x boosting, forest "
     "and logistic-regression classifiers) it covered 0.94-0.98 pointwise and 0.91-1.00 whole curve in every "
     "cell; the lowest whole-curve coverage was on a rare outcome (base rate about 0.15) with the boosting "
     "classifier: 0.962 (0.004) pointwise and 0.912 (0.017) whole curve (R = 120; the misses had the truth "
     "above the band at the lowest probabilities, where the estimate is right-skewed), short of the issue's "
-    "0.93, so read whole-curve bands near probability 0 as possibly narrower than stated; it is not the "
-    "default yet."
+    "0.93 by about 1 MC SE, so read whole-curve bands near probability 0 as possibly a little narrower than "
+    "stated. It is the default for a classifier's probabilities (resampling='auto')."
 )
+#: Why ``resampling="auto"`` chose the 0.632 subsample with logit-scale bands (one sentence; numbers from
+#: experiments/summaries/classifier_se/default_B100.txt).
+AUTO_PROBABILITY_NOTE = (
+    "in experiments/classifier_default.py (n = 400, B = 100, four DGPs x boosting, forest and "
+    "logistic-regression classifiers, R = 21-201 data sets per cell) it covered 0.940-0.983 pointwise and "
+    "0.912-1.000 whole curve in every cell, where the plain bootstrap covered a boosting classifier's PD on a rare "
+    "outcome in 0.908 (MC SE 0.006) pointwise and 0.613 (0.030) whole curve, and it changed logistic "
+    "regression's coverage by at most 0.01 pointwise"
+)
+
+
+def auto_scheme_reason(probabilities: bool, output: str = "predictions", fraction: float = 0.632) -> str:
+    """The one sentence a result records on why ``resampling="auto"`` chose its scheme and band scale.
+
+    >>> auto_scheme_reason(False, "a regressor's predictions")[:60]
+    "resampling='auto' chose the bootstrap for a regressor's pred"
+    """
+    if probabilities:
+        return (f"resampling='auto' chose {fraction:g} subsampling (rows drawn without replacement, deviations "
+                f"rescaled by sqrt(m / (n - m))) with the PD's bands formed on the logit scale and mapped back, "
+                f"because the PD averages {output}: {AUTO_PROBABILITY_NOTE}.")
+    return (f"resampling='auto' chose the bootstrap for {output} (not probabilities), the scheme the package's "
+            "regression and decision-function studies validated; the 0.632 subsample with logit-scale bands is "
+            "only for a classifier's predicted probabilities.")
 
 
 _BOOSTING_CLASSIFIER = re.compile(r"\b(HistGradientBoosting|GradientBoosting|XGB|LGBM|CatBoost)Classifier\b")
@@ -92,15 +117,25 @@ def warn_forest_ij(*, stacklevel: int = 3) -> None:
     warnings.warn(FOREST_IJ_NOTE, CoverageWarning, stacklevel=stacklevel)
 
 
-def warn_boosting_classifier(resampling: str | None = "bootstrap", *, stacklevel: int = 3) -> None:
-    """Warn that simultaneous bands of a boosting classifier's PD under-cover (measured numbers).
+def boosting_classifier_under_covers(estimator_repr: str, resampling: str | None, band_scale: str | None) -> bool:
+    """Whether a band of this boosting classifier's probability PD was measured to under-cover.
 
-    With ``resampling="subsample"`` the message quotes that scheme's own measured coverage; otherwise it
-    also points to it as the measured improvement.
+    Every scheme studied under-covered the whole curve of a boosting classifier's PD (the bootstrap
+    0.613, the 0.632 subsample alone 0.767, the bootstrap on the logit scale 0.858 on a rare outcome;
+    experiments/summaries/classifier_se/default_B100.txt) except the 0.632 subsample with the bands
+    formed on the logit scale (0.912-1.000), the default ``resampling="auto"`` chooses.
+
+    >>> boosting_classifier_under_covers("HistGradientBoostingClassifier()", "bootstrap", "identity")
+    True
+    >>> boosting_classifier_under_covers("HistGradientBoostingClassifier()", "subsample", "logit")
+    False
     """
-    if resampling == "subsample":
-        message = f"{BOOSTING_CLASSIFIER_NOTE}With resampling='subsample': {SUBSAMPLE_NOTE}"
-    else:
-        message = (f"{BOOSTING_CLASSIFIER_NOTE}resampling='subsample' (subsample_fraction=0.632) came closer: "
-                   f"{SUBSAMPLE_NOTE}")
-    warnings.warn(message, CoverageWarning, stacklevel=stacklevel)
+    return is_boosting_classifier(estimator_repr) and not (resampling == "subsample" and band_scale == "logit")
+
+
+def warn_boosting_classifier(resampling: str | None = "bootstrap", *, stacklevel: int = 3) -> None:
+    """Warn that simultaneous bands of a boosting classifier's PD under-cover (measured numbers), and point to
+    the default that does not (``resampling="auto"``: the 0.632 subsample with logit-scale bands)."""
+    warnings.warn(f"{BOOSTING_CLASSIFIER_NOTE}(This result used resampling={resampling!r}.) The default "
+                  "resampling='auto' (the 0.632 subsample with the bands formed on the logit scale) did better: "
+                  f"{SUBSAMPLE_NOTE}", CoverageWarning, stacklevel=stacklevel)

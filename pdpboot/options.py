@@ -37,15 +37,21 @@ from ._validate import (
     check_positive_int,
     check_subsample_fraction,
 )
+from .caveats import auto_scheme_reason
 from .engine import METHODS
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.resample import RESAMPLING, draw_rows
 
-__all__ = ["BACKGROUNDS", "MOVED", "ON_ERROR", "RUN_KEYWORDS", "Execution", "Resampling", "check_fit_params",
-           "moved_keywords", "resolve_execution", "resolve_resampling", "resolve_run_options"]
+__all__ = ["BACKGROUNDS", "BAND_SCALES", "MOVED", "ON_ERROR", "RUN_KEYWORDS", "SCHEMES", "Execution", "Resampling",
+           "SchemeChoice", "check_fit_params", "moved_keywords", "resolve_execution", "resolve_resampling",
+           "resolve_run_options"]
 
 BACKGROUNDS = ("resample", "original", "out-of-bag")
 ON_ERROR = ("raise", "skip")
+#: Every ``resampling=`` a user may give: ``"auto"`` and the schemes that draw rows.
+SCHEMES = ("auto", *RESAMPLING)
+#: The scales a PD's bands are formed on: as computed, or (a probability PD) on the logit scale, mapped back.
+BAND_SCALES = ("identity", "logit")
 
 
 def check_fit_params(fit_params: Mapping | None) -> dict:
@@ -65,15 +71,20 @@ class Resampling:
 
     Parameters
     ----------
-    scheme : {"bootstrap", "stratified", "subsample", "group"}
+    scheme : {"auto", "bootstrap", "stratified", "subsample", "group"}
+        ``auto`` (default): chosen by :meth:`resolve` before the first fit,
+        from what the PD averages: for a classifier's predicted probabilities
+        ``subsample`` (``subsample_fraction`` of the rows, 0.632 by default)
+        with the PD's bands formed on the logit scale and mapped back; for
+        everything else (regressors, decision functions) ``bootstrap``.  The
+        result records the scheme, the band scale and why (root attrs
+        ``resampling``, ``band_scale``, ``resampling_reason``).
         ``bootstrap``: n rows drawn with replacement.  ``stratified``: each
         class keeps its count (right only when the design fixes the class
         counts, e.g. case-control sampling).  ``subsample``: ``subsample_size``
         rows without replacement (bands rescale the deviations by
-        ``sqrt(m / (n - m))``; for a boosting classifier, with
-        :func:`pdpboot.probability_bands`, closer to nominal than the bootstrap
-        but not on every DGP studied, so opt-in: see
-        :func:`pdpboot.bootstrap_partial_dependence`).  ``group``: whole groups drawn with
+        ``sqrt(m / (n - m))``; see :func:`pdpboot.bootstrap_partial_dependence`
+        for what was measured).  ``group``: whole groups drawn with
         replacement (a cluster bootstrap; needs ``groups``).
     n_resamples : int
         Number of resamples B.
@@ -102,7 +113,7 @@ class Resampling:
     50
     """
 
-    scheme: str = "bootstrap"
+    scheme: str = "auto"
     n_resamples: int = 200
     groups: Any = None
     subsample_fraction: float = 0.632
@@ -111,17 +122,51 @@ class Resampling:
     fit_params: Mapping | None = None
 
     def __post_init__(self):
-        check_choice(self.scheme, "resampling", RESAMPLING)
+        check_choice(self.scheme, "resampling", SCHEMES)
         object.__setattr__(self, "fit_params", check_fit_params(self.fit_params))
         check_choice(self.background, "background", BACKGROUNDS)
         set_ = object.__setattr__
         set_(self, "n_resamples", check_n_resamples(self.n_resamples))
         set_(self, "max_background", check_optional_positive_int(self.max_background, "max_background"))
         # the type and range of the share here; that it leaves every subsample enough rows, in bind()
-        set_(self, "subsample_fraction", check_subsample_fraction(self.subsample_fraction, 2**62, self.scheme))
+        may_subsample = "subsample" if self.scheme == "auto" else self.scheme  # "auto" may become "subsample"
+        set_(self, "subsample_fraction", check_subsample_fraction(self.subsample_fraction, 2**62, may_subsample))
         if self.scheme == "group" and self.groups is None:
             raise ValueError("resampling='group' needs groups (one label per row of X).")
         set_(self, "groups", np.asarray(self.groups) if self.scheme == "group" else None)
+
+    def resolve(self, *, probabilities: bool, output: str = "predictions") -> tuple[Resampling, SchemeChoice]:
+        """The scheme that draws rows, and why: ``"auto"`` resolved (any other scheme is kept as given).
+
+        Parameters
+        ----------
+        probabilities : bool
+            Whether the effect averages a classifier's predicted probabilities
+            (``response_method`` ``"predict_proba"``, or ``"auto"`` for a classifier that has it).
+        output : str
+            What the model's averaged output is, in a few words (for the reason sentence).
+
+        Returns
+        -------
+        resampling : Resampling
+            With a scheme of :data:`pdpboot.engine.resample.RESAMPLING`.
+        choice : SchemeChoice
+            The requested and resolved scheme, the scale of the PD's bands and the reason.
+
+        Examples
+        --------
+        >>> scheme, choice = Resampling().resolve(probabilities=True)
+        >>> scheme.scheme, choice.band_scale
+        ('subsample', 'logit')
+        >>> Resampling().resolve(probabilities=False)[0].scheme
+        'bootstrap'
+        """
+        if self.scheme != "auto":
+            return self, SchemeChoice(self.scheme, self.scheme, "identity", output)
+        scheme = "subsample" if probabilities else "bootstrap"
+        resolved = dataclasses.replace(self, scheme=scheme)
+        return resolved, SchemeChoice("auto", scheme, "logit" if probabilities else "identity", output,
+                                      resolved.subsample_fraction)
 
     def subsample_size(self, n_rows: int) -> int:
         """Rows each resample draws: ``floor(subsample_fraction * n_rows)`` for ``subsample``, else ``n_rows``."""
@@ -131,6 +176,8 @@ class Resampling:
 
     def bind(self, n_rows: int, y, *, classifier: bool) -> np.ndarray | None:
         """Check the scheme against the data (before any fit); return the strata of ``stratified`` (else None)."""
+        if self.scheme == "auto":
+            raise ValueError("resampling='auto' is resolved before binding (Resampling.resolve); this is a bug.")
         if self.scheme == "stratified" and not classifier:
             raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
         if self.scheme == "group" and len(self.groups) != n_rows:
@@ -150,6 +197,42 @@ class Resampling:
         return {"resampling": self.scheme, "subsample_fraction": self.subsample_fraction,
                 "background": self.background, "max_background": self.max_background,
                 "groups": self.groups is not None}
+
+
+@dataclass(frozen=True)
+class SchemeChoice:
+    """How a run's resampling scheme was chosen (recorded in the result's root attrs).
+
+    Attributes
+    ----------
+    requested : str
+        The scheme the user gave (``"auto"``, or a scheme that draws rows).
+    scheme : str
+        The scheme that draws the rows.
+    band_scale : {"identity", "logit"}
+        The scale :func:`pdpboot.confidence_bands` forms the PD's bands on (``"logit"``: a probability PD's
+        bands formed on the logit scale and mapped back).
+    output : str
+        What the PD averages, in a few words (``"a classifier's predicted probabilities"``).
+    subsample_fraction : float
+        Of the subsample ``"auto"`` chose (for the reason).
+    """
+
+    requested: str
+    scheme: str
+    band_scale: str
+    output: str = "predictions"
+    subsample_fraction: float = 0.632
+
+    @property
+    def reason(self) -> str:
+        """One sentence on why ``"auto"`` chose ``scheme`` and ``band_scale`` (empty when the user chose).
+
+        A property, not a field: the sentence is not part of a checkpoint's fingerprint.
+        """
+        if self.requested != "auto":
+            return ""
+        return auto_scheme_reason(self.band_scale == "logit", self.output, self.subsample_fraction)
 
 
 def _check_threads(threads_per_job) -> int:
@@ -261,7 +344,7 @@ def _same(a, b) -> bool:
         return False
 
 
-def resolve_resampling(resampling: str | Resampling | None = "bootstrap", **shortcuts) -> Resampling:
+def resolve_resampling(resampling: str | Resampling | None = "auto", **shortcuts) -> Resampling:
     """A :class:`Resampling` from the object, or from a scheme name and keyword shortcuts."""
     if isinstance(resampling, str):
         return Resampling(scheme=resampling, **shortcuts)
@@ -280,7 +363,8 @@ def resolve_execution(execution: Execution | None = None, **shortcuts) -> Execut
 #: The fields of :class:`pdpboot.DebiasedOptions`, once keywords of ``debiased_partial_dependence``
 #: (``tests/test_debiased.py`` checks that the two agree).
 DEBIASED_KEYWORDS = ("n_folds", "weight_estimator", "bandwidth", "min_effective_size", "weight_mass_range",
-                     "max_weight", "n_permutations", "n_fine", "localize", "n_multipliers", "ratio_scale")
+                     "max_weight", "n_permutations", "n_fine", "localize", "n_multipliers", "ratio_scale",
+                     "ratio_model", "min_rows_per_column")
 MOVED: dict[str, tuple[str, str]] = {
     **{name: ("resampling", name) for name in ("subsample_fraction", "groups", "background", "max_background",
                                                "fit_params")},

@@ -85,7 +85,7 @@ def test_every_removed_keyword_of_bootstrap_pd_still_works_and_warns(keyword):
     if keyword == "groups":
         common["resampling"] = "group"
     where, field = MOVED[keyword]
-    new = {"resampling": lambda: {"resampling": pdpboot.Resampling(common.pop("resampling", "bootstrap"),
+    new = {"resampling": lambda: {"resampling": pdpboot.Resampling(common.pop("resampling", "auto"),
                                                                    **{field: value})},
            "execution": lambda: {"execution": pdpboot.Execution(**{field: value})},
            "statistics": lambda: {"statistics": {field: value}}}[where]

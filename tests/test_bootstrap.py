@@ -153,7 +153,7 @@ def test_classifier_missing_class_in_resample_aligned():
     assert missed, "expected at least one resample without the rare class"
 
 
-def test_plain_bootstrap_is_default_for_classifiers_and_moves_the_pd_level():
+def test_plain_bootstrap_moves_the_pd_level_of_a_classifier():
     # A logistic fit with a free intercept makes the mean fitted probability equal the class share:
     # stratified resamples freeze it (SD 0 over resamples), the plain bootstrap lets it vary as it does
     # over repeated samples (issue 12: stratified under-covered at 0.77).
@@ -161,8 +161,9 @@ def test_plain_bootstrap_is_default_for_classifiers_and_moves_the_pd_level():
     X = rng.normal(size=(200, 2))
     y = (rng.random(200) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
     kw = dict(n_resamples=30, grid_resolution=3, rng=0)
+    # the default for probabilities is now resampling="auto" (the 0.632 subsample, tests/test_auto_resampling.py)
     default = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], **kw,
-                                                   resampling=pdpboot.Resampling(background="original"))
+                                                   resampling=pdpboot.Resampling("bootstrap", background="original"))
     strat = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], **kw,
                                                  resampling=pdpboot.Resampling("stratified", background="original"))
     assert default.attrs["resampling"] == "bootstrap"

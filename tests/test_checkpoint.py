@@ -542,15 +542,15 @@ def test_every_plan_field_is_fingerprinted_or_declared_execution_only():
 
     from pdpboot._plan import BootstrapPlan
     from pdpboot.checkpoint import EXECUTION_FIELDS
-    from pdpboot.options import Execution, Resampling
+    from pdpboot.options import Execution, Resampling, SchemeChoice
 
     def names(cls):
         return {f.name for f in dataclasses.fields(cls)}
 
     assert EXECUTION_FIELDS <= names(BootstrapPlan) | names(Execution) | names(Resampling)
     printed = _fingerprint_of("none")
-    nested = {"effect", "resampling", "estimator"}
-    for name in (names(BootstrapPlan) - nested | names(Resampling)) - EXECUTION_FIELDS:
+    nested = {"effect", "resampling", "estimator", "choice"}  # choice: how resampling="auto" was resolved
+    for name in (names(BootstrapPlan) - nested | names(Resampling) | names(SchemeChoice)) - EXECUTION_FIELDS:
         assert any(key.endswith(name) for key in printed), name
     assert not any(key.endswith(name) for key in printed for name in EXECUTION_FIELDS)
     assert "data: X" in printed and "grid" in printed and "seed" in printed

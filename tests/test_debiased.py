@@ -1,5 +1,7 @@
 """The debiased (cross-fitted, doubly robust) estimator of the DGP's partial dependence."""
 
+import json
+
 import matplotlib
 import numpy as np
 import pandas as pd
@@ -162,6 +164,65 @@ def test_density_ratio_of_a_skewed_feature_is_right_at_its_sparse_boundary():
         w, _ = eng.density_ratio(fitter, a_in, c_in, a_in, c_in, rng=0, max_weight=1e6)
         errors[scale] = np.sqrt(np.mean(np.log(w[low] / true[low]) ** 2))
     assert errors["both"] < 0.15 < 0.2 < errors["standardized"], errors   # measured 0.12 and 0.23
+
+
+def test_restricted_cubic_spline_by_hand_and_linear_beyond_the_outer_knots():
+    knots = (0.0, 1.0, 2.0, 3.0)
+    # column 1 at t = 2.5: [(2.5)^3 - (0.5)^3 (3 - 0) / (3 - 2) + 0] / (3 - 0)^2; column 2: [(1.5)^3 - (0.5)^3 * 2] / 9
+    basis = eng.restricted_cubic_spline(np.array([2.5]), knots)
+    np.testing.assert_allclose(basis[0], [2.5, (2.5**3 - 0.5**3 * 3) / 9, (1.5**3 - 0.5**3 * 2) / 9])
+    t = np.array([3.5, 4.0, 4.5, -2.0, -1.0, 0.0])   # second differences vanish beyond the outer knots
+    b = eng.restricted_cubic_spline(t, knots)
+    np.testing.assert_allclose(b[0] - 2 * b[1] + b[2], 0.0, atol=1e-12)
+    np.testing.assert_allclose(b[3] - 2 * b[4] + b[5], 0.0, atol=1e-12)
+    assert np.abs(eng.restricted_cubic_spline(np.array([1.0, 1.5, 2.0]), knots)[:, 1] @ [1, -2, 1]) > 1e-3
+
+
+def test_held_out_loss_and_weights_of_a_constant_classifier_by_hand():
+    # A prior-only classifier: p1 = 1/3 with two permuted copies, so every weight is (2/3) / (1/3) / 2 = 1 and the
+    # held-out log loss is that of the base rate, -(1/3) log(1/3) - (2/3) log(2/3).
+    def fitter(F, y):
+        model = DummyClassifier(strategy="prior").fit(F, y)
+        return lambda G: model.predict_proba(G)[:, 1]
+
+    gen = np.random.default_rng(0)
+    a, c = gen.standard_normal(90), gen.standard_normal((90, 2))
+    for design in (eng.ratio_design, eng.spline_ratio_design, eng.raw_ratio_design):
+        out = eng.fit_density_ratio(fitter, a[:60], c[:60], a[60:], c[60:], design=design, rng=1, a_grid=a[:3])
+        np.testing.assert_allclose(out["weights"], 1.0)
+        np.testing.assert_allclose(out["counterfactual"], 1.0)
+        assert out["holdout_loss"] == pytest.approx(-(np.log(1 / 3) + 2 * np.log(2 / 3)) / 3)
+
+
+def _exponential_ratio(n, seed):
+    """Own DGP E's pair (x1, x2): x1 ~ Exp(1), x2 = 0.6 tanh(x1 - 1) + 0.8 z; true w = p(x2) / p(x2 | x1)."""
+    gen = np.random.default_rng(seed)
+    a = gen.exponential(size=n)
+    c = 0.6 * np.tanh(a - 1) + 0.8 * gen.standard_normal(n)
+    nodes, weights = np.polynomial.laguerre.laggauss(80)     # p(x2) = E_x1 N(x2; 0.6 tanh(x1 - 1), 0.64)
+    density = lambda x, m: np.exp(-(x - m) ** 2 / (2 * 0.64))  # noqa: E731
+    marginal = (weights[None, :] * density(c[:, None], 0.6 * np.tanh(nodes[None, :] - 1))).sum(axis=1)
+    return a, c, marginal / density(c, 0.6 * np.tanh(a - 1))
+
+
+def test_spline_ratio_holds_a_conditional_mean_that_is_not_linear_in_the_score():
+    """Regression (round 6): x2's mean given x1 ~ Exp(1) is a tanh of x1, not linear in x1's normal score, so the
+    Gaussian-copula polynomial basis misses the ratio; the varying-coefficient spline basis holds it."""
+    from pdpboot.debiased import _ratio_inputs
+
+    def fitter(F, y):
+        mean, sd = F.mean(0), F.std(0)
+        model = LogisticRegression(C=1.0, max_iter=5000).fit((F - mean) / sd, y)
+        return lambda G: model.predict_proba((G - mean) / sd)[:, 1]
+
+    errors = {"polynomial": [], "spline": []}
+    for seed in range(3):
+        a, c, true = _exponential_ratio(2000, seed)
+        a_in, _, c_in = _ratio_inputs(a, a[:2], ((c - c.mean()) / c.std())[:, None], "normal-scores")
+        for name, design in (("polynomial", eng.ratio_design), ("spline", eng.spline_ratio_design)):
+            w = eng.fit_density_ratio(fitter, a_in, c_in, a_in, c_in, design=design, rng=0, max_weight=1e6)["weights"]
+            errors[name].append(np.sqrt(np.mean(np.log(w / true) ** 2)))
+    assert np.mean(errors["spline"]) < 0.11 < 0.12 < np.mean(errors["polynomial"]), errors
 
 
 # --------------------------------------------------------------------------- public layer
@@ -436,6 +497,50 @@ def test_exponential_dgp_truth_is_the_monte_carlo_average_of_its_regression():
     assert resid[X[:, 0] < 0.5].std() < 0.6 < 1.5 < resid[X[:, 0] > 2].std()
 
 
+def test_halfnormal_dgp_truth_is_the_monte_carlo_average_of_its_regression():
+    """Own DGP V's PD (Gauss-Hermite quadrature) against a plain Monte Carlo average of mu(a, X_C)."""
+    from experiments import debiased_coverage as study
+
+    setting = study.SETTINGS["V_halfnormal_gbm_n1000"]
+    gen = np.random.default_rng(12)
+    m = 400_000
+    x1 = np.abs(gen.standard_normal(m))
+    x2 = 0.8 * np.sin(2 * x1) + (0.5 + 0.5 * x1) * gen.standard_normal(m)
+    x3 = gen.uniform(-1, 1, size=m)
+
+    def mu(a1, a2, a3):
+        return 2 * np.exp(-a1) + a1 * a2 + a2 + a3
+
+    for feature in (0, 1):
+        grid = study.grid_of(setting, feature)
+        draws = [mu(a, x2, x3) if feature == 0 else mu(x1, a, x3) for a in grid]
+        mc = np.array([d.mean() for d in draws])
+        mc_se = np.array([d.std() for d in draws]) / np.sqrt(m)
+        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+    X, y = study.simulate(setting, 200_000, np.random.SeedSequence(3))
+    np.testing.assert_allclose(np.quantile(X[:, 0], [0.05, 0.5, 0.95]), study.grid_of(setting, 0)[[0, 7, 14]],
+                               atol=0.03)
+    resid = y - mu(X[:, 0], X[:, 1], X[:, 2])   # noise sd 0.5 + 0.5 x1
+    assert resid[X[:, 0] < 0.2].std() < 0.6 < 1.0 < resid[X[:, 0] > 1.5].std()
+
+
+def test_ratio_model_option_is_validated_and_recorded():
+    with pytest.raises(ValueError, match="ratio_model must be one of"):
+        pdpboot.DebiasedOptions(ratio_model="forest")
+    assert pdpboot.DebiasedOptions().ratio_model == "spline"
+    X, y = _linear_gaussian(400, 7)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=3,
+                                              options=pdpboot.DebiasedOptions(ratio_model="auto"))
+    attrs = res["x0"].ds.attrs
+    losses = json.loads(attrs["ratio_holdout_loss"])
+    assert set(losses) == {"polynomial", "spline", "boosting"} and attrs["ratio_model"] == min(losses, key=losses.get)
+    assert attrs["clipped_share"] == attrs["n_clipped_weights"] / 400
+    # a model chosen by "auto" gives the weights it gives alone (seeds by model): same estimate
+    alone = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=3,
+                                                options=pdpboot.DebiasedOptions(ratio_model=attrs["ratio_model"]))
+    np.testing.assert_array_equal(alone["x0"].ds["pd"].values, res["x0"].ds["pd"].values)
+
+
 def test_refit_bootstrap_runs_on_the_debiased_runs_own_data_sets(tmp_path, monkeypatch):
     from experiments import _common as C
     from experiments import debiased_coverage as study
@@ -521,6 +626,53 @@ def test_paired_comparison_of_two_estimators_by_hand():
     # previous covers 0 at (0, 0), (1, 0..1) and the flagged (1, 2) counts as covered: 4 of 6; whole curve 1 of 2
     assert out["previous"]["pointwise"] == pytest.approx(4 / 6) and out["previous"]["simultaneous"] == 0.5
     assert out["current"]["pointwise"] == pytest.approx(4 / 6) and out["current"]["flagged"] == 0
+
+
+def test_spline_ratio_falls_back_to_the_polynomial_with_too_few_rows_per_column():
+    """Regression (round 6): with nine other columns the spline basis has 195 columns; at n = 500 (400 training rows
+    per fold) it overfitted scenario B, so the default uses the polynomial basis there, and says so."""
+    from pdpboot.datasets import make_friedman1
+
+    assert eng.spline_columns(9) == 195 == eng.spline_ratio_design(np.zeros(3), np.zeros((3, 9))).shape[1]
+    X, y = make_friedman1(500, rng=0)
+    grid = {"x1": np.linspace(0.2, 0.8, 4)}
+    used = {}
+    for rows_per_column in (10.0, 0.0):
+        res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, ["x1"], custom_values=grid, rng=1,
+                                                  options=pdpboot.DebiasedOptions(min_rows_per_column=rows_per_column))
+        used[rows_per_column] = res["x1"].ds.attrs["ratio_model"]
+    assert used == {10.0: "polynomial", 0.0: "spline"}
+    X2, y2 = _linear_gaussian(600, 3)   # two other columns: 41 spline columns, 480 training rows: the spline basis
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X2, y2, [0], grid_resolution=4, rng=1)
+    assert res["x0"].ds.attrs["ratio_model"] == "spline"
+    with pytest.raises(ValueError, match="min_rows_per_column must be a number >= 0"):
+        pdpboot.DebiasedOptions(min_rows_per_column=-1)
+
+
+def test_summary_falls_back_to_the_newest_earlier_estimator_with_enough_data_sets(tmp_path, monkeypatch):
+    """Regression (round 6): with too few repetitions of the current estimator, the row shows the newest earlier
+    estimator that has MIN_R of them (not merely the first with more than the current), paired with the newest one
+    that ran some, and the table marks it."""
+    from experiments import _common as C
+    from experiments import debiased_coverage as study
+
+    monkeypatch.setattr(study, "MIN_R", 3)
+    ctx = C.default_context(True, results_dir=tmp_path / "results", paper_dir=tmp_path / "paper")
+    setting = study.SETTINGS["K_cat_gbm_n1000"]
+
+    def rep(value):
+        pd_ = np.full((1, 4), float(value))
+        return {"pd": pd_, "pd_se": np.ones((1, 4)), "pd_plugin": pd_, "effective_sample_size": np.full((1, 4), 50.0),
+                "overlap": np.ones((1, 4), dtype=np.int8), "pd_band": np.stack([pd_ - 1, pd_ + 1]),
+                "pd_band_simultaneous": np.stack([pd_ - 2, pd_ + 2]), "cpu": 1.0}
+
+    for folder, n_reps in (("v4", 1), ("v3", 2), ("v2", 3)):
+        path = ctx.study_dir("debiased") / folder / "K_cat_gbm_n1000" / "chunk_00000.nc"
+        C.save_dataset(study._chunk(setting, [rep(i) for i in range(n_reps)], 0), path)
+    row = study.summarize_setting(ctx, "K_cat_gbm_n1000")
+    assert row["estimator"] == "round 4" and row["R"] == 3
+    assert row["paired_current"]["against"] == "current" and row["paired_current"]["R"] == 1
+    assert r"$^\ddagger$" in study._table([row])
 
 
 def test_window_share_outside_the_data_by_hand():

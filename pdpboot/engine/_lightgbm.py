@@ -13,8 +13,12 @@ Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators fr
   else - other categories, negative codes, NaN - right; pandas categories are coded with
   the categories stored at training time (``pandas_categorical``), exactly as LightGBM
   does;
-* the raw score is the sum of the leaf values; any constant left over (init score) is
-  read back from ``predict(raw_score=True)`` by the caller.  In random-forest mode
+* the raw score is the sum of the leaf values: LightGBM folds its starting score
+  (``boost_from_average``) into the first iteration's leaves, and an ``init_score`` given to
+  ``fit`` is not part of the model, so the dump's offset is 0 (:meth:`LightGBMReader.dump_offset`;
+  no ``predict(raw_score=True)`` per fitted model; the engine's self-check compares the reading,
+  offset included, with the model's own ``predict`` and falls back to brute force on any
+  difference).  In random-forest mode
   (``average_output``) ``predict`` divides by the number of iterations and the raw score
   does not, so both the leaves and the margin are scaled by it here;
 * after early stopping ``predict`` uses ``best_iteration_`` iterations, and so does
@@ -221,6 +225,10 @@ class LightGBMReader:
             return known
 
         return reader_array(X, self.n_features, np.float64, categories_for)
+
+    def dump_offset(self) -> np.ndarray:
+        """(n_raw,) the constant the raw score adds to the leaves, as the dump defines it: zero."""
+        return np.zeros(self.n_raw)
 
     def margin(self, X) -> np.ndarray:
         # one thread: the margin of a few rows (each row's value does not depend on the threads)

@@ -60,15 +60,48 @@ class _Table:
         data = {}
         for j, name in enumerate(self.names):
             if j in self.feature_idx:
-                new = self.columns[self.feature_idx.index(j)][points]
-                dtype = self.dtypes[j]
-                if isinstance(dtype, pd.api.extensions.ExtensionDtype):
-                    new = pd.array(new, dtype=dtype)  # categorical, string, nullable types
-                elif dtype.kind in "iu" and new.dtype.kind == "f":
-                    pass  # keep the float grid; an integer column would round it
-                elif dtype.kind in "iufb":
-                    new = new.astype(dtype)
-                data[name] = new
+                data[name] = column_values(self.columns[self.feature_idx.index(j)][points], self.dtypes[j])
             else:
                 data[name] = self.arrays[j].take(rows)
         return pd.DataFrame(data, copy=False)
+
+
+def column_values(values: np.ndarray, dtype):
+    """Grid values as brute force sets them into a DataFrame column of ``dtype``: an extension dtype's
+    array (categorical, string, nullable), a float grid kept in an integer column (it would be
+    rounded), else cast to the column's NumPy dtype (object columns take the values as they are)."""
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        return pd.array(values, dtype=dtype)
+    if dtype.kind in "iu" and values.dtype.kind == "f":
+        return values
+    if dtype.kind in "iufb":
+        return values.astype(dtype)
+    return values
+
+
+def rows_with(X, rows: np.ndarray, subs: dict):
+    """Rows ``rows`` of ``X`` with column ``j`` set to ``subs[j]`` (one value per row), exactly as
+    :meth:`_Table.block` builds the pairs (row ``rows[t]``, value ``t``), for a few rows: one take of
+    the rows instead of per-column arrays of the whole table.
+
+    A DataFrame whose columns share one NumPy float dtype, with numeric values, is built from one
+    2-D block (0.2 ms for 54 rows against about 1 ms through per-column arrays); any other DataFrame
+    by taking the rows and setting each column by position (so duplicate column names stay apart).
+    A NumPy input is taken first, then widened to float when an integer array meets a float grid."""
+    subs = {j: np.asarray(v) for j, v in subs.items()}
+    if not isinstance(X, pd.DataFrame):
+        return _Table(np.asarray(X)[rows], list(subs), list(subs.values())).block(np.arange(len(rows)),
+                                                                                  np.arange(len(rows)))
+    dtypes = list(X.dtypes)
+    first = dtypes[0] if dtypes else None
+    if (first is not None and not isinstance(first, pd.api.extensions.ExtensionDtype) and first.kind == "f"
+            and all(d == first for d in dtypes) and all(v.dtype.kind in "biuf" for v in subs.values())):
+        block = X.take(rows).to_numpy(dtype=first, copy=True)  # the rows first: never a copy of the whole table
+        for j, values in subs.items():
+            block[:, j] = values
+        return pd.DataFrame(block, columns=X.columns, copy=False)
+    frame = X.take(rows)
+    frame.index = pd.RangeIndex(len(rows))
+    for j, values in subs.items():
+        frame.isetitem(j, column_values(values, dtypes[j]))
+    return frame

@@ -50,11 +50,11 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ._table import _Table
+from ._table import rows_with
 from ._tree_compiled import _kernel
 from ._tree_model import TreeModel, model_grid
 from ._tree_walk import _raw_outputs
-from .response import response_function
+from .response import one_thread, response_function
 
 #: rows of a probe without features of interest
 PROBE_ROWS = 64
@@ -75,10 +75,20 @@ def probe_rows(n_rows: int, k: int = PROBE_ROWS) -> np.ndarray:
     return ((np.arange(k, dtype=np.intp) * (2 * (n_rows - 1)) + (k - 1)) // (2 * (k - 1))).astype(np.intp)
 
 
-def _fingerprint(model: TreeModel) -> int:
+def _fingerprint(prepared) -> int:
+    """A CRC of what the reading reads: the compiled descent's node table when numba is there (it is
+    built for the descent anyway, and holds a node's column, children and missing/categorical rule in
+    16 bytes instead of 41), else the parsed arrays; then leaf values, category masks, roots (and an
+    external reader's offset)."""
+    model = prepared.model
+    if _kernel() is not None:
+        nodes, thr = prepared.kernel_base()
+        arrays = (nodes, thr, model.value, model.cat_left, model.roots)
+    else:
+        arrays = (model.feature, model.threshold, model.value, model.left, model.right, model.missing_left,
+                  model.cat_row, model.cat_left, model.roots)
     crc = 0
-    for arr in (model.feature, model.threshold, model.value, model.left, model.right, model.missing_left,
-                model.cat_row, model.cat_left, model.roots):
+    for arr in arrays:
         crc = zlib.crc32(np.ascontiguousarray(arr).view(np.uint8), crc)
     if model.source is None:  # an external reader's offset is measured on rows: derived, not parsed
         crc = zlib.crc32(np.ascontiguousarray(model.offset).view(np.uint8), crc)
@@ -146,12 +156,11 @@ def check_reading(prepared, estimator, X, response_method: str, grids: dict) -> 
     str or None
         None when the reading reproduces the response on the probe, else the reason.
     """
-    model = prepared.model
     try:
         entry = _CACHE.setdefault(estimator, {})
     except TypeError:  # not weak-referenceable or unhashable: no cache
         entry = {}
-    key = (response_method, _fingerprint(model))
+    key = (response_method, _fingerprint(prepared))
     state = entry.get(key)
     if state is not None and state["reason"] is not None:
         return state["reason"]
@@ -179,7 +188,7 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
         subs = {j: _cycle(_spread(lists[j], k, sentinel, with_nan and nan_ok[j]), k, 7 * p)
                 for p, j in enumerate(cols)}
         try:
-            ref = respond(_inputs(X, rows, subs))
+            ref = respond(rows_with(X, rows, subs))
             break
         except (ValueError, TypeError, IndexError) as exc:
             if not with_nan or not cols:
@@ -207,18 +216,14 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
             f"by up to {err[worst]:.3g} (tolerance {tol:.2g})" + (f" at a row with {at}" if at else ""))
 
 
-#: the keyword of a library's own ``predict`` / ``predict_proba`` that sets its threads for one call
-_THREAD_KEYWORD = {"lightgbm": "num_threads", "catboost": "thread_count"}
-
-
 def _one_thread(model: TreeModel, estimator, response_method: str) -> dict:
-    """``{keyword: 1}`` when ``estimator`` is the LightGBM / CatBoost model read and its ``response_method``
-    is the library's own (not a subclass's override, not a pipeline's), else ``{}``."""
+    """``{keyword: 1}`` (:func:`.response.one_thread`) when ``estimator`` is the LightGBM / CatBoost model
+    read and its ``response_method`` is the library's own (not a subclass's override, not a pipeline's),
+    else ``{}``."""
     module = getattr(getattr(type(estimator), response_method, None), "__module__", None) or ""
-    library = module.split(".")[0]
-    if library not in _THREAD_KEYWORD or getattr(model.source, "estimator", None) is not estimator:
+    if getattr(model.source, "estimator", None) is not estimator:
         return {}
-    return {_THREAD_KEYWORD[library]: 1}
+    return one_thread(module.split(".")[0])
 
 
 def _show(value) -> str:
@@ -262,15 +267,6 @@ def _spread(values: np.ndarray, k: int, sentinel, with_nan: bool) -> np.ndarray:
     grid, tok = values[:len(values) - n_tok], values[len(values) - n_tok:]
     keep = np.unique(np.linspace(0, len(grid) - 1, k - n_tok).round().astype(np.intp))
     return np.concatenate([grid[keep], tok])
-
-
-def _inputs(X, rows: np.ndarray, subs: dict):
-    """Rows ``rows`` of ``X`` in the model's input space with column ``j`` set to ``subs[j]`` (as brute
-    force sets it; one take of the rows)."""
-    points = np.arange(len(rows))
-    if not isinstance(X, pd.DataFrame):  # the rows first: an integer array is widened to float for a float grid
-        X, rows = np.asarray(X)[rows], points
-    return _Table(X, list(subs), [subs[j] for j in subs]).block(rows, points)
 
 
 def tree_probe(prepared, rows: np.ndarray, subs: dict) -> np.ndarray:

@@ -838,3 +838,221 @@ def walk_curves(nodes, thr, cat_left, value, roots, set_of, grids, glen, off, ma
                     top += 1
                     v = lc
                     e = s + nl
+
+
+# --------------------------------------------------------------------------- row bitsets (small trees, many rows)
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x):
+    """Set bits of a uint64 (the SWAR count; LLVM turns it into one ``popcnt``)."""
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return (x * _H01) >> np.uint64(56)
+
+
+@njit(cache=True, nogil=True)
+def left_bits(xc, cat_left, ent_feat, ent_thr, ent_aux, n_words):
+    """Row bitsets of the split conditions of a model: ``bits[e]`` the rows of ``xc`` (n_features, m)
+    that entry ``e`` sends left, and ``nan_bits[c]`` the rows with NaN in column ``c``.
+
+    An entry is a numeric condition ``x <= ent_thr[e]`` on column ``ent_feat[e]`` (``ent_aux[e] < 0``;
+    NaN rows are not in its bitset: the walk adds ``nan_bits`` where NaN goes left) or a categorical one
+    (``ent_aux[e]``: its row of ``cat_left``; NaN and codes outside 0-255 read the missing column).
+    Numeric entries must come sorted by column, then threshold: each column's rows are placed once,
+    by binary search, at the first of its thresholds they do not exceed, and a running OR over the
+    column's thresholds turns these into the sets ``x <= t`` (rows x log(thresholds) + thresholds x
+    words, instead of rows x thresholds comparisons)."""
+    n_ent = ent_feat.shape[0]
+    m = xc.shape[1]
+    bits = np.zeros((n_ent, n_words), dtype=np.uint64)
+    nan_bits = np.zeros((xc.shape[0], n_words), dtype=np.uint64)
+    nan_done = np.zeros(xc.shape[0], dtype=np.bool_)
+    one = np.uint64(1)
+    e = 0
+    while e < n_ent:
+        f = ent_feat[e]
+        if ent_aux[e] >= 0:  # categorical: its own bitset
+            for i in range(m):
+                if cat_left[ent_aux[e], _category_code(xc[f, i])]:
+                    bits[e, i >> 6] |= one << np.uint64(i & 63)
+            e += 1
+            continue
+        a = e
+        while e < n_ent and ent_feat[e] == f and ent_aux[e] < 0:
+            e += 1
+        k = e - a
+        for i in range(m):
+            x = xc[f, i]
+            if x != x:
+                if not nan_done[f]:
+                    nan_bits[f, i >> 6] |= one << np.uint64(i & 63)
+                continue
+            lo = 0
+            hi = k
+            while lo < hi:  # thresholds below x
+                mid = (lo + hi) // 2
+                if ent_thr[a + mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < k:
+                bits[a + lo, i >> 6] |= one << np.uint64(i & 63)
+        nan_done[f] = True
+        for j in range(a + 1, e):
+            for q in range(n_words):
+                bits[j, q] |= bits[j - 1, q]
+    return bits, nan_bits
+
+
+@njit(cache=True, nogil=True)
+def walk_bits(nodes, value, roots, node_entry, bits, nan_bits, axis_of, mask_axes, left_mask, grids, glen, off,
+              thr, planes, scale, acc):
+    """The weighted averages of :func:`walk` for ``K`` feature sets, the rows of a node held as one bitset.
+
+    For small trees with many rows per leaf (boosters): each set walks each tree once, node by node,
+    with the bitset of the rows at the node (the rows satisfying the complement splits above it) and
+    the grid box of the node: a complement split ANDs the bitset with the rows its condition sends left
+    (``bits[node_entry[v]]``, and ``nan_bits`` of its column where NaN goes left, from
+    :func:`left_bits`) or with their complement; a split on a feature of interest hands the same
+    bitset to each child whose box is not empty (as :func:`walk` does).  A node costs one pass over the
+    bitset's words, whatever the number of rows or of grid boxes that reach it (the row walks pay per
+    row and node).  At a leaf the summed weights of the rows are ``sum_b scale[b] * popcount(rows &
+    planes[b])`` (integer weights written in binary: exact), added at the corners of the set's box.
+
+    ``planes`` (n_planes, n_words) and ``scale`` the weights' bit planes; other arguments as for
+    :func:`walk_many` (the root's rows are those of ``planes``, whose unused bits are zero).
+    """
+    n_raw = value.shape[1]
+    n_sets = axis_of.shape[0]
+    n_words = planes.shape[1]
+    n_planes = planes.shape[0]
+    rows = np.zeros(n_words, dtype=np.uint64)
+    for b in range(n_planes):
+        for q in range(n_words):
+            rows[q] |= planes[b, q]
+    cur = np.empty(n_words, dtype=np.uint64)
+    sb = np.empty((16, n_words), dtype=np.uint64)  # pending nodes: their bitsets
+    st = np.empty((16, 5), dtype=np.int64)  # and node, box lo0, hi0, lo1, hi1
+    for t in range(roots.shape[0]):
+        for k in range(n_sets):
+            m0 = mask_axes[k, 0] != 0
+            m1 = mask_axes[k, 1] != 0
+            g0 = glen[k, 0]
+            g1 = glen[k, 1]
+            for q in range(n_words):
+                cur[q] = rows[q]
+            v = roots[t]
+            lo0 = (np.int64(1) << g0) - 1 if m0 else 0
+            hi0 = g0
+            lo1 = (np.int64(1) << g1) - 1 if m1 else 0
+            hi1 = g1
+            top = 0
+            while True:
+                f = nodes[v, 0]
+                if f == LEAF:
+                    total = 0.0
+                    for b in range(n_planes):
+                        cnt = np.uint64(0)
+                        for q in range(n_words):
+                            cnt += _popcount(cur[q] & planes[b, q])
+                        total += scale[b] * np.float64(cnt)
+                    if total != 0.0:
+                        for j in range(n_raw):
+                            _add_leaf(acc, j, off[k], lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, j] * total)
+                    if top == 0:
+                        break
+                    top -= 1
+                    v = st[top, 0]
+                    lo0 = st[top, 1]
+                    hi0 = st[top, 2]
+                    lo1 = st[top, 3]
+                    hi1 = st[top, 4]
+                    for q in range(n_words):
+                        cur[q] = sb[top, q]
+                    continue
+                if top == st.shape[0]:
+                    st = _grow_rows(st)
+                    sb = _grow_rows(sb)
+                a = axis_of[k, f]
+                if a < 0:  # complement split: left rows stay in ``cur``, right rows go to the stack
+                    e = node_entry[v]
+                    nan_left = nodes[v, 3] == -2
+                    any_l = np.uint64(0)
+                    any_r = np.uint64(0)
+                    for q in range(n_words):
+                        go = bits[e, q]
+                        if nan_left:
+                            go |= nan_bits[f, q]
+                        c = cur[q]
+                        lw = c & go
+                        rw = c & ~go
+                        cur[q] = lw
+                        sb[top, q] = rw
+                        any_l |= lw
+                        any_r |= rw
+                    if any_r != 0:
+                        if any_l != 0:
+                            st[top, 0] = nodes[v, 2]
+                            st[top, 1] = lo0
+                            st[top, 2] = hi0
+                            st[top, 3] = lo1
+                            st[top, 4] = hi1
+                            top += 1
+                            v = nodes[v, 1]
+                        else:
+                            for q in range(n_words):
+                                cur[q] = sb[top, q]
+                            v = nodes[v, 2]
+                    elif any_l != 0:
+                        v = nodes[v, 1]
+                    else:  # no rows (cannot happen below a non-empty node, kept for safety)
+                        if top == 0:
+                            break
+                        top -= 1
+                        v = st[top, 0]
+                        lo0 = st[top, 1]
+                        hi0 = st[top, 2]
+                        lo1 = st[top, 3]
+                        hi1 = st[top, 4]
+                        for q in range(n_words):
+                            cur[q] = sb[top, q]
+                    continue
+                # split on a feature of interest: each child keeps its side of the grid box
+                if (a == 0 and m0) or (a == 1 and m1):
+                    c = lo0 if a == 0 else lo1
+                    l_lo, l_hi = c & left_mask[k, v], g0 if a == 0 else g1
+                    r_lo, r_hi = c & ~left_mask[k, v], l_hi
+                    go_l = l_lo != 0
+                    go_r = r_lo != 0
+                else:
+                    sp = _n_below_of(grids, k, a, glen[k, a], thr[v])
+                    lo = lo0 if a == 0 else lo1
+                    hi = hi0 if a == 0 else hi1
+                    r_lo, r_hi, l_lo, l_hi = max(lo, sp), hi, lo, min(hi, sp)
+                    go_l = l_lo < l_hi
+                    go_r = r_lo < r_hi
+                if go_l and go_r:
+                    st[top, 0] = nodes[v, 2]
+                    st[top, 1] = r_lo if a == 0 else lo0
+                    st[top, 2] = r_hi if a == 0 else hi0
+                    st[top, 3] = lo1 if a == 0 else r_lo
+                    st[top, 4] = hi1 if a == 0 else r_hi
+                    for q in range(n_words):
+                        sb[top, q] = cur[q]
+                    top += 1
+                if go_l:
+                    v = nodes[v, 1]
+                    lo, hi = l_lo, l_hi
+                else:
+                    v = nodes[v, 2]
+                    lo, hi = r_lo, r_hi
+                if a == 0:
+                    lo0, hi0 = lo, hi
+                else:
+                    lo1, hi1 = lo, hi

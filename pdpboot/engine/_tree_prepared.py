@@ -16,9 +16,11 @@ import numpy as np
 from ._tree_check import leaf_sums, tree_probe
 from ._tree_compiled import (
     _MAX_SHARED_SETS,
+    _bits_pay,
     _kernel_base,
     _kernel_handles,
     _kernel_pd,
+    _kernel_pd_bits,
     _kernel_pd_curves,
     _kernel_pd_many,
     _kernel_table,
@@ -210,11 +212,15 @@ class PreparedTrees:
             xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
             for k, avg in zip(curves, _kernel_pd_curves(self.model, xt, [plans[k].boxes for k in curves], wl)):
                 out[k] = (avg, None)
+        bits = bool(shared) and _bits_pay(self.model, len(self.xa) if w is None else int(np.count_nonzero(w)))
         for start in range(0, len(shared), _MAX_SHARED_SETS):
             part = shared[start:start + _MAX_SHARED_SETS]
-            local = self.local
-            xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
-            avgs = _kernel_pd_many(self.model, xt, [plans[k].boxes for k in part], wl)
+            # small trees: the rows of a node as one bitset (any row order; None for non-integer weights)
+            avgs = _kernel_pd_bits(self.model, self.xt, [plans[k].boxes for k in part], w) if bits else None
+            if avgs is None:
+                local = self.local
+                xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
+                avgs = _kernel_pd_many(self.model, xt, [plans[k].boxes for k in part], wl)
             for k, avg in zip(part, avgs):
                 out[k] = (avg, None)
         for k, plan in enumerate(plans):

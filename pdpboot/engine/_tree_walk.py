@@ -243,12 +243,16 @@ def _raw_outputs(model: TreeModel, xa: np.ndarray) -> np.ndarray:
 def finish_external(model: TreeModel, X, xa: np.ndarray, sums=None) -> TreeModel:
     """Categories of the input columns and the constant raw offset (base score / init score).
 
-    The offset is the model's own margin minus the sum of the leaves the engine finds
-    (``sums(rows)``, by default the NumPy descent :func:`_raw_outputs`), on a few background rows
-    (every base-score convention is thereby matched).
+    The offset is the one the model's dump defines where the reader knows it (LightGBM:
+    ``reader.dump_offset()``), else the model's own margin minus the sum of the leaves the engine
+    finds (``sums(rows)``, by default the NumPy descent :func:`_raw_outputs`), on a few background
+    rows (every base-score convention is thereby matched).  Either way the self-check
+    (:mod:`._tree_check`) compares the whole reading, offset included, with the model's response.
     """
     reader = model.source
     categories = reader.categories if any(c is not None for c in reader.categories) else None
+    if hasattr(reader, "dump_offset"):
+        return replace(model, categories=categories, offset=np.asarray(reader.dump_offset(), dtype=np.float64))
     k = min(len(xa), 16)
     probe = X.iloc[:k] if hasattr(X, "iloc") else np.asarray(X)[:k]
     margin = reader.margin(probe)

@@ -156,6 +156,8 @@ def _band_label(band: xr.DataArray, attrs: Mapping, n_resamples: int | None, *, 
     else:
         method = band.attrs.get("method")
         text = f"{prefix}{method} {noun}" if method else f"{prefix}pointwise {noun}"
+    if not short and band.attrs.get("scale") == "logit":  # a probability PD's band formed on the logit scale
+        text += " (logit scale)"
     b = band.attrs.get("n_resamples", attrs.get("n_resamples", n_resamples))
     if not short and b is not None and int(b) > 0:  # B = 0: a one-fit band (forest IJ, debiased)
         text += f", B = {int(b)}"

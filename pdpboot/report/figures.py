@@ -19,7 +19,7 @@ from ..caveats import (
     BOOSTING_CLASSIFIER_NOTE,
     FOREST_IJ_NOTE,
     UNDER_COVERING_METHODS,
-    is_boosting_classifier,
+    boosting_classifier_under_covers,
 )
 from ..header import run_config
 from . import svg
@@ -107,6 +107,8 @@ def band_text(band: xr.DataArray, attrs: Mapping, *, simultaneous: bool, short: 
     if short:
         return f"{text}{'simultaneous' if simultaneous else 'pointwise'} band"
     text += f"{band.attrs.get('method', '')} band ({'simultaneous' if simultaneous else 'pointwise'})".lstrip()
+    if band.attrs.get("scale") == "logit":
+        text += " formed on the logit scale"
     b = band.attrs.get("n_resamples", attrs.get("n_resamples"))
     if b is not None and int(b) > 0:
         text += f", B = {int(b)}"
@@ -125,7 +127,9 @@ def caveats(result: xr.DataTree, var: str) -> list[tuple[str, str]]:
     if methods & set(UNDER_COVERING_METHODS):
         out.append((f"{'/'.join(sorted(methods & set(UNDER_COVERING_METHODS)))} bands under-covered PD curves with "
                     "every learner tested; the percentile default did not.", BASIC_BCA_NOTE))
-    if is_boosting_classifier(attrs.get("estimator", "")) and any(sim for sim, _ in found):
+    logit = any(band.attrs.get("scale") == "logit" for _, band in found)
+    if any(sim for sim, _ in found) and boosting_classifier_under_covers(
+            str(attrs.get("estimator", "")), attrs.get("resampling"), "logit" if logit else "identity"):
         out.append(("Simultaneous bands of a gradient-boosting classifier's probability PD under-cover "
                     "(measured).", BOOSTING_CLASSIFIER_NOTE))
     return out

@@ -133,7 +133,8 @@ def _provenance(result: xr.DataTree, command: str | None) -> str:
             ("created", attrs.get("created")), ("estimator", attrs.get("estimator")),
             ("response", attrs.get("response")), ("effect", attrs.get("effect")),
             ("uncertainty", attrs.get("uncertainty")), ("target", attrs.get("target")),
-            ("resampling", attrs.get("resampling")), ("n_resamples", attrs.get("n_resamples")),
+            ("resampling", attrs.get("resampling")), ("band scale", attrs.get("band_scale")),
+            ("why this resampling", attrs.get("resampling_reason")), ("n_resamples", attrs.get("n_resamples")),
             ("background", attrs.get("background")), ("rows", attrs.get("n_rows")),
             ("seed (rng entropy)", attrs.get("rng_entropy")), ("engine", attrs.get("engine"))]
     if config:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import xarray as xr
 
 from ..ale import accumulated_local_effects, bootstrap_ale
@@ -30,6 +32,9 @@ def _ordered_levels(ctx: FitContext, sets: list) -> dict | None:
 
 
 def _bootstrap(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
+    resampling = common["resampling"]
+    if resampling.scheme == "auto":  # --resampling auto: ALE keeps the bootstrap its bands were studied with
+        common = dict(common, resampling=dataclasses.replace(resampling, scheme="bootstrap"))
     return bootstrap_ale(ctx.estimator, ctx.X_train, ctx.y_train, sets,
                          custom_values=_ordered_levels(ctx, sets), categorical_features=ctx.categorical_in(sets),
                          **common)

@@ -171,6 +171,12 @@ OPTIONS: tuple[Option, ...] = (
            "cross-fitted 5 times and its bias removed with reweighted held-out residuals (1-D PD only; no ICE, "
            "pairs or H statistics).",
            choices=(), registry="uncertainty", metavar="METHOD", group="bootstrap"),
+    Option("resampling", "choice", "auto", "How the bootstrap draws the training rows. auto (default): for a "
+           "classifier's probabilities the 0.632 subsample (rows without replacement) with PD bands formed on the "
+           "logit scale (its whole-curve coverage was 0.91-1.00 in every classifier cell studied, the bootstrap's "
+           "0.61 for a boosting classifier on a rare outcome); for regression the bootstrap. bootstrap: rows drawn "
+           "with replacement for every model. With --groups whole groups are drawn either way.",
+           choices=("auto", "bootstrap"), group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
     Option("band", "choice", "percentile", "Band method. percentile (default) covered 0.92-0.94 in an "
@@ -274,6 +280,7 @@ class RunConfig:
     test_size: float  # --test-size
     n_resamples: int  # --n-resamples
     uncertainty: str  # --uncertainty
+    resampling: str  # --resampling
     confidence_level: float  # --confidence-level
     band: str  # --band
     simultaneous: bool  # --simultaneous

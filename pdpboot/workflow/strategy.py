@@ -90,8 +90,11 @@ def _timed(effect: EffectReport, ctx: FitContext, call: Callable[[], xr.DataTree
 
 def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTree:
     config, problem = ctx.config, ctx.problem
-    resampling = Resampling(n_resamples=config.n_resamples) if problem.groups is None else Resampling(
-        "group", n_resamples=config.n_resamples, groups=problem.groups.loc[ctx.X_train.index].to_numpy())
+    if problem.groups is None:  # --resampling auto: resolved from the model's output before the first fit
+        resampling = Resampling(config.resampling, n_resamples=config.n_resamples)
+    else:
+        resampling = Resampling("group", n_resamples=config.n_resamples,
+                                groups=problem.groups.loc[ctx.X_train.index].to_numpy())
     common = dict(
         grid_resolution=config.grid_resolution, response_method=ctx.response_method, rng=config.random_state,
         resampling=resampling,
@@ -134,14 +137,33 @@ def _target(results: dict) -> str:
     return f"; {text.format(effect=effect)}" if text else ""
 
 
+def _scheme_text(attrs) -> str:
+    """How a result's resamples drew the training rows, in words."""
+    scheme = attrs.get("resampling", "bootstrap")
+    if scheme == "subsample":
+        return (f"subsample: {attrs.get('subsample_size')} of the {attrs.get('n_rows')} rows without replacement, "
+                "deviations from the estimate rescaled by sqrt(m / (n - m))")
+    return {"bootstrap": "bootstrap: rows drawn with replacement",
+            "group": "group: whole groups drawn with replacement (a cluster bootstrap)",
+            "stratified": "stratified: rows drawn with replacement within each class"}.get(scheme, str(scheme))
+
+
 def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
     tree = next(iter(results.values()), None)
-    scheme = tree.attrs.get("resampling") if tree is not None else "bootstrap"
+    attrs = tree.attrs if tree is not None else {}
     labels = " and ".join(name.upper() for name in results) or "each effect"
-    return [("Bootstrap", f"B = {config.n_resamples} refits on resamples of the training rows ({scheme}); "
-                          f"each {labels} averaged over its resample's rows"),
+    logit = attrs.get("band_scale") == "logit"
+    rows = [("Bootstrap", f"B = {config.n_resamples} refits on resamples of the training rows "
+                          f"({_scheme_text(attrs)}); each {labels} averaged over its resample's rows"),
             ("Bands", f"{config.confidence_level:.0%} {config.band} "
-                      f"{'simultaneous' if config.simultaneous else 'pointwise'}{_target(results)}")]
+                      f"{'simultaneous' if config.simultaneous else 'pointwise'}"
+                      f"{', PD bands formed on the logit scale and mapped back' if logit else ''}{_target(results)}")]
+    if attrs.get("resampling_requested") == "auto" and attrs.get("resampling_reason"):
+        rows.insert(1, ("Why this resampling", str(attrs["resampling_reason"])))
+    elif attrs.get("resampling") == "group":
+        rows.insert(1, ("Why this resampling", "--groups: rows of one group are not independent, so whole groups "
+                                               "are drawn."))
+    return rows
 
 
 def _bootstrap_precision(config, results: dict) -> str:

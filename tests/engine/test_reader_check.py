@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.inspection import partial_dependence
 from threadpoolctl import threadpool_limits
@@ -490,3 +491,83 @@ def test_probe_rows_are_evenly_spaced_first_and_last_included():
     np.testing.assert_array_equal(probe_rows(3, 5), [0, 1, 1, 2, 2])  # 0, .5, 1, 1.5, 2
     np.testing.assert_array_equal(probe_rows(1, 4), [0, 0, 0, 0])
     np.testing.assert_array_equal(probe_rows(7, 1), [0])
+
+
+def test_the_verdict_cache_key_reads_every_part_of_the_reading():
+    """The cache key of a verdict changes with any one value the descent reads (a threshold, a leaf value,
+    a child, a missing-value direction, a split column): a refit in place that changes only one of them is
+    probed again, never answered from the old verdict."""
+    import dataclasses
+
+    from pdpboot.engine import tree
+    from pdpboot.engine._tree_check import _fingerprint
+
+    X, est = _forest(n=120)
+    base = tree.prepare(est, X, "predict").model
+    split = int(np.flatnonzero(base.feature >= 0)[1])
+    leaf = int(np.flatnonzero(base.feature < 0)[0])
+
+    def changed(field, fn):
+        arr = getattr(base, field).copy()
+        fn(arr)
+        return dataclasses.replace(base, **{field: arr})
+
+    variants = {
+        "threshold": changed("threshold", lambda a: a.__setitem__(split, np.nextafter(a[split], np.inf))),
+        "value": changed("value", lambda a: a.__setitem__((leaf, 0), a[leaf, 0] + 1e-12)),
+        "left": changed("left", lambda a: a.__setitem__(split, base.right[split])),
+        "missing_left": changed("missing_left", lambda a: a.__setitem__(split, not a[split])),
+        "feature": changed("feature", lambda a: a.__setitem__(split, (a[split] + 1) % X.shape[1])),
+    }
+
+    class Prepared:  # what the fingerprint reads of a prepared model: the model and its compiled node table
+        def __init__(self, model):
+            from pdpboot.engine._tree_compiled import _kernel_base
+
+            self.model, self._base = model, None
+            self._build = _kernel_base
+
+        def kernel_base(self):
+            if self._base is None:
+                self._base = self._build(self.model)
+            return self._base
+
+    reference = _fingerprint(Prepared(base))
+    assert _fingerprint(Prepared(dataclasses.replace(base))) == reference
+    for field, model in variants.items():
+        assert _fingerprint(Prepared(model)) != reference, field
+
+
+@pytest.mark.parametrize("kind", ["float64", "float32", "mixed", "int", "numpy-int"])
+def test_the_probe_rows_are_the_rows_brute_force_builds(kind):
+    """The self-check's probe input (a few rows taken first, :func:`rows_with`) equals brute force's design
+    block for the same (row, value) pairs, column by column and dtype by dtype: a float DataFrame (one
+    2-D block), float32, a mixed table (categorical, object text, nullable Int64, bool, int), an integer
+    column meeting a float grid, and a NumPy integer array meeting a float grid (widened)."""
+    from pdpboot.engine._table import _Table, rows_with
+
+    rng = np.random.default_rng(3)
+    n = 40
+    X = {
+        "float64": pd.DataFrame(rng.normal(size=(n, 4)), columns=list("abcd")),
+        "float32": pd.DataFrame(rng.normal(size=(n, 3)).astype(np.float32), columns=list("abc")),
+        "mixed": pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 5, n),
+                               "c": pd.Categorical(rng.choice(list("xyz"), n)),
+                               "d": rng.choice(["u", "v"], n).astype(object),
+                               "e": pd.array(rng.integers(0, 3, n), dtype="Int64"), "f": rng.random(n) > 0.5}),
+        "int": pd.DataFrame({"a": rng.integers(0, 9, n), "b": rng.normal(size=n)}),
+        "numpy-int": rng.integers(0, 9, size=(n, 3)),
+    }[kind]
+    rows = np.array([0, 3, 3, 7, n - 1, 12])
+    for j in range(X.shape[1]):
+        col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(X[:, j])
+        values = col.to_numpy()[[1, 2, 5, 6, 7, 8]]
+        if not isinstance(col.dtype, pd.api.extensions.ExtensionDtype) and col.dtype.kind in "iu":
+            values = values.astype(float) + 0.5  # a float grid on an integer column: kept, never rounded
+        expected = _Table(X, [j], [values]).block(rows, np.arange(len(rows)))
+        got = rows_with(X, rows, {j: values})
+        if isinstance(X, pd.DataFrame):
+            pd.testing.assert_frame_equal(got, expected, check_exact=True)
+        else:
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)

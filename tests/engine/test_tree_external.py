@@ -281,3 +281,56 @@ def test_auto_reads_boosters_of_moderate_size_instead_of_brute_force():
         assert not _external_read_dominates(est, 1000, 50)
         # brute: 100 x 50 x 20 x 30 ns = 3 ms < the read's fixed 5 ms
         assert _external_read_dominates(est, 50, 20)
+
+
+@pytest.mark.parametrize("kind", ["init_score", "no_average", "poisson", "binary", "multiclass", "dart"])
+def test_lightgbm_offset_is_read_from_the_dump_without_a_margin_predict(kind, monkeypatch):
+    """LightGBM's offset is the dump's (zero: its starting score is in the first trees' leaves, and
+    an ``init_score`` given to fit is not part of the model), with no ``predict(raw_score=True)`` per
+    fitted model: PD equals brute force over the model's own predictions for every objective, and the
+    only predict the engine makes is the self-check's."""
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _frame(n=300, seed=4, nan=True)
+    kw = dict(n_estimators=6, num_leaves=8, min_child_samples=5, learning_rate=0.5, verbose=-1, n_jobs=1)
+    fit_kw = {}
+    if kind in ("binary", "multiclass"):
+        est = lgb.LGBMClassifier(**kw)
+        y = _target("bin" if kind == "binary" else "multi", y)
+        method = "predict_proba"
+    else:
+        extra = {"init_score": {}, "no_average": {"boost_from_average": False},
+                 "poisson": {"objective": "poisson"}, "dart": {"boosting_type": "dart"}}[kind]
+        est = lgb.LGBMRegressor(**kw, **extra)
+        y = np.exp(y / 10) if kind == "poisson" else y + 50.0
+        method = "predict"
+        if kind == "init_score":
+            fit_kw = {"init_score": np.full(len(y), 7.5)}
+    est.fit(X, y, **fit_kw)
+    calls = []
+    real = est.predict
+
+    def predict(Z, **kwargs):
+        calls.append(kwargs.get("raw_score", False))
+        return real(Z, **kwargs)
+
+    monkeypatch.setattr(est, "predict", predict)
+    grid = [np.nanquantile(X["x0"], [0.1, 0.5, 0.9])]
+    (avg, _), = compute_pd_many(est, X, [[0]], [grid], response_method=method, method="tree")
+    assert True not in calls  # no margin predict
+    monkeypatch.setattr(est, "predict", real)
+    ref = brute_ice(est, X, [0], grid, method).mean(axis=0)
+    np.testing.assert_allclose(avg, ref, rtol=RTOL, atol=RTOL * np.abs(ref).max())
+
+
+def test_lightgbm_wrong_dump_offset_is_caught_by_the_self_check(monkeypatch):
+    """The dump's offset is not trusted blindly: a wrong one fails the self-check (brute force with the
+    reason under 'auto', an error under 'tree')."""
+    lgb = pytest.importorskip("lightgbm")
+    from pdpboot.engine._lightgbm import LightGBMReader
+
+    X, y = _frame(n=200, seed=5)
+    est = lgb.LGBMRegressor(n_estimators=5, num_leaves=8, verbose=-1, n_jobs=1).fit(X, y)
+    monkeypatch.setattr(LightGBMReader, "dump_offset", lambda self: np.full(self.n_raw, 0.25))
+    grid = [np.array([0.2, 0.5, 0.8])]
+    with pytest.raises(ValueError, match="disagrees with its own predict"):
+        compute_pd_many(est, X, [[0]], [grid], response_method="predict", method="tree")

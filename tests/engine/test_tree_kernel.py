@@ -374,9 +374,11 @@ def test_shared_walk_exact(est):
 
 
 @needs_kernel
-def test_shared_walk_mask_axes_and_compute_pd_many():
+def test_shared_walk_mask_axes_and_compute_pd_many(monkeypatch):
     """Categorical features of interest and a NaN grid (mask axes) in a shared walk; compute_pd_many
-    shares the walk for HGB (many rows per leaf) and gives brute force's averages."""
+    shares the walk for HGB (many rows per leaf) and gives brute force's averages (the row walk: the
+    bitset walk, which HGB takes by default, is tested in test_tree_bits.py)."""
+    monkeypatch.setattr(prepared_mod, "_bits_pay", lambda model, n: False)
     df, y, cats, X = _categorical_frame()
     est = HistGradientBoostingRegressor(max_iter=8, categorical_features="from_dtype", random_state=0).fit(df, y)
     g_cat = np.array([cats[2], cats[0], cats[3], cats[1]], dtype=object)

@@ -43,12 +43,27 @@ def test_band_basic_warns_on_console_and_in_summary(tmp_path, capsys):
     assert first in (folder / "run.log").read_text(encoding="utf-8")
 
 
-def test_boosting_classifier_simultaneous_warns_in_summary(tmp_path, capsys):
+def test_boosting_classifier_simultaneous_warns_in_summary_with_the_bootstrap(tmp_path, capsys):
     _, summary = _run(tmp_path, classification_table(), "label", "--model", "hist-gradient-boosting",
-                      "--simultaneous", "--n-resamples", "20")
+                      "--simultaneous", "--n-resamples", "20", "--resampling", "bootstrap")
     assert BOOSTING_CLASSIFIER_NOTE.split(":")[0] in summary
+    assert "(bootstrap: rows drawn with replacement)" in summary
+    assert "PD bands formed on the logit scale" not in summary and "Why this resampling" not in summary
     console = capsys.readouterr()
     assert "WARNING: Simultaneous bands of a gradient-boosting classifier" in console.out + console.err
+
+
+def test_boosting_classifier_default_is_the_subsample_on_the_logit_scale_and_says_why(tmp_path, capsys):
+    """Issue 27 item 1: a classifier's default run resamples 0.632 of the rows with logit-scale PD bands (the
+    remedy the B = 100 study validated), says so and why in summary.md, and draws no coverage warning."""
+    folder, summary = _run(tmp_path, classification_table(), "label", "--model", "hist-gradient-boosting",
+                           "--simultaneous", "--n-resamples", "20")
+    assert BOOSTING_CLASSIFIER_NOTE.split(":")[0] not in summary
+    assert "rows without replacement, deviations from the estimate rescaled by sqrt(m / (n - m))" in summary
+    assert "PD bands formed on the logit scale and mapped back" in summary
+    assert "Why this resampling" in summary and "0.912-1.000 whole curve" in summary
+    console = capsys.readouterr()
+    assert "WARNING" not in console.out + console.err
 
 
 def test_percentile_run_says_no_coverage_warning(tmp_path, capsys):
