@@ -666,8 +666,9 @@ def cli_cases(out: Path, only: str | None = None) -> None:
             config.write_text(saved, encoding="utf-8")
         text = (proc.stdout + proc.stderr).strip()
         assert proc.returncode != 0, f"an edited config reproduced (exit 0): {text[-300:]}"
-        assert "\n" not in proc.stderr.strip(), text[-300:]
-        raise ValueError(f"exit {proc.returncode}: {text.splitlines()[-1][:300]}")
+        assert "NOT reproduced" in text, text[-300:]  # a report: the verdict, then every difference
+        raise ValueError(f"exit {proc.returncode}: " + next(line for line in text.splitlines()
+                                                           if "NOT reproduced" in line)[:300])
     case("cli", "pdpboot reproduce after editing the recorded config", reproduce_after_edit, expect="refused")
 
     def sigint_run():
