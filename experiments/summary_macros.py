@@ -153,6 +153,29 @@ def skexplain_macros(records: list[dict]) -> dict[str, str]:
     return macros
 
 
+def ratio_model_macros(records: list[dict], errors: list[dict]) -> dict[str, str]:
+    """The debiased estimator's density-ratio models on DGP E (``debiased_ratio_models``): coverage and largest
+    |bias| / SD of the polynomial, boosted and default ratio, how often a held-out loss picks the polynomial, and
+    the smallest SE / SD of the default on E and H."""
+    macros: dict[str, str] = {}
+    by = {(r["setting"].split("_")[0], r["model"].split(" ")[0].rstrip(":")): r for r in records}
+    for (dgp, model), head in ((("E", "polynomial"), "DrmEPoly"), (("E", "boosting"), "DrmEBoost"),
+                               (("E", "default"), "DrmEDefault")):
+        rec = by.get((dgp, model))
+        if rec is not None:
+            _put(macros, head + "Point", C.fmt(rec["pointwise"], 3))
+            _put(macros, head + "Whole", C.fmt(rec["whole"], 3))
+            _put(macros, head + "MaxBias", C.fmt(rec["max_abs_bias_sd"], 2))
+    defaults = [by[k] for k in (("E", "default"), ("H", "default")) if k in by]
+    if defaults:
+        _put(macros, "DrmSeSdMin", C.fmt(min(min(min(row) for row in r["se_sd"]) for r in defaults), 2))
+    picked = {r["model"]: r["picked_by_loss"] for r in errors}
+    if "polynomial" in picked:
+        _put(macros, "DrmPolyPickedByLoss", str(picked["polynomial"]))
+        _put(macros, "DrmRatioErrorSets", str(sum(picked.values())))
+    return macros
+
+
 def render(ctx: C.Context, summaries: Path = SUMMARIES) -> None:
     """Write ``generated/summaries.tex`` from the committed summary records under ``summaries``."""
     macros: dict[str, str] = {}
@@ -161,7 +184,9 @@ def render(ctx: C.Context, summaries: Path = SUMMARIES) -> None:
                  classifier_macros(_read(summaries / "classifier_se" / "default_B100.json"),
                                    _read(summaries / "classifier_se" / "summary.json"),
                                    _read(summaries / "classifier_se" / "pointwise_diagnosis.json")),
-                 skexplain_macros(_read(summaries / "skexplain_width" / "summary.json"))):
+                 skexplain_macros(_read(summaries / "skexplain_width" / "summary.json")),
+                 ratio_model_macros(_read(summaries / "debiased_ratio_models" / "summary.json"),
+                                    _read(summaries / "debiased_ratio_models" / "ratio_error.json"))):
         for name, value in part.items():
             _put(macros, name, value)
     C.write_macros(ctx.out("generated", "summaries.tex"), dict(sorted(macros.items())),
