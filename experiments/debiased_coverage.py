@@ -757,7 +757,7 @@ def _table(rows: list[dict]) -> str:
              r" & & & & \multicolumn{2}{c}{debiased: DGP coverage (MC SE)} & & \multicolumn{2}{c}{width / refit} & "
              r"\multicolumn{3}{c}{refit band: DGP coverage (MC SE)} \\",
              r"\cmidrule(lr){5-6}\cmidrule(lr){8-9}\cmidrule(lr){10-12}",
-             r"DGP & learner & $n$ & $R$ & pointwise & whole curve & flagged & pw & sup-t & $R$ & pw & whole \\",
+             r"DGP & learner & $n$ & $R$ & pointwise & whole curve & flagged & pw & sup-$t$ & $R$ & pw & whole \\",
              r"\midrule"]
     for row in rows:
         dgp, learner, n = row["setting"].split("_")[0], row["setting"].split("_")[-2], row["setting"].split("_n")[-1]
