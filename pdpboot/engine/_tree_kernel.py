@@ -910,6 +910,16 @@ def left_bits(xc, cat_left, ent_feat, ent_thr, ent_aux, n_words):
     return bits, nan_bits
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pop_bits(st, sb, top, cur, n_words):
+    """Pop :func:`walk_bits`' stack: the row bitset of the entry goes back to ``cur``; returns the new top,
+    the node and its grid box (lo0, hi0, lo1, hi1)."""
+    top -= 1
+    for q in range(n_words):
+        cur[q] = sb[top, q]
+    return top, st[top, 0], st[top, 1], st[top, 2], st[top, 3], st[top, 4]
+
+
 @njit(cache=True, nogil=True)
 def walk_bits(nodes, value, roots, node_entry, bits, nan_bits, axis_of, mask_axes, left_mask, grids, glen, off,
               thr, planes, scale, acc):
@@ -967,14 +977,7 @@ def walk_bits(nodes, value, roots, node_entry, bits, nan_bits, axis_of, mask_axe
                             _add_leaf(acc, j, off[k], lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, j] * total)
                     if top == 0:
                         break
-                    top -= 1
-                    v = st[top, 0]
-                    lo0 = st[top, 1]
-                    hi0 = st[top, 2]
-                    lo1 = st[top, 3]
-                    hi1 = st[top, 4]
-                    for q in range(n_words):
-                        cur[q] = sb[top, q]
+                    top, v, lo0, hi0, lo1, hi1 = _pop_bits(st, sb, top, cur, n_words)
                     continue
                 if top == st.shape[0]:
                     st = _grow_rows(st)
@@ -1014,14 +1017,7 @@ def walk_bits(nodes, value, roots, node_entry, bits, nan_bits, axis_of, mask_axe
                     else:  # no rows (cannot happen below a non-empty node, kept for safety)
                         if top == 0:
                             break
-                        top -= 1
-                        v = st[top, 0]
-                        lo0 = st[top, 1]
-                        hi0 = st[top, 2]
-                        lo1 = st[top, 3]
-                        hi1 = st[top, 4]
-                        for q in range(n_words):
-                            cur[q] = sb[top, q]
+                        top, v, lo0, hi0, lo1, hi1 = _pop_bits(st, sb, top, cur, n_words)
                     continue
                 # split on a feature of interest: each child keeps its side of the grid box
                 if (a == 0 and m0) or (a == 1 and m1):
