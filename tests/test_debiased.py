@@ -444,6 +444,17 @@ def test_influence_se_matches_sampling_sd():
     assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
 
 
+def _assert_pd_is_the_monte_carlo_average(study, setting, mu, x1, x2, x3):
+    """The study's PD of x1 and of x2 on its grid is within 5 Monte Carlo SE of the average of mu(a, X_C) over the
+    independent draws (x1, x2, x3)."""
+    for feature in (0, 1):
+        grid = study.grid_of(setting, feature)
+        draws = [mu(a, x2, x3) if feature == 0 else mu(x1, a, x3) for a in grid]
+        mc = np.array([d.mean() for d in draws])
+        mc_se = np.array([d.std() for d in draws]) / np.sqrt(len(x1))
+        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+
+
 def test_skewed_dgp_truth_is_the_monte_carlo_average_of_its_regression():
     """Own DGP 4's closed-form/quadrature PD against a plain Monte Carlo average of mu(a, X_C)."""
     from experiments import debiased_coverage as study
@@ -457,11 +468,7 @@ def test_skewed_dgp_truth_is_the_monte_carlo_average_of_its_regression():
     def mu(a1, a2, a3):
         return 2 * np.tanh(a1 - 1) + 1.5 * a1 * a2 + a2 + 0.5 * a3
 
-    for feature in (0, 1):
-        grid = study.grid_of(setting, feature)
-        mc = np.array([mu(a, x2, x3).mean() if feature == 0 else mu(x1, a, x3).mean() for a in grid])
-        mc_se = np.array([mu(a, x2, x3).std() if feature == 0 else mu(x1, a, x3).std() for a in grid]) / np.sqrt(m)
-        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+    _assert_pd_is_the_monte_carlo_average(study, setting, mu, x1, x2, x3)
     # the grids are the 5..95 % quantiles of each marginal (log-normal x1, standard normal x2)
     X, _ = study.simulate(setting, 200_000, np.random.SeedSequence(3))
     for feature in (0, 1):
@@ -483,12 +490,7 @@ def test_exponential_dgp_truth_is_the_monte_carlo_average_of_its_regression():
     def mu(a1, a2, a3):
         return 2 * np.cos(1.5 * a1) + a1 * a2 + a2 + a3**2
 
-    for feature in (0, 1):
-        grid = study.grid_of(setting, feature)
-        draws = [mu(a, x2, x3) if feature == 0 else mu(x1, a, x3) for a in grid]
-        mc = np.array([d.mean() for d in draws])
-        mc_se = np.array([d.std() for d in draws]) / np.sqrt(m)
-        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+    _assert_pd_is_the_monte_carlo_average(study, setting, mu, x1, x2, x3)
     X, y = study.simulate(setting, 200_000, np.random.SeedSequence(3))
     np.testing.assert_allclose(np.quantile(X[:, 0], [0.05, 0.5, 0.95]), study.grid_of(setting, 0)[[0, 7, 14]],
                                atol=0.03)
@@ -511,12 +513,7 @@ def test_halfnormal_dgp_truth_is_the_monte_carlo_average_of_its_regression():
     def mu(a1, a2, a3):
         return 2 * np.exp(-a1) + a1 * a2 + a2 + a3
 
-    for feature in (0, 1):
-        grid = study.grid_of(setting, feature)
-        draws = [mu(a, x2, x3) if feature == 0 else mu(x1, a, x3) for a in grid]
-        mc = np.array([d.mean() for d in draws])
-        mc_se = np.array([d.std() for d in draws]) / np.sqrt(m)
-        np.testing.assert_array_less(np.abs(study.dgp_pd(setting, feature, grid) - mc), 5 * mc_se + 1e-12)
+    _assert_pd_is_the_monte_carlo_average(study, setting, mu, x1, x2, x3)
     X, y = study.simulate(setting, 200_000, np.random.SeedSequence(3))
     np.testing.assert_allclose(np.quantile(X[:, 0], [0.05, 0.5, 0.95]), study.grid_of(setting, 0)[[0, 7, 14]],
                                atol=0.03)
