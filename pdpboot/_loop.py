@@ -31,7 +31,7 @@ from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint, plan_fingerprint
 from .engine import describe_choices, record_engine_choices
 from .engine.hstats import subsample_rows
-from .engine.refit import rows_of, seed_estimator
+from .engine.refit import UnfittedCopies, rows_of, seed_estimator
 from .engine.resample import multiplicities
 from .engine.response import resolve_response_method
 from .options import Execution
@@ -144,9 +144,9 @@ def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.n
 
     Parameters
     ----------
-    estimator : unfitted scikit-learn estimator
-        Cloned; every ``random_state`` of the clone is drawn from ``rng``
-        (:func:`pdpboot.engine.refit.seed_estimator`).
+    estimator : unfitted scikit-learn estimator or UnfittedCopies
+        Cloned (or copied, :class:`pdpboot.engine.refit.UnfittedCopies`); every ``random_state`` of
+        the clone is drawn from ``rng`` (:func:`pdpboot.engine.refit.seed_estimator`).
     X, y : array-like
         All rows.
     rng : numpy.random.Generator
@@ -163,7 +163,10 @@ def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.n
     -------
     The fitted clone.
     """
-    model = seed_estimator(clone(estimator), rng, only_if_unset=only_if_unset)
+    if isinstance(estimator, UnfittedCopies):
+        model, estimator = estimator.seeded(rng, only_if_unset=only_if_unset), estimator.template
+    else:
+        model = seed_estimator(clone(estimator), rng, only_if_unset=only_if_unset)
     kwargs = fit_kwargs(estimator, fit_params or {}, sample_weight, rows, len(X))
     if rows is None:
         return model.fit(X, y, **kwargs)
@@ -173,7 +176,7 @@ def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.n
 def fit_clone(plan: BootstrapPlan, rows: np.ndarray | None, rng: np.random.Generator,
               *, only_if_unset: bool = False):
     """:func:`fit_seeded` on the plan's estimator, table, target, weights and fit parameters."""
-    return fit_seeded(plan.estimator, plan.spec.X, plan.y, rng, sample_weight=plan.sample_weight,
+    return fit_seeded(plan.copies, plan.spec.X, plan.y, rng, sample_weight=plan.sample_weight,
                       fit_params=plan.fit_params, rows=rows, only_if_unset=only_if_unset)
 
 

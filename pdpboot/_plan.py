@@ -13,6 +13,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,7 +33,7 @@ from ._validate import (
 )
 from .engine import METHODS
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.refit import rows_of
+from .engine.refit import UnfittedCopies, rows_of
 from .engine.response import resolve_response_method
 from .grid import FeatureGrid, check_grid_size, make_grids
 from .options import Execution, Resampling, SchemeChoice
@@ -194,6 +195,11 @@ class BootstrapPlan:
     rng: Any  # validated seed argument (see check_rng)
     #: how the scheme was chosen (``resampling="auto"`` resolved) and the scale of the PD's bands
     choice: SchemeChoice | None = None
+
+    @cached_property
+    def copies(self) -> UnfittedCopies:
+        """Fresh seeded copies of ``estimator``, one per refit (made once per plan)."""
+        return UnfittedCopies(self.estimator)
 
     @property
     def fit_params(self) -> dict:
