@@ -46,28 +46,41 @@ def is_lightgbm(estimator) -> bool:
     return type(estimator).__module__.split(".")[0] == "lightgbm" and hasattr(estimator, "booster_")
 
 
-def parse_model_string(text: str) -> tuple[dict, list[dict], list]:
-    """Header, trees and pandas categories of ``Booster.model_to_string()``.
+#: keys every ``Tree=`` block of a LightGBM 4 dump has (empty when the tree has no split); a dump
+#: without one of them is not read (brute force is used)
+TREE_KEYS = ("num_leaves", "num_cat", "split_feature", "threshold", "decision_type", "left_child",
+             "right_child", "leaf_value", "leaf_count", "internal_count")
+
+
+def parse_model_string(text: str) -> tuple[dict, dict[str, list[str]], list]:
+    """Header, per-key tree lines and pandas categories of ``Booster.model_to_string()``.
 
     Returns
     -------
     header : dict
         ``key -> value`` strings of the lines before the first tree (a bare key such as
         ``average_output`` maps to ``""``).
-    trees : list of dict
-        One ``key -> value`` string dict per ``Tree=`` block.
+    fields : dict of str to list of str
+        For each key of the ``Tree=`` blocks, its value strings in tree order (one pass over the
+        lines: a key that only some trees write, such as ``cat_boundaries``, lists those trees'
+        values in their order); ``fields["Tree"]`` holds the trees' indices.
     pandas_categories : list
         The categories LightGBM stored for pandas categorical columns (empty if none).
     """
     body, _, tail = text.partition("end of trees")
-    blocks = body.split("\nTree=")
-    header = dict((line.split("=", 1) + [""])[:2] for line in blocks[0].splitlines() if line)
-    trees = [dict(line.split("=", 1) for line in block.splitlines()[1:] if "=" in line) for block in blocks[1:]]
+    start = body.find("\nTree=")
+    head, trees = (body, "") if start < 0 else (body[:start], body[start + 1:])
+    header = dict((line.split("=", 1) + [""])[:2] for line in head.splitlines() if line)
+    fields: dict[str, list[str]] = {}
+    for line in trees.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            fields.setdefault(key, []).append(value)
     pandas_categories: list = []
     for line in tail.splitlines():
         if line.startswith("pandas_categorical:"):
             pandas_categories = json.loads(line.split(":", 1)[1]) or []
-    return header, trees, pandas_categories
+    return header, fields, pandas_categories
 
 
 def _ranges(counts: np.ndarray) -> np.ndarray:
@@ -92,10 +105,6 @@ def parse_numbers(text: str, dtype) -> np.ndarray:
     return out
 
 
-def _numbers(tree: dict, key: str, dtype) -> np.ndarray:
-    return parse_numbers(tree.get(key, ""), dtype)
-
-
 class LightGBMReader:
     """Node table, link and input conversion of a fitted LightGBM scikit-learn estimator."""
 
@@ -105,7 +114,10 @@ class LightGBMReader:
         from sklearn.base import is_classifier
 
         self.estimator = estimator
-        self.header, self.trees, self._pandas_cats = parse_model_string(estimator.booster_.model_to_string())
+        self.header, self.fields, self._pandas_cats = parse_model_string(estimator.booster_.model_to_string())
+        self.n_trees = len(self.fields.get("Tree", ()))
+        if any(len(self.fields.get(key, ())) != self.n_trees for key in TREE_KEYS):
+            raise unsupported("a LightGBM model text without every tree's " + ", ".join(TREE_KEYS))
         objective = self.header.get("objective", "").split()
         name = objective[0] if objective else ""
         opts = dict(o.split(":", 1) for o in objective[1:] if ":" in o)
@@ -120,20 +132,21 @@ class LightGBMReader:
                 kind = "signed_square"
         self.link = booster_link("LightGBM", name, kind, classifier=classifier, response_method=response_method,
                                  unsupported=unsupported, sigmoid_scale=float(opts.get("sigmoid", 1.0)))
-        if any(tree.get("is_linear", "0") != "0" for tree in self.trees):
+        if any(flag.strip() != "0" for flag in self.fields.get("is_linear", ())):
             raise unsupported("LightGBM linear trees")
         self.n_features = int(self.header["max_feature_idx"]) + 1
         self.categories: list = [None] * self.n_features
         self.cat_columns: list[int] = []
         self.unsupported = unsupported
-        self.n_iter = max(1, len(self.trees) // self.n_raw)
+        self.n_iter = max(1, self.n_trees // self.n_raw)
         # Random-forest mode averages the trees; its raw score (predict(raw_score=True)) is their sum.
         self.tree_scale = 1.0 / self.n_iter if "average_output" in self.header else 1.0
 
-    def _categories_left(self, tree: dict, missing_code: int) -> list[np.ndarray]:
-        """Per categorical split of a tree, the categories it sends left (decoded from the bitsets)."""
-        bounds = _numbers(tree, "cat_boundaries", np.int64)
-        words = _numbers(tree, "cat_threshold", np.uint32)
+    def _categories_left(self, boundaries: str, thresholds: str, missing_code: int) -> list[np.ndarray]:
+        """Per categorical split of a tree, the categories it sends left (decoded from the tree's
+        ``cat_boundaries`` and ``cat_threshold`` bitsets)."""
+        bounds = parse_numbers(boundaries, np.int64)
+        words = parse_numbers(thresholds, np.uint32)
         rows = []
         for a, b in zip(bounds[:-1], bounds[1:]):
             bits = np.unpackbits(words[a:b].astype("<u4").view(np.uint8), bitorder="little")
@@ -147,7 +160,7 @@ class LightGBMReader:
 
     def _joined(self, key: str, dtype) -> np.ndarray:
         """One array of ``key``'s numbers over all trees, in tree order (one parse)."""
-        return parse_numbers(" ".join(v for v in (tree.get(key, "").strip() for tree in self.trees) if v), dtype)
+        return parse_numbers(" ".join(v for v in map(str.strip, self.fields.get(key, ())) if v), dtype)
 
     def _counts(self, key: str) -> np.ndarray:
         """``key``'s numbers as float64: row counts, written as integers (parsed several times faster
@@ -159,7 +172,7 @@ class LightGBMReader:
 
     def table(self, table_fn, missing_code: int):
         """Node table: per tree, the internal nodes in LightGBM's order, then its leaves."""
-        n_leaves = np.array([int(tree["num_leaves"]) for tree in self.trees], dtype=np.intp)
+        n_leaves = parse_numbers(" ".join(self.fields["num_leaves"]), np.intp)
         n_internal = n_leaves - 1
         sizes = n_internal + n_leaves
         base = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -168,7 +181,7 @@ class LightGBMReader:
         total = int(sizes.sum())
 
         value = np.zeros((total, self.n_raw))
-        tree_of_leaf = np.repeat(np.arange(len(self.trees)), n_leaves)
+        tree_of_leaf = np.repeat(np.arange(self.n_trees), n_leaves)
         value[leaf_at, tree_of_leaf % self.n_raw] = self._joined("leaf_value", np.float64) * self.tree_scale
         cover = np.ones(total)
         cover[leaf_at] = self._counts("leaf_count")
@@ -198,10 +211,15 @@ class LightGBMReader:
         cat_row = np.full(total, -1, dtype=np.intp)
         cat_tables: list[np.ndarray] = []
         first_internal = np.concatenate([[0], np.cumsum(n_internal)[:-1]])
-        for t in np.flatnonzero([tree.get("num_cat", "0") != "0" for tree in self.trees]):
+        with_cats = np.flatnonzero(parse_numbers(" ".join(self.fields["num_cat"]), np.intp))
+        bitsets = self.fields.get("cat_boundaries", []), self.fields.get("cat_threshold", [])
+        if not len(with_cats) == len(bitsets[0]) == len(bitsets[1]):
+            raise ValueError(f"{len(with_cats)} trees with categorical splits, {len(bitsets[0])} cat_boundaries "
+                             f"and {len(bitsets[1])} cat_threshold lines")
+        for t, boundaries, thresholds in zip(with_cats, *bitsets):
             nodes = first_internal[t] + np.flatnonzero(categorical[first_internal[t]:first_internal[t] + n_internal[t]])
             cat_row[internal_at[nodes]] = len(cat_tables) + raw_threshold[nodes].astype(np.intp)
-            cat_tables.extend(self._categories_left(self.trees[t], missing_code))
+            cat_tables.extend(self._categories_left(boundaries, thresholds, missing_code))
         table = table_fn(feat, thr, left, right, mleft, sizes, value, cat_row, cover=cover)
         table["cat_left"] = (np.stack(cat_tables) if cat_tables
                              else np.zeros((0, missing_code + 1), dtype=bool))

@@ -136,6 +136,29 @@ def test_lightgbm_zero_as_missing_falls_back_to_brute_force():
     np.testing.assert_allclose(avg, brute_ice(est, X, [0], grid, "predict").mean(axis=0), rtol=RTOL)
 
 
+@pytest.mark.parametrize("edit", ["drop leaf_count", "drop a cat_threshold"])
+def test_lightgbm_dump_without_a_tree_line_is_not_read(monkeypatch, edit):
+    """A dump missing a line the reader needs (a key of every tree, or one tree's categorical bitset) is
+    refused by the reader (method='tree' says so) and 'auto' computes by brute force - never a table
+    built from misaligned lines."""
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _frame(nan=False, categorical=True)
+    est = lgb.LGBMRegressor(n_estimators=6, num_leaves=8, min_data_per_group=5, cat_smooth=1, verbose=-1,
+                            n_jobs=1).fit(X, y)
+    text = est.booster_.model_to_string()
+    key = "leaf_count=" if edit == "drop leaf_count" else "cat_threshold="
+    assert key in text
+    lines = text.split("\n")
+    first = next(i for i, line in enumerate(lines) if line.startswith(key))
+    edited = "\n".join(lines[:first] + lines[first + 1:])
+    monkeypatch.setattr(type(est.booster_), "model_to_string", lambda self, *a, **k: edited)
+    grid = [np.array([0.1, 0.5, 0.9])]
+    with pytest.raises(ValueError, match="brute"):
+        compute_pd_many(est, X, [[0]], [grid], response_method="predict", method="tree")
+    (avg, _), = compute_pd_many(est, X, [[0]], [grid], response_method="predict", method="auto")
+    np.testing.assert_allclose(avg, brute_ice(est, X, [0], grid, "predict").mean(axis=0), rtol=RTOL)
+
+
 def test_xgboost_numpy_poisson_and_many():
     xgb = pytest.importorskip("xgboost")
     X, y = _frame()
