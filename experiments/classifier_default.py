@@ -344,6 +344,92 @@ def auto_table(recs: list[dict]) -> tuple[list[dict], str]:
     return rows, "\n".join(lines) + "\n"
 
 
+#: Band variants of :func:`centring_table` (logit scale; ``le`` the estimate, ``ld`` the subsample fits, ``m`` their
+#: mean, ``s = sqrt(m / (n - m))``): what ``resampling="auto"`` forms, and two that keep the band around the estimate.
+CENTRING = {
+    "auto": lambda le, ld, m, s: le + s * (ld - le),
+    "centred on the estimate": lambda le, ld, m, s: le + s * (ld - m),
+    "offset not rescaled": lambda le, ld, m, s: m + s * (ld - m),
+}
+
+
+def centring_table(ctx: C.Context) -> tuple[list[dict], str]:
+    """Why the default band may lie wholly on one side of its estimate, and what centring it would cost.
+
+    ``resampling="auto"``'s band is ``le + s (ld - le)`` on the logit scale: the subsample fits' mean offset from the
+    full-data estimate is kept (and rescaled with the spread).  Where that offset is large the pointwise band can
+    exclude the estimate (seen on statsmodels' ``modechoice`` with a forest classifier).  Per classifier cell, on the
+    same cached draws: coverage of the default and of two bands that keep the estimate inside; the correlation, over
+    data sets, of the offset (mean of the fits minus the estimate, logit scale) with the estimate's error (estimate
+    minus the truth's logit), median over grid points; the share of grid points whose default band excludes the
+    estimate, and the default's coverage at those points.
+    """
+    from pdpboot.engine.intervals import band_arrays
+
+    n = cs.SETTINGS[ctx.mode]["n"]
+    s, eps = cs._sub632_scale(n), 1e-6
+    rows = []
+    for dgp in DGPS:
+        for learner in ("hgb_clf", "rf_clf", "logreg"):
+            cell = f"{dgp}:{learner}"
+            reps, est, draws = draws_of(ctx, cell, "sub632")
+            if reps.size < 2:
+                continue
+            truth = np.nanmean(truth_of(ctx, cell)["fits"].values, axis=0)
+            lt = logit(np.clip(truth, eps, 1 - eps))
+            cover = {name: [] for name in CENTRING}
+            offsets, errors, excluded, covered_there = [], [], [], []
+            for r in range(len(reps)):
+                le, ld = logit(np.clip(est[r], eps, 1 - eps)), logit(np.clip(draws[r], eps, 1 - eps))
+                mean = ld.mean(axis=0)
+                for name, band in CENTRING.items():
+                    pseudo = band(le, ld, mean, s)
+                    lo, hi, *_ = band_arrays(le, pseudo, level=0.95, method="percentile", simultaneous=False)
+                    slo, shi, *_ = band_arrays(le, pseudo, level=0.95, method="percentile", simultaneous=True)
+                    inside = (lo <= lt) & (lt <= hi)
+                    cover[name].append((inside.mean(), np.all((slo <= lt) & (lt <= shi), axis=1).mean()))
+                    if name == "auto":
+                        out = (le < lo) | (le > hi)
+                        excluded.append(out.mean())
+                        covered_there.extend(inside[out].tolist())
+                offsets.append(mean - le)
+                errors.append(le - lt)
+            offsets, errors = np.array(offsets).reshape(len(reps), -1), np.array(errors).reshape(len(reps), -1)
+            corr = [np.corrcoef(offsets[:, g], errors[:, g])[0, 1] for g in range(offsets.shape[1])
+                    if offsets[:, g].std() > 0 and errors[:, g].std() > 0]
+            row = {"cell": cell, "R": int(len(reps)), "B": int(draws.shape[1]),
+                   "offset_error_correlation": float(np.median(corr)) if corr else float("nan"),
+                   "excluded_share": float(np.mean(excluded)),
+                   "coverage_where_excluded": float(np.mean(covered_there)) if covered_there else float("nan"),
+                   "points_excluded": len(covered_there)}
+            for name, values in cover.items():
+                values = np.array(values)
+                row[name] = {"pointwise": float(values[:, 0].mean()),
+                             "pointwise_mcse": float(values[:, 0].std(ddof=1) / np.sqrt(len(values))),
+                             "whole": float(values[:, 1].mean()),
+                             "whole_mcse": float(values[:, 1].std(ddof=1) / np.sqrt(len(values)))}
+            rows.append(row)
+    names = list(CENTRING)
+    lines = ["Where resampling='auto' puts a classifier's band: the 0.632 subsample's fits keep their mean offset "
+             "from the full-data estimate (logit scale, rescaled with the spread), so a pointwise band can lie wholly "
+             "on one side of the estimate. Same cached draws (B = 100) as auto_default.txt; pointwise / whole-curve "
+             "coverage (MC SE) of the default and of two bands that keep the estimate inside: 'centred on the "
+             "estimate' (le + s (ld - mean)) and 'offset not rescaled' (mean + s (ld - mean)). corr: median over "
+             "grid points of the correlation, over data sets, of the offset (mean of the fits - estimate) with the "
+             "estimate's error (estimate - truth); excluded: share of grid points whose default band excludes the "
+             "estimate, and the default's coverage there.",
+             f"{'cell':18s} {'R':>4s}  " + "  ".join(f"{n:>26s}" for n in names)
+             + f"  {'corr':>6s}  excluded (covered there)"]
+    for row in rows:
+        cells = "  ".join(f"{row[n]['pointwise']:.3f} / {row[n]['whole']:.3f} ({row[n]['whole_mcse']:.3f})".rjust(26)
+                          for n in names)
+        there = "" if np.isnan(row["coverage_where_excluded"]) else (
+            f" ({row['coverage_where_excluded']:.3f} of {row['points_excluded']})")
+        lines.append(f"{row['cell']:18s} {row['R']:4d}  {cells}  {row['offset_error_correlation']:6.2f}  "
+                     f"{row['excluded_share']:.3f}{there}")
+    return rows, "\n".join(lines) + "\n"
+
+
 def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     recs = records(ctx)
     head = (f"Target: {TARGET}.  Remedy rows marked '*'.  MC SE in brackets (SD over data sets / sqrt(R)); a verdict "
@@ -366,8 +452,13 @@ def render(ctx: C.Context, summaries: bool = False) -> list[dict]:
     if not ctx.quick and summaries:
         C.write_summary(C.ROOT / "experiments" / "summaries" / "classifier_se", recs, text, stem="default_B100")
         C.write_summary(C.ROOT / "experiments" / "summaries" / "classifier_se", rows, auto_text, stem="auto_default")
+    centring_rows, centring_text = centring_table(ctx)
+    if not ctx.quick and summaries:
+        C.write_summary(C.ROOT / "experiments" / "summaries" / "classifier_se", centring_rows, centring_text,
+                        stem="auto_centring")
     print(text)
     print(auto_text)
+    print(centring_text)
     return recs
 
 

@@ -134,6 +134,27 @@ def classifier_macros(default: list[dict], se_study: list[dict], diagnosis: list
     return macros
 
 
+def centring_macros(records: list[dict]) -> dict[str, str]:
+    """Where the classifier default puts its band (``auto_centring.json``): the rare outcome's boosting classifier
+    with the default and with a band centred on the estimate (``\\ClfCentringRareHgbClfCentredWhole``), and over the
+    flexible learners' cells the range of the offset-error correlation and of the share of excluded estimates."""
+    macros: dict[str, str] = {}
+    flexible = [r for r in records if not r["cell"].endswith(":logreg")]
+    for rec in records:
+        if rec["cell"] == "rare:hgb_clf":
+            for variant, name in (("auto", "Auto"), ("centred on the estimate", "Centred")):
+                for field, key in (("Point", "pointwise"), ("Whole", "whole"), ("WholeSE", "whole_mcse")):
+                    _put(macros, f"ClfCentringRareHgbClf{name}{field}", C.fmt(rec[variant][key], 3))
+            _put(macros, "ClfCentringRareHgbClfR", str(rec["R"]))
+    if flexible:
+        _put_range(macros, "ClfCentringCorr", flexible, "offset_error_correlation", 2)
+        _put(macros, "ClfCentringExcludedMaxPercent", C.fmt(100 * max(r["excluded_share"] for r in flexible), 1))
+        losses = [r["auto"]["whole"] - r["centred on the estimate"]["whole"] for r in flexible]
+        _put(macros, "ClfCentringLossMin", C.fmt(min(losses), 2))
+        _put(macros, "ClfCentringLossMax", C.fmt(max(losses), 2))
+    return macros
+
+
 def skexplain_macros(records: list[dict]) -> dict[str, str]:
     """scikit-explain's background band against pdpboot's refit band (``skexplain_width``), per learner."""
     macros: dict[str, str] = {}
@@ -184,6 +205,7 @@ def render(ctx: C.Context, summaries: Path = SUMMARIES) -> None:
                  classifier_macros(_read(summaries / "classifier_se" / "default_B100.json"),
                                    _read(summaries / "classifier_se" / "summary.json"),
                                    _read(summaries / "classifier_se" / "pointwise_diagnosis.json")),
+                 centring_macros(_read(summaries / "classifier_se" / "auto_centring.json")),
                  skexplain_macros(_read(summaries / "skexplain_width" / "summary.json")),
                  ratio_model_macros(_read(summaries / "debiased_ratio_models" / "summary.json"),
                                     _read(summaries / "debiased_ratio_models" / "ratio_error.json"))):
