@@ -137,10 +137,12 @@ MODELS = {
 
 
 def _shared_walk() -> bool:
-    """Whether the engine may share one walk between the feature sets of a refit (engine5)."""
-    from pdpboot.engine import tree
+    """Whether the engine may share one walk between the feature sets of a refit (engine5).
 
-    return bool(getattr(tree, "_SHARED_WALK", False))
+    The switch lives in ``pdpboot.engine._tree_compiled`` (the one module ``--ab`` flips); read from
+    ``engine.tree`` since the engine's split (4190620) it was always missing, and every record since then
+    said False."""
+    return bool(compiled_mod._SHARED_WALK)
 
 
 def _warm_up(model: str, X, y) -> None:
