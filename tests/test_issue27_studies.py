@@ -145,3 +145,52 @@ def test_parse_cell_reads_first_rep_and_schemes():
     for bad in ("rare:hgb_clf=5-60", "rare:gbm=6", "rare:hgb_clf=6@half"):
         with pytest.raises(SystemExit, match="--cells"):
             CD.parse_cell(bad)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_centring_table_reads_the_default_band_as_records_does(tmp_path):
+    """The 'auto' column of centring_table is the default's coverage of records() on the same draws; the band
+    centred on the estimate always contains it, the default may not."""
+    ctx = C.default_context(True, tmp_path / "r", tmp_path / "p", 1)
+    S.compute(ctx, ["skewcorr:hgb_clf"], schemes=["sub632"])
+    CD.compute(ctx, [("skewcorr:hgb_clf", 2, ("sub632",))])
+    rows, text = CD.centring_table(ctx)
+    row = next(r for r in rows if r["cell"] == "skewcorr:hgb_clf")
+    rec = next(r for r in CD.records(ctx) if r["cell"] == "skewcorr:hgb_clf" and r["scheme"] == "sub632_logit")
+    assert row["auto"]["pointwise"] == pytest.approx(rec["pointwise"])
+    assert row["auto"]["whole"] == pytest.approx(rec["whole"])
+    assert 0.0 <= row["excluded_share"] <= 1.0 and "centred on the estimate" in text
+    # by hand: fits all above the estimate put the default band above it; the centred band straddles it
+    le, s = np.zeros((1, 3)), 1.3
+    ld = 2.0 + np.random.default_rng(0).normal(scale=0.1, size=(99, 1, 3))
+    mean = ld.mean(axis=0)
+    auto, centred = CD.CENTRING["auto"](le, ld, mean, s), CD.CENTRING["centred on the estimate"](le, ld, mean, s)
+    assert np.all(np.quantile(auto, 0.025, axis=0) > 0) and np.all(np.quantile(centred, 0.025, axis=0) < 0)
+
+
+def test_multiclass_dgp_and_pd_by_hand():
+    from sklearn.inspection import partial_dependence
+    from sklearn.linear_model import LogisticRegression
+
+    from experiments import multiclass_default as MC
+
+    X, y = MC.make_data(60_000, np.random.default_rng(0))
+    np.testing.assert_allclose(np.bincount(y) / len(y), MC.class_probabilities(X).mean(axis=0), atol=0.01)
+    X, y = MC.make_data(300, np.random.default_rng(1))
+    model = LogisticRegression(max_iter=1000).fit(X, y)
+    grid = S.grid_of("skewcorr")
+    ours = MC.pd_of_fit(model, X, grid)
+    for f, j in enumerate(S.FEATURES):
+        ref = partial_dependence(model, X, [j], custom_values={j: grid[f]}, method="brute")["average"]
+        np.testing.assert_allclose(ours[:, f], ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_multiclass_quick_run_uses_the_package_default(tmp_path):
+    from experiments import multiclass_default as MC
+
+    ctx = C.default_context(True, tmp_path / "r", tmp_path / "p", 1)
+    MC.compute(ctx, {"logreg": 2})
+    (rec,) = MC.records(ctx)
+    assert rec["scheme"] == "subsample/logit" and rec["R"] == 2 and len(rec["whole_by_class"]) == 3
+    assert 0.0 <= rec["pointwise"] <= 1.0 and 0.0 <= rec["whole"] <= 1.0
