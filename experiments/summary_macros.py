@@ -155,6 +155,20 @@ def centring_macros(records: list[dict]) -> dict[str, str]:
     return macros
 
 
+def multiclass_macros(records: list[dict]) -> dict[str, str]:
+    """The default on a three-class outcome (``multiclass_default/summary.json``): ``\\ClfMultiHgbClfWhole``."""
+    macros: dict[str, str] = {}
+    for rec in records:
+        head = f"ClfMulti{camel(rec['learner'])}"
+        for field, key in (("Point", "pointwise"), ("PointSE", "pointwise_mcse"), ("Whole", "whole"),
+                           ("WholeSE", "whole_mcse")):
+            _put(macros, head + field, C.fmt(rec[key], 3))
+        _put(macros, head + "R", str(rec["R"]))
+        _put(macros, "ClfMultiB", str(rec["B"]))
+        _put(macros, "ClfMultiN", str(rec["n"]))
+    return macros
+
+
 def skexplain_macros(records: list[dict]) -> dict[str, str]:
     """scikit-explain's background band against pdpboot's refit band (``skexplain_width``), per learner."""
     macros: dict[str, str] = {}
@@ -206,6 +220,7 @@ def render(ctx: C.Context, summaries: Path = SUMMARIES) -> None:
                                    _read(summaries / "classifier_se" / "summary.json"),
                                    _read(summaries / "classifier_se" / "pointwise_diagnosis.json")),
                  centring_macros(_read(summaries / "classifier_se" / "auto_centring.json")),
+                 multiclass_macros(_read(summaries / "multiclass_default" / "summary.json")),
                  skexplain_macros(_read(summaries / "skexplain_width" / "summary.json")),
                  ratio_model_macros(_read(summaries / "debiased_ratio_models" / "summary.json"),
                                     _read(summaries / "debiased_ratio_models" / "ratio_error.json"))):

@@ -64,11 +64,11 @@ resamples' mean from the estimate (``pd_bias``; for the subsample rescaled with 
 spread), and where that offset is large the pointwise band lies wholly on one side
 of the estimate (seen on statsmodels' ``modechoice`` data with a forest classifier).
 The offset carries information: for the flexible classifiers studied it is
-negatively correlated with the estimate's own error (median correlation -0.53 to
--0.65 over the cells of ``experiments/classifier_default.py``, B = 100), so a band
+negatively correlated with the estimate's own error (median correlation -0.56 to
+-0.66 over the cells of ``experiments/classifier_default.py``, B = 100), so a band
 centred on the estimate instead covered less (rare outcome, boosting classifier,
 R = 120: whole curve 0.858 (MC SE 0.022) against 0.912 (0.017); every flexible
-cell lost 0.02-0.09; table ``experiments/summaries/classifier_se/auto_centring.txt``).
+cell lost 0.04-0.09; table ``experiments/summaries/classifier_se/auto_centring.txt``).
 In those studies the default band excluded the estimate at 0-1.4 % of grid points.
 """
 

@@ -13,8 +13,8 @@ B = 50, 95 % bands, coverage of the learner's expected PD; numbers in :data:`MEA
 0.974 pointwise and 0.971 whole curve (R = 120), the bootstrap on the probability scale 0.942 and
 0.825; the logit scale alone (bootstrap resamples) 0.942 and 0.942.  At B = 100
 (``experiments/classifier_default.py``, four DGPs x boosting, forest and logistic-regression
-classifiers, R = 21-201 per cell; table in ``experiments/summaries/classifier_se/default_B100.txt``)
-the 0.632 subsample with logit-scale bands covered 0.940-0.983 pointwise and 0.912-1.000 whole curve
+classifiers, R = 60-201 per cell; table in ``experiments/summaries/classifier_se/default_B100.txt``)
+the 0.632 subsample with logit-scale bands covered 0.940-0.976 pointwise and 0.912-0.985 whole curve
 in every cell; the weakest was a rare outcome (base rate about 0.15) with the boosting classifier:
 0.962 (MC SE 0.004) pointwise and 0.912 (0.017) whole curve (R = 120), where the bootstrap covered
 0.908 and 0.613 (R = 120) and the bootstrap on the logit scale 0.908 and 0.858.

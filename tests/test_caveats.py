@@ -154,3 +154,22 @@ def test_subsample_is_the_default_for_probabilities_and_the_warning_quotes_the_b
     assert res.attrs["band_scale"] == "logit" and res.attrs["resampling_requested"] == "auto"
     with pytest.warns(pdpboot.CoverageWarning, match=re.escape(quoted)):
         pdpboot.confidence_bands(_tree(repr(HistGradientBoostingClassifier())), simultaneous=True)
+
+
+def test_the_default_s_quoted_ranges_are_the_b100_summary_s():
+    """Every place that quotes the classifier default's B = 100 ranges (R, pointwise, whole curve over the twelve
+    classifier cells) quotes the committed summary, not an older run of it."""
+    from pdpboot.caveats import AUTO_PROBABILITY_NOTE
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "summaries" / "classifier_se" / "default_B100.json"
+    auto = [r for r in json.loads(path.read_text()) if r["scheme"] == "sub632_logit"]
+    assert len(auto) == 12
+    r_range = f"R = {min(r['R'] for r in auto)}-{max(r['R'] for r in auto)}"
+    point = f"{min(r['pointwise'] for r in auto):.3f}-{max(r['pointwise'] for r in auto):.3f} pointwise"
+    whole = f"{min(r['whole'] for r in auto):.3f}-{max(r['whole'] for r in auto):.3f} whole curve"
+    root = Path(__file__).resolve().parents[1]
+    for text in (AUTO_PROBABILITY_NOTE, " ".join((root / "pdpboot" / "bootstrap.py").read_text().split()),
+                 " ".join((root / "pdpboot" / "logit_scale.py").read_text().split())):
+        assert r_range in text and point in text and whole in text
+    readme = " ".join((root / "README.md").read_text().replace("–", "-").split())
+    assert point in readme and whole in readme
