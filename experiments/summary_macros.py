@@ -169,6 +169,21 @@ def multiclass_macros(records: list[dict]) -> dict[str, str]:
     return macros
 
 
+def h2_classifier_macros(records: list[dict]) -> dict[str, str]:
+    """H2 intervals of a boosting classifier under each scheme (``h2_classifier/summary.json``):
+    ``\\HtwoClfAutoCov``, ``\\HtwoClfBootstrapCov``."""
+    macros: dict[str, str] = {}
+    for rec in records:
+        head = f"HtwoClf{camel(rec['scheme'])}"
+        _put(macros, head + "Cov", C.fmt(rec["coverage"], 3))
+        _put(macros, head + "CovSE", C.fmt(rec["coverage_mcse"], 3))
+        _put(macros, head + "Above", C.fmt(rec["miss_above"], 3))
+        _put(macros, head + "SESD", C.fmt(rec["se_ratio"], 2))
+        _put(macros, head + "R", str(rec["R"]))
+        _put(macros, "HtwoClfTarget", C.fmt(rec["target"], 3))
+    return macros
+
+
 def skexplain_macros(records: list[dict]) -> dict[str, str]:
     """scikit-explain's background band against pdpboot's refit band (``skexplain_width``), per learner."""
     macros: dict[str, str] = {}
@@ -221,6 +236,7 @@ def render(ctx: C.Context, summaries: Path = SUMMARIES) -> None:
                                    _read(summaries / "classifier_se" / "pointwise_diagnosis.json")),
                  centring_macros(_read(summaries / "classifier_se" / "auto_centring.json")),
                  multiclass_macros(_read(summaries / "multiclass_default" / "summary.json")),
+                 h2_classifier_macros(_read(summaries / "h2_classifier" / "summary.json")),
                  skexplain_macros(_read(summaries / "skexplain_width" / "summary.json")),
                  ratio_model_macros(_read(summaries / "debiased_ratio_models" / "summary.json"),
                                     _read(summaries / "debiased_ratio_models" / "ratio_error.json"))):

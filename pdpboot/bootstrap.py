@@ -87,8 +87,13 @@ def bootstrap_partial_dependence(
         0.979 / 0.978 (boosting, R = 60), 0.971 / 0.956 (forest, R = 45) and
         0.945 / 0.948 (multinomial logistic regression, R = 100) pointwise /
         whole curve.  The ICE heterogeneity and H statistics of such
-        a run come from the same subsamples (deviations rescaled); their
-        intervals were studied with the bootstrap only.  The
+        a run come from the same subsamples (deviations rescaled).  H2 of a
+        boosting classifier's probabilities (``experiments/h2_classifier.py``,
+        n = 400, B = 100, H2 on 100 rows): the 95 % percentile interval
+        covered the learner's expected H2 in 0.950 (MC SE 0.020) of R = 120
+        data sets (every miss above the interval), against 0.983 (0.017) for
+        the bootstrap (R = 60); the ICE heterogeneity intervals were studied
+        with the bootstrap only.  The
         root attrs ``resampling`` (the scheme that drew the rows),
         ``resampling_requested``, ``band_scale`` and ``resampling_reason``
         (one sentence) record the choice.  ``bootstrap``: rows drawn with

@@ -278,7 +278,11 @@ def h_statistic(
         target (0.095 of data sets, 0.010 below).  Read an H2 interval as
         about 0.90 coverage.  (Before the shared rows, the estimate carried
         the noise of its own subsample: percentile then covered 0.980, bc and
-        bca 0.73, ``experiments/bounded_statistics.py``, R = 150.)
+        bca 0.73, ``experiments/bounded_statistics.py``, R = 150.)  For a
+        boosting classifier's probabilities under ``resampling="auto"`` (the
+        0.632 subsample; ``experiments/h2_classifier.py``, n = 400, B = 100,
+        H2 on 100 rows) the percentile interval covered 0.950 (MC SE 0.020,
+        R = 120), the bootstrap's 0.983 (0.017, R = 60).
         ``percentile`` stays the default.
     simultaneous : bool
         As in :func:`pdpboot.confidence_bands` (each statistic is one number

@@ -194,3 +194,21 @@ def test_multiclass_quick_run_uses_the_package_default(tmp_path):
     (rec,) = MC.records(ctx)
     assert rec["scheme"] == "subsample/logit" and rec["R"] == 2 and len(rec["whole_by_class"]) == 3
     assert 0.0 <= rec["pointwise"] <= 1.0 and 0.0 <= rec["whole"] <= 1.0
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_h2_classifier_quick_run_under_both_schemes(tmp_path):
+    """The H2 study runs the package end to end under resampling='auto' (a classifier: the subsample) and
+    'bootstrap' on the same data sets; its target is the mean of h_statistic_of_model over independent fits."""
+    import pdpboot
+    from experiments import h2_classifier as H2
+
+    ctx = C.default_context(True, tmp_path / "r", tmp_path / "p", 1)
+    H2.compute(ctx)
+    recs = {r["scheme"]: r for r in H2.records(ctx)}
+    assert recs["auto"]["resampling"] == "subsample" and recs["bootstrap"]["resampling"] == "bootstrap"
+    assert all(r["R"] == 2 and 0.0 <= r["coverage"] <= 1.0 for r in recs.values())
+    X, y = S.make_data("skewcorr", 150, np.random.default_rng(0))
+    model = S.make_learner("hgb_clf", True).fit(X, y)
+    direct = pdpboot.h_statistic_of_model(model, X, [H2.PAIR], n_max=H2.N_MAX, rng=np.random.default_rng(1))
+    assert H2._h2_of_fit(model, X, np.random.default_rng(1)) == float(direct["x0__x2"].ds["h2"].values[-1])
