@@ -278,6 +278,12 @@ def timed() -> Iterator[dict]:
     out["wall"] = time.perf_counter() - start
 
 
+def mean_se(values) -> tuple[float, float]:
+    """Mean of ``values`` and its Monte Carlo SE (SD over the values / sqrt(count); NaN for one value)."""
+    values = np.asarray(values, dtype=float)
+    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
+
+
 # --------------------------------------------------------------------------- LaTeX output
 
 _MACRO_NAME = re.compile(r"[A-Za-z]+")

@@ -278,12 +278,12 @@ def records(ctx: C.Context) -> list[dict]:
                                 for r in range(len(reps))])
                 rec = {"cell": cell, "scheme": shown, "R": int(len(reps)), "B": int(draws.shape[1]),
                        "T": int(fits.shape[0])}
-                rec["pointwise"], rec["pointwise_mcse"] = cs._mean_se(res[:, 0])
-                rec["pointwise_b1"], rec["pointwise_b1_mcse"] = cs._mean_se(
+                rec["pointwise"], rec["pointwise_mcse"] = C.mean_se(res[:, 0])
+                rec["pointwise_b1"], rec["pointwise_b1_mcse"] = C.mean_se(
                     [pointwise_b1(est[r], draws[r], truth, shown, n) for r in range(len(reps))])
-                rec["pointwise_numpy"], rec["pointwise_numpy_mcse"] = cs._mean_se(
+                rec["pointwise_numpy"], rec["pointwise_numpy_mcse"] = C.mean_se(
                     [pointwise_b1(est[r], draws[r], truth, shown, n, "linear") for r in range(len(reps))])
-                rec["whole"], rec["whole_mcse"] = cs._mean_se(res[:, 1])
+                rec["whole"], rec["whole_mcse"] = C.mean_se(res[:, 1])
                 rec["supt_halfwidth_sd"] = float(np.mean(res[:, 2]))
                 se = np.nanstd(draws, axis=1, ddof=1) * (cs._sub632_scale(n) if stored == "sub632" else 1.0)
                 rec["se_ratio_median"] = float(np.nanmedian(np.sqrt(np.nanmean(se**2, axis=0)) / true_sd))
@@ -404,10 +404,8 @@ def centring_table(ctx: C.Context) -> tuple[list[dict], str]:
                    "points_excluded": len(covered_there)}
             for name, values in cover.items():
                 values = np.array(values)
-                row[name] = {"pointwise": float(values[:, 0].mean()),
-                             "pointwise_mcse": float(values[:, 0].std(ddof=1) / np.sqrt(len(values))),
-                             "whole": float(values[:, 1].mean()),
-                             "whole_mcse": float(values[:, 1].std(ddof=1) / np.sqrt(len(values)))}
+                (point, point_se), (whole, whole_se) = C.mean_se(values[:, 0]), C.mean_se(values[:, 1])
+                row[name] = {"pointwise": point, "pointwise_mcse": point_se, "whole": whole, "whole_mcse": whole_se}
             rows.append(row)
     names = list(CENTRING)
     lines = ["Where resampling='auto' puts a classifier's band: the 0.632 subsample's fits keep their mean offset "

@@ -442,11 +442,6 @@ def _scheme_data(chunks: list[xr.Dataset], scheme: str) -> xr.Dataset:
     return xr.concat([c[needs] for c in chunks if set(needs) <= set(c.data_vars)], dim="rep")
 
 
-def _mean_se(values) -> tuple[float, float]:
-    v = np.asarray(values, dtype=float)
-    return float(np.mean(v)), float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
-
-
 def records(ctx: C.Context) -> list[dict]:
     out = []
     for combo in COMBOS:
@@ -484,10 +479,10 @@ def records(ctx: C.Context) -> list[dict]:
                    "se_ratio_median": float(np.nanmedian(ratio)), "se_ratio_min": float(np.nanmin(ratio)),
                    "se_ratio_max": float(np.nanmax(ratio)),
                    "se_ratio_mcse": float(np.nanmedian(ratio) * np.sqrt(np.nanmedian(rel) ** 2 + rel_t**2))}
-            rec["pointwise"], rec["pointwise_mcse"] = _mean_se(points)
-            rec["whole"], rec["whole_mcse"] = _mean_se(wholes)
-            rec["pointwise_pkg"], rec["pointwise_pkg_mcse"] = _mean_se([p for p, _, _ in pkg])
-            rec["whole_pkg"], rec["whole_pkg_mcse"] = _mean_se([w for _, w, _ in pkg])
+            rec["pointwise"], rec["pointwise_mcse"] = C.mean_se(points)
+            rec["whole"], rec["whole_mcse"] = C.mean_se(wholes)
+            rec["pointwise_pkg"], rec["pointwise_pkg_mcse"] = C.mean_se([p for p, _, _ in pkg])
+            rec["whole_pkg"], rec["whole_pkg_mcse"] = C.mean_se([w for _, w, _ in pkg])
             # half-width of the package's sup-t band over the true SD (1.96 would be an exact pointwise band)
             rec["supt_halfwidth_sd"] = float(np.mean([h for _, _, h in pkg]))
             if f"{scheme}_seconds" in ds:

@@ -312,11 +312,6 @@ def summarize(ctx: C.Context) -> None:
     C.save_dataset(out, folder / "summary" / "mlp.nc", compress=True)
 
 
-def _mean_se(values: np.ndarray) -> tuple[float, float]:
-    values = np.asarray(values, dtype=float)
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
-
-
 def render(ctx: C.Context) -> None:
     """Macros ``Diag...`` (``generated/diagnosis.tex``) quoted where the paper explains the coverage."""
     from .config import config
@@ -335,22 +330,22 @@ def render(ctx: C.Context) -> None:
         key = words.get(name, name.replace("_", ""))
         for b, word in zip(sorted(b_values), ("Small", "Mid", "Large")):
             for method, mword in (("percentile", "Perc"), ("normal", "Normal")):
-                mean, se = _mean_se(ds["pointwise"].sel({"B": b, "method": method}).values)
+                mean, se = C.mean_se(ds["pointwise"].sel({"B": b, "method": method}).values)
                 macros[f"Diag{key}{mword}{word}"] = C.fmt(mean, 3)
                 macros[f"Diag{key}{mword}{word}MCSE"] = C.fmt(se, 3)
-            mean, se = _mean_se(ds["simultaneous"].sel({"B": b, "method": "supt"}).values)
+            mean, se = C.mean_se(ds["simultaneous"].sel({"B": b, "method": "supt"}).values)
             macros[f"Diag{key}Supt{word}"] = C.fmt(mean, 3)
             macros[f"Diag{key}SEratio{word}"] = C.fmt(ds.attrs[f"se_ratio_{b}"], 3)
         gain = (ds["pointwise"].sel({"B": max(b_values), "method": "percentile"}).values.astype(float)
                 - ds["pointwise"].sel({"B": min(b_values), "method": "percentile"}).values)
-        mean, se = _mean_se(gain)
+        mean, se = C.mean_se(gain)
         macros[f"Diag{key}Gain"], macros[f"Diag{key}GainMCSE"] = C.fmt(mean, 3), C.fmt(se, 3)
-        mean, se = _mean_se(ds["true_se"].values)
+        mean, se = C.mean_se(ds["true_se"].values)
         macros[f"Diag{key}TrueSE"], macros[f"Diag{key}TrueSEMCSE"] = C.fmt(mean, 3), C.fmt(se, 3)
         macros[f"Diag{key}BiasOverSD"] = C.fmt(ds.attrs["bias_over_sd"], 3)
     mlp = C.load_dataset(folder / "mlp.nc")
     a = mlp.attrs
-    mean, se = _mean_se(mlp["normal_boot_se"].values)
+    mean, se = C.mean_se(mlp["normal_boot_se"].values)
     macros.update({
         "DiagMLPReps": str(a["R"]), "DiagMLPB": str(a["B"]), "DiagMLPFits": str(a["fits"]), "DiagMLPN": str(a["n"]),
         "DiagMLPNsmall": str(a["n_small"]), "DiagMLPSEratio": C.fmt(a["se_ratio"]),

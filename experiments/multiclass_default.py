@@ -84,11 +84,10 @@ def truth_of(ctx: C.Context, learner: str) -> xr.Dataset:
                     partial(_truth, learner, cfg["n"], cfg["T"], ctx.quick))
 
 
-def _rep(learner: str, seed: np.random.SeedSequence, n: int, B: int, quick: bool) -> dict:
+def _rep(learner: str, seed: np.random.SeedSequence, grid: np.ndarray, n: int, B: int, quick: bool) -> dict:
     """One data set through the package's defaults: estimate, pointwise and simultaneous bands (cls, F, G)."""
     import pdpboot
 
-    grid = cs.grid_of("skewcorr")
     data_seed, run_seed = seed.spawn(2)
     X, y = make_data(n, np.random.default_rng(data_seed))
     start = time.process_time()
@@ -115,7 +114,8 @@ def _rep(learner: str, seed: np.random.SeedSequence, n: int, B: int, quick: bool
 def _chunk(ctx: C.Context, learner: str, first: int, last: int) -> xr.Dataset:
     cfg = SETTINGS[ctx.mode]
     seeds = np.random.SeedSequence([SEED, LEARNERS.index(learner), 2]).spawn(last)
-    reps = [_rep(learner, seeds[r], cfg["n"], cfg["B"], ctx.quick) for r in range(first, last)]
+    grid = cs.grid_of("skewcorr")  # (200,000 draws: once per chunk)
+    reps = [_rep(learner, seeds[r], grid, cfg["n"], cfg["B"], ctx.quick) for r in range(first, last)]
     print(f"[{time.strftime('%H:%M:%S')}] multiclass {learner} reps {first}..{last} "
           f"{sum(r['cpu_seconds'] for r in reps):.0f} s CPU", file=sys.stderr, flush=True)
     dims = ("rep", "cls", "feature", "x")
@@ -136,27 +136,23 @@ def compute(ctx: C.Context, counts: dict[str, int] | None = None) -> None:
             C.cached(path, ctx, partial(_chunk, ctx, learner, first, last))
 
 
-def _mean_se(values) -> tuple[float, float]:
-    values = np.asarray(values, dtype=float)
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
-
-
 def records(ctx: C.Context) -> list[dict]:
     out = []
     for learner in LEARNERS:
         files = sorted(ctx.study_dir(STUDY).glob(f"{learner}_0*.nc"))
         if not files or not (ctx.study_dir(STUDY) / f"{learner}_truth.nc").exists():
             continue
-        ds = xr.concat([C.load_dataset(f) for f in files], dim="rep")
+        chunks = [C.load_dataset(f) for f in files]
+        ds = xr.concat(chunks, dim="rep")
         fits = truth_of(ctx, learner)["fits"].values
         truth = fits.mean(axis=0)  # (cls, F, G)
         inside = (ds["lower_pointwise"].values <= truth) & (truth <= ds["upper_pointwise"].values)
         whole = np.all((ds["lower"].values <= truth) & (truth <= ds["upper"].values), axis=-1)  # (R, cls, F)
         rec = {"learner": learner, "R": int(ds.sizes["rep"]), "B": SETTINGS[ctx.mode]["B"], "T": int(fits.shape[0]),
-               "n": SETTINGS[ctx.mode]["n"], "scheme": str(C.load_dataset(files[0]).attrs["scheme"]),
+               "n": SETTINGS[ctx.mode]["n"], "scheme": str(chunks[0].attrs["scheme"]),
                "cpu_seconds_per_rep": float(ds["cpu_seconds"].mean())}
-        rec["pointwise"], rec["pointwise_mcse"] = _mean_se(inside.mean(axis=(1, 2, 3)))
-        rec["whole"], rec["whole_mcse"] = _mean_se(whole.mean(axis=(1, 2)))
+        rec["pointwise"], rec["pointwise_mcse"] = C.mean_se(inside.mean(axis=(1, 2, 3)))
+        rec["whole"], rec["whole_mcse"] = C.mean_se(whole.mean(axis=(1, 2)))
         rec["whole_by_class"] = [float(v) for v in whole.mean(axis=(0, 2))]
         rec["pointwise_by_class"] = [float(v) for v in inside.mean(axis=(0, 2, 3))]
         width = (ds["upper_pointwise"].values - ds["lower_pointwise"].values) / (2 * fits.std(axis=0, ddof=1))

@@ -88,7 +88,7 @@ def diagnose(est: np.ndarray, draws: np.ndarray, fits: np.ndarray) -> dict:
              "normal": (est - Z95 * se, est + Z95 * se), "oracle_normal": (est - Z95 * sd, est + Z95 * sd)}
     out = {"R": int(est.shape[0]), "B": int(draws.shape[1]), "T": int(fits.shape[0])}
     for name, (lo, hi) in bands.items():
-        out[name], out[f"{name}_mcse"] = cs._mean_se(_cover(lo, hi, truth))
+        out[name], out[f"{name}_mcse"] = C.mean_se(_cover(lo, hi, truth))
     offset = (draws.mean(axis=1) - est) / sd  # the bootstrap's bias estimate, in true SDs: (R, F, G)
     out["offset_sd_max"] = float(np.max(np.abs(offset.mean(axis=0))))
     out["est_bias_sd_max"] = float(np.max(np.abs((est.mean(axis=0) - truth) / sd)))
@@ -126,7 +126,7 @@ def whole_curve_misses(est: np.ndarray, draws: np.ndarray, fits: np.ndarray, sch
         below += truth < lo
         whole.append(np.mean(np.all((lo <= truth) & (truth <= hi), axis=1)))
     skew = np.nanmean(((fits - truth) / sd) ** 3, axis=0)
-    mean, mcse = cs._mean_se(whole)
+    mean, mcse = C.mean_se(whole)
     return {"scheme": scheme, "R": int(est.shape[0]), "whole": mean, "whole_mcse": mcse,
             "above": above.tolist(), "below": below.tolist(), "truth": truth.tolist(), "skew": skew.tolist()}
 
