@@ -407,8 +407,7 @@ def confidence_bands(
                     ds[key] = da
         out[node.name].dataset = ds
     if {v[: -len(_SUFFIX)] for n in nodes for v in n.ds.data_vars if v.endswith(_SUFFIX)} & set(CURVES):
-        warn_interval_method(method)  # basic, bca: measured to under-cover curves (issue 27)
-        if simultaneous and boosting_classifier_under_covers(
-                result.attrs.get("estimator", ""), result.attrs.get("resampling"), link):
+        warn_interval_method(method)
+        if simultaneous and boosting_classifier_under_covers(result.attrs, link):
             warn_boosting_classifier(result.attrs.get("resampling"))
     return out

@@ -20,8 +20,8 @@ from typing import ClassVar
 
 from ._version import __version__
 
-__all__ = ["TARGETS", "ResultHeader", "describe_origin", "jsonable", "run_config", "run_identity", "target_name",
-           "task_name"]
+__all__ = ["TARGETS", "ResultHeader", "describe_origin", "jsonable", "learner_family", "run_config", "run_identity",
+           "target_name", "task_name"]
 
 #: what a band is about: the PD of the learner fitted to data of this size (``learner``), or the PD of
 #: the data-generating process (``dgp``, e.g. a debiased estimator's)
@@ -45,6 +45,43 @@ def task_name(response_method: str) -> str:
 def target_name(response_method: str, outputs) -> str:
     """The name of what was averaged: the (first) regression target, or ``"class"``."""
     return str(list(outputs)[0]) if response_method == "predict" else "class"
+
+
+#: (top-level module, class name) of the gradient-boosting learners of other libraries, found in a class's MRO
+_BOOSTING_CLASSES = {("xgboost", "XGBModel"), ("lightgbm", "LGBMModel"), ("catboost", "CatBoostClassifier"),
+                     ("catboost", "CatBoostRegressor")}
+
+
+def learner_family(estimator) -> str | None:
+    """``"gradient boosting"`` for a gradient-boosting learner (a Pipeline's final step), else ``None``.
+
+    Decided from classes: scikit-learn's (Hist)GradientBoosting estimators by ``isinstance``; XGBoost, LightGBM
+    and CatBoost by the module and name of a class in the estimator's MRO, without importing them.
+
+    >>> from sklearn.ensemble import HistGradientBoostingClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> learner_family(make_pipeline(StandardScaler(), HistGradientBoostingClassifier()))
+    'gradient boosting'
+    >>> learner_family(StandardScaler()) is None
+    True
+    """
+    from sklearn.ensemble import (
+        GradientBoostingClassifier,
+        GradientBoostingRegressor,
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+    )
+    from sklearn.pipeline import Pipeline
+
+    while isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    sklearn = (GradientBoostingClassifier, GradientBoostingRegressor, HistGradientBoostingClassifier,
+               HistGradientBoostingRegressor)
+    if isinstance(estimator, sklearn) or any(
+            (c.__module__.split(".")[0], c.__name__) in _BOOSTING_CLASSES for c in type(estimator).__mro__):
+        return "gradient boosting"
+    return None
 
 
 def run_config(attrs: Mapping) -> dict:
@@ -123,6 +160,8 @@ class ResultHeader:
         by :meth:`to_attrs`.
     n_rows : int
         Rows of the data the estimate was computed on.
+    learner_family : str, optional
+        ``"gradient boosting"`` for such learners (:func:`learner_family`); ``None`` (not written) otherwise.
     effect : str
         ``"pd"`` or ``"ale"`` (the effect a result's main variables hold).
     target : {"learner", "dgp"}
@@ -154,6 +193,7 @@ class ResultHeader:
     response: str
     target_name: str
     n_rows: int
+    learner_family: str | None = None
     effect: str = "pd"
     target: str = "learner"
     uncertainty: str = "none"
@@ -185,7 +225,7 @@ class ResultHeader:
             estimator=repr(estimator), estimator_params=json.dumps(params, sort_keys=True),
             settings=json.dumps({k: jsonable(v) for k, v in settings.items()}, sort_keys=True),
             response=response, target_name=target_name(response, outputs),
-            n_rows=int(n_rows), extra=extra, **fields,
+            n_rows=int(n_rows), learner_family=learner_family(estimator), extra=extra, **fields,
         )
 
     @property

@@ -69,7 +69,7 @@ def test_auto_for_probabilities_is_the_0632_subsample_with_logit_bands_by_hand()
     attrs = res.attrs
     assert (attrs["resampling"], attrs["resampling_requested"], attrs["band_scale"]) == ("subsample", "auto", "logit")
     assert attrs["subsample_size"] == 63 and "resample_counts" not in res  # floor(0.632 x 100), no row repeated
-    assert "logit scale" in attrs["resampling_reason"] and "0.613" in attrs["resampling_reason"]
+    assert "logit scale" in attrs["resampling_reason"]
     node = res["x0"].ds
     # the estimate is the full-data fit's PD (scikit-learn's brute force on the same grid)
     full = clone(LogisticRegression()).fit(X, y)
@@ -108,7 +108,7 @@ def test_explicit_bootstrap_of_a_boosting_classifier_warns_the_default_does_not(
     common = dict(n_resamples=20, grid_resolution=3, rng=0, execution=QUIET)
     model = HistGradientBoostingClassifier(max_iter=5)
     plain = pdpboot.bootstrap_partial_dependence(model, X, y, [0], resampling="bootstrap", **common)
-    with pytest.warns(pdpboot.CoverageWarning, match="resampling='bootstrap'.*did better"):
+    with pytest.warns(pdpboot.CoverageWarning, match="resampling='bootstrap'; use resampling='auto'"):
         pdpboot.confidence_bands(plain, simultaneous=True)
     auto = pdpboot.bootstrap_partial_dependence(model, X, y, [0], **common)
     with warnings.catch_warnings():

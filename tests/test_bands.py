@@ -40,7 +40,7 @@ def test_percentile_and_basic_equal_textbook(sample):
     est, res = sample
     tree = _result(est, res)
     pct = pdpboot.confidence_bands(tree, confidence_level=0.9, method="percentile")["x"].ds["pd_band"]
-    with pytest.warns(pdpboot.CoverageWarning, match="basic and bca bands under-covered"):
+    with pytest.warns(pdpboot.CoverageWarning, match="method=.basic. bands under-cover"):
         bas = pdpboot.confidence_bands(tree, confidence_level=0.9, method="basic")["x"].ds["pd_band"]
     for o in range(2):
         for g in range(6):
@@ -332,3 +332,41 @@ def test_simultaneous_band_computes_its_pointwise_companion_once(monkeypatch, me
             np.testing.assert_array_equal(both[node].ds[f"{name}_band_pointwise"].values,
                                           pointwise[node].ds[f"{name}_band"].values)
     assert len(calls) == (3 if method == "bca" else 0)  # pd, pd_centered of x0; pd of x0__x1
+
+
+def _classifier_result(resampling="subsample"):
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 2))
+    y = (rng.uniform(size=120) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    return pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0, (0, 1)], n_resamples=40,
+                                                grid_resolution=5, resampling=resampling, rng=0,
+                                                execution=pdpboot.Execution(progress=False))
+
+
+def test_logit_scale_bands_are_logit_bands_mapped_back():
+    from scipy.special import expit, logit
+
+    res = _classifier_result()
+    out = pdpboot.confidence_bands(res, simultaneous=True, scale="logit")
+    plain = pdpboot.confidence_bands(res, simultaneous=True, scale="identity")
+    ds, node = out["x0"].ds, res["x0"].ds
+    scale = np.sqrt(res.attrs["subsample_size"] / (res.attrs["n_rows"] - res.attrs["subsample_size"]))
+    le, ld = logit(node["pd"].values), logit(node["pd_resamples"].values)
+    lo, hi, *_ = band_arrays(le, le + scale * (ld - le), level=0.95, method="percentile", simultaneous=True)
+    np.testing.assert_allclose(ds["pd_band"].values, expit(np.stack([lo, hi])), rtol=1e-10)
+    assert ds["pd_band"].attrs["scale"] == "logit" and ds["pd_band_pointwise"].attrs["scale"] == "logit"
+    for name in ("pd_se", "pd_bias", "pd_centered_band"):  # probability scale, as with scale="identity"
+        xr.testing.assert_identical(ds[name], plain["x0"].ds[name])
+    assert "pd_band" in out["x0__x1"].ds and ((ds["pd_band"] > 0) & (ds["pd_band"] < 1)).all()
+
+
+def test_logit_scale_refuses_a_regression():
+    from sklearn.linear_model import LinearRegression
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    reg = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=20,
+                                               grid_resolution=3, rng=0, execution=pdpboot.Execution(progress=False))
+    with pytest.raises(ValueError, match="needs a probability PD"):
+        pdpboot.confidence_bands(reg, scale="logit")

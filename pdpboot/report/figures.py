@@ -15,11 +15,11 @@ import numpy as np
 import xarray as xr
 
 from ..caveats import (
-    BASIC_BCA_NOTE,
-    BOOSTING_CLASSIFIER_NOTE,
-    FOREST_IJ_NOTE,
     UNDER_COVERING_METHODS,
+    boosting_classifier_message,
     boosting_classifier_under_covers,
+    forest_ij_message,
+    interval_method_message,
 )
 from ..header import run_config
 from . import svg
@@ -116,22 +116,20 @@ def band_text(band: xr.DataArray, attrs: Mapping, *, simultaneous: bool, short: 
 
 
 def caveats(result: xr.DataTree, var: str) -> list[tuple[str, str]]:
-    """Measured coverage caveats of a result's bands (``pdpboot.caveats``): (one line, the full note)."""
+    """Coverage caveats of a result's bands (``pdpboot.caveats``): (one line, the full warning)."""
     attrs = result.attrs
     found = [b for n in result.children.values() for b in bands_of(n.ds, var).items()]
     out = []
     if "jackknife" in str(attrs.get("uncertainty", "")) or str(attrs.get("uncertainty")) == "ij":
-        out.append(("Experimental bands (forest infinitesimal jackknife): they under-covered in the package's "
-                    "studies; prefer the refit bootstrap for reported bands.", FOREST_IJ_NOTE))
-    methods = {str(band.attrs.get("method")) for _, band in found}
-    if methods & set(UNDER_COVERING_METHODS):
-        out.append((f"{'/'.join(sorted(methods & set(UNDER_COVERING_METHODS)))} bands under-covered PD curves with "
-                    "every learner tested; the percentile default did not.", BASIC_BCA_NOTE))
+        out.append(("Experimental bands (forest infinitesimal jackknife): they under-cover; prefer the refit "
+                    "bootstrap for reported bands.", forest_ij_message()))
+    for method in sorted({str(band.attrs.get("method")) for _, band in found} & set(UNDER_COVERING_METHODS)):
+        out.append((f"{method} bands under-cover PD curves; the percentile default does not.",
+                    interval_method_message(method)))
     logit = any(band.attrs.get("scale") == "logit" for _, band in found)
-    if any(sim for sim, _ in found) and boosting_classifier_under_covers(
-            str(attrs.get("estimator", "")), attrs.get("resampling"), "logit" if logit else "identity"):
-        out.append(("Simultaneous bands of a gradient-boosting classifier's probability PD under-cover "
-                    "(measured).", BOOSTING_CLASSIFIER_NOTE))
+    if any(sim for sim, _ in found) and boosting_classifier_under_covers(attrs, "logit" if logit else "identity"):
+        out.append(("Simultaneous bands of a gradient-boosting classifier's probability PD under-cover.",
+                    boosting_classifier_message(attrs.get("resampling"))))
     return out
 
 

@@ -1,16 +1,15 @@
-"""Issue 27 items 2-3: a band the user chooses that a study measured to under-cover warns where it is chosen.
+"""A band the user chooses that under-covers warns where it is chosen.
 
 Command line: ``--help`` says so for ``--band basic`` and ``--uncertainty ij``; a run with ``--band basic``, or
 with simultaneous bands of a boosting classifier, says the CoverageWarning on the console and keeps it in
-summary.md's notes (before issue 27's follow-up it reached run.log only).  A run that chooses nothing of the
-kind says no such warning.
+summary.md's notes.  A run that chooses nothing of the kind says no such warning.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pdpboot.caveats import BASIC_BCA_NOTE, BOOSTING_CLASSIFIER_NOTE
+from pdpboot.caveats import boosting_classifier_message, interval_method_message
 from pdpboot.cli import main
 
 from .helpers import FAST, classification_table, only_run_folder, regression_table, run_cli
@@ -37,7 +36,7 @@ def _run(tmp_path, table, target, *extra):
 def test_band_basic_warns_on_console_and_in_summary(tmp_path, capsys):
     folder, summary = _run(tmp_path, regression_table(), "y", "--model", "linear", "--band", "basic")
     console = capsys.readouterr()
-    first = BASIC_BCA_NOTE.split(":")[0]  # "basic and bca bands under-covered PD curves with every learner tested"
+    first = interval_method_message("basic")
     assert first in summary
     assert "WARNING: method='basic'" in console.out + console.err
     assert first in (folder / "run.log").read_text(encoding="utf-8")
@@ -46,7 +45,7 @@ def test_band_basic_warns_on_console_and_in_summary(tmp_path, capsys):
 def test_boosting_classifier_simultaneous_warns_in_summary_with_the_bootstrap(tmp_path, capsys):
     _, summary = _run(tmp_path, classification_table(), "label", "--model", "hist-gradient-boosting",
                       "--simultaneous", "--n-resamples", "20", "--resampling", "bootstrap")
-    assert BOOSTING_CLASSIFIER_NOTE.split(":")[0] in summary
+    assert boosting_classifier_message("bootstrap") in summary
     assert "(bootstrap: rows drawn with replacement)" in summary
     assert "PD bands formed on the logit scale" not in summary and "Why this resampling" not in summary
     console = capsys.readouterr()
@@ -54,14 +53,14 @@ def test_boosting_classifier_simultaneous_warns_in_summary_with_the_bootstrap(tm
 
 
 def test_boosting_classifier_default_is_the_subsample_on_the_logit_scale_and_says_why(tmp_path, capsys):
-    """Issue 27 item 1: a classifier's default run resamples 0.632 of the rows with logit-scale PD bands (the
-    remedy the B = 100 study validated), says so and why in summary.md, and draws no coverage warning."""
+    """A classifier's default run resamples 0.632 of the rows with logit-scale PD bands, says so and why in
+    summary.md, and draws no coverage warning."""
     folder, summary = _run(tmp_path, classification_table(), "label", "--model", "hist-gradient-boosting",
                            "--simultaneous", "--n-resamples", "20")
-    assert BOOSTING_CLASSIFIER_NOTE.split(":")[0] not in summary
+    assert "gradient-boosting classifier's PD under-cover" not in summary
     assert "rows without replacement, deviations from the estimate rescaled by sqrt(m / (n - m))" in summary
     assert "PD bands formed on the logit scale and mapped back" in summary
-    assert "Why this resampling" in summary and "0.912-0.985 whole curve" in summary
+    assert "Why this resampling" in summary and "because the PD averages" in summary
     console = capsys.readouterr()
     assert "WARNING" not in console.out + console.err
 
