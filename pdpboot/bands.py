@@ -1,75 +1,9 @@
 """Confidence bands from stored resamples (never refits).
 
-For every variable ``s`` of a result node that has a companion
-``s_resamples``, :func:`confidence_bands` adds ``s_band`` (``ci_bound``, ...),
-the bootstrap standard error ``s_se`` and the bias estimate ``s_bias`` (mean
-of the resamples minus the estimate).  1-D nodes also get the centred PD
-``pd_centered`` (PD minus its value at the first grid point, as centred ICE)
-with its own ``pd_centered_band``/``_se``/``_bias``: the uncertainty of a change
-from the first grid value, which is smaller than that of the level.
-
-Pointwise methods (at each grid point, level 1 - alpha; formulas in
-:mod:`pdpboot.engine.intervals`):
-
-- ``percentile``: the alpha/2 and 1 - alpha/2 quantiles of the resamples, each
-  the order statistic of rank ``(B + 1) q`` (interpolated between neighbours;
-  :func:`pdpboot.engine.intervals.quantile`; the sup-t critical value below
-  takes the same rank rounded up);
-- ``basic``: ``2 * estimate - `` those quantiles (reflected);
-- ``normal``: ``estimate -/+ z_{1-alpha/2} * se``;
-- ``bc``: bias-corrected percentile (Efron 1987, acceleration 0);
-- ``bca``: bias-corrected and accelerated (Efron 1987), acceleration from the
-  jackknife-after-bootstrap (needs ``resample_counts``, no refit).
-
-Bounds of a bounded statistic are clipped into its range, which the statistic
-itself records (variable attr ``support`` = ``[lower, upper]``, NaN for no
-bound, written by the effect that made it: H statistics, ICE spreads,
-heterogeneity index, PD-variance index and ranges are >= 0, a probability PD
-lies in [0, 1], its centred version in [-1, 1]).
-
-Simultaneous bands cover the whole curve or surface (per output) at once:
-
-- ``sup-t`` (default, see :func:`confidence_bands` for the study behind the
-  choice): ``estimate -/+ c * se`` where ``c`` is the order statistic of rank
-  ``ceil((B + 1) level)`` of the ``B`` resample values of
-  ``max_g |resample_b(g) - estimate(g)| / se(g)`` (Davison & Hinkley 1997,
-  Sec. 2.4; never below the pointwise ``z``), widened where the method's
-  pointwise band sticks out;
-- ``calibrated``: the method's pointwise band at the calibrated level
-  ``level* >= level``: the smallest level at which a share ``level`` of the
-  resample curves lies entirely inside the pointwise percentile band, per
-  output.  With few resamples ``level*`` exceeds what B resolves and the band
-  becomes the resamples' envelope: a warning says so.
-Both contain the pointwise band of the same method by construction.
-
-With ``resampling="subsample"`` (m of n rows without replacement), the
-deviations of the resamples from the estimate are rescaled by
-``sqrt(m / (n - m))`` before any band is formed, so that their spread
-estimates the sampling spread of the full-data estimate.
-
-Scale (``scale=``): a classifier's probability PD lies in (0, 1) and its
-resamples are skewed near the ends; on the logit scale they are closer to
-symmetric and their spread closer to constant along the grid, which the sup-t
-band assumes.  With ``scale="logit"`` (the default ``"auto"`` does so when the
-result's root attr ``band_scale`` is ``"logit"``, which
-``resampling="auto"`` writes for a classifier's probabilities) the bands of
-``pd`` are formed from ``logit(pd)`` and ``logit(pd_resamples)`` (clipped to
-``[1e-6, 1 - 1e-6]``; the subsample rescaling applied there) and mapped back
-with the logistic function (a bound at or beyond the clip maps to 0 or 1);
-``pd_se``, ``pd_bias``, the centred PD and every other statistic stay on the
-probability scale.
-
-A band need not contain its estimate.  The percentile band keeps the offset of the
-resamples' mean from the estimate (``pd_bias``; for the subsample rescaled with the
-spread), and where that offset is large the pointwise band lies wholly on one side
-of the estimate (seen on statsmodels' ``modechoice`` data with a forest classifier).
-The offset carries information: for the flexible classifiers studied it is
-negatively correlated with the estimate's own error (median correlation -0.56 to
--0.66 over the cells of ``experiments/classifier_default.py``, B = 100), so a band
-centred on the estimate instead covered less (rare outcome, boosting classifier,
-R = 120: whole curve 0.858 (MC SE 0.022) against 0.912 (0.017); every flexible
-cell lost 0.04-0.09; table ``experiments/summaries/classifier_se/auto_centring.txt``).
-In those studies the default band excluded the estimate at 0-1.4 % of grid points.
+For every variable ``s`` of a result node with ``s_resamples``, :func:`confidence_bands` adds
+``s_band``, ``s_se`` and ``s_bias``; 1-D nodes also get the centred PD ``pd_centered`` (PD minus
+its value at the first grid point) with its own band.  The formulas are in
+:mod:`pdpboot.engine.intervals`.
 """
 
 from __future__ import annotations
@@ -146,12 +80,11 @@ def _from_logit(z: np.ndarray) -> np.ndarray:
 
 def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: float, support,
                    link: str = "identity", **options):
-    """``name_band``, ``_se``, ``_bias`` (and ``_band_pointwise``) of one statistic, via the NumPy layer.
+    """``name_band``, ``_se``, ``_bias`` (and ``_band_pointwise``) of one statistic.
 
-    ``band_arrays`` takes (output, point) and (resample, output, point): the statistic's grid dims
-    are flattened into one point axis (a statistic without ``output`` gets one of length 1).  With
-    ``link="logit"`` the bands are formed on the logit scale (unbounded there) and mapped back; the SE and
-    the bias stay on the statistic's own scale.
+    The statistic's grid dims are flattened into one point axis for :func:`band_arrays`; with
+    ``link="logit"`` the band is formed on the logit scale and mapped back (SE and bias stay on the
+    statistic's own scale).
     """
     has_output = "output" in est.dims
     e_da = est if has_output else est.expand_dims("output")
@@ -210,18 +143,14 @@ def _warn_ceiling(name: str, info: dict, n_valid: int, level: float) -> None:
         return
     top = max(info["calibrated_level"])
     warnings.warn(
-        f"The calibrated level of the simultaneous {level:.0%} band of {name!r} is {top:.4f}, above "
-        f"{envelope_level(n_valid):.4f}, the highest level {n_valid} resamples resolve: the band is (nearly) the "
-        f"min-max envelope of the resamples and covers less than it claims. About "
-        f"{info['resamples_suggested']} resamples would put 10 beyond each bound; or use "
-        "simultaneous_method='sup-t'.",
-        UserWarning, stacklevel=3,
-    )
+        f"The calibrated level of the {level:.0%} simultaneous band of {name!r} is {top:.4f}, above "
+        f"{envelope_level(n_valid):.4f} that {n_valid} resamples resolve: the band is their envelope and covers less "
+        f"than it claims; use about {info['resamples_suggested']} resamples or simultaneous_method='sup-t'.",
+        UserWarning, stacklevel=3)
 
 
 def min_simultaneous_resamples(confidence_level: float) -> int:
-    """Fewest valid resamples a simultaneous band at ``confidence_level`` needs (the one rule, also checked up front
-    by the command line before any fit).
+    """Fewest valid resamples a simultaneous band at ``confidence_level`` needs.
 
     >>> min_simultaneous_resamples(0.95)
     20
@@ -243,103 +172,50 @@ def confidence_bands(
     Parameters
     ----------
     result : xarray.DataTree
-        Output of :func:`pdpboot.bootstrap_partial_dependence` (or of
-        :func:`pdpboot.h_statistic` / :func:`pdpboot.ice_heterogeneity`).
+        Output of :func:`pdpboot.bootstrap_partial_dependence` (or another function that stores
+        ``*_resamples``).
     confidence_level : float
         In (0, 1).
     method : {"percentile", "basic", "normal", "bc", "bca"}
-        Pointwise method (see the module notes).  ``bca`` (Efron 1987) takes its
-        acceleration from the jackknife-after-bootstrap (Efron 1992): the
-        jackknife value of row ``i`` is the mean of the resamples that did not
-        draw row ``i``, so it needs the resample row counts ``resample_counts``
-        (``resample``, ``row``) stored in the result, and no refit.
-        **``basic`` and ``bca`` under-cover PD and ALE curves** with every
-        learner tested, and draw a :class:`pdpboot.CoverageWarning`: in an
-        independent audit (R = 60-150 data sets, B = 100) their 95 % bands
-        covered 0.83-0.90 (boosting, spline regression), 0.78-0.85 (boosting
-        classifier) and 0.82-0.88 at n = 25, against 0.92-0.94 for
-        ``percentile``.  The offset of the resamples' mean from the estimate
-        is negatively correlated with the estimate's error (median correlation
-        -0.31 spline, -0.34 boosting, -0.60 boosting classifier), so their
-        bias "correction" moves the band away from the truth.  ``percentile``
-        (the default) is the method with a study behind it; ``bc``/``bca``
-        remain the right choice for the bounded summary statistics whose
-        study chose them (``experiments/bounded_statistics.py``).
-        **Small B:** every quantile of the resamples is the order statistic
-        of rank ``(B + 1) q`` (Davison & Hinkley 1997, Sec. 5.2; interpolated
-        between neighbours when that is not an integer, the extreme resample
-        beyond them).  NumPy's default quantile (rank ``(B - 1) q + 1``) sits
-        about one rank inside it at each end, so that even an exact bootstrap
-        distribution covers only 0.931 with a 95 % band at B = 100, against
-        0.950 with this rule (``experiments/pointwise_diagnosis.py``, 40000
-        sets).  For a logistic regression's probability PD (bootstrap SE 1.02
-        of the true SD, n = 400, ``experiments/classifier_default.py``, R =
-        201 data sets, B = 100) the percentile band covered 0.946 (MC SE
-        0.008) with this rule and 0.921 (0.010) with NumPy's; ``normal``
-        0.937 (0.009); the estimate -/+ 1.96 true SDs 0.941 (0.009).
+        Pointwise method; quantiles are order statistics of rank ``(B + 1) q``.  ``bca`` takes its
+        acceleration from the jackknife-after-bootstrap and needs ``resample_counts``.  ``basic``
+        and ``bca`` under-cover PD and ALE curves and warn; see the validation page of the
+        documentation.
     simultaneous : bool
-        Bands covering each whole curve/surface at once, per output (see module
-        notes); the pointwise band is then kept as ``s_band_pointwise``.
+        Bands covering each whole curve or surface at once, per output; the pointwise band is then
+        kept as ``s_band_pointwise``.
     simultaneous_method : {"auto", "sup-t", "calibrated"}
-        ``sup-t``: ``estimate -/+ c * se`` (widened where ``method``'s
-        pointwise band sticks out); ``calibrated``: ``method``'s pointwise band
-        at the calibrated level of the percentile band.  ``auto`` is ``sup-t``:
-        in a coverage study (``experiments/simultaneous_bands.py``: regression, smooth
-        spline learner, n = 300, 15-point grid, R = 1000 data sets) the 95 %
-        sup-t band covered the learner's expected PD curve as a whole in
-        0.935 (MC SE 0.008) of the data sets at B = 100 and 0.937 (0.008) at
-        B = 200 (with NumPy's interpolated 95 % quantile of the maxima instead
-        of their order statistic k = ceil(0.95 (B + 1)), the package's rule:
-        0.922 and 0.932), the
-        calibrated percentile band in only 0.796 (0.013) and
-        0.878 (0.010): on a smooth curve its calibrated level always reached
-        1.0 (the min-max envelope of the resamples), because it is calibrated
-        on the resamples themselves and needs quantiles more extreme than B
-        resamples resolve; sup-t only needs the 95 % quantile of a maximum.
+        ``sup-t`` (``auto``): ``estimate -/+ c * se`` widened to contain ``method``'s pointwise
+        band; ``calibrated``: ``method``'s pointwise band at the calibrated level, which with few
+        resamples becomes the resamples' envelope (and warns).
     scale : {"auto", "identity", "logit"}
-        The scale the bands of ``pd`` are formed on (see the module notes).
-        ``auto`` (default): the result's root attr ``band_scale`` (``"logit"``
-        for a classifier's probability PD with ``resampling="auto"``, the
-        package's default; ``"identity"`` otherwise and for results without
-        it).  ``logit``: a probability PD's bands formed on the logit scale and
-        mapped back, whatever the resampling (an error for other outputs);
-        ``identity``: on the scale of the PD itself.  Other statistics are
-        always banded on their own scale.
+        Scale the bands of ``pd`` are formed on.  ``auto``: the result's root attr ``band_scale``
+        (``"logit"`` for a classifier's probabilities with ``resampling="auto"``); ``logit``: a
+        probability PD's bands formed on the logit scale and mapped back.  Other statistics are
+        banded on their own scale.
 
     Returns
     -------
     xarray.DataTree
-        A copy of ``result`` whose nodes also hold, for each ``s`` with
-        ``s_resamples``: ``s_band`` (``ci_bound``, *dims of s), ``s_se`` and
-        ``s_bias`` (dims of s).  ``s_band.attrs`` records ``method``,
-        ``confidence_level``, ``simultaneous`` (0/1), ``simultaneous_method``,
-        ``n_resamples`` (used) and ``critical_value`` or ``calibrated_level``
-        (one per output), ``acceleration_max`` for BCa, and ``support`` when the
-        bounds were clipped into the range of a bounded statistic (the range the
-        statistic's own ``support`` attr records).  Bands of ``pd`` formed on
-        the logit scale have ``scale = "logit"`` in their attrs.
+        A copy of ``result`` whose nodes also hold, for each ``s``: ``s_band`` (``ci_bound``,
+        *dims of s), ``s_se`` and ``s_bias`` (dims of s).  ``s_band.attrs`` records ``method``,
+        ``confidence_level``, ``simultaneous``, ``n_resamples`` and ``critical_value`` or
+        ``calibrated_level``, ``support`` when the band was clipped into the statistic's range, and
+        ``scale = "logit"`` for logit-scale bands.
 
     Warns
     -----
     pdpboot.CoverageWarning
-        ``method="basic"`` or ``"bca"`` on PD/ALE curves (measured to
-        under-cover, see ``method``); ``simultaneous=True`` for a
-        gradient-boosting classifier's PD resampled otherwise than by the
-        default (``resampling="auto"``: the 0.632 subsample with logit-scale
-        bands): its bootstrap SE was measured at 0.80-0.89 of the true sampling
-        SD (sup-t whole-curve coverage 0.79-0.88 in an audit at n = 400, R =
-        80, B = 100; 0.62 in the paper's own study; 0.613 on a rare outcome,
-        ``experiments/classifier_default.py``).
+        ``basic`` or ``bca`` bands of PD/ALE curves; simultaneous bands of a gradient-boosting
+        classifier (root attr ``learner_family``) not resampled by the default.
     UserWarning
-        A calibrated simultaneous band whose level exceeds what the number of
-        resamples resolves (the band is then the resamples' envelope); the
-        suggested number of resamples is also kept as ``resamples_suggested``.
+        A calibrated band at the resamples' envelope.
 
-    See Also
-    --------
-    pdpboot.engine.intervals : the NumPy functions behind every method.
-    pdpboot.h_statistic, pdpboot.ice_heterogeneity : statistics with bands.
-    pdpboot.probability_bands : ``confidence_bands(scale="logit")`` for a probability PD.
+    Notes
+    -----
+    A band need not contain its estimate: the percentile band keeps the offset of the resamples'
+    mean from the estimate.  With ``resampling="subsample"`` the deviations from the estimate are
+    rescaled by ``sqrt(m / (n - m))``.  See the validation page of the documentation for coverage.
 
     Examples
     --------

@@ -370,3 +370,13 @@ def test_logit_scale_refuses_a_regression():
                                                grid_resolution=3, rng=0, execution=pdpboot.Execution(progress=False))
     with pytest.raises(ValueError, match="needs a probability PD"):
         pdpboot.confidence_bands(reg, scale="logit")
+
+
+def test_the_envelope_warning_is_short(sample):
+    est, res = sample
+    tree = _result(est, res[:25])
+    tree["x"].dataset = tree["x"].ds.rename({"pd": "a_rather_long_statistic_name_of_forty_chars",
+                                             "pd_resamples": "a_rather_long_statistic_name_of_forty_chars_resamples"})
+    with pytest.warns(UserWarning, match="envelope") as caught:
+        pdpboot.confidence_bands(tree, simultaneous=True, simultaneous_method="calibrated")
+    assert caught and all(len(str(w.message)) < 300 for w in caught)

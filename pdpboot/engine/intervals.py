@@ -1,57 +1,12 @@
 """NumPy layer: bootstrap confidence intervals and bands from stored resamples (never refits).
 
-Every function takes the estimate ``est`` (the statistic of the full-data fit) and the
-resamples ``res`` (the statistic of every refit, with the resample axis ``axis``); NaN
-resamples (failed refits) are ignored point by point.  :mod:`pdpboot.bands` wraps these
-functions for labelled results.
-
-Pointwise methods (``level = 1 - alpha``):
-
-``percentile``
-    The ``alpha/2`` and ``1 - alpha/2`` quantiles of the resamples, each the order statistic of
-    rank ``(B + 1) q`` (:func:`quantile`; Davison & Hinkley 1997, Sec. 5.2).
-``basic``
-    ``2 * est`` minus those quantiles (the reflected, "basic" bootstrap interval).
-``normal``
-    ``est -/+ z_{1-alpha/2} * se`` with ``se`` the SD (ddof=1) of the resamples.
-``bc``
-    Bias-corrected percentile (Efron 1987 with ``a = 0``): the quantiles at
-    ``Phi(2 z0 + z_{alpha/2})`` and ``Phi(2 z0 + z_{1-alpha/2})``.
-``bca``
-    Bias-corrected and accelerated percentile (Efron 1987): the quantiles at
-    ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = z_{alpha/2}, z_{1-alpha/2}``.
-
-``z0 = Phi^-1(p)`` where ``p`` is the share of resamples below the estimate, ties counting
-one half (SciPy's convention, ``scipy.stats.bootstrap(method="BCa")``), clipped to
-``[1/(2B), 1 - 1/(2B)]`` so that ``z0`` stays finite.  The acceleration ``a`` comes from
-jackknife values of the statistic: ``a = sum(d_i**3) / (6 * (sum(d_i**2))**1.5)`` with
-``d_i = mean(theta_(.)) - theta_(i)``.  SciPy obtains ``theta_(i)`` by refitting without row
-``i``; :func:`jackknife_after_bootstrap_acceleration` obtains it without any refit, as the
-mean of the resamples that did not draw row ``i`` (Efron 1992, jackknife-after-bootstrap),
-which needs the resample row counts.
-
-Simultaneous bands cover a whole curve (the ``curve`` axes) at once, per batch element
-(e.g. per output):
-
-``sup-t`` (:func:`sup_t_critical_value`)
-    ``est -/+ c * se`` with ``c`` the order statistic of rank ``ceil((B + 1) level)`` of the
-    ``B`` resample values of ``max_g |res(g) - est(g)| / se(g)`` (never below the pointwise
-    ``z``; Davison & Hinkley 1997, Sec. 2.4).
-
-Every quantile of the resamples in this module is the ``(B + 1) q`` order statistic:
-:func:`quantile` (interpolated between neighbours; percentile, basic, bc, bca, calibrated) and,
-for the one-sided whole-curve critical value, that rank rounded up (sup-t).
-calibrated percentile (:func:`calibrated_level`)
-    The pointwise band at the smallest level ``level* >= level`` whose percentile band
-    contains a share ``level`` of the complete resample curves.
-
-References
-----------
-Davison, A. C. and Hinkley, D. V. (1997). Bootstrap Methods and their Application.
-Cambridge University Press.
-Efron, B. (1987). Better bootstrap confidence intervals. JASA 82(397), 171-185.
-Efron, B. (1992). Jackknife-after-bootstrap standard errors and influence functions.
-JRSS B 54(1), 83-127.
+Every function takes the estimate ``est`` and the resamples ``res`` (resample axis ``axis``);
+NaN resamples (failed refits) are ignored point by point.  Pointwise methods: ``percentile``,
+``basic``, ``normal``, ``bc`` and ``bca`` (Efron 1987; acceleration from the
+jackknife-after-bootstrap, Efron 1992).  Simultaneous bands: ``sup-t``
+(:func:`sup_t_critical_value`) and the calibrated percentile band (:func:`calibrated_level`).
+Every quantile is the order statistic of rank ``(B + 1) q`` (:func:`quantile`; Davison &
+Hinkley 1997, Sec. 5.2); the sup-t critical value takes that rank rounded up.
 """
 
 from __future__ import annotations
@@ -106,40 +61,17 @@ def standard_error(res, *, axis: int = 0) -> np.ndarray:
 
 
 def quantile(res, q, *, axis: int = 0) -> np.ndarray:
-    """Quantiles of the resamples at rank ``(B + 1) q``, a probability per point, NaN resamples ignored.
+    """Quantiles of the resamples at rank ``(B + 1) q``, NaN resamples ignored.
 
-    The one quantile rule of the package's pointwise bootstrap intervals (percentile, basic,
-    bc, bca, calibrated; the sup-t critical value takes the same rank rounded up,
-    :func:`sup_t_critical_value`): with ``B`` valid resamples sorted as
-    ``x_(1) <= ... <= x_(B)``, the ``q`` quantile is the order statistic of rank
-    ``h = (B + 1) q`` (Davison & Hinkley 1997, Sec. 2.4 and 5.2; Hyndman & Fan 1996, type 6;
-    NumPy's ``method="weibull"``).
-
-    * ``h`` an integer (e.g. ``B = 99`` or ``999`` and ``q = 0.025, 0.975``): ``x_(h)``
-      exactly.  If the estimate's error is exchangeable with the resamples' (the bootstrap
-      principle at its best), it falls below ``x_(k)`` with probability ``k / (B + 1)``, so
-      the two-sided band ``[x_((B+1) alpha/2), x_((B+1)(1 - alpha/2))]`` covers with
-      probability ``level`` exactly.
-    * ``h`` not an integer: linear interpolation between the two neighbouring order
-      statistics, ``x_(k) + (h - k) (x_(k+1) - x_(k))`` with ``k = floor(h)``.  (Davison &
-      Hinkley's eq. 5.8 interpolates on the normal-quantile scale instead; within one
-      spacing of order statistics the two differ by far less than the Monte Carlo error.)
-    * At the ends (``h < 1`` or ``h > B``, i.e. ``q < 1 / (B + 1)`` or ``q > B / (B + 1)``):
-      the smallest or largest resample.  B does not resolve such a level; the band is the
-      resample envelope (see :func:`envelope_level`).
-
-    NumPy's default rule (``h = (B - 1) q``, 0-based) sits about one rank inside this one at
-    each end: at ``B = 100`` the 95 % band covers 0.931 when the bootstrap distribution is
-    exact, against 0.950 with this rule (``experiments/pointwise_diagnosis.py``).  The two
-    rules agree as ``B`` grows.
+    The order statistic of rank ``h = (B + 1) q`` (Hyndman & Fan 1996, type 6), interpolated
+    linearly between neighbours; below rank 1 or above rank ``B``, the extreme resample.
 
     Parameters
     ----------
     res : array_like
         Resamples; ``axis`` runs over them.
     q : float or array_like
-        Probabilities in [0, 1], broadcastable to ``res`` without ``axis``
-        (a different probability at every point, as BCa needs).
+        Probabilities in [0, 1], broadcastable to ``res`` without ``axis``.
     axis : int
         The resample axis.
 
@@ -148,16 +80,8 @@ def quantile(res, q, *, axis: int = 0) -> np.ndarray:
     ndarray
         ``res.shape`` without ``axis``; NaN where no resample is valid.
 
-    References
-    ----------
-    Hyndman, R. J. and Fan, Y. (1996). Sample quantiles in statistical packages.
-    The American Statistician 50(4), 361-365.
-
     Examples
     --------
-    Four resamples: rank ``5 q``; ``q = 0.5`` is rank 2.5, half-way between 2 and 3;
-    ``q = 0.1`` is rank 0.5 < 1, the smallest resample.
-
     >>> quantile([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [4.0, 4.0]], [0.5, 0.1])
     array([2.5, 1. ])
     """
@@ -185,15 +109,8 @@ def _quantile_sorted(srt: np.ndarray, n: np.ndarray, q) -> np.ndarray:
 def bias_correction(est, res, *, axis: int = 0) -> np.ndarray:
     """The BCa bias correction ``z0 = Phi^-1(share of resamples below est, ties half)``.
 
-    The share is clipped to ``[1/(2B), 1 - 1/(2B)]`` (B valid resamples per point).
+    The share is clipped to ``[1/(2B), 1 - 1/(2B)]``; returns the shape of ``est``.
 
-    Returns
-    -------
-    ndarray
-        Shape of ``est``.
-
-    Examples
-    --------
     >>> float(bias_correction(0.0, [-1.0, 1.0])[()])
     0.0
     """
@@ -207,13 +124,8 @@ def bias_correction(est, res, *, axis: int = 0) -> np.ndarray:
 
 
 def jackknife_acceleration(jackknife_values, *, axis: int = 0) -> np.ndarray:
-    """BCa acceleration from jackknife values ``theta_(i)`` (Efron 1987, eq. 6.6).
+    """BCa acceleration ``sum(d**3) / (6 * sum(d**2)**1.5)`` from jackknife values (Efron 1987).
 
-    ``a = sum(d**3) / (6 * sum(d**2)**1.5)`` with ``d = mean(theta_(.)) - theta_(i)``;
-    rows with a NaN value are left out; 0 where all values are equal.
-
-    Examples
-    --------
     >>> float(jackknife_acceleration([1.0, 2.0, 3.0])[()])
     0.0
     """
@@ -229,16 +141,14 @@ def jackknife_acceleration(jackknife_values, *, axis: int = 0) -> np.ndarray:
 def jackknife_after_bootstrap_acceleration(res, counts, *, axis: int = 0) -> np.ndarray:
     """BCa acceleration without refits: jackknife-after-bootstrap values (Efron 1992).
 
-    ``theta_(i)`` is the mean of the resamples in which row ``i`` was not drawn; rows drawn
-    in every (valid) resample are left out.  The acceleration then follows
-    :func:`jackknife_acceleration`.
+    ``theta_(i)`` is the mean of the resamples that did not draw row ``i``.
 
     Parameters
     ----------
     res : array_like
         Resamples; ``axis`` runs over them (length B).
     counts : array_like of shape (B, n_rows)
-        How often each row was drawn into each resample's training set.
+        How often each row was drawn into each resample.
     axis : int
         The resample axis of ``res``.
 
@@ -250,8 +160,7 @@ def jackknife_after_bootstrap_acceleration(res, counts, *, axis: int = 0) -> np.
     Examples
     --------
     >>> counts = [[2, 0, 1], [0, 1, 2], [1, 2, 0], [1, 1, 1]]
-    >>> a = jackknife_after_bootstrap_acceleration([1.0, 2.0, 3.0, 2.0], counts)
-    >>> round(float(a[()]), 6)
+    >>> round(float(jackknife_after_bootstrap_acceleration([1.0, 2.0, 3.0, 2.0], counts)[()]), 6)
     0.0
     """
     res = _first(res, axis)
@@ -292,7 +201,7 @@ def pointwise_interval(
     level : float
         Confidence level in (0, 1).
     method : {"percentile", "basic", "normal", "bc", "bca"}
-        See the module notes.
+        The interval method.
     axis : int
         The resample axis.
     acceleration : array_like, optional
@@ -303,18 +212,9 @@ def pointwise_interval(
     lower, upper : ndarray
         Shape of ``est``.
 
-    See Also
-    --------
-    jackknife_after_bootstrap_acceleration : the acceleration from resample row counts.
-    pdpboot.confidence_bands : the same for labelled results.
-
     Examples
     --------
-    B = 99 resamples 1, ..., 99: the 90 % percentile band is the order statistics of rank
-    ``100 * 0.05 = 5`` and ``100 * 0.95 = 95``.
-
-    >>> res = np.arange(1.0, 100.0)
-    >>> [round(float(v), 9) for v in pointwise_interval(50.0, res, level=0.9)]
+    >>> [round(float(v), 9) for v in pointwise_interval(50.0, np.arange(1.0, 100.0), level=0.9)]
     [5.0, 95.0]
     """
     if method not in POINTWISE_METHODS:
@@ -341,22 +241,9 @@ def pointwise_interval(
 
 
 def inside_share(res, lower, upper, *, axis: int = 0, curve_axes: Sequence[int] = (-1,)) -> np.ndarray:
-    """Share of complete resample curves that lie inside ``[lower, upper]`` everywhere.
+    """Share of complete resample curves inside ``[lower, upper]`` everywhere, per batch element.
 
-    Parameters
-    ----------
-    res : array_like
-        Resamples; ``axis`` runs over them.
-    lower, upper : array_like
-        A band, shape of ``res`` without ``axis``.
-    curve_axes : sequence of int
-        Axes of ``lower`` forming one curve (or surface); the other axes are a batch.
-
-    Returns
-    -------
-    ndarray
-        One share per batch element (``lower``'s shape without ``curve_axes``);
-        resample curves with a NaN are left out.
+    ``curve_axes`` are the axes of ``lower`` spanning one curve; resample curves with a NaN are left out.
     """
     res = _first(res, axis)
     ndim = res.ndim - 1
@@ -376,20 +263,10 @@ def _expand(values: np.ndarray, ndim: int, curve_axes) -> np.ndarray:
 def calibrated_level(
     est, res, *, level: float, axis: int = 0, curve_axes: Sequence[int] = (-1,), tol: float = 1e-10
 ) -> np.ndarray:
-    """Calibrated level of the percentile band, per batch element (e.g. per output).
+    """Smallest level ``>= level`` whose percentile band contains a share ``level`` of the resample curves.
 
-    The smallest ``level* >= level`` at which the pointwise percentile band at ``level*``
-    contains a share ``level`` of the complete resample curves (bisection; ``1.0`` gives the
-    min-max envelope of the resamples).
-
-    Returns
-    -------
-    ndarray
-        One level per batch element (``est``'s shape without ``curve_axes``).
-
-    See Also
-    --------
-    envelope_level : the level above which the band is (nearly) the envelope.
+    Returns one level per batch element (``est``'s shape without ``curve_axes``); ``1.0`` is the
+    min-max envelope of the resamples.
     """
     res = _first(res, axis)
     ndim = res.ndim - 1
@@ -419,15 +296,8 @@ def calibrated_level(
 
 
 def envelope_level(n_resamples: int) -> float:
-    """The largest level whose percentile band leaves at least one resample outside each bound.
+    """The largest level whose percentile band leaves a resample outside each bound: ``1 - 2 / (B + 1)``.
 
-    With B resamples the ``(1 - level) / 2`` quantile (rank ``(B + 1) (1 - level) / 2``,
-    :func:`quantile`) is the smallest resample alone once that rank is at most 1; above
-    ``1 - 2 / (B + 1)`` the band is the min-max envelope of the resamples and its level is
-    not resolved.
-
-    Examples
-    --------
     >>> envelope_level(99)
     0.98
     """
@@ -437,9 +307,6 @@ def envelope_level(n_resamples: int) -> float:
 def resamples_suggested(est, res, *, level: float, level_star, beyond: int = 10) -> int:
     """Resamples that would put ``beyond`` resamples outside each bound of a calibrated band.
 
-    ``2 * beyond / (1 - l)`` where ``l`` is the calibrated level when B resolves it, and else
-    (the level is at the envelope) the Gaussian-equivalent pointwise level ``2 Phi(c) - 1`` of
-    the sup-t critical value ``c``, which estimates the level the calibration needs.
     Layout (resample, batch, point) as in :func:`band_arrays`.
     """
     level_star = np.atleast_1d(np.asarray(level_star, dtype=float))
@@ -452,23 +319,12 @@ def resamples_suggested(est, res, *, level: float, level_star, beyond: int = 10)
 def sup_t_critical_value(
     est, res, *, level: float, axis: int = 0, curve_axes: Sequence[int] = (-1,)
 ) -> np.ndarray:
-    """Critical value of the sup-t band ``est -/+ c * se``, per batch element.
+    """Critical value ``c`` of the sup-t band ``est -/+ c * se``, per batch element.
 
-    With ``t_b = max_g |res_b(g) - est(g)| / se(g)`` for each of the ``B`` valid resamples
-    (points with ``se = 0`` have a zero-width band and no say; a resample curve with a NaN
-    is not valid), ``c`` is the order statistic of rank ``k = ceil((B + 1) level)`` of the
-    ``t_b`` (at most ``B``: the largest), and never below the pointwise ``z_{(1 + level) / 2}``.
-
-    Why this rank: if the data's own maximum were exchangeable with the ``B`` resampled ones,
-    it would fall below the ``k``-th of them with probability ``k / (B + 1) >= level``
-    (Davison & Hinkley 1997, Sec. 2.4; the Monte Carlo test's rule).  It is the package's
-    ``(B + 1) q`` rule (:func:`quantile`) rounded *up* where that rank is not an integer
-    (``B = 100``, ``level = 0.95``: the 96th, not rank 95.95): the one-sided critical value of
-    a whole-curve band keeps its finite-sample guarantee instead of interpolating below it.
-    The two agree whenever ``(B + 1) level`` is an integer (``B = 99, 199, ...``).  NumPy's
-    interpolated quantile (rank 95.05 at ``B = 100``) under-covers at small ``B``: in the
-    package's band study (R = 1000 data sets, B = 100) whole-curve coverage was 0.922 (MC SE
-    0.008) with it and 0.935 (0.008) with the 96th order statistic, on the same resamples.
+    ``c`` is the order statistic of rank ``ceil((B + 1) level)`` of the resamples'
+    ``max_g |res_b(g) - est(g)| / se(g)`` (Davison & Hinkley 1997, Sec. 2.4), never below the
+    pointwise ``z``.  Points with ``se = 0`` are left out of the maximum; resample curves with a NaN
+    are not counted.
 
     Parameters
     ----------
@@ -481,22 +337,17 @@ def sup_t_critical_value(
     axis : int
         The resample axis of ``res``.
     curve_axes : sequence of int
-        Axes of ``est`` (negative: counted from the end) spanning one curve.
+        Axes of ``est`` spanning one curve.
 
     Returns
     -------
     ndarray
         One critical value per batch element (``est``'s shape without ``curve_axes``).
 
-    See Also
-    --------
-    band_arrays, calibrated_level
-
     Examples
     --------
     >>> res = np.arange(1.0, 101.0)[:, None, None] * np.array([[[1.0, -1.0]]])
-    >>> float(sup_t_critical_value(np.zeros((1, 2)), res, level=0.95)[0]
-    ...       * standard_error(res)[0, 0])  # rank ceil(101 * 0.95) = 96 of the |res| = 1..100
+    >>> float(sup_t_critical_value(np.zeros((1, 2)), res, level=0.95)[0] * standard_error(res)[0, 0])
     96.0
     """
     res = _first(res, axis)
@@ -549,45 +400,36 @@ def band_arrays(
     Parameters
     ----------
     est : ndarray of shape (n_outputs, n_points)
+        The estimate.
     res : ndarray of shape (n_resamples, n_outputs, n_points)
-        NaN resample curves (failed resamples) are ignored.
+        The resamples; curves with a NaN (failed resamples) are ignored.
     level : float
+        Confidence level in (0, 1).
     method : {"percentile", "basic", "normal", "bc", "bca"}
-        Pointwise method (see the module notes).
+        Pointwise method.
     simultaneous : bool
         Cover each output's whole curve at once.
     simultaneous_method : {"sup-t", "calibrated"}
-        ``sup-t``: ``est -/+ c * se`` (widened where ``method``'s pointwise band sticks out,
-        so that it always contains it); ``calibrated``: ``method``'s pointwise band at the
-        calibrated level of the percentile band (see :func:`pdpboot.confidence_bands` for
-        the coverage study behind the default).
+        ``sup-t``: ``est -/+ c * se``, widened to contain ``method``'s pointwise band;
+        ``calibrated``: ``method``'s pointwise band at the calibrated level.
     counts : ndarray of shape (n_resamples, n_rows), optional
-        Resample row counts, needed by ``bca`` (jackknife-after-bootstrap acceleration).
+        Resample row counts, needed by ``bca``.
     support : (float or None, float or None)
-        Bounds of the statistic (e.g. ``(0, None)`` for a non-negative one); both bounds of
-        the band are clipped into it.
+        Bounds of the statistic; the band is clipped into them.
     keep_pointwise : bool
-        With ``simultaneous``, also return ``method``'s pointwise band at ``level`` (clipped
-        into ``support``) as ``info["pointwise"] = (lower, upper)``: the same arrays a second
-        call with ``simultaneous=False`` gives, from the same standard errors and acceleration.
+        With ``simultaneous``, also return the pointwise band as ``info["pointwise"]``.
 
     Returns
     -------
     lower, upper, se, bias : ndarrays of shape (n_outputs, n_points)
         ``bias`` is the mean of the resamples minus the estimate.
     info : dict
-        ``critical_value`` (sup-t) or ``calibrated_level`` (one per output, with
-        ``resamples_suggested`` when a level exceeds :func:`envelope_level`), and
-        ``acceleration_max`` (bca, largest ``|a|``).
-
-    See Also
-    --------
-    pointwise_interval, sup_t_critical_value, calibrated_level
+        ``critical_value`` (sup-t) or ``calibrated_level`` (per output, with
+        ``resamples_suggested`` at the envelope), and ``acceleration_max`` for bca.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> est = np.zeros((1, 3)); res = rng.normal(size=(200, 1, 3))
+    >>> est = np.zeros((1, 3)); res = np.random.default_rng(0).normal(size=(200, 1, 3))
     >>> lower, upper, se, bias, info = band_arrays(est, res, level=0.9, method="normal", simultaneous=True)
     >>> bool(np.all(lower < upper)), sorted(info)
     (True, ['critical_value'])
