@@ -1,43 +1,9 @@
 """ICE heterogeneity statistics with bootstrap uncertainty (xarray layer).
 
-A PD curve is an average and can hide opposite effects in subgroups.  For each
-1-D feature, :func:`ice_heterogeneity` reports how far the individual (ICE)
-curves spread around it, as functions of the grid value, and one scalar
-summary; every statistic gets the same confidence bands as the PD.
-
-Statistics (definitions in :mod:`pdpboot.engine.ice_stats`):
-
-``ice_sd`` (``output``, feature)
-    SD of the ICE curves across instances (weighted by the background row
-    multiplicities when computed in the resample loop).
-``cice_sd`` (``output``, feature)
-    SD of centred ICE curves (anchored at the first grid value, as
-    scikit-learn's ``centered=True``): the spread of the *changes* from
-    the first grid value, blind to level differences between rows.
-``dice_sd`` (``output``, feature)
-    SD of derivative ICE curves (finite differences on the feature's own
-    grid: central differences inside, one-sided at the ends; for a
-    categorical feature the step from the previous level, 0 at the first
-    level).  Identically 0 when the model is additive in the feature
-    (Goldstein et al. 2015); its size is the spread of local slopes.
-``heterogeneity_index`` (``output``)
-    Mean over the grid of the mean squared distance between the mean-centred
-    ICE curves and the mean-centred PD (squared response units; 0 iff all
-    ICE curves are parallel on the grid).
-
-Two sources, chosen per node by ``source``:
-
-``"loop"``
-    The statistics computed inside the resample loop by
-    ``bootstrap_partial_dependence(..., statistics="heterogeneity")`` over *all*
-    background rows of every model (the resample's own rows with their
-    multiplicities by default) - only the statistics were kept.
-``"ice"``
-    Recomputed from the stored ICE curves (``ice`` and ``ice_resamples``,
-    from ``statistics="ice"``/``statistics={"ice": n}`` or ``partial_dependence(kind="both")``), i.e.
-    over the fixed ICE instances, unweighted.  With ``Resampling(background="original")``
-    and ``statistics="ice"`` the instances are the background rows and both sources
-    agree exactly.
+A PD curve is an average and can hide opposite effects in subgroups.  :func:`ice_heterogeneity`
+reports how far the ICE curves spread around it: ``ice_sd``, ``cice_sd`` (centred ICE),
+``dice_sd`` (derivative ICE, 0 for a model additive in the feature) and the scalar
+``heterogeneity_index`` (definitions in :mod:`pdpboot.engine.ice_stats`), each with the PD's bands.
 """
 
 from __future__ import annotations
@@ -71,11 +37,6 @@ def centered_ice(ice: xr.DataArray, dim: Hashable) -> xr.DataArray:
     xarray.DataArray
         Same dims and coords as ``ice``; 0 at the first grid value.
 
-    See Also
-    --------
-    pdpboot.engine.ice_stats.centered_ice : the NumPy version.
-    derivative_ice : derivative ICE curves.
-
     Examples
     --------
     >>> import xarray as xr
@@ -97,19 +58,12 @@ def derivative_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool = Fals
     dim : str
         The feature (grid) dim; its coordinate is the grid.
     categorical : bool
-        Whether the grid holds category levels: steps between consecutive
-        levels (0 at the first level) instead of derivatives.
+        Whether the grid holds category levels: steps between consecutive levels instead.
 
     Returns
     -------
     xarray.DataArray
-        Same dims and coords as ``ice`` (see
-        :func:`pdpboot.engine.ice_stats.derivative_ice` for the rule).
-
-    See Also
-    --------
-    pdpboot.engine.ice_stats.derivative_ice : the NumPy function it wraps.
-    centered_ice : centred ICE curves.
+        Same dims and coords as ``ice``.
 
     Examples
     --------
@@ -139,8 +93,7 @@ def statistics_from_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool =
     Parameters
     ----------
     ice : xarray.DataArray
-        Dims ``instance``, the feature ``dim`` and any others (``output``,
-        ``resample``), which are kept.
+        Dims ``instance``, the feature ``dim`` and any others (kept).
     dim : str
         The feature (grid) dim.
     categorical : bool
@@ -149,13 +102,8 @@ def statistics_from_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool =
     Returns
     -------
     xarray.Dataset
-        ``ice_sd``, ``cice_sd``, ``dice_sd`` (other dims, ``dim``) and
-        ``heterogeneity_index`` (other dims).
-
-    See Also
-    --------
-    pdpboot.engine.ice_stats.ice_statistics : the NumPy function it wraps.
-    ice_heterogeneity : the statistics of a result, with bands.
+        ``ice_sd``, ``cice_sd``, ``dice_sd`` (other dims, ``dim``) and ``heterogeneity_index``
+        (other dims).
 
     Examples
     --------
@@ -220,42 +168,38 @@ def ice_heterogeneity(
     Parameters
     ----------
     result : xarray.DataTree
-        Output of :func:`pdpboot.bootstrap_partial_dependence` (with
-        ``statistics=["heterogeneity"]`` and/or ``"ice"``) or of
-        :func:`pdpboot.partial_dependence` with ``kind="individual"``/``"both"``.
+        Output of :func:`pdpboot.bootstrap_partial_dependence` with ``statistics="heterogeneity"``
+        or ``"ice"``, or of :func:`pdpboot.partial_dependence` with ``kind="individual"``/``"both"``.
     features : str or list of str, optional
         1-D features to report (default: every 1-D node).
     source : {"auto", "loop", "ice"}
-        Where the statistics come from (see the module notes): ``loop`` - the
-        statistics computed in the resample loop over all background rows;
-        ``ice`` - recomputed from stored ICE curves; ``auto`` - ``loop`` when
-        present, else ``ice``.
+        ``loop``: the statistics computed in the resample loop over all background rows, weighted
+        by their multiplicities; ``ice``: recomputed from the stored ICE curves (unweighted);
+        ``auto``: ``loop`` when present, else ``ice``.
     confidence_level : float or None
-        Level of the bands added by :func:`pdpboot.confidence_bands` when
-        resamples exist; None for none.
+        Level of the bands added when resamples exist; None for none.
     method : {"percentile", "basic", "normal", "bc", "bca"}
-        Band method (:func:`pdpboot.confidence_bands`).  Every statistic here is
-        >= 0, so band bounds are clipped at 0.  The default, ``percentile``, is
-        kept from a coverage study (``experiments/bounded_statistics.py``: Goldstein
-        et al.'s DGP, well-specified OLS, n = 300, B = 200, R = 150 data sets,
-        population d-ICE SD of ``x2`` = 5): 95 % intervals of the grid-mean
-        ``dice_sd`` covered the learner's expected value in 0.933 (MC SE 0.020)
-        with ``percentile``, 0.940 ``basic``, 0.947 ``normal``, ``bc`` and
-        ``bca`` - no method is distinguishable at this Monte Carlo precision,
-        and ``percentile`` is the one that did not fail for H2
-        (:func:`pdpboot.h_statistic`).
+        Band method (:func:`pdpboot.confidence_bands`); bounds are clipped at 0.
     simultaneous : bool
         Simultaneous bands over each whole curve.
 
     Returns
     -------
     xarray.DataTree
-        One child per 1-D feature (same node names and attrs as ``result``,
-        plus ``attrs["source"]``) with ``ice_sd``, ``cice_sd``, ``dice_sd``
-        (``output``, feature) and ``heterogeneity_index`` (``output``); with
-        resamples also ``<stat>_resamples`` (``resample`` first) and, unless
-        ``confidence_level`` is None, ``<stat>_band`` (``ci_bound``, ...),
-        ``<stat>_se`` and ``<stat>_bias``.  Root attrs are the result's.
+        One child per 1-D feature (the result's node names and attrs, plus ``source``) with
+        ``ice_sd``, ``cice_sd``, ``dice_sd`` (``output``, feature) and ``heterogeneity_index``
+        (``output``); with resamples also ``<stat>_resamples`` and their ``_band``, ``_se`` and
+        ``_bias``.  Root attrs are the result's.
+
+    Examples
+    --------
+    >>> import numpy as np, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=20,
+    ...                                            grid_resolution=4, statistics="heterogeneity", rng=0)
+    >>> sorted(v for v in ice_heterogeneity(res)["x0"].ds.data_vars if v.endswith("_band"))
+    ['cice_sd_band', 'dice_sd_band', 'heterogeneity_index_band', 'ice_sd_band']
     """
     if not isinstance(result, xr.DataTree):
         raise TypeError(f"result must be a pdpboot result (xarray.DataTree), got {type(result).__name__}.")

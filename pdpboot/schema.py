@@ -1,75 +1,15 @@
-"""The written schema of pdpboot results, and small helpers to navigate it.
+"""The schema of pdpboot results, and helpers to navigate it.
 
-A result is an :class:`xarray.DataTree` with one child node per requested
-feature set.
-
-Node
-    Named by :func:`node_name`: a feature's name, or a pair's names joined by
-    ``"__"``, with the few characters that would make names ambiguous or
-    unusable as DataTree paths percent-escaped (``%`` -> ``%25``, ``/`` ->
-    ``%2F``, runs of two or more ``_`` -> ``%5F`` each, and, in pairs, a
-    leading/trailing ``_``; ``.`` and ``..`` -> ``%2E``; an empty name is
-    ``%``).  Ordinary names are unchanged (``"x0"``, ``"x0__x1"``), and
-    distinct feature sets always get distinct node names.  The features
-    themselves are in ``attrs["features"]`` (the list of the node's feature
-    names, 1 or 2); look nodes up with :func:`get_node`.
-    ``attrs["categorical"]`` is a list of 0/1 flags (one per feature).
-
-Dims
-    One per feature, **named after the feature**, whose coordinate is the grid
-    (numbers, or category levels for categorical features); ``resample``
-    (0..B-1); ``instance`` (the rows whose ICE curves are kept; coordinate =
-    original row label); ``output`` (class labels for classifiers - all classes,
-    binary included - or target names for regressors); ``ci_bound`` =
-    ``["lower", "upper"]``.
-
-Variables
-    ``pd`` (``output``, *features): estimate from the fit on the full data.
-    ``pd_resamples`` (``resample``, ``output``, *features): one curve/surface
-    per resample.  ``ice`` (``instance``, ``output``, *features), optional, and
-    ``ice_resamples`` (``resample``, ``instance``, ``output``, *features) when
-    the bootstrap keeps ICE curves of fixed instances.
-    :func:`pdpboot.confidence_bands` adds ``pd_band`` (``ci_bound``,
-    ``output``, *features), ``pd_se`` and ``pd_bias`` (``output``, *features).
-    Any statistic ``s`` follows the same pattern: ``s``, ``s_resamples``,
-    ``s_band``.  ALE results (:func:`pdpboot.bootstrap_ale`) hold ``ale`` /
-    ``ale_resamples`` on the bin edges (numeric) or levels (categorical), with
-    node attrs ``effect`` (``"ale"``), ``ale_kind`` and ``bin_counts`` (rows per
-    bin, or per level).  Forest infinitesimal-jackknife results
-    (:func:`pdpboot.forest_partial_dependence`) have no resamples: ``pd``,
-    ``pd_se`` and ``pd_band`` are filled directly.
-
-Root attrs
-    Every root attr the package itself reads back (plots, bands, CLI, io):
-
-    ``creation_library``, ``creation_library_version``, ``created`` (ISO time)
-        Who made the result and when (``load`` refuses files without them).
-    ``estimator``, ``estimator_params`` (JSON), ``settings`` (JSON of all call settings), ``rng_entropy``
-        Provenance.
-    ``task`` (``regression``/``classification``), ``response`` (``predict``,
-    ``predict_proba`` or ``decision_function``), ``target_name``
-        What was averaged (axis labels, CLI summary).
-    ``n_rows``
-        Rows of the data the estimate was fitted on.
-    ``effect`` (``pd``/``ale``), ``uncertainty`` (``none``, ``bootstrap``, ``infinitesimal-jackknife``, ...),
-    ``target`` (``learner``: the PD of the learner fitted to data of this size; ``dgp``: the PD of the
-    data-generating process)
-        What the result holds and which PD its uncertainty is about.
-    ``supports``
-        JSON: statistic -> ``[lower, upper]`` (``null``: no bound) for every bounded statistic the
-        effect can produce; :func:`pdpboot.confidence_bands` clips bands into it.
-    All of them are written and read by :class:`pdpboot.header.ResultHeader`.
-    ``n_resamples``, ``resampling``, ``background``, ``subsample_size``
-        How the resamples were drawn; ``subsample_size`` (rows per resample)
-        rescales subsample deviations in :func:`pdpboot.confidence_bands`.
-    ``n_failed_resamples``, ``failed_resamples`` (JSON list of
-    ``{"resample", "error"}``), ``n_missing_class_resamples``
-        Resamples that failed (NaN in every ``*_resamples``); the last counts
-        resamples whose rows hold no row of some class (their refit gives it probability 0; a
-        decision-function refit that missed a class failed).
-    ``engine``
-        Which engine computed the feature sets of the (full-data) fit and why, e.g. ``tree: exact,
-        checked against the model's predictions`` or ``brute: tree engine failed its self-check: ...``.
+A result is an :class:`xarray.DataTree` with one child node per feature set, named by
+:func:`node_name` (``"x0"``, ``"x0__x1"``); node attrs ``features`` (the names) and
+``categorical`` (0/1 flags).  Dims: one per feature, named after it, whose coordinate is the grid;
+``resample``; ``instance`` (rows whose ICE curves are kept); ``output`` (class labels or target
+names); ``ci_bound`` (``["lower", "upper"]``).  Every statistic ``s`` (``pd``, ``ale``, ``ice``,
+``h2``, ...) comes as ``s`` and ``s_resamples`` (``resample`` first); :func:`pdpboot.confidence_bands`
+adds ``s_band``, ``s_se`` and ``s_bias``.  Root attrs are written and read by
+:class:`pdpboot.header.ResultHeader` (provenance, ``response``, ``task``, ``n_rows``, ``effect``,
+``uncertainty``, ``target``, ``supports``, ``learner_family``) plus the resampling's own
+(``resampling``, ``subsample_size``, ``n_failed_resamples``, ``engine``, ...).
 """
 
 from __future__ import annotations
@@ -116,10 +56,8 @@ def _escape(name: str, *, in_pair: bool) -> str:
 def node_name(features: Sequence[Hashable]) -> str:
     """Name of the DataTree node holding a feature set.
 
-    The mapping is injective: two different feature sets (any strings,
-    including empty ones, ones holding ``"__"``, ``"/"``, ``"%"`` or control
-    characters) never share a node name.  A 1-D name never holds ``"__"``; a
-    pair's name holds it exactly once, between the two escaped names.
+    Distinct feature sets always get distinct names: ``%``, ``/``, runs of ``_`` and (in pairs) a
+    leading or trailing ``_`` are percent-escaped; ordinary names are unchanged.
 
     Parameters
     ----------
@@ -129,8 +67,7 @@ def node_name(features: Sequence[Hashable]) -> str:
     Returns
     -------
     str
-        The escaped name of a single feature, or the two escaped names joined
-        by ``"__"``.  Ordinary names are unchanged.
+        The escaped name, or the two escaped names joined by ``"__"``.
 
     Examples
     --------
@@ -157,12 +94,7 @@ def feature_nodes(result: xr.DataTree) -> list[xr.DataTree]:
 
 
 def check_feature_dims(node: xr.DataTree) -> None:
-    """Refuse a node whose recorded features (``attrs["features"]``) are not its dimensions while it has
-    dimensions that are neither features nor reserved: a feature dimension renamed after the fact (every
-    statistic would look up the recorded name and fail deep in xarray, or take the wrong axis).
-
-    Nodes of statistics that reduced the feature dimensions away (H², heterogeneity indices) pass.
-    """
+    """Refuse a node whose feature dims were renamed, or whose numeric grid is out of order."""
     features = [str(f) for f in node.attrs["features"]]
     ds = node.to_dataset(inherit=False)
     # only the effects on the grid (pd, ale, ice, their resamples and bands) keep the feature dims; derived
