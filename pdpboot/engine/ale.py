@@ -1,60 +1,11 @@
 """Accumulated local effects (Apley & Zhu 2020, JRSS-B) of one fitted model on plain arrays.
 
-Grids
-    A numeric feature is cut into bins by the edges ``z_0 < z_1 < ... < z_K``
-    (:func:`quantile_edges`: the distinct ``k/K`` quantiles of the data,
-    inverse-ECDF rule = R's ``quantile(type=1)``, so ``z_0`` is the minimum and
-    ``z_K`` the maximum).  Bin ``k`` is ``(z_{k-1}, z_k]``; the first bin also
-    holds ``z_0``.  Rows outside ``[z_0, z_K]`` or missing are left out.  A
-    feature with levels (categorical, or ordered levels) uses
-    its ordered levels ``l_0, ..., l_{L-1}`` as grid; rows at other values are
-    left out.
-
-1-D numeric (Apley & Zhu eq. (15))
-    The local effect of bin ``k`` is the weighted mean over its rows of
-    ``f(z_k, x_{i,\\j}) - f(z_{k-1}, x_{i,\\j})``; the uncentred ALE at the edges
-    is ``g(z_0) = 0``, ``g(z_k) = sum_{m<=k} effect_m``.  It is centred so that its
-    data-weighted mean is zero, each row taking the value at its bin's midpoint
-    of the piecewise-linear curve: ``c = sum_k n_k (g(z_{k-1}) + g(z_k)) / 2 / n``
-    (the rule of R's ``ALEPlot``, ``iml`` and PyALE).
-
-Levels (categorical / ordinal)
-    The local effect between consecutive levels ``l_{k-1}, l_k`` is the
-    weighted mean of ``f(l_k, x_{i,\\j}) - f(l_{k-1}, x_{i,\\j})`` over the rows at
-    either of the two levels (both directions, as ``ALEPlot``, ``iml`` and PyALE);
-    accumulated from ``g(l_0) = 0`` and centred by the level counts:
-    ``c = sum_k n_k g(l_k) / n``.  :func:`order_levels` gives the order of
-    unordered categories.
-
-2-D numeric (Apley & Zhu eq. (13))
-    The local effect of cell ``(k, l)`` is the weighted mean over its rows of the
-    second difference ``f(z_k, w_l) - f(z_{k-1}, w_l) - f(z_k, w_{l-1}) +
-    f(z_{k-1}, w_{l-1})``, accumulated over both features from zero at the first
-    edges.  The 1-D effects of the accumulated surface are removed (its
-    differences along each feature, averaged over each cell's two edges and over
-    the cells of that bin with their counts, accumulated) and the result is
-    centred with the cell counts at the cell centres (mean of its four corners),
-    as ``ALEPlot`` does.  The result is the pure second-order effect.
-
-Empty bins (documented rule)
-    A bin, level pair or cell without rows of positive weight (common for a
-    bootstrap resample, and for 2-D cells of correlated features) borrows the
-    rows of the nearest non-empty bin(s): its local effect is the weighted mean
-    of the same difference (taken across the *empty* bin's own edges) over the
-    rows of the nearest non-empty bin(s) - both neighbours when they are
-    equally near; in 2-D the nearest cells by Euclidean distance of the cell
-    centres with each feature's bins scaled to [0, 1].  The curve therefore
-    never breaks, and for a model that is linear in the feature (a product,
-    in 2-D) the filled effect is exact.  Empty bins get weight zero in the
-    centring.  In the 2-D removal of the 1-D effects, a bin of one feature
-    without rows takes the cell counts of the nearest non-empty bin(s).
-
-Predictions are stacked: every (row, bin, corner) evaluation goes into blocks as
-large as ``memory_limit`` allows (see :func:`pdpboot.engine.brute.block_rows`),
-so a 1-D ALE of n rows usually costs one ``predict`` call of 2n rows (4n for a 2-D
-surface).  There is no grid x rows product to collapse, so the exact tree engine of
-:mod:`pdpboot.engine.tree` has nothing to add: a tree's prediction at a row's two
-bin edges is already the leaf lookup that ``predict`` does.
+A numeric feature is cut at its distinct ``k/K`` quantiles (:func:`quantile_edges`); a feature
+with levels uses its ordered levels (:func:`order_levels`).  Local effects (differences of the
+prediction across a bin, or second differences across a 2-D cell) are averaged over the bin's rows,
+accumulated from zero and centred with the bin counts, as R's ``ALEPlot`` does; the 2-D surface is
+the pure second-order effect.  An empty bin borrows the rows of the nearest non-empty bin(s), so
+the curve never breaks.  Predictions are stacked into blocks of ``memory_limit`` bytes.
 """
 
 from __future__ import annotations
@@ -71,20 +22,24 @@ KINDS = ("numeric", "levels")
 
 
 def quantile_edges(values, n_bins: int) -> np.ndarray:
-    """Bin edges of a numeric feature: the distinct ``k / n_bins`` quantiles, k = 0..n_bins.
+    """Bin edges of a numeric feature: the distinct ``k / n_bins`` quantiles (inverse ECDF).
 
     Parameters
     ----------
     values : array-like of shape (n_rows,)
         The feature's data (missing values are ignored).
     n_bins : int
-        Number of bins K asked for (fewer when quantiles coincide).
+        Number of bins asked for (fewer when quantiles coincide).
 
     Returns
     -------
     ndarray
-        Sorted distinct edges, data values (inverse-ECDF quantiles), first the
-        minimum and last the maximum.
+        Sorted distinct edges, from the minimum to the maximum.
+
+    Examples
+    --------
+    >>> quantile_edges([0.0, 1.0, 2.0, 3.0, 4.0], 2).tolist()
+    [0.0, 2.0, 4.0]
     """
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
@@ -128,25 +83,20 @@ def _frequency_distances(col: np.ndarray, codes: np.ndarray, n_levels: int) -> n
 def order_levels(X, feature: int, levels: Sequence, *, discrete: Sequence[bool]) -> np.ndarray:
     """Order the levels of a categorical feature by the similarity of the other features.
 
-    The rule of Apley & Zhu (2020, section 5.2), R's ``ALEPlot`` and ``iml``:
-    the distance between two levels is the sum over the other columns of the
-    Kolmogorov-Smirnov distance between that column's distributions within the
-    two levels (numeric columns, ECDFs compared at 100 quantiles) or half the
-    L1 distance between its relative frequencies (discrete columns); the
-    levels are ordered by their coordinate in a one-dimensional classical
-    multidimensional scaling of that distance matrix.  The sign of the
-    coordinate is chosen so that it does not decrease on average along the
-    given order of ``levels`` (ties keep that order).
+    Apley & Zhu's rule (Sec. 5.2): level distances summed over the other columns (Kolmogorov-Smirnov
+    for numeric, half the L1 distance of frequencies for discrete ones), ordered by a 1-D
+    multidimensional scaling.
 
     Parameters
     ----------
     X : DataFrame or ndarray of shape (n_rows, n_columns)
+        The data.
     feature : int
         Column position of the categorical feature.
     levels : sequence
-        Its levels, in their natural (e.g. sorted) order.
-    discrete : sequence of bool, one per column
-        Which other columns are compared by frequencies rather than ECDFs.
+        Its levels, in their natural order (which ties keep).
+    discrete : sequence of bool
+        Per column: compared by frequencies rather than ECDFs.
 
     Returns
     -------
@@ -276,20 +226,17 @@ def ale_arrays(
     Parameters
     ----------
     predict : callable
-        ``predict(X_block) -> ndarray (m, n_outputs)``, e.g.
-        :func:`pdpboot.engine.response.response_function`.
+        ``predict(X_block) -> ndarray (m, n_outputs)``.
     X : ndarray or DataFrame of shape (n_rows, n_columns)
-        The rows the ALE is computed over (a bootstrap resample's distinct rows).
+        The rows the ALE is computed over.
     feature_idx : sequence of one or two int
         Column positions of the features.
     grids : sequence of 1-D arrays
-        Per feature: bin edges (numeric, strictly increasing, e.g. from
-        :func:`quantile_edges` on the full data) or ordered levels.
+        Per feature: bin edges (strictly increasing) or ordered levels.
     kinds : sequence of {"numeric", "levels"}, optional
         Per feature; default all numeric.  2-D needs two numeric features.
     weights : ndarray of shape (n_rows,), optional
-        Non-negative row weights (bootstrap multiplicities); zero-weight rows
-        are left out.
+        Non-negative row weights; zero-weight rows are left out.
     memory_limit : int
         Bytes allowed for one stacked design block plus its predictions.
     n_outputs : int
@@ -298,8 +245,7 @@ def ale_arrays(
     Returns
     -------
     ndarray of shape (n_outputs, *grid_shape)
-        The centred ALE at the grid points (edges or levels); ``grid_shape`` is
-        ``(len(grid),)`` or ``(len(grid_0), len(grid_1))``.
+        The centred ALE at the grid points (edges or levels).
     """
     feature_idx = [int(j) for j in feature_idx]
     kinds = ["numeric"] * len(feature_idx) if kinds is None else list(kinds)
@@ -322,11 +268,7 @@ def ale_arrays(
 
 def _step_effects(predict, X, feature_idx, corner_values, signs, pair_row, pair_step, pair_w,
                   n_steps, memory_limit, n_outputs) -> np.ndarray:
-    """Weighted mean over each step's (row, step) pairs of the signed sum over corners.
-
-    ``corner_values[c][d]`` is an array (n_steps,) with the value of feature ``d`` at corner ``c``.
-    Returns an array (n_outputs, n_steps).
-    """
+    """Weighted mean over each step's (row, step) pairs of the signed sum over corners: (n_outputs, n_steps)."""
     n_pairs = pair_row.size
     n_corners = len(signs)
     total = n_pairs * n_corners

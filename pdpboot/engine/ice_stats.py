@@ -1,29 +1,10 @@
-"""NumPy layer: heterogeneity statistics of ICE curves.
+"""NumPy layer: heterogeneity statistics of ICE curves (the loop keeps only these, not the curves).
 
-All functions take plain arrays and axis numbers; :mod:`pdpboot.heterogeneity`
-wraps them for labelled results, and the bootstrap loop calls
-:func:`ice_statistics` on each refitted model so that resamples keep only the
-statistics, never the ICE tensors.
-
-Definitions (``w_i`` are the row weights, e.g. bootstrap multiplicities,
-normalised to sum to one; ``G`` is the number of grid values):
-
-``ice_sd(z)``
-    Weighted population SD (``ddof=0``) of the ICE values ``f_i(z)`` across
-    rows: ``sqrt(sum_i w_i (f_i(z) - PD(z))**2)`` with ``PD = sum_i w_i f_i``.
-``cice_sd(z)``
-    The same for centred ICE ``f_i(z) - f_i(z_1)`` (anchored at the first grid
-    value, as ``sklearn``'s ``centered=True``); 0 at ``z_1`` by construction.
-``dice_sd(z)``
-    The same for derivative ICE (see :func:`derivative_ice` for the finite
-    differences and where they sit on the grid; for a categorical feature,
-    the step from the previous level, with 0 at the first level).  Identically 0 when the
-    model is additive in the feature (Goldstein et al. 2015).
-``heterogeneity_index``
-    ``mean_g sum_i w_i (c_i(z_g) - c(z_g))**2`` where ``c_i = f_i - mean_g f_i``
-    are the mean-centred ICE curves and ``c = PD - mean_g PD`` the mean-centred
-    PD (the grid mean is unweighted).  Squared response units; 0 iff all ICE
-    curves are parallel on the grid.
+With row weights ``w_i`` summing to one: ``ice_sd(z)`` is the weighted SD (``ddof=0``) of the ICE
+values ``f_i(z)``; ``cice_sd`` the same for centred ICE ``f_i(z) - f_i(z_1)``; ``dice_sd`` for
+derivative ICE (:func:`derivative_ice`; 0 for a model additive in the feature, Goldstein et al.
+2015); ``heterogeneity_index`` the grid mean of ``sum_i w_i (c_i - c)**2`` for the mean-centred ICE
+curves ``c_i`` and PD ``c`` (0 iff all ICE curves are parallel).
 """
 
 from __future__ import annotations
@@ -49,22 +30,10 @@ def _weighted_mean(values: np.ndarray, w: np.ndarray, axis: int, keepdims: bool 
 
 
 def weighted_sd(values, weights=None, *, axis: int = 0) -> np.ndarray:
-    """Weighted population standard deviation along one axis.
+    """Weighted population standard deviation (``ddof=0``) along ``axis``; NaN where a value is NaN.
 
-    Parameters
-    ----------
-    values : array_like
-        Any shape; ``axis`` indexes instances.
-    weights : array_like of shape (values.shape[axis],), optional
-        Non-negative weights (multiplicities); uniform when omitted.
-    axis : int
-        The instance axis.
-
-    Returns
-    -------
-    ndarray
-        ``values.shape`` without ``axis``: ``sqrt(sum_i w_i (v_i - vbar)**2)``
-        with normalised weights (``ddof=0``).  NaN where any value is NaN.
+    >>> float(weighted_sd([0.0, 2.0]))
+    1.0
     """
     values = np.asarray(values, dtype=float)
     axis = axis % values.ndim
@@ -74,13 +43,7 @@ def weighted_sd(values, weights=None, *, axis: int = 0) -> np.ndarray:
 
 
 def centered_ice(ice, *, grid_axis: int = -1) -> np.ndarray:
-    """Centred ICE (c-ICE): each curve minus its value at the first grid value.
-
-    Returns
-    -------
-    ndarray
-        Same shape as ``ice``; 0 at the first grid value.
-    """
+    """Centred ICE (c-ICE): each curve minus its value at the first grid value."""
     ice = np.asarray(ice, dtype=float)
     anchor = np.take(ice, [0], axis=grid_axis)
     return ice - anchor
@@ -120,16 +83,9 @@ def derivative_ice(ice, grid, *, grid_axis: int = -1, categorical: bool = False)
     Returns
     -------
     ndarray
-        Same shape as ``ice`` (the derivative sits on the feature's own grid).
-        Numeric feature: ``numpy.gradient`` with the grid as coordinate - at
-        interior grid values the second-order central difference (exact for
-        quadratics, also on unequally spaced grids), at the two end values the
-        one-sided first difference.  Categorical feature: at level ``k >= 1``
-        the step from the previous level, ``f(level_k) - f(level_{k-1})``
-        (levels in grid order).  The first level of a categorical feature has
-        no predecessor and gets 0 by convention (like c-ICE at its anchor), as
-        does a grid with a single value; the value is 0 rather than NaN so that
-        bands over the whole curve stay defined.
+        Same shape as ``ice``.  Numeric: ``numpy.gradient`` with the grid as coordinate (central
+        differences inside, one-sided at the ends).  Categorical: the step from the previous level,
+        0 at the first level (and on a one-value grid).
     """
     ice = np.asarray(ice, dtype=float)
     axis = grid_axis % ice.ndim
@@ -148,13 +104,7 @@ def derivative_ice(ice, grid, *, grid_axis: int = -1, categorical: bool = False)
 
 
 def heterogeneity_index(ice, weights=None, *, instance_axis: int = 0, grid_axis: int = -1) -> np.ndarray:
-    """Mean over the grid of the weighted mean squared distance of mean-centred ICE to mean-centred PD.
-
-    Returns
-    -------
-    ndarray
-        ``ice.shape`` without the instance and grid axes (e.g. ``(n_outputs,)``).
-    """
+    """Grid mean of the weighted mean squared distance of mean-centred ICE to mean-centred PD."""
     ice = np.asarray(ice, dtype=float)
     instance_axis = instance_axis % ice.ndim
     grid_axis = grid_axis % ice.ndim
@@ -185,18 +135,17 @@ def ice_statistics(
     grid : array_like of shape (n_grid,)
         The feature's grid values.
     weights : array_like of shape (n_instances,), optional
-        Row weights (bootstrap multiplicities); uniform when omitted.
+        Row weights; uniform when omitted.
     categorical : bool
-        Whether the grid holds category levels (changes the d-ICE rule).
+        Whether the grid holds category levels.
     instance_axis, grid_axis : int
         Axes of ``ice`` running over instances and over the grid.
 
     Returns
     -------
     dict
-        ``ice_sd``, ``cice_sd``, ``dice_sd``: ``ice.shape`` without the instance
-        axis (e.g. (n_outputs, n_grid)); ``heterogeneity_index``: without the
-        instance and grid axes (e.g. (n_outputs,)).
+        ``ice_sd``, ``cice_sd``, ``dice_sd`` (``ice.shape`` without the instance axis) and
+        ``heterogeneity_index`` (without the instance and grid axes).
     """
     ice = np.asarray(ice, dtype=float)
     if ice.ndim < 2:
