@@ -21,12 +21,7 @@ MAX_N_RESAMPLES = 10**6
 
 
 def _plain_column(col: pd.Series) -> pd.Series:
-    """A pandas nullable/extension column as a plain NumPy-backed one (other columns unchanged).
-
-    ``Int*``/``UInt*`` become int64/uint64 (float64 when they hold missing values), ``Float*``
-    float64, ``boolean`` bool (object with NaN for missing values), ``string`` and Arrow strings
-    object with NaN for missing values.  Categorical, datetime and NumPy columns are kept.
-    """
+    """A pandas nullable/extension column as a plain NumPy-backed one (other columns unchanged)."""
     dtype = col.dtype
     if isinstance(dtype, np.dtype) or isinstance(dtype, (pd.CategoricalDtype, pd.DatetimeTZDtype)):
         return col
@@ -46,12 +41,7 @@ def _plain_column(col: pd.Series) -> pd.Series:
 
 
 def _storable_index(index: pd.Index) -> pd.Index:
-    """Row labels that netCDF/Zarr can store as the ``instance`` coordinate.
-
-    Numbers, strings, booleans and naive datetimes are kept; anything else (a MultiIndex,
-    mixed types, timezone-aware datetimes, periods, intervals, ...) becomes strings
-    (``str(label)``).
-    """
+    """Row labels netCDF/Zarr can store (numbers, strings, booleans, naive datetimes); others as strings."""
     if isinstance(index, pd.MultiIndex):
         return pd.Index([str(v) for v in index], dtype=object)
     values = np.asarray(index)
@@ -67,13 +57,10 @@ def _storable_index(index: pd.Index) -> pd.Index:
 
 
 def check_table(X) -> tuple[pd.DataFrame | np.ndarray, list[str]]:
-    """Validate the data table and name its columns.
+    """Validate the data table and name its columns (the caller's table is not modified).
 
-    pandas nullable columns (``Int64``, ``boolean``, ``string``, ...) are converted to plain
-    NumPy-backed columns (see :func:`_plain_column`) so every engine sees NumPy data, and row
-    labels netCDF cannot store (MultiIndex, mixed types, timezone-aware datetimes) become
-    strings; the caller's table is not modified.  A one-row table warns: its PD is that row's
-    ICE curve and every bootstrap resample is the same row, so bands have zero width.
+    pandas nullable columns become NumPy-backed and row labels netCDF cannot store become strings; a
+    one-row table warns (its bands have zero width).
 
     Returns
     -------
@@ -201,14 +188,7 @@ def _plain_target(y):
 
 
 def check_target(y, n_rows: int, estimator) -> np.ndarray | pd.Series | pd.DataFrame:
-    """Validate the target against X's length and the estimator type.
-
-    Nullable pandas dtypes are converted to NumPy ones; a 2-D NumPy ``y`` with several
-    columns becomes a DataFrame with columns ``y0, y1, ...`` (the ``output`` labels), one
-    with a single column becomes 1-D.  Refuses missing or infinite values, a non-numeric
-    target for a regressor, a single class, and several target columns for a classifier
-    (multi-output classification, which scikit-learn's ``partial_dependence`` refuses too).
-    """
+    """Validate the target against X's length and the estimator type (several columns: ``y0, y1, ...``)."""
     check_estimator(estimator)
     if y is None:
         raise ValueError("y is required to refit the estimator on resamples.")
@@ -253,13 +233,7 @@ def _estimator_type(estimator) -> str | None:
 
 
 def check_estimator(estimator) -> None:
-    """Refuse what is not a supervised scikit-learn-style estimator pdpboot can use.
-
-    It needs ``fit``, ``get_params`` (to be cloned) and ``predict``, ``predict_proba`` or
-    ``decision_function``; clusterers, outlier and density estimators and transformers are
-    refused (scikit-learn's ``partial_dependence`` refuses them too), as are estimator
-    classes passed instead of instances.
-    """
+    """Refuse what is not a supervised scikit-learn-style estimator instance pdpboot can use."""
     if isinstance(estimator, type):
         raise TypeError(
             f"estimator must be an estimator instance, got the class {estimator.__name__}; "
@@ -295,12 +269,7 @@ def check_multioutput_classes(estimator) -> None:
 
 
 def is_fitted(estimator) -> bool:
-    """Whether ``estimator`` is fitted.
-
-    Also validates it (:func:`check_estimator`: ``TypeError`` for objects that are not
-    supervised estimators) and refuses a fitted multiclass-multioutput classifier
-    (``ValueError``), so every public entry point checks these before any work.
-    """
+    """Whether ``estimator`` is fitted, after :func:`check_estimator` and the multioutput-classes check."""
     check_estimator(estimator)
     try:
         check_is_fitted(estimator)
@@ -313,14 +282,7 @@ def is_fitted(estimator) -> bool:
 
 
 def check_fitted_columns(estimator, X) -> None:
-    """Refuse, in one line, a table whose columns are not those a fitted ``estimator`` was fitted on.
-
-    A model fitted on a DataFrame records its columns (``feature_names_in_``); scikit-learn refuses other
-    names or another order deep in ``predict``, in several lines.  A model fitted on an array records
-    only their number (``n_features_in_``).  When the table differs, the model itself decides on one row
-    (a Pipeline whose ColumnTransformer selects columns by name takes extra or reordered columns); what
-    it refuses is refused here in one line naming the columns.  Called by every one-fit entry point.
-    """
+    """Refuse, in one line, a table whose columns are not those a fitted ``estimator`` was fitted on."""
     names = getattr(estimator, "feature_names_in_", None)
     columns = getattr(X, "columns", None)
     expected = getattr(estimator, "n_features_in_", None)
@@ -363,11 +325,7 @@ def check_positive_int(value, name: str, minimum: int, *, maximum: int | None = 
 
 
 def check_n_resamples(n_resamples, minimum: int = 2) -> int:
-    """``n_resamples`` as an int in [``minimum``, :data:`MAX_N_RESAMPLES`] (10**6).
-
-    Every resample's seed is spawned before the first fit, so an absurd value would hang
-    there; the bound makes it an immediate error instead.
-    """
+    """``n_resamples`` as an int in [``minimum``, :data:`MAX_N_RESAMPLES`]."""
     if isinstance(n_resamples, numbers.Real) and not isinstance(n_resamples, numbers.Integral):
         raise ValueError(
             f"n_resamples must be an integer between {minimum} and {MAX_N_RESAMPLES}, got the "
@@ -391,15 +349,9 @@ def check_ice(ice) -> bool | int:
 
 
 def check_rng(rng):
-    """The seed argument ``rng``: None, an int >= 0, a SeedSequence, a BitGenerator or a Generator.
+    """The seed ``rng`` (None, an int >= 0, a SeedSequence, BitGenerator or Generator), unchanged.
 
-    A legacy ``numpy.random.RandomState`` is refused with ``TypeError`` (converting it would
-    silently consume and depend on its hidden state): pass ``rng=0`` or
-    ``rng=np.random.default_rng(0)``.
-
-    Returns
-    -------
-    The argument, unchanged (ready for ``numpy.random.default_rng``).
+    A legacy ``numpy.random.RandomState`` is refused with ``TypeError``.
     """
     if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)):
         return rng
@@ -426,11 +378,7 @@ def check_probability(value, name: str) -> float:
 
 
 def check_enough_rows(X, minimum: int = 2, *, what: str = "the bootstrap") -> None:
-    """Refuse a table with fewer than ``minimum`` rows for ``what`` (before any grid is built).
-
-    A one-row table otherwise reaches the grid and is reported as "feature is constant", and every
-    resample of it is the same row.  Objects without a length are left to :func:`check_table`.
-    """
+    """Refuse a table with fewer than ``minimum`` rows for ``what`` (before any grid is built)."""
     try:
         n_rows = len(X)
     except TypeError:
@@ -444,12 +392,7 @@ def check_enough_rows(X, minimum: int = 2, *, what: str = "the bootstrap") -> No
 
 def check_subsample_fraction(subsample_fraction, n_rows: int, resampling: str = "subsample", *,
                              minimum: int = 2):
-    """``subsample_fraction`` in (0, 1) leaving every subsample at least ``minimum`` rows.
-
-    Each subsample has ``floor(subsample_fraction * n_rows)`` rows (:func:`pdpboot.engine.resample.draw_rows`);
-    a fraction that leaves fewer is refused here instead of failing inside the model's ``fit``.  Other
-    ``resampling`` schemes do not use it: it is returned unchanged.
-    """
+    """``subsample_fraction`` in (0, 1) leaving every subsample at least ``minimum`` rows."""
     if resampling != "subsample":
         return subsample_fraction
     if (isinstance(subsample_fraction, (bool, np.bool_)) or not isinstance(subsample_fraction, numbers.Real)
@@ -504,15 +447,7 @@ def check_target_names(target_names, n_targets: int) -> list[str] | None:
 
 
 def check_predictions_finite(per_node: Mapping, *, what: str = "the model fitted on the full data") -> None:
-    """Refuse PD/ICE arrays holding NaN or infinite values (a model that predicts NaN).
-
-    Parameters
-    ----------
-    per_node : mapping
-        Node name -> variable name -> ``(dims, array)`` (the output of the evaluation).
-    what : str
-        Which model, for the message.
-    """
+    """Refuse PD/ICE arrays (node -> variable -> ``(dims, array)``) holding NaN or infinite values."""
     for node, variables in per_node.items():
         for var, (_, arr) in variables.items():
             values = np.asarray(arr)

@@ -1,33 +1,9 @@
 """Save and load results (netCDF; Zarr with the optional ``zarr`` extra).
 
-What ``save`` writes, besides the result itself (all removed again by ``load``):
-
-- root attr ``pdpboot_schema_version`` (:data:`SCHEMA_VERSION`): marks the file as a pdpboot
-  result; ``load`` refuses files without it (files from before checksums, whose root says
-  ``creation_library="pdpboot"``, load with a warning);
-- attr ``pdpboot_checksums`` on every node: a SHA-256 digest of every variable (values, dims,
-  attrs) and of the node's attrs; ``load`` recomputes them and refuses a file whose content
-  changed (a flipped bit, a missing Zarr chunk read back as NaN).  ``load(..., verify=False)``
-  skips the check;
-- root attr ``pdpboot_manifest`` (covered by the root's checksums): every node of the tree, at
-  any depth, with a digest of its checksums; ``load`` refuses a file with a node missing (a
-  deleted group), an extra node (one added, even with its own valid checksums) or a node
-  replaced by another result's;
-- values are stored in the dtype they are read back with, and the checksums are computed over
-  exactly that: object arrays of ints, floats, bools or timestamps become int64, float64, bool or
-  datetime64[ns]; any other object array (text with missing values, mixed types) is stored as
-  JSON strings (listed in ``pdpboot_json_strings``) and decoded by ``load``.  ``save`` reads
-  the written file back and verifies it before moving it into place, so a file that would fail
-  its own checksums is never written;
-- names netCDF or a file system cannot store (leading punctuation, control characters,
-  ``/``, more than 255 bytes, ...) are stored as ``pdpboot_name_<k>`` / ``pdpboot_group_<k>``
-  with the originals in ``pdpboot_encoded_names`` (same rule for netCDF and Zarr);
-- attrs holding NUL characters (which netCDF drops) in ``pdpboot_encoded_attrs`` (JSON), and
-  string variables holding NUL as JSON strings (listed in ``pdpboot_json_strings``);
-- the names of the list-valued attrs of every node and variable in ``pdpboot_list_attrs`` (netCDF
-  reads a one-element list back as a scalar and a numeric list as an array): ``load`` turns them
-  back into lists, whoever wrote them, so this module knows no other module's attr names.  Files
-  written before it (no ``pdpboot_list_attrs`` at the root) get the lists of that time restored.
+``save`` records a schema version, a SHA-256 checksum of every variable and node, and a manifest of
+the nodes; ``load`` verifies them and refuses a changed, truncated or spliced file.  Values are
+stored in the dtype they are read back with (other object arrays as JSON strings); names, NUL
+characters and list-valued attrs that netCDF cannot keep are encoded and restored.
 """
 
 from __future__ import annotations
@@ -168,10 +144,7 @@ def _json_cell(value, name: str) -> str:
 
 
 def _storable(ds: xr.Dataset) -> tuple[xr.Dataset, list[str]]:
-    """``ds`` with object arrays in the dtype they will be read back with, and the variables to store as JSON.
-
-    The checksums are computed over this dataset, so they describe exactly what ``load`` returns.
-    """
+    """``ds`` with object arrays in the dtype they are read back with, and the variables to store as JSON."""
     ds = ds.copy()
     as_json = []
     for name in list(ds.variables):
@@ -396,16 +369,12 @@ def _format(path: Path) -> str:
 
 
 def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
-    """Write a result to netCDF (``.nc``) or Zarr (``.zarr``).
-
-    The file is written under a temporary name and renamed, so an interrupted
-    save never leaves a half-written file at ``path``.  It records the schema
-    version and a checksum of every variable, which :func:`load` verifies.
+    """Write a result to netCDF (``.nc``) or Zarr (``.zarr``), atomically, with checksums.
 
     Parameters
     ----------
     result : xarray.DataTree
-        A pdpboot result (any node layout; names and attrs are stored losslessly).
+        A pdpboot result (names and attrs are stored losslessly).
     path : str or path
         Ends in ``.nc`` (netCDF 4) or ``.zarr`` (a Zarr v2 store, a directory).
 
@@ -413,10 +382,6 @@ def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
     -------
     pathlib.Path
         The written path.
-
-    See Also
-    --------
-    load : read it back, identical.
 
     Examples
     --------
@@ -490,20 +455,13 @@ def load(path: str | os.PathLike, *, verify: bool = True) -> xr.DataTree:
     path : str or path
         A ``.nc`` file or ``.zarr`` store written by :func:`save`.
     verify : bool
-        Recompute every variable's checksum and compare it with the one
-        recorded by :func:`save`, and check that the file holds exactly the
-        nodes recorded in the root's manifest - none missing, none added,
-        none replaced (``ValueError`` naming them).  ``False`` skips both
-        (faster for large results; reads a damaged file anyway).
+        Check every checksum and the node manifest (``ValueError`` naming what changed);
+        ``False`` skips both.
 
     Returns
     -------
     xarray.DataTree
         The result, identical to the one saved.
-
-    See Also
-    --------
-    save
 
     Examples
     --------
