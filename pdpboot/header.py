@@ -1,12 +1,8 @@
-"""The root attrs of every result, in one place: :class:`ResultHeader`.
+"""The root attrs of every result, in one place: :class:`ResultHeader` (standard library only).
 
-Every public computation (one-fit PD and ALE, the refit bootstrap, the forest
-jackknife, the H statistics) describes its result with a ``ResultHeader`` and
-writes it with :meth:`ResultHeader.to_attrs`; readers (bands, plots, the
-command line) get it back with :meth:`ResultHeader.from_attrs`.  The rule
-that turns a response method and the output labels into ``task`` and
-``target_name`` is written once, in :meth:`ResultHeader.describe`.  The
-attrs are netCDF-safe (strings and numbers).  Standard library only.
+Every computation describes its result with :meth:`ResultHeader.describe` (which also decides
+``task``, ``target_name`` and ``learner_family``) and writes it with :meth:`ResultHeader.to_attrs`;
+readers get it back with :meth:`ResultHeader.from_attrs`.  The attrs are netCDF-safe.
 """
 
 from __future__ import annotations
@@ -85,11 +81,10 @@ def learner_family(estimator) -> str | None:
 
 
 def run_config(attrs: Mapping) -> dict:
-    """The configuration a ``pdpboot run`` recorded in a result's root attrs (``cli_config``), parsed once.
+    """The configuration a ``pdpboot run`` recorded in a result's root attrs (``cli_config``), parsed.
 
-    ``{}`` for a result made in Python (no ``cli_config``); a recorded text that is not JSON comes back
-    as ``{"unparsed": text}`` (still one run's, still told apart from another run's).  The one reader
-    of ``cli_config`` behind :func:`run_identity` and :func:`describe_origin`.
+    ``{}`` for a result made in Python; a recorded text that is not JSON comes back as
+    ``{"unparsed": text}``.
 
     >>> run_config({"cli_config": '{"data": "a.csv"}'})
     {'data': 'a.csv'}
@@ -107,14 +102,8 @@ def run_config(attrs: Mapping) -> dict:
 
 
 def run_identity(attrs: Mapping) -> str:
-    """What the result files of one computation share, from a result's root attrs.
+    """What the result files of one computation share: a run's ``cli_config``, else the call's provenance.
 
-    A ``pdpboot run`` writes its configuration (``cli_config``: options, the data's SHA-256, the
-    creation time) into every file it writes, so its ``results.nc`` and ``ale.nc`` share it and no other
-    run's files do.  A result made in Python is one call: its creation time, estimator, seed and rows.
-
-    >>> run_identity({"cli_config": '{"created": "t"}'}) == run_identity({"cli_config": '{"created": "t"}'})
-    True
     >>> run_identity({"created": "t1", "estimator": "m"}) == run_identity({"created": "t2", "estimator": "m"})
     False
     """
@@ -152,34 +141,29 @@ class ResultHeader:
     estimator, estimator_params, settings : str
         ``repr`` of the estimator, its parameters (JSON) and every call setting (JSON).
     response : str
-        ``predict``, ``predict_proba`` or ``decision_function``.
+        ``predict``, ``predict_proba`` or ``decision_function`` (``task`` follows from it).
     target_name : str
         The regression target's name or ``"class"``.
-    task : str
-        ``regression``/``classification``: a property of ``response`` (:func:`task_name`), written
-        by :meth:`to_attrs`.
     n_rows : int
         Rows of the data the estimate was computed on.
     learner_family : str, optional
-        ``"gradient boosting"`` for such learners (:func:`learner_family`); ``None`` (not written) otherwise.
+        ``"gradient boosting"`` for such learners (:func:`learner_family`); not written otherwise.
     effect : str
-        ``"pd"`` or ``"ale"`` (the effect a result's main variables hold).
+        ``"pd"`` or ``"ale"``.
     target : {"learner", "dgp"}
-        Which PD the uncertainty is about (see :data:`TARGETS`).
+        Which PD the uncertainty is about.
     uncertainty : str
-        ``"none"`` (one fit), ``"bootstrap"`` (refits), ``"infinitesimal-jackknife"``, ...
+        ``"none"`` (one fit), ``"bootstrap"``, ...
     n_resamples : int
+        Number of resamples.
     rng_entropy : str, optional
         Entropy of the root seed.
     supports : str
-        JSON: statistic -> ``[lower, upper]`` (``null``: no bound), the range of values each
-        bounded statistic of the effect can take (``h2`` ``[0, null]``, a probability ``pd``
-        ``[0, 1]``, ...); :func:`pdpboot.confidence_bands` clips band bounds into it.
+        JSON: statistic -> ``[lower, upper]``, the range bands are clipped into.
     created, creation_library_version : str
-        (``creation_library`` is always ``"pdpboot"``.)
+        Creation time and version.
     extra : dict
-        Further attrs of one method (e.g. ``resampling``, ``subsample_size``, ``n_estimators``, the
-        bootstrap's ``n_failed_resamples``).
+        Further attrs of one method (``resampling``, ``subsample_size``, ...).
     """
 
     #: written by :meth:`to_attrs` as ``creation_library``
@@ -211,11 +195,7 @@ class ResultHeader:
     @classmethod
     def describe(cls, estimator, settings: Mapping, *, response: str, outputs, n_rows: int,
                  **fields) -> ResultHeader:
-        """The header of a result computed with ``estimator`` and ``settings``.
-
-        ``task`` and ``target_name`` follow from ``response`` and ``outputs``; ``fields`` are
-        further attributes (``effect``, ``uncertainty``, ...); unknown names go to ``extra``.
-        """
+        """The header of a result computed with ``estimator`` and ``settings`` (unknown ``fields`` go to ``extra``)."""
         params = {k: jsonable(v) for k, v in estimator.get_params(deep=False).items()}
         if not isinstance(fields.get("supports", ""), str):
             fields["supports"] = json.dumps({k: list(v) for k, v in sorted(fields["supports"].items())})
