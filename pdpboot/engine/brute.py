@@ -1,19 +1,9 @@
 """Model-agnostic ("brute force") partial dependence and ICE.
 
-For every grid point ``z`` and background row ``i`` the model is evaluated at
-``(z, x_C^(i))``.  Instead of one prediction call per grid point, the
-(grid point x background row) pairs are stacked into blocks that are as large
-as ``memory_limit`` allows and sent to the model in one call each.
-
-Memory bound: one block holds ``m`` stacked rows, with
-``m * (bytes per design row + 8 * n_outputs + 24 index bytes) <= memory_limit``
-(at least one row).  With ``individual=False`` nothing of size rows x grid is kept: each
-block is reduced to weighted sums per grid point as soon as it is predicted.
-
-Block size and stacking order per model family (:func:`block_plan`) and the column-wise
-pipeline shortcut (:func:`split_pipeline`) were chosen from measurements (issue 14 item 4,
-``benchmarks/README.md``, "Brute-force tuning"): the result never depends on them beyond
-floating-point summation order (same inputs, same blocks, same result).
+The model is evaluated at every (grid point, background row) pair, stacked into blocks of at most
+``memory_limit`` bytes, one prediction call per block; without ICE each block is reduced to weighted
+sums at once.  Block size, stacking order and the column-wise pipeline shortcut change the speed
+only, never the result beyond floating-point summation order.
 """
 
 from __future__ import annotations
@@ -74,23 +64,12 @@ def model_family(estimator) -> str:
 
 
 def block_plan(estimator, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> tuple[int, str]:
-    """(block bytes, stacking order) brute force uses for ``estimator``.
-
-    The block is the family's size of :data:`FAMILY_BLOCK_BYTES`, never above
-    ``memory_limit``; the order is always ``"row"`` (each background row's grid points
-    together), which measured faster or equal for every family (LightGBM about 2x, HGB 1.4x).
-    """
+    """(block bytes, stacking order) for ``estimator``: its family's block size capped at ``memory_limit``, ``"row"``."""
     return min(int(memory_limit), FAMILY_BLOCK_BYTES[model_family(estimator)]), "row"
 
 
 class SplitPipeline:
-    """A Pipeline whose preprocessing is column-wise, split for brute force.
-
-    The background rows are transformed once (``Xt``) and each grid value of an input
-    feature is transformed on its own (:meth:`grid`); the final step then predicts the
-    stacked transformed rows.  Every transformed entry depends on its own input entry only,
-    so the predictions equal the pipeline's on the stacked input rows.
-    """
+    """A Pipeline with column-wise preprocessing, split: rows transformed once, grid values on their own."""
 
     def __init__(self, pre, final, X, Xt: np.ndarray, maps: list[list[int]]):
         self.pre, self.final, self.X, self.Xt, self.maps = pre, final, X, Xt, maps
@@ -111,11 +90,7 @@ class SplitPipeline:
 
 
 def split_pipeline(estimator, X) -> SplitPipeline | None:
-    """:class:`SplitPipeline` when ``X`` is a NumPy array and ``estimator`` is a plain
-    scikit-learn Pipeline whose steps before the last are provably column-wise
-    (:func:`pdpboot.engine.pipeline.column_map`) and produce a dense float array; else None
-    (brute force then predicts with the whole pipeline).
-    """
+    """:class:`SplitPipeline` for a NumPy ``X`` and a provably column-wise dense Pipeline, else None."""
     from sklearn.pipeline import Pipeline
 
     from .pipeline import column_map
@@ -183,11 +158,10 @@ def brute_partial_dependence(
     feature_idx : sequence of int
         Column positions of the features of interest.
     grid_values : sequence of 1-D arrays
-        Grid of each feature.  With ``points=False`` the cartesian product is
-        evaluated; with ``points=True`` the arrays have one common length P and
-        give P points.
+        Grid of each feature: their cartesian product, or with ``points=True`` P points given by
+        arrays of one common length.
     weights : ndarray of shape (n_rows,), optional
-        Non-negative row weights of the average (e.g. bootstrap multiplicities).
+        Non-negative row weights of the average.
     average, individual : bool
         Whether to return the weighted average and/or the per-row ICE.
     memory_limit : int
@@ -195,10 +169,7 @@ def brute_partial_dependence(
     n_outputs : int
         Expected number of response columns, used to size the first block.
     order : {"row", "point"}
-        Stacking order of the (row, grid point) pairs: ``"row"`` keeps each background
-        row's grid points together (the block repeats few distinct rows, which is
-        cache-friendly for most models), ``"point"`` stacks all rows for one grid point
-        after another.  The result does not depend on it.
+        Stacking order of the (row, grid point) pairs; the result does not depend on it.
 
     Returns
     -------

@@ -6,33 +6,13 @@ import numpy as np
 
 
 def pd_flatness(curves, *, categorical: bool, axis: int = -1) -> np.ndarray:
-    """How much a partial dependence curve varies: Greenwell et al.'s PD-based importance.
+    """How much a PD curve varies (Greenwell, Boehmke & McCarthy 2018, as R's ``vip::vi_firm``).
 
-    Greenwell, Boehmke & McCarthy (2018), "A simple and effective model-based variable importance
-    measure" (arXiv:1805.04755), as R's ``vip::vi_firm``: the sample standard deviation of the PD over
-    the grid (``ddof=1``) for a numeric feature, the range divided by 4 for a categorical one (about the
-    SD of a normal variable with that range, so both are on one scale).  A flat PD gives 0.
+    The SD (``ddof=1``) over the grid for a numeric feature, the range / 4 for a categorical one;
+    ``curves.shape`` without ``axis``, NaN where a curve has NaN.
 
-    Parameters
-    ----------
-    curves : array_like
-        PD values; ``axis`` runs over the grid (any other axes: resamples, outputs).
-    categorical : bool
-        Whether the grid holds category levels (range / 4) or numbers (SD).
-    axis : int, default -1
-        The grid axis.
-
-    Returns
-    -------
-    ndarray
-        ``curves.shape`` without ``axis``; NaN where a curve has NaN (a failed resample).
-
-    Examples
-    --------
-    >>> pd_flatness([[1.0, 2.0, 3.0]], categorical=False)
-    array([1.])
-    >>> pd_flatness([[1.0, 2.0, 3.0]], categorical=True)
-    array([0.5])
+    >>> pd_flatness([[1.0, 2.0, 3.0]], categorical=False), pd_flatness([[1.0, 2.0, 3.0]], categorical=True)
+    (array([1.]), array([0.5]))
     """
     curves = np.asarray(curves, dtype=float)
     if curves.shape[axis] < 2:

@@ -1,26 +1,11 @@
 """Pipelines into the exact tree engine: column-wise preprocessing, then a tree model.
 
-A :class:`~sklearn.pipeline.Pipeline` whose last step the tree engine supports and
-whose earlier steps are provably *column-wise* - every output column depends on one
-input column only - has an exact partial dependence on the transformed columns: the
-grid of an input feature is pushed through its own columns' transforms (giving one
-point per grid value in the space of its output columns; a one-hot feature is a box
-over several columns), the background rows are transformed once, and the tree engine
-runs on the transformed columns.  The result equals brute force on the pipeline.
-
-Column-wise steps (anything else: :func:`prepare_pipeline` returns None and the
-caller uses brute force):
-
-* ``ColumnTransformer`` whose transformers are column-wise (including ``"passthrough"``,
-  ``"drop"`` and the remainder), and nested ``Pipeline`` s of column-wise steps;
-* ``StandardScaler``, ``MinMaxScaler``, ``MaxAbsScaler``, ``RobustScaler``;
-* ``SimpleImputer`` without ``add_indicator`` and without dropped (all-missing) columns;
-* ``OrdinalEncoder``; ``OneHotEncoder`` without infrequent-category grouping
-  (``drop`` is fine);
-* ``FunctionTransformer`` that is *marked elementwise*: ``func`` is None (identity) or
-  a NumPy ufunc (elementwise by definition), or the transformer instance carries the
-  attribute ``pdpboot_elementwise = True`` (the user's promise that ``func`` maps each
-  entry on its own and keeps the column count).
+When every step before the tree model is provably column-wise (each output column depends on one
+input column: scalers, ``SimpleImputer`` without indicator, ``OrdinalEncoder``, ``OneHotEncoder``
+without infrequent grouping, ``ColumnTransformer`` and nested Pipelines of those, and
+``FunctionTransformer`` with ``func`` None, a NumPy ufunc or ``pdpboot_elementwise = True``), grids are
+pushed through their own columns' transforms and the tree engine runs on the transformed columns,
+giving brute force's result.  Otherwise :func:`prepare_pipeline` returns None.
 """
 
 from __future__ import annotations
@@ -237,19 +222,9 @@ class PreparedPipeline:
 
 
 def prepare_pipeline(estimator, X, response_method: str) -> PreparedPipeline | None:
-    """:class:`PreparedPipeline` when ``estimator`` is a column-wise pipeline into a supported
-    tree model, else None.
+    """:class:`PreparedPipeline` for a column-wise pipeline into a supported tree model, else None.
 
-    Parameters
-    ----------
-    estimator : fitted Pipeline
-    X : array-like of shape (n_rows, n_features)
-        Background rows in the pipeline's input space.
-    response_method : {"predict", "predict_proba", "decision_function"}
-
-    Returns
-    -------
-    PreparedPipeline or None
+    ``X`` holds the background rows in the pipeline's input space; ``response_method`` is resolved.
     """
     if type(estimator) is not Pipeline or len(estimator.steps) < 2:  # subclasses may change predict
         return None

@@ -1,23 +1,11 @@
 """The registered PD engines, the choice among them, and the record of what was chosen and why.
 
-An engine registers an :class:`Engine`: its ``name`` (a ``method=`` value), ``prepare``
-(the *supports* test and the one reading of a fitted model: returns a prepared object,
-or None when the engine does not handle the model / input / response), ``faster`` (the
-cost model: whether its estimated cost for one feature set is not above brute force's),
-``check`` (the self-check of its reading against the model's own response; a reason
-string on disagreement) and the compute function (the prepared object's
-``partial_dependence_many``).  Brute force (:mod:`.brute`) handles every model and
-is what :func:`pdpboot.engine.compute_pd_many` falls back to; it is not registered.
-
-``method="auto"`` tries the registered engines in order of registration: a feature set
-goes to the first engine that supports the model, is estimated faster than brute force
-and passes its self-check; the rest go to brute force.  ``method="<name>"`` uses that
-engine for every feature set and raises (never falls back) when it does not support the
-model or fails its self-check.
-
-Every choice is recorded as an :class:`EngineChoice` (engine and reason); collect them
-with :func:`record_engine_choices` (or ``compute_pd_many(..., choices=[])``) to put them
-in result attrs.  A self-check failure is also logged (logger ``pdpboot.engine``).
+An :class:`Engine` has a ``name`` (a ``method=`` value), ``prepare`` (reads a fitted model, or
+None when unsupported), ``faster`` (its cost model against brute force), ``check`` (a self-check
+against the model's own response) and a compute function.  ``method="auto"`` gives each feature set
+to the first registered engine that supports the model, is estimated faster and passes its
+self-check, else to brute force; ``method="<name>"`` never falls back.  Choices are recorded as
+:class:`EngineChoice` (:func:`record_engine_choices`).
 """
 
 from __future__ import annotations
@@ -35,11 +23,7 @@ logger = logging.getLogger("pdpboot.engine")
 
 @dataclass(frozen=True)
 class EngineChoice:
-    """Which engine computed one feature set, and why.
-
-    ``fallback`` is True when an exact engine was tried and refused after reading the
-    model (its self-check disagreed with the model's own predictions).
-    """
+    """Which engine computed one feature set, and why (``fallback``: an exact engine failed its self-check)."""
 
     feature_set: tuple[int, ...]
     engine: str
@@ -63,13 +47,7 @@ _RECORD: contextvars.ContextVar[list | None] = contextvars.ContextVar("pdpboot_e
 
 
 def register(engine: Engine) -> Engine:
-    """Register (or replace) an exact engine under ``engine.name``.
-
-    Raises
-    ------
-    ValueError
-        For the reserved names ``"auto"`` and ``"brute"``.
-    """
+    """Register (or replace) an exact engine under ``engine.name`` (``"auto"`` and ``"brute"`` are reserved)."""
     if engine.name in ("auto", "brute"):
         raise ValueError(f"engine name {engine.name!r} is reserved.")
     _ENGINES[engine.name] = engine

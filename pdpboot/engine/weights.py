@@ -1,10 +1,4 @@
-"""Row weights of the NumPy layer: the one check every engine function applies to ``weights``.
-
-The public functions validate the user's ``sample_weight`` first
-(:func:`pdpboot._validate.check_sample_weight`); the engine's functions take bootstrap
-multiplicities times those weights, and check them here so that each engine refuses the same inputs
-with the same message.
-"""
+"""Row weights of the NumPy layer: the one check every engine function applies to ``weights``."""
 
 from __future__ import annotations
 
@@ -19,25 +13,21 @@ def row_weights(weights, n_rows: int, *, what: str = "row", positive_sum: bool =
     Parameters
     ----------
     weights : array-like of shape (n_rows,) or None
+        The weights.
     n_rows : int
+        Rows expected.
     what : str
-        What one weight belongs to, for the message (``"row"``, ``"background row"``, ``"instance"``).
+        What one weight belongs to, for the message.
     positive_sum : bool
-        Also refuse weights that are all zero (every average divides by their sum).
+        Also refuse weights that are all zero.
 
     Returns
     -------
     ndarray of shape (n_rows,)
-
-    Raises
-    ------
-    ValueError
-        Wrong shape; a NaN, infinite or negative weight; a zero sum when ``positive_sum``.
+        The checked weights.
 
     Examples
     --------
-    >>> row_weights(None, 3)
-    array([1., 1., 1.])
     >>> row_weights([0.0, 2.0], 2)
     array([0., 2.])
     """
@@ -51,27 +41,8 @@ def row_weights(weights, n_rows: int, *, what: str = "row", positive_sum: bool =
 
 
 def average_rows(weights: np.ndarray | None, n_rows: int) -> tuple[np.ndarray, float, np.ndarray]:
-    """What a walk averaging over ``n_rows`` rows needs from their (checked) weights.
+    """(weights or all ones, divisor of the average, rows of positive weight) for a walk over ``n_rows`` rows.
 
-    Parameters
-    ----------
-    weights : ndarray of shape (n_rows,) or None
-        Checked weights (:func:`row_weights`); None for equal weights.
-    n_rows : int
-
-    Returns
-    -------
-    weights : ndarray of shape (n_rows,)
-        The weights as given, or all ones.
-    total : float
-        The divisor of the average: ``n_rows``, or the sum of the weights.
-    rows : ndarray of int64
-        The rows the walk visits: all of them, or those of positive weight (in order).
-
-    Examples
-    --------
-    >>> average_rows(None, 3)
-    (array([1., 1., 1.]), 3.0, array([0, 1, 2]))
     >>> average_rows(np.array([2.0, 0.0, 1.0]), 3)
     (array([2., 0., 1.]), 3.0, array([0, 2]))
     """
