@@ -1,10 +1,4 @@
-"""The actual outcome and the number of rows per grid bin of a feature: :func:`binned_outcome`.
-
-PDPbox's "target plot" and "information plot" put, beside the PD, what the data say: the mean
-outcome of the rows near each grid value and how many rows there are.  A PD far from the observed
-means is not wrong (the PD holds the other features fixed, the observed mean does not), but a PD
-over bins with a handful of rows rests on extrapolation.
-"""
+"""Rows and mean outcome per grid bin of a feature (PDPbox's "target plot"): :func:`binned_outcome`."""
 
 from __future__ import annotations
 
@@ -31,14 +25,14 @@ def bin_edges(grid: np.ndarray) -> np.ndarray:
 
 
 def binned_outcome(result: xr.DataTree, X, y, feature: Hashable) -> pd.DataFrame:
-    """Rows and mean outcome per grid bin of ``feature`` (PDPbox's target plot), beside a result's PD.
+    """Rows and mean outcome per grid bin of ``feature``, beside a result's PD.
 
     Parameters
     ----------
     result : xarray.DataTree
-        A pdpboot result with a 1-D node of ``feature``: its grid, categorical flag and outputs.
+        A pdpboot result with a 1-D node of ``feature``.
     X : pandas.DataFrame
-        The data (usually the rows the result was computed on); ``X[feature]`` is binned.
+        The data; ``X[feature]`` is binned.
     y : array-like of shape (n_rows,)
         The outcome: numbers (regression) or class labels (classification).
     feature : str
@@ -47,12 +41,9 @@ def binned_outcome(result: xr.DataTree, X, y, feature: Hashable) -> pd.DataFrame
     Returns
     -------
     pandas.DataFrame
-        One row per grid value and output, columns :data:`BINNED_COLUMNS`: ``value`` (the grid value
-        or level), ``low``/``high`` (the bin: numeric grid values own the rows closer to them than to
-        their neighbours - edges at the midpoints, the outer bins open; NaN for levels), ``count``
-        (rows in the bin; rows with a missing value or a level off the grid are in no bin),
-        ``output`` (the result's output: the target, or each class) and ``observed`` (the mean of
-        ``y`` in the bin, or the share of rows of that class; NaN in an empty bin).
+        One row per grid value and output, columns :data:`BINNED_COLUMNS`: ``value``, ``low``/``high``
+        (edges at the midpoints between numeric grid values; NaN for levels), ``count``, ``output``
+        and ``observed`` (the bin's mean of ``y``, or share of that class).
 
     Examples
     --------

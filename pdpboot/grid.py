@@ -31,7 +31,7 @@ class FeatureGrid:
     categorical : bool
         Whether the values are category levels.
     deciles : ndarray of shape (9,)
-        10 %..90 % deciles of the feature's data (NaN for categorical features).
+        Deciles of the feature's data (NaN for categorical features).
     """
 
     name: str
@@ -238,11 +238,7 @@ def _custom_grids(custom_values, names: list[str]) -> dict[int, np.ndarray]:
 
 
 def _check_custom_kind(name: str, col: pd.Series, values: np.ndarray) -> None:
-    """Refuse custom grid values the column cannot hold: text for a numeric column, infinite numbers.
-
-    Text on a numeric column was evaluated (the model converted ``"1"`` back to 1.0) but stored as a text
-    grid, drawn as levels; an infinite value fails deep inside the model's input check.
-    """
+    """Refuse custom grid values the column cannot hold: text for a numeric column, infinite numbers."""
     numeric_column = pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
     if numeric_column and values.dtype.kind in "USO":
         raise TypeError(f"custom_values[{name!r:.100}] holds text ({values.tolist()[:3]!r:.80}) but column "
@@ -259,20 +255,10 @@ GRID_POINT_BYTES = 32
 
 def check_grid_size(grids: Mapping[int, FeatureGrid], feature_sets: Sequence[tuple[int, ...]],
                     memory_limit: int) -> None:
-    """Refuse, before any work, a feature set whose grid cannot fit in ``memory_limit``.
+    """Refuse, before any work, a feature set whose grid (a surface: the product) cannot fit in ``memory_limit``.
 
-    A 2-D surface holds the product of its two grids' sizes; at :data:`GRID_POINT_BYTES` per point that
-    product must fit in ``memory_limit`` bytes (else NumPy raises a bare ``MemoryError`` deep inside the
-    engine, or the machine starts swapping).
-
-    Parameters
-    ----------
-    grids : mapping
-        Column position -> :class:`FeatureGrid`.
-    feature_sets : sequence of tuple of int
-        The requested 1-D and 2-D feature sets.
-    memory_limit : int
-        The computation's memory budget in bytes.
+    ``grids`` maps column positions to :class:`FeatureGrid`; ``feature_sets`` are the requested 1-D and
+    2-D feature sets.
     """
     for feature_set in feature_sets:
         sizes = [int(np.asarray(grids[p].values).size) for p in feature_set]
@@ -298,19 +284,11 @@ def make_grids(
     custom_values: Mapping | None = None,
     categorical_features=None,
 ) -> dict[int, FeatureGrid]:
-    """Build the grid of every feature that appears in a feature set.
+    """Build the grid of every feature that appears in a feature set (column position -> :class:`FeatureGrid`).
 
-    Numeric features get ``grid_resolution`` equally spaced points between the
-    ``percentiles`` of the data (scikit-learn's rule, same quantile definition),
-    or their unique values when there are fewer.  Categorical features
-    (pandas ``category``, strings, booleans, or listed in
-    ``categorical_features``) get their observed levels in order.  Missing
-    values are ignored.  ``custom_values`` (keyed by name or position) win.
-
-    Returns
-    -------
-    dict
-        Column position -> :class:`FeatureGrid`.
+    Numeric features get ``grid_resolution`` equally spaced points between the ``percentiles`` of the
+    data (scikit-learn's rule), or their unique values when fewer; categorical features get their
+    observed levels in order; ``custom_values`` win.  Missing values are ignored.
     """
     if isinstance(grid_resolution, bool) or not (isinstance(grid_resolution, numbers.Integral)
                                                    and grid_resolution >= 2):

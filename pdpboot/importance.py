@@ -1,11 +1,4 @@
-"""PD-based feature importance with bootstrap intervals: :func:`pd_importance`.
-
-Greenwell, Boehmke & McCarthy (2018) rank features by how much their PD curve varies: the SD of the
-PD over the grid (numeric features) or its range / 4 (categorical ones); R's ``vip`` calls it
-``vi_firm``.  Computed on the estimate and on every resample's curve (``pd_resamples``), it gets a
-bootstrap interval like any other statistic of the curve; it is a statistic of the *model*: a
-feature the model ignores has importance 0, and the interval says how much refitting moves it.
-"""
+"""PD-based feature importance with bootstrap intervals: :func:`pd_importance`."""
 
 from __future__ import annotations
 
@@ -34,39 +27,33 @@ def pd_importance(
 ) -> pd.DataFrame:
     """PD-based feature importance (Greenwell et al. 2018) of every 1-D node, with a bootstrap interval.
 
+    The SD of the PD over the grid (numeric features) or its range / 4 (categorical ones), computed on
+    the estimate and on every resample's curve.
+
     Parameters
     ----------
     result : xarray.DataTree
-        A pdpboot result with 1-D nodes (from :func:`pdpboot.bootstrap_partial_dependence`, or a one-fit
-        :func:`pdpboot.partial_dependence`, which gets no interval).
+        A pdpboot result with 1-D nodes (a one-fit result gets no interval).
     features : list of str, optional
         The features to rank; default: every 1-D node.
     variable : str, default "pd"
-        The curve measured (``"ale"`` for an ALE result), with its ``<variable>_resamples``.
+        The curve measured (``"ale"`` for an ALE result).
     confidence_level : float, default 0.95
         Level of the intervals.
     method : {"percentile", "basic", "normal", "bc"}, default "percentile"
-        The bootstrap interval of the importance over the resamples' curves.
+        The bootstrap interval of the importance.
 
     Returns
     -------
     pandas.DataFrame
-        One row per feature and output, columns :data:`IMPORTANCE_COLUMNS`: ``importance`` (of the
-        estimate's curve), ``lower``/``upper`` (the interval over the resamples' importances; NaN
-        without resamples), ``se`` (their SD), ``measure`` (``"sd"`` or ``"range/4"``), ``rank``
-        (1 = most important, within an output), ``method``, ``confidence_level`` and ``n_resamples``
-        (valid resamples).  Sorted by output, then rank.
+        One row per feature and output, columns :data:`IMPORTANCE_COLUMNS` (``importance``,
+        ``lower``, ``upper``, ``se``, ``measure``, ``rank`` within an output, ...), sorted by output,
+        then rank.
 
     Notes
     -----
-    An importance is never negative, so for a feature without effect its interval sits above 0
-    (refitting noise wiggles every curve): compare features, or read the PD's simultaneous band for
-    "is there an effect at all".
-
-    See Also
-    --------
-    pdpboot.plotting.plot_importance : Draws this table.
-    pdpboot.h_statistic : Interaction strength, with intervals.
+    An importance is never negative, so a feature without effect has an interval above 0: compare
+    features, or read the PD's simultaneous band for whether there is an effect at all.
 
     Examples
     --------

@@ -64,7 +64,7 @@ def model_family(estimator) -> str:
 
 
 def block_plan(estimator, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> tuple[int, str]:
-    """(block bytes, stacking order) for ``estimator``: its family's block size capped at ``memory_limit``, ``"row"``."""
+    """(block bytes, stacking order) for ``estimator``: its family's block size, at most ``memory_limit``."""
     return min(int(memory_limit), FAMILY_BLOCK_BYTES[model_family(estimator)]), "row"
 
 

@@ -16,23 +16,11 @@ def draw_rows(
     groups: np.ndarray | None = None,
     subsample_fraction: float = 0.632,
 ) -> np.ndarray:
-    """Draw the training rows of one resample.
+    """Draw the training rows of one resample (sorted positions, repeated when drawn more than once).
 
-    Parameters
-    ----------
-    scheme : {"bootstrap", "stratified", "subsample", "group"}
-        ``bootstrap``: n rows with replacement.  ``stratified``: within each
-        class, as many rows as it has, with replacement (class counts kept).
-        ``subsample``: ``floor(subsample_fraction * n)`` rows without
-        replacement.  ``group``: as many groups as there are, with
-        replacement, each contributing all its rows (a cluster bootstrap).
-    strata, groups : ndarray of shape (n_rows,), optional
-        Class labels (``stratified``) or group labels (``group``).
-
-    Returns
-    -------
-    ndarray of int
-        Row positions (sorted), repeated when drawn more than once.
+    ``bootstrap``: n rows with replacement; ``stratified``: within each class (``strata``), class counts
+    kept; ``subsample``: ``floor(subsample_fraction * n)`` rows without replacement; ``group``: whole
+    groups (``groups``) with replacement.
     """
     if scheme == "bootstrap":
         rows = rng.integers(0, n_rows, size=n_rows)
@@ -56,15 +44,7 @@ def draw_rows(
 
 
 def multiplicities(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a resample and how often each was drawn.
-
-    Returns
-    -------
-    distinct : ndarray of int
-        Sorted distinct row positions.
-    counts : ndarray of int
-        Multiplicity of each distinct row.
-    """
+    """Sorted distinct rows of a resample and how often each was drawn."""
     counts = np.bincount(rows, minlength=n_rows)
     distinct = np.flatnonzero(counts)
     return distinct, counts[distinct]

@@ -1,10 +1,4 @@
-"""Which function of a fitted model the partial dependence averages.
-
-Regressors: ``predict`` (one column per target).  Classifiers:
-``predict_proba`` (one column per class, binary included) or
-``decision_function`` (one column for binary - the positive-class score - and
-one per class otherwise).  Predicted *labels* are never averaged.
-"""
+"""Which function of a fitted model the PD averages: ``predict``, ``predict_proba`` or ``decision_function``."""
 
 from __future__ import annotations
 
@@ -65,11 +59,8 @@ def booster_link(library: str, objective: str, kind: str | None, *, classifier: 
                  unsupported, sigmoid_scale: float = 1.0):
     """Link of an XGBoost / LightGBM / CatBoost model read by the exact tree engine.
 
-    ``kind`` is the reader's class of the objective (``"binary"``, ``"multiclass"``,
-    ``"identity"``, ``"exp"``, ``"logistic"``, ``"signed_square"``, or None if the reader does not know it);
-    ``sigmoid_scale`` scales a binary classifier's score (LightGBM's ``sigmoid:`` option).
-    Raises ``unsupported(reason)`` for a response other than ``predict_proba`` (classifiers)
-    or ``predict`` (regressors), and for an objective of another kind.
+    ``kind`` is the reader's class of the objective; ``sigmoid_scale`` scales a binary score.  Raises
+    ``unsupported(reason)`` for another response or objective.
     """
     expected, what, links = (("predict_proba", "classifier", _CLASSIFIER_LINKS) if classifier
                              else ("predict", "regressor", _REGRESSOR_LINKS))
@@ -83,13 +74,7 @@ def booster_link(library: str, objective: str, kind: str | None, *, classifier: 
 
 
 def resolve_response_method(estimator, response_method: str) -> str:
-    """Resolve ``"auto"`` and check the estimator offers the method.
-
-    Returns
-    -------
-    str
-        One of ``"predict"``, ``"predict_proba"``, ``"decision_function"``.
-    """
+    """Resolve ``"auto"`` and check the estimator offers the method; returns the method's name."""
     if response_method not in RESPONSE_METHODS:
         raise ValueError(
             f"response_method={response_method!r} is not one of {RESPONSE_METHODS}."
@@ -137,20 +122,9 @@ def output_labels(estimator, method: str, target_names: Sequence[str] | None, n_
 
 
 def response_function(estimator, method: str, **params) -> Callable[[object], np.ndarray]:
-    """A callable returning the response of a fitted estimator as a 2-D float array.
+    """``f(X) -> ndarray (n_rows, n_outputs)``: the resolved response ``method`` of a fitted estimator.
 
-    Parameters
-    ----------
-    estimator : fitted estimator
-    method : str
-        A resolved response method (``"predict"``, ``"predict_proba"``, ``"decision_function"``).
-    **params
-        Keywords passed to every call of the method (e.g. a library's thread count).
-
-    Returns
-    -------
-    callable
-        ``f(X) -> ndarray (n_rows, n_outputs)``.
+    ``params`` are passed to every call (e.g. a library's thread count).
     """
     bound = partial(getattr(estimator, method), **params) if params else getattr(estimator, method)
 
