@@ -1,11 +1,8 @@
-"""Measured coverage caveats (issue 27): who warns, when, with which numbers."""
+"""Coverage caveats: which bands warn and when."""
 
 from __future__ import annotations
 
-import json
-import re
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,13 +11,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 
 import pdpboot
-from pdpboot.caveats import (
-    BASIC_BCA_NOTE,
-    BOOSTING_CLASSIFIER_NOTE,
-    FOREST_IJ_NOTE,
-    is_boosting_classifier,
-    warn_interval_method,
-)
+from pdpboot.caveats import is_boosting_classifier, warn_interval_method
 
 
 def _tree(estimator: str = "LinearRegression()", name: str = "pd") -> xr.DataTree:
@@ -35,8 +26,8 @@ def _tree(estimator: str = "LinearRegression()", name: str = "pd") -> xr.DataTre
 
 
 @pytest.mark.parametrize("name", ["pd", "ale"])
-def test_basic_warns_on_curves_with_the_measured_numbers(name):
-    with pytest.warns(pdpboot.CoverageWarning, match=r"method='basic'.*0\.83-0\.90.*-0\.60"):
+def test_basic_warns_on_curves(name):
+    with pytest.warns(pdpboot.CoverageWarning, match=r"method='basic'"):
         pdpboot.confidence_bands(_tree(name=name), method="basic")
 
 
@@ -51,7 +42,7 @@ def test_other_methods_and_scalar_statistics_do_not_warn(method):
 
 def test_boosting_classifier_simultaneous_warns_pointwise_does_not():
     tree = _tree(repr(HistGradientBoostingClassifier(max_iter=60)))
-    with pytest.warns(pdpboot.CoverageWarning, match=r"0\.80-0\.89.*0\.787"):
+    with pytest.warns(pdpboot.CoverageWarning):
         pdpboot.confidence_bands(tree, simultaneous=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -67,10 +58,8 @@ def test_boosting_classifier_names():
         assert not is_boosting_classifier(text), text
 
 
-def test_notes_quote_numbers_and_warning_is_a_user_warning():
+def test_coverage_warning_is_a_user_warning_and_percentile_is_silent():
     assert issubclass(pdpboot.CoverageWarning, UserWarning)
-    assert "0.717" in FOREST_IJ_NOTE and "0.402" in FOREST_IJ_NOTE and "0.933 (0.031)" in FOREST_IJ_NOTE
-    assert "0.78-0.85" in BASIC_BCA_NOTE and "0.62" in BOOSTING_CLASSIFIER_NOTE
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_interval_method("percentile")  # no-op
@@ -127,24 +116,8 @@ def test_probability_bands_refuse_a_regression_and_warn_for_boosting():
         pdpboot.probability_bands(res, simultaneous=True)
 
 
-def _b100_record(cell: str, scheme: str) -> dict:
-    """The committed B = 100 summary's row (``experiments/summaries/classifier_se/default_B100.json``)."""
-    path = Path(__file__).resolve().parents[1] / "experiments" / "summaries" / "classifier_se" / "default_B100.json"
-    return next(r for r in json.loads(path.read_text()) if r["cell"] == cell and r["scheme"] == scheme)
-
-
-def test_subsample_is_the_default_for_probabilities_and_the_warning_quotes_the_b100_study():
-    """Issue 27 item 1: the 0.632 subsample with logit-scale bands is the default for a classifier's probabilities
-    (it covered every classifier cell at B = 100 >= 0.94 pointwise and >= 0.91 whole curve); the explicit bootstrap
-    of a boosting classifier warns with the B = 100 shortfall of the bootstrap and the remedy's numbers."""
-    from pdpboot.caveats import SUBSAMPLE_NOTE
-
-    rare = _b100_record("rare:hgb_clf", "sub632_logit")
-    quoted = f"{rare['whole']:.3f} ({rare['whole_mcse']:.3f}) whole curve (R = {rare['R']};"
-    assert quoted in SUBSAMPLE_NOTE and "It is the default" in SUBSAMPLE_NOTE
-    plain = _b100_record("rare:hgb_clf", "plain")  # the bootstrap's own shortfall there, in the boosting note
-    assert f"{plain['whole']:.3f} (MC SE {plain['whole_mcse']:.3f})" in BOOSTING_CLASSIFIER_NOTE
-    assert f"R = {plain['R']}, B = {plain['B']}) its SE was {plain['se_ratio_median']:.2f}" in BOOSTING_CLASSIFIER_NOTE
+def test_auto_is_the_subsample_on_the_logit_scale_for_probabilities():
+    """resampling='auto' gives a classifier's probabilities the 0.632 subsample with logit-scale bands."""
     rng = np.random.default_rng(2)
     X = rng.normal(size=(60, 2))
     y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
@@ -152,24 +125,3 @@ def test_subsample_is_the_default_for_probabilities_and_the_warning_quotes_the_b
                                                rng=0, execution=pdpboot.Execution(progress=False))
     assert res.attrs["resampling"] == "subsample" and res.attrs["subsample_size"] == 37  # floor(0.632 x 60)
     assert res.attrs["band_scale"] == "logit" and res.attrs["resampling_requested"] == "auto"
-    with pytest.warns(pdpboot.CoverageWarning, match=re.escape(quoted)):
-        pdpboot.confidence_bands(_tree(repr(HistGradientBoostingClassifier())), simultaneous=True)
-
-
-def test_the_default_s_quoted_ranges_are_the_b100_summary_s():
-    """Every place that quotes the classifier default's B = 100 ranges (R, pointwise, whole curve over the twelve
-    classifier cells) quotes the committed summary, not an older run of it."""
-    from pdpboot.caveats import AUTO_PROBABILITY_NOTE
-
-    path = Path(__file__).resolve().parents[1] / "experiments" / "summaries" / "classifier_se" / "default_B100.json"
-    auto = [r for r in json.loads(path.read_text()) if r["scheme"] == "sub632_logit"]
-    assert len(auto) == 12
-    r_range = f"R = {min(r['R'] for r in auto)}-{max(r['R'] for r in auto)}"
-    point = f"{min(r['pointwise'] for r in auto):.3f}-{max(r['pointwise'] for r in auto):.3f} pointwise"
-    whole = f"{min(r['whole'] for r in auto):.3f}-{max(r['whole'] for r in auto):.3f} whole curve"
-    root = Path(__file__).resolve().parents[1]
-    for text in (AUTO_PROBABILITY_NOTE, " ".join((root / "pdpboot" / "bootstrap.py").read_text().split()),
-                 " ".join((root / "pdpboot" / "logit_scale.py").read_text().split())):
-        assert r_range in text and point in text and whole in text
-    readme = " ".join((root / "README.md").read_text().replace("–", "-").split())
-    assert point in readme and whole in readme
