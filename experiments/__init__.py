@@ -69,7 +69,7 @@ STUDIES = {
 }
 
 #: What each study's ``render`` writes under the paper folder (extension-less, as main.tex names them);
-#: "run" is :func:`experiments.run.write_run_macros`.  ``tests/test_archive.py`` checks that every file the
+#: "run" is :func:`experiments.run.write_run_macros`.  ``experiments/tests/test_archive.py`` checks that every file the
 #: paper inputs is listed here and is rendered from the committed archive (``experiments/archive``).
 OUTPUTS = {
     "run": ("generated/run", "generated/pending", "generated/compute", "tables/compute", "generated/summaries"),

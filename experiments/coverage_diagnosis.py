@@ -9,7 +9,7 @@ sets with thousands of resamples each are affordable: for resample row counts ``
 ``x1 * x2``, the PD over the resample's rows at ``x_j = z`` is the design row of the
 count-weighted column means with ``x_j`` set to ``z`` (one factor of the product is then constant)
 times ``beta*`` -- what :func:`pdpboot.bootstrap_partial_dependence` computes for
-:class:`experiments.learners.LeastSquares`, checked in ``tests/test_experiments.py``.  Bands are formed
+:class:`experiments.learners.LeastSquares`, checked in ``experiments/tests/test_experiments.py``.  Bands are formed
 by the package's :func:`pdpboot.bands.band_arrays` from the first ``b`` resamples, for each ``b``
 of ``B``.  The band ``estimate -/+ z * SD``, with SD the standard deviation of the estimate over
 the R data sets (the true standard error), has no bootstrap error at all.

@@ -2,7 +2,7 @@
 
 The listings are the ``lstlisting`` environments of ``paper/main.tex`` between the markers
 ``% walkthrough:begin`` and ``% walkthrough:end``.  They are executed in order, in one namespace,
-in a scratch folder, so the code printed in the paper cannot rot: ``tests/test_experiments.py``
+in a scratch folder, so the code printed in the paper cannot rot: ``experiments/tests/test_experiments.py``
 runs them with ``fast=True``, which only shrinks the sizes (the ``SHRINK`` table) before running.
 
     python -m experiments.walkthrough            # the paper's sizes (B = 200, a few minutes)

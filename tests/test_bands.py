@@ -274,40 +274,6 @@ def test_centred_pd_band_by_hand(sample):
     np.testing.assert_allclose(out["pd_centered_band"].values[:, :, 0], 0.0, atol=1e-12)  # anchored
 
 
-def test_study_learner_of_the_simultaneous_band_study_matches_the_package():
-    """experiments.simultaneous_bands computes resample PDs on precomputed designs: same as refit + package PD."""
-    from experiments.simultaneous_bands import FastSplineRidge, SplineRidge, make_data
-
-    X, y = make_data(80, np.random.default_rng(0))
-    grid = np.linspace(-0.9, 0.9, 5)
-    counts = np.random.default_rng(1).multinomial(80, np.full(80, 1 / 80))
-    rows = np.repeat(np.arange(80), counts)
-    model = SplineRidge().fit(X[rows], y[rows])
-    expected = pdpboot.partial_dependence(model, X[rows], [0], custom_values={0: grid})["x0"].ds["pd"].values[0]
-    np.testing.assert_allclose(FastSplineRidge(X, grid).pd(y, counts), expected, atol=1e-10)
-
-
-@pytest.mark.slow
-def test_classification_probability_pd_coverage():
-    """Logistic model with an interaction, plain bootstrap: pointwise and sup-t coverage near 0.95."""
-    from experiments import _common as C
-    from experiments import classification_coverage as S
-
-    cfg = dict(S.SETTINGS["full"], n=300)
-    run = {"R": 100, "B": 100, "T": 200}
-    truth = np.mean([S._truth_fit("logistic", cfg, False, s) for s in C.seed_sequence(5, "t").spawn(run["T"])], axis=0)
-    pointwise, simultaneous = [], []
-    for seed in C.seed_sequence(5, "r").spawn(run["R"]):
-        est, res = S._repetition("logistic", cfg, run, False, seed)
-        lo, hi, *_ = band_arrays(est[None], res[:, None], level=0.95, method="percentile", simultaneous=False)
-        pointwise.append(np.mean((lo[0] <= truth) & (truth <= hi[0])))
-        lo, hi, *_ = band_arrays(est[None], res[:, None], level=0.95, method="percentile", simultaneous=True,
-                                 simultaneous_method="sup-t")
-        simultaneous.append(np.all((lo[0] <= truth) & (truth <= hi[0])))
-    print(f"pointwise {np.mean(pointwise):.3f}, simultaneous {np.mean(simultaneous):.3f} (R = 100, MC SE ~0.02)")
-    assert np.mean(pointwise) >= 0.90 and np.mean(simultaneous) >= 0.88
-
-
 @pytest.mark.filterwarnings("ignore::pdpboot.caveats.CoverageWarning", "ignore:The calibrated level")
 @pytest.mark.parametrize("method, simultaneous_method", [("percentile", "sup-t"), ("normal", "sup-t"),
                                                          ("bca", "sup-t"), ("bca", "calibrated")])

@@ -418,9 +418,16 @@ def test_model_predicting_nan_clear_error(frame):
 
 
 def test_confidence_level_numpy_float_accepted(frame):
+    """A NumPy float level gives the bands of the same Python float."""
     X, y = frame
     res = _boot(LinearRegression(), X, y, ["temp"], n_resamples=20)
-    pdpboot.confidence_bands(res, confidence_level=np.float32(0.9))
+    level = np.float32(0.9)
+    numpy_level = pdpboot.confidence_bands(res, confidence_level=level)["temp"].ds["pd_band"]
+    python_level = pdpboot.confidence_bands(res, confidence_level=float(level))["temp"].ds["pd_band"]
+    np.testing.assert_array_equal(numpy_level.values, python_level.values)
+    wider = pdpboot.confidence_bands(res)["temp"].ds["pd_band"].values  # 0.95
+    assert np.all(np.diff(wider, axis=0) >= np.diff(numpy_level.values, axis=0)) and not np.array_equal(
+        wider, numpy_level.values)
 
 
 class _SpawnGuard:

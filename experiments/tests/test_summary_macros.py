@@ -58,7 +58,7 @@ def test_every_summary_macro_the_paper_quotes_is_written(tmp_path):
     S.render(ctx)
     text = (tmp_path / "paper" / "generated" / "summaries.tex").read_text()
     written = set(re.findall(r"\\newcommand\{\\([A-Za-z]+)\}", text))
-    paper = Path(__file__).resolve().parents[1] / "paper"
+    paper = Path(__file__).resolve().parents[2] / "paper"
     used = set()
     for path in [paper / "main.tex", *sorted((paper / "sections").glob("*.tex"))]:
         used.update(re.findall(r"\\((?:Molnar|Shared|Clf|Skx)[A-Za-z]*)", path.read_text()))

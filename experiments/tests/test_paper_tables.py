@@ -8,7 +8,7 @@ from pathlib import Path
 from experiments import coverage
 from experiments.simultaneous_bands import calibrated_level_cell
 
-PAPER = Path(__file__).resolve().parents[1] / "paper"
+PAPER = Path(__file__).resolve().parents[2] / "paper"
 SOURCES = [PAPER / "main.tex", *sorted((PAPER / "sections").glob("*.tex"))]
 
 

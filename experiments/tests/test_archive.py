@@ -21,7 +21,7 @@ import pytest
 
 from experiments import OUTPUTS, STUDIES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "paper"
 ARCHIVE = ROOT / "experiments" / "archive"
 #: The whole committed archive stays small (compact summaries, never every resample).
@@ -78,7 +78,7 @@ def test_every_file_the_paper_inputs_has_a_study():
 def test_study_modules_are_named_by_what_they_study():
     """Every study key maps to an existing module of experiments/, and no module carries a bare number or
     a 'stats_' prefix instead of its subject (issue 25: s1_electricity ... s8_forest_ij, stats_*, peers)."""
-    folder = Path(__file__).resolve().parents[1] / "experiments"
+    folder = Path(__file__).resolve().parents[2] / "experiments"
     for key, module in STUDIES.items():
         assert (folder / f"{module}.py").is_file(), (key, module)
     modules = [p.stem for p in folder.glob("*.py")]

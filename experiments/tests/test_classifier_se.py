@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import xarray as xr
+from scipy.special import expit
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 import pdpboot
@@ -41,3 +43,30 @@ def test_quick_run_extends_and_reports(tmp_path):
     for rec in recs.values():
         assert 0 <= rec["pointwise_pkg"] <= 1 and rec["se_ratio_median"] > 0
     assert abs(S._sub632_scale(400) - np.sqrt(253 / 147)) < 1e-12
+
+
+def test_the_study_measured_the_bands_the_default_makes():
+    """experiments/classifier_default.py's 'sub632_logit' coverage (``classifier_se._package_bands``) equals the
+    coverage of confidence_bands' default bands of a resampling='auto' result holding the same draws."""
+    from experiments import classifier_se as cs
+
+    rng = np.random.default_rng(5)
+    n, m = 400, round(0.632 * 400)  # the study's subsample size (the package's floor(0.632 n) is 252)
+    est = expit(rng.normal(-1.5, 1.0, size=(2, 12)))
+    draws = expit(np.log(est / (1 - est)) + rng.normal(0, 0.3, size=(100, 2, 12)) / np.sqrt(m / (n - m)))
+    ds = xr.Dataset({"pd": (("output", "x"), est), "pd_resamples": (("resample", "output", "x"), draws)},
+                    coords={"output": ["a", "b"], "x": np.arange(12.0)}, attrs={"features": ["x"]})
+    tree = xr.DataTree(children={"x": xr.DataTree(ds)})
+    tree.attrs = {"response": "predict_proba", "resampling": "subsample", "band_scale": "logit", "n_rows": n,
+                  "subsample_size": m, "estimator": "LogisticRegression()"}
+    bands = pdpboot.confidence_bands(tree, simultaneous=True)["x"].ds
+    seen = set()
+    for shift in (0.0, 0.3, 0.5, 0.55, 0.6, 0.7):  # truths in, at the edge of and beyond the bands
+        truth = expit(np.log(est / (1 - est)) + shift * rng.choice([-1.0, 1.0], size=est.shape))
+        point, whole, _ = cs._package_bands(est, None, draws, truth, "sub632_logit", n, np.ones_like(est))
+        seen.add((point, whole))
+        lo, hi = bands["pd_band_pointwise"].values
+        slo, shi = bands["pd_band"].values
+        assert point == pytest.approx(np.mean((lo <= truth) & (truth <= hi)), abs=1e-12)
+        assert whole == pytest.approx(np.mean(np.all((slo <= truth) & (truth <= shi), axis=1)), abs=1e-12)
+    assert len(seen) >= 4 and min(p for p, _ in seen) < 0.6  # the truths tell bands apart

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MAIN_TEX = ROOT / "paper" / "main.tex"
 
 
