@@ -38,9 +38,9 @@ from ._validate import (
     check_subsample_fraction,
 )
 from .caveats import auto_scheme_reason
-from .engine import METHODS
+from .engine import METHODS, resample
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.resample import RESAMPLING, draw_rows
+from .engine.resample import RESAMPLING, Scheme
 
 __all__ = ["BACKGROUNDS", "BAND_SCALES", "MOVED", "ON_ERROR", "RUN_KEYWORDS", "SCHEMES", "Execution", "Resampling",
            "SchemeChoice", "check_fit_params", "moved_keywords", "resolve_execution", "resolve_resampling",
@@ -109,8 +109,9 @@ class Resampling:
 
     Examples
     --------
-    >>> Resampling("subsample", n_resamples=50, subsample_fraction=0.5).subsample_size(101)
-    50
+    >>> scheme = Resampling("subsample", subsample_fraction=0.5).scheme_for(101, None, classifier=False)
+    >>> scheme.size(101), round(scheme.rescale(101), 3)
+    (50, 0.99)
     """
 
     scheme: str = "auto"
@@ -168,28 +169,12 @@ class Resampling:
         return resolved, SchemeChoice("auto", scheme, "logit" if probabilities else "identity", output,
                                       resolved.subsample_fraction)
 
-    def subsample_size(self, n_rows: int) -> int:
-        """Rows each resample draws: ``floor(subsample_fraction * n_rows)`` for ``subsample``, else ``n_rows``."""
-        if self.scheme == "subsample":
-            return int(np.floor(self.subsample_fraction * n_rows))
-        return int(n_rows)
-
-    def bind(self, n_rows: int, y, *, classifier: bool) -> np.ndarray | None:
-        """Check the scheme against the data (before any fit); return the strata of ``stratified`` (else None)."""
+    def scheme_for(self, n_rows: int, y, *, classifier: bool) -> Scheme:
+        """The scheme that draws the jobs, bound to the data and checked against it (before any fit)."""
         if self.scheme == "auto":
             raise ValueError("resampling='auto' is resolved before binding (Resampling.resolve); this is a bug.")
-        if self.scheme == "stratified" and not classifier:
-            raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
-        if self.scheme == "group" and len(self.groups) != n_rows:
-            raise ValueError(f"resampling='group' needs groups with one label per row of X ({n_rows}); "
-                             f"got {len(self.groups)}.")
         check_subsample_fraction(self.subsample_fraction, n_rows, self.scheme)
-        return np.asarray(y) if self.scheme == "stratified" else None
-
-    def draw(self, n_rows: int, rng: np.random.Generator, strata: np.ndarray | None = None) -> np.ndarray:
-        """The sorted row positions one resample draws (repeated when drawn more than once)."""
-        return draw_rows(self.scheme, n_rows, rng, strata=strata, groups=self.groups,
-                         subsample_fraction=self.subsample_fraction)
+        return resample.SCHEMES[self.scheme].bind(self, y, n_rows=n_rows, classifier=classifier)
 
     @property
     def settings(self) -> dict:

@@ -19,7 +19,7 @@ def _data(n=60):
 
 def test_objects_are_frozen_and_validated_once():
     r = Resampling("subsample", n_resamples=10, subsample_fraction=0.5)
-    assert r.subsample_size(101) == 50 and r.groups is None
+    assert r.scheme_for(101, None, classifier=False).size(101) == 50 and r.groups is None
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.n_resamples = 3
     with pytest.raises(ValueError, match="subsample_fraction"):

@@ -1,9 +1,15 @@
-"""Every resampling scheme draws what it claims."""
+"""Every resampling scheme draws what it claims, once per job, from its job's seed."""
 
 import numpy as np
 import pytest
 
-from pdpboot.engine.resample import draw_rows, multiplicities
+from pdpboot import Resampling
+from pdpboot.engine.resample import SCHEMES, Bootstrap, Group, Stratified, Subsample, multiplicities
+
+
+def draw_rows(name, n_rows, rng, *, strata=None, groups=None, subsample_fraction=0.632):
+    options = Resampling(name, groups=groups, subsample_fraction=subsample_fraction)
+    return options.scheme_for(n_rows, strata, classifier=True).draw(n_rows, rng)
 
 
 def test_bootstrap_draws_n_with_replacement():
@@ -43,6 +49,24 @@ def test_group_keeps_groups_whole():
 def test_unknown_scheme():
     with pytest.raises(ValueError, match="resampling"):
         draw_rows("jackknife", 10, np.random.default_rng(0))
+
+
+def test_registry_holds_every_scheme_users_may_name():
+    assert SCHEMES == {"bootstrap": Bootstrap, "stratified": Stratified, "subsample": Subsample, "group": Group}
+
+
+def test_a_job_draws_its_rows_from_its_seed_first_child():
+    seed = np.random.default_rng(7)
+    job = Bootstrap().job(3, seed, 50)
+    by_hand = np.sort(seed.spawn(1)[0].integers(0, 50, size=50))
+    np.testing.assert_array_equal(job.rows, by_hand)
+    assert job.index == 3 and job.y is None and job.eval_rows is None
+
+
+def test_subsample_rescales_deviations_by_sqrt_m_over_n_minus_m():
+    scheme = Subsample(0.5)
+    assert scheme.size(101) == 50 and scheme.rescale(101) == pytest.approx(np.sqrt(50 / 51))
+    assert Bootstrap().rescale(101) == 1.0 and not Subsample.keeps_counts and Bootstrap.keeps_counts
 
 
 def test_multiplicities():
