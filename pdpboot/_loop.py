@@ -144,8 +144,7 @@ def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.n
                fit_params: dict | None = None, rows: np.ndarray | None = None, only_if_unset: bool = False):
     """A clone of ``estimator`` seeded from ``rng`` and fitted on the rows ``rows`` of ``X``, ``y``.
 
-    The one refit of every resampling loop (the bootstrap's full-data fit and resamples, the H test's
-    observed, null and cross-validation fits).
+    The one refit of every resampling run (the full-data fit and every job, whatever the scheme).
 
     Parameters
     ----------
@@ -242,15 +241,19 @@ def _thread_controller() -> ThreadpoolController:
 
 
 @contextmanager
-def fit_context(threads: int):
-    """Where every fit and evaluation runs: ``threads`` native threads, one joblib job by default.
+def fit_context(threads: int | None):
+    """Where every fit and evaluation runs: ``threads`` native threads (None: no limit), one joblib job by default.
 
-    The joblib default matters under a parallel backend (e.g. Dask): scikit-learn's
-    forests would otherwise sum their trees' predictions in several threads, in an
-    order that changes from run to run.  Estimators that set ``n_jobs`` keep it.
+    The one thread limit of the package.  The joblib default matters under a parallel backend (e.g. Dask):
+    scikit-learn's forests would otherwise sum their trees' predictions in several threads, in an order that
+    changes from run to run.  Estimators that set ``n_jobs`` keep it.
     """
-    with _thread_controller().limit(limits=threads), parallel_config(n_jobs=1):
-        yield
+    with parallel_config(n_jobs=1):
+        if threads is None:
+            yield
+        else:
+            with _thread_controller().limit(limits=threads):
+                yield
 
 
 def _warm_worker(_: int) -> int:
@@ -302,7 +305,7 @@ def start_workers(n_jobs: int | None = -1, *, rounds: int = 4) -> int:
 
 def evaluate_resample(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays:
     """Fit and evaluate one job on its rows and target (runs in a joblib worker)."""
-    with fit_context(plan.execution.threads_per_job):
+    with fit_context(plan.execution.threads):
         model = fit_clone(plan, job.rows, child(job.seed, 1), y=job.y)
         if job.eval_rows is not None:
             background, weights = job.eval_rows, row_weights(plan, job.eval_rows)
@@ -474,7 +477,7 @@ def _estimate(plan: BootstrapPlan, store: MemoryStore, full_seed, base: Evaluati
         estimate, meta = stored
         return (estimate, replace(base, response_method=meta["response"], outputs=meta["outputs"]),
                 meta.get("engine", ""))
-    with fit_context(plan.execution.threads_per_job):
+    with fit_context(plan.execution.threads):
         model = fit_clone(plan, None, full_seed, only_if_unset=True)
         resolved = resolve_response_method(model, plan.response_method)
         outputs = resolve_outputs(model, resolved, y=plan.y)

@@ -148,10 +148,10 @@ def bootstrap_partial_dependence(
     execution : Execution, optional
         How the resamples run (:class:`pdpboot.Execution`): ``n_jobs``
         (parallel resamples; results are identical for any value),
-        ``threads_per_job`` (native threads per fit, default 1: results are
-        then bit-identical for every ``n_jobs`` and backend, and a busy machine
-        does not slow OpenMP fits down; inner joblib parallelism of the
-        estimator defaults to one job as well), ``progress`` (a tqdm bar,
+        ``threads_per_job`` (native threads per fit; default: the libraries'
+        own in a sequential run, one per job in a parallel one; results are
+        bit-identical for every ``n_jobs``; inner joblib parallelism of the
+        estimator defaults to one job), ``progress`` (a tqdm bar,
         "auto": on a terminal for B >= 20, or ``progress(done, total)``),
         ``checkpoint`` (a directory where the estimate and every finished
         resample are saved as they complete; calling again with the same

@@ -493,8 +493,9 @@ def h_statistic_test(
     valid = ~np.isnan(null[:, 0])
     pvalue = (1 + np.sum(null[valid, 0] >= observed[0])) / (1 + valid.sum())
     header = ResultHeader.describe(
-        estimator, dict(plan.settings, n_resamples=plan.n_resamples, statistic=statistic), response="predict",
-        outputs=out.evaluation.outputs, n_rows=spec.n_rows, effect="h", target="learner", uncertainty="null-refits",
+        estimator, dict(plan.settings, resampling="null", n_resamples=plan.n_resamples, statistic=statistic),
+        response="predict", outputs=out.evaluation.outputs, n_rows=spec.n_rows, effect="h", target="learner",
+        uncertainty="null-refits",
         n_resamples=plan.n_resamples, created=out.created, rng_entropy=out.seed["entropy"], n_max=effect.n_max,
         statistic=float(observed[0]), statistic_name=statistic, pvalue=float(pvalue), null_model="smooth",
         noise_sd=out.scheme.noise_sd, n_failed_resamples=len(failed))

@@ -32,7 +32,10 @@ def test_objects_are_frozen_and_validated_once():
         Resampling("group")
     with pytest.raises(ValueError, match="on_error"):
         Execution(on_error="ignore")
-    assert Execution(threads_per_job=None).threads_per_job == 1
+    assert Execution().threads is None and Execution(n_jobs=2).threads == 1
+    assert Execution(threads_per_job=2).threads == 2
+    with pytest.raises(ValueError, match="threads_per_job"):
+        Execution(threads_per_job=0)
 
 
 def test_subsample_that_leaves_no_rows_is_refused_before_any_fit():

@@ -73,3 +73,36 @@ def test_multiplicities():
     distinct, counts = multiplicities(np.array([4, 1, 1, 4, 4, 0]), 6)
     np.testing.assert_array_equal(distinct, [0, 1, 4])
     np.testing.assert_array_equal(counts, [1, 2, 3])
+
+
+def test_a_new_scheme_is_its_class_and_one_registration_line(monkeypatch):
+    """A toy scheme (every job fits the first half of the rows) runs through
+    bootstrap_partial_dependence once registered, and nowhere else needs to know it."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from sklearn.linear_model import LinearRegression
+
+    import pdpboot
+    from pdpboot.engine.resample import Scheme
+
+    @dataclass(frozen=True, eq=False)
+    class FirstHalf(Scheme):
+        name: ClassVar[str] = "first-half"
+
+        def draw(self, n_rows, rng):
+            return np.arange(n_rows // 2)
+
+    monkeypatch.setitem(SCHEMES, FirstHalf.name, FirstHalf)  # what @register does
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = X[:, 0] + np.random.default_rng(1).normal(size=40)
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x0"], n_resamples=3, grid_resolution=3,
+                                               resampling="first-half", rng=0,
+                                               execution=pdpboot.Execution(progress=False))
+    half = LinearRegression().fit(X[:20], y[:20])
+    grid = res["x0"]["x0"].values
+    by_hand = [np.mean([half.predict(np.column_stack([np.full(20, g), X[:20, 1]]))]) for g in grid]
+    for b in range(3):
+        np.testing.assert_allclose(res["x0"]["pd_resamples"].values[b, 0], by_hand, rtol=1e-12)
+    assert res.attrs["resampling"] == "first-half"
+    np.testing.assert_array_equal(res["resample_counts"].values[:, :20], 1)
