@@ -174,15 +174,7 @@ RESAMPLING = tuple(SCHEMES)
 
 
 def multiplicities(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a resample and how often each was drawn.
-
-    Returns
-    -------
-    distinct : ndarray of int
-        Sorted distinct row positions.
-    counts : ndarray of int
-        Multiplicity of each distinct row.
-    """
+    """Sorted distinct rows of a resample and how often each was drawn."""
     counts = np.bincount(rows, minlength=n_rows)
     distinct = np.flatnonzero(counts)
     return distinct, counts[distinct]
