@@ -102,8 +102,9 @@ def _one_test(dgp: str, pair, cfg: dict, seed: np.random.SeedSequence) -> tuple[
     data_seed, test_seed = seed.spawn(2)
     X, y = _MAKERS[dgp](cfg["n"], rng=np.random.default_rng(data_seed))
     out = h_statistic_test(_learner(cfg["max_iter"]), X, y, pair, n_resamples=cfg["null_refits"],
-                           n_max=cfg["h_rows"], n_jobs=1, rng=np.random.default_rng(test_seed))
-    return out.statistic, out.pvalue
+                           n_max=cfg["h_rows"], rng=np.random.default_rng(test_seed),
+                           execution=pdpboot.Execution(n_jobs=1, progress=False))
+    return out.attrs["statistic"], out.attrs["pvalue"]
 
 
 def _planned_reps(cfg: dict, name: str) -> int:

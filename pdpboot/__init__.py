@@ -27,7 +27,6 @@ _PUBLIC = {
     "h_statistic": "interaction",
     "h_statistic_of_model": "interaction",
     "h_statistic_test": "interaction",
-    "HStatisticTestResult": "interaction",
     "ice_heterogeneity": "heterogeneity",
     "load": "io",
     "partial_dependence": "_pd",

@@ -10,15 +10,15 @@ statistics are computed the same way everywhere.  It returns plain arrays
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._plan import PDSpec, check_interactions, names_of_target
 from ._validate import check_target_names
 from .engine import compute_pd_many
-from .engine.hstats import interaction_statistics
+from .engine.hstats import interaction_statistics, subsample_rows
 from .engine.ice_stats import ice_statistics
 from .engine.response import output_labels, response_function
 from .schema import node_name
@@ -33,16 +33,14 @@ class MissingClassError(ValueError):
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What one fitted model is evaluated on (see :func:`evaluate_fit`)."""
+    """What one fitted model is evaluated on: the loop's part, and the effect's own fixed rows."""
 
     response_method: str  # resolved
     outputs: list  # output labels of the full-data model
-    background: np.ndarray  # row positions the PD is averaged over
+    background: np.ndarray  # row positions the effect is averaged over
     weights: np.ndarray | None = None  # weights of those rows
-    ice_rows: np.ndarray | None = None  # row positions whose ICE curves are kept
-    #: the rows H statistics are evaluated on: those of ``background`` that are in ``h_rows``, with their
-    #: weights (one fixed set for the estimate and every resample: the same statistic; None: all)
-    h_rows: np.ndarray | None = None
+    #: the effect's own fixed rows (from its ``fixed_rows``), by name; the loop passes them on unread
+    fixed: Mapping[str, np.ndarray | None] = field(default_factory=dict)
 
 
 def model_outputs(fitted, response_method: str, outputs: list) -> list:
@@ -109,11 +107,13 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity:
     spec : PDSpec
         Table, feature sets and grids.
     evaluation : Evaluation
-        Response, outputs, background rows and weights, ICE rows and H-statistic rows.
+        Response, outputs, background rows and weights; its ``fixed`` rows ``"ice"`` (whose ICE curves
+        are kept) and ``"h"`` (the H statistics use the background rows among them: one fixed set for the
+        estimate and every resample, so they are one statistic; None: all).
     heterogeneity : bool
         Also the ICE heterogeneity statistics of every 1-D feature set.
     interactions : bool
-        Also the H statistics, on the background rows that are in ``evaluation.h_rows``.
+        Also the H statistics, on the background rows that are in ``evaluation.fixed["h"]``.
 
     Returns
     -------
@@ -126,11 +126,12 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity:
         ``h_unnormalized`` (``output``) on 2-D nodes.
     """
     ev = evaluation
+    ice_rows = ev.fixed.get("ice")
     own = model_outputs(fitted, ev.response_method, ev.outputs)
     fill = 0.0 if ev.response_method == "predict_proba" else np.nan
-    same_rows = ev.ice_rows is not None and ev.weights is None and np.array_equal(ev.ice_rows, ev.background)
+    same_rows = ice_rows is not None and ev.weights is None and np.array_equal(ice_rows, ev.background)
     X_bg = spec.rows(ev.background)
-    X_ice = None if ev.ice_rows is None or same_rows else spec.rows(ev.ice_rows)
+    X_ice = None if ice_rows is None or same_rows else spec.rows(ice_rows)
     common = dict(response_method=ev.response_method, method=spec.method, memory_limit=spec.memory_limit,
                   n_outputs=len(own))
     # one engine call per kind of pass, so the model is read once for all its feature sets
@@ -167,19 +168,32 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity:
             variables["heterogeneity_index"] = (("output",), stats["heterogeneity_index"])
         out[node_name(dims)] = variables
     if interactions:
-        keep = slice(None) if ev.h_rows is None else np.isin(ev.background, ev.h_rows)
-        X_h = spec.rows(ev.background[keep])
-        stats = interaction_statistics(
-            response_function(fitted, ev.response_method), X_h, singles=[fs[0] for fs in spec.feature_sets
-                                                                         if len(fs) == 1],
-            pairs=[fs for fs in spec.feature_sets if len(fs) == 2], n_max=max(X_h.shape[0], 2),
-            weights=None if ev.weights is None else ev.weights[keep], memory_limit=spec.memory_limit,
-            n_outputs=len(own),
-        )
-        for fs, values in stats.items():
-            for name, arr in values.items():
-                out[node_name(spec.dims(fs))][name] = (("output",), align_outputs(arr, own, ev.outputs, 0, fill))
+        for name, variables in h_statistics(fitted, spec, ev, own).items():
+            out[name].update(variables)
     return out
+
+
+def h_statistics(fitted, spec: PDSpec, evaluation: Evaluation, own: list) -> NodeArrays:
+    """``h2_overall`` of the 1-D and ``h2``, ``h_unnormalized`` of the 2-D feature sets (``output``) of one
+    fitted model whose outputs are ``own``, on the background rows among ``evaluation.fixed["h"]``."""
+    ev, h_rows = evaluation, evaluation.fixed.get("h")
+    fill = 0.0 if ev.response_method == "predict_proba" else np.nan
+    keep = slice(None) if h_rows is None else np.isin(ev.background, h_rows)
+    X_h = spec.rows(ev.background[keep])
+    stats = interaction_statistics(
+        response_function(fitted, ev.response_method), X_h, singles=[fs[0] for fs in spec.feature_sets
+                                                                     if len(fs) == 1],
+        pairs=[fs for fs in spec.feature_sets if len(fs) == 2], n_max=max(X_h.shape[0], 2),
+        weights=None if ev.weights is None else ev.weights[keep], memory_limit=spec.memory_limit,
+        n_outputs=len(own),
+    )
+    return {node_name(spec.dims(fs)): {name: (("output",), align_outputs(arr, own, ev.outputs, 0, fill))
+                                       for name, arr in values.items()} for fs, values in stats.items()}
+
+
+def h_rows_of(background: np.ndarray, n_max: int | None, seed: np.random.Generator) -> np.ndarray | None:
+    """The H statistics' fixed rows: a subsample of at most ``n_max`` of ``background`` (None: no statistics)."""
+    return None if n_max is None else background[subsample_rows(background.size, n_max, seed)[0]]
 
 
 def nan_like(arrays: NodeArrays) -> NodeArrays:
@@ -253,6 +267,18 @@ class PDEffect:
 
         return cls(spec, check_ice(ice), bool(heterogeneity), check_interactions(interactions))
 
+    def fixed_rows(self, background: np.ndarray, seeds: Sequence[np.random.Generator]) -> dict:
+        """The ICE instances (drawn with ``seeds[0]``) and H-statistic rows (``seeds[1]``) among ``background``."""
+        h_rows = h_rows_of(background, self.n_max, seeds[1])
+        ice = self.ice
+        if ice is False:
+            ice_rows = None
+        elif ice is True or ice >= background.size:
+            ice_rows = background
+        else:
+            ice_rows = np.sort(seeds[0].choice(background, size=ice, replace=False))
+        return {"ice": ice_rows, "h": h_rows}
+
     def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
         return evaluate_fit(fitted, self.spec, evaluation, heterogeneity=self.heterogeneity,
                             interactions=self.n_max is not None)
@@ -267,6 +293,40 @@ class PDEffect:
         if response_method == "predict_proba":
             out.update(pd=(0.0, 1.0), ice=(0.0, 1.0), pd_centered=(-1.0, 1.0))
         return out
+
+    def node_attrs(self) -> dict[str, dict]:
+        return {}
+
+
+@dataclass(frozen=True)
+class HEffect:
+    """The H statistics of every feature set, alone (``h2_overall`` of 1-D, ``h2``, ``h_unnormalized`` of 2-D sets).
+
+    Parameters
+    ----------
+    spec : PDSpec
+        Table and feature sets (its grids are not used).
+    n_max : int
+        The statistics use a fixed subsample of at most this many background rows.
+    """
+
+    spec: PDSpec
+    n_max: int = 500
+    name: str = "h"
+
+    def fixed_rows(self, background: np.ndarray, seeds: Sequence[np.random.Generator]) -> dict:
+        return {"h": h_rows_of(background, self.n_max, seeds[1])}
+
+    def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
+        own = model_outputs(fitted, evaluation.response_method, evaluation.outputs)
+        return h_statistics(fitted, self.spec, evaluation, own)
+
+    @property
+    def settings(self) -> dict:
+        return {"interactions": self.n_max}
+
+    def supports(self, response_method: str) -> dict[str, tuple[float | None, float | None]]:
+        return {s: (0.0, None) for s in NON_NEGATIVE_STATISTICS}
 
     def node_attrs(self) -> dict[str, dict]:
         return {}

@@ -7,10 +7,13 @@ seed: the root generator spawns a fixed set of children for the full-data fit
 and the fixed subsamples, then one child per resample, all before anything is
 dispatched to joblib.  Resample ``b`` depends only on its own child, so
 results do not depend on ``n_jobs``, the joblib backend, or ``n_resamples`` (a
-larger B extends a run with the same first resamples).  Each resample's rows
-are drawn once, in the parent, as its jobs are dispatched (they also give the
-``resample_counts`` of BCa bands); the background rows of every model are
-chosen in :func:`background_rows`.  Nothing here imports xarray.
+larger B extends a run with the same first resamples).  The plan's scheme
+(:mod:`pdpboot.engine.resample`) turns each resample's child into its job,
+drawing its rows once, in the parent, before any fit (they also give the
+``resample_counts`` of BCa bands); the effect chooses its own fixed rows
+(``effect.fixed_rows``) and the background rows of every model are chosen in
+:func:`background_rows`.  Results persist to one store
+(:func:`pdpboot.checkpoint.open_store`).  Nothing here imports xarray.
 """
 
 from __future__ import annotations
@@ -28,11 +31,10 @@ from threadpoolctl import ThreadpoolController
 from ._evaluate import Evaluation, MissingClassError, NodeArrays, nan_like, resolve_outputs
 from ._plan import BootstrapPlan, fit_kwargs
 from ._validate import check_predictions_finite
-from .checkpoint import Checkpoint, plan_fingerprint
+from .checkpoint import Checkpoint, MemoryStore, open_store
 from .engine import describe_choices, record_engine_choices
-from .engine.hstats import subsample_rows
 from .engine.refit import UnfittedCopies, rows_of, seed_estimator
-from .engine.resample import multiplicities
+from .engine.resample import Job, Scheme, child, multiplicities
 from .engine.response import resolve_response_method
 from .options import Execution
 
@@ -82,7 +84,7 @@ class RunResult:
     resamples : list
         One entry per resample: its arrays, or its :class:`Failure`.
     evaluation : Evaluation
-        The full-data fit's evaluation (resolved response, outputs, background, ICE and H rows).
+        The full-data fit's evaluation (resolved response, outputs, background, the effect's fixed rows).
     counts : ndarray of shape (n_resamples, n_rows)
         How often each row was drawn into each resample (uint8, uint16 if needed).
     seed : dict
@@ -92,6 +94,8 @@ class RunResult:
     engine : str
         Which engine computed each feature set of the full-data fit, and why
         (:func:`pdpboot.engine.describe_choices`; e.g. a tree reader that failed its self-check).
+    scheme : Scheme
+        The scheme that drew the jobs, as prepared for the data (e.g. a null model's noise SD).
     """
 
     estimate: NodeArrays
@@ -101,6 +105,7 @@ class RunResult:
     seed: dict
     created: str
     engine: str = ""
+    scheme: Scheme | None = None
 
     @property
     def failures(self) -> dict[int, Failure]:
@@ -139,8 +144,7 @@ def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.n
                fit_params: dict | None = None, rows: np.ndarray | None = None, only_if_unset: bool = False):
     """A clone of ``estimator`` seeded from ``rng`` and fitted on the rows ``rows`` of ``X``, ``y``.
 
-    The one refit of every resampling loop (the bootstrap's full-data fit and resamples, the H test's
-    observed, null and cross-validation fits).
+    The one refit of every resampling run (the full-data fit and every job, whatever the scheme).
 
     Parameters
     ----------
@@ -174,9 +178,9 @@ def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.n
 
 
 def fit_clone(plan: BootstrapPlan, rows: np.ndarray | None, rng: np.random.Generator,
-              *, only_if_unset: bool = False):
-    """:func:`fit_seeded` on the plan's estimator, table, target, weights and fit parameters."""
-    return fit_seeded(plan.copies, plan.spec.X, plan.y, rng, sample_weight=plan.sample_weight,
+              *, y=None, only_if_unset: bool = False):
+    """:func:`fit_seeded` on the plan's estimator, table, target (or ``y``), weights and fit parameters."""
+    return fit_seeded(plan.copies, plan.spec.X, plan.y if y is None else y, rng, sample_weight=plan.sample_weight,
                       fit_params=plan.fit_params, rows=rows, only_if_unset=only_if_unset)
 
 
@@ -211,25 +215,12 @@ def background_rows(plan: BootstrapPlan, fixed: np.ndarray, rows: np.ndarray | N
     return distinct, row_weights(plan, distinct, counts.astype(float))
 
 
-def fixed_rows(plan: BootstrapPlan, background_seed, ice_seed, h_seed) -> tuple[np.ndarray, ...]:
-    """The estimate's background rows (a fixed subsample with ``max_background``), ICE instances and H rows.
-
-    The H-statistic rows are one fixed subsample of at most ``n_max`` background rows: the
-    estimate and every resample evaluate the H statistics on the rows of their own background
-    that are in it, so the estimate and its resamples are the same statistic.
-    """
+def fixed_background(plan: BootstrapPlan, seed: np.random.Generator) -> np.ndarray:
+    """The estimate's background rows: all rows, or a fixed subsample of ``max_background`` drawn with ``seed``."""
     n_rows, cap = plan.spec.n_rows, plan.resampling.max_background
-    background = np.arange(n_rows)
     if cap is not None and cap < n_rows:
-        background = np.sort(background_seed.choice(n_rows, size=cap, replace=False))
-    n_max = getattr(plan.effect, "n_max", None)
-    h_rows = None if n_max is None else background[subsample_rows(background.size, n_max, h_seed)[0]]
-    ice = getattr(plan.effect, "ice", False)
-    if ice is False:
-        return background, None, h_rows
-    if ice is True or ice >= background.size:
-        return background, background, h_rows
-    return background, np.sort(ice_seed.choice(background, size=ice, replace=False)), h_rows
+        return np.sort(seed.choice(n_rows, size=cap, replace=False))
+    return np.arange(n_rows)
 
 
 _CONTROLLER: dict[int, ThreadpoolController] = {}
@@ -250,15 +241,19 @@ def _thread_controller() -> ThreadpoolController:
 
 
 @contextmanager
-def fit_context(threads: int):
-    """Where every fit and evaluation runs: ``threads`` native threads, one joblib job by default.
+def fit_context(threads: int | None):
+    """Where every fit and evaluation runs: ``threads`` native threads (None: no limit), one joblib job by default.
 
-    The joblib default matters under a parallel backend (e.g. Dask): scikit-learn's
-    forests would otherwise sum their trees' predictions in several threads, in an
-    order that changes from run to run.  Estimators that set ``n_jobs`` keep it.
+    The one thread limit of the package.  The joblib default matters under a parallel backend (e.g. Dask):
+    scikit-learn's forests would otherwise sum their trees' predictions in several threads, in an order that
+    changes from run to run.  Estimators that set ``n_jobs`` keep it.
     """
-    with _thread_controller().limit(limits=threads), parallel_config(n_jobs=1):
-        yield
+    with parallel_config(n_jobs=1):
+        if threads is None:
+            yield
+        else:
+            with _thread_controller().limit(limits=threads):
+                yield
 
 
 def _warm_worker(_: int) -> int:
@@ -308,20 +303,14 @@ def start_workers(n_jobs: int | None = -1, *, rounds: int = 4) -> int:
     return len(seen)
 
 
-def _child(seed: np.random.Generator, k: int) -> np.random.Generator:
-    """Child ``k`` of ``seed`` as ``seed.spawn`` makes it on a fresh copy (whatever was spawned since)."""
-    seq = seed.bit_generator.seed_seq
-    return np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, k),
-                                                        pool_size=seq.pool_size))
-
-
-def evaluate_resample(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator,
-                      rows: np.ndarray) -> NodeArrays:
-    """Fit and evaluate one resample on its drawn ``rows`` (runs in a joblib worker)."""
-    _, fit_rng, bg_rng = (_child(seed, k) for k in range(3))
-    with fit_context(plan.execution.threads_per_job):
-        model = fit_clone(plan, rows, fit_rng)
-        background, weights = background_rows(plan, base.background, rows, bg_rng)
+def evaluate_resample(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays:
+    """Fit and evaluate one job on its rows and target (runs in a joblib worker)."""
+    with fit_context(plan.execution.threads):
+        model = fit_clone(plan, job.rows, child(job.seed, 1), y=job.y)
+        if job.eval_rows is not None:
+            background, weights = job.eval_rows, row_weights(plan, job.eval_rows)
+        else:
+            background, weights = background_rows(plan, base.background, job.rows, child(job.seed, 2))
         arrays = plan.effect.evaluate(model, replace(base, background=background, weights=weights))
     check_predictions_finite(arrays, what="this resample's refit")  # NaN output: a failure, never silent NaN
     return arrays
@@ -339,17 +328,16 @@ def guarded(on_error: str, func, *args) -> NodeArrays | Failure:
         return Failure.of(exc)
 
 
-def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generator,
-                 rows: np.ndarray) -> NodeArrays | Failure:
+def resample_job(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays | Failure:
     """One resample; a failure the plan allows to skip comes back as a :class:`Failure`.
 
     A refit that raises on a resample which drew no row of some class (a classifier that cannot be fitted
     without it) raises one line naming the class and the two ways out.
     """
     try:
-        return guarded(plan.execution.on_error, evaluate_resample, plan, base, seed, rows)
+        return guarded(plan.execution.on_error, evaluate_resample, plan, base, job)
     except Exception as exc:
-        missing = missing_classes(plan, rows)
+        missing = [] if job.rows is None else missing_classes(plan, job.rows)
         if not missing:
             raise
         labels = np.asarray(plan.y)
@@ -364,7 +352,7 @@ def resample_job(plan: BootstrapPlan, base: Evaluation, seed: np.random.Generato
 
 def class_labels(plan: BootstrapPlan) -> np.ndarray | None:
     """A classifier's 1-D class labels (``None`` for regressors, multi-output targets and ``stratified``)."""
-    if plan.resampling.scheme == "stratified" or not is_classifier(plan.estimator):
+    if plan.scheme.name == "stratified" or not is_classifier(plan.estimator):
         return None
     labels = np.asarray(plan.y)
     return labels if labels.ndim == 1 else None
@@ -378,19 +366,19 @@ def missing_classes(plan: BootstrapPlan, rows: np.ndarray) -> list:
     return [c for c in np.unique(labels) if c not in set(labels[rows].tolist())]
 
 
-def lacking_first(plan: BootstrapPlan, seeds: list, todo: list[int]) -> list[int]:
-    """``todo`` with the resamples that miss a class first: a classifier that cannot be fitted without a
+def lacking_first(plan: BootstrapPlan, jobs: list[Job]) -> list[Job]:
+    """``jobs`` with those whose rows miss a class first: a classifier that cannot be fitted without a
     class then fails after the full-data fit alone, not after every other refit (the results, indexed by
-    resample, do not depend on the order).  Rows are drawn here only when a class is rare (at most 50 rows:
-    a bootstrap misses it with probability ``exp(-50)`` otherwise)."""
+    job, do not depend on the order).  Checked only when a class is rare (at most 50 rows: a bootstrap
+    misses it with probability ``exp(-50)`` otherwise)."""
     labels = class_labels(plan)
-    if labels is None or not todo:
-        return todo
+    if labels is None or not jobs:
+        return jobs
     _, counts = np.unique(labels, return_counts=True)
     if counts.min() > 50:
-        return todo
-    lacking = {b for b in todo if missing_classes(plan, _draw(plan, seeds[b]))}
-    return [b for b in todo if b in lacking] + [b for b in todo if b not in lacking]
+        return jobs
+    lacking = [job.rows is not None and bool(missing_classes(plan, job.rows)) for job in jobs]
+    return [j for j, out in zip(jobs, lacking) if out] + [j for j, out in zip(jobs, lacking) if not out]
 
 
 def progress_bar(iterable, total: int, progress, initial: int = 0):
@@ -416,55 +404,41 @@ def _reporting(iterable, total: int, report, done: int):
         yield item
 
 
-def _draw(plan: BootstrapPlan, seed: np.random.Generator) -> np.ndarray:
-    """The row positions resample ``seed`` draws (its first child's stream)."""
-    return plan.resampling.draw(plan.spec.n_rows, _child(seed, 0), plan.strata)
-
-
-def check_resample_weights(plan: BootstrapPlan, seeds: list) -> None:
-    """Refuse, before any fit, resamples that draw only rows of ``sample_weight`` 0 (nothing to fit).
-
-    Only runs whose weights hold zeros pay for drawing the rows here (they are drawn again, identically,
-    as each job is dispatched).
-    """
+def check_resample_weights(plan: BootstrapPlan, jobs: list[Job]) -> None:
+    """Refuse, before any fit, jobs whose rows all have ``sample_weight`` 0 (nothing to fit)."""
     w = plan.sample_weight
     if w is None or np.all(w > 0):
         return
-    empty = [b for b, seed in enumerate(seeds) if not np.any(w[_draw(plan, seed)] > 0)]
+    empty = [job.index for job in jobs if job.rows is not None and not np.any(w[job.rows] > 0)]
     if empty:
         shown = ", ".join(map(str, empty[:5])) + (", ..." if len(empty) > 5 else "")
         raise ValueError(
             f"sample_weight is positive on only {int(np.sum(w > 0))} of {len(w)} rows, and {len(empty)} of "
-            f"{len(seeds)} resamples (resample {shown}) draw none of them: nothing to fit; remove the rows of "
+            f"{len(jobs)} resamples (resample {shown}) draw none of them: nothing to fit; remove the rows of "
             f"weight 0 from X, y and sample_weight (no fit or average uses them) or give more rows a positive weight")
 
 
-def _run_resamples(plan: BootstrapPlan, base: Evaluation, seeds: list, ckpt: Checkpoint | None,
-                   counts: np.ndarray) -> list:
-    """Every resample's arrays or :class:`Failure`, persisting each; stop early on too many failures.
-
-    Each resample's rows are drawn once, here, as its job is dispatched (and counted into ``counts``).
-    """
-    n, execution = plan.n_resamples, plan.execution
-    done = stored_results(ckpt, n)
-    for b in done:
-        counts[b] = np.bincount(_draw(plan, seeds[b]), minlength=plan.spec.n_rows)
-
-    todo = lacking_first(plan, seeds, [b for b in range(n) if b not in done])
-
-    def jobs():
-        for b in todo:
-            rows = _draw(plan, seeds[b])
-            counts[b] = np.bincount(rows, minlength=plan.spec.n_rows)
-            yield b, delayed(resample_job)(plan, base, seeds[b], rows)
-
-    return dispatch(execution, n, jobs(), ckpt, done)
+def row_counts(jobs: list[Job], n_rows: int) -> np.ndarray:
+    """How often each row went into each job (uint8, uint16 if needed; all rows once for ``rows=None``)."""
+    counts = np.ones((len(jobs), n_rows), dtype=np.uint16)
+    for k, job in enumerate(jobs):
+        if job.rows is not None:
+            counts[k] = np.bincount(job.rows, minlength=n_rows)
+    return counts.astype(np.uint8) if counts.max(initial=0) < 256 else counts
 
 
-def dispatch(execution: Execution, n: int, jobs, ckpt: Checkpoint | None, done: dict) -> list:
+def run_jobs(execution: Execution, call, jobs: list[Job], store: MemoryStore) -> list:
+    """Every job's arrays or :class:`Failure` (``call(job)``, a joblib-delayed call), persisted to ``store``."""
+    n = len(jobs)
+    done = {b: Failure.from_text(r) if isinstance(r, str) else r for b, r in store.stored(n).items()}
+    todo = [job for job in jobs if job.index not in done]
+    return dispatch(execution, n, ((job.index, call(job)) for job in todo), store, done)
+
+
+def dispatch(execution: Execution, n: int, jobs, store: MemoryStore, done: dict) -> list:
     """Run ``jobs`` (``(index, joblib-delayed call)`` pairs) in parallel: progress, checkpoints, failures.
 
-    Every call returns arrays or a :class:`Failure`; each result is saved in the checkpoint as it
+    Every call returns arrays or a :class:`Failure`; each result is saved in ``store`` as it
     arrives; the run stops as soon as more than ``execution.max_failure_share`` of the ``n`` jobs
     have failed.  Returns the ``n`` results in index order (``done`` holds those finished before).
     """
@@ -481,8 +455,7 @@ def dispatch(execution: Execution, n: int, jobs, ckpt: Checkpoint | None, done: 
     for k, out in enumerate(progress_bar(stream, n, execution.progress, initial=len(done))):  # bar first: it ends
         b = todo[k]
         done[b] = out
-        if ckpt is not None:
-            ckpt.save_failure(b, str(out)) if isinstance(out, Failure) else ckpt.save(b, out)
+        store.save_result(b, out)
         n_failed += isinstance(out, Failure)
         if isinstance(out, Failure) and n_failed > allowed:
             first = min(i for i, r in done.items() if isinstance(r, Failure))
@@ -496,33 +469,15 @@ def dispatch(execution: Execution, n: int, jobs, ckpt: Checkpoint | None, done: 
     return [done[b] for b in range(n)]
 
 
-def stored_results(ckpt: Checkpoint | None, n: int) -> dict:
-    """The results a checkpoint already holds (arrays, or a :class:`Failure`), by index."""
-    done: dict[int, NodeArrays | Failure] = {}
-    if ckpt is not None:
-        for b in range(n):
-            stored = ckpt.load(b)
-            if stored is not None:
-                done[b] = Failure.from_text(stored) if isinstance(stored, str) else stored
-    return done
-
-
-def _open_checkpoint(plan: BootstrapPlan, seeds: dict, created: str) -> tuple[Checkpoint | None, str]:
-    if plan.execution.checkpoint is None:
-        return None, created
-    ckpt = Checkpoint(plan.execution.checkpoint, plan_fingerprint(plan, seeds), on_error=plan.execution.on_error)
-    return ckpt, ckpt.open({"created": created})["created"]
-
-
-def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, base: Evaluation
+def _estimate(plan: BootstrapPlan, store: MemoryStore, full_seed, base: Evaluation
               ) -> tuple[NodeArrays, Evaluation, str]:
-    """The full-data fit's arrays and the evaluation every resample repeats (from the checkpoint if stored)."""
-    stored = ckpt.load_estimate() if ckpt is not None else None
+    """The full-data fit's arrays and the evaluation every resample repeats (from the store if there)."""
+    stored = store.load_estimate()
     if stored is not None:
         estimate, meta = stored
         return (estimate, replace(base, response_method=meta["response"], outputs=meta["outputs"]),
                 meta.get("engine", ""))
-    with fit_context(plan.execution.threads_per_job):
+    with fit_context(plan.execution.threads):
         model = fit_clone(plan, None, full_seed, only_if_unset=True)
         resolved = resolve_response_method(model, plan.response_method)
         outputs = resolve_outputs(model, resolved, y=plan.y)
@@ -531,13 +486,12 @@ def _estimate(plan: BootstrapPlan, ckpt: Checkpoint | None, full_seed, base: Eva
             estimate = plan.effect.evaluate(model, base)
     check_predictions_finite(estimate)
     engine = describe_choices(choices)
-    if ckpt is not None:
-        ckpt.save_estimate(estimate, {"response": resolved, "outputs": list(outputs), "engine": engine})
+    store.save_estimate(estimate, {"response": resolved, "outputs": list(outputs), "engine": engine})
     return estimate, base, engine
 
 
 def run(plan: BootstrapPlan, created: str) -> RunResult:
-    """Run a validated plan: seeds, fixed rows, the full-data fit, the resamples (checkpointed).
+    """Run a validated plan: seeds, jobs, fixed rows, the full-data fit, the jobs (persisted to one store).
 
     Parameters
     ----------
@@ -553,13 +507,15 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
     generator = root_generator(plan.rng, plan.execution.checkpoint)
     seeds = seed_record(generator)
     full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
-    resample_seeds = generator.spawn(plan.n_resamples)
-    check_resample_weights(plan, resample_seeds)
-    ckpt, created = _open_checkpoint(plan, seeds, created)
-    background, ice_rows, h_rows = fixed_rows(plan, background_seed, ice_seed, full_seed.spawn(1)[0])
-    base = Evaluation("", [], background, row_weights(plan, background), ice_rows, h_rows)
-    estimate, base, engine = _estimate(plan, ckpt, full_seed, base)
-    counts = np.zeros((plan.n_resamples, plan.spec.n_rows), dtype=np.int64)
-    resamples = _run_resamples(plan, base, resample_seeds, ckpt, counts)
-    counts = counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint16)
-    return RunResult(estimate, resamples, base, counts, seeds, created, engine)
+    n_rows = plan.spec.n_rows
+    scheme = plan.scheme.prepare(plan.spec.X, plan.y, plan.sample_weight, child(background_seed, 0))
+    jobs = [scheme.job(b, seed, n_rows) for b, seed in enumerate(generator.spawn(plan.n_resamples))]
+    check_resample_weights(plan, jobs)
+    store = open_store(plan.execution.checkpoint, plan, seeds, created=created, on_error=plan.execution.on_error)
+    background = fixed_background(plan, background_seed)
+    fixed = plan.effect.fixed_rows(background, (ice_seed, full_seed.spawn(1)[0]))
+    base = Evaluation("", [], background, row_weights(plan, background), fixed)
+    estimate, base, engine = _estimate(plan, store, full_seed, base)
+    resamples = run_jobs(plan.execution, lambda job: delayed(resample_job)(plan, base, job),
+                         lacking_first(plan, jobs), store)
+    return RunResult(estimate, resamples, base, row_counts(jobs, n_rows), seeds, store.created, engine, scheme)

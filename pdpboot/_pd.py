@@ -131,7 +131,7 @@ def one_fit_tree(estimator, effect, settings: dict, *, response_method: str, sam
     weights = check_sample_weight(sample_weight, spec.n_rows)
     resolved = resolve_response_method(estimator, response_method)
     outputs = resolve_outputs(estimator, resolved, target_names=target_names, rows=spec.rows(np.arange(1)))
-    evaluation = Evaluation(resolved, outputs, np.arange(spec.n_rows), weights, ice_rows, h_rows=h_rows)
+    evaluation = Evaluation(resolved, outputs, np.arange(spec.n_rows), weights, {"ice": ice_rows, "h": h_rows})
     with record_engine_choices() as choices:  # which engine computed each feature set, and why
         per_node = effect.evaluate(estimator, evaluation)
     check_predictions_finite(per_node, what=f"{type(estimator).__name__}")

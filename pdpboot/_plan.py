@@ -32,6 +32,7 @@ from ._validate import (
 )
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.refit import UnfittedCopies, rows_of
+from .engine.resample import Scheme
 from .engine.response import resolve_response_method
 from .grid import FeatureGrid, check_grid_size, make_grids
 from .options import Execution, Resampling, SchemeChoice
@@ -162,6 +163,10 @@ class Effect(Protocol):
     name: str
     spec: PDSpec
 
+    def fixed_rows(self, background: np.ndarray, seeds) -> dict:
+        """Its own fixed rows among the estimate's ``background`` (e.g. ICE instances), drawn with ``seeds``
+        (generators fixed by the run's seed); handed back, unread by the loop, in ``Evaluation.fixed``."""
+
     def evaluate(self, fitted, evaluation) -> dict:
         """Node name -> variable -> (dims, array) of one fitted model (see ``pdpboot._evaluate.Evaluation``)."""
 
@@ -185,7 +190,7 @@ class BootstrapPlan:
     y: Any
     resampling: Resampling
     execution: Execution
-    strata: np.ndarray | None
+    scheme: Scheme  # bound to the data: draws the jobs
     response_method: str
     sample_weight: np.ndarray | None
     rng: Any  # validated seed argument (see check_rng)
@@ -221,8 +226,12 @@ class BootstrapPlan:
 
 
 def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution: Execution,
-              response_method: str = "auto", sample_weight=None, rng=None) -> BootstrapPlan:
+              response_method: str = "auto", sample_weight=None, rng=None, scheme: Scheme | None = None
+              ) -> BootstrapPlan:
     """Validate a resampling run of ``effect`` (whose spec already holds the checked table) before any fit.
+
+    ``scheme`` replaces the one ``resampling`` names (e.g. null replicates; ``resampling`` then gives the
+    number of jobs and the fit parameters).
 
     The role ``scipy.stats._resampling._bootstrap_iv`` plays for ``scipy.stats.bootstrap``:
     every argument is checked here, once, and the run then reads the frozen plan.
@@ -236,13 +245,15 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
     rng = check_rng(rng)
     spec = effect.spec
     y = check_target(y, spec.n_rows, estimator)
-    resampling, choice = resolve_scheme(resampling, estimator, response_method)
-    strata = resampling.bind(spec.n_rows, y, classifier=is_classifier(estimator))
+    choice = None
+    if scheme is None:
+        resampling, choice = resolve_scheme(resampling, estimator, response_method)
+        scheme = resampling.scheme_for(spec.n_rows, y, classifier=is_classifier(estimator))
     check_missing_supported(estimator, spec.X, spec.names, spec.grids)
     if response_method != "auto":
         resolve_response_method(estimator, response_method)  # fail before any fit
     return BootstrapPlan(
-        estimator=estimator, effect=effect, y=y, resampling=resampling, execution=execution, strata=strata,
+        estimator=estimator, effect=effect, y=y, resampling=resampling, execution=execution, scheme=scheme,
         response_method=response_method, sample_weight=check_sample_weight(sample_weight, spec.n_rows),
         rng=rng, choice=choice,
     )

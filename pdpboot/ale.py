@@ -305,6 +305,9 @@ class ALEEffect:
     with_pd: bool = False
     name: str = "ale"
 
+    def fixed_rows(self, background: np.ndarray, seeds) -> dict:
+        return {}
+
     def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
         out = evaluate_ale(fitted, ALESpec(self.spec, self.kinds), response_method=evaluation.response_method,
                            outputs=evaluation.outputs, background=evaluation.background,

@@ -147,10 +147,10 @@ def bootstrap_partial_dependence(
     execution : Execution, optional
         How the resamples run (:class:`pdpboot.Execution`): ``n_jobs``
         (parallel resamples; results are identical for any value),
-        ``threads_per_job`` (native threads per fit, default 1: results are
-        then bit-identical for every ``n_jobs`` and backend, and a busy machine
-        does not slow OpenMP fits down; inner joblib parallelism of the
-        estimator defaults to one job as well), ``progress`` (a tqdm bar,
+        ``threads_per_job`` (native threads per fit; default: the libraries'
+        own in a sequential run, one per job in a parallel one; results are
+        bit-identical for every ``n_jobs``; inner joblib parallelism of the
+        estimator defaults to one job), ``progress`` (a tqdm bar,
         "auto": on a terminal for B >= 20, or ``progress(done, total)``),
         ``checkpoint`` (a directory where the estimate and every finished
         resample are saved as they complete; calling again with the same
@@ -254,10 +254,11 @@ def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
                               n_missing_class_resamples=missing_class_resamples(plan, out.counts, failures),
                               failed_resamples=json.dumps([{"resample": b, "error": str(failures[b])}
                                                            for b in sorted(failures)]))
-    tree = build_tree(plan.spec, out.stacked(), outputs=out.evaluation.outputs, ice_rows=out.evaluation.ice_rows,
+    tree = build_tree(plan.spec, out.stacked(), outputs=out.evaluation.outputs,
+                      ice_rows=out.evaluation.fixed.get("ice"),
                       header=header, node_attrs=plan.effect.node_attrs(),
                       extra_coords={"resample": np.arange(plan.n_resamples)})
-    if plan.resampling.scheme != "subsample":  # for BCa: how often each row went into each resample
+    if plan.scheme.keeps_counts:  # for BCa: how often each row went into each resample
         tree["resample_counts"] = xr.Variable(("resample", "row"), out.counts)
     return tree
 
@@ -276,5 +277,5 @@ def bootstrap_header(plan: BootstrapPlan, response: str, outputs, **fields) -> R
         plan.estimator, dict(plan.settings, n_resamples=plan.n_resamples), response=response, outputs=outputs,
         n_rows=n_rows, effect=plan.effect.name, target="learner", uncertainty="bootstrap",
         n_resamples=plan.n_resamples, resampling=resampling.scheme, background=resampling.background,
-        subsample_size=resampling.subsample_size(n_rows), supports=plan.effect.supports(response), **fields)
+        subsample_size=plan.scheme.size(n_rows), supports=plan.effect.supports(response), **fields)
 

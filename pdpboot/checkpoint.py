@@ -38,7 +38,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import threading
 import types
 import warnings
@@ -308,26 +307,26 @@ def plan_fingerprint(plan, seed: dict) -> dict:
 
 # --- files -------------------------------------------------------------------------------------------
 
-_UMASK_LOCK = threading.Lock()
-
-
-def _file_mode() -> int:
-    """``0o666`` minus the process umask (what ``open`` would give a new file)."""
-    with _UMASK_LOCK:
-        mask = os.umask(0o022)
-        os.umask(mask)
-    return 0o666 & ~mask
-
-
 def _atomic_write(path: Path, write, *, exclusive: bool = False) -> bool:
-    """Write under a temporary name, then rename (or, ``exclusive``, link: False if ``path`` exists)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write under a temporary name, then rename (or, ``exclusive``, link: False if ``path`` exists).
+
+    The temporary file is created by ``os.open`` with mode ``0o666``, so it gets the mode any new
+    file gets (the umask applied by the system, no process state read or changed).
+    """
+    for attempt in range(100):
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.{attempt}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"cannot create a temporary file beside {str(path)!r}; remove its stale *.tmp files.")
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, _file_mode())
         if exclusive:
             try:
                 os.link(tmp, path)
@@ -583,3 +582,65 @@ class Checkpoint:
                 )
             return message
         return None
+
+
+# --- the store a run persists to ----------------------------------------------------------------------
+
+class MemoryStore:
+    """A run's store without a checkpoint: nothing is stored before, nothing is written."""
+
+    created: str
+
+    def __init__(self, created: str):
+        self.created = created
+
+    def load_estimate(self) -> tuple[PerNode, dict] | None:
+        return None
+
+    def save_estimate(self, per_node: PerNode, meta: dict) -> None:
+        pass
+
+    def stored(self, n: int) -> dict[int, PerNode | str]:
+        """The results stored before, by index: arrays, or the text of a failure."""
+        return {}
+
+    def save_result(self, b: int, result) -> None:
+        """Persist job ``b``'s arrays, or (anything else) the text of its failure."""
+
+
+class CheckpointStore(MemoryStore):
+    """A run's store in a checkpoint directory (:class:`Checkpoint`): opened once, for one fingerprint."""
+
+    def __init__(self, path: str | os.PathLike, fingerprint: dict, *, created: str, on_error: str):
+        self.checkpoint = Checkpoint(path, fingerprint, on_error=on_error)
+        super().__init__(self.checkpoint.open({"created": created})["created"])
+
+    def load_estimate(self):
+        return self.checkpoint.load_estimate()
+
+    def save_estimate(self, per_node, meta):
+        self.checkpoint.save_estimate(per_node, meta)
+
+    def stored(self, n):
+        done = {}
+        for b in range(n):
+            found = self.checkpoint.load(b)
+            if found is not None:
+                done[b] = found
+        return done
+
+    def save_result(self, b, result):
+        if isinstance(result, dict):
+            self.checkpoint.save(b, result)
+        else:
+            self.checkpoint.save_failure(b, str(result))
+
+
+def open_store(path: str | os.PathLike | None, plan, seed: dict, *, created: str, on_error: str) -> MemoryStore:
+    """The one place a run enters its checkpoint: a :class:`CheckpointStore` at ``path``, else a memory store.
+
+    ``plan`` (a dataclass) and ``seed`` make the checkpoint's fingerprint (:func:`plan_fingerprint`).
+    """
+    if path is None:
+        return MemoryStore(created)
+    return CheckpointStore(path, plan_fingerprint(plan, seed), created=created, on_error=on_error)

@@ -32,9 +32,9 @@ from ._validate import (
     check_subsample_fraction,
 )
 from .caveats import auto_scheme_reason
-from .engine import METHODS
+from .engine import METHODS, resample
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.resample import RESAMPLING, draw_rows
+from .engine.resample import RESAMPLING, Scheme
 
 __all__ = ["BACKGROUNDS", "BAND_SCALES", "ON_ERROR", "SCHEMES", "Execution", "Resampling", "SchemeChoice",
            "check_fit_params", "resolve_execution", "resolve_resampling", "resolve_run_options"]
@@ -102,8 +102,9 @@ class Resampling:
 
     Examples
     --------
-    >>> Resampling("subsample", n_resamples=50, subsample_fraction=0.5).subsample_size(101)
-    50
+    >>> scheme = Resampling("subsample", subsample_fraction=0.5).scheme_for(101, None, classifier=False)
+    >>> scheme.size(101), round(scheme.rescale(101), 3)
+    (50, 0.99)
     """
 
     scheme: str = "auto"
@@ -115,7 +116,7 @@ class Resampling:
     fit_params: Mapping | None = None
 
     def __post_init__(self):
-        check_choice(self.scheme, "resampling", SCHEMES)
+        check_choice(self.scheme, "resampling", ("auto", *resample.SCHEMES))  # the live registry
         object.__setattr__(self, "fit_params", check_fit_params(self.fit_params))
         check_choice(self.background, "background", BACKGROUNDS)
         set_ = object.__setattr__
@@ -161,28 +162,12 @@ class Resampling:
         return resolved, SchemeChoice("auto", scheme, "logit" if probabilities else "identity", output,
                                       resolved.subsample_fraction)
 
-    def subsample_size(self, n_rows: int) -> int:
-        """Rows each resample draws: ``floor(subsample_fraction * n_rows)`` for ``subsample``, else ``n_rows``."""
-        if self.scheme == "subsample":
-            return int(np.floor(self.subsample_fraction * n_rows))
-        return int(n_rows)
-
-    def bind(self, n_rows: int, y, *, classifier: bool) -> np.ndarray | None:
-        """Check the scheme against the data (before any fit); return the strata of ``stratified`` (else None)."""
+    def scheme_for(self, n_rows: int, y, *, classifier: bool) -> Scheme:
+        """The scheme that draws the jobs, bound to the data and checked against it (before any fit)."""
         if self.scheme == "auto":
             raise ValueError("resampling='auto' is resolved before binding (Resampling.resolve); this is a bug.")
-        if self.scheme == "stratified" and not classifier:
-            raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
-        if self.scheme == "group" and len(self.groups) != n_rows:
-            raise ValueError(f"resampling='group' needs groups with one label per row of X ({n_rows}); "
-                             f"got {len(self.groups)}.")
         check_subsample_fraction(self.subsample_fraction, n_rows, self.scheme)
-        return np.asarray(y) if self.scheme == "stratified" else None
-
-    def draw(self, n_rows: int, rng: np.random.Generator, strata: np.ndarray | None = None) -> np.ndarray:
-        """The sorted row positions one resample draws (repeated when drawn more than once)."""
-        return draw_rows(self.scheme, n_rows, rng, strata=strata, groups=self.groups,
-                         subsample_fraction=self.subsample_fraction)
+        return resample.SCHEMES[self.scheme].bind(self, y, n_rows=n_rows, classifier=classifier)
 
     @property
     def settings(self) -> dict:
@@ -228,19 +213,6 @@ class SchemeChoice:
         return auto_scheme_reason(self.band_scale == "logit", self.output, self.subsample_fraction)
 
 
-def _check_threads(threads_per_job) -> int:
-    """Native (OpenMP/BLAS) threads per fit: 1 unless the user asks for more.
-
-    One thread per job keeps results bit-identical for every ``n_jobs`` and
-    backend (multi-threaded BLAS may sum in another order), never lets jobs
-    times threads exceed the cores, and avoids OpenMP threads spin-waiting for
-    busy cores (measured: one HistGradientBoosting fit took 1.6-2.7 s with one
-    thread and 69 s with two, load 22 on 2 cores).  The parallelism of a
-    resampling run is ``n_jobs``, over resamples.
-    """
-    return 1 if threads_per_job is None else check_positive_int(threads_per_job, "threads_per_job", 1)
-
-
 @dataclass(frozen=True)
 class Execution:
     """How the resamples run: where, with how many threads, what is kept and what a failure does.
@@ -249,10 +221,12 @@ class Execution:
     ----------
     n_jobs : int, optional
         Parallel resamples (joblib); results are identical for any value.
-    threads_per_job : int
+    threads_per_job : int, optional
         Native (OpenMP/BLAS) threads each fit and evaluation may use
-        (threadpoolctl; None means 1): results are then bit-identical for every
-        ``n_jobs`` and backend.
+        (threadpoolctl).  None: the libraries' own default in a sequential run
+        (``n_jobs`` None or 1), one per job in a parallel one, so jobs times
+        threads never exceed the cores.  Results are bit-identical for every
+        ``n_jobs`` either way.
     progress : bool, "auto" or callable
         A tqdm bar ("auto": on a terminal, for B >= 20), or
         ``progress(done, total)`` called after every finished resample.
@@ -275,8 +249,8 @@ class Execution:
 
     Examples
     --------
-    >>> Execution(n_jobs=2, on_error="skip").threads_per_job
-    1
+    >>> Execution(n_jobs=2, on_error="skip").threads, Execution().threads
+    (1, None)
     """
 
     n_jobs: int | None = None
@@ -296,9 +270,19 @@ class Execution:
             raise ValueError(f"memory_limit must be a positive number of bytes, got {self.memory_limit!r}.")
         if not 0 <= self.max_failure_share < 1:
             raise ValueError(f"max_failure_share must be in [0, 1), got {self.max_failure_share!r}.")
-        object.__setattr__(self, "threads_per_job", _check_threads(self.threads_per_job))
+        if self.threads_per_job is not None:
+            object.__setattr__(self, "threads_per_job", check_positive_int(self.threads_per_job, "threads_per_job", 1))
         object.__setattr__(self, "max_failure_share", float(self.max_failure_share))
         object.__setattr__(self, "memory_limit", int(self.memory_limit))
+
+    @property
+    def threads(self) -> int | None:
+        """Native threads per fit: ``threads_per_job``, else None (no limit) when sequential, 1 when parallel."""
+        if self.threads_per_job is not None:
+            return self.threads_per_job
+        from joblib import effective_n_jobs
+
+        return None if effective_n_jobs(self.n_jobs) == 1 else 1
 
     def check_used(self, function: str, used: Iterable[str]) -> None:
         """Refuse fields ``function`` does not use, instead of ignoring them silently."""

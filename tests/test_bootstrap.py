@@ -13,7 +13,6 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import pdpboot
-from pdpboot.engine.resample import draw_rows
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +87,7 @@ def _manual_resample_pd(X, y, seed_root, b, background, grid):
     generator.spawn(3)
     child = generator.spawn(b + 1)[b]
     draw_rng, _, _ = child.spawn(3)
-    rows = draw_rows("bootstrap", len(y), draw_rng)
+    rows = np.sort(draw_rng.integers(0, len(y), size=len(y)))  # n rows with replacement
     model = LinearRegression().fit(X.iloc[rows], y.iloc[rows])
     bg = X.iloc[rows] if background == "resample" else X
     out = []
@@ -210,7 +209,7 @@ def _hand_loop(estimator, X, y, rng, n_resamples, grid, fit_weight_key=None, fit
     curves = []
     for seed in root.spawn(n_resamples):
         draw_rng, fit_rng, _ = seed.spawn(3)
-        rows = draw_rows("bootstrap", len(X), draw_rng)
+        rows = np.sort(draw_rng.integers(0, len(X), size=len(X)))
         kwargs = {} if fit_weights is None else {fit_weight_key: fit_weights[rows]}
         model = seed_estimator(clone(estimator), fit_rng).fit(X[rows], y[rows], **kwargs)
         distinct, counts = multiplicities(rows, len(X))
@@ -380,7 +379,7 @@ def test_resample_counts_are_the_rows_each_refit_was_fitted_on(data):
     root = np.random.default_rng(9)
     root.spawn(3)
     for b, seed in enumerate(root.spawn(5)):
-        rows = draw_rows("bootstrap", len(X), seed.spawn(3)[0])
+        rows = np.sort(seed.spawn(3)[0].integers(0, len(X), size=len(X)))
         np.testing.assert_array_equal(counts[b], np.bincount(rows, minlength=len(X)))
     with pytest.warns(pdpboot.CoverageWarning, match="method='bca'"):  # measured to under-cover curves
         bands = pdpboot.confidence_bands(res, method="bca")  # the jackknife-after-bootstrap acceleration uses them

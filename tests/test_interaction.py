@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 from scipy import integrate
@@ -353,14 +351,22 @@ def test_save_load_round_trip(tmp_path):
 # ----------------------------------------------------------------------------- refit-based test
 
 
+def _null(out, node: str = "x1__x2", statistic: str = "h2") -> np.ndarray:
+    """The null distribution of an h_statistic_test result (one output)."""
+    return out[node].ds[f"{statistic}_null"].values[:, 0]
+
+
 def test_h_statistic_test_rejects_strong_interaction_and_is_reproducible():
     X, y = make_interaction(200, rng=11)
     first = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=80, rng=12)
     again = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=80, rng=12)
-    assert first.null_distribution.shape == (19,)
-    np.testing.assert_array_equal(first.null_distribution, again.null_distribution)
-    assert first.pvalue == pytest.approx(1 / 20)  # the smallest possible p-value with 19 refits
-    assert first.statistic > 10 * first.null_distribution.max()
+    assert first["x1__x2"].ds["h2_null"].dims == ("resample", "output") and _null(first).shape == (19,)
+    np.testing.assert_array_equal(_null(first), _null(again))
+    assert first.attrs["pvalue"] == pytest.approx(1 / 20)  # the smallest possible p-value with 19 refits
+    assert first.attrs["statistic"] > 10 * _null(first).max()
+    assert first.attrs["statistic"] == float(first["x1__x2"].ds["h2"][0])
+    assert first.attrs["effect"] == "h" and first.attrs["null_model"] == "smooth"
+    assert pdpboot.ResultHeader.from_attrs(first.attrs).n_rows == 200  # the one header of every result
 
 
 def test_null_surrogate_has_no_interaction():
@@ -373,48 +379,6 @@ def test_null_surrogate_has_no_interaction():
     # OLS with an interaction term fitted to f0: the x1*x2 coefficient vanishes, the main effects stay
     np.testing.assert_allclose(refit[-1].coef_[2], 0.0, atol=1e-8)
     np.testing.assert_allclose(refit[-1].coef_[:2], model[-1].coef_[:2], atol=0.15)
-
-
-def test_interaction_part_tree_engine_equals_brute_force():
-    """The exact tree path (PDs on the grids of observed values) equals brute force, with weights and a background."""
-    from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
-
-    from pdpboot.engine.hstats import interaction_part
-
-    rng = np.random.default_rng(41)
-    X = rng.uniform(-1, 1, size=(60, 3))
-    X[:, 1] = np.round(X[:, 1], 1)  # ties: the grid holds distinct values only
-    y = 3 * X[:, 0] * X[:, 1] + X[:, 2] + rng.normal(scale=0.1, size=60)
-    w = rng.uniform(0.5, 2.0, size=60)
-    background = np.arange(0, 60, 3)
-    for model in (RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y),
-                  HistGradientBoostingRegressor(max_iter=20, min_samples_leaf=5, random_state=0).fit(X, y)):
-        predict = lambda Z, m=model: m.predict(np.asarray(Z))[:, None]  # noqa: E731
-        for kwargs in ({}, {"weights": w, "background": background}):
-            brute = interaction_part(predict, X, (0, 1), **kwargs)
-            exact = interaction_part(predict, X, (0, 1), estimator=model, **kwargs)
-            np.testing.assert_allclose(exact, brute, rtol=0, atol=1e-12)
-            assert np.abs(brute).max() > 0.01  # a real interaction part, not a trivial zero
-
-
-def test_noise_scale_recovers_ols_sigma():
-    """For OLS the combination of in-sample and out-of-fold mean squares estimates sigma^2 (each alone is off)."""
-    from sklearn.model_selection import cross_val_predict
-
-    from pdpboot.engine.hstats import noise_scale
-
-    rng = np.random.default_rng(0)
-    scales = []
-    for _ in range(40):
-        X = rng.normal(size=(120, 8))
-        y = X @ np.ones(8) + rng.normal(size=120)
-        fitted = LinearRegression().fit(X, y).predict(X)
-        oof = cross_val_predict(LinearRegression(), X, y, cv=5)
-        scales.append([np.mean((y - fitted) ** 2), np.mean((y - oof) ** 2),
-                       noise_scale(y - fitted, y - oof, n_folds=5) ** 2])
-    in_sample, out_of_fold, mixed = np.mean(scales, axis=0)
-    # expected about 1 - 9/120 = 0.925 and 1 + 9/(96 - 10) = 1.10; MC SE of the means about 0.02
-    assert in_sample < 0.96 and out_of_fold > 1.05 and abs(mixed - 1) < 0.04
 
 
 class _OffsetOLS(RegressorMixin, BaseEstimator):
@@ -435,84 +399,6 @@ def _design(X):
     return np.column_stack([np.ones(len(X)), X[:, 0], X[:, 1], X[:, 0] * X[:, 1]])
 
 
-def test_h_statistic_test_weights_and_fit_params_equal_hand_loop():
-    from sklearn.model_selection import KFold
-
-    from pdpboot.engine.hstats import interaction_part, interaction_statistics, subsample_rows
-
-    X, y = make_interaction(80, rng=21)
-    X = X.to_numpy()
-    y = y.to_numpy() - 0.9 * X[:, 0] * X[:, 1]
-    rng = np.random.default_rng(22)
-    w = rng.uniform(0.5, 2.0, size=80)
-    offset = rng.normal(scale=0.1, size=80)
-    out = h_statistic_test(_OffsetOLS(), X, y, (0, 1), n_resamples=5, n_max=50, cv=3, sample_weight=w,
-                           fit_params={"offset": offset}, calibration="scale", null_model="plugin", rng=23)
-
-    def wls(rows, target):  # the fit, by hand: weighted least squares on the rows, offset removed
-        D = _design(X[rows])
-        sw = np.sqrt(w[rows])
-        return np.linalg.lstsq(D * sw[:, None], (target[rows] - offset[rows]) * sw, rcond=None)[0]
-
-    def h2(coef, seed):
-        stats = interaction_statistics(lambda Z: (_design(np.asarray(Z)) @ coef)[:, None], X, pairs=[(0, 1)],
-                                       n_max=50, rng=seed, weights=w)
-        return float(stats[(0, 1)]["h2"][0])
-
-    generator = np.random.default_rng(23)
-    fit_seed, stat_seed, cv_seed, bg_seed = generator.spawn(4)
-    null_seeds = generator.spawn(5)
-    every = np.arange(80)
-    coef = wls(every, y)
-    assert out.statistic == pytest.approx(h2(coef, stat_seed), abs=1e-12)
-    predict = lambda Z: (_design(np.asarray(Z)) @ coef)[:, None]  # noqa: E731
-    fitted = predict(X)[:, 0]
-    background, _ = subsample_rows(80, 2000, bg_seed)
-    mean = fitted - interaction_part(predict, X, (0, 1), weights=w, background=background)
-    oof = np.empty(80)
-    folds = KFold(3, shuffle=True, random_state=int(cv_seed.integers(0, 2**31 - 1)))
-    for train, test in folds.split(every):
-        cv_seed.spawn(1)
-        oof[test] = _design(X[test]) @ wls(train, y)
-    resid = (y - oof) - np.sum(w * (y - oof)) / w.sum()
-    mse_in = np.sum(w * ((y - fitted) - np.sum(w * (y - fitted)) / w.sum()) ** 2) / w.sum()
-    mse_oof = np.sum(w * resid**2) / w.sum()
-    noise = resid * np.sqrt((mse_oof + 1.5 * mse_in) / 2.5) / np.sqrt(np.mean(resid**2))  # K = 3: c = 1.5
-    def rms(r):
-        centred = r - np.sum(w * r) / w.sum()
-        return np.sqrt(np.sum(w * centred**2) / w.sum())
-
-    null, second = [], []
-    for seed in null_seeds:
-        draw, _, stat = seed.spawn(3)
-        e_star = noise[draw.integers(0, 80, size=80)]
-        y_null = mean + e_star
-        coef_star = wls(every, y_null)
-        null.append(h2(coef_star, copy.deepcopy(stat)))
-        # second level, by hand: the refit's own surrogate, the same draw rescaled, the same H2 rows
-        predict_star = lambda Z, c=coef_star: (_design(np.asarray(Z)) @ c)[:, None]  # noqa: E731
-        fitted_star = predict_star(X)[:, 0]
-        mean_star = fitted_star - interaction_part(predict_star, X, (0, 1), weights=w, background=background)
-        ratio = rms(y_null - fitted_star) / rms(y - fitted)
-        second.append(h2(wls(every, mean_star + ratio * e_star), stat))
-    np.testing.assert_allclose(out.null_distribution, null, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(out.second_level, second, rtol=0, atol=1e-12)
-    scale = np.mean(null) / np.mean(second)
-    assert out.scale == pytest.approx(scale, rel=1e-12)
-    assert out.pvalue == pytest.approx((1 + np.sum(scale * np.array(null) >= out.statistic)) / 6)
-    plain = h_statistic_test(_OffsetOLS(), X, y, (0, 1), n_resamples=5, n_max=50, cv=3, sample_weight=w,
-                             fit_params={"offset": offset}, null_model="plugin", rng=23)  # calibration="none"
-    np.testing.assert_array_equal(plain.null_distribution, out.null_distribution)
-    assert plain.scale == 1.0 and plain.second_level.size == 0
-    assert plain.pvalue == pytest.approx((1 + np.sum(np.array(null) >= out.statistic)) / 6)
-    with pytest.raises(ValueError, match="sample_weight"):
-        h_statistic_test(_OffsetOLS(), X, y, (0, 1), sample_weight=w[:5])
-    with pytest.raises(ValueError, match="sample_weight="):
-        h_statistic_test(_OffsetOLS(), X, y, (0, 1), fit_params={"sample_weight": w})
-    with pytest.raises(TypeError, match="fit_params"):
-        h_statistic_test(_OffsetOLS(), X, y, (0, 1), fit_params=[1])
-
-
 def test_h_statistic_test_smooth_null_equals_hand_loop():
     """The default (smooth) null by hand: scikit-learn's Gaussian process on standardised features, its
     interaction part by explicit weighted PD sums, its residuals rescaled to its white-noise SD, then the refits."""
@@ -529,19 +415,25 @@ def test_h_statistic_test_smooth_null_equals_hand_loop():
     offset = rng.normal(scale=0.1, size=n)
     out = h_statistic_test(_OffsetOLS(), X[:, :2], y, (0, 1), n_resamples=4, n_max=40, sample_weight=w,
                            fit_params={"offset": offset}, rng=41)
-    assert out.null_model == "smooth" and out.second_level.size == 0 and out.scale == 1.0
+    assert out.attrs["null_model"] == "smooth"
     X = X[:, :2]
 
+    # the run's seeds: children fit, background, instances of the root, then one per null refit; the null
+    # model's rows from the background child's first child, the H rows from the fit child's first child
     generator = np.random.default_rng(41)
-    _, _, _, bg_seed = generator.spawn(4)
+    fit_seed, bg_seed, _ = generator.spawn(3)
     null_seeds = generator.spawn(4)
-    bg_seed.spawn(2)  # background rows and GP rows: all 70 rows here (n <= 500, n <= 1000)
+    bg_seed.spawn(1)[0].spawn(2)  # background rows and GP rows: all 70 rows here (n <= 500, n <= 1000)
+
+    def h_seed():
+        return np.random.default_rng(41).spawn(1)[0].spawn(1)[0]
+
     centre, spread = X.mean(axis=0), X.std(axis=0)
     kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(2), (1e-2, 1e3)) + WhiteKernel(0.1, (1e-6, 1e1))
     gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=0).fit((X - centre) / spread, y)
     g = lambda Z: gp.predict((Z - centre) / spread)  # noqa: E731
     sd = np.sqrt(gp.kernel_.k2.noise_level) * np.std(y)
-    assert out.noise_sd == pytest.approx(sd, rel=1e-10)
+    assert out.attrs["noise_sd"] == pytest.approx(sd, rel=1e-10)
     wn = w / w.sum()
     pd_jk, pd_j, pd_k = np.empty(n), np.empty(n), np.empty(n)
     for row in range(n):  # PD_S at row's x_S, averaged over all rows with weights w
@@ -559,34 +451,31 @@ def test_h_statistic_test_smooth_null_equals_hand_loop():
         sw = np.sqrt(w)
         return np.linalg.lstsq(D * sw[:, None], (target - offset) * sw, rcond=None)[0]
 
-    null = []
-    for seed in null_seeds:
-        draw, _, stat = seed.spawn(3)
-        coef = wls(mean + noise[draw.integers(0, n, size=n)])
-        stats = interaction_statistics(lambda Z, c=coef: (_design(np.asarray(Z)) @ c)[:, None], X, pairs=[(0, 1)],
-                                       n_max=40, rng=stat, weights=w)
-        null.append(float(stats[(0, 1)]["h2"][0]))
-    np.testing.assert_allclose(out.null_distribution, null, rtol=0, atol=1e-10)
-    assert out.pvalue == pytest.approx((1 + np.sum(np.array(null) >= out.statistic)) / 5)
+    def h2(coef):  # on the same 40 rows for the observed fit and every null refit
+        stats = interaction_statistics(lambda Z: (_design(np.asarray(Z)) @ coef)[:, None], X, pairs=[(0, 1)],
+                                       n_max=40, rng=h_seed(), weights=w)
+        return float(stats[(0, 1)]["h2"][0])
+
+    assert out.attrs["statistic"] == pytest.approx(h2(wls(y)), abs=1e-12)
+    null = [h2(wls(mean + noise[seed.spawn(1)[0].integers(0, n, size=n)])) for seed in null_seeds]
+    np.testing.assert_allclose(_null(out, "x0__x1"), null, rtol=0, atol=1e-10)
+    assert out.attrs["pvalue"] == pytest.approx((1 + np.sum(np.array(null) >= out.attrs["statistic"])) / 5)
+    with pytest.raises(ValueError, match="sample_weight"):
+        h_statistic_test(_OffsetOLS(), X, y, (0, 1), sample_weight=w[:5])
+    with pytest.raises(ValueError, match="sample_weight="):
+        h_statistic_test(_OffsetOLS(), X, y, (0, 1), fit_params={"sample_weight": w})
+    with pytest.raises(TypeError, match="fit_params"):
+        h_statistic_test(_OffsetOLS(), X, y, (0, 1), fit_params=[1])
 
 
-def test_h_statistic_test_smooth_null_needs_numeric_features():
+def test_h_statistic_test_needs_numeric_features():
     import pandas as pd
-    from sklearn.compose import make_column_transformer
-    from sklearn.linear_model import LinearRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder
 
     rng = np.random.default_rng(42)
     X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.choice(["u", "v"], size=60)})
     y = X["a"].to_numpy() + (X["b"] == "u") + rng.normal(scale=0.3, size=60)
-    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["b"]), remainder="passthrough"),
-                          LinearRegression())
-    with pytest.warns(UserWarning, match="plug-in null"):
-        out = h_statistic_test(model, X, y, ("a", "b"), n_resamples=3, n_max=30, cv=3, rng=0)
-    assert out.null_model == "plugin"
-    plain = h_statistic_test(model, X, y, ("a", "b"), n_resamples=3, n_max=30, cv=3, null_model="plugin", rng=0)
-    np.testing.assert_array_equal(out.null_distribution, plain.null_distribution)
+    with pytest.raises(ValueError, match="needs numeric, finite features.*encode categorical columns"):
+        h_statistic_test(LinearRegression(), X, y, ("a", "b"), n_resamples=3, n_max=30, rng=0)
 
 
 def test_h_statistic_test_validation():
@@ -599,23 +488,8 @@ def test_h_statistic_test_validation():
         h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), statistic="h")
     with pytest.raises(ValueError, match="two features"):
         h_statistic_test(_interaction_ols(), X, y, "x1")
-    with pytest.raises(ValueError, match="calibration"):
-        h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), calibration="double")
-    with pytest.raises(ValueError, match="null_model"):
-        h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), null_model="gp")
-    with pytest.raises(ValueError, match="null_model='plugin'"):
+    with pytest.raises(TypeError, match="calibration"):
         h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), calibration="scale")
-
-
-def test_scale_calibration_is_neutral_for_ols():
-    """OLS with a product term: the surrogate lies in the model and the refits' H2 depends on the noise only, so
-    the second level (same draws) reproduces the first up to the main-effect denominators: scale near 1."""
-    X, y = make_additive_uniform(200, noise=0.5, rng=31)
-    out = h_statistic_test(_interaction_ols(), X, y, ("x1", "x2"), n_resamples=19, n_max=60, calibration="scale",
-                           null_model="plugin", rng=32)
-    assert 0.9 < out.scale < 1.1
-    ratios = out.second_level / out.null_distribution
-    assert np.all((ratios > 0.7) & (ratios < 1.4))  # paired: each second-level value tracks its first-level one
 
 
 # ----------------------------------------------------------------------------- slow studies (outside CI)
@@ -629,7 +503,7 @@ def _rejection_rate(make_model, make_data, pair, *, replications, n_resamples, n
         for r in range(replications):
             X, y = make_data(n_rows, 1000 + r)
             result = h_statistic_test(make_model(), X, y, pair, n_resamples=n_resamples, n_max=150, rng=r)
-            pvalues.append(result.pvalue)
+            pvalues.append(result.attrs["pvalue"])
     return float(np.mean(np.asarray(pvalues) <= alpha))
 
 
@@ -763,33 +637,34 @@ def test_h_statistic_test_runs_through_the_loop(tmp_path):
     """Checkpoints, on_error, progress and n_jobs of the H test come from the resampling loop."""
     X, y = make_interaction(80, rng=7)
     X = np.asarray(X)[:, :2]
-    kw = dict(n_resamples=6, n_max=30, null_model="plugin", cv=2, rng=3)
+    kw = dict(n_resamples=6, n_max=30, rng=3)
     plain = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw)
     calls = []
     _CountingOLS.fits = 0
     first = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw, execution=pdpboot.Execution(
         checkpoint=tmp_path / "ck", progress=lambda done, total: calls.append((done, total))))
-    assert _CountingOLS.fits == 1 + 2 + 6 and calls[-1] == (6, 6)
-    parallel = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw, n_jobs=2)
-    np.testing.assert_array_equal(parallel.null_distribution, plain.null_distribution)
-    np.testing.assert_array_equal(first.null_distribution, plain.null_distribution)
-    assert first.pvalue == plain.pvalue
+    assert _CountingOLS.fits == 1 + 6 and calls[-1] == (6, 6)
+    parallel = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw, execution=pdpboot.Execution(n_jobs=2))
+    np.testing.assert_array_equal(_null(parallel, "x0__x1"), _null(plain, "x0__x1"))
+    np.testing.assert_array_equal(_null(first, "x0__x1"), _null(plain, "x0__x1"))
+    assert first.attrs["pvalue"] == plain.attrs["pvalue"]
     _CountingOLS.fits = 0
     again = h_statistic_test(_CountingOLS(), X, y, (0, 1), **kw, execution=pdpboot.Execution(
         checkpoint=tmp_path / "ck"))
-    assert _CountingOLS.fits == 1 + 2  # the null refits were loaded, not recomputed
-    np.testing.assert_array_equal(again.null_distribution, plain.null_distribution)
+    assert _CountingOLS.fits == 0  # the observed fit and the null refits were loaded, not recomputed
+    np.testing.assert_array_equal(_null(again, "x0__x1"), _null(plain, "x0__x1"))
     # a failing null refit: skipped, left out of the p-value, with a warning
     bar = 1 - _parity(y)  # the observed fit succeeds
     with pytest.warns(RuntimeWarning, match="null refits failed"):
-        skipped = h_statistic_test(_CountingOLS(fail_parity=bar), X, y, (0, 1), **dict(kw, null_model="smooth"),
+        skipped = h_statistic_test(_CountingOLS(fail_parity=bar), X, y, (0, 1), **kw,
                                    execution=pdpboot.Execution(on_error="skip", max_failure_share=0.95))
-    failed = np.isnan(skipped.null_distribution)
-    assert 0 < failed.sum() < 6
-    expected = (1 + np.sum(skipped.null_distribution[~failed] >= skipped.statistic)) / (1 + (~failed).sum())
-    assert skipped.pvalue == expected
+    null = _null(skipped, "x0__x1")
+    failed = np.isnan(null)
+    assert 0 < failed.sum() < 6 and skipped.attrs["n_failed_resamples"] == failed.sum()
+    expected = (1 + np.sum(null[~failed] >= skipped.attrs["statistic"])) / (1 + (~failed).sum())
+    assert skipped.attrs["pvalue"] == expected
     with pytest.raises(ValueError, match="sentinel"):
-        h_statistic_test(_CountingOLS(fail_parity=bar), X, y, (0, 1), **dict(kw, null_model="smooth"))
+        h_statistic_test(_CountingOLS(fail_parity=bar), X, y, (0, 1), **kw)
 
 
 def test_h_statistic_of_model_evaluates_the_model_once(monkeypatch):

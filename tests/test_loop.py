@@ -137,3 +137,84 @@ def test_refits_that_never_saw_a_class_are_counted():
                                                  rng=0, resampling="stratified",
                                                  execution=pdpboot.Execution(n_jobs=1, progress=False))
     assert int(strat.attrs["n_missing_class_resamples"]) == 0
+
+
+class _CountingOLS(Ridge):
+    """Ridge on (a, b, a b) counting its fits (so the H test finds an interaction to measure)."""
+
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        X = np.asarray(X, dtype=float)
+        return super().fit(np.column_stack([X, X[:, 0] * X[:, 1]]), y, sample_weight=sample_weight)
+
+    def predict(self, X):
+        X = np.asarray(X, dtype=float)
+        return super().predict(np.column_stack([X, X[:, 0] * X[:, 1]]))
+
+
+def _entry_points(X, y):
+    """Every public function that refits on resamples, with small settings."""
+    import pdpboot
+
+    quiet = pdpboot.Execution(n_jobs=1, progress=False)
+    return {
+        "bootstrap_partial_dependence": lambda: pdpboot.bootstrap_partial_dependence(
+            _CountingOLS(), X, y, ["a"], n_resamples=3, grid_resolution=3, rng=0, execution=quiet),
+        "bootstrap_ale": lambda: pdpboot.bootstrap_ale(_CountingOLS(), X, y, ["a"], n_resamples=3, rng=0,
+                                                       execution=quiet),
+        "h_statistic_test": lambda: pdpboot.h_statistic_test(_CountingOLS(), X.to_numpy(), y, (0, 1), n_resamples=3,
+                                                             n_max=20, rng=0, execution=quiet),
+    }
+
+
+def test_every_refit_of_every_entry_point_goes_through_the_one_fit_function(monkeypatch):
+    """Each fit of the estimator is one call of ``_loop.fit_seeded``: a second fit path would fit uncounted."""
+    import pdpboot._loop as loop
+
+    X, y, _ = _data(40)
+    calls = []
+    real = loop.fit_seeded
+    monkeypatch.setattr(loop, "fit_seeded", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for name, call in _entry_points(X, y).items():
+        calls.clear()
+        _CountingOLS.fits = 0
+        call()
+        assert _CountingOLS.fits == len(calls) == 1 + 3, name
+
+
+def test_every_entry_point_spawns_its_job_seeds_by_the_one_seed_scheme(monkeypatch):
+    """Root seed -> N_FIXED_SEEDS fixed children -> one child per job: job b's seed is root child N + b."""
+    import pdpboot._loop as loop
+    from pdpboot.engine import resample
+    from pdpboot.interaction import NullReplicates
+
+    X, y, _ = _data(40)
+    keys = []
+    for cls in (resample.Scheme, NullReplicates):  # every scheme's job(), inherited or its own
+        real = cls.job
+        monkeypatch.setattr(cls, "job", lambda self, b, seed, n, real=real: keys.append(
+            (b, seed.bit_generator.seed_seq.spawn_key)) or real(self, b, seed, n))
+    root = np.random.default_rng(0).bit_generator.seed_seq.spawn_key
+    for name, call in _entry_points(X, y).items():
+        keys.clear()
+        call()
+        assert keys == [(b, (*root, loop.N_FIXED_SEEDS + b)) for b in range(3)], name
+
+
+def test_sequential_native_threads_give_the_numbers_of_a_parallel_run():
+    """Native threads are the libraries' default when n_jobs is 1 and one per job when it is 2: same numbers."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    import pdpboot
+
+    X, y, _ = _data(150)
+    assert pdpboot.Execution(n_jobs=1).threads is None and pdpboot.Execution(n_jobs=2).threads == 1
+    for est in (RandomForestRegressor(n_estimators=5, max_depth=4),
+                HistGradientBoostingRegressor(max_iter=10, max_depth=3)):
+        runs = [pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=4, grid_resolution=4, rng=3,
+                                                     execution=pdpboot.Execution(n_jobs=n, progress=False))
+                for n in (1, 2)]
+        np.testing.assert_array_equal(runs[0]["a"]["pd_resamples"].values, runs[1]["a"]["pd_resamples"].values)
+        np.testing.assert_array_equal(runs[0]["a"]["pd"].values, runs[1]["a"]["pd"].values)

@@ -18,7 +18,7 @@ def _data(n=60):
 
 def test_objects_are_frozen_and_validated_once():
     r = Resampling("subsample", n_resamples=10, subsample_fraction=0.5)
-    assert r.subsample_size(101) == 50 and r.groups is None
+    assert r.scheme_for(101, None, classifier=False).size(101) == 50 and r.groups is None
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.n_resamples = 3
     with pytest.raises(ValueError, match="subsample_fraction"):
@@ -31,7 +31,10 @@ def test_objects_are_frozen_and_validated_once():
         Resampling("group")
     with pytest.raises(ValueError, match="on_error"):
         Execution(on_error="ignore")
-    assert Execution(threads_per_job=None).threads_per_job == 1
+    assert Execution().threads is None and Execution(n_jobs=2).threads == 1
+    assert Execution(threads_per_job=2).threads == 2
+    with pytest.raises(ValueError, match="threads_per_job"):
+        Execution(threads_per_job=0)
 
 
 def test_subsample_that_leaves_no_rows_is_refused_before_any_fit():

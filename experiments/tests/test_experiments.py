@@ -149,7 +149,7 @@ def test_walkthrough_listings_of_the_paper_run(tmp_path):
     # The simultaneous (calibrated percentile) band contains the pointwise one at every grid point.
     assert np.all(lower <= pointwise.sel(ci_bound="lower").values + 1e-12)
     assert np.all(pointwise.sel(ci_bound="upper").values <= upper + 1e-12)
-    assert 0 < ns["test"].pvalue <= 1
+    assert 0 < ns["test"].attrs["pvalue"] <= 1
     assert (tmp_path / "hour.pdf").read_bytes()[:5] == b"%PDF-"
     import xarray as xr
 

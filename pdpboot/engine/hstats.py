@@ -36,10 +36,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import tree
-from ._tree_check import check_reading
 from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
-from .registry import EngineChoice, note
 from .weights import row_weights
 
 _TINY = 1e-12
@@ -240,7 +237,7 @@ def interaction_statistics(
 
 def interaction_part(
     predict: Callable[[object], np.ndarray], X, pair: tuple[int, int], *, weights=None, background=None,
-    memory_limit: int = DEFAULT_MEMORY_LIMIT, estimator=None,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> np.ndarray:
     """Centred ``(j, k)`` interaction part ``PD_jk - PD_j - PD_k`` of a model at every row of X.
 
@@ -255,11 +252,6 @@ def interaction_part(
         Row weights of the PD averages and of the centring.
     background : ndarray of int, optional
         Rows the PD functions average over (default: all rows).
-    estimator : fitted estimator, optional
-        The model behind ``predict``.  When the exact tree engine
-        (:mod:`pdpboot.engine.tree`) supports it, the PD functions are computed
-        by it on the grids of the observed values (equal to brute force up to
-        rounding, much faster); otherwise by brute force with ``predict``.
 
     Returns
     -------
@@ -270,86 +262,13 @@ def interaction_part(
     bg = np.arange(n) if background is None else background
     rows = X.iloc[bg] if isinstance(X, pd.DataFrame) else np.asarray(X)[bg]
     columns = {p: column_values(X, p) for p in pair}
-    exact = _tree_point_pds(estimator, rows, pair, columns, w[bg]) if estimator is not None else None
     parts = []
-    for position, feature_set in enumerate((tuple(pair), (pair[0],), (pair[1],))):
-        if exact is not None:
-            values = exact[position]
-        else:
-            avg, _ = brute_partial_dependence(predict, rows, list(feature_set), [columns[p] for p in feature_set],
-                                              points=True, weights=w[bg], memory_limit=memory_limit)
-            values = avg[0]
+    for feature_set in ((tuple(pair)), (pair[0],), (pair[1],)):
+        avg, _ = brute_partial_dependence(predict, rows, list(feature_set), [columns[p] for p in feature_set],
+                                          points=True, weights=w[bg], memory_limit=memory_limit)
+        values = avg[0]
         parts.append(values - np.sum(w * values) / w.sum())
     return parts[0] - parts[1] - parts[2]
-
-
-#: largest 2-D grid (distinct x_j values times distinct x_k values) the tree path evaluates
-_MAX_TREE_CELLS = 4_000_000
-
-
-def _tree_point_pds(estimator, rows, pair, columns, weights) -> list[np.ndarray] | None:
-    """PD_jk, PD_j, PD_k at the observed points by the exact tree engine, or None where it does not apply."""
-    uniques = []
-    for p in pair:
-        try:
-            values, inverse = np.unique(np.asarray(columns[p], dtype=float), return_inverse=True)
-        except (TypeError, ValueError):
-            return None
-        if np.isnan(values).any():
-            return None
-        uniques.append((values, inverse))
-    if uniques[0][0].size * uniques[1][0].size > _MAX_TREE_CELLS:
-        return None
-    prepared = tree.prepare(estimator, rows, "predict")
-    if prepared is None:
-        return None
-    (g_j, i_j), (g_k, i_k) = uniques
-    reason = check_reading(prepared, estimator, rows, "predict", {pair[0]: g_j, pair[1]: g_k})
-    if reason is not None:  # the reading disagrees with the model's predict: brute force
-        note(None, [EngineChoice(tuple(pair), "brute", f"tree engine failed its self-check: {reason}", True)])
-        return None
-    pd_jk, _ = prepared.partial_dependence(prepared.plan(tuple(pair), [g_j, g_k]), weights=weights)
-    pd_j, _ = prepared.partial_dependence(prepared.plan((pair[0],), [g_j]), weights=weights)
-    pd_k, _ = prepared.partial_dependence(prepared.plan((pair[1],), [g_k]), weights=weights)
-    if pd_jk.shape[0] != 1:
-        return None
-    return [pd_jk[0][i_j, i_k], pd_j[0][i_j], pd_k[0][i_k]]
-
-
-def noise_scale(in_sample: np.ndarray, out_of_fold: np.ndarray, weights=None, *, n_folds: int | None = None) -> float:
-    """Noise SD estimated from in-sample and out-of-fold residuals, for the null data of the refit test.
-
-    For a linear smoother with ``df`` degrees of freedom (``d = df / n``) the in-sample mean square
-    is about ``sigma^2 (1 - d)`` and the K-fold out-of-fold one about ``sigma^2 (1 + c d)`` with
-    ``c = K / (K - 1)`` (each fold fits on a share ``1 - 1/K`` of the rows; ``c = 1`` for
-    leave-one-out): the optimism of the training error (Efron 2004).  Eliminating ``d``::
-
-        sigma^2 = (MSE_oof + c MSE_in) / (1 + c)
-
-    which is right to first order in ``d`` while each mean square alone is off by about
-    ``sigma^2 d``.  Mean squares are of the (weighted-)mean-centred residuals.
-
-    Parameters
-    ----------
-    in_sample, out_of_fold : ndarray of shape (n,)
-        Residuals of the fit on all rows and of the cross-validated predictions.
-    weights : ndarray of shape (n,), optional
-    n_folds : int, optional
-        K of the cross-validation (None: leave-one-out).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> noise_scale(np.array([1.0, -1.0]), np.array([3.0, -3.0]))
-    2.23606797749979
-    """
-    w = np.ones(in_sample.size) if weights is None else np.asarray(weights, dtype=float)
-    mse = [np.sum(w * (r - np.sum(w * r) / w.sum()) ** 2) / w.sum() for r in (in_sample, out_of_fold)]
-    c = 1.0 if n_folds is None else n_folds / (n_folds - 1)
-    return float(np.sqrt((mse[1] + c * mse[0]) / (1 + c)))
 
 
 def _importance(values: np.ndarray, axis: int, categorical: bool) -> np.ndarray:

@@ -1,46 +1,176 @@
-"""Row indices of one resample, drawn from that resample's own generator."""
+"""Resampling schemes: the jobs of a resampling run, and how their results become a band.
+
+A scheme is bound to the data (:meth:`pdpboot.Resampling.scheme_for`) and
+turns job ``b``'s own generator into a :class:`Job`: the rows its model is
+fitted on (drawn once, from the generator's first child), and optionally a
+replaced target or the rows its effect is evaluated on.  It also says how its
+resamples' spread becomes a band (:meth:`Scheme.rescale`).  Adding a scheme
+is a subclass here and one :func:`register` line.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 
-RESAMPLING = ("bootstrap", "stratified", "subsample", "group")
+
+def child(seed: np.random.Generator, k: int) -> np.random.Generator:
+    """Child ``k`` of ``seed`` as ``seed.spawn`` makes it on a fresh copy (whatever was spawned since)."""
+    seq = seed.bit_generator.seed_seq
+    return np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, k),
+                                                        pool_size=seq.pool_size))
 
 
-def draw_rows(
-    scheme: str,
-    n_rows: int,
-    rng: np.random.Generator,
-    *,
-    strata: np.ndarray | None = None,
-    groups: np.ndarray | None = None,
-    subsample_fraction: float = 0.632,
-) -> np.ndarray:
-    """Draw the training rows of one resample (sorted positions, repeated when drawn more than once).
+@dataclass(frozen=True, eq=False)
+class Job:
+    """One refit of a resampling run.
 
-    ``bootstrap``: n rows with replacement; ``stratified``: within each class (``strata``), class counts
-    kept; ``subsample``: ``floor(subsample_fraction * n)`` rows without replacement; ``group``: whole
-    groups (``groups``) with replacement.
+    Attributes
+    ----------
+    index : int
+        Its position ``b`` among the run's jobs.
+    seed : numpy.random.Generator
+        Its own generator: child 0 drew its rows, child 1 seeds the fit, child 2 the effect's own draws.
+    rows : ndarray of int, optional
+        Sorted positions of the rows it is fitted on (repeated when drawn more than once); None: all rows.
+    y : ndarray, optional
+        A target replacing the data's (e.g. null data); None: the data's.
+    eval_rows : ndarray of int, optional
+        Rows its effect is evaluated on (e.g. a held-out fold); None: the run's background rule.
     """
-    if scheme == "bootstrap":
-        rows = rng.integers(0, n_rows, size=n_rows)
-    elif scheme == "stratified":
-        _, codes = np.unique(strata, return_inverse=True)
-        rows = np.concatenate(
-            [members[rng.integers(0, members.size, size=members.size)]
-             for members in (np.flatnonzero(codes == k) for k in range(codes.max() + 1))]
-        )
-    elif scheme == "subsample":
-        size = int(np.floor(subsample_fraction * n_rows))
-        rows = rng.choice(n_rows, size=size, replace=False)
-    elif scheme == "group":
-        _, codes = np.unique(groups, return_inverse=True)
+
+    index: int
+    seed: np.random.Generator
+    rows: np.ndarray | None = None
+    y: np.ndarray | None = None
+    eval_rows: np.ndarray | None = None
+
+
+SCHEMES: dict[str, type[Scheme]] = {}
+
+
+def register(cls: type[Scheme]) -> type[Scheme]:
+    """Make ``cls`` a scheme users can name (``resampling=cls.name``)."""
+    SCHEMES[cls.name] = cls
+    return cls
+
+
+@dataclass(frozen=True, eq=False)
+class Scheme:
+    """A way of drawing the jobs of a resampling run (a subclass per scheme, bound to the data)."""
+
+    #: the name users give (``resampling="bootstrap"``)
+    name: ClassVar[str] = ""
+    #: whether each job's row counts are kept for BCa bands (``resample_counts``)
+    keeps_counts: ClassVar[bool] = True
+
+    @classmethod
+    def bind(cls, options, y, *, n_rows: int, classifier: bool) -> Scheme:
+        """The scheme of ``options`` (a :class:`pdpboot.Resampling`) for the data, checked against it."""
+        return cls()
+
+    def prepare(self, X, y, weights: np.ndarray | None, seed: np.random.Generator) -> Scheme:
+        """The scheme ready to draw jobs, from the data and a seed fixed by the run's (default: itself)."""
+        return self
+
+    def draw(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
+        """The sorted row positions one job is fitted on."""
+        raise NotImplementedError
+
+    def job(self, index: int, seed: np.random.Generator, n_rows: int) -> Job:
+        """Job ``index``, its rows drawn from its seed's first child: the one draw of them."""
+        return Job(index, seed, rows=self.draw(n_rows, child(seed, 0)))
+
+    def size(self, n_rows: int) -> int:
+        """Rows each job draws."""
+        return int(n_rows)
+
+    def rescale(self, n_rows: int) -> float:
+        """Factor on the deviations of the resamples from their centre before they form a band."""
+        return 1.0
+
+
+@register
+@dataclass(frozen=True, eq=False)
+class Bootstrap(Scheme):
+    """n rows drawn with replacement."""
+
+    name: ClassVar[str] = "bootstrap"
+
+    def draw(self, n_rows, rng):
+        return np.sort(rng.integers(0, n_rows, size=n_rows))
+
+
+@register
+@dataclass(frozen=True, eq=False)
+class Stratified(Scheme):
+    """Within each class, as many rows as it has, with replacement (class counts kept)."""
+
+    name: ClassVar[str] = "stratified"
+    strata: Any = None
+
+    @classmethod
+    def bind(cls, options, y, *, n_rows, classifier):
+        if not classifier:
+            raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
+        return cls(np.asarray(y))
+
+    def draw(self, n_rows, rng):
+        _, codes = np.unique(self.strata, return_inverse=True)
+        return np.sort(np.concatenate([members[rng.integers(0, members.size, size=members.size)]
+                                       for members in (np.flatnonzero(codes == k) for k in range(codes.max() + 1))]))
+
+
+@register
+@dataclass(frozen=True, eq=False)
+class Subsample(Scheme):
+    """``floor(fraction * n)`` rows without replacement; deviations rescaled by ``sqrt(m / (n - m))``."""
+
+    name: ClassVar[str] = "subsample"
+    keeps_counts: ClassVar[bool] = False
+    fraction: float = 0.632
+
+    @classmethod
+    def bind(cls, options, y, *, n_rows, classifier):
+        return cls(options.subsample_fraction)
+
+    def size(self, n_rows):
+        return int(np.floor(self.fraction * n_rows))
+
+    def draw(self, n_rows, rng):
+        return np.sort(rng.choice(n_rows, size=self.size(n_rows), replace=False))
+
+    def rescale(self, n_rows):
+        m = self.size(n_rows)
+        return float(np.sqrt(m / (n_rows - m)))
+
+
+@register
+@dataclass(frozen=True, eq=False)
+class Group(Scheme):
+    """As many groups as there are, with replacement, each contributing all its rows (a cluster bootstrap)."""
+
+    name: ClassVar[str] = "group"
+    groups: Any = None
+
+    @classmethod
+    def bind(cls, options, y, *, n_rows, classifier):
+        if len(options.groups) != n_rows:
+            raise ValueError(f"resampling='group' needs groups with one label per row of X ({n_rows}); "
+                             f"got {len(options.groups)}.")
+        return cls(options.groups)
+
+    def draw(self, n_rows, rng):
+        _, codes = np.unique(self.groups, return_inverse=True)
         members = [np.flatnonzero(codes == k) for k in range(codes.max() + 1)]
         picked = rng.integers(0, len(members), size=len(members))
-        rows = np.concatenate([members[k] for k in picked])
-    else:
-        raise ValueError(f"resampling={scheme!r} is not one of {list(RESAMPLING)}.")
-    return np.sort(rows)
+        return np.sort(np.concatenate([members[k] for k in picked]))
+
+
+#: the schemes users may name, in registration order
+RESAMPLING = tuple(SCHEMES)
 
 
 def multiplicities(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:

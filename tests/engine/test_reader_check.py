@@ -187,21 +187,6 @@ def test_an_honest_model_is_checked_once_per_fit(monkeypatch):
     assert len(calls) == 3
 
 
-def test_h_statistic_tree_path_checks_the_reading(monkeypatch):
-    """The H statistics' exact path (PDs at observed points) also trusts a reading only after the check."""
-    from pdpboot.engine.hstats import interaction_part
-
-    X, est = _forest(n=120)
-    X = np.round(X, 1)  # few distinct values: the exact path's grids stay small
-    def predict(Z):
-        return est.predict(Z)[:, None]
-
-    brute = interaction_part(predict, X, (0, 1))
-    _corrupt_first_tree(monkeypatch, shift=5.0, every=2)  # not a constant: it would cancel in the centring
-    exact = interaction_part(predict, X, (0, 1), estimator=est)
-    np.testing.assert_allclose(exact, brute, rtol=0, atol=1e-10)
-
-
 def test_per_tree_pd_refuses_a_wrong_reading(monkeypatch):
     from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
 

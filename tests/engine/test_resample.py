@@ -1,9 +1,15 @@
-"""Every resampling scheme draws what it claims."""
+"""Every resampling scheme draws what it claims, once per job, from its job's seed."""
 
 import numpy as np
 import pytest
 
-from pdpboot.engine.resample import draw_rows, multiplicities
+from pdpboot import Resampling
+from pdpboot.engine.resample import SCHEMES, Bootstrap, Group, Stratified, Subsample, multiplicities
+
+
+def draw_rows(name, n_rows, rng, *, strata=None, groups=None, subsample_fraction=0.632):
+    options = Resampling(name, groups=groups, subsample_fraction=subsample_fraction)
+    return options.scheme_for(n_rows, strata, classifier=True).draw(n_rows, rng)
 
 
 def test_bootstrap_draws_n_with_replacement():
@@ -45,7 +51,58 @@ def test_unknown_scheme():
         draw_rows("jackknife", 10, np.random.default_rng(0))
 
 
+def test_registry_holds_every_scheme_users_may_name():
+    assert SCHEMES == {"bootstrap": Bootstrap, "stratified": Stratified, "subsample": Subsample, "group": Group}
+
+
+def test_a_job_draws_its_rows_from_its_seed_first_child():
+    seed = np.random.default_rng(7)
+    job = Bootstrap().job(3, seed, 50)
+    by_hand = np.sort(seed.spawn(1)[0].integers(0, 50, size=50))
+    np.testing.assert_array_equal(job.rows, by_hand)
+    assert job.index == 3 and job.y is None and job.eval_rows is None
+
+
+def test_subsample_rescales_deviations_by_sqrt_m_over_n_minus_m():
+    scheme = Subsample(0.5)
+    assert scheme.size(101) == 50 and scheme.rescale(101) == pytest.approx(np.sqrt(50 / 51))
+    assert Bootstrap().rescale(101) == 1.0 and not Subsample.keeps_counts and Bootstrap.keeps_counts
+
+
 def test_multiplicities():
     distinct, counts = multiplicities(np.array([4, 1, 1, 4, 4, 0]), 6)
     np.testing.assert_array_equal(distinct, [0, 1, 4])
     np.testing.assert_array_equal(counts, [1, 2, 3])
+
+
+def test_a_new_scheme_is_its_class_and_one_registration_line(monkeypatch):
+    """A toy scheme (every job fits the first half of the rows) runs through
+    bootstrap_partial_dependence once registered, and nowhere else needs to know it."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from sklearn.linear_model import LinearRegression
+
+    import pdpboot
+    from pdpboot.engine.resample import Scheme
+
+    @dataclass(frozen=True, eq=False)
+    class FirstHalf(Scheme):
+        name: ClassVar[str] = "first-half"
+
+        def draw(self, n_rows, rng):
+            return np.arange(n_rows // 2)
+
+    monkeypatch.setitem(SCHEMES, FirstHalf.name, FirstHalf)  # what @register does
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = X[:, 0] + np.random.default_rng(1).normal(size=40)
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x0"], n_resamples=3, grid_resolution=3,
+                                               resampling="first-half", rng=0,
+                                               execution=pdpboot.Execution(progress=False))
+    half = LinearRegression().fit(X[:20], y[:20])
+    grid = res["x0"]["x0"].values
+    by_hand = [np.mean([half.predict(np.column_stack([np.full(20, g), X[:20, 1]]))]) for g in grid]
+    for b in range(3):
+        np.testing.assert_allclose(res["x0"]["pd_resamples"].values[b, 0], by_hand, rtol=1e-12)
+    assert res.attrs["resampling"] == "first-half"
+    np.testing.assert_array_equal(res["resample_counts"].values[:, :20], 1)
