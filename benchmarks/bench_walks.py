@@ -18,6 +18,8 @@ excluded, the same for all), run in turn once per repeat (interleaved), CPU seco
 * ``bits`` - one walk per set and tree, the rows of a node as a bitset (``_kernel_pd_bits``);
 * ``curves`` - one walk per tree following each row's path once for all 1-D curves
   (``_kernel_pd_curves``), the pair by ``plain``;
+* ``curves+locality`` - the same on the rows in leaf order (what the package does for deep trees
+  from ``_LOCALITY_MIN_ROWS`` rows on);
 * ``engine`` - what the package does (``PreparedTrees.partial_dependence_many``).
 
 A variant the installed package no longer has is left out.  Every contender's PD is checked
@@ -28,6 +30,10 @@ load average, and appends JSON lines to ``--out``.  Run it as a script so that t
 
     python benchmarks/bench_walks.py --label after --repeats 3
     PYTHONPATH=/tmp/before python benchmarks/bench_walks.py --label before
+    python benchmarks/bench_walks.py --table before after    # the README's table from --out
+
+``--table A B`` prints, from the rows of ``--out``, one row per (variant, case) with label A's and
+label B's medians and ratios side by side.
 """
 
 from __future__ import annotations
@@ -80,12 +86,16 @@ def contenders(prepared, plans, w) -> dict:
     if hasattr(tc, "_kernel_pd_bits"):
         out["bits"] = lambda: tc._kernel_pd_bits(model, xt, tables, w)
     if hasattr(tc, "_kernel_pd_curves"):
-        def curves_then_pair():
-            res = dict(zip(curves, tc._kernel_pd_curves(model, xt, [tables[k] for k in curves], w)))
+        def curves_then_pair(local: bool):
+            order = tc.locality_order(model, prepared.kernel_base(), xt) if local else None
+            xo, wo = (xt, w) if order is None else (np.ascontiguousarray(xt[:, order]), None if w is None else w[order])
+            res = dict(zip(curves, tc._kernel_pd_curves(model, xo, [tables[k] for k in curves], wo)))
             rest = [k for k in range(len(plans)) if k not in res]
             res.update(zip(rest, _plain(prepared, [plans[k] for k in rest], w, False)))
             return [res[k] for k in range(len(plans))]
-        out["curves"] = curves_then_pair
+        out["curves"] = lambda: curves_then_pair(False)
+        if hasattr(tc, "locality_order"):
+            out["curves+locality"] = lambda: curves_then_pair(True)
 
     def engine():
         prepared._local = False  # the row order is part of the package's cost (computed once per model)
@@ -130,6 +140,31 @@ def run_case(name: str, n: int, repeats: int, weights: str = "none") -> list[dic
     return rows
 
 
+def table(path: Path, labels: list[str]) -> None:
+    """Markdown table of the recorded rows of two labels side by side (the last row of each key wins)."""
+    rows: dict = {}
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("label") in labels:
+            rows[(r["label"], r["variant"], r["model"], r["n"], r.get("weights", "none"))] = r
+    a, b = labels
+    print(f"| variant | case | {a}: plain / variant (s) | {a}: ratio | {b}: plain / variant (s) | {b}: ratio | "
+          f"load {a} / {b} |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    order = ["plain", "locality", "shared", "bits", "curves", "curves+locality", "engine"]
+    keys = sorted({k[1:] for k in rows}, key=lambda k: (k[3], k[2], list(MODELS).index(k[1]), order.index(k[0])))
+    for variant, model, n, weights in keys:
+        cells = []
+        for label in labels:
+            r = rows.get((label, variant, model, n, weights))
+            cells.append(("—", "—", "—") if r is None else (f"{r['plain_s']:.3f} / {r['variant_s']:.3f}",
+                                                           f"{r['ratio']:.2f}",
+                                                           f"{r['load'][0]:.0f}-{r['load'][1]:.0f}"))
+        case = f"{model} n={n:,}" + (" frac. weights" if weights == "frac" else "")
+        print(f"| {variant} | {case} | {cells[0][0]} | {cells[0][1]} | {cells[1][0]} | {cells[1][1]} | "
+              f"{cells[0][2]} / {cells[1][2]} |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
@@ -138,7 +173,10 @@ def main(argv=None) -> None:
     parser.add_argument("--weights", default="none", choices=["none", "frac"])
     parser.add_argument("--label", default="", help="recorded with each row (e.g. before / after)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "walks.jsonl")
+    parser.add_argument("--table", nargs=2, metavar="LABEL", help="print the recorded rows of two labels")
     args = parser.parse_args(argv)
+    if args.table:
+        return table(args.out, args.table)
     print("| variant | case | plain (s) | variant (s) | plain / variant | max abs diff | load |")
     print("|---|---|---:|---:|---:|---:|---|")
     with threadpool_limits(1):
