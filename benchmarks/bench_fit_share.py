@@ -15,20 +15,17 @@ Models: ``rf`` = RandomForestRegressor(100) fully grown, ``rf5`` = the same with
 CatBoostRegressor(100 iterations, depth 6, one thread; ``pip install catboost``), ``xgboost`` =
 XGBRegressor(100 trees, depth 6, hist, one thread), ``lightgbm`` = LGBMRegressor(100 trees, one thread).
 
-``--ab R``: R interleaved runs with the shared walk of the feature sets (one walk per tree
-for all of a refit's feature sets, :func:`pdpboot.engine.tree.PreparedTrees.partial_dependence_many`)
-and R with one walk per feature set; medians; one JSON line per arm (fields as below plus
-``shared_walk``, ``repeats`` and the per-run ``ratios``).
+The walk variants (shared walk, bitset walk, ...) are timed against each other by
+``benchmarks/bench_walks.py``.
 
 JSON fields (stable; the paper reads them): ``model``, ``n``, ``resamples``, ``grid``, ``kernel``
 (compiled walk used), ``total_cpu``, ``fit_cpu`` (fit floor), ``fits``, ``ratio`` (total / fit
-floor), ``shared_walk`` (the engine may share one walk between a refit's feature sets; it does
-so for trees with >= 8 background rows per leaf, e.g. HGB and CatBoost, not for fully grown
-forests), ``cold``, ``warmup_cpu``, ``load_average``, ``date``.
+floor), ``shared_walk`` (always True since the switch was deleted: the engine may share one walk
+between a refit's feature sets; it does so for trees with >= 8 background rows per leaf, e.g. HGB
+and CatBoost, not for fully grown forests), ``cold``, ``warmup_cpu``, ``load_average``, ``date``.
 
     python -m benchmarks.bench_fit_share --model rf --n 2000 --resamples 50
     python -m benchmarks.bench_fit_share --model hgb --n 20000 --resamples 20
-    python -m benchmarks.bench_fit_share --model hgb --n 20000 --resamples 20 --ab 3
 """
 
 from __future__ import annotations
@@ -136,15 +133,6 @@ MODELS = {
 }
 
 
-def _shared_walk() -> bool:
-    """Whether the engine may share one walk between the feature sets of a refit (engine5).
-
-    The switch lives in ``pdpboot.engine._tree_compiled`` (the one module ``--ab`` flips); read from
-    ``engine.tree`` since the engine's split (4190620) it was always missing, and every record since then
-    said False."""
-    return bool(compiled_mod._SHARED_WALK)
-
-
 def _warm_up(model: str, X, y) -> None:
     """A small bootstrap on the tree engine (1,000 rows, 10-point grids), so its compiled walk is loaded.
 
@@ -169,12 +157,7 @@ def main(argv=None) -> None:
     parser.add_argument("--cold", action="store_true",
                         help="no warm-up run: the one-time costs of the process count in the total")
     parser.add_argument("--out", default="", help="append a JSON line with the result to this file")
-    parser.add_argument("--ab", type=int, default=0, metavar="R",
-                        help="A/B: R interleaved runs with the shared walk of the feature sets (engine5) and "
-                             "R with one walk per set; medians, one JSON line per arm")
     args = parser.parse_args(argv)
-    if args.ab:
-        return _ab(args)
     X, y = make_friedman1(args.n, n_features=10, rng=0)
     load = os.getloadavg()[0]
     warmup = 0.0
@@ -186,7 +169,7 @@ def main(argv=None) -> None:
     total, fit, fits = _run(args, X, y)
     row = {"model": args.model, "n": args.n, "resamples": args.resamples, "grid": args.grid,
            "kernel": kernel_available(), "total_cpu": total, "fit_cpu": fit, "fits": fits,
-           "ratio": total / fit, "shared_walk": _shared_walk(), "cold": args.cold, "warmup_cpu": warmup,
+           "ratio": total / fit, "shared_walk": True, "cold": args.cold, "warmup_cpu": warmup,
            "load_average": load, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     print(f"{args.model} n={args.n} B={args.resamples}: total {total:.1f} s CPU, fit floor {fit:.1f} s "
           f"({fits} fits) -> total / fit floor {total / fit:.3f} (target <= 1.25); "
@@ -214,38 +197,6 @@ def _run(args, X, y) -> tuple[float, float, int]:
                                              execution=pdpboot.Execution(n_jobs=1, progress=False))
         total = time.process_time() - start
     return total, sum(FIT_SECONDS), len(FIT_SECONDS)
-
-
-def _ab(args) -> None:
-    """Shared walk on / off, interleaved in this process; medians of the ratio total / fit floor."""
-    import statistics
-
-
-    X, y = make_friedman1(args.n, n_features=10, rng=0)
-    load = os.getloadavg()[0]
-    start = time.process_time()
-    with threadpool_limits(limits=1):
-        _warm_up(args.model, X, y)
-    warmup = time.process_time() - start
-    runs: dict[bool, list] = {True: [], False: []}
-    for rep in range(args.ab):
-        for shared in ((True, False) if rep % 2 == 0 else (False, True)):
-            compiled_mod._SHARED_WALK = shared
-            runs[shared].append(_run(args, X, y))
-    compiled_mod._SHARED_WALK = True
-    for shared in (True, False):
-        totals = [r[0] for r in runs[shared]]
-        fits = [r[1] for r in runs[shared]]
-        ratios = [r[0] / r[1] for r in runs[shared]]
-        row = {"model": args.model, "n": args.n, "resamples": args.resamples, "grid": args.grid,
-               "kernel": kernel_available(), "total_cpu": statistics.median(totals),
-               "fit_cpu": statistics.median(fits), "fits": runs[shared][0][2], "ratio": statistics.median(ratios),
-               "ratios": ratios, "shared_walk": shared, "repeats": args.ab, "cold": False, "warmup_cpu": warmup,
-               "load_average": load, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
-        print(f"{args.model} n={args.n} B={args.resamples} shared walk {shared}: median total "
-              f"{row['total_cpu']:.1f} s CPU, fit floor {row['fit_cpu']:.1f} s -> median ratio {row['ratio']:.3f} "
-              f"(runs {', '.join(f'{r:.3f}' for r in ratios)}); load {load:.1f}", flush=True)
-        _append(args.out, row)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@ average printed beside every number (the machine is shared: read ratios, not sec
 
 ``forest``   fully grown ``RandomForestRegressor(T)`` fitted on n Friedman #1 rows (the n rows are the
              background), 50-point grids on the 5-95 % quantiles: the ``x0`` curve and all 10 curves of
-             one model, the engine *as before this issue* (16k-row blocks, rows in their given order,
-             one walk per curve; the compiled walk's per-node savings cannot be switched off) against
-             the engine now; the exponent in n of one curve and all-10 / one.  Fitted forests are
+             one model (the rows recorded during issue 30 also timed the engine as before it, through
+             switches since deleted; ``benchmarks/bench_walks.py`` times the walk variants now); the
+             exponent in n of one curve and all-10 / one.  Fitted forests are
              cached in ``--cache`` (joblib files).  Cost is linear in the number of trees for both
              the walk and the fit, so ``T = 20`` (default) gives the ratios of ``T = 100``.
 ``forest-work``  the same forests: the walk's work counted row by row (``benchmarks/forest_work.py``: own
@@ -81,22 +81,6 @@ def _forest(n: int, trees: int, cache: Path):
     return X, y, est, fit
 
 
-class _Before:
-    """The engine's switches as they were before issue 30 (16k-row blocks, given row order, a walk per curve)."""
-
-    def __enter__(self):
-        import pdpboot.engine._tree_compiled as tc
-
-        self.saved = (tc._KERNEL_ROW_BLOCK, tc._LOCALITY, tc._CURVE_WALK)
-        tc._KERNEL_ROW_BLOCK, tc._LOCALITY, tc._CURVE_WALK = 16384, False, False
-        return self
-
-    def __exit__(self, *exc):
-        import pdpboot.engine._tree_compiled as tc
-
-        tc._KERNEL_ROW_BLOCK, tc._LOCALITY, tc._CURVE_WALK = self.saved
-
-
 def forest(args) -> None:
     from pdpboot.engine import compute_pd_many
 
@@ -110,26 +94,16 @@ def forest(args) -> None:
                                    response_method="predict", method="tree")
 
         pd([0])  # untimed: compiled code loaded
-        times: dict[str, list[float]] = {k: [] for k in ("before one", "now one", "before all 10", "now all 10")}
-        out = {}
+        times: dict[str, list[float]] = {k: [] for k in ("now one", "now all 10")}
         for _ in range(args.repeats):
             for key, sets in (("one", [0]), ("all 10", list(range(10)))):
-                with _Before():
-                    start = time.process_time()
-                    out[f"before {key}"] = pd(sets)
-                    times[f"before {key}"].append(time.process_time() - start)
                 start = time.process_time()
-                out[f"now {key}"] = pd(sets)
+                pd(sets)
                 times[f"now {key}"].append(time.process_time() - start)
         med = {k: statistics.median(v) for k, v in times.items()}
-        diff = max(float(np.max(np.abs(a[0] - b[0]))) for a, b in zip(out["before all 10"], out["now all 10"]))
         _record(Path(args.out), {"part": "forest", "n": n, "trees": args.trees, "fit_cpu": fit,
                                  "repeats": args.repeats, **{k.replace(" ", "_"): v for k, v in med.items()},
-                                 "all10_over_one_now": med["now all 10"] / med["now one"],
-                                 "all10_over_one_before": med["before all 10"] / med["before one"],
-                                 "speedup_one": med["before one"] / med["now one"],
-                                 "speedup_all10": med["before all 10"] / med["now all 10"],
-                                 "max_abs_diff_before_now": diff})
+                                 "all10_over_one_now": med["now all 10"] / med["now one"]})
 
 
 def forest_work(args) -> None:
@@ -241,9 +215,9 @@ def report(args) -> None:
         row = json.loads(line)
         part, load = row["part"], row["load_average"]
         if part == "forest":
-            print(f"| forest | RF({row['trees']}) fully grown, n = {row['n']:,} | one curve {row['now_one']:.3f} s "
-                  f"(before {row['before_one']:.3f}, {row['speedup_one']:.2f}x) | all 10 {row['now_all_10']:.3f} s = "
-                  f"{row['all10_over_one_now']:.2f}x one (before {row['all10_over_one_before']:.2f}x) | load {load} |")
+            before = (f" (before {row['before_one']:.3f}, {row['speedup_one']:.2f}x)" if "before_one" in row else "")
+            print(f"| forest | RF({row['trees']}) fully grown, n = {row['n']:,} | one curve {row['now_one']:.3f} s"
+                  f"{before} | all 10 {row['now_all_10']:.3f} s = {row['all10_over_one_now']:.2f}x one | load {load} |")
         elif part == "forest-work":
             print(f"| forest work | RF({row['trees']}) n = {row['n']:,} (first {row['sample_trees']} trees) | per row "
                   f"and tree: own path {row['own']:.1f}, x0 deviated {row['dev'][0]:.1f} ({row['pieces'][0]:.2f} "
@@ -277,7 +251,7 @@ def report(args) -> None:
                   f"{1 + np.log10(ratio):.2f}")
     forest_rows = [r for r in forest_rows if r["part"] == "forest"]
     for key in ("now_one", "before_one"):
-        pts = {r["n"]: r[key] for r in forest_rows}
+        pts = {r["n"]: r[key] for r in forest_rows if key in r}
         if 10000 in pts and 100000 in pts:
             print(f"exponent in n of one curve ({key.split('_')[0]}), 10k -> 100k: "
                   f"{np.log(pts[100000] / pts[10000]) / np.log(10):.2f}")

@@ -10,8 +10,6 @@ the walk included), interleaved (one run of each per repeat), CPU time
 (``time.process_time``), medians over repeats:
 
 * ``kernel`` - ``method="tree"`` with the compiled walk (numba);
-* ``numpy`` - ``method="tree"`` with the compiled walk disabled (the NumPy bitset /
-  routing walks; only for n <= ``--numpy-max``, it is slow for deep trees);
 * ``brute`` - ``method="brute"`` (row-major stacking) on the whole 1-D grid; for the
   2-D surface (``--brute-2d from-1d``, the default) 2,500 times the per-point time of
   that 1-D run (every grid point is the same n stacked rows through the same predict);
@@ -55,7 +53,6 @@ from sklearn.datasets import make_friedman1
 from sklearn.ensemble import RandomForestRegressor
 from threadpoolctl import threadpool_limits
 
-import pdpboot.engine._tree_compiled as compiled_mod
 import pdpboot.engine.tree as tree_mod
 from pdpboot.engine import compute_pd
 
@@ -69,35 +66,21 @@ def _load() -> float:
         return float("nan")
 
 
-def numpy_walk_pd(est, X, features, grids):
-    """The exact tree engine with the compiled walk switched off (the NumPy walks)."""
-    saved = compiled_mod._KERNEL
-    compiled_mod._KERNEL = False
-    try:
-        return compute_pd(est, X, features, grids, response_method="predict", method="tree")[0]
-    finally:
-        compiled_mod._KERNEL = saved
-
-
 def _subset(grids, k: int):
     """k values of the first grid spread over it, times the whole second grid (2-D)."""
     first = grids[0][np.unique(np.linspace(0, len(grids[0]) - 1, k).round().astype(int))]
     return [first] + list(grids[1:]), first
 
 
-def run_case_2d(est, X, grids, *, repeats: int, brute_per_point: list[float], numpy_engine: bool) -> dict:
+def run_case_2d(est, X, grids, *, repeats: int, brute_per_point: list[float]) -> dict:
     """2-D surface: the engines timed; brute force = grid points x its per-point time on the
     1-D curve of the same n (same rows and predict per point; one block per 160 points)."""
     features = (0, 1)
     n_grid = len(grids[0]) * len(grids[1])
     contenders = {"kernel": lambda: compute_pd(est, X, features, grids, response_method="predict", method="tree")[0]}
-    if numpy_engine:
-        contenders["numpy"] = lambda: numpy_walk_pd(est, X, features, grids)
     times, out = interleaved_cpu(contenders, repeats)
     check = compute_pd(est, X, features, [grids[0][::12], grids[1]], response_method="predict", method="brute")[0]
     err = float(np.max(np.abs(out["kernel"][:, ::12] - check)))
-    if "numpy" in out:
-        err = max(err, float(np.max(np.abs(out["numpy"] - out["kernel"]))))
     med = {key: statistics.median(v) for key, v in times.items()}
     brute = [p * n_grid for p in brute_per_point]
     med["brute"] = statistics.median(brute)
@@ -106,7 +89,7 @@ def run_case_2d(est, X, grids, *, repeats: int, brute_per_point: list[float], nu
             "speedup_vs_brute": statistics.median(ratios), "max_abs_diff": err}
 
 
-def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_engine: bool) -> dict:
+def run_case(est, X, features, grids, *, repeats: int, brute_points: int) -> dict:
     n_grid = int(np.prod([len(g) for g in grids]))
     k = min(brute_points, len(grids[0]))
     sub, first = _subset(grids, k)
@@ -121,8 +104,6 @@ def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_
         k2_total = int(np.prod([len(g) for g in sub2]))
         contenders["brute_2k"] = lambda: compute_pd(est, X, features, sub2, response_method="predict",
                                                     method="brute")[0]
-    if numpy_engine:
-        contenders["numpy"] = lambda: numpy_walk_pd(est, X, features, grids)
     times, out = interleaved_cpu(contenders, repeats)
     def full(t_k: float, t_2k: float | None) -> float:
         """Brute force's cost on the whole grid: the k-point time plus the per-point slope."""
@@ -138,8 +119,6 @@ def run_case(est, X, features, grids, *, repeats: int, brute_points: int, numpy_
     rank = np.searchsorted(grids[0], first)
     kern = out["kernel"][:, rank]
     err = float(np.max(np.abs(kern - out["brute"].reshape(kern.shape))))
-    if "numpy" in out:
-        err = max(err, float(np.max(np.abs(out["numpy"] - out["kernel"]))))
     ratios = [b / a for a, b in zip(times["kernel"], brute_full)]
     return {"times": med, "brute_points": k_total, "grid_points": n_grid,
             "speedup_vs_brute": statistics.median(ratios), "max_abs_diff": err,
@@ -181,7 +160,6 @@ def main(argv=None) -> None:
                         help="2-D: values of the first grid brute force evaluates (times the whole second grid)")
     parser.add_argument("--brute-2d", choices=["from-1d", "subset"], default="from-1d",
                         help="2-D brute cost: grid points x the 1-D per-point time, or timed on grid subsets")
-    parser.add_argument("--numpy-max", type=int, default=10000, help="largest n for the NumPy walks")
     parser.add_argument("--no-2d", action="store_true")
     parser.add_argument("--quick", action="store_true", help="n = 1000, 20 trees, one repeat")
     parser.add_argument("--fixed-model", type=int, default=0, metavar="N_FIT",
@@ -222,11 +200,9 @@ def main(argv=None) -> None:
             for features, g, k in cases:
                 load = _load()
                 if len(features) == 2 and args.brute_2d == "from-1d" and per_point is not None:
-                    row = run_case_2d(est, X, g, repeats=args.repeats, brute_per_point=per_point,
-                                      numpy_engine=n <= args.numpy_max)
+                    row = run_case_2d(est, X, g, repeats=args.repeats, brute_per_point=per_point)
                 else:
-                    row = run_case(est, X, features, g, repeats=args.repeats, brute_points=k,
-                                   numpy_engine=n <= args.numpy_max)
+                    row = run_case(est, X, features, g, repeats=args.repeats, brute_points=k)
                     per_point = row.pop("brute_per_point")
                 row.update(n=n, trees=args.trees, fixed_model_rows=args.fixed_model or None,
                             grid="x".join(str(len(a)) for a in g), repeats=args.repeats,

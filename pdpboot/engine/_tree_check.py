@@ -53,7 +53,6 @@ import pandas as pd
 from ._table import rows_with
 from ._tree_compiled import _kernel
 from ._tree_model import TreeModel, model_grid
-from ._tree_walk import _raw_outputs
 from .response import one_thread, response_function
 
 #: rows of a probe without features of interest
@@ -76,19 +75,13 @@ def probe_rows(n_rows: int, k: int = PROBE_ROWS) -> np.ndarray:
 
 
 def _fingerprint(prepared) -> int:
-    """A CRC of what the reading reads: the compiled descent's node table when numba is there (it is
-    built for the descent anyway, and holds a node's column, children and missing/categorical rule in
-    16 bytes instead of 41), else the parsed arrays; then leaf values, category masks, roots (and an
-    external reader's offset)."""
+    """A CRC of what the reading reads: the compiled descent's node table (built for the descent
+    anyway; a node's column, children and missing/categorical rule in 16 bytes), leaf values, category
+    masks, roots (and an external reader's offset)."""
     model = prepared.model
-    if _kernel() is not None:
-        nodes, thr = prepared.kernel_base()
-        arrays = (nodes, thr, model.value, model.cat_left, model.roots)
-    else:
-        arrays = (model.feature, model.threshold, model.value, model.left, model.right, model.missing_left,
-                  model.cat_row, model.cat_left, model.roots)
+    nodes, thr = prepared.kernel_base()
     crc = 0
-    for arr in arrays:
+    for arr in (nodes, thr, model.value, model.cat_left, model.roots):
         crc = zlib.crc32(np.ascontiguousarray(arr).view(np.uint8), crc)
     if model.source is None:  # an external reader's offset is measured on rows: derived, not parsed
         crc = zlib.crc32(np.ascontiguousarray(model.offset).view(np.uint8), crc)
@@ -115,11 +108,9 @@ def _tolerance(model: TreeModel, ref: np.ndarray) -> float:
 
 def leaf_sums(model: TreeModel, kernel_base, xt: np.ndarray) -> np.ndarray:
     """(n_rows, n_raw) sum over the trees of the leaf value each row of ``xt`` (trees' space) reaches, no
-    offset: a plain descent, compiled when numba is there (``kernel_base()`` gives its node table, built
-    once per model and shared with the walks), else NumPy."""
+    offset: a compiled plain descent (``kernel_base()`` gives its node table, built once per model and
+    shared with the walks)."""
     kern = _kernel()
-    if kern is None:
-        return _raw_outputs(model, xt)
     nodes, thr = kernel_base()
     return kern.descend(nodes, thr, np.ascontiguousarray(model.cat_left, dtype=np.bool_),
                         np.ascontiguousarray(model.value, dtype=np.float64),

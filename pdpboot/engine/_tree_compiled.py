@@ -1,12 +1,12 @@
-"""Drivers of the compiled walk of the exact tree engine (:mod:`._tree_kernel`, numba).
+"""The compiled walk of the exact tree engine (:mod:`._tree_kernel`, numba) and its drivers.
 
-Private helper of :mod:`pdpboot.engine.tree`: loading the kernel (``PDPBOOT_NUMBA=0`` disables
-it), the kernel's node table (:func:`_kernel_base`) and per-feature-set tables
-(:class:`_KernelTable`: interval axes and mask axes of at most ``_MASK_MAX`` grid points), and
-the walks: one feature set (:func:`_kernel_pd`, average or ICE form), several feature sets in
-one shared walk per tree (:func:`_kernel_pd_many`, when :func:`_share_pays`), or for small trees
-one walk per set and tree with the rows of a node as a bitset (:func:`_kernel_pd_bits`, when
-:func:`_bits_pay` too and the weights are integers).
+Private helper of :mod:`pdpboot.engine.tree`: loading the kernel (:func:`kernel_available`), the
+kernel's node table (:func:`_kernel_base`) and per-feature-set tables (:class:`_KernelTable`:
+interval axes and mask axes of at most ``_MASK_MAX`` grid points), and the walks: one feature set
+(:func:`_kernel_pd`, average or ICE form), several feature sets in one shared walk per tree
+(:func:`_kernel_pd_many`, when :func:`_share_pays`), for small trees one walk per set and tree with
+the rows of a node as a bitset (:func:`_kernel_pd_bits`, when :func:`_bits_pay` too and the weights
+are integers), and for deep trees one walk per tree for all 1-D curves (:func:`_kernel_pd_curves`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._tree_model import TreeModel
-from ._tree_numpy import _blocks, _expand, _respond
-from ._tree_walk import decode_boxes, grid_goes_left
+from ._tree_model import MISSING_CODE, TreeModel
 from .weights import average_rows
 
 _KERNEL_ICE_BYTES = 2**24  # per-row difference arrays of one row block of the compiled walk
@@ -26,27 +24,22 @@ _KERNEL_ROW_BLOCK = 2**20  # background rows per compiled walk call of the avera
 
 _LOCALITY_MIN_ROWS = 4096  # from this many background rows the average walks read them in leaf order
 
-_LOCALITY = True  # False: rows in their given order (for A/B benchmarks)
+_KERNEL = None  # the kernel module once imported, False when numba is missing
 
-_NUMBA_ENV = "PDPBOOT_NUMBA"  # set to 0 to disable the compiled kernel (the NumPy walks are used)
-
-_KERNEL = None  # the kernel module once imported, False when numba is missing or disabled
+NEEDS_NUMBA = "the exact tree engine needs numba, which is not installed (pip install numba)"
 
 
 def kernel_available() -> bool:
-    """Whether the compiled walk of the exact tree engine can be used (numba installed).
+    """Whether the exact tree engine can be used: numba, which compiles its walk, imports.
 
-    The compiled walk (``pip install pdpboot[fast]``, which installs numba) is the
-    fastest exact engine for deep trees; without numba the engine uses its NumPy walks
-    (same results, slower for deep forests) and ``method="auto"`` weighs those against
-    brute force.  Setting the environment variable ``PDPBOOT_NUMBA=0`` before the first
-    call disables the kernel.  The first call imports numba (about 1 s); compiled code is
-    cached on disk after the first use.
+    numba is a dependency of pdpboot; without it the package still imports and computes
+    every PD by brute force (``method="auto"``), while ``method="tree"`` raises.  The first
+    call imports numba (about 1 s); compiled code is cached on disk after the first use.
 
     Returns
     -------
     bool
-        True when numba imports and the kernel is not disabled.
+        True when numba imports.
 
     Examples
     --------
@@ -56,20 +49,65 @@ def kernel_available() -> bool:
     """
     return _kernel() is not None
 
+
 def _kernel():
     global _KERNEL
     if _KERNEL is None:
-        import os
-
         _KERNEL = False
-        if os.environ.get(_NUMBA_ENV, "1").strip().lower() not in ("0", "false", "no", "off"):
-            try:
-                from . import _tree_kernel
+        try:
+            from . import _tree_kernel
 
-                _KERNEL = _tree_kernel
-            except ImportError:
-                pass
+            _KERNEL = _tree_kernel
+        except ImportError:
+            pass
     return _KERNEL or None
+
+
+def _blocks(n_rows: int, size: int):
+    for start in range(0, n_rows, size):
+        yield slice(start, min(start + size, n_rows))
+
+
+def _expand(offset: np.ndarray, n_axes: int) -> np.ndarray:
+    return offset.reshape((-1,) + (1,) * n_axes)
+
+
+def _respond(model: TreeModel, raw: np.ndarray) -> np.ndarray:
+    """(n_raw, b, *grid) raw outputs -> (b, n_out, *grid) response."""
+    per_row = np.moveaxis(raw, 0, -1)  # (b, *grid, n_raw)
+    if model.link is not None:
+        flat = per_row.reshape(-1, per_row.shape[-1])
+        per_row = np.asarray(model.link(flat), dtype=np.float64).reshape(per_row.shape[:-1] + (-1,))
+    return np.moveaxis(per_row, -1, 1)
+
+
+def decode_boxes(enc: np.ndarray, table) -> np.ndarray:
+    """Cumulative sums along the grid axes (the last ones; overwrites ``enc``), in the caller's grid order."""
+    lead = enc.shape[:-1]
+    out = enc.reshape(lead + table.shape)
+    for d, order in enumerate(table.order):
+        axis = len(lead) + d
+        np.cumsum(out, axis=axis, out=out)
+        if np.any(order != np.arange(len(order))):
+            out = np.take(out, np.argsort(order), axis=axis)
+    return out
+
+
+def _category_codes(values: np.ndarray) -> np.ndarray:
+    """Float category codes -> int column of ``cat_left`` (missing/out of range -> 256)."""
+    ok = ~np.isnan(values) & (values >= 0) & (values < MISSING_CODE)
+    return np.where(ok, np.where(ok, values, 0).astype(np.intp), MISSING_CODE)
+
+
+def grid_goes_left(model: TreeModel, nodes: np.ndarray, g: np.ndarray, categorical: bool) -> np.ndarray:
+    """(len(nodes), len(g)) bool: which grid values each split node sends left."""
+    if categorical:
+        return model.cat_left[model.cat_row[nodes][:, None], _category_codes(g)[None, :]]
+    g64 = g.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        le = g64[None, :] <= model.threshold[nodes][:, None]
+    return le | (np.isnan(g64)[None, :] & model.missing_left[nodes][:, None])
+
 
 @dataclass(frozen=True)
 class _KernelTable:
@@ -82,7 +120,7 @@ class _KernelTable:
     order), ``left_mask`` (n_nodes,; empty without mask axes) the grid points each split on a mask axis sends
     left; ``grids`` the sorted grids of interval axes as float64 (a mask axis: zeros of
     the grid's length; an empty second grid for 1-D); ``shape`` and ``order`` (the
-    sorting permutation of each grid) as in :class:`._tree_walk._Boxes`.
+    sorting permutation of each grid; :func:`decode_boxes` reads both).
     """
 
     nodes: np.ndarray
@@ -112,9 +150,7 @@ def _is_mask_axis(model: TreeModel, col, g) -> bool:
     return bool(np.isnan(np.asarray(g, dtype=np.float64)).any())
 
 def _kernel_handles(model: TreeModel, s_cols: list, grids: list) -> bool:
-    """Compiled walk available, and every mask axis (categorical / one-hot / NaN grid) at most 62 points."""
-    if _kernel() is None:
-        return False
+    """Whether every mask axis (categorical / one-hot / NaN grid) has at most ``_MASK_MAX`` points."""
     for col, g in zip(s_cols, grids):
         if (np.ndim(g) != 1 and not np.ndim(col)) or len(g) == 0:
             return False
@@ -191,8 +227,6 @@ def _kernel_walk(model: TreeModel, table: _KernelTable, xt, rows, w, acc, ice, o
     for part in np.array_split(rows, n_blocks):
         kern.walk(table.nodes, table.thr, *args, part, w, acc, ice, oob, ice_oob)
 
-_SHARED_WALK = True  # False: one walk per feature set (for A/B benchmarks)
-
 _SHARE_ROWS_PER_LEAF = 8
 
 _MAX_SHARED_SETS = 62  # feature sets of one shared walk (bits of one int64 per row)
@@ -207,8 +241,6 @@ def _share_pays(model: TreeModel, n_rows: int) -> bool:
     walk already holds every node the curves reach).  Shared when the background rows per
     leaf, averaged over the trees, are at least ``_SHARE_ROWS_PER_LEAF``.
     """
-    if not _SHARED_WALK:
-        return False
     n_leaves = int(np.count_nonzero(model.feature < 0))
     return n_rows * len(model.roots) >= _SHARE_ROWS_PER_LEAF * n_leaves
 
@@ -219,9 +251,9 @@ def locality_order(model: TreeModel, base, xt: np.ndarray) -> np.ndarray | None:
     k-d-tree-like order of the space): the walks' row segments then read nearby memory.  Measured
     (RF(20) fully grown on n rows, 1-D curve of x0, CPU medians of 3): 1.57 -> 1.15 s at n = 100k,
     0.25 -> 0.21 s at 30k, 0.060 -> 0.054 s at 10k.  None below ``_LOCALITY_MIN_ROWS`` rows (all in
-    cache anyway) or when disabled.  Only the summation order of the averages changes.
+    cache anyway).  Only the summation order of the averages changes.
     """
-    if not _LOCALITY or xt.shape[1] < _LOCALITY_MIN_ROWS:
+    if xt.shape[1] < _LOCALITY_MIN_ROWS:
         return None
     kern = _kernel()
     roots = model.roots
@@ -280,8 +312,6 @@ def _kernel_pd_many(model: TreeModel, xt, tables: list, w) -> list[np.ndarray]:
         kern.walk_many(base.nodes, base.thr, *args, part, c(weights, dtype=np.float64), acc)
     return _decoded(model, tables, acc, off, total)
 
-_BITS_WALK = True  # False: never the bitset walk (for A/B benchmarks)
-
 _BITS_MAX_LEAVES = 512  # mean leaves per tree up to which the bitset walk is taken (see _bits_pay)
 
 _BITS_MAX_PLANES = 16  # integer weights below 2**16 (bootstrap multiplicities): exact bit planes
@@ -337,8 +367,6 @@ def _bits_pay(model: TreeModel, n_rows: int) -> bool:
     leaves) 14 -> 5 ms at 2k rows, 67 -> 11 ms at 20k; 127 leaves 23 -> 10 / 138 -> 33 ms; RF(50,
     ``min_samples_leaf=20``, 489 leaves) 157 -> 94 ms at 20k; RF(50, ``min_samples_leaf=5``, 2025
     leaves) 516 -> 576 ms (slower: not taken)."""
-    if not _BITS_WALK:
-        return False
     n_leaves = int(np.count_nonzero(model.feature < 0))
     n_internal = len(model.feature) - n_leaves
     words = -(-n_rows // 64)
@@ -367,12 +395,10 @@ def _kernel_pd_bits(model: TreeModel, xt, tables: list, w) -> list[np.ndarray] |
                    left_mask, grids, glen, off, base.thr, planes, scale, acc)
     return _decoded(model, tables, acc, off, total)
 
-_CURVE_WALK = True  # False: one walk per curve on deep trees (for A/B benchmarks)
-
 def curves_walkable(tables: list) -> bool:
     """Whether kernel plans can share :func:`._tree_kernel.walk_curves`: 1-D numeric interval axes
     on distinct model columns, at least two of them."""
-    if not _CURVE_WALK or len(tables) < 2:
+    if len(tables) < 2:
         return False
     cols = []
     for t in tables:

@@ -1,8 +1,7 @@
-"""Cost model of the exact tree engine: which walk, and whether it beats brute force.
+"""Cost model of the exact tree engine: whether it beats brute force.
 
 Private helper of :mod:`pdpboot.engine.tree`.  Rough CPU-second estimates from per-operation
-costs (``_COST``, measured on the development machine; only their ratios matter): the NumPy
-walks from expected path statistics under the training cover (:func:`_costs`), the compiled
+costs (``_COST``, measured on the development machine; only their ratios matter): the compiled
 walk by simulating it on a few trees (:func:`_kernel_costs`), brute force as rows x grid
 points x (trees x depth) descents, and reading an XGBoost / LightGBM / CatBoost dump
 (:func:`_external_read_dominates`).
@@ -14,11 +13,6 @@ import numpy as np
 
 from ._tree_compiled import _kernel, _KernelTable
 from ._tree_model import TreeModel, is_catboost
-from ._tree_numpy import _MAX_BLOCK
-from ._tree_route import routable
-from ._tree_walk import GridBoxes, node_levels
-
-_ROUTE_MIN_ROWS = 2048  # at most this many rows: always the bitset walk
 
 _KERNEL_SAMPLE_TREES = 8  # trees whose pruned walk is simulated for the cost estimate
 
@@ -31,9 +25,6 @@ _KERNEL_SAMPLE_NODES = 2**18
 # Rough per-operation CPU costs in seconds (measured on the development machine, one
 # core; only their ratios matter for the choices).
 _COST = {
-    "pair": 1.6e-7,  # route one (row, start) pair (gather, compiled descent, bookkeeping)
-    "live_node": 4e-7,  # per live node and feature set: router assembly, grid boxes
-    "word": 2e-8,  # one bitset word operation (64 rows at one node)
     # brute force with row-major stacking (measured: RF(100) fully grown, n = 10k, 50 points:
     # 3.6 s, about half of the point-major stacking these constants were first fitted to)
     "brute_node": 4e-9,  # one node of a compiled descent in the model's predict
@@ -83,60 +74,23 @@ _READ_FIXED = 5e-3
 #: ... and seconds per node (see :func:`_external_read_dominates`).
 _READ_PER_NODE = 4e-6
 
-def _costs(model: TreeModel, levels, s_cols, boxes: GridBoxes, n_rows: int) -> tuple[str, float, float]:
-    """(walk, tree cost, brute cost) from expected path statistics under the training cover.
-
-    Bottom-up over the node table: ``depth[v]`` is the expected number of splits a row
-    meets below ``v`` (brute force descents), ``starts[v]`` the expected number of
-    (row, start node) pairs the router creates below ``v``: a row takes one branch of a
-    complement split (with the training proportions) and both live branches of an
-    S-split, each starting a new pair.
-    """
-    feat, left, right, alive = model.feature, model.left, model.right, boxes.alive
-    n_nodes = len(feat)
-    cover = model.cover if model.cover is not None else np.ones(n_nodes)
-    depth = np.zeros(n_nodes)
-    starts = np.zeros(n_nodes)
-    is_s = np.isin(feat, s_cols)
-    for nodes in reversed(levels):
-        inner = nodes[feat[nodes] >= 0]
-        if not inner.size:
-            continue
-        lc, rc = left[inner], right[inner]
-        cl, cr = cover[lc], cover[rc]
-        tot = cl + cr
-        fl = np.where(tot > 0, cl / np.where(tot > 0, tot, 1), 0.5)
-        depth[inner] = 1 + fl * depth[lc] + (1 - fl) * depth[rc]
-        al, ar = alive[lc], alive[rc]
-        c_val = fl * np.where(al, starts[lc], 0) + (1 - fl) * np.where(ar, starts[rc], 0)
-        s_val = np.where(al, 1 + starts[lc], 0) + np.where(ar, 1 + starts[rc], 0)
-        starts[inner] = np.where(is_s[inner], s_val, c_val)
-    roots = model.roots
-    n_grid = int(np.prod(boxes.shape))
-    if _is_catboost(model):
-        brute = n_rows * n_grid * (_COST["brute_row"] + len(roots) * _COST["brute_tree_catboost"])
-    else:
-        brute = n_rows * n_grid * (_COST["brute_row"] + len(roots) * _COST["brute_tree"]
-                                  + depth[roots].sum() * _COST["brute_node"])
-    live = int(alive.sum())
-    fixed = live * _COST["live_node"]
-    # per pair, the compiled descent slows down as the node table outgrows the caches
-    cache = 1.0 + live / 2**22
-    route = fixed + n_rows * (len(roots) + starts[roots[alive[roots]]].sum()) * _COST["pair"] * cache
-    block = min(n_rows, _MAX_BLOCK)
-    bitset = fixed + -(-n_rows // block) * live * (-(-block // 64)) * _COST["word"]
-    if routable(model) and n_rows > _ROUTE_MIN_ROWS and route < bitset:
-        return "route", route, brute
-    return "bitset", bitset, brute
-
 def _expected_depth(model: TreeModel) -> float:
     """Expected number of splits a row meets, summed over the trees (training cover as distribution)."""
     cover = model.cover
     if cover is None:
-        return float(len(node_levels(model))) * len(model.roots) / 2
+        return float(_n_levels(model)) * len(model.roots) / 2
     per_tree = np.add.reduceat(np.where(model.feature >= 0, cover, 0.0), model.roots)
     root = cover[model.roots]
     return float(np.sum(per_tree / np.where(root > 0, root, 1)))
+
+def _n_levels(model: TreeModel) -> int:
+    """Depth of the deepest tree plus one (all trees at once)."""
+    n, nodes = 0, model.roots
+    while nodes.size:
+        n += 1
+        inner = nodes[model.feature[nodes] >= 0]
+        nodes = np.concatenate([model.left[inner], model.right[inner]])
+    return n
 
 def _kernel_costs(model: TreeModel, table: _KernelTable, n_rows: int, depth: float) -> tuple[float, float]:
     """(compiled walk, brute force) cost estimates; the walk is simulated on a few evenly spaced trees

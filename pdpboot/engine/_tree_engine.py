@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from . import tree
 from ._tree_check import check_reading
+from ._tree_compiled import NEEDS_NUMBA
 from .pipeline import prepare_pipeline
 from .registry import Engine, register
 
 
 def _prepare(estimator, X, response_method: str, n_grid: int | None):
+    if not tree.kernel_available():
+        if n_grid is None:  # method="tree"
+            raise ValueError(f"method='tree': {NEEDS_NUMBA}. Use method='auto' or 'brute'.")
+        return None
     prepared = tree.prepare(estimator, X, response_method, n_grid=n_grid)
     return prepared if prepared is not None else prepare_pipeline(estimator, X, response_method)
 

@@ -1,10 +1,10 @@
-"""Compiled walk of the exact tree engine (numba; optional: ``pip install pdpboot[fast]``).
+"""Compiled walk of the exact tree engine (numba).
 
 Private helper of :mod:`pdpboot.engine.tree`; importing it imports numba (the caller
-catches the ImportError and falls back to the NumPy walks of :mod:`._tree_walk` and
-:mod:`._tree_route`).  It finds the same (row, leaf) incidences - background row ``i``
-meets leaf ``L`` when ``x_C^(i)`` lies in the complement box of ``L`` and the grid box
-of ``L`` holds a grid point - tree by tree, by a depth-first walk that carries
+catches the ImportError: without numba the engine is unavailable and brute force computes).
+It finds the (row, leaf) incidences - background row ``i`` meets leaf ``L`` when ``x_C^(i)``
+lies in the complement box of ``L`` and the grid box of ``L`` holds a grid point - tree by
+tree, by a depth-first walk that carries
 
 * the *set of rows* that satisfy the complement ("C") splits above the node, as a
   segment of one index array: a C-split partitions its segment stably in place (rows
@@ -19,8 +19,7 @@ of ``L`` holds a grid point - tree by tree, by a depth-first walk that carries
 
 Each node is visited at most once per tree, and every row in its segment costs a few
 instructions, so the work is the number of (row, node) incidences of the pruned trees
-plus one step per visited node - not grid points x depth per row as for brute force,
-and without the per-node row bitsets of :mod:`._tree_walk` (nodes x rows / 64 words).
+plus one step per visited node - not grid points x depth per row as for brute force.
 At a leaf with box ``[lo, hi)`` and value ``v`` the walk adds ``v`` times the summed
 row weights at the box corners of a difference array (the average; optionally one
 array per tree), or ``v`` at the corners of each row's own difference array (ICE);

@@ -272,8 +272,10 @@ def _link(estimator, response_method: str):
             return loss.predict_proba
         return None
     if isinstance(estimator, HistGradientBoostingRegressor):
-        from sklearn._loss.link import IdentityLink
-
+        try:  # private to scikit-learn: imported here, where only an HGB regressor's link needs it
+            from sklearn._loss.link import IdentityLink
+        except ImportError:
+            raise UnsupportedModel("this scikit-learn's HistGradientBoostingRegressor link is not known") from None
         if not isinstance(loss.link, IdentityLink):
             return lambda raw: loss.link.inverse(raw).reshape(len(raw), -1)
     return None

@@ -1,21 +1,22 @@
 """A tree model read once (:class:`PreparedTrees`) and one planned feature set (:class:`TreePlan`).
 
 Private helper of :mod:`pdpboot.engine.tree` (which re-exports both names): reading the model
-(:mod:`._tree_model`), converting the background rows, planning a feature set (grid boxes, the
-walk and its cost, :mod:`._tree_cost`) and computing PD / ICE with the compiled walk
-(:mod:`._tree_compiled`) or the NumPy walks (:mod:`._tree_numpy`).
+(:mod:`._tree_model`), converting the background rows, planning a feature set (grid table and
+cost, :mod:`._tree_cost`) and computing PD / ICE with the compiled walk (:mod:`._tree_compiled`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ._tree_check import leaf_sums, tree_probe
 from ._tree_compiled import (
+    _MASK_MAX,
     _MAX_SHARED_SETS,
+    NEEDS_NUMBA,
     _bits_pay,
     _kernel_base,
     _kernel_handles,
@@ -24,41 +25,38 @@ from ._tree_compiled import (
     _kernel_pd_curves,
     _kernel_pd_many,
     _kernel_table,
+    _KernelTable,
     _share_pays,
     curves_walkable,
+    kernel_available,
     locality_order,
 )
-from ._tree_cost import _COST, _costs, _expected_depth, _kernel_costs
+from ._tree_cost import _COST, _expected_depth, _kernel_costs
 from ._tree_model import (
+    TreeModel,
     UnsupportedModel,
     model_grid,
     read_model,
     to_array,
-)
-from ._tree_numpy import _average_linear, _BitsetWalk, _per_row, _RouteWalk
-from ._tree_walk import (
-    GridBoxes,
-    finish_external,
-    grid_boxes,
-    node_levels,
 )
 from .weights import row_weights
 
 
 @dataclass(frozen=True)
 class TreePlan:
-    """One feature set of a :class:`PreparedTrees`: model columns, grid boxes and costs.
+    """One feature set of a :class:`PreparedTrees`: model columns, grid table and costs.
 
     ``tree_cost`` and ``brute_cost`` are rough CPU-second estimates of the exact tree
     engine and of brute force (the model's own predict on rows x grid points) for
     the average; ``ice_cost`` is added to both when ICE or a non-linear response
-    needs per-row values.
+    needs per-row values.  ``boxes`` is None (and ``tree_cost`` infinite) for a
+    categorical, one-hot or NaN-holding grid of more than 62 points, which the compiled
+    walk does not take (brute force computes it).
     """
 
     feature_idx: tuple[int, ...]
     s_cols: list
-    boxes: GridBoxes
-    walk: str
+    boxes: _KernelTable | None
     tree_cost: float
     brute_cost: float
     ice_cost: float
@@ -90,6 +88,8 @@ class PreparedTrees:
     """
 
     def __init__(self, estimator, X, response_method: str, *, converted: np.ndarray | None = None):
+        if not kernel_available():
+            raise ValueError(f"{NEEDS_NUMBA[0].upper()}{NEEDS_NUMBA[1:]}; use the brute engine.")
         try:
             self.model = read_model(estimator, response_method)
         except UnsupportedModel as exc:
@@ -100,21 +100,13 @@ class PreparedTrees:
         if self.model.source is not None:  # XGBoost / LightGBM
             self.xa = np.ascontiguousarray(self.model.source.to_array(X))
             model = self.model
-            self.model = finish_external(model, X, self.xa, lambda xt: leaf_sums(model, self.kernel_base, xt))
+            self.model = _finish_external(model, X, self.xa, lambda xt: leaf_sums(model, self.kernel_base, xt))
         else:  # ``converted``: X already through the estimator's own validation (see ``prepare``)
             self.xa = np.ascontiguousarray(to_array(estimator, X) if converted is None else converted)
         self.n_features = self.xa.shape[1]
-        self._levels = None
         self._xt = None
         self._depth = None
         self._local = False
-
-    @property
-    def levels(self) -> list[np.ndarray]:
-        """Node ids by depth (computed on first use: the compiled walk does not need them)."""
-        if self._levels is None:
-            self._levels = node_levels(self.model)
-        return self._levels
 
     @property
     def xt(self) -> np.ndarray:
@@ -157,38 +149,27 @@ class PreparedTrees:
         """Plan on model columns: ``s_cols[d]`` an int with a 1-D grid, or a tuple of columns
         with a grid of shape (n_grid, len(columns)) (one feature spread over several columns)."""
         model = self.model
-        if _kernel_handles(model, s_cols, grids):
-            if self._depth is None:
-                self._depth = _expected_depth(model)
-            table = _kernel_table(model, self.kernel_base(), s_cols, grids)
-            tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
-            ice_cost = len(self.xa) * table.size * model.value.shape[1] * _COST["ice_cell"]
-            return TreePlan(tuple(feature_idx), list(s_cols), table, "kernel", tree_cost, brute_cost, ice_cost)
-        boxes = grid_boxes(model, s_cols, grids, self.levels)
-        flat = [int(c) for col in s_cols for c in np.atleast_1d(col)]
-        walk, tree_cost, brute_cost = _costs(model, self.levels, flat, boxes, len(self.xa))
-        n_grid = int(np.prod(boxes.shape))
-        ice_cost = len(self.xa) * n_grid * model.value.shape[1] * _COST["ice_cell"]
-        return TreePlan(tuple(feature_idx), flat, boxes, walk, tree_cost, brute_cost, ice_cost)
+        if not _kernel_handles(model, s_cols, grids):
+            return TreePlan(tuple(feature_idx), list(s_cols), None, np.inf, 0.0, 0.0)
+        if self._depth is None:
+            self._depth = _expected_depth(model)
+        table = _kernel_table(model, self.kernel_base(), s_cols, grids)
+        tree_cost, brute_cost = _kernel_costs(model, table, len(self.xa), self._depth)
+        ice_cost = len(self.xa) * table.size * model.value.shape[1] * _COST["ice_cell"]
+        return TreePlan(tuple(feature_idx), list(s_cols), table, tree_cost, brute_cost, ice_cost)
 
     def partial_dependence(self, plan: TreePlan, *, weights=None, average: bool = True,
                            individual: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
         """PD (n_outputs, *grid_shape) and/or ICE (n_rows, n_outputs, *grid_shape) of one plan."""
         if not (average or individual):
             raise ValueError("Nothing to compute: set average=True and/or individual=True.")
-        model, xa, boxes = self.model, self.xa, plan.boxes
-        w = _check_weights(weights, len(xa))
-        if plan.walk == "kernel":
-            local = self.local if model.link is None and not individual else None
-            return _kernel_pd(model, self.xt, boxes, w, average, individual, local)
-        if plan.walk == "route":
-            walk = _RouteWalk(model, plan.s_cols, boxes, xa.shape[1])
-        else:
-            walk = _BitsetWalk(model, plan.s_cols, boxes)
-        if model.link is None and not individual:
-            return _average_linear(model, xa, walk, boxes, w), None
-        return _per_row(model, xa, walk, boxes, w, average, individual)
-
+        if plan.boxes is None:
+            raise ValueError(f"The exact tree engine takes categorical, one-hot and NaN-holding grids of at most "
+                             f"{_MASK_MAX} points; use the brute engine for feature set {plan.feature_idx}.")
+        model = self.model
+        w = _check_weights(weights, len(self.xa))
+        local = self.local if model.link is None and not individual else None
+        return _kernel_pd(model, self.xt, plan.boxes, w, average, individual, local)
 
     def partial_dependence_many(self, plans: Sequence[TreePlan], *, weights=None, average: bool = True,
                                 individual: bool = False) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
@@ -198,7 +179,7 @@ class PreparedTrees:
             raise ValueError("Nothing to compute: set average=True and/or individual=True.")
         w = _check_weights(weights, len(self.xa))
         out: list = [None] * len(plans)
-        shared = [k for k, p in enumerate(plans) if p.walk == "kernel"]
+        shared = [k for k, p in enumerate(plans) if p.boxes is not None]
         curves: list[int] = []
         if self.model.link is not None or individual or len(shared) < 2:
             shared = []
@@ -245,3 +226,22 @@ def _check_features(feature_idx, grid_values, n_features: int):
 
 def _check_weights(weights, n_rows: int) -> np.ndarray | None:
     return None if weights is None else row_weights(weights, n_rows)
+
+
+def _finish_external(model: TreeModel, X, xa: np.ndarray, sums) -> TreeModel:
+    """Categories of the input columns and the constant raw offset (base score / init score).
+
+    The offset is the one the model's dump defines where the reader knows it (LightGBM:
+    ``reader.dump_offset()``), else the model's own margin minus the sum of the leaves the engine
+    finds (``sums(rows)``) on a few background rows (every base-score convention is thereby
+    matched).  Either way the self-check (:mod:`._tree_check`) compares the whole reading, offset
+    included, with the model's response.
+    """
+    reader = model.source
+    categories = reader.categories if any(c is not None for c in reader.categories) else None
+    if hasattr(reader, "dump_offset"):
+        return replace(model, categories=categories, offset=np.asarray(reader.dump_offset(), dtype=np.float64))
+    k = min(len(xa), 16)
+    probe = X.iloc[:k] if hasattr(X, "iloc") else np.asarray(X)[:k]
+    offset = np.median(reader.margin(probe) - sums(xa[:k]), axis=0)
+    return replace(model, categories=categories, offset=offset)

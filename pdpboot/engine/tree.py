@@ -17,49 +17,28 @@ the unique leaf with ``x_C`` in its C-box and ``z`` in its S-box, so
     PD(z)    = offset + sum over leaves L of value_L * w_L * 1[z in box_S(L)],
     w_L      = sum_i w_i 1[x_C^(i) in box_C(L)] / sum_i w_i.
 
-Walks.  With numba installed (``pip install pdpboot[fast]``; :func:`kernel_available`)
-every feature set uses the compiled walk (:mod:`._tree_kernel`) - numeric features
-with an interval per node and grid axis, categorical (HGB native) and one-hot
-(Pipeline) features and grids holding NaN with a bit mask over at most 62 grid
-points: tree by tree, the set of background rows meeting the complement splits
-travels as a segment of one index array (partitioned in place at complement splits,
-handed to every child whose grid box is not empty at splits on the features of
-interest), so the work is the number of (row, node) incidences of the pruned trees -
-linear in the rows - and each leaf adds its value times the summed row
-weights (or, for ICE, its value per row) at its grid box corners.  Several feature
-sets of one model (a bootstrap refit's curves and surfaces) share one walk per tree
-when only their averages of a response linear in the tree outputs are needed
-(:meth:`PreparedTrees.partial_dependence_many`): each row segment carries the set of
-feature sets it belongs to, so a row's own path is walked once for all of them (used
-when the trees hold at least 8 background rows per leaf on average: 1.8-1.9x faster
-for HGB; fully grown forests are faster with one walk per set).  Otherwise (numba
-missing, a categorical / one-hot / NaN grid of more than 62 points) the NumPy walks
-below are used, and ``method="auto"`` compares whichever walk applies with brute force
-through :class:`TreePlan`'s cost estimates.
+Walk (compiled with numba, :mod:`._tree_kernel`).  Tree by tree, the set of background
+rows meeting the complement splits travels as a segment of one index array (partitioned in
+place at complement splits, handed to every child whose grid box is not empty at splits on
+the features of interest), so the work is the number of (row, node) incidences of the pruned
+trees - linear in the rows - and each leaf adds its value times the summed row weights (or,
+for ICE, its value per row) at its grid box corners; one cumulative sum per grid axis turns
+them into PD or ICE.  Numeric features of interest carry an interval per node and grid axis;
+categorical (HGB native) and one-hot (Pipeline) features and grids holding NaN a bit mask over
+at most 62 grid points (longer such grids go to brute force).  Several feature sets of one
+model (a bootstrap refit's curves and surfaces) share one walk per tree when only their
+averages of a response linear in the tree outputs are needed
+(:meth:`PreparedTrees.partial_dependence_many`): when the trees hold at least 8 background
+rows per leaf on average, small trees with the rows of a node as a bitset, others with a
+segment per row set carrying the feature sets it belongs to; deeper trees walk each row's path
+once for all 1-D curves.  When the response is not linear in the tree outputs (probabilities
+of gradient boosting, HGB regressors with a log link) the raw outputs are formed per row and
+grid point (the ICE form), the estimator's own link is applied, and then the rows are
+averaged.  ``method="auto"`` compares the walk's cost, estimated by simulating it on a few
+trees (:class:`TreePlan`), with brute force's.
 
-All trees of the ensemble are walked at once, level by level, on one concatenated
-node table (:mod:`._tree_walk`): background rows travel as bitsets, split at the
-C-splits and copied to both children at the S-splits; the grid boxes are propagated
-over the node table once.  Each leaf's box is added to a difference array (interval
-end points in 1-D, rectangle corners in 2-D; arbitrary subsets for categorical
-features) and one cumulative sum per grid axis gives PD or the per-row ICE.  When the
-response is not linear in the tree outputs (probabilities of gradient boosting, HGB
-regressors with a log link) the raw outputs are formed per row and grid point (the
-ICE form), the estimator's own link is applied, and then the rows are averaged.
-
-Cost.  Average: about (nodes reached) x rows / 64 word operations per block, plus one
-prefix table per complement feature (rows + thresholds); the grid only enters through
-the leaves' boxes (leaves x corners).  ICE and non-linear responses: additionally
-about (row, reachable leaf) pairs x box corners scatter-adds and a cumulative sum over
-the rows x grid output.  Brute force costs rows x grid points x trees x depth.
-
-Memory bound.  Rows are processed in blocks of at most 4096 rows.  Per block, the
-largest arrays are the row bitsets of one level of nodes (all trees) and, for ICE,
-of the reached leaves (reached nodes x block rows bits); the prefix tables (at most
-one bitset per distinct threshold: C-split nodes x block rows bits); the (row, leaf,
-corner) entries of one chunk, capped at ``_PAIR_BUDGET`` (2**21) entries; and, on the
-per-row paths, the block's raw ICE, at most about 64 MiB (the block shrinks to fit).
-No array exceeds rows x reachable leaves, except the ICE output when it is asked for.
+numba is a dependency of pdpboot; without it the package imports and computes by brute force,
+and this engine raises (:func:`kernel_available`).
 
 Exact scikit-learn semantics: inputs validated to float32 (float64 for
 HistGradientBoosting, after its own categorical encoding) and compared with
@@ -76,7 +55,15 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from ._tree_check import check_reading
-from ._tree_compiled import _KERNEL_ICE_BYTES, _MASK_MAX, _kernel_walk, kernel_available
+from ._tree_compiled import (
+    _KERNEL_ICE_BYTES,
+    _MASK_MAX,
+    _blocks,
+    _expand,
+    _kernel_walk,
+    decode_boxes,
+    kernel_available,
+)
 from ._tree_cost import _external_read_dominates
 from ._tree_model import (
     UnsupportedModel,
@@ -85,11 +72,7 @@ from ._tree_model import (
     external_reader,
     is_external,
 )
-from ._tree_numpy import _blocks, _expand
 from ._tree_prepared import PreparedTrees, TreePlan, _check_weights
-from ._tree_walk import (
-    decode_boxes,
-)
 
 __all__ = [
     "PreparedTrees",
@@ -116,8 +99,10 @@ def prepare(estimator, X, response_method: str, n_grid: int | None = None) -> Pr
     Returns
     -------
     PreparedTrees or None
-        None when the exact tree engine does not handle the case (use brute force).
+        None when the exact tree engine does not handle the case or numba is missing (use brute force).
     """
+    if not kernel_available():
+        return None
     if is_external(estimator):  # reading the model is the check (read it once)
         if n_grid is not None and _external_read_dominates(estimator, len(X), n_grid):
             return None
@@ -251,8 +236,7 @@ def per_tree_partial_dependence(
 
     Equivalent to calling brute-force PD on each tree ``forest.estimators_[b]`` in turn
     (the quantity the forest infinitesimal jackknife needs), at the cost of one exact
-    tree-engine walk over the whole forest.  Needs the compiled walk
-    (:func:`kernel_available`; ``pip install pdpboot[fast]``).
+    tree-engine walk over the whole forest.
 
     Parameters
     ----------
@@ -299,27 +283,22 @@ def per_tree_partial_dependence(
     --------
     >>> import numpy as np
     >>> from sklearn.ensemble import RandomForestRegressor
-    >>> from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
+    >>> from pdpboot.engine.tree import per_tree_partial_dependence
     >>> X = np.random.default_rng(0).random((40, 3)); y = X[:, 0]
     >>> rf = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
-    >>> if kernel_available():
-    ...     tree_pd, _, _ = per_tree_partial_dependence(rf, X, (0,), [np.array([0.2, 0.8])],
-    ...                                                 response_method="predict")
-    ...     print(tree_pd.shape)
-    ... else:
-    ...     print((4, 1, 2))
+    >>> tree_pd, _, _ = per_tree_partial_dependence(rf, X, (0,), [np.array([0.2, 0.8])],
+    ...                                             response_method="predict")
+    >>> tree_pd.shape
     (4, 1, 2)
     """
     from ._tree_model import FOREST_TYPES
 
     if not isinstance(forest, FOREST_TYPES):
         raise ValueError(f"forest must be a fitted RandomForest*/ExtraTrees* model, got {type(forest).__name__}.")
-    if not kernel_available():
-        raise ValueError("per_tree_partial_dependence needs numba (pip install pdpboot[fast]).")
     prepared = PreparedTrees(forest, X, response_method)
     plan = prepared.plan(feature_idx, grid_values)
     _check_or_raise(prepared, forest, X, response_method, plan, grid_values)
-    if plan.walk != "kernel":
+    if plan.boxes is None:
         raise ValueError("per_tree_partial_dependence handles categorical grids and grids with NaN of at most "
                          f"{_MASK_MAX} points.")
     model, table, xt = prepared.model, plan.boxes, prepared.xt

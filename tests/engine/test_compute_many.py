@@ -71,8 +71,8 @@ def test_model_is_read_once_per_refit_for_both_passes(monkeypatch):
 
 def test_auto_falls_back_to_brute_when_cheaper(monkeypatch):
     X, est = _fitted()
-    monkeypatch.setitem(cost_mod._COST, "word", 1.0)  # make the tree engine look expensive
-    monkeypatch.setitem(cost_mod._COST, "pair", 1.0)
+    monkeypatch.setitem(cost_mod._COST, "kernel_visit", 1.0)  # make the tree engine look expensive
+    monkeypatch.setitem(cost_mod._COST, "kernel_node", 1.0)
     plan = prepared_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
     assert not plan.prefers_tree()
     avg, _ = compute_pd(est, X, [0], [np.array([0.2, 0.5])], response_method="predict")

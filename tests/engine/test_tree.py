@@ -28,7 +28,6 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
-import pdpboot.engine._tree_numpy as numpy_mod
 from pdpboot.engine.tree import supports, tree_partial_dependence
 
 TOL = 1e-9
@@ -186,18 +185,7 @@ def test_multioutput_regressors(est):
     check_exact(est, X, (1, 0), [_grid(est, X, 1, 3), _grid(est, X, 0, 3)], "predict")
 
 
-def test_popcount_without_numpy_bitwise_count(monkeypatch):
-    """numpy < 2 has no bitwise_count; the byte-table fallback must give the same result."""
-    X, y = _data()
-    est = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
-    monkeypatch.delattr(np, "bitwise_count", raising=False)
-    check_exact(est, X, (0, 1), [_grid(est, X, 0, 3), _grid(est, X, 1, 3)], "predict")
-
-
-def test_weights_and_many_blocks(monkeypatch):
-
-    monkeypatch.setattr(numpy_mod, "_MAX_BLOCK", 64)  # several row blocks, last one partial
-    monkeypatch.setattr(numpy_mod, "_PAIR_BUDGET", 500)  # several pair chunks
+def test_weights():
     X, y = _data(n=200)
     est = RandomForestRegressor(n_estimators=3, min_samples_leaf=2, random_state=0).fit(X, y)
     rng = np.random.default_rng(0)

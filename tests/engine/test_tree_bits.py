@@ -11,13 +11,12 @@ from threadpoolctl import threadpool_limits
 import pdpboot.engine._tree_compiled as compiled_mod
 import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot.engine import compute_pd_many
-from pdpboot.engine.tree import PreparedTrees, kernel_available
+from pdpboot.engine.tree import PreparedTrees
 
 from .test_tree import _data, _grid, brute_ice
 from .test_tree_kernel import _categorical_frame
 
 TOL = 1e-12
-needs_kernel = pytest.mark.skipif(not kernel_available(), reason="numba not installed")
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +29,7 @@ def _bits_equal_brute(est, X, sets, grids, weights, tol=TOL, rtol=0.0):
     """``_kernel_pd_bits`` (called directly, so the walk is the bitset walk) == weighted brute force."""
     prepared = PreparedTrees(est, X, "predict")
     plans = [prepared.plan(idx, g) for idx, g in zip(sets, grids)]
-    assert all(p.walk == "kernel" for p in plans)
+    assert all(p.boxes is not None for p in plans)
     out = compiled_mod._kernel_pd_bits(prepared.model, prepared.xt, [p.boxes for p in plans], weights)
     assert out is not None
     w = np.ones(len(X)) if weights is None else weights
@@ -44,7 +43,6 @@ def _weights(n, seed):
     return np.random.default_rng(seed).integers(0, 7, n).astype(float)
 
 
-@needs_kernel
 @pytest.mark.parametrize("est", [HistGradientBoostingRegressor(max_iter=8, max_leaf_nodes=12, random_state=0),
                                  GradientBoostingRegressor(n_estimators=6, max_depth=3, random_state=0),
                                  RandomForestRegressor(n_estimators=3, min_samples_leaf=10, random_state=0)],
@@ -62,7 +60,6 @@ def test_bits_walk_equals_brute(est):
     _bits_equal_brute(est, X, sets, grids, _weights(len(X), 5))
 
 
-@needs_kernel
 def test_bits_walk_categorical_splits_and_mask_axes():
     """Categorical splits as complement splits (their own bitsets, NaN and unseen codes to the missing
     side) and as mask axes, a NaN grid: == brute 1e-12."""
@@ -87,7 +84,6 @@ def _booster_frame(n=400, seed=0):
     return X, np.asarray(y)
 
 
-@needs_kernel
 @pytest.mark.parametrize("lib", ["lightgbm", "xgboost"])
 def test_bits_walk_boosters(lib):
     """LightGBM and XGBoost (NaN rows, a categorical complement column): the bitset walk equals brute force
@@ -114,7 +110,6 @@ def test_bits_walk_boosters(lib):
         np.testing.assert_allclose(b, a, rtol=0, atol=TOL)
 
 
-@needs_kernel
 def test_left_bits_are_the_split_conditions():
     """``left_bits``: each numeric entry's bitset holds exactly the rows with ``x <= t`` (ties, thresholds
     between and beyond the values, infinities; NaN rows in no entry and in ``nan_bits``), a categorical
@@ -148,7 +143,6 @@ def test_left_bits_are_the_split_conditions():
     assert not np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little")[:, m:].any()  # unused bits
 
 
-@needs_kernel
 def test_weight_planes_exact_or_refused():
     """Integer weights become exact bit planes; fractional or huge weights are refused (None)."""
     w = np.array([1.0, 5.0, 2.0, 7.0] * 20)
@@ -159,7 +153,6 @@ def test_weight_planes_exact_or_refused():
     assert compiled_mod._weight_planes(np.array([1.0, 2.0**20])) is None
 
 
-@needs_kernel
 def test_shared_average_takes_the_bits_walk_for_small_trees(monkeypatch):
     """compute_pd_many of a booster takes the bitset walk (once for all sets); fractional weights fall back
     to the row walk (same values); a fully grown forest never takes it."""
@@ -187,7 +180,6 @@ def test_shared_average_takes_the_bits_walk_for_small_trees(monkeypatch):
     assert calls == []  # one or two rows per leaf: no shared walk, no bitset walk
 
 
-@needs_kernel
 def test_bits_walk_two_outputs():
     """A two-output forest (two leaf values per leaf, one bitset walk for both): == brute 1e-12."""
     from sklearn.ensemble import ExtraTreesRegressor

@@ -7,9 +7,6 @@ import pandas as pd
 import pytest
 from threadpoolctl import threadpool_limits
 
-import pdpboot.engine._tree_compiled as compiled_mod
-import pdpboot.engine._tree_cost as cost_mod
-import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot.engine import compute_pd_many
 from pdpboot.engine.tree import supports, tree_partial_dependence
 
@@ -172,24 +169,6 @@ def test_xgboost_numpy_poisson_and_many():
         np.testing.assert_allclose(avg, ref, rtol=RTOL)
 
 
-@pytest.mark.parametrize("lib", ["xgboost", "lightgbm"])
-def test_external_models_through_the_router(lib, monkeypatch):
-
-    monkeypatch.setattr(compiled_mod, "_KERNEL", False)  # the NumPy router, also when numba is installed
-    monkeypatch.setattr(cost_mod, "_ROUTE_MIN_ROWS", 0)
-    monkeypatch.setitem(cost_mod._COST, "word", 1e9)
-    mod = pytest.importorskip(lib)
-    X, y = _frame(nan=True)
-    if lib == "xgboost":
-        est = mod.XGBRegressor(n_estimators=5, max_depth=5, n_jobs=1).fit(X, y)
-    else:
-        est = mod.LGBMRegressor(n_estimators=5, num_leaves=16, min_child_samples=3, verbose=-1,
-                                n_jobs=1).fit(X, y)
-    assert prepared_mod.PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])]).walk == "route"
-    _check(est, X, ["x0"], "predict")
-    _check(est, X, ["x2", "x1"], "predict")
-
-
 def test_categorical_splits_present():
     xgb = pytest.importorskip("xgboost")
     lgb = pytest.importorskip("lightgbm")
@@ -229,8 +208,8 @@ def test_catboost_exact(kind, nan_mode):
     _check(est, X, ["x1", "x2"], method)
 
 
-def test_catboost_numpy_and_numpy_walks(monkeypatch):
-    """NumPy input; the NumPy walks (bitsets, router) read the same node table."""
+def test_catboost_numpy_input():
+    """A CatBoost model fitted and asked on NumPy arrays."""
 
     X, y = _frame(nan=True)
     est = _catboost("reg").fit(X.to_numpy(), y)
@@ -240,14 +219,6 @@ def test_catboost_numpy_and_numpy_walks(monkeypatch):
     refs = [brute_ice(est, Xa, [j], list(g), "predict").mean(axis=0) for j, g in zip([0, 2], grids)]
     for (avg, _), ref in zip(out, refs):
         np.testing.assert_allclose(avg, ref, rtol=RTOL, atol=RTOL)
-    monkeypatch.setattr(compiled_mod, "_KERNEL", False)
-    for walk, word in (("bitset", 2e-8), ("route", 1e9)):
-        monkeypatch.setattr(cost_mod, "_ROUTE_MIN_ROWS", 0)
-        monkeypatch.setitem(cost_mod._COST, "word", word)
-        prepared = prepared_mod.PreparedTrees(est, Xa, "predict")
-        plan = prepared.plan((2,), list(grids[1]))
-        assert plan.walk == walk
-        np.testing.assert_allclose(prepared.partial_dependence(plan)[0], refs[1], rtol=RTOL, atol=RTOL)
 
 
 def test_catboost_categorical_features_refused():

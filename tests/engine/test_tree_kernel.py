@@ -26,12 +26,11 @@ import pdpboot.engine._tree_compiled as compiled_mod
 import pdpboot.engine._tree_cost as cost_mod
 import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot.engine import compute_pd, compute_pd_many
-from pdpboot.engine.tree import PreparedTrees, kernel_available, per_tree_partial_dependence
+from pdpboot.engine.tree import PreparedTrees, per_tree_partial_dependence
 
 from .test_tree import _data, _grid, brute_ice
 
 TOL = 1e-12
-needs_kernel = pytest.mark.skipif(not kernel_available(), reason="numba not installed")
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +43,7 @@ def check_kernel_exact(est, X, idx, grids, method, weights=None, tol=TOL, rtol=0
     """Compiled walk == brute force (average alone, average + ICE)."""
     prepared = PreparedTrees(est, X, method)
     plan = prepared.plan(idx, grids)
-    assert plan.walk == "kernel"
+    assert plan.boxes is not None
     ref = brute_ice(est, X, idx, grids, method)
     w = np.ones(ref.shape[0]) if weights is None else weights
     ref_avg = np.tensordot(w, ref, axes=1) / w.sum()
@@ -65,7 +64,6 @@ REGRESSORS = [
 ]
 
 
-@needs_kernel
 @pytest.mark.parametrize("est", REGRESSORS, ids=lambda e: type(e).__name__)
 @pytest.mark.parametrize("idx", [(0,), (2,), (0, 1)])
 def test_kernel_regressors_exact(est, idx):
@@ -75,7 +73,6 @@ def test_kernel_regressors_exact(est, idx):
     check_kernel_exact(est, X, idx, grids, "predict")
 
 
-@needs_kernel
 @pytest.mark.parametrize("est", [DecisionTreeRegressor(random_state=0), RandomForestRegressor(4, random_state=0),
                                  HistGradientBoostingRegressor(max_iter=4, random_state=0)],
                          ids=lambda e: type(e).__name__)
@@ -90,7 +87,6 @@ def test_kernel_nan_and_weights(est, idx):
     check_kernel_exact(est, X, idx, grids, "predict", weights=rng.random(len(X)) * (rng.random(len(X)) < 0.7))
 
 
-@needs_kernel
 @pytest.mark.parametrize(
     "est",
     [
@@ -109,7 +105,6 @@ def test_kernel_classifier_probabilities(est, classes):
         check_kernel_exact(est, X, idx, [_grid(est, X, j, n=4) for j in idx], "predict_proba")
 
 
-@needs_kernel
 def test_kernel_categorical_complement_split():
     """HGB with a categorical column: categorical C-splits are looked up in the node bitsets."""
     X, y = _data()
@@ -132,7 +127,6 @@ def _categorical_frame(n=300, seed=0, n_cats=4):
     return df, y + 3 * (codes % 3 == 1), cats, X
 
 
-@needs_kernel
 def test_kernel_categorical_feature_of_interest():
     """HGB native categorical features of interest: mask axes of the compiled walk (1-D, 2-D with a
     numeric axis either side, a grid value unseen in fit, NaN in the rows), average and ICE, weights."""
@@ -146,23 +140,25 @@ def test_kernel_categorical_feature_of_interest():
         check_kernel_exact(est, df, idx, grids, "predict", weights=w)
 
 
-@needs_kernel
 def test_kernel_categorical_classifier_and_long_grid():
     """Class probabilities with a categorical feature of interest (link per row); a mask axis longer
-    than 62 points is not the compiled walk's case (NumPy walk, same result)."""
+    than 62 points is not the compiled walk's case: brute force with method="auto", an error with "tree"."""
     df, y, cats, _ = _categorical_frame(n=400, seed=1, n_cats=70)
     labels = np.digitize(y, np.quantile(y, [0.33, 0.66]))
     est = HistGradientBoostingClassifier(max_iter=4, categorical_features="from_dtype", random_state=0)
     est.fit(df, labels)
     check_kernel_exact(est, df, (3,), [cats[:6]], "predict_proba")
     plan = PreparedTrees(est, df, "predict_proba").plan((3,), [cats[:63]])
-    assert plan.walk != "kernel"
-    avg, _ = compute_pd(est, df, (3,), [cats[:63]], response_method="predict_proba", method="tree")
+    assert plan.boxes is None and not plan.prefers_tree()
+    with pytest.raises(ValueError, match="at most 62 points"):
+        compute_pd(est, df, (3,), [cats[:63]], response_method="predict_proba", method="tree")
+    choices = []
+    avg, _ = compute_pd_many(est, df, [(3,)], [[cats[:63]]], response_method="predict_proba", choices=choices)[0]
+    assert choices[0].engine == "brute"
     ref = brute_ice(est, df, (3,), [cats[:63]], "predict_proba").mean(axis=0)
     np.testing.assert_allclose(avg, ref, rtol=0, atol=TOL)
 
 
-@needs_kernel
 def test_kernel_nan_grid_value():
     """A numeric feature of interest whose grid holds NaN (HGB sends it the missing way): a mask axis."""
     X, y = _data(nan=True)
@@ -172,7 +168,6 @@ def test_kernel_nan_grid_value():
     check_kernel_exact(est, X, (1, 0), [g, _grid(est, X, 0, n=3)], "predict")
 
 
-@needs_kernel
 def test_kernel_onehot_pipeline_feature_of_interest():
     """One-hot (and NaN-grid) features of interest of a Pipeline: the compiled walk's mask axes, == brute 1e-9."""
     from pdpboot.engine.pipeline import prepare_pipeline
@@ -185,7 +180,7 @@ def test_kernel_onehot_pipeline_feature_of_interest():
     for cols in [("c",), ("b",), ("c", "d"), ("a", "c"), ("c", "b")]:
         idx = [list(X.columns).index(c) for c in cols]
         grids = [GRIDS[c] for c in cols]
-        assert prepared.plan(idx, grids).walk == "kernel"
+        assert prepared.plan(idx, grids).boxes is not None
         ref = brute_ice(est, X, idx, grids, "predict")
         (avg, ice), = compute_pd_many(est, X, [idx], [grids], response_method="predict", method="tree",
                                       individual=True)
@@ -194,7 +189,6 @@ def test_kernel_onehot_pipeline_feature_of_interest():
         np.testing.assert_allclose(avg2, ref.mean(axis=0), rtol=0, atol=1e-9)
 
 
-@needs_kernel
 def test_kernel_deep_forest_and_compute_pd():
     """Fully grown trees (deep paths: the walk's stack grows) through compute_pd's auto choice."""
     X, y = _data(n=600, p=6, seed=2)
@@ -206,10 +200,9 @@ def test_kernel_deep_forest_and_compute_pd():
         np.testing.assert_allclose(avg, ref_avg, rtol=0, atol=TOL)
         np.testing.assert_allclose(ice, ref_ice, rtol=0, atol=TOL)
     plan = PreparedTrees(est, X, "predict").plan((0,), grids[:1])
-    assert plan.walk == "kernel" and plan.prefers_tree()
+    assert plan.boxes is not None and plan.prefers_tree()
 
 
-@needs_kernel
 def test_kernel_external_models():
     lightgbm = pytest.importorskip("lightgbm")
     X, y = _data()
@@ -228,7 +221,6 @@ def _per_tree_reference(forest, X, idx, grids, method, n_outputs, weights=None):
     return np.stack([a for a, _ in per]), [i for _, i in per]
 
 
-@needs_kernel
 @pytest.mark.parametrize("idx", [(0,), (0, 1)])
 def test_per_tree_partial_dependence(idx):
     X, y = _data()
@@ -246,7 +238,6 @@ def test_per_tree_partial_dependence(idx):
     np.testing.assert_allclose(oob_ice, ref_oob, rtol=0, atol=1e-11)
 
 
-@needs_kernel
 def test_per_tree_classifier_and_errors():
     X, y = _data(classes=3)
     rf = RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
@@ -271,58 +262,47 @@ def _run_python(code: str, env_extra=None) -> subprocess.CompletedProcess:
 
 NO_KERNEL_CHECK = """
     import numpy as np
+    import pytest
     from sklearn.datasets import make_friedman1
     from sklearn.ensemble import RandomForestRegressor
     from pdpboot.engine import compute_pd, compute_pd_many
-    from pdpboot.engine.tree import PreparedTrees, kernel_available
+    from pdpboot.engine.tree import PreparedTrees, kernel_available, prepare, tree_partial_dependence
     assert not kernel_available()
     X, y = make_friedman1(n_samples=200, n_features=5, random_state=0)
     rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y)
     g = [np.quantile(X[:, 0], [0.1, 0.5, 0.9])]
-    assert PreparedTrees(rf, X, "predict").plan((0,), g).walk != "kernel"
-    a, _ = compute_pd(rf, X, (0,), g, response_method="predict", method="tree")
+    assert prepare(rf, X, "predict") is None
+    choices = []
+    a, _ = compute_pd_many(rf, X, [(0,)], [g], response_method="predict", choices=choices)[0]
     b, _ = compute_pd(rf, X, (0,), g, response_method="predict", method="brute")
-    assert np.abs(a - b).max() < 1e-12, np.abs(a - b).max()
+    assert choices[0].engine == "brute" and np.array_equal(a, b)
+    with pytest.raises(ValueError, match="needs numba, which is not installed"):
+        compute_pd(rf, X, (0,), g, response_method="predict", method="tree")
+    with pytest.raises(ValueError, match="needs numba, which is not installed"):
+        tree_partial_dependence(rf, X, (0,), g, response_method="predict")
     print("ok")
 """
 
 
 def test_engine_without_numba():
-    """numba missing: the engine imports and falls back to the NumPy walks (same results)."""
+    """numba missing: the package imports, method="auto" computes by brute force, the tree engine says why not."""
     code = "import sys\nsys.modules['numba'] = None\n" + textwrap.dedent(NO_KERNEL_CHECK) + (
         "assert 'pdpboot.engine._tree_kernel' not in sys.modules\n")
     out = _run_python(code)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
 
 
-def test_kernel_disabled_by_environment(monkeypatch):
-    monkeypatch.setenv("PDPBOOT_NUMBA", "0")
-    monkeypatch.setattr(compiled_mod, "_KERNEL", None)  # decided again on the next call
-    assert not kernel_available()
-    X, y = _data()
-    rf = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
-    grids = [_grid(rf, X, 0, n=4)]
-    plan = PreparedTrees(rf, X, "predict").plan((0,), grids)
-    assert plan.walk == "bitset"
-    avg, ice = PreparedTrees(rf, X, "predict").partial_dependence(plan, individual=True)
-    ref = brute_ice(rf, X, (0,), grids, "predict")
-    np.testing.assert_allclose(ice, ref, rtol=0, atol=TOL)
-    np.testing.assert_allclose(avg, ref.mean(axis=0), rtol=0, atol=TOL)
-
-
-@needs_kernel
 def test_auto_prefers_brute_when_grid_is_tiny(monkeypatch):
     """The cost model compares the compiled walk with brute force (tiny model, one grid point)."""
     X, y = _data(n=40)
     est = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y)
     plan = PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
-    assert plan.walk == "kernel"
+    assert plan.boxes is not None
     monkeypatch.setitem(cost_mod._COST, "kernel_visit", 1.0)
     plan = PreparedTrees(est, X, "predict").plan((0,), [np.array([0.5])])
     assert not plan.prefers_tree()
 
 
-@needs_kernel
 def test_kernel_row_blocks(monkeypatch):
     """Rows walked in several blocks (cache-sized at large n): same PD, ICE, weights and per-tree PDs."""
     monkeypatch.setattr(compiled_mod, "_KERNEL_ROW_BLOCK", 64)
@@ -355,7 +335,6 @@ def _check_shared(est, X, sets, grids, weights=None, tol=TOL):
         np.testing.assert_allclose(avg, ref, rtol=0, atol=tol)
 
 
-@needs_kernel
 @pytest.mark.parametrize("est", [HistGradientBoostingRegressor(max_iter=6, max_leaf_nodes=12, random_state=0),
                                  RandomForestRegressor(n_estimators=3, random_state=0),
                                  GradientBoostingRegressor(n_estimators=6, max_depth=3, random_state=0)],
@@ -373,7 +352,6 @@ def test_shared_walk_exact(est):
     _check_shared(est, X, sets, grids, weights=w)
 
 
-@needs_kernel
 def test_shared_walk_mask_axes_and_compute_pd_many(monkeypatch):
     """Categorical features of interest and a NaN grid (mask axes) in a shared walk; compute_pd_many
     shares the walk for HGB (many rows per leaf) and gives brute force's averages (the row walk: the
@@ -401,7 +379,6 @@ def test_shared_walk_mask_axes_and_compute_pd_many(monkeypatch):
         np.testing.assert_allclose(avg, brute_ice(est, df, idx, g, "predict").mean(axis=0), rtol=0, atol=TOL)
 
 
-@needs_kernel
 def test_shared_walk_not_for_fully_grown_forests():
     """One or two rows per leaf: one walk per set is faster (measured), and the answer is the same."""
     X, y = _data()
@@ -409,7 +386,6 @@ def test_shared_walk_not_for_fully_grown_forests():
     assert not compiled_mod._share_pays(PreparedTrees(est, X, "predict").model, len(X))
 
 
-@needs_kernel
 def test_shared_walk_in_chunks(monkeypatch):
     """More feature sets than one shared walk takes (chunks, the last one a single set), with weights."""
     monkeypatch.setattr(prepared_mod, "_MAX_SHARED_SETS", 2)
@@ -427,7 +403,6 @@ def test_shared_walk_in_chunks(monkeypatch):
         np.testing.assert_allclose(avg, ref, rtol=0, atol=TOL)
 
 
-@needs_kernel
 def test_locality_order_is_exact(monkeypatch):
     """Background rows walked in the first tree's leaf order (large n; here forced at n = 300): the PD of
     one walk, of one walk per set and of the shared walk equal brute force to 1e-12, with weights and zeros."""
@@ -450,7 +425,6 @@ def test_locality_order_is_exact(monkeypatch):
                     np.testing.assert_allclose(avg, np.tensordot(ww, ref, axes=1) / ww.sum(), rtol=0, atol=TOL)
 
 
-@needs_kernel
 def test_locality_order_groups_the_first_trees_leaves():
     """The order puts the rows of each leaf of the first tree next to each other (checked with ``apply``)."""
     X, y = _data(n=5000, seed=9)
@@ -463,7 +437,6 @@ def test_locality_order_groups_the_first_trees_leaves():
     np.testing.assert_array_equal(prepared.local[1], prepared.xt[:, order])
 
 
-@needs_kernel
 def test_average_walk_is_one_block_of_rows(monkeypatch):
     """Each tree is walked once for all rows of an average (no 16k-row blocks: every block re-visited every
     node, a cost growing as rows x nodes)."""
@@ -478,7 +451,6 @@ def test_average_walk_is_one_block_of_rows(monkeypatch):
     assert len(calls) == 1
 
 
-@needs_kernel
 @pytest.mark.parametrize("weighted", [False, True])
 def test_curve_walk_equals_brute(monkeypatch, weighted):
     """One walk per tree for all 1-D curves of a deep forest (each row's own path once, rows that
@@ -508,7 +480,6 @@ def test_curve_walk_equals_brute(monkeypatch, weighted):
     assert len(calls) == 2
 
 
-@needs_kernel
 @pytest.mark.parametrize("n_rows", [1, 7, 8, 13, 54])
 def test_descend_equals_the_models_predictions(n_rows):
     """The self-check's compiled descent (rows in lock step, the last group partly filled) plus the offset
