@@ -663,7 +663,7 @@ def _figure(ctx: C.Context) -> None:
     """Learner band (refit bootstrap) next to the data's band (debiased) on electricity (top) and ANES (bottom)."""
     import matplotlib.pyplot as plt
 
-    from pdpboot.datasets import electricity_true_pd
+    from pdpboot.datasets import true_pd
     from pdpboot.plotting import paper_style
 
     folder = ctx.study_dir(STUDY)
@@ -707,7 +707,7 @@ def _figure(ctx: C.Context) -> None:
                     ax.plot(pos[flagged], est[flagged], "x", color="tab:red", ms=3,
                             label="thin overlap: no band")
                 if data == "electricity":
-                    ax.plot(pos, electricity_true_pd(feature, x), color="black", lw=1.1, label="true PD")
+                    ax.plot(pos, true_pd("electricity", feature, x), color="black", lw=1.1, label="true PD")
                 if levels:
                     ax.set_xticks(pos, [f"{v:g}" for v in x])
                 ax.set_xlabel(labels[feature])

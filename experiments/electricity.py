@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
 import pdpboot
-from pdpboot.datasets import electricity_true_pd, electricity_true_pd_2d, make_electricity_prices
+from pdpboot.datasets import make_electricity_prices, true_pd
 
 from . import _common as C
 from .config import config
@@ -65,7 +65,7 @@ def _load(ctx: C.Context, background: str):
 
 def _truth(node, feature: str) -> np.ndarray:
     """Exact true PD on the node's grid, at its exact level."""
-    return electricity_true_pd(feature, node.ds[feature].values.astype(float))
+    return true_pd("electricity", feature, node.ds[feature].values.astype(float))
 
 
 def other_feature_sd() -> dict[str, float]:
@@ -76,9 +76,9 @@ def other_feature_sd() -> dict[str, float]:
     Midpoint rules on 200 000 points (Temperature, Hour) and the 7 days.
     """
     m = 200_000
-    temp = electricity_true_pd("Temperature", (np.arange(m) + 0.5) * 40.0 / m)
-    hour = electricity_true_pd("Hour", (np.arange(m) + 0.5) * 24.0 / m)
-    day = electricity_true_pd("Day", np.arange(7.0))
+    temp = true_pd("electricity", "Temperature", (np.arange(m) + 0.5) * 40.0 / m)
+    hour = true_pd("electricity", "Hour", (np.arange(m) + 0.5) * 24.0 / m)
+    day = true_pd("electricity", "Day", np.arange(7.0))
     var = {"Temperature": temp.var(), "Hour": hour.var(), "Day": day.var()}
     return {f: float(np.sqrt(sum(v for k, v in var.items() if k != f))) for f in FEATURES}
 
@@ -169,7 +169,7 @@ def _figure_contours(ctx: C.Context, res) -> dict:
         for j, pair in enumerate(PAIRS):
             node = pdpboot.get_node(res, pair)
             ga, gb = (node.ds[f].values.astype(float) for f in pair)
-            truth = electricity_true_pd_2d(pair, ga, gb)
+            truth = true_pd("electricity", tuple(pair), (ga, gb))
             est = node.ds["pd"].isel(output=0).transpose(*pair).values
             levels = MaxNLocator(10).tick_values(min(est.min(), truth.min()), max(est.max(), truth.max()))
             # Contour labels off: the colour bar gives the levels, and inline labels collided with the rug.

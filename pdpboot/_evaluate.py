@@ -206,11 +206,8 @@ def nan_like(arrays: NodeArrays) -> NodeArrays:
 STATISTICS = ("ice", "heterogeneity", "interactions")
 
 
-def check_statistics(statistics, moved: Mapping | None = None) -> dict:
+def check_statistics(statistics) -> dict:
     """``statistics=`` (a name, names, or a dict name -> option) as keywords of :meth:`PDEffect.from_options`.
-
-    ``moved`` holds the same options given through the removed keywords ``ice=``, ``heterogeneity=``,
-    ``interactions=``; one option given both ways is refused.
 
     Examples
     --------
@@ -232,10 +229,7 @@ def check_statistics(statistics, moved: Mapping | None = None) -> dict:
     unknown = [name for name in options if name not in STATISTICS]
     if unknown:
         raise ValueError(f"statistics names {unknown[0]!r}, which is not one of {list(STATISTICS)}.")
-    both = [name for name in (moved or {}) if name in options]
-    if both:
-        raise TypeError(f"{both[0]} is given twice: pass it in statistics= only.")
-    return {**options, **(moved or {})}
+    return options
 
 
 #: statistics of a PD result that are >= 0 by definition (their band bounds are clipped at 0): ICE spreads,

@@ -24,6 +24,7 @@ from .engine import describe_choices, record_engine_choices
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.response import resolve_response_method
 from .header import ResultHeader
+from .options import Execution
 
 KINDS = ("average", "individual", "both")
 
@@ -97,9 +98,10 @@ def partial_dependence(
         )
     check_fitted_columns(estimator, X)
     check_choice(kind, "kind", KINDS)
+    engine = Execution(method=method, memory_limit=memory_limit)  # validated where a run's are
     spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
                      custom_values=custom_values, categorical_features=categorical_features,
-                     method=method, memory_limit=memory_limit)
+                     method=engine.method, memory_limit=engine.memory_limit)
     check_missing_supported(estimator, spec.X, spec.names, spec.grids)
     max_ice_instances = check_optional_positive_int(max_ice_instances, "max_ice_instances")
     generator = np.random.default_rng(check_rng(rng))
@@ -115,12 +117,13 @@ def partial_dependence(
                         rng_entropy=str(generator.bit_generator.seed_seq.entropy))
 
 
-def one_fit_tree(estimator, effect: PDEffect, settings: dict, *, response_method: str, sample_weight=None,
+def one_fit_tree(estimator, effect, settings: dict, *, response_method: str, sample_weight=None,
                  target_names=None, ice_rows=None, h_rows=None, rng_entropy: str | None = None) -> xr.DataTree:
-    """The result tree of one evaluation of a fitted model (the one-fit path of every PD statistic).
+    """The result tree of one evaluation of a fitted model (the one-fit path of every effect).
 
-    :func:`partial_dependence` and :func:`pdpboot.h_statistic_of_model` both end here: the model is
-    evaluated once (``effect``: PD, and the H statistics when it has ``n_max``), with the engine
+    :func:`partial_dependence`, :func:`pdpboot.accumulated_local_effects` and
+    :func:`pdpboot.h_statistic_of_model` end here: the model is evaluated once (``effect``: PD, and
+    the H statistics when it has ``n_max``, or ALE), with the engine
     choices recorded, the predictions checked, and one :class:`~pdpboot.header.ResultHeader`
     (``settings`` added to the spec's).
     """
@@ -134,5 +137,6 @@ def one_fit_tree(estimator, effect: PDEffect, settings: dict, *, response_method
     check_predictions_finite(per_node, what=f"{type(estimator).__name__}")
     header = ResultHeader.describe(estimator, dict(spec.settings, **settings), response=resolved, outputs=outputs,
                                    n_rows=spec.n_rows, rng_entropy=rng_entropy, supports=effect.supports(resolved),
-                                   engine=describe_choices(choices))
-    return build_tree(spec, per_node, outputs=outputs, ice_rows=ice_rows, header=header)
+                                   engine=describe_choices(choices), effect=effect.name)
+    return build_tree(spec, per_node, outputs=outputs, ice_rows=ice_rows, header=header,
+                      node_attrs=effect.node_attrs())

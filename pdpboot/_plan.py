@@ -22,7 +22,6 @@ from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 
 from ._validate import (
-    check_choice,
     check_missing_supported,
     check_rng,
     check_sample_weight,
@@ -31,7 +30,6 @@ from ._validate import (
     is_fitted,
     resolve_features,
 )
-from .engine import METHODS
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.refit import UnfittedCopies, rows_of
 from .engine.resample import Scheme
@@ -84,12 +82,10 @@ def make_spec(
     method: str = "auto",
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> PDSpec:
-    """Validate the table and features and fix the grids on the full data."""
+    """Validate the table and features and fix the grids on the full data (``method`` and ``memory_limit``
+    as validated by :class:`pdpboot.Execution`)."""
     X, names = check_table(X)
     feature_sets = resolve_features(features, names)
-    check_choice(method, "method", METHODS)
-    if not (isinstance(memory_limit, (int, np.integer)) and memory_limit > 0):
-        raise ValueError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}.")
     grids = make_grids(
         X, names, [p for fs in feature_sets for p in fs], grid_resolution=grid_resolution,
         percentiles=percentiles, custom_values=custom_values, categorical_features=categorical_features,

@@ -19,7 +19,6 @@ in PD - and ordered levels of a categorical feature), ``output`` and ``resample`
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import numbers
 from collections.abc import Mapping
@@ -28,17 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import xarray as xr
-from sklearn.base import is_classifier
 
-from ._assemble import build_tree
-from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs, resolve_outputs
+from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs
+from ._pd import one_fit_tree
 from ._plan import PDSpec, make_plan
 from ._validate import (
-    check_choice,
     check_enough_rows,
     check_fitted_columns,
     check_positive_int,
-    check_sample_weight,
     check_table,
     is_fitted,
     resolve_features,
@@ -47,17 +43,13 @@ from .bootstrap import run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.dtypes import is_categorical_column
-from .engine.resample import RESAMPLING
-from .engine.response import resolve_response_method, response_function
+from .engine.response import response_function
 from .grid import FeatureGrid, check_grid_size, make_grids
-from .header import ResultHeader
-from .options import RUN_KEYWORDS, Execution, Resampling, resolve_run_options
+from .options import Execution, Resampling, resolve_run_options
 from .schema import node_name
 
 ALE_KINDS = ("numeric", "ordinal", "categorical")
 _ALE_VARIABLES = ("ale", "ale_resamples", "ale_band", "ale_band_pointwise", "ale_se", "ale_bias")
-#: the removed keywords bootstrap_ale still accepts (``method`` was never one of its keywords)
-ALE_MOVED = tuple(name for name in RUN_KEYWORDS if name != "method")
 _MAX_DISCRETE_OTHER = 10  # an integer column with at most this many values counts as discrete when ordering levels
 
 
@@ -139,8 +131,6 @@ def make_ale_spec(
     X, names = check_table(X)
     feature_sets = resolve_features(features, names)
     grid_resolution = check_positive_int(grid_resolution, "grid_resolution", 1)
-    if not (isinstance(memory_limit, numbers.Integral) and memory_limit > 0):
-        raise ValueError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}.")
     positions = list(dict.fromkeys(p for fs in feature_sets for p in fs))
     for p in positions:
         if names[p] in _ALE_VARIABLES:
@@ -425,19 +415,12 @@ def accumulated_local_effects(
         raise ValueError(f"{type(estimator).__name__} is not fitted; fit it first, or use pdpboot.bootstrap_ale, "
                          "which fits clones itself.")
     check_fitted_columns(estimator, X)
+    memory_limit = Execution(memory_limit=memory_limit).memory_limit  # validated where a run's is
     spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
                          categorical_features=categorical_features, memory_limit=memory_limit)
-    pd_spec = spec.pd_spec
-    weights = check_sample_weight(sample_weight, pd_spec.n_rows)
-    resolved = resolve_response_method(estimator, response_method)
-    outputs = resolve_outputs(estimator, resolved, target_names=target_names, rows=pd_spec.rows(np.arange(1)))
-    effect = ALEEffect(pd_spec, spec.kinds)
-    per_node = effect.evaluate(estimator, Evaluation(resolved, outputs, np.arange(pd_spec.n_rows), weights))
-    settings = dict(pd_spec.settings, response_method=response_method, sample_weight=sample_weight is not None)
-    header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=pd_spec.n_rows,
-                                   effect="ale", supports=effect.supports(resolved))
-    return build_tree(pd_spec, per_node, outputs=outputs, ice_rows=None, header=header,
-                      node_attrs=effect.node_attrs())
+    settings = dict(response_method=response_method, sample_weight=sample_weight is not None)
+    return one_fit_tree(estimator, ALEEffect(spec.pd_spec, spec.kinds), settings, response_method=response_method,
+                        sample_weight=sample_weight, target_names=target_names)
 
 
 def bootstrap_ale(
@@ -456,7 +439,6 @@ def bootstrap_ale(
     sample_weight=None,
     rng=None,
     execution: Execution | None = None,
-    **deprecated,
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute ALE on one grid fixed on the full data.
 
@@ -482,9 +464,7 @@ def bootstrap_ale(
         As in :func:`pdpboot.bootstrap_partial_dependence` (a
         :class:`pdpboot.Resampling` holds ``subsample_fraction``, ``groups``,
         ``background``: the rows each resample's local effects are averaged
-        over, ``max_background`` and ``fit_params``); ``"auto"`` is
-        ``stratified`` for classifiers and ``bootstrap`` otherwise (ALE is
-        centred, so fixing the class counts does not freeze its level).
+        over, ``max_background`` and ``fit_params``), ``"auto"`` included.
     with_pd : bool
         Also compute the partial dependence on the same grid (the bin edges, or the levels) from
         the same refits, averaged over the same rows: variables ``pd`` and ``pd_resamples`` in
@@ -500,14 +480,6 @@ def bootstrap_ale(
         As in :func:`pdpboot.bootstrap_partial_dependence` (``memory_limit``
         bounds one stacked prediction block; ALE is computed by brute force,
         so ``method`` may only be "auto" or "brute").
-    **deprecated
-        The keywords this function took before 0.2 (``subsample_fraction``,
-        ``groups``, ``background``, ``max_background``, ``fit_params``,
-        ``n_jobs``, ``threads_per_job``, ``progress``, ``checkpoint``,
-        ``on_error``, ``max_failure_share``, ``memory_limit``) still work, with
-        a ``FutureWarning`` naming their new place; any other keyword is a
-        ``TypeError``.
-
     Returns
     -------
     xarray.DataTree
@@ -539,12 +511,7 @@ def bootstrap_ale(
         raise ValueError(f"{type(estimator).__name__} is already fitted, but bootstrap_ale fits clones itself; "
                          "pass the unfitted estimator (e.g. sklearn.base.clone(estimator)). For one fitted model "
                          "use pdpboot.accumulated_local_effects.")
-    if isinstance(resampling, str):
-        check_choice(resampling, "resampling", ("auto", *RESAMPLING))
-    resampling, execution, _ = resolve_run_options(bootstrap_ale, resampling, execution, n_resamples=n_resamples,
-                                                   deprecated=deprecated, accepted=ALE_MOVED)
-    if resampling.scheme == "auto":  # ALE's own rule (a centred effect: fixed class counts do not freeze it)
-        resampling = dataclasses.replace(resampling, scheme="stratified" if is_classifier(estimator) else "bootstrap")
+    resampling, execution = resolve_run_options(resampling, execution, n_resamples=n_resamples)
     if execution.method == "tree":
         raise ValueError("ALE is computed by brute force; Execution(method='tree') does not apply (use 'auto').")
     check_enough_rows(X)

@@ -339,7 +339,6 @@ def confidence_bands(
     --------
     pdpboot.engine.intervals : the NumPy functions behind every method.
     pdpboot.h_statistic, pdpboot.ice_heterogeneity : statistics with bands.
-    pdpboot.probability_bands : ``confidence_bands(scale="logit")`` for a probability PD.
 
     Examples
     --------

@@ -24,7 +24,7 @@ from ._loop import class_labels, run, start_workers  # noqa: F401  (public: pdpb
 from ._plan import BootstrapPlan, make_plan, make_spec
 from ._validate import check_enough_rows
 from .header import ResultHeader
-from .options import RUN_KEYWORDS, Execution, Resampling, resolve_run_options
+from .options import Execution, Resampling, resolve_run_options
 
 
 def bootstrap_partial_dependence(
@@ -44,7 +44,6 @@ def bootstrap_partial_dependence(
     sample_weight=None,
     rng=None,
     execution: Execution | None = None,
-    **deprecated,
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute PD curves/surfaces on one fixed grid.
 
@@ -165,15 +164,6 @@ def bootstrap_partial_dependence(
         more than this share has failed), ``method`` ("auto", "brute" or
         "tree": the PD engine) and ``memory_limit`` (bytes of one stacked
         prediction block).
-    **deprecated
-        The keywords this function took before 0.2 (``subsample_fraction``,
-        ``groups``, ``background``, ``max_background``, ``fit_params``,
-        ``n_jobs``, ``threads_per_job``, ``progress``, ``checkpoint``,
-        ``on_error``, ``max_failure_share``, ``method``, ``memory_limit``,
-        ``ice``, ``heterogeneity``, ``interactions``) still work, with a
-        ``FutureWarning`` naming their new place; any other keyword is a
-        ``TypeError``.
-
     Returns
     -------
     xarray.DataTree
@@ -211,14 +201,12 @@ def bootstrap_partial_dependence(
     >>> res["Temperature"]["ice_resamples"].sizes["instance"]
     10
     """
-    resampling, execution, moved = resolve_run_options(
-        bootstrap_partial_dependence, resampling, execution, n_resamples=n_resamples, deprecated=deprecated,
-        accepted=(*RUN_KEYWORDS, "ice", "heterogeneity", "interactions"))
+    resampling, execution = resolve_run_options(resampling, execution, n_resamples=n_resamples)
     check_enough_rows(X)
     spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
                      custom_values=custom_values, categorical_features=categorical_features,
                      method=execution.method, memory_limit=execution.memory_limit)
-    effect = PDEffect.from_options(spec, **check_statistics(statistics, moved.get("statistics", {})))
+    effect = PDEffect.from_options(spec, **check_statistics(statistics))
     plan = make_plan(estimator, y, effect, resampling=resampling, execution=execution,
                      response_method=response_method, sample_weight=sample_weight, rng=rng)
     return run_bootstrap(plan)

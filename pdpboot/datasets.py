@@ -37,10 +37,6 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "electricity_true_pd",
-    "electricity_true_pd_2d",
-    "friedman1_true_pd",
-    "friedman1_true_pd_2d",
     "load_anes96",
     "load_bike_sharing",
     "make_additive_uniform",
@@ -480,80 +476,6 @@ def make_additive_uniform(
     data = gen.uniform(0.0, 1.0, (n, 2))
     columns = {"x1": data[:, 0], "x2": data[:, 1]}
     return _frame(columns, _additive_uniform_expectation(columns) + sd * gen.standard_normal(n), "y")
-
-
-# --------------------------------------------------------------------------- named true-PD wrappers
-
-
-def electricity_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
-    """Exact 1-D PD of :func:`make_electricity_prices`.
-
-    Parameters
-    ----------
-    feature : {"Temperature", "Hour", "Day"}
-    values : array-like
-        1-D grid.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(len(values),)``, dim = ``feature``.
-    """
-    return true_pd("electricity", feature, values)
-
-
-def electricity_true_pd_2d(pair: Sequence[str], values_a: ArrayLike, values_b: ArrayLike) -> np.ndarray:
-    """Exact 2-D PD of :func:`make_electricity_prices`.
-
-    Parameters
-    ----------
-    pair : pair of str
-        Two of ``"Temperature"``, ``"Hour"``, ``"Day"``.
-    values_a, values_b : array-like
-        1-D grids of the first and second feature.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(len(values_a), len(values_b))``, dims = ``pair``.
-    """
-    return true_pd("electricity", tuple(pair), (values_a, values_b))
-
-
-def friedman1_true_pd(feature: str, values: ArrayLike) -> np.ndarray:
-    """Exact 1-D PD of :func:`make_friedman1` (see its docstring for the formulas).
-
-    Parameters
-    ----------
-    feature : str
-        ``"x1"``, ``"x2"``, ... .
-    values : array-like
-        1-D grid.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(len(values),)``, dim = ``feature``.
-    """
-    return true_pd("friedman1", feature, values)
-
-
-def friedman1_true_pd_2d(pair: Sequence[str], values_a: ArrayLike, values_b: ArrayLike) -> np.ndarray:
-    """Exact 2-D PD of :func:`make_friedman1`.
-
-    Parameters
-    ----------
-    pair : pair of str
-        Two different features ``"x<k>"``.
-    values_a, values_b : array-like
-        1-D grids of the first and second feature.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(len(values_a), len(values_b))``, dims = ``pair``.
-    """
-    return true_pd("friedman1", tuple(pair), (values_a, values_b))
 
 
 # --------------------------------------------------------------------------- bundled real data

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,6 @@ from .engine.brute import brute_partial_dependence
 from .engine.refit import rows_of
 from .engine.response import output_labels, resolve_response_method, response_function
 from .header import ResultHeader
-from .options import DEBIASED_KEYWORDS, moved_keywords
 from .schema import node_name
 
 METHOD = "debiased-crossfit"
@@ -194,16 +193,6 @@ class DebiasedOptions:
         return out
 
 
-def _resolve_options(function, options: DebiasedOptions | None, deprecated: dict) -> DebiasedOptions:
-    """``options`` with the removed keywords applied (through the one shim, :func:`pdpboot.options.moved_keywords`,
-    each with its FutureWarning naming ``options=DebiasedOptions(...)``)."""
-    if options is not None and not isinstance(options, DebiasedOptions):
-        raise TypeError(f"options must be a pdpboot.DebiasedOptions, got {type(options).__name__}.")
-    moved = moved_keywords(function, deprecated, DEBIASED_KEYWORDS, stacklevel=4).get("options", {})
-    options = DebiasedOptions() if options is None else options
-    return replace(options, **moved) if moved else options
-
-
 def default_weight_classifier():
     """The default probabilistic classifier of the nuisance models of ``x_s``.
 
@@ -344,7 +333,6 @@ def debiased_partial_dependence(
     categorical_features=None,
     response_method: str = "auto",
     rng=None,
-    **deprecated,
 ) -> xr.DataTree:
     """Partial dependence of the data-generating process with pointwise and whole-curve bands.
 
@@ -371,8 +359,7 @@ def debiased_partial_dependence(
         Column names or indices; 1-D only (no pairs).
     options : DebiasedOptions, optional
         Cross-fitting folds, the nuisance classifier, bandwidth, overlap thresholds, weight clipping
-        and multiplier draws (:class:`DebiasedOptions`; default ``DebiasedOptions()``).  These were
-        keywords of this function before; passing them as keywords still works, with a FutureWarning.
+        and multiplier draws (:class:`DebiasedOptions`; default ``DebiasedOptions()``).
     confidence_level : float
     grid_resolution, percentiles, custom_values, categorical_features
         The grid, as in :func:`pdpboot.bootstrap_partial_dependence` (same rule, same grid).
@@ -417,7 +404,9 @@ def debiased_partial_dependence(
     >>> res["x1"]["pd_band"].dims, res.attrs["target"]
     (('ci_bound', 'output', 'x1'), 'dgp')
     """
-    opts = _resolve_options(debiased_partial_dependence, options, deprecated)
+    if options is not None and not isinstance(options, DebiasedOptions):
+        raise TypeError(f"options must be a pdpboot.DebiasedOptions, got {type(options).__name__}.")
+    opts = DebiasedOptions() if options is None else options
     n_folds, bandwidth, localize, max_weight = opts.n_folds, opts.bandwidth, opts.localize, opts.max_weight
     min_effective_size, (mass_lo, mass_hi) = opts.min_effective_size, opts.weight_mass_range
     confidence_level = check_probability(confidence_level, "confidence_level")

@@ -33,7 +33,7 @@ from .caveats import warn_forest_ij
 from .engine import jackknife as jk
 from .engine.response import resolve_response_method
 from .header import ResultHeader
-from .options import Execution, moved_keywords, resolve_execution
+from .options import Execution, resolve_execution
 from .schema import node_name
 
 UNCERTAINTY = {"ij": "infinitesimal-jackknife", "jackknife": "jackknife-after-bootstrap"}
@@ -140,7 +140,6 @@ def forest_partial_dependence(
     response_method: str = "auto",
     rng=None,
     execution: Execution | None = None,
-    **deprecated,
 ) -> xr.DataTree:
     """PD of a random forest with one-fit (infinitesimal-jackknife) confidence bands. **Experimental.**
 
@@ -217,10 +216,6 @@ def forest_partial_dependence(
         Pipelines: ``auto`` only), and ``n_jobs``, joblib workers (threads)
         over chunks of trees (fitting an unfitted forest uses the forest's own
         ``n_jobs``); results do not depend on it.
-    **deprecated
-        ``n_estimators``, ``method`` and ``n_jobs`` (keywords before 0.2) still
-        work, with a ``FutureWarning`` naming their new place; any other
-        keyword is a ``TypeError``.
 
     Returns
     -------
@@ -274,11 +269,10 @@ def forest_partial_dependence(
     >>> res["x1"]["pd_band"].attrs["method"]
     'infinitesimal-jackknife'
     """
-    moved = moved_keywords(forest_partial_dependence, deprecated, ("n_estimators", "method", "n_jobs"))
-    execution = resolve_execution(execution, **moved.get("execution", {}))
+    execution = resolve_execution(execution)
     execution.check_used("forest_partial_dependence", ("n_jobs", "method"))
     method, n_jobs = execution.method, execution.n_jobs
-    n_estimators = moved.get("estimator", {}).get("n_estimators")
+    n_estimators = None
     check_choice(uncertainty, "uncertainty", tuple(UNCERTAINTY))
     warn_forest_ij()  # experimental: measured below its criteria (issue 27)
     confidence_level = check_probability(confidence_level, "confidence_level")

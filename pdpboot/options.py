@@ -8,22 +8,16 @@ they are made; the data-dependent checks (one group label per row, a
 classifier for ``stratified``) run once more in :meth:`Resampling.bind`, before
 any fit.  The public functions accept them (``resampling=Resampling(...)``,
 ``execution=Execution(...)``) and keep the keyword shortcuts users of
-scikit-learn and SciPy expect (``n_resamples=``, ``n_jobs=``, ...);
-:func:`resolve_resampling` and :func:`resolve_execution` turn either form into
-the object.  Keywords removed from the public signatures keep working for one
-deprecation cycle through one shim, :func:`moved_keywords` (a ``FutureWarning``
-naming the new place; an unknown keyword is a ``TypeError`` naming the valid
-ones), and :func:`resolve_run_options` is the one place a public function's
-shortcuts, objects and moved keywords become a ``Resampling`` and an
-``Execution``.  Nothing here fits a model or imports xarray.
+scikit-learn and SciPy expect (``n_resamples=``); :func:`resolve_run_options`
+is the one place a public function's shortcuts and objects become a
+``Resampling`` and an ``Execution``.  Nothing here fits a model or imports
+xarray.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import os
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,9 +36,8 @@ from .engine import METHODS, resample
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.resample import RESAMPLING, Scheme
 
-__all__ = ["BACKGROUNDS", "BAND_SCALES", "MOVED", "ON_ERROR", "RUN_KEYWORDS", "SCHEMES", "Execution", "Resampling",
-           "SchemeChoice", "check_fit_params", "moved_keywords", "resolve_execution", "resolve_resampling",
-           "resolve_run_options"]
+__all__ = ["BACKGROUNDS", "BAND_SCALES", "ON_ERROR", "SCHEMES", "Execution", "Resampling", "SchemeChoice",
+           "check_fit_params", "resolve_execution", "resolve_resampling", "resolve_run_options"]
 
 BACKGROUNDS = ("resample", "original", "out-of-bag")
 ON_ERROR = ("raise", "skip")
@@ -341,121 +334,7 @@ def resolve_execution(execution: Execution | None = None, **shortcuts) -> Execut
     return _resolve(Execution, execution, shortcuts, "execution")
 
 
-#: Keywords removed from the public signatures (kept for one deprecation cycle): old name -> (argument, field)
-#: of the new place.  ``resampling``/``execution``: a field of :class:`Resampling`/:class:`Execution`;
-#: ``statistics``: an entry of ``statistics=`` (:func:`pdpboot.bootstrap_partial_dependence`); ``estimator``:
-#: a parameter of the estimator itself.
-#: The fields of :class:`pdpboot.DebiasedOptions`, once keywords of ``debiased_partial_dependence``
-#: (``tests/test_debiased.py`` checks that the two agree).
-DEBIASED_KEYWORDS = ("n_folds", "weight_estimator", "bandwidth", "min_effective_size", "weight_mass_range",
-                     "max_weight", "n_permutations", "n_fine", "localize", "n_multipliers", "ratio_scale",
-                     "ratio_model", "min_rows_per_column")
-MOVED: dict[str, tuple[str, str]] = {
-    **{name: ("resampling", name) for name in ("subsample_fraction", "groups", "background", "max_background",
-                                               "fit_params")},
-    **{name: ("execution", name) for name in ("n_jobs", "threads_per_job", "progress", "checkpoint", "on_error",
-                                              "max_failure_share", "method", "memory_limit")},
-    **{name: ("statistics", name) for name in ("ice", "heterogeneity", "interactions")},
-    "n_estimators": ("estimator", "n_estimators"),
-    # plot functions: matplotlib keywords per drawn element go in one style= dict (panel_kw= for the panels)
-    **{f"{element}_kw": ("style", element) for element in ("line", "band", "simultaneous", "ice", "rug", "legend",
-                                                          "colorbar", "hatch", "bar", "interval")},
-    "contour_kw": ("style", "surface"), "contour_line_kw": ("style", "lines"), "clabel_kw": ("style", "labels"),
-    "clabel": ("style", "labels"), "annotate": ("style", "labels"),
-    "pd_kw": ("panel_kw", "curve"), "contour_plot_kw": ("panel_kw", "surface"),
-    # debiased_partial_dependence: its tuning went into one options=DebiasedOptions(...)
-    **{name: ("options", name) for name in DEBIASED_KEYWORDS},
-}
-#: The removed keywords every resampling entry point still accepts (those of its two option objects).
-RUN_KEYWORDS = tuple(name for name, (where, _) in MOVED.items() if where in ("resampling", "execution"))
-#: The release that drops the removed keywords.
-REMOVED_IN = "0.3"
-
-
-def _shown(value) -> str:
-    """A short value as written (``'run'``, ``0.5``, ``None``); an array, a dict or a long value as ``...``."""
-    text = repr(value)
-    plain = value is None or isinstance(value, (str, bool, int, float))
-    return text if plain and len(text) <= 40 else "..."
-
-
-def _new_place(name: str, value) -> str:
-    where, field = MOVED[name]
-    if where == "resampling":
-        return f"pass resampling=Resampling({field}={_shown(value)})"
-    if where == "execution":
-        return f"pass execution=Execution({field}={_shown(value)})"
-    if where in ("style", "panel_kw"):
-        return f"pass {where}={{{field!r}: {_shown(value)}}}"
-    if where == "statistics":
-        return f"pass statistics={{{field!r}: {_shown(value)}}}"
-    if where == "options":
-        return f"pass options=DebiasedOptions({field}={_shown(value)})"
-    return f"set it on the estimator (estimator.set_params({field}={_shown(value)}))"
-
-
-def moved_keywords(function: Callable, given: Mapping, accepted: Iterable[str], *,
-                   stacklevel: int = 3) -> dict[str, dict]:
-    """The one deprecation shim: keywords a public ``function`` no longer lists, routed to their new place.
-
-    Each keyword of ``given`` among ``accepted`` (names of :data:`MOVED`)
-    draws a ``FutureWarning`` naming its replacement (``checkpoint= is
-    deprecated; pass execution=Execution(checkpoint='run')``) and is returned
-    under its new place; any other keyword is a ``TypeError`` naming the
-    valid ones.
-
-    Returns
-    -------
-    dict
-        ``{"resampling": {field: value}, "execution": {...}, "statistics": {...}, "estimator": {...}}``
-        (only the places used).
-
-    Examples
-    --------
-    >>> import warnings
-    >>> def f(x, *, n_resamples=200, **deprecated):
-    ...     return moved_keywords(f, deprecated, ["checkpoint"])
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     f(1, checkpoint="run")
-    {'execution': {'checkpoint': 'run'}}
-    >>> str(caught[0].message)
-    "checkpoint= is deprecated; pass execution=Execution(checkpoint='run') (removed in pdpboot 0.3)."
-    """
-    accepted = set(accepted)
-    moved: dict[str, dict] = {}
-    for name, value in given.items():
-        if name not in accepted:
-            valid = [p.name for p in inspect.signature(function).parameters.values()
-                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
-            raise TypeError(f"{function.__name__}() got an unexpected keyword argument {name!r}; "
-                            f"valid keywords: {', '.join(valid)}.")
-        warnings.warn(f"{name}= is deprecated; {_new_place(name, value)} (removed in pdpboot {REMOVED_IN}).",
-                      FutureWarning, stacklevel=stacklevel)
-        where, field = MOVED[name]
-        moved.setdefault(where, {})[field] = value
-    return moved
-
-
-def resolve_run_options(function: Callable, resampling, execution, *, n_resamples: int, deprecated: Mapping,
-                        accepted: Iterable[str] = RUN_KEYWORDS,
-                        stacklevel: int = 4) -> tuple[Resampling, Execution, dict]:
-    """A public function's :class:`Resampling` and :class:`Execution`: the one place they are made.
-
-    From the objects (or a scheme name), the ``n_resamples`` shortcut and the
-    removed keywords (``deprecated``, routed by :func:`moved_keywords` with
-    their ``FutureWarning``; ``accepted``: the removed names ``function``
-    still takes).  ``stacklevel`` 4 points the warning at the caller of
-    ``function``.
-
-    Returns
-    -------
-    resampling : Resampling
-    execution : Execution
-    moved : dict
-        The removed keywords of the other places (``statistics``, ``estimator``), by place.
-    """
-    moved = moved_keywords(function, deprecated, accepted, stacklevel=stacklevel)
-    resampling = resolve_resampling(resampling, n_resamples=n_resamples, **moved.pop("resampling", {}))
-    execution = resolve_execution(execution, **moved.pop("execution", {}))
-    return resampling, execution, moved
+def resolve_run_options(resampling: str | Resampling | None, execution: Execution | None, *,
+                        n_resamples: int) -> tuple[Resampling, Execution]:
+    """A public function's :class:`Resampling` and :class:`Execution`, from the objects and the shortcuts."""
+    return resolve_resampling(resampling, n_resamples=n_resamples), resolve_execution(execution)

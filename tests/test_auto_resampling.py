@@ -83,8 +83,8 @@ def test_auto_for_probabilities_is_the_0632_subsample_with_logit_bands_by_hand()
     np.testing.assert_allclose(band.sel(ci_bound="lower").values, expit(z.min(axis=0)), rtol=1e-12)
     np.testing.assert_allclose(band.sel(ci_bound="upper").values, expit(z.max(axis=0)), rtol=1e-12)
     assert band.attrs["scale"] == "logit"
-    # one path: the alias and scale="logit" give the same numbers; scale="identity" turns the logit off
-    xr.testing.assert_identical(pdpboot.probability_bands(res, simultaneous=True),
+    # scale="logit" is what "auto" chose; scale="identity" turns the logit off
+    xr.testing.assert_identical(pdpboot.confidence_bands(res, simultaneous=True, scale="logit"),
                                 pdpboot.confidence_bands(res, simultaneous=True))
     flat = pdpboot.confidence_bands(res, scale="identity")["x0"].ds["pd_band"]
     p = node["pd"].values + (node["pd_resamples"].values - node["pd"].values) * np.sqrt(63 / 37)
@@ -150,7 +150,8 @@ def test_a_pd_every_fit_puts_at_0_or_1_keeps_a_band_that_contains_it():
     resamples = np.concatenate([np.zeros((30, 1, 1)), rng.uniform(0.3, 0.5, (30, 1, 1)), np.ones((30, 1, 1))], 2)
     tree = _probability_tree(np.array([[0.0, 0.4, 1.0]]), resamples)
     for simultaneous in (False, True):
-        band = pdpboot.probability_bands(tree, simultaneous=simultaneous)["x"].ds["pd_band"].sel(output=1).values
+        bands = pdpboot.confidence_bands(tree, simultaneous=simultaneous, scale="logit")
+        band = bands["x"].ds["pd_band"].sel(output=1).values
         np.testing.assert_array_equal(band[:, 0], [0.0, 0.0])
         np.testing.assert_array_equal(band[:, 2], [1.0, 1.0])
         assert 0 < band[0, 1] < 0.4 < band[1, 1] < 1
@@ -166,11 +167,19 @@ def test_scale_is_checked():
         pdpboot.confidence_bands(res, scale="log")
 
 
-def test_ale_keeps_its_own_auto_rule_for_a_resampling_object():
+def test_ale_resolves_auto_as_the_pd_does():
+    """One "auto" rule: with the same rng, the ALE run's PD equals the PD run's (same scheme, same rows)."""
     X, y = _classification(60)
-    res = pdpboot.bootstrap_ale(LogisticRegression(), X, y, [0], n_resamples=3, grid_resolution=3, rng=0,
-                                resampling=pdpboot.Resampling(background="resample"), execution=QUIET)
-    assert res.attrs["resampling"] == "stratified" and res.attrs["band_scale"] == "identity"
+    common = dict(n_resamples=3, rng=0, execution=QUIET)
+    ale = pdpboot.bootstrap_ale(LogisticRegression(), X, y, [0], grid_resolution=3, with_pd=True, **common)
+    edges = ale["x0"].ds["x0"].values
+    pd_run = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], custom_values={0: edges},
+                                                  **common)
+    for name in ("resampling", "band_scale", "resampling_requested", "subsample_size"):
+        assert ale.attrs[name] == pd_run.attrs[name], name
+    assert ale.attrs["resampling"] == "subsample"
+    np.testing.assert_allclose(ale["x0"].ds["pd_resamples"].values, pd_run["x0"].ds["pd_resamples"].values,
+                               rtol=1e-12)
 
 
 def test_auto_run_extends_from_its_checkpoint(tmp_path):

@@ -87,13 +87,13 @@ def _classifier_result(resampling="subsample", estimator=None):
                                                 execution=pdpboot.Execution(progress=False))
 
 
-def test_probability_bands_are_logit_bands_mapped_back():
+def test_logit_scale_bands_are_logit_bands_mapped_back():
     from scipy.special import expit, logit
 
     from pdpboot.engine.intervals import band_arrays
 
     res = _classifier_result()
-    out = pdpboot.probability_bands(res, simultaneous=True)
+    out = pdpboot.confidence_bands(res, simultaneous=True, scale="logit")
     plain = pdpboot.confidence_bands(res, simultaneous=True)
     ds, node = out["x0"].ds, res["x0"].ds
     scale = np.sqrt(res.attrs["subsample_size"] / (res.attrs["n_rows"] - res.attrs["subsample_size"]))
@@ -106,7 +106,7 @@ def test_probability_bands_are_logit_bands_mapped_back():
     assert "pd_band" in out["x0__x1"].ds and ((ds["pd_band"] > 0) & (ds["pd_band"] < 1)).all()
 
 
-def test_probability_bands_refuse_a_regression_and_warn_for_boosting():
+def test_logit_scale_refuses_a_regression_and_warns_for_boosting():
     from sklearn.linear_model import LinearRegression
 
     X = np.random.default_rng(0).normal(size=(40, 2))
@@ -114,17 +114,17 @@ def test_probability_bands_refuse_a_regression_and_warn_for_boosting():
                                                grid_resolution=3, rng=0,
                                                execution=pdpboot.Execution(progress=False))
     with pytest.raises(ValueError, match="probability PD"):
-        pdpboot.probability_bands(reg)
+        pdpboot.confidence_bands(reg, scale="logit")
     # the bootstrap on the logit scale under-covered a boosting classifier (rare outcome 0.858): it warns, once
     res = _classifier_result("bootstrap", estimator=HistGradientBoostingClassifier(max_iter=5))
     with pytest.warns(pdpboot.CoverageWarning, match="resampling='bootstrap'") as caught:
-        pdpboot.probability_bands(res, simultaneous=True)
+        pdpboot.confidence_bands(res, simultaneous=True, scale="logit")
     assert len(caught) == 1
     # the 0.632 subsample on the logit scale (the default for probabilities) was not measured to under-cover
     res = _classifier_result("subsample", estimator=HistGradientBoostingClassifier(max_iter=5))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        pdpboot.probability_bands(res, simultaneous=True)
+        pdpboot.confidence_bands(res, simultaneous=True, scale="logit")
 
 
 def _b100_record(cell: str, scheme: str) -> dict:
@@ -168,8 +168,7 @@ def test_the_default_s_quoted_ranges_are_the_b100_summary_s():
     point = f"{min(r['pointwise'] for r in auto):.3f}-{max(r['pointwise'] for r in auto):.3f} pointwise"
     whole = f"{min(r['whole'] for r in auto):.3f}-{max(r['whole'] for r in auto):.3f} whole curve"
     root = Path(__file__).resolve().parents[1]
-    for text in (AUTO_PROBABILITY_NOTE, " ".join((root / "pdpboot" / "bootstrap.py").read_text().split()),
-                 " ".join((root / "pdpboot" / "logit_scale.py").read_text().split())):
+    for text in (AUTO_PROBABILITY_NOTE, " ".join((root / "pdpboot" / "bootstrap.py").read_text().split())):
         assert r_range in text and point in text and whole in text
     readme = " ".join((root / "README.md").read_text().replace("–", "-").split())
     assert point in readme and whole in readme

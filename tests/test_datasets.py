@@ -180,15 +180,8 @@ def test_true_pd_2d_matches_quadrature(name, pair):
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
 
 
-def test_named_wrappers_agree_with_dispatcher():
-    h, t = GRIDS["Hour"], GRIDS["Temperature"]
-    np.testing.assert_array_equal(ds.electricity_true_pd("Hour", h), ds.true_pd("electricity", "Hour", h))
-    np.testing.assert_array_equal(ds.electricity_true_pd_2d(("Hour", "Temperature"), h, t),
-                                  ds.true_pd("electricity", ("Hour", "Temperature"), (h, t)))
+def test_simple_dgps_closed_forms():
     x = GRIDS["x1"]
-    np.testing.assert_array_equal(ds.friedman1_true_pd_2d(["x1", "x3"], x, x),
-                                  ds.true_pd("friedman1", ("x1", "x3"), (x, x)))
-    np.testing.assert_array_equal(ds.friedman1_true_pd("x1", x), ds.true_pd("friedman1", "x1", x))
     np.testing.assert_array_equal(ds.true_pd("interaction", "x2", x), x)
     np.testing.assert_array_equal(ds.true_pd("goldstein", "x2", x), np.zeros_like(x))
     np.testing.assert_allclose(ds.true_pd("additive_uniform", "x1", x), x - 0.5)
@@ -215,17 +208,17 @@ def test_friedman1_closed_forms_vs_quad():
     quad3 = quad(lambda x: 20 * (x - 0.5) ** 2)
     lin4 = quad(lambda x: 10 * x)
     lin5 = quad(lambda x: 5 * x)
-    assert ds.friedman1_true_pd("x9", [0.3])[0] == pytest.approx(sin_mean + quad3 + lin4 + lin5, abs=1e-11)
+    assert ds.true_pd("friedman1", "x9", [0.3])[0] == pytest.approx(sin_mean + quad3 + lin4 + lin5, abs=1e-11)
     for v in (0.0, 1e-9, 1e-4, 0.25, 0.5, 0.99, 1.0, 1.7, -0.4):
         sin_v = quad(lambda u, v=v: 10 * np.sin(np.pi * v * u))
-        assert ds.friedman1_true_pd("x1", [v])[0] == pytest.approx(sin_v + quad3 + lin4 + lin5, abs=1e-11)
-        assert ds.friedman1_true_pd("x2", [v])[0] == pytest.approx(sin_v + quad3 + lin4 + lin5, abs=1e-11)
-        assert ds.friedman1_true_pd("x3", [v])[0] == pytest.approx(
+        assert ds.true_pd("friedman1", "x1", [v])[0] == pytest.approx(sin_v + quad3 + lin4 + lin5, abs=1e-11)
+        assert ds.true_pd("friedman1", "x2", [v])[0] == pytest.approx(sin_v + quad3 + lin4 + lin5, abs=1e-11)
+        assert ds.true_pd("friedman1", "x3", [v])[0] == pytest.approx(
             sin_mean + 20 * (v - 0.5) ** 2 + lin4 + lin5, abs=1e-11)
-        assert ds.friedman1_true_pd("x4", [v])[0] == pytest.approx(
+        assert ds.true_pd("friedman1", "x4", [v])[0] == pytest.approx(
             sin_mean + quad3 + 10 * v + lin5, abs=1e-11)
     # near zero the x1 term is 5 pi v to first order: no cancellation error
-    tiny = ds.friedman1_true_pd("x1", [1e-12])[0] - (quad3 + lin4 + lin5)
+    tiny = ds.true_pd("friedman1", "x1", [1e-12])[0] - (quad3 + lin4 + lin5)
     assert tiny == pytest.approx(5 * np.pi * 1e-12, rel=1e-3)
 
 

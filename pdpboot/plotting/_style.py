@@ -467,41 +467,6 @@ def element_on(style: Mapping, element: str, default: bool) -> bool:
     return default if value is None else value is not False
 
 
-def moved_keywords(*names: str):
-    """Decorator: keywords removed from a plot function, accepted for one release through the one shim.
-
-    Each of ``names`` (entries of :data:`pdpboot.options.MOVED`, e.g. ``line_kw`` -> ``style["line"]``)
-    goes through :func:`pdpboot.options.moved_keywords` (a ``FutureWarning`` naming the replacement) and
-    is merged into the new dict parameter (a value given there too wins).  ``inspect.signature`` of
-    the decorated function shows only the new parameters.
-    """
-    import functools
-
-    def decorate(func):
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            old = {k: kwargs.pop(k) for k in [k for k in kwargs if k in names]}
-            if old:
-                from ..options import moved_keywords as shim
-
-                for param, fields in shim(func, old, names, stacklevel=3).items():
-                    target = dict(kwargs.get(param) or {})
-                    for element, value in fields.items():
-                        current = target.get(element)
-                        if value is None:
-                            continue
-                        if isinstance(current, Mapping) and isinstance(value, Mapping):
-                            target[element] = {**value, **current}
-                        elif current is None:
-                            target[element] = value
-                    kwargs[param] = target
-            return func(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
-
-
 # ----------------------------------------------------------------------------- contour labels that never overlap
 
 LABEL_PAD = 2.0  # pixels kept free around every contour label

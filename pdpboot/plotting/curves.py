@@ -31,7 +31,6 @@ from ._style import (
     element_on,
     finish_x_axis,
     merge_kw,
-    moved_keywords,
     new_ax,
     tick_positions,
 )
@@ -39,7 +38,6 @@ from ._style import (
 __all__ = ["plot_pd"]
 
 
-@moved_keywords("line_kw", "band_kw", "simultaneous_kw", "ice_kw", "rug_kw", "legend_kw")
 def plot_pd(
     result: Any,
     feature: Hashable,
@@ -120,9 +118,7 @@ def plot_pd(
         ``ax.vlines`` for categorical features), ``"ice"`` (a ``LineCollection``; pass
         ``{"ice": {"rasterized": True}}`` to keep PDF/SVG files small with thousands of curves),
         ``"rug"`` (``ax.vlines``) and ``"legend"``.  ``False`` leaves an element out (e.g.
-        ``{"rug": False}``).  Replaces the keywords ``line_kw``, ``band_kw``, ``simultaneous_kw``,
-        ``ice_kw``, ``rug_kw`` and ``legend_kw`` (deprecated: accepted with a FutureWarning for one
-        release), as scikit-learn's ``PartialDependenceDisplay`` takes ``line_kw``/``ice_lines_kw``.
+        ``{"rug": False}``).
 
     Returns
     -------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -11,14 +10,13 @@ import xarray as xr
 
 from ..schema import feature_nodes
 from ._data import BandChoice, as_names, lookup, response_label, select_output
-from ._style import contour_levels, legend_entries, moved_keywords, pyplot
+from ._style import contour_levels, legend_entries, pyplot
 from .curves import plot_pd
 from .surfaces import plot_pd_contour
 
-__all__ = ["plot_partial_dependence", "plot_pd_panels"]
+__all__ = ["plot_pd_panels"]
 
 
-@moved_keywords("pd_kw", "contour_plot_kw")
 def plot_pd_panels(
     result: xr.DataTree,
     features: Sequence[Hashable | Sequence[Hashable]] | None = None,
@@ -68,7 +66,7 @@ def plot_pd_panels(
     panel_kw : dict, optional
         Extra keyword arguments of the panels: ``{"curve": {...}}`` for :func:`plot_pd` (e.g.
         ``{"curve": {"style": {"line": {"color": "k"}}}}``), ``{"surface": {...}}`` for
-        :func:`plot_pd_contour`.  Replaces the deprecated ``pd_kw`` and ``contour_plot_kw``.
+        :func:`plot_pd_contour`.
 
     Returns
     -------
@@ -172,21 +170,6 @@ def plot_pd_panels(
                 flat[i].set_ylabel("")
                 flat[i].tick_params(labelleft=False)
     return fig, axes
-
-
-def plot_partial_dependence(*args, **kwargs):
-    """Deprecated alias of :func:`plot_pd_panels` (the name read like :func:`plot_pd`).
-
-    .. deprecated:: 0.2
-        Use :func:`plot_pd_panels`; this alias will be removed in a future release.
-
-    See Also
-    --------
-    plot_pd_panels : The same function under its new name.
-    """
-    warnings.warn("plot_partial_dependence is deprecated; use plot_pd_panels (same arguments).",
-                  DeprecationWarning, stacklevel=2)
-    return plot_pd_panels(*args, **kwargs)
 
 
 def _grid_axes(ax, n_rows: int, n_cols: int, n: int, panel_size):

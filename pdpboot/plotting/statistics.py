@@ -35,7 +35,6 @@ from ._style import (
     fewer_ticks,
     finish_x_axis,
     merge_kw,
-    moved_keywords,
     new_ax,
     tick_positions,
 )
@@ -53,7 +52,6 @@ _STAT_LABELS = {
 }
 
 
-@moved_keywords("line_kw", "band_kw", "simultaneous_kw", "rug_kw", "legend_kw")
 def plot_heterogeneity(
     result: Any,
     feature: Hashable,
@@ -85,8 +83,7 @@ def plot_heterogeneity(
         As in :func:`pdpboot.plotting.plot_pd` (a skewed feature gets a quantile-spaced axis).
     style : dict, optional
         As in :func:`pdpboot.plotting.plot_pd`, with the elements ``"line"``, ``"band"``,
-        ``"simultaneous"``, ``"rug"`` and ``"legend"`` (replacing the deprecated ``line_kw``, ``band_kw``,
-        ``simultaneous_kw``, ``rug_kw`` and ``legend_kw``).
+        ``"simultaneous"``, ``"rug"`` and ``"legend"``.
 
     Returns
     -------
@@ -150,7 +147,6 @@ def plot_heterogeneity(
     return ax
 
 
-@moved_keywords("bar_kw", "interval_kw", "legend_kw")
 def plot_h_statistic(
     result: xr.DataTree,
     *,
@@ -181,8 +177,7 @@ def plot_h_statistic(
         Largest value at the top; otherwise the result's node order from the top.
     style : dict, optional
         Matplotlib keywords merged over the defaults of ``"bar"`` (``ax.barh``), ``"interval"``
-        (``ax.hlines``) and ``"legend"``; ``False`` leaves the intervals or the legend out.  Replaces the
-        deprecated ``bar_kw``, ``interval_kw`` and ``legend_kw``.
+        (``ax.hlines``) and ``"legend"``; ``False`` leaves the intervals or the legend out.
 
     Returns
     -------

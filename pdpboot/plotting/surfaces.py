@@ -32,7 +32,6 @@ from ._style import (
     fewer_ticks,
     label_contours,
     merge_kw,
-    moved_keywords,
     new_ax,
     set_levels_axis,
     stroke,
@@ -42,8 +41,6 @@ from ._style import (
 __all__ = ["plot_pd_contour"]
 
 
-@moved_keywords("contour_kw", "contour_line_kw", "clabel_kw", "colorbar_kw", "hatch_kw", "rug_kw", "clabel",
-                "annotate")
 def plot_pd_contour(
     result: Any,
     pair: Sequence[Hashable],
@@ -114,9 +111,7 @@ def plot_pd_contour(
         ``"rug"``.  ``{"labels": False}`` / ``True`` turns the value labels off / on (default: contour
         labels except for ``what="width"``, a noisy surface; cell values in categorical x categorical
         heatmaps of at most 49 cells).  Contour labels never overlap each other or leave the axes:
-        a label that would is not drawn.  Replaces the deprecated ``contour_kw``, ``contour_line_kw``,
-        ``clabel_kw``, ``colorbar_kw``, ``hatch_kw``, ``rug_kw``, ``clabel`` and ``annotate`` (accepted
-        with a FutureWarning for one release).
+        a label that would is not drawn.
 
     Returns
     -------

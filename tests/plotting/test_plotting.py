@@ -844,16 +844,6 @@ def test_hatched_cells_of_mixed_heatmap_follow_uneven_numeric_grid():
     plt.close(ax.figure)
 
 
-def test_old_panel_name_is_a_deprecated_alias():
-    from pdpboot.plotting import plot_partial_dependence
-
-    reg = _regression_tree()
-    with pytest.warns(DeprecationWarning, match="plot_pd_panels"):
-        fig, axes = plot_partial_dependence(reg, ["x1"])
-    assert axes.shape == (1, 1) and axes[0, 0].get_xlabel() == "x1"
-    plt.close(fig)
-
-
 def test_any_effect_variable_draws_like_pd():
     """An ``ale``/``ale_band`` pair (as ALE results store it) is drawn exactly like ``pd``/``pd_band``."""
     node = _regression_tree()["x1"].to_dataset()

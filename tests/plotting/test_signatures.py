@@ -1,4 +1,4 @@
-"""Plot signatures: at most 15 parameters, styling through ``style=``, old keywords through one shim."""
+"""Plot signatures: at most 15 parameters, styling through ``style=``."""
 
 import inspect
 
@@ -32,47 +32,25 @@ def res():
 def test_no_plot_function_has_more_than_15_parameters():
     names = [n for n in plotting.__all__ if n.startswith("plot_")]
     assert {"plot_pd", "plot_pd_contour", "plot_pd_panels", "plot_heterogeneity", "plot_h_statistic"} <= set(names)
-    counts = {n: len(inspect.signature(getattr(plotting, n)).parameters) for n in names
-              if n != "plot_partial_dependence"}  # the deprecated alias takes *args, **kwargs
+    counts = {n: len(inspect.signature(getattr(plotting, n)).parameters) for n in names}
     assert max(counts.values()) <= MAX_PARAMETERS, counts
 
 
-@pytest.mark.parametrize(("old", "element", "value"), [
-    ("line_kw", "line", {"color": "red", "linewidth": 4}),
-    ("band_kw", "band", {"alpha": 0.5}),
-    ("legend_kw", "legend", {"loc": "lower left"}),
-])
-def test_old_plot_pd_keywords_warn_and_draw_as_style(res, old, element, value):
-    with pytest.warns(FutureWarning, match=rf"{old}= is deprecated; pass style=\{{'{element}': "):
-        ax_old = pdpboot.plot_pd(res, "a", **{old: value})
-    ax_new = pdpboot.plot_pd(res, "a", style={element: value})
-    assert [line.get_color() for line in ax_old.lines] == [line.get_color() for line in ax_new.lines]
-    assert [line.get_linewidth() for line in ax_old.lines] == [line.get_linewidth() for line in ax_new.lines]
-    assert ([c.get_alpha() for c in ax_old.collections] == [c.get_alpha() for c in ax_new.collections])
+@pytest.mark.parametrize(("element", "value"), [("line", {"color": "red", "linewidth": 4}), ("band", {"alpha": 0.5})])
+def test_plot_pd_style_reaches_the_artists(res, element, value):
+    ax = pdpboot.plot_pd(res, "a", style={element: value})
+    if element == "line":
+        assert any(line.get_color() == "red" and line.get_linewidth() == 4 for line in ax.lines)
+    else:
+        assert any(c.get_alpha() == 0.5 for c in ax.collections)
     plt.close("all")
 
 
-def test_old_contour_keywords_warn_and_map_to_style(res):
-    with pytest.warns(FutureWarning, match=r"clabel= is deprecated; pass style=\{'labels': False\}"):
-        ax = pdpboot.plot_pd_contour(res, ("a", "b"), clabel=False)
-    assert len(ax.texts) == 0
-    with pytest.warns(FutureWarning, match="colorbar_kw"):
-        ax = pdpboot.plot_pd_contour(res, ("a", "b"), colorbar_kw={"label": "my label"})
-    assert ax.figure.axes[-1].get_ylabel() == "my label"
-    ax = pdpboot.plot_pd_contour(res, ("a", "b"), style={"colorbar": {"label": "new"}})
-    assert ax.figure.axes[-1].get_ylabel() == "new"
-    plt.close("all")
-
-
-def test_old_panel_and_statistic_keywords_warn(res):
-    with pytest.warns(FutureWarning, match=r"pd_kw= is deprecated; pass panel_kw=\{'curve': "):
-        fig, axes = pdpboot.plot_pd_panels(res, ["a"], pd_kw={"style": {"line": {"color": "red"}}})
-    assert axes[0, 0].lines[0].get_color() == "red"
+def test_contour_and_panel_styles_reach_the_artists(res):
+    ax = pdpboot.plot_pd_contour(res, ("a", "b"), style={"colorbar": {"label": "new"}, "labels": False})
+    assert ax.figure.axes[-1].get_ylabel() == "new" and len(ax.texts) == 0
     fig, axes = pdpboot.plot_pd_panels(res, ["a"], panel_kw={"curve": {"style": {"line": {"color": "red"}}}})
     assert axes[0, 0].lines[0].get_color() == "red"
-    het = pdpboot.ice_heterogeneity(res)
-    with pytest.warns(FutureWarning, match="rug_kw"):
-        pdpboot.plot_heterogeneity(het, "a", rug_kw={"colors": "red"})
     plt.close("all")
 
 
