@@ -237,8 +237,7 @@ def _logistic_pd(feature: int, grid: tuple) -> np.ndarray:
     return np.asarray(out)
 
 
-def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, localize: str = "pseudo-outcome",
-                   ratio_model: str | None = None) -> dict:
+def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool) -> dict:
     """Debiased PD of every feature of one fresh data set: arrays (feature, grid) and timings."""
     data_seed, fit_seed = seed.spawn(2)
     X, y = simulate(setting, setting["n"], data_seed)
@@ -247,7 +246,6 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, loc
     res = pdpboot.debiased_partial_dependence(
         make_learner(setting["learner"], quick), X, y, setting["features"], custom_values=custom,
         categorical_features=setting.get("categorical"), confidence_level=LEVEL,
-        options=pdpboot.DebiasedOptions(localize=localize, **({"ratio_model": ratio_model} if ratio_model else {})),
         rng=np.random.default_rng(fit_seed))
     cpu = time.process_time() - start
     out: dict = {"cpu": cpu}
@@ -319,18 +317,18 @@ def _folder(ctx: C.Context, name: str, localize: str, ratio_model: str | None = 
 
 
 def compute(ctx: C.Context, *, R: int | None = None, settings: list[str] | None = None, chunk: int = 5,
-            until: datetime.datetime | None = None, localize: str = "pseudo-outcome", figures: bool = True,
-            ratio_model: str | None = None) -> None:
+            until: datetime.datetime | None = None, figures: bool = True) -> None:
     """Round-robin: one chunk of repetitions of every unfinished setting in turn, until R or ``until`` (UTC).
 
     Defaults: R = 2 (quick) or 200 (full); every setting (full) or :data:`QUICK_SETTINGS`.  Then the
-    debiased results behind the figure (:func:`compute_figures`).  ``localize="residual"`` runs the
-    comparison variant (same data sets, same seeds) into ``<setting>__residual``.
+    debiased results behind the figure (:func:`compute_figures`).  The comparison arms cached in
+    ``<setting>__residual`` and ``<setting>__<ratio model>`` were computed with estimator variants the package
+    no longer has; they are only read (``--summary --localize/--ratio-model``).
     """
     R = R if R is not None else (2 if ctx.quick else 200)
     settings = list(settings or (QUICK_SETTINGS if ctx.quick else SETTINGS))
-    _compute_reps(ctx, R=R, settings=settings, chunk=chunk, until=until, localize=localize, ratio_model=ratio_model)
-    if ratio_model is None and figures and (until is None or datetime.datetime.now(datetime.timezone.utc) < until):
+    _compute_reps(ctx, R=R, settings=settings, chunk=chunk, until=until)
+    if figures and (until is None or datetime.datetime.now(datetime.timezone.utc) < until):
         compute_figures(ctx)
 
 
@@ -361,16 +359,15 @@ def _round_robin(folders: dict[str, Path], R: int, chunk: int, until, run_chunk)
             print(f"  {folders[name].name}: {len(done) + len(todo)}/{R}", file=sys.stderr, flush=True)
 
 
-def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until, localize: str,
-                  ratio_model: str | None = None) -> None:
+def _compute_reps(ctx: C.Context, *, R: int, settings: list[str], chunk: int, until) -> None:
     def run_chunk(name, todo, seeds):
-        reps = [one_repetition(SETTINGS[name], seeds[i], ctx.quick, localize, ratio_model) for i in todo]
+        reps = [one_repetition(SETTINGS[name], seeds[i], ctx.quick) for i in todo]
         C.save_dataset(_chunk(SETTINGS[name], reps, todo[0]),
-                       _folder(ctx, name, localize, ratio_model) / f"chunk_{todo[0]:05d}.nc")
+                       _folder(ctx, name, "pseudo-outcome") / f"chunk_{todo[0]:05d}.nc")
         print(f"  debiased {name}: {np.mean([r['cpu'] for r in reps]):.1f} s CPU per repetition", file=sys.stderr,
               flush=True)
 
-    _round_robin({name: _folder(ctx, name, localize, ratio_model) for name in settings}, R, chunk, until, run_chunk)
+    _round_robin({name: _folder(ctx, name, "pseudo-outcome") for name in settings}, R, chunk, until, run_chunk)
 
 
 def _truth(setting: dict, ds: xr.Dataset) -> np.ndarray:
@@ -835,9 +832,10 @@ def main(argv=None) -> None:
     parser.add_argument("--settings", nargs="*", default=None)
     parser.add_argument("--until", default=None, help="stop starting chunks at this UTC time (HH:MM)")
     parser.add_argument("--summary", action="store_true", help="write summary.json in the study folder and print it")
-    parser.add_argument("--localize", default="pseudo-outcome", choices=["pseudo-outcome", "residual"])
+    parser.add_argument("--localize", default="pseudo-outcome", choices=["pseudo-outcome", "residual"],
+                        help="with --summary: the cached comparison arm <setting>__residual")
     parser.add_argument("--ratio-model", default=None, choices=list(RATIO_MODELS),
-                        help="a fixed density-ratio model (cached in <setting>__<model>) instead of the default choice")
+                        help="with --summary: the cached comparison arm <setting>__<model> (a fixed ratio model)")
     parser.add_argument("--results-dir", default=None)
     parser.add_argument("--no-figures", action="store_true", help="only the repetitions (not the figure's results)")
     parser.add_argument("--refit", action="store_true",
@@ -862,8 +860,9 @@ def main(argv=None) -> None:
         compute_refit(ctx, R=args.R if args.R is not None else (2 if ctx.quick else 10), settings=args.settings,
                       chunk=args.chunk, B=args.B, until=until)
         return
-    compute(ctx, R=args.R, settings=args.settings, chunk=args.chunk, until=until, localize=args.localize,
-            figures=not args.no_figures, ratio_model=args.ratio_model)
+    if args.localize != "pseudo-outcome" or args.ratio_model:
+        parser.error("--localize and --ratio-model only summarise cached comparison arms (with --summary)")
+    compute(ctx, R=args.R, settings=args.settings, chunk=args.chunk, until=until, figures=not args.no_figures)
 
 
 if __name__ == "__main__":

@@ -306,7 +306,7 @@ def start_workers(n_jobs: int | None = -1, *, rounds: int = 4) -> int:
 def evaluate_resample(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays:
     """Fit and evaluate one job on its rows and target (runs in a joblib worker)."""
     with fit_context(plan.execution.threads):
-        model = fit_clone(plan, job.rows, child(job.seed, 1), y=job.y)
+        model = fit_clone(plan, job.rows, child(job.seed, 1), y=job.y, only_if_unset=not plan.scheme.resamples)
         if job.eval_rows is not None:
             background, weights = job.eval_rows, row_weights(plan, job.eval_rows)
         else:
@@ -515,7 +515,11 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
     background = fixed_background(plan, background_seed)
     fixed = plan.effect.fixed_rows(background, (ice_seed, full_seed.spawn(1)[0]))
     base = Evaluation("", [], background, row_weights(plan, background), fixed)
-    estimate, base, engine = _estimate(plan, store, full_seed, base)
+    if scheme.resamples:
+        estimate, base, engine = _estimate(plan, store, full_seed, base)
+    else:  # cross-fitting: no fit on all rows, every model is a job's
+        estimate, engine = {}, ""
+        base = replace(base, response_method=resolve_response_method(plan.estimator, plan.response_method))
     resamples = run_jobs(plan.execution, lambda job: delayed(resample_job)(plan, base, job),
                          lacking_first(plan, jobs), store)
     return RunResult(estimate, resamples, base, row_counts(jobs, n_rows), seeds, store.created, engine, scheme)

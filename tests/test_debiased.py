@@ -12,6 +12,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 
 import pdpboot
 from pdpboot.engine import debiased as eng
+from pdpboot.engine.resample import fold_labels
 
 matplotlib.use("Agg")
 
@@ -118,11 +119,11 @@ def test_density_ratio_is_one_for_independent_features_and_tracks_dependence():
 
     c = gen.standard_normal((n, 1))
     a = gen.standard_normal(n)
-    w, _ = eng.density_ratio(fitter, a, c, a, c, rng=0)
+    w = eng.fit_density_ratio(fitter, a, c, a, c, rng=0)["weights"]
     assert np.abs(w - 1).mean() < 0.1
     a = 0.8 * c[:, 0] + 0.6 * gen.standard_normal(n)   # w = p(a) / p(a | c), known in closed form
     true = np.exp(-a**2 / 2) / np.exp(-(a - 0.8 * c[:, 0]) ** 2 / (2 * 0.36)) * 0.6
-    w, _ = eng.density_ratio(fitter, a, c, a, c, rng=0, max_weight=1e6)
+    w = eng.fit_density_ratio(fitter, a, c, a, c, rng=0, max_weight=1e6)["weights"]
     assert np.corrcoef(np.log(w), np.log(true))[0, 1] > 0.95
 
 
@@ -145,8 +146,8 @@ def _gaussian_copula_ratio(n, seed):
 
 
 def test_density_ratio_of_a_skewed_feature_is_right_at_its_sparse_boundary():
-    """Regression (round 5): on the raw scale the polynomial basis misses the Gaussian copula's ratio where a
-    log-normal feature is smallest; on the normal-score scale (alone or with the raw one) its log is quadratic."""
+    """On the raw scale the polynomial basis misses the Gaussian copula's ratio where a log-normal feature is
+    smallest; on the normal-score scale (the estimator's inputs) its log is quadratic."""
     fit = lambda F, y: LogisticRegression(C=1.0, max_iter=5000).fit(F, y).predict_proba  # noqa: E731
 
     def fitter(F, y):
@@ -157,13 +158,15 @@ def test_density_ratio_of_a_skewed_feature_is_right_at_its_sparse_boundary():
     a, c, true = _gaussian_copula_ratio(4000, 3)
     low = a < np.quantile(a, 0.1)   # the sparse lower boundary of the skewed feature
     errors = {}
-    for scale in ("standardized", "both"):
-        from pdpboot.debiased import _ratio_inputs
+    from pdpboot.debiased import _ratio_inputs
 
-        a_in, _, c_in = _ratio_inputs(a, a[:2], ((c - c.mean()) / c.std())[:, None], scale)
-        w, _ = eng.density_ratio(fitter, a_in, c_in, a_in, c_in, rng=0, max_weight=1e6)
+    standardized = ((c - c.mean()) / c.std())[:, None]
+    inputs = {"normal-scores": _ratio_inputs(a, a[:2], standardized),
+              "standardized": ((a - a.mean()) / a.std(), None, standardized)}
+    for scale, (a_in, _, c_in) in inputs.items():
+        w = eng.fit_density_ratio(fitter, a_in, c_in, a_in, c_in, rng=0, max_weight=1e6)["weights"]
         errors[scale] = np.sqrt(np.mean(np.log(w[low] / true[low]) ** 2))
-    assert errors["both"] < 0.15 < 0.2 < errors["standardized"], errors   # measured 0.12 and 0.23
+    assert errors["normal-scores"] < 0.15 < 0.2 < errors["standardized"], errors
 
 
 def test_restricted_cubic_spline_by_hand_and_linear_beyond_the_outer_knots():
@@ -187,7 +190,7 @@ def test_held_out_loss_and_weights_of_a_constant_classifier_by_hand():
 
     gen = np.random.default_rng(0)
     a, c = gen.standard_normal(90), gen.standard_normal((90, 2))
-    for design in (eng.ratio_design, eng.spline_ratio_design, eng.raw_ratio_design):
+    for design in (eng.ratio_design, eng.spline_ratio_design):
         out = eng.fit_density_ratio(fitter, a[:60], c[:60], a[60:], c[60:], design=design, rng=1, a_grid=a[:3])
         np.testing.assert_allclose(out["weights"], 1.0)
         np.testing.assert_allclose(out["counterfactual"], 1.0)
@@ -206,7 +209,7 @@ def _exponential_ratio(n, seed):
 
 
 def test_spline_ratio_holds_a_conditional_mean_that_is_not_linear_in_the_score():
-    """Regression (round 6): x2's mean given x1 ~ Exp(1) is a tanh of x1, not linear in x1's normal score, so the
+    """x2's mean given x1 ~ Exp(1) is a tanh of x1, not linear in x1's normal score, so the
     Gaussian-copula polynomial basis misses the ratio; the varying-coefficient spline basis holds it."""
     from pdpboot.debiased import _ratio_inputs
 
@@ -218,7 +221,7 @@ def test_spline_ratio_holds_a_conditional_mean_that_is_not_linear_in_the_score()
     errors = {"polynomial": [], "spline": []}
     for seed in range(3):
         a, c, true = _exponential_ratio(2000, seed)
-        a_in, _, c_in = _ratio_inputs(a, a[:2], ((c - c.mean()) / c.std())[:, None], "normal-scores")
+        a_in, _, c_in = _ratio_inputs(a, a[:2], ((c - c.mean()) / c.std())[:, None])
         for name, design in (("polynomial", eng.ratio_design), ("spline", eng.spline_ratio_design)):
             w = eng.fit_density_ratio(fitter, a_in, c_in, a_in, c_in, design=design, rng=0, max_weight=1e6)["weights"]
             errors[name].append(np.sqrt(np.mean(np.log(w / true) ** 2)))
@@ -261,9 +264,9 @@ def test_categorical_aipw_equals_hand_computation():
                           LinearRegression())
     options = pdpboot.DebiasedOptions(n_folds=K, weight_estimator=DummyClassifier(strategy="prior"))
     res = pdpboot.debiased_partial_dependence(model, X, y, ["level"], options=options, rng=5)
-    # By hand: the same folds (the first of the four spawned seeds), OLS on each complement, the propensity is the
-    # training fold's level frequency (a prior-only classifier), AIPW mean per level.
-    folds = eng.fold_labels(n, K, np.random.default_rng(5).spawn(4)[0])
+    # By hand: the same folds (drawn from the root seed's first child), OLS on each complement, the propensity is
+    # the training fold's level frequency (a prior-only classifier), AIPW mean per level.
+    folds = fold_labels(n, K, np.random.default_rng(5).spawn(1)[0])
     terms = np.zeros((n, 2))
     for k in range(K):
         tr, te = folds != k, folds == k
@@ -404,26 +407,17 @@ def test_influence_se_matches_sampling_sd():
     assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
 
 
-def test_ratio_model_option_is_validated_and_recorded():
-    with pytest.raises(ValueError, match="ratio_model must be one of"):
-        pdpboot.DebiasedOptions(ratio_model="forest")
-    assert pdpboot.DebiasedOptions().ratio_model == "spline"
-    X, y = _linear_gaussian(400, 7)
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=3,
-                                              options=pdpboot.DebiasedOptions(ratio_model="auto"))
+def test_ratio_model_and_clipping_are_recorded():
+    X, y = _linear_gaussian(600, 7)   # 480 training rows for 41 spline columns: the spline basis
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=3)
     attrs = res["x0"].ds.attrs
-    losses = json.loads(attrs["ratio_holdout_loss"])
-    assert set(losses) == {"polynomial", "spline", "boosting"} and attrs["ratio_model"] == min(losses, key=losses.get)
-    assert attrs["clipped_share"] == attrs["n_clipped_weights"] / 400
-    # a model chosen by "auto" gives the weights it gives alone (seeds by model): same estimate
-    alone = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=3,
-                                                options=pdpboot.DebiasedOptions(ratio_model=attrs["ratio_model"]))
-    np.testing.assert_array_equal(alone["x0"].ds["pd"].values, res["x0"].ds["pd"].values)
+    assert attrs["ratio_model"] == "spline" and set(json.loads(attrs["ratio_holdout_loss"])) == {"spline"}
+    assert attrs["clipped_share"] == attrs["n_clipped_weights"] / 600
 
 
 def test_spline_ratio_falls_back_to_the_polynomial_with_too_few_rows_per_column():
-    """Regression (round 6): with nine other columns the spline basis has 195 columns; at n = 500 (400 training rows
-    per fold) it overfitted scenario B, so the default uses the polynomial basis there, and says so."""
+    """With nine other columns the spline basis has 195 columns: at n = 500 (400 training rows per fold) the
+    default uses the polynomial basis, and says so."""
     from pdpboot.datasets import make_friedman1
 
     assert eng.spline_columns(9) == 195 == eng.spline_ratio_design(np.zeros(3), np.zeros((3, 9))).shape[1]
@@ -440,3 +434,70 @@ def test_spline_ratio_falls_back_to_the_polynomial_with_too_few_rows_per_column(
     assert res["x0"].ds.attrs["ratio_model"] == "spline"
     with pytest.raises(ValueError, match="min_rows_per_column must be a number >= 0"):
         pdpboot.DebiasedOptions(min_rows_per_column=-1)
+
+
+# --------------------------------------------------------------------------- cross-fitting on the one loop
+
+
+def test_forest_tree_engine_equals_brute_force():
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = _linear_gaussian(300, 2)
+    kw = dict(grid_resolution=5, rng=0, options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=200))
+    forest = RandomForestRegressor(n_estimators=10, min_samples_leaf=5)
+    tree = pdpboot.debiased_partial_dependence(forest, X, y, [0, 1], execution=pdpboot.Execution(method="tree"), **kw)
+    brute = pdpboot.debiased_partial_dependence(forest, X, y, [0, 1], execution=pdpboot.Execution(method="brute"),
+                                                **kw)
+    for node in ("x0", "x1"):
+        for var in ("pd", "pd_se", "pd_plugin", "pd_band", "effective_sample_size", "weight_mass"):
+            np.testing.assert_allclose(tree[node].ds[var].values, brute[node].ds[var].values, rtol=0, atol=1e-12)
+
+
+def test_results_are_bit_identical_for_any_n_jobs():
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = _linear_gaussian(240, 3)
+    kw = dict(grid_resolution=4, rng=1, options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=200))
+    forest = RandomForestRegressor(n_estimators=8)   # random_state drawn from rng, per fold
+    one = pdpboot.debiased_partial_dependence(forest, X, y, [0], execution=pdpboot.Execution(n_jobs=1), **kw)
+    two = pdpboot.debiased_partial_dependence(forest, X, y, [0], execution=pdpboot.Execution(n_jobs=2), **kw)
+    _identical_but_created(one, two)
+
+
+def test_checkpoint_resume_equals_the_uninterrupted_run(tmp_path):
+    X, y = _linear_gaussian(240, 5)
+    kw = dict(grid_resolution=4, options=pdpboot.DebiasedOptions(n_folds=4, n_multipliers=200))
+
+    def stop_after_two(done, total):   # called as the third fold arrives, before it is saved
+        if done == 3:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "ckpt"
+    with pytest.raises(KeyboardInterrupt):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 1], rng=4, **kw,
+                                            execution=pdpboot.Execution(checkpoint=path, progress=stop_after_two))
+    assert len(list(path.glob("resample_*.npz"))) == 2
+    seen = []
+    resumed = pdpboot.debiased_partial_dependence(  # rng=None: the checkpoint's seed
+        LinearRegression(), X, y, [0, 1], **kw,
+        execution=pdpboot.Execution(checkpoint=path, progress=lambda done, total: seen.append(done)))
+    assert seen == [3, 4]   # only the two folds left were fitted
+    whole = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 1], rng=4, **kw)
+    _identical_but_created(resumed, whole)
+
+
+def test_skipping_a_failed_fold_is_refused():
+    X, y = _linear_gaussian(100, 1)
+    with pytest.raises(ValueError, match="on_error='skip' would drop a cross-fitting fold"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0],
+                                            execution=pdpboot.Execution(on_error="skip"))
+
+
+def test_multiplier_sup_t_is_the_order_statistic_rule():
+    # one row per multiplier draw's influence: z_b = g_b1 - g_b2 over n se; rank ceil((B + 1) 0.9) = 91 of B = 100
+    influence = np.array([[[1.0]], [[-1.0]]])
+    se = np.array([[np.sqrt(2) / 2]])
+    crit = eng.supt_critical_value(influence, se, 0.9, n_multipliers=100, rng=0)
+    draws = np.random.default_rng(0).standard_normal((100, 2))
+    t = np.sort(np.abs(draws[:, 0] - draws[:, 1]) / np.sqrt(2))
+    assert crit[0] == pytest.approx(max(t[90], 1.6448536269514722))

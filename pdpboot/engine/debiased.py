@@ -18,9 +18,7 @@ Numeric ``x_s`` (:func:`debiased_curve`)
     ``A_i``.  ``E[xi | A = t] = theta(t)`` up to the product of the nuisance errors
     ``(w_hat - w)(mu_hat - mu)`` (double robustness), so the smoother's bias is the smoothing bias
     of ``theta`` itself, removed to first order by the bias correction, and the learner's own error
-    cancels at every scale -- also when its PD is rough (tree ensembles).  The variant
-    ``localize="residual"`` (plug-in PD at ``a`` plus the smoothed weighted residuals) is kept for
-    comparison; it needs the learner's bias ``theta - m`` to be smooth at the bandwidth's scale.
+    cancels at every scale -- also when its PD is rough (tree ensembles).
 
 Smoother (Calonico, Cattaneo & Farrell 2018; Takatsu & Westling 2022)
     Local linear fit with the Epanechnikov kernel and bandwidth ``h``, minus its estimated leading
@@ -44,18 +42,16 @@ Influence function and bands
     closely, do not shrink the variance).
     ``se(a)^2 = sum_j phi_j(a)^2 / n^2``.  Whole-curve (sup-t) band: the ``level`` quantile of
     ``max_a |sum_j g_j phi_j(a)| / (n se(a))`` over Gaussian multipliers ``g_j`` (over the grid
-    points with overlap).
+    points with overlap), by the package's sup-t rule (:func:`pdpboot.engine.intervals.maxima_critical_value`).
 
 Density ratio (:func:`fit_density_ratio`)
     Real-versus-permuted classification, cross-fitted like the learner, with its held-out log loss.
     Inputs on the normal-score scale (:func:`normal_scores`; the ratio is invariant to monotone maps of
-    ``x_s`` and of ``x_C``).  Default basis (round 6): the varying-coefficient restricted cubic splines of
+    ``x_s`` and of ``x_C``).  Basis: the varying-coefficient restricted cubic splines of
     :func:`spline_ratio_design` -- any smooth conditional mean and variance of each other column given
-    the feature.  The polynomial basis of :func:`ratio_design` (round 5) is exact only for a Gaussian
-    copula: on the study's DGP E (exponential ``x_s``, ``E[x_2 | x_s]`` a tanh) its systematic error
-    times the forest's bias left a bias of 0.8 SD mid-curve; the spline basis halves it.  It has
-    :func:`spline_columns` columns; the public layer uses it only with 10 training rows per column.  Earlier (round
-    4), on the raw scale of a skewed ``x_s``, the polynomial missed the ratio at the sparse boundary.
+    the feature -- or, with fewer than 10 training rows per one of its :func:`spline_columns` columns, the
+    polynomial basis of :func:`ratio_design` (exact for a Gaussian copula); see the validation page of the
+    documentation.
 
 Categorical ``x_s`` (:func:`aipw_levels`)
     The discrete AIPW mean per level, no smoothing:
@@ -85,6 +81,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import ndtri
 
+from .intervals import maxima_critical_value
+
 #: Epanechnikov kernel constants: R(K) = int K^2 = 3/5, mu_2(K) = int u^2 K = 1/5.
 _EPA_R, _EPA_MU2 = 0.6, 0.2
 #: Fan & Gijbels rule-of-thumb constant for local-linear regression, [R(K) / mu_2(K)^2]^(1/5).
@@ -95,14 +93,6 @@ MIN_WINDOW = 30
 MIN_ONE_MINUS_LEVERAGE = 0.1
 #: Largest density-ratio or inverse-propensity weight kept (larger ones are clipped to it).
 MAX_WEIGHT = 100.0
-
-
-def fold_labels(n: int, n_folds: int, rng) -> np.ndarray:
-    """Balanced random fold labels 0..n_folds-1 for ``n`` rows."""
-    if not 2 <= n_folds <= n:
-        raise ValueError(f"n_folds must be between 2 and the number of rows ({n}), got {n_folds}.")
-    labels = np.arange(n) % n_folds
-    return np.random.default_rng(rng).permutation(labels)
 
 
 def epanechnikov(u: np.ndarray) -> np.ndarray:
@@ -212,7 +202,6 @@ def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray, *,
 
 #: Points of the fine grid on which the learner's PD is evaluated and interpolated to the observed values.
 N_FINE = 64
-LOCALIZE = ("pseudo-outcome", "residual")
 
 
 def fine_grid(a: np.ndarray, grid: np.ndarray, n_fine: int = N_FINE) -> np.ndarray:
@@ -234,8 +223,7 @@ def interpolation_matrix(a: np.ndarray, fine: np.ndarray) -> np.ndarray:
 
 
 def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.ndarray, grid: np.ndarray, *,
-                   bandwidth: float | None = None, localize: str = "pseudo-outcome",
-                   min_window: int = MIN_WINDOW, hc3: bool = True) -> dict:
+                   bandwidth: float | None = None, min_window: int = MIN_WINDOW) -> dict:
     """Debiased PD of one numeric feature on a grid, with its influence function.
 
     Parameters
@@ -251,12 +239,6 @@ def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.nda
     grid : ndarray of shape (G,)
     bandwidth : float, optional
         Fixed bandwidth (all outputs); default: :func:`rule_of_thumb_bandwidth` per output.
-    localize : {"pseudo-outcome", "residual"}
-        ``"pseudo-outcome"`` (default): smooth ``xi = rho + m_hat(A)`` (Kennedy et al.), so the
-        learner's own error cancels at every scale and the smoothing bias is that of ``theta``;
-        ``"residual"``: ``m_hat(a) + smooth(rho)(a)`` (smoothing bias of the learner's bias
-        ``theta - m``; not first-order valid for learners whose PD is rough at the bandwidth's scale,
-        such as tree ensembles -- kept for comparison).
     min_window : int
         See :func:`rule_of_thumb_bandwidth`.
 
@@ -267,8 +249,6 @@ def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.nda
         with ``estimate - theta ~ mean_j influence_j``; ``se`` (O, G); ``bandwidth`` (O,);
         ``h_rot`` (O,).
     """
-    if localize not in LOCALIZE:
-        raise ValueError(f"localize must be one of {LOCALIZE}, got {localize!r}.")
     n, n_out, _ = ice.shape
     a = np.asarray(a, dtype=float)
     grid = np.asarray(grid, dtype=float)
@@ -283,7 +263,7 @@ def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.nda
     hs, rots = np.empty(n_out), np.empty(n_out)
     d = a[None, :] - grid[:, None]                                     # (G, n)
     for o in range(n_out):
-        xi = rho[:, o] + (P @ m_fine[o] if localize == "pseudo-outcome" else 0.0)
+        xi = rho[:, o] + P @ m_fine[o]                                 # the pseudo-outcome
         if bandwidth is None:
             h, info = rule_of_thumb_bandwidth(a, xi, grid, min_window=min_window)
             rots[o] = info["h_rot"]
@@ -297,17 +277,12 @@ def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.nda
         beta = pilot @ xi                                              # (3, G)
         fitted = beta[0][:, None] + beta[1][:, None] * d + beta[2][:, None] * d**2
         resid = xi[None, :] - fitted                                   # (G, n)
-        if hc3:  # leverage of row j in the local quadratic fit at the grid point: HC3 residuals
-            lev = pilot[0] + pilot[1] * d + pilot[2] * d**2
-            resid = resid / np.maximum(1 - lev, MIN_ONE_MINUS_LEVERAGE)
+        lev = pilot[0] + pilot[1] * d + pilot[2] * d**2                # leverage in the local quadratic fit: HC3
+        resid = resid / np.maximum(1 - lev, MIN_ONE_MINUS_LEVERAGE)
         local = (n * weights * resid).T                                # (n, G)
-        if localize == "pseudo-outcome":
-            spread = weights @ P                                       # (G, M): the smoother on the fine grid
-            estimate[o] = weights @ xi
-            influence[:, o, :] = (ice[:, o, :] - m_fine[o][None, :]) @ spread.T + local
-        else:
-            estimate[o] = plugin[o] + weights @ xi
-            influence[:, o, :] = ice[:, o, at_grid] - plugin[o][None, :] + local
+        spread = weights @ P                                           # (G, M): the smoother on the fine grid
+        estimate[o] = weights @ xi
+        influence[:, o, :] = (ice[:, o, :] - m_fine[o][None, :]) @ spread.T + local
         hs[o] = h
     se = np.sqrt((influence**2).sum(axis=0)) / n
     return {"estimate": estimate, "plugin": plugin, "influence": influence, "se": se, "bandwidth": hs,
@@ -425,8 +400,8 @@ def supt_critical_value(influence: np.ndarray, se: np.ndarray, level: float, *, 
     Returns
     -------
     ndarray of shape (O,)
-        The ``level`` quantile of ``max_g |sum_j g_j phi_j(g)| / (n se(g))``; the pointwise normal
-        quantile where no point is live.
+        The sup-t rule's order statistic (:func:`pdpboot.engine.intervals.maxima_critical_value`) of
+        ``max_g |sum_j g_j phi_j(g)| / (n se(g))``; the pointwise normal quantile where no point is live.
     """
     n, n_out, _ = influence.shape
     live = se > 0 if mask is None else (mask & (se > 0))
@@ -438,7 +413,7 @@ def supt_critical_value(influence: np.ndarray, se: np.ndarray, level: float, *, 
         if not live[o].any():
             continue
         z = draws @ centred[:, o, live[o]] / (n * se[o, live[o]])
-        crit[o] = float(np.quantile(np.abs(z).max(axis=1), level))
+        crit[o] = float(maxima_critical_value(np.abs(z).max(axis=1), level=level))
     return crit
 
 
@@ -449,9 +424,7 @@ def normal_scores(values: np.ndarray, at: np.ndarray | None = None) -> np.ndarra
     columns of ``c``, so it may be modelled on any such scale.  On the normal-score scale the
     log ratio of a Gaussian copula -- any monotone transform of correlated Gaussians, e.g. a
     log-normal or otherwise skewed ``x_s`` -- is exactly quadratic, which :func:`ratio_design`
-    holds; on the raw scale of a skewed feature a polynomial misses it where it matters most, at
-    the sparse boundary (the study's DGP H: plug-in bias 2.3 SD at the lower grid point, of which
-    the weighted residuals removed only 1.0 SD).
+    holds.
 
     Parameters
     ----------
@@ -482,13 +455,8 @@ def ratio_design(a: np.ndarray, C: np.ndarray, *, max_pairs: int = 20) -> np.nda
     Columns: ``a, a^2, a^3`` and, per column ``c_j`` of C, ``c_j, c_j^2, a c_j, a^2 c_j, a c_j^2``,
     plus the pairwise products ``c_j c_k`` when C has at most ``max_pairs`` columns (the Gaussian
     log ratio is quadratic in ``(a, c)``, so this basis holds it exactly).  Inputs should be
-    standardised.  With ``a`` of shape (n, S) and ``C`` of shape (n, S, p) -- the same feature and
-    columns on S scales (:func:`normal_scores`) -- the union of the S bases.
+    standardised (or normal scores).
     """
-    if np.ndim(a) == 2:  # several scales of the same feature: the union of their bases
-        a = np.asarray(a, dtype=float)
-        C = np.asarray(C, dtype=float).reshape(a.shape[0], a.shape[1], -1)
-        return np.hstack([ratio_design(a[:, k], C[:, k], max_pairs=max_pairs) for k in range(a.shape[1])])
     C = np.asarray(C, dtype=float).reshape(a.size, -1)
     cols = [a, a**2, a**3]
     for j in range(C.shape[1]):
@@ -553,11 +521,6 @@ def spline_columns(p: int, *, max_pairs: int = 20) -> int:
     return 6 + 17 * p + (p * (p - 1) // 2 if p <= max_pairs else 0)
 
 
-def raw_ratio_design(a: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """The feature and the other columns as they are: the inputs of a tree classifier (invariant to monotone maps)."""
-    return np.column_stack([np.asarray(a, dtype=float), np.asarray(C, dtype=float).reshape(np.size(a), -1)])
-
-
 def _log_loss(p1: np.ndarray, labels: np.ndarray) -> float:
     p1 = np.clip(p1, 1e-12, 1 - 1e-12)
     return float(-np.mean(np.where(labels == 1, np.log(p1), np.log1p(-p1))))
@@ -587,7 +550,7 @@ def fit_density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callabl
     a_train, C_train, a_eval, C_eval : ndarray
         The feature and the other columns (on the scale ``design`` expects).
     design : callable
-        ``design(a, C) -> features`` (:func:`ratio_design`, :func:`spline_ratio_design`, :func:`raw_ratio_design`).
+        ``design(a, C) -> features`` (:func:`ratio_design`, :func:`spline_ratio_design`).
     n_permutations : int
     max_weight : float
     rng : seed for the permutations.
@@ -628,26 +591,6 @@ def fit_density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callabl
         p = np.clip(predict(stacked), 1e-12, 1 - 1e-12).reshape(len(grid), n_eval).T   # one call: (n_eval, G)
         out["counterfactual"] = (1 - p) / p / n_permutations
     return out
-
-
-def density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], np.ndarray]],
-                  a_train: np.ndarray, C_train: np.ndarray, a_eval: np.ndarray, C_eval: np.ndarray, *,
-                  n_permutations: int = 2, max_weight: float = MAX_WEIGHT, rng=None,
-                  a_grid: np.ndarray | None = None) -> tuple:
-    """:func:`fit_density_ratio` with the polynomial basis :func:`ratio_design`, as a tuple.
-
-    Returns
-    -------
-    weights : ndarray of shape (n_eval,)
-    n_clipped : int
-    counterfactual : ndarray of shape (n_eval, G)
-        Only with ``a_grid``.
-    """
-    out = fit_density_ratio(fit_classifier, a_train, C_train, a_eval, C_eval, n_permutations=n_permutations,
-                            max_weight=max_weight, rng=rng, a_grid=a_grid)
-    if a_grid is None:
-        return out["weights"], out["n_clipped"]
-    return out["weights"], out["n_clipped"], out["counterfactual"]
 
 
 def model_effective_size(kernel: np.ndarray, second_moment: np.ndarray) -> np.ndarray:

@@ -356,8 +356,22 @@ def sup_t_critical_value(
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(res - est) / se
     t = np.where(se > 0, t, 0.0)
-    t_max = np.max(t, axis=tuple(1 + (c % ndim) for c in curve_axes))
-    # a resample curve with a NaN has a NaN maximum and is ignored (np.sort puts NaN last)
+    return maxima_critical_value(np.max(t, axis=tuple(1 + (c % ndim) for c in curve_axes)), level=level)
+
+
+def maxima_critical_value(t_max, *, level: float) -> np.ndarray:
+    """The sup-t rule: the order statistic of rank ``ceil((B + 1) level)`` of ``B`` curve maxima (axis 0).
+
+    Maxima that are NaN are ignored; never below the pointwise ``z_{(1 + level) / 2}``; NaN where no
+    maximum is valid (see :func:`sup_t_critical_value` for why this rank).
+
+    Examples
+    --------
+    >>> float(maxima_critical_value(np.arange(1.0, 101.0), level=0.95))
+    96.0
+    """
+    t_max = np.asarray(t_max, dtype=float)
+    # np.sort puts NaN last
     n_valid = np.sum(~np.isnan(t_max), axis=0)
     k = np.minimum(np.ceil(level * (n_valid + 1) - 1e-9).astype(int), n_valid)
     srt = np.sort(t_max, axis=0)

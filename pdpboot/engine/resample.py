@@ -65,6 +65,9 @@ class Scheme:
     name: ClassVar[str] = ""
     #: whether each job's row counts are kept for BCa bands (``resample_counts``)
     keeps_counts: ClassVar[bool] = True
+    #: whether the jobs resample around a fit on all rows (the estimate, made first; each job's ``random_state``
+    #: drawn from its seed); False for cross-fitting, whose jobs are the only fits and keep the estimator's own
+    resamples: ClassVar[bool] = True
 
     @classmethod
     def bind(cls, options, y, *, n_rows: int, classifier: bool) -> Scheme:
@@ -171,6 +174,39 @@ class Group(Scheme):
 
 #: the schemes users may name, in registration order
 RESAMPLING = tuple(SCHEMES)
+
+
+def fold_labels(n_rows: int, n_folds: int, rng) -> np.ndarray:
+    """Balanced random fold labels ``0 .. n_folds - 1`` of ``n_rows`` rows (a permutation of ``arange(n) % K``)."""
+    if not 2 <= n_folds <= n_rows:
+        raise ValueError(f"n_folds must be between 2 and the number of rows ({n_rows}), got {n_folds}.")
+    return np.random.default_rng(rng).permutation(np.arange(n_rows) % n_folds)
+
+
+@dataclass(frozen=True, eq=False)
+class CrossFit(Scheme):
+    """K-fold cross-fitting: job ``k`` fits on the rows outside fold ``k`` and is evaluated on fold ``k``.
+
+    Not a resampling users name (no :func:`register` line): the debiased estimator's scheme.  There is
+    no fit on all rows; each row's prediction comes from the one job that held it out.
+    """
+
+    name: ClassVar[str] = "crossfit"
+    keeps_counts: ClassVar[bool] = False
+    resamples: ClassVar[bool] = False
+    folds: Any = None
+
+    @classmethod
+    def from_seed(cls, n_rows: int, n_folds: int, seed: np.random.Generator) -> CrossFit:
+        """``n_folds`` balanced folds drawn with ``seed`` (:func:`fold_labels`)."""
+        return cls(fold_labels(n_rows, n_folds, seed))
+
+    @property
+    def n_folds(self) -> int:
+        return int(self.folds.max()) + 1
+
+    def job(self, index: int, seed: np.random.Generator, n_rows: int) -> Job:
+        return Job(index, seed, rows=np.flatnonzero(self.folds != index), eval_rows=np.flatnonzero(self.folds == index))
 
 
 def multiplicities(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:

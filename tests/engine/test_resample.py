@@ -4,7 +4,16 @@ import numpy as np
 import pytest
 
 from pdpboot import Resampling
-from pdpboot.engine.resample import SCHEMES, Bootstrap, Group, Stratified, Subsample, multiplicities
+from pdpboot.engine.resample import (
+    SCHEMES,
+    Bootstrap,
+    CrossFit,
+    Group,
+    Stratified,
+    Subsample,
+    fold_labels,
+    multiplicities,
+)
 
 
 def draw_rows(name, n_rows, rng, *, strata=None, groups=None, subsample_fraction=0.632):
@@ -106,3 +115,18 @@ def test_a_new_scheme_is_its_class_and_one_registration_line(monkeypatch):
         np.testing.assert_allclose(res["x0"]["pd_resamples"].values[b, 0], by_hand, rtol=1e-12)
     assert res.attrs["resampling"] == "first-half"
     np.testing.assert_array_equal(res["resample_counts"].values[:, :20], 1)
+
+
+def test_cross_fit_job_k_fits_outside_fold_k_and_is_evaluated_on_it():
+    scheme = CrossFit.from_seed(10, 3, np.random.default_rng(0))
+    assert sorted(np.bincount(scheme.folds)) == [3, 3, 4] and scheme.n_folds == 3
+    held_out = []
+    for k in range(3):
+        job = scheme.job(k, np.random.default_rng(k), 10)
+        assert np.intersect1d(job.rows, job.eval_rows).size == 0 and job.rows.size + job.eval_rows.size == 10
+        assert set(scheme.folds[job.eval_rows]) == {k}
+        held_out.append(job.eval_rows)
+    np.testing.assert_array_equal(np.sort(np.concatenate(held_out)), np.arange(10))   # every row held out once
+    assert not CrossFit.resamples and Bootstrap.resamples and "crossfit" not in SCHEMES   # internal: not offered
+    with pytest.raises(ValueError, match="n_folds must be between 2"):
+        fold_labels(3, 4, 0)
