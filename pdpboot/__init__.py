@@ -22,7 +22,6 @@ _PUBLIC = {
     "DebiasedOptions": "debiased",
     "display": "report",
     "Execution": "options",
-    "forest_partial_dependence": "forest",
     "get_node": "schema",
     "h_statistic": "interaction",
     "h_statistic_of_model": "interaction",

@@ -14,9 +14,9 @@ import re
 import warnings
 
 __all__ = ["AUTO_PROBABILITY_NOTE", "BASIC_BCA_NOTE", "BOOSTING_CLASSIFIER_NOTE", "CURVES", "CoverageWarning",
-           "FOREST_IJ_NOTE", "SUBSAMPLE_NOTE", "UNDER_COVERING_METHODS", "auto_scheme_reason",
+           "SUBSAMPLE_NOTE", "UNDER_COVERING_METHODS", "auto_scheme_reason",
            "boosting_classifier_under_covers", "is_boosting_classifier", "warn_boosting_classifier",
-           "warn_forest_ij", "warn_interval_method"]
+           "warn_interval_method"]
 
 
 class CoverageWarning(UserWarning):
@@ -36,17 +36,6 @@ BASIC_BCA_NOTE = (
     "with the estimate's error: median correlation -0.31 spline, -0.34 boosting, -0.60 boosting "
     "classifier), so the bias 'correction' moves the band away from the truth. The percentile default "
     "covered 0.92-0.94 in the same study."
-)
-
-FOREST_IJ_NOTE = (
-    "The forest infinitesimal jackknife is experimental: it does not meet the package's criteria "
-    "(coverage within 0.03 of the refit bootstrap at 1/20 of its cost). Friedman 1, n = 500, "
-    "1000 trees (R = 20 data sets): pointwise 0.877 (MC SE 0.034), whole curve 0.717 (0.078) against "
-    "0.933 (0.031) for the refit bootstrap's normal/sup-t band (B = 50 forests of 100 trees), at a quarter of "
-    "its CPU (4.1 s against 16.7 s); n = 2000, 1000 trees (R = 29): pointwise 0.867 (0.013), whole curve "
-    "0.402 (0.053); 5000 trees reach 0.83 whole curve but cost more than that bootstrap "
-    "(experiments/forest_ij.py). Independent audit (n = 300, 1000 trees, R = 40): pointwise 0.900, "
-    "whole curve 0.800. Prefer pdpboot.bootstrap_partial_dependence for reported bands."
 )
 
 BOOSTING_CLASSIFIER_NOTE = (
@@ -110,11 +99,6 @@ def warn_interval_method(method: str, *, stacklevel: int = 3) -> None:
     if method in UNDER_COVERING_METHODS:
         warnings.warn(f"method={method!r}: {BASIC_BCA_NOTE} Use method='percentile' (the default) for "
                       "curves.", CoverageWarning, stacklevel=stacklevel)
-
-
-def warn_forest_ij(*, stacklevel: int = 3) -> None:
-    """Warn that the forest infinitesimal jackknife is experimental (with its measured coverage)."""
-    warnings.warn(FOREST_IJ_NOTE, CoverageWarning, stacklevel=stacklevel)
 
 
 def boosting_classifier_under_covers(estimator_repr: str, resampling: str | None, band_scale: str | None) -> bool:

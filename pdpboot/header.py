@@ -1,7 +1,7 @@
 """The root attrs of every result, in one place: :class:`ResultHeader`.
 
-Every public computation (one-fit PD and ALE, the refit bootstrap, the forest
-jackknife, the H statistics) describes its result with a ``ResultHeader`` and
+Every public computation (one-fit PD and ALE, the refit bootstrap, the
+debiased PD, the H statistics) describes its result with a ``ResultHeader`` and
 writes it with :meth:`ResultHeader.to_attrs`; readers (bands, plots, the
 command line) get it back with :meth:`ResultHeader.from_attrs`.  The rule
 that turns a response method and the output labels into ``task`` and
@@ -128,7 +128,7 @@ class ResultHeader:
     target : {"learner", "dgp"}
         Which PD the uncertainty is about (see :data:`TARGETS`).
     uncertainty : str
-        ``"none"`` (one fit), ``"bootstrap"`` (refits), ``"infinitesimal-jackknife"``, ...
+        ``"none"`` (one fit), ``"bootstrap"`` (refits), ``"cross-fit"``, ...
     n_resamples : int
     rng_entropy : str, optional
         Entropy of the root seed.

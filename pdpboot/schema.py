@@ -35,9 +35,7 @@ Variables
     ``s_band``.  ALE results (:func:`pdpboot.bootstrap_ale`) hold ``ale`` /
     ``ale_resamples`` on the bin edges (numeric) or levels (categorical), with
     node attrs ``effect`` (``"ale"``), ``ale_kind`` and ``bin_counts`` (rows per
-    bin, or per level).  Forest infinitesimal-jackknife results
-    (:func:`pdpboot.forest_partial_dependence`) have no resamples: ``pd``,
-    ``pd_se`` and ``pd_band`` are filled directly.
+    bin, or per level).
 
 Root attrs
     Every root attr the package itself reads back (plots, bands, CLI, io):

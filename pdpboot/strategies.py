@@ -49,7 +49,6 @@ class Strategy:
 #: name -> strategy; a new strategy is one row here (its module is imported only when used)
 STRATEGIES: dict[str, Strategy] = {
     "bootstrap": Strategy("bootstrap", "bootstrap_partial_dependence"),
-    "ij": Strategy("forest", "forest_partial_dependence", resamples=False),
     "debiased": Strategy("debiased", "debiased_partial_dependence", target="dgp", resamples=False),
 }
 

@@ -12,7 +12,6 @@ import inspect
 
 import numpy as np
 import pytest
-from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 
 import pdpboot
@@ -111,8 +110,7 @@ def test_the_warning_names_the_exact_replacement():
     ]
 
 
-@pytest.mark.filterwarnings("ignore::pdpboot.caveats.CoverageWarning", "ignore:Infinitesimal-jackknife bands")
-def test_removed_keywords_of_bootstrap_ale_and_forest_still_work():
+def test_removed_keywords_of_bootstrap_ale_still_work():
     X, y = _data()
     with pytest.warns(FutureWarning) as caught:
         old = pdpboot.bootstrap_ale(LinearRegression(), X, y, [0], n_resamples=2, grid_resolution=3, rng=0,
@@ -125,23 +123,11 @@ def test_removed_keywords_of_bootstrap_ale_and_forest_still_work():
                                 execution=pdpboot.Execution(progress=False))
     old.attrs["created"] = new.attrs["created"]
     assert old.identical(new)
-    with pytest.warns(FutureWarning) as caught:
-        old = pdpboot.forest_partial_dependence(RandomForestRegressor(random_state=0), X, y, [0], grid_resolution=3,
-                                                rng=0, n_estimators=20, method="brute", n_jobs=1)
-    assert sorted(str(w.message).split(";")[0] for w in caught if w.category is FutureWarning) == [
-        "method= is deprecated", "n_estimators= is deprecated", "n_jobs= is deprecated"]
-    assert any("set it on the estimator (estimator.set_params(n_estimators=20))" in str(w.message) for w in caught)
-    new = pdpboot.forest_partial_dependence(RandomForestRegressor(20, random_state=0), X, y, [0],
-                                            grid_resolution=3, rng=0,
-                                            execution=pdpboot.Execution(method="brute", n_jobs=1))
-    old.attrs["created"] = new.attrs["created"]
-    np.testing.assert_array_equal(old["x0"].ds["pd_band"].values, new["x0"].ds["pd_band"].values)
 
 
 @pytest.mark.parametrize("function, args", [
     ("bootstrap_partial_dependence", (LinearRegression(),)),
     ("bootstrap_ale", (LinearRegression(),)),
-    ("forest_partial_dependence", (RandomForestRegressor(),)),
 ])
 def test_an_unknown_keyword_is_a_type_error_naming_the_valid_ones(function, args):
     X, y = _data()
@@ -151,9 +137,7 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_valid_ones(function, args
 
 
 def test_a_keyword_another_function_dropped_is_unknown_here():
-    """``method=`` was never a keyword of bootstrap_ale; ``ice=`` not of the forest jackknife."""
+    """``method=`` was never a keyword of bootstrap_ale."""
     X, y = _data()
     with pytest.raises(TypeError, match="unexpected keyword argument 'method'"):
         pdpboot.bootstrap_ale(LinearRegression(), X, y, [0], method="brute")
-    with pytest.raises(TypeError, match="unexpected keyword argument 'ice'"):
-        pdpboot.forest_partial_dependence(RandomForestRegressor(), X, y, [0], ice=3)

@@ -17,7 +17,6 @@ import xarray as xr
 from ..caveats import (
     BASIC_BCA_NOTE,
     BOOSTING_CLASSIFIER_NOTE,
-    FOREST_IJ_NOTE,
     UNDER_COVERING_METHODS,
     boosting_classifier_under_covers,
 )
@@ -120,9 +119,6 @@ def caveats(result: xr.DataTree, var: str) -> list[tuple[str, str]]:
     attrs = result.attrs
     found = [b for n in result.children.values() for b in bands_of(n.ds, var).items()]
     out = []
-    if "jackknife" in str(attrs.get("uncertainty", "")) or str(attrs.get("uncertainty")) == "ij":
-        out.append(("Experimental bands (forest infinitesimal jackknife): they under-covered in the package's "
-                    "studies; prefer the refit bootstrap for reported bands.", FOREST_IJ_NOTE))
     methods = {str(band.attrs.get("method")) for _, band in found}
     if methods & set(UNDER_COVERING_METHODS):
         out.append((f"{'/'.join(sorted(methods & set(UNDER_COVERING_METHODS)))} bands under-covered PD curves with "

@@ -38,12 +38,6 @@ def _bootstrap(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
         **options)
 
 
-def _jackknife(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
-    from .forest_ij import jackknife_pd
-
-    return jackknife_pd(ctx, sets, common)
-
-
 def _one_fit(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
     ice = ctx.config.ice_samples
     return partial_dependence(
@@ -334,7 +328,7 @@ REPORT = EffectReport(
     describe="everything computed for PD (PD, resamples, bands, ICE, heterogeneity statistics); open with "
              "`pdpboot.load(\"results.nc\")`.",
     feature_sets=feature_sets,
-    compute={"bootstrap": _bootstrap, "ij": _jackknife, "none": _one_fit},
+    compute={"bootstrap": _bootstrap, "none": _one_fit},
     summary=summary, plots=plots,
     sheet_prefixes=("PD ", "PD2 "), sheet_variables=("pd", "ice_sd"),
     tidy=_drop_pair_ice_resamples,

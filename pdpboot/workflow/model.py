@@ -221,8 +221,6 @@ def _final_estimator(config, task: str):
         params["max_depth"] = None if depth == 0 else depth
     if name in ("random-forest", "extra-trees"):
         params["n_jobs"] = 1  # resamples run in parallel instead; one thread keeps sums bit-identical
-        if name == "extra-trees" and getattr(config, "uncertainty", "bootstrap") == "ij":
-            params["bootstrap"] = True  # the infinitesimal jackknife reads each tree's bootstrap sample
     return cls(**params)
 
 

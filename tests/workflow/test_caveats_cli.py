@@ -1,6 +1,6 @@
 """Issue 27 items 2-3: a band the user chooses that a study measured to under-cover warns where it is chosen.
 
-Command line: ``--help`` says so for ``--band basic`` and ``--uncertainty ij``; a run with ``--band basic``, or
+Command line: ``--help`` says so for ``--band basic``; a run with ``--band basic``, or
 with simultaneous bands of a boosting classifier, says the CoverageWarning on the console and keeps it in
 summary.md's notes (before issue 27's follow-up it reached run.log only).  A run that chooses nothing of the
 kind says no such warning.
@@ -21,7 +21,6 @@ def test_help_names_the_under_covering_choices(capsys):
         main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "basic under-covers PD curves with every learner tested" in text
-    assert "ij (EXPERIMENTAL, under-covers)" in text
 
 
 def _run(tmp_path, table, target, *extra):
