@@ -25,7 +25,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from ._version import __version__
+from . import __version__
 
 EPILOG_RUN = """examples:
   pdpboot run prices.csv --target Price
@@ -207,7 +207,7 @@ def _one_run(paths: list[Path], results: list) -> None:
     every file of the run records).  Results saved from Python are separate calls by nature: they are
     reported together, each labelled with the call that made it, and a line here says so.
     """
-    from .header import describe_origin, run_identity
+    from .report.origin import describe_origin, run_identity
     from .workflow import InputError
     from .workflow.options import shorten
 
@@ -228,7 +228,7 @@ def _one_run(paths: list[Path], results: list) -> None:
 def _html_report(args: argparse.Namespace) -> int:
     import json
 
-    from .io import load
+    from . import load
     from .report import folder_images, write_report
     from .workflow import InputError
     from .workflow.options import RunConfig, equivalent_command

@@ -24,7 +24,7 @@ LAYERS = {
     "_assemble": 4, "io": 4, "_pd": 5, "bootstrap": 5, "bands": 5, "ale": 5,
     "debiased": 6, "heterogeneity": 6, "interaction": 6, "strategies": 6, "logit_scale": 6,
     "importance": 6, "binned": 6,
-    "plotting": 7, "report": 8, "workflow": 9, "cli": 10, "__main__": 10, "__init__": 11,
+    "plotting": 7, "__init__": 8, "report": 9, "workflow": 10, "cli": 11, "__main__": 11,
 }
 
 

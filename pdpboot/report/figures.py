@@ -20,8 +20,8 @@ from ..caveats import (
     UNDER_COVERING_METHODS,
     boosting_classifier_under_covers,
 )
-from ..header import run_config
 from . import svg
+from .origin import run_config
 from .svg import esc, fmt
 
 MAX_ICE = 100  # ICE lines drawn per panel

@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 from sklearn.base import clone
 
-from ..header import ResultHeader
+from .. import ResultHeader
 from . import InputError
 from .data import Problem
 from .effect import EffectReport, FitContext

@@ -596,7 +596,7 @@ def check_ranges(config: dict) -> None:
          f"--threads-per-job must be at least 1, got {config['threads_per_job']}.")
     need(not (config["model_spec"] and config["model_file"]), "Give --model-spec or --model-file, not both.")
     strategy = registered_entry("uncertainty", config.get("uncertainty", "bootstrap"))
-    from ..bands import min_simultaneous_resamples  # the bands' own rule (lazily: --help needs no xarray)
+    from ..engine.intervals import min_simultaneous_resamples  # the bands' own rule (lazily: --help is fast)
 
     fewest = min_simultaneous_resamples(config["confidence_level"])
     need(not (config.get("simultaneous") and getattr(strategy, "refits", False) and config["n_resamples"] < fewest),

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 
 import xarray as xr
 
-from ..bands import confidence_bands
-from ..options import Execution, Resampling
+from .. import Execution, Resampling, confidence_bands
 from . import InputError, debiased_dgp
 from .effect import EffectReport, FitContext
 from .options import register_choices
