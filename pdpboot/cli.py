@@ -203,7 +203,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 def _one_run(paths: list[Path], results: list) -> None:
     """Refuse result files of different ``pdpboot run``s (or a run's file with one saved from Python).
 
-    Files of one run share its run identity (:func:`pdpboot.header.run_identity`: the configuration
+    Files of one run share its run identity (:func:`pdpboot.report.origin.run_identity`: the configuration
     every file of the run records).  Results saved from Python are separate calls by nature: they are
     reported together, each labelled with the call that made it, and a line here says so.
     """

@@ -192,7 +192,7 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
         Display names, labels and units; default: those the first result records.
     sources : sequence of str, optional
         Where each result came from (its file name), named in the page when the results are of
-        separate runs or calls (:func:`pdpboot.header.run_identity` differs): then every figure,
+        separate runs or calls (:func:`pdpboot.report.origin.run_identity` differs): then every figure,
         table and provenance entry says which run or call it shows, under a warning at the top.
 
     Returns
