@@ -11,7 +11,6 @@ before the change (``PYTHONPATH`` pointing to a copy of it) and with the code af
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 
@@ -65,12 +64,6 @@ def arrays() -> dict:
     _tree_arrays("ale_one_fit", pdpboot.accumulated_local_effects(gbr, X, ["x1", ("x1", "x2")],
                                                                   grid_resolution=6), out)
     _tree_arrays("h_one_fit", pdpboot.h_statistic_of_model(gbr, X, ["x1", ("x1", "x2")], n_max=50, rng=0), out)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        forest = pdpboot.forest_partial_dependence(RandomForestRegressor(40, min_samples_leaf=5), X, y,
-                                                   ["x1", ("x1", "x2")], grid_resolution=5, simultaneous=True,
-                                                   rng=0)
-    _tree_arrays("forest_ij", forest, out)
     poly = make_pipeline(PolynomialFeatures(2, interaction_only=True), LinearRegression())
     test = pdpboot.h_statistic_test(poly, X.iloc[:80, :3], y[:80], ("x1", "x2"), n_resamples=9, n_max=40, rng=0)
     out["htest_smooth|statistic"] = np.array([test.attrs[k] for k in ("statistic", "pvalue", "noise_sd")])

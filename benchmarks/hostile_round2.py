@@ -312,7 +312,6 @@ CLI_RUNS = [  # (statsmodels dataset, arguments)
     ("star98", ["--target", "NABOVE", "--uncertainty", "debiased", "--ice-samples", "0"]),
     ("heart", ["--target", "censors", "--effect", "ale"]),
     ("spector", ["--target", "GRADE", "--model", "gradient-boosting", "--effect", "both"]),
-    ("longley", ["--target", "TOTEMP", "--model", "extra-trees", "--uncertainty", "ij", "--ice-samples", "0"]),
     ("fertility", ["--target", "2010", "--effect", "both"]),
     ("committee", ["--target", "BILLS104", "--uncertainty", "none"]),
     ("engel", ["--target", "foodexp", "--effect", "both", "--simultaneous"]),

@@ -89,7 +89,6 @@ def _steps_linear(node, feature, slope, var="ale"):
 
 
 def api_cases() -> None:
-    from sklearn.ensemble import RandomForestRegressor
     from sklearn.linear_model import LinearRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer
@@ -168,17 +167,9 @@ def api_cases() -> None:
             assert sd < 1e-8, f"centred ICE of an additive model spreads by {sd}"
             return f"centred ICE sd {sd:.1e}"
 
-        def forest(kind=kind):
-            X, y = frame(kind)
-            res = pdpboot.forest_partial_dependence(RandomForestRegressor(20, random_state=0), X, y, ["a"],
-                                                    grid_resolution=5, rng=0, execution=_forest())
-            est = RandomForestRegressor(20, random_state=0).fit(X.astype(float), y)
-            return check(res, est, X.astype(float), "a")
-
         for name, fn in (("partial_dependence", pd_one), ("bootstrap_partial_dependence", boot),
                          ("accumulated_local_effects", ale), ("bootstrap_ale", boot_ale),
-                         ("h_statistic_of_model", hstat), ("ice_heterogeneity", hetero),
-                         ("forest_partial_dependence", forest)):
+                         ("h_statistic_of_model", hstat), ("ice_heterogeneity", hetero)):
             case("api", f"{kind}: {name}", fn)
 
     def text_kinds(dtype):
@@ -268,12 +259,6 @@ def outputs_cases() -> None:
         return f"H² of additive outputs {np.nanmax(np.abs(values)):.1e}"
     case("outputs", "LinearRegression 3 outputs: H²", h_multi)
 
-    def forest_multi():
-        res = pdpboot.forest_partial_dependence(RandomForestRegressor(20, random_state=0), X, Y, ["a"],
-                                                grid_resolution=5, rng=0, execution=_forest())
-        return check(res, RandomForestRegressor(20, random_state=0).fit(X, Y), X, "a")
-    case("outputs", "RandomForest 3 outputs: forest_partial_dependence", forest_multi)
-
     classifiers = [("LogisticRegression 3 classes", lambda: LogisticRegression().fit(X, labels)),
                    ("RandomForest 3 classes", lambda: RandomForestClassifier(10, random_state=0).fit(X, labels))]
     for name, make in classifiers:
@@ -301,12 +286,6 @@ def outputs_cases() -> None:
         h = pdpboot.h_statistic_of_model(LogisticRegression().fit(X, labels), X, ["a", "b"])
         return f"nodes {list(h.children)}"
     case("outputs", "LogisticRegression 3 classes: H²", h_classes)
-
-    def forest_classes():
-        res = pdpboot.forest_partial_dependence(RandomForestClassifier(20, random_state=0), X, labels, ["a"],
-                                                grid_resolution=5, rng=0, execution=_forest())
-        return check(res, RandomForestClassifier(20, random_state=0).fit(X, labels), X, "a", method="predict_proba")
-    case("outputs", "RandomForest 3 classes: forest_partial_dependence", forest_classes)
 
     def statistics_multi():
         res = pdpboot.bootstrap_partial_dependence(
@@ -673,7 +652,6 @@ CLI_RUNS3 = [  # (table key, arguments)
     ("diabetes_bom", ["--target", "progression", "--model", "hist-gradient-boosting", "--uncertainty", "none"]),
     ("diabetes_bom", ["--target", "smoker", "--model", "lightgbm"]),
     ("wine_latin1", ["--target", "target", "--effect", "both", "--model", "xgboost"]),
-    ("wine_latin1", ["--target", "Alcoolémie", "--uncertainty", "ij", "--ice-samples", "0"]),
     ("cancer_xlsx", ["--target", "diagnosis"]),
     ("cancer_plain_xlsx", ["--target", "diagnosis", "--effect", "ale", "--model", "linear"]),
     ("diabetes_parquet", ["--target", "progression", "--effect", "both", "--model", "hist-gradient-boosting"]),

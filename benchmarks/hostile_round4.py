@@ -283,7 +283,7 @@ def grid_cases() -> None:
 
 def pair_cases() -> None:
     from sklearn.compose import make_column_transformer
-    from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+    from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.linear_model import LinearRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
@@ -349,13 +349,6 @@ def pair_cases() -> None:
         return f"H² of an additive model {v:.1e}"
     case("pairs", "bootstrap pair text x numeric: H² of an additive model", h_pair)
 
-    def forest_pair():
-        res = pdpboot.forest_partial_dependence(RandomForestRegressor(20, random_state=0), Xh.assign(
-            c=Xh.c.cat.codes.astype(float)), y, [("c", "a")], grid_resolution=4, rng=0,
-            execution=pdpboot.Execution(n_jobs=1))
-        est = RandomForestRegressor(20, random_state=0).fit(Xh.assign(c=Xh.c.cat.codes.astype(float)), y)
-        return pair_pd(est, Xh.assign(c=Xh.c.cat.codes.astype(float)), ("c", "a")) + f"; ij nodes {list(res.children)}"
-    case("pairs", "forest jackknife pair of category codes x numeric", forest_pair)
 
 
 # ----------------------------------------------------------------------------- moved coordinates
@@ -584,16 +577,9 @@ CLI_RUNS4 = [  # (name, table, arguments, model file or None, expected)
      "refused"),
     ("--effect ale --uncertainty none on text/bool/date", "diabetes_mixed",
      ["--target", "progression", "--effect", "ale", "--uncertainty", "none"], None, "ok"),
-    ("--effect both --uncertainty ij (PD only)", "diabetes_mixed",
-     ["--target", "progression", "--effect", "both", "--uncertainty", "ij", "--ice-samples", "0",
-      "--n-estimators", "50"], None, "refused"),
-    ("--uncertainty ij on text/bool/date", "diabetes_mixed",
-     ["--target", "progression", "--uncertainty", "ij", "--ice-samples", "0", "--n-estimators", "50"], None, "ok"),
     ("--effect both --uncertainty debiased (PD only)", "diabetes_mixed",
      ["--target", "progression", "--effect", "both", "--uncertainty", "debiased", "--ice-samples", "0",
       "--features", "age,bmi,bp"], None, "refused"),
-    ("--effect ale --uncertainty ij", "diabetes_mixed",
-     ["--target", "progression", "--effect", "ale", "--uncertainty", "ij", "--ice-samples", "0"], None, "refused"),
     ("pair text x date, --effect both", "diabetes_mixed",
      ["--target", "progression", "--effect", "both", "--pairs", "region:visit"], None, "ok"),
     ("fitted Pipeline (ColumnTransformer by name), --uncertainty none", "diabetes_mixed",

@@ -2,8 +2,8 @@
 
 For each data set (Monte Carlo repetition) of a scenario, a random forest with T trees is fitted
 once and the IJ (``V_IJ-U``), the raw IJ (no finite-B correction) and the jackknife-after-bootstrap
-(``V_J-U``) variances of its PD are computed from its trees (:mod:`pdpboot.engine.jackknife`, the
-path of :func:`pdpboot.forest_partial_dependence`); in the bootstrap cells the refit bootstrap
+(``V_J-U``) variances of its PD are computed from its trees (:mod:`experiments.forest_ij_estimator`,
+the estimator this study found under-covering); in the bootstrap cells the refit bootstrap
 (:func:`pdpboot.bootstrap_partial_dependence`, ``background="resample"``) runs on the same data.
 
 Truth: the learner's expected PD (per scenario and ``max_samples``: a forest with another
@@ -53,12 +53,11 @@ from threadpoolctl import threadpool_limits
 
 import pdpboot
 from experiments import _common as C
+from experiments import forest_ij_estimator as jk
 from experiments.learners import METHOD_LABELS
 from pdpboot.datasets import make_friedman1
 from pdpboot.engine import compute_pd
-from pdpboot.engine import jackknife as jk
 from pdpboot.engine.intervals import band_arrays
-from pdpboot.forest import MIN_TREES
 
 GRID = np.linspace(0.05, 0.95, 15)
 FEATURES = [0, 2, 3]
@@ -198,7 +197,7 @@ def _ij_run(X, y, cell: Cell, seed: np.random.SeedSequence) -> dict:
         mark = time.process_time()
         out["v_j"].append(jk.jackknife_variance(counts, t, oob, n_draws=m))
         jk_time += time.process_time() - mark
-    ij_time = time.process_time() - start - jk_time  # fit + per-tree PDs + IJ (what forest_partial_dependence does)
+    ij_time = time.process_time() - start - jk_time  # fit + per-tree PDs + IJ
     mark = time.process_time()
     for f in FEATURES:  # one forest PD, as every refit of a bootstrap of this forest would compute it
         compute_pd(forest, xa, (f,), [GRID], response_method="predict", method="brute")
@@ -575,7 +574,7 @@ def render(ctx) -> dict:
         ratio = summary.get(f"{scen} {_BOOT_CELL} normal", {}).get("compute_ratio", {}).get("IJ T1000", {})
         macros[f"ForestIJProjectedRatio{tag}"] = C.fmt(ratio.get("projected_boot_same_T", float("nan")), 0)
         macros[f"ForestIJSeconds{tag}"] = C.fmt(ratio.get("ij_cpu", float("nan")), 1)
-    macros["ForestIJMinTrees"] = str(MIN_TREES)
+    macros["ForestIJMinTrees"] = str(jk.MIN_TREES)
     for tag, key, n in (("", "friedman1_n500 ij_T1000 IJ-U", 500), ("Large", "friedman1_n2000 ij_T1000 IJ-U", 2000),
                         ("Corr", "friedman1_corr_n500 ij_T1000 IJ-U", 500)):
         # the trees that bring the noise share s (measured at T trees) to 1/2: T * s / (1 - s) (noise ~ 1/T)

@@ -6,7 +6,6 @@ be used without xarray.
 """
 
 import importlib
-import sys
 
 from ._version import __version__
 
@@ -22,7 +21,6 @@ _PUBLIC = {
     "DebiasedOptions": "debiased",
     "display": "report",
     "Execution": "options",
-    "forest_partial_dependence": "forest",
     "get_node": "schema",
     "h_statistic": "interaction",
     "h_statistic_of_model": "interaction",
@@ -31,6 +29,7 @@ _PUBLIC = {
     "load": "io",
     "partial_dependence": "_pd",
     "pd_importance": "importance",
+    "pd_variance_statistic": "interaction",
     "Resampling": "options",
     "ResultHeader": "header",
     "plot_h_statistic": "plotting",
@@ -57,8 +56,6 @@ def __getattr__(name: str):
     if name in _PUBLIC:
         value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
         globals()[name] = value  # later look-ups skip this function
-        if sys.modules.get("xarray") is not None:  # results exist from here on: give them `res.pdpboot`
-            importlib.import_module(".report.card", __name__)
         return value
     try:  # a submodule used as an attribute (pdpboot.schema, ...)
         return importlib.import_module(f".{name}", __name__)

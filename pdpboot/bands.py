@@ -17,7 +17,13 @@ from scipy.special import expit, logit
 from ._assemble import band_variables, read_support, support_attrs
 from ._validate import check_probability
 from .caveats import CURVES, boosting_classifier_under_covers, warn_boosting_classifier, warn_interval_method
-from .engine.intervals import POINTWISE_METHODS, SIMULTANEOUS_METHODS, band_arrays, envelope_level
+from .engine.intervals import (
+    POINTWISE_METHODS,
+    SIMULTANEOUS_METHODS,
+    band_arrays,
+    envelope_level,
+    min_simultaneous_resamples,
+)
 from .header import ResultHeader
 from .options import BAND_SCALES
 from .schema import feature_nodes
@@ -147,15 +153,6 @@ def _warn_ceiling(name: str, info: dict, n_valid: int, level: float) -> None:
         f"{envelope_level(n_valid):.4f} that {n_valid} resamples resolve: the band is their envelope and covers less "
         f"than it claims; use about {info['resamples_suggested']} resamples or simultaneous_method='sup-t'.",
         UserWarning, stacklevel=3)
-
-
-def min_simultaneous_resamples(confidence_level: float) -> int:
-    """Fewest valid resamples a simultaneous band at ``confidence_level`` needs.
-
-    >>> min_simultaneous_resamples(0.95)
-    20
-    """
-    return int(np.ceil(1 / (1 - confidence_level)))
 
 
 def confidence_bands(

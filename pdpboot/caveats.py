@@ -12,8 +12,8 @@ import warnings
 from collections.abc import Mapping
 
 __all__ = ["CURVES", "CoverageWarning", "UNDER_COVERING_METHODS", "auto_scheme_reason",
-           "boosting_classifier_message", "boosting_classifier_under_covers", "forest_ij_message",
-           "interval_method_message", "warn_boosting_classifier", "warn_forest_ij", "warn_interval_method"]
+           "boosting_classifier_message", "boosting_classifier_under_covers",
+           "interval_method_message", "warn_boosting_classifier", "warn_interval_method"]
 
 VALIDATION = "See the validation page of the documentation."
 
@@ -48,12 +48,6 @@ def interval_method_message(method: str) -> str:
             f"curves. {VALIDATION}")
 
 
-def forest_ij_message() -> str:
-    """The warning of the forest infinitesimal jackknife."""
-    return ("The forest infinitesimal jackknife is experimental: its bands under-cover, the whole curve most; use "
-            f"pdpboot.bootstrap_partial_dependence for reported bands. {VALIDATION}")
-
-
 def boosting_classifier_message(resampling: str | None) -> str:
     """The warning of simultaneous bands of a boosting classifier's PD resampled by ``resampling``."""
     return (f"Simultaneous bands of a gradient-boosting classifier's PD under-cover with resampling={resampling!r}; "
@@ -80,11 +74,6 @@ def warn_interval_method(method: str, *, stacklevel: int = 3) -> None:
     """Warn that ``method`` (``basic`` or ``bca``) under-covers PD/ALE curves; no-op otherwise."""
     if method in UNDER_COVERING_METHODS:
         warnings.warn(interval_method_message(method), CoverageWarning, stacklevel=stacklevel)
-
-
-def warn_forest_ij(*, stacklevel: int = 3) -> None:
-    """Warn that the forest infinitesimal jackknife is experimental."""
-    warnings.warn(forest_ij_message(), CoverageWarning, stacklevel=stacklevel)
 
 
 def warn_boosting_classifier(resampling: str | None = "bootstrap", *, stacklevel: int = 3) -> None:

@@ -25,7 +25,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from ._version import __version__
+from . import __version__
 
 EPILOG_RUN = """examples:
   pdpboot run prices.csv --target Price
@@ -135,8 +135,7 @@ def _report(record, quiet: bool) -> int:
     failed = {label for label, _ in record.effect_failures}
     strategy = strategy_for(record.config)
     ranked = " and ".join(e.label for e in effects) + " range"
-    intervals = {"bootstrap": " (with intervals)", "ij": " and band width (infinitesimal jackknife)",
-                 "none": " (one fit: no intervals)"}.get(strategy.name, "")
+    intervals = {"bootstrap": " (with intervals)", "none": " (one fit: no intervals)"}.get(strategy.name, "")
     lines = [f"Results in {folder}{'/' if not str(folder).endswith('/') else ''}",
              "  report.html     everything in one file: open it in a browser (figures, numbers, provenance)",
              f"  summary.md      metrics, features ranked by {ranked}{intervals}"]
@@ -186,9 +185,7 @@ def _demo(args: argparse.Namespace) -> int:
         record = run_workflow(config.replace(data=str(path)), quiet=args.quiet)
     status = _report(record, args.quiet)
     if not args.quiet:
-        bands = {"ij": f"\nThe bands come from one forest of {config.n_estimators} trees (infinitesimal jackknife); "
-                       "if the run warned, give the trees it names with --n-estimators.",
-                 "none": "\nNo bands: one fit (--uncertainty none).",
+        bands = {"none": "\nNo bands: one fit (--uncertainty none).",
                  "debiased": "\nThe bands are about the data's PD (the process that made the data), not the "
                              "model's: 5 cross-fitted fits, the model's bias removed (see summary.md)."}.get(
             config.uncertainty, f"\nThe bands use B = {config.n_resamples} resamples; for smoother bands run "
@@ -206,11 +203,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 def _one_run(paths: list[Path], results: list) -> None:
     """Refuse result files of different ``pdpboot run``s (or a run's file with one saved from Python).
 
-    Files of one run share its run identity (:func:`pdpboot.header.run_identity`: the configuration
+    Files of one run share its run identity (:func:`pdpboot.report.origin.run_identity`: the configuration
     every file of the run records).  Results saved from Python are separate calls by nature: they are
     reported together, each labelled with the call that made it, and a line here says so.
     """
-    from .header import describe_origin, run_identity
+    from .report.origin import describe_origin, run_identity
     from .workflow import InputError
     from .workflow.options import shorten
 
@@ -231,7 +228,7 @@ def _one_run(paths: list[Path], results: list) -> None:
 def _html_report(args: argparse.Namespace) -> int:
     import json
 
-    from .io import load
+    from . import load
     from .report import folder_images, write_report
     from .workflow import InputError
     from .workflow.options import RunConfig, equivalent_command

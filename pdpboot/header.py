@@ -16,8 +16,7 @@ from typing import ClassVar
 
 from ._version import __version__
 
-__all__ = ["TARGETS", "ResultHeader", "describe_origin", "jsonable", "learner_family", "run_config", "run_identity",
-           "target_name", "task_name"]
+__all__ = ["TARGETS", "ResultHeader", "jsonable", "learner_family", "target_name", "task_name"]
 
 #: what a band is about: the PD of the learner fitted to data of this size (``learner``), or the PD of
 #: the data-generating process (``dgp``, e.g. a debiased estimator's)
@@ -78,54 +77,6 @@ def learner_family(estimator) -> str | None:
             (c.__module__.split(".")[0], c.__name__) in _BOOSTING_CLASSES for c in type(estimator).__mro__):
         return "gradient boosting"
     return None
-
-
-def run_config(attrs: Mapping) -> dict:
-    """The configuration a ``pdpboot run`` recorded in a result's root attrs (``cli_config``), parsed.
-
-    ``{}`` for a result made in Python; a recorded text that is not JSON comes back as
-    ``{"unparsed": text}``.
-
-    >>> run_config({"cli_config": '{"data": "a.csv"}'})
-    {'data': 'a.csv'}
-    >>> run_config({"created": "t"}), run_config({"cli_config": "{oops"})
-    ({}, {'unparsed': '{oops'})
-    """
-    config = attrs.get("cli_config")
-    if not isinstance(config, str) or not config:
-        return {}
-    try:
-        parsed = json.loads(config)
-    except json.JSONDecodeError:
-        return {"unparsed": config}
-    return parsed if isinstance(parsed, dict) else {"unparsed": config}
-
-
-def run_identity(attrs: Mapping) -> str:
-    """What the result files of one computation share: a run's ``cli_config``, else the call's provenance.
-
-    >>> run_identity({"created": "t1", "estimator": "m"}) == run_identity({"created": "t2", "estimator": "m"})
-    False
-    """
-    config = run_config(attrs)
-    if config:
-        return "run " + json.dumps(config, sort_keys=True)
-    return "call " + json.dumps([str(attrs.get(k, "")) for k in ("created", "estimator", "rng_entropy", "n_rows")])
-
-
-def describe_origin(attrs: Mapping) -> str:
-    """Which run or call made a result, in a few words (creation time, data file or model).
-
-    >>> describe_origin({"cli_config": '{"created": "2026-01-01T00:00:00", "data": "a.csv"}'})
-    "pdpboot run of 'a.csv' created 2026-01-01T00:00:00"
-    >>> describe_origin({"created": "2026-01-02", "estimator": "Ridge(alpha=2)"})
-    'Python call created 2026-01-02 (Ridge)'
-    """
-    config = run_config(attrs)
-    if config:
-        return f"pdpboot run of {config.get('data')!r} created {config.get('created', attrs.get('created'))}"
-    model = str(attrs.get("estimator", "")).split("(")[0] or "unknown model"
-    return f"Python call created {attrs.get('created', 'at an unrecorded time')} ({model})"
 
 
 def _now() -> str:

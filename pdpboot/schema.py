@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the schema's names are used by the NumPy layer, which never imports xarray
     import xarray as xr
 
+__all__ = ["CI_BOUNDS", "DERIVED_SUFFIXES", "GRID_EFFECTS", "RESERVED_DIMS", "RESERVED_NAMES", "STATISTICS",
+           "check_feature_dims", "feature_nodes", "get_node", "node_name"]
+
 RESERVED_DIMS = ("resample", "instance", "output", "ci_bound")
 CI_BOUNDS = ["lower", "upper"]
 STATISTICS = (

@@ -28,6 +28,7 @@ __all__ = [
     "inside_share",
     "jackknife_acceleration",
     "jackknife_after_bootstrap_acceleration",
+    "min_simultaneous_resamples",
     "pointwise_interval",
     "quantile",
     "resamples_suggested",
@@ -121,6 +122,16 @@ def bias_correction(est, res, *, axis: int = 0) -> np.ndarray:
     share = ((res < est) & valid).sum(axis=0) + 0.5 * ((res == est) & valid).sum(axis=0)
     share = np.clip(share / n, 0.5 / n, 1 - 0.5 / n)
     return ndtri(share)
+
+
+def min_simultaneous_resamples(confidence_level: float) -> int:
+    """Fewest valid resamples a simultaneous band at ``confidence_level`` needs (the one rule, also checked up front
+    by the command line before any fit).
+
+    >>> min_simultaneous_resamples(0.95)
+    20
+    """
+    return int(np.ceil(1 / (1 - confidence_level)))
 
 
 def jackknife_acceleration(jackknife_values, *, axis: int = 0) -> np.ndarray:

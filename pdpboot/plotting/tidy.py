@@ -40,8 +40,8 @@ def tidy(result: xr.DataTree, *, effects=None) -> pd.DataFrame:
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`pdpboot.bootstrap_partial_dependence`, :func:`pdpboot.bootstrap_ale`,
-        :func:`pdpboot.forest_partial_dependence` or :func:`pdpboot.partial_dependence` (with or without
+        A result of :func:`pdpboot.bootstrap_partial_dependence`, :func:`pdpboot.bootstrap_ale`
+        or :func:`pdpboot.partial_dependence` (with or without
         :func:`pdpboot.confidence_bands`), or one loaded with :func:`pdpboot.load`.
     effects : list of str, optional
         Variables to keep (e.g. ``["pd"]``); default: every estimate laid out over the grid (``pd``,

@@ -193,7 +193,7 @@ class PdpbootAccessor:
 
     def to_dataframe(self, **kwargs):
         """The long tidy table of :func:`pdpboot.tidy` (keywords passed on)."""
-        from ..plotting import tidy
+        from .. import tidy
 
         return tidy(self._tree, **kwargs)
 

@@ -18,11 +18,10 @@ from ..caveats import (
     UNDER_COVERING_METHODS,
     boosting_classifier_message,
     boosting_classifier_under_covers,
-    forest_ij_message,
     interval_method_message,
 )
-from ..header import run_config
 from . import svg
+from .origin import run_config
 from .svg import esc, fmt
 
 MAX_ICE = 100  # ICE lines drawn per panel
@@ -120,9 +119,6 @@ def caveats(result: xr.DataTree, var: str) -> list[tuple[str, str]]:
     attrs = result.attrs
     found = [b for n in result.children.values() for b in bands_of(n.ds, var).items()]
     out = []
-    if "jackknife" in str(attrs.get("uncertainty", "")) or str(attrs.get("uncertainty")) == "ij":
-        out.append(("Experimental bands (forest infinitesimal jackknife): they under-cover; prefer the refit "
-                    "bootstrap for reported bands.", forest_ij_message()))
     for method in sorted({str(band.attrs.get("method")) for _, band in found} & set(UNDER_COVERING_METHODS)):
         out.append((f"{method} bands under-cover PD curves; the percentile default does not.",
                     interval_method_message(method)))

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .._version import __version__
-from ..header import describe_origin, run_config, run_identity
+from .. import __version__
 from . import figures, markdown
 from .figures import Block, Names, band_text, bands_of
+from .origin import describe_origin, run_config, run_identity
 from .svg import esc, fmt
 
 _MIME = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
@@ -192,7 +192,7 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
         Display names, labels and units; default: those the first result records.
     sources : sequence of str, optional
         Where each result came from (its file name), named in the page when the results are of
-        separate runs or calls (:func:`pdpboot.header.run_identity` differs): then every figure,
+        separate runs or calls (:func:`pdpboot.report.origin.run_identity` differs): then every figure,
         table and provenance entry says which run or call it shows, under a warning at the top.
 
     Returns
@@ -309,7 +309,7 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
 
 def _downloads(made) -> str:
     """Each result's effect as a CSV inside the page (pdpboot.tidy's table: one row per grid value and output)."""
-    from ..plotting import tidy
+    from .. import tidy
 
     links = []
     for label, var, _, _, result in made:
@@ -327,7 +327,7 @@ def _with_bands(result: xr.DataTree) -> tuple[xr.DataTree, bool]:
     """A bootstrap result without bands gets the default bands (a reader wants the uncertainty)."""
     var = figures.main_variable(result)
     if any(f"{var}_resamples" in n.ds and not bands_of(n.ds, var) for n in result.children.values()):
-        from ..bands import confidence_bands
+        from .. import confidence_bands
 
         return confidence_bands(result), True
     return result, False

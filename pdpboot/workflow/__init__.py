@@ -11,9 +11,8 @@ Modules, in the order a run uses them:
 ``effect``      ``EffectReport`` (one per effect) and ``FitContext`` (what a computation reads)
 ``effect_pd``, ``effect_ale``   the registered effects: computation per strategy, summary section, plots
 ``registry``    the registered effects (one line each)
-``strategy``    uncertainty strategies (bootstrap, ij, none), chosen once
+``strategy``    uncertainty strategies (bootstrap, none, debiased), chosen once
 ``compute``     fit, then each effect under the strategy: the part ``repro.py`` re-runs
-``forest_ij``   ``--uncertainty ij``: one-fit infinitesimal-jackknife bands of the run's forest
 ``intervals``   summary statistics with intervals (ranges, noise reference, level contrasts), flags
 ``text``        inert Markdown, numbers, file names
 ``workbook``    the Excel export (cells are data, never formulas)

@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 from sklearn.base import clone
 
-from ..header import ResultHeader
+from .. import ResultHeader
 from . import InputError
 from .data import Problem
 from .effect import EffectReport, FitContext
@@ -98,7 +98,7 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         ``pd_bias``, ICE (``ice``; ``ice_resamples`` in 1-D nodes only) when ``ice_samples > 0``, the
         heterogeneity statistics ``ice_sd``/``cice_sd``/``dice_sd``/``heterogeneity_index`` of 1-D nodes
         and, with ``interactions``, ``h2_overall``/``h2``/``h_unnormalized``, each with resamples and
-        bands (``--uncertainty ij``: normal bands, no resamples; ``none``: the estimates only).
+        bands (``--uncertainty none``: the estimates only).
         ``results["ale"]`` (``--effect ale|both``) is saved as ``ale.nc``: :func:`pdpboot.bootstrap_ale`
         of every feature and numeric pair, same seed and resampling.  Root attrs of both add
         ``cli_config``, ``cli_metrics``, ``cli_notes`` and ``cli_display_names`` (JSON) and ``created``.
@@ -116,8 +116,6 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         specs[effect.name] = sets
         notes_of_effects += [f"{effect.label}: {note}" for note in effect_notes]
     estimator, notes = build_estimator(config, problem)
-    if strategy.check_model is not None:  # before any fit (the one-fit jackknife needs a forest)
-        strategy.check_model(estimator)
     for note in notes:
         log(f"model: {note}")
     for note in notes_of_effects:

@@ -84,7 +84,7 @@ def debiased_pd(ctx, sets: list, common: dict) -> xr.DataTree:
         ``effective_sample_size``, ``weight_mass``, ``overlap``; root attr ``target = "dgp"``.
         No ICE, no resamples.
     """
-    from ..debiased import DebiasedOptions, debiased_partial_dependence
+    from .. import DebiasedOptions, debiased_partial_dependence
 
     config = ctx.config
     result = debiased_partial_dependence(

@@ -111,7 +111,7 @@ class EffectReport:
         ``feature_sets(problem) -> (sets, notes)``: the features and pairs the effect is computed for,
         and notes on what it leaves out; called before any fit.
     compute : mapping
-        Uncertainty strategy name (``bootstrap``, ``ij``, ``none``) -> ``compute(ctx, sets, common)``,
+        Uncertainty strategy name (``bootstrap``, ``none``, ``debiased``) -> ``compute(ctx, sets, common)``,
         returning the DataTree (bands are added by the strategy).  A strategy not listed is refused
         before any fit.
     summary : callable

@@ -6,8 +6,7 @@ import dataclasses
 
 import xarray as xr
 
-from ..ale import accumulated_local_effects, bootstrap_ale
-from ..schema import get_node
+from .. import accumulated_local_effects, bootstrap_ale, get_node
 from . import intervals
 from .effect import EffectReport, FitContext, SummaryContext
 from .intervals import METHOD_TEXT

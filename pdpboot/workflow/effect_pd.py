@@ -7,12 +7,15 @@ import dataclasses
 import numpy as np
 import xarray as xr
 
-from .._pd import partial_dependence
-from ..bootstrap import bootstrap_partial_dependence
-from ..heterogeneity import ice_heterogeneity
-from ..importance import pd_importance
-from ..interaction import h_statistic, pd_variance_statistic
-from ..schema import get_node, node_name
+from .. import (
+    bootstrap_partial_dependence,
+    get_node,
+    h_statistic,
+    ice_heterogeneity,
+    partial_dependence,
+    pd_importance,
+    pd_variance_statistic,
+)
 from . import intervals
 from .effect import EffectReport, FitContext, SummaryContext
 from .intervals import METHOD_TEXT
@@ -38,12 +41,6 @@ def _bootstrap(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
         **options)
 
 
-def _jackknife(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
-    from .forest_ij import jackknife_pd
-
-    return jackknife_pd(ctx, sets, common)
-
-
 def _one_fit(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
     ice = ctx.config.ice_samples
     return partial_dependence(
@@ -57,7 +54,7 @@ def _one_fit(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
 def _drop_pair_ice_resamples(tree: xr.DataTree, problem) -> xr.DataTree:
     """Resampled ICE surfaces of pairs: B x N x grid^2 numbers nothing reads."""
     for a, b in problem.pairs:
-        node = tree[node_name([a, b])]
+        node = get_node(tree, (a, b))
         if "ice_resamples" in node.ds:
             node.dataset = node.to_dataset().drop_vars("ice_resamples")
     return tree
@@ -72,7 +69,7 @@ def _pair_table(result, problem, config) -> dict[tuple, xr.Dataset]:
         node = get_node(result, (a, b))
         ds = node.to_dataset()
         categorical = tuple(bool(c) for c in node.attrs["categorical"])
-        nodes[node_name([a, b])] = xr.Dataset(
+        nodes[node.name] = xr.Dataset(
             {"pdvi": pd_variance_statistic(ds["pd"], categorical),
              "pdvi_resamples": pd_variance_statistic(ds["pd_resamples"], categorical)},
             attrs=node.attrs)
@@ -80,7 +77,7 @@ def _pair_table(result, problem, config) -> dict[tuple, xr.Dataset]:
     out = {}
     for a, b in problem.pairs:
         ds = get_node(result, (a, b)).to_dataset()
-        extra = banded[node_name([a, b])].to_dataset()
+        extra = banded[get_node(result, (a, b)).name].to_dataset()
         width = (ds["pd_band"].sel(ci_bound="upper") - ds["pd_band"].sel(ci_bound="lower")).mean([a, b])
         out[(a, b)] = xr.Dataset({"range": ds["pd"].max([a, b]) - ds["pd"].min([a, b]), "width": width,
                                   "pdvi": extra["pdvi"], "pdvi_resamples": extra["pdvi_resamples"],
@@ -230,7 +227,7 @@ def summary(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
             rule += "---|---|"
         lines += ["", f"Response: {ctx.response(output)}.", "", header, rule]
         for rank, f in enumerate(order, 1):
-            h = het[node_name([f])].to_dataset()
+            h = get_node(het, f).to_dataset()
             name = problem.display[f]
             noise = "–" if f not in flat else "no" if bool(flat[f].sel(output=output)) else "yes"
             row = (f"| {rank} | {md(name)} | {num(ranges[f]['pd_range'].sel(output=output), scale)} | "
@@ -238,7 +235,7 @@ def summary(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
                    f"{num(h['heterogeneity_index'].sel(output=output), scale ** 2)} | "
                    f"{cells.cell(h, 'heterogeneity_index', output, scale ** 2, what=f'ICE heterogeneity of {name}')} |")
             if hstats is not None:
-                hs = hstats[node_name([f])].to_dataset()
+                hs = get_node(hstats, f).to_dataset()
                 row += (f" {num(hs['h2_overall'].sel(output=output))} | "
                         f"{cells.cell(hs, 'h2_overall', output, what=f'H² overall of {name}')} |")
             lines.append(row)
@@ -298,7 +295,7 @@ def _pair_section(ctx: SummaryContext, pairs: dict, hstats) -> list[str]:
                f" {num(ds['width'].sel(output=output))} | {num(ds['pdvi'].sel(output=output))} | "
                f"{cells.cell(ds, 'pdvi', output, what=f'PD-variance interaction of {name}')} |")
         if hstats is not None:
-            hs = hstats[node_name([a, b])].to_dataset()
+            hs = get_node(hstats, (a, b)).to_dataset()
             row += f" {num(hs['h2'].sel(output=output))} | {cells.cell(hs, 'h2', output, what=f'H² of {name}')} |"
         lines.append(row)
     if problem.task == "classification":
@@ -334,7 +331,7 @@ REPORT = EffectReport(
     describe="everything computed for PD (PD, resamples, bands, ICE, heterogeneity statistics); open with "
              "`pdpboot.load(\"results.nc\")`.",
     feature_sets=feature_sets,
-    compute={"bootstrap": _bootstrap, "ij": _jackknife, "none": _one_fit},
+    compute={"bootstrap": _bootstrap, "none": _one_fit},
     summary=summary, plots=plots,
     sheet_prefixes=("PD ", "PD2 "), sheet_variables=("pd", "ice_sd"),
     tidy=_drop_pair_ice_resamples,

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from ..bands import BAND_METHODS, confidence_bands
-from ..schema import get_node, node_name
+from .. import confidence_bands, get_node
+from ..engine.intervals import POINTWISE_METHODS
 from .text import md, num
 
 #: Interval methods per statistic, best first; the first one confidence_bands offers is used.
@@ -130,7 +130,7 @@ def interval_method(statistic: str, config) -> str:
     for method in PREFERRED.get(statistic, (None,)):
         if method is None:
             return config.band
-        if method in BAND_METHODS:
+        if method in POINTWISE_METHODS:
             return method
     return config.band
 
@@ -157,14 +157,14 @@ def ranges(result: xr.DataTree, features: list[str], config, variable: str = "pd
     name = f"{variable}_range"
     for f in features:
         ds = get_node(result, f).to_dataset()
-        nodes[node_name([f])] = xr.Dataset(
+        nodes[get_node(result, f).name] = xr.Dataset(
             {name: ds[variable].max(f) - ds[variable].min(f),
              f"{name}_resamples": ds[f"{variable}_resamples"].max(f) - ds[f"{variable}_resamples"].min(f)},
             attrs=get_node(result, f).attrs)
     if not nodes:
         return {}
     banded = band_tree(result, nodes, config, name)
-    return {f: banded[node_name([f])].to_dataset() for f in features}
+    return {f: banded[get_node(result, f).name].to_dataset() for f in features}
 
 
 def flat_within_noise(result: xr.DataTree, features: list[str], config, variable: str = "pd"
@@ -186,7 +186,7 @@ def flat_within_noise(result: xr.DataTree, features: list[str], config, variable
     nodes = {}
     for f in features:
         ds = get_node(result, f).to_dataset()
-        nodes[node_name([f])] = xr.Dataset(
+        nodes[get_node(result, f).name] = xr.Dataset(
             {"flat": ds[variable] - ds[variable].mean(f),
              "flat_resamples": ds[f"{variable}_resamples"] - ds[f"{variable}_resamples"].mean(f)},
             attrs=get_node(result, f).attrs)
@@ -198,7 +198,7 @@ def flat_within_noise(result: xr.DataTree, features: list[str], config, variable
         return {}
     out = {}
     for f in features:
-        band = banded[node_name([f])].to_dataset()["flat_band"]
+        band = banded[get_node(result, f).name].to_dataset()["flat_band"]
         lower, upper = band.sel(ci_bound="lower"), band.sel(ci_bound="upper")
         inside = ((lower <= 0) & (upper >= 0)) | (lower.isnull() | upper.isnull())
         out[f] = inside.all(f)
@@ -229,14 +229,15 @@ def contrasts(result: xr.DataTree, features: list[str], config) -> dict[str, xr.
         labels = [str(v) for v in levels[1:1 + MAX_CONTRASTS]]
         est = (others["pd"] - first["pd"]).rename({f: "level"}).assign_coords(level=labels)
         res = (others["pd_resamples"] - first["pd_resamples"]).rename({f: "level"}).assign_coords(level=labels)
-        nodes[node_name([f])] = xr.Dataset({"contrast": est, "contrast_resamples": res}, attrs={"features": [f]})
+        nodes[get_node(result, f).name] = xr.Dataset({"contrast": est, "contrast_resamples": res},
+                                                     attrs={"features": [f]})
         refs[f] = str(levels[0])
     if not nodes:
         return {}
     banded = band_tree(result, nodes, config, "contrast")
     out = {}
     for f in refs:
-        ds = banded[node_name([f])].to_dataset()
+        ds = banded[get_node(result, f).name].to_dataset()
         ds.attrs["reference"] = refs[f]
         out[f] = ds
     return out

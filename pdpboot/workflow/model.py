@@ -145,14 +145,17 @@ def given_fitted_model(config):
     or not from a file."""
     if not config.model_file:
         return None
-    from .._validate import is_fitted
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
     from .modelspec import estimator_from_file
 
     model = estimator_from_file(config.model_file)
     try:
-        return model if is_fitted(model) else None
-    except (TypeError, ValueError):
+        check_is_fitted(model)
+    except (NotFittedError, TypeError, ValueError):
         return None
+    return model
 
 
 def _label_key(value) -> tuple:
@@ -221,8 +224,6 @@ def _final_estimator(config, task: str):
         params["max_depth"] = None if depth == 0 else depth
     if name in ("random-forest", "extra-trees"):
         params["n_jobs"] = 1  # resamples run in parallel instead; one thread keeps sums bit-identical
-        if name == "extra-trees" and getattr(config, "uncertainty", "bootstrap") == "ij":
-            params["bootstrap"] = True  # the infinitesimal jackknife reads each tree's bootstrap sample
     return cls(**params)
 
 

@@ -32,10 +32,6 @@ BANDS = ("percentile", "basic", "normal")
 FORMATS = ("png", "pdf", "svg")
 DECIMALS = ("auto", ".", ",")
 CENTERED = ("auto", "yes", "no")
-#: --uncertainty ij: the models whose bagged forest it reads, and the trees used when --n-estimators is not
-#: given (pdpboot.forest.MIN_TREES: fewer draw a warning)
-IJ_MODELS = ("random-forest", "extra-trees")
-IJ_TREES = 1000
 MAX_RESAMPLES = 100_000
 #: The longest name (column, level, file) echoed back in a message.
 MAX_ECHO = 80
@@ -160,13 +156,9 @@ OPTIONS: tuple[Option, ...] = (
     # the bootstrap
     Option("n_resamples", "int", 100, "Bootstrap resamples B (model refits). More = smoother bands, "
            "proportionally slower. 0 = no refits (same as --uncertainty none).", metavar="B", group="bootstrap"),
-    Option("uncertainty", "choice", "bootstrap", "bootstrap: refit the model on B resamples (any model). ij "
-           "(EXPERIMENTAL, under-covers): one fit, bands from the infinitesimal jackknife of the forest's trees "
-           "(--model random-forest or extra-trees; no ICE, heterogeneity or H statistics; --n-estimators "
-           f"defaults to {IJ_TREES} then, fewer trees give noisy bands). Measured on Friedman 1 with 1000 trees: "
-           "whole-curve coverage of the level-0.95 band 0.72 (MC SE 0.08) at n = 500 (bootstrap 0.93) and 0.40 "
-           "(0.05) at n = 2000; pointwise 0.87-0.88. none: one fit, no refits, no bands: PD/ICE/ALE of the "
-           "model (a fitted --model-file as it is, on all rows), as R's pdp and iml draw them. debiased: bands "
+    Option("uncertainty", "choice", "bootstrap", "bootstrap: refit the model on B resamples (any model). none: one "
+           "fit, no refits, no bands: PD/ICE/ALE of the model (a fitted --model-file as it is, on all rows), "
+           "as R's pdp and iml draw them. debiased: bands "
            "for the data's PD (the PD of the process that made the data), not the model's: the model is "
            "cross-fitted 5 times and its bias removed with reweighted held-out residuals (1-D PD only; no ICE, "
            "pairs or H statistics).",
@@ -567,7 +559,7 @@ def merge(command_line: dict, config_file: dict, base: dict | None = None) -> Ru
     if config.get("n_resamples") == 0 and "uncertainty" not in given:  # --n-resamples 0: no refits
         config["uncertainty"] = "none"
     strategy = registered_entry("uncertainty", config.get("uncertainty", "bootstrap"))
-    if getattr(strategy, "defaults", None) is not None:  # the strategy's own defaults (ij: no ICE, 1000 trees)
+    if getattr(strategy, "defaults", None) is not None:  # the strategy's own defaults (debiased: no ICE)
         strategy.defaults(config, given)
     check_ranges(config)
     return RunConfig(**config)
@@ -604,7 +596,7 @@ def check_ranges(config: dict) -> None:
          f"--threads-per-job must be at least 1, got {config['threads_per_job']}.")
     need(not (config["model_spec"] and config["model_file"]), "Give --model-spec or --model-file, not both.")
     strategy = registered_entry("uncertainty", config.get("uncertainty", "bootstrap"))
-    from ..bands import min_simultaneous_resamples  # the bands' own rule (lazily: --help needs no xarray)
+    from ..engine.intervals import min_simultaneous_resamples  # the bands' own rule (lazily: --help is fast)
 
     fewest = min_simultaneous_resamples(config["confidence_level"])
     need(not (config.get("simultaneous") and getattr(strategy, "refits", False) and config["n_resamples"] < fewest),

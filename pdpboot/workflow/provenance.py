@@ -11,7 +11,7 @@ import importlib.metadata
 import sys
 from pathlib import Path
 
-from .._version import __version__
+from .. import __version__
 
 #: Libraries whose versions are recorded because they can change the numbers; the optional ones
 #: (numba: the compiled tree walk; the boosting libraries) are recorded as "not installed" when

@@ -76,8 +76,7 @@ def _feature_figure(plt, result, feature, problem, config, outputs, variable="pd
     rows = -(-n // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 3.4 * rows + 0.5), squeeze=False,
                              layout="constrained")
-    from ..plotting import plot_pd
-    from ..schema import get_node
+    from .. import get_node, plot_pd
 
     centred = config.centered == "yes" and variable == "pd" and "pd_centered" in get_node(result, feature).ds
     for ax, output in zip(axes.ravel(), outputs):
@@ -94,8 +93,7 @@ def _feature_figure(plt, result, feature, problem, config, outputs, variable="pd
 
 
 def _pair_figure(plt, result, pair, problem, config, outputs, variable="pd"):
-    from ..plotting import plot_pd_contour
-    from ..schema import get_node
+    from .. import get_node, plot_pd_contour
 
     banded = f"{variable}_band" in get_node(result, pair).ds  # --uncertainty none: the estimate only
     panels = ("estimate", "width") if banded else ("estimate",)
@@ -116,7 +114,7 @@ def top_features(result: xr.DataTree, problem, config, variable: str = "pd") -> 
     """The features that get plots: all, or the ``--top`` K with the largest PD (or ALE) range (first output)."""
     if not config.top or config.top >= len(problem.pd_features):
         return list(problem.pd_features)
-    from ..schema import get_node
+    from .. import get_node
 
     output = panel_outputs(problem)[0]
 
@@ -132,7 +130,7 @@ def feature_jobs(tree: xr.DataTree, problem, config, outputs, shown, taken, *, v
     """(stem, what, make) of an effect's figures: one per shown feature (``<variable>_<feature>``), one per
     pair (``<variable>2_<a>__<b>``) and an overview per output (``overview`` for PD, ``overview_<variable>``)."""
     plt = _pyplot()
-    from ..plotting import plot_pd_panels
+    from .. import plot_pd_panels
 
     label = variable.upper()
     has_ice = variable == "pd" and config.ice_samples > 0
@@ -169,7 +167,7 @@ def target_jobs(tree: xr.DataTree, problem, config, outputs, shown, taken) -> li
 
 
 def _target_figure(plt, result, feature, problem, config, outputs):
-    from ..plotting import plot_target
+    from .. import plot_target
 
     n = len(outputs)
     cols = min(n, 3)
@@ -196,7 +194,7 @@ def _target_figure(plt, result, feature, problem, config, outputs):
 
 def importance_job(table, problem, outputs) -> tuple:
     """(stem, what, make) of the PD-based importance figure (``importance``)."""
-    from ..plotting import plot_importance
+    from .. import plot_importance
 
     def make():
         plt = _pyplot()
@@ -222,7 +220,7 @@ def importance_job(table, problem, outputs) -> tuple:
 
 def interaction_job(tree: xr.DataTree, problem, output) -> tuple:
     """(stem, what, make) of the H² figure (``--interactions``)."""
-    from ..plotting import plot_h_statistic
+    from .. import plot_h_statistic
 
     return ("interactions", "H-squared interaction statistics with intervals",
             lambda: _interaction_figure(_pyplot(), tree, problem, output, plot_h_statistic))

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ..io import load, save
+from .. import load, save
 from . import InputError
 from .compute import compute
 from .data import load_problem

@@ -19,8 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..caveats import CoverageWarning
-from ..io import save
+from .. import CoverageWarning, save
 from . import InputError
 from .compute import compute
 from .data import load_problem

@@ -1,7 +1,6 @@
 """Uncertainty strategies of a run (``--uncertainty``), chosen once by :func:`strategy_for`.
 
 ``bootstrap``  refit the model on B resamples; bands, SEs and every interval of the summary
-``ij``         one fit of a bagged forest; normal bands from the infinitesimal jackknife (PD only)
 ``none``       one fit (or the user's fitted ``--model-file`` as it is): the effects without bands
 ``debiased``   K cross-fitted fits: bands for the *data's* PD (:mod:`~pdpboot.workflow.debiased_dgp`)
 
@@ -19,11 +18,10 @@ from dataclasses import dataclass, field
 
 import xarray as xr
 
-from ..bands import confidence_bands
-from ..options import Execution, Resampling
+from .. import Execution, Resampling, confidence_bands
 from . import InputError, debiased_dgp
 from .effect import EffectReport, FitContext
-from .options import IJ_MODELS, IJ_TREES, register_choices
+from .options import register_choices
 from .progress import bootstrap_progress
 
 
@@ -47,8 +45,6 @@ class Strategy:
         ``precision(config, results) -> str``: the summary's closing paragraph on precision.
     announce : str
         The progress line's start, formatted with the configuration (``{config.n_resamples}``).
-    check_model : callable, optional
-        ``check_model(estimator)``: refuse, before any fit, a model the strategy cannot read.
     check_data : callable, optional
         ``check_data(problem, sets)``: refuse, before any fit, data the strategy cannot use for an effect's
         feature sets (the debiased estimator needs every row's value of a numeric feature).
@@ -63,7 +59,6 @@ class Strategy:
     header: Callable[[object, dict], list[tuple[str, str]]]
     precision: Callable[[object, dict], str]
     announce: str
-    check_model: Callable[[object], None] | None = None
     target: str = "learner"
     compute: Mapping[str, Callable[[FitContext, list, dict], xr.DataTree]] = field(default_factory=dict)
     defaults: Callable[[dict, set], None] | None = None
@@ -172,24 +167,6 @@ def _bootstrap_precision(config, results: dict) -> str:
             "proportion; `--n-jobs` sets how many cores work on it).")
 
 
-def _ij_header(config, results: dict) -> list[tuple[str, str]]:
-    from .forest_ij import uncertainty_text
-
-    tree = next(iter(results.values()))
-    band = "simultaneous (sup-t, Gaussian multiplier)" if config.simultaneous else "pointwise"
-    return [("Uncertainty", f"{uncertainty_text(tree)}: the sampling variance of each PD value is estimated "
-                            "from the covariance between the trees' bootstrap counts of each training row and the "
-                            "trees' PDs (Wager, Hastie & Efron 2014, with their finite-tree bias correction); each "
-                            "PD averaged over all training rows"),
-            ("Bands", f"{config.confidence_level:.0%} normal {band}{_target(results)}")]
-
-
-def _ij_precision(config, results: dict) -> str:
-    from .forest_ij import precision_text
-
-    return precision_text(next(iter(results.values())))
-
-
 def _none_header(config, results: dict) -> list[tuple[str, str]]:
     return [("Uncertainty", "none (`--uncertainty none`): the effects of one fitted model, no refits, so no "
                             "bands or intervals")]
@@ -200,37 +177,6 @@ def _none_precision(config, results: dict) -> str:
             "is not measured. Rerun with `--uncertainty bootstrap` (B refits) for bands and intervals.")
 
 
-def _ij_defaults(config: dict, given: set) -> None:
-    """``--uncertainty ij``'s defaults: no ICE (it needs refits), enough trees."""
-    if "ice_samples" not in given:
-        config["ice_samples"] = 0
-    if "n_estimators" not in given:
-        config["n_estimators"] = IJ_TREES
-
-
-def _ij_check_config(config: dict) -> None:
-    """What ``--uncertainty ij`` (one-fit infinitesimal-jackknife bands of a forest) cannot do."""
-    def need(ok: bool, message: str) -> None:
-        if not ok:
-            raise InputError(start + message)
-
-    start = "--uncertainty ij (one-fit infinitesimal-jackknife bands of a bagged forest) "
-    need(not (config["model_spec"] or config["model_file"]),
-         "works with the run's own --model random-forest or extra-trees, not --model-spec/--model-file; "
-         "use --uncertainty bootstrap.")
-    need(config["model"] in IJ_MODELS, f"needs --model random-forest or extra-trees, got --model "
-         f"{config['model']}; use --uncertainty bootstrap for other models.")
-    need(config["ice_samples"] == 0, "has no ICE curves or ICE heterogeneity (they need refits): give "
-         "--ice-samples 0, or use --uncertainty bootstrap.")
-    need(config["interactions"] == 0, "has no H statistics (they need refits): drop --interactions, or "
-         "use --uncertainty bootstrap.")
-    need(not config["groups"], "treats rows as independent; with --groups use --uncertainty bootstrap "
-         "(the cluster bootstrap).")
-    need(config["n_estimators"] >= 2, "needs at least 2 trees (1000 or more for reliable bands).")
-    need(config.get("effect", "pd") == "pd", "computes PD bands only: give --effect pd, or use "
-         "--uncertainty bootstrap for ALE.")
-
-
 def _none_check_config(config: dict) -> None:
     """What ``--uncertainty none`` (one fit, no refits) cannot do."""
     if config["interactions"] != 0:
@@ -238,18 +184,9 @@ def _none_check_config(config: dict) -> None:
                          "use --uncertainty bootstrap.")
 
 
-def _ij_check_model(estimator) -> None:
-    from .forest_ij import check_estimator
-
-    check_estimator(estimator)
-
-
 STRATEGIES = {
     "bootstrap": Strategy("bootstrap", True, True, _bootstrap_run, _bootstrap_header, _bootstrap_precision,
                           "Bootstrap: {config.n_resamples} refits"),
-    "ij": Strategy("ij", False, True, _one_fit_run, _ij_header, _ij_precision,
-                   "Infinitesimal jackknife: one fit", _ij_check_model, defaults=_ij_defaults,
-                   check_config=_ij_check_config),
     "none": Strategy("none", False, False, _one_fit_run, _none_header, _none_precision,
                      "One fit, no refits", check_config=_none_check_config),
     "debiased": Strategy("debiased", False, True, _one_fit_run, debiased_dgp.header,

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..schema import get_node
+from .. import get_node
 from . import InputError
 
 EXCEL_MAX_ROWS = 1_048_576

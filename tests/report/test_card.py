@@ -56,12 +56,12 @@ def test_tidy_has_the_columns_seaborn_users_expect(regression_result):
     assert len(pair) == regression_result["temp__hour"].ds["pd"].size
 
 
-def test_results_have_the_accessor_without_importing_the_report():
-    """``import pdpboot`` and one public function: ``res.pdpboot`` exists (registered on first use)."""
+def test_importing_the_report_registers_the_accessor():
+    """``import pdpboot.report`` registers ``res.pdpboot`` for every result; results stay plain DataTrees."""
     import subprocess
     import sys
 
-    code = ("import numpy as np, pandas as pd, pdpboot, sys\n"
+    code = ("import numpy as np, pandas as pd, pdpboot, pdpboot.report\n"
             "from sklearn.linear_model import LinearRegression\n"
             "X = pd.DataFrame({'a': np.arange(10.0), 'b': np.arange(10.0) % 3})\n"
             "res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ['a'], grid_resolution=3)\n"

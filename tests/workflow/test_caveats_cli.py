@@ -1,6 +1,6 @@
 """A band the user chooses that under-covers warns where it is chosen.
 
-Command line: ``--help`` says so for ``--band basic`` and ``--uncertainty ij``; a run with ``--band basic``, or
+Command line: ``--help`` says so for ``--band basic``; a run with ``--band basic``, or
 with simultaneous bands of a boosting classifier, says the CoverageWarning on the console and keeps it in
 summary.md's notes.  A run that chooses nothing of the kind says no such warning.
 """
@@ -20,7 +20,6 @@ def test_help_names_the_under_covering_choices(capsys):
         main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "basic under-covers PD curves with every learner tested" in text
-    assert "ij (EXPERIMENTAL, under-covers)" in text
 
 
 def _run(tmp_path, table, target, *extra):

@@ -44,8 +44,8 @@ def test_effect_option_defaults_to_pd_and_is_checked():
     assert RunConfig.from_dict({"target": "y", "effect": "both"}).effect == "both"
     with pytest.raises(InputError, match="effect"):
         RunConfig.from_dict({"target": "y", "effect": "shap"})
-    with pytest.raises(InputError, match="--effect pd"):  # the one-fit IJ bands are PD bands only
-        RunConfig.from_dict({"target": "y", "effect": "ale", "uncertainty": "ij", "ice_samples": 0})
+    with pytest.raises(InputError, match="--effect pd"):  # the debiased bands are PD bands only
+        RunConfig.from_dict({"target": "y", "effect": "ale", "uncertainty": "debiased"})
 
 
 def test_both_writes_pd_and_ale_from_the_same_resamples(both_run):

@@ -30,7 +30,7 @@ def test_a_registered_effect_and_strategy_appear_in_the_parser(monkeypatch):
 def test_an_unregistered_effect_is_refused_with_the_registered_ones():
     with pytest.raises(InputError, match=r"must be one of pd, ale, both; got 'toy'"):
         merge({"target": "y", "effect": "toy"}, {})
-    with pytest.raises(InputError, match=r"must be one of bootstrap, ij, none, debiased; got 'boostrap'.*'bootstrap'"):
+    with pytest.raises(InputError, match=r"must be one of bootstrap, none, debiased; got 'boostrap'.*'bootstrap'"):
         merge({"target": "y", "uncertainty": "boostrap"}, {})
     assert BY_KEY["effect"].allowed == (*registry.EFFECTS, "both")
 

@@ -1,4 +1,4 @@
-"""Tests of the NumPy layer of the forest infinitesimal jackknife (pdpboot.engine.jackknife)."""
+"""Tests of the forest infinitesimal jackknife of the forest_ij study (experiments/forest_ij_estimator.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sklearn.ensemble import (
 from sklearn.inspection import partial_dependence as sk_partial_dependence
 from sklearn.tree import DecisionTreeRegressor
 
-from pdpboot.engine import jackknife as jk
+from experiments import forest_ij_estimator as jk
 from pdpboot.engine.tree import kernel_available
 
 

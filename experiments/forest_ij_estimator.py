@@ -1,4 +1,6 @@
-r"""One-fit variance of a bagged forest's partial dependence (NumPy layer).
+r"""One-fit variance of a bagged forest's partial dependence: the estimator of the forest_ij study.
+
+Experimental, outside the package: it under-covered in ``experiments/forest_ij.py``.
 
 The infinitesimal jackknife (IJ) and the jackknife-after-bootstrap of Wager,
 Hastie & Efron (2014, JMLR 15, "Confidence intervals for random forests: the
@@ -78,12 +80,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 
-from ._tree_model import FOREST_TYPES  # the forests whose in-bag counts can be recovered
-from .tree import kernel_available, per_tree_partial_dependence
+from pdpboot.engine import compute_pd
+from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
+
+#: the forests whose in-bag counts can be recovered
+FOREST_TYPES = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+#: the fewest trees the study's estimator was run with by default (fewer: more Monte Carlo noise than signal)
+MIN_TREES = 1000
 
 __all__ = [
     "FOREST_TYPES",
+    "MIN_TREES",
     "TreeEvaluation",
     "bootstrap_draws",
     "check_forest",
@@ -318,8 +327,6 @@ def _stacked_input_blocks(X, feature_idx, grid_values, transform) -> list[tuple[
 
 
 def _evaluate_chunk(trees, counts, X, feature_idx, grid_values, response_method, method, n_outputs):
-    from . import compute_pd  # the package's dispatcher (imported late: it imports this package)
-
     tree_pd, ice_sum, oob = [], None, None
     for b, tree in enumerate(trees):
         avg, ice = compute_pd(tree, X, feature_idx, grid_values, response_method=response_method,

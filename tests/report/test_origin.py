@@ -1,10 +1,10 @@
-"""``header.run_config``: the one reader of the ``cli_config`` a command-line run records."""
+"""``report.origin.run_config``: the one reader of the ``cli_config`` a command-line run records."""
 
 from __future__ import annotations
 
 import json
 
-from pdpboot.header import describe_origin, run_config, run_identity
+from pdpboot.report.origin import describe_origin, run_config, run_identity
 
 
 def test_run_config_is_the_one_reader_of_cli_config():
