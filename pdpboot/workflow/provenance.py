@@ -22,7 +22,7 @@ MODEL_LIBRARIES = ("xgboost", "lightgbm", "joblib", "threadpoolctl")
 #: Distributions that provide an import name under another distribution name.
 _ALIASES = {"xgboost": ("xgboost", "xgboost-cpu")}
 NOT_INSTALLED = "not installed"
-#: Key of the exact tree engine's walk in :func:`versions` ("compiled (numba)" or "NumPy").
+#: Key of the exact tree engine's walk in :func:`versions` ("compiled (numba)", or "brute force (no numba)").
 TREE_WALK = "tree walk"
 
 
@@ -36,14 +36,14 @@ def _version(distribution: str) -> str | None:
 
 
 def tree_walk() -> str:
-    """How the exact tree engine walks trees here: ``"compiled (numba)"`` or ``"NumPy"``.
+    """How the exact tree engine walks trees here: ``"compiled (numba)"``, or ``"brute force (no numba)"``.
 
-    The two agree to about 1e-14 (the compiled walk sums in another order), so a run and its
+    The exact engine and brute force agree to about 1e-14 (they sum in another order), so a run and its
     reproduction in environments that differ here can differ in the last bits.
     """
     from ..engine.tree import kernel_available
 
-    return "compiled (numba)" if kernel_available() else "NumPy"
+    return "compiled (numba)" if kernel_available() else "brute force (no numba)"
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:

@@ -43,7 +43,7 @@ def test_versions_record_every_library_that_changes_numbers(monkeypatch):
     recorded = provenance.versions()
     for name in ("numpy", "scipy", "scikit-learn", "numba", "xgboost", "lightgbm", "catboost", "tree walk"):
         assert name in recorded, name
-    assert recorded["tree walk"] == ("compiled (numba)" if tree_module.kernel_available() else "NumPy")
+    assert recorded["tree walk"] == ("compiled (numba)" if tree_module.kernel_available() else "brute force (no numba)")
     monkeypatch.setattr(provenance, "_version", lambda name: None if name == "numba" else "1.0")
     assert provenance.versions()["numba"] == "not installed"  # installing it later is a difference
 
@@ -73,10 +73,10 @@ def test_other_tree_walk_is_reported_and_still_reproduces(run_folder, tmp_path, 
     shutil.copytree(run_folder, copy)
     config = json.loads((copy / "repro_inputs" / "config.json").read_text())
     walked = config["versions"]["tree walk"]
-    other = "NumPy" if walked != "NumPy" else "compiled (numba)"
+    other = "brute force (no numba)" if walked != "brute force (no numba)" else "compiled (numba)"
     if other == "compiled (numba)" and not tree_module.kernel_available():
-        pytest.skip("numba is not installed: only the NumPy walk is available")
-    monkeypatch.setattr(compiled_mod, "_KERNEL", False if other == "NumPy" else compiled_mod._KERNEL)
+        pytest.skip("numba is not installed: only brute force is available")
+    monkeypatch.setattr(compiled_mod, "_KERNEL", False if other == "brute force (no numba)" else compiled_mod._KERNEL)
     code, out = run_cli(["reproduce", copy], capsys)
     assert f"tree walk {walked} was used for the run; this is {other}" in out.err
     assert code == 0, out.err
