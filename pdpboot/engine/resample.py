@@ -63,8 +63,8 @@ class Scheme:
 
     #: the name users give (``resampling="bootstrap"``)
     name: ClassVar[str] = ""
-    #: whether each job's row counts are kept for BCa bands (``resample_counts``)
-    keeps_counts: ClassVar[bool] = True
+    #: whether the rows each job did not draw are kept for BCa bands (``resample_absent``)
+    keeps_absent: ClassVar[bool] = True
 
     @classmethod
     def bind(cls, options, y, *, n_rows: int, classifier: bool) -> Scheme:
@@ -129,7 +129,7 @@ class Subsample(Scheme):
     """``floor(fraction * n)`` rows without replacement; deviations rescaled by ``sqrt(m / (n - m))``."""
 
     name: ClassVar[str] = "subsample"
-    keeps_counts: ClassVar[bool] = False
+    keeps_absent: ClassVar[bool] = False
     fraction: float = 0.632
 
     @classmethod
@@ -178,3 +178,31 @@ def multiplicities(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarra
     counts = np.bincount(rows, minlength=n_rows)
     distinct = np.flatnonzero(counts)
     return distinct, counts[distinct]
+
+
+@dataclass(frozen=True)
+class AbsentRows:
+    """Which rows each resample did not draw, one bit per row: what BCa's acceleration needs of the draws.
+
+    Attributes
+    ----------
+    bits : ndarray of uint8, shape (n_resamples, ceil(n_rows / 8))
+        Row ``b``: ``np.packbits`` of resample ``b``'s mask of rows it did not draw (1: not drawn).
+    n_rows : int
+    """
+
+    bits: np.ndarray
+    n_rows: int
+
+    @staticmethod
+    def pack(rows: np.ndarray | None, n_rows: int) -> np.ndarray:
+        """One resample's packed mask of the rows it did not draw (``rows=None``: all rows drawn)."""
+        absent = np.ones(n_rows, dtype=bool)
+        absent[slice(None) if rows is None else rows] = False
+        return np.packbits(absent)
+
+    def blocks(self, n_bytes: int):
+        """``(start, mask)`` per block of ``8 * n_bytes`` rows: ``mask`` (n_resamples, rows) is True where not drawn."""
+        for lo in range(0, self.bits.shape[1], n_bytes):
+            count = min(8 * n_bytes, self.n_rows - 8 * lo)
+            yield 8 * lo, np.unpackbits(self.bits[:, lo:lo + n_bytes], axis=1, count=count).view(bool)
