@@ -100,7 +100,9 @@ class Bootstrap(Scheme):
     name: ClassVar[str] = "bootstrap"
 
     def draw(self, n_rows, rng):
-        return np.sort(rng.integers(0, n_rows, size=n_rows))
+        rows = rng.integers(0, n_rows, size=n_rows)
+        rows.sort()  # in place: one array of n rows at a time
+        return rows
 
 
 @register
