@@ -158,8 +158,8 @@ def resample_cases() -> None:
                 out = check(res, fitted, X, "a", method="predict_proba")
                 sums = node["pd_resamples"].sum("output").values
                 assert np.allclose(sums[np.isfinite(sums)], 1.0), "class probabilities of a refit do not add to 1"
-                counts = res["resample_counts"].values
-                missing = int((counts[:, np.asarray(y2 == labels[1])].sum(axis=1) == 0).sum())
+                absent = np.unpackbits(res["resample_absent"].values, axis=1, count=len(X)).astype(bool)
+                missing = int(absent[:, np.asarray(y2 == labels[1])].all(axis=1).sum())
                 return f"{out}; refits without the rare class: {missing} (its probability there: 0)"
             case("resamples", f"{label_kind} classes, 1 row of one class: {type(est).__name__}", go)
 

@@ -141,7 +141,7 @@ def save_dataset(ds: xr.Dataset, path: Path, *, compress: bool = False) -> None:
 
 
 def compact_tree(tree):
-    """A pdpboot result without its resample curves (``*_resamples``, ``resample_counts``).
+    """A pdpboot result without its resample curves (``*_resamples``, ``resample_absent``).
 
     Estimates, ICE curves and the bands already added (``confidence_bands``, ``ice_heterogeneity``,
     ``h_statistic``) are kept, which is all the plotting functions draw.
@@ -149,7 +149,7 @@ def compact_tree(tree):
     nodes = {}
     for node in tree.subtree:
         ds = node.to_dataset(inherit=False)
-        drop = [v for v in ds.data_vars if str(v).endswith("_resamples") or str(v) == "resample_counts"]
+        drop = [v for v in ds.data_vars if str(v).endswith("_resamples") or str(v) == "resample_absent"]
         nodes[node.path] = ds.drop_vars(drop)
     return xr.DataTree.from_dict(nodes, name=tree.name)
 

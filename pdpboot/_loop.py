@@ -9,8 +9,10 @@ dispatched to joblib.  Resample ``b`` depends only on its own child, so
 results do not depend on ``n_jobs``, the joblib backend, or ``n_resamples`` (a
 larger B extends a run with the same first resamples).  The plan's scheme
 (:mod:`pdpboot.engine.resample`) turns each resample's child into its job,
-drawing its rows once, in the parent, before any fit (they also give the
-``resample_counts`` of BCa bands); the effect chooses its own fixed rows
+drawing its rows in the parent: once before any fit, for what is kept of them
+(the rows each resample did not draw, for BCa bands), and again, from the same
+seed, as each job is dispatched, so that no more than a few jobs' rows are held
+at a time; the effect chooses its own fixed rows
 (``effect.fixed_rows``) and the background rows of every model are chosen in
 :func:`background_rows`.  Results persist to one store
 (:func:`pdpboot.checkpoint.open_store`).  Nothing here imports xarray.
@@ -34,7 +36,7 @@ from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint, MemoryStore, open_store
 from .engine import describe_choices, record_engine_choices
 from .engine.refit import UnfittedCopies, rows_of, seed_estimator
-from .engine.resample import Job, Scheme, child, multiplicities
+from .engine.resample import AbsentRows, Job, Scheme, child, multiplicities
 from .engine.response import resolve_response_method
 from .options import Execution
 
@@ -85,8 +87,10 @@ class RunResult:
         One entry per resample: its arrays, or its :class:`Failure`.
     evaluation : Evaluation
         The full-data fit's evaluation (resolved response, outputs, background, the effect's fixed rows).
-    counts : ndarray of shape (n_resamples, n_rows)
-        How often each row was drawn into each resample (uint8, uint16 if needed).
+    absent : AbsentRows
+        The rows each resample did not draw.
+    missing_class : ndarray of bool, shape (n_resamples,)
+        Whether each resample's rows hold no row of some class of a classifier's data.
     seed : dict
         The root seed, JSON-able.
     created : str
@@ -101,7 +105,8 @@ class RunResult:
     estimate: NodeArrays
     resamples: list
     evaluation: Evaluation
-    counts: np.ndarray
+    absent: AbsentRows
+    missing_class: np.ndarray
     seed: dict
     created: str
     engine: str = ""
@@ -366,21 +371,6 @@ def missing_classes(plan: BootstrapPlan, rows: np.ndarray) -> list:
     return [c for c in np.unique(labels) if c not in set(labels[rows].tolist())]
 
 
-def lacking_first(plan: BootstrapPlan, jobs: list[Job]) -> list[Job]:
-    """``jobs`` with those whose rows miss a class first: a classifier that cannot be fitted without a
-    class then fails after the full-data fit alone, not after every other refit (the results, indexed by
-    job, do not depend on the order).  Checked only when a class is rare (at most 50 rows: a bootstrap
-    misses it with probability ``exp(-50)`` otherwise)."""
-    labels = class_labels(plan)
-    if labels is None or not jobs:
-        return jobs
-    _, counts = np.unique(labels, return_counts=True)
-    if counts.min() > 50:
-        return jobs
-    lacking = [job.rows is not None and bool(missing_classes(plan, job.rows)) for job in jobs]
-    return [j for j, out in zip(jobs, lacking) if out] + [j for j, out in zip(jobs, lacking) if not out]
-
-
 def progress_bar(iterable, total: int, progress, initial: int = 0):
     """Report progress over ``iterable``: a tqdm bar, or calls ``progress(done, total)`` after each item.
 
@@ -404,35 +394,44 @@ def _reporting(iterable, total: int, report, done: int):
         yield item
 
 
-def check_resample_weights(plan: BootstrapPlan, jobs: list[Job]) -> None:
-    """Refuse, before any fit, jobs whose rows all have ``sample_weight`` 0 (nothing to fit)."""
+def draw_bookkeeping(plan: BootstrapPlan, scheme: Scheme, seeds: list, n_rows: int
+                     ) -> tuple[AbsentRows, np.ndarray]:
+    """Draw each job's rows for what is known of them before any fit, keeping one bit per row and job.
+
+    Returns the rows each job did not draw and whether its rows miss a class of a classifier's data;
+    refuses jobs whose rows all have ``sample_weight`` 0 (nothing to fit).
+    """
+    bits = np.zeros((len(seeds), (n_rows + 7) // 8), dtype=np.uint8)
+    missing = np.zeros(len(seeds), dtype=bool)
+    labels = class_labels(plan)
+    codes = None if labels is None else np.unique(labels, return_inverse=True)[1]
     w = plan.sample_weight
-    if w is None or np.all(w > 0):
-        return
-    empty = [job.index for job in jobs if job.rows is not None and not np.any(w[job.rows] > 0)]
+    zero = None if w is None or np.all(w > 0) else w <= 0
+    empty = []
+    for b, seed in enumerate(seeds):
+        rows = scheme.job(b, seed, n_rows).rows
+        bits[b] = AbsentRows.pack(rows, n_rows)
+        if rows is not None and codes is not None:
+            missing[b] = np.bincount(codes[rows], minlength=codes.max() + 1).min() == 0
+        if rows is not None and zero is not None and np.all(zero[rows]):
+            empty.append(b)
     if empty:
         shown = ", ".join(map(str, empty[:5])) + (", ..." if len(empty) > 5 else "")
         raise ValueError(
             f"sample_weight is positive on only {int(np.sum(w > 0))} of {len(w)} rows, and {len(empty)} of "
-            f"{len(jobs)} resamples (resample {shown}) draw none of them: nothing to fit; remove the rows of "
+            f"{len(seeds)} resamples (resample {shown}) draw none of them: nothing to fit; remove the rows of "
             f"weight 0 from X, y and sample_weight (no fit or average uses them) or give more rows a positive weight")
+    return AbsentRows(bits, n_rows), missing
 
 
-def row_counts(jobs: list[Job], n_rows: int) -> np.ndarray:
-    """How often each row went into each job (uint8, uint16 if needed; all rows once for ``rows=None``)."""
-    counts = np.ones((len(jobs), n_rows), dtype=np.uint16)
-    for k, job in enumerate(jobs):
-        if job.rows is not None:
-            counts[k] = np.bincount(job.rows, minlength=n_rows)
-    return counts.astype(np.uint8) if counts.max(initial=0) < 256 else counts
+def run_jobs(execution: Execution, call, job, order, store: MemoryStore) -> list:
+    """Every job's arrays or :class:`Failure` (``call(job(b))``, a joblib-delayed call), persisted to ``store``.
 
-
-def run_jobs(execution: Execution, call, jobs: list[Job], store: MemoryStore) -> list:
-    """Every job's arrays or :class:`Failure` (``call(job)``, a joblib-delayed call), persisted to ``store``."""
-    n = len(jobs)
+    Jobs are run in ``order`` and made (``job(b)``) only as they are dispatched.
+    """
+    n = len(order)
     done = {b: Failure.from_text(r) if isinstance(r, str) else r for b, r in store.stored(n).items()}
-    todo = [job for job in jobs if job.index not in done]
-    return dispatch(execution, n, ((job.index, call(job)) for job in todo), store, done)
+    return dispatch(execution, n, ((b, call(job(b))) for b in order if b not in done), store, done)
 
 
 def dispatch(execution: Execution, n: int, jobs, store: MemoryStore, done: dict) -> list:
@@ -509,8 +508,8 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
     full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
     n_rows = plan.spec.n_rows
     scheme = plan.scheme.prepare(plan.spec.X, plan.y, plan.sample_weight, child(background_seed, 0))
-    jobs = [scheme.job(b, seed, n_rows) for b, seed in enumerate(generator.spawn(plan.n_resamples))]
-    check_resample_weights(plan, jobs)
+    job_seeds = generator.spawn(plan.n_resamples)
+    absent, missing = draw_bookkeeping(plan, scheme, job_seeds, n_rows)
     store = open_store(plan.execution.checkpoint, plan, seeds, created=created, on_error=plan.execution.on_error)
     background = fixed_background(plan, background_seed)
     fixed = plan.effect.fixed_rows(background, (ice_seed, full_seed.spawn(1)[0]))
@@ -520,6 +519,7 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
     else:  # cross-fitting: no fit on all rows, every model is a job's
         estimate, engine = {}, ""
         base = replace(base, response_method=resolve_response_method(plan.estimator, plan.response_method))
+    order = np.argsort(~missing, kind="stable").tolist()  # a class missed: fail after the full-data fit alone
     resamples = run_jobs(plan.execution, lambda job: delayed(resample_job)(plan, base, job),
-                         lacking_first(plan, jobs), store)
-    return RunResult(estimate, resamples, base, row_counts(jobs, n_rows), seeds, store.created, engine, scheme)
+                         lambda b: scheme.job(b, job_seeds[b], n_rows), order, store)
+    return RunResult(estimate, resamples, base, absent, missing, seeds, store.created, engine, scheme)

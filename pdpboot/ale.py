@@ -486,8 +486,8 @@ def bootstrap_ale(
         One child per feature set with ``ale`` (``output``, *features), the
         ALE of the model fit on the full data, and ``ale_resamples``
         (``resample``, ``output``, *features) (with ``with_pd`` also ``pd``
-        and ``pd_resamples``).  Root variable ``resample_counts``
-        (``resample``, ``row``) as in the PD bootstrap.  Pass it to
+        and ``pd_resamples``).  Root variable ``resample_absent``
+        (``resample``, ``packed_row``) as in the PD bootstrap.  Pass it to
         :func:`pdpboot.confidence_bands` for ``ale_band``, ``ale_se``, ``ale_bias``.
 
     See Also

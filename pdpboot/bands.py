@@ -24,16 +24,16 @@ from .engine.intervals import (
     envelope_level,
     min_simultaneous_resamples,
 )
+from .engine.resample import AbsentRows
 from .header import ResultHeader
 from .options import BAND_SCALES
-from .schema import feature_nodes
+from .schema import ABSENT, feature_nodes
 
 __all__ = ["BAND_METHODS", "SCALES", "band_arrays", "confidence_bands"]
 
 BAND_METHODS = POINTWISE_METHODS
 #: ``scale=`` of :func:`confidence_bands`: ``auto`` reads the result's ``band_scale`` root attr.
 SCALES = ("auto", *BAND_SCALES)
-COUNTS = "resample_counts"
 _SUFFIX = "_resamples"
 #: Probabilities are clipped to [_EPS, 1 - _EPS] before the logit.
 _EPS = 1e-6
@@ -116,7 +116,7 @@ def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: fl
     return parts, info
 
 
-def _counts(result: xr.DataTree, node_ds: xr.Dataset, method: str, header: ResultHeader) -> np.ndarray | None:
+def _absent(result: xr.DataTree, node_ds: xr.Dataset, method: str, header: ResultHeader) -> AbsentRows | None:
     if method not in ("bc", "bca"):
         return None
     if header.extra.get("resampling") == "subsample":
@@ -125,11 +125,11 @@ def _counts(result: xr.DataTree, node_ds: xr.Dataset, method: str, header: Resul
     if method == "bc":
         return None
     for ds in (node_ds, result.ds):
-        if COUNTS in ds:
-            return ds[COUNTS].transpose("resample", ...).values
+        if ABSENT in ds:
+            return AbsentRows(ds[ABSENT].transpose("resample", ...).values, int(ds[ABSENT].attrs["n_rows"]))
     raise ValueError(
-        f"method='bca' needs the resample row counts ({COUNTS!r}: resample x row, how often each row was "
-        "drawn) for its jackknife-after-bootstrap acceleration, and this result has none. Use "
+        f"method='bca' needs the rows each resample did not draw ({ABSENT!r}) for its "
+        "jackknife-after-bootstrap acceleration, and this result has none. Use "
         "method='bc' (bias-corrected percentile, no acceleration) or a result that stores them."
     )
 
@@ -175,7 +175,7 @@ def confidence_bands(
         In (0, 1).
     method : {"percentile", "basic", "normal", "bc", "bca"}
         Pointwise method; quantiles are order statistics of rank ``(B + 1) q``.  ``bca`` takes its
-        acceleration from the jackknife-after-bootstrap and needs ``resample_counts``.  ``basic``
+        acceleration from the jackknife-after-bootstrap and needs ``resample_absent``.  ``basic``
         and ``bca`` under-cover PD and ALE curves and warn; see the validation page of the
         documentation.
     simultaneous : bool
@@ -237,7 +237,7 @@ def confidence_bands(
     out = result.copy()
     for node in nodes:
         ds = node.to_dataset()
-        counts = _counts(result, ds, method, header)
+        absent = _absent(result, ds, method, header)
         for res_name in [v for v in ds.data_vars if v.endswith(_SUFFIX)]:
             name = res_name[: -len(_SUFFIX)]
             if name not in ds or name == "ice":
@@ -264,7 +264,7 @@ def confidence_bands(
                 parts, info = _band_variable(
                     target, est, target_res, scale=scale, support=bounds, link="logit" if on_logit else "identity",
                     level=confidence_level, method=method, simultaneous=simultaneous,
-                    simultaneous_method=sim_method, counts=counts)
+                    simultaneous_method=sim_method, absent=absent)
                 if simultaneous:
                     _warn_ceiling(f"{node.name}/{target}", info, n_valid, confidence_level)
                 attrs = {"method": method, "confidence_level": float(confidence_level),

@@ -20,11 +20,12 @@ import xarray as xr
 
 from ._assemble import build_tree
 from ._evaluate import PDEffect, check_statistics
-from ._loop import class_labels, run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
+from ._loop import run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
 from ._plan import BootstrapPlan, make_plan, make_spec
 from ._validate import check_enough_rows
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_run_options
+from .schema import ABSENT
 
 
 def bootstrap_partial_dependence(
@@ -167,9 +168,10 @@ def bootstrap_partial_dependence(
     Returns
     -------
     xarray.DataTree
-        Root variable ``resample_counts`` (``resample``, ``row``): how often
-        each row was drawn into each resample (for ``method="bca"``; not with
-        ``subsample``).  One child per feature set with ``pd`` (``output``, *features),
+        Root variable ``resample_absent`` (``resample``, ``packed_row``; attr
+        ``n_rows``): the rows each resample did not draw, ``np.packbits`` of
+        a row mask (for ``method="bca"``; not with ``subsample``).  One child
+        per feature set with ``pd`` (``output``, *features),
         ``pd_resamples`` (``resample``, ``output``, *features) and, with
         ``ice``, ``ice`` (``instance``, ``output``, *features) and
         ``ice_resamples``; with ``heterogeneity``/``interactions``, the
@@ -212,16 +214,10 @@ def bootstrap_partial_dependence(
     return run_bootstrap(plan)
 
 
-def missing_class_resamples(plan, counts: np.ndarray, failures: dict) -> int:
+def missing_class_resamples(missing: np.ndarray, failures: dict) -> int:
     """Resamples whose rows hold no row of some class of the data (a classifier's refit that never saw it:
     its probability is 0 there, and a decision-function refit failed), from the rows each one drew."""
-    labels = class_labels(plan)
-    failed = sum(f.missing_class for f in failures.values())
-    if labels is None:
-        return failed
-    n_classes = len(np.unique(labels))
-    lacking = sum(len(np.unique(labels[row > 0])) < n_classes for row in np.asarray(counts))
-    return int(max(lacking, failed))
+    return int(max(np.sum(missing), sum(f.missing_class for f in failures.values())))
 
 
 def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
@@ -251,15 +247,15 @@ def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
         )
     header = bootstrap_header(plan, out.evaluation.response_method, out.evaluation.outputs, created=out.created,
                               rng_entropy=out.seed["entropy"], engine=out.engine, n_failed_resamples=len(failures),
-                              n_missing_class_resamples=missing_class_resamples(plan, out.counts, failures),
+                              n_missing_class_resamples=missing_class_resamples(out.missing_class, failures),
                               failed_resamples=json.dumps([{"resample": b, "error": str(failures[b])}
                                                            for b in sorted(failures)]))
     tree = build_tree(plan.spec, out.stacked(), outputs=out.evaluation.outputs,
                       ice_rows=out.evaluation.fixed.get("ice"),
                       header=header, node_attrs=plan.effect.node_attrs(),
                       extra_coords={"resample": np.arange(plan.n_resamples)})
-    if plan.scheme.keeps_counts:  # for BCa: how often each row went into each resample
-        tree["resample_counts"] = xr.Variable(("resample", "row"), out.counts)
+    if plan.scheme.keeps_absent:  # for BCa: the rows each resample did not draw, one bit each
+        tree[ABSENT] = xr.Variable(("resample", "packed_row"), out.absent.bits, {"n_rows": out.absent.n_rows})
     return tree
 
 

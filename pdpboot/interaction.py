@@ -75,7 +75,7 @@ from .engine.hstats import (
 from .engine.resample import Job, Scheme, child
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_execution
-from .schema import feature_nodes, node_name
+from .schema import ABSENT, feature_nodes, node_name
 
 __all__ = ["h_statistic", "h_statistic_of_model", "h_statistic_test", "pd_variance_statistic"]
 
@@ -150,8 +150,8 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
         )
     tree = xr.DataTree(children=children)
     tree.attrs = dict(result.attrs)
-    if "resample_counts" in result.ds:  # BCa's jackknife-after-bootstrap acceleration needs them
-        tree["resample_counts"] = result.ds["resample_counts"].variable
+    if ABSENT in result.ds:  # BCa's jackknife-after-bootstrap acceleration needs them
+        tree[ABSENT] = result.ds[ABSENT].variable
     if confidence_level is not None and any(
         v.endswith("_resamples") for child in children.values() for v in child.ds.data_vars
     ):
@@ -326,7 +326,7 @@ class NullReplicates(Scheme):
     """
 
     name: ClassVar[str] = "null"
-    keeps_counts: ClassVar[bool] = False
+    keeps_absent: ClassVar[bool] = False
     pair: tuple[int, int] = (0, 1)
     mean: np.ndarray | None = None
     noise: np.ndarray | None = None

@@ -9,7 +9,9 @@ names); ``ci_bound`` (``["lower", "upper"]``).  Every statistic ``s`` (``pd``, `
 adds ``s_band``, ``s_se`` and ``s_bias``.  Root attrs are written and read by
 :class:`pdpboot.header.ResultHeader` (provenance, ``response``, ``task``, ``n_rows``, ``effect``,
 ``uncertainty``, ``target``, ``supports``, ``learner_family``) plus the resampling's own
-(``resampling``, ``subsample_size``, ``n_failed_resamples``, ``engine``, ...).
+(``resampling``, ``subsample_size``, ``n_failed_resamples``, ``engine``, ...).  A bootstrap
+result's root holds :data:`ABSENT` (``resample``, ``packed_row``; attr ``n_rows``): row ``b`` is
+``numpy.packbits`` of the mask of rows resample ``b`` did not draw, for BCa bands.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the schema's names are used by the NumPy layer, which never imports xarray
     import xarray as xr
 
-__all__ = ["CI_BOUNDS", "DERIVED_SUFFIXES", "GRID_EFFECTS", "RESERVED_DIMS", "RESERVED_NAMES", "STATISTICS",
+__all__ = ["ABSENT", "CI_BOUNDS", "DERIVED_SUFFIXES", "GRID_EFFECTS", "RESERVED_DIMS", "RESERVED_NAMES", "STATISTICS",
            "check_feature_dims", "feature_nodes", "get_node", "node_name"]
 
+#: root variable of the rows each resample did not draw, one bit per row (BCa's acceleration)
+ABSENT = "resample_absent"
 RESERVED_DIMS = ("resample", "instance", "output", "ci_bound")
 CI_BOUNDS = ["lower", "upper"]
 STATISTICS = (

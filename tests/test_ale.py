@@ -250,9 +250,10 @@ def test_bootstrap_ale_shares_the_pd_machinery(tmp_path):
     kw = dict(n_resamples=4, rng=11)
     pd_res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw)
     ale_res = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw)
-    np.testing.assert_array_equal(ale_res["resample_counts"].values, pd_res["resample_counts"].values)
+    np.testing.assert_array_equal(ale_res["resample_absent"].values, pd_res["resample_absent"].values)
     counts = np.stack([np.bincount(rows, minlength=len(X)) for rows in _resample_rows(11, len(X), 4)])
-    np.testing.assert_array_equal(ale_res["resample_counts"].values, counts)
+    absent = np.unpackbits(ale_res["resample_absent"].values, axis=1, count=len(X)).astype(bool)
+    np.testing.assert_array_equal(absent, counts == 0)
     # a checkpointed run cut at 2 resamples and extended to 4 equals the uninterrupted run
     calls = []
     first = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **dict(kw, n_resamples=2),

@@ -68,7 +68,7 @@ def test_auto_for_probabilities_is_the_0632_subsample_with_logit_bands_by_hand()
                                                rng=0, execution=QUIET)
     attrs = res.attrs
     assert (attrs["resampling"], attrs["resampling_requested"], attrs["band_scale"]) == ("subsample", "auto", "logit")
-    assert attrs["subsample_size"] == 63 and "resample_counts" not in res  # floor(0.632 x 100), no row repeated
+    assert attrs["subsample_size"] == 63 and "resample_absent" not in res  # floor(0.632 x 100), no row repeated
     assert "logit scale" in attrs["resampling_reason"]
     node = res["x0"].ds
     # the estimate is the full-data fit's PD (scikit-learn's brute force on the same grid)

@@ -11,7 +11,13 @@ from hypothesis.extra.numpy import arrays
 from scipy.stats import norm
 
 import pdpboot
-from pdpboot.engine.intervals import band_arrays, jackknife_after_bootstrap_acceleration
+from pdpboot.engine.intervals import (
+    band_arrays,
+    jackknife_acceleration,
+    jackknife_after_bootstrap_acceleration,
+    pointwise_interval,
+)
+from pdpboot.engine.resample import AbsentRows
 from pdpboot.header import ResultHeader
 
 
@@ -121,19 +127,20 @@ def test_calibrated_band_warns_at_its_ceiling(sample):
     assert max(attrs["calibrated_level"]) > 1 - 2 / 24 and attrs["resamples_suggested"] > 100
 
 
-def test_bca_and_bc_from_stored_counts(sample):
+def test_bca_and_bc_from_stored_absent_rows(sample):
     est, res = sample
     rng = np.random.default_rng(9)
     counts = rng.multinomial(50, np.full(50, 1 / 50), size=res.shape[0])
     tree = _result(est, res)
-    with pytest.raises(ValueError, match="resample_counts"):
+    with pytest.raises(ValueError, match="resample_absent"):
         pdpboot.confidence_bands(tree, method="bca")
-    root = xr.Dataset({"resample_counts": (("resample", "row"), counts)})
+    root = xr.Dataset({"resample_absent": xr.Variable(("resample", "packed_row"), np.packbits(counts == 0, axis=1),
+                                                      {"n_rows": 50})})
     tree = xr.DataTree(root, children={"x": tree["x"]}).copy()
     tree.attrs = {"resampling": "bootstrap"}
     with pytest.warns(pdpboot.CoverageWarning, match="method='bca'"):
         out = pdpboot.confidence_bands(tree, method="bca", confidence_level=0.9)["x"].ds
-    a = jackknife_after_bootstrap_acceleration(res, counts)
+    a = jackknife_after_bootstrap_acceleration(res, AbsentRows(np.packbits(counts == 0, axis=1), 50))
     for o, g in [(0, 0), (1, 5)]:
         sample_bg = res[:, o, g]
         z0 = norm.ppf(np.mean(sample_bg < est[o, g]))  # no ties in continuous draws
@@ -346,3 +353,30 @@ def test_the_envelope_warning_is_short(sample):
     with pytest.warns(UserWarning, match="envelope") as caught:
         pdpboot.confidence_bands(tree, simultaneous=True, simultaneous_method="calibrated")
     assert caught and all(len(str(w.message)) < 300 for w in caught)
+
+
+@pytest.mark.filterwarnings("ignore::pdpboot.caveats.CoverageWarning")
+def test_bca_band_of_a_run_equals_the_band_from_its_explicit_row_counts():
+    """The stored bits give the BCa band the B x n counts matrix gave, bit for bit: the counts are redrawn by
+    hand from the seeds (a resample's rows: child 0 of its own seed), the acceleration computed from them."""
+    from sklearn.linear_model import LinearRegression
+
+    n, b = 61, 30  # n not a multiple of 8: the last byte is padded
+    X = np.random.default_rng(0).normal(size=(n, 2))
+    y = X[:, 0] + np.random.default_rng(1).normal(size=n)
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=b, grid_resolution=4,
+                                               rng=7)
+    root = np.random.default_rng(7)
+    root.spawn(3)
+    counts = np.stack([np.bincount(seed.spawn(1)[0].integers(0, n, size=n), minlength=n) for seed in root.spawn(b)])
+    stored = res["resample_absent"]
+    assert stored.dtype == np.uint8 and stored.shape == (b, 8) and stored.attrs["n_rows"] == n
+    np.testing.assert_array_equal(np.unpackbits(stored.values, axis=1, count=n).astype(bool), counts == 0)
+    est = res["x0"]["pd"].values
+    draws = est + (res["x0"]["pd_resamples"].values - est) * 1.0  # as the bands rescale (bootstrap: by 1)
+    out = (counts == 0).astype(float).T
+    theta = (out @ draws.reshape(b, -1)) / (out @ np.ones((b, draws[0].size)))
+    a = jackknife_acceleration(theta, axis=0).reshape(est.shape)
+    lower, upper = pointwise_interval(est, draws, level=0.9, method="bca", acceleration=a)
+    band = pdpboot.confidence_bands(res, method="bca", confidence_level=0.9)["x0"]["pd_band"].values
+    np.testing.assert_array_equal(band, np.stack([lower, upper]))

@@ -371,16 +371,16 @@ def test_predict_returning_the_wrong_number_of_rows_is_named():
         pdpboot.partial_dependence(Short().fit(X, X[:, 0]), X, [0], grid_resolution=3)
 
 
-def test_resample_counts_are_the_rows_each_refit_was_fitted_on(data):
+def test_resample_absent_is_the_rows_each_refit_was_not_fitted_on(data):
     X, y = data
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5, grid_resolution=3,
                                                rng=9)
-    counts = res["resample_counts"].values
+    absent = np.unpackbits(res["resample_absent"].values, axis=1, count=len(X)).astype(bool)
     root = np.random.default_rng(9)
     root.spawn(3)
     for b, seed in enumerate(root.spawn(5)):
         rows = np.sort(seed.spawn(3)[0].integers(0, len(X), size=len(X)))
-        np.testing.assert_array_equal(counts[b], np.bincount(rows, minlength=len(X)))
+        np.testing.assert_array_equal(absent[b], np.bincount(rows, minlength=len(X)) == 0)
     with pytest.warns(pdpboot.CoverageWarning, match="method='bca'"):  # measured to under-cover curves
         bands = pdpboot.confidence_bands(res, method="bca")  # the jackknife-after-bootstrap acceleration uses them
     assert np.isfinite(bands["a"].ds.pd_band.values).all()

@@ -595,14 +595,14 @@ def test_h2_estimate_and_resamples_are_the_same_statistic():
     assert 0.1 < below < 0.9
 
 
-def test_h_statistic_keeps_resample_counts_for_bca():
+def test_h_statistic_keeps_resample_absent_for_bca():
     X, y = make_interaction(120, rng=3)
     res = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], n_resamples=20,
                                                grid_resolution=3, rng=4,
                                                execution=pdpboot.Execution(progress=False),
                                                statistics={"interactions": 40})
     h = h_statistic(res, confidence_level=None)
-    xr.testing.assert_identical(h["resample_counts"], res["resample_counts"])
+    xr.testing.assert_identical(h["resample_absent"], res["resample_absent"])
     band = pdpboot.confidence_bands(h, method="bca")["x1__x2"].ds["h2_band"]
     assert band.attrs["method"] == "bca" and "acceleration_max" in band.attrs
     assert float(band.sel(ci_bound="lower")[0]) >= 0.0  # h2 is bounded below: the header says so

@@ -409,3 +409,17 @@ def test_zarr_without_the_extra_names_it(tmp_path, monkeypatch):
         pdpboot.load(path)
     monkeypatch.undo()
     assert "x0" in pdpboot.load(path).children  # with zarr back, the store reads
+
+
+@pytest.mark.filterwarnings("ignore::pdpboot.caveats.CoverageWarning")
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_rows_not_drawn_round_trip_and_give_the_same_bca_band(tmp_path, suffix):
+    X = np.random.default_rng(2).normal(size=(61, 2))
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0] ** 2, [0], n_resamples=25,
+                                               grid_resolution=3, rng=3)
+    loaded = pdpboot.load(pdpboot.save(res, tmp_path / f"r{suffix}"))
+    stored = loaded["resample_absent"]
+    assert stored.dtype == np.uint8 and stored.dims == ("resample", "packed_row") and stored.attrs["n_rows"] == 61
+    np.testing.assert_array_equal(stored.values, res["resample_absent"].values)
+    np.testing.assert_array_equal(pdpboot.confidence_bands(loaded, method="bca")["x0"]["pd_band"].values,
+                                  pdpboot.confidence_bands(res, method="bca")["x0"]["pd_band"].values)

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from .resample import AbsentRows
+
 __all__ = [
     "POINTWISE_METHODS",
     "SIMULTANEOUS_METHODS",
@@ -36,6 +38,8 @@ __all__ = [
     "sup_t_critical_value",
 ]
 
+#: mask entries unpacked at a time by :func:`jackknife_after_bootstrap_acceleration` (one byte each)
+_MASK_BLOCK = 2**21
 POINTWISE_METHODS = ("percentile", "basic", "normal", "bc", "bca")
 SIMULTANEOUS_METHODS = ("sup-t", "calibrated")
 
@@ -149,17 +153,18 @@ def jackknife_acceleration(jackknife_values, *, axis: int = 0) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
-def jackknife_after_bootstrap_acceleration(res, counts, *, axis: int = 0) -> np.ndarray:
+def jackknife_after_bootstrap_acceleration(res, absent: AbsentRows, *, axis: int = 0) -> np.ndarray:
     """BCa acceleration without refits: jackknife-after-bootstrap values (Efron 1992).
 
-    ``theta_(i)`` is the mean of the resamples that did not draw row ``i``.
+    ``theta_(i)`` is the mean of the resamples that did not draw row ``i``; the rows'
+    masks are unpacked a block at a time (about 2 MB each).
 
     Parameters
     ----------
     res : array_like
         Resamples; ``axis`` runs over them (length B).
-    counts : array_like of shape (B, n_rows)
-        How often each row was drawn into each resample.
+    absent : AbsentRows
+        The rows each resample did not draw.
     axis : int
         The resample axis of ``res``.
 
@@ -170,23 +175,24 @@ def jackknife_after_bootstrap_acceleration(res, counts, *, axis: int = 0) -> np.
 
     Examples
     --------
-    >>> counts = [[2, 0, 1], [0, 1, 2], [1, 2, 0], [1, 1, 1]]
-    >>> round(float(jackknife_after_bootstrap_acceleration([1.0, 2.0, 3.0, 2.0], counts)[()]), 6)
+    >>> from pdpboot.engine.resample import AbsentRows
+    >>> counts = np.array([[2, 0, 1], [0, 1, 2], [1, 2, 0], [1, 1, 1]])
+    >>> absent = AbsentRows(np.packbits(counts == 0, axis=1), 3)
+    >>> round(float(jackknife_after_bootstrap_acceleration([1.0, 2.0, 3.0, 2.0], absent)[()]), 6)
     0.0
     """
     res = _first(res, axis)
-    counts = np.asarray(counts)
-    if counts.ndim != 2 or counts.shape[0] != res.shape[0]:
-        raise ValueError(
-            f"counts must have shape (n_resamples, n_rows) = ({res.shape[0]}, n_rows), got {counts.shape}."
-        )
+    if absent.bits.shape[0] != res.shape[0]:
+        raise ValueError(f"absent rows are given for {absent.bits.shape[0]} resamples, not {res.shape[0]}.")
     flat = res.reshape(res.shape[0], -1)
     valid = ~np.isnan(flat)
-    out = (counts == 0).astype(float).T  # (n_rows, B)
-    total = out @ np.where(valid, flat, 0.0)
-    n_out = out @ valid.astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta = np.where(n_out > 0, total / n_out, np.nan)
+    values, weights = np.where(valid, flat, 0.0), valid.astype(float)
+    theta = np.empty((absent.n_rows, flat.shape[1]))
+    for start, block in absent.blocks(max(1, _MASK_BLOCK // (8 * res.shape[0]))):
+        out = block.astype(float).T  # (rows, B)
+        total, n_out = out @ values, out @ weights
+        with np.errstate(invalid="ignore", divide="ignore"):
+            theta[start:start + len(out)] = np.where(n_out > 0, total / n_out, np.nan)
     return jackknife_acceleration(theta, axis=0).reshape(res.shape[1:])
 
 
@@ -416,7 +422,7 @@ def band_arrays(
     method: str,
     simultaneous: bool,
     simultaneous_method: str = "sup-t",
-    counts=None,
+    absent: AbsentRows | None = None,
     support: tuple[float | None, float | None] = (None, None),
     keep_pointwise: bool = False,
 ):
@@ -437,8 +443,8 @@ def band_arrays(
     simultaneous_method : {"sup-t", "calibrated"}
         ``sup-t``: ``est -/+ c * se``, widened to contain ``method``'s pointwise band;
         ``calibrated``: ``method``'s pointwise band at the calibrated level.
-    counts : ndarray of shape (n_resamples, n_rows), optional
-        Resample row counts, needed by ``bca``.
+    absent : AbsentRows, optional
+        The rows each resample did not draw, needed by ``bca``.
     support : (float or None, float or None)
         Bounds of the statistic; the band is clipped into them.
     keep_pointwise : bool
@@ -468,9 +474,9 @@ def band_arrays(
     info: dict = {}
     acceleration = None
     if method == "bca":
-        if counts is None:
-            raise ValueError("method='bca' needs the resample row counts (counts=) for its acceleration.")
-        acceleration = jackknife_after_bootstrap_acceleration(res, counts)
+        if absent is None:
+            raise ValueError("method='bca' needs the rows each resample did not draw (absent=) for its acceleration.")
+        acceleration = jackknife_after_bootstrap_acceleration(res, absent)
         info["acceleration_max"] = float(np.nanmax(np.abs(acceleration))) if acceleration.size else 0.0
     if simultaneous_method not in SIMULTANEOUS_METHODS:
         raise ValueError(f"simultaneous_method={simultaneous_method!r} is not one of {list(SIMULTANEOUS_METHODS)}.")

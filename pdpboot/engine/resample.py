@@ -63,8 +63,8 @@ class Scheme:
 
     #: the name users give (``resampling="bootstrap"``)
     name: ClassVar[str] = ""
-    #: whether each job's row counts are kept for BCa bands (``resample_counts``)
-    keeps_counts: ClassVar[bool] = True
+    #: whether the rows each job did not draw are kept for BCa bands (``resample_absent``)
+    keeps_absent: ClassVar[bool] = True
     #: whether the jobs resample around a fit on all rows (the estimate, made first; each job's ``random_state``
     #: drawn from its seed); False for cross-fitting, whose jobs are the only fits and keep the estimator's own
     resamples: ClassVar[bool] = True
@@ -103,7 +103,9 @@ class Bootstrap(Scheme):
     name: ClassVar[str] = "bootstrap"
 
     def draw(self, n_rows, rng):
-        return np.sort(rng.integers(0, n_rows, size=n_rows))
+        rows = rng.integers(0, n_rows, size=n_rows)
+        rows.sort()  # in place: one array of n rows at a time
+        return rows
 
 
 @register
@@ -132,7 +134,7 @@ class Subsample(Scheme):
     """``floor(fraction * n)`` rows without replacement; deviations rescaled by ``sqrt(m / (n - m))``."""
 
     name: ClassVar[str] = "subsample"
-    keeps_counts: ClassVar[bool] = False
+    keeps_absent: ClassVar[bool] = False
     fraction: float = 0.632
 
     @classmethod
@@ -192,7 +194,7 @@ class CrossFit(Scheme):
     """
 
     name: ClassVar[str] = "crossfit"
-    keeps_counts: ClassVar[bool] = False
+    keeps_absent: ClassVar[bool] = False
     resamples: ClassVar[bool] = False
     folds: Any = None
 
@@ -214,3 +216,31 @@ def multiplicities(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarra
     counts = np.bincount(rows, minlength=n_rows)
     distinct = np.flatnonzero(counts)
     return distinct, counts[distinct]
+
+
+@dataclass(frozen=True)
+class AbsentRows:
+    """Which rows each resample did not draw, one bit per row: what BCa's acceleration needs of the draws.
+
+    Attributes
+    ----------
+    bits : ndarray of uint8, shape (n_resamples, ceil(n_rows / 8))
+        Row ``b``: ``np.packbits`` of resample ``b``'s mask of rows it did not draw (1: not drawn).
+    n_rows : int
+    """
+
+    bits: np.ndarray
+    n_rows: int
+
+    @staticmethod
+    def pack(rows: np.ndarray | None, n_rows: int) -> np.ndarray:
+        """One resample's packed mask of the rows it did not draw (``rows=None``: all rows drawn)."""
+        absent = np.ones(n_rows, dtype=bool)
+        absent[slice(None) if rows is None else rows] = False
+        return np.packbits(absent)
+
+    def blocks(self, n_bytes: int):
+        """``(start, mask)`` per block of ``8 * n_bytes`` rows: ``mask`` (n_resamples, rows) is True where not drawn."""
+        for lo in range(0, self.bits.shape[1], n_bytes):
+            count = min(8 * n_bytes, self.n_rows - 8 * lo)
+            yield 8 * lo, np.unpackbits(self.bits[:, lo:lo + n_bytes], axis=1, count=count).view(bool)

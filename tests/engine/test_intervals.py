@@ -19,6 +19,12 @@ from pdpboot.engine.intervals import (
     standard_error,
     sup_t_critical_value,
 )
+from pdpboot.engine.resample import AbsentRows
+
+
+def _absent(counts) -> AbsentRows:
+    counts = np.asarray(counts)
+    return AbsentRows(np.packbits(counts == 0, axis=1), counts.shape[1])
 
 
 def test_quantile_equals_numpy_weibull_with_nan_and_per_point_probabilities():
@@ -113,7 +119,7 @@ def test_jackknife_after_bootstrap_by_hand():
     n, b = 12, 60
     counts = rng.multinomial(n, np.full(n, 1 / n), size=b)
     res = rng.normal(size=(b, 2)) ** 3
-    a = jackknife_after_bootstrap_acceleration(res, counts)
+    a = jackknife_after_bootstrap_acceleration(res, _absent(counts))
     for p in range(2):
         theta = []
         for i in range(n):
@@ -123,8 +129,8 @@ def test_jackknife_after_bootstrap_by_hand():
         theta = np.array(theta)
         d = theta.mean() - theta
         assert a[p] == pytest.approx(np.sum(d**3) / (6 * np.sum(d**2) ** 1.5), rel=1e-12)
-    with pytest.raises(ValueError, match="counts must have shape"):
-        jackknife_after_bootstrap_acceleration(res, counts[:5])
+    with pytest.raises(ValueError, match="absent rows are given for 5 resamples, not 60"):
+        jackknife_after_bootstrap_acceleration(res, _absent(counts[:5]))
 
 
 def test_jackknife_after_bootstrap_approaches_the_jackknife_for_the_mean():
@@ -134,7 +140,7 @@ def test_jackknife_after_bootstrap_approaches_the_jackknife_for_the_mean():
     counts = rng.multinomial(30, np.full(30, 1 / 30), size=20000)
     res = counts @ x / 30
     exact = jackknife_acceleration((x.sum() - x) / 29)
-    assert float(jackknife_after_bootstrap_acceleration(res, counts)) == pytest.approx(float(exact), rel=0.1)
+    assert float(jackknife_after_bootstrap_acceleration(res, _absent(counts))) == pytest.approx(float(exact), rel=0.1)
 
 
 def test_standard_error_and_support_clipping():
@@ -215,10 +221,32 @@ def test_envelope_level():
     assert envelope_level(1) == 0.0
 
 
-def test_bca_needs_counts_and_methods_checked():
-    with pytest.raises(ValueError, match="counts"):
+def test_bca_needs_absent_rows_and_methods_checked():
+    with pytest.raises(ValueError, match="absent="):
         band_arrays(np.zeros((1, 2)), np.zeros((5, 1, 2)), level=0.9, method="bca", simultaneous=False)
     with pytest.raises(ValueError, match="method="):
         pointwise_interval(0.0, np.zeros(5), level=0.9, method="studentized")
     with pytest.raises(ValueError, match="acceleration"):
         pointwise_interval(0.0, np.zeros(5), level=0.9, method="bca")
+
+
+@pytest.mark.parametrize("n_rows", [1, 7, 8, 61, 200])
+def test_jackknife_after_bootstrap_in_blocks_equals_the_whole_mask(monkeypatch, n_rows):
+    """Unpacking the mask a few rows at a time gives the acceleration of the whole counts matrix, bit for bit
+    (the formula on explicit counts: theta_(i) = mean of the resamples with counts[:, i] == 0)."""
+    from pdpboot.engine import intervals
+
+    rng = np.random.default_rng(n_rows)
+    counts = rng.multinomial(n_rows, np.full(n_rows, 1 / n_rows), size=40)
+    res = rng.normal(size=(40, 2, 3)) ** 3
+    res[4, 1, 2] = np.nan
+    flat = res.reshape(40, -1)
+    valid = ~np.isnan(flat)
+    out = (counts == 0).astype(float).T
+    total, n_out = out @ np.where(valid, flat, 0.0), out @ valid.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = np.where(n_out > 0, total / n_out, np.nan)
+    expected = jackknife_acceleration(theta, axis=0).reshape(2, 3)
+    for block in (8 * 40, 3 * 8 * 40, intervals._MASK_BLOCK):  # 8 rows, 24 rows, all rows at a time
+        monkeypatch.setattr(intervals, "_MASK_BLOCK", block)
+        np.testing.assert_array_equal(jackknife_after_bootstrap_acceleration(res, _absent(counts)), expected)

@@ -75,7 +75,7 @@ def test_a_job_draws_its_rows_from_its_seed_first_child():
 def test_subsample_rescales_deviations_by_sqrt_m_over_n_minus_m():
     scheme = Subsample(0.5)
     assert scheme.size(101) == 50 and scheme.rescale(101) == pytest.approx(np.sqrt(50 / 51))
-    assert Bootstrap().rescale(101) == 1.0 and not Subsample.keeps_counts and Bootstrap.keeps_counts
+    assert Bootstrap().rescale(101) == 1.0 and not Subsample.keeps_absent and Bootstrap.keeps_absent
 
 
 def test_multiplicities():
@@ -114,7 +114,8 @@ def test_a_new_scheme_is_its_class_and_one_registration_line(monkeypatch):
     for b in range(3):
         np.testing.assert_allclose(res["x0"]["pd_resamples"].values[b, 0], by_hand, rtol=1e-12)
     assert res.attrs["resampling"] == "first-half"
-    np.testing.assert_array_equal(res["resample_counts"].values[:, :20], 1)
+    absent = np.unpackbits(res["resample_absent"].values, axis=1, count=len(X))
+    assert not absent[:, :20].any()  # rows 0-19 drawn by every resample
 
 
 def test_cross_fit_job_k_fits_outside_fold_k_and_is_evaluated_on_it():
