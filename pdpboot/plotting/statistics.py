@@ -25,6 +25,7 @@ from ._data import (
 )
 from ._scale import resolve_scale
 from ._style import (
+    CURVE_KINDS,
     OKABE_ITO,
     QUANTILE_NOTE,
     check_style,
@@ -61,7 +62,6 @@ def plot_heterogeneity(
     band: BandChoice = "auto",
     output: Hashable | None = None,
     rug: bool | Sequence[float] = True,
-    simultaneous_style: Literal["fill", "lines"] = "fill",
     legend: bool = True,
     scale: Literal["auto", "linear", "quantile"] = "auto",
     style: Mapping[str, Mapping | bool] | None = None,
@@ -79,11 +79,11 @@ def plot_heterogeneity(
     stat : str, default "ice_sd"
         The statistic: "ice_sd" (spread of ICE curves), "cice_sd" (of centred ICE curves),
         "dice_sd" (of derivative ICE curves), or any variable of the node over the feature's grid.
-    ax, band, output, rug, simultaneous_style, legend, scale
-        As in :func:`pdpboot.plotting.plot_pd` (a skewed feature gets a quantile-spaced axis).
+    ax, band, output, rug, legend, scale
+        As in :func:`pdpboot.plotting.plot_pd`.
     style : dict, optional
         As in :func:`pdpboot.plotting.plot_pd`, with the elements ``"line"``, ``"band"``,
-        ``"simultaneous"``, ``"rug"`` and ``"legend"``.
+        ``"simultaneous"`` (default kind ``"fill"``), ``"rug"`` and ``"legend"``.
 
     Returns
     -------
@@ -131,13 +131,13 @@ def plot_heterogeneity(
     x = tick_positions(grid, categorical)
     est = array_of(ds[stat], [dim], stat)
     bands = curve_bands(ds, attrs, stat, band, dim)
-    style = check_style(style, ("line", "band", "simultaneous", "rug", "legend"), "plot_heterogeneity")
+    style = check_style(style, ("line", "band", "simultaneous", "rug", "legend"), "plot_heterogeneity",
+                        {"simultaneous": CURVE_KINDS["simultaneous"]})
     if not element_on(style, "rug", True):
         rug = False
     ax = new_ax(ax)
-    draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", categorical_kind="points",
-                simultaneous_style=simultaneous_style, line_kw=element_kw(style, "line"),
-                band_kw=element_kw(style, "band"), simultaneous_kw=element_kw(style, "simultaneous"))
+    draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", style=style,
+               simultaneous_kind="fill")
     quantile = dim == name and resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
     finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
     what = ds[stat].attrs.get("long_name") or _STAT_LABELS.get(stat, stat)
