@@ -242,7 +242,7 @@ class Execution:
 
 
 def _resolve(kind: type, given, shortcuts: dict, name: str):
-    """``given`` with the shortcuts it leaves at their defaults (a contradiction is refused), or ``kind(**shortcuts)``."""
+    """``given`` with the shortcuts it leaves at default (a contradiction is refused), or ``kind(**shortcuts)``."""
     if given is None:
         return kind(**shortcuts)
     if not isinstance(given, kind):
