@@ -496,9 +496,8 @@ def _read_checked(filename: str, data_dir: str | Path | None) -> bytes:
     path = folder / filename
     if not path.is_file():
         raise FileNotFoundError(
-            f"Bundled data file {filename!r} not found at {path}. It ships inside the pdpboot package "
-            "(pdpboot/data/); reinstall pdpboot, restore it with `git checkout -- "
-            f"pdpboot/data/{filename}`, or pass data_dir= the folder that holds it (see data/README.md)."
+            f"Data file {filename!r} not found at {path}; reinstall pdpboot, restore it with "
+            f"`git checkout -- pdpboot/data/{filename}`, or pass data_dir= the folder that holds it."
         )
     content = path.read_bytes()
     digest = hashlib.sha256(content).hexdigest()

@@ -176,9 +176,8 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
 
     if "ice" not in ds.data_vars:
         raise ValueError(
-            f"The node of {name!r} has no 'ice' variable; draw ICE curves of the fitted model now with "
-            f"pdpboot.plot_ice(model, X, {name!r}, result=result), or run the bootstrap with "
-            "statistics={'ice': <number of instances>} to keep them, or pass ice=False."
+            f"The node of {name!r} has no 'ice' variable; draw them with pdpboot.plot_ice(model, X, {name!r}, "
+            "result=result), or run the bootstrap with statistics={'ice': n}."
         )
     curves = array_of(ds["ice"], ["instance", name], "ice")
     n = curves.shape[0]
