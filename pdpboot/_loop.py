@@ -238,17 +238,8 @@ def start_workers(n_jobs: int | None = -1, *, rounds: int = 4) -> int:
     joblib keeps its workers between calls, so only the first parallel run of a process pays
     their start-up; calling this first moves that cost out of it.  Results do not depend on it.
 
-    Parameters
-    ----------
-    n_jobs : int, optional
-        As ``n_jobs`` of :func:`pdpboot.bootstrap_partial_dependence` (-1: all cores).
-    rounds : int
-        Batches of warm-up tasks to send until every worker has run one.
-
-    Returns
-    -------
-    int
-        The number of distinct worker processes that ran a warm-up task.
+    ``n_jobs`` as in :class:`pdpboot.Execution`; ``rounds`` batches of warm-up tasks are sent.  Returns
+    the number of distinct worker processes that ran one.
     """
     from joblib import effective_n_jobs
 

@@ -55,20 +55,8 @@ def pd_variance_statistic(
 ) -> xr.DataArray:
     """Greenwell et al.'s PD-variance interaction index of 2-D PD surfaces.
 
-    Parameters
-    ----------
-    pd : xarray.DataArray
-        A 2-D node's ``pd`` (``output``, f1, f2) or ``pd_resamples``
-        (``resample``, ``output``, f1, f2).
-    categorical : (bool, bool)
-        Whether each feature is categorical.
-    dims : (str, str), optional
-        The two grid dims (default: the last two dims of ``pd``).
-
-    Returns
-    -------
-    xarray.DataArray
-        The input's dims without the two grid dims.
+    ``pd`` is a 2-D node's ``pd`` or ``pd_resamples``; ``categorical`` says whether each feature is
+    categorical, ``dims`` names the two grid dims (default: the last two).  Returns ``pd`` without them.
 
     Examples
     --------
@@ -139,7 +127,6 @@ def h_statistic_of_model(
     Parameters
     ----------
     estimator : fitted estimator
-        Anything with ``predict``, ``predict_proba`` or ``decision_function``.
     X : DataFrame or array of shape (n_rows, n_columns)
         Data the partial dependence functions average over.
     features : list
@@ -147,9 +134,7 @@ def h_statistic_of_model(
     n_max : int
         The H statistics use at most this many rows of X, drawn with ``rng``.
     sample_weight : array_like of shape (n_rows,), optional
-        Row weights of every partial dependence average.
     rng : None, int or numpy.random.Generator
-        Seed of that subsample (None: fresh entropy).
     response_method : str
         As in :func:`pdpboot.partial_dependence`.
     grid_kwargs : mapping, optional
@@ -161,8 +146,7 @@ def h_statistic_of_model(
     xarray.DataTree
         One child per feature set: 1-D nodes ``h2_overall`` (``output``); 2-D
         nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``
-        (``output``).  Root attrs as in :func:`pdpboot.partial_dependence`, plus
-        ``n_max``.
+        (``output``).
 
     See Also
     --------

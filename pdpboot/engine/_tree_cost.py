@@ -44,8 +44,7 @@ def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
         n_trees = int(getattr(estimator, "tree_count_", None) or params.get("iterations") or 1000)
         nodes = 2 ** (int(params.get("depth") or params.get("max_depth") or 6) + 1) - 1
         return n_rows * n_grid * n_trees * _COST["brute_tree_catboost"] < 0.015 + n_trees * nodes * 1.5e-6
-    # the wrappers of XGBoost and LightGBM keep every parameter as an attribute (their ``get_params``
-    # goes through ``inspect.signature``: ~0.25 ms a refit)
+    # the wrappers of XGBoost and LightGBM keep every parameter as an attribute (get_params is slow)
     n_trees = int(getattr(estimator, "n_estimators", None) or 100)
     if type(estimator).__module__.startswith("lightgbm"):
         nodes = 2 * int(getattr(estimator, "num_leaves", None) or 31) - 1

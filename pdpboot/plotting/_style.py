@@ -42,26 +42,8 @@ _RUG_LEN = 0.04  # rug tick length, in axes fraction
 def paper_style(font_size: float = 8.0) -> Iterator[None]:
     """Context manager with matplotlib settings for single-column (3.3 in) paper figures.
 
-    Smaller fonts, thinner spines, TrueType fonts embedded in PDF/PS output and 300 dpi raster
-    output.  Use it around both drawing and saving::
-
-        with pdpboot.plotting.paper_style():
-            fig, ax = plt.subplots(figsize=(3.3, 2.4), layout="constrained")
-            plot_pd(res, "temp", ax=ax)
-            fig.savefig("temp.pdf")
-
-    Parameters
-    ----------
-    font_size : float, default 8
-        Base font size in points (tick and legend labels are one point smaller).
-
-    Yields
-    ------
-    None
-
-    See Also
-    --------
-    plot_pd_panels : Panel grids sized for a figure of several panels.
+    Smaller fonts, thinner spines, embedded TrueType fonts and 300 dpi raster output; use it around
+    both drawing and saving.  ``font_size`` is the base size in points.
 
     Examples
     --------
@@ -213,21 +195,9 @@ def shown_labels(ax, axis: str = "x") -> list:
 def tidy_ticks(fig) -> None:
     """Make every x tick label of ``fig`` readable, by its measured extent on the canvas.
 
-    Numeric axes get fewer ticks until their labels no longer collide (quantile-spaced axes keep a
-    spaced-out subset of their decile ticks); category axes get long labels abbreviated (with "…"),
-    then rotated (40, then 90 degrees), then a smaller font, then a wider figure: every level keeps
-    its label.  A category y axis (a heatmap of two categorical features) gets its labels abbreviated,
-    then a smaller font, then a taller figure.  Contour labels that the final layout made collide (or
-    leave their axes) are hidden.  Call it
-    last, right before saving (it draws the figure once to measure).
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-
-    See Also
-    --------
-    plot_pd_panels : Calls it on the figures it makes.
+    Numeric axes get fewer ticks until their labels no longer collide; category labels are
+    abbreviated, rotated, made smaller, and the figure widened, so every level keeps its label;
+    colliding contour labels are hidden.  Call it last, right before saving.
 
     Examples
     --------
