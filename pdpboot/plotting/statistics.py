@@ -163,13 +163,10 @@ def plot_h_statistic(
     Parameters
     ----------
     result : xarray.DataTree
-        A result with H statistics (see :func:`pdpboot.h_statistic`): every node holding ``stat``
-        (dims ``output``) gets one bar, with ``<stat>_band`` (``ci_bound``, ``output``) as its
-        interval.
+        A result of :func:`pdpboot.h_statistic`: every node holding ``stat`` gets one bar, with
+        ``<stat>_band`` as its interval.
     stat : str, default "h2"
-        "h2" (pair nodes: share of the pair's PD variance due to their interaction) or
-        "h2_overall" (1-D nodes: share of the prediction variance due to the feature's
-        interactions with all others), or another scalar statistic of the nodes.
+        "h2" (pair nodes), "h2_overall" (1-D nodes), or another scalar statistic of the nodes.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     band, output, legend : see :func:`pdpboot.plotting.plot_pd`
@@ -281,8 +278,7 @@ def plot_importance(
     Returns
     -------
     matplotlib.axes.Axes
-        One horizontal bar per feature (y tick labels = feature names, with "(levels)" for the
-        categorical ones, measured by range / 4), x = the importance in the response's units.
+        One horizontal bar per feature, x = the importance in the response's units.
 
     See Also
     --------
