@@ -173,9 +173,9 @@ def _figure_contours(ctx: C.Context, res) -> dict:
             est = node.ds["pd"].isel(output=0).transpose(*pair).values
             levels = MaxNLocator(10).tick_values(min(est.min(), truth.min()), max(est.max(), truth.max()))
             # Contour labels off: the colour bar gives the levels, and inline labels collided with the rug.
-            heat = {"surface": {"rasterized": True}} if "Day" in pair else {}
-            plot_pd_contour(res, pair, ax=axes[0, j], levels=levels,
-                            style={"labels": False, "colorbar": {"label": "PD estimate"}, **heat})
+            surface = {"levels": levels, "rasterized": True} if "Day" in pair else {"levels": levels}
+            plot_pd_contour(res, pair, ax=axes[0, j],
+                            style={"labels": False, "colorbar": {"label": "PD estimate"}, "surface": surface})
             axes[0, j].set_title(f"estimate, B = {res.attrs['n_resamples']}", fontsize=8)
             mappable = _draw_truth(axes[1, j], pair, ga, gb, truth, levels)
             fig.colorbar(mappable, ax=axes[1, j], label="true PD")
@@ -183,7 +183,8 @@ def _figure_contours(ctx: C.Context, res) -> dict:
             axes[1, j].set_ylabel(pair[1])
             axes[1, j].set_title("truth (exact level)", fontsize=8)
             plot_pd_contour(res, pair, ax=axes[2, j], what="width", band="pointwise",
-                            style={"labels": False, "colorbar": {"label": "band width"}, **heat})
+                            style={"labels": False, "colorbar": {"label": "band width"},
+                                   **({"surface": {"rasterized": True}} if "Day" in pair else {})})
             axes[2, j].set_title("width of the 95 % percentile band", fontsize=8)
             band = node.ds["pd_band_pointwise"].isel(output=0).transpose("ci_bound", *pair)
             inside = (band.sel(ci_bound="lower").values <= truth) & (truth <= band.sel(ci_bound="upper").values)

@@ -100,9 +100,9 @@ def render(results: dict) -> list[Path]:
         _single("pd_numeric_band_ice", lambda ax: plot_pd(reg, "Temperature", ax=ax, ice=30),
                 formats=("png", "pdf", "svg"))
         _single("pd_numeric_simultaneous_lines", lambda ax: plot_pd(reg, "Hour", ax=ax,
-                                                                    simultaneous_style="lines"))
+                                                                    style={"simultaneous": {"kind": "lines"}}))
         _single("pd_categorical", lambda ax: plot_pd(reg, "Day", ax=ax))
-        _single("pd_categorical_bars", lambda ax: plot_pd(reg, "Day", ax=ax, categorical_kind="bars",
+        _single("pd_categorical_bars", lambda ax: plot_pd(reg, "Day", ax=ax, style={"line": {"kind": "bars"}},
                                                           band="pointwise"))
         _single("pd_centered_ice", lambda ax: plot_pd(reg, "Hour", ax=ax, ice=40, centered=True))
         _single("contour_estimate", lambda ax: plot_pd_contour(reg, ("Temperature", "Hour"), ax=ax),
@@ -130,11 +130,11 @@ def render(results: dict) -> list[Path]:
         for scale in ("linear", "auto"):
             _single(f"skewed_pd_{scale}", lambda ax, s=scale: plot_pd(skew, "precipitation", ax=ax, scale=s))
             _single(f"skewed_contour_{scale}", lambda ax, s=scale: plot_pd_contour(
-                skew, ("temp_max", "precipitation"), ax=ax, levels=20, scale=s))
-        fig, _ = plot_pd_panels(reg, n_cols=3, panel_size=(2.4, 2.0))
+                skew, ("temp_max", "precipitation"), ax=ax, style={"surface": {"levels": 20}}, scale=s))
+        fig, _ = plot_pd_panels(reg, n_cols=3, panel_kw={"size": (2.4, 2.0)})
         fig.savefig(OUT / "panel_grid.png", dpi=DPI)
         plt.close(fig)
-        fig, _ = plot_pd_panels(clf, n_cols=3, panel_size=(2.4, 2.0))
+        fig, _ = plot_pd_panels(clf, n_cols=3, panel_kw={"size": (2.4, 2.0)})
         fig.savefig(OUT / "panel_grid_classifier.png", dpi=DPI)
         plt.close(fig)
     return sorted(OUT.iterdir())

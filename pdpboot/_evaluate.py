@@ -1,12 +1,5 @@
-"""One fitted model -> every variable of every node, in one engine pass per feature set.
-
-:class:`PDEffect` (the PD/ICE/heterogeneity/H-statistics effect) and its
-:func:`evaluate_fit` are used for the full-data fit and for every resample,
-and by the one-fit :func:`pdpboot.partial_dependence` and
-:func:`pdpboot.h_statistic_of_model`, so PD, ICE, heterogeneity and H
-statistics are computed the same way everywhere.  It returns plain arrays
-(node name -> variable -> (dims, array)); nothing here imports xarray.
-"""
+"""One fitted model -> every variable of every node (plain arrays), in one engine pass per feature set:
+the PD effect of every run and of the one-fit functions."""
 
 from __future__ import annotations
 
@@ -44,12 +37,8 @@ class Evaluation:
 
 
 def model_outputs(fitted, response_method: str, outputs: list) -> list:
-    """Output labels of ``fitted``, checked to be comparable with the full-data model's ``outputs``.
-
-    A classifier refit that missed a class has probability 0 for it (aligned
-    later), but its decision scores are on another scale (a binary score
-    instead of multinomial ones): that raises :class:`MissingClassError`.
-    """
+    """Output labels of ``fitted``, checked against the full-data model's ``outputs`` (decision scores of a
+    refit that missed a class raise :class:`MissingClassError`)."""
     own = output_labels(fitted, response_method, outputs if response_method == "predict" else None, len(outputs))
     if response_method == "decision_function" and own != list(outputs):
         missing = [label for label in outputs if label not in own]
@@ -107,9 +96,8 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity:
     spec : PDSpec
         Table, feature sets and grids.
     evaluation : Evaluation
-        Response, outputs, background rows and weights; its ``fixed`` rows ``"ice"`` (whose ICE curves
-        are kept) and ``"h"`` (the H statistics use the background rows among them: one fixed set for the
-        estimate and every resample, so they are one statistic; None: all).
+        Response, outputs, background rows and weights, and the ``fixed`` rows of ICE (``"ice"``) and of
+        the H statistics (``"h"``).
     heterogeneity : bool
         Also the ICE heterogeneity statistics of every 1-D feature set.
     interactions : bool
@@ -118,12 +106,8 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity:
     Returns
     -------
     dict
-        Node name -> variable -> (dims, array): ``pd`` (``output``, *features);
-        with ``ice_rows``, ``ice`` (``instance``, ``output``, *features); with
-        ``heterogeneity``, ``ice_sd``, ``cice_sd``, ``dice_sd`` (``output``,
-        feature) and ``heterogeneity_index`` (``output``) on 1-D nodes; with
-        ``interactions``, ``h2_overall`` (``output``) on 1-D nodes and ``h2``,
-        ``h_unnormalized`` (``output``) on 2-D nodes.
+        Node name -> variable -> (dims, array), as
+        :func:`pdpboot.bootstrap_partial_dependence` describes.
     """
     ev = evaluation
     ice_rows = ev.fixed.get("ice")

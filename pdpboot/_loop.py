@@ -1,21 +1,12 @@
 """The resample loop: seeds, fixed rows, the full-data fit, one job per resample, checkpoints, failures.
 
-:func:`run` runs a validated :class:`~pdpboot._plan.BootstrapPlan` from its
-first seed to its typed per-resample results (:class:`RunResult`); the
-assembly of a result tree is the caller's.  Every random draw flows from one
-seed: the root generator spawns a fixed set of children for the full-data fit
-and the fixed subsamples, then one child per resample, all before anything is
-dispatched to joblib.  Resample ``b`` depends only on its own child, so
-results do not depend on ``n_jobs``, the joblib backend, or ``n_resamples`` (a
-larger B extends a run with the same first resamples).  The plan's scheme
-(:mod:`pdpboot.engine.resample`) turns each resample's child into its job,
-drawing its rows in the parent: once before any fit, for what is kept of them
-(the rows each resample did not draw, for BCa bands), and again, from the same
-seed, as each job is dispatched, so that no more than a few jobs' rows are held
-at a time; the effect chooses its own fixed rows
-(``effect.fixed_rows``) and the background rows of every model are chosen in
-:func:`background_rows`.  Results persist to one store
-(:func:`pdpboot.checkpoint.open_store`).  Nothing here imports xarray.
+:func:`run` runs a validated plan to its per-resample results.  Every random draw flows
+from one seed: the root generator spawns children for the full-data fit and the fixed
+subsamples, then one child per resample, before anything is dispatched, so results do
+not depend on ``n_jobs`` and a larger B extends a run with the same first resamples.
+The plan's scheme turns each child into its job; a job's rows are drawn in the parent,
+once before any fit for the bookkeeping (the rows it did not draw) and again, from the
+same seed, as it is dispatched, so only a few jobs' rows are held at a time.
 """
 
 from __future__ import annotations
@@ -47,11 +38,7 @@ N_FIXED_SEEDS = 3  # full-data fit, fixed background subsample, ICE instances
 class Failure:
     """A resample whose fit or evaluation raised (kept when ``on_error="skip"``, and always for a missed class).
 
-    Attributes
-    ----------
-    error : str
-        The exception's type name (``"MissingClassError"`` for a decision-function refit that missed a class).
-    message : str
+    ``error`` is the exception's type name, ``message`` its text.
     """
 
     error: str
@@ -86,7 +73,7 @@ class RunResult:
     resamples : list
         One entry per resample: its arrays, or its :class:`Failure`.
     evaluation : Evaluation
-        The full-data fit's evaluation (resolved response, outputs, background, the effect's fixed rows).
+        The full-data fit's evaluation.
     absent : AbsentRows
         The rows each resample did not draw.
     missing_class : ndarray of bool, shape (n_resamples,)
@@ -96,10 +83,9 @@ class RunResult:
     created : str
         Creation time (the checkpoint's, when resumed).
     engine : str
-        Which engine computed each feature set of the full-data fit, and why
-        (:func:`pdpboot.engine.describe_choices`; e.g. a tree reader that failed its self-check).
+        Which engine computed each feature set of the full-data fit, and why.
     scheme : Scheme
-        The scheme that drew the jobs, as prepared for the data (e.g. a null model's noise SD).
+        The scheme that drew the jobs, as prepared for the data.
     """
 
     estimate: NodeArrays
@@ -149,28 +135,9 @@ def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.n
                fit_params: dict | None = None, rows: np.ndarray | None = None, only_if_unset: bool = False):
     """A clone of ``estimator`` seeded from ``rng`` and fitted on the rows ``rows`` of ``X``, ``y``.
 
-    The one refit of every resampling run (the full-data fit and every job, whatever the scheme).
-
-    Parameters
-    ----------
-    estimator : unfitted scikit-learn estimator or UnfittedCopies
-        Cloned (or copied, :class:`pdpboot.engine.refit.UnfittedCopies`); every ``random_state`` of
-        the clone is drawn from ``rng`` (:func:`pdpboot.engine.refit.seed_estimator`).
-    X, y : array-like
-        All rows.
-    rng : numpy.random.Generator
-    sample_weight : ndarray, optional
-        Per-row weights of all rows, passed to ``fit`` (a Pipeline's final step).
-    fit_params : dict, optional
-        Further ``fit`` keyword arguments; per-row arrays are sliced to ``rows``.
-    rows : ndarray of int, optional
-        Positions of the rows to fit on (repeats allowed); None: all rows.
-    only_if_unset : bool
-        Keep ``random_state`` values the estimator already sets.
-
-    Returns
-    -------
-    The fitted clone.
+    The one refit of every resampling run.  Every ``random_state`` of the clone is drawn from
+    ``rng`` (kept where the estimator sets it, with ``only_if_unset``); ``sample_weight`` and
+    per-row ``fit_params`` are sliced to ``rows`` (None: all rows).
     """
     if isinstance(estimator, UnfittedCopies):
         model, estimator = estimator.seeded(rng, only_if_unset=only_if_unset), estimator.template
@@ -232,12 +199,8 @@ _CONTROLLER: dict[int, ThreadpoolController] = {}
 
 
 def _thread_controller() -> ThreadpoolController:
-    """threadpoolctl's view of the native thread pools loaded in this process, found once.
-
-    Finding them scans every loaded library (about 6 ms, more than some refits' PD); a new
-    native library comes with a new Python module, so the scan is redone when ``sys.modules``
-    has grown.
-    """
+    """threadpoolctl's view of the native thread pools loaded in this process, found again only when
+    ``sys.modules`` has grown (the scan is slow)."""
     key = len(sys.modules)
     if key not in _CONTROLLER:
         _CONTROLLER.clear()
@@ -249,9 +212,8 @@ def _thread_controller() -> ThreadpoolController:
 def fit_context(threads: int | None):
     """Where every fit and evaluation runs: ``threads`` native threads (None: no limit), one joblib job by default.
 
-    The one thread limit of the package.  The joblib default matters under a parallel backend (e.g. Dask):
-    scikit-learn's forests would otherwise sum their trees' predictions in several threads, in an order that
-    changes from run to run.  Estimators that set ``n_jobs`` keep it.
+    The one thread limit of the package.  One joblib job keeps forests' sums in a fixed order under a
+    parallel backend; estimators that set ``n_jobs`` keep it.
     """
     with parallel_config(n_jobs=1):
         if threads is None:
@@ -279,23 +241,11 @@ def _warm_worker(_: int) -> int:
 def start_workers(n_jobs: int | None = -1, *, rounds: int = 4) -> int:
     """Start joblib's worker processes and load the engine in each, outside any timed or interactive run.
 
-    joblib (loky) keeps its workers between calls of one Python process (until they are idle
-    for 5 minutes), so only the first parallel bootstrap of a process pays their start-up:
-    importing pdpboot, scikit-learn and numba and loading the compiled walk in every worker
-    (seconds per worker, tens of seconds on a busy machine).  Calling this first moves that cost
-    out of the bootstrap; results do not depend on it.
+    joblib keeps its workers between calls, so only the first parallel run of a process pays
+    their start-up; calling this first moves that cost out of it.  Results do not depend on it.
 
-    Parameters
-    ----------
-    n_jobs : int, optional
-        As ``n_jobs`` of :func:`pdpboot.bootstrap_partial_dependence` (-1: all cores).
-    rounds : int
-        Batches of warm-up tasks to send until every worker has run one.
-
-    Returns
-    -------
-    int
-        The number of distinct worker processes that ran a warm-up task.
+    ``n_jobs`` as in :class:`pdpboot.Execution`; ``rounds`` batches of warm-up tasks are sent.  Returns
+    the number of distinct worker processes that ran one.
     """
     from joblib import effective_n_jobs
 
@@ -334,11 +284,7 @@ def guarded(on_error: str, func, *args) -> NodeArrays | Failure:
 
 
 def resample_job(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays | Failure:
-    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`.
-
-    A refit that raises on a resample which drew no row of some class (a classifier that cannot be fitted
-    without it) raises one line naming the class and the two ways out.
-    """
+    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`."""
     try:
         return guarded(plan.execution.on_error, evaluate_resample, plan, base, job)
     except Exception as exc:
@@ -347,12 +293,11 @@ def resample_job(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays 
             raise
         labels = np.asarray(plan.y)
         counts = ", ".join(f"{c!r}: {int(np.sum(labels == c))}" for c in missing[:5])
-        message = " ".join(str(exc).split())[:300]
+        message = " ".join(str(exc).split())[:80]
         raise ValueError(
-            f"a refit failed on a resample that drew no row of class {', '.join(map(repr, missing[:5]))} (rows of "
-            f"that class in the data: {counts}): {type(exc).__name__}: {message}; use resampling='stratified' "
-            "(every resample keeps each class's row count) or execution=Execution(on_error='skip') (such refits "
-            "are dropped, up to max_failure_share)") from exc
+            f"A refit failed on a resample that drew no row of class {', '.join(map(repr, missing[:5]))} (rows in "
+            f"the data: {counts}): {type(exc).__name__}: {message}; use resampling='stratified' or "
+            "execution=Execution(on_error='skip').") from exc
 
 
 def class_labels(plan: BootstrapPlan) -> np.ndarray | None:
@@ -374,8 +319,7 @@ def missing_classes(plan: BootstrapPlan, rows: np.ndarray) -> list:
 def progress_bar(iterable, total: int, progress, initial: int = 0):
     """Report progress over ``iterable``: a tqdm bar, or calls ``progress(done, total)`` after each item.
 
-    ``progress`` is True, False, "auto" (a bar on a terminal, for B >= 20) or a
-    callable (e.g. a logger's progress line when output is not a terminal).
+    ``progress`` is True, False, "auto" (a bar on a terminal, for B >= 20) or a callable.
     """
     if callable(progress):
         return _reporting(iterable, total, progress, initial)
@@ -418,9 +362,8 @@ def draw_bookkeeping(plan: BootstrapPlan, scheme: Scheme, seeds: list, n_rows: i
     if empty:
         shown = ", ".join(map(str, empty[:5])) + (", ..." if len(empty) > 5 else "")
         raise ValueError(
-            f"sample_weight is positive on only {int(np.sum(w > 0))} of {len(w)} rows, and {len(empty)} of "
-            f"{len(seeds)} resamples (resample {shown}) draw none of them: nothing to fit; remove the rows of "
-            f"weight 0 from X, y and sample_weight (no fit or average uses them) or give more rows a positive weight")
+            f"Resamples {shown} draw only rows of sample_weight 0 (positive on {int(np.sum(w > 0))} of {len(w)} "
+            "rows): nothing to fit; drop the rows of weight 0 or give more rows a positive weight.")
     return AbsentRows(bits, n_rows), missing
 
 

@@ -119,14 +119,8 @@ def partial_dependence(
 
 def one_fit_tree(estimator, effect, settings: dict, *, response_method: str, sample_weight=None,
                  target_names=None, ice_rows=None, h_rows=None, rng_entropy: str | None = None) -> xr.DataTree:
-    """The result tree of one evaluation of a fitted model (the one-fit path of every effect).
-
-    :func:`partial_dependence`, :func:`pdpboot.accumulated_local_effects` and
-    :func:`pdpboot.h_statistic_of_model` end here: the model is evaluated once (``effect``: PD, and
-    the H statistics when it has ``n_max``, or ALE), with the engine
-    choices recorded, the predictions checked, and one :class:`~pdpboot.header.ResultHeader`
-    (``settings`` added to the spec's).
-    """
+    """The result tree of one evaluation of a fitted model: the one-fit path of every effect, with
+    the engine choices recorded and one :class:`~pdpboot.header.ResultHeader`."""
     spec = effect.spec
     weights = check_sample_weight(sample_weight, spec.n_rows)
     resolved = resolve_response_method(estimator, response_method)

@@ -1,11 +1,7 @@
 """Arguments validated into plans: everything fixed before any model is fitted.
 
-:func:`make_spec` fixes the table, the feature sets and their grids (shared by
-every effect and by the one-fit functions); :class:`Effect` is what a run
-computes from each fitted model; :func:`make_plan` validates a resampling run
-of an effect into a frozen :class:`BootstrapPlan` (the role
-``scipy.stats._resampling._bootstrap_iv`` plays for ``scipy.stats.bootstrap``).
-Nothing here fits a model or imports xarray.
+:func:`make_spec` fixes the table, feature sets and grids; :class:`Effect` is what a run computes
+from each fitted model; :func:`make_plan` validates a run into a frozen :class:`BootstrapPlan`.
 """
 
 from __future__ import annotations
@@ -232,9 +228,6 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
 
     ``scheme`` replaces the one ``resampling`` names (e.g. null replicates; ``resampling`` then gives the
     number of jobs and the fit parameters).
-
-    The role ``scipy.stats._resampling._bootstrap_iv`` plays for ``scipy.stats.bootstrap``:
-    every argument is checked here, once, and the run then reads the frozen plan.
     """
     if is_fitted(estimator):
         raise ValueError(
@@ -262,10 +255,7 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
 def resolve_scheme(resampling: Resampling, estimator, response_method: str) -> tuple[Resampling, SchemeChoice]:
     """``resampling="auto"`` resolved from what the PD averages (checked before any fit), and why.
 
-    A classifier's predicted probabilities (``response_method`` ``"predict_proba"``, or ``"auto"`` for a
-    classifier that has ``predict_proba``) get the 0.632 subsample with logit-scale bands; regressors and
-    decision functions the bootstrap (:meth:`pdpboot.Resampling.resolve`).  Also refuses a
-    ``response_method`` the estimator does not offer.
+    See :meth:`pdpboot.Resampling.resolve`; also refuses a ``response_method`` the estimator lacks.
     """
     resolved = resolve_response_method(estimator, response_method)  # fail before any fit
     if resolved == "predict_proba":

@@ -1,20 +1,8 @@
-"""Accumulated local effects (ALE) as xarray results, for one fitted model and with bootstrap bands.
+"""Accumulated local effects (ALE; Apley & Zhu 2020) of one fitted model and with bootstrap bands.
 
-ALE (Apley & Zhu 2020, JRSS-B) answers what partial dependence answers without
-evaluating the model at feature combinations that never occur: it accumulates
-*local* prediction differences across small bins of the feature, each averaged
-over the rows inside that bin only.  The estimator, the bin rule, the
-centring, the ordering of categories and the handling of empty bins are
-documented in :mod:`pdpboot.engine.ale`.
-
-Results follow the schema of :mod:`pdpboot.schema`: one child node per feature
-set, dims named after the features whose coordinate is the grid (bin edges of
-a numeric feature - its distinct values when it has few, on a numeric axis as
-in PD - and ordered levels of a categorical feature), ``output`` and ``resample``; variables ``ale`` and
-``ale_resamples``, so :func:`pdpboot.confidence_bands` adds ``ale_band``,
-``ale_se`` and ``ale_bias`` unchanged.  Node attrs add ``effect = "ale"``,
-``ale_kind`` (one of ``numeric``, ``ordinal``, ``categorical`` per feature) and
-``bin_counts`` (full-data rows per bin or level, 1-D nodes).
+Results follow :mod:`pdpboot.schema` with variables ``ale`` and ``ale_resamples``, so
+:func:`pdpboot.confidence_bands` applies unchanged; the estimator itself is in
+:mod:`pdpboot.engine.ale`.
 """
 
 from __future__ import annotations
@@ -55,16 +43,8 @@ _MAX_DISCRETE_OTHER = 10  # an integer column with at most this many values coun
 
 @dataclass(frozen=True)
 class ALESpec:
-    """Everything about an ALE computation fixed on the full data before any model is fitted.
-
-    Attributes
-    ----------
-    pd_spec : PDSpec
-        Table, names, feature sets and grids (bin edges or ordered levels) in
-        the form :func:`pdpboot._assemble.build_tree` assembles.
-    kinds : dict
-        Column position -> ``"numeric"``, ``"ordinal"`` or ``"categorical"``.
-    """
+    """Everything about an ALE computation fixed on the full data: the grids (bin edges or ordered levels)
+    in ``pd_spec`` and each column's kind (``"numeric"``, ``"ordinal"`` or ``"categorical"``)."""
 
     pd_spec: PDSpec
     kinds: dict
@@ -114,19 +94,8 @@ def make_ale_spec(
 ) -> ALESpec:
     """Validate the table and features and fix every feature's ALE grid on the full data.
 
-    Numeric features get :func:`pdpboot.engine.ale.quantile_edges` with
-    ``grid_resolution`` bins, or every distinct value as an edge when they
-    have at most ``grid_resolution + 1`` of them: a numeric column stays
-    numeric, as in PD, unless named in ``categorical_features``.  Ordered
-    pandas categoricals get their levels in order (``ordinal``); other
-    categorical features get their levels ordered by
-    :func:`pdpboot.engine.ale.order_levels` (``categorical``).
-    ``custom_values[feature]`` gives the edges of a numeric feature or the
-    level order of a categorical one.
-
-    Returns
-    -------
-    ALESpec
+    Numeric features get quantile bin edges (or their distinct values when few), ordered categoricals
+    their levels, other categoricals levels ordered by :func:`pdpboot.engine.ale.order_levels`.
     """
     X, names = check_table(X)
     feature_sets = resolve_features(features, names)
@@ -199,12 +168,8 @@ def make_ale_spec(
 
 
 def _ranked_levels(X, fs: tuple[int, ...], grids: list, kinds: dict, predict):
-    """A pair's ordinal text levels as their ranks 0..K-1 (the bin edges a 2-D ALE needs), and a response
-    that turns ranks back into the levels before the model sees them (1-D sets and numbers: unchanged).
-
-    An ordinal feature in a pair has its levels as bin edges; text levels ('lo' < 'mid' < 'hi') have no
-    numbers, so their ranks stand in for them (numeric levels keep their own values, as before).
-    """
+    """A pair's ordinal text levels as their ranks (the bin edges a 2-D ALE needs), and a response that
+    turns ranks back into the levels before the model sees them."""
     ranked = [k for k, p in enumerate(fs) if len(fs) == 2 and kinds[p] == "ordinal"
               and np.asarray(grids[k]).dtype.kind not in "biuf"]
     if not ranked:
@@ -257,10 +222,7 @@ def evaluate_ale(
     response_method : str
         Resolved (``predict``, ``predict_proba`` or ``decision_function``).
     outputs : list
-        Output labels of the full-data model (a model that saw fewer classes is
-        aligned to them: an unseen class has ALE 0 for probabilities; decision
-        scores of such a model raise ``MissingClassError``, which the bootstrap
-        records as a failed resample, as for PD).
+        Output labels of the full-data model (an unseen class has ALE 0 for probabilities).
     background : ndarray of int
         Row positions of ``spec``'s table the ALE is computed over.
     weights : ndarray, optional
@@ -293,11 +255,11 @@ class ALEEffect:
     Parameters
     ----------
     spec : PDSpec
-        The ``pd_spec`` of :func:`make_ale_spec` (bin edges or ordered levels, validated before any fit).
+        The ``pd_spec`` of :func:`make_ale_spec`.
     kinds : dict
         Column position -> ``"numeric"``, ``"ordinal"`` or ``"categorical"``.
     with_pd : bool
-        Also the partial dependence on the same grid, from the same fitted model and rows.
+        Also the PD on the same grid, from the same fitted model and rows.
     """
 
     spec: PDSpec
@@ -371,10 +333,8 @@ def accumulated_local_effects(
         Column names or indices; a tuple of two numeric features gives the
         2-D second-order ALE (pure interaction surface).
     grid_resolution : int
-        Number of quantile bins K of a numeric feature (fewer when quantiles
-        coincide); a numeric feature with at most K + 1 distinct values has
-        each of them as an edge (it stays numeric; name it in
-        ``categorical_features`` for levels).
+        Number of quantile bins K of a numeric feature; one with at most K + 1
+        distinct values has each of them as an edge.
     custom_values : dict, optional
         Feature -> bin edges (numeric) or level order (categorical).
     categorical_features : list or bool mask, optional
@@ -442,14 +402,10 @@ def bootstrap_ale(
 ) -> xr.DataTree:
     """Refit an estimator on resamples and compute ALE on one grid fixed on the full data.
 
-    Each resample's ALE is that of the model refit on the resample, over the
-    resample's own rows (with their multiplicities), on the full data's bins;
-    a bin the resample leaves empty borrows its nearest non-empty bins' rows
-    (see :mod:`pdpboot.engine.ale`).  The resamples run through the same
-    machinery as :func:`pdpboot.bootstrap_partial_dependence` (one seed
-    scheme, checkpoints, ``on_error``, progress, ``n_jobs``): with the same
-    ``rng``, resampling and estimator, both draw the same rows and seed the
-    same fits, and results do not depend on ``n_jobs``.
+    Each resample's ALE is that of its refit, over its own rows, on the full
+    data's bins.  The resamples run through the loop of
+    :func:`pdpboot.bootstrap_partial_dependence`: the same ``rng`` draws the
+    same rows and seeds the same fits.
 
     Parameters
     ----------
@@ -461,34 +417,25 @@ def bootstrap_ale(
     n_resamples : int
         Number of resamples B (a shortcut of ``Resampling(n_resamples=...)``).
     resampling : {"auto", "bootstrap", "stratified", "subsample", "group"} or Resampling
-        As in :func:`pdpboot.bootstrap_partial_dependence` (a
-        :class:`pdpboot.Resampling` holds ``subsample_fraction``, ``groups``,
-        ``background``: the rows each resample's local effects are averaged
-        over, ``max_background`` and ``fit_params``), ``"auto"`` included.
+        As in :func:`pdpboot.bootstrap_partial_dependence`.
     with_pd : bool
-        Also compute the partial dependence on the same grid (the bin edges, or the levels) from
-        the same refits, averaged over the same rows: variables ``pd`` and ``pd_resamples`` in
-        every node, for PD and ALE side by side at the cost of one set of refits.  The PD equals
-        :func:`pdpboot.bootstrap_partial_dependence` with the same ``rng`` and the edges as
-        ``custom_values`` (brute method).
+        Also the PD on the same grid from the same refits and rows (``pd``,
+        ``pd_resamples``).
     grid_resolution, custom_values, categorical_features, response_method
         As in :func:`accumulated_local_effects` (``grid_resolution`` is the
         number of bins).
     sample_weight, rng
         As in :func:`pdpboot.bootstrap_partial_dependence`.
     execution : Execution, optional
-        As in :func:`pdpboot.bootstrap_partial_dependence` (``memory_limit``
-        bounds one stacked prediction block; ALE is computed by brute force,
-        so ``method`` may only be "auto" or "brute").
+        As in :func:`pdpboot.bootstrap_partial_dependence` (ALE is computed by
+        brute force: ``method`` "auto" or "brute").
+
     Returns
     -------
     xarray.DataTree
-        One child per feature set with ``ale`` (``output``, *features), the
-        ALE of the model fit on the full data, and ``ale_resamples``
-        (``resample``, ``output``, *features) (with ``with_pd`` also ``pd``
-        and ``pd_resamples``).  Root variable ``resample_absent``
-        (``resample``, ``packed_row``) as in the PD bootstrap.  Pass it to
-        :func:`pdpboot.confidence_bands` for ``ale_band``, ``ale_se``, ``ale_bias``.
+        One child per feature set with ``ale`` (``output``, *features) and
+        ``ale_resamples`` (``resample``, ``output``, *features); root
+        variable ``resample_absent`` as in the PD bootstrap.
 
     See Also
     --------

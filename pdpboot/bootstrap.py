@@ -1,12 +1,4 @@
-"""The refit bootstrap of any effect: options -> effect -> plan -> run -> result tree.
-
-:func:`bootstrap_partial_dependence` turns its arguments into
-:class:`~pdpboot.options.Resampling`, :class:`~pdpboot.options.Execution` and a
-:class:`~pdpboot._evaluate.PDEffect`, validates them into a plan
-(:func:`pdpboot._plan.make_plan`), and :func:`run_bootstrap` runs any plan
-(:func:`pdpboot._loop.run`) and assembles its typed results into a DataTree
-with one :class:`~pdpboot.header.ResultHeader` (:mod:`pdpboot._assemble`).
-"""
+"""The refit bootstrap of any effect: options -> effect -> plan -> run -> result tree."""
 
 from __future__ import annotations
 
@@ -46,160 +38,73 @@ def bootstrap_partial_dependence(
     rng=None,
     execution: Execution | None = None,
 ) -> xr.DataTree:
-    """Refit an estimator on resamples and compute PD curves/surfaces on one fixed grid.
+    """Refit an estimator on resamples and compute its PD on one fixed grid.
+
+    The estimate is the fit on the full data; each resample's refit gives one
+    replicate of the PD and of the statistics requested.
 
     Parameters
     ----------
-    estimator : unfitted scikit-learn estimator (or Pipeline)
-        Cloned and fitted on the full data (the estimate) and on every resample.
+    estimator : unfitted scikit-learn estimator or Pipeline
+        Cloned and fitted on the full data and on every resample.
     X : DataFrame or array of shape (n_rows, n_columns)
     y : array-like of shape (n_rows,) or (n_rows, n_targets)
     features : list
         Column names or indices; a tuple of two gives a 2-D surface.
     n_resamples : int
-        Number of resamples B (a shortcut of ``Resampling(n_resamples=...)``).
+        Number of resamples B (shortcut of ``Resampling(n_resamples=...)``).
     resampling : {"auto", "bootstrap", "stratified", "subsample", "group"} or Resampling
-        How rows are resampled.  A :class:`pdpboot.Resampling` holds every
-        resampling option: ``subsample_fraction``, ``groups``, ``background``
-        (the rows each resample's PD is averaged over: its own rows with their
-        multiplicities, the default; the full data's rows; or the rows it did
-        not draw), ``max_background`` and ``fit_params`` (keyword arguments of
-        every ``fit``; per-row arrays are resampled with the rows).
-        ``auto`` (default): for a classifier's predicted probabilities
-        (``response_method`` ``"auto"`` or ``"predict_proba"``) ``subsample``
-        at ``subsample_fraction=0.632`` with the PD's bands formed on the logit
-        scale and mapped back (:func:`pdpboot.confidence_bands` reads the root
-        attr ``band_scale="logit"``); for regressors and decision functions
-        ``bootstrap``.  The estimate is always the fit on the full data.  Why:
-        for a gradient-boosting classifier the bootstrap's SE is too small
-        (0.80-0.89 of the true SD); in ``experiments/classifier_default.py``
-        (n = 400, B = 100, four DGPs x boosting, forest and
-        logistic-regression classifiers, R = 60-201 data sets per cell) the
-        subsample with logit-scale bands covered 0.940-0.976 pointwise and
-        0.912-0.985 whole curve in every cell, where the bootstrap covered a
-        boosting classifier's PD on a rare outcome in 0.908 (MC SE 0.006)
-        pointwise and 0.613 (0.030) whole curve (R = 120); for logistic
-        regression, already right with the bootstrap, it moved pointwise
-        coverage by at most 0.01 and whole-curve coverage up by 0.007-0.027.
-        Each refit uses 0.632 n rows (CPU 0.83-1.00 of the bootstrap's,
-        ``benchmarks/bench_auto_resampling.py``).  On a three-class outcome
-        (``experiments/multiclass_default.py``, n = 400, B = 100) it covered
-        0.979 / 0.978 (boosting, R = 60), 0.971 / 0.956 (forest, R = 45) and
-        0.945 / 0.948 (multinomial logistic regression, R = 100) pointwise /
-        whole curve.  The ICE heterogeneity and H statistics of such
-        a run come from the same subsamples (deviations rescaled).  H2 of a
-        boosting classifier's probabilities (``experiments/h2_classifier.py``,
-        n = 400, B = 100, H2 on 100 rows): the 95 % percentile interval
-        covered the learner's expected H2 in 0.950 (MC SE 0.020) of R = 120
-        data sets (every miss above the interval), against 0.983 (0.017) for
-        the bootstrap (R = 60); the ICE heterogeneity intervals were studied
-        with the bootstrap only.  The
-        root attrs ``resampling`` (the scheme that drew the rows),
-        ``resampling_requested``, ``band_scale`` and ``resampling_reason``
-        (one sentence) record the choice.  ``bootstrap``: rows drawn with
-        replacement (a boosting classifier's probability PD then draws a
-        :class:`pdpboot.CoverageWarning` with simultaneous bands).
-        ``stratified`` keeps each class's count fixed: right only
-        when the class counts are fixed by the design (e.g. case-control
-        sampling); otherwise it freezes the level of a probability PD (a model
-        with a free intercept matches the class share) and its bands
-        under-cover.  ``subsample``: ``subsample_fraction`` of the rows without
-        replacement (deviations from the estimate rescaled by
-        ``sqrt(m / (n - m))`` in the bands; bands on the probability scale
-        unless ``confidence_bands(scale="logit")``).  ``group`` needs
-        ``groups`` (a cluster bootstrap).
+        How rows are resampled (see :class:`pdpboot.Resampling`).  ``"auto"``
+        subsamples a classifier's probabilities (bands on the logit scale) and
+        bootstraps everything else; the root attrs ``resampling``,
+        ``band_scale`` and ``resampling_reason`` record the choice.  See the
+        validation page of the documentation.
     statistics : str, list of str or dict, optional
-        What to keep besides the PD, by name, or as a dict name -> option:
-
-        - ``"ice"``: ICE curves (``ice``, ``ice_resamples``) of all background
-          rows of the estimate, or (``{"ice": n}``) of ``n`` randomly chosen
-          rows; each resample's model is evaluated on the same instances.
-        - ``"heterogeneity"``: ICE heterogeneity statistics of every 1-D
-          feature on every model, from the ICE curves of its background rows
-          (weighted by their multiplicities), keeping only the statistics:
-          ``ice_sd``, ``cice_sd``, ``dice_sd`` (``output``, feature) and
-          ``heterogeneity_index`` (``output``), each with ``_resamples``.  See
-          :func:`pdpboot.ice_heterogeneity`.
-        - ``"interactions"``: Friedman-Popescu H statistics on every model:
-          ``h2_overall`` (``output``) in 1-D nodes, ``h2`` and
-          ``h_unnormalized`` (``output``) in 2-D nodes, each with
-          ``_resamples``, on one random subsample of at most 500 of the
-          estimate's background rows (``{"interactions": n_max}`` sets that
-          maximum), drawn once: every resample uses the rows of its own
-          background that are in it, with their multiplicities, so the
-          estimate and its resamples are the same statistic.  Costs about
-          ``n_max**2`` predictions per 1-D node and ``3 * n_max**2`` per 2-D
-          node and model.  See :func:`pdpboot.h_statistic`.
+        What to keep besides the PD: ``"ice"`` (ICE curves of all background
+        rows, or ``{"ice": n}`` of ``n`` random rows), ``"heterogeneity"``
+        (see :func:`pdpboot.ice_heterogeneity`) and ``"interactions"`` (H
+        statistics on at most 500 background rows, ``{"interactions": n_max}``;
+        see :func:`pdpboot.h_statistic`), each with its ``_resamples``.
     grid_resolution, percentiles, custom_values, categorical_features, response_method
-        As in :func:`pdpboot.partial_dependence`.  With
-        ``response_method="decision_function"``, a resample whose refit saw
-        fewer classes than the full data has scores on another scale (a binary
-        score instead of multinomial ones): it is recorded as failed (root
-        attrs ``failed_resamples`` and ``n_missing_class_resamples``, NaN
-        resamples) whatever ``on_error`` says, and counts towards
-        ``max_failure_share``.  Probabilities of a class a refit never saw are 0
-        (``n_missing_class_resamples`` counts those refits too).
+        As in :func:`pdpboot.partial_dependence`.  A refit that never saw a
+        class has probability 0 for it (root attr ``n_missing_class_resamples``);
+        with ``"decision_function"`` such a resample fails.
     sample_weight : array of shape (n_rows,), optional
-        Survey or importance weights: passed to every fit (for the rows drawn,
-        with their multiplicity; to a Pipeline's final step) and used in every
-        PD average (times the resample multiplicities).
+        Passed to every fit and used in every PD average.
     rng : None, int or numpy.random.Generator
-        The one seed every random draw flows from (None: fresh entropy).
+        The one seed every random draw flows from.
     execution : Execution, optional
-        How the resamples run (:class:`pdpboot.Execution`): ``n_jobs``
-        (parallel resamples; results are identical for any value),
-        ``threads_per_job`` (native threads per fit; default: the libraries'
-        own in a sequential run, one per job in a parallel one; results are
-        bit-identical for every ``n_jobs``; inner joblib parallelism of the
-        estimator defaults to one job), ``progress`` (a tqdm bar,
-        "auto": on a terminal for B >= 20, or ``progress(done, total)``),
-        ``checkpoint`` (a directory where the estimate and every finished
-        resample are saved as they complete; calling again with the same
-        arguments resumes and equals an uninterrupted run; ``n_resamples`` may
-        be raised to extend a run; with ``rng=None`` the checkpoint's own seed
-        is reused; a checkpoint made with other data, estimator, grid, seed or
-        settings is refused), ``on_error`` ("raise", or "skip": a failed
-        resample is recorded in the root attr ``failed_resamples`` and NaN in
-        every ``*_resamples``, bands use the successful ones and a warning says
-        how many failed), ``max_failure_share`` (with "skip", stop as soon as
-        more than this share has failed), ``method`` ("auto", "brute" or
-        "tree": the PD engine) and ``memory_limit`` (bytes of one stacked
-        prediction block).
+        How the resamples run (:class:`pdpboot.Execution`): jobs, threads,
+        progress, checkpoint, failures and the PD engine.  Results are
+        identical for any ``n_jobs``.
+
     Returns
     -------
     xarray.DataTree
-        Root variable ``resample_absent`` (``resample``, ``packed_row``; attr
-        ``n_rows``): the rows each resample did not draw, ``np.packbits`` of
-        a row mask (for ``method="bca"``; not with ``subsample``).  One child
-        per feature set with ``pd`` (``output``, *features),
-        ``pd_resamples`` (``resample``, ``output``, *features) and, with
-        ``ice``, ``ice`` (``instance``, ``output``, *features) and
-        ``ice_resamples``; with ``heterogeneity``/``interactions``, the
-        statistics above.  Root attrs hold the provenance.
+        One child per feature set with ``pd`` (``output``, *features) and
+        ``pd_resamples`` (``resample``, ``output``, *features), plus ``ice``
+        (``instance``, ``output``, *features) and the statistics requested,
+        each with its ``_resamples``.  Root variable ``resample_absent``
+        (the rows each resample did not draw, bit-packed) for schemes that draw with replacement; root
+        attrs hold the provenance.
 
     See Also
     --------
-    pdpboot.confidence_bands : Pointwise and simultaneous bands from the resamples.
-    pdpboot.partial_dependence : PD/ICE of one fitted model, no resampling.
-    pdpboot.ice_heterogeneity, pdpboot.h_statistic : Statistics with intervals.
+    pdpboot.confidence_bands : Bands from the resamples.
+    pdpboot.partial_dependence : PD/ICE of one fitted model.
 
     Examples
     --------
     >>> from sklearn.linear_model import LinearRegression
+    >>> from pdpboot import Execution, Resampling
     >>> from pdpboot.datasets import make_electricity_prices
     >>> X, y = make_electricity_prices(200, rng=0)
-    >>> res = bootstrap_partial_dependence(LinearRegression(), X, y, ["Temperature"],
-    ...                                    n_resamples=20, grid_resolution=5, rng=0)
-    >>> res["Temperature"]["pd_resamples"].dims
-    ('resample', 'output', 'Temperature')
-
-    Options of the resampling and of the run go in their objects:
-
-    >>> from pdpboot import Execution, Resampling
     >>> res = bootstrap_partial_dependence(
     ...     LinearRegression(), X, y, ["Temperature"], n_resamples=20, grid_resolution=5, rng=0,
     ...     statistics={"ice": 10}, resampling=Resampling("subsample", subsample_fraction=0.5),
-    ...     execution=Execution(n_jobs=1, on_error="skip"))
+    ...     execution=Execution(on_error="skip"))
+    >>> res["Temperature"]["pd_resamples"].dims
+    ('resample', 'output', 'Temperature')
     >>> res["Temperature"]["ice_resamples"].sizes["instance"]
     10
     """
@@ -221,19 +126,9 @@ def missing_class_resamples(missing: np.ndarray, failures: dict) -> int:
 
 
 def run_bootstrap(plan: BootstrapPlan, *, stacklevel: int = 3) -> xr.DataTree:
-    """Run a validated plan of any effect and assemble its result tree (the refit-bootstrap strategy).
+    """Run a validated plan of any effect and assemble its result tree.
 
-    Parameters
-    ----------
-    plan : BootstrapPlan
-        From :func:`pdpboot._plan.make_plan`.
-    stacklevel : int
-        Of the warning about failed resamples (3: the caller of the public function).
-
-    Returns
-    -------
-    xarray.DataTree
-        As :func:`bootstrap_partial_dependence` describes, with the plan's effect's variables.
+    ``stacklevel`` is that of the warning about failed resamples.
     """
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     out = run(plan, created)

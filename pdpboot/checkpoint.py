@@ -8,26 +8,10 @@ A checkpoint is a directory::
     resample_000042.npz    one file per finished resample
     resample_000007.failed.json   a resample that raised (with on_error="skip")
 
-Every file is written under a temporary name and renamed, so a crash never
-leaves a half-written entry, and gets the permissions of an ordinary file
-(``0o666`` minus the umask), so a colleague can resume a shared run.  Arrays
-are stored with ``numpy.savez`` and read with ``allow_pickle=False``.
-
-The fingerprint (:func:`plan_fingerprint`) holds every part of the run's plan by content:
-the bytes of X, y, the sample weights, the groups and every ``fit_params`` value; the
-estimator's parameters (nested estimators, callables with their closures and the constants
-they read); the grids, the seed and every setting.  Only how the run is executed (``n_jobs``,
-progress, ``on_error``, the number of resamples, ...) may change between runs; a refused
-checkpoint's message names each part that differs.
-
-Every entry carries the run id (a digest of the manifest's fingerprint) and a
-SHA-256 checksum of its content.  On resuming, an entry that cannot be read or
-whose checksum does not match is reported (``RuntimeWarning``, naming the
-file), renamed to ``*.damaged`` and recomputed; an entry of another run is
-refused (``ValueError`` naming the file).  A checkpoint made with different
-arguments is refused.  The estimator part of the fingerprint
-(:func:`stable_fingerprint`) is the same in every process: callables are
-identified by qualified name and bytecode, random states by their state.
+Every file is written under a temporary name and renamed, with the permissions of an
+ordinary file, and carries the run id and a checksum; arrays are read with
+``allow_pickle=False``.  A damaged entry is reported, renamed ``*.damaged`` and recomputed;
+an entry or a checkpoint of another run (:func:`plan_fingerprint`) is refused.
 """
 
 from __future__ import annotations
@@ -183,17 +167,8 @@ def _stable(value, depth: int = 0):
 def stable_fingerprint(estimator) -> str:
     """A digest of an estimator's class and parameters that is the same in every process.
 
-    Unlike ``repr``, it holds no memory addresses: a callable parameter (e.g.
-    ``FunctionTransformer(func=f)``) is identified by its qualified name and
-    its bytecode, a ``RandomState`` by its state, nested estimators by their
-    own parameters, other objects by ``joblib.hash``.  Two estimators with
-    equal parameters get the same digest in two Python processes (of the same
-    Python version).
-
-    Returns
-    -------
-    str
-        ``"<class qualname>:<sha256 hex digest>"``.
+    Callables are identified by qualified name and bytecode, a ``RandomState`` by its state,
+    nested estimators by their parameters, other objects by ``joblib.hash``.
 
     Examples
     --------
@@ -279,25 +254,9 @@ def _add_parts(obj, parts: dict) -> None:
 def plan_fingerprint(plan, seed: dict) -> dict:
     """What must match for a checkpoint to be reused: every part of a plan, by content.
 
-    Every field of the plan (a dataclass such as :class:`pdpboot._plan.BootstrapPlan`) and of
-    the dataclasses it holds (its effect and spec, the resampling options) enters by content -
-    array bytes, not shapes; estimator parameters (nested estimators and callables included,
-    :func:`stable_fingerprint`), not class names; every
-    ``fit_params`` value and the sample weights, not their presence or key names - except the
-    :data:`EXECUTION_FIELDS`.  A field added to the plan later is part of it unless listed there.
-
-    Parameters
-    ----------
-    plan : dataclass
-        The run's validated plan (``estimator``, ``spec`` and the other settings).
-    seed : dict
-        The root seed (``entropy``, ``spawn_key``, ``n_children_spawned``).
-
-    Returns
-    -------
-    dict
-        Entry name (``"data: X"``, ``"data: sample_weight"``, ``"estimator"``, ``"grid"``,
-        ``"seed"``, ``"settings: background"``, ...) -> a JSON-able description or digest.
+    Every field of the plan and of the dataclasses it holds enters by content (array bytes,
+    estimator parameters by :func:`stable_fingerprint`), except the :data:`EXECUTION_FIELDS`.
+    Returns entry name (``"data: X"``, ``"estimator"``, ``"seed"``, ...) -> a JSON-able digest.
     """
     parts: dict = {}
     _add_parts(plan, parts)
@@ -308,11 +267,8 @@ def plan_fingerprint(plan, seed: dict) -> dict:
 # --- files -------------------------------------------------------------------------------------------
 
 def _atomic_write(path: Path, write, *, exclusive: bool = False) -> bool:
-    """Write under a temporary name, then rename (or, ``exclusive``, link: False if ``path`` exists).
-
-    The temporary file is created by ``os.open`` with mode ``0o666``, so it gets the mode any new
-    file gets (the umask applied by the system, no process state read or changed).
-    """
+    """Write under a temporary name (mode ``0o666`` minus the umask), then rename (or, ``exclusive``,
+    link: False if ``path`` exists)."""
     for attempt in range(100):
         tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.{attempt}.tmp"
         try:
@@ -375,9 +331,7 @@ class Checkpoint:
     print_ : dict
         The run's :func:`fingerprint`.
     on_error : {"skip", "raise"}
-        The run's policy: with ``"raise"``, a resample stored as failed by an
-        earlier ``"skip"`` run makes :meth:`load` raise instead of reusing the
-        failure.
+        With ``"raise"``, a resample stored as failed makes :meth:`load` raise.
     """
 
     def __init__(self, path: str | os.PathLike, print_: dict, *, on_error: str = "skip"):

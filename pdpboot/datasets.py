@@ -1,11 +1,8 @@
 """Simulated known-truth datasets and the bundled real data.
 
-Simulated data-generating processes (DGPs) draw independent features, so the
-population partial dependence of a feature set ``S`` is exactly
-``PD_S(v) = E[f(v, X_{-S})]``, the expectation of the noise-free regression
-function over the other features.  Every DGP below comes with that PD in
-closed form (:func:`true_pd`), to measure the bias and coverage of bootstrap
-bands.
+The simulated data-generating processes (DGPs) draw independent features, so the
+population PD of a feature set ``S`` is ``E[f(v, X_{-S})]``, given in closed form by
+:func:`true_pd`.
 
 - ``electricity``: :func:`make_electricity_prices` (3 features);
 - ``friedman1``: ``10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 + 5 x5`` (>= 5 features);
@@ -13,10 +10,8 @@ bands.
 - ``goldstein``: ``0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0]``;
 - ``additive_uniform``: ``x1 - x2`` (uniform features).
 
-Real data (regression and classification) are read from CSV files shipped
-inside the package (``pdpboot/data/``, package data of every install, wheel
-or editable); the repository's ``data/README.md`` gives their provenance,
-licences and checksums.  Nothing is downloaded at run time.
+Real data are read from CSV files shipped inside the package (``pdpboot/data/``;
+provenance and licences in the repository's ``data/README.md``); nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -219,10 +214,6 @@ def true_pd(name: str, features: str | Sequence[str], values: ArrayLike) -> np.n
         ``(len(values_a), len(values_b))``, dims = (first feature, second
         feature), i.e. ``out[i, j] = PD(values_a[i], values_b[j])``.
 
-    Notes
-    -----
-    All features of every DGP are independent, so ``PD_S(v) = E[f(v,
-    X_{-S})]`` exactly; it is computed in closed form, constants included.
     """
     dgp = _get_dgp(name)
     if isinstance(features, str):
@@ -302,17 +293,13 @@ def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tu
     Parameters
     ----------
     n_samples : int, default 1000
-        Number of rows.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
 
     Returns
     -------
-    X : pandas.DataFrame
-        Shape ``(n_samples, 3)``, columns ``Temperature``, ``Hour`` (float64),
-        ``Day`` (int64).
-    y : pandas.Series
-        Shape ``(n_samples,)``, name ``"Price"``.
+    X : pandas.DataFrame of shape (n_samples, 3)
+        Columns ``Temperature``, ``Hour`` (float64), ``Day`` (int64).
+    y : pandas.Series of shape (n_samples,), name ``"Price"``
     """
     n = _check_n_samples(n_samples)
     gen = np.random.default_rng(rng)
@@ -349,20 +336,17 @@ def make_friedman1(
     Parameters
     ----------
     n_samples : int, default 1000
-        Number of rows.
     n_features : int, default 10
         Number of features, at least 5.
     noise : float, default 1.0
         Standard deviation of the Gaussian noise.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
 
     Returns
     -------
-    X : pandas.DataFrame
-        Shape ``(n_samples, n_features)``, float64 columns ``x1`` ... .
-    y : pandas.Series
-        Shape ``(n_samples,)``, name ``"y"``.
+    X : pandas.DataFrame of shape (n_samples, n_features)
+        Float64 columns ``x1`` ... .
+    y : pandas.Series of shape (n_samples,), name ``"y"``
     """
     n = _check_n_samples(n_samples)
     if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or n_features < 5:
@@ -388,18 +372,15 @@ def make_interaction(
     Parameters
     ----------
     n_samples : int, default 1000
-        Number of rows.
     noise : float, default 1.0
         Standard deviation of the Gaussian noise.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
 
     Returns
     -------
-    X : pandas.DataFrame
-        Shape ``(n_samples, 2)``, float64 columns ``x1``, ``x2``.
-    y : pandas.Series
-        Shape ``(n_samples,)``, name ``"y"``.
+    X : pandas.DataFrame of shape (n_samples, 2)
+        Float64 columns ``x1``, ``x2``.
+    y : pandas.Series of shape (n_samples,), name ``"y"``
     """
     n = _check_n_samples(n_samples)
     sd = _check_noise(noise)
@@ -424,18 +405,15 @@ def make_goldstein(
     Parameters
     ----------
     n_samples : int, default 1000
-        Number of rows.
     noise : float, default 1.0
         Standard deviation of the Gaussian noise.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
 
     Returns
     -------
-    X : pandas.DataFrame
-        Shape ``(n_samples, 3)``, float64 columns ``x1``, ``x2``, ``x3``.
-    y : pandas.Series
-        Shape ``(n_samples,)``, name ``"y"``.
+    X : pandas.DataFrame of shape (n_samples, 3)
+        Float64 columns ``x1``, ``x2``, ``x3``.
+    y : pandas.Series of shape (n_samples,), name ``"y"``
     """
     n = _check_n_samples(n_samples)
     sd = _check_noise(noise)
@@ -457,18 +435,15 @@ def make_additive_uniform(
     Parameters
     ----------
     n_samples : int, default 1000
-        Number of rows.
     noise : float, default 1.0
         Standard deviation of the Gaussian noise.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Passed to :func:`numpy.random.default_rng`; ``None`` = fresh entropy.
 
     Returns
     -------
-    X : pandas.DataFrame
-        Shape ``(n_samples, 2)``, float64 columns ``x1``, ``x2``.
-    y : pandas.Series
-        Shape ``(n_samples,)``, name ``"y"``.
+    X : pandas.DataFrame of shape (n_samples, 2)
+        Float64 columns ``x1``, ``x2``.
+    y : pandas.Series of shape (n_samples,), name ``"y"``
     """
     n = _check_n_samples(n_samples)
     sd = _check_noise(noise)
@@ -496,9 +471,8 @@ def _read_checked(filename: str, data_dir: str | Path | None) -> bytes:
     path = folder / filename
     if not path.is_file():
         raise FileNotFoundError(
-            f"Bundled data file {filename!r} not found at {path}. It ships inside the pdpboot package "
-            "(pdpboot/data/); reinstall pdpboot, restore it with `git checkout -- "
-            f"pdpboot/data/{filename}`, or pass data_dir= the folder that holds it (see data/README.md)."
+            f"Data file {filename!r} not found at {path}; reinstall pdpboot, restore it with "
+            f"`git checkout -- pdpboot/data/{filename}`, or pass data_dir= the folder that holds it."
         )
     content = path.read_bytes()
     digest = hashlib.sha256(content).hexdigest()
@@ -546,10 +520,8 @@ def load_bike_sharing(*, data_dir: str | Path | None = None) -> tuple[pd.DataFra
 
     Raises
     ------
-    FileNotFoundError
-        If the CSV file is missing.
-    ValueError
-        If its checksum does not match.
+    FileNotFoundError, ValueError
+        If the CSV file is missing, or its checksum does not match.
     """
     raw = pd.read_csv(io.BytesIO(_read_checked("bike_sharing.csv", data_dir)))
     X = raw[["season", "mnth", "day", "hr", "holiday", "weekday", "workingday", "weathersit",
@@ -597,10 +569,8 @@ def load_anes96(*, data_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd
 
     Raises
     ------
-    FileNotFoundError
-        If the CSV file is missing.
-    ValueError
-        If its checksum does not match.
+    FileNotFoundError, ValueError
+        If the CSV file is missing, or its checksum does not match.
     """
     raw = pd.read_csv(io.BytesIO(_read_checked("anes96.csv", data_dir)))
     columns = ["popul", "TVnews", "selfLR", "ClinLR", "DoleLR", "PID", "age", "educ", "income"]

@@ -1,44 +1,12 @@
-"""Interaction statistics with bootstrap uncertainty, and a calibrated refit test (xarray layer).
+"""Interaction statistics with bootstrap bands, and a calibrated refit test of "no interaction".
 
-Statistics (estimators in :mod:`pdpboot.engine.hstats`):
-
-``h2`` (``output``), per 2-D node ``(j, k)``
-    Friedman-Popescu pairwise ``H2_jk`` (2008, eq. 44): the share of the
-    variance of the centred 2-D PD function that is not the sum of the two
-    centred 1-D PD functions, all evaluated at the observed rows.
-``h_unnormalized`` (``output``), per 2-D node
-    The root of that numerator as a weighted mean: the size of the
-    interaction in response units (Friedman & Popescu's unnormalised H).
-``h2_overall`` (``output``), per 1-D node ``j``
-    Overall ``H2_j`` (eq. 45): the share of the variance of the centred
-    prediction ``F`` not explained by ``PD_j(x_j) + PD_-j(x_-j)``, where
-    ``PD_-j(x_-j^(i)) = mean_l f(x_j^(l), x_-j^(i))`` is the partial
-    dependence on all other features jointly.
-``pd_variance_interaction`` (``output``), per 2-D node
-    Greenwell et al. (2018): from the 2-D PD surface on the grid, the SD over
-    one feature of the PD-importance of the other (SD of the PD over its grid,
-    or range / 4 for a categorical feature), averaged over both directions.
-
-The H statistics need predictions of the model at ``n_max**2`` points per
-feature set, so they are computed on a random subsample of at most ``n_max``
-(default 500) rows, drawn once from a generator that flows from the run's
-seed: the full-data fit uses these rows, and every resample the rows of its
-own background that are among them (with their multiplicities), so the
-estimate and its resamples are one statistic.
-
-Uncertainty.  ``bootstrap_partial_dependence(..., statistics="interactions")``
-computes ``h2``/``h_unnormalized``/``h2_overall`` for the full-data fit and
-every resample; :func:`h_statistic` returns them with bands like the PD's.
-``pd_variance_interaction`` is computed from the stored ``pd`` and
-``pd_resamples`` of 2-D nodes, so it needs no flag.
-
-**A percentile interval is not a test of "no interaction".**  ``H2 >= 0``
-and its estimate is biased upwards (noise in the fitted model and Monte-Carlo
-noise of the PD estimates both add to the numerator), so the resampled values
-of a model without any interaction still sit above 0 and an interval "away
-from 0" says nothing about significance.  Use :func:`h_statistic_test`, which
-compares the observed ``H2_jk`` with its distribution under refits on data
-whose ``(j, k)`` interaction was removed.
+``h2`` and ``h_unnormalized`` (2-D nodes) are Friedman and Popescu's (2008)
+pairwise H statistic and its unnormalised root, ``h2_overall`` (1-D nodes) the
+overall H statistic, and ``pd_variance_interaction`` (2-D nodes) Greenwell et
+al.'s (2018) PD-variance index.  The H statistics use one random subsample of
+at most ``n_max`` rows, shared by the estimate and every resample.  A band of
+``h2`` is not a test of no interaction (the estimate is biased upwards): use
+:func:`h_statistic_test`.
 """
 
 from __future__ import annotations
@@ -87,25 +55,8 @@ def pd_variance_statistic(
 ) -> xr.DataArray:
     """Greenwell et al.'s PD-variance interaction index of 2-D PD surfaces.
 
-    Parameters
-    ----------
-    pd : xarray.DataArray
-        A 2-D node's ``pd`` (``output``, f1, f2) or ``pd_resamples``
-        (``resample``, ``output``, f1, f2).
-    categorical : (bool, bool)
-        Whether each feature is categorical.
-    dims : (str, str), optional
-        The two grid dims (default: the last two dims of ``pd``).
-
-    Returns
-    -------
-    xarray.DataArray
-        The input's dims without the two grid dims (``output`` or
-        ``resample``, ``output``).
-
-    See Also
-    --------
-    pdpboot.engine.hstats.pd_variance_interaction : the NumPy function it wraps.
+    ``pd`` is a 2-D node's ``pd`` or ``pd_resamples``; ``categorical`` says whether each feature is
+    categorical, ``dims`` names the two grid dims (default: the last two).  Returns ``pd`` without them.
 
     Examples
     --------
@@ -176,7 +127,6 @@ def h_statistic_of_model(
     Parameters
     ----------
     estimator : fitted estimator
-        Anything with ``predict``, ``predict_proba`` or ``decision_function``.
     X : DataFrame or array of shape (n_rows, n_columns)
         Data the partial dependence functions average over.
     features : list
@@ -184,23 +134,19 @@ def h_statistic_of_model(
     n_max : int
         The H statistics use at most this many rows of X, drawn with ``rng``.
     sample_weight : array_like of shape (n_rows,), optional
-        Row weights of every partial dependence average.
     rng : None, int or numpy.random.Generator
-        Seed of that subsample (None: fresh entropy).
     response_method : str
         As in :func:`pdpboot.partial_dependence`.
     grid_kwargs : mapping, optional
-        Grid settings of the 2-D PD surfaces behind ``pd_variance_interaction``
-        (``grid_resolution``, ``percentiles``, ``custom_values``,
-        ``categorical_features``), as in :func:`pdpboot.partial_dependence`.
+        Grid settings of the 2-D PD surfaces behind ``pd_variance_interaction``,
+        as in :func:`pdpboot.partial_dependence`.
 
     Returns
     -------
     xarray.DataTree
         One child per feature set: 1-D nodes ``h2_overall`` (``output``); 2-D
         nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``
-        (``output``).  Root attrs as in :func:`pdpboot.partial_dependence`, plus
-        ``n_max``.
+        (``output``).
 
     See Also
     --------
@@ -243,10 +189,9 @@ def h_statistic(
 ) -> xr.DataTree:
     """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result, with bands.
 
-    Selects the statistics computed in the resample loop by
-    ``bootstrap_partial_dependence(..., statistics="interactions")``, adds
-    ``pd_variance_interaction`` (from ``pd``/``pd_resamples`` of 2-D nodes) and
-    bands.  All these statistics are >= 0: their band bounds are clipped at 0.
+    Selects the statistics of ``bootstrap_partial_dependence(...,
+    statistics="interactions")``, adds ``pd_variance_interaction`` (from the 2-D
+    nodes' PD) and bands, clipped at 0.
 
     Parameters
     ----------
@@ -255,40 +200,20 @@ def h_statistic(
     confidence_level : float or None
         Level of the bands (:func:`pdpboot.confidence_bands`); None adds none.
     method : {"percentile", "basic", "normal", "bc", "bca"}
-        Band method, as in :func:`pdpboot.confidence_bands`.  Measured
-        (``y = x1 + x2 + x1 x2 + eps``, OLS with the product term, n = 300, H2
-        on 100 rows, B = 200, learner's expected ``H2 = 1/3``; 95 %
-        intervals): with the estimate and every resample on one shared
-        subsample of at most ``n_max`` rows, as now, coverage of the learner's
-        expected H2 was 0.895 (MC SE 0.015) for ``percentile``, 0.910 for
-        ``bc``, 0.907 for ``bca``, 0.882 for ``normal`` and 0.840 for
-        ``basic`` (R = 400 data sets, ``experiments/bounded_shared.py``).
-        The resamples' SD equals the estimate's sampling SD on average (ratio
-        1.01), but it grows with the estimate (correlation 0.82), so intervals
-        are too narrow exactly when the estimate is low and miss above the
-        target (0.095 of data sets, 0.010 below).  Read an H2 interval as
-        about 0.90 coverage.  (Before the shared rows, the estimate carried
-        the noise of its own subsample: percentile then covered 0.980, bc and
-        bca 0.73, ``experiments/bounded_statistics.py``, R = 150.)  For a
-        boosting classifier's probabilities under ``resampling="auto"`` (the
-        0.632 subsample; ``experiments/h2_classifier.py``, n = 400, B = 100,
-        H2 on 100 rows) the percentile interval covered 0.950 (MC SE 0.020,
-        R = 120), the bootstrap's 0.983 (0.017, R = 60).
-        ``percentile`` stays the default.
+        Band method, as in :func:`pdpboot.confidence_bands`.  An H2 interval
+        covers somewhat less than its nominal level; see the validation page of
+        the documentation.
     simultaneous : bool
-        As in :func:`pdpboot.confidence_bands` (each statistic is one number
-        per output, so this only changes the construction, e.g. sup-t).
+        As in :func:`pdpboot.confidence_bands`.
 
     Returns
     -------
     xarray.DataTree
-        One child per feature set that has a statistic (node names and attrs
-        as in the result): 1-D nodes ``h2_overall`` (``output``); 2-D nodes
-        ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``
-        (``output``); with resamples each also has ``<stat>_resamples``
-        (``resample``, ``output``) and ``<stat>_band`` (``ci_bound``,
-        ``output``), ``<stat>_se``, ``<stat>_bias``.  The band of ``h2`` is
-        not a test of ``H2 = 0`` (see :func:`h_statistic_test`).
+        One child per feature set that has a statistic: 1-D nodes
+        ``h2_overall`` (``output``); 2-D nodes ``h2``, ``h_unnormalized`` and
+        ``pd_variance_interaction`` (``output``); each with
+        ``<stat>_resamples`` (``resample``, ``output``), ``<stat>_band``
+        (``ci_bound``, ``output``), ``<stat>_se`` and ``<stat>_bias``.
 
     See Also
     --------
@@ -319,11 +244,7 @@ def h_statistic(
 
 @dataclass(frozen=True, eq=False)
 class NullReplicates(Scheme):
-    """Refits on null data ``y* = f0(X) + e*`` without the ``(j, k)`` interaction (see :func:`h_statistic_test`).
-
-    Prepared once per run (:meth:`prepare`: the Gaussian-process reference fit ``g``, ``f0 = g - I_jk(g)`` and
-    the noise); job ``b`` draws its noise with replacement from its seed's first child and fits on all rows.
-    """
+    """Refits on null data ``y* = f0(X) + e*`` without the ``(j, k)`` interaction (see :func:`h_statistic_test`)."""
 
     name: ClassVar[str] = "null"
     keeps_absent: ClassVar[bool] = False
@@ -361,39 +282,18 @@ def h_statistic_test(
 ) -> xr.DataTree:
     """Refit-based (parametric bootstrap) test of "no interaction between features j and k" (regression).
 
-    The observed ``H2_jk`` of the fitted model is compared with its law under
-    refits of the same learner on null data ``y* = f0(X) + e*``, where ``f0``
-    is additive in ``(j, k)`` and ``e*`` is noise of the data's size
-    (Friedman & Popescu 2008, sec. 8.3, with a smooth null model):
-
-    1. Fit the estimator to all rows; its ``H2_jk`` on a fixed subsample of at
-       most ``n_max`` rows is the observed statistic ``T``.
-    2. Null model: a smooth reference fit ``g`` of ``y`` on ``X`` by
-       Gaussian-process regression
-       (:func:`pdpboot.engine.hstats.gaussian_process_fit`: RBF kernel with one
-       length scale per standardised feature plus white noise, hyperparameters
-       by maximum marginal likelihood, on at most 1000 rows), and
-       ``f0 = g - I_jk(g)``: ``g`` minus its centred interaction part
-       ``I_jk = PD_jk - PD_j - PD_k``
-       (:func:`pdpboot.engine.hstats.interaction_part`, PDs averaged over at
-       most 500 rows, evaluated at every row).  Noise: the centred residuals
-       ``y - g(X)``, rescaled to the noise SD the white-noise kernel estimated.
-    3. ``n_resamples`` times: ``y* = f0(X) + e*`` (noise drawn with
-       replacement), refit a clone of the estimator on all rows; its
-       ``H2_jk`` on the same rows as ``T`` is ``T*_b``.
-    4. p-value ``(1 + #{T*_b >= T}) / (1 + n_resamples)``.
-
-    The null's truth must be about as hard for the learner as the real one
-    (smooth, flexible, not built from the learner's own steps), so the
-    interaction the learner invents under the null is part of the null law;
-    see the validation page of the documentation for the size and power
-    measured.
+    The observed ``H2_jk`` of the fitted model is compared with its
+    distribution under refits on null data ``y* = f0(X) + e*``, where ``f0``
+    is a Gaussian-process fit of ``y`` with its ``(j, k)`` interaction part
+    removed and ``e*`` its residuals, resampled (Friedman & Popescu 2008,
+    sec. 8.3).  The p-value is ``(1 + #{T*_b >= T}) / (1 + n_resamples)``.
+    See the validation page of the documentation for its size and power.
 
     Parameters
     ----------
     estimator : unfitted scikit-learn regressor (or Pipeline)
     X : DataFrame or array of shape (n_rows, n_columns)
-        Numeric, finite features (the Gaussian-process reference fit uses them as they are).
+        Numeric, finite features.
     y : array-like of shape (n_rows,)
     pair : (feature, feature)
         Names or indices of j and k.
@@ -404,33 +304,23 @@ def h_statistic_test(
     statistic : {"h2", "h_unnormalized"}
         The test statistic.
     sample_weight : array-like of shape (n_rows,), optional
-        Passed to every fit of the estimator and used in every PD average,
-        H statistic and residual mean; the Gaussian-process reference fit is
-        unweighted.
+        Passed to every fit and used in every average (not in the Gaussian process).
     fit_params : mapping, optional
-        Further ``fit`` keyword arguments; per-row arrays (length n_rows) are
-        passed whole (every fit uses all rows).
+        Further ``fit`` keyword arguments (every fit uses all rows).
     rng : None, int or numpy.random.Generator
-        The one seed every draw flows from (None: fresh entropy; with a
-        checkpoint, its seed), as in :func:`pdpboot.bootstrap_partial_dependence`.
+        The one seed every draw flows from.
     execution : Execution, optional
-        How the null refits run (they go through the loop of
-        :func:`pdpboot.bootstrap_partial_dependence`): ``n_jobs``,
-        ``threads_per_job``, ``progress``, ``checkpoint`` (finished null refits
-        are saved and a repeated call resumes), ``on_error`` (``"skip"``: a
-        failed refit is left out of the p-value, NaN in the null distribution,
-        with a warning) and ``max_failure_share``.
+        How the null refits run (``n_jobs``, ``threads_per_job``,
+        ``progress``, ``checkpoint``, ``on_error``, ``max_failure_share``); a
+        failed refit is left out of the p-value.
 
     Returns
     -------
     xarray.DataTree
-        Root attrs: the header of every result, ``statistic`` (the observed
-        ``T``), ``statistic_name``, ``pvalue``, ``null_model`` (``"smooth"``),
-        ``noise_sd`` (SD of the null data's noise) and ``n_failed_resamples``.
-        One node for the pair (named as in
-        :func:`pdpboot.bootstrap_partial_dependence`) with ``<statistic>``
-        (``output``) and ``<statistic>_null`` (``resample``, ``output``), the
-        null distribution.
+        Root attrs ``statistic`` (the observed ``T``), ``statistic_name``,
+        ``pvalue``, ``noise_sd`` and the header's.  One node for the pair with
+        ``<statistic>`` (``output``) and ``<statistic>_null`` (``resample``,
+        ``output``).
 
     See Also
     --------
@@ -439,13 +329,8 @@ def h_statistic_test(
 
     Notes
     -----
-    Assumes exchangeable (homoscedastic, independent) errors.  Classification
-    is not supported.  The smooth null assumes the truth is reasonably smooth
-    where the data are; a truth with jumps is smoothed, which makes the null
-    harder to fit than the truth and the test conservative.  Cost: the
-    Gaussian process is fitted once (cubic in its at most 1000 rows), and its
-    PDs need ``n_rows * 500 * 3`` of its predictions; the refits dominate
-    for moderate ``n_rows``.
+    Assumes independent, homoscedastic errors and a reasonably smooth truth (a
+    truth with jumps makes the test conservative); regression only.
 
     Examples
     --------

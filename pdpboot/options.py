@@ -1,18 +1,5 @@
-"""The two option objects every resampling entry point shares: :class:`Resampling` and :class:`Execution`.
-
-``Resampling`` says *what* is resampled (scheme, number of resamples, groups,
-subsample size, the rows each resample's effect is averaged over);
-``Execution`` says *how* the resamples run (parallel jobs, native threads,
-checkpoint, failures, progress).  Both are frozen and validated once, when
-they are made; the data-dependent checks (one group label per row, a
-classifier for ``stratified``) run once more in :meth:`Resampling.bind`, before
-any fit.  The public functions accept them (``resampling=Resampling(...)``,
-``execution=Execution(...)``) and keep the keyword shortcuts users of
-scikit-learn and SciPy expect (``n_resamples=``); :func:`resolve_run_options`
-is the one place a public function's shortcuts and objects become a
-``Resampling`` and an ``Execution``.  Nothing here fits a model or imports
-xarray.
-"""
+"""The option objects every resampling entry point shares: :class:`Resampling` (what is resampled) and
+:class:`Execution` (how the resamples run), frozen and validated when made."""
 
 from __future__ import annotations
 
@@ -65,20 +52,13 @@ class Resampling:
     Parameters
     ----------
     scheme : {"auto", "bootstrap", "stratified", "subsample", "group"}
-        ``auto`` (default): chosen by :meth:`resolve` before the first fit,
-        from what the PD averages: for a classifier's predicted probabilities
-        ``subsample`` (``subsample_fraction`` of the rows, 0.632 by default)
-        with the PD's bands formed on the logit scale and mapped back; for
-        everything else (regressors, decision functions) ``bootstrap``.  The
-        result records the scheme, the band scale and why (root attrs
-        ``resampling``, ``band_scale``, ``resampling_reason``).
-        ``bootstrap``: n rows drawn with replacement.  ``stratified``: each
-        class keeps its count (right only when the design fixes the class
-        counts, e.g. case-control sampling).  ``subsample``: ``subsample_size``
-        rows without replacement (bands rescale the deviations by
-        ``sqrt(m / (n - m))``; see :func:`pdpboot.bootstrap_partial_dependence`
-        for what was measured).  ``group``: whole groups drawn with
-        replacement (a cluster bootstrap; needs ``groups``).
+        ``auto``: ``subsample`` with logit-scale bands for a classifier's
+        predicted probabilities, ``bootstrap`` otherwise.  ``bootstrap``: n
+        rows with replacement.  ``stratified``: each class keeps its count
+        (right only when the design fixes the class counts).  ``subsample``:
+        a share of the rows without replacement (deviations rescaled by
+        ``sqrt(m / (n - m))``).  ``group``: whole groups with replacement
+        (needs ``groups``).  See the validation page of the documentation.
     n_resamples : int
         Number of resamples B.
     groups : array-like of shape (n_rows,), optional
@@ -95,10 +75,7 @@ class Resampling:
         resample's rows otherwise).
     fit_params : dict, optional
         Keyword arguments of every ``fit``; arrays with one entry per row are
-        resampled with the rows (as ``groups`` are; as
-        ``sklearn.model_selection.cross_validate`` slices its ``params``),
-        anything else is passed unchanged.  Sample weights go in
-        ``sample_weight=`` (they also weight the effect's average).
+        resampled with the rows.  Sample weights go in ``sample_weight=``.
 
     Examples
     --------
@@ -132,20 +109,8 @@ class Resampling:
     def resolve(self, *, probabilities: bool, output: str = "predictions") -> tuple[Resampling, SchemeChoice]:
         """The scheme that draws rows, and why: ``"auto"`` resolved (any other scheme is kept as given).
 
-        Parameters
-        ----------
-        probabilities : bool
-            Whether the effect averages a classifier's predicted probabilities
-            (``response_method`` ``"predict_proba"``, or ``"auto"`` for a classifier that has it).
-        output : str
-            What the model's averaged output is, in a few words (for the reason sentence).
-
-        Returns
-        -------
-        resampling : Resampling
-            With a scheme of :data:`pdpboot.engine.resample.RESAMPLING`.
-        choice : SchemeChoice
-            The requested and resolved scheme, the scale of the PD's bands and the reason.
+        ``probabilities``: whether the effect averages a classifier's predicted probabilities; ``output``
+        names what is averaged, for the reason sentence.
 
         Examples
         --------
@@ -181,19 +146,8 @@ class Resampling:
 class SchemeChoice:
     """How a run's resampling scheme was chosen (recorded in the result's root attrs).
 
-    Attributes
-    ----------
-    requested : str
-        The scheme the user gave (``"auto"``, or a scheme that draws rows).
-    scheme : str
-        The scheme that draws the rows.
-    band_scale : {"identity", "logit"}
-        The scale :func:`pdpboot.confidence_bands` forms the PD's bands on (``"logit"``: a probability PD's
-        bands formed on the logit scale and mapped back).
-    output : str
-        What the PD averages, in a few words (``"a classifier's predicted probabilities"``).
-    subsample_fraction : float
-        Of the subsample ``"auto"`` chose (for the reason).
+    ``requested`` is the scheme given, ``scheme`` the one that draws rows, ``band_scale`` the scale
+    of the PD's bands (``"identity"`` or ``"logit"``), ``output`` what the PD averages.
     """
 
     requested: str
@@ -204,10 +158,7 @@ class SchemeChoice:
 
     @property
     def reason(self) -> str:
-        """One sentence on why ``"auto"`` chose ``scheme`` and ``band_scale`` (empty when the user chose).
-
-        A property, not a field: the sentence is not part of a checkpoint's fingerprint.
-        """
+        """One sentence on why ``"auto"`` chose ``scheme`` and ``band_scale`` (empty when the user chose)."""
         if self.requested != "auto":
             return ""
         return auto_scheme_reason(self.band_scale == "logit", self.output, self.subsample_fraction)
@@ -222,17 +173,15 @@ class Execution:
     n_jobs : int, optional
         Parallel resamples (joblib); results are identical for any value.
     threads_per_job : int, optional
-        Native (OpenMP/BLAS) threads each fit and evaluation may use
-        (threadpoolctl).  None: the libraries' own default in a sequential run
-        (``n_jobs`` None or 1), one per job in a parallel one, so jobs times
-        threads never exceed the cores.  Results are bit-identical for every
-        ``n_jobs`` either way.
+        Native threads per fit.  None: the libraries' default when
+        sequential, one per job when parallel.
     progress : bool, "auto" or callable
         A tqdm bar ("auto": on a terminal, for B >= 20), or
         ``progress(done, total)`` called after every finished resample.
     checkpoint : path, optional
-        Directory where the estimate and every finished resample are saved as
-        they complete; calling again with the same arguments resumes.
+        Directory where finished resamples are saved; calling again with the
+        same arguments resumes (or extends, with a larger ``n_resamples``), and
+        a checkpoint of other data or settings is refused.
     on_error : {"raise", "skip"}
         A resample whose fit or evaluation raises stops the run, or is
         recorded (NaN resample, root attr ``failed_resamples``).
@@ -240,10 +189,8 @@ class Execution:
         With ``on_error="skip"``, stop as soon as more than this share of the
         resamples has failed.
     method : {"auto", "brute", "tree"}
-        The engine that computes each fitted model's PD: ``auto`` the fastest
-        exact engine that supports the model (else brute force), ``tree``
-        the exact tree engine (an error where it does not apply), ``brute``
-        brute force.  The numbers agree to rounding.
+        The PD engine: the exact tree engine where it applies (``auto``) or
+        always (``tree``), or brute force.  The numbers agree to rounding.
     memory_limit : int
         Bytes allowed for one stacked prediction block (brute force, ALE, H statistics).
 
@@ -295,11 +242,7 @@ class Execution:
 
 
 def _resolve(kind: type, given, shortcuts: dict, name: str):
-    """``given`` (an instance of ``kind``) with the shortcuts it leaves at their defaults, or ``kind(**shortcuts)``.
-
-    A shortcut that contradicts a field the object sets (``n_resamples=50`` next to
-    ``Resampling(n_resamples=100)``) is refused.
-    """
+    """``given`` with the shortcuts it leaves at default (a contradiction is refused), or ``kind(**shortcuts)``."""
     if given is None:
         return kind(**shortcuts)
     if not isinstance(given, kind):

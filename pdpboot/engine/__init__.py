@@ -1,13 +1,8 @@
 """NumPy layer: partial dependence and ICE of one fitted model on plain arrays.
 
 ``compute_pd`` / ``compute_pd_many`` dispatch between the registered exact engines
-(:mod:`pdpboot.engine.registry`; today the exact tree-ensemble engine,
-:mod:`pdpboot.engine.tree`, registered by :mod:`._tree_engine`) and the model-agnostic
-brute-force engine (:mod:`pdpboot.engine.brute`).  With ``method="auto"`` a feature set
-goes to an exact engine when it supports the model, its estimated cost (for the tree
-engine :class:`pdpboot.engine.tree.TreePlan`) is not above brute force's, and its reading
-of the model passes the self-check against the model's own predictions; otherwise brute
-force, with the reason recorded (:class:`EngineChoice`, :func:`record_engine_choices`).
+(:mod:`pdpboot.engine.registry`) and brute force (:mod:`pdpboot.engine.brute`), recording
+the engine used for each feature set and why.
 """
 
 from __future__ import annotations
@@ -49,10 +44,8 @@ def compute_pd(
     response_method : {"predict", "predict_proba", "decision_function"}
         Already resolved (see :func:`pdpboot.engine.response.resolve_response_method`).
     method : {"auto", "brute", "tree"}
-        ``auto`` uses the tree engine when it supports the estimator, is estimated to be
-        no slower than brute force and its reading of the model passes the self-check
-        against the model's own predictions, else brute.  ``tree`` raises ``ValueError``
-        when the engine does not support the estimator or fails the self-check.
+        ``auto`` uses the tree engine when it supports the estimator, is estimated no slower
+        than brute force and passes its self-check; ``tree`` raises where it does not apply.
 
     Returns
     -------
@@ -84,11 +77,6 @@ def compute_pd_many(
 ) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
     """:func:`compute_pd` for several feature sets, reading / converting the model once.
 
-    The tree engine's feature sets are computed together: where only their averages of a
-    response linear in the tree outputs are needed and the trees hold many rows per leaf
-    (HGB, CatBoost), one compiled walk per tree serves all of them
-    (:meth:`pdpboot.engine.tree.PreparedTrees.partial_dependence_many`).
-
     Parameters
     ----------
     feature_sets : sequence of sequences of int
@@ -99,9 +87,7 @@ def compute_pd_many(
         When given, one :class:`~pdpboot.engine.registry.EngineChoice` per feature set (the
         engine used and why) is appended to it.
     prepared : dict, optional
-        A cache of the engines' readings of this ``estimator`` on this ``X`` (the same objects):
-        pass one dict to several calls (e.g. an average pass and an ICE pass of one fitted
-        model) so each engine reads the model once.
+        A cache of the engines' readings of this ``estimator`` on this ``X``, shared by calls.
     Other parameters
         As for :func:`compute_pd`.
 

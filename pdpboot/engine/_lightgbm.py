@@ -15,10 +15,8 @@ Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators fr
   does;
 * the raw score is the sum of the leaf values: LightGBM folds its starting score
   (``boost_from_average``) into the first iteration's leaves, and an ``init_score`` given to
-  ``fit`` is not part of the model, so the dump's offset is 0 (:meth:`LightGBMReader.dump_offset`;
-  no ``predict(raw_score=True)`` per fitted model; the engine's self-check compares the reading,
-  offset included, with the model's own ``predict`` and falls back to brute force on any
-  difference).  In random-forest mode
+  ``fit`` is not part of the model, so the dump's offset is 0 (:meth:`LightGBMReader.dump_offset`).
+  In random-forest mode
   (``average_output``) ``predict`` divides by the number of iterations and the raw score
   does not, so both the leaves and the margin are scaled by it here;
 * after early stopping ``predict`` uses ``best_iteration_`` iterations, and so does
@@ -92,10 +90,8 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
 def parse_numbers(text: str, dtype) -> np.ndarray:
     """The numbers of a line of a dump (single spaces between them) as one array, parsed in C.
 
-    ``np.fromstring`` in text mode reads decimal strings with correct rounding, as ``float`` does
-    (LightGBM writes 17 significant digits: read back exactly), and refuses anything that is not a
-    number of ``dtype`` (``ValueError``); it reads a blank string as one bogus number, so blank is
-    empty here, and the count of numbers is checked against the count of separators.
+    Decimal strings are read with correct rounding (17 digits: exact); anything that is not a number
+    raises ``ValueError``.
     """
     if not text.strip():
         return np.zeros(0, dtype=dtype)

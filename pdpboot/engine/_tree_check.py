@@ -1,45 +1,17 @@
 """The exact tree engine checks its own reading of a model against the model's predictions.
 
-Private helper of :mod:`pdpboot.engine` (used by the tree engine's registry entry and by
-:mod:`.hstats`).  A reader that parses a model dump can be wrong in ways no test of
-known options foresees (a ``missing=`` sentinel, a back-transform, early stopping,
-the next library version).  Before the tree engine is trusted for a fitted model,
-:func:`check_reading` evaluates the parsed node table - one plain descent per row and
-tree, the offset and the link, i.e. the engine's reading, not its walks - on a probe
-and compares it with the model's own response (``predict`` / ``predict_proba`` /
-``decision_function``, the one the PD averages):
+A reader that parses a model dump can be wrong in ways no test foresees (a ``missing=``
+sentinel, a back-transform, early stopping, the next library version).  Before the tree
+engine is trusted for a fitted model, :func:`check_reading` evaluates the parsed node table
+(one plain descent per row and tree, the offset and the link) on a probe and compares it with
+the model's own response.  The probe is a block of background rows in which each feature of
+interest takes each of its grid values and :data:`MISSING_SLOTS` missing values in turn.
 
-one block of background rows (evenly spaced; repeated when the data has fewer) in which
-each feature of interest takes, row after row, each of its distinct grid values and then
-:data:`MISSING_SLOTS` missing values - NaN alternating with the reader's ``missing=``
-sentinel where it has one - cycled, each feature with its own phase (so the missing values
-of two features fall on different rows).  Grid values are converted exactly as the engine
-converts grids.  The block has as many rows as the longest such list (so every grid value
-and every missing value meets the reading at least once), at least
-:data:`MIN_PROBE_ROWS` and at most :data:`MAX_PROBE_ROWS` (a longer grid is thinned evenly,
-its missing values kept).  The PD never evaluates the features of interest at their data
-values, so the rows are not probed unchanged.  When the model's own response refuses NaN,
-the probe is repeated without the added NaN (the engine then never sees it either; a NaN
-grid value stays).  Cost: one call of the model's response and one descent of the parsed
-trees on the block (``benchmarks/bench_reader_check.py``).
-
-Tolerance: XGBoost, LightGBM, CatBoost (float32 predictions or thresholds)
-``2e-5 (1 + max |response|)`` plus ``1e-7`` per tree times the largest leaf value;
-scikit-learn's trees (float64 leaf values and sums) ``1e-9 (1 + max |response|)``.
+Tolerance: ``2e-5 (1 + max |response|)`` plus ``1e-7`` per tree times the largest leaf value
+for XGBoost, LightGBM and CatBoost (float32), ``1e-9 (1 + max |response|)`` for scikit-learn.
 A disagreement returns a one-line reason; the caller falls back to brute force
-(``method="auto"``) or raises (``method="tree"``).
-
-The verdict is cached per fitted model (a weak reference, so no model is kept alive)
-and per parse (a CRC of the node table, so a model refit in place is checked again):
-a bootstrap pays one check per refit, however many feature sets and engine calls it
-makes; columns not yet probed on a cached model are probed on their own.
-
-The model's own response is called as the user calls it, with one exception that does not
-change a number: a LightGBM or CatBoost estimator's own ``predict`` / ``predict_proba`` is
-asked for one thread (``num_threads=1`` / ``thread_count=1``; both libraries compute each
-row's prediction in one thread, so the values are the same bits).  With the libraries'
-default of all cores, starting threads for the probe's few rows cost 8 ms of CPU instead
-of 1.3 ms (LightGBM, 54 rows, loaded machine).
+(``method="auto"``) or raises (``method="tree"``).  The verdict is cached per fitted model
+and parse.  LightGBM and CatBoost are asked for one thread on the probe (the same bits).
 """
 
 from __future__ import annotations

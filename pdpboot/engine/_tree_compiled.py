@@ -1,13 +1,5 @@
-"""The compiled walk of the exact tree engine (:mod:`._tree_kernel`, numba) and its drivers.
-
-Private helper of :mod:`pdpboot.engine.tree`: loading the kernel (:func:`kernel_available`), the
-kernel's node table (:func:`_kernel_base`) and per-feature-set tables (:class:`_KernelTable`:
-interval axes and mask axes of at most ``_MASK_MAX`` grid points), and the walks: one feature set
-(:func:`_kernel_pd`, average or ICE form), several feature sets in one shared walk per tree
-(:func:`_kernel_pd_many`, when :func:`_share_pays`), for small trees one walk per set and tree with
-the rows of a node as a bitset (:func:`_kernel_pd_bits`, when :func:`_bits_pay` too and the weights
-are integers), and for deep trees one walk per tree for all 1-D curves (:func:`_kernel_pd_curves`).
-"""
+"""The drivers of the compiled walk (:mod:`._tree_kernel`): node tables, and one walk per feature
+set, one shared walk for several, a bitset walk for small trees and a curves walk for deep ones."""
 
 from __future__ import annotations
 
@@ -32,14 +24,7 @@ NEEDS_NUMBA = "the exact tree engine needs numba, which is not installed (pip in
 def kernel_available() -> bool:
     """Whether the exact tree engine can be used: numba, which compiles its walk, imports.
 
-    numba is a dependency of pdpboot; without it the package still imports and computes
-    every PD by brute force (``method="auto"``), while ``method="tree"`` raises.  The first
-    call imports numba (about 1 s); compiled code is cached on disk after the first use.
-
-    Returns
-    -------
-    bool
-        True when numba imports.
+    Without numba ``method="auto"`` computes by brute force and ``method="tree"`` raises.
 
     Examples
     --------
@@ -219,10 +204,8 @@ def _kernel_walk(model: TreeModel, table: _KernelTable, xt, rows, w, acc, ice, o
     args = (c(model.cat_left, dtype=np.bool_), c(value, dtype=np.float64), c(model.roots, dtype=np.int64),
             c(slot, dtype=np.int64), *table.args, c(xt, dtype=np.float64))
     rows, w, oob = c(rows, dtype=np.int64), c(w, dtype=np.float64), c(oob, dtype=np.bool_)
-    # Every block walks every tree, paying each visited node once more: with blocks of 16k rows that
-    # term grew as n x nodes (quadratic in n for forests refitted on the n rows; measured, RF(20) fully
-    # grown, 1-D: 16k-row blocks 2.23 s vs one block 1.58 s at n = 100k, 0.40 vs 0.34 s at 30k).  Cache
-    # locality comes from the rows' order instead (:func:`locality_order`).
+    # Few large blocks: every block pays each visited node again; cache locality comes from the
+    # rows' order (locality_order).
     n_blocks = max(1, round(len(rows) / _KERNEL_ROW_BLOCK))
     for part in np.array_split(rows, n_blocks):
         kern.walk(table.nodes, table.thr, *args, part, w, acc, ice, oob, ice_oob)
@@ -234,12 +217,9 @@ _MAX_SHARED_SETS = 62  # feature sets of one shared walk (bits of one int64 per 
 def _share_pays(model: TreeModel, n_rows: int) -> bool:
     """Whether one shared walk (:func:`_kernel_pd_many`) is expected to beat one walk per feature set.
 
-    Measured (A/B, one process, Friedman #1, three 1-D sets and one 25 x 25 surface): HGB
-    (100 x 31 leaves) 1.8-1.9x faster at 1.3k and 12.6k background rows; RF with
-    ``min_samples_leaf=20`` 1.3x; ``min_samples_leaf=5`` 1.0x; fully grown forests 0.8x
-    (one or two rows per leaf: the walk's per-node bookkeeping dominates, and the surface's
-    walk already holds every node the curves reach).  Shared when the background rows per
-    leaf, averaged over the trees, are at least ``_SHARE_ROWS_PER_LEAF``.
+    Shared when the background rows per leaf, averaged over the trees, are at least
+    ``_SHARE_ROWS_PER_LEAF`` (with fewer, the per-node bookkeeping dominates; see
+    ``benchmarks/bench_walks.py``).
     """
     n_leaves = int(np.count_nonzero(model.feature < 0))
     return n_rows * len(model.roots) >= _SHARE_ROWS_PER_LEAF * n_leaves
@@ -248,10 +228,8 @@ def locality_order(model: TreeModel, base, xt: np.ndarray) -> np.ndarray | None:
     """An order of the background rows that keeps rows of one region of the feature space together.
 
     The rows sorted by the depth-first position of the leaf they reach in the first tree (a
-    k-d-tree-like order of the space): the walks' row segments then read nearby memory.  Measured
-    (RF(20) fully grown on n rows, 1-D curve of x0, CPU medians of 3): 1.57 -> 1.15 s at n = 100k,
-    0.25 -> 0.21 s at 30k, 0.060 -> 0.054 s at 10k.  None below ``_LOCALITY_MIN_ROWS`` rows (all in
-    cache anyway).  Only the summation order of the averages changes.
+    k-d-tree-like order of the space): the walks' row segments then read nearby memory.  None below
+    ``_LOCALITY_MIN_ROWS`` rows.  Only the summation order of the averages changes.
     """
     if xt.shape[1] < _LOCALITY_MIN_ROWS:
         return None
@@ -359,14 +337,9 @@ def _split_entries(base) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 def _bits_pay(model: TreeModel, n_rows: int) -> bool:
-    """Whether the bitset walk (:func:`_kernel_pd_bits`) is taken for a shared average (the caller asks
-    only when :func:`_share_pays`): trees of at most ``_BITS_MAX_LEAVES`` leaves on average (a node
-    costs one pass over rows / 64 words, which beats the row walk's per-row steps when the nodes hold
-    many rows) whose split bitsets fit in ``_BITS_BYTES``.  Measured (three curves and a 25 x 25
-    surface, bootstrap weights, CPU medians of 5, load ~10; row walk -> bitset walk): LightGBM(100, 31
-    leaves) 14 -> 5 ms at 2k rows, 67 -> 11 ms at 20k; 127 leaves 23 -> 10 / 138 -> 33 ms; RF(50,
-    ``min_samples_leaf=20``, 489 leaves) 157 -> 94 ms at 20k; RF(50, ``min_samples_leaf=5``, 2025
-    leaves) 516 -> 576 ms (slower: not taken)."""
+    """Whether the bitset walk (:func:`_kernel_pd_bits`) is taken for a shared average: trees of at
+    most ``_BITS_MAX_LEAVES`` leaves on average (nodes holding many rows) whose split bitsets fit in
+    ``_BITS_BYTES``."""
     n_leaves = int(np.count_nonzero(model.feature < 0))
     n_internal = len(model.feature) - n_leaves
     words = -(-n_rows // 64)

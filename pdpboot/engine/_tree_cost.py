@@ -1,10 +1,8 @@
 """Cost model of the exact tree engine: whether it beats brute force.
 
-Private helper of :mod:`pdpboot.engine.tree`.  Rough CPU-second estimates from per-operation
-costs (``_COST``, measured on the development machine; only their ratios matter): the compiled
-walk by simulating it on a few trees (:func:`_kernel_costs`), brute force as rows x grid
-points x (trees x depth) descents, and reading an XGBoost / LightGBM / CatBoost dump
-(:func:`_external_read_dominates`).
+Rough CPU-second estimates from per-operation costs (``_COST``; only their ratios matter): the
+compiled walk by simulating it on a few trees, brute force as rows x grid points x descents, and
+reading an XGBoost / LightGBM / CatBoost dump.
 """
 
 from __future__ import annotations
@@ -16,17 +14,13 @@ from ._tree_model import TreeModel, is_catboost
 
 _KERNEL_SAMPLE_TREES = 8  # trees whose pruned walk is simulated for the cost estimate
 
-# ... and at most about this many nodes in them (at least one tree): fully grown forests have ~1.26 n nodes
-# per tree, so at n = 100k two trees, not eight.  Measured (RF(20) fully grown, 100k rows, planning all 10
-# 1-D sets, load 10): 0.62-0.67 s with 8 trees, 0.18-0.21 s with 2; estimates within 1 %.
+# ... and at most about this many nodes in them (at least one tree): planning stays cheap for fully grown
+# forests on many rows.
 _KERNEL_SAMPLE_NODES = 2**18
 
 
-# Rough per-operation CPU costs in seconds (measured on the development machine, one
-# core; only their ratios matter for the choices).
+# Rough per-operation CPU costs in seconds on one core (only their ratios matter for the choices).
 _COST = {
-    # brute force with row-major stacking (measured: RF(100) fully grown, n = 10k, 50 points:
-    # 3.6 s, about half of the point-major stacking these constants were first fitted to)
     "brute_node": 4e-9,  # one node of a compiled descent in the model's predict
     "brute_tree": 1e-8,  # per tree and stacked row in predict
     "brute_row": 3e-8,  # per stacked row (building the block, reducing the predictions)
@@ -40,25 +34,17 @@ _COST = {
 def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
     """Whether reading an XGBoost / LightGBM / CatBoost dump costs more than brute force would.
 
-    Reading (XGBoost's UBJSON, LightGBM's text dump parsed in C, the offset probe and the
-    self-check) costs a fixed :data:`_READ_FIXED` seconds plus :data:`_READ_PER_NODE` per node;
-    one brute-force descent of one tree costs about 30 ns.  Measured on XGBoost(100, depth 6)
-    and LightGBM(100) at n = 300 and 1,000 (``engine.prepare``, one thread, idle machine):
-    1.9-4.0 us per node, fixed costs included; the constants below are at the top of that range,
-    so the rule still prefers brute force for small models on few rows.  (The constants before
-    were 30 us (XGBoost) and 90 us (LightGBM) per node, from the JSON readers; they sent
-    XGBoost and LightGBM at n = 1,000 to brute force, 3-8x slower for one curve and 35-51x for
-    ten: ``python -m benchmarks.bench_peers --auto-choice``.)
+    Reading (the dump, the offset probe and the self-check) costs a fixed :data:`_READ_FIXED`
+    seconds plus :data:`_READ_PER_NODE` per node, set so that small models on few rows stay with
+    brute force.
     """
     if is_catboost(estimator):
         params = estimator.get_params() if hasattr(estimator, "get_params") else {}
-        # JSON export through a file: about 15 ms plus 1.1-2.2 us per node (depth 4-8, 100 trees);
-        # CatBoost's own predict: about 5.3 ns per row and tree (measured, CatBoost 1.2.10)
+        # JSON export through a file: a fixed cost plus a cost per node
         n_trees = int(getattr(estimator, "tree_count_", None) or params.get("iterations") or 1000)
         nodes = 2 ** (int(params.get("depth") or params.get("max_depth") or 6) + 1) - 1
         return n_rows * n_grid * n_trees * _COST["brute_tree_catboost"] < 0.015 + n_trees * nodes * 1.5e-6
-    # the wrappers of XGBoost and LightGBM keep every parameter as an attribute (their ``get_params``
-    # goes through ``inspect.signature``: ~0.25 ms a refit)
+    # the wrappers of XGBoost and LightGBM keep every parameter as an attribute (get_params is slow)
     n_trees = int(getattr(estimator, "n_estimators", None) or 100)
     if type(estimator).__module__.startswith("lightgbm"):
         nodes = 2 * int(getattr(estimator, "num_leaves", None) or 31) - 1

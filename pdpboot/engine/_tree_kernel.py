@@ -1,39 +1,15 @@
 """Compiled walk of the exact tree engine (numba).
 
-Private helper of :mod:`pdpboot.engine.tree`; importing it imports numba (the caller
-catches the ImportError: without numba the engine is unavailable and brute force computes).
-It finds the (row, leaf) incidences - background row ``i`` meets leaf ``L`` when ``x_C^(i)``
-lies in the complement box of ``L`` and the grid box of ``L`` holds a grid point - tree by
-tree, by a depth-first walk that carries
-
-* the *set of rows* that satisfy the complement ("C") splits above the node, as a
-  segment of one index array: a C-split partitions its segment stably in place (rows
-  with ``x <= threshold`` first; a branch-free loop over contiguous indices, reading
-  one feature column in increasing row order), a split on a feature of interest ("S")
-  hands the same segment to both children - the set is what matters, so its order
-  may change below;
-* the *grid box* of the node, an interval ``[lo, hi)`` of the sorted grid per feature
-  of interest: at an S-split the left child keeps the grid points ``<= threshold``,
-  the right child the others, and a child whose box is empty is not visited (with a
-  1-D grid of G points a row reaches at most G leaves per tree).
-
-Each node is visited at most once per tree, and every row in its segment costs a few
-instructions, so the work is the number of (row, node) incidences of the pruned trees
-plus one step per visited node - not grid points x depth per row as for brute force.
-At a leaf with box ``[lo, hi)`` and value ``v`` the walk adds ``v`` times the summed
-row weights at the box corners of a difference array (the average; optionally one
-array per tree), or ``v`` at the corners of each row's own difference array (ICE);
-one cumulative sum per grid axis (done by the caller) turns corners into boxes.
-
-Comparisons follow the node table's conventions (:mod:`._tree_model`): ``x <= threshold``
-with ``x`` in the model's input dtype promoted to float64, NaN goes the node's
-missing way, categorical C-splits look up ``cat_left`` by the code of ``x`` (NaN,
-negative or >= 256: the missing column).  S-splits on a numeric feature with a NaN-free
-grid narrow an interval of the sorted grid; on a *mask axis* (a categorical feature, a
-one-hot feature spread over several columns, a grid holding NaN; at most 62 grid points)
-the box is a bit mask of grid points and the caller precomputes, per split node, the
-mask of grid points it sends left; a leaf adds the transitions of the mask (in the
-caller's grid order) to the difference array, so one cumulative sum decodes both kinds.
+It finds the (row, leaf) incidences tree by tree, by a depth-first walk that carries the
+*set of rows* meeting the complement ("C") splits above the node, as a segment of one index
+array partitioned in place at C-splits, and the *grid box* of the node, narrowed at splits on
+a feature of interest ("S"); a child with an empty box is not visited.  The work is the number
+of (row, node) incidences of the pruned trees.  At a leaf with box ``[lo, hi)`` and value ``v``
+the walk adds ``v`` times the summed row weights (or, for ICE, ``v`` per row) at the box corners
+of a difference array; one cumulative sum per grid axis (by the caller) turns corners into boxes.
+Comparisons follow :mod:`._tree_model`: ``x <= threshold`` in float64, NaN the node's missing
+way, categorical splits by code.  On a *mask axis* (categorical, one-hot or NaN grids of at most
+62 points) the box is a bit mask of grid points.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Read fitted scikit-learn tree models into one flat node table.
 
-Private helper of :mod:`pdpboot.engine.tree`.  :func:`read_model` turns a supported
-estimator into a :class:`TreeModel`: every tree of the ensemble concatenated into one
-node table (global node ids), the leaf contributions to the raw output columns, the
-constant offset (baseline / init), the conversion of input rows and grid values into
-the array the trees compare against, and the link from raw outputs to the response.
-
-Semantics copied from scikit-learn's prediction code (version 1.4 and later):
+:func:`read_model` turns a supported estimator into a :class:`TreeModel` (one node table for the
+whole ensemble, leaf contributions, offset, input conversion and link).  Semantics as in
+scikit-learn's prediction code:
 
 * ``DecisionTree*``, ``RandomForest*``, ``ExtraTrees*``, ``GradientBoosting*``: the
   input is validated to float32; a node sends ``x`` left when ``x <= threshold``

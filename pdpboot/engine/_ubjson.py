@@ -1,12 +1,8 @@
 """A small UBJSON decoder for XGBoost's binary model (``Booster.save_raw("ubj")``).
 
-Private helper of :mod:`pdpboot.engine._xgboost`.  XGBoost writes its model as UBJSON (Draft 12,
-big-endian) as readily as JSON, about 7x faster, and a strongly typed array (``[$d#L<count>``: the
-node arrays of every tree) decodes here as one ``np.frombuffer`` - so reading the model costs a
-few milliseconds instead of the JSON text's formatting and parsing (about 20 ms for 100 trees of
-depth 6).  Values decode as JSON would: objects as dicts, strings as ``str``, untyped arrays as
-lists; typed numeric arrays are NumPy arrays in their own dtype (float32 stays float32: exactly
-the values XGBoost holds).  Anything outside the format raises ``ValueError``.
+UBJSON (Draft 12, big-endian) is faster to write and read than XGBoost's JSON: a strongly typed
+array (the node arrays of every tree) decodes as one ``np.frombuffer`` in its own dtype.  Other
+values decode as JSON would.  Anything outside the format raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -32,20 +28,9 @@ _NOOP, _STR, _HIGH, _CHAR, _ARR, _ARR_END, _OBJ, _OBJ_END, _TYPE, _COUNT = (ord(
 def loads(data: bytes):
     """Decode one UBJSON value (the whole of ``data``).
 
-    Parameters
-    ----------
-    data : bytes
-        The encoded value, e.g. ``bytes(booster.save_raw("ubj"))``.
-
-    Returns
-    -------
-    object
-        dict, list, NumPy array (typed numeric arrays), str, int, float, bool or None.
-
-    Raises
-    ------
-    ValueError
-        When ``data`` is not one complete UBJSON value.
+    ``data`` is e.g. ``bytes(booster.save_raw("ubj"))``; returns a dict, list, NumPy array (typed
+    numeric arrays), str, int, float, bool or None; raises ``ValueError`` when ``data`` is not one
+    complete UBJSON value.
     """
     data = bytes(data)
     try:

@@ -53,9 +53,8 @@ def is_xgboost(estimator) -> bool:
 
 
 def read_booster(booster) -> dict:
-    """The model of an XGBoost ``Booster`` as JSON would give it: from its binary UBJSON (about 2x faster
-    to write and read than the JSON text; node arrays as NumPy arrays), from the JSON text for models with
-    categorical features (their category values as the JSON text writes them) or a UBJSON this decoder
+    """The model of an XGBoost ``Booster`` as JSON would give it: from its binary UBJSON (node arrays as
+    NumPy arrays), or from the JSON text for models with categorical features or a UBJSON this decoder
     does not read."""
     try:
         model = _ubjson.loads(booster.save_raw("ubj"))

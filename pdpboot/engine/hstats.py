@@ -16,16 +16,8 @@ subtracted.  With centred functions::
     H2_jk = sum_l w_l (PD_jk(l) - PD_j(l) - PD_k(l))**2 / sum_l w_l PD_jk(l)**2     (eq. 44)
     H2_j  = sum_i w_i (F(i) - PD_j(i) - PD_-j(i))**2 / sum_i w_i F(i)**2            (eq. 45)
 
-``h_unnormalized`` is ``sqrt(sum_l w_l (PD_jk - PD_j - PD_k)**2)`` (the root of
-the numerator as a weighted *mean*, so it is on the response scale and does
-not grow with ``n_max``).  A zero denominator (a constant function) gives 0.
-One matrix ``M_S`` costs ``m**2`` predictions; a pair needs ``M_jk`` plus
-``M_j`` and ``M_k``, an overall statistic only ``M_j``.
-
-H2 is a ratio of sums of squares, so it is >= 0 and its estimate is biased
-upwards at small ``m`` (the Monte-Carlo noise of the PD estimates adds to the
-numerator): a percentile interval that stays away from 0 is *not* a test of
-"no interaction" - use :func:`pdpboot.h_statistic_test`.
+``h_unnormalized`` is ``sqrt(sum_l w_l (PD_jk - PD_j - PD_k)**2)``, on the response
+scale.  A zero denominator gives 0.  One matrix ``M_S`` costs ``m**2`` predictions.
 """
 
 from __future__ import annotations
@@ -45,26 +37,8 @@ _TINY = 1e-12
 def subsample_rows(
     n_rows: int, n_max: int, rng: np.random.Generator, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Evaluation rows of the H statistics.
-
-    Parameters
-    ----------
-    n_rows : int
-        Number of background rows.
-    n_max : int
-        At most this many rows are used; all of them when ``n_rows <= n_max``.
-    rng : numpy.random.Generator
-        Draws the subsample (uniformly, without replacement).
-    weights : array_like of shape (n_rows,), optional
-        Row weights (multiplicities), carried along for the kept rows.
-
-    Returns
-    -------
-    positions : ndarray of int
-        Sorted positions of the kept rows.
-    weights : ndarray of float
-        Their weights (ones when ``weights`` is None).
-    """
+    """Sorted positions of at most ``n_max`` of ``n_rows`` rows, drawn uniformly without replacement
+    by ``rng``, and their weights (ones when ``weights`` is None)."""
     if not (isinstance(n_max, (int, np.integer)) and not isinstance(n_max, bool) and n_max >= 2):
         raise ValueError(f"n_max must be an integer >= 2, got {n_max!r}.")
     w = row_weights(weights, n_rows, what="background row")
@@ -196,16 +170,13 @@ def interaction_statistics(
         ``predict(X_block) -> ndarray (rows, n_outputs)``.
     X : ndarray or DataFrame
         Background rows.
-    singles : sequence of int
-        Column positions whose overall ``H2_j`` is wanted.
-    pairs : sequence of (int, int)
-        Column-position pairs whose pairwise ``H2_jk`` is wanted.
+    singles, pairs : sequence of int, sequence of (int, int)
+        Column positions of the overall and pairwise statistics wanted.
     weights : array_like of shape (n_rows,), optional
-        Row weights (bootstrap multiplicities).
+        Row weights.
     n_max : int
         At most this many rows (drawn with ``rng``) are used.
     rng : numpy.random.Generator
-        Needed only when ``X`` has more than ``n_max`` rows.
 
     Returns
     -------
@@ -283,11 +254,9 @@ def _importance(values: np.ndarray, axis: int, categorical: bool) -> np.ndarray:
 def pd_variance_interaction(surface, *, categorical: tuple[bool, bool] = (False, False)) -> np.ndarray:
     """PD-variance interaction index of Greenwell et al. (2018) from a 2-D PD surface.
 
-    For every grid value ``b`` of the second feature the importance of the first
-    feature is computed from ``PD(., b)`` (SD with ``ddof=1`` over its grid, or
-    range / 4 for a categorical feature); the SD (``ddof=1``) of these
-    importances over ``b`` is ``I(1 | 2)``.  ``I(2 | 1)`` likewise; the index
-    is their mean.  0 for an additive surface.
+    The SD over the second feature's grid of the first feature's importance in
+    ``PD(., b)`` (its SD, or range / 4 if categorical), and vice versa, averaged;
+    0 for an additive surface.
 
     Parameters
     ----------
@@ -319,9 +288,8 @@ GP_MAX_ROWS = 1000
 def gaussian_process_fit(X, y, rng: np.random.Generator, *, max_rows: int = GP_MAX_ROWS):
     """A smooth reference fit of ``y`` on ``X``: Gaussian-process regression, hyperparameters by marginal likelihood.
 
-    Kernel ``C * RBF(one length scale per standardised column) + White``,
-    ``normalize_y=True``, optimiser started once from unit length scales (no
-    random restarts), fitted on at most ``max_rows`` rows drawn with ``rng``.
+    Kernel ``C * RBF(one length scale per standardised column) + White``, fitted on at most
+    ``max_rows`` rows drawn with ``rng``.
 
     Returns
     -------

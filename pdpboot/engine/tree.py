@@ -1,50 +1,20 @@
 """Exact partial dependence and ICE for tree models, without brute force.
 
 Supported: scikit-learn trees, forests and (histogram) gradient boosting, XGBoost,
-LightGBM and CatBoost (symmetric trees, numeric features), read from their own
-model dumps (:mod:`._xgboost`, :mod:`._lightgbm`, :mod:`._catboost`).
+LightGBM and CatBoost, read from their own model dumps.  The result equals brute force
+up to floating-point rounding, but each row is pushed through each tree once instead of
+once per grid point.  A leaf ``L`` is a box ``box_S(L) x box_C(L)`` over the features of
+interest S and the others C, so
 
-The result equals scikit-learn's brute-force PD/ICE (set the feature(s) of interest
-to each grid value for every background row, predict, average) up to floating-point
-rounding, but each row is pushed through each tree once instead of once per grid point.
+    PD(z) = offset + sum over leaves L of value_L * w_L * 1[z in box_S(L)],
+    w_L   = sum_i w_i 1[x_C^(i) in box_C(L)] / sum_i w_i,
 
-Method.  A leaf ``L`` of a tree is a box:
-a range ``box_S(L)`` of the features of interest S times a range of the complement
-features C.  For a background row ``x_C`` and grid point ``z``, ``(z, x_C)`` reaches
-the unique leaf with ``x_C`` in its C-box and ``z`` in its S-box, so
-
-    ICE_i(z) = offset + sum over leaves L with x_C^(i) in box_C(L) of value_L * 1[z in box_S(L)]
-    PD(z)    = offset + sum over leaves L of value_L * w_L * 1[z in box_S(L)],
-    w_L      = sum_i w_i 1[x_C^(i) in box_C(L)] / sum_i w_i.
-
-Walk (compiled with numba, :mod:`._tree_kernel`).  Tree by tree, the set of background
-rows meeting the complement splits travels as a segment of one index array (partitioned in
-place at complement splits, handed to every child whose grid box is not empty at splits on
-the features of interest), so the work is the number of (row, node) incidences of the pruned
-trees - linear in the rows - and each leaf adds its value times the summed row weights (or,
-for ICE, its value per row) at its grid box corners; one cumulative sum per grid axis turns
-them into PD or ICE.  Numeric features of interest carry an interval per node and grid axis;
-categorical (HGB native) and one-hot (Pipeline) features and grids holding NaN a bit mask over
-at most 62 grid points (longer such grids go to brute force).  Several feature sets of one
-model (a bootstrap refit's curves and surfaces) share one walk per tree when only their
-averages of a response linear in the tree outputs are needed
-(:meth:`PreparedTrees.partial_dependence_many`): when the trees hold at least 8 background
-rows per leaf on average, small trees with the rows of a node as a bitset, others with a
-segment per row set carrying the feature sets it belongs to; deeper trees walk each row's path
-once for all 1-D curves.  When the response is not linear in the tree outputs (probabilities
-of gradient boosting, HGB regressors with a log link) the raw outputs are formed per row and
-grid point (the ICE form), the estimator's own link is applied, and then the rows are
-averaged.  ``method="auto"`` compares the walk's cost, estimated by simulating it on a few
-trees (:class:`TreePlan`), with brute force's.
-
-numba is a dependency of pdpboot; without it the package imports and computes by brute force,
-and this engine raises (:func:`kernel_available`).
-
-Exact scikit-learn semantics: inputs validated to float32 (float64 for
-HistGradientBoosting, after its own categorical encoding) and compared with
-``x <= threshold``; NaN follows ``missing_go_to_left``; grid values are converted the
-same way as inputs; categorical HGB splits use the node bitsets, unknown categories
-going the missing way.
+and ICE keeps the sum per row.  The walk (:mod:`._tree_kernel`, compiled with numba)
+carries the rows meeting the complement splits down each tree and adds each leaf's value
+at its grid box; responses not linear in the tree outputs (boosting probabilities, log
+links) are formed per row and grid point before averaging.  Inputs are converted and
+compared as the estimator itself does (float32 thresholds, missing-value directions,
+categorical bitsets).
 """
 
 from __future__ import annotations
@@ -93,13 +63,13 @@ def prepare(estimator, X, response_method: str, n_grid: int | None = None) -> Pr
     estimator, X, response_method
         As for :func:`tree_partial_dependence`.
     n_grid : int, optional
-        Largest number of grid points of the feature sets to come; when given, models
-        whose reading alone would cost more than brute force are declined.
+        Largest number of grid points to come; models whose reading alone would cost more
+        than brute force are declined.
 
     Returns
     -------
     PreparedTrees or None
-        None when the exact tree engine does not handle the case or numba is missing (use brute force).
+        None when the tree engine does not handle the case (use brute force).
     """
     if not kernel_available():
         return None
@@ -142,13 +112,9 @@ def supports(estimator, X, response_method: str) -> bool:
     Returns
     -------
     bool
-        True for fitted ``DecisionTree*``, ``RandomForest*``, ``ExtraTrees*``,
-        ``GradientBoosting*`` (constant init) and ``HistGradientBoosting*`` models
-        with a response they define (regressors: ``"predict"``; classifiers:
-        ``"predict_proba"``, and ``"decision_function"`` for the boosting ones), single
-        output for classifiers, and an ``X`` the estimator itself accepts (dense; NaN
-        only where the estimator supports missing values).  False otherwise
-        (pipelines, other models, class labels as response, ...).
+        True for fitted scikit-learn tree models (``GradientBoosting*`` with a constant
+        init), single-output classifiers, a response they define and an ``X`` the
+        estimator itself accepts.
     """
     try:
         check_supported(estimator, response_method)
@@ -203,8 +169,8 @@ def tree_partial_dependence(
     Raises
     ------
     ValueError
-        Unsupported estimator/response, bad feature indices, grids or weights; the reading
-        of the model disagrees with its own predictions (self-check).
+        Unsupported estimator or response, bad indices, grids or weights, or a reading of
+        the model that disagrees with its own predictions.
     """
     if not (average or individual):
         raise ValueError("Nothing to compute: set average=True and/or individual=True.")
@@ -234,14 +200,11 @@ def per_tree_partial_dependence(
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """PD of every tree of a forest (and the forest's ICE) from one compiled walk.
 
-    Equivalent to calling brute-force PD on each tree ``forest.estimators_[b]`` in turn
-    (the quantity the forest infinitesimal jackknife needs), at the cost of one exact
-    tree-engine walk over the whole forest.
+    Equivalent to brute-force PD of each tree ``forest.estimators_[b]`` in turn.
 
     Parameters
     ----------
     forest : fitted RandomForest* / ExtraTrees*
-        A scikit-learn forest the tree engine supports.
     X : array-like of shape (n_rows, n_features)
         Background rows.
     feature_idx : tuple of int
@@ -249,14 +212,13 @@ def per_tree_partial_dependence(
     grid_values : list of 1-D arrays
         One grid per feature (categorical features and grids with NaN: at most 62 points).
     response_method : {"predict", "predict_proba"}
-        Resolved response (regressors: ``"predict"``, classifiers: ``"predict_proba"``).
     weights : array-like of shape (n_rows,), optional
         Non-negative row weights of each tree's average.
     individual : bool, default False
-        Also return the forest's ICE (the mean of the trees' ICE).
+        Also return the forest's ICE.
     oob : bool array of shape (n_trees, n_rows), optional
         With ``individual``: also return, per row, the sum of the ICE of the trees with
-        ``oob[b, i]`` True (e.g. ``inbag_counts == 0`` for the jackknife-after-bootstrap).
+        ``oob[b, i]`` True.
 
     Returns
     -------
@@ -268,16 +230,6 @@ def per_tree_partial_dependence(
     oob_ice : ndarray of shape (n_rows, n_outputs, *grid_shape) or None
         ``sum_{b: oob[b, i]} f_b(z, x_C^(i))``; None unless ``individual`` and ``oob`` given.
 
-    Raises
-    ------
-    ValueError
-        Not a supported forest / response, the reading disagrees with the forest's own predictions
-        (self-check), numba missing, a categorical or NaN grid
-        of more than 62 points, bad ``oob`` or ``weights``.
-
-    See Also
-    --------
-    tree_partial_dependence : the forest's PD and ICE.
 
     Examples
     --------

@@ -1,10 +1,5 @@
-"""Quantile-spaced axes for strongly skewed numeric features.
-
-A feature whose rows crowd at one value (rainfall: most days 0 mm, a tail to 18 mm) gets most of a
-linear axis spent on its sparse tail, and its curve or surface squeezed into a strip.  Such a feature
-is drawn on an axis whose positions follow the data's deciles (equal distances = equal shares of the
-rows), labelled with the data's own values.
-"""
+"""Quantile-spaced axes for strongly skewed numeric features: positions follow the data's deciles
+(equal distances = equal shares of the rows), labelled with the data's own values."""
 
 from __future__ import annotations
 
@@ -30,11 +25,8 @@ def is_skewed(values: Sequence[float], percentiles: tuple[float, float] = (0.05,
     """Whether a numeric feature is strongly skewed, so its plots use a quantile-spaced axis.
 
     The rule: 5 consecutive deciles of the data (40 % of its rows) lie within a tenth of the range a
-    PD grid spans (by default from the 5th to the 95th percentile, as
-    :func:`pdpboot.bootstrap_partial_dependence` makes it).  A normal, uniform or exponential feature
-    is not skewed (its 5 closest deciles span 32 %, 44 % and 20 % of that range; a log-normal with
-    sigma 1: 15 %); a log-normal with
-    sigma 1.5 (7 %) or a feature with half its rows at one value (0 %) is.
+    PD grid spans.  Normal, uniform and exponential features are not skewed; a log-normal with
+    sigma 1.5 or a feature with half its rows at one value is.
 
     Parameters
     ----------

@@ -27,6 +27,9 @@ OKABE_ITO = {
 MAIN_COLOR = OKABE_ITO["blue"]
 #: Elements of a 1-D curve plot that ``style=`` takes keywords for.
 CURVE_ELEMENTS = ("line", "band", "simultaneous", "ice", "rug", "legend")
+#: The ``"kind"`` entries a curve's elements take (the first is the default): how a categorical
+#: feature's estimate and how the simultaneous band are drawn.
+CURVE_KINDS = {"line": ("points", "bars"), "simultaneous": ("lines", "fill")}
 #: Elements of a 2-D surface plot that ``style=`` takes keywords for.
 SURFACE_ELEMENTS = ("surface", "lines", "labels", "colorbar", "hatch", "rug")
 #: Appended to the label of a quantile-spaced axis.
@@ -39,26 +42,8 @@ _RUG_LEN = 0.04  # rug tick length, in axes fraction
 def paper_style(font_size: float = 8.0) -> Iterator[None]:
     """Context manager with matplotlib settings for single-column (3.3 in) paper figures.
 
-    Smaller fonts, thinner spines, TrueType fonts embedded in PDF/PS output and 300 dpi raster
-    output.  Use it around both drawing and saving::
-
-        with pdpboot.plotting.paper_style():
-            fig, ax = plt.subplots(figsize=(3.3, 2.4), layout="constrained")
-            plot_pd(res, "temp", ax=ax)
-            fig.savefig("temp.pdf")
-
-    Parameters
-    ----------
-    font_size : float, default 8
-        Base font size in points (tick and legend labels are one point smaller).
-
-    Yields
-    ------
-    None
-
-    See Also
-    --------
-    plot_pd_panels : Panel grids sized for a figure of several panels.
+    Smaller fonts, thinner spines, embedded TrueType fonts and 300 dpi raster output; use it around
+    both drawing and saving.  ``font_size`` is the base size in points.
 
     Examples
     --------
@@ -210,21 +195,9 @@ def shown_labels(ax, axis: str = "x") -> list:
 def tidy_ticks(fig) -> None:
     """Make every x tick label of ``fig`` readable, by its measured extent on the canvas.
 
-    Numeric axes get fewer ticks until their labels no longer collide (quantile-spaced axes keep a
-    spaced-out subset of their decile ticks); category axes get long labels abbreviated (with "…"),
-    then rotated (40, then 90 degrees), then a smaller font, then a wider figure: every level keeps
-    its label.  A category y axis (a heatmap of two categorical features) gets its labels abbreviated,
-    then a smaller font, then a taller figure.  Contour labels that the final layout made collide (or
-    leave their axes) are hidden.  Call it
-    last, right before saving (it draws the figure once to measure).
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-
-    See Also
-    --------
-    plot_pd_panels : Calls it on the figures it makes.
+    Numeric axes get fewer ticks until their labels no longer collide; category labels are
+    abbreviated, rotated, made smaller, and the figure widened, so every level keeps its label;
+    colliding contour labels are hidden.  Call it last, right before saving.
 
     Examples
     --------
@@ -385,9 +358,11 @@ def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, 
 
 
 def draw_curve(ax, x: np.ndarray, est: np.ndarray, bands: list, *, categorical: bool, est_label: str,
-                categorical_kind: str, simultaneous_style: str, line_kw, band_kw, simultaneous_kw) -> None:
+               style: Mapping, simultaneous_kind: str = "lines") -> None:
     """Estimate as a line (numeric) or points/bars (categorical), bands as shaded regions/intervals."""
-    bars = categorical and categorical_kind == "bars"
+    line_kw, band_kw, simultaneous_kw = (element_kw(style, e) for e in ("line", "band", "simultaneous"))
+    bars = categorical and element_kind(style, "line", "points") == "bars"
+    simultaneous_style = element_kind(style, "simultaneous", simultaneous_kind)
     color = merge_kw({"color": MAIN_COLOR}, line_kw)["color"]
     for (lo, hi), sim, label in bands:
         if categorical:  # intervals with caps, above ICE curves; simultaneous: thinner, dashed, orange
@@ -432,13 +407,13 @@ def contour_levels(zmin: float, zmax: float, levels: int) -> np.ndarray:
     return MaxNLocator(levels + 1).tick_values(zmin, zmax)
 
 
-# ----------------------------------------------------------------------------- style= and the old *_kw keywords
+# ----------------------------------------------------------------------------- style=
 
 
-def check_style(style, elements: Sequence[str], where: str) -> dict:
+def check_style(style, elements: Sequence[str], where: str, kinds: Mapping[str, Sequence[str]] | None = None) -> dict:
     """``style`` as a dict: element -> dict of matplotlib keywords, or False (leave it out) / True / None.
 
-    Raises a one-line error naming unknown elements and the valid ones.
+    ``kinds`` names the elements whose dict may hold a ``"kind"`` entry, and its allowed values.
     """
     if style is None:
         return {}
@@ -448,17 +423,29 @@ def check_style(style, elements: Sequence[str], where: str) -> dict:
     unknown = [str(k) for k in style if k not in elements]
     if unknown:
         raise ValueError(f"{where}: style has no element(s) {unknown}; its elements are {', '.join(elements)}.")
+    kinds = kinds or {}
     for key, value in style.items():
         if not (value is None or isinstance(value, (bool, Mapping))):
             raise TypeError(f"{where}: style[{key!r}] must be a dict of matplotlib keywords, True or False; "
                             f"got {type(value).__name__}.")
+        if isinstance(value, Mapping) and "kind" in value and value["kind"] not in kinds.get(key, ()):
+            allowed = f"one of {list(kinds[key])}" if key in kinds else "not allowed"
+            raise ValueError(f"{where}: style[{key!r}]['kind'] is {allowed}; got {value['kind']!r}.")
     return dict(style)
 
 
 def element_kw(style: Mapping, element: str) -> Mapping | None:
-    """The matplotlib keywords given for one element (None when it has none)."""
+    """The matplotlib keywords given for one element (None when it has none; its ``"kind"`` left out)."""
     value = style.get(element)
-    return value if isinstance(value, Mapping) else None
+    if not isinstance(value, Mapping):
+        return None
+    return {k: v for k, v in value.items() if k != "kind"}
+
+
+def element_kind(style: Mapping, element: str, default: str) -> str:
+    """How an element is drawn: its ``"kind"`` entry, else ``default``."""
+    value = style.get(element)
+    return value.get("kind", default) if isinstance(value, Mapping) else default
 
 
 def element_on(style: Mapping, element: str, default: bool) -> bool:

@@ -26,46 +26,40 @@ def plot_ice(
     centered: bool = False,
     band: BandChoice = "auto",
     output: Hashable | None = None,
-    grid_resolution: int = 50,
     response_method: str = "auto",
     ax: Any = None,
-    rng: int | np.random.Generator | None = 0,
     scale: Literal["auto", "linear", "quantile"] = "auto",
     style: Mapping[str, Mapping | bool] | None = None,
 ):
     """Plot ICE curves of a fitted model (and its PD), computed now: no result with stored ICE needed.
 
-    The ICE curves and the PD drawn are those of ``estimator`` on ``X`` (scikit-learn's
-    ``partial_dependence(kind="both")``, the same numbers).  With ``result`` (a bootstrap of the same
-    model on the same data, e.g. run without ``ice=``) the curves are computed on the result's grid
-    and drawn under the result's PD estimate and its band - the bootstrap is not rerun.
+    Without ``result`` the curves and the PD are computed on a 50-point grid
+    between the 5th and 95th percentile; with ``result`` (a bootstrap of the
+    same model on the same data) on the result's grid, drawn under its PD
+    estimate and band.
 
     Parameters
     ----------
     estimator : fitted estimator
         The model (usually the one fitted on all of ``X``).
     X : DataFrame or array of shape (n_rows, n_columns)
-        The rows whose ICE curves are drawn (a random subset of ``ice`` of them).
+        The rows whose ICE curves are drawn (pass a subset to choose them).
     feature : str or int
         The feature.
     result : xarray.DataTree, optional
         A pdpboot result holding ``feature``: its grid, categorical flag, PD estimate and bands are used.
     ice : int or True, default 50
-        How many rows get a curve (drawn with ``rng``), or True for every row.
+        How many rows get a curve (a random subset, the same on every call), or True for every row.
     centered : bool, default False
         Anchor every curve (and the PD) at the first grid value, as in :func:`plot_pd`.
     band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
         The result's bands to draw (none without ``result``).
     output : label, optional
         The class or target drawn, as in :func:`plot_pd`.
-    grid_resolution : int, default 50
-        Grid points between the 5th and 95th percentile (ignored with ``result``: its grid is used).
     response_method : {"auto", "predict_proba", "decision_function", "predict"}, default "auto"
         What is averaged, as in :func:`pdpboot.partial_dependence`.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
-    rng : int, numpy.random.Generator or None, default 0
-        Seed of the rows that get a curve (fixed by default: the same figure every time).
     scale, style
         As in :func:`plot_pd`.
 
@@ -95,7 +89,7 @@ def plot_ice(
         raise ValueError("plot_ice draws ICE curves: ice must be True or a positive number of rows; got False.")
     if not isinstance(ice, bool) and (not isinstance(ice, (int, np.integer)) or ice < 1):
         raise ValueError(f"ice must be True or a positive number of rows; got {ice!r}.")
-    settings: dict = {"grid_resolution": grid_resolution}
+    settings: dict = {}
     node = None
     if result is not None:
         node = get_node(result, feature)
@@ -106,7 +100,7 @@ def plot_ice(
         if result.attrs.get("task") != "classification":  # a regressor's outputs are named after the target
             settings["target_names"] = [str(v) for v in node["output"].values.tolist()]
     one = partial_dependence(estimator, X, [feature], kind="both", max_ice_instances=None if ice is True else int(ice),
-                             response_method=response_method, rng=rng, **settings)
+                             response_method=response_method, rng=0, **settings)
     computed = next(iter(one.children.values()))
     if node is None:
         drawn = computed

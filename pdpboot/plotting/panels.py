@@ -28,12 +28,9 @@ def plot_pd_panels(
     ice: bool | int = False,
     centered: bool = False,
     output: Hashable | None = None,
-    rug: bool = True,
-    sharey: bool = True,
-    share_levels: bool = True,
+    share: bool = True,
     legend: bool = True,
-    panel_size: tuple[float, float] = (2.6, 2.2),
-    panel_kw: Mapping[str, Mapping] | None = None,
+    panel_kw: Mapping[str, Any] | None = None,
 ):
     """Plot a grid of panels: 1-D PD curves with bands and 2-D PD contours.
 
@@ -52,21 +49,18 @@ def plot_pd_panels(
         Panels per row.
     ax : matplotlib.axes.Axes or array-like of Axes, optional
         One Axes (split into the grid) or at least as many Axes as panels; default: a new figure.
-    band, ice, centered, output, rug : see :func:`plot_pd`
-        Passed to every 1-D panel (``band``, ``output`` and ``rug`` also to the 2-D panels).
-    sharey : bool, default True
-        Give all 1-D panels the same y-limits (they show the same response) and label only the
-        left-most one in each row.
-    share_levels : bool, default True
-        Give all 2-D estimate panels the same contour levels and colour scale, with one colour bar.
+    band, ice, centered, output : see :func:`plot_pd`
+        Passed to every 1-D panel (``band`` and ``output`` also to the 2-D panels).
+    share : bool, default True
+        Give all 1-D panels the same y-limits (labelled once per row) and all
+        2-D estimate panels the same colour levels, with one colour bar.
     legend : bool, default True
         One legend for the 1-D panels: above the grid on a new figure, else in the first panel.
-    panel_size : (float, float), default (2.6, 2.2)
-        Width and height of one panel in inches, for a new figure.
     panel_kw : dict, optional
-        Extra keyword arguments of the panels: ``{"curve": {...}}`` for :func:`plot_pd` (e.g.
-        ``{"curve": {"style": {"line": {"color": "k"}}}}``), ``{"surface": {...}}`` for
-        :func:`plot_pd_contour`.
+        ``"curve"``: keyword arguments of every :func:`plot_pd` (e.g.
+        ``{"rug": False, "style": {"line": {"color": "k"}}}``); ``"surface"``:
+        of every :func:`plot_pd_contour`; ``"size"``: (width, height) of one
+        panel in inches for a new figure, default (2.6, 2.2).
 
     Returns
     -------
@@ -108,16 +102,17 @@ def plot_pd_panels(
     n = len(sets)
     n_cols = min(int(n_cols), n)
     n_rows = -(-n // n_cols)
-    fig, axes = _grid_axes(ax, n_rows, n_cols, n, panel_size)
-
     panel_kw = dict(panel_kw or {})
-    unknown = sorted(set(map(str, panel_kw)) - {"curve", "surface"})
+    unknown = sorted(set(map(str, panel_kw)) - {"curve", "surface", "size"})
     if unknown:
-        raise ValueError(f"plot_pd_panels: panel_kw has no key(s) {unknown}; use 'curve' (for plot_pd) and "
-                         "'surface' (for plot_pd_contour).")
+        raise ValueError(f"plot_pd_panels: panel_kw has no key(s) {unknown}; use 'curve' (for plot_pd), "
+                         "'surface' (for plot_pd_contour) or 'size'.")
+    fig, axes = _grid_axes(ax, n_rows, n_cols, n, panel_kw.get("size", (2.6, 2.2)))
     pd_kw = dict(panel_kw.get("curve") or {})
     contour_plot_kw = dict(panel_kw.get("surface") or {})
-    if share_levels and "levels" not in contour_plot_kw:
+    surface_style = dict(contour_plot_kw.pop("style", None) or {})
+    surface_kw = dict(surface_style.get("surface") or {})
+    if share and "levels" not in surface_kw:
         pairs = [s for s in sets if len(s) == 2]
         what = contour_plot_kw.get("what", "estimate")
         if len(pairs) > 1 and what == "estimate":
@@ -127,21 +122,23 @@ def plot_pd_panels(
                 ds, _, _ = select_output(ds, attrs, output)
                 ranges.append((float(ds[variable].min()), float(ds[variable].max())))
             lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
-            contour_plot_kw["levels"] = contour_levels(lo, hi, 8)
+            surface_kw["levels"] = contour_levels(lo, hi, 8)
+            surface_style["surface"] = surface_kw
 
-    shared_bar = "levels" in contour_plot_kw and "colorbar" not in contour_plot_kw
+    shared_bar = "levels" in surface_kw and "colorbar" not in surface_style
+    if shared_bar:
+        surface_style["colorbar"] = False
     flat = axes.ravel()
     one_d, two_d = [], []
     for i, s in enumerate(sets):
         if len(s) == 1:
             plot_pd(result, s[0], variable=variable, ax=flat[i], band=band, ice=ice, centered=centered,
-                    output=output, rug=rug, legend=False, **pd_kw)
+                    output=output, legend=False, **pd_kw)
             one_d.append(i)
         elif len(s) == 2:
-            kw = {"colorbar": False, **contour_plot_kw} if shared_bar else contour_plot_kw
             plot_pd_contour(result, tuple(s), variable=variable, ax=flat[i],
                             band="auto" if band in (True, False) else band,
-                            output=output, rug=rug, **kw)
+                            output=output, style=surface_style or None, **contour_plot_kw)
             two_d.append(i)
         else:
             raise ValueError(f"Can only plot 1-D and 2-D feature sets; got {tuple(s)}.")
@@ -161,7 +158,7 @@ def plot_pd_panels(
                        fontsize="small", frameon=False)
         elif handles:
             flat[one_d[0]].legend(handles, labels, fontsize="small", framealpha=0.85)
-    if sharey and len(one_d) > 1:
+    if share and len(one_d) > 1:
         lows, highs = zip(*(flat[i].get_ylim() for i in one_d), strict=True)
         for i in one_d:
             flat[i].set_ylim(min(lows), max(highs))

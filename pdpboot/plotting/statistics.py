@@ -25,6 +25,7 @@ from ._data import (
 )
 from ._scale import resolve_scale
 from ._style import (
+    CURVE_KINDS,
     OKABE_ITO,
     QUANTILE_NOTE,
     check_style,
@@ -61,7 +62,6 @@ def plot_heterogeneity(
     band: BandChoice = "auto",
     output: Hashable | None = None,
     rug: bool | Sequence[float] = True,
-    simultaneous_style: Literal["fill", "lines"] = "fill",
     legend: bool = True,
     scale: Literal["auto", "linear", "quantile"] = "auto",
     style: Mapping[str, Mapping | bool] | None = None,
@@ -79,11 +79,11 @@ def plot_heterogeneity(
     stat : str, default "ice_sd"
         The statistic: "ice_sd" (spread of ICE curves), "cice_sd" (of centred ICE curves),
         "dice_sd" (of derivative ICE curves), or any variable of the node over the feature's grid.
-    ax, band, output, rug, simultaneous_style, legend, scale
-        As in :func:`pdpboot.plotting.plot_pd` (a skewed feature gets a quantile-spaced axis).
+    ax, band, output, rug, legend, scale
+        As in :func:`pdpboot.plotting.plot_pd`.
     style : dict, optional
         As in :func:`pdpboot.plotting.plot_pd`, with the elements ``"line"``, ``"band"``,
-        ``"simultaneous"``, ``"rug"`` and ``"legend"``.
+        ``"simultaneous"`` (default kind ``"fill"``), ``"rug"`` and ``"legend"``.
 
     Returns
     -------
@@ -131,13 +131,13 @@ def plot_heterogeneity(
     x = tick_positions(grid, categorical)
     est = array_of(ds[stat], [dim], stat)
     bands = curve_bands(ds, attrs, stat, band, dim)
-    style = check_style(style, ("line", "band", "simultaneous", "rug", "legend"), "plot_heterogeneity")
+    style = check_style(style, ("line", "band", "simultaneous", "rug", "legend"), "plot_heterogeneity",
+                        {"simultaneous": CURVE_KINDS["simultaneous"]})
     if not element_on(style, "rug", True):
         rug = False
     ax = new_ax(ax)
-    draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", categorical_kind="points",
-                simultaneous_style=simultaneous_style, line_kw=element_kw(style, "line"),
-                band_kw=element_kw(style, "band"), simultaneous_kw=element_kw(style, "simultaneous"))
+    draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", style=style,
+               simultaneous_kind="fill")
     quantile = dim == name and resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
     finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
     what = ds[stat].attrs.get("long_name") or _STAT_LABELS.get(stat, stat)
@@ -163,13 +163,10 @@ def plot_h_statistic(
     Parameters
     ----------
     result : xarray.DataTree
-        A result with H statistics (see :func:`pdpboot.h_statistic`): every node holding ``stat``
-        (dims ``output``) gets one bar, with ``<stat>_band`` (``ci_bound``, ``output``) as its
-        interval.
+        A result of :func:`pdpboot.h_statistic`: every node holding ``stat`` gets one bar, with
+        ``<stat>_band`` as its interval.
     stat : str, default "h2"
-        "h2" (pair nodes: share of the pair's PD variance due to their interaction) or
-        "h2_overall" (1-D nodes: share of the prediction variance due to the feature's
-        interactions with all others), or another scalar statistic of the nodes.
+        "h2" (pair nodes), "h2_overall" (1-D nodes), or another scalar statistic of the nodes.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     band, output, legend : see :func:`pdpboot.plotting.plot_pd`
@@ -281,8 +278,7 @@ def plot_importance(
     Returns
     -------
     matplotlib.axes.Axes
-        One horizontal bar per feature (y tick labels = feature names, with "(levels)" for the
-        categorical ones, measured by range / 4), x = the importance in the response's units.
+        One horizontal bar per feature, x = the importance in the response's units.
 
     See Also
     --------

@@ -50,12 +50,9 @@ def plot_pd_contour(
     what: Literal["estimate", "width", "lower", "upper"] = "estimate",
     band: Literal["auto", "pointwise", "simultaneous"] = "auto",
     output: Hashable | None = None,
-    levels: int | Sequence[float] = 8,
     mark: Literal["hatch", "mask"] | None = None,
     reference: Literal["additive", "zero"] = "additive",
     rug: bool = True,
-    colorbar: bool = True,
-    cmap: Any = None,
     scale: Literal["auto", "linear", "quantile"] = "auto",
     style: Mapping[str, Mapping | bool] | None = None,
 ):
@@ -67,51 +64,38 @@ def plot_pd_contour(
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A pdpboot result, the pair's node, or its Dataset.  Uses ``pd`` (``output``, a, b),
-        ``pd_band`` (``ci_bound``, ``output``, a, b) and node attrs ``deciles``/``categorical``.
+        A pdpboot result, the pair's node, or its Dataset, with ``pd``
+        (``output``, a, b) and ``pd_band`` (``ci_bound``, ``output``, a, b).
     pair : (str, str)
         The two feature names; the first goes on the x-axis.
     variable : str, default "pd"
-        The effect drawn, with its band ``<variable>_band``: ``"pd"``, or ``"ale"`` for the
-        second-order ALE surface of an ALE result.
+        The effect drawn, with its ``<variable>_band``: ``"pd"``, or ``"ale"``
+        (a second-order ALE surface, drawn on a diverging colour map).
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     what : {"estimate", "width", "lower", "upper"}, default "estimate"
-        The PD surface, the width of its band (where is the surface uncertain?), or a bound.
+        The surface, the width of its band, or a bound.
     band : {"auto", "pointwise", "simultaneous"}, default "auto"
-        Which band ``what`` and ``mark`` use; "auto" takes ``pd_band`` as stored.
+        Which band ``what`` and ``mark`` use; "auto" takes ``pd_band``.
     output : label, optional
         As in :func:`plot_pd`.
-    levels : int or array-like, default 8
-        Approximate number of contour levels (spanning the surface's range), or the levels (heatmaps
-        then use these colour steps too, else a continuous scale).
     mark : {"hatch", "mask"}, optional
-        Hatch (or leave blank) the cells whose band contains the ``reference`` surface.
+        Hatch (or leave blank) the cells whose band contains the ``reference``.
     reference : {"additive", "zero"}, default "additive"
-        "additive": the no-interaction surface PD_a(x_a) + PD_b(x_b) - c from the 1-D nodes of the
-        result if present (else from the surface's own margins), c matching the surface's mean
-        over the grid; the comparison ignores the additive surface's own uncertainty.
-        "zero": the band contains 0 (e.g. for a decision function or a difference surface).
+        "additive": the no-interaction surface built from the 1-D PDs (or the
+        surface's margins), matched to the surface's mean; "zero": 0.
     rug : bool, default True
-        Decile ticks of numeric features on the x- and y-axis.
-    colorbar : bool, default True
-        Draw a colour bar.
-    cmap : colormap or str, optional
-        Default "viridis" for the estimate and bounds, "magma_r" for the width (darker = wider).
-        A 2-D ALE surface (``variable="ale"``: the pure interaction, centred at 0) gets the
-        diverging "RdBu_r" with contour levels symmetric about 0 (white = no interaction) and the
-        colour bar label "ALE (pure interaction)".
+        Decile ticks of numeric features on both axes.
     scale : {"auto", "linear", "quantile"}, default "auto"
-        As in :func:`plot_pd`, for each numeric axis: a strongly skewed feature is drawn on a
-        quantile-spaced axis (its label says so), so the surface is not spent on an empty tail.
+        As in :func:`plot_pd`, for each numeric axis.
     style : dict, optional
-        Matplotlib keywords per element, merged over the defaults: ``"surface"`` (``ax.contourf``, or
-        ``ax.pcolormesh`` for heatmaps), ``"lines"`` (``ax.contour``), ``"labels"`` (``ax.clabel``, or
-        the heatmap cells' ``ax.text``), ``"colorbar"`` (``figure.colorbar``), ``"hatch"`` and
-        ``"rug"``.  ``{"labels": False}`` / ``True`` turns the value labels off / on (default: contour
-        labels except for ``what="width"``, a noisy surface; cell values in categorical x categorical
-        heatmaps of at most 49 cells).  Contour labels never overlap each other or leave the axes:
-        a label that would is not drawn.
+        Matplotlib keywords per element, merged over the defaults:
+        ``"surface"`` (``ax.contourf``, or ``ax.pcolormesh`` for heatmaps;
+        ``levels``: a number of contour levels, default 8, or the levels;
+        ``cmap``: default "viridis", "magma_r" for the width), ``"lines"``
+        (``ax.contour``), ``"labels"`` (contour or cell labels),
+        ``"colorbar"``, ``"hatch"`` and ``"rug"``; ``False`` leaves an element
+        out, ``{"labels": True}`` forces value labels on.
 
     Returns
     -------
@@ -153,6 +137,10 @@ def plot_pd_contour(
                          f"Variables: {sorted(map(str, ds.data_vars))[:12]}.")
     ds, label, n_outputs = select_output(ds, attrs, output)
     surface = array_of(ds[variable], names, variable)
+    style = check_style(style, SURFACE_ELEMENTS, "plot_pd_contour")
+    surface_kw = dict(element_kw(style, "surface") or {})
+    levels = surface_kw.pop("levels", 8)
+    cmap = surface_kw.pop("cmap", None)
     need_band = what != "estimate" or mark is not None
     band_da, band_label = None, ""
     if need_band:
@@ -188,7 +176,6 @@ def plot_pd_contour(
 
     cat = [is_categorical(ds, attrs, n, i) for i, n in enumerate(names)]
     grids = [ds[n].values for n in names]
-    style = check_style(style, SURFACE_ELEMENTS, "plot_pd_contour")
     quantile = [resolve_scale(scale, deciles(attrs, i), g, c) == "quantile"
                 for i, (g, c) in enumerate(zip(grids, cat, strict=True))]
     rug = rug and element_on(style, "rug", True)
@@ -210,11 +197,11 @@ def plot_pd_contour(
     zz = z.T  # rows = y = names[1]
     show = np.ma.masked_array(zz, mask=flagged.T) if (mark == "mask" and flagged is not None) else zz
     if any(cat):
-        mappable = _draw_heatmap(ax, axes_pos, show, level_values, cmap, cat, labels_on, style,
+        mappable = _draw_heatmap(ax, axes_pos, show, level_values, cmap, cat, labels_on, style, surface_kw,
                                  discrete=not isinstance(levels, (int, np.integer)))
         lines = None
     else:
-        kw = merge_kw({"levels": level_values, "cmap": cmap, "extend": "neither"}, element_kw(style, "surface"))
+        kw = merge_kw({"levels": level_values, "cmap": cmap, "extend": "neither"}, surface_kw)
         mappable = ax.contourf(axes_pos[0], axes_pos[1], show, **kw)
         line_kw = merge_kw({"levels": mappable.levels, "colors": "k", "linewidths": 0.5, "alpha": 0.6},
                            element_kw(style, "lines"))
@@ -235,7 +222,7 @@ def plot_pd_contour(
                                                               element_kw(style, "rug")))
     ax.set_xlabel(f"{names[0]} {QUANTILE_NOTE}" if quantile[0] else names[0])
     ax.set_ylabel(f"{names[1]} {QUANTILE_NOTE}" if quantile[1] else names[1])
-    if colorbar and element_on(style, "colorbar", True):
+    if element_on(style, "colorbar", True):
         cbar = ax.figure.colorbar(mappable, ax=ax, **merge_kw({"label": cbar_label}, element_kw(style, "colorbar")))
         cbar.ax.tick_params(labelsize="small")
     if lines is not None and (what != "width" if labels_on is None else labels_on) and len(lines.levels):
@@ -281,7 +268,7 @@ def _cell_edges(pos, cat) -> list[np.ndarray]:
     return [np.arange(len(p) + 1) - 0.5 if c else _edges(p) for p, c in zip(pos, cat)]
 
 
-def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, style, discrete):
+def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, style, surface_kw, discrete):
     x_edges, y_edges = _cell_edges(pos, cat)
     if discrete:  # the same colour steps as filled contours drawn with these levels
         from matplotlib import colormaps
@@ -291,7 +278,7 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, style, discrete
         scale = {"norm": BoundaryNorm(level_values, ncolors=colormap.N)}
     else:
         scale = {"vmin": level_values[0], "vmax": level_values[-1]}
-    kw = merge_kw({"cmap": cmap, "shading": "flat", **scale}, element_kw(style, "surface"))
+    kw = merge_kw({"cmap": cmap, "shading": "flat", **scale}, surface_kw)
     mesh = ax.pcolormesh(x_edges, y_edges, z, **kw)
     n_cells = z.shape[0] * z.shape[1]
     if annotate is None:

@@ -32,11 +32,8 @@ def plot_target(
 ):
     """Plot the PD with its band beside the actual outcome and the number of rows per grid bin.
 
-    PDPbox's target plot, with uncertainty: the upper panel draws the PD estimate and its band
-    (:func:`plot_pd`) and the mean of ``y`` of the rows in each grid bin (the share of the class, for
-    a classifier's class probability) as points; the lower panel the number of rows per bin.  Where
-    the PD leaves the observed means it holds the other features fixed where the data do not (or the
-    model is off); where the bars are short the PD rests on few rows.
+    PDPbox's target plot, with uncertainty: the upper panel draws the PD and its band and the mean
+    of ``y`` per grid bin (a class share, for a classifier); the lower panel the rows per bin.
 
     Parameters
     ----------
@@ -52,9 +49,7 @@ def plot_target(
     output : label, optional
         The class or target drawn, as in :func:`plot_pd`.
     ax : pair of matplotlib.axes.Axes, optional
-        The upper (PD, observed) and lower (counts) Axes; default: a new figure, lower panel a third
-        of the height, x shared.  The bars of numeric bins span the bin within the grid's range (the
-        outer bins' rows beyond the grid are counted in them).
+        The upper (PD, observed) and lower (counts) Axes; default: a new figure.
     band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
         As in :func:`plot_pd`.
     scale : {"auto", "linear", "quantile"}, default "auto"

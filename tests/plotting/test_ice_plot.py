@@ -41,7 +41,7 @@ def _rows_of(ax, X, sk):
 def test_plot_ice_equals_sklearn_individual_on_the_same_grid(data):
     X, y = data  # an interaction model: every row has its own curve, so each drawn curve names its row
     model = make_pipeline(PolynomialFeatures(3), LinearRegression()).fit(X, y)
-    ax = pdpboot.plot_ice(model, X, "a", ice=25, grid_resolution=12)
+    ax = pdpboot.plot_ice(model, X, "a", ice=25)
     coll = _ice_collection(ax)
     grid = coll.get_segments()[0][:, 0]
     sk = sk_partial_dependence(model, X, ["a"], kind="individual", custom_values={"a": grid},
@@ -79,7 +79,7 @@ def test_plot_ice_classifier_draws_probabilities(data):
     X, y = data
     label = (y > 0).astype(int)
     model = GradientBoostingClassifier(n_estimators=20, random_state=0).fit(X, label)
-    ax = pdpboot.plot_ice(model, X, "b", ice=10, grid_resolution=7)
+    ax = pdpboot.plot_ice(model, X, "b", ice=10)
     grid = _ice_collection(ax).get_segments()[0][:, 0]
     sk = sk_partial_dependence(model, X, ["b"], kind="individual", custom_values={"b": grid},
                                method="brute", response_method="predict_proba")["individual"][0]

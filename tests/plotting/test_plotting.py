@@ -169,7 +169,7 @@ def test_plot_pd_line_band_rug_labels(reg):
 
 def test_plot_pd_simultaneous_band_is_lighter_and_labelled():
     tree = _regression_tree(simultaneous=True)
-    ax = plot_pd(tree, "x1", simultaneous_style="fill")
+    ax = plot_pd(tree, "x1", style={"simultaneous": {"kind": "fill"}})
     pd = _pd_x1(X1)
     fills = _fills(ax)
     assert len(fills) == 2
@@ -182,7 +182,7 @@ def test_plot_pd_simultaneous_band_is_lighter_and_labelled():
     assert _legend_texts(ax)[0] == "PD estimate"
     plt.close(ax.figure)
 
-    ax = plot_pd(tree, "x1", band="simultaneous", simultaneous_style="lines")
+    ax = plot_pd(tree, "x1", band="simultaneous", style={"simultaneous": {"kind": "lines"}})
     assert _fills(ax) == []
     assert len(ax.lines) == 3  # PD + two dashed bounds
     ys = sorted((tuple(line.get_ydata()) for line in ax.lines[:2]), key=lambda t: t[0])
@@ -329,7 +329,7 @@ def test_plot_pd_band_choices():
 
 def test_plot_pd_ice_subset_and_all(reg):
     ice = reg["x1"].to_dataset()["ice"].isel(output=0).values
-    ax = plot_pd(reg, "x1", ice=5, rng=3)
+    ax = plot_pd(reg, "x1", ice=5)
     (coll,) = [c for c in ax.collections if c.get_label().startswith("ICE")]
     segments = coll.get_segments()
     assert len(segments) == 5
@@ -398,7 +398,7 @@ def test_plot_pd_centred_draws_stored_centred_band():
 def test_plot_pd_centred_pointwise_and_simultaneous_bands():
     tree = _with_centred_pd(_regression_tree(simultaneous=True), "x1", simultaneous=True)
     ds = tree["x1"].to_dataset().isel(output=0)
-    ax = plot_pd(tree, "x1", centered=True, simultaneous_style="fill")
+    ax = plot_pd(tree, "x1", centered=True, style={"simultaneous": {"kind": "fill"}})
     by_label = {f.get_label(): f for f in _fills(ax)}
     assert set(by_label) == {"95 % percentile band, B = 20", "95 % simultaneous band"}
     _assert_polygon_is_band(by_label["95 % percentile band, B = 20"], X1, *ds["pd_centered_band_pointwise"].values)
@@ -481,7 +481,7 @@ def test_plot_pd_categorical_points_intervals_levels(reg):
 
 
 def test_plot_pd_categorical_bars(reg):
-    ax = plot_pd(reg, "color", categorical_kind="bars")
+    ax = plot_pd(reg, "color", style={"line": {"kind": "bars"}})
     heights = [p.get_height() for p in ax.patches]
     np.testing.assert_allclose(heights, [1, 3, 2])
     assert [t.get_text() for t in ax.get_xticklabels()] == LEVELS
@@ -549,7 +549,7 @@ def test_contour_width_lower_upper(reg):
     plt.close(ax.figure)
     z = _surface(X1, X2)
     for what, expected in (("lower", z - 0.05), ("upper", z + 0.1)):
-        ax = plot_pd_contour(reg, ("x1", "x2"), what=what, colorbar=False, style={"labels": False})
+        ax = plot_pd_contour(reg, ("x1", "x2"), what=what, style={"labels": False, "colorbar": False})
         levels = _contour_sets(ax)[0].levels
         assert levels[0] <= expected.min() and levels[-1] >= expected.max()
         assert len(ax.figure.axes) == 1

@@ -1,4 +1,4 @@
-"""Plot signatures: at most 15 parameters, styling through ``style=``."""
+"""Plot signatures: at most 12 parameters, styling through ``style=`` and ``panel_kw=``."""
 
 import inspect
 
@@ -15,7 +15,7 @@ from sklearn.linear_model import LinearRegression  # noqa: E402
 import pdpboot  # noqa: E402
 from pdpboot import plotting  # noqa: E402
 
-MAX_PARAMETERS = 15
+MAX_PARAMETERS = 12
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def res():
     return pdpboot.confidence_bands(out)
 
 
-def test_no_plot_function_has_more_than_15_parameters():
+def test_no_plot_function_has_more_than_12_parameters():
     names = [n for n in plotting.__all__ if n.startswith("plot_")]
     assert {"plot_pd", "plot_pd_contour", "plot_pd_panels", "plot_heterogeneity", "plot_h_statistic"} <= set(names)
     counts = {n: len(inspect.signature(getattr(plotting, n)).parameters) for n in names}
@@ -61,6 +61,26 @@ def test_style_errors_name_the_elements(res):
         pdpboot.plot_pd(res, "a", style={"line": "red"})
     with pytest.raises(ValueError, match="panel_kw has no key"):
         pdpboot.plot_pd_panels(res, ["a"], panel_kw={"pd": {}})
+    with pytest.raises(ValueError, match=r"\['kind'\] is one of \['lines', 'fill'\]; got 'dots'"):
+        pdpboot.plot_pd(res, "a", style={"simultaneous": {"kind": "dots"}})
+    with pytest.raises(ValueError, match=r"style\['band'\]\['kind'\] is not allowed"):
+        pdpboot.plot_pd(res, "a", style={"band": {"kind": "fill"}})
+    plt.close("all")
+
+
+def test_surface_levels_and_cmap_go_through_style(res):
+    ax = pdpboot.plot_pd_contour(res, ("a", "b"), style={"surface": {"levels": [-5.0, 0.0, 5.0], "cmap": "plasma"}})
+    (filled,) = [c for c in ax.collections if hasattr(c, "levels") and c.get_cmap().name == "plasma"]
+    np.testing.assert_array_equal(filled.levels, [-5.0, 0.0, 5.0])
+    plt.close("all")
+
+
+def test_panel_size_and_share(res):
+    fig, axes = pdpboot.plot_pd_panels(res, ["a", "b"], panel_kw={"size": (2.0, 1.5)})
+    np.testing.assert_allclose(fig.get_size_inches(), [4.0, 1.5])
+    assert axes[0, 0].get_ylim() == axes[0, 1].get_ylim()
+    fig, axes = pdpboot.plot_pd_panels(res, ["a", "b"], share=False, panel_kw={"curve": {"rug": False}})
+    assert axes[0, 0].get_ylim() != axes[0, 1].get_ylim()
     plt.close("all")
 
 

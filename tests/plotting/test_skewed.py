@@ -120,7 +120,8 @@ def test_contour_labels_never_overlap(rain_result):
     plt.close(fig)
     for scale in ("linear", "auto"):
         fig, ax = plt.subplots(figsize=(3.0, 2.4), layout="constrained")
-        pdpboot.plot_pd_contour(rain_result, ("temp_max", "precipitation"), ax=ax, levels=30, scale=scale)
+        pdpboot.plot_pd_contour(rain_result, ("temp_max", "precipitation"), ax=ax, style={"surface": {"levels": 30}},
+                                scale=scale)
         boxes = _label_boxes(ax)
         assert boxes, "some labels are kept"
         assert not _overlapping(boxes)
