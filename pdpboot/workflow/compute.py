@@ -10,7 +10,6 @@ while the others go on.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -55,15 +54,6 @@ def _jsonable(value):
     if isinstance(value, (np.generic,)):
         return value.item()
     return value
-
-
-def fit_limits(config: RunConfig) -> contextlib.AbstractContextManager:
-    """Native-thread limit of the fits made in this process (none unless ``--threads-per-job``)."""
-    if config.threads_per_job is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=config.threads_per_job)
 
 
 def _model_name(estimator) -> str:
@@ -124,10 +114,9 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     if given is not None:
         check_given_model(given, problem)  # before any prediction
     if given is None:  # every parameter of the model, before the first fit
-        with fit_limits(config):
-            check_model_parameters(estimator, problem.X, problem.y, what=model_option(config),
-                                   custom=bool(config.model_spec or config.model_file),
-                                   classification=problem.task == "classification")
+        check_model_parameters(estimator, problem.X, problem.y, what=model_option(config),
+                               custom=bool(config.model_spec or config.model_file),
+                               classification=problem.task == "classification")
     seconds: dict[str, float] = {}
     if given is not None:  # the user's fitted model, used as it is: no split, no fit
         X_train, y_train = problem.X, problem.y
@@ -142,9 +131,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         test = "no test set" if X_test is None else f"{len(X_test)} test rows"
         say(f"Fitting {_model_name(estimator)} on {len(X_train)} training rows ({test}) ...")
         start = time.perf_counter()
-        with fit_limits(config):
-            fitted = clone(estimator).fit(X_train, y_train)
-            metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
+        fitted = clone(estimator).fit(X_train, y_train)
+        metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
     seconds["fit"] = time.perf_counter() - start
     # a perfect score means leakage only on held-out rows (a given model may have been fitted on these)
     leaks = leakage_notes(fitted, problem, metrics, X_test, y_test) if given is None else []

@@ -191,8 +191,9 @@ OPTIONS: tuple[Option, ...] = (
            "all rows; the cost of PD and ICE statistics grows with N).", metavar="N", group="bootstrap"),
     Option("n_jobs", "int", -1, "Resamples fitted in parallel (-1 = all cores, 1 = serial); the numbers do "
            "not depend on it.", metavar="N", group="bootstrap"),
-    Option("threads_per_job", "int", None, "Native (OpenMP/BLAS) threads per parallel fit (default: cores // "
-           "n_jobs, so fits never oversubscribe the machine).", metavar="T", group="bootstrap"),
+    Option("threads_per_job", "int", None, "Native (OpenMP/BLAS) threads per refit (default: the libraries' own "
+           "in a serial run, 1 per job in a parallel one); the numbers do not depend on it.", metavar="T",
+           group="bootstrap"),
     # outputs
     Option("out", "path", ".", "Folder in which the run folder pdpboot_<timestamp>/ is created.",
            metavar="DIR", group="output"),
