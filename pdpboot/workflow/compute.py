@@ -20,12 +20,12 @@ from sklearn.base import clone
 
 from .. import ResultHeader
 from . import InputError
-from .data import Problem
 from .effect import EffectReport, FitContext
 from .model import build_estimator, check_given_model, evaluate, given_fitted_model, leakage_notes, model_option, split
 from .modelcheck import check_model_parameters
 from .options import RunConfig
 from .outcome import Outcome
+from .problem import Problem
 from .registry import EFFECTS, requested
 from .strategy import strategy_for
 

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .data import Problem
 from .options import RunConfig
+from .problem import Problem
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from . import InputError
-from .data import MAX_LEVELS, Problem
 from .options import shorten
+from .problem import MAX_LEVELS, Problem
 
 MISSING_LEVEL = "(missing)"
 _TREES = {

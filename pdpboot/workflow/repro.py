@@ -38,8 +38,8 @@ import xarray as xr
 from .. import load, save
 from . import InputError
 from .compute import compute
-from .data import load_problem
 from .options import RunConfig, shorten
+from .problem import load_problem
 from .provenance import sha256, versions
 
 #: Largest difference, relative to the scale of its statistic, that still counts as reproduced.

@@ -22,9 +22,9 @@ from pathlib import Path
 from .. import CoverageWarning, save
 from . import InputError
 from .compute import compute
-from .data import load_problem
 from .model import model_file_features
 from .options import OPTIONS, RunConfig, equivalent_command, shorten
+from .problem import load_problem
 from .provenance import MODEL_LIBRARIES, sha256, versions
 from .registry import EFFECTS
 from .report import draw_plots

@@ -189,7 +189,7 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
         The input table as read (all rows and columns).
     outcome : pdpboot.workflow.outcome.Outcome
         Its ``results`` (effect name -> DataTree) get one sheet per node.
-    problem : pdpboot.workflow.data.Problem
+    problem : pdpboot.workflow.problem.Problem
     parameters : list of (name, value)
         Rows of the Parameters sheet (the sheet list is appended).
     effects : dict
