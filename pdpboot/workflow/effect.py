@@ -70,12 +70,40 @@ def pairs_of(tree: xr.DataTree) -> list[tuple[str, str]]:
 
 
 @dataclass
+class Outcome:
+    """Everything a run computes: ``results`` by effect name in the order computed, ``failures`` by effect
+    name with the one-line reason (the other effects' results are kept)."""
+
+    estimator: object  # unfitted (the user's own model as given, for --model-file)
+    fitted: object  # fitted on the training rows (the estimate's model)
+    metrics: list  # (name, value, description)
+    predictions: pd.DataFrame | None
+    X_train: pd.DataFrame
+    y_train: pd.Series
+    notes: list[str]
+    seconds: dict[str, float]
+    strategy: str = "bootstrap"  # --uncertainty
+    results: dict[str, xr.DataTree] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def result(self) -> xr.DataTree | None:
+        """The PD result (``results.nc``), or None."""
+        return self.results.get("pd")
+
+    @property
+    def ale(self) -> xr.DataTree | None:
+        """The ALE result (``ale.nc``), or None."""
+        return self.results.get("ale")
+
+
+@dataclass
 class SummaryContext:
     """What an effect's summary section reads (built once per ``summary.md``)."""
 
     problem: Problem
     config: RunConfig
-    outcome: object  # pdpboot.workflow.outcome.Outcome
+    outcome: Outcome
     strategy: object  # pdpboot.workflow.strategy.Strategy
     scale: float  # the response's scale: smaller values are round-off (pdpboot.workflow.text.num)
     outputs: list  # outputs that get their own table
@@ -150,4 +178,4 @@ class EffectReport:
     tables: Callable[[xr.DataTree, Problem, RunConfig | None], list] | None = None
 
 
-__all__ = ["EffectReport", "FitContext", "SummaryContext", "pairs_of", "used_features"]
+__all__ = ["EffectReport", "FitContext", "Outcome", "SummaryContext", "pairs_of", "used_features"]

@@ -501,25 +501,52 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         raise InputError(f"Only {len(table)} row(s) in the table; pdpboot run needs at least {MIN_ROWS} rows with a "
                          "target value.")
     features, skipped = _choose_features(config, table, target, notes)
+    pd_features, pairs, forced = _requested(config, columns, features, skipped)
+    keep, y, task, classes, positive = _target(config, table[target], target, notes)
+    X, display, rename = _model_inputs(table.loc[keep, features], forced, notes)
+    categorical = [rename[c] for c in features if _is_categorical(X[rename[c]]) or c in forced]
+    _check_numeric(X, [c for c in X.columns if c not in categorical], display)
+    for column in config.level_order:
+        if column not in rename:
+            raise InputError(f"--level-order names column {shorten(column)}, which is not a model feature.")
+        if rename[column] not in categorical:
+            raise InputError(f"--level-order names column {shorten(column)}, which is numeric; add it to "
+                             "--categorical to treat its values as levels.")
+    used = [rename[c] for c in pd_features] + [rename[c] for p in pairs for c in p]
+    custom = _category_grids(X, categorical, used, display, notes, config.level_order)
+    points = _integer_grids(X, [c for c in used if c not in categorical], config.grid_resolution, custom, display,
+                            notes)
+    groups = None
+    if config.groups is not None:
+        groups = table.loc[keep, config.groups]
+        if groups.isna().any():
+            raise InputError(f"--groups column {shorten(config.groups)} has missing values; fill or drop them.")
+        if groups.nunique() < 2:
+            raise InputError(f"--groups column {shorten(config.groups)} needs at least two clusters.")
+    return Problem(X=X, y=y.rename(target), target=target, features=list(X.columns),
+                   pd_features=[rename[c] for c in pd_features], pairs=[(rename[a], rename[b]) for a, b in pairs],
+                   categorical=categorical, custom_values=custom, task=task, classes=classes or None,
+                   positive=positive, display=display, notes=notes, points=points, groups=groups)
 
-    def not_a_feature(option: str, name: str) -> InputError:
-        why = f" (left out: {skipped[name]})" if name in skipped else ""
-        return InputError(f"{option} names {shorten(name)}, which is not a model feature{why}.")
 
-    pd_features = features if config.pd_features is None else [
-        _need_column(c, columns, "--pd-features") for c in config.pd_features
-    ]
-    for name in pd_features:
+def _requested(config, columns: list, features: list, skipped: dict) -> tuple[list, list, list]:
+    """``--pd-features``, ``--pairs`` and ``--categorical``, checked against the features."""
+
+    def need_feature(option: str, name: str) -> None:
+        _need_column(name, columns, option)
         if name not in features:
-            raise not_a_feature("--pd-features", name)
+            why = f" (left out: {skipped[name]})" if name in skipped else ""
+            raise InputError(f"{option} names {shorten(name)}, which is not a model feature{why}.")
+
+    pd_features = features if config.pd_features is None else list(config.pd_features)
+    for name in pd_features:
+        need_feature("--pd-features", name)
     if not pd_features and not config.pairs:
         raise InputError("Nothing to compute: --pd-features is empty and no --pairs are given.")
     pairs = []
     for a, b in config.pairs:
-        for name in (a, b):
-            _need_column(name, columns, "--pairs")
-            if name not in features:
-                raise not_a_feature("--pairs", name)
+        need_feature("--pairs", a)
+        need_feature("--pairs", b)
         if a == b:
             raise InputError(f"Pair {a}:{b} names the same column twice.")
         if (a, b) in pairs or (b, a) in pairs:
@@ -529,8 +556,11 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
     for option in ("labels", "units"):  # a misspelt column would otherwise be ignored without a word
         for name in getattr(config, option):
             _need_column(name, columns, f"--{option}")
+    return pd_features, pairs, forced
 
-    y = table[target]
+
+def _target(config, y: pd.Series, target: str, notes: list[str]) -> tuple:
+    """(rows with a target value, target, task, classes, positive class) of the checked target."""
     if y.isna().all():
         raise InputError(f"Target {shorten(target)} has only missing values.")
     keep = y.notna().to_numpy()
@@ -554,11 +584,14 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
         positive = _resolve_positive(classes, config.positive_class, target)
     elif config.positive_class is not None:
         raise InputError("--positive-class applies to classification only; this target is a regression target.")
+    return keep, y, task, classes, positive
 
-    X = table.loc[keep, features].copy()
-    taken = set(features)
+
+def _model_inputs(X: pd.DataFrame, forced: list, notes: list[str]) -> tuple[pd.DataFrame, dict, dict]:
+    """The features under names a result can hold, dates as decimal years: (X, display names, renames)."""
+    taken = set(X.columns)
     display, rename = {}, {}
-    for name in features:
+    for name in X.columns:
         safe = result_name(name, taken - {name})
         taken.add(safe)
         rename[name] = safe
@@ -576,40 +609,24 @@ def prepare(config: dict, table: pd.DataFrame) -> Problem:
             notes.append(f"Column {display[name]!r} holds dates: converted to decimal years (2011.5 = 2 July 2011) "
                          "so the model and the PD see time as a number.")
         X[name] = _normalise_column(X[name])
-    categorical = [rename[c] for c in features if _is_categorical(X[rename[c]]) or c in forced]
-    _check_numeric(X, [c for c in X.columns if c not in categorical], display)
-    for column in config.level_order:
-        if column not in rename:
-            raise InputError(f"--level-order names column {shorten(column)}, which is not a model feature.")
-        if rename[column] not in categorical:
-            raise InputError(f"--level-order names column {shorten(column)}, which is numeric; add it to "
-                             "--categorical to treat its values as levels.")
-    used = [rename[c] for c in pd_features] + [rename[c] for p in pairs for c in p]
-    custom = _category_grids(X, categorical, used, display, notes, config.level_order)
+    return X, display, rename
+
+
+def _integer_grids(X: pd.DataFrame, numeric: list, resolution: int, custom: dict, display: dict,
+                   notes: list[str]) -> list[str]:
+    """Integer features with few values get their PD at each value (in ``custom``); binary ones are returned."""
     points = []
-    for name in dict.fromkeys(c for c in used if c not in categorical):
-        values = X[name].dropna().to_numpy(dtype=float)
-        uniques = np.unique(values)
+    for name in dict.fromkeys(numeric):
+        uniques = np.unique(X[name].dropna().to_numpy(dtype=float))
         if not np.all(np.mod(uniques, 1) == 0):
             continue
         if len(uniques) == 2:
             points.append(name)
-        elif config.grid_resolution < len(uniques) <= MAX_INTEGER_GRID:
+        elif resolution < len(uniques) <= MAX_INTEGER_GRID:
             custom[name] = uniques.astype(np.int64) if X[name].dtype.kind in "iu" else uniques
             notes.append(f"Column {display[name]!r} has {len(uniques)} integer values: its PD is computed at each "
                          "of them (not on an interpolated grid).")
-    groups = None
-    if config.groups is not None:
-        groups = table.loc[keep, config.groups]
-        if groups.isna().any():
-            raise InputError(f"--groups column {shorten(config.groups)} has missing values; fill or drop them.")
-        if groups.nunique() < 2:
-            raise InputError(f"--groups column {shorten(config.groups)} needs at least two clusters.")
-    y = y.rename(target)
-    return Problem(X=X, y=y, target=target, features=list(X.columns), pd_features=[rename[c] for c in pd_features],
-                   pairs=[(rename[a], rename[b]) for a, b in pairs], categorical=categorical,
-                   custom_values=custom, task=task, classes=classes or None, positive=positive,
-                   display=display, notes=notes, points=points, groups=groups)
+    return points
 
 
 def _check_numeric(X: pd.DataFrame, numeric: list[str], display: dict) -> None:

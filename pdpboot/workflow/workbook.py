@@ -187,7 +187,7 @@ def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, paramet
     ----------
     table : DataFrame
         The input table as read (all rows and columns).
-    outcome : pdpboot.workflow.outcome.Outcome
+    outcome : pdpboot.workflow.effect.Outcome
         Its ``results`` (effect name -> DataTree) get one sheet per node.
     problem : pdpboot.workflow.problem.Problem
     parameters : list of (name, value)
