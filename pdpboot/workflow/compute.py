@@ -98,9 +98,7 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         specs[effect.name] = sets
         notes_of_effects += [f"{effect.label}: {note}" for note in effect_notes]
     estimator, notes = build_estimator(config, problem)
-    for note in notes:
-        log(f"model: {note}")
-    for note in notes_of_effects:
+    for note in [*(f"model: {note}" for note in notes), *notes_of_effects]:
         log(note)
     outcome = _fit(config, problem, estimator, given_fitted_model(config) if not strategy.bands else None, say)
     outcome.notes[:0] = [*problem.notes, *notes]

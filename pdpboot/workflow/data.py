@@ -140,12 +140,8 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
     (:func:`_comma_numbers`).  ``infer=False`` (Parquet: typed columns) only writes the notes.
     Returns the table and the columns read with a decimal comma.
     """
-    kept: dict[str, list[str]] = {}
-    as_missing: list[str] = []
-    commas: list[str] = []
-    blanks: list[str] = []
-    spaced: list[str] = []
-    cased: list[str] = []
+    kept: dict[str, list[str]] = {}  # missing-value token -> the text columns that keep it as a level
+    as_missing, commas, blanks, spaced, cased = [], [], [], [], []  # columns (or notes) of each kind
     for name in table.columns:
         col = table[name]
         if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
@@ -201,25 +197,31 @@ def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
                 notes.append(f"Column {name!r} holds numbers and the text {marker!r} ({n_marked} row(s)), so it is "
                              f"read as text (categories); if {marker!r} marks a missing value, give --na-values "
                              f"{shorten(marker, 30)}.")
+    notes += _token_notes(blanks, spaced, cased, as_missing, kept, commas if comma is True else [])
+    return table, commas
+
+
+def _token_notes(blanks: list, spaced: list, cased: list, as_missing: list, kept: dict, commas: list) -> list[str]:
+    """The reading notes on blank cells, stripped spaces, case variants, missing-value marks and decimal commas."""
+    out: list[str] = []
     if blanks:
-        notes.append(f"Blank cells (empty text or only spaces) in column(s) {_shown(blanks)} were read as missing "
+        out.append(f"Blank cells (empty text or only spaces) in column(s) {_shown(blanks)} were read as missing "
                      "values, as empty fields are.")
     if spaced:
-        notes.append(f"Spaces before or after the text were removed in column(s) {', '.join(spaced[:5])}"
+        out.append(f"Spaces before or after the text were removed in column(s) {', '.join(spaced[:5])}"
                      f"{', ...' if len(spaced) > 5 else ''}: they would have made separate levels of one value.")
-    for note in cased:
-        notes.append(note)
+    out += cased
     if as_missing:
-        notes.append(f"Column(s) {', '.join(as_missing[:5])}{', ...' if len(as_missing) > 5 else ''} hold numbers "
+        out.append(f"Column(s) {', '.join(as_missing[:5])}{', ...' if len(as_missing) > 5 else ''} hold numbers "
                      "and a missing-value mark: read as numbers, those rows missing.")
     for token, columns in kept.items():
-        notes.append(f"The text {token!r} in column(s) {_shown(columns)} is kept as a level, not read as a missing "
+        out.append(f"The text {token!r} in column(s) {_shown(columns)} is kept as a level, not read as a missing "
                      f"value (only empty fields are missing; give --na-values {shorten(token, 30)} to read it as "
                      "missing).")
-    if commas and comma is True:
-        notes.append(f"Numbers with a decimal comma (e.g. in {_shown(commas)}) were read as numbers "
+    if commas:
+        out.append(f"Numbers with a decimal comma (e.g. in {_shown(commas)}) were read as numbers "
                      "(--decimal , ; give --decimal . to read them as text).")
-    return table, commas
+    return out
 
 
 def _strip_levels(table: pd.DataFrame, name: str, distinct: np.ndarray, text: pd.Series, codes: np.ndarray,

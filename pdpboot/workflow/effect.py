@@ -1,10 +1,7 @@
 """What the workflow needs from one effect (PD, ALE, ...): an :class:`EffectReport`, registered once.
 
-An effect's module (``effect_pd``, ``effect_ale``) builds one :class:`EffectReport`: how it computes
-under each uncertainty strategy, its file, its summary section, its workbook sheets and its plots.
-:mod:`pdpboot.workflow.registry` lists the registered reports; nothing else in the workflow names an
-effect.  :class:`FitContext` is what every computation reads: the checked configuration, the table,
-the model (unfitted and fitted on the training rows) and where progress goes.
+:class:`FitContext` is what every computation reads (configuration, table, model, progress);
+:class:`Outcome` what a run computes; :class:`SummaryContext` what a summary section reads.
 """
 
 from __future__ import annotations
@@ -121,59 +118,27 @@ class SummaryContext:
 
 @dataclass(frozen=True)
 class EffectReport:
-    """One effect as the workflow computes and reports it.
+    """One effect as the workflow computes and reports it (registered in :mod:`~pdpboot.workflow.registry`).
 
-    Attributes
-    ----------
-    name : str
-        The ``--effect`` choice and the key of ``Outcome.results``.
-    label : str
-        How the summary, the sheets and the plots name it ("PD", "ALE").
-    file : str
-        The result file of the run folder (``results.nc``, ``ale.nc``).
-    variable : str
-        The effect's variable in every node (``pd``, ``ale``): with ``<variable>_band`` and ``_se``.
-    describe : str
-        The summary's line on ``file``.
-    feature_sets : callable
-        ``feature_sets(problem) -> (sets, notes)``: the features and pairs the effect is computed for,
-        and notes on what it leaves out; called before any fit.
-    compute : mapping
-        Uncertainty strategy name (``bootstrap``, ``none``, ``debiased``) -> ``compute(ctx, sets, common)``,
-        returning the DataTree (bands are added by the strategy).  A strategy not listed is refused
-        before any fit.
-    summary : callable
-        ``summary(ctx, tree) -> list of Markdown lines`` (a :class:`~pdpboot.workflow.summary.SummaryContext`).
-    plots : callable
-        ``plots(tree, problem, config, outputs, shown, taken) -> [(stem, what, make)]``.
-    sheet_prefixes : tuple of str
-        Workbook sheet prefixes of 1-D and 2-D nodes.
-    sheet_variables : tuple of str
-        Variables written per grid value, each with its band and SE (besides ICE rows and bin counts).
-    grid : str
-        How its grid is described in progress lines, formatted with ``n`` = ``--grid-resolution``.
-    tidy : callable, optional
-        Post-processing of the banded tree (e.g. dropping what nothing reads), or None.
-    table_sheets : tuple of str
-        Titles of extra workbook sheets of statistics over features (e.g. "PD importance").
-    tables : callable, optional
-        ``tables(tree, problem, config) -> list of DataFrame or None``, one per ``table_sheets`` title
-        (None: the sheet is left out).
+    ``compute`` maps an uncertainty strategy's name to ``compute(ctx, sets, common) -> DataTree`` (a strategy
+    not listed is refused before any fit); ``feature_sets(problem) -> (sets, notes)`` is called before any
+    fit; ``summary(ctx, tree)`` gives Markdown lines, ``plots(tree, problem, config, outputs, shown, taken)``
+    ``[(stem, what, make)]``, ``tables(tree, problem, config)`` one DataFrame (or None) per ``table_sheets``.
     """
 
-    name: str
-    label: str
-    file: str
-    variable: str
-    describe: str
+    name: str  # the --effect choice and the key of Outcome.results
+    label: str  # "PD", "ALE"
+    file: str  # results.nc, ale.nc
+    variable: str  # pd, ale: with <variable>_band and _se
+    describe: str  # the summary's line on the file
     feature_sets: Callable[[Problem], tuple[list, list[str]]]
     compute: Mapping[str, Callable[[FitContext, list, dict], xr.DataTree]]
     summary: Callable
     plots: Callable
-    sheet_prefixes: tuple[str, str]
-    sheet_variables: tuple[str, ...]
-    grid: str = "a {n}-point grid"
-    tidy: Callable[[xr.DataTree, Problem], xr.DataTree] | None = None
+    sheet_prefixes: tuple[str, str]  # workbook sheet prefixes of 1-D and 2-D nodes
+    sheet_variables: tuple[str, ...]  # written per grid value, each with its band and SE
+    grid: str = "a {n}-point grid"  # in progress lines, n = --grid-resolution
+    tidy: Callable[[xr.DataTree, Problem], xr.DataTree] | None = None  # post-processing of the banded tree
     table_sheets: tuple[str, ...] = ()
     tables: Callable[[xr.DataTree, Problem, RunConfig | None], list] | None = None
 

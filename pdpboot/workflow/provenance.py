@@ -1,8 +1,4 @@
-"""What a run's numbers depend on besides its inputs: library versions and file checksums.
-
-Imported by :mod:`~pdpboot.workflow.run` (which records them) and :mod:`~pdpboot.workflow.repro`
-(which compares them); it imports neither, so the two never import each other.
-"""
+"""What a run's numbers depend on besides its inputs: library versions and file checksums."""
 
 from __future__ import annotations
 
