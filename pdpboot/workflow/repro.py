@@ -276,21 +276,8 @@ def _is_numeric(value) -> bool:
 
 
 def compare(new: xr.DataTree, old: xr.DataTree, rtol: float = REPRO_RTOL) -> Comparison:
-    """Compare a recomputed result with the saved one: identical, within ``rtol``, or not reproduced.
-
-    Parameters
-    ----------
-    new, old : xarray.DataTree
-        The recomputed and the saved result.
-    rtol : float
-        Largest difference relative to the scale of its statistic (see the module docstring).
-
-    Returns
-    -------
-    Comparison
-        ``identical``, ``reproduced`` (identical or within ``rtol``), ``problems`` (each
-        difference beyond ``rtol`` with its size) and ``largest`` (relative, absolute, where).
-    """
+    """Compare a recomputed result with the saved one: identical, within ``rtol`` of each statistic's scale,
+    or not reproduced (each difference with its size; the largest with where it is)."""
     try:
         xr.testing.assert_identical(new, old)
         return Comparison(identical=True)
