@@ -1,17 +1,8 @@
 """The ``pdpboot`` command: PD/ICE with bootstrap bands for a table, without writing Python.
 
-``pdpboot run DATA --target COL``
-    Train a model on a CSV/Parquet/Excel table, report test metrics, compute PD/ICE with
-    bootstrap bands (and 2-D surfaces with ``--pairs``), and write a run folder with
-    ``report.html``, ``results.nc``, ``workbook.xlsx``, ``plots/``, ``summary.md``, ``repro.py`` and ``run.log``.
-``pdpboot demo``
-    The same on simulated electricity prices (B = 50 refits of a 50-tree forest; 36 s measured
-    from a fresh virtual environment on an idle 2-core machine, 3.5 min on one at load average 28).
-``pdpboot reproduce FOLDER``
-    Recompute a run's ``results.nc`` from its ``repro_inputs/`` and check it is identical.
-``pdpboot report RESULT.nc [RESULT.nc ...] -o report.html`` (or ``pdpboot report FOLDER``)
-    One self-contained HTML file (figures, numbers, provenance) of results saved from Python, or
-    (re)written for a run folder.
+``pdpboot run DATA --target COL`` (a run folder with ``report.html``, ``results.nc``, ``workbook.xlsx``,
+``plots/``, ``summary.md``, ``repro.py``, ``run.log``), ``pdpboot demo`` (the same on simulated
+electricity prices), ``pdpboot reproduce FOLDER`` and ``pdpboot report RESULT.nc ... -o report.html``.
 
 Exit status: 0 success, 1 unexpected error or failed reproduction, 2 bad input or options.
 """

@@ -53,17 +53,37 @@ def _node_warnings(ds: xr.Dataset, var: str, band: xr.DataArray | None) -> list[
 def card_html(result: xr.DataTree, *, names: Names | None = None) -> str:
     """The card of ``result`` as an HTML fragment (inline styles and SVG; no script)."""
     var = main_variable(result)
-    attrs: Mapping = result.attrs
-    names = names or Names.from_attrs(attrs)
+    names = names or Names.from_attrs(result.attrs)
     outputs = outputs_of(result)
     shown = outputs[:MAX_OUTPUTS]
     first = next(iter(result.children.values())).to_dataset()
     bands = bands_of(first, var)
-    uncertainty = attrs.get("uncertainty") or "none"
-    b = attrs.get("n_resamples")
-    method = {"bootstrap": f"refit bootstrap, B = {int(b)}" if b else "refit bootstrap",
-              "none": "one fit (no band)"}.get(str(uncertainty), str(uncertainty))
+    head, warnings = _card_head(result, var, bands, first)
+    rows = [_card_row(node, var, shown, len(outputs), names) for node in result.children.values()]
+    more = f" (showing {', '.join(map(str, shown))} of {len(outputs)} outputs)" if len(outputs) > len(shown) else ""
+    header = "".join(f'<th {_TD}>{h}</th>' for h in ("feature(s)", "grid", f"{esc(var.upper())} and band" + more,
+                                                     "estimate range" + ("; mean band width" if bands else ""),
+                                                     "warnings"))
+    warn = "".join(f'<div style="color:#b35900">⚠ {esc(w)}</div>' for w in warnings)
     level = next(iter(bands.values())).attrs.get("confidence_level") if bands else None
+    level_text = f"{float(level):.0%} " if level is not None else ""
+    return ('<div class="pdpboot-card" style="font-family:system-ui,sans-serif;font-size:13px;line-height:1.4;'
+            'border:1px solid rgba(127,127,127,.35);border-radius:6px;padding:8px 10px;max-width:880px">'
+            f'<div style="margin-bottom:4px">{" · ".join(head)}</div>{warn}'
+            f'<table style="border-collapse:collapse"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}'
+            '</tbody></table><div style="opacity:.7;margin-top:4px">Line: estimate; shaded: '
+            f"{level_text}band. Tidy table: <code>res.pdpboot.to_dataframe()</code>; every figure with hover: "
+            "<code>res.pdpboot.report('report.html')</code>; the data structure: xarray's own view of "
+            "<code>res</code>.</div></div>")
+
+
+def _card_head(result: xr.DataTree, var: str, bands: dict, first: xr.Dataset) -> tuple[list[str], list[str]]:
+    """The card's first line (method, band, target, task, rows) and its warnings."""
+    attrs: Mapping = result.attrs
+    b = attrs.get("n_resamples")
+    uncertainty = str(attrs.get("uncertainty") or "none")
+    method = {"bootstrap": f"refit bootstrap, B = {int(b)}" if b else "refit bootstrap",
+              "none": "one fit (no band)"}.get(uncertainty, uncertainty)
     head = [f"<b>pdpboot result</b> · {esc(var.upper())}", esc(method)]
     if bands:
         head.append("; ".join(esc(band_text(bd, attrs, simultaneous=sim).split(", B =")[0])
@@ -74,59 +94,43 @@ def card_html(result: xr.DataTree, *, names: Names | None = None) -> str:
         head.append(esc(f"{task} of {attrs.get('target_name')}" if attrs.get("target_name") else task))
     if attrs.get("n_rows") is not None:
         head.append(f"{int(attrs['n_rows'])} rows")
-    warnings = []
     failed = int(attrs.get("n_failed_resamples", 0) or 0)
-    if failed:
-        warnings.append(f"{failed} resamples failed and were dropped")
+    warnings = [f"{failed} resamples failed and were dropped"] if failed else []
     warnings += [short for short, _ in caveats(result, var)]
     if not bands and f"{var}_resamples" in first:
         warnings.append("resampled but no band yet: res = pdpboot.confidence_bands(res)")
-    rows = []
-    for node in result.children.values():
-        ds = node.to_dataset()
-        features = [str(f) for f in node.attrs["features"]]
-        nb = bands_of(ds, var)
-        band = nb.get(False, nb.get(True))
-        pictures, ranges = [], []
-        for output in shown:
-            one = ds.sel(output=output)
-            est = np.asarray(one[var].transpose(*features).values, dtype=float)
-            if len(features) == 1:
-                flags = np.atleast_1d(node.attrs.get("categorical", [0]))
-                categorical = bool(flags[0]) or not np.issubdtype(ds[features[0]].dtype, np.number)
-                bounds = None
-                if band is not None:
-                    bd = band.sel(output=output).transpose("ci_bound", *features)
-                    bounds = (bd.sel(ci_bound="lower").values, bd.sel(ci_bound="upper").values)
-                pictures.append(svg.sparkline(ds[features[0]].values, est, bounds, categorical=categorical))
-            else:
-                pictures.append(_thumbnail(est))
-            text = f"{fmt(np.nanmin(est))} to {fmt(np.nanmax(est))}"
+    return head, warnings
+
+
+def _card_row(node: xr.DataTree, var: str, shown: list, n_outputs: int, names: Names) -> str:
+    """One node's row: its features, grid size, a sparkline (or thumbnail) per output, ranges, warnings."""
+    ds = node.to_dataset()
+    features = [str(f) for f in node.attrs["features"]]
+    nb = bands_of(ds, var)
+    band = nb.get(False, nb.get(True))
+    pictures, ranges = [], []
+    for output in shown:
+        est = np.asarray(ds.sel(output=output)[var].transpose(*features).values, dtype=float)
+        if len(features) == 1:
+            flags = np.atleast_1d(node.attrs.get("categorical", [0]))
+            categorical = bool(flags[0]) or not np.issubdtype(ds[features[0]].dtype, np.number)
+            bounds = None
             if band is not None:
-                bd = band.sel(output=output)
-                width = (bd.sel(ci_bound="upper") - bd.sel(ci_bound="lower")).mean()
-                text += f"; band width {fmt(float(width))}"
-            ranges.append((f"{esc(output)}: " if len(outputs) > 1 else "") + text)
-        grid = " × ".join(str(ds.sizes[f]) for f in features)
-        notes = _node_warnings(ds, var, band)
-        rows.append(f"<tr><td {_TD}><b>{esc(' × '.join(names(f) for f in features))}</b></td>"
-                    f"<td {_TD}>{grid}</td><td {_TD}>{''.join(pictures)}</td>"
-                    f"<td {_TD}>{'<br>'.join(ranges)}</td>"
-                    f"<td {_TD}>{esc('; '.join(notes)) if notes else ''}</td></tr>")
-    more = f" (showing {', '.join(map(str, shown))} of {len(outputs)} outputs)" if len(outputs) > len(shown) else ""
-    header = "".join(f'<th {_TD}>{h}</th>' for h in ("feature(s)", "grid", f"{esc(var.upper())} and band" + more,
-                                                     "estimate range" + ("; mean band width" if bands else ""),
-                                                     "warnings"))
-    warn = "".join(f'<div style="color:#b35900">⚠ {esc(w)}</div>' for w in warnings)
-    level_text = f"{float(level):.0%} " if level is not None else ""
-    return ('<div class="pdpboot-card" style="font-family:system-ui,sans-serif;font-size:13px;line-height:1.4;'
-            'border:1px solid rgba(127,127,127,.35);border-radius:6px;padding:8px 10px;max-width:880px">'
-            f'<div style="margin-bottom:4px">{" · ".join(head)}</div>{warn}'
-            f'<table style="border-collapse:collapse"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}'
-            '</tbody></table><div style="opacity:.7;margin-top:4px">Line: estimate; shaded: '
-            f"{level_text}band. Tidy table: <code>res.pdpboot.to_dataframe()</code>; every figure with hover: "
-            "<code>res.pdpboot.report('report.html')</code>; the data structure: xarray's own view of "
-            "<code>res</code>.</div></div>")
+                bd = band.sel(output=output).transpose("ci_bound", *features)
+                bounds = (bd.sel(ci_bound="lower").values, bd.sel(ci_bound="upper").values)
+            pictures.append(svg.sparkline(ds[features[0]].values, est, bounds, categorical=categorical))
+        else:
+            pictures.append(_thumbnail(est))
+        text = f"{fmt(np.nanmin(est))} to {fmt(np.nanmax(est))}"
+        if band is not None:
+            bd = band.sel(output=output)
+            text += f"; band width {fmt(float((bd.sel(ci_bound='upper') - bd.sel(ci_bound='lower')).mean()))}"
+        ranges.append((f"{esc(output)}: " if n_outputs > 1 else "") + text)
+    grid = " × ".join(str(ds.sizes[f]) for f in features)
+    notes = _node_warnings(ds, var, band)
+    return (f"<tr><td {_TD}><b>{esc(' × '.join(names(f) for f in features))}</b></td>"
+            f"<td {_TD}>{grid}</td><td {_TD}>{''.join(pictures)}</td><td {_TD}>{'<br>'.join(ranges)}</td>"
+            f"<td {_TD}>{esc('; '.join(notes)) if notes else ''}</td></tr>")
 
 
 class ResultCard:

@@ -1,8 +1,7 @@
 """A result's nodes as report figures: one block per feature or pair, one panel per output.
 
-Reads the estimate, its bands (pointwise shaded, simultaneous dashed), ICE curves and the data's
-deciles from each node; draws them with :mod:`pdpboot.report.svg`; attaches what the hover shows
-(grid value, estimate, interval) as JSON.  Computes no statistic.
+Draws the estimate, its bands (pointwise shaded, simultaneous dashed), ICE curves and the data's
+deciles with :mod:`pdpboot.report.svg`, with what the hover shows as JSON.
 """
 
 from __future__ import annotations

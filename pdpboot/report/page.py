@@ -200,18 +200,13 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
     str
         A complete HTML document that loads nothing from the network.
     """
-    if isinstance(results, xr.DataTree):
-        results = [results]
-    results = list(results)
+    results = [results] if isinstance(results, xr.DataTree) else list(results)
     if not results:
         raise ValueError("No results to report: pass at least one pdpboot result.")
-    first = results[0]
-    names = names or Names.from_attrs(first.attrs)
-    target = first.attrs.get("target_name") or "pdpboot results"
-    title = title or f"pdpboot report: {target}"
-    made = []  # (label, variable, blocks, outputs, result)
-    added = []
+    names = names or Names.from_attrs(results[0].attrs)
+    title = title or f"pdpboot report: {results[0].attrs.get('target_name') or 'pdpboot results'}"
     origins = list(dict.fromkeys(run_identity(r.attrs) for r in results))
+    made, added = [], []  # (label, variable, blocks, outputs, result); results given bands here
     for k, result in enumerate(results):
         result, banded = _with_bands(result)
         if banded:
@@ -221,81 +216,28 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
         if len(origins) > 1:  # results of separate runs or calls: every label says which one
             label += f" of {_source(sources, k)}: {describe_origin(result.attrs)}"
         made.append((label, var, blocks, outputs, result))
-    keys: dict[str, str] = {}
-    for _, _, blocks, _, _ in made:
-        for block in blocks:
-            keys.setdefault(block.key, block.title)
-    outputs = made[0][3]
-
+    sections = markdown.sections(summary) if summary else []
     parts = [f"<h1>{esc(title)}</h1>",
              f'<p class="lead">Made by pdpboot {esc(__version__)} on '
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. One self-contained file: it "
-             "loads nothing from the network, so it opens the same from a disk, a shared folder or an e-mail.</p>"]
-    sections = markdown.sections(summary) if summary else []
-    head = [body for t, body in sections if not t]
-    if head:  # the summary's own header table (data, task, model, bootstrap, bands, seed)
-        parts.append(markdown.to_html("\n".join(line for line in head[0].splitlines() if not line.startswith("# "))))
-    else:
-        facts = [f for _, var, _, _, result in made[:1] for f in _glance(result, var)]
-        parts.append('<div class="glance">' + "".join(f"<div><b>{esc(k)}</b>{esc(v)}</div>" for k, v in facts)
-                     + "</div>")
-    warns = [w for *_, result in made for w in _warnings(result)]
-    if len(origins) > 1:
-        warns.insert(0, f"These {len(results)} results come from {len(origins)} separate runs or calls, not from one "
-                        "computation: each figure, table and provenance entry below names the one it shows.")
-    if added:
-        warns.append("The result held resampled curves but no bands: the bands shown were computed for this report "
-                     "with pdpboot.confidence_bands' defaults (95% percentile, pointwise).")
-    parts += [f'<p class="warn">{esc(w)}</p>' for w in warns]
-    notes = {short: full for _, var, _, _, result in made for short, full in figures.caveats(result, var)}
-    parts += [f'<details class="warn"><summary>{esc(short)}</summary><p>{esc(full)}</p></details>'
-              for short, full in notes.items()]
+             "loads nothing from the network, so it opens the same from a disk, a shared folder or an e-mail.</p>",
+             *_head(made, sections, n_origins=len(origins), added=bool(added))]
     toc = [("figures", "Figures"), *[(f"s{k}", t) for k, (t, _) in enumerate(sections) if t]]
     if not summary:
         toc += [("numbers", "Numbers"), ("notes", "What was done to the data")]
     toc += [("data", "The numbers as a table"), ("provenance", "Provenance")]
     parts.append('<nav class="toc">' + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in toc) + "</nav>")
-
-    # figures, with the pickers
-    options = '<option value="">All features and pairs</option>' + "".join(
-        f'<option value="{esc(k)}">{esc(t)}</option>' for k, t in keys.items())
-    controls = f'<label>Feature <select id="feature">{options}</select></label>'
-    if len(outputs) > 1:
-        controls += ('<label>Output <select id="output">' + "".join(
-            f'<option value="{esc(o)}">{esc(o)}</option>' for o in outputs) + "</select></label>")
-    parts.append(f'<section id="figures"><h2>Figures</h2><div class="controls">{controls}</div>')
-    for label, _, blocks, _, _ in made:
-        if len(made) > 1:
-            parts.append(f"<h3>{esc(label)}</h3>")
-        parts.append('<div class="figs">' + "".join(_block(b) for b in blocks) + "</div>")
-    if images:
-        parts.append('<h3>More figures of the run</h3><div class="figs">' + "".join(_image(i) for i in images)
-                     + "</div>")
-    parts.append("</section>")
-
-    # numbers and notes
+    parts += _figure_section(made, images)
     for k, (t, body) in enumerate(sections):
         if t:
             parts.append(f'<section id="s{k}"><h2>{markdown.to_html(t).removeprefix("<p>").removesuffix("</p>")}'
                          f"</h2>{markdown.to_html(body, heading_offset=1)}</section>")
     if not summary:
-        parts.append('<section id="numbers"><h2>Numbers</h2>')
-        for label, var, _, outs, result in made:
-            if len(made) > 1:
-                parts.append(f"<h3>{esc(label)}</h3>")
-            parts.append(_summary_table(result, var, names, outs))
-        parts.append("</section>")
-        notes = [n for *_, result in made for n in (_json(result.attrs.get("cli_notes"), []) or [])]
-        parts.append('<section id="notes"><h2>What was done to the data</h2>' + (
-            "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>" if notes else
-            "<p>Nothing recorded: these results were made in Python from the table as given (the call's settings "
-            "are under Provenance).</p>") + "</section>")
+        parts += _numbers_sections(made, names)
     parts.append(_downloads(made))
-    if len(origins) > 1:
-        provenance = "".join(f"<h3>{esc(label)}</h3>" + _provenance(result, command if k == 0 else None)
-                             for k, (label, *_, result) in enumerate(made))
-    else:
-        provenance = _provenance(first, command)
+    provenance = _provenance(results[0], command) if len(origins) == 1 else "".join(
+        f"<h3>{esc(label)}</h3>" + _provenance(result, command if k == 0 else None)
+        for k, (label, *_, result) in enumerate(made))
     parts.append('<section id="provenance"><h2>Provenance</h2>' + provenance + "</section>")
     parts.append('<footer>Figures: inline SVG drawn by pdpboot (no plotting library in the page); hover or tap a '
                  "curve or cell for its numbers; the feature picker shows one feature or pair.</footer>")
@@ -305,6 +247,68 @@ def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | 
             f"<title>{esc(title)}</title><style>{_asset('report.css')}</style></head>"
             f'<body><main>{body}</main><div id="tip" hidden></div><script>{_asset("report.js")}</script>'
             "</body></html>\n")
+
+
+def _head(made: list, sections: list, *, n_origins: int, added: bool) -> list[str]:
+    """The summary's header table (else a glance at the first result), then warnings and caveats."""
+    head = [body for t, body in sections if not t]
+    if head:  # the summary's own header table (data, task, model, bootstrap, bands, seed)
+        parts = [markdown.to_html("\n".join(line for line in head[0].splitlines() if not line.startswith("# ")))]
+    else:
+        facts = [f for _, var, _, _, result in made[:1] for f in _glance(result, var)]
+        parts = ['<div class="glance">' + "".join(f"<div><b>{esc(k)}</b>{esc(v)}</div>" for k, v in facts)
+                 + "</div>"]
+    warns = [w for *_, result in made for w in _warnings(result)]
+    if n_origins > 1:
+        warns.insert(0, f"These {len(made)} results come from {n_origins} separate runs or calls, not from one "
+                        "computation: each figure, table and provenance entry below names the one it shows.")
+    if added:
+        warns.append("The result held resampled curves but no bands: the bands shown were computed for this report "
+                     "with pdpboot.confidence_bands' defaults (95% percentile, pointwise).")
+    parts += [f'<p class="warn">{esc(w)}</p>' for w in warns]
+    notes = {short: full for _, var, _, _, result in made for short, full in figures.caveats(result, var)}
+    return parts + [f'<details class="warn"><summary>{esc(short)}</summary><p>{esc(full)}</p></details>'
+                    for short, full in notes.items()]
+
+
+def _figure_section(made: list, images: Sequence[Image]) -> list[str]:
+    """The figures with the feature (and output) pickers, then the extra images."""
+    keys = {}
+    for _, _, blocks, _, _ in made:
+        for block in blocks:
+            keys.setdefault(block.key, block.title)
+    options = '<option value="">All features and pairs</option>' + "".join(
+        f'<option value="{esc(k)}">{esc(t)}</option>' for k, t in keys.items())
+    controls = f'<label>Feature <select id="feature">{options}</select></label>'
+    outputs = made[0][3]
+    if len(outputs) > 1:
+        controls += ('<label>Output <select id="output">' + "".join(
+            f'<option value="{esc(o)}">{esc(o)}</option>' for o in outputs) + "</select></label>")
+    parts = [f'<section id="figures"><h2>Figures</h2><div class="controls">{controls}</div>']
+    for label, _, blocks, _, _ in made:
+        if len(made) > 1:
+            parts.append(f"<h3>{esc(label)}</h3>")
+        parts.append('<div class="figs">' + "".join(_block(b) for b in blocks) + "</div>")
+    if images:
+        parts.append('<h3>More figures of the run</h3><div class="figs">' + "".join(_image(i) for i in images)
+                     + "</div>")
+    return [*parts, "</section>"]
+
+
+def _numbers_sections(made: list, names: Names) -> list[str]:
+    """Without a summary: each curve's range and band width, and the notes the results record."""
+    parts = ['<section id="numbers"><h2>Numbers</h2>']
+    for label, var, _, outs, result in made:
+        if len(made) > 1:
+            parts.append(f"<h3>{esc(label)}</h3>")
+        parts.append(_summary_table(result, var, names, outs))
+    parts.append("</section>")
+    notes = [n for *_, result in made for n in (_json(result.attrs.get("cli_notes"), []) or [])]
+    parts.append('<section id="notes"><h2>What was done to the data</h2>' + (
+        "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>" if notes else
+        "<p>Nothing recorded: these results were made in Python from the table as given (the call's settings "
+        "are under Provenance).</p>") + "</section>")
+    return parts
 
 
 def _downloads(made) -> str:

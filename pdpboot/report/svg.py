@@ -1,9 +1,8 @@
 """Charts as inline SVG text: a curve with its bands (and ICE lines), points with interval bars,
-a heat map with its colour bar, and a sparkline.  NumPy in, strings out; no statistics computed.
+a heat map with its colour bar, and a sparkline.  NumPy in, strings out.
 
-Every chart has a fixed ``viewBox`` (it scales with the page's width), a transparent ``rect.hit``
-over its plot area that the report's script listens to, and ``data-px`` / ``data-edges`` pixel
-positions (in viewBox units) that tell the script which grid value or cell is under the pointer.
+Every chart has a fixed ``viewBox``, a transparent ``rect.hit`` over its plot area that the report's
+script listens to, and ``data-px`` / ``data-edges`` pixel positions of the grid values or cells.
 """
 
 from __future__ import annotations
@@ -173,21 +172,7 @@ def curve(x, estimate, *, band=None, outer=None, ice=None, categorical: bool = F
         path = "".join("M" + " L".join(f"{a:.1f} {b:.1f}" for a, b in zip(px, row) if math.isfinite(b))
                        for row in pys)
         out.append(f'<path class="ice" d="{path}"/>')
-    if band is not None:
-        lo, hi = (frame.y(b) for b in band)
-        if categorical:
-            out += [f'<line class="bar" x1="{a:.1f}" x2="{a:.1f}" y1="{b:.1f}" y2="{c:.1f}"/>'
-                    for a, b, c in zip(px, lo, hi) if math.isfinite(b) and math.isfinite(c)]
-        else:
-            poly = _points(np.r_[px, px[::-1]], np.r_[hi, lo[::-1]])
-            out.append(f'<polygon class="band" points="{poly}"/>')
-    if outer is not None:
-        lo, hi = (frame.y(b) for b in outer)
-        if categorical:
-            out += [f'<path class="sim" d="M{a - 7:.1f} {b:.1f}h14M{a - 7:.1f} {c:.1f}h14"/>'
-                    for a, b, c in zip(px, lo, hi) if math.isfinite(b) and math.isfinite(c)]
-        else:
-            out += [f'<polyline class="sim" points="{_points(px, side)}"/>' for side in (lo, hi)]
+    out += _band_marks(frame, px, band, outer, categorical)
     py = frame.y(est)
     if categorical:
         out += [f'<circle class="pt" cx="{a:.1f}" cy="{b:.1f}" r="3.5"/>' for a, b in zip(px, py) if math.isfinite(b)]
@@ -206,6 +191,24 @@ def curve(x, estimate, *, band=None, outer=None, ice=None, categorical: bool = F
                f'data-py="{esc(json.dumps(heights))}"/>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _band_marks(frame: Frame, px: np.ndarray, band, outer, categorical: bool) -> list[str]:
+    """The band shaded (interval bars for levels), the outer band dashed (caps for levels)."""
+    out = []
+    for pair, outer_band in ((band, False), (outer, True)):
+        if pair is None:
+            continue
+        lo, hi = (frame.y(b) for b in pair)
+        if not categorical:
+            out += ([f'<polyline class="sim" points="{_points(px, side)}"/>' for side in (lo, hi)] if outer_band else
+                    [f'<polygon class="band" points="{_points(np.r_[px, px[::-1]], np.r_[hi, lo[::-1]])}"/>'])
+            continue
+        mark = ('<path class="sim" d="M{a7:.1f} {b:.1f}h14M{a7:.1f} {c:.1f}h14"/>' if outer_band else
+                '<line class="bar" x1="{a:.1f}" x2="{a:.1f}" y1="{b:.1f}" y2="{c:.1f}"/>')
+        out += [mark.format(a=a, a7=a - 7, b=b, c=c) for a, b, c in zip(px, lo, hi)
+                if math.isfinite(b) and math.isfinite(c)]
+    return out
 
 
 def _edges(positions: np.ndarray) -> np.ndarray:

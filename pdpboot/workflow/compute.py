@@ -10,7 +10,6 @@ while the others go on.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -21,12 +20,11 @@ from sklearn.base import clone
 
 from .. import ResultHeader
 from . import InputError
-from .data import Problem
-from .effect import EffectReport, FitContext
+from .effect import EffectReport, FitContext, Outcome
 from .model import build_estimator, check_given_model, evaluate, given_fitted_model, leakage_notes, model_option, split
 from .modelcheck import check_model_parameters
 from .options import RunConfig
-from .outcome import Outcome
+from .problem import Problem
 from .registry import EFFECTS, requested
 from .strategy import strategy_for
 
@@ -57,15 +55,6 @@ def _jsonable(value):
     return value
 
 
-def fit_limits(config: RunConfig) -> contextlib.AbstractContextManager:
-    """Native-thread limit of the fits made in this process (none unless ``--threads-per-job``)."""
-    if config.threads_per_job is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=config.threads_per_job)
-
-
 def _model_name(estimator) -> str:
     if hasattr(estimator, "steps"):
         return f"Pipeline(... {type(estimator.steps[-1][1]).__name__})"
@@ -93,15 +82,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     Returns
     -------
     Outcome
-        ``results["pd"]`` is the DataTree saved as ``results.nc``: one node per feature and pair with
-        ``pd``, ``pd_resamples``, ``pd_band`` (``ci_bound``, ``output``, *features), ``pd_se``,
-        ``pd_bias``, ICE (``ice``; ``ice_resamples`` in 1-D nodes only) when ``ice_samples > 0``, the
-        heterogeneity statistics ``ice_sd``/``cice_sd``/``dice_sd``/``heterogeneity_index`` of 1-D nodes
-        and, with ``interactions``, ``h2_overall``/``h2``/``h_unnormalized``, each with resamples and
-        bands (``--uncertainty none``: the estimates only).
-        ``results["ale"]`` (``--effect ale|both``) is saved as ``ale.nc``: :func:`pdpboot.bootstrap_ale`
-        of every feature and numeric pair, same seed and resampling.  Root attrs of both add
-        ``cli_config``, ``cli_metrics``, ``cli_notes`` and ``cli_display_names`` (JSON) and ``created``.
+        ``results`` holds one DataTree per effect (``pd``: ``results.nc``, ``ale``: ``ale.nc``); their root
+        attrs add ``cli_config``, ``cli_metrics``, ``cli_notes``, ``cli_display_names`` (JSON) and ``created``.
     """
     log = log or say
     strategy = strategy_for(config)
@@ -116,55 +98,20 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         specs[effect.name] = sets
         notes_of_effects += [f"{effect.label}: {note}" for note in effect_notes]
     estimator, notes = build_estimator(config, problem)
-    for note in notes:
-        log(f"model: {note}")
-    for note in notes_of_effects:
+    for note in [*(f"model: {note}" for note in notes), *notes_of_effects]:
         log(note)
-    given = given_fitted_model(config) if not strategy.bands else None
-    if given is not None:
-        check_given_model(given, problem)  # before any prediction
-    if given is None:  # every parameter of the model, before the first fit
-        with fit_limits(config):
-            check_model_parameters(estimator, problem.X, problem.y, what=model_option(config),
-                                   custom=bool(config.model_spec or config.model_file),
-                                   classification=problem.task == "classification")
-    seconds: dict[str, float] = {}
-    if given is not None:  # the user's fitted model, used as it is: no split, no fit
-        X_train, y_train = problem.X, problem.y
-        say(f"Using the fitted {_model_name(given)} from --model-file as it is (no refit) on all "
-            f"{len(X_train)} rows ...")
-        start = time.perf_counter()
-        fitted = given
-        X_test, y_test = X_train, y_train
-        metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test, fitted_elsewhere=True)
-    else:
-        X_train, X_test, y_train, y_test = split(config, problem)
-        test = "no test set" if X_test is None else f"{len(X_test)} test rows"
-        say(f"Fitting {_model_name(estimator)} on {len(X_train)} training rows ({test}) ...")
-        start = time.perf_counter()
-        with fit_limits(config):
-            fitted = clone(estimator).fit(X_train, y_train)
-            metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
-    seconds["fit"] = time.perf_counter() - start
-    # a perfect score means leakage only on held-out rows (a given model may have been fitted on these)
-    leaks = leakage_notes(fitted, problem, metrics, X_test, y_test) if given is None else []
-    for leak in leaks:
-        say(leak)
-    notes = [*notes, *leaks]
-    all_notes = [*problem.notes, *notes, *notes_of_effects]
-    outcome = Outcome(estimator=estimator, fitted=fitted, metrics=metrics, predictions=predictions,
-                      X_train=X_train, y_train=y_train, notes=all_notes, seconds=seconds, strategy=strategy.name)
+    outcome = _fit(config, problem, estimator, given_fitted_model(config) if not strategy.bands else None, say)
+    outcome.notes[:0] = [*problem.notes, *notes]
+    outcome.notes += notes_of_effects
+    outcome.strategy = strategy.name
     if on_fit is not None:
         on_fit(outcome)
-    ctx = FitContext(config=config, problem=problem, estimator=estimator, fitted=fitted, X_train=X_train,
-                     y_train=y_train, say=say, log=log, progress=progress, progress_lines=progress_lines,
-                     seconds=seconds, notes=outcome.notes)
-    run_attrs = dict(
-        created=config.created,
-        cli_config=json.dumps(config.to_dict(), sort_keys=True),
-        cli_metrics=json.dumps([[m, _jsonable(v), d] for m, v, d in metrics]),
-        cli_display_names=json.dumps(problem.display, sort_keys=True),
-    )
+    ctx = FitContext(config=config, problem=problem, estimator=estimator, fitted=outcome.fitted,
+                     X_train=outcome.X_train, y_train=outcome.y_train, say=say, log=log, progress=progress,
+                     progress_lines=progress_lines, seconds=outcome.seconds, notes=outcome.notes)
+    run_attrs = dict(created=config.created, cli_config=json.dumps(config.to_dict(), sort_keys=True),
+                     cli_metrics=json.dumps([[m, _jsonable(v), d] for m, v, d in outcome.metrics]),
+                     cli_display_names=json.dumps(problem.display, sort_keys=True))
     first_error = None
     for effect in effects:
         sets = specs[effect.name]
@@ -198,3 +145,32 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         raise RuntimeError(f"{EFFECTS[name].label} failed: {outcome.failures[name]}") from first_error
     return outcome
 
+
+def _fit(config: RunConfig, problem: Problem, estimator, given, say: Callable[[str], None]) -> Outcome:
+    """The model fitted on the training rows (or the user's fitted ``given`` as it is), with test metrics."""
+    if given is not None:  # the user's fitted model, used as it is: no split, no fit
+        check_given_model(given, problem)  # before any prediction
+        X_train, y_train = problem.X, problem.y
+        say(f"Using the fitted {_model_name(given)} from --model-file as it is (no refit) on all "
+            f"{len(X_train)} rows ...")
+        start = time.perf_counter()
+        fitted = given
+        metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_train, y_train, fitted_elsewhere=True)
+        leaks = []
+    else:
+        check_model_parameters(estimator, problem.X, problem.y, what=model_option(config),  # before the first fit
+                               custom=bool(config.model_spec or config.model_file),
+                               classification=problem.task == "classification")
+        X_train, X_test, y_train, y_test = split(config, problem)
+        test = "no test set" if X_test is None else f"{len(X_test)} test rows"
+        say(f"Fitting {_model_name(estimator)} on {len(X_train)} training rows ({test}) ...")
+        start = time.perf_counter()
+        fitted = clone(estimator).fit(X_train, y_train)
+        metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
+        # a perfect score means leakage only on held-out rows (a given model may have been fitted on these)
+        leaks = leakage_notes(fitted, problem, metrics, X_test, y_test)
+    seconds = {"fit": time.perf_counter() - start}
+    for leak in leaks:
+        say(leak)
+    return Outcome(estimator=estimator, fitted=fitted, metrics=metrics, predictions=predictions, X_train=X_train,
+                   y_train=y_train, notes=leaks, seconds=seconds)

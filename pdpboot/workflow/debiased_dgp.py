@@ -132,8 +132,7 @@ def precision(config, results: dict) -> str:
             "model is accurate enough (their errors enter as a product) and (iii) the curve is smooth at the "
             "scale of the kernel. Reading the curve as the causal effect of setting a feature additionally "
             "needs no unmeasured confounding; as the data's PD it needs nothing more. The guarantee is "
-            "asymptotic: in the package's simulations (paper, debiased section) the 95 % bands covered "
-            "0.90-0.96 of points.")
+            "asymptotic (see the validation page of the documentation).")
 
 
 __all__ = ["check_config", "debiased_pd", "header", "precision"]

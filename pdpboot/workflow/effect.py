@@ -1,10 +1,7 @@
 """What the workflow needs from one effect (PD, ALE, ...): an :class:`EffectReport`, registered once.
 
-An effect's module (``effect_pd``, ``effect_ale``) builds one :class:`EffectReport`: how it computes
-under each uncertainty strategy, its file, its summary section, its workbook sheets and its plots.
-:mod:`pdpboot.workflow.registry` lists the registered reports; nothing else in the workflow names an
-effect.  :class:`FitContext` is what every computation reads: the checked configuration, the table,
-the model (unfitted and fitted on the training rows) and where progress goes.
+:class:`FitContext` is what every computation reads (configuration, table, model, progress);
+:class:`Outcome` what a run computes; :class:`SummaryContext` what a summary section reads.
 """
 
 from __future__ import annotations
@@ -16,8 +13,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .data import Problem
 from .options import RunConfig
+from .problem import Problem
 
 
 @dataclass(frozen=True)
@@ -70,12 +67,40 @@ def pairs_of(tree: xr.DataTree) -> list[tuple[str, str]]:
 
 
 @dataclass
+class Outcome:
+    """Everything a run computes: ``results`` by effect name in the order computed, ``failures`` by effect
+    name with the one-line reason (the other effects' results are kept)."""
+
+    estimator: object  # unfitted (the user's own model as given, for --model-file)
+    fitted: object  # fitted on the training rows (the estimate's model)
+    metrics: list  # (name, value, description)
+    predictions: pd.DataFrame | None
+    X_train: pd.DataFrame
+    y_train: pd.Series
+    notes: list[str]
+    seconds: dict[str, float]
+    strategy: str = "bootstrap"  # --uncertainty
+    results: dict[str, xr.DataTree] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def result(self) -> xr.DataTree | None:
+        """The PD result (``results.nc``), or None."""
+        return self.results.get("pd")
+
+    @property
+    def ale(self) -> xr.DataTree | None:
+        """The ALE result (``ale.nc``), or None."""
+        return self.results.get("ale")
+
+
+@dataclass
 class SummaryContext:
     """What an effect's summary section reads (built once per ``summary.md``)."""
 
     problem: Problem
     config: RunConfig
-    outcome: object  # pdpboot.workflow.outcome.Outcome
+    outcome: Outcome
     strategy: object  # pdpboot.workflow.strategy.Strategy
     scale: float  # the response's scale: smaller values are round-off (pdpboot.workflow.text.num)
     outputs: list  # outputs that get their own table
@@ -93,61 +118,29 @@ class SummaryContext:
 
 @dataclass(frozen=True)
 class EffectReport:
-    """One effect as the workflow computes and reports it.
+    """One effect as the workflow computes and reports it (registered in :mod:`~pdpboot.workflow.registry`).
 
-    Attributes
-    ----------
-    name : str
-        The ``--effect`` choice and the key of ``Outcome.results``.
-    label : str
-        How the summary, the sheets and the plots name it ("PD", "ALE").
-    file : str
-        The result file of the run folder (``results.nc``, ``ale.nc``).
-    variable : str
-        The effect's variable in every node (``pd``, ``ale``): with ``<variable>_band`` and ``_se``.
-    describe : str
-        The summary's line on ``file``.
-    feature_sets : callable
-        ``feature_sets(problem) -> (sets, notes)``: the features and pairs the effect is computed for,
-        and notes on what it leaves out; called before any fit.
-    compute : mapping
-        Uncertainty strategy name (``bootstrap``, ``none``, ``debiased``) -> ``compute(ctx, sets, common)``,
-        returning the DataTree (bands are added by the strategy).  A strategy not listed is refused
-        before any fit.
-    summary : callable
-        ``summary(ctx, tree) -> list of Markdown lines`` (a :class:`~pdpboot.workflow.summary.SummaryContext`).
-    plots : callable
-        ``plots(tree, problem, config, outputs, shown, taken) -> [(stem, what, make)]``.
-    sheet_prefixes : tuple of str
-        Workbook sheet prefixes of 1-D and 2-D nodes.
-    sheet_variables : tuple of str
-        Variables written per grid value, each with its band and SE (besides ICE rows and bin counts).
-    grid : str
-        How its grid is described in progress lines, formatted with ``n`` = ``--grid-resolution``.
-    tidy : callable, optional
-        Post-processing of the banded tree (e.g. dropping what nothing reads), or None.
-    table_sheets : tuple of str
-        Titles of extra workbook sheets of statistics over features (e.g. "PD importance").
-    tables : callable, optional
-        ``tables(tree, problem, config) -> list of DataFrame or None``, one per ``table_sheets`` title
-        (None: the sheet is left out).
+    ``compute`` maps an uncertainty strategy's name to ``compute(ctx, sets, common) -> DataTree`` (a strategy
+    not listed is refused before any fit); ``feature_sets(problem) -> (sets, notes)`` is called before any
+    fit; ``summary(ctx, tree)`` gives Markdown lines, ``plots(tree, problem, config, outputs, shown, taken)``
+    ``[(stem, what, make)]``, ``tables(tree, problem, config)`` one DataFrame (or None) per ``table_sheets``.
     """
 
-    name: str
-    label: str
-    file: str
-    variable: str
-    describe: str
+    name: str  # the --effect choice and the key of Outcome.results
+    label: str  # "PD", "ALE"
+    file: str  # results.nc, ale.nc
+    variable: str  # pd, ale: with <variable>_band and _se
+    describe: str  # the summary's line on the file
     feature_sets: Callable[[Problem], tuple[list, list[str]]]
     compute: Mapping[str, Callable[[FitContext, list, dict], xr.DataTree]]
     summary: Callable
     plots: Callable
-    sheet_prefixes: tuple[str, str]
-    sheet_variables: tuple[str, ...]
-    grid: str = "a {n}-point grid"
-    tidy: Callable[[xr.DataTree, Problem], xr.DataTree] | None = None
+    sheet_prefixes: tuple[str, str]  # workbook sheet prefixes of 1-D and 2-D nodes
+    sheet_variables: tuple[str, ...]  # written per grid value, each with its band and SE
+    grid: str = "a {n}-point grid"  # in progress lines, n = --grid-resolution
+    tidy: Callable[[xr.DataTree, Problem], xr.DataTree] | None = None  # post-processing of the banded tree
     table_sheets: tuple[str, ...] = ()
     tables: Callable[[xr.DataTree, Problem, RunConfig | None], list] | None = None
 
 
-__all__ = ["EffectReport", "FitContext", "SummaryContext", "pairs_of", "used_features"]
+__all__ = ["EffectReport", "FitContext", "Outcome", "SummaryContext", "pairs_of", "used_features"]

@@ -182,6 +182,18 @@ def _importance_section(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
     return lines
 
 
+_RANKING = (
+    "PD range = max - min of the partial dependence over the feature's grid: how far the average prediction moves "
+    "with the feature. Intervals of ranges, indices and H²: {level} bootstrap {method} intervals ({text}). "
+    "A range is positive even for a feature without effect (noise wiggles every refitted curve), so its interval "
+    "never contains 0; the column *beyond noise* answers that question instead: *no* when the {level} simultaneous "
+    "band of the mean-centred PD contains a flat line (0) at every grid value, i.e. the curve's shape is within "
+    "what refitting on resamples produces. Heterogeneity index = mean squared distance between the mean-centred "
+    "ICE curves and the mean-centred PD (squared response units; 0 when every row's curve is parallel to the PD, "
+    "i.e. no interaction of the feature with the others). Values below 1e-9 of the response's scale are "
+    "round-off and shown as 0.")
+
+
 def summary(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
     """The PD sections of ``summary.md``: ranked features, importance, level contrasts, 2-D surfaces."""
     if not ctx.strategy.refits:
@@ -203,18 +215,8 @@ def summary(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
                          method=intervals.interval_method("h2", config)) if config.interactions > 0 else None
     pairs = _pair_table(result, problem, config)
     range_method = intervals.interval_method("pd_range", config)
-    lines = ["", "## Features ranked by the range of their PD curve", "",
-             "PD range = max - min of the partial dependence over the feature's grid: how far the average "
-             f"prediction moves with the feature. Intervals of ranges, indices and H²: {level} bootstrap "
-             f"{range_method} intervals ({METHOD_TEXT.get(range_method, range_method)}). "
-             "A range is positive even for a feature without effect (noise wiggles every refitted curve), so "
-             "its interval never contains 0; the column *beyond noise* answers that question instead: *no* "
-             f"when the {level} simultaneous band of the mean-centred PD contains a flat line (0) at every grid "
-             "value, i.e. the curve's shape is within what refitting on resamples produces. "
-             "Heterogeneity index = mean squared distance between the mean-centred ICE curves and the "
-             "mean-centred PD (squared response units; 0 when every row's curve is parallel to the PD, i.e. "
-             "no interaction of the feature with the others). Values below 1e-9 of the response's scale are "
-             "round-off and shown as 0."] if features else []
+    lines = ["", "## Features ranked by the range of their PD curve", "", _RANKING.format(
+        level=level, method=range_method, text=METHOD_TEXT.get(range_method, range_method))] if features else []
     if features and not flat:
         lines += ["", f"(*beyond noise* needs more resamples for a {level} simultaneous band: rerun with "
                   "`--n-resamples 100` or more.)"]

@@ -1,9 +1,8 @@
 """The numbers summary.md reports, each with an interval: PD ranges, flatness, level contrasts.
 
-:func:`interval_method` is the one place that decides which interval a printed statistic gets
-(:data:`PREFERRED`), and :class:`IntervalCells` the one place that prints an interval: an interval
-that does not contain its estimate, or a level contrast whose levels have fewer than
-:data:`MIN_LEVEL_ROWS` training rows, is flagged in the table and explained under it.
+:func:`interval_method` decides which interval a printed statistic gets (:data:`PREFERRED`);
+:class:`IntervalCells` prints it, flagging (and explaining under the table) an interval that does
+not contain its estimate or a contrast of levels with fewer than :data:`MIN_LEVEL_ROWS` rows.
 """
 
 from __future__ import annotations
@@ -17,14 +16,9 @@ from .. import confidence_bands, get_node
 from ..engine.intervals import POINTWISE_METHODS
 from .text import md, num
 
-#: Interval methods per statistic, best first; the first one confidence_bands offers is used.
-#: Every bounded statistic (ranges, variance indices, H²) gets the percentile interval, the method the
-#: package's studies chose: with the estimate and the refits on shared H rows (as now),
-#: experiments/bounded_shared.py (R = 400) measured coverage of the learner's expected H² 0.895 for
-#: percentile, 0.910 for bias-corrected (bc), 0.840 for basic (all below 0.95; bc is no clear gain), and bc
-#: turned the demo's heterogeneity index 3.435 into the degenerate interval [3.459, 3.488] (all 50 refits above
-#: the estimate); "basic" would reflect these statistics below 0.  Signed statistics (level contrasts,
-#: the centred curve of *beyond noise*) use the run's --band (percentile by default).
+#: Interval methods per statistic, best first; the first one confidence_bands offers is used.  Bounded
+#: statistics (ranges, variance indices, H²) get the percentile interval ("basic" would reflect them below 0;
+#: see the validation page of the documentation); signed ones use the run's --band.
 PREFERRED = {
     "pd_range": ("percentile",),
     "ale_range": ("percentile",),
@@ -47,10 +41,8 @@ METHOD_TEXT = {"percentile": "percentiles of the refits", "bc": "bias-corrected 
 def excludes(estimate: float, lower: float, upper: float, scale: float | None = None) -> bool:
     """Whether ``[lower, upper]`` leaves out ``estimate`` by more than round-off.
 
-    Round-off is what :func:`pdpboot.workflow.text.num` prints as 0: 1e-9 of ``scale``.  A statistic that is
-    0 up to round-off (the heterogeneity index of an additive model, 1e-31 with refits at 8e-32) prints as
-    ``0 [0, 0]``, which contains its estimate; a flag there would explain a difference nobody can see.
-    A NaN bound excludes nothing.
+    Round-off is what :func:`pdpboot.workflow.text.num` prints as 0: 1e-9 of ``scale`` (a statistic printed
+    ``0 [0, 0]`` is not flagged).  A NaN bound excludes nothing.
 
     >>> excludes(1.0, 1.1, 1.2)
     True

@@ -13,8 +13,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from . import InputError
-from .data import MAX_LEVELS, Problem
 from .options import shorten
+from .problem import MAX_LEVELS, Problem
 
 MISSING_LEVEL = "(missing)"
 _TREES = {
@@ -274,6 +274,14 @@ def build_estimator(config: dict, problem: Problem) -> tuple[object, list[str]]:
     if not categorical and not impute and not linear:
         notes.append(f"All features numeric: the model is a bare {type(model).__name__} (exact tree PD engine).")
         return model, notes
+    encode = ColumnTransformer(_encoder_steps(problem, numeric, categorical, impute, linear, bool(missing), notes),
+                               remainder="drop", verbose_feature_names_out=False)
+    return WorkflowPipeline([("encode", encode), ("model", model)]), notes
+
+
+def _encoder_steps(problem: Problem, numeric: list, categorical: list, impute: bool, linear: bool, missing: bool,
+                   notes: list[str]) -> list:
+    """The ColumnTransformer's steps: numeric columns imputed and/or scaled, categorical ones one-hot encoded."""
     steps = []
     if numeric:
         numeric_steps = []
@@ -296,9 +304,7 @@ def build_estimator(config: dict, problem: Problem) -> tuple[object, list[str]]:
                      "grouped); PD is reported on the original levels.")
     if linear:
         notes.append("Numeric columns standardised for the linear model.")
-    encode = ColumnTransformer(steps, remainder="drop", verbose_feature_names_out=False)
-    pipeline = WorkflowPipeline([("encode", encode), ("model", model)])
-    return pipeline, notes
+    return steps
 
 
 def split(config: dict, problem: Problem):

@@ -1,19 +1,9 @@
 """Every parameter of the run's model checked before the first fit (``--model``, ``--model-spec``, ``--model-file``).
 
-Two checks, both before the run fits anything:
-
-1. the parameter constraints scikit-learn declares (``_parameter_constraints``, checked by the
-   estimator's own ``_validate_params``) on the model and on every estimator nested in it
-   (Pipeline steps, ColumnTransformer parts, meta-estimators' ``estimator=``);
-2. for models whose library checks its parameters only when fitting (XGBoost, LightGBM and CatBoost
-   check theirs in C++; scikit-learn checks combinations such as ``max_samples`` without
-   ``bootstrap`` in ``fit``), a trial fit of a clone on at most :data:`PROBE_ROWS` rows of the table.
-   A trial fit that fails with a message naming one of the model's parameters is refused; one whose
-   failure names no parameter is left to the real fit (it may be the small sample, not a parameter).
-   Parameters a booster ignores (XGBoost's "Parameters: { ... } are not used", LightGBM's "Unknown
-   parameter") are refused too: a misspelt parameter would otherwise silently leave the default.
-
-Every refusal is one line naming the option, the parameter and the fix (exit status 2).
+First the constraints scikit-learn declares, on the model and every estimator nested in it; then, for
+libraries that check parameters only when fitting (XGBoost, LightGBM, CatBoost, some scikit-learn
+combinations), a trial fit on at most :data:`PROBE_ROWS` rows: a failure naming a parameter, or a
+parameter the booster ignores, is refused in one line naming the option, the parameter and the fix.
 """
 
 from __future__ import annotations

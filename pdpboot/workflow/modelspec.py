@@ -1,11 +1,8 @@
 """Models from the user: ``--model-spec "module.Class(arg=literal, ...)"`` and ``--model-file FILE``.
 
-A spec is parsed with :mod:`ast`, never evaluated: it must be a dotted name (optionally called with
-keyword arguments whose values are Python literals: numbers, strings, booleans, None, lists,
-tuples, dicts), its module must belong to a library on :data:`ALLOWED_LIBRARIES`, and no part of
-the name may be private.  A model file is un-pickled with joblib (which runs code from the file:
-only for files you trust, as the option's help says) and must hold a scikit-learn-compatible
-estimator; it is cloned, so a fitted model is refitted like any other.
+A spec is parsed with :mod:`ast`, never evaluated: a public dotted name from a library on
+:data:`ALLOWED_LIBRARIES`, with literal keyword arguments.  A model file is un-pickled with joblib
+(only for files you trust) and must hold a scikit-learn-compatible estimator.
 """
 
 from __future__ import annotations

@@ -165,15 +165,14 @@ OPTIONS: tuple[Option, ...] = (
            choices=(), registry="uncertainty", metavar="METHOD", group="bootstrap"),
     Option("resampling", "choice", "auto", "How the bootstrap draws the training rows. auto (default): for a "
            "classifier's probabilities the 0.632 subsample (rows without replacement) with PD bands formed on the "
-           "logit scale (its whole-curve coverage was 0.91-1.00 in every classifier cell studied, the bootstrap's "
-           "0.61 for a boosting classifier on a rare outcome); for regression the bootstrap. bootstrap: rows drawn "
-           "with replacement for every model. With --groups whole groups are drawn either way.",
+           "logit scale, for regression the bootstrap (see the validation page of the documentation). bootstrap: "
+           "rows drawn with replacement for every model. With --groups whole groups are drawn either way.",
            choices=("auto", "bootstrap"), group="bootstrap"),
     Option("confidence_level", "float", 0.95, "Level of the bands and intervals.", metavar="L",
            group="bootstrap"),
-    Option("band", "choice", "percentile", "Band method. percentile (default) covered 0.92-0.94 in an "
-           "independent audit; basic under-covers PD curves with every learner tested (0.78-0.90 for a level-0.95 "
-           "band) and warns.", choices=BANDS, group="bootstrap"),
+    Option("band", "choice", "percentile", "Band method: percentile (default), basic (under-covers PD "
+           "curves and warns) or normal; see the validation page of the documentation.", choices=BANDS,
+           group="bootstrap"),
     Option("simultaneous", "bool", False, "Simultaneous bands covering each whole curve/surface at once "
            "(pointwise bands are kept too).", group="bootstrap"),
     Option("ice_samples", "int", 100, "ICE curves of this many random training rows (0 = none).",
@@ -191,8 +190,9 @@ OPTIONS: tuple[Option, ...] = (
            "all rows; the cost of PD and ICE statistics grows with N).", metavar="N", group="bootstrap"),
     Option("n_jobs", "int", -1, "Resamples fitted in parallel (-1 = all cores, 1 = serial); the numbers do "
            "not depend on it.", metavar="N", group="bootstrap"),
-    Option("threads_per_job", "int", None, "Native (OpenMP/BLAS) threads per parallel fit (default: cores // "
-           "n_jobs, so fits never oversubscribe the machine).", metavar="T", group="bootstrap"),
+    Option("threads_per_job", "int", None, "Native (OpenMP/BLAS) threads per refit (default: the libraries' own "
+           "in a serial run, 1 per job in a parallel one); the numbers do not depend on it.", metavar="T",
+           group="bootstrap"),
     # outputs
     Option("out", "path", ".", "Folder in which the run folder pdpboot_<timestamp>/ is created.",
            metavar="DIR", group="output"),

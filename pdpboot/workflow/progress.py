@@ -1,14 +1,8 @@
-"""Progress of the bootstrap as plain lines (for run.log, nohup, clusters and CI), from tqdm's bar.
+"""Progress of the bootstrap as plain lines (run.log, nohup, CI), from tqdm's bar.
 
-:func:`bootstrap_progress` runs a call that draws a tqdm bar on ``sys.stderr`` and turns the bar's
-``done/total`` counts into a line every few seconds (every 10 % at most every 5 s, and at least
-once a minute): ``Bootstrap: 12/30 resamples (40 %), 2.3 fits/s, about 8 s left``.  On a terminal
-the bar itself is shown as well; other text written to stderr meanwhile passes through.
-
-The rate (and so the time left) is measured from the first finished resample on: the time before it
-holds one-time work (worker start-up, imports, compiling the tree walk, the full-data fit of each
-effect) that the remaining resamples do not repeat, so counting it would predict "about 15 min left"
-for a run that ends in 90 s.
+:func:`bootstrap_progress` turns the bar's counts into a line every few seconds (``Bootstrap: 12/30
+resamples (40 %), 2.3 fits/s, about 8 s left``); the rate is measured from the first finished
+resample on, so one-time start-up work does not inflate the time left.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""What a run's numbers depend on besides its inputs: library versions and file checksums.
-
-Imported by :mod:`~pdpboot.workflow.run` (which records them) and :mod:`~pdpboot.workflow.repro`
-(which compares them); it imports neither, so the two never import each other.
-"""
+"""What a run's numbers depend on besides its inputs: library versions and file checksums."""
 
 from __future__ import annotations
 
@@ -47,20 +43,9 @@ def tree_walk() -> str:
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
-    """Versions of pdpboot, Python and every library that can change the numbers.
-
-    Parameters
-    ----------
-    extra : tuple of str
-        More distributions to record (only those installed are listed).
-
-    Returns
-    -------
-    dict
-        Distribution name -> version string (``"not installed"`` for a missing one of
-        :data:`LIBRARIES`), ``"pdpboot"``, ``"python"`` and :data:`TREE_WALK` (whether the
-        exact tree engine walks trees in compiled code) included.
-    """
+    """Versions of pdpboot, Python, every library that can change the numbers (``"not installed"`` when
+    missing) and ``extra`` distributions that are installed; :data:`TREE_WALK` says whether the exact tree
+    engine walks trees in compiled code."""
     out = {"pdpboot": __version__}
     for name in LIBRARIES:
         out[name] = _version(name) or NOT_INSTALLED

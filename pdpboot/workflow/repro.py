@@ -1,24 +1,10 @@
 """``repro.py`` and ``repro_inputs/``: re-run a run and check it reproduces ``results.nc``.
 
-``repro_inputs/`` holds a byte copy of the input table and ``config.json``, the exact
-configuration (column names are data in that file, never code) with the versions of every
-library that can change the numbers (numba, the boosting libraries and whether the exact tree
-engine walked trees in compiled code included).  ``repro.py`` contains no name from the data:
-it calls :func:`main` on its own folder.
-
-*Reproduced* means one of two things, and the message says which:
-
-- **identical**: every value, coordinate and attribute equal (usually a byte-identical file);
-- **equal within the tolerance** :data:`REPRO_RTOL` (1e-12): same nodes, variables, dims,
-  coordinates and text, and every number within ``1e-12`` times the scale of its statistic (the
-  largest absolute value of the variable and its ``_resamples``/``_band``/``_se``/``_bias``
-  relatives in that node; a numeric attribute: its own largest value).  Another summation order
-  (numba's compiled tree walk instead of NumPy's, another BLAS) changes the last bits, about
-  1e-14; the largest difference is printed with where it is.  The ``engine`` attribute (which
-  engine the cost model chose, which depends on whether numba is installed) may differ too: the
-  difference is printed, the numbers decide.
-
-Anything else is *not reproduced*, with each difference and its size.
+``repro_inputs/`` holds a byte copy of the table and ``config.json`` (the exact configuration with
+the versions of every library that can change the numbers).  *Reproduced* means **identical**, or
+**equal within** :data:`REPRO_RTOL` of each statistic's scale (another summation order changes the
+last bits); the ``engine`` attribute may differ (reported, not a failure).  Anything else is *not
+reproduced*, with each difference and its size.
 """
 
 from __future__ import annotations
@@ -38,8 +24,8 @@ import xarray as xr
 from .. import load, save
 from . import InputError
 from .compute import compute
-from .data import load_problem
 from .options import RunConfig, shorten
+from .problem import load_problem
 from .provenance import sha256, versions
 
 #: Largest difference, relative to the scale of its statistic, that still counts as reproduced.
@@ -290,21 +276,8 @@ def _is_numeric(value) -> bool:
 
 
 def compare(new: xr.DataTree, old: xr.DataTree, rtol: float = REPRO_RTOL) -> Comparison:
-    """Compare a recomputed result with the saved one: identical, within ``rtol``, or not reproduced.
-
-    Parameters
-    ----------
-    new, old : xarray.DataTree
-        The recomputed and the saved result.
-    rtol : float
-        Largest difference relative to the scale of its statistic (see the module docstring).
-
-    Returns
-    -------
-    Comparison
-        ``identical``, ``reproduced`` (identical or within ``rtol``), ``problems`` (each
-        difference beyond ``rtol`` with its size) and ``largest`` (relative, absolute, where).
-    """
+    """Compare a recomputed result with the saved one: identical, within ``rtol`` of each statistic's scale,
+    or not reproduced (each difference with its size; the largest with where it is)."""
     try:
         xr.testing.assert_identical(new, old)
         return Comparison(identical=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import secrets
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from collections import Counter
@@ -22,14 +22,14 @@ from pathlib import Path
 from .. import CoverageWarning, save
 from . import InputError
 from .compute import compute
-from .data import load_problem
 from .model import model_file_features
 from .options import OPTIONS, RunConfig, equivalent_command, shorten
+from .problem import load_problem
 from .provenance import MODEL_LIBRARIES, sha256, versions
 from .registry import EFFECTS
 from .report import draw_plots
 from .repro import data_copy_name, write_inputs
-from .stale import PARTIAL_PREFIX, mark_owner, mark_written, recover_stale, unmark
+from .stale import PARTIAL_PREFIX, claim, mark_owner, mark_written, recover_stale, unmark
 from .summary import summary_markdown
 from .workbook import require_openpyxl, write_workbook
 
@@ -99,21 +99,9 @@ def adopt_model_columns(config: RunConfig) -> RunConfig:
     return config.replace(features=names)
 
 
-def _claim(out: Path, stamp: str) -> Path:
-    """Create the empty final folder (exclusively: an existing run is never touched)."""
-    k = 1
-    while True:
-        final = out / (f"pdpboot_{stamp}" if k == 1 else f"pdpboot_{stamp}_{k}")
-        try:
-            final.mkdir()
-            return final
-        except FileExistsError:
-            k += 1
-
-
 def _move_into_place(tmp: Path, out: Path, stamp: str) -> Path:
     unmark(tmp)
-    final = _claim(out, stamp)
+    final = claim(out, f"pdpboot_{stamp}")
     try:
         os.replace(tmp, final)  # POSIX: replaces the empty folder just claimed
     except OSError:
@@ -207,13 +195,11 @@ def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | Non
         say(f"Output folder: {note}")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=out))
+        tmp = out / f"{PARTIAL_PREFIX}{secrets.token_hex(4)}"
+        tmp.mkdir()  # the usual permissions (the umask's), unlike mkdtemp's private folder
         mark_owner(tmp)
     except OSError as exc:
         raise InputError(f"Cannot write to --out {str(out)!r}: {exc.strerror or exc}.") from None
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the run folder gets the usual permissions
     written: list[str] = []
     stamp = now.astimezone().strftime("%Y%m%d-%H%M%S")
     try:
@@ -267,27 +253,11 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
         outcome = compute(config, problem, say=say, log=say.log, progress=progress,
                           progress_lines=say.log if (progress or say.quiet) else say,
                           on_fit=on_fit, on_effect=on_effect, keep_going=True)
-        # a band the user chose that a study measured to under-cover (--band basic, simultaneous bands of a
-        # boosting classifier): said on the console and in summary.md's notes, not only in run.log
+        # a band known to under-cover (CoverageWarning): on the console and in summary.md, not only in run.log
         for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CoverageWarning)):
             say(f"WARNING: {message}")
             outcome.notes.append(message)
-        sheets = None
-        if config.workbook:
-            say("Writing workbook.xlsx ...")
-            sheets = write_workbook(folder / "workbook.xlsx", table=table, outcome=outcome, problem=problem,
-                                    parameters=_parameters(config, problem, outcome, table.shape), effects=EFFECTS,
-                                    config=config)
-        say("Writing summary.md ...")
-        text = summary_markdown(problem=problem, config=config, outcome=outcome, files=files, failures=failures,
-                                data_name=config.data, table_shape=table.shape, sheets=sheets,
-                                seconds=outcome.seconds)
-        (folder / "summary.md").write_text(text, encoding="utf-8")
-        say("Writing report.html ...")
-        failure = write_html_report(folder, outcome, config, text)
-        if failure:
-            failures.append(failure)
-            say(f"WARNING: {failure}")
+        sheets = _write_outputs(folder, config, table, problem, outcome, files, failures, say)
     counts = Counter(f"{w.category.__name__}: {w.message}" for w in caught)
     for message, n in counts.items():
         say.log(f"warning ({n}x): {message}")
@@ -301,3 +271,24 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
             "metrics": tuple(tuple(m) for m in outcome.metrics), "notes": tuple(outcome.notes),
             "workbook": sheets is not None, "seconds": dict(outcome.seconds),
             "effect_failures": tuple((EFFECTS[name].label, reason) for name, reason in outcome.failures.items())}
+
+
+def _write_outputs(folder: Path, config: RunConfig, table, problem, outcome, files: list, failures: list,
+                   say: Reporter) -> list | None:
+    """``workbook.xlsx``, ``summary.md`` and ``report.html`` of a computed run; returns the workbook's sheets."""
+    sheets = None
+    if config.workbook:
+        say("Writing workbook.xlsx ...")
+        sheets = write_workbook(folder / "workbook.xlsx", table=table, outcome=outcome, problem=problem,
+                                parameters=_parameters(config, problem, outcome, table.shape), effects=EFFECTS,
+                                config=config)
+    say("Writing summary.md ...")
+    text = summary_markdown(problem=problem, config=config, outcome=outcome, files=files, failures=failures,
+                            data_name=config.data, table_shape=table.shape, sheets=sheets, seconds=outcome.seconds)
+    (folder / "summary.md").write_text(text, encoding="utf-8")
+    say("Writing report.html ...")
+    failure = write_html_report(folder, outcome, config, text)
+    if failure:
+        failures.append(failure)
+        say(f"WARNING: {failure}")
+    return sheets

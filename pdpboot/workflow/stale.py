@@ -1,19 +1,10 @@
-"""Folders of runs that were killed before they finished (``SIGKILL``, power loss, a closed session).
+"""Folders of runs killed before they finished (``SIGKILL``, power loss).
 
-A run writes into ``<out>/.pdpboot_partial_<random>/`` and renames it to ``pdpboot_<stamp>`` at the
-end (or to ``pdpboot_<stamp>_incomplete`` when it stops with an exception).  A run killed outright
-cannot rename anything, so its partial folder stays.  Each partial folder therefore records
-
-* its owner (:data:`OWNER`: process id, host, the process's start time), written right after the
-  folder is made, so a later run can tell a live run's folder (left alone) from a dead one's;
-* the result files it had finished (:data:`WRITTEN`), rewritten after each one is complete.
-
-:func:`recover_stale` (called by every run before it makes its own folder) renames a dead run's
-folder that holds finished results to ``pdpboot_<stamp>_incomplete`` with an ``INCOMPLETE.txt``
-saying what it holds (nothing finished is lost), removes one that holds none, and says what it
-did.  A partial folder without an owner record (made by an older version, or in the instant
-between making the folder and writing the record) counts as dead only when nothing in it
-changed for :data:`UNOWNED_AGE_S` seconds.
+A run writes into ``<out>/.pdpboot_partial_<random>/``, records its owner (:data:`OWNER`) and the
+result files it finished (:data:`WRITTEN`).  :func:`recover_stale`, called by every run, renames a
+dead run's folder with finished results to ``pdpboot_<stamp>_incomplete`` (with ``INCOMPLETE.txt``),
+removes one without, and leaves a live run's alone; a folder without an owner record counts as dead
+once nothing in it changed for :data:`UNOWNED_AGE_S` seconds.
 """
 
 from __future__ import annotations
@@ -117,10 +108,11 @@ def _finished(folder: Path) -> list[str]:
     return [name for name in names if (folder / name).exists()]
 
 
-def _claim(out: Path, stamp: str) -> Path:
+def claim(out: Path, name: str) -> Path:
+    """Create the empty folder ``out/name`` (``name_2``, ... when taken): an existing run is never touched."""
     k = 1
     while True:
-        final = out / (f"pdpboot_{stamp}_incomplete" if k == 1 else f"pdpboot_{stamp}_incomplete_{k}")
+        final = out / (name if k == 1 else f"{name}_{k}")
         try:
             final.mkdir()
             return final
@@ -175,6 +167,6 @@ def _recover(out: Path, folder: Path, owner: dict | None, now: datetime.datetime
         f"{now.isoformat(timespec='seconds')}.\nComplete and loadable: {', '.join(finished)}.\n"
         "Missing: the results after them, workbook.xlsx and summary.md (and maybe some plots).\n", encoding="utf-8")
     unmark(folder)
-    final = _claim(out, when.strftime("%Y%m%d-%H%M%S"))
+    final = claim(out, f"pdpboot_{when.strftime('%Y%m%d-%H%M%S')}_incomplete")
     os.replace(folder, final)
     return f"{who} was killed before it finished: its finished {', '.join(finished)} kept in {final.name}/."

@@ -29,36 +29,19 @@ from .progress import bootstrap_progress
 class Strategy:
     """How a run's effects get their uncertainty.
 
-    Attributes
-    ----------
-    name : str
-        The ``--uncertainty`` choice (and the key into ``EffectReport.compute``).
-    refits : bool
-        Whether resamples exist (intervals of derived statistics, *beyond noise*, contrasts need them).
-    bands : bool
-        Whether the effects have bands at all.
-    run : callable
-        ``run(effect, ctx, sets) -> DataTree`` with bands when the strategy makes them.
-    header : callable
-        ``header(config, results) -> list of (row title, text)`` for the summary's first table.
-    precision : callable
-        ``precision(config, results) -> str``: the summary's closing paragraph on precision.
-    announce : str
-        The progress line's start, formatted with the configuration (``{config.n_resamples}``).
-    check_data : callable, optional
-        ``check_data(problem, sets)``: refuse, before any fit, data the strategy cannot use for an effect's
-        feature sets (the debiased estimator needs every row's value of a numeric feature).
-    target : {"learner", "dgp"}
-        What the bands are about: the learner's PD, or the data's (the PD of the data-generating process).
+    ``run(effect, ctx, sets)`` returns the effect's DataTree (with bands when ``bands``); ``header`` and
+    ``precision`` give the summary's first rows and closing paragraph; ``check_data(problem, sets)`` and
+    ``check_config(config)`` refuse, before any fit, what the strategy cannot do; ``target`` says what the
+    bands are about (``learner``: this model's PD; ``dgp``: the data's).
     """
 
-    name: str
-    refits: bool
+    name: str  # the --uncertainty choice
+    refits: bool  # resamples exist (intervals, beyond noise, contrasts)
     bands: bool
     run: Callable[[EffectReport, FitContext, list], xr.DataTree]
     header: Callable[[object, dict], list[tuple[str, str]]]
     precision: Callable[[object, dict], str]
-    announce: str
+    announce: str  # the progress line's start, formatted with the configuration
     target: str = "learner"
     compute: Mapping[str, Callable[[FitContext, list, dict], xr.DataTree]] = field(default_factory=dict)
     defaults: Callable[[dict, set], None] | None = None

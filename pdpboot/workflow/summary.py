@@ -1,8 +1,7 @@
-"""``summary.md``: the run, its test metrics, one section per effect (registered), files, notes, precision.
+"""``summary.md``: the run, its test metrics, one section per registered effect, files, notes, precision.
 
-Only reads the results (and the extra statistics of :mod:`~pdpboot.workflow.intervals`); never refits.
-Every interval is printed by :class:`~pdpboot.workflow.intervals.IntervalCells`, which flags one
-that does not contain its estimate, with the reason, under its table.
+Only reads the results; every interval is printed (and flagged) by
+:class:`~pdpboot.workflow.intervals.IntervalCells`.
 """
 
 from __future__ import annotations

@@ -181,27 +181,9 @@ def plan_sheets(problem, results: dict, effects: dict) -> list[tuple[str, object
 
 def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, parameters: list[tuple[str, object]],
                    effects: dict, config=None) -> list[tuple[str, object]]:
-    """Write the workbook.
-
-    Parameters
-    ----------
-    table : DataFrame
-        The input table as read (all rows and columns).
-    outcome : pdpboot.workflow.outcome.Outcome
-        Its ``results`` (effect name -> DataTree) get one sheet per node.
-    problem : pdpboot.workflow.data.Problem
-    parameters : list of (name, value)
-        Rows of the Parameters sheet (the sheet list is appended).
-    effects : dict
-        Effect name -> :class:`~pdpboot.workflow.effect.EffectReport` (sheet prefixes and variables).
-    config : RunConfig, optional
-        The run's settings (level and interval method of the effects' extra tables).
-
-    Returns
-    -------
-    list of (str, str or tuple)
-        Sheet title and its feature or pair (result names), as from :func:`plan_sheets`.
-    """
+    """Write the workbook: ``table`` as read, ``outcome``'s metrics and predictions, ``parameters`` (rows of
+    the Parameters sheet) and a sheet per node of each result (``effects``: name -> EffectReport); returns
+    the (sheet title, feature or pair) list of :func:`plan_sheets`."""
     wb = require_openpyxl().Workbook(write_only=True)
     try:
         plan = _fill(wb, table=table, outcome=outcome, problem=problem, parameters=parameters, effects=effects,

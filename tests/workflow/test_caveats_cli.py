@@ -19,7 +19,7 @@ def test_help_names_the_under_covering_choices(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "basic under-covers PD curves with every learner tested" in text
+    assert "basic (under-covers PD curves and warns)" in text
 
 
 def _run(tmp_path, table, target, *extra):

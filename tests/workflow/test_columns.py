@@ -10,8 +10,9 @@ import pytest
 import pdpboot
 from pdpboot.schema import get_node
 from pdpboot.workflow import InputError
-from pdpboot.workflow.data import natural_key, prepare, read_table
+from pdpboot.workflow.data import read_table
 from pdpboot.workflow.options import merge
+from pdpboot.workflow.problem import natural_key, prepare
 
 from .helpers import FAST, bad, only_run_folder, run_cli
 

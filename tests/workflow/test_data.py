@@ -1,4 +1,4 @@
-"""Reading tables and deciding the task (no fitting)."""
+"""Reading tables: formats, separators, decimal commas, missing-value marks (no fitting)."""
 
 
 import numpy as np
@@ -31,48 +31,6 @@ def test_read_table_formats_agree(tmp_path):
         assert other["colour"].isna().sum() == 5 and set(other["colour"].dropna()) == {"red", "green", "blue"}
 
 
-@pytest.mark.parametrize("values, task, expected", [
-    (np.tile([0, 1], 50), "auto", ("classification", [0, 1])),
-    (np.tile(["no", "yes"], 50), "auto", ("classification", ["no", "yes"])),
-    (np.tile([1.0, 2.0, 3.0], 34)[:100], "auto", ("classification", [1, 2, 3])),
-    (np.arange(100) % 40, "auto", ("regression", None)),
-    (np.linspace(0, 1, 100), "auto", ("regression", None)),
-    (np.arange(100) % 25, "classification", ("classification", list(range(25)))),
-    (np.tile([0, 1], 50), "regression", ("regression", None)),
-])
-def test_task_rules(values, task, expected):
-    from pdpboot.workflow.data import prepare
-    from pdpboot.workflow.options import merge
-
-    table = pd.DataFrame({"x": np.arange(100.0), "y": values})
-    problem = prepare(merge({"target": "y", "task": task}, {}), table)
-    assert (problem.task, problem.classes) == expected
-
-
-def test_positive_class_goes_first():
-    from pdpboot.workflow.data import prepare
-    from pdpboot.workflow.options import merge
-
-    table = pd.DataFrame({"x": np.arange(100.0), "y": np.tile(["no", "yes"], 50)})
-    assert prepare(merge({"target": "y"}, {}), table).outputs_first == ["yes", "no"]
-    assert prepare(merge({"target": "y", "positive_class": "no"}, {}), table).outputs_first == ["no", "yes"]
-    from pdpboot.workflow import InputError
-
-    with pytest.raises(InputError, match="'maybe' is not a class"):
-        prepare(merge({"target": "y", "positive_class": "maybe"}, {}), table)
-
-
-def test_result_names_are_storable():
-    from pdpboot.workflow.data import result_name
-
-    assert result_name("temp", set()) == "temp"
-    assert result_name("=1+1", set()) == "_=1+1"
-    assert result_name("a/b", set()) == "a\u2215b"
-    assert result_name("output", set()) == "output_"  # reserved by the result schema
-    assert result_name("trailing ", set()) == "trailing_"
-    assert result_name("=x", {"_=x"}) == "_=x_2"
-
-
 # ----------------------------------------------------------------------------- issue 26: text read as missing (A.4)
 
 
@@ -89,8 +47,9 @@ def arthritis_like(n=84, seed=3):
 
 @pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".parquet"])
 def test_none_is_a_level_not_a_missing_value(tmp_path, suffix):
-    from pdpboot.workflow.data import prepare, read_table
+    from pdpboot.workflow.data import read_table
     from pdpboot.workflow.options import merge
+    from pdpboot.workflow.problem import prepare
 
     table = arthritis_like()
     table["AirBags"] = np.resize(["None", "Driver only", "Driver & Passenger", "NULL", "n/a"], len(table))
@@ -271,8 +230,9 @@ def test_a_numeric_column_with_an_unknown_marker_is_named(tmp_path):
 
 
 def test_na_values_from_the_config_file_and_huge_integers_stay_text(tmp_path):
-    from pdpboot.workflow.data import load_problem, read_table
+    from pdpboot.workflow.data import read_table
     from pdpboot.workflow.options import merge
+    from pdpboot.workflow.problem import load_problem
 
     path = tmp_path / "arthritis.csv"
     arthritis_like().to_csv(path, index=False)
@@ -388,8 +348,8 @@ def test_hostile_csv_is_read_or_refused_in_one_line(tmp_path, table):
     import csv
 
     from pdpboot.workflow import InputError
-    from pdpboot.workflow.data import load_problem
     from pdpboot.workflow.options import merge
+    from pdpboot.workflow.problem import load_problem
 
     sep, names, rows, target = table
     path = tmp_path / "hostile.csv"
@@ -445,31 +405,6 @@ def test_excel_with_an_empty_first_sheet_names_the_sheets(tmp_path):
         read_table(tmp_path / "two.xlsx")
 
 
-def test_numbers_with_currency_or_percent_signs_are_named_not_called_ids():
-    """Hostile round 2: '$1,234.50' and '40%' columns were left out as row identifiers ("a model can only memorise
-    them"), and a table of only such columns said "No usable feature columns are left" without a reason."""
-    from pdpboot.workflow import InputError
-    from pdpboot.workflow.data import prepare
-    from pdpboot.workflow.options import RunConfig
-
-    rng = np.random.default_rng(0)
-    n = 60
-    table = pd.DataFrame({"price": [f"${p:,.2f}" for p in rng.uniform(100, 5000, n)],
-                          "share": [f"{v:.1f}%" for v in rng.uniform(0, 100, n)],
-                          "zip": [f"{z:05d}" for z in rng.permutation(99999)[:n]],
-                          "x": np.arange(n) * 0.5 + 1, "y": rng.normal(size=n)})
-    problem = prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table)
-    assert problem.features == ["x"]
-    notes = " ".join(problem.notes)
-    assert "'price' not used: it holds numbers written as text with a currency or percent sign" in notes
-    assert "'share' not used: it holds numbers written as text" in notes and "memorise" not in notes.split("'zip'")[0]
-    assert "'zip' not used: it has a different value in every row" in notes  # plain digits: still an ID
-    with pytest.raises(InputError, match=r"No usable feature columns are left \('price': it holds numbers"):
-        prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table[["price", "share", "y"]])
-    with pytest.raises(InputError, match=r"Feature 'price' holds numbers written as text"):
-        prepare(RunConfig.from_dict({"data": "t.csv", "target": "y", "features": ["price", "x"]}), table)
-
-
 def test_spaces_around_text_levels_are_removed_and_case_variants_named(tmp_path):
     """Hostile round 3: ' Male', 'Male ' and 'Male' were three levels of one value (their PDs differed),
     silently; a target's ' yes' a class of its own.  Spaces are removed with a note; levels differing only in
@@ -491,48 +426,14 @@ def test_spaces_around_text_levels_are_removed_and_case_variants_named(tmp_path)
     assert sorted(read_table(pq, [])["c"].dropna().unique()) == ["a", "b"]
 
 
-def test_numbers_with_a_unit_word_are_named_not_used_as_levels():
-    """Hostile round 3: blood pressure written '78.0 mmHg' (a few rows without the unit) became a categorical
-    feature of 100 levels, 30 of them encoded, its PD drawn per level; now named like '$1,234' columns."""
-    from pdpboot.workflow import InputError
-    from pdpboot.workflow.data import prepare
-    from pdpboot.workflow.options import RunConfig
-
-    rng = np.random.default_rng(1)
-    n = 80
-    bp = rng.uniform(60, 120, n)
-    table = pd.DataFrame({"bp": [f"{v:.1f} mmHg" if k % 40 else f"{v:.1f}" for k, v in enumerate(bp)],
-                          "room": [f"{k} {'AB'[k % 2]}" for k in range(n)],  # two different words: codes
-                          "x": rng.normal(size=n), "y": rng.normal(size=n)})
-    problem = prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table)
-    assert "bp" not in problem.features
-    assert "'bp' not used: it holds numbers written as text with the unit 'mmHg'" in " ".join(problem.notes)
-    with pytest.raises(InputError, match=r"Feature 'bp' holds numbers written as text with the unit 'mmHg'"):
-        prepare(RunConfig.from_dict({"data": "t.csv", "target": "y", "features": ["bp", "x"]}), table)
-
-
-def test_day_month_dates_as_text_are_named_not_called_row_ids():
-    """Hostile round 3: visit dates written '04/03/2020' were left out as a column that "identifies rows"."""
-    from pdpboot.workflow.data import prepare
-    from pdpboot.workflow.options import RunConfig
-
-    n = 60
-    table = pd.DataFrame({"visit": pd.date_range("2020-01-01", periods=n, freq="3D").strftime("%d/%m/%Y"),
-                          "x": np.arange(n) % 7, "y": np.arange(n) * 0.5})
-    problem = prepare(RunConfig.from_dict({"data": "t.csv", "target": "y"}), table)
-    assert problem.features == ["x"]
-    notes = " ".join(problem.notes)
-    assert "'visit' not used: it holds dates written with the day and month first (e.g. '01/01/2020')" in notes
-    assert "identifies rows" not in notes
-
-
 def test_workbook_of_several_sheets_and_merged_title_rows(tmp_path):
     """Hostile round 3: a workbook whose first sheet is a README said only "Unknown target column" (the data
     sheet unnamed); a sheet with a merged title row above the header was read with the names as a data row."""
     openpyxl = pytest.importorskip("openpyxl")
     from pdpboot.workflow import InputError
-    from pdpboot.workflow.data import load_problem, read_table
+    from pdpboot.workflow.data import read_table
     from pdpboot.workflow.options import RunConfig
+    from pdpboot.workflow.problem import load_problem
 
     table = pd.DataFrame({"radius": np.arange(40) * 0.5, "texture": np.arange(40) % 7,
                           "diagnosis": np.where(np.arange(40) % 3 == 0, "malignant", "benign")})
