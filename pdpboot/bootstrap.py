@@ -23,6 +23,7 @@ from ._evaluate import PDEffect, check_statistics
 from ._loop import class_labels, run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
 from ._plan import BootstrapPlan, make_plan, make_spec
 from ._validate import check_enough_rows
+from .grid import Grid
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_run_options
 
@@ -36,10 +37,7 @@ def bootstrap_partial_dependence(
     n_resamples: int = 200,
     resampling: str | Resampling = "auto",
     statistics: str | Iterable[str] | Mapping[str, bool | int] | None = None,
-    grid_resolution: int = 50,
-    percentiles: tuple[float, float] = (0.05, 0.95),
-    custom_values: Mapping | None = None,
-    categorical_features=None,
+    grid: Grid | None = None,
     response_method: str = "auto",
     sample_weight=None,
     rng=None,
@@ -129,7 +127,9 @@ def bootstrap_partial_dependence(
           estimate and its resamples are the same statistic.  Costs about
           ``n_max**2`` predictions per 1-D node and ``3 * n_max**2`` per 2-D
           node and model.  See :func:`pdpboot.h_statistic`.
-    grid_resolution, percentiles, custom_values, categorical_features, response_method
+    grid : Grid, optional
+        As in :func:`pdpboot.partial_dependence`.
+    response_method : {"auto", "predict_proba", "decision_function", "predict"}
         As in :func:`pdpboot.partial_dependence`.  With
         ``response_method="decision_function"``, a resample whose refit saw
         fewer classes than the full data has scores on another scale (a binary
@@ -184,10 +184,11 @@ def bootstrap_partial_dependence(
     Examples
     --------
     >>> from sklearn.linear_model import LinearRegression
+    >>> from pdpboot import Grid
     >>> from pdpboot.datasets import make_electricity_prices
     >>> X, y = make_electricity_prices(200, rng=0)
     >>> res = bootstrap_partial_dependence(LinearRegression(), X, y, ["Temperature"],
-    ...                                    n_resamples=20, grid_resolution=5, rng=0)
+    ...                                    n_resamples=20, grid=Grid(5), rng=0)
     >>> res["Temperature"]["pd_resamples"].dims
     ('resample', 'output', 'Temperature')
 
@@ -195,7 +196,7 @@ def bootstrap_partial_dependence(
 
     >>> from pdpboot import Execution, Resampling
     >>> res = bootstrap_partial_dependence(
-    ...     LinearRegression(), X, y, ["Temperature"], n_resamples=20, grid_resolution=5, rng=0,
+    ...     LinearRegression(), X, y, ["Temperature"], n_resamples=20, grid=Grid(5), rng=0,
     ...     statistics={"ice": 10}, resampling=Resampling("subsample", subsample_fraction=0.5),
     ...     execution=Execution(n_jobs=1, on_error="skip"))
     >>> res["Temperature"]["ice_resamples"].sizes["instance"]
@@ -203,9 +204,7 @@ def bootstrap_partial_dependence(
     """
     resampling, execution = resolve_run_options(resampling, execution, n_resamples=n_resamples)
     check_enough_rows(X)
-    spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
-                     custom_values=custom_values, categorical_features=categorical_features,
-                     method=execution.method, memory_limit=execution.memory_limit)
+    spec = make_spec(X, features, grid, method=execution.method, memory_limit=execution.memory_limit)
     effect = PDEffect.from_options(spec, **check_statistics(statistics))
     plan = make_plan(estimator, y, effect, resampling=resampling, execution=execution,
                      response_method=response_method, sample_weight=sample_weight, rng=rng)

@@ -9,6 +9,7 @@ import numpy as np
 import xarray as xr
 
 from .._pd import partial_dependence
+from ..grid import Grid
 from ..schema import get_node
 from ._data import BandChoice
 from .curves import plot_pd
@@ -95,14 +96,14 @@ def plot_ice(
         raise ValueError("plot_ice draws ICE curves: ice must be True or a positive number of rows; got False.")
     if not isinstance(ice, bool) and (not isinstance(ice, (int, np.integer)) or ice < 1):
         raise ValueError(f"ice must be True or a positive number of rows; got {ice!r}.")
-    settings: dict = {"grid_resolution": grid_resolution}
+    settings: dict = {"grid": Grid(grid_resolution)}
     node = None
     if result is not None:
         node = get_node(result, feature)
         name = str(node.attrs["features"][0])
-        settings = {"custom_values": {name: node[name].values},
-                    "categorical_features": [name] if bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
-                    else None}
+        categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+        settings = {"grid": Grid(custom_values={name: node[name].values},
+                                 categorical_features=[name] if categorical else None)}
         if result.attrs.get("task") != "classification":  # a regressor's outputs are named after the target
             settings["target_names"] = [str(v) for v in node["output"].values.tolist()]
     one = partial_dependence(estimator, X, [feature], kind="both", max_ice_instances=None if ice is True else int(ice),
