@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 import pdpboot
+from pdpboot import Grid
 
 RESULTS: list[tuple[str, str, str, str]] = []
 
@@ -131,12 +132,12 @@ def api_cases() -> None:
     def multi_output():
         X, y = base()
         est = RandomForestRegressor(10, random_state=0).fit(X, np.column_stack([y, -2 * y + x1]))
-        return check(pdpboot.partial_dependence(est, X, ["a"], grid_resolution=7), est, X, "a")
+        return check(pdpboot.partial_dependence(est, X, ["a"], grid=Grid(7)), est, X, "a")
 
     def multiclass():
         X, y = base()
         est = RandomForestClassifier(10, random_state=0).fit(X, np.array(["c", "a", "b"])[np.digitize(y, [1, 3])])
-        res = pdpboot.partial_dependence(est, X, ["a"], grid_resolution=6)
+        res = pdpboot.partial_dependence(est, X, ["a"], grid=Grid(6))
         return check(res, est, X, "a", method="predict_proba")
 
     def multiclass_int():
@@ -147,7 +148,7 @@ def api_cases() -> None:
     def decision_function():
         X, y = base()
         est = LogisticRegression().fit(X, (y > 2).astype(int))
-        res = pdpboot.partial_dependence(est, X, ["a"], response_method="decision_function", grid_resolution=5)
+        res = pdpboot.partial_dependence(est, X, ["a"], response_method="decision_function", grid=Grid(5))
         return check(res, est, X, "a", method="decision_function")
 
     def zero_weights(method):
@@ -155,7 +156,7 @@ def api_cases() -> None:
             X, y = base()
             w = np.where(rng.uniform(size=n) < 0.5, 0.0, rng.uniform(size=n) * 3)
             est = DecisionTreeRegressor(max_depth=4).fit(X, y)
-            res = pdpboot.partial_dependence(est, X, ["a"], sample_weight=w, grid_resolution=6, method=method)
+            res = pdpboot.partial_dependence(est, X, ["a"], sample_weight=w, grid=Grid(6), method=method)
             return check(res, est, X, "a", weights=w)
         return run
 
@@ -163,7 +164,7 @@ def api_cases() -> None:
         def run():
             X, y = base()
             est = HistGradientBoostingRegressor(max_iter=5).fit(X, y)
-            return check(pdpboot.partial_dependence(est, X, [feature], custom_values={feature: values}),
+            return check(pdpboot.partial_dependence(est, X, [feature], grid=Grid(custom_values={feature: values})),
                          est, X, feature)
         return run
 
@@ -171,7 +172,7 @@ def api_cases() -> None:
         X, y = base()
         X["c"] = np.array(["lo", "mid", "hi"])[x1 % 3]
         est = make_pipeline(onehot("c"), RandomForestRegressor(10, random_state=0)).fit(X, y + x1 % 3)
-        node = pdpboot.partial_dependence(est, X, [("c", "a")], grid_resolution=4)["c__a"]
+        node = pdpboot.partial_dependence(est, X, [("c", "a")], grid=Grid(4))["c__a"]
         err = max(abs(est.predict(X.assign(c=ci, a=ai)).mean() - float(node["pd"].sel(c=ci, a=ai).squeeze()))
                   for ci in node["pd"]["c"].values for ai in node["pd"]["a"].values)
         assert err < 1e-8, err
@@ -180,7 +181,7 @@ def api_cases() -> None:
     def ice_rows():
         X, y = base()
         est = RandomForestRegressor(10, random_state=0).fit(X, y)
-        ice = pdpboot.partial_dependence(est, X, ["a"], kind="individual", grid_resolution=4)["a"]["ice"]
+        ice = pdpboot.partial_dependence(est, X, ["a"], kind="individual", grid=Grid(4))["a"]["ice"]
         rows = ice["instance"].values
         err = max(np.max(np.abs(est.predict(X.loc[rows].assign(a=v)) - ice.isel(output=0).sel(a=v).values))
                   for v in ice["a"].values)
@@ -219,7 +220,7 @@ def checkpoint_cases() -> None:
     def run(path, est=None, X=X, y=y, features=("a",), **kw):
         est = est if est is not None else DecisionTreeRegressor(max_depth=3, random_state=0)
         return pdpboot.bootstrap_partial_dependence(
-            est, X, y, list(features), n_resamples=4, rng=0, grid_resolution=5,
+            est, X, y, list(features), n_resamples=4, rng=0, grid=Grid(5),
             execution=pdpboot.Execution(n_jobs=1, progress=False, checkpoint=path), **kw)
 
     def resumed(**changes):
