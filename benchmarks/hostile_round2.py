@@ -217,10 +217,11 @@ def checkpoint_cases() -> None:
     X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 4, size=n).astype(float)})
     y = X.a + X.b + rng.normal(size=n) * 0.1
 
-    def run(path, est=None, X=X, y=y, features=("a",), **kw):
+    def run(path, est=None, X=X, y=y, features=("a",), grid=None, **kw):
+        grid = grid or {}
         est = est if est is not None else DecisionTreeRegressor(max_depth=3, random_state=0)
         return pdpboot.bootstrap_partial_dependence(
-            est, X, y, list(features), n_resamples=4, rng=0, grid=Grid(5),
+            est, X, y, list(features), n_resamples=4, rng=0, grid=Grid(5, **grid),
             execution=pdpboot.Execution(n_jobs=1, progress=False, checkpoint=path), **kw)
 
     def resumed(**changes):
@@ -253,12 +254,12 @@ def checkpoint_cases() -> None:
                           ("estimator param", {"est": DecisionTreeRegressor(max_depth=4, random_state=0)}),
                           ("pipeline function", {"est": make_pipeline(FunctionTransformer(doubled),
                                                                       DecisionTreeRegressor(max_depth=3))}),
-                          ("custom grid", {"custom_values": {"a": [0.0, 1.0]}}),
-                          ("percentiles", {"percentiles": (0.1, 0.9)}),
+                          ("custom grid", {"grid": {"custom_values": {"a": [0.0, 1.0]}}}),
+                          ("percentiles", {"grid": {"percentiles": (0.1, 0.9)}}),
                           ("sample weights", {"sample_weight": np.full(n, 2.0)}),
                           ("features added", {"features": ("a", "b")}), ("X float32", {"X": X.astype("float32")}),
                           ("scheme", {"resampling": "subsample"}), ("statistics", {"statistics": "ice"}),
-                          ("categorical of another feature", {"categorical_features": ["b"]})]:
+                          ("categorical of another feature", {"grid": {"categorical_features": ["b"]}})]:
         case("checkpoint", name, resumed(**changes))
 
 
@@ -346,7 +347,8 @@ def cli_cases(out: Path) -> None:
 
 # ----------------------------------------------------------------------------- argument checks (no fit needed)
 
-ARGUMENTS = {  # partial_dependence keyword arguments -> expected: "refused" or "ok" (and then checked)
+# partial_dependence keyword arguments (grid_resolution etc.: those of its Grid)
+ARGUMENTS = {  # -> expected: "refused" or "ok" (and then checked)
     "percentiles reversed": ({"percentiles": (0.95, 0.05)}, "refused"),
     "percentiles negative": ({"percentiles": (-0.1, 0.5)}, "refused"),
     "percentiles equal": ({"percentiles": (0.5, 0.5)}, "refused"),
@@ -390,8 +392,12 @@ def argument_cases() -> None:
         def go():
             kw2 = dict(kw)
             features = kw2.pop("features", ["a"])
+            grid = {k: kw2.pop(k) for k in ("grid_resolution", "percentiles", "custom_values", "categorical_features")
+                    if k in kw2}
+            if "grid_resolution" in grid:
+                grid["resolution"] = grid.pop("grid_resolution")
             try:
-                res = pdpboot.partial_dependence(est, X, features, **kw2)
+                res = pdpboot.partial_dependence(est, X, features, grid=Grid(**grid), **kw2)
             except (ValueError, TypeError) as exc:
                 assert expected == "refused", f"refused: {exc}"
                 assert "\n" not in str(exc).strip() and len(str(exc)) < 600, "not one clear line"

@@ -218,7 +218,7 @@ def checkpoint_cases() -> None:
 
     def run(path, B=4, seed=0, execution=None, **kw):
         options = {"n_jobs": 1, "progress": False, "checkpoint": path, **(execution or {})}
-        kw.setdefault("grid_resolution", 5)
+        kw.setdefault("grid", Grid(5))
         return pdpboot.bootstrap_partial_dependence(DecisionTreeRegressor(max_depth=3, random_state=0), X, y, ["a"],
                                                     n_resamples=B, rng=seed, execution=pdpboot.Execution(**options),
                                                     **kw)
@@ -240,7 +240,7 @@ def checkpoint_cases() -> None:
 
     for name, first, second, expect in [
             ("B 4 -> 6 (extends)", {"B": 4}, {"B": 6}, "ok"), ("B 6 -> 4", {"B": 6}, {"B": 4}, "ok"),
-            ("seed 0 -> 1", {}, {"seed": 1}, "refused"), ("grid_resolution 5 -> 7", {}, {"grid_resolution": 7},
+            ("seed 0 -> 1", {}, {"seed": 1}, "refused"), ("grid_resolution 5 -> 7", {}, {"grid": Grid(7)},
                                                          "refused"),
             ("n_jobs 1 -> 2", {}, {"execution": {"n_jobs": 2}}, "ok"),
             ("on_error raise -> skip", {}, {"execution": {"on_error": "skip"}}, "ok"),

@@ -352,7 +352,7 @@ def test_a_refit_that_predicts_nan_is_a_recorded_failure_not_silent_nan():
     X = rng.normal(size=(40, 2))
     X[0, 0] = 3.0
     model = _NanForLargeX()
-    kw = dict(n_resamples=12, custom_values={0: np.array([0.0, 2.0])}, rng=1)
+    kw = dict(n_resamples=12, grid=Grid(custom_values={0: np.array([0.0, 2.0])}), rng=1)
     with pytest.raises(ValueError, match="non-finite"):
         pdpboot.bootstrap_partial_dependence(model, X, X[:, 1], [0], **kw)
     with pytest.warns(RuntimeWarning, match="failed and were skipped"):
