@@ -28,7 +28,7 @@ from sklearn.datasets import make_friedman1
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 from threadpoolctl import threadpool_limits
 
-from pdpboot import accumulated_local_effects
+from pdpboot import Grid, accumulated_local_effects
 
 
 def _timed(fn):
@@ -50,7 +50,7 @@ def _case(model, X, feature, grid_size, repeats):
         custom = {listed[0]: peer.index.to_numpy(float)}
         if len(listed) == 2:
             custom[listed[1]] = peer.columns.to_numpy(float)
-        t, ours = _timed(lambda custom=custom: accumulated_local_effects(model, X, fs, custom_values=custom))
+        t, ours = _timed(lambda custom=custom: accumulated_local_effects(model, X, fs, grid=Grid(custom_values=custom)))
         ours_t.append(t)
     name = "__".join(feature) if isinstance(feature, list) else feature
     ours_v = ours[name]["ale"].values[0]

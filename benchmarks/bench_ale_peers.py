@@ -34,6 +34,7 @@ from sklearn.ensemble import RandomForestRegressor
 from threadpoolctl import threadpool_limits
 
 import pdpboot
+from pdpboot import Grid
 
 
 def _cpu(fn):
@@ -56,8 +57,8 @@ def contenders(model, X: pd.DataFrame, bins: int) -> dict:
     except ImportError:
         pass
     custom = None if edges is None else {"x0": edges}
-    out["pdpboot"] = lambda: pdpboot.accumulated_local_effects(model, X, ["x0"], custom_values=custom,
-                                                               grid_resolution=bins + 1)["x0"]["ale"].values[0]
+    grid = Grid(bins + 1, custom_values=custom)
+    out["pdpboot"] = lambda: pdpboot.accumulated_local_effects(model, X, ["x0"], grid=grid)["x0"]["ale"].values[0]
     try:
         import effector
 
@@ -115,9 +116,9 @@ def bootstrap(n: int, resamples: int, repeats: int) -> None:
     kw = dict(n_resamples=resamples, resampling="bootstrap", rng=0,  # the same refits
               execution=pdpboot.Execution(n_jobs=1, progress=False))
     feats = ["x0", "x1", "x2"]
-    runs = {"bootstrap_ale": lambda: pdpboot.bootstrap_ale(est, X, y, feats, grid_resolution=21, **kw),
+    runs = {"bootstrap_ale": lambda: pdpboot.bootstrap_ale(est, X, y, feats, grid=Grid(21), **kw),
             "bootstrap_partial_dependence": lambda: pdpboot.bootstrap_partial_dependence(
-                est, X, y, feats, grid_resolution=20, **kw)}
+                est, X, y, feats, grid=Grid(20), **kw)}
     times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(repeats):
         for name, fn in runs.items():

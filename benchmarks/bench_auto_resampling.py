@@ -21,6 +21,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassif
 from sklearn.linear_model import LogisticRegression
 
 import pdpboot
+from pdpboot import Grid
 
 from ._timing import interleaved_cpu
 
@@ -44,7 +45,7 @@ def compare(learner: str, n: int, n_resamples: int, repeats: int) -> dict:
 
     def run(scheme: str):
         return lambda: pdpboot.bootstrap_partial_dependence(
-            LEARNERS[learner](), X, y, [0, 1], n_resamples=n_resamples, grid_resolution=12, rng=0,
+            LEARNERS[learner](), X, y, [0, 1], n_resamples=n_resamples, grid=Grid(12), rng=0,
             resampling=scheme, execution=pdpboot.Execution(n_jobs=1, progress=False))
 
     times, outputs = interleaved_cpu({"auto": run("auto"), "bootstrap": run("bootstrap")}, repeats)

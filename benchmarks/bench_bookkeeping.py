@@ -86,7 +86,7 @@ def file_bytes(variable: xr.Variable, suffix: str) -> int:
     """Bytes :func:`pdpboot.save` writes for ``variable`` as a root variable of a small result."""
     X = np.random.default_rng(0).normal(size=(40, 2))
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=variable.shape[0],
-                                               grid_resolution=3, rng=0,
+                                               grid=pdpboot.Grid(3), rng=0,
                                                execution=pdpboot.Execution(progress=False))
     del res["resample_absent"]
     full = res.copy()

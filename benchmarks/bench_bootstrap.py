@@ -20,6 +20,7 @@ from sklearn.inspection import partial_dependence as sk_partial_dependence
 
 import pdpboot
 from benchmarks._timing import median_time
+from pdpboot import Grid
 from pdpboot.datasets import make_electricity_prices
 
 FEATURES = ["Temperature", "Hour", "Day"]
@@ -76,7 +77,7 @@ def stacked_lower_bound(est, X, y, grids, resamples):
 
 def run_pdpboot(est, X, y, grids, n_resamples, n_jobs, method):
     pdpboot.bootstrap_partial_dependence(
-        est, X.astype(float), y, FEATURES, n_resamples=n_resamples, custom_values=grids, rng=0,
+        est, X.astype(float), y, FEATURES, n_resamples=n_resamples, grid=Grid(custom_values=grids), rng=0,
         resampling=pdpboot.Resampling(background="original"),
         execution=pdpboot.Execution(method=method, n_jobs=n_jobs, progress=False),
     )

@@ -29,7 +29,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegresso
 from threadpoolctl import threadpool_limits
 
 from benchmarks._timing import interleaved_cpu
-from pdpboot import Execution, bootstrap_partial_dependence, debiased_partial_dependence
+from pdpboot import Execution, Grid, bootstrap_partial_dependence, debiased_partial_dependence
 from pdpboot.datasets import make_friedman1
 
 LEARNERS = {
@@ -43,10 +43,10 @@ def run(n: int, learner: str, B: int, repeats: int) -> dict:
     features = ["x1", "x3", "x4"]
     custom = {f: np.linspace(0.05, 0.95, 15) for f in features}
     contenders = {
-        "debiased": lambda: debiased_partial_dependence(LEARNERS[learner](), X, y, features, custom_values=custom,
-                                                        rng=0),
+        "debiased": lambda: debiased_partial_dependence(LEARNERS[learner](), X, y, features,
+                                                        grid=Grid(custom_values=custom), rng=0),
         "bootstrap": lambda: bootstrap_partial_dependence(LEARNERS[learner](), X, y, features, n_resamples=B,
-                                                          custom_values=custom, rng=0,
+                                                          grid=Grid(custom_values=custom), rng=0,
                                                           execution=Execution(n_jobs=1, progress=False)),
     }
     with threadpool_limits(1):

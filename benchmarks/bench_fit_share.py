@@ -41,6 +41,7 @@ from threadpoolctl import threadpool_limits
 
 import pdpboot
 import pdpboot.engine._tree_compiled as compiled_mod
+from pdpboot import Grid
 from pdpboot.datasets import make_friedman1
 from pdpboot.engine.tree import kernel_available
 
@@ -144,7 +145,7 @@ def _warm_up(model: str, X, y) -> None:
     """
     k = 1000 if len(X) < compiled_mod._LOCALITY_MIN_ROWS else compiled_mod._LOCALITY_MIN_ROWS
     pdpboot.bootstrap_partial_dependence(MODELS[model](), X[:k], y[:k], ["x1", ("x1", "x2")],
-                                         n_resamples=2, grid_resolution=10, rng=0,
+                                         n_resamples=2, grid=Grid(10), rng=0,
                                          execution=pdpboot.Execution(n_jobs=1, progress=False, method="tree"))
 
 
@@ -193,7 +194,7 @@ def _run(args, X, y) -> tuple[float, float, int]:
     with threadpool_limits(limits=1):
         start = time.process_time()
         pdpboot.bootstrap_partial_dependence(MODELS[args.model](), X, y, list(FEATURE_SETS),
-                                             n_resamples=args.resamples, grid_resolution=args.grid, rng=0,
+                                             n_resamples=args.resamples, grid=Grid(args.grid), rng=0,
                                              execution=pdpboot.Execution(n_jobs=1, progress=False))
         total = time.process_time() - start
     return total, sum(FIT_SECONDS), len(FIT_SECONDS)

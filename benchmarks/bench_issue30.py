@@ -48,6 +48,8 @@ from sklearn.datasets import make_friedman1
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 from threadpoolctl import threadpool_limits
 
+from pdpboot import Grid
+
 OUT = Path(__file__).parent / "results" / "issue30.jsonl"
 
 
@@ -137,7 +139,7 @@ def forest_bootstrap(args) -> None:
             FIT_SECONDS.clear()
             start = time.process_time()
             pdpboot.bootstrap_partial_dependence(TimedForest(args.trees, random_state=0, n_jobs=1), X, y,
-                                                 list(range(10)), n_resamples=args.resamples, grid_resolution=50,
+                                                 list(range(10)), n_resamples=args.resamples, grid=Grid(50),
                                                  rng=0, execution=pdpboot.Execution(n_jobs=1, progress=False))
             total = time.process_time() - start
         fit = sum(FIT_SECONDS)

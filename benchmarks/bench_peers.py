@@ -56,7 +56,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from pdpboot import Execution
+from pdpboot import Execution, Grid
 from pdpboot.engine import compute_pd, compute_pd_many
 
 #: Peers measured against pdpboot (display name -> importable module); scikit-learn is always there.
@@ -457,7 +457,7 @@ def skexplain_bootstrap(n: int, resamples: int, repeats: int) -> list[dict]:
         est = make().fit(X, y)
 
         def run_pdpboot(make=make):
-            return bootstrap_partial_dependence(make(), X, y, [0], n_resamples=resamples, grid_resolution=50,
+            return bootstrap_partial_dependence(make(), X, y, [0], n_resamples=resamples, grid=Grid(50),
                                                 rng=0, execution=Execution(n_jobs=1, progress=False))
 
         def run_skexplain(est=est):

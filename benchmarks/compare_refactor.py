@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+from pdpboot import Grid
+
 
 def _tree_arrays(prefix: str, tree, out: dict) -> None:
     for node in tree.subtree:
@@ -38,7 +40,7 @@ def arrays() -> dict:
     X, y = make_friedman1(160, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
         RandomForestRegressor(n_estimators=15, min_samples_leaf=5), X, y, ["x1", ("x1", "x2")], n_resamples=6,
-        grid_resolution=6, rng=1,
+        grid=Grid(6), rng=1,
         execution=pdpboot.Execution(progress=False),
         statistics={"ice": 4, "heterogeneity": True, "interactions": True})
     _tree_arrays("tree", res, out)
@@ -46,7 +48,7 @@ def arrays() -> dict:
     Xe, ye = make_electricity_prices(200, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
         make_pipeline(StandardScaler(), Ridge()), Xe, ye, ["Temperature", ("Temperature", "Hour")], n_resamples=5,
-        grid_resolution=5, rng=2,
+        grid=Grid(5), rng=2,
         resampling=pdpboot.Resampling(background="original", max_background=60),
         execution=pdpboot.Execution(progress=False))
     _tree_arrays("pipeline", res, out)
@@ -55,14 +57,14 @@ def arrays() -> dict:
     Xc["x5"] = (Xc["x5"] * 10).round().astype(int)
     est = make_pipeline(PolynomialFeatures(1), LinearRegression())
     Xn = Xc.assign(level=(Xc["level"] == "high").astype(int))
-    res = pdpboot.bootstrap_ale(est, Xn, y, ["x1", "x5", ("x1", "x2")], n_resamples=5, grid_resolution=6,
+    res = pdpboot.bootstrap_ale(est, Xn, y, ["x1", "x5", ("x1", "x2")], n_resamples=5, grid=Grid(6),
                                 with_pd=True, rng=3, execution=pdpboot.Execution(progress=False))
     _tree_arrays("ale", res, out)
     gbr = GradientBoostingRegressor(n_estimators=20, random_state=0).fit(X, y)
-    _tree_arrays("pd_one_fit", pdpboot.partial_dependence(gbr, X, ["x1", ("x1", "x2")], grid_resolution=6,
+    _tree_arrays("pd_one_fit", pdpboot.partial_dependence(gbr, X, ["x1", ("x1", "x2")], grid=Grid(6),
                                                           kind="both", max_ice_instances=5, rng=0), out)
     _tree_arrays("ale_one_fit", pdpboot.accumulated_local_effects(gbr, X, ["x1", ("x1", "x2")],
-                                                                  grid_resolution=6), out)
+                                                                  grid=Grid(6)), out)
     _tree_arrays("h_one_fit", pdpboot.h_statistic_of_model(gbr, X, ["x1", ("x1", "x2")], n_max=50, rng=0), out)
     poly = make_pipeline(PolynomialFeatures(2, interaction_only=True), LinearRegression())
     test = pdpboot.h_statistic_test(poly, X.iloc[:80, :3], y[:80], ("x1", "x2"), n_resamples=9, n_max=40, rng=0)

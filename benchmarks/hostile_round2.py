@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 import pdpboot
+from pdpboot import Grid
 
 RESULTS: list[tuple[str, str, str, str]] = []
 
@@ -131,12 +132,12 @@ def api_cases() -> None:
     def multi_output():
         X, y = base()
         est = RandomForestRegressor(10, random_state=0).fit(X, np.column_stack([y, -2 * y + x1]))
-        return check(pdpboot.partial_dependence(est, X, ["a"], grid_resolution=7), est, X, "a")
+        return check(pdpboot.partial_dependence(est, X, ["a"], grid=Grid(7)), est, X, "a")
 
     def multiclass():
         X, y = base()
         est = RandomForestClassifier(10, random_state=0).fit(X, np.array(["c", "a", "b"])[np.digitize(y, [1, 3])])
-        res = pdpboot.partial_dependence(est, X, ["a"], grid_resolution=6)
+        res = pdpboot.partial_dependence(est, X, ["a"], grid=Grid(6))
         return check(res, est, X, "a", method="predict_proba")
 
     def multiclass_int():
@@ -147,7 +148,7 @@ def api_cases() -> None:
     def decision_function():
         X, y = base()
         est = LogisticRegression().fit(X, (y > 2).astype(int))
-        res = pdpboot.partial_dependence(est, X, ["a"], response_method="decision_function", grid_resolution=5)
+        res = pdpboot.partial_dependence(est, X, ["a"], response_method="decision_function", grid=Grid(5))
         return check(res, est, X, "a", method="decision_function")
 
     def zero_weights(method):
@@ -155,7 +156,7 @@ def api_cases() -> None:
             X, y = base()
             w = np.where(rng.uniform(size=n) < 0.5, 0.0, rng.uniform(size=n) * 3)
             est = DecisionTreeRegressor(max_depth=4).fit(X, y)
-            res = pdpboot.partial_dependence(est, X, ["a"], sample_weight=w, grid_resolution=6, method=method)
+            res = pdpboot.partial_dependence(est, X, ["a"], sample_weight=w, grid=Grid(6), method=method)
             return check(res, est, X, "a", weights=w)
         return run
 
@@ -163,7 +164,7 @@ def api_cases() -> None:
         def run():
             X, y = base()
             est = HistGradientBoostingRegressor(max_iter=5).fit(X, y)
-            return check(pdpboot.partial_dependence(est, X, [feature], custom_values={feature: values}),
+            return check(pdpboot.partial_dependence(est, X, [feature], grid=Grid(custom_values={feature: values})),
                          est, X, feature)
         return run
 
@@ -171,7 +172,7 @@ def api_cases() -> None:
         X, y = base()
         X["c"] = np.array(["lo", "mid", "hi"])[x1 % 3]
         est = make_pipeline(onehot("c"), RandomForestRegressor(10, random_state=0)).fit(X, y + x1 % 3)
-        node = pdpboot.partial_dependence(est, X, [("c", "a")], grid_resolution=4)["c__a"]
+        node = pdpboot.partial_dependence(est, X, [("c", "a")], grid=Grid(4))["c__a"]
         err = max(abs(est.predict(X.assign(c=ci, a=ai)).mean() - float(node["pd"].sel(c=ci, a=ai).squeeze()))
                   for ci in node["pd"]["c"].values for ai in node["pd"]["a"].values)
         assert err < 1e-8, err
@@ -180,7 +181,7 @@ def api_cases() -> None:
     def ice_rows():
         X, y = base()
         est = RandomForestRegressor(10, random_state=0).fit(X, y)
-        ice = pdpboot.partial_dependence(est, X, ["a"], kind="individual", grid_resolution=4)["a"]["ice"]
+        ice = pdpboot.partial_dependence(est, X, ["a"], kind="individual", grid=Grid(4))["a"]["ice"]
         rows = ice["instance"].values
         err = max(np.max(np.abs(est.predict(X.loc[rows].assign(a=v)) - ice.isel(output=0).sel(a=v).values))
                   for v in ice["a"].values)
@@ -216,10 +217,11 @@ def checkpoint_cases() -> None:
     X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 4, size=n).astype(float)})
     y = X.a + X.b + rng.normal(size=n) * 0.1
 
-    def run(path, est=None, X=X, y=y, features=("a",), **kw):
+    def run(path, est=None, X=X, y=y, features=("a",), grid=None, **kw):
+        grid = grid or {}
         est = est if est is not None else DecisionTreeRegressor(max_depth=3, random_state=0)
         return pdpboot.bootstrap_partial_dependence(
-            est, X, y, list(features), n_resamples=4, rng=0, grid_resolution=5,
+            est, X, y, list(features), n_resamples=4, rng=0, grid=Grid(5, **grid),
             execution=pdpboot.Execution(n_jobs=1, progress=False, checkpoint=path), **kw)
 
     def resumed(**changes):
@@ -252,12 +254,12 @@ def checkpoint_cases() -> None:
                           ("estimator param", {"est": DecisionTreeRegressor(max_depth=4, random_state=0)}),
                           ("pipeline function", {"est": make_pipeline(FunctionTransformer(doubled),
                                                                       DecisionTreeRegressor(max_depth=3))}),
-                          ("custom grid", {"custom_values": {"a": [0.0, 1.0]}}),
-                          ("percentiles", {"percentiles": (0.1, 0.9)}),
+                          ("custom grid", {"grid": {"custom_values": {"a": [0.0, 1.0]}}}),
+                          ("percentiles", {"grid": {"percentiles": (0.1, 0.9)}}),
                           ("sample weights", {"sample_weight": np.full(n, 2.0)}),
                           ("features added", {"features": ("a", "b")}), ("X float32", {"X": X.astype("float32")}),
                           ("scheme", {"resampling": "subsample"}), ("statistics", {"statistics": "ice"}),
-                          ("categorical of another feature", {"categorical_features": ["b"]})]:
+                          ("categorical of another feature", {"grid": {"categorical_features": ["b"]}})]:
         case("checkpoint", name, resumed(**changes))
 
 
@@ -345,7 +347,8 @@ def cli_cases(out: Path) -> None:
 
 # ----------------------------------------------------------------------------- argument checks (no fit needed)
 
-ARGUMENTS = {  # partial_dependence keyword arguments -> expected: "refused" or "ok" (and then checked)
+# partial_dependence keyword arguments (grid_resolution etc.: those of its Grid)
+ARGUMENTS = {  # -> expected: "refused" or "ok" (and then checked)
     "percentiles reversed": ({"percentiles": (0.95, 0.05)}, "refused"),
     "percentiles negative": ({"percentiles": (-0.1, 0.5)}, "refused"),
     "percentiles equal": ({"percentiles": (0.5, 0.5)}, "refused"),
@@ -389,8 +392,12 @@ def argument_cases() -> None:
         def go():
             kw2 = dict(kw)
             features = kw2.pop("features", ["a"])
+            grid = {k: kw2.pop(k) for k in ("grid_resolution", "percentiles", "custom_values", "categorical_features")
+                    if k in kw2}
+            if "grid_resolution" in grid:
+                grid["resolution"] = grid.pop("grid_resolution")
             try:
-                res = pdpboot.partial_dependence(est, X, features, **kw2)
+                res = pdpboot.partial_dependence(est, X, features, grid=Grid(**grid), **kw2)
             except (ValueError, TypeError) as exc:
                 assert expected == "refused", f"refused: {exc}"
                 assert "\n" not in str(exc).strip() and len(str(exc)) < 600, "not one clear line"

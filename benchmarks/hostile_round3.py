@@ -31,6 +31,7 @@ import pandas as pd
 
 import pdpboot
 from benchmarks.hostile_round2 import check, check_run_folder, print_results
+from pdpboot import Grid
 
 RESULTS: list[tuple[str, str, str, str]] = []
 
@@ -123,28 +124,28 @@ def api_cases() -> None:
         def pd_one(kind=kind):
             X, y = frame(kind)
             est = make_pipeline(FunctionTransformer(as_float), LinearRegression()).fit(X, y)
-            out = [check(pdpboot.partial_dependence(est, X, [f], grid_resolution=6), est, X, f) for f in ("a", "b")]
+            out = [check(pdpboot.partial_dependence(est, X, [f], grid=Grid(6)), est, X, f) for f in ("a", "b")]
             return "; ".join(out)
 
         def boot(kind=kind):
             X, y = frame(kind)
             res = pdpboot.bootstrap_partial_dependence(
                 make_pipeline(FunctionTransformer(as_float), LinearRegression()), X, y, ["a", "b"], n_resamples=3,
-                grid_resolution=5, rng=0, execution=_quiet())
+                grid=Grid(5), rng=0, execution=_quiet())
             est = make_pipeline(FunctionTransformer(as_float), LinearRegression()).fit(X, y)
             return check(res, est, X, "a")
 
         def ale(kind=kind):
             X, y = frame(kind)
             est = make_pipeline(FunctionTransformer(as_float), LinearRegression()).fit(X, y)
-            res = pdpboot.accumulated_local_effects(est, X, ["a", "b"], grid_resolution=6)
+            res = pdpboot.accumulated_local_effects(est, X, ["a", "b"], grid=Grid(6))
             slopes = est[-1].coef_
             return _steps_linear(res["a"], "a", slopes[0]) + "; " + _steps_linear(res["b"], "b", slopes[1])
 
         def boot_ale(kind=kind):
             X, y = frame(kind)
             res = pdpboot.bootstrap_ale(make_pipeline(FunctionTransformer(as_float), LinearRegression()), X, y,
-                                        ["a"], n_resamples=3, grid_resolution=5, rng=0, execution=_quiet())
+                                        ["a"], n_resamples=3, grid=Grid(5), rng=0, execution=_quiet())
             est = make_pipeline(FunctionTransformer(as_float), LinearRegression()).fit(X, y)
             return _steps_linear(res["a"], "a", est[-1].coef_[0])
 
@@ -161,7 +162,7 @@ def api_cases() -> None:
             X, y = frame(kind)
             res = pdpboot.bootstrap_partial_dependence(
                 make_pipeline(FunctionTransformer(as_float), LinearRegression()), X, y, ["a"], n_resamples=3,
-                grid_resolution=5, rng=0, statistics="ice", execution=_quiet())
+                grid=Grid(5), rng=0, statistics="ice", execution=_quiet())
             het = pdpboot.ice_heterogeneity(res)
             sd = float(np.nanmax(np.abs(het["a"]["cice_sd"].values)))
             assert sd < 1e-8, f"centred ICE of an additive model spreads by {sd}"
@@ -223,11 +224,11 @@ def outputs_cases() -> None:
              ("RandomForest 3 outputs", lambda: RandomForestRegressor(10, random_state=0).fit(X, Y))]
     for name, make in multi:
         case("outputs", f"{name}: PD", lambda make=make: check(
-            pdpboot.partial_dependence(make(), X, ["a"], grid_resolution=5), make(), X, "a"))
+            pdpboot.partial_dependence(make(), X, ["a"], grid=Grid(5)), make(), X, "a"))
 
         def ice(make=make):
             est = make()
-            res = pdpboot.partial_dependence(est, X, ["a"], kind="individual", grid_resolution=4)["a"]["ice"]
+            res = pdpboot.partial_dependence(est, X, ["a"], kind="individual", grid=Grid(4))["a"]["ice"]
             rows = res["instance"].values
             err = 0.0
             for v in res["a"].values:
@@ -239,14 +240,14 @@ def outputs_cases() -> None:
     for name, make in multi[:2]:
         def ale(make=make):
             est = make()
-            res = pdpboot.accumulated_local_effects(est, X, ["a", "b"], grid_resolution=6)
+            res = pdpboot.accumulated_local_effects(est, X, ["a", "b"], grid=Grid(6))
             slopes = np.array([2.0, -1.0, 0.0]), np.array([1.0, 0.5, 3.0])
             return _steps_linear(res["a"], "a", slopes[0]) + "; " + _steps_linear(res["b"], "b", slopes[1])
         case("outputs", f"{name}: ALE steps = slopes", ale)
 
         def boot_ale(make=make):
             res = pdpboot.bootstrap_ale(LinearRegression(), X, pd.DataFrame(Y, columns=["u", "v", "w"]), ["a"],
-                                        n_resamples=3, grid_resolution=5, rng=0, execution=_quiet())
+                                        n_resamples=3, grid=Grid(5), rng=0, execution=_quiet())
             return _steps_linear(res["a"], "a", np.array([2.0, -1.0, 0.0])) + \
                 f"; outputs {list(res['a']['ale']['output'].values)}"
         case("outputs", f"{name}: bootstrap_ale", boot_ale)
@@ -263,10 +264,10 @@ def outputs_cases() -> None:
                    ("RandomForest 3 classes", lambda: RandomForestClassifier(10, random_state=0).fit(X, labels))]
     for name, make in classifiers:
         case("outputs", f"{name}: PD", lambda make=make: check(
-            pdpboot.partial_dependence(make(), X, ["a"], grid_resolution=5), make(), X, "a", method="predict_proba"))
+            pdpboot.partial_dependence(make(), X, ["a"], grid=Grid(5)), make(), X, "a", method="predict_proba"))
 
         def ale_sum(make=make):
-            res = pdpboot.accumulated_local_effects(make(), X, ["a"], grid_resolution=6)["a"]["ale"]
+            res = pdpboot.accumulated_local_effects(make(), X, ["a"], grid=Grid(6))["a"]["ale"]
             total = float(np.max(np.abs(res.sum("output").values)))
             assert set(map(str, res["output"].values)) == {"cold", "mild", "hot"}, res["output"].values
             assert total < 1e-8, f"class ALE curves add up to {total}, not 0"
@@ -276,7 +277,7 @@ def outputs_cases() -> None:
         def boot_ale(make=make):
             est = make()
             res = pdpboot.bootstrap_ale(clone(est), X, pd.Series(labels, name="feel"), ["a"], n_resamples=3,
-                                        grid_resolution=5, rng=0, execution=_quiet())["a"]
+                                        grid=Grid(5), rng=0, execution=_quiet())["a"]
             total = float(np.max(np.abs(res["ale"].sum("output").values)))
             assert total < 1e-8, total
             return f"bootstrap ALE sum over classes {total:.1e}"
@@ -290,7 +291,7 @@ def outputs_cases() -> None:
     def statistics_multi():
         res = pdpboot.bootstrap_partial_dependence(
             LinearRegression(), X, pd.DataFrame(Y, columns=["u", "v", "w"]), ["a", "b", ("a", "b")], n_resamples=3,
-            grid_resolution=4, rng=0, statistics={"ice": 20, "interactions": True}, execution=_quiet())
+            grid=Grid(4), rng=0, statistics={"ice": 20, "interactions": True}, execution=_quiet())
         bands = pdpboot.confidence_bands(res)
         het, h = pdpboot.ice_heterogeneity(bands), pdpboot.h_statistic(bands)
         imp = pdpboot.pd_importance(bands)
@@ -304,7 +305,7 @@ def outputs_cases() -> None:
 
     def decision_multiclass():
         est = LogisticRegression().fit(X, labels)
-        res = pdpboot.partial_dependence(est, X, ["a"], response_method="decision_function", grid_resolution=5)
+        res = pdpboot.partial_dependence(est, X, ["a"], response_method="decision_function", grid=Grid(5))
         return check(res, est, X, "a", method="decision_function")
     case("outputs", "LogisticRegression 3 classes: decision_function PD", decision_multiclass)
 
@@ -325,8 +326,9 @@ def weights_cases() -> None:
 
     def ale_zero():
         est = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y)
-        full = pdpboot.accumulated_local_effects(est, X, ["a"], custom_values=grid, sample_weight=w)["a"]["ale"]
-        kept = pdpboot.accumulated_local_effects(est, X[keep], ["a"], custom_values=grid,
+        full = pdpboot.accumulated_local_effects(est, X, ["a"], grid=Grid(custom_values=grid),
+                                                 sample_weight=w)["a"]["ale"]
+        kept = pdpboot.accumulated_local_effects(est, X[keep], ["a"], grid=Grid(custom_values=grid),
                                                  sample_weight=w[keep])["a"]["ale"]
         err = float(np.nanmax(np.abs(full.values - kept.values)))
         assert err < 1e-10, f"zero-weight rows change the ALE by {err}"
@@ -335,7 +337,7 @@ def weights_cases() -> None:
 
     def pd_tree_zero():
         est = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y)
-        res = pdpboot.partial_dependence(est, X, [("a", "b")], sample_weight=w, custom_values=grid)["a__b"]
+        res = pdpboot.partial_dependence(est, X, [("a", "b")], sample_weight=w, grid=Grid(custom_values=grid))["a__b"]
         err = max(abs(np.average(est.predict(X.assign(a=ai, b=bi)), weights=w)
                       - float(res["pd"].sel(a=ai, b=bi).squeeze())) for ai in grid["a"] for bi in grid["b"])
         assert err < 1e-8, err
@@ -356,21 +358,21 @@ def weights_cases() -> None:
 
     def boot_zero():
         res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=4, rng=0,
-                                                   sample_weight=w, grid_resolution=5, execution=_quiet())
+                                                   sample_weight=w, grid=Grid(5), execution=_quiet())
         est = LinearRegression().fit(X, y, sample_weight=w)
         return check(res, est, X, "a", weights=w)
     case("weights", "bootstrap PD estimate with zero weights (weighted fit and average)", boot_zero)
 
     def boot_ale_zero():
         res = pdpboot.bootstrap_ale(LinearRegression(), X, y, ["a"], n_resamples=4, rng=0, sample_weight=w,
-                                    grid_resolution=5, execution=_quiet())
+                                    grid=Grid(5), execution=_quiet())
         est = LinearRegression().fit(X, y, sample_weight=w)
         return _steps_linear(res["a"], "a", est.coef_[0])
     case("weights", "bootstrap ALE with zero weights", boot_ale_zero)
 
     def ice_zero():
         est = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y)
-        res = pdpboot.partial_dependence(est, X, ["a"], sample_weight=w, kind="both", grid_resolution=4)["a"]
+        res = pdpboot.partial_dependence(est, X, ["a"], sample_weight=w, kind="both", grid=Grid(4))["a"]
         rows = res["ice"]["instance"].values
         return f"{len(rows)} ICE rows, {int(np.sum(w[X.index.get_indexer(rows)] == 0))} with weight 0"
     case("weights", "ICE rows with zero weights (kind='both')", ice_zero)
@@ -379,14 +381,14 @@ def weights_cases() -> None:
         est = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y)
         wi = (w > 0).astype(int) * 2
         return check(pdpboot.partial_dependence(est, X, ["a"], sample_weight=pd.Series(wi, index=X.index),
-                                                grid_resolution=5), est, X, "a", weights=wi)
+                                                grid=Grid(5)), est, X, "a", weights=wi)
     case("weights", "integer weights as a Series", int_weights)
 
     def one_positive():
         est = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y)
         w1 = np.zeros(len(X))
         w1[3] = 1.0
-        return check(pdpboot.partial_dependence(est, X, ["a"], sample_weight=w1, grid_resolution=5),
+        return check(pdpboot.partial_dependence(est, X, ["a"], sample_weight=w1, grid=Grid(5)),
                      est, X, "a", weights=w1)
     case("weights", "one positive weight", one_positive)
 
@@ -441,23 +443,24 @@ def grid_cases() -> None:
         case("grids", name, fn, expect=expect)
 
     def ale_one_value():
-        return pdpboot.accumulated_local_effects(hgb, Xn, ["a"], custom_values={"a": [0.0]})
+        return pdpboot.accumulated_local_effects(hgb, Xn, ["a"], grid=Grid(custom_values={"a": [0.0]}))
     case("grids", "ALE custom_values one value", ale_one_value, expect="refused")
 
     def ale_unsorted():
         res = pdpboot.accumulated_local_effects(_linear_pipe().fit(X, X.a * 3.0), X, ["a"],
-                                                custom_values={"a": [1.0, -1.0, 0.0, 0.5]})
+                                                grid=Grid(custom_values={"a": [1.0, -1.0, 0.0, 0.5]}))
         return _steps_linear(res["a"], "a", 3.0)
     case("grids", "ALE custom_values unsorted", ale_unsorted)
 
     def ale_outside():
         res = pdpboot.accumulated_local_effects(_linear_pipe().fit(X, X.a * 3.0), X, ["a"],
-                                                custom_values={"a": [-10.0, 0.0, 10.0]})
+                                                grid=Grid(custom_values={"a": [-10.0, 0.0, 10.0]}))
         return _steps_linear(res["a"], "a", 3.0)
     case("grids", "ALE custom_values beyond the data", ale_outside)
 
     def pair_custom():
-        node = pdpboot.partial_dependence(hgb, Xn, [("a", "b")], custom_values={"a": [0.0, 1.0], "b": [1, 3]})["a__b"]
+        node = pdpboot.partial_dependence(hgb, Xn, [("a", "b")],
+                                          grid=Grid(custom_values={"a": [0.0, 1.0], "b": [1, 3]}))["a__b"]
         err = max(abs(hgb.predict(Xn.assign(a=ai, b=bi)).mean() - float(node["pd"].sel(a=ai, b=bi).squeeze()))
                   for ai in (0.0, 1.0) for bi in (1, 3))
         assert err < 1e-8, err

@@ -34,6 +34,7 @@ import pandas as pd
 import pdpboot
 from benchmarks.hostile_round2 import check, check_run_folder, print_results
 from benchmarks.hostile_round3 import RESULTS, _steps_linear, case
+from pdpboot import Grid
 
 
 def _default_sigint() -> None:
@@ -81,28 +82,28 @@ def onefit_cases() -> None:
             est.shape = shape
             return est
         case("onefit", f"predict returns a {shape}: partial_dependence", lambda make=make: check(
-            pdpboot.partial_dependence(make().fit(X, y), X, ["a"], grid_resolution=5), ref, X, "a"))
+            pdpboot.partial_dependence(make().fit(X, y), X, ["a"], grid=Grid(5)), ref, X, "a"))
         case("onefit", f"predict returns a {shape}: accumulated_local_effects", lambda make=make: _steps_linear(
-            pdpboot.accumulated_local_effects(make().fit(X, y), X, ["a"], grid_resolution=5)["a"], "a", ref.coef_[0]))
+            pdpboot.accumulated_local_effects(make().fit(X, y), X, ["a"], grid=Grid(5))["a"], "a", ref.coef_[0]))
         case("onefit", f"predict returns a {shape}: bootstrap", lambda make=make: check(
-            pdpboot.bootstrap_partial_dependence(make(), X, y, ["a"], n_resamples=3, grid_resolution=5, rng=0,
+            pdpboot.bootstrap_partial_dependence(make(), X, y, ["a"], n_resamples=3, grid=Grid(5), rng=0,
                                                  execution=_quiet()), ref, X, "a"))
 
     numpy_fit = LinearRegression().fit(X.to_numpy(), y)
     case("onefit", "fitted on a NumPy array, given the DataFrame", lambda: check(
-        pdpboot.partial_dependence(numpy_fit, X, ["a"], grid_resolution=5), numpy_fit, X, "a"))
+        pdpboot.partial_dependence(numpy_fit, X, ["a"], grid=Grid(5)), numpy_fit, X, "a"))
     frame_fit = LinearRegression().fit(X, y)
     for name, data, expect in [("columns in another order", X[["b", "a"]], "refused"),
                                ("a column renamed", X.rename(columns={"b": "B"}), "refused"),
                                ("an extra column", X.assign(z=1.0), "refused"),
                                ("a column missing", X[["a"]], "refused")]:
         def go(data=data):
-            res = pdpboot.partial_dependence(frame_fit, data, ["a"], grid_resolution=5)
+            res = pdpboot.partial_dependence(frame_fit, data, ["a"], grid=Grid(5))
             return check(res, frame_fit, X, "a")
         case("onefit", f"fitted on a DataFrame, given {name}: partial_dependence", go, expect=expect)
 
         def ale(data=data):
-            return _steps_linear(pdpboot.accumulated_local_effects(frame_fit, data, ["a"], grid_resolution=5)["a"],
+            return _steps_linear(pdpboot.accumulated_local_effects(frame_fit, data, ["a"], grid=Grid(5))["a"],
                                  "a", frame_fit.coef_[0])
         case("onefit", f"fitted on a DataFrame, given {name}: accumulated_local_effects", ale, expect=expect)
 
@@ -131,7 +132,7 @@ def resample_cases() -> None:
             w = np.zeros(len(X))
             w[:k] = 1.0
             res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=30,
-                                                       sample_weight=w, grid_resolution=4, rng=0, execution=_quiet())
+                                                       sample_weight=w, grid=Grid(4), rng=0, execution=_quiet())
             est = LinearRegression().fit(X, y, sample_weight=w)
             return check(res, est, X, "a", weights=w)
         return go
@@ -151,7 +152,7 @@ def resample_cases() -> None:
         for est in (DecisionTreeClassifier(max_depth=3, random_state=0),
                     HistGradientBoostingClassifier(max_iter=5, random_state=0)):
             def go(est=est, y2=y2, labels=labels):
-                res = pdpboot.bootstrap_partial_dependence(est, X, y2, ["a"], n_resamples=20, grid_resolution=4,
+                res = pdpboot.bootstrap_partial_dependence(est, X, y2, ["a"], n_resamples=20, grid=Grid(4),
                                                            rng=0, resampling="bootstrap", execution=_quiet())
                 node = res["a"]
                 fitted = est.fit(X, y2)
@@ -166,7 +167,7 @@ def resample_cases() -> None:
     def one_class_refit():
         y1 = np.where(np.arange(len(X)) < 1, "yes", "no").astype(object)  # 1 row of 'yes': refits miss it
         return pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y1, ["a"], n_resamples=30, rng=0,
-                                                    resampling="bootstrap", grid_resolution=4, execution=_quiet())
+                                                    resampling="bootstrap", grid=Grid(4), execution=_quiet())
     case("resamples", "LogisticRegression, 1 row of a class (refits without it cannot be fitted)", one_class_refit,
          expect="refused")
 
@@ -175,7 +176,7 @@ def resample_cases() -> None:
     for est in (LogisticRegression(), RandomForestClassifier(10, random_state=0),
                 HistGradientBoostingClassifier(max_iter=5)):
         def go(est=est):
-            res = pdpboot.bootstrap_partial_dependence(est, X, y3, ["a"], n_resamples=6, grid_resolution=4, rng=0,
+            res = pdpboot.bootstrap_partial_dependence(est, X, y3, ["a"], n_resamples=6, grid=Grid(4), rng=0,
                                                        execution=_quiet())
             pr = res["a"]["pd_resamples"]
             assert sorted(map(str, pr["output"].values)) == ["c0", "c1", "c2", "rare"], pr["output"].values
@@ -189,7 +190,7 @@ def resample_cases() -> None:
 
     def group_constant():
         res = pdpboot.bootstrap_partial_dependence(
-            LinearRegression(), Xg, y + Xg.c, ["c"], n_resamples=4, grid_resolution=4, rng=0,
+            LinearRegression(), Xg, y + Xg.c, ["c"], n_resamples=4, grid=Grid(4), rng=0,
             resampling=pdpboot.Resampling(scheme="group", groups=groups), execution=_quiet())
         return check(res, LinearRegression().fit(Xg, y + Xg.c), Xg, "c")
     case("resamples", "feature constant inside each group, group bootstrap", group_constant)
@@ -197,7 +198,7 @@ def resample_cases() -> None:
     def subsample_constant():
         Xs = X.assign(c=np.r_[np.zeros(len(X) - 1), 1.0])  # one row differs: most subsamples see a constant
         res = pdpboot.bootstrap_partial_dependence(
-            LinearRegression(), Xs, y, ["c"], n_resamples=4, grid_resolution=4, rng=0,
+            LinearRegression(), Xs, y, ["c"], n_resamples=4, grid=Grid(4), rng=0,
             resampling=pdpboot.Resampling(scheme="subsample", subsample_fraction=0.5), execution=_quiet())
         return check(res, LinearRegression().fit(Xs, y), Xs, "c")
     case("resamples", "feature constant in most subsamples (one row differs)", subsample_constant)
@@ -217,7 +218,7 @@ def checkpoint_cases() -> None:
 
     def run(path, B=4, seed=0, execution=None, **kw):
         options = {"n_jobs": 1, "progress": False, "checkpoint": path, **(execution or {})}
-        kw.setdefault("grid_resolution", 5)
+        kw.setdefault("grid", Grid(5))
         return pdpboot.bootstrap_partial_dependence(DecisionTreeRegressor(max_depth=3, random_state=0), X, y, ["a"],
                                                     n_resamples=B, rng=seed, execution=pdpboot.Execution(**options),
                                                     **kw)
@@ -239,7 +240,7 @@ def checkpoint_cases() -> None:
 
     for name, first, second, expect in [
             ("B 4 -> 6 (extends)", {"B": 4}, {"B": 6}, "ok"), ("B 6 -> 4", {"B": 6}, {"B": 4}, "ok"),
-            ("seed 0 -> 1", {}, {"seed": 1}, "refused"), ("grid_resolution 5 -> 7", {}, {"grid_resolution": 7},
+            ("seed 0 -> 1", {}, {"seed": 1}, "refused"), ("grid_resolution 5 -> 7", {}, {"grid": Grid(7)},
                                                          "refused"),
             ("n_jobs 1 -> 2", {}, {"execution": {"n_jobs": 2}}, "ok"),
             ("on_error raise -> skip", {}, {"execution": {"on_error": "skip"}}, "ok"),
@@ -263,19 +264,19 @@ def grid_cases() -> None:
     for p, expect in [((0, 1), "ok"), ((0.0, 1e-12), "refused"), ((1e-9, 1 - 1e-9), "ok"), ((0.49, 0.51), "ok"),
                       ((0.999999, 1.0), "refused")]:
         case("grids", f"percentiles {p}", lambda p=p: check(
-            pdpboot.partial_dependence(est, X, ["a"], percentiles=p, grid_resolution=5), est, X, "a"), expect=expect)
+            pdpboot.partial_dependence(est, X, ["a"], grid=Grid(5, percentiles=p)), est, X, "a"), expect=expect)
     for g in (2, 3, 1000, 10**6):
         case("grids", f"grid_resolution {g}", lambda g=g: check(
-            pdpboot.partial_dependence(est, X, ["a"], grid_resolution=g), est, X, "a"))
+            pdpboot.partial_dependence(est, X, ["a"], grid=Grid(g)), est, X, "a"))
         case("grids", f"ALE grid_resolution {g}", lambda g=g: str(
-            pdpboot.accumulated_local_effects(est, X, ["a"], grid_resolution=g)["a"]["ale"].shape))
+            pdpboot.accumulated_local_effects(est, X, ["a"], grid=Grid(g))["a"]["ale"].shape))
     case("grids", "grid_resolution 10**6 on a pair", lambda: str(pdpboot.partial_dependence(
-        est, X, [("a", "b")], grid_resolution=10**6)["a__b"]["pd"].shape))
+        est, X, [("a", "b")], grid=Grid(10**6))["a__b"]["pd"].shape))
     big = pd.DataFrame({"a": np.arange(3000.0), "b": np.arange(3000.0) % 7})
     tree = DecisionTreeRegressor(max_depth=3).fit(big, big.a)
     case("grids", "2-D grid of 3000 x 3000 values, memory_limit 1 MB", lambda: pdpboot.partial_dependence(
-        tree, big, [("a", "b")], custom_values={"a": np.arange(3000.0), "b": np.arange(3000.0)}, method="brute",
-        memory_limit=10**6), expect="refused")
+        tree, big, [("a", "b")], grid=Grid(custom_values={"a": np.arange(3000.0), "b": np.arange(3000.0)}),
+        method="brute", memory_limit=10**6), expect="refused")
 
 
 # ----------------------------------------------------------------------------- pairs with a categorical
@@ -300,7 +301,7 @@ def pair_cases() -> None:
                              model if model is not None else LinearRegression())
 
     def pair_pd(model, data, fs, **kw):
-        node = pdpboot.partial_dependence(model, data, [fs], grid_resolution=4, **kw)
+        node = pdpboot.partial_dependence(model, data, [fs], grid=Grid(4), **kw)
         node = node[list(node.children)[0]]
         a, b = fs
         err = 0.0
@@ -323,18 +324,18 @@ def pair_cases() -> None:
              lambda method=method: pair_pd(hgb, Xh, ("c", "a"), method=method))
     for fs, order in ((("c", "a"), {"c": ["lo", "mid", "hi"]}), (("f", "a"), {"f": [False, True]})):
         def ale_zero(fs=fs, order=order):
-            res = pdpboot.accumulated_local_effects(pipe().fit(X, additive), X, [fs], custom_values=order,
-                                                    grid_resolution=4)
+            res = pdpboot.accumulated_local_effects(pipe().fit(X, additive), X, [fs], grid=Grid(4, custom_values=order))
             v = float(np.nanmax(np.abs(res[list(res.children)[0]]["ale"].values)))
             assert v < 1e-8, f"2-D ALE of an additive model is {v}, not 0"
             return f"2-D ALE of an additive model: max {v:.1e}"
         case("pairs", f"2-D ALE {fs} ordered by custom_values, additive model", ale_zero)
     case("pairs", "2-D ALE of an unordered text feature", lambda: pdpboot.accumulated_local_effects(
-        fitted, X, [("c", "a")], grid_resolution=4), expect="refused")
+        fitted, X, [("c", "a")], grid=Grid(4)), expect="refused")
 
     def boot_ale_pair():
-        res = pdpboot.bootstrap_ale(pipe(), X, additive, [("c", "a")], custom_values={"c": ["lo", "mid", "hi"]},
-                                    n_resamples=4, grid_resolution=4, rng=0, execution=_quiet())
+        res = pdpboot.bootstrap_ale(pipe(), X, additive, [("c", "a")],
+                                    grid=Grid(4, custom_values={"c": ["lo", "mid", "hi"]}),
+                                    n_resamples=4, rng=0, execution=_quiet())
         v = float(np.nanmax(np.abs(res["c__a"]["ale_resamples"].values)))
         assert v < 1e-8, v
         return f"bootstrap 2-D ALE of an additive model: max {v:.1e}"
@@ -342,7 +343,7 @@ def pair_cases() -> None:
 
     def h_pair():
         res = pdpboot.bootstrap_partial_dependence(pipe(), X, additive, [("c", "a")], n_resamples=4,
-                                                   grid_resolution=4, rng=0, statistics="interactions",
+                                                   grid=Grid(4), rng=0, statistics="interactions",
                                                    execution=_quiet())
         v = float(np.nanmax(np.abs(pdpboot.h_statistic(res)["c__a"]["h2"].values)))
         assert v < 1e-8, v
@@ -374,7 +375,7 @@ def xarray_cases() -> None:
                         LinearRegression())
     fitted = clone(est).fit(X, y)
     res = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "c", ("a", "b"), ("c", "a")], n_resamples=20,
-                                               grid_resolution=4, rng=0, statistics={"ice": 10, "interactions": True},
+                                               grid=Grid(4), rng=0, statistics={"ice": 10, "interactions": True},
                                                execution=_quiet())
 
     def moved(tree, how):
@@ -440,7 +441,7 @@ def file_cases() -> None:
     folder = Path(tempfile.mkdtemp())
     X, y, _ = _frame(60, seed=4)
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", ("a", "b")], n_resamples=4, rng=0,
-                                               grid_resolution=4, execution=_quiet())
+                                               grid=Grid(4), execution=_quiet())
     path = pdpboot.save(res, folder / "r.nc")
     for recorded, expect in [("abc", "refused"), ("1.5", "refused"), ("", "refused"), ("0", "refused"),
                              ("-1", "refused"), ("1", "ok"), ("2", "ok"), ("3", "refused")]:

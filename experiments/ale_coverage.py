@@ -49,6 +49,7 @@ from joblib import Parallel, delayed
 from scipy.stats import norm
 
 import pdpboot
+from pdpboot import Grid
 
 from . import _common as C
 from .learners import LEARNER_LABELS, make_learner
@@ -110,7 +111,8 @@ def _bands(res: xr.DataTree) -> dict:
 
 def both_effects(learner: str, X: np.ndarray, y: np.ndarray, B: int, quick: bool, rng) -> dict:
     """PD and ALE of x1 on GRID with bands, from one set of B refits (``bootstrap_ale(with_pd=True)``)."""
-    res = pdpboot.bootstrap_ale(learner_for(learner, quick), X, y, ["x0"], n_resamples=B, custom_values={"x0": GRID},
+    res = pdpboot.bootstrap_ale(learner_for(learner, quick), X, y, ["x0"], n_resamples=B,
+                                grid=Grid(custom_values={"x0": GRID}),
                                 with_pd=True, rng=rng,
                                 execution=pdpboot.Execution(n_jobs=1, progress=False))
     return _bands(res)

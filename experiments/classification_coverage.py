@@ -28,6 +28,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.engine.intervals import band_arrays
 
 from . import _common as C
@@ -72,7 +73,7 @@ def _repetition(name: str, cfg: dict, run: dict, quick: bool, seed) -> tuple[np.
     data_seed, boot_seed = seed.spawn(2)
     X, y = make_data(cfg["n"], np.random.default_rng(data_seed))
     res = pdpboot.bootstrap_partial_dependence(
-        make_learner(name, quick), X, y, [0], n_resamples=run["B"], custom_values={0: GRID},
+        make_learner(name, quick), X, y, [0], n_resamples=run["B"], grid=Grid(custom_values={0: GRID}),
         resampling="bootstrap", response_method="predict_proba", rng=np.random.default_rng(boot_seed),
         execution=pdpboot.Execution(progress=False))
     ds = res["x0"].ds

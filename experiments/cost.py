@@ -35,6 +35,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegresso
 from sklearn.inspection import partial_dependence as sk_partial_dependence
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.datasets import make_electricity_prices
 
 from . import _common as C
@@ -97,7 +98,8 @@ def _sklearn(model, X, grids: dict, sets: list, method: str) -> list[np.ndarray]
 
 def _pdpboot(model, X, grids: dict, sets: list, method: str) -> list[np.ndarray]:
     names = sorted({f for fs in sets for f in ([fs] if isinstance(fs, str) else fs)})
-    res = pdpboot.partial_dependence(model, X, sets, custom_values={f: grids[f] for f in names}, method=method)
+    res = pdpboot.partial_dependence(model, X, sets, grid=Grid(custom_values={f: grids[f] for f in names}),
+                                     method=method)
     return [pdpboot.get_node(res, fs).ds["pd"].isel(output=0).values for fs in sets]
 
 
@@ -184,7 +186,7 @@ def _bootstrap_times(cfg: dict) -> xr.Dataset:
 
         def boot(method, est=est):
             return lambda: pdpboot.bootstrap_partial_dependence(
-                est, X, y, [*FEATURES, PAIR], n_resamples=B, custom_values=grids, rng=0,
+                est, X, y, [*FEATURES, PAIR], n_resamples=B, grid=Grid(custom_values=grids), rng=0,
                 resampling=pdpboot.Resampling(background="original"),
                 execution=pdpboot.Execution(method=method, n_jobs=1, progress=False))
 
@@ -200,7 +202,7 @@ def _bootstrap_times(cfg: dict) -> xr.Dataset:
 
 def _time_bootstrap(est, X, y, n_resamples: int, grids: dict, method: str) -> float:
     return _cpu_time(lambda: pdpboot.bootstrap_partial_dependence(
-        est, X, y, ["Temperature", "Hour"], n_resamples=n_resamples, custom_values=grids, rng=0,
+        est, X, y, ["Temperature", "Hour"], n_resamples=n_resamples, grid=Grid(custom_values=grids), rng=0,
         execution=pdpboot.Execution(method=method, n_jobs=1, progress=False)))[0]
 
 

@@ -36,6 +36,7 @@ from joblib import Parallel, delayed
 from scipy.special import expit
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.bands import band_arrays
 from pdpboot.datasets import make_additive_uniform, make_friedman1, make_interaction, true_pd
 
@@ -120,7 +121,7 @@ def _one_repetition(sc: dict, quick: bool, seed: np.random.SeedSequence, cfg: di
     for background in sc["backgrounds"]:
         res = pdpboot.bootstrap_partial_dependence(
             make_learner(sc["learner"], quick), X, y, sc["features"], n_resamples=sc["B"],
-            custom_values=custom, rng=boot_int,
+            grid=Grid(custom_values=custom), rng=boot_int,
             resampling=pdpboot.Resampling("bootstrap", background=background),
             execution=pdpboot.Execution(n_jobs=1, progress=False))
         out["estimate"] = _curves(res, sc["features"], "pd")
@@ -157,7 +158,7 @@ def _truth_fit(sc: dict, quick: bool, n: int, seed: np.random.SeedSequence, n_ba
     X_background, _ = simulate(sc, n_background, background_seed)
     model = reseed(make_learner(sc["learner"], quick), np.random.default_rng(fit_seed)).fit(X, y)
     custom = {f: np.asarray(sc["grid"]) for f in sc["features"]}
-    result = pdpboot.partial_dependence(model, X_background, sc["features"], custom_values=custom)
+    result = pdpboot.partial_dependence(model, X_background, sc["features"], grid=Grid(custom_values=custom))
     return _curves(result, sc["features"], "pd")
 
 

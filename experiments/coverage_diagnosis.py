@@ -30,6 +30,7 @@ import xarray as xr
 from joblib import Parallel, delayed
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.bands import band_arrays
 
 from . import _common as C
@@ -138,7 +139,7 @@ def compute_ols(ctx: C.Context, cfg: dict, name: str, data, dgp_pd) -> xr.Datase
 
 def _pd_of(model, X_background: np.ndarray, sc: dict) -> np.ndarray:
     custom = {f: np.asarray(sc["grid"]) for f in sc["features"]}
-    result = pdpboot.partial_dependence(model, X_background, sc["features"], custom_values=custom)
+    result = pdpboot.partial_dependence(model, X_background, sc["features"], grid=Grid(custom_values=custom))
     return np.stack([pdpboot.get_node(result, f"x{f}").ds["pd"].isel(output=-1).values for f in sc["features"]])
 
 
@@ -156,7 +157,8 @@ def _mlp_repetition(sc: dict, seed: np.random.SeedSequence, b: int, data) -> dic
     X, y = data(sc, sc["n"], data_seed)
     res = pdpboot.bootstrap_partial_dependence(
         make_learner(sc["learner"]), X, y, sc["features"], n_resamples=b,
-        custom_values={f: np.asarray(sc["grid"]) for f in sc["features"]}, rng=int(boot_seed.generate_state(1)[0]),
+        grid=Grid(custom_values={f: np.asarray(sc["grid"]) for f in sc["features"]}),
+        rng=int(boot_seed.generate_state(1)[0]),
         resampling=pdpboot.Resampling("bootstrap", background="resample"),
         execution=pdpboot.Execution(n_jobs=1, progress=False))
     curves = {v: np.stack([pdpboot.get_node(res, f"x{f}").ds[v].isel(output=-1).values for f in sc["features"]],

@@ -80,6 +80,7 @@ from scipy.stats import norm
 from threadpoolctl import threadpool_limits
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.datasets import make_friedman1, true_pd
 
 from . import _common as C
@@ -244,8 +245,8 @@ def one_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool) -> 
     custom = {f: grid_of(setting, f) for f in setting["features"]}
     start = time.process_time()
     res = pdpboot.debiased_partial_dependence(
-        make_learner(setting["learner"], quick), X, y, setting["features"], custom_values=custom,
-        categorical_features=setting.get("categorical"), confidence_level=LEVEL,
+        make_learner(setting["learner"], quick), X, y, setting["features"],
+        grid=Grid(custom_values=custom, categorical_features=setting.get("categorical")), confidence_level=LEVEL,
         rng=np.random.default_rng(fit_seed))
     cpu = time.process_time() - start
     out: dict = {"cpu": cpu}
@@ -398,8 +399,9 @@ def refit_repetition(setting: dict, seed: np.random.SeedSequence, quick: bool, B
     custom = {f: grid_of(setting, f) for f in setting["features"]}
     start = time.process_time()
     res = pdpboot.bootstrap_partial_dependence(
-        make_learner(setting["learner"], quick), X, y, setting["features"], n_resamples=B, custom_values=custom,
-        categorical_features=setting.get("categorical"), rng=np.random.default_rng(boot_seed),
+        make_learner(setting["learner"], quick), X, y, setting["features"], n_resamples=B,
+        grid=Grid(custom_values=custom, categorical_features=setting.get("categorical")),
+        rng=np.random.default_rng(boot_seed),
         resampling="bootstrap",  # the archived comparison is with the plain bootstrap (before resampling="auto")
         execution=pdpboot.Execution(n_jobs=1, progress=False))
     with warnings.catch_warnings():   # the boosted classifier's known refit under-coverage: measured here, not new
@@ -637,7 +639,7 @@ def compute_figures(ctx: C.Context) -> None:
         with threadpool_limits(1):
             res = pdpboot.debiased_partial_dependence(
                 RandomForestRegressor(n_estimators=cfg["n_trees"]), X, y, ELECTRICITY_FEATURES,
-                grid_resolution=cfg["grid_resolution"], categorical_features=["Day"], rng=cfg["seed"])
+                grid=Grid(cfg["grid_resolution"], categorical_features=["Day"]), rng=cfg["seed"])
         pdpboot.save(res, path)
     path = folder / "figure_anes.nc"
     if ctx.needs(path):
@@ -646,7 +648,7 @@ def compute_figures(ctx: C.Context) -> None:
         with threadpool_limits(1):
             res = pdpboot.debiased_partial_dependence(
                 _anes_model(cfg["anes"]["max_iter"]), X, y, ANES_FEATURES,
-                grid_resolution=cfg["anes"]["grid_resolution"], categorical_features=["selfLR"], rng=cfg["seed"])
+                grid=Grid(cfg["anes"]["grid_resolution"], categorical_features=["selfLR"]), rng=cfg["seed"])
         pdpboot.save(res, path)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.datasets import make_electricity_prices, true_pd
 
 from . import _common as C
@@ -44,8 +45,7 @@ def compute(ctx: C.Context) -> None:
             continue
         res = pdpboot.bootstrap_partial_dependence(
             RandomForestRegressor(n_estimators=cfg["n_trees"]), X, y, [*FEATURES, *PAIRS],
-            n_resamples=cfg["B"], grid_resolution=cfg["grid_resolution"],
-            categorical_features=["Day"], rng=cfg["seed"],
+            n_resamples=cfg["B"], grid=Grid(cfg["grid_resolution"], categorical_features=["Day"]), rng=cfg["seed"],
             resampling=pdpboot.Resampling(background=background),
             execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False))
         pdpboot.save(res, path)

@@ -55,6 +55,7 @@ import pdpboot
 from experiments import _common as C
 from experiments import forest_ij_estimator as jk
 from experiments.learners import METHOD_LABELS
+from pdpboot import Grid
 from pdpboot.datasets import make_friedman1
 from pdpboot.engine import compute_pd
 from pdpboot.engine.intervals import band_arrays
@@ -211,7 +212,7 @@ def _boot_run(X, y, cell: Cell, seed: np.random.SeedSequence) -> dict:
     start = time.process_time()
     res = pdpboot.bootstrap_partial_dependence(
         _forest(cell.trees, None, cell.max_samples), X, y, FEATURES, n_resamples=cell.n_resamples,
-        custom_values={f: GRID for f in FEATURES}, rng=np.random.default_rng(seed),
+        grid=Grid(custom_values={f: GRID for f in FEATURES}), rng=np.random.default_rng(seed),
         resampling=pdpboot.Resampling(background="resample"),
         execution=pdpboot.Execution(n_jobs=1, progress=False))
     elapsed = time.process_time() - start

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import matplotlib
 
+from pdpboot import Grid
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -59,7 +61,7 @@ def compute(n_resamples: int = B, rng: int = 0) -> dict:
     forest = RandomForestRegressor(n_estimators=60, min_samples_leaf=5, n_jobs=1)
     reg = pdpboot.bootstrap_partial_dependence(
         forest, X, y, features=["Temperature", "Hour", "Day", ("Temperature", "Hour"), ("Day", "Hour")],
-        categorical_features=["Day"], n_resamples=n_resamples, grid_resolution=25,
+        grid=Grid(25, categorical_features=["Day"]), n_resamples=n_resamples,
         rng=rng, execution=pdpboot.Execution(progress=False),
         statistics={"ice": 60, "heterogeneity": True, "interactions": 150})
     data = load_breast_cancer(as_frame=True)
@@ -67,7 +69,7 @@ def compute(n_resamples: int = B, rng: int = 0) -> dict:
     clf = pdpboot.bootstrap_partial_dependence(
         RandomForestClassifier(n_estimators=60, min_samples_leaf=3, n_jobs=1), Xc, data.target,
         features=["mean concave points", "worst texture", ("mean concave points", "worst texture")],
-        n_resamples=n_resamples, grid_resolution=20, rng=rng, execution=pdpboot.Execution(progress=False),
+        n_resamples=n_resamples, grid=Grid(20), rng=rng, execution=pdpboot.Execution(progress=False),
         statistics={"ice": 40})
     # a skewed feature (Seattle-like daily rain: 57 % of days dry, a tail to 18 mm) for the quantile-spaced axis
     gen = np.random.default_rng(rng)
@@ -77,8 +79,8 @@ def compute(n_resamples: int = B, rng: int = 0) -> dict:
     yr = 0.3 * temp - 12 * np.log1p(3 * rain) + gen.normal(0, 1.0, 800)
     skew = pdpboot.bootstrap_partial_dependence(
         RandomForestRegressor(n_estimators=60, min_samples_leaf=5, n_jobs=1), Xr, yr,
-        features=["precipitation", ("temp_max", "precipitation")], n_resamples=n_resamples, grid_resolution=25,
-        percentiles=(0, 1), rng=rng, execution=pdpboot.Execution(progress=False))
+        features=["precipitation", ("temp_max", "precipitation")], n_resamples=n_resamples,
+        grid=Grid(25, percentiles=(0, 1)), rng=rng, execution=pdpboot.Execution(progress=False))
     return {"regression": pdpboot.confidence_bands(reg, simultaneous=True),
             "classification": pdpboot.confidence_bands(clf, simultaneous=True),
             "skewed": pdpboot.confidence_bands(skew), "data": (X, y, forest.fit(X, y))}

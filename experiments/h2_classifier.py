@@ -29,6 +29,8 @@ from functools import partial
 import numpy as np
 import xarray as xr
 
+from pdpboot import Grid
+
 from . import _common as C
 from . import classifier_se as cs
 
@@ -72,7 +74,7 @@ def _rep(scheme: str, seed: np.random.SeedSequence, cfg: dict, quick: bool) -> d
         warnings.simplefilter("ignore")
         res = pdpboot.bootstrap_partial_dependence(
             cs.make_learner("hgb_clf", quick), X, y, [PAIR], n_resamples=cfg["B"], resampling=scheme,
-            statistics={"interactions": N_MAX}, grid_resolution=5, rng=run_seed,
+            statistics={"interactions": N_MAX}, grid=Grid(5), rng=run_seed,
             execution=pdpboot.Execution(n_jobs=1, progress=False))
         ds = pdpboot.h_statistic(res)[f"x{PAIR[0]}__x{PAIR[1]}"].ds
     return {"estimate": float(ds["h2"].values[-1]), "lower": float(ds["h2_band"].values[0, -1]),

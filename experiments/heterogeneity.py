@@ -27,6 +27,7 @@ from joblib import Parallel, delayed
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.datasets import make_friedman1, make_goldstein, make_interaction
 from pdpboot.heterogeneity import ice_heterogeneity
 from pdpboot.interaction import h_statistic, h_statistic_test
@@ -90,7 +91,7 @@ def _bootstrap(ctx: C.Context, cfg: dict, dgp: str) -> bool:
     X, y = _MAKERS[dgp](cfg["n"], rng=C.seed_sequence(cfg["seed"], dgp, "data"))
     res = pdpboot.bootstrap_partial_dependence(
         _learner(cfg["max_iter"]), X, y, [*spec["features"], *spec["pairs"]], n_resamples=cfg["B"],
-        grid_resolution=20,
+        grid=Grid(20),
         rng=C.seed_sequence(cfg["seed"], dgp, "bootstrap").generate_state(1)[0],
         execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False),
         statistics={"ice": cfg["n_ice"], "heterogeneity": True, "interactions": cfg["h_rows"]})

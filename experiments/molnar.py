@@ -27,6 +27,7 @@ from scipy import stats
 from sklearn.base import clone
 
 import pdpboot
+from pdpboot import Grid
 
 from .learners import reseed
 
@@ -71,7 +72,7 @@ def corrected_t_interval(
         order = gen.permutation(n)
         train, test = order[:n1], order[n1:]
         model = reseed(clone(estimator), gen).fit(X[train], y[train])
-        result = pdpboot.partial_dependence(model, X[test], features, custom_values=custom)
+        result = pdpboot.partial_dependence(model, X[test], features, grid=Grid(custom_values=custom))
         for j, f in enumerate(features):
             # Last output: the regressor's target, or the positive class of a binary classifier.
             curves[k, j] = pdpboot.get_node(result, f"x{f}").ds["pd"].values[-1]

@@ -31,6 +31,8 @@ from functools import partial
 import numpy as np
 import xarray as xr
 
+from pdpboot import Grid
+
 from . import _common as C
 from . import classifier_se as cs
 
@@ -95,7 +97,7 @@ def _rep(learner: str, seed: np.random.SeedSequence, grid: np.ndarray, n: int, B
         warnings.simplefilter("ignore")  # a resample may miss a class; the run records it
         res = pdpboot.bootstrap_partial_dependence(
             cs.make_learner(learner, quick), X, y, list(cs.FEATURES), n_resamples=B, rng=run_seed,
-            custom_values={j: grid[f] for f, j in enumerate(cs.FEATURES)},
+            grid=Grid(custom_values={j: grid[f] for f, j in enumerate(cs.FEATURES)}),
             execution=pdpboot.Execution(n_jobs=1, progress=False))
         bands = pdpboot.confidence_bands(res, simultaneous=True)
     cpu = time.process_time() - start

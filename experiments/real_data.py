@@ -16,6 +16,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from sklearn.model_selection import train_test_split
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.datasets import load_anes96, load_bike_sharing
 from pdpboot.heterogeneity import ice_heterogeneity
 
@@ -53,7 +54,7 @@ def compute(ctx: C.Context) -> None:
         X, y = load_bike_sharing()
         res = pdpboot.bootstrap_partial_dependence(
             _bike_model(bike["max_iter"]), X, y, [*BIKE_FEATURES, BIKE_PAIR], n_resamples=bike["B"],
-            grid_resolution=bike["grid_resolution"],
+            grid=Grid(bike["grid_resolution"]),
             rng=cfg["seed"],
             resampling=pdpboot.Resampling("group", groups=X["day"].to_numpy(), max_background=bike["max_background"]),
             execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False),
@@ -66,7 +67,7 @@ def compute(ctx: C.Context) -> None:
         X, y = load_anes96()
         res = pdpboot.bootstrap_partial_dependence(
             _anes_model(anes["max_iter"]), X, y, ANES_FEATURES, n_resamples=anes["B"],
-            grid_resolution=anes["grid_resolution"], rng=cfg["seed"],
+            grid=Grid(anes["grid_resolution"]), rng=cfg["seed"],
             resampling="bootstrap",  # as archived (before resampling="auto" made classifiers subsample)
             execution=pdpboot.Execution(n_jobs=ctx.n_jobs, progress=False))
         res.attrs["holdout_accuracy"] = _holdout_score(_anes_model(anes["max_iter"]), X, y, cfg["seed"], stratify=y)

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from pdpboot import Execution, bootstrap_partial_dependence, confidence_bands
+from pdpboot import Execution, Grid, bootstrap_partial_dependence, confidence_bands
 
 from . import _common as C
 from .coverage import simulate
@@ -70,7 +70,7 @@ def one_data_set(learner: str, rep: int, quick: bool) -> dict:
         out[f"{feature}_skexplain_width"] = float(np.mean(hi - lo))
         grids[feature] = grid
     res = bootstrap_partial_dependence(make_learner(learner, quick), frame, y, list(FEATURES),
-                                       n_resamples=s["B"], custom_values=grids, rng=boot_seed,
+                                       n_resamples=s["B"], grid=Grid(custom_values=grids), rng=boot_seed,
                                        execution=Execution(n_jobs=1))
     bands = confidence_bands(res, confidence_level=LEVEL)
     for feature in FEATURES:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import xarray as xr
 
@@ -23,6 +21,7 @@ from ._validate import (
 from .engine import describe_choices, record_engine_choices
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.response import resolve_response_method
+from .grid import Grid
 from .header import ResultHeader
 from .options import Execution
 
@@ -34,10 +33,7 @@ def partial_dependence(
     X,
     features,
     *,
-    grid_resolution: int = 50,
-    percentiles: tuple[float, float] = (0.05, 0.95),
-    custom_values: Mapping | None = None,
-    categorical_features=None,
+    grid: Grid | None = None,
     response_method: str = "auto",
     kind: str = "average",
     sample_weight=None,
@@ -56,8 +52,9 @@ def partial_dependence(
         Background data: the PD averages the model over these rows.
     features : list
         Column names or indices; a tuple of two gives a 2-D surface.
-    grid_resolution, percentiles, custom_values, categorical_features
-        Grid settings, as in :func:`sklearn.inspection.partial_dependence`.
+    grid : Grid, optional
+        Where the PD is evaluated (:class:`pdpboot.Grid`; None: ``Grid()``, scikit-learn's rule: 50
+        points between the 5 % and 95 % percentiles of a numeric feature, the levels of a categorical one).
     response_method : {"auto", "predict_proba", "decision_function", "predict"}
     kind : {"average", "individual", "both"}
         ``individual``/``both`` also store ICE curves (``pd`` is always stored).
@@ -85,9 +82,10 @@ def partial_dependence(
     Examples
     --------
     >>> from sklearn.linear_model import LinearRegression
+    >>> from pdpboot import Grid
     >>> from pdpboot.datasets import make_electricity_prices
     >>> X, y = make_electricity_prices(200, rng=0)
-    >>> pd1 = partial_dependence(LinearRegression().fit(X, y), X, ["Hour"], grid_resolution=5)
+    >>> pd1 = partial_dependence(LinearRegression().fit(X, y), X, ["Hour"], grid=Grid(5))
     >>> pd1["Hour"]["pd"].dims
     ('output', 'Hour')
     """
@@ -99,9 +97,7 @@ def partial_dependence(
     check_fitted_columns(estimator, X)
     check_choice(kind, "kind", KINDS)
     engine = Execution(method=method, memory_limit=memory_limit)  # validated where a run's are
-    spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
-                     custom_values=custom_values, categorical_features=categorical_features,
-                     method=engine.method, memory_limit=engine.memory_limit)
+    spec = make_spec(X, features, grid, method=engine.method, memory_limit=engine.memory_limit)
     check_missing_supported(estimator, spec.X, spec.names, spec.grids)
     max_ice_instances = check_optional_positive_int(max_ice_instances, "max_ice_instances")
     generator = np.random.default_rng(check_rng(rng))

@@ -7,7 +7,6 @@ from each fitted model; :func:`make_plan` validates a run into a frozen :class:`
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -30,7 +29,7 @@ from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.refit import UnfittedCopies, rows_of
 from .engine.resample import Scheme
 from .engine.response import resolve_response_method
-from .grid import FeatureGrid, check_grid_size, make_grids
+from .grid import PD_RESOLUTION, FeatureGrid, Grid, check_grid, check_grid_size, make_grids
 from .options import Execution, Resampling, SchemeChoice
 
 DEFAULT_N_MAX = 500
@@ -70,28 +69,26 @@ class PDSpec:
 def make_spec(
     X,
     features,
+    grid: Grid | None = None,
     *,
-    grid_resolution: int = 50,
-    percentiles: tuple[float, float] = (0.05, 0.95),
-    custom_values: Mapping | None = None,
-    categorical_features=None,
     method: str = "auto",
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> PDSpec:
-    """Validate the table and features and fix the grids on the full data (``method`` and ``memory_limit``
-    as validated by :class:`pdpboot.Execution`)."""
+    """Validate the table and features and fix the grids on the full data (``grid`` as validated by
+    :func:`pdpboot.grid.check_grid`; ``method`` and ``memory_limit`` as validated by :class:`pdpboot.Execution`)."""
+    grid = check_grid(grid, PD_RESOLUTION)
     X, names = check_table(X)
     feature_sets = resolve_features(features, names)
     grids = make_grids(
-        X, names, [p for fs in feature_sets for p in fs], grid_resolution=grid_resolution,
-        percentiles=percentiles, custom_values=custom_values, categorical_features=categorical_features,
+        X, names, [p for fs in feature_sets for p in fs], grid_resolution=grid.resolution,
+        percentiles=grid.percentiles, custom_values=grid.custom_values, categorical_features=grid.categorical_features,
     )
     check_grid_size(grids, feature_sets, memory_limit)
     settings = {
         "features": [[names[p] for p in fs] for fs in feature_sets],
-        "grid_resolution": int(grid_resolution),
-        "percentiles": [float(p) for p in percentiles],
-        "custom_values": sorted(str(k) for k in (custom_values or {})),
+        "grid_resolution": grid.resolution,
+        "percentiles": list(grid.percentiles),
+        "custom_values": sorted(str(k) for k in (grid.custom_values or {})),
         "categorical_features": [g.name for g in grids.values() if g.categorical],
         "method": method,
         "memory_limit": int(memory_limit),

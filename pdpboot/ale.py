@@ -22,7 +22,6 @@ from ._plan import PDSpec, make_plan
 from ._validate import (
     check_enough_rows,
     check_fitted_columns,
-    check_positive_int,
     check_table,
     is_fitted,
     resolve_features,
@@ -32,7 +31,7 @@ from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.dtypes import is_categorical_column
 from .engine.response import response_function
-from .grid import FeatureGrid, check_grid_size, make_grids
+from .grid import ALE_RESOLUTION, FeatureGrid, Grid, check_grid, check_grid_size, make_grids
 from .options import Execution, Resampling, resolve_run_options
 from .schema import node_name
 
@@ -86,10 +85,8 @@ def _custom(custom_values: Mapping | None, names: list[str]) -> dict[int, np.nda
 def make_ale_spec(
     X,
     features,
+    grid: Grid | None = None,
     *,
-    grid_resolution: int = 20,
-    custom_values: Mapping | None = None,
-    categorical_features=None,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> ALESpec:
     """Validate the table and features and fix every feature's ALE grid on the full data.
@@ -97,16 +94,19 @@ def make_ale_spec(
     Numeric features get quantile bin edges (or their distinct values when few), ordered categoricals
     their levels, other categoricals levels ordered by :func:`pdpboot.engine.ale.order_levels`.
     """
+    grid = check_grid(grid, ALE_RESOLUTION)
+    if grid.percentiles != Grid().percentiles:
+        raise ValueError("ALE bins span the data: Grid(percentiles=...) does not apply; leave it at its default.")
+    grid_resolution, custom_values = grid.resolution, grid.custom_values
     X, names = check_table(X)
     feature_sets = resolve_features(features, names)
-    grid_resolution = check_positive_int(grid_resolution, "grid_resolution", 1)
     positions = list(dict.fromkeys(p for fs in feature_sets for p in fs))
     for p in positions:
         if names[p] in _ALE_VARIABLES:
             raise ValueError(f"Feature name {names[p]!r} is reserved by the ALE result schema; rename the column.")
     # categorical flags, deciles and observed levels (the two-point numeric grid is not used)
     flags = make_grids(X, names, positions, grid_resolution=2, percentiles=(0.0, 1.0),
-                       categorical_features=categorical_features)
+                       categorical_features=grid.categorical_features)
     level_grids = flags
     custom = _custom(custom_values, names)
     categorical = {p for p in positions if flags[p].categorical}
@@ -314,9 +314,7 @@ def accumulated_local_effects(
     X,
     features,
     *,
-    grid_resolution: int = 20,
-    custom_values: Mapping | None = None,
-    categorical_features=None,
+    grid: Grid | None = None,
     response_method: str = "auto",
     sample_weight=None,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
@@ -332,14 +330,12 @@ def accumulated_local_effects(
     features : list
         Column names or indices; a tuple of two numeric features gives the
         2-D second-order ALE (pure interaction surface).
-    grid_resolution : int
-        Number of quantile bins K of a numeric feature; one with at most K + 1
-        distinct values has each of them as an edge.
-    custom_values : dict, optional
-        Feature -> bin edges (numeric) or level order (categorical).
-    categorical_features : list or bool mask, optional
-        Columns to treat as categorical (besides pandas categoricals,
-        strings and booleans).
+    grid : Grid, optional
+        The bins (:class:`pdpboot.Grid`; None: ``Grid()``).  ``resolution``: the number of
+        quantile bins K of a numeric feature (default 20; fewer when quantiles coincide); a
+        numeric feature with at most K + 1 distinct values has each of them as an edge (it stays
+        numeric; name it in ``categorical_features`` for levels).  ``custom_values``: feature ->
+        bin edges (numeric) or level order (categorical).  ``percentiles`` does not apply.
     response_method : {"auto", "predict_proba", "decision_function", "predict"}
         Classifiers: probabilities of all classes, or decision scores; never labels.
     sample_weight : array of shape (n_rows,), optional
@@ -364,9 +360,10 @@ def accumulated_local_effects(
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import LinearRegression
+    >>> from pdpboot import Grid
     >>> X = np.random.default_rng(0).normal(size=(200, 2))
     >>> model = LinearRegression().fit(X, 3 * X[:, 0] + X[:, 1])
-    >>> res = accumulated_local_effects(model, X, ["x0"], grid_resolution=5)
+    >>> res = accumulated_local_effects(model, X, ["x0"], grid=Grid(5))
     >>> ale = res["x0"]["ale"].sel(output="y")
     >>> bool(np.allclose(np.diff(ale), 3 * np.diff(ale["x0"])))
     True
@@ -376,8 +373,7 @@ def accumulated_local_effects(
                          "which fits clones itself.")
     check_fitted_columns(estimator, X)
     memory_limit = Execution(memory_limit=memory_limit).memory_limit  # validated where a run's is
-    spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
-                         categorical_features=categorical_features, memory_limit=memory_limit)
+    spec = make_ale_spec(X, features, grid, memory_limit=memory_limit)
     settings = dict(response_method=response_method, sample_weight=sample_weight is not None)
     return one_fit_tree(estimator, ALEEffect(spec.pd_spec, spec.kinds), settings, response_method=response_method,
                         sample_weight=sample_weight, target_names=target_names)
@@ -392,9 +388,7 @@ def bootstrap_ale(
     n_resamples: int = 200,
     resampling: str | Resampling = "auto",
     with_pd: bool = False,
-    grid_resolution: int = 20,
-    custom_values: Mapping | None = None,
-    categorical_features=None,
+    grid: Grid | None = None,
     response_method: str = "auto",
     sample_weight=None,
     rng=None,
@@ -421,8 +415,8 @@ def bootstrap_ale(
     with_pd : bool
         Also the PD on the same grid from the same refits and rows (``pd``,
         ``pd_resamples``).
-    grid_resolution, custom_values, categorical_features, response_method
-        As in :func:`accumulated_local_effects` (``grid_resolution`` is the
+    grid, response_method
+        As in :func:`accumulated_local_effects` (``Grid.resolution`` is the
         number of bins).
     sample_weight, rng
         As in :func:`pdpboot.bootstrap_partial_dependence`.
@@ -449,7 +443,7 @@ def bootstrap_ale(
     >>> import pdpboot
     >>> X = np.random.default_rng(0).normal(size=(100, 2))
     >>> y = X[:, 0] + np.random.default_rng(1).normal(size=100)
-    >>> res = bootstrap_ale(LinearRegression(), X, y, ["x0"], n_resamples=20, grid_resolution=5, rng=0)
+    >>> res = bootstrap_ale(LinearRegression(), X, y, ["x0"], n_resamples=20, grid=pdpboot.Grid(5), rng=0)
     >>> bands = pdpboot.confidence_bands(res)
     >>> dict(bands["x0"]["ale_band"].sizes)
     {'ci_bound': 2, 'output': 1, 'x0': 6}
@@ -462,8 +456,7 @@ def bootstrap_ale(
     if execution.method == "tree":
         raise ValueError("ALE is computed by brute force; Execution(method='tree') does not apply (use 'auto').")
     check_enough_rows(X)
-    spec = make_ale_spec(X, features, grid_resolution=grid_resolution, custom_values=custom_values,
-                         categorical_features=categorical_features, memory_limit=execution.memory_limit)
+    spec = make_ale_spec(X, features, grid, memory_limit=execution.memory_limit)
     plan = make_plan(estimator, y, ALEEffect(spec.pd_spec, spec.kinds, bool(with_pd)), resampling=resampling,
                      execution=execution, response_method=response_method, sample_weight=sample_weight, rng=rng)
     return run_bootstrap(plan, stacklevel=4)

@@ -220,7 +220,7 @@ def confidence_bands(
     >>> from sklearn.linear_model import LinearRegression
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=20,
-    ...                                            grid_resolution=4, rng=0)
+    ...                                            grid=pdpboot.Grid(4), rng=0)
     >>> pdpboot.confidence_bands(res)["x0"].ds["pd_band"].dims
     ('ci_bound', 'output', 'x0')
     """

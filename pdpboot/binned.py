@@ -52,7 +52,7 @@ def binned_outcome(result: xr.DataTree, X, y, feature: Hashable) -> pd.DataFrame
     >>> X = pd.DataFrame({"a": np.arange(10.0)})
     >>> y = 2 * X["a"]
     >>> res = pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["a"],
-    ...                                  custom_values={"a": [0.0, 5.0, 9.0]})
+    ...                                  grid=pdpboot.Grid(custom_values={"a": [0.0, 5.0, 9.0]}))
     >>> binned_outcome(res, X, y, "a")[["value", "count", "observed"]].to_numpy().tolist()
     [[0.0, 3.0, 2.0], [5.0, 4.0, 9.0], [9.0, 3.0, 16.0]]
     """

@@ -15,6 +15,7 @@ from ._evaluate import PDEffect, check_statistics
 from ._loop import run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
 from ._plan import BootstrapPlan, make_plan, make_spec
 from ._validate import check_enough_rows
+from .grid import Grid
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_run_options
 from .schema import ABSENT
@@ -29,10 +30,7 @@ def bootstrap_partial_dependence(
     n_resamples: int = 200,
     resampling: str | Resampling = "auto",
     statistics: str | Iterable[str] | Mapping[str, bool | int] | None = None,
-    grid_resolution: int = 50,
-    percentiles: tuple[float, float] = (0.05, 0.95),
-    custom_values: Mapping | None = None,
-    categorical_features=None,
+    grid: Grid | None = None,
     response_method: str = "auto",
     sample_weight=None,
     rng=None,
@@ -65,7 +63,9 @@ def bootstrap_partial_dependence(
         (see :func:`pdpboot.ice_heterogeneity`) and ``"interactions"`` (H
         statistics on at most 500 background rows, ``{"interactions": n_max}``;
         see :func:`pdpboot.h_statistic`), each with its ``_resamples``.
-    grid_resolution, percentiles, custom_values, categorical_features, response_method
+    grid : Grid, optional
+        As in :func:`pdpboot.partial_dependence`.
+    response_method : {"auto", "predict_proba", "decision_function", "predict"}
         As in :func:`pdpboot.partial_dependence`.  A refit that never saw a
         class has probability 0 for it (root attr ``n_missing_class_resamples``);
         with ``"decision_function"`` such a resample fails.
@@ -96,23 +96,27 @@ def bootstrap_partial_dependence(
     Examples
     --------
     >>> from sklearn.linear_model import LinearRegression
-    >>> from pdpboot import Execution, Resampling
+    >>> from pdpboot import Grid
     >>> from pdpboot.datasets import make_electricity_prices
     >>> X, y = make_electricity_prices(200, rng=0)
-    >>> res = bootstrap_partial_dependence(
-    ...     LinearRegression(), X, y, ["Temperature"], n_resamples=20, grid_resolution=5, rng=0,
-    ...     statistics={"ice": 10}, resampling=Resampling("subsample", subsample_fraction=0.5),
-    ...     execution=Execution(on_error="skip"))
+    >>> res = bootstrap_partial_dependence(LinearRegression(), X, y, ["Temperature"],
+    ...                                    n_resamples=20, grid=Grid(5), rng=0)
     >>> res["Temperature"]["pd_resamples"].dims
     ('resample', 'output', 'Temperature')
+
+    Options of the resampling and of the run go in their objects:
+
+    >>> from pdpboot import Execution, Resampling
+    >>> res = bootstrap_partial_dependence(
+    ...     LinearRegression(), X, y, ["Temperature"], n_resamples=20, grid=Grid(5), rng=0,
+    ...     statistics={"ice": 10}, resampling=Resampling("subsample", subsample_fraction=0.5),
+    ...     execution=Execution(on_error="skip"))
     >>> res["Temperature"]["ice_resamples"].sizes["instance"]
     10
     """
     resampling, execution = resolve_run_options(resampling, execution, n_resamples=n_resamples)
     check_enough_rows(X)
-    spec = make_spec(X, features, grid_resolution=grid_resolution, percentiles=percentiles,
-                     custom_values=custom_values, categorical_features=categorical_features,
-                     method=execution.method, memory_limit=execution.memory_limit)
+    spec = make_spec(X, features, grid, method=execution.method, memory_limit=execution.memory_limit)
     effect = PDEffect.from_options(spec, **check_statistics(statistics))
     plan = make_plan(estimator, y, effect, resampling=resampling, execution=execution,
                      response_method=response_method, sample_weight=sample_weight, rng=rng)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -34,6 +34,7 @@ from .engine import debiased as eng
 from .engine.refit import rows_of
 from .engine.resample import CrossFit, child
 from .engine.response import resolve_response_method, response_function
+from .grid import Grid
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_execution
 from .schema import node_name
@@ -308,7 +309,7 @@ def _check_call(estimator, X, y, features, opts, execution, response_method, gri
         raise ValueError("on_error='skip' would drop a cross-fitting fold, whose rows then have no prediction; "
                          "use Execution(on_error='raise').")
     execution.check_used("debiased_partial_dependence", EXECUTION_USED)
-    spec = make_spec(X, features, method=execution.method, memory_limit=execution.memory_limit, **grid)
+    spec = make_spec(X, features, grid, method=execution.method, memory_limit=execution.memory_limit)
     if any(len(fs) != 1 for fs in spec.feature_sets):
         raise ValueError("debiased_partial_dependence estimates 1-D partial dependence only; pass single "
                          "features (no pairs).")
@@ -454,10 +455,7 @@ def debiased_partial_dependence(
     *,
     options: DebiasedOptions | None = None,
     confidence_level: float = 0.95,
-    grid_resolution: int = 50,
-    percentiles: tuple[float, float] = (0.05, 0.95),
-    custom_values: Mapping | None = None,
-    categorical_features=None,
+    grid: Grid | None = None,
     response_method: str = "auto",
     rng=None,
     execution: Execution | None = None,
@@ -490,8 +488,8 @@ def debiased_partial_dependence(
         Cross-fitting folds, the nuisance classifier, bandwidth, overlap thresholds, weight clipping
         and multiplier draws (:class:`DebiasedOptions`; default ``DebiasedOptions()``).
     confidence_level : float
-    grid_resolution, percentiles, custom_values, categorical_features
-        The grid, as in :func:`pdpboot.bootstrap_partial_dependence` (same rule, same grid).
+    grid : Grid, optional
+        The grid, as in :func:`pdpboot.partial_dependence` (same rule, same grid).
     response_method : {"auto", "predict", "predict_proba"}
         ``decision_function`` is refused (its scale has no observed counterpart).
     rng : None, int or numpy.random.Generator
@@ -528,9 +526,10 @@ def debiased_partial_dependence(
     Examples
     --------
     >>> from sklearn.linear_model import LinearRegression
+    >>> from pdpboot import Grid
     >>> from pdpboot.datasets import make_interaction
     >>> X, y = make_interaction(300, rng=0)
-    >>> res = debiased_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=5, rng=0)
+    >>> res = debiased_partial_dependence(LinearRegression(), X, y, ["x1"], grid=Grid(5), rng=0)
     >>> res["x1"]["pd_band"].dims, res.attrs["target"]
     (('ci_bound', 'output', 'x1'), 'dgp')
     """
@@ -539,8 +538,6 @@ def debiased_partial_dependence(
     opts = DebiasedOptions() if options is None else options
     level = check_probability(confidence_level, "confidence_level")
     execution = resolve_execution(execution)
-    grid = dict(grid_resolution=grid_resolution, percentiles=percentiles, custom_values=custom_values,
-                categorical_features=categorical_features)
     spec, resolved, y, outputs = _check_call(estimator, X, y, features, opts, execution, response_method, grid)
     # the run's seed (a checkpoint's for rng=None); its children: 0 the folds, 2 the nuisance classifiers, the
     # loop's own (the fits: 3 .. 2 + K), and 3 + K the multipliers, all counted from the children spawned before

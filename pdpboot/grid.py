@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,8 @@ from scipy.stats.mstats import mquantiles
 from .engine.dtypes import is_categorical_column as _is_categorical_dtype
 
 DECILES = np.linspace(0.1, 0.9, 9)
+#: ``Grid().resolution`` of partial dependence (grid points) and of ALE (bins)
+PD_RESOLUTION, ALE_RESOLUTION = 50, 20
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,69 @@ class FeatureGrid:
     deciles: np.ndarray
 
 
+@dataclass(frozen=True)
+class Grid:
+    """Where an effect is evaluated: the grid of every feature, fixed once on the full data.
+
+    Parameters
+    ----------
+    resolution : int, optional
+        Equally spaced points between the ``percentiles`` of a numeric feature (partial dependence;
+        its distinct values when fewer), or its number of quantile bins (ALE).  None: 50 points for
+        partial dependence, 20 bins for ALE.
+    percentiles : (float, float), default (0.05, 0.95)
+        The ends of a numeric feature's partial dependence grid (ALE bins span the data).
+    custom_values : dict, optional
+        Feature (name or index) -> its grid values (partial dependence), or its bin edges or level
+        order (ALE).
+    categorical_features : list or boolean mask, optional
+        Columns treated as categorical besides pandas categoricals, strings and booleans.
+
+    Examples
+    --------
+    >>> Grid(20, custom_values={"Hour": [0, 6, 12, 18]}).resolution
+    20
+    >>> Grid(percentiles=(0.9, 0.1))
+    Traceback (most recent call last):
+    ...
+    ValueError: percentiles must be two increasing numbers in [0, 1], got (0.9, 0.1).
+    """
+
+    resolution: int | None = None
+    percentiles: tuple[float, float] = (0.05, 0.95)
+    custom_values: Mapping | None = None
+    categorical_features: Sequence | None = None
+
+    def __post_init__(self):
+        res = self.resolution
+        if res is not None:
+            if isinstance(res, (bool, np.bool_)) or not isinstance(res, numbers.Integral) or res < 2:
+                raise ValueError(f"Grid(resolution=...) must be an integer >= 2 or None, got {res!r:.80}.")
+            object.__setattr__(self, "resolution", int(res))
+        object.__setattr__(self, "percentiles", check_percentiles(self.percentiles))
+        if self.custom_values is not None and not isinstance(self.custom_values, Mapping):
+            raise TypeError(f"custom_values must be a dict mapping a feature (name or index) to its grid values, "
+                            f"got {type(self.custom_values).__name__}.")
+        cats = self.categorical_features
+        if cats is not None and not isinstance(cats, (str, numbers.Integral)):
+            try:
+                ndim = np.asarray(cats).ndim
+            except (TypeError, ValueError):
+                ndim = None
+            if ndim != 1:
+                raise TypeError(f"categorical_features must be a list of column names or indices, or a boolean "
+                                f"mask; got {cats!r:.80}.")
+
+
+def check_grid(grid: Grid | None, resolution: int) -> Grid:
+    """``grid`` (None: ``Grid()``) with ``resolution`` filled in where it is None; anything else is refused."""
+    if grid is None:
+        grid = Grid()
+    elif not isinstance(grid, Grid):
+        raise TypeError(f"grid must be a pdpboot.Grid (e.g. grid=pdpboot.Grid(20)), got {type(grid).__name__}.")
+    return grid if grid.resolution is not None else replace(grid, resolution=resolution)
+
+
 def _column(X, position: int):
     return X.iloc[:, position] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, position])
 
@@ -51,16 +116,7 @@ def _categorical_mask(X, names: list[str], categorical_features) -> list[bool]:
         return auto
     if isinstance(categorical_features, (str, numbers.Integral)):
         categorical_features = [categorical_features]
-    try:
-        cats = np.asarray(categorical_features)
-    except (TypeError, ValueError):
-        raise TypeError("categorical_features must be a list of column names or indices, or a boolean mask.") \
-            from None
-    if cats.ndim != 1:
-        raise TypeError(
-            f"categorical_features must be a list of column names or indices, or a boolean mask; "
-            f"got {categorical_features!r:.80}."
-        )
+    cats = np.asarray(categorical_features)  # a 1-D list or mask (checked by Grid)
     if cats.dtype == bool:
         if cats.shape != (len(names),):
             raise ValueError(
@@ -290,10 +346,6 @@ def make_grids(
     data (scikit-learn's rule), or their unique values when fewer; categorical features get their
     observed levels in order; ``custom_values`` win.  Missing values are ignored.
     """
-    if isinstance(grid_resolution, bool) or not (isinstance(grid_resolution, numbers.Integral)
-                                                   and grid_resolution >= 2):
-        raise ValueError(f"grid_resolution must be an integer >= 2, got {grid_resolution!r:.80}.")
-    percentiles = check_percentiles(percentiles)
     custom = _custom_grids(custom_values, names)
     mask = _categorical_mask(X, names, categorical_features)
     grids = {}

@@ -197,7 +197,7 @@ def ice_heterogeneity(
     >>> from sklearn.linear_model import LinearRegression
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=20,
-    ...                                            grid_resolution=4, statistics="heterogeneity", rng=0)
+    ...                                            grid=pdpboot.Grid(4), statistics="heterogeneity", rng=0)
     >>> sorted(v for v in ice_heterogeneity(res)["x0"].ds.data_vars if v.endswith("_band"))
     ['cice_sd_band', 'dice_sd_band', 'heterogeneity_index_band', 'ice_sd_band']
     """

@@ -63,7 +63,7 @@ def pd_importance(
     >>> X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
     >>> y = 2 * X["a"] + 0.1 * X["b"] + rng.normal(size=80)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=20,
-    ...                                            grid_resolution=10, rng=0,
+    ...                                            grid=pdpboot.Grid(10), rng=0,
     ...                                            execution=pdpboot.Execution(progress=False))
     >>> pdpboot.pd_importance(res)[["feature", "rank"]].to_numpy().tolist()
     [['a', 1], ['b', 2]]

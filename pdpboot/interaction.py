@@ -41,6 +41,7 @@ from .engine.hstats import (
     subsample_rows,
 )
 from .engine.resample import Job, Scheme, child
+from .grid import Grid
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_execution
 from .schema import ABSENT, feature_nodes, node_name
@@ -120,7 +121,7 @@ def h_statistic_of_model(
     sample_weight=None,
     rng=None,
     response_method: str = "auto",
-    grid_kwargs: Mapping | None = None,
+    grid: Grid | None = None,
 ) -> xr.DataTree:
     """H statistics and the PD-variance interaction index of one fitted model (no resampling).
 
@@ -137,9 +138,9 @@ def h_statistic_of_model(
     rng : None, int or numpy.random.Generator
     response_method : str
         As in :func:`pdpboot.partial_dependence`.
-    grid_kwargs : mapping, optional
-        Grid settings of the 2-D PD surfaces behind ``pd_variance_interaction``,
-        as in :func:`pdpboot.partial_dependence`.
+    grid : Grid, optional
+        The grid of the 2-D PD surfaces behind ``pd_variance_interaction``, as in
+        :func:`pdpboot.partial_dependence`.
 
     Returns
     -------
@@ -169,7 +170,7 @@ def h_statistic_of_model(
                          "use bootstrap_partial_dependence(..., statistics='interactions'), which fits clones itself.")
     check_fitted_columns(estimator, X)
     generator = np.random.default_rng(check_rng(rng))
-    spec = make_spec(X, features, **dict(grid_kwargs or {}))
+    spec = make_spec(X, features, grid)
     h_rows = subsample_rows(spec.n_rows, n_max, generator)[0]  # the rows of every H statistic of the package
     # one evaluation: the PD surfaces (for the PD-variance index) and the H statistics from the same pass
     tree = one_fit_tree(estimator, PDEffect(spec, n_max=n_max),
@@ -227,7 +228,7 @@ def h_statistic(
     >>> from sklearn.linear_model import LinearRegression
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); y = X[:, 0] + X[:, 1]
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [(0, 1)], n_resamples=5,
-    ...                                            statistics="interactions", grid_resolution=3, rng=0)
+    ...                                            statistics="interactions", grid=pdpboot.Grid(3), rng=0)
     >>> pdpboot.h_statistic(res)["x0__x1"].ds["h2_band"].dims
     ('ci_bound', 'output')
     """
@@ -353,7 +354,7 @@ def h_statistic_test(
     execution = resolve_execution(execution)
     execution.check_used("h_statistic_test", ("n_jobs", "threads_per_job", "progress", "checkpoint", "on_error",
                                               "max_failure_share"))  # (its H statistics need no PD engine)
-    spec = make_spec(X, [tuple(pair)], grid_resolution=2)  # (the H effect uses no grid)
+    spec = make_spec(X, [tuple(pair)], Grid(2))  # (the H effect uses no grid)
     if len(spec.feature_sets[0]) != 2:
         raise ValueError(f"pair must name two different features, got {pair!r}.")
     if not _numeric(spec.X):

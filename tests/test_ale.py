@@ -13,7 +13,7 @@ from sklearn.preprocessing import PolynomialFeatures
 from sklearn.tree import DecisionTreeRegressor
 
 import pdpboot
-from pdpboot import Execution, accumulated_local_effects, bootstrap_ale, confidence_bands
+from pdpboot import Execution, Grid, accumulated_local_effects, bootstrap_ale, confidence_bands
 
 B1, B2, B3 = 1.0, 2.0, 3.0
 
@@ -31,7 +31,7 @@ def test_model_equal_to_truth_matches_analytic_ale():
     X = _binormal_frame(8000, rho)
     y = B1 * X.x1 + B2 * X.x2 + B3 * X.x1 * X.x2
     model = make_pipeline(PolynomialFeatures(2, interaction_only=True), LinearRegression()).fit(X, y)
-    res = accumulated_local_effects(model, X, ["x1", ("x1", "x2")], grid_resolution=20)
+    res = accumulated_local_effects(model, X, ["x1", ("x1", "x2")], grid=Grid(20))
     ale = res["x1"]["ale"].sel(output="y").values
     z = res["x1"]["x1"].values
     truth = B1 * z + B3 * rho * z**2 / 2
@@ -70,10 +70,10 @@ def test_agrees_with_pyale_continuous_on_the_same_bins():
     df, model = _peer_data()
     peer = pyale.ale(df, model, ["a"], grid_size=12, include_CI=False, plot=False)
     edges = peer.index.to_numpy(dtype=float)
-    ours = accumulated_local_effects(model, df, ["a"], custom_values={"a": edges})
+    ours = accumulated_local_effects(model, df, ["a"], grid=Grid(custom_values={"a": edges}))
     np.testing.assert_allclose(ours["a"]["ale"].sel(output="y").values, peer["eff"].to_numpy(), atol=1e-10)
     # its edges are the data quantiles: our own rule gives nearly the same grid
-    own = accumulated_local_effects(model, df, ["a"], grid_resolution=12)["a"]["a"].values
+    own = accumulated_local_effects(model, df, ["a"], grid=Grid(12))["a"]["a"].values
     assert own.size == edges.size and own[0] == edges[0] and own[-1] == edges[-1]
 
 
@@ -82,8 +82,8 @@ def test_agrees_with_pyale_discrete():
     df, model = _peer_data()
     peer = pyale.ale(df, model, ["k"], feature_type="discrete", include_CI=False, plot=False)
     # an integer column is numeric (as in PD) unless named categorical; PyALE's discrete rule is our levels rule
-    ours = accumulated_local_effects(model, df, ["k"], grid_resolution=10, categorical_features=["k"],
-                                     custom_values={"k": [0, 1, 2, 3, 4]})
+    ours = accumulated_local_effects(model, df, ["k"], grid=Grid(10, custom_values={"k": [0, 1, 2, 3, 4]},
+                                                                 categorical_features=["k"]))
     assert ours["k"].attrs["ale_kind"] == ["ordinal"]
     np.testing.assert_array_equal(ours["k"]["k"].values, peer.index.to_numpy())
     np.testing.assert_allclose(ours["k"]["ale"].sel(output="y").values, peer["eff"].to_numpy(), atol=1e-10)
@@ -99,7 +99,7 @@ def test_agrees_with_pyale_second_order_without_empty_cells():
     model = DecisionTreeRegressor(max_depth=8, random_state=0).fit(df, y)
     peer = pyale.ale(df, model, ["a", "b"], grid_size=5, plot=False)
     edges = {"a": peer.index.to_numpy(dtype=float), "b": peer.columns.to_numpy(dtype=float)}
-    ours = accumulated_local_effects(model, df, [("a", "b")], custom_values=edges)
+    ours = accumulated_local_effects(model, df, [("a", "b")], grid=Grid(custom_values=edges))
     np.testing.assert_allclose(ours["a__b"]["ale"].sel(output="y").values, peer.to_numpy(), atol=1e-10)
 
 
@@ -118,11 +118,11 @@ def test_categorical_ordering_and_user_order():
     # an additive model: ALE differences between levels are the level effects
     for u, v in (("a", "c"), ("c", "d"), ("d", "b")):
         assert ale[v] - ale[u] == pytest.approx(effect[v] - effect[u], abs=1e-8)
-    user = accumulated_local_effects(model, X, ["g"], custom_values={"g": ["d", "c", "b", "a"]})
+    user = accumulated_local_effects(model, X, ["g"], grid=Grid(custom_values={"g": ["d", "c", "b", "a"]}))
     assert list(user["g"]["g"].values) == ["d", "c", "b", "a"]
     assert user["g"].attrs["ale_kind"] == ["ordinal"]
     with pytest.raises(ValueError, match="every observed level"):
-        accumulated_local_effects(model, X, ["g"], custom_values={"g": ["a", "b"]})
+        accumulated_local_effects(model, X, ["g"], grid=Grid(custom_values={"g": ["a", "b"]}))
     with pytest.raises(ValueError, match="2-D ALE"):
         accumulated_local_effects(model, X, [("g", "z")])
 
@@ -149,13 +149,13 @@ def test_classifier_probabilities_of_all_classes_sum_to_zero():
     X = rng.normal(size=(300, 2))
     y = np.digitize(X[:, 0] + X[:, 1] + rng.normal(size=300), [-1, 1])
     model = LogisticRegression().fit(X, y)
-    res = accumulated_local_effects(model, X, ["x0", ("x0", "x1")], grid_resolution=8)
+    res = accumulated_local_effects(model, X, ["x0", ("x0", "x1")], grid=Grid(8))
     ale = res["x0"]["ale"]
     assert list(ale["output"].values) == [0, 1, 2]
     np.testing.assert_allclose(ale.sum("output"), 0.0, atol=1e-12)  # probabilities sum to one
     np.testing.assert_allclose(res["x0__x1"]["ale"].sum("output"), 0.0, atol=1e-12)
     binary = LogisticRegression().fit(X, y > 0)
-    scores = accumulated_local_effects(binary, X, ["x0"], response_method="decision_function", grid_resolution=8)
+    scores = accumulated_local_effects(binary, X, ["x0"], response_method="decision_function", grid=Grid(8))
     # a linear score: its ALE is the coefficient times the centred grid
     z = scores["x0"]["x0"].values
     np.testing.assert_allclose(np.diff(scores["x0"]["ale"].values[0]), binary.coef_[0, 0] * np.diff(z), atol=1e-10)
@@ -179,7 +179,7 @@ def _resample_rows(rng, n_rows, n_resamples):
 def test_bootstrap_estimand_is_the_refit_models_ale_on_its_rows():
     """For least squares each resample's ALE is linear with the refit slope on that resample."""
     X, y = _linear_data()
-    res = bootstrap_ale(LinearRegression(), X, y, ["x1"], n_resamples=5, grid_resolution=6, rng=7)
+    res = bootstrap_ale(LinearRegression(), X, y, ["x1"], n_resamples=5, grid=Grid(6), rng=7)
     z = res["x1"]["x1"].values
     slopes = []
     for b, rows in enumerate(_resample_rows(7, len(X), 5)):
@@ -192,7 +192,7 @@ def test_bootstrap_estimand_is_the_refit_models_ale_on_its_rows():
 def test_bootstrap_bands_and_determinism_across_n_jobs():
     X, y = _linear_data(60)
     X["k"] = np.random.default_rng(8).integers(0, 3, len(X))
-    kwargs = dict(n_resamples=12, grid_resolution=30, rng=3)  # 2 rows per bin: resamples leave bins empty
+    kwargs = dict(n_resamples=12, grid=Grid(30), rng=3)  # 2 rows per bin: resamples leave bins empty
     one = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", "k", ("x1", "x2")], **kwargs,
                         execution=Execution(n_jobs=1))
     two = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", "k", ("x1", "x2")], **kwargs,
@@ -223,7 +223,7 @@ def test_bootstrap_bands_and_determinism_across_n_jobs():
 
 def test_save_load_round_trip(tmp_path):
     X, y = _linear_data(60)
-    res = bootstrap_ale(LinearRegression(), X, y, ["x1"], n_resamples=3, grid_resolution=4, rng=0)
+    res = bootstrap_ale(LinearRegression(), X, y, ["x1"], n_resamples=3, grid=Grid(4), rng=0)
     pdpboot.save(res, tmp_path / "ale.nc")
     back = pdpboot.load(tmp_path / "ale.nc")
     np.testing.assert_array_equal(back["x1"]["ale_resamples"].values, res["x1"]["ale_resamples"].values)
@@ -237,9 +237,9 @@ def test_bad_input():
     with pytest.raises(ValueError, match="already fitted"):
         bootstrap_ale(fitted, X, y, ["x1"])
     with pytest.raises(ValueError, match="strictly increasing"):
-        accumulated_local_effects(fitted, X, ["x1"], custom_values={"x1": [1.0, 0.0]})
-    with pytest.raises(ValueError, match="grid_resolution"):
-        accumulated_local_effects(fitted, X, ["x1"], grid_resolution=0)
+        accumulated_local_effects(fitted, X, ["x1"], grid=Grid(custom_values={"x1": [1.0, 0.0]}))
+    with pytest.raises(ValueError, match="percentiles.*does not apply"):
+        accumulated_local_effects(fitted, X, ["x1"], grid=Grid(percentiles=(0.1, 0.9)))
     with pytest.raises(ValueError, match="not a column"):
         accumulated_local_effects(fitted, X, ["nope"])
 
@@ -248,28 +248,28 @@ def test_bootstrap_ale_shares_the_pd_machinery(tmp_path):
     """Same rng -> the same resample rows as the PD bootstrap; checkpoints resume; progress is reported."""
     X, y = _linear_data(50)
     kw = dict(n_resamples=4, rng=11)
-    pd_res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw)
-    ale_res = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw)
+    pd_res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid=Grid(4), **kw)
+    ale_res = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid=Grid(4), **kw)
     np.testing.assert_array_equal(ale_res["resample_absent"].values, pd_res["resample_absent"].values)
     counts = np.stack([np.bincount(rows, minlength=len(X)) for rows in _resample_rows(11, len(X), 4)])
     absent = np.unpackbits(ale_res["resample_absent"].values, axis=1, count=len(X)).astype(bool)
     np.testing.assert_array_equal(absent, counts == 0)
     # a checkpointed run cut at 2 resamples and extended to 4 equals the uninterrupted run
     calls = []
-    first = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **dict(kw, n_resamples=2),
+    first = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid=Grid(4), **dict(kw, n_resamples=2),
                           execution=Execution(checkpoint=tmp_path / "ck"))
-    resumed = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4,
+    resumed = bootstrap_ale(LinearRegression(), X, y, ["x1"], grid=Grid(4),
                             **kw, execution=Execution(checkpoint=tmp_path / "ck",
                                                       progress=lambda done, total: calls.append((done, total))))
     np.testing.assert_array_equal(first["x1"]["ale_resamples"].values, ale_res["x1"]["ale_resamples"].values[:2])
     xr.testing.assert_equal(resumed["x1"].to_dataset(), ale_res["x1"].to_dataset())
     assert calls == [(3, 4), (4, 4)]  # only the two missing resamples ran
     # a PD checkpoint is not an ALE checkpoint
-    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid_resolution=4,
+    pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x1"], grid=Grid(4),
                                          **kw,
                                          execution=pdpboot.Execution(checkpoint=tmp_path / "pd"))
     with pytest.raises(ValueError, match="checkpoint"):
-        bootstrap_ale(LinearRegression(), X, y, ["x1"], grid_resolution=4, **kw,
+        bootstrap_ale(LinearRegression(), X, y, ["x1"], grid=Grid(4), **kw,
                       execution=Execution(checkpoint=tmp_path / "pd"))
 
 
@@ -288,7 +288,7 @@ def test_bootstrap_ale_on_error_skip_records_failures():
     X, y = _linear_data(50)
     _FailsOnSomeResamples.threshold = float(np.mean(y)) + 1e-9  # the full-data fit passes
     with pytest.warns(RuntimeWarning, match="resamples failed"):
-        res = bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid_resolution=4, rng=1,
+        res = bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid=Grid(4), rng=1,
                             execution=Execution(on_error="skip", max_failure_share=0.9, progress=False))
     failed = [f["resample"] for f in json.loads(res.attrs["failed_resamples"])]
     means = [np.mean(y.to_numpy()[rows]) for rows in _resample_rows(1, len(X), 8)]
@@ -297,7 +297,7 @@ def test_bootstrap_ale_on_error_skip_records_failures():
     assert np.isnan(resamples[failed]).all()
     assert np.isfinite(np.delete(resamples, failed, axis=0)).all()
     with pytest.raises(RuntimeError, match="boom"):
-        bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid_resolution=4, rng=1,
+        bootstrap_ale(_FailsOnSomeResamples(), X, y, ["x1"], n_resamples=8, grid=Grid(4), rng=1,
                       execution=Execution(progress=False))
 
 
@@ -305,16 +305,16 @@ def test_with_pd_gives_the_pd_bootstrap_on_the_same_grid_from_the_same_refits():
     X, y = _linear_data(60)
     X["x3"] = X.x1 * X.x2
     kw = dict(n_resamples=4, rng=2)
-    both = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")], grid_resolution=5,
+    both = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")], grid=Grid(5),
                          with_pd=True, **kw)
     edges = {"x1": both["x1"]["x1"].values, "x2": both["x1__x2"]["x2"].values}
     pd_res = pdpboot.bootstrap_partial_dependence(DecisionTreeRegressor(max_depth=3), X, y, ["x1", ("x1", "x2")],
-                                                  custom_values=edges, **kw,
+                                                  grid=Grid(custom_values=edges), **kw,
                                                   execution=pdpboot.Execution(method="brute"))
     for name in ("x1", "x1__x2"):
         np.testing.assert_array_equal(both[name]["pd"].values, pd_res[name]["pd"].values)
         np.testing.assert_array_equal(both[name]["pd_resamples"].values, pd_res[name]["pd_resamples"].values)
-    alone = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1"], grid_resolution=5, **kw)
+    alone = bootstrap_ale(DecisionTreeRegressor(max_depth=3), X, y, ["x1"], grid=Grid(5), **kw)
     np.testing.assert_array_equal(both["x1"]["ale_resamples"].values, alone["x1"]["ale_resamples"].values)
     bands = confidence_bands(both)
     assert {"pd_band", "ale_band"} <= set(bands["x1"].ds.data_vars)
@@ -340,7 +340,7 @@ def test_ale_spec_of_a_table_with_missing_text_is_built(feature):
     X, y = _table_with_missing_text()
     codes = make_column_transformer((OrdinalEncoder(encoded_missing_value=-1), ["c", "d"]), remainder="passthrough")
     model = make_pipeline(codes, HistGradientBoostingRegressor(max_iter=10)).fit(X, y)
-    res = accumulated_local_effects(model, X, [feature], grid_resolution=5)
+    res = accumulated_local_effects(model, X, [feature], grid=Grid(5))
     ale = res[feature].ds["ale"]
     assert np.isfinite(ale).all()
     if feature == "c":
@@ -393,10 +393,10 @@ def test_a_pair_with_text_levels_ordered_by_custom_values_equals_the_same_pair_o
         def predict(self, X):
             return forest.predict(X.assign(c=X.c.map({v: float(k) for k, v in enumerate(levels)})))
 
-    text = pdpboot.accumulated_local_effects(OnText().fit(X, None), X, [("c", "a")], custom_values={"c": levels},
-                                             grid_resolution=4)["c__a"]["ale"]
-    ranks = pdpboot.accumulated_local_effects(forest, codes, [("c", "a")], custom_values={"c": [0.0, 1.0, 2.0]},
-                                              grid_resolution=4)["c__a"]["ale"]
+    text = pdpboot.accumulated_local_effects(OnText().fit(X, None), X, [("c", "a")],
+                                             grid=Grid(4, custom_values={"c": levels}))["c__a"]["ale"]
+    ranks = pdpboot.accumulated_local_effects(forest, codes, [("c", "a")],
+                                              grid=Grid(4, custom_values={"c": [0.0, 1.0, 2.0]}))["c__a"]["ale"]
     assert list(text["c"].values) == levels
     np.testing.assert_allclose(text.values, ranks.values, rtol=1e-12, atol=1e-12)
     assert np.abs(text.values).max() > 0.1  # an interaction: not a trivially zero surface

@@ -1,7 +1,8 @@
-"""The public API stays small: no public callable takes more than 15 parameters, none takes ``**kwargs``.
+"""The public API stays small: no public callable takes more than 12 parameters, none takes ``**kwargs``.
 
 scikit-learn's ``partial_dependence`` has 12 parameters and SciPy's ``bootstrap`` 12.  Options of the
-resampling and of the run live in :class:`pdpboot.Resampling` and :class:`pdpboot.Execution`.
+resampling, of the run and of the grid live in :class:`pdpboot.Resampling`, :class:`pdpboot.Execution` and
+:class:`pdpboot.Grid`.
 """
 
 from __future__ import annotations
@@ -12,17 +13,21 @@ import pytest
 
 import pdpboot
 
-MAX_PARAMETERS = 15
+MAX_PARAMETERS = 12
+#: plotting signatures are being reduced on another branch: this test flips when they land
+_BEING_REDUCED = {"plot_ice", "plot_pd", "plot_pd_contour", "plot_pd_panels"}
 
 
 def _public_callables():
     for name in pdpboot.__all__:
         obj = getattr(pdpboot, name)
         if callable(obj) and not (isinstance(obj, type) and issubclass(obj, BaseException)):
-            yield name, obj
+            marks = [pytest.mark.xfail(strict=True, reason="plotting signatures are being reduced on another branch")
+                     ] if name in _BEING_REDUCED else []
+            yield pytest.param(name, obj, id=name, marks=marks)
 
 
-@pytest.mark.parametrize("name, obj", list(_public_callables()), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("name, obj", list(_public_callables()))
 def test_public_callable_is_small_and_names_every_parameter(name, obj):
     params = inspect.signature(obj).parameters.values()
     assert len(params) <= MAX_PARAMETERS, f"pdpboot.{name} has {len(params)} parameters (> {MAX_PARAMETERS})"

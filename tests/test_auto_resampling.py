@@ -15,6 +15,7 @@ from sklearn.inspection import partial_dependence as sk_partial_dependence
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 
 import pdpboot
+from pdpboot import Grid
 
 QUIET = pdpboot.Execution(progress=False)
 #: attrs that say how the scheme was chosen (and when): the only ones "auto" and "bootstrap" may differ in
@@ -47,7 +48,7 @@ CASES = {
 def test_auto_is_the_bootstrap_bit_for_bit_for_outputs_that_are_not_probabilities(case):
     make, data, kw = CASES[case]
     X, y = data()
-    common = dict(n_resamples=20, grid_resolution=4, rng=3, execution=QUIET, **kw)
+    common = dict(n_resamples=20, grid=Grid(4), rng=3, execution=QUIET, **kw)
     auto = pdpboot.bootstrap_partial_dependence(make(), X, y, [0, (0, 1)], **common)
     plain = pdpboot.bootstrap_partial_dependence(make(), X, y, [0, (0, 1)], resampling="bootstrap", **common)
     assert auto.attrs["resampling"] == "bootstrap" and auto.attrs["band_scale"] == "identity"
@@ -64,7 +65,7 @@ def test_auto_is_the_bootstrap_bit_for_bit_for_outputs_that_are_not_probabilitie
 def test_auto_for_probabilities_is_the_0632_subsample_with_logit_bands_by_hand():
     X, y = _classification()
     B = 39  # (B + 1) 0.025 = 1 and (B + 1) 0.975 = 39: the 95 % percentile band is the min and max resample
-    res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=B, grid_resolution=4,
+    res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=B, grid=Grid(4),
                                                rng=0, execution=QUIET)
     attrs = res.attrs
     assert (attrs["resampling"], attrs["resampling_requested"], attrs["band_scale"]) == ("subsample", "auto", "logit")
@@ -94,7 +95,7 @@ def test_auto_for_probabilities_is_the_0632_subsample_with_logit_bands_by_hand()
 
 def test_logit_scale_survives_save_and_load(tmp_path):
     X, y = _classification()
-    res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20, grid_resolution=3,
+    res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20, grid=Grid(3),
                                                rng=0, execution=QUIET)
     pdpboot.save(res, tmp_path / "r.nc")
     back = pdpboot.load(tmp_path / "r.nc")
@@ -105,7 +106,7 @@ def test_logit_scale_survives_save_and_load(tmp_path):
 
 def test_explicit_bootstrap_of_a_boosting_classifier_warns_the_default_does_not():
     X, y = _classification(80)
-    common = dict(n_resamples=20, grid_resolution=3, rng=0, execution=QUIET)
+    common = dict(n_resamples=20, grid=Grid(3), rng=0, execution=QUIET)
     model = HistGradientBoostingClassifier(max_iter=5)
     plain = pdpboot.bootstrap_partial_dependence(model, X, y, [0], resampling="bootstrap", **common)
     with pytest.warns(pdpboot.CoverageWarning, match="resampling='bootstrap'; use resampling='auto'"):
@@ -159,7 +160,7 @@ def test_a_pd_every_fit_puts_at_0_or_1_keeps_a_band_that_contains_it():
 
 def test_scale_is_checked():
     X, y = _regression()
-    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=20, grid_resolution=3,
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=20, grid=Grid(3),
                                                rng=0, execution=QUIET)
     with pytest.raises(ValueError, match="scale='logit' needs a probability PD.*scale='identity'"):
         pdpboot.confidence_bands(res, scale="logit")
@@ -171,9 +172,9 @@ def test_ale_resolves_auto_as_the_pd_does():
     """One "auto" rule: with the same rng, the ALE run's PD equals the PD run's (same scheme, same rows)."""
     X, y = _classification(60)
     common = dict(n_resamples=3, rng=0, execution=QUIET)
-    ale = pdpboot.bootstrap_ale(LogisticRegression(), X, y, [0], grid_resolution=3, with_pd=True, **common)
+    ale = pdpboot.bootstrap_ale(LogisticRegression(), X, y, [0], grid=Grid(3), with_pd=True, **common)
     edges = ale["x0"].ds["x0"].values
-    pd_run = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], custom_values={0: edges},
+    pd_run = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], grid=Grid(custom_values={0: edges}),
                                                   **common)
     for name in ("resampling", "band_scale", "resampling_requested", "subsample_size"):
         assert ale.attrs[name] == pd_run.attrs[name], name
@@ -184,7 +185,7 @@ def test_ale_resolves_auto_as_the_pd_does():
 
 def test_auto_run_extends_from_its_checkpoint(tmp_path):
     X, y = _classification(60)
-    common = dict(grid_resolution=3, rng=0)
+    common = dict(grid=Grid(3), rng=0)
     ckpt = pdpboot.Execution(progress=False, checkpoint=tmp_path / "ck")
     pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=3, execution=ckpt, **common)
     resumed = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=6, execution=ckpt,
@@ -202,7 +203,7 @@ def test_the_plot_legend_says_the_band_was_formed_on_the_logit_scale():
     import matplotlib.pyplot as plt
 
     X, y = _classification(60)
-    res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20, grid_resolution=3,
+    res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20, grid=Grid(3),
                                                rng=0, execution=QUIET)
     for scale, shown in (("auto", True), ("identity", False)):
         ax = pdpboot.plot_pd(pdpboot.confidence_bands(res, scale=scale), "x0")

@@ -11,6 +11,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.stats import norm
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.engine.intervals import (
     band_arrays,
     jackknife_acceleration,
@@ -182,7 +183,7 @@ def test_results_declare_their_bounded_statistics():
     from sklearn.linear_model import LinearRegression
 
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=3,
-                                               grid_resolution=3, rng=0,
+                                               grid=Grid(3), rng=0,
                                                execution=pdpboot.Execution(progress=False),
                                                statistics=["interactions", "heterogeneity"])
     header = ResultHeader.from_attrs(res.attrs)
@@ -258,7 +259,7 @@ def test_bands_on_real_result_and_scalar_statistic():
     from sklearn.linear_model import LinearRegression
 
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=25,
-                                               grid_resolution=5, rng=0)
+                                               grid=Grid(5), rng=0)
     out = pdpboot.confidence_bands(res, simultaneous=True)
     assert out["x0__x1"].ds["pd_band"].dims == ("ci_bound", "output", "x0", "x1")
     assert "pd_band" not in res["x0"].ds  # the input is not modified
@@ -293,7 +294,7 @@ def test_simultaneous_band_computes_its_pointwise_companion_once(monkeypatch, me
     X = np.random.default_rng(0).normal(size=(60, 2))
     y = X[:, 0] + np.random.default_rng(1).normal(size=60)
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=40,
-                                               grid_resolution=4, rng=0)
+                                               grid=Grid(4), rng=0)
     pointwise = pdpboot.confidence_bands(res, method=method)
     calls = []
     real = intervals.jackknife_after_bootstrap_acceleration
@@ -314,7 +315,7 @@ def _classifier_result(resampling="subsample"):
     X = rng.normal(size=(120, 2))
     y = (rng.uniform(size=120) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
     return pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0, (0, 1)], n_resamples=40,
-                                                grid_resolution=5, resampling=resampling, rng=0,
+                                                grid=Grid(5), resampling=resampling, rng=0,
                                                 execution=pdpboot.Execution(progress=False))
 
 
@@ -340,7 +341,7 @@ def test_logit_scale_refuses_a_regression():
 
     X = np.random.default_rng(0).normal(size=(40, 2))
     reg = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=20,
-                                               grid_resolution=3, rng=0, execution=pdpboot.Execution(progress=False))
+                                               grid=Grid(3), rng=0, execution=pdpboot.Execution(progress=False))
     with pytest.raises(ValueError, match="needs a probability PD"):
         pdpboot.confidence_bands(reg, scale="logit")
 
@@ -364,7 +365,7 @@ def test_bca_band_of_a_run_equals_the_band_from_its_explicit_row_counts():
     n, b = 61, 30  # n not a multiple of 8: the last byte is padded
     X = np.random.default_rng(0).normal(size=(n, 2))
     y = X[:, 0] + np.random.default_rng(1).normal(size=n)
-    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=b, grid_resolution=4,
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=b, grid=pdpboot.Grid(4),
                                                rng=7)
     root = np.random.default_rng(7)
     root.spawn(3)

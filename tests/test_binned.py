@@ -2,6 +2,8 @@
 
 import matplotlib
 
+from pdpboot import Grid
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -22,7 +24,7 @@ def regression():
     X.loc[[3, 7], "a"] = np.nan  # rows without a value are in no bin
     y = pd.Series(3 * X["a"].fillna(0) + X["b"] + rng.normal(size=150))
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X.fillna(0.0), y, ["a"], n_resamples=6,
-                                               grid_resolution=7, rng=0, execution=pdpboot.Execution(progress=False))
+                                               grid=Grid(7), rng=0, execution=pdpboot.Execution(progress=False))
     return X, y, pdpboot.confidence_bands(res)
 
 
@@ -46,8 +48,8 @@ def test_classifier_observed_is_the_share_of_each_class():
     y = np.where(rng.uniform(size=200) < np.where(X["c"] == "hi", 0.8, 0.3), "yes", "no")
     model = RandomForestClassifier(n_estimators=10, random_state=0)
     Xn = X.assign(c=X["c"].map({"lo": 0, "mid": 1, "hi": 2}))
-    res = pdpboot.bootstrap_partial_dependence(model, Xn, y, ["c"], categorical_features=["c"], n_resamples=4,
-                                               rng=0, execution=pdpboot.Execution(progress=False))
+    res = pdpboot.bootstrap_partial_dependence(model, Xn, y, ["c"], grid=Grid(categorical_features=["c"]),
+                                               n_resamples=4, rng=0, execution=pdpboot.Execution(progress=False))
     table = pdpboot.binned_outcome(res, Xn, y, "c")
     for (level, output), row in table.set_index(["value", "output"]).iterrows():
         mask = Xn["c"].to_numpy() == level
@@ -73,7 +75,7 @@ def test_classifier_share_with_a_missing_label_is_refused():
     rng = np.random.default_rng(3)
     X = pd.DataFrame({"b": rng.normal(size=120)})
     y = np.where(X["b"] > 0, "yes", "no").astype(object)
-    res = pdpboot.partial_dependence(RandomForestClassifier(5, random_state=0).fit(X, y), X, ["b"], grid_resolution=4)
+    res = pdpboot.partial_dependence(RandomForestClassifier(5, random_state=0).fit(X, y), X, ["b"], grid=Grid(4))
     y[:12] = None
     with pytest.raises(ValueError, match=r"y has 12 missing value\(s\)"):
         pdpboot.binned_outcome(res, X, y, "b")

@@ -13,6 +13,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import pdpboot
+from pdpboot import Grid
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,7 @@ def data():
 
 def test_bit_identical_across_n_jobs(data):
     X, y = data
-    kw = dict(n_resamples=4, rng=7, statistics={"ice": 3}, grid_resolution=6)
+    kw = dict(n_resamples=4, rng=7, statistics={"ice": 3}, grid=Grid(6))
     est = RandomForestRegressor(n_estimators=5)
     r1 = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", ("b", "c")], **kw,
                                               execution=pdpboot.Execution(n_jobs=1))
@@ -45,7 +46,7 @@ def test_started_workers_run_the_bootstrap_unchanged(data):
     X, y = data
     assert pdpboot.start_workers(1) == 1
     assert pdpboot.start_workers(2) == 2
-    kw = dict(n_resamples=3, rng=11, grid_resolution=5)
+    kw = dict(n_resamples=3, rng=11, grid=Grid(5))
     est = RandomForestRegressor(n_estimators=4)
     one = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "b"], **kw, execution=pdpboot.Execution(n_jobs=1))
     two = pdpboot.bootstrap_partial_dependence(est, X, y, ["a", "b"], **kw, execution=pdpboot.Execution(n_jobs=2))
@@ -55,7 +56,7 @@ def test_started_workers_run_the_bootstrap_unchanged(data):
 
 def test_more_resamples_extend_the_same_run(data):
     X, y = data
-    kw = dict(rng=3, grid_resolution=5)
+    kw = dict(rng=3, grid=Grid(5))
     small = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=3, **kw)
     large = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=6, **kw)
     np.testing.assert_array_equal(small["a"].ds.pd_resamples.values, large["a"].ds.pd_resamples.values[:3])
@@ -64,7 +65,7 @@ def test_more_resamples_extend_the_same_run(data):
 def test_schema(data):
     X, y = data
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", ("a", "b")], n_resamples=3,
-                                               grid_resolution=5, rng=0, statistics={"ice": 4})
+                                               grid=Grid(5), rng=0, statistics={"ice": 4})
     node = res["a__b"].ds
     assert res["a__b"].attrs["features"] == ["a", "b"]
     assert node["pd"].dims == ("output", "a", "b")
@@ -102,7 +103,7 @@ def _manual_resample_pd(X, y, seed_root, b, background, grid):
 def test_resample_pd_equals_hand_computation(data, background):
     X, y = data
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=3,
-                                               grid_resolution=5, rng=11,
+                                               grid=Grid(5), rng=11,
                                                resampling=pdpboot.Resampling(background=background))
     grid = res["a"].ds.a.values
     for b in range(3):
@@ -119,7 +120,7 @@ def test_resample_pd_equals_hand_computation(data, background):
 
 def test_out_of_bag_background_differs(data):
     X, y = data
-    kw = dict(n_resamples=3, grid_resolution=5, rng=5)
+    kw = dict(n_resamples=3, grid=Grid(5), rng=5)
     est = make_pipeline(StandardScaler(), RandomForestRegressor(n_estimators=5))
     oob = pdpboot.bootstrap_partial_dependence(est, X, y, ["b"], **kw,
                                                resampling=pdpboot.Resampling(background="out-of-bag"))
@@ -132,8 +133,8 @@ def test_out_of_bag_background_differs(data):
 def test_random_state_of_pipeline_step_is_set_per_resample(data):
     X, y = data
     est = make_pipeline(StandardScaler(), RandomForestRegressor(n_estimators=3, random_state=None))
-    a = pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=2, grid_resolution=4, rng=1)
-    b = pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=2, grid_resolution=4, rng=1)
+    a = pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=2, grid=Grid(4), rng=1)
+    b = pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=2, grid=Grid(4), rng=1)
     xr.testing.assert_identical(a["a"].to_dataset(), b["a"].to_dataset())
 
 
@@ -142,7 +143,7 @@ def test_classifier_missing_class_in_resample_aligned():
     X = pd.DataFrame(rng.normal(size=(60, 2)), columns=["u", "v"])
     y = np.array(["a"] * 29 + ["b"] * 29 + ["rare"] * 2)
     res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, ["u"], n_resamples=12,
-                                               resampling="bootstrap", grid_resolution=4, rng=0)
+                                               resampling="bootstrap", grid=Grid(4), rng=0)
     node = res["u"].ds
     assert list(node.output.values) == ["a", "b", "rare"]
     probs = node.pd_resamples.values
@@ -159,7 +160,7 @@ def test_plain_bootstrap_moves_the_pd_level_of_a_classifier():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 2))
     y = (rng.random(200) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
-    kw = dict(n_resamples=30, grid_resolution=3, rng=0)
+    kw = dict(n_resamples=30, grid=Grid(3), rng=0)
     # the default for probabilities is now resampling="auto" (the 0.632 subsample, tests/test_auto_resampling.py)
     default = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [1], **kw,
                                                    resampling=pdpboot.Resampling("bootstrap", background="original"))
@@ -179,7 +180,7 @@ def test_decision_function_refit_missing_a_class_is_recorded_not_mixed():
     y = np.array(["a"] * 19 + ["b"] * 19 + ["rare"] * 2)
     with pytest.warns(RuntimeWarning, match="failed and were skipped"):
         res = pdpboot.bootstrap_partial_dependence(
-            LogisticRegression(), X, y, ["u"], n_resamples=20, grid_resolution=3, rng=0,
+            LogisticRegression(), X, y, ["u"], n_resamples=20, grid=Grid(3), rng=0,
             response_method="decision_function",
             execution=pdpboot.Execution(max_failure_share=0.9))
     n_missing = res.attrs["n_missing_class_resamples"]
@@ -195,7 +196,7 @@ def test_too_many_missing_class_resamples_stop_with_advice():
     X = rng.normal(size=(40, 2))
     y = np.array([0] * 19 + [1] * 19 + [2] * 2)
     with pytest.raises(RuntimeError, match="predict_proba"):
-        pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20, grid_resolution=3,
+        pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, [0], n_resamples=20, grid=Grid(3),
                                              rng=0, response_method="decision_function")
 
 
@@ -230,7 +231,7 @@ def test_sample_weight_flows_into_every_refit_and_every_average():
     w = rng.uniform(0.2, 3.0, size=80)
     grid = np.array([-1.0, 0.0, 1.5])
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=5, rng=11,
-                                               sample_weight=w, custom_values={0: grid})
+                                               sample_weight=w, grid=Grid(custom_values={0: grid}))
     expected = _hand_loop(LinearRegression(), X, y, 11, 5, grid, "sample_weight", w, w)
     np.testing.assert_allclose(res["x0"].ds.pd_resamples.values[:, 0], expected, rtol=1e-12, atol=1e-12)
     assert json.loads(res.attrs["settings"])["sample_weight"] is True
@@ -244,7 +245,7 @@ def test_fit_params_are_sliced_to_the_drawn_rows():
     grid = np.array([-1.0, 1.0])
     pipe = make_pipeline(StandardScaler(), LinearRegression())
     res = pdpboot.bootstrap_partial_dependence(
-        pipe, X, y, [0], n_resamples=4, rng=2, custom_values={0: grid},
+        pipe, X, y, [0], n_resamples=4, rng=2, grid=Grid(custom_values={0: grid}),
         resampling=pdpboot.Resampling(fit_params={"linearregression__sample_weight": w}))
     expected = _hand_loop(pipe, X, y, 2, 4, grid, "linearregression__sample_weight", w, None)
     np.testing.assert_allclose(res["x0"].ds.pd_resamples.values[:, 0], expected, rtol=1e-12, atol=1e-12)
@@ -266,7 +267,7 @@ def test_weights_and_fit_params_refused_before_any_fit(bad, match):
 
 def test_threads_per_job_does_not_change_results(data):
     X, y = data
-    kw = dict(n_resamples=3, rng=4, grid_resolution=4)
+    kw = dict(n_resamples=3, rng=4, grid=Grid(4))
     one = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], **kw,
                                                execution=pdpboot.Execution(threads_per_job=1))
     two = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], **kw,
@@ -290,7 +291,7 @@ class _ThreadsSeen(LinearRegression):
 def test_refits_run_under_the_thread_limit(data, threads):
     X, y = data
     _ThreadsSeen.seen = []
-    pdpboot.bootstrap_partial_dependence(_ThreadsSeen(), X, y, ["a"], n_resamples=3, rng=0, grid_resolution=3,
+    pdpboot.bootstrap_partial_dependence(_ThreadsSeen(), X, y, ["a"], n_resamples=3, rng=0, grid=Grid(3),
                                          execution=pdpboot.Execution(threads_per_job=threads))
     refits = _ThreadsSeen.seen[1:]  # the first fit is the full-data one, outside the resample loop
     assert len(refits) == 3 and all(seen == {threads} for seen in refits), refits
@@ -301,7 +302,7 @@ def test_group_resampling_requires_groups(data):
     with pytest.raises(ValueError, match="groups"):
         pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], resampling="group", n_resamples=2)
     groups = np.repeat(np.arange(30), 4)
-    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=2, grid_resolution=3, rng=0,
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=2, grid=Grid(3), rng=0,
                                                resampling=pdpboot.Resampling("group", groups=groups))
     assert res.attrs["resampling"] == "group"
 
@@ -311,12 +312,12 @@ def test_fitted_estimator_rejected(data):
     with pytest.raises(ValueError, match="already fitted"):
         pdpboot.bootstrap_partial_dependence(LinearRegression().fit(X, y), X, y, ["a"], n_resamples=2)
     est = clone(LinearRegression())
-    pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=2, grid_resolution=3)
+    pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=2, grid=Grid(3))
 
 
 def test_max_background_subsamples(data):
     X, y = data
-    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=2, grid_resolution=3,
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=2, grid=Grid(3),
                                                rng=2,
                                                resampling=pdpboot.Resampling(max_background=10, background="original"),
                                                statistics=["ice"])
@@ -329,7 +330,7 @@ def test_progress_callable_reports_every_resample(data):
     X, y = data
     calls = []
     pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["a"], n_resamples=4, grid_resolution=3, rng=0,
+        LinearRegression(), X, y, ["a"], n_resamples=4, grid=Grid(3), rng=0,
         execution=pdpboot.Execution(progress=lambda done, total: calls.append((done, total))))
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
@@ -351,7 +352,7 @@ def test_a_refit_that_predicts_nan_is_a_recorded_failure_not_silent_nan():
     X = rng.normal(size=(40, 2))
     X[0, 0] = 3.0
     model = _NanForLargeX()
-    kw = dict(n_resamples=12, custom_values={0: np.array([0.0, 2.0])}, rng=1)
+    kw = dict(n_resamples=12, grid=Grid(custom_values={0: np.array([0.0, 2.0])}), rng=1)
     with pytest.raises(ValueError, match="non-finite"):
         pdpboot.bootstrap_partial_dependence(model, X, X[:, 1], [0], **kw)
     with pytest.warns(RuntimeWarning, match="failed and were skipped"):
@@ -368,12 +369,12 @@ def test_predict_returning_the_wrong_number_of_rows_is_named():
 
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValueError, match="one row of outputs per input row"):
-        pdpboot.partial_dependence(Short().fit(X, X[:, 0]), X, [0], grid_resolution=3)
+        pdpboot.partial_dependence(Short().fit(X, X[:, 0]), X, [0], grid=Grid(3))
 
 
 def test_resample_absent_is_the_rows_each_refit_was_not_fitted_on(data):
     X, y = data
-    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5, grid_resolution=3,
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5, grid=Grid(3),
                                                rng=9)
     absent = np.unpackbits(res["resample_absent"].values, axis=1, count=len(X)).astype(bool)
     root = np.random.default_rng(9)

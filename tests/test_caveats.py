@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import pdpboot
-from pdpboot import caveats
+from pdpboot import Grid, caveats
 from pdpboot.engine.resample import RESAMPLING
 
 
@@ -81,7 +81,7 @@ def _classifier_result(estimator, resampling="bootstrap"):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(120, 2))
     y = (rng.uniform(size=120) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
-    return pdpboot.bootstrap_partial_dependence(estimator, X, y, [0], n_resamples=20, grid_resolution=4,
+    return pdpboot.bootstrap_partial_dependence(estimator, X, y, [0], n_resamples=20, grid=Grid(4),
                                                 resampling=resampling, rng=0,
                                                 execution=pdpboot.Execution(progress=False))
 

@@ -16,6 +16,7 @@ from sklearn.linear_model import LinearRegression
 
 import pdpboot
 import pdpboot._loop as loop_module
+from pdpboot import Grid
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,7 +40,7 @@ def _identical_but_created(a, b):
     xr.testing.assert_identical(a, b)
 
 
-KW = dict(features=[0, (0, 1)], grid_resolution=4, statistics={"ice": 3}, rng=5)
+KW = dict(features=[0, (0, 1)], grid=Grid(4), statistics={"ice": 3}, rng=5)
 
 
 def test_resume_loads_everything_without_refitting(tmp_path, monkeypatch):
@@ -87,7 +88,7 @@ def test_checkpoint_of_other_arguments_refused(tmp_path, change):
     elif change == "estimator":
         est = LinearRegression(fit_intercept=False)
     elif change == "grid":
-        kw["grid_resolution"] = 5
+        kw["grid"] = Grid(5)
     else:
         kw["resampling"] = pdpboot.Resampling(background="original")
     with pytest.raises(ValueError, match=f"different arguments.*{change}"):
@@ -136,8 +137,9 @@ KILL_SCRIPT = textwrap.dedent("""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 2))
     y = X[:, 0] - X[:, 1] + rng.normal(size=80)
-    pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], n_resamples=40, grid_resolution=4,
-                                         rng=5, execution=pdpboot.Execution(n_jobs=1, checkpoint=sys.argv[1]))
+    pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], n_resamples=40,
+                                         grid=pdpboot.Grid(4), rng=5,
+                                         execution=pdpboot.Execution(n_jobs=1, checkpoint=sys.argv[1]))
 """)
 
 
@@ -161,7 +163,7 @@ def test_killed_run_resumes_to_identical_result(tmp_path, monkeypatch):
     # a write cut by the kill can only leave a hidden temporary file, which resuming ignores
     assert all(p.name.startswith(".") or p.suffix in (".npz", ".json") for p in ck.iterdir())
     X, y = _data()
-    kw = dict(n_resamples=40, grid_resolution=4, rng=5)
+    kw = dict(n_resamples=40, grid=Grid(4), rng=5)
     resumed = pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], **kw,
                                                    execution=pdpboot.Execution(checkpoint=ck, n_jobs=1))
     plain = pdpboot.bootstrap_partial_dependence(SlowRegression(), X, y, [0, (0, 1)], **kw,
@@ -188,7 +190,7 @@ def test_skip_records_failures_and_warns(tmp_path):
     X, y = _sentinel_data()
     with pytest.warns(RuntimeWarning, match=r"of 30 resamples failed and were skipped.*sentinel row missing"):
         res = pdpboot.bootstrap_partial_dependence(
-            SentinelRegression(), X, y, [1], n_resamples=30, grid_resolution=3, rng=0,
+            SentinelRegression(), X, y, [1], n_resamples=30, grid=Grid(3), rng=0,
             execution=pdpboot.Execution(on_error="skip", max_failure_share=0.8, checkpoint=tmp_path / "ck"))
     failed = json.loads(res.attrs["failed_resamples"])
     assert res.attrs["n_failed_resamples"] == len(failed) > 0
@@ -205,14 +207,14 @@ def test_skip_records_failures_and_warns(tmp_path):
 def test_too_many_failures_stop_the_run():
     X, y = _sentinel_data()
     with pytest.raises(RuntimeError, match=r"more than max_failure_share=0.1.*ValueError: sentinel row missing"):
-        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], n_resamples=30, grid_resolution=3,
+        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], n_resamples=30, grid=Grid(3),
                                              rng=0, execution=pdpboot.Execution(on_error="skip"))
 
 
 def test_raise_propagates_original_error():
     X, y = _sentinel_data()
     with pytest.raises(ValueError, match="sentinel row missing"):
-        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], n_resamples=30, grid_resolution=3,
+        pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], n_resamples=30, grid=Grid(3),
                                              rng=0)
 
 
@@ -283,8 +285,9 @@ RESUME_SCRIPT = textwrap.dedent("""
     y = X[:, 0] + rng.normal(size=40)
     est = make_pipeline(FunctionTransformer(func=user_function),
                         DecisionTreeRegressor(max_depth=2, random_state=np.random.RandomState(0)))
-    res = pdpboot.bootstrap_partial_dependence(est, X, y, [0], n_resamples=int(sys.argv[2]), grid_resolution=3,
-                                               rng=1, execution=pdpboot.Execution(checkpoint=sys.argv[1]))
+    res = pdpboot.bootstrap_partial_dependence(est, X, y, [0], n_resamples=int(sys.argv[2]),
+                                               grid=pdpboot.Grid(3), rng=1,
+                                               execution=pdpboot.Execution(checkpoint=sys.argv[1]))
     print(float(res["x0"].ds.pd_resamples.sum()))
 """)
 
@@ -384,7 +387,7 @@ def test_stored_failure_with_raise_policy_raises(tmp_path):
 
 def test_resume_with_raise_after_skip_raises(tmp_path):
     X, y = _sentinel_data()
-    kw = dict(n_resamples=30, grid_resolution=3, rng=0)
+    kw = dict(n_resamples=30, grid=Grid(3), rng=0)
     ck = dict(max_failure_share=0.8, checkpoint=tmp_path / "ck")
     with pytest.warns(RuntimeWarning, match="failed and were skipped"):
         pdpboot.bootstrap_partial_dependence(SentinelRegression(), X, y, [1], **kw,
@@ -433,7 +436,7 @@ def _fp_call(change: str):
     weights = rng.uniform(0.5, 1.5, len(y))
     noise = rng.normal(size=len(y))
     groups = np.arange(len(y)) % 8
-    kw = dict(features=[0], grid_resolution=4, rng=5, n_resamples=2, sample_weight=weights)
+    kw = dict(features=[0], grid=Grid(4), rng=5, n_resamples=2, sample_weight=weights)
     rs = dict(fit_params={"offsetregression__offset": 1.0, "offsetregression__noise": noise}, groups=groups)
     factor = 3.0
 
@@ -459,7 +462,7 @@ def _fp_call(change: str):
         factor = 4.0
         est = make_est()
     elif change == "percentiles":
-        kw["percentiles"] = (0.1, 0.9)
+        kw["grid"] = Grid(4, percentiles=(0.1, 0.9))
     return est, X, y, dict(kw, resampling=pdpboot.Resampling("group", **rs))
 
 
@@ -475,8 +478,7 @@ def _fingerprint_of(change: str) -> dict:
     if change == "constant read by a function":
         SCALE = 5.0
     try:
-        spec = make_spec(X, kw.pop("features"), grid_resolution=kw.pop("grid_resolution"),
-                         percentiles=kw.pop("percentiles", (0.05, 0.95)))
+        spec = make_spec(X, kw.pop("features"), kw.pop("grid"))
         resampling = resolve_resampling(kw.pop("resampling"), n_resamples=kw.pop("n_resamples"))
         plan = make_plan(est, y, PDEffect.from_options(spec), resampling=resampling,
                          execution=resolve_execution(), **kw)

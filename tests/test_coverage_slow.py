@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
 import pdpboot
+from pdpboot import Grid
 
 N_REPETITIONS = 400
 
@@ -21,7 +22,7 @@ def _one_repetition(seed: int, background: str) -> tuple[float, bool]:
     y = X[:, 0] + X[:, 1] + X[:, 0] * X[:, 1] + rng.normal(size=500)
     model = make_pipeline(PolynomialFeatures(interaction_only=True, include_bias=False), LinearRegression())
     res = pdpboot.bootstrap_partial_dependence(
-        model, X, y, [0], n_resamples=200, grid_resolution=11, custom_values={0: np.linspace(-2, 2, 11)}, rng=rng,
+        model, X, y, [0], n_resamples=200, grid=Grid(11, custom_values={0: np.linspace(-2, 2, 11)}), rng=rng,
         resampling=pdpboot.Resampling(background=background),
         execution=pdpboot.Execution(progress=False),
     )

@@ -11,6 +11,7 @@ from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.engine import debiased as eng
 from pdpboot.engine.resample import fold_labels
 
@@ -73,14 +74,14 @@ def test_feature_with_few_distinct_values_gets_a_window_with_enough_of_them():
     other = gen.standard_normal(3000)
     y = np.sin(hour / 24 * 2 * np.pi) + other + 0.3 * gen.standard_normal(3000)
     X = np.column_stack([hour, other])
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=20, rng=0)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(20), rng=0)
     assert np.isfinite(res["x0"].ds["pd"].values).all()
     grid = res["x0"].ds["x0"].values
     h = res["x0"].ds.attrs["bandwidth"][0]
     inside = np.abs(np.unique(hour)[None, :] - grid[:, None]) < h
     assert inside.sum(axis=1).min() >= eng.MIN_DISTINCT
     with pytest.raises(ValueError, match="distinct values"):
-        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=20, rng=0,
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(20), rng=0,
                                             options=pdpboot.DebiasedOptions(bandwidth=0.5))
 
 
@@ -234,7 +235,7 @@ def test_spline_ratio_holds_a_conditional_mean_that_is_not_linear_in_the_score()
 def test_linear_gaussian_estimate_equals_analytic_pd_within_se():
     X, y = _linear_gaussian(2000, 0)
     grid = np.linspace(-1.2, 1.2, 9)  # at 1.5 sd the weight model's ESS is about 9 (E[w^2 | a] = 12.7): flagged
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid}, rng=1)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(custom_values={0: grid}), rng=1)
     ds = res["x0"].ds
     est, se = ds["pd"].values[0], ds["pd_se"].values[0]
     assert np.all(np.abs(est - (1 + 2 * grid)) < 3 * se)
@@ -284,18 +285,18 @@ def test_categorical_aipw_equals_hand_computation():
 
 def test_same_rng_same_result_and_other_rng_differs():
     X, y = _linear_gaussian(300, 4)
-    kw = dict(grid_resolution=6, rng=7)
+    kw = dict(grid=Grid(6), rng=7)
     one = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 2], **kw)
     two = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 2], **kw)
     _identical_but_created(one, two)
-    other = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 2], grid_resolution=6, rng=8)
+    other = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0, 2], grid=Grid(6), rng=8)
     assert not np.array_equal(one["x0"].ds["pd"].values, other["x0"].ds["pd"].values)
 
 
 def test_grid_equals_the_bootstraps_grid():
     X, y = _linear_gaussian(200, 5)
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [1], grid_resolution=7, rng=0)
-    boot = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [1], grid_resolution=7, n_resamples=2,
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [1], grid=Grid(7), rng=0)
+    boot = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [1], grid=Grid(7), n_resamples=2,
                                                 rng=0, execution=pdpboot.Execution(progress=False))
     np.testing.assert_array_equal(res["x1"].ds["x1"].values, boot["x1"].ds["x1"].values)
 
@@ -308,7 +309,7 @@ def test_poor_overlap_is_flagged_and_gets_no_band():
     x0 = x1 + 0.1 * gen.standard_normal(n)
     X = np.column_stack([x0, x1])
     y = x0 + x1 + gen.standard_normal(n)
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=9, rng=0)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(9), rng=0)
     ds = res["x0"].ds
     flagged = ds["overlap"].values[0] == 0
     assert flagged.any()
@@ -328,7 +329,7 @@ def test_weak_overlap_is_judged_from_the_weight_model_not_from_the_rows_drawn():
     # printed.  Now those points are flagged and get no band; the centre keeps its band.
     X, y = _linear_gaussian(2000, 11)
     grid = np.linspace(-1.6, 1.6, 9)
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid}, rng=2)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(custom_values={0: grid}), rng=2)
     ds = res["x0"].ds
     ess, ok = ds["effective_sample_size"].values[0], ds["overlap"].values[0].astype(bool)
     assert not ok[0] and not ok[-1] and ok[2:-2].all()
@@ -350,7 +351,7 @@ def test_binary_classifier_gives_every_class():
     gen = np.random.default_rng(7)
     X = gen.standard_normal((400, 2))
     y = (gen.uniform(size=400) < 1 / (1 + np.exp(-(X[:, 0] - X[:, 1])))).astype(int)
-    res = pdpboot.debiased_partial_dependence(LogisticRegression(), X, y, [0], grid_resolution=5, rng=0)
+    res = pdpboot.debiased_partial_dependence(LogisticRegression(), X, y, [0], grid=Grid(5), rng=0)
     pd_ = res["x0"].ds["pd"]
     assert list(pd_["output"].values) == [0, 1]
     np.testing.assert_allclose(pd_.sum("output").values, 1.0, atol=1e-12)
@@ -359,7 +360,7 @@ def test_binary_classifier_gives_every_class():
 
 def test_plot_and_save_load_round_trip(tmp_path):
     X, y = _linear_gaussian(300, 8)
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=8, rng=0)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(8), rng=0)
     ax = pdpboot.plot_pd(res, "x0")
     ax.figure.savefig(tmp_path / "debiased.png")
     assert len(ax.collections) >= 2  # pointwise and simultaneous bands
@@ -383,7 +384,7 @@ def test_refuses_pairs_and_decision_function():
 
 def test_options_object_reaches_the_estimator():
     X, y = _linear_gaussian(200, 10)
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=0,
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(5), rng=0,
                                               options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=500))
     assert res.attrs["n_folds"] == 3
     with pytest.raises(ValueError, match="n_folds"):
@@ -398,7 +399,7 @@ def test_influence_se_matches_sampling_sd():
     est, se = [], []
     for r in range(60):
         X, y = _linear_gaussian(500, 100 + r)
-        ds = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], custom_values={0: grid},
+        ds = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(custom_values={0: grid}),
                                                  rng=r)["x0"].ds
         est.append(ds["pd"].values[0])
         se.append(ds["pd_se"].values[0])
@@ -409,7 +410,7 @@ def test_influence_se_matches_sampling_sd():
 
 def test_ratio_model_and_clipping_are_recorded():
     X, y = _linear_gaussian(600, 7)   # 480 training rows for 41 spline columns: the spline basis
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid_resolution=5, rng=3)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(5), rng=3)
     attrs = res["x0"].ds.attrs
     assert attrs["ratio_model"] == "spline" and set(json.loads(attrs["ratio_holdout_loss"])) == {"spline"}
     assert attrs["clipped_share"] == attrs["n_clipped_weights"] / 600
@@ -425,12 +426,13 @@ def test_spline_ratio_falls_back_to_the_polynomial_with_too_few_rows_per_column(
     grid = {"x1": np.linspace(0.2, 0.8, 4)}
     used = {}
     for rows_per_column in (10.0, 0.0):
-        res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, ["x1"], custom_values=grid, rng=1,
+        res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, ["x1"], grid=Grid(custom_values=grid),
+                                                  rng=1,
                                                   options=pdpboot.DebiasedOptions(min_rows_per_column=rows_per_column))
         used[rows_per_column] = res["x1"].ds.attrs["ratio_model"]
     assert used == {10.0: "polynomial", 0.0: "spline"}
     X2, y2 = _linear_gaussian(600, 3)   # two other columns: 41 spline columns, 480 training rows: the spline basis
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X2, y2, [0], grid_resolution=4, rng=1)
+    res = pdpboot.debiased_partial_dependence(LinearRegression(), X2, y2, [0], grid=Grid(4), rng=1)
     assert res["x0"].ds.attrs["ratio_model"] == "spline"
     with pytest.raises(ValueError, match="min_rows_per_column must be a number >= 0"):
         pdpboot.DebiasedOptions(min_rows_per_column=-1)
@@ -443,7 +445,7 @@ def test_forest_tree_engine_equals_brute_force():
     from sklearn.ensemble import RandomForestRegressor
 
     X, y = _linear_gaussian(300, 2)
-    kw = dict(grid_resolution=5, rng=0, options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=200))
+    kw = dict(grid=Grid(5), rng=0, options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=200))
     forest = RandomForestRegressor(n_estimators=10, min_samples_leaf=5)
     tree = pdpboot.debiased_partial_dependence(forest, X, y, [0, 1], execution=pdpboot.Execution(method="tree"), **kw)
     brute = pdpboot.debiased_partial_dependence(forest, X, y, [0, 1], execution=pdpboot.Execution(method="brute"),
@@ -457,7 +459,7 @@ def test_results_are_bit_identical_for_any_n_jobs():
     from sklearn.ensemble import RandomForestRegressor
 
     X, y = _linear_gaussian(240, 3)
-    kw = dict(grid_resolution=4, rng=1, options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=200))
+    kw = dict(grid=Grid(4), rng=1, options=pdpboot.DebiasedOptions(n_folds=3, n_multipliers=200))
     forest = RandomForestRegressor(n_estimators=8)   # random_state drawn from rng, per fold
     one = pdpboot.debiased_partial_dependence(forest, X, y, [0], execution=pdpboot.Execution(n_jobs=1), **kw)
     two = pdpboot.debiased_partial_dependence(forest, X, y, [0], execution=pdpboot.Execution(n_jobs=2), **kw)
@@ -466,7 +468,7 @@ def test_results_are_bit_identical_for_any_n_jobs():
 
 def test_checkpoint_resume_equals_the_uninterrupted_run(tmp_path):
     X, y = _linear_gaussian(240, 5)
-    kw = dict(grid_resolution=4, options=pdpboot.DebiasedOptions(n_folds=4, n_multipliers=200))
+    kw = dict(grid=Grid(4), options=pdpboot.DebiasedOptions(n_folds=4, n_multipliers=200))
 
     def stop_after_two(done, total):   # called as the third fold arrives, before it is saved
         if done == 3:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from pdpboot import Grid
+
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,6 +148,6 @@ def test_saved_results_are_netcdf4_files(tmp_path):
     import pdpboot
 
     X = np.random.default_rng(0).normal(size=(30, 2))
-    result = pdpboot.partial_dependence(LinearRegression().fit(X, X[:, 0]), X, [0], grid_resolution=3)
+    result = pdpboot.partial_dependence(LinearRegression().fit(X, X[:, 0]), X, [0], grid=Grid(3))
     path = pdpboot.save(result, tmp_path / "result.nc")
     assert path.read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"

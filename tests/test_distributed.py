@@ -7,6 +7,7 @@ import xarray as xr
 from sklearn.ensemble import RandomForestRegressor
 
 import pdpboot
+from pdpboot import Grid
 
 distributed = pytest.importorskip("distributed")
 
@@ -25,7 +26,7 @@ def test_dask_backend_bit_identical_to_local(client):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(150, 3))
     y = X[:, 0] * X[:, 1] + rng.normal(size=150)
-    kw = dict(n_resamples=6, grid_resolution=5, statistics={"ice": 4}, rng=3)
+    kw = dict(n_resamples=6, grid=Grid(5), statistics={"ice": 4}, rng=3)
     est = RandomForestRegressor(n_estimators=5)
     local = pdpboot.bootstrap_partial_dependence(est, X, y, [0, (1, 2)], **kw,
                                                  execution=pdpboot.Execution(n_jobs=1))

@@ -4,8 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import pdpboot
+from pdpboot import Grid
 from pdpboot._validate import check_table
-from pdpboot.grid import check_percentiles, make_grids
+from pdpboot.grid import check_grid, check_percentiles, make_grids
 
 
 @pytest.fixture
@@ -75,7 +77,6 @@ def test_negative_custom_key_counts_from_the_end(table):
     ([-4], ValueError, r"index -4, out of range"),
     (["nope"], ValueError, r"names 'nope'"),
     ([True, False], ValueError, r"boolean mask needs one entry per column \(3\)"),
-    ([[0, 1]], TypeError, r"list of column names or indices"),
 ])
 def test_bad_categorical_features(table, cats, error, match):
     X, names = table
@@ -171,8 +172,8 @@ def test_a_few_valued_integer_feature_is_numeric_in_pd_and_ale():
     wt = np.random.default_rng(0).uniform(1.5, 5.4, hp.size)
     X = pd.DataFrame({"hp": hp, "wt": wt})
     model = LinearRegression().fit(X, 30 - 0.03 * hp - 3 * wt)
-    pd1 = pdpboot.partial_dependence(model, X, ["hp"], grid_resolution=30)["hp"]
-    ale = pdpboot.accumulated_local_effects(model, X, ["hp"], grid_resolution=30)["hp"]
+    pd1 = pdpboot.partial_dependence(model, X, ["hp"], grid=Grid(30))["hp"]
+    ale = pdpboot.accumulated_local_effects(model, X, ["hp"], grid=Grid(30))["hp"]
     for node in (pd1, ale):
         np.testing.assert_array_equal(node["hp"].values, np.unique(hp))  # the values themselves, numbers
         assert not bool(node.attrs["categorical"][0])
@@ -180,7 +181,7 @@ def test_a_few_valued_integer_feature_is_numeric_in_pd_and_ale():
     curve = ale["ale"].sel(output=ale["output"].values[0]).values
     np.testing.assert_allclose(np.diff(curve), -0.03 * np.diff(np.unique(hp)), atol=1e-10)
     # named categorical, it has levels (the user's choice)
-    named = pdpboot.accumulated_local_effects(model, X, ["hp"], grid_resolution=30, categorical_features=["hp"])
+    named = pdpboot.accumulated_local_effects(model, X, ["hp"], grid=Grid(30, categorical_features=["hp"]))
     assert named["hp"].attrs["ale_kind"] != ["numeric"]
 
 
@@ -198,7 +199,7 @@ def test_numeric_custom_values_are_sorted_so_every_reader_reads_the_axis_in_orde
     X = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40)})
     y = X.a + X.b
     res = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["a"], custom_values={"a": [1.0, -1.0, 0.5, -0.5]}, n_resamples=4, rng=0,
+        LinearRegression(), X, y, ["a"], grid=Grid(custom_values={"a": [1.0, -1.0, 0.5, -0.5]}), n_resamples=4, rng=0,
         statistics="ice", execution=pdpboot.Execution(n_jobs=1, progress=False))
     np.testing.assert_array_equal(res["a"]["a"].values, [-1.0, -0.5, 0.5, 1.0])
     model = LinearRegression().fit(X, y)
@@ -222,15 +223,50 @@ def test_a_nan_grid_value_for_a_model_without_missing_values_is_refused_before_a
     X = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40)})
     y = X.a + X.b
     calls = [lambda: pdpboot.bootstrap_partial_dependence(
-                 LinearRegression(), X, y, ["a"], custom_values={"a": [1.0, np.nan]}, n_resamples=2, rng=0,
+                 LinearRegression(), X, y, ["a"], grid=Grid(custom_values={"a": [1.0, np.nan]}), n_resamples=2, rng=0,
                  execution=pdpboot.Execution(n_jobs=1, progress=False)),
              lambda: pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["a"],
-                                                custom_values={"a": [1.0, np.nan]})]
+                                                grid=Grid(custom_values={"a": [1.0, np.nan]}))]
     for call in calls:
         with pytest.raises(ValueError, match=r"The grid of \['a'\] holds NaN.*LinearRegression cannot take") as info:
             call()
         assert "\n" not in str(info.value)
     model = HistGradientBoostingRegressor(max_iter=5).fit(X, y)
-    res = pdpboot.partial_dependence(model, X, ["a"], custom_values={"a": [np.nan, 1.0]})
+    res = pdpboot.partial_dependence(model, X, ["a"], grid=Grid(custom_values={"a": [np.nan, 1.0]}))
     np.testing.assert_allclose(res["a"]["pd"].values.ravel(),
                                [model.predict(X.assign(a=v)).mean() for v in (1.0, np.nan)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"resolution": 1}, ValueError, r"Grid\(resolution=...\) must be an integer >= 2 or None, got 1"),
+    ({"resolution": 2.5}, ValueError, r"Grid\(resolution=...\)"),
+    ({"resolution": True}, ValueError, r"Grid\(resolution=...\)"),
+    ({"percentiles": (0.9, 0.1)}, ValueError, r"percentiles must be two increasing numbers"),
+    ({"custom_values": [("num", [1.0])]}, TypeError, r"custom_values must be a dict"),
+    ({"categorical_features": [[0, 1]]}, TypeError, r"categorical_features must be a list"),
+])
+def test_grid_is_validated_when_made(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        Grid(**kwargs)
+
+
+def test_grid_defaults_per_effect_and_refusals():
+    """None resolution: 50 PD points, 20 ALE bins (also beside custom_values); a grid that is not a Grid, or PD
+    percentiles given to ALE, are refused in one line."""
+    from sklearn.linear_model import LinearRegression
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(200, 2)), columns=["a", "b"])
+    model = LinearRegression().fit(X, X["a"])
+    assert check_grid(None, 50) == Grid(50)
+    assert check_grid(Grid(percentiles=(0.1, 0.9)), 20) == Grid(20, (0.1, 0.9))
+    custom = Grid(custom_values={"b": [0.0, 1.0]})
+    pd_ = pdpboot.partial_dependence(model, X, ["a", "b"], grid=custom)
+    assert (pd_["a"]["a"].size, pd_["b"]["b"].size) == (50, 2)
+    ale = pdpboot.accumulated_local_effects(model, X, ["a"], grid=custom)
+    assert ale["a"]["a"].size == 21  # 20 bins: 21 edges
+    assert pd_.attrs["settings"] == pdpboot.partial_dependence(model, X, ["a", "b"], grid=Grid(50, custom_values={
+        "b": [0.0, 1.0]})).attrs["settings"]
+    with pytest.raises(TypeError, match=r"grid must be a pdpboot.Grid \(e.g. grid=pdpboot.Grid\(20\)\), got dict"):
+        pdpboot.partial_dependence(model, X, ["a"], grid={"resolution": 5})
+    with pytest.raises(ValueError, match=r"ALE bins span the data: Grid\(percentiles=...\) does not apply"):
+        pdpboot.accumulated_local_effects(model, X, ["a"], grid=Grid(percentiles=(0.1, 0.9)))

@@ -9,6 +9,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
+from pdpboot import Grid
 from pdpboot.engine.ice_stats import (
     centered_ice,
     derivative_ice,
@@ -191,7 +192,7 @@ def test_loop_statistics_equal_statistics_of_stored_ice():
     # background="original" and ice=True: the ICE instances are exactly the background rows
     X, y = make_interaction(150, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
-        _interaction_ols(), X, y, ["x1", "x2"], n_resamples=6, grid_resolution=8, rng=1,
+        _interaction_ols(), X, y, ["x1", "x2"], n_resamples=6, grid=Grid(8), rng=1,
         resampling=pdpboot.Resampling(background="original"),
         execution=pdpboot.Execution(progress=False), statistics=["heterogeneity", "ice"],
     )
@@ -211,7 +212,7 @@ def test_loop_statistics_equal_statistics_of_stored_ice():
 def test_additive_model_bands_and_zero_dice_sd():
     X, y = make_additive_uniform(200, rng=2)
     res = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["x1", "x2"], n_resamples=20, grid_resolution=6,
+        LinearRegression(), X, y, ["x1", "x2"], n_resamples=20, grid=Grid(6),
         rng=3, execution=pdpboot.Execution(progress=False), statistics=["heterogeneity"],
     )
     het = ice_heterogeneity(res)
@@ -233,7 +234,7 @@ def test_resample_ice_sd_uses_resample_rows_and_multiplicities():
 
     X, y = make_additive_uniform(120, rng=4)
     res = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["x1"], n_resamples=3, grid_resolution=5, rng=5,
+        LinearRegression(), X, y, ["x1"], n_resamples=3, grid=Grid(5), rng=5,
         execution=pdpboot.Execution(progress=False), statistics=["heterogeneity"],
     )
     # recompute resample 0 by hand from the documented seed streams
@@ -254,7 +255,7 @@ def test_goldstein_hidden_effect_correctly_specified_model():
     X, y = make_goldstein(2000, rng=6)
     model = _goldstein_model(X.to_numpy(), y.to_numpy())
     # an array input names its columns x0, x1, x2: "x1" is the DGP's x2
-    pdr = pdpboot.partial_dependence(model, X.to_numpy(), [1], kind="both", grid_resolution=12)
+    pdr = pdpboot.partial_dependence(model, X.to_numpy(), [1], kind="both", grid=Grid(12))
     het = ice_heterogeneity(pdr)
     assert "x1" in het.children and het["x1"].attrs["source"] == "ice"
     np.testing.assert_allclose(pdr["x1"].ds["pd"] - pdr["x1"].ds["pd"].mean(), 0.0, atol=0.3)
@@ -268,7 +269,7 @@ def test_goldstein_hidden_effect_gradient_boosting():
     X, y = make_goldstein(2000, rng=7)
     with threadpool_limits(1):  # OpenMP threads crawl on a busy shared machine
         model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(X, y)
-        pdr = pdpboot.partial_dependence(model, X, ["x2"], kind="both", grid_resolution=15)
+        pdr = pdpboot.partial_dependence(model, X, ["x2"], kind="both", grid=Grid(15))
     dice = ice_heterogeneity(pdr)["x2"].ds["dice_sd"].values
     # flat PD (the truth is exactly flat), while single ICE curves move by about 9 over the grid
     assert np.ptp(pdr["x2"].ds["pd"].values) < 1.0
@@ -293,7 +294,7 @@ def test_categorical_feature_in_the_loop_has_finite_bands():
         LinearRegression(),
     )
     res = pdpboot.bootstrap_partial_dependence(model, X, y, ["color", ("color", "x")], n_resamples=10,
-                                               grid_resolution=5,
+                                               grid=Grid(5),
                                                rng=9, execution=pdpboot.Execution(progress=False),
                                                statistics=["heterogeneity", "interactions"])
     ds = ice_heterogeneity(res)["color"].ds
@@ -311,7 +312,7 @@ def test_categorical_feature_in_the_loop_has_finite_bands():
 def test_xarray_centered_and_derivative_ice_and_errors():
     X, y = make_interaction(100, rng=10)
     pdr = pdpboot.partial_dependence(_interaction_ols().fit(X, y), X, ["x1"], kind="individual",
-                                     grid_resolution=6)
+                                     grid=Grid(6))
     ice = pdr["x1"].ds["ice"]
     c = xr_centered_ice(ice, "x1")
     assert c.dims == ice.dims
@@ -337,7 +338,7 @@ def test_loop_statistics_agree_between_tree_and_brute_engines():
     runs = {
         method: pdpboot.bootstrap_partial_dependence(
             RandomForestRegressor(n_estimators=10, max_depth=4), X, y, ["x2"], n_resamples=3,
-            grid_resolution=6, rng=12,
+            grid=Grid(6), rng=12,
             execution=pdpboot.Execution(method=method, progress=False), statistics=["heterogeneity"],
         )
         for method in ("tree", "brute")

@@ -19,6 +19,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.tree import DecisionTreeRegressor
 
 import pdpboot
+from pdpboot import Grid
 
 FITS = [0]
 
@@ -135,7 +136,7 @@ def test_hostile_tables_clear_error_or_lossless_result(problem, tmp_path_factory
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant features, one-row tables and tiny fits warn by design
         try:
-            res = pdpboot.bootstrap_partial_dependence(_model(), X, y, features, n_resamples=3, grid_resolution=3,
+            res = pdpboot.bootstrap_partial_dependence(_model(), X, y, features, n_resamples=3, grid=Grid(3),
                                                        rng=0, execution=pdpboot.Execution(progress=False),
                                                        statistics={"ice": ice})
         except (ValueError, TypeError) as exc:
@@ -167,7 +168,7 @@ def test_every_dtype_once(kind, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         call = lambda: pdpboot.bootstrap_partial_dependence(  # noqa: E731
-            _model(), X, y, ["f", ("f", "other")], n_resamples=3, grid_resolution=3, rng=0,
+            _model(), X, y, ["f", ("f", "other")], n_resamples=3, grid=Grid(3), rng=0,
             execution=pdpboot.Execution(progress=False), statistics={"ice": 2})
         if kind in ("mixed", "datetime"):
             FITS[0] = 0

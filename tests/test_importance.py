@@ -7,6 +7,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.engine.importance import pd_flatness
 from pdpboot.importance import IMPORTANCE_COLUMNS
 
@@ -17,7 +18,7 @@ def linear():
     X = pd.DataFrame({"a": rng.normal(size=100), "b": rng.normal(size=100), "c": rng.integers(0, 4, 100)})
     y = 2.0 * X["a"] - 0.5 * X["b"] + 4.0 * X["c"]  # no noise: the fitted slopes are these numbers
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b", "c"], n_resamples=30,
-                                               grid_resolution=8, categorical_features=["c"], rng=0,
+                                               grid=Grid(8, categorical_features=["c"]), rng=0,
                                                execution=pdpboot.Execution(progress=False))
     return X, res
 
@@ -53,7 +54,7 @@ def test_a_feature_the_model_ignores_has_importance_zero_and_one_fit_has_no_inte
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.normal(size=60), "z": rng.normal(size=60)})
     model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X[["a"]].assign(z=0.0), X["a"])
-    one = pdpboot.partial_dependence(model, X, ["a", "z"], grid_resolution=6)
+    one = pdpboot.partial_dependence(model, X, ["a", "z"], grid=Grid(6))
     table = pdpboot.pd_importance(one).set_index("feature")
     assert table.loc["z", "importance"] == pytest.approx(0.0, abs=1e-12)
     assert np.isnan(table.loc["a", "lower"]) and table.loc["a", "n_resamples"] == 0

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+from pdpboot import Grid
 from pdpboot.engine.hstats import (
     h2_overall,
     h2_pairwise,
@@ -230,7 +231,7 @@ def _interaction_ols():
 def test_interaction_ols_h2_one_third_covered_by_band():
     X, y = make_interaction(500, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
-        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=100, grid_resolution=3, rng=1,
+        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=100, grid=Grid(3), rng=1,
         execution=pdpboot.Execution(progress=False),
         statistics={"interactions": 150},
     )
@@ -250,7 +251,7 @@ def test_interaction_ols_h2_one_third_covered_by_band():
 def test_additive_model_h2_zero_in_every_resample():
     X, y = make_additive_uniform(200, rng=2)
     res = pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["x1", ("x1", "x2")], n_resamples=10, grid_resolution=5, rng=3,
+        LinearRegression(), X, y, ["x1", ("x1", "x2")], n_resamples=10, grid=Grid(5), rng=3,
         execution=pdpboot.Execution(progress=False),
         statistics=["interactions"],
     )
@@ -262,7 +263,7 @@ def test_additive_model_h2_zero_in_every_resample():
 
 def test_h2_subsample_flows_from_the_run_seed():
     X, y = make_interaction(300, rng=4)
-    kwargs = dict(n_resamples=3, statistics={"interactions": 50}, grid_resolution=4)
+    kwargs = dict(n_resamples=3, statistics={"interactions": 50}, grid=Grid(4))
     a = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=5, **kwargs)
     b = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], rng=5, **kwargs,
                                              execution=pdpboot.Execution(n_jobs=2))
@@ -271,7 +272,7 @@ def test_h2_subsample_flows_from_the_run_seed():
     assert not np.allclose(a["x1__x2"].ds["h2"], c["x1__x2"].ds["h2"])
     # the flag does not disturb the other random streams
     plain = pdpboot.bootstrap_partial_dependence(
-        _interaction_ols(), X, y, [("x1", "x2")], rng=5, n_resamples=3, grid_resolution=4,
+        _interaction_ols(), X, y, [("x1", "x2")], rng=5, n_resamples=3, grid=Grid(4),
         execution=pdpboot.Execution(progress=False)
     )
     xr.testing.assert_identical(plain["x1__x2"].ds["pd_resamples"], a["x1__x2"].ds["pd_resamples"])
@@ -291,7 +292,7 @@ def test_friedman1_true_function_reference_values():
     assert abs(ref_h2_12 - 0.16) < 0.005 and abs(ref_h2_1 - 0.075) < 0.002  # the issue's rounded values
     X, _ = make_friedman1(1500, rng=7)
     h = h_statistic_of_model(_TrueFunction(), X, ["x1", ("x1", "x2"), ("x3", "x4")], n_max=1500, rng=0,
-                    grid_kwargs={"grid_resolution": 10})
+                    grid=Grid(10))
     # sampling SD of the estimates at m = 1500 rows: about 0.008 (H2_12) and 0.003 (H2_1)
     np.testing.assert_allclose(h["x1__x2"].ds["h2"], ref_h2_12, atol=0.03)
     np.testing.assert_allclose(h["x1"].ds["h2_overall"], ref_h2_1, atol=0.012)
@@ -317,7 +318,7 @@ def test_classifier_outputs_and_errors():
     X = rng.normal(size=(150, 2))
     labels = np.where(X[:, 0] * X[:, 1] > 0.3, "a", np.where(X[:, 0] > 0, "b", "c"))
     clf = make_pipeline(PolynomialFeatures(2), LogisticRegression(max_iter=500)).fit(X, labels)
-    h = h_statistic_of_model(clf, X, [(0, 1)], n_max=60, rng=0, grid_kwargs={"grid_resolution": 5})
+    h = h_statistic_of_model(clf, X, [(0, 1)], n_max=60, rng=0, grid=Grid(5))
     assert list(h["x0__x1"].ds["output"].values) == ["a", "b", "c"]
     assert (h["x0__x1"].ds["h2"] > 0).all()
     res = pdpboot.partial_dependence(clf, X, [0])
@@ -339,7 +340,7 @@ def test_classifier_outputs_and_errors():
 def test_save_load_round_trip(tmp_path):
     X, y = make_interaction(100, rng=9)
     res = pdpboot.bootstrap_partial_dependence(
-        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=3, grid_resolution=4, rng=10,
+        _interaction_ols(), X, y, ["x1", ("x1", "x2")], n_resamples=3, grid=Grid(4), rng=10,
         execution=pdpboot.Execution(progress=False),
         statistics={"interactions": 40, "heterogeneity": True},
     )
@@ -366,7 +367,7 @@ def test_h_statistic_test_rejects_strong_interaction_and_is_reproducible():
     assert first.attrs["statistic"] > 10 * _null(first).max()
     assert first.attrs["statistic"] == float(first["x1__x2"].ds["h2"][0])
     assert first.attrs["effect"] == "h" and first.attrs["null_model"] == "smooth"
-    assert pdpboot.ResultHeader.from_attrs(first.attrs).n_rows == 200  # the one header of every result
+    assert first.attrs["n_rows"] == 200  # the one header of every result
 
 
 def test_null_surrogate_has_no_interaction():
@@ -579,7 +580,7 @@ def test_h2_estimate_and_resamples_are_the_same_statistic():
     """
     X = np.random.default_rng(0).uniform(-1, 1, size=(200, 2))
     res = pdpboot.bootstrap_partial_dependence(
-        _FixedProduct(), X, X[:, 0], [0, (0, 1)], n_resamples=6, grid_resolution=3, rng=1,
+        _FixedProduct(), X, X[:, 0], [0, (0, 1)], n_resamples=6, grid=Grid(3), rng=1,
         resampling=pdpboot.Resampling(background="original"),
         execution=pdpboot.Execution(progress=False), statistics={"interactions": 40})
     for node, stat in (("x0__x1", "h2"), ("x0__x1", "h_unnormalized"), ("x0", "h2_overall")):
@@ -588,7 +589,7 @@ def test_h2_estimate_and_resamples_are_the_same_statistic():
         np.testing.assert_allclose(ds[f"{stat}_resamples"].values[:, 0], float(ds[stat][0]), rtol=1e-12)
     # with resampled backgrounds, the estimate sits among its resamples (same rows, reweighted)
     res = pdpboot.bootstrap_partial_dependence(
-        _FixedProduct(), X, X[:, 0], [(0, 1)], n_resamples=40, grid_resolution=3, rng=2,
+        _FixedProduct(), X, X[:, 0], [(0, 1)], n_resamples=40, grid=Grid(3), rng=2,
         execution=pdpboot.Execution(progress=False), statistics={"interactions": 40})
     ds = res["x0__x1"].ds
     below = float((ds["h2_resamples"] < ds["h2"]).mean())
@@ -598,7 +599,7 @@ def test_h2_estimate_and_resamples_are_the_same_statistic():
 def test_h_statistic_keeps_resample_absent_for_bca():
     X, y = make_interaction(120, rng=3)
     res = pdpboot.bootstrap_partial_dependence(_interaction_ols(), X, y, [("x1", "x2")], n_resamples=20,
-                                               grid_resolution=3, rng=4,
+                                               grid=Grid(3), rng=4,
                                                execution=pdpboot.Execution(progress=False),
                                                statistics={"interactions": 40})
     h = h_statistic(res, confidence_level=None)
@@ -679,10 +680,10 @@ def test_h_statistic_of_model_evaluates_the_model_once(monkeypatch):
     real = _evaluate.compute_pd_many
     monkeypatch.setattr(_evaluate, "compute_pd_many", lambda *a, **k: calls.append(1) or real(*a, **k))
     h = pdpboot.h_statistic_of_model(model, X, ["x1", ("x1", "x2")], n_max=50, rng=0,
-                                     grid_kwargs={"grid_resolution": 5})
+                                     grid=Grid(5))
     assert len(calls) == 1
     monkeypatch.setattr(_evaluate, "compute_pd_many", real)
-    surface = pdpboot.partial_dependence(model, X, [("x1", "x2")], grid_resolution=5)["x1__x2"].ds["pd"]
+    surface = pdpboot.partial_dependence(model, X, [("x1", "x2")], grid=Grid(5))["x1__x2"].ds["pd"]
     index = pd_variance_statistic(surface, dims=("x1", "x2"))
     np.testing.assert_array_equal(h["x1__x2"].ds["pd_variance_interaction"].values, index.values)
 

@@ -12,6 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 import pdpboot
+from pdpboot import Grid
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def classifier_result():
     est = make_pipeline(make_column_transformer((OneHotEncoder(), ["colour"]), remainder="passthrough"),
                         LogisticRegression())
     res = pdpboot.bootstrap_partial_dependence(est, X, y, ["num", "colour", ("num", "colour")], n_resamples=20,
-                                               grid_resolution=4, rng=0, statistics={"ice": 3})
+                                               grid=Grid(4), rng=0, statistics={"ice": 3})
     return pdpboot.confidence_bands(res, simultaneous=True)
 
 
@@ -39,7 +40,7 @@ def test_round_trip_identical(classifier_result, tmp_path, suffix):
 def test_overwrite_and_no_temporary_left(tmp_path):
     X = np.random.default_rng(1).normal(size=(30, 2))
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0], n_resamples=2,
-                                               grid_resolution=3, rng=0)
+                                               grid=Grid(3), rng=0)
     for _ in range(2):
         pdpboot.save(res, tmp_path / "a.nc")
         pdpboot.save(res, tmp_path / "a.zarr")
@@ -66,7 +67,7 @@ def test_names_netcdf_cannot_store_round_trip(tmp_path, suffix):
     y = pd.Series(X.iloc[:, 0] + rng.normal(size=40), name="@target")
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [names[0], (names[1], names[2]), names[3],
                                                                           names[4], names[5]],
-                                               n_resamples=20, grid_resolution=3, rng=0)
+                                               n_resamples=20, grid=Grid(3), rng=0)
     res = pdpboot.confidence_bands(res)
     loaded = pdpboot.load(pdpboot.save(res, tmp_path / f"odd{suffix}"))
     xr.testing.assert_identical(res, loaded)
@@ -88,7 +89,7 @@ def hostile_result():
                 ("_x_", "a"), ("a", "_x_"), "lvl"]
     est = make_pipeline(make_column_transformer((OneHotEncoder(), ["lvl"]), remainder="passthrough"),
                         LinearRegression())
-    res = pdpboot.bootstrap_partial_dependence(est, X, y, features, n_resamples=3, grid_resolution=3, rng=0,
+    res = pdpboot.bootstrap_partial_dependence(est, X, y, features, n_resamples=3, grid=Grid(3), rng=0,
                                                statistics={"ice": 2})
     return pdpboot.confidence_bands(res), features
 
@@ -115,7 +116,7 @@ def test_hostile_names_round_trip(hostile_result, tmp_path, suffix):
 def _small_result():
     X = np.random.default_rng(1).normal(size=(30, 2))
     return pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0], [0, (0, 1)], n_resamples=3,
-                                                grid_resolution=4, rng=0)
+                                                grid=Grid(4), rng=0)
 
 
 def _load_outcome(path, expected) -> int:
@@ -228,7 +229,7 @@ def test_a_schema_version_no_pdpboot_writes_is_refused_in_one_line(tmp_path, rec
 def _small_result(seed=0, features=(0, 1)):
     X = np.random.default_rng(seed).normal(size=(30, 2))
     return pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0] + seed, list(features),
-                                                n_resamples=2, grid_resolution=3, rng=0,
+                                                n_resamples=2, grid=Grid(3), rng=0,
                                                 execution=pdpboot.Execution(progress=False))
 
 
@@ -373,7 +374,7 @@ def test_list_attrs_of_any_writer_round_trip(tmp_path, suffix):
     one-element ``ale_kind`` and its ``bin_counts`` came back from netCDF as a string and an array."""
     X = np.random.default_rng(0).normal(size=(60, 2))
     res = pdpboot.bootstrap_ale(LinearRegression(), X, X[:, 0], ["x0", ("x0", "x1")], n_resamples=3,
-                                grid_resolution=4, rng=0)
+                                grid=Grid(4), rng=0)
     res["x0"].attrs["a_new_writers_list"] = [7]
     res["x0"]["ale"].attrs["levels_seen"] = ["only"]
     res.attrs["root_list"] = [1.5, 2.5]
@@ -416,7 +417,7 @@ def test_zarr_without_the_extra_names_it(tmp_path, monkeypatch):
 def test_rows_not_drawn_round_trip_and_give_the_same_bca_band(tmp_path, suffix):
     X = np.random.default_rng(2).normal(size=(61, 2))
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, X[:, 0] ** 2, [0], n_resamples=25,
-                                               grid_resolution=3, rng=3)
+                                               grid=pdpboot.Grid(3), rng=3)
     loaded = pdpboot.load(pdpboot.save(res, tmp_path / f"r{suffix}"))
     stored = loaded["resample_absent"]
     assert stored.dtype == np.uint8 and stored.dims == ("resample", "packed_row") and stored.attrs["n_rows"] == 61

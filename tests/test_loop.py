@@ -9,6 +9,7 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from pdpboot import Grid
 from pdpboot._loop import fit_seeded
 
 
@@ -108,7 +109,7 @@ def test_a_refit_failing_for_a_missing_class_fails_first_and_says_why():
     with pytest.warns(RuntimeWarning, match="8 of 30 resamples failed"):
         skip = pdpboot.Execution(n_jobs=1, progress=False, on_error="skip", max_failure_share=0.5)
         res = pdpboot.bootstrap_partial_dependence(LogisticRegression(), X, y, ["a"], n_resamples=30, rng=0,
-                                                   resampling="bootstrap", grid_resolution=4, execution=skip)
+                                                   resampling="bootstrap", grid=Grid(4), execution=skip)
     lacking = np.unpackbits(res["resample_absent"].values, axis=1, count=60).astype(bool)[:, 0]
     assert res.attrs["n_failed_resamples"] == lacking.sum() == 8
     assert np.isfinite(res["a"]["pd_resamples"].values[~lacking]).all()
@@ -161,7 +162,7 @@ def _entry_points(X, y):
     quiet = pdpboot.Execution(n_jobs=1, progress=False)
     return {
         "bootstrap_partial_dependence": lambda: pdpboot.bootstrap_partial_dependence(
-            _CountingOLS(), X, y, ["a"], n_resamples=3, grid_resolution=3, rng=0, execution=quiet),
+            _CountingOLS(), X, y, ["a"], n_resamples=3, grid=Grid(3), rng=0, execution=quiet),
         "bootstrap_ale": lambda: pdpboot.bootstrap_ale(_CountingOLS(), X, y, ["a"], n_resamples=3, rng=0,
                                                        execution=quiet),
         "h_statistic_test": lambda: pdpboot.h_statistic_test(_CountingOLS(), X.to_numpy(), y, (0, 1), n_resamples=3,
@@ -214,7 +215,7 @@ def test_sequential_native_threads_give_the_numbers_of_a_parallel_run():
     assert pdpboot.Execution(n_jobs=1).threads is None and pdpboot.Execution(n_jobs=2).threads == 1
     for est in (RandomForestRegressor(n_estimators=5, max_depth=4),
                 HistGradientBoostingRegressor(max_iter=10, max_depth=3)):
-        runs = [pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=4, grid_resolution=4, rng=3,
+        runs = [pdpboot.bootstrap_partial_dependence(est, X, y, ["a"], n_resamples=4, grid=Grid(4), rng=3,
                                                      execution=pdpboot.Execution(n_jobs=n, progress=False))
                 for n in (1, 2)]
         np.testing.assert_array_equal(runs[0]["a"]["pd_resamples"].values, runs[1]["a"]["pd_resamples"].values)

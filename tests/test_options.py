@@ -8,7 +8,7 @@ import xarray as xr
 from sklearn.linear_model import LinearRegression
 
 import pdpboot
-from pdpboot import Execution, Resampling
+from pdpboot import Execution, Grid, Resampling
 
 
 def _data(n=60):
@@ -47,7 +47,7 @@ def test_subsample_that_leaves_no_rows_is_refused_before_any_fit():
 
 def test_objects_equal_the_keyword_shortcuts():
     X, y = _data()
-    common = dict(grid_resolution=3, rng=0, execution=Execution(progress=False))
+    common = dict(grid=Grid(3), rng=0, execution=Execution(progress=False))
     by_keywords = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0, (0, 1)], n_resamples=4,
                                                        resampling="subsample", **common)
     by_objects = pdpboot.bootstrap_partial_dependence(

@@ -13,6 +13,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 import pdpboot
+from pdpboot import Grid
 
 TOL = 1e-9
 
@@ -134,7 +135,7 @@ def test_integer_column_with_many_levels_gets_float_grid():
     df = pd.DataFrame({"age": rng.integers(18, 90, size=200), "x": rng.normal(size=200)})
     y = 0.1 * df["age"] + df["x"]
     est = LinearRegression().fit(df, y)
-    res = pdpboot.partial_dependence(est, df, ["age"], grid_resolution=20)
+    res = pdpboot.partial_dependence(est, df, ["age"], grid=Grid(20))
     grid = res["age"].ds["age"].values
     assert grid.dtype.kind == "f" and grid.size == 20
     np.testing.assert_allclose(res["age"].ds["pd"].values[0], 0.1 * grid + df["x"].mean() + est.intercept_ - 0.0,
@@ -144,7 +145,7 @@ def test_integer_column_with_many_levels_gets_float_grid():
 def test_default_grid_matches_sklearn_rule(friedman):
     X, y = friedman
     est = LinearRegression().fit(X, y)
-    res = pdpboot.partial_dependence(est, X, [0], grid_resolution=30, percentiles=(0.1, 0.9))
+    res = pdpboot.partial_dependence(est, X, [0], grid=Grid(30, percentiles=(0.1, 0.9)))
     sk = sk_partial_dependence(est, X, [0], grid_resolution=30, percentiles=(0.1, 0.9), kind="average")
     np.testing.assert_allclose(res["x0"].ds["x0"].values, sk["grid_values"][0], rtol=0, atol=1e-12)
 
@@ -155,7 +156,7 @@ def test_nan_ignored_in_grid():
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     est = HistGradientBoostingRegressor(max_iter=5).fit(X, np.nan_to_num(x))
-    res = pdpboot.partial_dependence(est, X, [0], grid_resolution=10)
+    res = pdpboot.partial_dependence(est, X, [0], grid=Grid(10))
     assert not np.isnan(res["x0"].ds["x0"].values).any()
 
 

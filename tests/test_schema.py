@@ -9,6 +9,7 @@ import xarray as xr
 from sklearn.linear_model import LinearRegression
 
 import pdpboot
+from pdpboot import Grid
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +18,7 @@ def result():
     X = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40)})
     y = X.a - X.b + X.a * X.b
     return pdpboot.bootstrap_partial_dependence(
-        LinearRegression(), X, y, ["a", ("a", "b")], n_resamples=6, grid_resolution=4, rng=0,
+        LinearRegression(), X, y, ["a", ("a", "b")], n_resamples=6, grid=Grid(4), rng=0,
         statistics={"ice": 5, "interactions": True}, execution=pdpboot.Execution(n_jobs=1, progress=False))
 
 

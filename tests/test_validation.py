@@ -12,6 +12,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.svm import SVC
 
 import pdpboot
+from pdpboot import Grid
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def frame():
 
 def _boot(est, X, y, features, **kw):
     kw.setdefault("n_resamples", 2)
-    kw.setdefault("grid_resolution", 4)
+    kw.setdefault("grid", Grid(4))
     return pdpboot.bootstrap_partial_dependence(est, X, y, features, **kw)
 
 
@@ -91,8 +92,8 @@ def test_reserved_names(frame, name):
 
 def test_grid_resolution_too_small(frame):
     X, y = frame
-    with pytest.raises(ValueError, match="grid_resolution must be an integer >= 2"):
-        _boot(LinearRegression(), X, y, ["temp"], grid_resolution=1)
+    with pytest.raises(ValueError, match=r"Grid\(resolution=...\) must be an integer >= 2"):
+        _boot(LinearRegression(), X, y, ["temp"], grid=Grid(1))
 
 
 def test_too_few_resamples(frame):
@@ -178,7 +179,7 @@ def test_random_tables_give_valid_result_or_documented_error(data, pair):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant features warn; sklearn may warn on tiny data
         try:
-            res = pdpboot.bootstrap_partial_dependence(est, X, y, features, n_resamples=2, grid_resolution=3,
+            res = pdpboot.bootstrap_partial_dependence(est, X, y, features, n_resamples=2, grid=Grid(3),
                                                        rng=0,
                                                        execution=pdpboot.Execution(progress=False))
         except DOCUMENTED as exc:
@@ -279,7 +280,7 @@ def test_nullable_dtypes_work_end_to_end(frame, tmp_path):
     from sklearn.ensemble import HistGradientBoostingRegressor as HGB
 
     res = _boot(HGB(max_iter=3), X, y, ["count", "flag", ("count", "temp")], statistics={"ice": 2},
-                grid_resolution=6)
+                grid=Grid(6))
     assert res["count"].ds["count"].values.tolist() == [0, 1, 2, 3, 4]
     assert res["flag"].ds["flag"].values.tolist() == [False, True]
     loaded = pdpboot.load(pdpboot.save(res, tmp_path / "n.nc"))
@@ -463,11 +464,12 @@ def test_a_huge_custom_grid_is_refused_before_any_allocation(frame):
     grid = np.linspace(-1, 1, 10**5)
     with pytest.raises(ValueError, match=r"grid of \('temp', 'hum'\) has 100000 x 100000 = 10,000,000,000 points"
                                          r".*more than memory_limit \(128 MiB\)"):
-        pdpboot.partial_dependence(fitted, X, [("temp", "hum")], custom_values={"temp": grid, "hum": grid})
+        pdpboot.partial_dependence(fitted, X, [("temp", "hum")], grid=Grid(custom_values={"temp": grid, "hum": grid}))
     with pytest.raises(ValueError, match="memory_limit"):
-        pdpboot.accumulated_local_effects(fitted, X, [("temp", "hum")], custom_values={"temp": grid, "hum": grid})
+        pdpboot.accumulated_local_effects(fitted, X, [("temp", "hum")],
+                                          grid=Grid(custom_values={"temp": grid, "hum": grid}))
     # the same grid within a raised budget is not refused by the size check (1-D: 1e5 points, 3 MiB)
-    res = pdpboot.partial_dependence(fitted, X.iloc[:3], ["temp"], custom_values={"temp": grid})
+    res = pdpboot.partial_dependence(fitted, X.iloc[:3], ["temp"], grid=Grid(custom_values={"temp": grid}))
     assert res["temp"].ds.sizes["temp"] == 10**5
 
 
@@ -476,14 +478,14 @@ def test_a_feature_on_a_tiny_scale_gets_its_grid(frame):
     X, y = frame
     tiny = X * 1e-9
     fitted = LinearRegression().fit(tiny, y)
-    res = pdpboot.partial_dependence(fitted, tiny, ["temp"], grid_resolution=10)
-    reference = pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["temp"], grid_resolution=10)
+    res = pdpboot.partial_dependence(fitted, tiny, ["temp"], grid=Grid(10))
+    reference = pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["temp"], grid=Grid(10))
     np.testing.assert_allclose(res["temp"]["temp"].values, reference["temp"]["temp"].values * 1e-9, rtol=1e-12)
     np.testing.assert_allclose(res["temp"]["pd"].values, reference["temp"]["pd"].values, rtol=1e-9)
     # truly coinciding percentiles are still refused
     X["spike"] = np.r_[np.zeros(39), 1.0]
     with pytest.raises(ValueError, match="percentiles of feature 'spike' coincide"):
-        pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["spike"], grid_resolution=2)
+        pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["spike"], grid=Grid(2))
 
 
 def test_a_one_row_table_is_too_few_rows_not_a_constant_feature():
@@ -521,11 +523,11 @@ def test_shapes_of_percentiles_and_custom_values_are_named(frame):
     X, y = frame
     fitted = LinearRegression().fit(X, y)
     with pytest.raises(TypeError, match=r"pair \(lower, upper\).*got 3 values, \(0.1, 0.5, 0.9\)"):
-        pdpboot.partial_dependence(fitted, X, ["temp"], percentiles=(0.1, 0.5, 0.9))
+        pdpboot.partial_dependence(fitted, X, ["temp"], grid=Grid(percentiles=(0.1, 0.5, 0.9)))
     for nested in ([[1, 2], [3, 4]], np.array([[1.0, 2.0], [3.0, 4.0]]), [[1, 2], [3]]):
         with pytest.raises(ValueError, match=r"custom_values\['temp'\] must be a 1-D sequence.*got nested values "
                                              r"of shape \(2, .*a 2-D grid is given per feature"):
-            pdpboot.partial_dependence(fitted, X, ["temp"], custom_values={"temp": nested})
+            pdpboot.partial_dependence(fitted, X, ["temp"], grid=Grid(custom_values={"temp": nested}))
 
 
 def test_heterogeneity_without_ice_says_what_is_missing(frame):
@@ -563,7 +565,7 @@ def test_a_model_fitted_on_an_array_given_more_columns_is_refused(frame):
         pdpboot.partial_dependence(model, X.to_numpy(), [0])
     assert "\n" not in str(info.value)
     np.testing.assert_allclose(  # its own columns: the PD by hand
-        pdpboot.partial_dependence(model, X.to_numpy()[:, :2], [0], custom_values={0: [0.0, 1.0]})
+        pdpboot.partial_dependence(model, X.to_numpy()[:, :2], [0], grid=Grid(custom_values={0: [0.0, 1.0]}))
         ["x0"]["pd"].values.ravel(),
         [model.predict(X.iloc[:, :2].to_numpy() * [0, 1] + [v, 0]).mean() for v in (0.0, 1.0)])
 
@@ -578,6 +580,6 @@ def test_a_fitted_pipeline_selecting_columns_by_name_takes_extra_and_reordered_c
     model = Pipeline([("pick", ColumnTransformer([("num", "passthrough", ["temp", "hum"])])),
                       ("lr", LinearRegression())]).fit(X, y)
     for table in (X.assign(z=1.0), X[["wind", "hum", "temp"]]):
-        res = pdpboot.partial_dependence(model, table, ["temp"], custom_values={"temp": [0.0, 1.0]})
+        res = pdpboot.partial_dependence(model, table, ["temp"], grid=Grid(custom_values={"temp": [0.0, 1.0]}))
         np.testing.assert_allclose(res["temp"]["pd"].values.ravel(),
                                    [model.predict(table.assign(temp=v)).mean() for v in (0.0, 1.0)], rtol=1e-12)

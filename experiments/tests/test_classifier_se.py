@@ -11,6 +11,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 import pdpboot
 from experiments import _common as C
 from experiments import classifier_se as S
+from pdpboot import Grid
 
 
 def test_pd_of_fit_is_the_package_pd():
@@ -19,8 +20,8 @@ def test_pd_of_fit_is_the_package_pd():
     model = HistGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
     ours = S.pd_of_fit(model, X, grid)
     for f, j in enumerate(S.FEATURES):
-        ref = pdpboot.partial_dependence(model, X, [j], custom_values={j: grid[f]}, response_method="predict_proba",
-                                         method="brute")
+        ref = pdpboot.partial_dependence(model, X, [j], grid=Grid(custom_values={j: grid[f]}),
+                                         response_method="predict_proba", method="brute")
         ds = ref[f"x{j}"].ds
         np.testing.assert_allclose(ours[f], ds["pd"].sel(output=1).values, rtol=1e-10)
 

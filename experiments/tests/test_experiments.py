@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
 
+from pdpboot import Grid
+
 ROOT = Path(__file__).resolve().parents[2]
 MAIN_TEX = ROOT / "paper" / "main.tex"
 
@@ -182,7 +184,7 @@ def test_closed_form_least_squares_refits_match_the_package():
         for b in range(2):
             rows = np.repeat(np.arange(60), counts[b])
             model = LeastSquares(interaction=interaction).fit(X[rows], y[rows])
-            ref = pdpboot.partial_dependence(model, X[rows], [0, 1], custom_values={0: grid, 1: grid})
+            ref = pdpboot.partial_dependence(model, X[rows], [0, 1], grid=Grid(custom_values={0: grid, 1: grid}))
             for j in (0, 1):
                 np.testing.assert_allclose(closed[b, j], pdpboot.get_node(ref, f"x{j}").ds["pd"].isel(output=0),
                                            atol=1e-10)

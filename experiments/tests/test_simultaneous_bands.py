@@ -3,6 +3,7 @@
 import numpy as np
 
 import pdpboot
+from pdpboot import Grid
 
 
 def test_study_learner_of_the_simultaneous_band_study_matches_the_package():
@@ -14,5 +15,6 @@ def test_study_learner_of_the_simultaneous_band_study_matches_the_package():
     counts = np.random.default_rng(1).multinomial(80, np.full(80, 1 / 80))
     rows = np.repeat(np.arange(80), counts)
     model = SplineRidge().fit(X[rows], y[rows])
-    expected = pdpboot.partial_dependence(model, X[rows], [0], custom_values={0: grid})["x0"].ds["pd"].values[0]
+    expected = pdpboot.partial_dependence(model, X[rows], [0],
+                                          grid=Grid(custom_values={0: grid}))["x0"].ds["pd"].values[0]
     np.testing.assert_allclose(FastSplineRidge(X, grid).pd(y, counts), expected, atol=1e-10)

@@ -119,7 +119,7 @@ def plot_pd(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5,
-    ...                                            grid_resolution=5, statistics={"ice": 10}, rng=0)
+    ...                                            grid=pdpboot.Grid(5), statistics={"ice": 10}, rng=0)
     >>> ax = pdpboot.plot_pd(pdpboot.confidence_bands(res), "a", ice=True)
     >>> ax.get_xlabel()
     'a'

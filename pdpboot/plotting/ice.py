@@ -9,6 +9,7 @@ import numpy as np
 import xarray as xr
 
 from .._pd import partial_dependence
+from ..grid import Grid
 from ..schema import get_node
 from ._data import BandChoice
 from .curves import plot_pd
@@ -94,9 +95,9 @@ def plot_ice(
     if result is not None:
         node = get_node(result, feature)
         name = str(node.attrs["features"][0])
-        settings = {"custom_values": {name: node[name].values},
-                    "categorical_features": [name] if bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
-                    else None}
+        categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+        settings = {"grid": Grid(custom_values={name: node[name].values},
+                                 categorical_features=[name] if categorical else None)}
         if result.attrs.get("task") != "classification":  # a regressor's outputs are named after the target
             settings["target_names"] = [str(v) for v in node["output"].values.tolist()]
     one = partial_dependence(estimator, X, [feature], kind="both", max_ice_instances=None if ice is True else int(ice),

@@ -84,7 +84,7 @@ def plot_pd_panels(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] - 2 * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=5,
-    ...                                            grid_resolution=5, rng=0)
+    ...                                            grid=pdpboot.Grid(5), rng=0)
     >>> fig, axes = plot_pd_panels(pdpboot.confidence_bands(res))
     >>> axes.shape
     (1, 2)

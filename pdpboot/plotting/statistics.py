@@ -104,7 +104,7 @@ def plot_heterogeneity(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=5,
-    ...                                            grid_resolution=5, statistics={"ice": 10}, rng=0)
+    ...                                            grid=pdpboot.Grid(5), statistics={"ice": 10}, rng=0)
     >>> het = pdpboot.ice_heterogeneity(res)
     >>> ax = pdpboot.plot_heterogeneity(het, "a", stat="ice_sd")
     >>> ax.get_xlabel()
@@ -196,7 +196,7 @@ def plot_h_statistic(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b", ("a", "b")],
-    ...                                            n_resamples=5, grid_resolution=5,
+    ...                                            n_resamples=5, grid=pdpboot.Grid(5),
     ...                                            statistics={"interactions": 30}, rng=0)
     >>> ax = pdpboot.plot_h_statistic(pdpboot.h_statistic(res), stat="h2")
     >>> [t.get_text() for t in ax.get_yticklabels()]
@@ -292,7 +292,7 @@ def plot_importance(
     >>> X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
     >>> y = 2 * X["a"] + 0.1 * X["b"] + rng.normal(size=80)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=20,
-    ...                                            grid_resolution=10, rng=0,
+    ...                                            grid=pdpboot.Grid(10), rng=0,
     ...                                            execution=pdpboot.Execution(progress=False))
     >>> ax = pdpboot.plot_importance(pdpboot.pd_importance(res))
     >>> [t.get_text() for t in ax.get_yticklabels()]  # from the top

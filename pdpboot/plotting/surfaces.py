@@ -117,7 +117,7 @@ def plot_pd_contour(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] * X["b"] + rng.normal(size=60)
     >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [("a", "b")], n_resamples=5,
-    ...                                            grid_resolution=5, rng=0)
+    ...                                            grid=pdpboot.Grid(5), rng=0)
     >>> ax = pdpboot.plot_pd_contour(pdpboot.confidence_bands(res), ("a", "b"), what="width")
     >>> ax.get_ylabel()
     'b'

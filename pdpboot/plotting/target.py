@@ -79,7 +79,7 @@ def plot_target(
     >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     >>> y = X["a"] + rng.normal(size=60)
     >>> res = pdpboot.confidence_bands(pdpboot.bootstrap_partial_dependence(
-    ...     LinearRegression(), X, y, ["a"], n_resamples=5, grid_resolution=6, rng=0,
+    ...     LinearRegression(), X, y, ["a"], n_resamples=5, grid=pdpboot.Grid(6), rng=0,
     ...     execution=pdpboot.Execution(progress=False)))
     >>> top, bottom = pdpboot.plot_target(res, X, y, "a")
     >>> bottom.get_ylabel()

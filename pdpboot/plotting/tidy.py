@@ -60,7 +60,7 @@ def tidy(result: xr.DataTree, *, effects=None) -> pd.DataFrame:
     >>> import numpy as np, pandas as pd, pdpboot
     >>> from sklearn.linear_model import LinearRegression
     >>> X = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) % 3})
-    >>> res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ["a"], grid_resolution=3)
+    >>> res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ["a"], grid=pdpboot.Grid(3))
     >>> pdpboot.tidy(res)[["effect", "feature", "value", "estimate"]].round(2)
       effect feature  value  estimate
     0     pd       a   0.41      0.41

@@ -169,7 +169,7 @@ def display(result: xr.DataTree) -> ResultCard:
     >>> import numpy as np, pandas as pd, pdpboot
     >>> from sklearn.linear_model import LinearRegression
     >>> X = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) % 3})
-    >>> res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ["a", ("a", "b")], grid_resolution=5)
+    >>> res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ["a", ("a", "b")], grid=pdpboot.Grid(5))
     >>> pdpboot.display(res)
     <pdpboot result: PD of a, a × b>
     >>> "<svg" in pdpboot.display(res)._repr_html_()

@@ -18,7 +18,6 @@ import numpy as np
 import xarray as xr
 from sklearn.base import clone
 
-from .. import ResultHeader
 from . import InputError
 from .effect import EffectReport, FitContext, Outcome
 from .model import build_estimator, check_given_model, evaluate, given_fitted_model, leakage_notes, model_option, split
@@ -133,8 +132,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
             outcome.failures[effect.name] = f"{type(exc).__name__}: {reason}"
             say(f"ERROR: {effect.label} failed: {type(exc).__name__}: {reason}")
             continue
-        header = ResultHeader.from_attrs(tree.attrs)  # the one writer of root attrs
-        tree.attrs = header.replace(**run_attrs, cli_notes=json.dumps(outcome.notes)).to_attrs()
+        attrs = {**tree.attrs, **run_attrs, "cli_notes": json.dumps(outcome.notes)}
+        tree.attrs = {k: v for k, v in attrs.items() if v is not None}  # netCDF stores no None
         outcome.results[effect.name] = tree
         if on_effect is not None:
             on_effect(effect, tree, outcome)

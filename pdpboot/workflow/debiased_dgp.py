@@ -84,15 +84,15 @@ def debiased_pd(ctx, sets: list, common: dict) -> xr.DataTree:
         ``effective_sample_size``, ``weight_mass``, ``overlap``; root attr ``target = "dgp"``.
         No ICE, no resamples.
     """
-    from .. import DebiasedOptions, debiased_partial_dependence
+    from .. import DebiasedOptions, Grid, debiased_partial_dependence
 
     config = ctx.config
     result = debiased_partial_dependence(
         ctx.estimator, ctx.X_train, ctx.y_train, [fs for fs in sets if not isinstance(fs, tuple)],
         options=DebiasedOptions(n_folds=N_FOLDS), confidence_level=config.confidence_level,
-        grid_resolution=common["grid_resolution"], response_method=common["response_method"],
-        custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
-        categorical_features=ctx.categorical_in(sets), rng=config.random_state)
+        grid=Grid(config.grid_resolution, custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
+                  categorical_features=ctx.categorical_in(sets)),
+        response_method=common["response_method"], rng=config.random_state)
     for node in result.children.values():
         ds = node.to_dataset()
         if config.simultaneous:  # the band the plots draw is the one asked for; the other is kept

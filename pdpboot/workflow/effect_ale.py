@@ -6,7 +6,7 @@ import dataclasses
 
 import xarray as xr
 
-from .. import accumulated_local_effects, bootstrap_ale, get_node
+from .. import Grid, accumulated_local_effects, bootstrap_ale, get_node
 from . import intervals
 from .effect import EffectReport, FitContext, SummaryContext
 from .intervals import METHOD_TEXT
@@ -30,18 +30,20 @@ def _ordered_levels(ctx: FitContext, sets: list) -> dict | None:
     return ctx.training_levels(ordered, sets)
 
 
+def _grid(ctx: FitContext, sets: list) -> Grid:
+    return Grid(ctx.config.grid_resolution, custom_values=_ordered_levels(ctx, sets),
+                categorical_features=ctx.categorical_in(sets))
+
+
 def _bootstrap(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
     resampling = common["resampling"]
     if resampling.scheme == "auto":  # --resampling auto: ALE keeps the bootstrap its bands were studied with
         common = dict(common, resampling=dataclasses.replace(resampling, scheme="bootstrap"))
-    return bootstrap_ale(ctx.estimator, ctx.X_train, ctx.y_train, sets,
-                         custom_values=_ordered_levels(ctx, sets), categorical_features=ctx.categorical_in(sets),
-                         **common)
+    return bootstrap_ale(ctx.estimator, ctx.X_train, ctx.y_train, sets, grid=_grid(ctx, sets), **common)
 
 
 def _one_fit(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
-    return accumulated_local_effects(ctx.fitted, ctx.X_train, sets, custom_values=_ordered_levels(ctx, sets),
-                                     categorical_features=ctx.categorical_in(sets), **common)
+    return accumulated_local_effects(ctx.fitted, ctx.X_train, sets, grid=_grid(ctx, sets), **common)
 
 
 def summary(ctx: SummaryContext, ale: xr.DataTree) -> list[str]:

@@ -8,6 +8,7 @@ import numpy as np
 import xarray as xr
 
 from .. import (
+    Grid,
     bootstrap_partial_dependence,
     get_node,
     h_statistic,
@@ -34,8 +35,8 @@ def _bootstrap(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
                                                           max_background=config.max_background or None))
     return bootstrap_partial_dependence(
         ctx.estimator, ctx.X_train, ctx.y_train, sets,
-        custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
-        categorical_features=ctx.categorical_in(sets),
+        grid=Grid(config.grid_resolution, custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
+                  categorical_features=ctx.categorical_in(sets)),
         statistics={"ice": config.ice_samples if config.ice_samples > 0 else False, "heterogeneity": True,
                     "interactions": config.interactions if config.interactions > 0 else False},
         **options)
@@ -45,8 +46,8 @@ def _one_fit(ctx: FitContext, sets: list, common: dict) -> xr.DataTree:
     ice = ctx.config.ice_samples
     return partial_dependence(
         ctx.fitted, ctx.X_train, sets,
-        custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
-        categorical_features=ctx.categorical_in(sets),
+        grid=Grid(ctx.config.grid_resolution, custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
+                  categorical_features=ctx.categorical_in(sets)),
         kind="both" if ice > 0 else "average", max_ice_instances=ice if ice > 0 else None,
         rng=ctx.config.random_state, **common)
 

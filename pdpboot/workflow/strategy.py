@@ -74,8 +74,7 @@ def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.Data
         resampling = Resampling("group", n_resamples=config.n_resamples,
                                 groups=problem.groups.loc[ctx.X_train.index].to_numpy())
     common = dict(
-        grid_resolution=config.grid_resolution, response_method=ctx.response_method, rng=config.random_state,
-        resampling=resampling,
+        response_method=ctx.response_method, rng=config.random_state, resampling=resampling,
         execution=Execution(n_jobs=config.n_jobs, threads_per_job=config.threads_per_job,
                             progress=True if ctx.progress_lines is not None else ctx.progress),
     )
@@ -95,7 +94,7 @@ def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.Data
 def _one_fit_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.DataTree:
     """A one-fit strategy's run: the chosen strategy's computation of ``effect`` (no refits, no bootstrap)."""
     chosen = STRATEGIES[ctx.config.uncertainty]
-    common = dict(grid_resolution=ctx.config.grid_resolution, response_method=ctx.response_method)
+    common = dict(response_method=ctx.response_method)
     if not chosen.bands and ctx.problem.task == "regression":  # outputs named like the bootstrap's: the target
         common["target_names"] = [str(ctx.y_train.name)]
     return _timed(effect, ctx, lambda: chosen.compute_for(effect)(ctx, sets, common))

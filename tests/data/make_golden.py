@@ -13,6 +13,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.datasets import make_electricity_prices
 
 
@@ -29,7 +30,7 @@ def cases():
 def golden_arrays() -> dict:
     out = {}
     for name, est, X, y, feats, kw in cases():
-        res = pdpboot.bootstrap_partial_dependence(est, X, y, feats, n_resamples=4, grid_resolution=7, rng=123,
+        res = pdpboot.bootstrap_partial_dependence(est, X, y, feats, n_resamples=4, grid=Grid(7), rng=123,
                                                    **kw, execution=pdpboot.Execution(progress=False))
         for fs in feats:
             node = pdpboot.get_node(res, fs)

@@ -12,6 +12,7 @@ from threadpoolctl import threadpool_limits
 
 import pdpboot.engine._tree_cost as cost_mod
 import pdpboot.engine._tree_prepared as prepared_mod
+from pdpboot import Grid
 from pdpboot.engine import compute_pd, compute_pd_many
 
 
@@ -64,7 +65,7 @@ def test_model_is_read_once_per_refit_for_both_passes(monkeypatch):
     real = prepared_mod.read_model
     monkeypatch.setattr(prepared_mod, "read_model", lambda *a: calls.append(1) or real(*a))
     res = bootstrap_partial_dependence(RandomForestRegressor(n_estimators=3, random_state=0), X, y, [0, (1, 2)],
-                                       n_resamples=2, statistics={"heterogeneity": True}, grid_resolution=4, rng=0)
+                                       n_resamples=2, statistics={"heterogeneity": True}, grid=Grid(4), rng=0)
     assert len(calls) == 3  # the full-data fit and two refits: one reading each
     assert res["x0"].ds.pd.shape[-1] == 4 and "ice_sd" in res["x0"].ds
 

@@ -15,6 +15,7 @@ from sklearn.inspection import partial_dependence
 from threadpoolctl import threadpool_limits
 
 import pdpboot.engine._tree_prepared as prepared_mod
+from pdpboot import Grid
 from pdpboot.engine import compute_pd
 
 xgb = pytest.importorskip("xgboost")
@@ -202,10 +203,10 @@ def test_partial_dependence_records_the_engine_and_the_fallback_reason(monkeypat
     import pdpboot
 
     X, est = _forest()
-    honest = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
+    honest = pdpboot.partial_dependence(est, X, features=[0], grid=Grid(20))
     assert honest.attrs["engine"] == "tree: exact, checked against the model's predictions"
     _corrupt_first_tree(monkeypatch)
-    res = pdpboot.partial_dependence(est, X, features=[0], grid_resolution=20)
+    res = pdpboot.partial_dependence(est, X, features=[0], grid=Grid(20))
     assert re.match(r"brute: tree engine failed its self-check: on \d+ probe rows", res.attrs["engine"])
     grid = res["x0"].ds["x0"].values
     np.testing.assert_allclose(res["x0"].ds["pd"].values[0], _brute(est, X, 0, grid), rtol=0, atol=1e-12)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pdpboot import Resampling
+from pdpboot import Grid, Resampling
 from pdpboot.engine.resample import (
     SCHEMES,
     Bootstrap,
@@ -105,7 +105,7 @@ def test_a_new_scheme_is_its_class_and_one_registration_line(monkeypatch):
     monkeypatch.setitem(SCHEMES, FirstHalf.name, FirstHalf)  # what @register does
     X = np.random.default_rng(0).normal(size=(40, 2))
     y = X[:, 0] + np.random.default_rng(1).normal(size=40)
-    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x0"], n_resamples=3, grid_resolution=3,
+    res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["x0"], n_resamples=3, grid=Grid(3),
                                                resampling="first-half", rng=0,
                                                execution=pdpboot.Execution(progress=False))
     half = LinearRegression().fit(X[:20], y[:20])

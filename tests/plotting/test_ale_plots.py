@@ -2,6 +2,8 @@
 
 import matplotlib
 
+from pdpboot import Grid
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -21,7 +23,7 @@ def _ale_result():
     X = pd.DataFrame({"a": rng.uniform(0, 1, 200), "b": rng.uniform(0, 1, 200)})
     y = X.a + 2 * X.a * X.b + rng.normal(0, 0.1, 200)
     model = make_pipeline(PolynomialFeatures(2, interaction_only=True), LinearRegression())
-    res = pdpboot.bootstrap_ale(model, X, y, ["a", ("a", "b")], n_resamples=20, grid_resolution=5, rng=0,
+    res = pdpboot.bootstrap_ale(model, X, y, ["a", ("a", "b")], n_resamples=20, grid=Grid(5), rng=0,
                                 execution=pdpboot.Execution(progress=False))
     return pdpboot.confidence_bands(res)
 
@@ -44,7 +46,7 @@ def test_ale_surface_is_diverging_and_centred_at_zero():
     plt.close(fig)
     fig, ax = plt.subplots()  # PD keeps its sequential map
     pd_res = pdpboot.bootstrap_partial_dependence(LinearRegression(), _table(), _target(), [("a", "b")],
-                                                  n_resamples=3, grid_resolution=4, rng=0,
+                                                  n_resamples=3, grid=Grid(4), rng=0,
                                                   execution=pdpboot.Execution(progress=False))
     plot_pd_contour(pd_res, ("a", "b"), ax=ax)
     filled = next(c for c in ax.collections if isinstance(c, QuadContourSet) and c.filled)

@@ -2,6 +2,8 @@
 
 import matplotlib
 
+from pdpboot import Grid
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -58,7 +60,7 @@ def test_plot_ice_on_a_result_without_ice_uses_its_grid_and_band(data):
     X, y = data
     model = RandomForestRegressor(n_estimators=15, random_state=0)
     res = pdpboot.confidence_bands(pdpboot.bootstrap_partial_dependence(
-        model, X, y, ["a"], n_resamples=6, grid_resolution=9, rng=0, execution=pdpboot.Execution(progress=False),
+        model, X, y, ["a"], n_resamples=6, grid=Grid(9), rng=0, execution=pdpboot.Execution(progress=False),
         resampling=pdpboot.Resampling(background="original")))
     assert "ice" not in res["a"].ds
     with pytest.raises(ValueError, match="plot_ice"):

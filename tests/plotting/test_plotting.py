@@ -6,6 +6,8 @@ import sys
 
 import matplotlib
 
+from pdpboot import Grid
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -779,7 +781,7 @@ def test_plots_of_a_real_result():
     frame["g"] = rng.integers(0, 3, 120) * 10  # an integer-coded categorical feature
     res = pdpboot.bootstrap_partial_dependence(
         DecisionTreeRegressor(max_depth=4), frame[["a", "b", "g"]], pd.Series(y, name="Yield"),
-        features=["a", "g", ("a", "b")], categorical_features=["g"], n_resamples=8, grid_resolution=7, rng=1,
+        features=["a", "g", ("a", "b")], grid=Grid(7, categorical_features=["g"]), n_resamples=8, rng=1,
         execution=pdpboot.Execution(progress=False),
         statistics={"ice": 6, "heterogeneity": True, "interactions": 20})
     res = pdpboot.confidence_bands(res, confidence_level=0.8)
@@ -831,7 +833,7 @@ def test_hatched_cells_of_mixed_heatmap_follow_uneven_numeric_grid():
                         LinearRegression())
     grid = np.array([0.0, 1.0, 4.0, 9.0])  # uneven
     res = pdpboot.bootstrap_partial_dependence(est, X, y, ["level", "num", ("level", "num")], n_resamples=20,
-                                               custom_values={"num": grid}, rng=0)
+                                               grid=Grid(custom_values={"num": grid}), rng=0)
     bands = pdpboot.confidence_bands(res)
     ax = pdpboot.plot_pd_contour(bands, ("level", "num"), mark="hatch", reference="additive")
     patches = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch()]

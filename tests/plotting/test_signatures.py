@@ -4,6 +4,8 @@ import inspect
 
 import matplotlib
 
+from pdpboot import Grid
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -24,7 +26,7 @@ def res():
     X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
     y = X["a"] * X["b"] + X["a"] + rng.normal(size=80)
     out = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b", ("a", "b")], n_resamples=8,
-                                               grid_resolution=6, statistics={"ice": 10}, rng=0,
+                                               grid=Grid(6), statistics={"ice": 10}, rng=0,
                                                execution=pdpboot.Execution(progress=False))
     return pdpboot.confidence_bands(out)
 

@@ -2,6 +2,8 @@
 
 import matplotlib
 
+from pdpboot import Grid
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -66,8 +68,8 @@ def rain_result():
     y = 0.3 * temp - 12 * np.log1p(3 * rain) + rng.normal(0, 1.0, rain.size)
     res = pdpboot.bootstrap_partial_dependence(
         HistGradientBoostingRegressor(max_iter=40, random_state=0), X, y,
-        ["precipitation", "temp_max", ("temp_max", "precipitation")], n_resamples=6, grid_resolution=25,
-        statistics={"ice": 30}, percentiles=(0, 1), rng=0, execution=pdpboot.Execution(progress=False))
+        ["precipitation", "temp_max", ("temp_max", "precipitation")], n_resamples=6, grid=Grid(25, percentiles=(0, 1)),
+        statistics={"ice": 30}, rng=0, execution=pdpboot.Execution(progress=False))
     return pdpboot.confidence_bands(res)
 
 

@@ -2,6 +2,8 @@
 
 import matplotlib
 
+from pdpboot import Grid
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -20,7 +22,7 @@ def banded():
     X = pd.DataFrame({"a": rng.uniform(0, 1, 80), "c": rng.choice([0.0, 1.0, 2.0], 80)})
     y = X.a + X.c + rng.normal(0, 0.1, 80)
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "c", ("a", "c")], n_resamples=10,
-                                               grid_resolution=4, categorical_features=["c"], rng=0,
+                                               grid=Grid(4, categorical_features=["c"]), rng=0,
                                                execution=pdpboot.Execution(progress=False))
     return pdpboot.confidence_bands(res)
 
@@ -45,7 +47,7 @@ def test_tidy_has_one_row_per_grid_value_with_the_stored_band(banded):
 
 def test_tidy_of_one_fit_has_no_band():
     X = pd.DataFrame({"a": np.arange(20.0)})
-    res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a * 2), X, ["a"], grid_resolution=3)
+    res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a * 2), X, ["a"], grid=Grid(3))
     table = pdpboot.tidy(res)
     assert table["lower"].isna().all() and table["method"].isna().all()
     np.testing.assert_allclose(table["estimate"], 2 * table["value"])

@@ -6,6 +6,7 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import pdpboot
+from pdpboot import Grid
 
 
 def _table(n: int = 240, seed: int = 0) -> pd.DataFrame:
@@ -23,8 +24,8 @@ def regression_result():
     Xn = X.assign(day=codes)
     res = pdpboot.bootstrap_partial_dependence(
         DecisionTreeRegressor(max_depth=4, random_state=0), Xn, pd.Series(y, name="load"),
-        ["temp", "day", ("temp", "hour")], n_resamples=20, grid_resolution=8, statistics={"ice": 15},
-        categorical_features=["day"], rng=0, execution=pdpboot.Execution(progress=False))
+        ["temp", "day", ("temp", "hour")], n_resamples=20, grid=Grid(8, categorical_features=["day"]),
+        statistics={"ice": 15}, rng=0, execution=pdpboot.Execution(progress=False))
     return pdpboot.confidence_bands(res, simultaneous=True)
 
 
@@ -35,4 +36,4 @@ def multiclass_result():
     y = np.where(X["temp"] > 20, "hot", np.where(X["temp"] < 10, "cold", "mild"))
     return pdpboot.bootstrap_partial_dependence(
         DecisionTreeClassifier(max_depth=3, random_state=0), X, pd.Series(y, name="feel"), ["temp", "hour"],
-        n_resamples=8, grid_resolution=6, rng=0, execution=pdpboot.Execution(progress=False))
+        n_resamples=8, grid=Grid(6), rng=0, execution=pdpboot.Execution(progress=False))

@@ -64,7 +64,7 @@ def test_importing_the_report_registers_the_accessor():
     code = ("import numpy as np, pandas as pd, pdpboot, pdpboot.report\n"
             "from sklearn.linear_model import LinearRegression\n"
             "X = pd.DataFrame({'a': np.arange(10.0), 'b': np.arange(10.0) % 3})\n"
-            "res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ['a'], grid_resolution=3)\n"
+            "res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ['a'], grid=pdpboot.Grid(3))\n"
             "print(repr(res.pdpboot), type(res).__module__)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

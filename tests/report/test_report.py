@@ -9,6 +9,7 @@ import pytest
 from sklearn.linear_model import LinearRegression
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.cli import main
 from pdpboot.report import report_html
 from pdpboot.report.markdown import sections, to_html
@@ -58,7 +59,7 @@ def test_bootstrap_result_without_bands_gets_the_default_band(multiclass_result)
 def test_names_from_the_data_are_inert():
     X = pd.DataFrame({"<img src=x onerror=alert(1)>": np.arange(12.0), "b&c": np.arange(12.0) % 4})
     res = pdpboot.partial_dependence(LinearRegression().fit(X, X.iloc[:, 0] * 2), X, list(X.columns),
-                                     grid_resolution=4)
+                                     grid=Grid(4))
     page = report_html(res)
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "no band (one fit)" in page

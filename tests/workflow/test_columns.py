@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import pdpboot
+from pdpboot import Grid
 from pdpboot.schema import get_node
 from pdpboot.workflow import InputError
 from pdpboot.workflow.data import read_table
@@ -70,7 +71,7 @@ def test_ordered_categorical_keeps_pandas_order():
 
     X = problem.X[["size", "age"]]
     fitted = DummyRegressor().fit(X, problem.y)
-    pd1 = pdpboot.partial_dependence(fitted, X, ["size"], categorical_features=["size"])
+    pd1 = pdpboot.partial_dependence(fitted, X, ["size"], grid=Grid(categorical_features=["size"]))
     assert get_node(pd1, "size")["size"].values.tolist() == levels
 
 
