@@ -70,7 +70,38 @@ def arrays() -> dict:
     test = pdpboot.h_statistic_test(poly, X.iloc[:80, :3], y[:80], ("x1", "x2"), n_resamples=9, n_max=40, rng=0)
     out["htest_smooth|statistic"] = np.array([test.attrs[k] for k in ("statistic", "pvalue", "noise_sd")])
     out["htest_smooth|null"] = test["x1__x2"].ds["h2_null"].values[:, 0]
+    _more_arrays(out)
     return out
+
+
+def _more_arrays(out: dict) -> None:
+    """The demo's forest with ICE and sup-t bands, a boosting classifier under ``resampling="auto"``, the
+    debiased estimator."""
+    import warnings
+
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor
+    from sklearn.linear_model import LinearRegression
+
+    import pdpboot
+    from pdpboot.datasets import make_electricity_prices, make_friedman1
+
+    quiet = pdpboot.Execution(progress=False)
+    X, y = make_electricity_prices(300, rng=0)
+    res = pdpboot.bootstrap_partial_dependence(
+        RandomForestRegressor(n_estimators=20, min_samples_leaf=5), X, y, ["Temperature", "Hour", ("Temperature", "Hour")],
+        n_resamples=20, grid=Grid(8), rng=0, execution=quiet, statistics={"ice": 10})
+    _tree_arrays("demo", res, out)
+    _tree_arrays("demo_bands", pdpboot.confidence_bands(res, simultaneous=True), out)
+    Xf, yf = make_friedman1(200, rng=0)
+    yb = (yf > np.median(yf)).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pdpboot.bootstrap_partial_dependence(HistGradientBoostingClassifier(max_iter=20), Xf, yb, ["x1", "x2"],
+                                                   n_resamples=20, grid=Grid(6), rng=0, execution=quiet)
+        _tree_arrays("clf_auto", res, out)
+        _tree_arrays("clf_auto_bands", pdpboot.confidence_bands(res, simultaneous=True), out)
+        deb = pdpboot.debiased_partial_dependence(LinearRegression(), Xf, yf, ["x1", "x2"], grid=Grid(6), rng=0)
+        _tree_arrays("debiased", deb, out)
 
 
 def compare(before: dict, after: dict) -> None:
