@@ -1,5 +1,5 @@
-"""The drivers of the compiled walk (:mod:`._tree_kernel`): node tables, and one walk per feature
-set, one shared walk for several, a bitset walk for small trees and a curves walk for deep ones."""
+"""The drivers of the compiled walk (:mod:`._tree_kernel`): node tables, one walk per feature set,
+the bitset walk for small trees and the curves walk for the 1-D curves of the others."""
 
 from __future__ import annotations
 
