@@ -26,8 +26,7 @@ from ._plan import BootstrapPlan, fit_kwargs
 from ._validate import check_predictions_finite
 from .checkpoint import Checkpoint, MemoryStore, open_store
 from .engine import describe_choices, record_engine_choices
-from .engine.refit import UnfittedCopies, rows_of, seed_estimator
-from .engine.resample import AbsentRows, Job, Scheme, child, multiplicities
+from .engine.resample import AbsentRows, Job, Scheme, UnfittedCopies, child, multiplicities, rows_of, seed_estimator
 from .engine.response import resolve_response_method
 from .options import Execution
 

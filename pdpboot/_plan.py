@@ -26,8 +26,7 @@ from ._validate import (
     resolve_features,
 )
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.refit import UnfittedCopies, rows_of
-from .engine.resample import Scheme
+from .engine.resample import Scheme, UnfittedCopies, rows_of
 from .engine.response import resolve_response_method
 from .grid import PD_RESOLUTION, FeatureGrid, Grid, check_grid, check_grid_size, make_grids
 from .options import Execution, Resampling, SchemeChoice

@@ -29,7 +29,7 @@ from ._validate import (
 from .bootstrap import run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.dtypes import is_categorical_column
+from .engine.inputs import is_categorical_column
 from .engine.response import response_function
 from .grid import ALE_RESOLUTION, FeatureGrid, Grid, check_grid, check_grid_size, make_grids
 from .options import Execution, Resampling, resolve_run_options

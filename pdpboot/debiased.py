@@ -31,8 +31,7 @@ from ._plan import PDSpec, make_plan, make_spec, names_of_target
 from ._validate import check_positive_int, check_probability, check_rng, check_target
 from .engine import compute_pd_many
 from .engine import debiased as eng
-from .engine.refit import rows_of
-from .engine.resample import CrossFit, child
+from .engine.resample import CrossFit, child, rows_of
 from .engine.response import resolve_response_method, response_function
 from .grid import Grid
 from .header import ResultHeader

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats.mstats import mquantiles
 
-from .engine.dtypes import is_categorical_column as _is_categorical_dtype
+from .engine.inputs import is_categorical_column as _is_categorical_dtype
 
 DECILES = np.linspace(0.1, 0.9, 9)
 #: ``Grid().resolution`` of partial dependence (grid points) and of ALE (bins)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .engine.importance import pd_flatness
+from .engine.ice_stats import pd_flatness
 from .engine.intervals import POINTWISE_METHODS, pointwise_interval, standard_error
 from .schema import feature_nodes
 

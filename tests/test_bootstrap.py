@@ -202,8 +202,7 @@ def test_too_many_missing_class_resamples_stop_with_advice():
 
 def _hand_loop(estimator, X, y, rng, n_resamples, grid, fit_weight_key=None, fit_weights=None, pd_weights=None):
     """The bootstrap written out by hand: seeds as documented, PD of feature 0 averaged with weights."""
-    from pdpboot.engine.refit import seed_estimator
-    from pdpboot.engine.resample import multiplicities
+    from pdpboot.engine.resample import multiplicities, seed_estimator
 
     root = np.random.default_rng(rng)
     root.spawn(3)

@@ -8,7 +8,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 import pdpboot
 from pdpboot import Grid
-from pdpboot.engine.importance import pd_flatness
+from pdpboot.engine.ice_stats import pd_flatness
 from pdpboot.importance import IMPORTANCE_COLUMNS
 
 

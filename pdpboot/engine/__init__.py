@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import _tree_engine  # noqa: F401  (registers the exact tree engine)
+from . import pipeline  # noqa: F401  (registers the exact tree engine)
 from .brute import DEFAULT_MEMORY_LIMIT, block_plan, brute_partial_dependence, split_pipeline
 from .registry import Engine, EngineChoice, describe_choices, note, record_engine_choices, registered
 from .response import response_function

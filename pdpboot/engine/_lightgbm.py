@@ -33,7 +33,7 @@ import json
 
 import numpy as np
 
-from .dtypes import reader_array
+from .inputs import reader_array
 from .response import booster_link, one_thread
 
 _IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape"}

@@ -22,9 +22,9 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ._table import rows_with
 from ._tree_compiled import _kernel
 from ._tree_model import TreeModel, model_grid
+from .inputs import rows_with
 from .response import one_thread, response_function
 
 #: rows of a probe without features of interest

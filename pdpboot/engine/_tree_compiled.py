@@ -1,5 +1,5 @@
-"""The drivers of the compiled walk (:mod:`._tree_kernel`): node tables, and one walk per feature
-set, one shared walk for several, a bitset walk for small trees and a curves walk for deep ones."""
+"""The drivers of the compiled walk (:mod:`._tree_kernel`): node tables, one walk per feature set,
+the bitset walk for small trees and the curves walk for the 1-D curves of the others."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._tree_model import MISSING_CODE, TreeModel
-from .weights import average_rows
+from .inputs import average_rows
 
 _KERNEL_ICE_BYTES = 2**24  # per-row difference arrays of one row block of the compiled walk
 
@@ -210,20 +210,6 @@ def _kernel_walk(model: TreeModel, table: _KernelTable, xt, rows, w, acc, ice, o
     for part in np.array_split(rows, n_blocks):
         kern.walk(table.nodes, table.thr, *args, part, w, acc, ice, oob, ice_oob)
 
-_SHARE_ROWS_PER_LEAF = 8
-
-_MAX_SHARED_SETS = 62  # feature sets of one shared walk (bits of one int64 per row)
-
-def _share_pays(model: TreeModel, n_rows: int) -> bool:
-    """Whether one shared walk (:func:`_kernel_pd_many`) is expected to beat one walk per feature set.
-
-    Shared when the background rows per leaf, averaged over the trees, are at least
-    ``_SHARE_ROWS_PER_LEAF`` (with fewer, the per-node bookkeeping dominates; see
-    ``benchmarks/bench_walks.py``).
-    """
-    n_leaves = int(np.count_nonzero(model.feature < 0))
-    return n_rows * len(model.roots) >= _SHARE_ROWS_PER_LEAF * n_leaves
-
 def locality_order(model: TreeModel, base, xt: np.ndarray) -> np.ndarray | None:
     """An order of the background rows that keeps rows of one region of the feature space together.
 
@@ -241,18 +227,16 @@ def locality_order(model: TreeModel, base, xt: np.ndarray) -> np.ndarray | None:
     return np.argsort(keys, kind="stable")
 
 def _stacked_tables(tables: list) -> tuple:
-    """The per-set arguments of the shared walks (:func:`._tree_kernel.walk_many`, ``walk_bits``):
-    ``sets_of, axis_of, mask_axes, left_mask, grids, glen, off``."""
+    """The per-set arguments of :func:`._tree_kernel.walk_bits`: ``axis_of, mask_axes, left_mask, grids,
+    glen, off``."""
     n_sets = len(tables)
     n_cols = max(len(t.axis_of) for t in tables)
     axis_of = np.full((n_sets, n_cols), -1, dtype=np.int64)
-    sets_of = np.zeros(n_cols, dtype=np.int64)
     g_max = max(max(len(t.grids[0]), len(t.grids[1])) for t in tables)
     grids = np.zeros((n_sets, 2, g_max))
     glen = np.zeros((n_sets, 2), dtype=np.int64)
     for k, t in enumerate(tables):
         axis_of[k, :len(t.axis_of)] = t.axis_of
-        sets_of[np.flatnonzero(axis_of[k] >= 0)] |= np.int64(1) << k
         for d in range(2):
             glen[k, d] = len(t.grids[d])
             grids[k, d, :glen[k, d]] = t.grids[d]
@@ -262,7 +246,7 @@ def _stacked_tables(tables: list) -> tuple:
     for k, t in enumerate(tables):
         left_mask[k, :len(t.left_mask)] = t.left_mask
     off = np.concatenate([[0], np.cumsum([t.size for t in tables])]).astype(np.int64)
-    return sets_of, axis_of, mask_axes, left_mask, grids, glen, off
+    return axis_of, mask_axes, left_mask, grids, glen, off
 
 
 def _decoded(model: TreeModel, tables: list, acc: np.ndarray, off: np.ndarray, total: float) -> list[np.ndarray]:
@@ -273,24 +257,9 @@ def _decoded(model: TreeModel, tables: list, acc: np.ndarray, off: np.ndarray, t
     return out
 
 
-def _kernel_pd_many(model: TreeModel, xt, tables: list, w) -> list[np.ndarray]:
-    """PD of several kernel plans of a model whose response is linear in the tree outputs, from
-    one shared walk per tree (:func:`._tree_kernel.walk_many`); same values as :func:`_kernel_pd`.
-    ``xt`` and ``w`` may be in any row order (the average does not depend on it)."""
-    kern = _kernel()
-    weights, total, rows = average_rows(w, xt.shape[1])
-    sets_of, axis_of, mask_axes, left_mask, grids, glen, off = _stacked_tables(tables)
-    acc = np.zeros((model.value.shape[1], int(off[-1])))
-    c = np.ascontiguousarray
-    args = (c(model.cat_left, dtype=np.bool_), c(model.value, dtype=np.float64), c(model.roots, dtype=np.int64),
-            sets_of, axis_of, mask_axes, left_mask, grids, glen, off, c(xt, dtype=np.float64))
-    base = tables[0]
-    n_blocks = max(1, round(len(rows) / _KERNEL_ROW_BLOCK))
-    for part in np.array_split(rows, n_blocks):
-        kern.walk_many(base.nodes, base.thr, *args, part, c(weights, dtype=np.float64), acc)
-    return _decoded(model, tables, acc, off, total)
-
 _BITS_MAX_LEAVES = 512  # mean leaves per tree up to which the bitset walk is taken (see _bits_pay)
+
+_BITS_ROWS_PER_LEAF = 8  # fewer background rows per leaf: the curves walk
 
 _BITS_MAX_PLANES = 16  # integer weights below 2**16 (bootstrap multiplicities): exact bit planes
 
@@ -337,18 +306,19 @@ def _split_entries(base) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 def _bits_pay(model: TreeModel, n_rows: int) -> bool:
-    """Whether the bitset walk (:func:`_kernel_pd_bits`) is taken for a shared average: trees of at
-    most ``_BITS_MAX_LEAVES`` leaves on average (nodes holding many rows) whose split bitsets fit in
-    ``_BITS_BYTES``."""
+    """Whether the bitset walk (:func:`_kernel_pd_bits`) is taken for a shared average: at least
+    ``_BITS_ROWS_PER_LEAF`` background rows per leaf, trees of at most ``_BITS_MAX_LEAVES`` leaves on
+    average, split bitsets within ``_BITS_BYTES``."""
     n_leaves = int(np.count_nonzero(model.feature < 0))
     n_internal = len(model.feature) - n_leaves
     words = -(-n_rows // 64)
-    return n_leaves <= _BITS_MAX_LEAVES * len(model.roots) and n_internal * words * 8 <= _BITS_BYTES
+    return (n_rows * len(model.roots) >= _BITS_ROWS_PER_LEAF * n_leaves
+            and n_leaves <= _BITS_MAX_LEAVES * len(model.roots) and n_internal * words * 8 <= _BITS_BYTES)
 
 
 def _kernel_pd_bits(model: TreeModel, xt, tables: list, w) -> list[np.ndarray] | None:
     """PD of several kernel plans from :func:`._tree_kernel.walk_bits` (one walk per set and tree, the
-    rows of a node as a bitset); the values of :func:`_kernel_pd_many`.  None when the weights are
+    rows of a node as a bitset); the values of :func:`_kernel_pd`.  None when the weights are
     not small integers (bootstrap multiplicities and equal weights are): the caller walks the rows."""
     kern = _kernel()
     weights, total, rows = average_rows(w, xt.shape[1])
@@ -361,7 +331,7 @@ def _kernel_pd_bits(model: TreeModel, xt, tables: list, w) -> list[np.ndarray] |
     xc = np.ascontiguousarray(xt[:, rows], dtype=np.float64)
     cat_left = np.ascontiguousarray(model.cat_left, dtype=np.bool_)
     bits, nan_bits = kern.left_bits(xc, cat_left, ent_feat, ent_thr, ent_aux, planes.shape[1])
-    _, axis_of, mask_axes, left_mask, grids, glen, off = _stacked_tables(tables)
+    axis_of, mask_axes, left_mask, grids, glen, off = _stacked_tables(tables)
     acc = np.zeros((model.value.shape[1], int(off[-1])))
     kern.walk_bits(base.nodes, np.ascontiguousarray(model.value, dtype=np.float64),
                    np.ascontiguousarray(model.roots, dtype=np.int64), node_entry, bits, nan_bits, axis_of, mask_axes,
@@ -404,11 +374,7 @@ def _kernel_pd_curves(model: TreeModel, xt, tables: list, w) -> list[np.ndarray]
     kern.walk_curves(base.nodes, base.thr, c(model.cat_left, dtype=np.bool_), c(model.value, dtype=np.float64), roots,
                      set_of, grids, glen, off, max_tree, c(xt, dtype=np.float64), rows, c(weights, dtype=np.float64),
                      acc)
-    out = []
-    for k, t in enumerate(tables):
-        enc = np.ascontiguousarray(acc[:, off[k]:off[k + 1]])
-        out.append(decode_boxes(enc, t) / total + _expand(model.offset, 1))
-    return out
+    return _decoded(model, tables, acc, off, total)
 
 def _kernel_pd(model: TreeModel, xt, table: _KernelTable, w, average: bool, individual: bool, local=None):
     """PD and/or ICE of a kernel plan (see :class:`PreparedTrees.partial_dependence`); ``local``:

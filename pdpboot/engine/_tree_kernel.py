@@ -1,15 +1,12 @@
-"""Compiled walk of the exact tree engine (numba).
+"""Compiled walks of the exact tree engine (numba).
 
-It finds the (row, leaf) incidences tree by tree, by a depth-first walk that carries the
-*set of rows* meeting the complement ("C") splits above the node, as a segment of one index
-array partitioned in place at C-splits, and the *grid box* of the node, narrowed at splits on
-a feature of interest ("S"); a child with an empty box is not visited.  The work is the number
-of (row, node) incidences of the pruned trees.  At a leaf with box ``[lo, hi)`` and value ``v``
-the walk adds ``v`` times the summed row weights (or, for ICE, ``v`` per row) at the box corners
-of a difference array; one cumulative sum per grid axis (by the caller) turns corners into boxes.
-Comparisons follow :mod:`._tree_model`: ``x <= threshold`` in float64, NaN the node's missing
-way, categorical splits by code.  On a *mask axis* (categorical, one-hot or NaN grids of at most
-62 points) the box is a bit mask of grid points.
+A depth-first walk per tree carries the rows meeting the complement ("C") splits above the node
+(a segment of one index array, partitioned in place at C-splits) and the node's *grid box*,
+narrowed at splits on a feature of interest ("S"); a child with an empty box is not visited.  At a
+leaf with box ``[lo, hi)`` and value ``v`` it adds ``v`` times the summed row weights (ICE: per
+row) at the box corners of a difference array, which the caller sums along each grid axis.
+Comparisons follow :mod:`._tree_model`.  On a *mask axis* (categorical, one-hot or NaN grids of
+at most 62 points) the box is a bit mask of grid points.
 """
 
 from __future__ import annotations
@@ -19,11 +16,9 @@ from numba import njit
 
 LEAF = -1  # feature code of a leaf in the kernel's node table
 MISSING_CODE = 256
-# The node table is one int32 array (n_nodes, 4) - split column (LEAF at leaves), left
-# child, right child, aux - plus the float64 thresholds, so a node costs two cache
-# lines; it depends on the model only (the features of interest are arguments of the
-# walk).  aux: -1 (NaN goes right) or -2 (NaN goes left) at numeric splits, the row of
-# ``cat_left`` at categorical splits.
+# Node table: int32 (n_nodes, 4) - split column (LEAF at leaves), left child, right child, aux -
+# plus float64 thresholds.  aux: -1 (NaN goes right) or -2 (NaN left) at numeric splits, the row
+# of ``cat_left`` at categorical splits.
 
 
 @njit(cache=True, nogil=True)
@@ -62,6 +57,13 @@ def _grow_rows(a):
 
 
 @njit(cache=True, nogil=True)
+def _grow(a):
+    out = np.empty(2 * a.shape[0], dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _category_code(xv):
     """Column of ``cat_left`` for value ``xv``: its integer code, or ``MISSING_CODE`` (NaN, negative, too large)."""
     if xv == xv and xv >= 0 and xv < MISSING_CODE:
@@ -80,8 +82,7 @@ def _goes_left(xv, thr, aux, cat_left):
 @njit(cache=True, nogil=True)
 def _partition(rows, tmp, s, e, xt, f, thr, aux, cat_left):
     """Stable in-place partition of ``rows[s:e]`` by split column ``f`` of ``xt``: rows going left
-    first; returns their count (``aux`` as in the node table; no array views: a view per call costs
-    reference counting at every node, most of a fully grown tree's per-node cost)."""
+    first; returns their count (no array views: they cost reference counting at every node)."""
     nl = 0
     nr = 0
     if aux >= 0:
@@ -158,18 +159,13 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
          oob, ice_oob):
     """Walk trees ``roots`` with the rows ``rows`` (see the module docstring).
 
-    ``nodes``/``thr``: the node table (see above); ``value`` (n_nodes, n_raw) leaf
-    values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to; ``axis_of[c]`` the grid
-    axis (0 or 1) of model column ``c``, -1 for a complement column; ``grid0``, ``grid1``
-    the sorted grids of the two axes (``grid1`` empty for a 1-D grid).  An axis with
-    ``mask_axes[d]`` set is a *mask axis* (categorical or one-hot features, grids with
-    NaN: at most 62 points, in the caller's order, only the grid's length is used): its
-    box is a bit mask of grid points and ``left_mask[v]`` holds the grid points that a
-    split ``v`` on one of its columns sends left; ``xt``
-    (n_features, n_rows) the rows column-major; ``w`` row weights; ``acc`` (n_slots,
-    n_raw, g0 * max(g1, 1)) weighted difference arrays (no rows: skipped); ``ice``
-    (n_rows, n_raw, size) per-row difference arrays (no rows: skipped); ``oob``
-    (n_trees, n_rows): when it has rows, tree ``t`` also adds to ``ice_oob`` for the
+    ``value`` (n_nodes, n_raw) leaf values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to;
+    ``axis_of[c]`` the grid axis (0 or 1) of model column ``c``, -1 for a complement column;
+    ``grid0``, ``grid1`` the sorted grids (``grid1`` empty: 1-D).  On a *mask axis*
+    (``mask_axes[d]``; at most 62 points) the box is a bit mask of grid points and ``left_mask[v]``
+    the points split ``v`` sends left.  ``xt`` (n_features, n_rows); ``w`` row weights; ``acc``
+    (n_slots, n_raw, g0 * max(g1, 1)) and ``ice`` (n_rows, n_raw, size) difference arrays (empty:
+    skipped); ``oob`` (n_trees, n_rows): if not empty, tree ``t`` also adds to ``ice_oob`` for the
     rows with ``oob[t, i]``.
     """
     n_raw = value.shape[1]
@@ -302,11 +298,9 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
 def plan_stats(nodes, thr, cover, roots, axis_of, mask_axes, left_mask, grid0, grid1, n_rows):
     """Expected work of :func:`walk` for ``n_rows`` rows distributed like the training cover.
 
-    Returns ``(visits, visited)``: expected (row, node) incidences per row, and the
-    expected number of visited nodes holding at least one row (``sum min(1, n_rows *
-    share)``).  A row takes a C-split's branches with the training proportions and every
-    live branch of an S-split; branches expected to hold under 0.001 rows are not followed.
-    Arguments as for :func:`walk`.
+    Returns ``(visits, visited)``: expected (row, node) incidences per row and expected visited
+    nodes holding a row.  A row takes a C-split's branches with the training proportions and every
+    live branch of an S-split; branches under 0.001 expected rows are cut.  Arguments as for :func:`walk`.
     """
     g0 = grid0.shape[0]
     g1 = grid1.shape[0]
@@ -386,221 +380,14 @@ def plan_stats(nodes, thr, cover, roots, axis_of, mask_axes, left_mask, grid0, g
     return visits, visited
 
 
-
-@njit(cache=True, nogil=True)
-def _grow_boxes(a):
-    out = np.empty((2 * a.shape[0], a.shape[1], a.shape[2]), dtype=a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@njit(cache=True, nogil=True)
-def walk_many(nodes, thr, cat_left, value, roots, sets_of, axis_of, mask_axes, left_mask, grids, glen, off, xt, rows,
-              w, acc):
-    """The weighted averages of :func:`walk` for ``K`` feature sets at once (one walk per tree).
-
-    A node holds *runs*: segments of the row index array, each with the bit mask of the
-    feature sets (``K`` <= 62) for which its rows are at the node (rows enter the root
-    as one run with every set).  At a split on column ``f``, a run whose sets all have
-    ``f`` as a feature of interest goes, unchanged, to each child whose grid box is not
-    empty for some of its sets (with those sets) - no work per row, as in :func:`walk`;
-    otherwise the run is partitioned in place by ``f`` (as in :func:`walk`) and each
-    part goes to its own branch with the sets that treat ``f`` as a complement feature,
-    and to each child with a non-empty box with the sets that have ``f`` as a feature of
-    interest.  A row's own path is thus walked once for all sets.  Runs of a node never
-    overlap, and a run's range is only ever permuted within itself (partitions split a
-    range in two and both children use the same split point), so every pending node's
-    runs keep their rows.  At a leaf, set ``k`` adds ``value`` times the summed weights
-    of its runs at the corners of its box in ``acc[:, off[k]:off[k + 1]]``.
-
-    ``sets_of[c]`` the bit mask of the sets having model column ``c`` as a feature of
-    interest; ``axis_of[k, c]``, ``mask_axes[k]``, ``left_mask[k]`` as for :func:`walk`,
-    per set; ``grids[k, d, :glen[k, d]]`` the sorted grid of axis ``d`` of set ``k``
-    (``glen[k, 1] == 0``: 1-D); ``acc`` (n_raw, off[K]).  Other arguments as for
-    :func:`walk` (single slot, no ICE).
-    """
-    n_raw = value.shape[1]
-    n_sets = axis_of.shape[0]
-    m = rows.shape[0]
-    if m == 0:
-        return
-    full = (np.int64(1) << n_sets) - 1
-    seg = np.empty(m, dtype=np.int64)
-    tmp = np.empty(m, dtype=np.int64)
-    runs = np.empty((64, 3), dtype=np.int64)  # runs of the pending nodes, stacked: start, end, set mask
-    st = np.empty((16, 3), dtype=np.int64)  # pending nodes: node, first run, end of its runs
-    bx = np.empty((16, n_sets, 4), dtype=np.int64)  # and the box of every set: lo0, hi0, lo1, hi1
-    cur = np.empty((n_sets, 4), dtype=np.int64)
-    lbox = np.empty((n_sets, 4), dtype=np.int64)
-    tot = np.zeros(n_sets)
-    cut = np.empty(16, dtype=np.int64)  # per run of the node: rows going left by the split column
-    for t in range(roots.shape[0]):
-        for k in range(m):
-            seg[k] = rows[k]
-        runs[0, 0] = 0
-        runs[0, 1] = m
-        runs[0, 2] = full
-        st[0, 0] = roots[t]
-        st[0, 1] = 0
-        st[0, 2] = 1
-        for k in range(n_sets):
-            g0 = glen[k, 0]
-            g1 = glen[k, 1]
-            bx[0, k, 0] = (np.int64(1) << g0) - 1 if mask_axes[k, 0] else 0
-            bx[0, k, 1] = g0
-            bx[0, k, 2] = (np.int64(1) << g1) - 1 if mask_axes[k, 1] else 0
-            bx[0, k, 3] = g1
-        top = 1
-        while top > 0:
-            top -= 1
-            v = st[top, 0]
-            rs = st[top, 1]
-            re = st[top, 2]
-            for k in range(n_sets):
-                for j in range(4):
-                    cur[k, j] = bx[top, k, j]
-            while True:  # node ``v`` with runs [rs, re) and boxes ``cur``; one child is followed in place
-                f = nodes[v, 0]
-                if f == LEAF:
-                    um = np.int64(0)
-                    for k in range(n_sets):
-                        tot[k] = 0.0
-                    for q in range(rs, re):
-                        part = 0.0
-                        for i in range(runs[q, 0], runs[q, 1]):
-                            part += w[seg[i]]
-                        mk = runs[q, 2]
-                        um |= mk
-                        for k in range(n_sets):
-                            if (mk >> k) & 1:
-                                tot[k] += part
-                    for k in range(n_sets):
-                        if (um >> k) & 1:
-                            for j in range(n_raw):
-                                _add_leaf(acc, j, off[k], cur[k, 0], cur[k, 1], cur[k, 2], cur[k, 3], glen[k, 0],
-                                          glen[k, 1], mask_axes[k, 0] != 0, mask_axes[k, 1] != 0,
-                                          value[v, j] * tot[k])
-                    break
-                aux = nodes[v, 3]
-                if re - rs == 1 and runs[rs, 1] - runs[rs, 0] == 1 and (sets_of[f] & runs[rs, 2]) == 0:
-                    # one row and a complement split for all its sets: plain descent
-                    go = _goes_left(xt[f, seg[runs[rs, 0]]], thr[v], aux, cat_left)
-                    v = nodes[v, 1] if go else nodes[v, 2]
-                    continue
-                um = np.int64(0)
-                for q in range(rs, re):
-                    um |= runs[q, 2]
-                fs = sets_of[f] & um
-                # boxes of the children for the sets with ``f`` as a feature of interest (right: in ``cur``)
-                lok = np.int64(0)
-                rok = np.int64(0)
-                if fs != 0:
-                    for k in range(n_sets):
-                        for j in range(4):
-                            lbox[k, j] = cur[k, j]
-                        if not (fs >> k) & 1:
-                            continue
-                        a = axis_of[k, f]
-                        if mask_axes[k, a]:
-                            c = cur[k, 2 * a]
-                            lbox[k, 2 * a] = c & left_mask[k, v]
-                            cur[k, 2 * a] = c & ~left_mask[k, v]
-                            lok |= np.int64(lbox[k, 2 * a] != 0) << k
-                            rok |= np.int64(cur[k, 2 * a] != 0) << k
-                        else:
-                            sp = _n_below_of(grids, k, a, glen[k, a], thr[v])
-                            lo = cur[k, 2 * a]
-                            hi = cur[k, 2 * a + 1]
-                            lbox[k, 2 * a + 1] = min(hi, sp)
-                            cur[k, 2 * a] = max(lo, sp)
-                            lok |= np.int64(lo < min(hi, sp)) << k
-                            rok |= np.int64(max(lo, sp) < hi) << k
-                # partition the runs that some of their sets split by ``f`` as a complement feature
-                if re - rs > cut.shape[0]:
-                    cut = np.empty(2 * (re - rs), dtype=np.int64)
-                n_left = 0
-                n_part = 0
-                for q in range(rs, re):
-                    s = runs[q, 0]
-                    e = runs[q, 1]
-                    if runs[q, 2] & ~fs == 0:
-                        cut[q - rs] = -1
-                    else:
-                        nl = _partition(seg, tmp, s, e, xt, f, thr[v], aux, cat_left)
-                        cut[q - rs] = s + nl
-                        n_left += nl
-                        n_part += e - s
-                if fs == 0 and (n_left == 0 or n_left == n_part):  # every row one way: same runs
-                    v = nodes[v, 1] if n_left else nodes[v, 2]
-                    continue
-                # children's runs above this node's (no longer needed): right child, then left child
-                while re + 4 * (re - rs) > runs.shape[0]:
-                    runs = _grow_rows(runs)
-                n = re
-                for side in range(2):  # 0: right, 1: left
-                    ok = rok if side == 0 else lok
-                    first = n
-                    for q in range(rs, re):
-                        s = runs[q, 0]
-                        e = runs[q, 1]
-                        mk = runs[q, 2]
-                        p = cut[q - rs]
-                        if p < 0:  # every set of the run has ``f`` as a feature of interest: whole run or nothing
-                            if mk & ok:
-                                runs[n, 0] = s
-                                runs[n, 1] = e
-                                runs[n, 2] = mk & ok
-                                n += 1
-                            continue
-                        own = mk & ~fs  # sets that split the run by ``f``
-                        both = mk & ok  # sets with ``f`` of interest and a non-empty box on this side
-                        a0, a1, b0, b1 = (p, e, s, p) if side == 0 else (s, p, p, e)  # own part, other part
-                        if a1 > a0:
-                            runs[n, 0] = a0
-                            runs[n, 1] = a1
-                            runs[n, 2] = own | both
-                            n += 1
-                        if both and b1 > b0:
-                            runs[n, 0] = b0
-                            runs[n, 1] = b1
-                            runs[n, 2] = both
-                            n += 1
-                    if side == 0:
-                        if n > first:  # push the right child
-                            if top + 1 >= st.shape[0]:
-                                st = _grow_rows(st)
-                                bx = _grow_boxes(bx)
-                            st[top, 0] = nodes[v, 2]
-                            st[top, 1] = first
-                            st[top, 2] = n
-                            for k in range(n_sets):
-                                for j in range(4):
-                                    bx[top, k, j] = cur[k, j]
-                            top += 1
-                    else:
-                        rs = first
-                        re = n
-                if re == rs:  # the left child holds no run
-                    break
-                v = nodes[v, 1]
-                if fs != 0:
-                    for k in range(n_sets):
-                        for j in range(4):
-                            cur[k, j] = lbox[k, j]
-
-
-#: rows a descent carries in lock step (independent chains, so their node loads overlap; 8 measured best)
-DESCEND_LANES = 8
+DESCEND_LANES = 8  # rows a descent carries in lock step (their node loads overlap)
 
 
 @njit(cache=True, nogil=True)
 def descend(nodes, thr, cat_left, value, roots, xa):
     """(n_rows, n_raw) sum over the trees ``roots`` of the leaf value each row of ``xa`` (n_rows,
-    n_features) reaches: a plain descent (the reading's own prediction, for the engine's self-check).
-
-    Tree by tree (one tree's nodes stay in cache), :data:`DESCEND_LANES` rows at a time, each one
-    level per step (the rows' descents are independent: their loads and comparisons overlap instead
-    of waiting on each other), the child picked by index (``nodes[v, 2 - go]``), not by a branch."""
+    n_features) reaches (the reading's own prediction, for the engine's self-check); tree by tree,
+    :data:`DESCEND_LANES` rows one level per step, the child picked by index, not by a branch."""
     n_rows = xa.shape[0]
     n_raw = value.shape[1]
     out = np.zeros((n_rows, n_raw))
@@ -629,9 +416,8 @@ def descend(nodes, thr, cat_left, value, roots, xa):
 
 @njit(cache=True, nogil=True)
 def leaf_rank(nodes, thr, cat_left, root, end, xt):
-    """(n_rows,) the depth-first (preorder) position of the leaf each row of ``xt`` (n_features, n_rows)
-    reaches in the tree whose nodes are ``root .. end - 1``: sorting rows by it puts rows that share
-    a region of the feature space next to each other (:func:`._tree_compiled.locality_order`)."""
+    """(n_rows,) the preorder position of the leaf each row of ``xt`` (n_features, n_rows) reaches in
+    the tree of nodes ``root .. end - 1`` (:func:`._tree_compiled.locality_order`)."""
     n = end - root
     rank = np.zeros(n, dtype=np.int64)
     st = np.empty(64, dtype=np.int64)
@@ -645,9 +431,7 @@ def leaf_rank(nodes, thr, cat_left, root, end, xt):
         k += 1
         if nodes[v, 0] != LEAF:
             if top + 2 > st.shape[0]:
-                grown = np.empty(2 * st.shape[0], dtype=np.int64)
-                grown[: st.shape[0]] = st
-                st = grown
+                st = _grow(st)
             st[top] = nodes[v, 2]
             st[top + 1] = nodes[v, 1]
             top += 2
@@ -665,8 +449,7 @@ def leaf_rank(nodes, thr, cat_left, root, end, xt):
 
 @njit(cache=True, nogil=True)
 def _curve_boxes(nodes, thr, root, end, set_of, grids, glen, bx):
-    """Grid box ``[bx[v - root, k, 0], bx[v - root, k, 1])`` of every node of one tree for every 1-D set ``k``
-    (the grid points of set ``k`` inside the node's interval of its feature), depth first."""
+    """Grid box ``[bx[v - root, k, 0], bx[v - root, k, 1])`` of every node of one tree for every 1-D set ``k``."""
     n_sets = glen.shape[0]
     for k in range(n_sets):
         bx[0, k, 0] = 0
@@ -694,9 +477,7 @@ def _curve_boxes(nodes, thr, root, end, set_of, grids, glen, bx):
             bx[lc - root, k, 1] = min(bx[a, k, 1], sp)
             bx[rc - root, k, 0] = max(bx[a, k, 0], sp)
         if top + 2 > st.shape[0]:
-            grown = np.empty(2 * st.shape[0], dtype=np.int64)
-            grown[: st.shape[0]] = st
-            st = grown
+            st = _grow(st)
         st[top] = rc
         st[top + 1] = lc
         top += 2
@@ -705,23 +486,17 @@ def _curve_boxes(nodes, thr, root, end, set_of, grids, glen, bx):
 @njit(cache=True, nogil=True)
 def walk_curves(nodes, thr, cat_left, value, roots, set_of, grids, glen, off, max_tree, xt, rows, w, acc):
     """The weighted averages of :func:`walk` for ``K`` 1-D feature sets on distinct numeric columns at
-    once, for deep trees (few rows per leaf), where :func:`walk_many`'s runs fragment.
+    once, for deep trees (few rows per leaf).
 
-    A pending item is (node, segment of the row index array, state).  State -1: the rows satisfy
-    every split above the node with their own values (their *own path*: walked once for all sets);
-    state ``k``: the rows satisfy every split above the node except some on the feature of set
-    ``k`` (they are at the node for set ``k`` only).  At a split on the feature of set ``k``, the
-    own-path rows that go left by their value also go right with state ``k`` and vice versa (when
-    the child's grid box of set ``k`` is not empty), rows of state ``k`` go to both children;
-    at any other split, rows are partitioned in place and follow their own side.  So the rows
-    at a node for set ``k`` are exactly those of :func:`walk` for that set, split into two
-    disjoint items.  At a leaf, own-path rows add ``value`` times their summed weights to the box of
-    every set, rows of state ``k`` to the box of set ``k``; boxes depend on the node only
-    (:func:`_curve_boxes`).  An item's range is only ever permuted within itself (partitions
-    split a range in two, and the children use the same split point), so pending items keep their
-    rows.  ``set_of[c]``: the set whose feature is model column ``c`` (-1: none);
-    ``grids[k, 0, :glen[k]]`` sorted grids; ``acc`` (n_raw, off[K]); ``max_tree`` the largest
-    tree's node count.  Other arguments as for :func:`walk`.
+    A pending item is (node, segment of the row index array, state).  State -1: the rows reached
+    the node by their own values (their *own path*, walked once for all sets); state ``k``: only for
+    set ``k`` (they crossed a split on its feature).  At a split on the feature of set ``k``,
+    own-path rows also cross to the other child with state ``k`` (if its grid box of set ``k`` is
+    not empty) and rows of state ``k`` go to both children; at other splits rows are partitioned in
+    place.  At a leaf, own-path rows add ``value`` times their summed weights to every set's box,
+    rows of state ``k`` to set ``k``'s (boxes from :func:`_curve_boxes`).  ``set_of[c]``: the set
+    whose feature is column ``c`` (-1: none); ``grids[k, 0, :glen[k]]`` sorted grids; ``acc``
+    (n_raw, off[K]); ``max_tree`` the largest tree's node count.  Others as for :func:`walk`.
     """
     n_raw = value.shape[1]
     n_sets = glen.shape[0]
@@ -837,12 +612,9 @@ def left_bits(xc, cat_left, ent_feat, ent_thr, ent_aux, n_words):
     that entry ``e`` sends left, and ``nan_bits[c]`` the rows with NaN in column ``c``.
 
     An entry is a numeric condition ``x <= ent_thr[e]`` on column ``ent_feat[e]`` (``ent_aux[e] < 0``;
-    NaN rows are not in its bitset: the walk adds ``nan_bits`` where NaN goes left) or a categorical one
-    (``ent_aux[e]``: its row of ``cat_left``; NaN and codes outside 0-255 read the missing column).
-    Numeric entries must come sorted by column, then threshold: each column's rows are placed once,
-    by binary search, at the first of its thresholds they do not exceed, and a running OR over the
-    column's thresholds turns these into the sets ``x <= t`` (rows x log(thresholds) + thresholds x
-    words, instead of rows x thresholds comparisons)."""
+    NaN rows not included) or a categorical one (``ent_aux[e]``: its row of ``cat_left``).  Numeric
+    entries come sorted by column, then threshold: each row is placed by binary search at the first
+    threshold it does not exceed, then a running OR over the column's thresholds gives ``x <= t``."""
     n_ent = ent_feat.shape[0]
     m = xc.shape[1]
     bits = np.zeros((n_ent, n_words), dtype=np.uint64)
@@ -887,8 +659,7 @@ def left_bits(xc, cat_left, ent_feat, ent_thr, ent_aux, n_words):
 
 @njit(cache=True, nogil=True, inline="always")
 def _pop_bits(st, sb, top, cur, n_words):
-    """Pop :func:`walk_bits`' stack: the row bitset of the entry goes back to ``cur``; returns the new top,
-    the node and its grid box (lo0, hi0, lo1, hi1)."""
+    """Pop :func:`walk_bits`' stack into ``cur``; returns the new top, the node and its box."""
     top -= 1
     for q in range(n_words):
         cur[q] = sb[top, q]
@@ -900,18 +671,16 @@ def walk_bits(nodes, value, roots, node_entry, bits, nan_bits, axis_of, mask_axe
               thr, planes, scale, acc):
     """The weighted averages of :func:`walk` for ``K`` feature sets, the rows of a node held as one bitset.
 
-    For small trees with many rows per leaf (boosters): each set walks each tree once, node by node,
-    with the bitset of the rows at the node (the rows satisfying the complement splits above it) and
-    the grid box of the node: a complement split ANDs the bitset with the rows its condition sends left
-    (``bits[node_entry[v]]``, and ``nan_bits`` of its column where NaN goes left, from
-    :func:`left_bits`) or with their complement; a split on a feature of interest hands the same
-    bitset to each child whose box is not empty (as :func:`walk` does).  A node costs one pass over the
-    bitset's words, whatever the number of rows or of grid boxes that reach it (the row walks pay per
-    row and node).  At a leaf the summed weights of the rows are ``sum_b scale[b] * popcount(rows &
-    planes[b])`` (integer weights written in binary: exact), added at the corners of the set's box.
+    For small trees with many rows per leaf: each set walks each tree once; a complement split ANDs
+    the node's bitset with the rows its condition sends left (``bits[node_entry[v]]``, plus
+    ``nan_bits`` where NaN goes left) or with their complement; a split on a feature of interest hands
+    the bitset to each child whose box is not empty.  At a leaf the summed weights are
+    ``sum_b scale[b] * popcount(rows & planes[b])`` (integer weights in binary: exact).
 
-    ``planes`` (n_planes, n_words) and ``scale`` the weights' bit planes; other arguments as for
-    :func:`walk_many` (the root's rows are those of ``planes``, whose unused bits are zero).
+    ``axis_of[k, c]``, ``mask_axes[k]``, ``left_mask[k]`` as for :func:`walk`, per set;
+    ``grids[k, d, :glen[k, d]]`` the sorted grid of axis ``d`` of set ``k`` (``glen[k, 1] == 0``: 1-D);
+    ``acc`` (n_raw, off[K]), set ``k`` in ``acc[:, off[k]:off[k + 1]]``; ``planes`` (n_planes, n_words)
+    and ``scale`` the weights' bit planes (the root's rows: unused bits are zero).
     """
     n_raw = value.shape[1]
     n_sets = axis_of.shape[0]

@@ -2,7 +2,7 @@
 
 Private helper of :mod:`pdpboot.engine.tree` (which re-exports both names): reading the model
 (:mod:`._tree_model`), converting the background rows, planning a feature set (grid table and
-cost, :mod:`._tree_cost`) and computing PD / ICE with the compiled walk (:mod:`._tree_compiled`).
+cost: the cost model below) and computing PD / ICE with the compiled walk (:mod:`._tree_compiled`).
 """
 
 from __future__ import annotations
@@ -15,31 +15,29 @@ import numpy as np
 from ._tree_check import leaf_sums, tree_probe
 from ._tree_compiled import (
     _MASK_MAX,
-    _MAX_SHARED_SETS,
     NEEDS_NUMBA,
     _bits_pay,
+    _kernel,
     _kernel_base,
     _kernel_handles,
     _kernel_pd,
     _kernel_pd_bits,
     _kernel_pd_curves,
-    _kernel_pd_many,
     _kernel_table,
     _KernelTable,
-    _share_pays,
     curves_walkable,
     kernel_available,
     locality_order,
 )
-from ._tree_cost import _COST, _expected_depth, _kernel_costs
 from ._tree_model import (
     TreeModel,
     UnsupportedModel,
+    is_catboost,
     model_grid,
     read_model,
     to_array,
 )
-from .weights import row_weights
+from .inputs import row_weights
 
 
 @dataclass(frozen=True)
@@ -173,36 +171,26 @@ class PreparedTrees:
 
     def partial_dependence_many(self, plans: Sequence[TreePlan], *, weights=None, average: bool = True,
                                 individual: bool = False) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
-        """:meth:`partial_dependence` of several plans; the compiled walk's average-only plans of a
-        response linear in the tree outputs share one walk per tree (see :func:`._tree_kernel.walk_many`)."""
+        """:meth:`partial_dependence` of several plans; the average-only plans of a response linear in
+        the tree outputs share walks: the bitset walk for small trees and integer weights, else one walk
+        per tree for the 1-D curves (:func:`._tree_kernel.walk_curves`)."""
         if not (average or individual):
             raise ValueError("Nothing to compute: set average=True and/or individual=True.")
         w = _check_weights(weights, len(self.xa))
         out: list = [None] * len(plans)
         shared = [k for k, p in enumerate(plans) if p.boxes is not None]
-        curves: list[int] = []
         if self.model.link is not None or individual or len(shared) < 2:
             shared = []
-        elif not _share_pays(self.model, len(self.xa) if w is None else int(np.count_nonzero(w))):
-            # deep trees (few rows per leaf): the 1-D curves share each row's own path instead
-            curves = [k for k in shared if len(plans[k].boxes.shape) == 1]
-            curves = curves if curves_walkable([plans[k].boxes for k in curves]) else []
-            shared = []
-        if curves:
+        if shared and _bits_pay(self.model, len(self.xa) if w is None else int(np.count_nonzero(w))):
+            # None for weights that are not small integers
+            avgs = _kernel_pd_bits(self.model, self.xt, [plans[k].boxes for k in shared], w)
+            for k, avg in zip(shared, avgs or ()):
+                out[k] = (avg, None)
+        curves = [k for k in shared if out[k] is None and len(plans[k].boxes.shape) == 1]
+        if curves_walkable([plans[k].boxes for k in curves]):
             local = self.local
             xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
             for k, avg in zip(curves, _kernel_pd_curves(self.model, xt, [plans[k].boxes for k in curves], wl)):
-                out[k] = (avg, None)
-        bits = bool(shared) and _bits_pay(self.model, len(self.xa) if w is None else int(np.count_nonzero(w)))
-        for start in range(0, len(shared), _MAX_SHARED_SETS):
-            part = shared[start:start + _MAX_SHARED_SETS]
-            # small trees: the rows of a node as one bitset (any row order; None for non-integer weights)
-            avgs = _kernel_pd_bits(self.model, self.xt, [plans[k].boxes for k in part], w) if bits else None
-            if avgs is None:
-                local = self.local
-                xt, wl = (self.xt, w) if local is None else (local[1], None if w is None else w[local[0]])
-                avgs = _kernel_pd_many(self.model, xt, [plans[k].boxes for k in part], wl)
-            for k, avg in zip(part, avgs):
                 out[k] = (avg, None)
         for k, plan in enumerate(plans):
             if out[k] is None:
@@ -245,3 +233,97 @@ def _finish_external(model: TreeModel, X, xa: np.ndarray, sums) -> TreeModel:
     probe = X.iloc[:k] if hasattr(X, "iloc") else np.asarray(X)[:k]
     offset = np.median(reader.margin(probe) - sums(xa[:k]), axis=0)
     return replace(model, categories=categories, offset=offset)
+
+
+# Cost model: rough CPU-second estimates from per-operation costs (only their ratios matter): the
+# compiled walk by simulating it on a few trees, brute force as rows x grid points x descents, and
+# reading an XGBoost / LightGBM / CatBoost dump.
+_KERNEL_SAMPLE_TREES = 8  # trees whose pruned walk is simulated for the cost estimate
+
+# ... and at most about this many nodes in them (at least one tree): planning stays cheap for fully grown
+# forests on many rows.
+_KERNEL_SAMPLE_NODES = 2**18
+
+
+# Rough per-operation CPU costs in seconds on one core (only their ratios matter for the choices).
+_COST = {
+    "brute_node": 4e-9,  # one node of a compiled descent in the model's predict
+    "brute_tree": 1e-8,  # per tree and stacked row in predict
+    "brute_row": 3e-8,  # per stacked row (building the block, reducing the predictions)
+    "brute_tree_catboost": 5.3e-9,  # per tree and stacked row in CatBoost's predict (depth 4-8, 1 thread)
+    "ice_cell": 5e-9,  # per row x grid point x raw output on the per-row paths
+    "kernel_visit": 6e-9,  # one (row, node) incidence of the compiled walk
+    "kernel_node": 3e-8,  # one visited node of the compiled walk
+    "kernel_table": 1e-8,  # per node and feature set: the compiled walk's node table
+}
+
+def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
+    """Whether reading an XGBoost / LightGBM / CatBoost dump costs more than brute force would.
+
+    Reading (the dump, the offset probe and the self-check) costs a fixed :data:`_READ_FIXED`
+    seconds plus :data:`_READ_PER_NODE` per node, set so that small models on few rows stay with
+    brute force.
+    """
+    if is_catboost(estimator):
+        params = estimator.get_params() if hasattr(estimator, "get_params") else {}
+        # JSON export through a file: a fixed cost plus a cost per node
+        n_trees = int(getattr(estimator, "tree_count_", None) or params.get("iterations") or 1000)
+        nodes = 2 ** (int(params.get("depth") or params.get("max_depth") or 6) + 1) - 1
+        return n_rows * n_grid * n_trees * _COST["brute_tree_catboost"] < 0.015 + n_trees * nodes * 1.5e-6
+    # the wrappers of XGBoost and LightGBM keep every parameter as an attribute (get_params is slow)
+    n_trees = int(getattr(estimator, "n_estimators", None) or 100)
+    if type(estimator).__module__.startswith("lightgbm"):
+        nodes = 2 * int(getattr(estimator, "num_leaves", None) or 31) - 1
+    else:
+        depth = getattr(estimator, "max_depth", None) or 6
+        leaves = getattr(estimator, "max_leaves", None) or 0
+        nodes = 2 * min(2 ** int(depth), int(leaves) or 2 ** int(depth)) - 1
+    return n_trees * n_rows * n_grid * 3e-8 < _READ_FIXED + n_trees * nodes * _READ_PER_NODE
+
+
+#: Reading an XGBoost / LightGBM dump: fixed seconds (dump call, offset probe, self-check) ...
+_READ_FIXED = 5e-3
+#: ... and seconds per node (see :func:`_external_read_dominates`).
+_READ_PER_NODE = 4e-6
+
+def _expected_depth(model: TreeModel) -> float:
+    """Expected number of splits a row meets, summed over the trees (training cover as distribution)."""
+    cover = model.cover
+    if cover is None:
+        return float(_n_levels(model)) * len(model.roots) / 2
+    per_tree = np.add.reduceat(np.where(model.feature >= 0, cover, 0.0), model.roots)
+    root = cover[model.roots]
+    return float(np.sum(per_tree / np.where(root > 0, root, 1)))
+
+def _n_levels(model: TreeModel) -> int:
+    """Depth of the deepest tree plus one (all trees at once)."""
+    n, nodes = 0, model.roots
+    while nodes.size:
+        n += 1
+        inner = nodes[model.feature[nodes] >= 0]
+        nodes = np.concatenate([model.left[inner], model.right[inner]])
+    return n
+
+def _kernel_costs(model: TreeModel, table: _KernelTable, n_rows: int, depth: float) -> tuple[float, float]:
+    """(compiled walk, brute force) cost estimates; the walk is simulated on a few evenly spaced trees
+    (at most ``_KERNEL_SAMPLE_TREES``, holding at most about ``_KERNEL_SAMPLE_NODES`` nodes)."""
+    kern = _kernel()
+    roots = model.roots
+    per_tree = len(model.feature) / len(roots)
+    n_pick = min(len(roots), _KERNEL_SAMPLE_TREES, max(1, int(_KERNEL_SAMPLE_NODES // per_tree)))
+    pick = np.unique(np.linspace(0, len(roots) - 1, n_pick).round().astype(int))
+    cover = model.cover if model.cover is not None else np.ones(len(model.feature))
+    visits, nodes = kern.plan_stats(table.nodes, table.thr, np.ascontiguousarray(cover, dtype=np.float64),
+                                    np.ascontiguousarray(roots[pick], dtype=np.int64), *table.args, float(n_rows))
+    scale = len(roots) / len(pick)
+    tree = n_rows * visits * scale * _COST["kernel_visit"] + nodes * scale * _COST["kernel_node"]
+    tree += len(model.feature) * _COST["kernel_table"]
+    if _is_catboost(model):  # oblivious trees: CatBoost's predict is one table lookup per tree
+        brute = n_rows * table.size * (_COST["brute_row"] + len(roots) * _COST["brute_tree_catboost"])
+    else:
+        brute = n_rows * table.size * (_COST["brute_row"] + len(roots) * _COST["brute_tree"]
+                                       + depth * _COST["brute_node"])
+    return tree, brute
+
+def _is_catboost(model: TreeModel) -> bool:
+    return model.source is not None and type(model.source).__name__ == "CatBoostReader"

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .brute import DEFAULT_MEMORY_LIMIT, block_rows
-from .weights import row_weights
+from .inputs import row_weights
 
 KINDS = ("numeric", "levels")
 

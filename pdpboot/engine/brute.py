@@ -13,8 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ._table import _Table
-from .weights import row_weights
+from .inputs import Table, row_weights
 
 DEFAULT_MEMORY_LIMIT = 128 * 2**20
 _INDEX_BYTES = 24  # flat, grid-point and row index of each stacked row
@@ -32,11 +31,11 @@ FAMILY_BLOCK_BYTES = {"forest": 128 * _MiB, "xgboost": 128 * _MiB, "catboost": 1
 
 
 def _design_row_bytes(X) -> int:
-    if isinstance(X, (pd.DataFrame, _Table)) and getattr(X, "frame", True):
+    if isinstance(X, (pd.DataFrame, Table)) and getattr(X, "frame", True):
         dtypes = X.dtypes
         per_col = [8 if (dtype.kind in "fiub" or isinstance(dtype, pd.CategoricalDtype)) else 64 for dtype in dtypes]
         return max(1, sum(per_col))
-    array = X.array if isinstance(X, _Table) else X
+    array = X.array if isinstance(X, Table) else X
     return max(1, array.shape[1] * array.dtype.itemsize)
 
 
@@ -186,7 +185,7 @@ def brute_partial_dependence(
     columns, grid_shape = _grid_points(grid_values, points)
     n_points = int(np.prod(grid_shape))
     w = row_weights(weights, n_rows, what="background row")
-    table = _Table(X, feature_idx, columns)
+    table = Table(X, feature_idx, columns)
 
     expected_outputs = n_outputs
     n_outputs = None

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
-from .weights import row_weights
+from .inputs import row_weights
 
 _TINY = 1e-12
 

@@ -1,4 +1,5 @@
-"""NumPy layer: heterogeneity statistics of ICE curves (the loop keeps only these, not the curves).
+"""NumPy layer: heterogeneity statistics of ICE curves (the loop keeps only these, not the curves)
+and the PD-based importance of a curve (:func:`pd_flatness`).
 
 With row weights ``w_i`` summing to one: ``ice_sd(z)`` is the weighted SD (``ddof=0``) of the ICE
 values ``f_i(z)``; ``cice_sd`` the same for centred ICE ``f_i(z) - f_i(z_1)``; ``dice_sd`` for
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .weights import row_weights
+from .inputs import row_weights
 
 STATISTICS = ("ice_sd", "cice_sd", "dice_sd", "heterogeneity_index")
 
@@ -159,3 +160,20 @@ def ice_statistics(
             ice, weights, instance_axis=instance_axis, grid_axis=grid_axis
         ),
     }
+
+
+def pd_flatness(curves, *, categorical: bool, axis: int = -1) -> np.ndarray:
+    """How much a PD curve varies (Greenwell, Boehmke & McCarthy 2018, as R's ``vip::vi_firm``).
+
+    The SD (``ddof=1``) over the grid for a numeric feature, the range / 4 for a categorical one;
+    ``curves.shape`` without ``axis``, NaN where a curve has NaN.
+
+    >>> pd_flatness([[1.0, 2.0, 3.0]], categorical=False), pd_flatness([[1.0, 2.0, 3.0]], categorical=True)
+    (array([1.]), array([0.5]))
+    """
+    curves = np.asarray(curves, dtype=float)
+    if curves.shape[axis] < 2:
+        return np.asarray(np.zeros(np.delete(curves.shape, axis % curves.ndim)))
+    if categorical:
+        return np.asarray(np.ptp(curves, axis=axis) / 4.0)
+    return np.asarray(np.std(curves, axis=axis, ddof=1))

@@ -6,6 +6,8 @@ without infrequent grouping, ``ColumnTransformer`` and nested Pipelines of those
 ``FunctionTransformer`` with ``func`` None, a NumPy ufunc or ``pdpboot_elementwise = True``), grids are
 pushed through their own columns' transforms and the tree engine runs on the transformed columns,
 giving brute force's result.  Otherwise :func:`prepare_pipeline` returns None.
+
+Also registers the exact tree engine (trees and such pipelines) in :mod:`.registry` as ``"tree"``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,11 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
+from . import tree
+from ._tree_check import check_reading
+from ._tree_compiled import NEEDS_NUMBA
 from ._tree_model import model_grid
+from .registry import Engine, register
 from .tree import PreparedTrees, TreePlan, supports, supports_estimator
 
 __all__ = ["PreparedPipeline", "column_map", "prepare_pipeline"]
@@ -242,3 +248,25 @@ def prepare_pipeline(estimator, X, response_method: str) -> PreparedPipeline | N
     if not supports(final, xt, response_method):
         return None
     return PreparedPipeline(estimator, X, response_method, pre, final, maps)
+
+
+def _prepare(estimator, X, response_method: str, n_grid: int | None):
+    if not tree.kernel_available():
+        if n_grid is None:  # method="tree"
+            raise ValueError(f"method='tree': {NEEDS_NUMBA}. Use method='auto' or 'brute'.")
+        return None
+    prepared = tree.prepare(estimator, X, response_method, n_grid=n_grid)
+    return prepared if prepared is not None else prepare_pipeline(estimator, X, response_method)
+
+
+def _faster(prepared, plan, individual: bool) -> bool:
+    return plan.prefers_tree(individual or prepared.model.link is not None)
+
+
+TREE_ENGINE = register(Engine(
+    name="tree", prepare=_prepare, faster=_faster, check=check_reading,
+    supported="scikit-learn >= 1.6 decision trees, random forests, extra trees, gradient boosting and "
+              "histogram gradient boosting (HGB with pandas categoricals too), XGBoost, LightGBM, CatBoost "
+              "(symmetric trees, numeric features), and Pipelines of column-wise preprocessing into them, "
+              "see pdpboot.engine.pipeline",
+))

@@ -34,7 +34,6 @@ from ._tree_compiled import (
     decode_boxes,
     kernel_available,
 )
-from ._tree_cost import _external_read_dominates
 from ._tree_model import (
     UnsupportedModel,
     check_supported,
@@ -42,7 +41,7 @@ from ._tree_model import (
     external_reader,
     is_external,
 )
-from ._tree_prepared import PreparedTrees, TreePlan, _check_weights
+from ._tree_prepared import PreparedTrees, TreePlan, _check_weights, _external_read_dominates
 
 __all__ = [
     "PreparedTrees",

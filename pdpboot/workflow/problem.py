@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..engine.dtypes import is_categorical_column as _is_categorical
+from ..engine.inputs import is_categorical_column as _is_categorical
 from ..schema import RESERVED_NAMES
 from . import InputError
 from .data import SHEET_NOTE, looks_decimal_comma, read_table

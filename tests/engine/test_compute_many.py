@@ -10,7 +10,7 @@ from sklearn.inspection import partial_dependence
 from sklearn.linear_model import LinearRegression
 from threadpoolctl import threadpool_limits
 
-import pdpboot.engine._tree_cost as cost_mod
+import pdpboot.engine._tree_prepared as cost_mod
 import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot import Grid
 from pdpboot.engine import compute_pd, compute_pd_many

@@ -530,7 +530,7 @@ def test_the_probe_rows_are_the_rows_brute_force_builds(kind):
     block for the same (row, value) pairs, column by column and dtype by dtype: a float DataFrame (one
     2-D block), float32, a mixed table (categorical, object text, nullable Int64, bool, int), an integer
     column meeting a float grid, and a NumPy integer array meeting a float grid (widened)."""
-    from pdpboot.engine._table import _Table, rows_with
+    from pdpboot.engine.inputs import Table, rows_with
 
     rng = np.random.default_rng(3)
     n = 40
@@ -550,7 +550,7 @@ def test_the_probe_rows_are_the_rows_brute_force_builds(kind):
         values = col.to_numpy()[[1, 2, 5, 6, 7, 8]]
         if not isinstance(col.dtype, pd.api.extensions.ExtensionDtype) and col.dtype.kind in "iu":
             values = values.astype(float) + 0.5  # a float grid on an integer column: kept, never rounded
-        expected = _Table(X, [j], [values]).block(rows, np.arange(len(rows)))
+        expected = Table(X, [j], [values]).block(rows, np.arange(len(rows)))
         got = rows_with(X, rows, {j: values})
         if isinstance(X, pd.DataFrame):
             pd.testing.assert_frame_equal(got, expected, check_exact=True)

@@ -103,9 +103,9 @@ def test_bits_walk_boosters(lib):
     scale = np.abs(y).max()
     _bits_equal_brute(est, X, sets, grids, w, tol=1e-6 * scale, rtol=1e-6)
     prepared = PreparedTrees(est, X, "predict")
-    tables = [prepared.plan(s, g).boxes for s, g in zip(sets, grids)]
-    rows = compiled_mod._kernel_pd_many(prepared.model, prepared.xt, tables, w)
-    bits = compiled_mod._kernel_pd_bits(prepared.model, prepared.xt, tables, w)
+    plans = [prepared.plan(s, g) for s, g in zip(sets, grids)]
+    rows = [prepared.partial_dependence(p, weights=w)[0] for p in plans]
+    bits = compiled_mod._kernel_pd_bits(prepared.model, prepared.xt, [p.boxes for p in plans], w)
     for a, b in zip(rows, bits):
         np.testing.assert_allclose(b, a, rtol=0, atol=TOL)
 

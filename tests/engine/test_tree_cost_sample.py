@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestRegressor
 
-import pdpboot.engine._tree_cost as cost_mod
+import pdpboot.engine._tree_prepared as cost_mod
 from pdpboot.engine.tree import PreparedTrees
 
 

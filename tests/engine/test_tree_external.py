@@ -268,7 +268,7 @@ def test_auto_reads_boosters_of_moderate_size_instead_of_brute_force():
     JSON-era constants (30 / 90 us per node), which sent both to brute force."""
     xgb = pytest.importorskip("xgboost")
     lgb = pytest.importorskip("lightgbm")
-    from pdpboot.engine._tree_cost import _external_read_dominates
+    from pdpboot.engine._tree_prepared import _external_read_dominates
 
     for est in (xgb.XGBRegressor(n_estimators=100, max_depth=6), lgb.LGBMRegressor(n_estimators=100)):
         # brute: 100 trees x 1,000 rows x 50 points x 30 ns = 0.15 s; read: 5 ms + 100 x 127 (61) nodes x 4 us

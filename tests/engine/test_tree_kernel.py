@@ -23,7 +23,7 @@ from sklearn.tree import DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
 import pdpboot.engine._tree_compiled as compiled_mod
-import pdpboot.engine._tree_cost as cost_mod
+import pdpboot.engine._tree_prepared as cost_mod
 import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot.engine import compute_pd, compute_pd_many
 from pdpboot.engine.tree import PreparedTrees, per_tree_partial_dependence
@@ -324,13 +324,14 @@ def test_kernel_row_blocks(monkeypatch):
     np.testing.assert_allclose(oob_ice, np.einsum("bi,bi...->i...", oob, refs), rtol=0, atol=TOL)
 
 
-def _check_shared(est, X, sets, grids, weights=None, tol=TOL):
-    """The shared walk (one walk per tree for every set) == brute force for each set."""
+def _check_many(est, X, sets, grids, weights=None, tol=TOL):
+    """``partial_dependence_many`` (the shared walks) == brute force for each set."""
     prepared = PreparedTrees(est, X, "predict")
     plans = [prepared.plan(idx, g) for idx, g in zip(sets, grids)]
-    out = prepared_mod._kernel_pd_many(prepared.model, prepared.xt, [p.boxes for p in plans], weights)
+    out = prepared.partial_dependence_many(plans, weights=weights)
     w = np.ones(len(X)) if weights is None else weights
-    for idx, g, avg in zip(sets, grids, out):
+    for idx, g, (avg, ice) in zip(sets, grids, out):
+        assert ice is None
         ref = np.tensordot(w, brute_ice(est, X, idx, g, "predict"), axes=1) / w.sum()
         np.testing.assert_allclose(avg, ref, rtol=0, atol=tol)
 
@@ -339,23 +340,23 @@ def _check_shared(est, X, sets, grids, weights=None, tol=TOL):
                                  RandomForestRegressor(n_estimators=3, random_state=0),
                                  GradientBoostingRegressor(n_estimators=6, max_depth=3, random_state=0)],
                          ids=lambda e: type(e).__name__)
-def test_shared_walk_exact(est):
+def test_shared_walks_exact(est):
     """Curves, surfaces and overlapping sets (a column of interest in one set is a complement column of
-    another) from one shared walk, with NaN rows and integer weights with zeros, == brute 1e-12."""
+    another), with NaN rows, integer weights with zeros and non-integer weights (no bitset walk), == brute 1e-12."""
     X, y = _data(nan=isinstance(est, HistGradientBoostingRegressor))
     est.fit(X, y)
     g = {j: _grid(est, X, j, n=4) for j in range(4)}
     sets = [(0,), (1,), (2,), (0, 1), (1, 0), (3, 2), (1, 3)]
     grids = [[g[j] for j in s] for s in sets]
-    _check_shared(est, X, sets, grids)
-    w = np.random.default_rng(5).integers(0, 3, len(X)).astype(float)
-    _check_shared(est, X, sets, grids, weights=w)
+    _check_many(est, X, sets, grids)
+    rng = np.random.default_rng(5)
+    _check_many(est, X, sets, grids, weights=rng.integers(0, 3, len(X)).astype(float))
+    _check_many(est, X, sets, grids, weights=rng.random(len(X)))
 
 
-def test_shared_walk_mask_axes_and_compute_pd_many(monkeypatch):
-    """Categorical features of interest and a NaN grid (mask axes) in a shared walk; compute_pd_many
-    shares the walk for HGB (many rows per leaf) and gives brute force's averages (the row walk: the
-    bitset walk, which HGB takes by default, is tested in test_tree_bits.py)."""
+def test_row_walks_mask_axes_and_compute_pd_many(monkeypatch):
+    """Categorical features of interest and a NaN grid (mask axes) without the bitset walk (tested in
+    test_tree_bits.py): compute_pd_many gives brute force's averages."""
     monkeypatch.setattr(prepared_mod, "_bits_pay", lambda model, n: False)
     df, y, cats, X = _categorical_frame()
     est = HistGradientBoostingRegressor(max_iter=8, categorical_features="from_dtype", random_state=0).fit(df, y)
@@ -363,49 +364,37 @@ def test_shared_walk_mask_axes_and_compute_pd_many(monkeypatch):
     g_num = np.concatenate([np.quantile(X[:, 0], np.linspace(0.05, 0.95, 5)), [np.nan]])
     g1 = np.quantile(X[:, 1], np.linspace(0.1, 0.9, 4))
     sets, grids = [(3,), (0,), (3, 0), (1,), (0, 1)], [[g_cat], [g_num], [g_cat, g_num], [g1], [g_num, g1]]
-    _check_shared(est, df, sets, grids)
-    prepared = PreparedTrees(est, df, "predict")
-    assert compiled_mod._share_pays(prepared.model, len(df))
-    calls = []
-    real = prepared_mod._kernel_pd_many
-    try:
-        prepared_mod._kernel_pd_many = lambda *a: calls.append(1) or real(*a)
-        out = compute_pd_many(est, df, sets, grids, response_method="predict", method="tree")
-    finally:
-        prepared_mod._kernel_pd_many = real
-    assert calls == [1]
+    _check_many(est, df, sets, grids)
+    out = compute_pd_many(est, df, sets, grids, response_method="predict", method="tree")
     for idx, g, (avg, ice) in zip(sets, grids, out):
         assert ice is None
         np.testing.assert_allclose(avg, brute_ice(est, df, idx, g, "predict").mean(axis=0), rtol=0, atol=TOL)
 
 
-def test_shared_walk_not_for_fully_grown_forests():
-    """One or two rows per leaf: one walk per set is faster (measured), and the answer is the same."""
+def test_bits_walk_not_for_fully_grown_forests():
+    """One or two rows per leaf: the bitset walk is not taken (the curves walk is)."""
     X, y = _data()
     est = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
-    assert not compiled_mod._share_pays(PreparedTrees(est, X, "predict").model, len(X))
+    assert not compiled_mod._bits_pay(PreparedTrees(est, X, "predict").model, len(X))
 
 
-def test_shared_walk_in_chunks(monkeypatch):
-    """More feature sets than one shared walk takes (chunks, the last one a single set), with weights."""
-    monkeypatch.setattr(prepared_mod, "_MAX_SHARED_SETS", 2)
+def test_non_integer_weights_take_the_curves_walk(monkeypatch):
+    """Small trees with non-integer weights: the 1-D curves share the curves walk, the pair walks alone."""
+    calls = []
+    real = compiled_mod._kernel_pd_curves
+    monkeypatch.setattr(prepared_mod, "_kernel_pd_curves", lambda *a: calls.append(len(a[2])) or real(*a))
     X, y = _data()
     est = HistGradientBoostingRegressor(max_iter=5, max_leaf_nodes=8, random_state=0).fit(X, y)
+    assert compiled_mod._bits_pay(PreparedTrees(est, X, "predict").model, len(X))
     g = {j: _grid(est, X, j, n=3) for j in range(3)}
     sets = [(0,), (2, 1), (1,)]
-    grids = [[g[j] for j in s] for s in sets]
-    w = np.random.default_rng(2).random(len(X))
-    prepared = PreparedTrees(est, X, "predict")
-    out = prepared.partial_dependence_many([prepared.plan(s, gr) for s, gr in zip(sets, grids)], weights=w)
-    for idx, gr, (avg, ice) in zip(sets, grids, out):
-        assert ice is None
-        ref = np.tensordot(w, brute_ice(est, X, idx, gr, "predict"), axes=1) / w.sum()
-        np.testing.assert_allclose(avg, ref, rtol=0, atol=TOL)
+    _check_many(est, X, sets, [[g[j] for j in s] for s in sets], weights=np.random.default_rng(2).random(len(X)))
+    assert calls == [2]
 
 
 def test_locality_order_is_exact(monkeypatch):
     """Background rows walked in the first tree's leaf order (large n; here forced at n = 300): the PD of
-    one walk, of one walk per set and of the shared walk equal brute force to 1e-12, with weights and zeros."""
+    one walk, of one walk per set and of the shared walks equal brute force to 1e-12, with weights and zeros."""
     monkeypatch.setattr(compiled_mod, "_LOCALITY_MIN_ROWS", 16)
     X, y = _data(n=300, seed=7)
     w = np.random.default_rng(8).integers(0, 3, len(X)).astype(float)
@@ -415,8 +404,8 @@ def test_locality_order_is_exact(monkeypatch):
         assert prepared.local is not None and sorted(prepared.local[0]) == list(range(len(X)))
         sets = [(0,), (1,), (2, 3)]
         plans = [prepared.plan(idx, [_grid(est, X, j, n=5) for j in idx]) for idx in sets]
-        for share in (True, False):
-            monkeypatch.setattr(prepared_mod, "_share_pays", lambda model, n, share=share: share)
+        for bits in (True, False):
+            monkeypatch.setattr(prepared_mod, "_bits_pay", lambda model, n, bits=bits: bits)
             for weights in (None, w):
                 out = prepared.partial_dependence_many(plans, weights=weights)
                 for idx, (avg, _) in zip(sets, out):
@@ -456,7 +445,7 @@ def test_curve_walk_equals_brute(monkeypatch, weighted):
     """One walk per tree for all 1-D curves of a deep forest (each row's own path once, rows that
     cross a split on a curve's feature carried for that curve alone): every curve equals brute force
     to 1e-12, with NaN rows, integer weights with zeros, a two-output forest, and grids beyond the data."""
-    monkeypatch.setattr(prepared_mod, "_share_pays", lambda model, n: False)
+    monkeypatch.setattr(prepared_mod, "_bits_pay", lambda model, n: False)
     calls = []
     real = compiled_mod._kernel_pd_curves
     monkeypatch.setattr(prepared_mod, "_kernel_pd_curves", lambda *a: calls.append(1) or real(*a))

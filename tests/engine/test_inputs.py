@@ -1,4 +1,4 @@
-"""Every engine function checks ``weights`` with engine.weights.row_weights: same refusals, same message."""
+"""Every engine function checks ``weights`` with engine.inputs.row_weights: same refusals, same message."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pdpboot.engine.ale import ale_arrays
 from pdpboot.engine.brute import brute_partial_dependence
 from pdpboot.engine.hstats import pd_at_points, subsample_rows
 from pdpboot.engine.ice_stats import weighted_sd
+from pdpboot.engine.inputs import row_weights
 from pdpboot.engine.tree import tree_partial_dependence
-from pdpboot.engine.weights import row_weights
 
 N = 6
 X = np.column_stack([np.arange(N, dtype=float), np.linspace(0, 1, N)])
@@ -57,7 +57,7 @@ def test_row_weights():
 
 
 def test_average_rows_gives_the_weights_divisor_and_visited_rows():
-    from pdpboot.engine.weights import average_rows
+    from pdpboot.engine.inputs import average_rows
 
     weights, total, rows = average_rows(None, 4)
     np.testing.assert_array_equal(weights, np.ones(4))

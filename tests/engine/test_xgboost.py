@@ -1,4 +1,4 @@
-"""The UBJSON decoder of XGBoost's binary model (``engine/_ubjson``)."""
+"""The UBJSON decoder of XGBoost's binary model (``engine/_xgboost.ubjson_loads``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from pdpboot.engine import _ubjson
+from pdpboot.engine._xgboost import ubjson_loads
 
 
 def _key(name: str) -> bytes:
@@ -25,7 +25,7 @@ def test_hand_encoded_values():
             + _key("float32") + b"[$d#i\x02" + struct.pack(">2f", 1.5, -0.1)
             + _key("counted") + b"[#i\x02i\x01Si\x01z" + _key("empty") + b"[#L" + struct.pack(">q", 0)
             + _key("inner") + b"{#i\x01i\x01ai\x07" + b"}")
-    out = _ubjson.loads(data)
+    out = ubjson_loads(data)
     assert out["i"] == -1 and out["U"] == 255 and out["I"] == 256 and out["l"] == -2 and out["L"] == 2**40
     assert out["d"] == float(np.float32(0.1)) and out["D"] == 0.1
     assert out["s"] == "abc" and out["c"] == "x" and out["flags"] == [True, False, None] and out["noop"] == 5
@@ -38,7 +38,7 @@ def test_hand_encoded_values():
                                   b"[$l]", b"Si\x05ab"])
 def test_malformed_input_is_refused(data):
     with pytest.raises(ValueError, match="UBJSON"):
-        _ubjson.loads(data)
+        ubjson_loads(data)
 
 
 @pytest.mark.parametrize("kind", ["regressor", "multiclass", "early_stopping"])
@@ -74,4 +74,4 @@ def test_xgboost_binary_model_equals_its_json(kind):
         else:
             assert a == b, path
 
-    same(json.loads(bytes(booster.save_raw("json"))), _ubjson.loads(booster.save_raw("ubj")), "")
+    same(json.loads(bytes(booster.save_raw("json"))), ubjson_loads(booster.save_raw("ubj")), "")
