@@ -53,22 +53,16 @@ class DebiasedOptions:
     weight_estimator : classifier with ``predict_proba``, optional
         Nuisance classifier (default :func:`default_weight_classifier`).
     bandwidth : float, optional
-        Fixed kernel bandwidth of every numeric feature; default the rule-of-thumb bandwidth.
-    min_effective_size : float
-        Grid points whose window has a smaller effective sample size get no band.
-    weight_mass_range : (float, float)
-        Grid points whose local weight mass is outside this range get no band.
+        Kernel bandwidth of every numeric feature (default: the rule of thumb).
+    min_effective_size, weight_mass_range : float, (float, float)
+        Grid points with a smaller effective sample size or a local weight mass outside the range get no band.
     max_weight : float
         Density-ratio and inverse-propensity weights are clipped at this value.
-    n_permutations : int
-        Permuted copies of the training rows in the density-ratio classification.
-    n_fine : int
-        Equally spaced points of a numeric feature at which the ICE curves are computed and interpolated.
-    n_multipliers : int
+    n_permutations, n_fine, n_multipliers : int
+        Permuted copies in the density-ratio classification; points of a numeric feature's fine ICE grid;
         Gaussian multiplier draws of the whole-curve band.
     min_rows_per_column : float
-        Fewest training rows per column of the spline basis of the density ratio; with fewer, the
-        polynomial basis (node attr ``ratio_model``).
+        Fewest training rows per spline-basis column of the density ratio, else the polynomial basis.
 
     Examples
     --------
@@ -180,14 +174,6 @@ def _classifier_fitter(weight_estimator, seed: np.random.Generator):
     return fit
 
 
-def _response_matrix(y, resolved: str, classes) -> np.ndarray:
-    """Observed response on the scale of the model's output: y as (n, 1), or one-hot classes (n, L)."""
-    values = np.asarray(y)
-    if resolved == "predict":
-        return values.astype(float).reshape(values.shape[0], -1)
-    return (values[:, None] == np.asarray(classes)[None, :]).astype(float)
-
-
 def _column(spec: PDSpec, pos: int):
     """Every row's value of column ``pos``."""
     return rows_of(spec.X.iloc[:, pos] if isinstance(spec.X, pd.DataFrame) else spec.X[:, pos], np.arange(spec.n_rows))
@@ -197,15 +183,8 @@ def _column(spec: PDSpec, pos: int):
 class DebiasedEffect:
     """One fold's model on its held-out rows: its predictions and every feature's ICE curves.
 
-    Parameters
-    ----------
-    spec : PDSpec
-    evaluated : tuple of ndarray
-        Per feature set, where its ICE is computed: a numeric feature's fine grid, a categorical one's levels.
-    y : array-like
-        The target (for the output labels).
-    outputs : tuple
-        The labels every fold's model must have (a classifier's classes).
+    ``evaluated``: per feature set, where its ICE is computed (a numeric feature's fine grid, a categorical
+    one's levels); ``outputs``: the labels every fold's model must have.
     """
 
     spec: PDSpec
@@ -428,8 +407,7 @@ def debiased_partial_dependence(
     ----------
     estimator : scikit-learn regressor or classifier
         Unfitted; cloned and fitted once per fold.  Classifiers: the PD of every class probability.
-    X : DataFrame or array of shape (n_rows, n_columns)
-    y : array-like of shape (n_rows,)
+    X, y : table of shape (n_rows, n_columns), array-like of shape (n_rows,)
     features : list
         Column names or indices; 1-D only.
     options : DebiasedOptions, optional
@@ -483,7 +461,9 @@ def debiased_partial_dependence(
                      execution=execution, response_method=resolved, rng=root, scheme=scheme)
     out = run(plan, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     mu, ice = _held_out(out.resamples, scheme.folds, spec)
-    residual = _response_matrix(y, resolved, outputs) - mu
+    observed = np.asarray(y)   # on the scale of the model's output: y, or the class indicators
+    residual = (observed.astype(float)[:, None] if resolved == "predict"
+                else (observed[:, None] == np.asarray(outputs)[None, :]).astype(float)) - mu
     encoded, owners = _encode_columns(spec.X, spec.names, {p: g.categorical for p, g in spec.grids.items()})
     n_sets = len(spec.feature_sets)
     per_node, node_attrs, bands = {}, {}, {}

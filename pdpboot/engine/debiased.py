@@ -2,33 +2,22 @@
 
 Notes
 -----
-Target: ``theta(a) = E_C[mu(a, X_C)]``, ``mu(x) = E[Y | X = x]``, the PD of the data-generating process
-(under no unmeasured confounding also the dose-response of ``x_s``; Kennedy, Ma, McHugh & Small 2017).
-
-Numeric ``x_s`` (:func:`debiased_curve`): with the learner ``mu_hat`` and the density ratio
+Target: ``theta(a) = E_C[mu(a, X_C)]``, ``mu(x) = E[Y | X = x]``, the PD of the data-generating process (Kennedy,
+Ma, McHugh & Small 2017).  Numeric ``x_s`` (:func:`debiased_curve`): with ``mu_hat`` and the density ratio
 ``w(a, c) = p(a) p(c) / p(a, c)`` cross-fitted, the pseudo-outcome of row ``i`` is ::
 
     xi_i = w_hat_i (Y_i - mu_hat_{-k(i)}(X_i)) + m_hat(A_i),   m_hat(t) = (1/n) sum_j mu_hat_{-k(j)}(t, C_j)
 
-(``m_hat`` on a fine grid, interpolated to ``A_i``) and ``theta_hat(a) = sum_i l_i(a) xi_i`` with the weights of
-a robust-bias-corrected local-linear smoother (Calonico, Cattaneo & Farrell 2018): local linear, Epanechnikov
-kernel, bandwidth ``h``, minus ``c(a) beta_2(a)`` with ``c(a) = sum_i l^LL_i(a) (A_i - a)^2`` and ``beta_2`` from
-a local quadratic fit with ``b = h``.  ``h``: Fan & Gijbels' rule of thumb for the regression of ``xi`` on ``A``,
-kept between :func:`minimum_bandwidth` and half the range of ``A``.
+and ``theta_hat(a) = sum_i l_i(a) xi_i``, ``l`` the robust-bias-corrected local-linear smoother (Calonico,
+Cattaneo & Farrell 2018; :func:`rbc_weights`).  Influence function:
+``phi_j(a) = sum_i l_i(a) [mu_hat(A_i, C_j) - m_hat(A_i)] + n l_j(a) r_j(a)``, ``r_j`` the local quadratic
+residual (HC3); ``se(a)^2 = sum_j phi_j(a)^2 / n^2``; the whole-curve band applies the sup-t rule to Gaussian
+multipliers of ``phi``.  Categorical ``x_s``
+(:func:`aipw_levels`): the AIPW mean per level with the cross-fitted propensity.
 
-Influence function: ``phi_j(a) = sum_i l_i(a) [mu_hat(A_i, C_j) - m_hat(A_i)] + n l_j(a) r_j(a)`` with ``r_j``
-the local quadratic residual (HC3); ``se(a)^2 = sum_j phi_j(a)^2 / n^2``; the whole-curve band is the sup-t rule
-(:func:`pdpboot.engine.intervals.maxima_critical_value`) over Gaussian multipliers of ``phi``.
-
-Density ratio (:func:`fit_density_ratio`): real-versus-permuted classification on normal scores, with the
-spline basis (:func:`spline_ratio_design`) or, with too few rows per column, the polynomial one
-(:func:`ratio_design`).  Categorical ``x_s`` (:func:`aipw_levels`): the AIPW mean per level with the
-cross-fitted propensity.
-
-Overlap (:func:`overlap`): a grid point needs an effective sample size (the smaller of the weights' and the
-weight model's, :func:`model_effective_size`) and a local weight mass near 1; the estimate also needs the
-product of the learner's and the ratio model's errors to be ``o(1 / sqrt(n h))``.  It fails under weak
-overlap.  See the validation page of the documentation.
+The density ratio is a real-versus-permuted classification on normal scores (:func:`fit_density_ratio`).  The
+bands need overlap (:func:`overlap`) and the product of the learner's and the ratio model's errors to be
+``o(1 / sqrt(n h))``; they fail under weak overlap.  See the validation page of the documentation.
 """
 
 from __future__ import annotations
@@ -40,10 +29,8 @@ from scipy.special import ndtri
 
 from .intervals import maxima_critical_value
 
-#: Epanechnikov kernel constants: R(K) = int K^2 = 3/5, mu_2(K) = int u^2 K = 1/5.
-_EPA_R, _EPA_MU2 = 0.6, 0.2
-#: Fan & Gijbels rule-of-thumb constant for local-linear regression, [R(K) / mu_2(K)^2]^(1/5).
-ROT_CONSTANT = (_EPA_R / _EPA_MU2**2) ** 0.2
+#: Fan & Gijbels' rule-of-thumb constant, [R(K) / mu_2(K)^2]^(1/5) with the Epanechnikov R(K) = 3/5, mu_2(K) = 1/5.
+ROT_CONSTANT = (0.6 / 0.2**2) ** 0.2
 #: Fewest rows with positive kernel weight in the window of any grid point (local quadratic pilot).
 MIN_WINDOW = 30
 #: Fewest distinct values of the feature in the window of any grid point (the local quadratic needs 3).
@@ -66,13 +53,9 @@ def epanechnikov(u: np.ndarray) -> np.ndarray:
 
 
 def local_polynomial_weights(a: np.ndarray, grid: np.ndarray, h: float, degree: int) -> np.ndarray:
-    """Equivalent-kernel weights of a local polynomial fit of degree ``degree`` at each grid point.
+    """Equivalent-kernel weights (degree + 1, G, n) of a local polynomial fit at each grid point.
 
-    Returns
-    -------
-    ndarray of shape (degree + 1, G, n)
-        ``W[k, g]`` applied to responses gives the coefficient of ``(t - grid[g])^k`` of the fit at
-        ``grid[g]`` (Epanechnikov kernel, bandwidth ``h``).
+    ``W[k, g] @ y`` is the coefficient of ``(t - grid[g])^k`` (Epanechnikov kernel, bandwidth ``h``).
     """
     d = a[None, :] - grid[:, None]                     # (G, n)
     k = epanechnikov(d / h) / h
@@ -104,16 +87,10 @@ def minimum_bandwidth(a: np.ndarray, grid: np.ndarray, *, min_window: int = MIN_
 
 
 def rule_of_thumb_bandwidth(a: np.ndarray, r: np.ndarray, grid: np.ndarray) -> tuple[float, dict]:
-    """Fan & Gijbels rule-of-thumb bandwidth of the local-linear regression of ``r`` on ``a``.
+    """Fan & Gijbels' rule-of-thumb bandwidth of the local-linear regression of ``r`` on ``a``.
 
-    A global quartic fit gives the curvature and the residual variance; the bandwidth is kept between
-    :func:`minimum_bandwidth` and half the range of ``a``.
-
-    Returns
-    -------
-    h : float
-    info : dict
-        ``h_rot`` (before the limits), ``h_min``, ``h_max``.
+    Curvature and noise from a global quartic fit; kept between :func:`minimum_bandwidth` and half the range.
+    Returns ``h`` and ``{"h_rot", "h_min", "h_max"}`` (``h_rot`` before the limits).
     """
     n = a.size
     lo, hi = float(a.min()), float(a.max())
@@ -153,26 +130,24 @@ def interpolation_matrix(a: np.ndarray, fine: np.ndarray) -> np.ndarray:
 
 def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.ndarray, grid: np.ndarray, *,
                    bandwidth: float | None = None) -> dict:
-    """Debiased PD of one numeric feature on a grid, with its influence function.
+    """Debiased PD of one numeric feature on ``grid``, with its influence function.
 
     Parameters
     ----------
     ice : ndarray of shape (n, O, M)
-        Cross-fitted ICE on the fine grid (:func:`fine_grid`), which holds every grid point.
+        Cross-fitted ICE on ``fine`` (:func:`fine_grid`), which holds every grid point.
     fine : ndarray of shape (M,)
     rho : ndarray of shape (n, O)
         Weighted held-out residuals ``w_hat_j (Y_j - mu_hat_{-k(j)}(X_j))``.
     a : ndarray of shape (n,)
-        The feature's observed values.
     grid : ndarray of shape (G,)
     bandwidth : float, optional
-        Fixed bandwidth; default :func:`rule_of_thumb_bandwidth` per output.
+        Default :func:`rule_of_thumb_bandwidth` per output.
 
     Returns
     -------
     dict
-        ``estimate``, ``plugin`` (cross-fitted plug-in PD), ``se`` (O, G); ``influence`` (n, O, G);
-        ``bandwidth``, ``h_rot`` (O,).
+        ``estimate``, ``plugin``, ``se`` (O, G); ``influence`` (n, O, G); ``bandwidth``, ``h_rot`` (O,).
     """
     n, n_out, _ = ice.shape
     a = np.asarray(a, dtype=float)
@@ -215,23 +190,12 @@ def debiased_curve(ice: np.ndarray, fine: np.ndarray, rho: np.ndarray, a: np.nda
 
 
 def aipw_levels(ice: np.ndarray, residual: np.ndarray, codes: np.ndarray, inverse_propensity: np.ndarray) -> dict:
-    """AIPW mean of every level of a categorical feature, with its influence function.
+    """AIPW mean of every level, with its influence function.
 
-    Parameters
-    ----------
-    ice : ndarray of shape (n, O, L)
-        Cross-fitted ``mu_hat(level, C_j)``.
-    residual : ndarray of shape (n, O)
-        Held-out ``Y_j - mu_hat(X_j)``.
-    codes : ndarray of shape (n,)
-        Level index of each row (-1: a level not on the grid).
-    inverse_propensity : ndarray of shape (n,)
-        ``1 / pi_hat(A_j | C_j)`` of the observed level (clipped).
-
-    Returns
-    -------
-    dict
-        ``estimate``, ``plugin``, ``se`` (O, L); ``influence`` (n, O, L); ``kernel`` (L, n), the level indicators.
+    ``ice`` (n, O, L): cross-fitted ``mu_hat(level, C_j)``; ``residual`` (n, O): held-out ``Y_j - mu_hat(X_j)``;
+    ``codes`` (n,): each row's level (-1: off the grid); ``inverse_propensity`` (n,): ``1 / pi_hat(A_j | C_j)``.
+    Returns ``estimate``, ``plugin``, ``se`` (O, L), ``influence`` (n, O, L) and ``kernel`` (L, n), the level
+    indicators.
     """
     n, _, n_levels = ice.shape
     indicator = (codes[:, None] == np.arange(n_levels)[None, :]).astype(float)       # (n, L)
@@ -259,24 +223,12 @@ def diagnostic_bandwidth(a: np.ndarray, h: float) -> float:
 def overlap(kernel: np.ndarray, weights: np.ndarray, *, min_effective_size: float,
             mass_range: tuple[float, float],
             second_moment: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Effective sample sizes, local weight masses and the overlap flag of every grid point.
+    """Effective sample size, local weight mass and overlap flag of every grid point.
 
-    Parameters
-    ----------
-    kernel : ndarray of shape (..., n)
-        Window of each grid point (kernel weights, or level indicators).
-    weights : ndarray of shape (n,)
-        Unnormalised density ratios, or ``p(a) / pi(a | c)`` for levels.
-    min_effective_size : float
-    mass_range : (float, float)
-    second_moment : ndarray of shape (G,), optional
-        Model-based ``E[w^2 | A = a]``; then the ESS is the smaller of the sample one and
-        :func:`model_effective_size`.
-
-    Returns
-    -------
-    ess, mass, ok : ndarray
-        The ESS, ``sum_i K_i w_i / sum_i K_i`` (1 in the population under overlap) and whether both pass.
+    ``kernel`` (..., n): each grid point's window; ``weights`` (n,): unnormalised density ratios (or
+    ``p(a) / pi(a | c)``); with ``second_moment`` (G,), ``E[w^2 | A = a]``, the ESS is the smaller of the weights'
+    and :func:`model_effective_size`.  The mass ``sum_i K_i w_i / sum_i K_i`` is 1 in the population under
+    overlap; ``ok``: ESS at least ``min_effective_size`` and mass within ``mass_range``.
     """
     ess = effective_sample_size(kernel, weights)
     if second_moment is not None:
@@ -400,28 +352,15 @@ def fit_density_ratio(fit_classifier: Callable[[np.ndarray, np.ndarray], Callabl
                       a_grid: np.ndarray | None = None, score_rng=None) -> dict:
     """Density ratio ``w = p(a) p(c) / p(a, c)`` on held-out rows by real-versus-permuted classification.
 
-    Parameters
-    ----------
-    fit_classifier : callable
-        ``fit_classifier(features, labels) -> predict_p1``.
-    a_train, C_train, a_eval, C_eval : ndarray
-        The feature and the other columns (on the scale ``design`` expects).
-    design : callable
-        ``design(a, C) -> features`` (:func:`ratio_design`, :func:`spline_ratio_design`).
-    n_permutations : int
-        Permuted copies of the rows (label 0) beside the real ones (label 1).
-    max_weight : float
-    rng : seed of the permutations.
-    a_grid : ndarray of shape (G,), optional
-        Grid values at which the ratio is also evaluated for every held-out row's ``C``.
-    score_rng : seed, optional
-        Seed of the held-out rows' permutations (default: continue ``rng``).
+    ``fit_classifier(features, labels) -> predict_p1`` is fitted on ``design(a, C)`` of the training rows
+    (label 1) and ``n_permutations`` copies with ``a`` permuted by ``rng`` (label 0).
 
     Returns
     -------
     dict
-        ``weights`` (clipped, unnormalised), ``n_clipped``, ``holdout_loss`` (the held-out log loss of the same
-        classification), and with ``a_grid`` ``counterfactual`` (n_eval, G), the unclipped ``w(a_g, C_j)``.
+        ``weights`` (clipped at ``max_weight``, unnormalised), ``n_clipped``, ``holdout_loss`` (the same
+        classification's log loss on the held-out rows, permuted by ``score_rng``, default ``rng``) and, with
+        ``a_grid``, ``counterfactual`` (n_eval, G), the unclipped ``w(a_g, C_j)``.
     """
     gen = np.random.default_rng(rng)
     n = len(a_train)
