@@ -1,11 +1,7 @@
 """Bands for the data's partial dependence: a cross-fitted, doubly robust (debiased) estimator.
 
-Every other band of the package is about the *learner's* PD.  :func:`debiased_partial_dependence`
-targets the PD of the data-generating process, ``theta(a) = E_C[E(Y | x_s = a, X_C)]``: cross-fitting
-(:class:`pdpboot.engine.resample.CrossFit`) times the :class:`DebiasedEffect` (each fold's model's held-out
-predictions and ICE curves) on the one resampling loop, then the combination with a density-ratio or
-propensity model (the estimator, its influence function and the bandwidth rule are in
-:mod:`pdpboot.engine.debiased`).
+Cross-fitting (:class:`pdpboot.engine.resample.CrossFit`) times :class:`DebiasedEffect` on the one loop, then
+the combination with a density-ratio or propensity model (formulas: :mod:`pdpboot.engine.debiased`).
 """
 
 from __future__ import annotations
@@ -39,15 +35,9 @@ from .options import Execution, Resampling, resolve_execution
 from .schema import node_name
 
 METHOD = "debiased-crossfit"
-#: Default minimum effective sample size of a grid point's window (below it: no band there).
-MIN_EFFECTIVE_SIZE = 20.0
-#: Default range of the local weight mass (population value 1 under overlap) outside which a grid point is flagged.
-WEIGHT_MASS_RANGE = (0.5, 2.0)
-#: Fewest training rows per column of the spline basis of the density ratio; with fewer, the polynomial basis.
-MIN_ROWS_PER_COLUMN = 10.0
 #: The node of a fold's held-out predictions among the effect's arrays (no feature node has a "/" in its name).
 HELD_OUT = "/held-out"
-#: Execution fields a cross-fitted run uses (``max_failure_share`` has no use: no fold may fail).
+#: Execution fields a cross-fitted run uses (no fold may fail).
 EXECUTION_USED = ("n_jobs", "threads_per_job", "progress", "checkpoint", "on_error", "method", "memory_limit")
 
 
@@ -58,33 +48,20 @@ class DebiasedOptions:
     Parameters
     ----------
     n_folds : int
-        Cross-fitting folds K (>= 2).
+        Cross-fitting folds (>= 2).
     weight_estimator : classifier with ``predict_proba``, optional
         Nuisance classifier (default :func:`default_weight_classifier`).
     bandwidth : float, optional
-        Fixed kernel bandwidth (in the feature's units) for every numeric feature; default the
-        rule-of-thumb MSE bandwidth of the pseudo-outcome regression, with robust bias correction.
-    min_effective_size : float
-        Grid points whose window has a smaller effective sample size
-        (:func:`pdpboot.engine.debiased.overlap`) are flagged (``overlap = 0``) and get no band; the
-        others' bands use Student-t quantiles with ``ESS - 1`` degrees of freedom.
-    weight_mass_range : (float, float)
-        Grid points whose local weight mass (1 in the population under overlap) is outside this
-        range are flagged too.
+        Kernel bandwidth of every numeric feature (default: the rule of thumb).
+    min_effective_size, weight_mass_range : float, (float, float)
+        Grid points with a smaller effective sample size or a local weight mass outside the range get no band.
     max_weight : float
-        Density-ratio / inverse-propensity weights are clipped at this value.
-    n_permutations : int
-        Permuted copies of the training rows in the density-ratio classification.
-    n_fine : int
-        Equally spaced points over the range of a numeric feature, added to its grid, at which the
-        learner's ICE curves are computed and interpolated to the observed values.
-    n_multipliers : int
+        Density-ratio and inverse-propensity weights are clipped at this value.
+    n_permutations, n_fine, n_multipliers : int
+        Permuted copies in the density-ratio classification; points of a numeric feature's fine ICE grid;
         Gaussian multiplier draws of the whole-curve band.
     min_rows_per_column : float
-        The density ratio of a numeric feature uses the spline basis
-        (:func:`pdpboot.engine.debiased.spline_ratio_design`) when a fold has at least this many training
-        rows per basis column, else the polynomial basis (:func:`pdpboot.engine.debiased.ratio_design`);
-        node attr ``ratio_model``.  See the validation page of the documentation.
+        Fewest training rows per spline-basis column of the density ratio, else the polynomial basis.
 
     Examples
     --------
@@ -99,13 +76,13 @@ class DebiasedOptions:
     n_folds: int = 5
     weight_estimator: Any = None
     bandwidth: float | None = None
-    min_effective_size: float = MIN_EFFECTIVE_SIZE
-    weight_mass_range: tuple[float, float] = WEIGHT_MASS_RANGE
+    min_effective_size: float = 20.0
+    weight_mass_range: tuple[float, float] = (0.5, 2.0)
     max_weight: float = eng.MAX_WEIGHT
     n_permutations: int = 2
     n_fine: int = eng.N_FINE
     n_multipliers: int = 2000
-    min_rows_per_column: float = MIN_ROWS_PER_COLUMN
+    min_rows_per_column: float = 10.0
 
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
@@ -113,12 +90,11 @@ class DebiasedOptions:
         set_("n_multipliers", check_positive_int(self.n_multipliers, "n_multipliers", 100))
         set_("n_permutations", check_positive_int(self.n_permutations, "n_permutations", 1))
         set_("n_fine", check_positive_int(self.n_fine, "n_fine", 2))
-        if not (isinstance(self.min_rows_per_column, (int, float)) and self.min_rows_per_column >= 0):
-            raise ValueError(f"min_rows_per_column must be a number >= 0, got {self.min_rows_per_column!r:.80}.")
-        if not (isinstance(self.max_weight, (int, float)) and self.max_weight > 1):
-            raise ValueError(f"max_weight must be a number > 1, got {self.max_weight!r:.80}.")
-        if not (isinstance(self.min_effective_size, (int, float)) and self.min_effective_size >= 0):
-            raise ValueError(f"min_effective_size must be a number >= 0, got {self.min_effective_size!r:.80}.")
+        for name, low, op in (("min_rows_per_column", 0, ">="), ("max_weight", 1, ">"),
+                              ("min_effective_size", 0, ">=")):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and (value > low if op == ">" else value >= low)):
+                raise ValueError(f"{name} must be a number {op} {low}, got {value!r:.80}.")
         try:
             mass_lo, mass_hi = (float(v) for v in self.weight_mass_range)
         except (TypeError, ValueError):
@@ -131,30 +107,24 @@ class DebiasedOptions:
         if self.bandwidth is not None and not (isinstance(self.bandwidth, (int, float)) and self.bandwidth > 0):
             raise ValueError(f"bandwidth must be a positive number or None, got {self.bandwidth!r:.80}.")
 
+    def classifier(self):
+        """The nuisance classifier: ``weight_estimator`` or :func:`default_weight_classifier`."""
+        return default_weight_classifier() if self.weight_estimator is None else self.weight_estimator
+
     def settings(self) -> dict:
         """The options as netCDF-safe provenance (the classifier by its repr)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["weight_mass_range"] = list(self.weight_mass_range)
-        out["weight_estimator"] = repr(self.weight_estimator)
-        return out
+        return dict(out, weight_mass_range=list(self.weight_mass_range), weight_estimator=repr(self.classifier()))
 
 
 def default_weight_classifier():
-    """The default probabilistic classifier of the nuisance models of ``x_s``.
-
-    L2-penalised logistic regression (``C = 1``) on standardised inputs: for a numeric ``x_s`` the
-    basis of the density ratio (real versus permuted rows), for a categorical one the other columns and
-    their squares (multinomial propensity).
-    """
+    """L2-penalised logistic regression on standardised inputs: the default nuisance classifier."""
     return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
 
 
 def _encode_columns(X, names: list[str], categorical: dict[int, bool]) -> tuple[np.ndarray, list[int]]:
-    """All columns as standardised numbers (categorical ones one-hot, first level dropped).
-
-    Returns the matrix and, per output column, the position of the input column it came from.
-    Missing numeric values are set to the column mean (the nuisance models only).
-    """
+    """All columns as standardised numbers (categorical ones one-hot, first level dropped, missing values the mean),
+    and per output column the position of its input column."""
     blocks, owners = [], []
     for j in range(len(names)):
         col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
@@ -175,33 +145,17 @@ def _encode_columns(X, names: list[str], categorical: dict[int, bool]) -> tuple[
 
 
 def _ratio_inputs(a: np.ndarray, grid: np.ndarray, others: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The feature, its grid and the other non-binary columns as normal scores
-    (:func:`pdpboot.engine.debiased.normal_scores`): the density ratio's inputs."""
+    """The feature, its grid and the other non-binary columns as normal scores: the density ratio's inputs."""
     scores = eng.normal_scores(a, at=grid)
     ns_others = np.column_stack([eng.normal_scores(c) if np.unique(c).size > 2 else c for c in others.T]
                                 ) if others.shape[1] else others
     return scores[0], scores[1], ns_others
 
 
-def _cross_fitted_ratio(model: str, a_raw: np.ndarray, values: np.ndarray, others: np.ndarray, folds: np.ndarray,
-                        fold_seeds, opts: DebiasedOptions, weight_estimator, score_seeds) -> dict:
-    """The density ratio (``model``: the ``"spline"`` or ``"polynomial"`` basis) cross-fitted over the folds:
-    held-out weights, counterfactual ratios on the grid, clipped rows and the held-out log loss
-    (:func:`pdpboot.engine.debiased.fit_density_ratio`)."""
-    n = a_raw.size
-    a_in, grid_in, c_in = _ratio_inputs(a_raw, values, others)
-    design = eng.spline_ratio_design if model == "spline" else eng.ratio_design
-    out = {"weights": np.empty(n), "counterfactual": np.empty((n, values.size)), "n_clipped": 0, "holdout_loss": 0.0}
+def _splits(folds: np.ndarray):
+    """``(k, training rows, held-out rows)`` of every fold."""
     for k in range(int(folds.max()) + 1):
-        train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
-        fit = eng.fit_density_ratio(_classifier_fitter(weight_estimator, fold_seeds[k]), a_in[train], c_in[train],
-                                    a_in[test], c_in[test], design=design, n_permutations=opts.n_permutations,
-                                    max_weight=opts.max_weight, rng=fold_seeds[k], a_grid=grid_in,
-                                    score_rng=score_seeds[k])
-        out["weights"][test], out["counterfactual"][test] = fit["weights"], fit["counterfactual"]
-        out["n_clipped"] += fit["n_clipped"]
-        out["holdout_loss"] += fit["holdout_loss"] * test.size / n
-    return out
+        yield k, np.flatnonzero(folds != k), np.flatnonzero(folds == k)
 
 
 def _classifier_fitter(weight_estimator, seed: np.random.Generator):
@@ -219,14 +173,6 @@ def _classifier_fitter(weight_estimator, seed: np.random.Generator):
     return fit
 
 
-def _response_matrix(y, resolved: str, classes) -> np.ndarray:
-    """Observed response on the scale of the model's output: y as (n, 1), or one-hot classes (n, L)."""
-    values = np.asarray(y)
-    if resolved == "predict":
-        return values.astype(float).reshape(values.shape[0], -1)
-    return (values[:, None] == np.asarray(classes)[None, :]).astype(float)
-
-
 def _column(spec: PDSpec, pos: int):
     """Every row's value of column ``pos``."""
     return rows_of(spec.X.iloc[:, pos] if isinstance(spec.X, pd.DataFrame) else spec.X[:, pos], np.arange(spec.n_rows))
@@ -236,17 +182,8 @@ def _column(spec: PDSpec, pos: int):
 class DebiasedEffect:
     """One fold's model on its held-out rows: its predictions and every feature's ICE curves.
 
-    Parameters
-    ----------
-    spec : PDSpec
-        Table, feature sets (1-D) and grids.
-    evaluated : tuple of ndarray
-        Per feature set, where its ICE is computed: a numeric feature's fine grid holding its grid
-        (:func:`pdpboot.engine.debiased.fine_grid`), a categorical feature's levels.
-    y : array-like
-        The target (for the output labels, :func:`pdpboot._evaluate.resolve_outputs`).
-    outputs : tuple
-        The labels every fold's model must have (a classifier's classes).
+    ``evaluated``: per feature set, where its ICE is computed (a numeric feature's fine grid, a categorical
+    one's levels); ``outputs``: the labels every fold's model must have.
     """
 
     spec: PDSpec
@@ -260,7 +197,7 @@ class DebiasedEffect:
 
     def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
         """``prediction`` (``row``, ``output``) in node :data:`HELD_OUT` and ``ice`` (``row``, ``output``,
-        ``fine``) per feature node, on the held-out rows (``evaluation.background``), through the engines."""
+        ``fine``) per feature node, on the held-out rows (``evaluation.background``)."""
         method = evaluation.response_method
         own = resolve_outputs(fitted, method, y=self.y)
         if list(own) != list(self.outputs):
@@ -284,6 +221,8 @@ class DebiasedEffect:
 
     def node_attrs(self) -> dict[str, dict]:
         return {}
+
+
 
 
 def _evaluated(spec: PDSpec, n_fine: int) -> tuple:
@@ -330,8 +269,8 @@ def _check_folds(folds: np.ndarray, y, resolved: str) -> None:
     if resolved != "predict_proba":
         return
     labels = np.asarray(y)
-    for k in range(int(folds.max()) + 1):
-        if np.unique(labels[folds != k]).size < np.unique(labels).size:
+    for k, train, _ in _splits(folds):
+        if np.unique(labels[train]).size < np.unique(labels).size:
             raise ValueError(f"Fold {k}'s training rows miss a class of y; use fewer folds or more rows per class.")
 
 
@@ -349,15 +288,14 @@ def _held_out(jobs: list, folds: np.ndarray, spec: PDSpec) -> tuple[np.ndarray, 
     return mu, ice
 
 
-def _categorical_fit(ice, residual, values, grid, others, folds, fold_seeds, opts, weight_estimator) -> dict:
+def _categorical_fit(ice, residual, values, grid, fine, others, folds, w_seed, opts, weight_estimator) -> dict:
     """AIPW per level with the cross-fitted propensity: the estimate and its overlap inputs."""
-    n, n_folds = folds.size, int(folds.max()) + 1
+    n, fold_seeds = folds.size, w_seed.spawn(opts.n_folds)
     level_index = {v: i for i, v in enumerate(grid.values.tolist())}
     codes = np.array([level_index.get(v, -1) for v in np.asarray(values).tolist()])
     design = np.hstack([others, others**2]) if others.shape[1] else np.zeros((n, 1))
     weights, full_proba, n_clipped = np.empty(n), np.zeros((n, grid.values.size)), 0
-    for k in range(n_folds):
-        train, test = np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+    for k, train, test in _splits(folds):
         keep = train[codes[train] >= 0]
         predict = _classifier_fitter(weight_estimator, fold_seeds[k])(design[keep], codes[keep])
         proba_fit = predict(design[test])
@@ -376,52 +314,48 @@ def _categorical_fit(ice, residual, values, grid, others, folds, fold_seeds, opt
 
 def _numeric_fit(ice, residual, values, grid, fine, others, folds, w_seed, opts, weight_estimator) -> dict:
     """The debiased curve with the cross-fitted density ratio: the estimate and its overlap inputs."""
-    n_folds = int(folds.max()) + 1
+    n, n_folds = folds.size, int(folds.max()) + 1
     a_raw, points = np.asarray(values, dtype=float), np.asarray(grid.values, dtype=float)
-    seeds = w_seed.spawn(4 * n_folds)  # polynomial, spline, (unused), held-out scoring: K each, in this order
-    model = "spline"
-    if eng.spline_columns(others.shape[1]) * opts.min_rows_per_column > folds.size - np.bincount(folds).max():
-        model = "polynomial"   # too few training rows per coefficient for the spline basis
-    model_seeds = seeds[:n_folds] if model == "polynomial" else seeds[n_folds:2 * n_folds]
-    ratio = _cross_fitted_ratio(model, a_raw, points, others, folds, model_seeds, opts, weight_estimator,
-                                seeds[3 * n_folds:])
-    weights = ratio["weights"].copy()
-    for k in range(n_folds):  # normalised to mean 1 per held-out fold for the estimate
-        weights[folds == k] /= weights[folds == k].mean()
-    fit = eng.debiased_curve(ice, fine, weights[:, None] * residual, a_raw, points, bandwidth=opts.bandwidth)
+    seeds = w_seed.spawn(4 * n_folds)   # K each: the polynomial basis, the spline basis, unused, held-out scoring
+    spline = eng.spline_columns(others.shape[1]) * opts.min_rows_per_column <= n - np.bincount(folds).max()
+    model, design = ("spline", eng.spline_ratio_design) if spline else ("polynomial", eng.ratio_design)
+    a_in, grid_in, c_in = _ratio_inputs(a_raw, points, others)
+    weights, counterfactual, n_clipped, loss = np.empty(n), np.empty((n, points.size)), 0, 0.0
+    for k, train, test in _splits(folds):
+        seed = seeds[n_folds + k] if spline else seeds[k]
+        fit = eng.fit_density_ratio(_classifier_fitter(weight_estimator, seed), a_in[train], c_in[train], a_in[test],
+                                    c_in[test], design=design, n_permutations=opts.n_permutations,
+                                    max_weight=opts.max_weight, rng=seed, a_grid=grid_in,
+                                    score_rng=seeds[3 * n_folds + k])
+        weights[test], counterfactual[test] = fit["weights"], fit["counterfactual"]
+        n_clipped += fit["n_clipped"]
+        loss += fit["holdout_loss"] * test.size / n
+    normalised = weights.copy()
+    for _, _, test in _splits(folds):   # mean 1 per held-out fold for the estimate
+        normalised[test] /= normalised[test].mean()
+    fit = eng.debiased_curve(ice, fine, normalised[:, None] * residual, a_raw, points, bandwidth=opts.bandwidth)
     kernel = np.stack([eng.epanechnikov((a_raw[None, :] - points[:, None]) / eng.diagnostic_bandwidth(a_raw, h))
                        for h in fit["bandwidth"]])
     extra = {"bandwidth": [float(h) for h in fit["bandwidth"]], "bandwidth_rot": [float(h) for h in fit["h_rot"]],
-             "ratio_model": model, "ratio_holdout_loss": json.dumps({model: round(ratio["holdout_loss"], 6)})}
-    return dict(fit, kernel=kernel, diag_weights=ratio["weights"], n_clipped=ratio["n_clipped"], extra=extra,
-                second_moment=ratio["counterfactual"].mean(axis=0))                # E[w^2 | A = a] = E_C[w(a, C)]
+             "ratio_model": model, "ratio_holdout_loss": json.dumps({model: round(loss, 6)})}
+    return dict(fit, kernel=kernel, diag_weights=weights, n_clipped=n_clipped, extra=extra,
+                second_moment=counterfactual.mean(axis=0))                # E[w^2 | A = a] = E_C[w(a, C)]
 
 
-def _bands(fit: dict, opts: DebiasedOptions, level: float, m_seed) -> dict:
-    """Overlap, the pointwise and the sup-t band of one feature (NaN where overlap is too thin)."""
+def _feature_node(dim: str, grid, fit: dict, opts: DebiasedOptions, level: float, m_seed) -> tuple:
+    """The node's variables and node attrs, and its pointwise and sup-t bands (NaN where overlap is too thin)."""
     ess, mass, ok = eng.overlap(fit["kernel"], fit["diag_weights"], min_effective_size=opts.min_effective_size,
                                 mass_range=opts.weight_mass_range, second_moment=fit["second_moment"])
     est, se = fit["estimate"], fit["se"]
     crit = eng.supt_critical_value(fit["influence"], se, level, n_multipliers=opts.n_multipliers, rng=m_seed,
                                    mask=ok)
-    # Student-t quantiles with ESS - 1 degrees of freedom (a window resting on few effective rows gets a wider
-    # band); the sup-t value is widened by the same factor
-    stretch = eng.small_sample_factor(ess, level)
-    live = np.where(ok, 1.0, np.nan)
-    z = ndtri(0.5 + level / 2)
+    stretch = eng.small_sample_factor(ess, level)   # Student-t with ESS - 1 degrees of freedom, for both bands
+    live, z = np.where(ok, 1.0, np.nan), ndtri(0.5 + level / 2)
     half = crit[:, None] * stretch * se
-    return {"point": live * np.stack([est - z * stretch * se, est + z * stretch * se]),
-            "simultaneous": live * np.stack([est - half, est + half]),
-            "crit": crit, "ess": ess, "mass": mass, "overlap": ok}
-
-
-def _feature_node(dim: str, grid, fit: dict, bands: dict, opts: DebiasedOptions, level: float) -> tuple:
-    """The node's variables, node attrs and band attrs of one feature."""
-    vdims = ("output", dim)
-    variables = {"pd": (vdims, fit["estimate"]), "pd_plugin": (vdims, fit["plugin"].reshape(fit["estimate"].shape)),
-                 "effective_sample_size": (vdims, bands["ess"]), "weight_mass": (vdims, bands["mass"]),
-                 "overlap": (vdims, bands["overlap"].astype(np.int8))}
-    n = fit["diag_weights"].size
+    vdims, n = ("output", dim), fit["diag_weights"].size
+    variables = {"pd": (vdims, est), "pd_plugin": (vdims, fit["plugin"].reshape(est.shape)),
+                 "effective_sample_size": (vdims, ess), "weight_mass": (vdims, mass),
+                 "overlap": (vdims, ok.astype(np.int8))}
     node = dict(fit["extra"], n_clipped_weights=int(fit["n_clipped"]), clipped_share=float(fit["n_clipped"] / n),
                 target="dgp", smoother="none (AIPW per level)" if grid.categorical
                 else "local linear, robust bias correction (local quadratic, b = h), Epanechnikov",
@@ -429,19 +363,20 @@ def _feature_node(dim: str, grid, fit: dict, bands: dict, opts: DebiasedOptions,
                 max_weight=float(opts.max_weight))
     common = {"method": METHOD, "interval": "normal", "confidence_level": float(level), "target": "dgp",
               "n_folds": opts.n_folds}
-    critical = [float(c) for c in bands["crit"]]
-    attrs = (dict(common, simultaneous=0), dict(common, simultaneous=1, critical_value=critical))
-    return variables, node, attrs
+    band = {"se": se, "point": live * np.stack([est - z * stretch * se, est + z * stretch * se]),
+            "simultaneous": live * np.stack([est - half, est + half]), "attrs": (
+                dict(common, simultaneous=0), dict(common, simultaneous=1, critical_value=[float(c) for c in crit]))}
+    return variables, node, band
 
 
 def _result_tree(spec, per_node, node_attrs, bands, header, outputs) -> xr.DataTree:
     """The one assembly (:func:`pdpboot._assemble.build_tree`) plus each node's two bands."""
     result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, header=header, node_attrs=node_attrs)
     for name in per_node:
-        ds = result[name].to_dataset()
-        band, attrs = bands[name]
-        ds.update(band_variables("pd", ds["pd"], *band["point"], se=band["se"], attrs=attrs[0]))
-        ds["pd_band_simultaneous"] = band_variables("pd", ds["pd"], *band["simultaneous"], attrs=attrs[1])["pd_band"]
+        ds, band = result[name].to_dataset(), bands[name]
+        ds.update(band_variables("pd", ds["pd"], *band["point"], se=band["se"], attrs=band["attrs"][0]))
+        ds["pd_band_simultaneous"] = band_variables("pd", ds["pd"], *band["simultaneous"],
+                                                    attrs=band["attrs"][1])["pd_band"]
         result[name].dataset = ds
     return result
 
@@ -461,66 +396,42 @@ def debiased_partial_dependence(
 ) -> xr.DataTree:
     """Partial dependence of the data-generating process with pointwise and whole-curve bands.
 
-    The target is ``theta(a) = E_C[mu(a, X_C)]``, ``mu(x) = E[Y | X = x]`` -- the PD of the
-    process that generated the data (not of the fitted learner).  ``estimator`` is cross-fitted
-    on ``n_folds`` folds (each row's prediction and ICE come from the model fitted without its fold,
-    computed by the package's engines: the exact tree engine for tree models), and so is a model of
-    how ``x_s`` depends on the other columns ``x_C``: the density ratio ``p(a) p(c) / p(a, c)`` by
-    real-versus-permuted classification (numeric ``x_s``) or the propensity ``P(x_s = a | x_C)``
-    (categorical ``x_s``).  The estimate is the cross-fitted plug-in PD plus a localised,
-    density-ratio-weighted average of held-out residuals (robust-bias-corrected local-linear
-    smoother; categorical: the AIPW mean per level), so the learner's bias is removed to first order
-    and nuisance errors enter only as a product.  Details and formulas: :mod:`pdpboot.engine.debiased`;
-    coverage: see the validation page of the documentation.
+    The target is ``theta(a) = E_C[E(Y | x_s = a, X_C)]``, the PD of the process that generated the data (not of
+    the fitted learner).  ``estimator`` is cross-fitted on the folds (its held-out predictions and ICE curves
+    through the package's engines), and so is a model of ``x_s`` given the other columns (a density ratio, or a
+    propensity for a categorical ``x_s``); the estimate is the plug-in PD plus a smoothed, weighted average of
+    held-out residuals (the AIPW mean per level for a categorical ``x_s``).
 
     Parameters
     ----------
     estimator : scikit-learn regressor or classifier
-        Unfitted (it is cloned and fitted ``n_folds`` times; ``random_state`` parameters left at
-        None are drawn from ``rng``).  Regressors: one target.  Classifiers: ``predict_proba`` (the
-        PD of every class probability; the residual is the class indicator minus the probability).
-    X : DataFrame or array of shape (n_rows, n_columns)
-    y : array-like of shape (n_rows,)
+        Unfitted; cloned and fitted once per fold.  Classifiers: the PD of every class probability.
+    X, y : table of shape (n_rows, n_columns), array-like of shape (n_rows,)
     features : list
-        Column names or indices; 1-D only (no pairs).
+        Column names or indices; 1-D only.
     options : DebiasedOptions, optional
-        Cross-fitting folds, the nuisance classifier, bandwidth, overlap thresholds, weight clipping
-        and multiplier draws (:class:`DebiasedOptions`; default ``DebiasedOptions()``).
+        Folds, nuisance classifier, bandwidth, overlap thresholds, weight clipping, multiplier draws.
     confidence_level : float
     grid : Grid, optional
-        The grid, as in :func:`pdpboot.partial_dependence` (same rule, same grid).
+        The grid, as in :func:`pdpboot.partial_dependence`.
     response_method : {"auto", "predict", "predict_proba"}
-        ``decision_function`` is refused (its scale has no observed counterpart).
     rng : None, int or numpy.random.Generator
-        The one seed of the folds, the fits, the nuisance classifiers, the permutations and the
-        multipliers (None: fresh entropy; with a checkpoint, its seed).
+        The one seed of the folds, fits, nuisance models, permutations and multipliers.
     execution : Execution, optional
-        How the ``n_folds`` fits run (:class:`pdpboot.Execution`): ``n_jobs`` (results identical for any
-        value), ``threads_per_job``, ``progress``, ``checkpoint`` (finished folds are saved; a repeated
-        call resumes), ``method`` and ``memory_limit`` of the PD engine.  ``on_error`` must stay
-        ``"raise"``: no fold may be dropped.
+        How the fold fits run (:class:`pdpboot.Execution`); ``on_error`` must stay ``"raise"``.
 
     Returns
     -------
     xarray.DataTree
-        One child per feature with ``pd`` (``output``, feature), the debiased estimate;
-        ``pd_se``; ``pd_band`` (``ci_bound``, ``output``, feature), the pointwise normal band, and
-        ``pd_band_simultaneous``, the sup-t band covering the whole curve (over the points with
-        overlap), both NaN where overlap is too thin; ``pd_plugin``, the cross-fitted plug-in PD;
-        ``effective_sample_size``, ``weight_mass`` and ``overlap`` (1 where both pass), (``output``,
-        feature).  Band attrs: ``method``, ``confidence_level``, ``simultaneous``, ``critical_value``,
-        ``target = "dgp"``; node attrs: ``bandwidth``, ``bandwidth_rot`` (per output, numeric features),
-        ``ratio_model``, ``n_clipped_weights``.  Root attrs: the header
-        (:class:`pdpboot.header.ResultHeader`) with ``target = "dgp"``, ``uncertainty =
-        "debiased-crossfit"``, ``n_folds``, ``fold_sizes``, ``n_rows``.
+        One child per feature with ``pd``, ``pd_se``, ``pd_band`` (pointwise) and ``pd_band_simultaneous``
+        (sup-t), both NaN where overlap is too thin; ``pd_plugin``; ``effective_sample_size``, ``weight_mass``
+        and ``overlap``.  Root attrs: the header with ``target = "dgp"``, ``uncertainty = "debiased-crossfit"``.
 
     Notes
     -----
-    Guarantees are asymptotic and rest on: (i) overlap (``p(a, c) > 0`` wherever ``p(a) p(c) > 0``
-    near the grid, with weights of finite variance; grid points below ``options.min_effective_size``
-    get no band), (ii) the product of the root-mean-square errors of the learner and of the
-    density-ratio model being ``o(1 / sqrt(n h))``, (iii) a smooth ``theta`` for the bias correction.
-    The reading as a causal dose-response additionally needs no unmeasured confounding.
+    The bands are asymptotic and need overlap (``p(a, c) > 0`` wherever ``p(a) p(c) > 0``) and the product of
+    the learner's and the density-ratio model's errors to be ``o(1 / sqrt(n h))``; they fail where overlap is
+    weak.  See the validation page of the documentation.
 
     Examples
     --------
@@ -538,8 +449,8 @@ def debiased_partial_dependence(
     level = check_probability(confidence_level, "confidence_level")
     execution = resolve_execution(execution)
     spec, resolved, y, outputs = _check_call(estimator, X, y, features, opts, execution, response_method, grid)
-    # the run's seed (a checkpoint's for rng=None); its children: 0 the folds, 2 the nuisance classifiers, the
-    # loop's own (the fits: 3 .. 2 + K), and 3 + K the multipliers, all counted from the children spawned before
+    # the run's seed (a checkpoint's for rng=None); its children, counted from those spawned before: 0 the folds,
+    # 2 the nuisance models, 3 .. 2 + K the loop's fits, 3 + K the multipliers
     root = root_generator(check_rng(rng), execution.checkpoint)
     first = root.bit_generator.seed_seq.n_children_spawned
     scheme = CrossFit.from_seed(spec.n_rows, opts.n_folds, child(root, first))
@@ -549,8 +460,9 @@ def debiased_partial_dependence(
                      execution=execution, response_method=resolved, rng=root, scheme=scheme)
     out = run(plan, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     mu, ice = _held_out(out.resamples, scheme.folds, spec)
-    residual = _response_matrix(y, resolved, outputs) - mu
-    weight_estimator = default_weight_classifier() if opts.weight_estimator is None else opts.weight_estimator
+    observed = np.asarray(y)   # on the scale of the model's output: y, or the class indicators
+    residual = (observed.astype(float)[:, None] if resolved == "predict"
+                else (observed[:, None] == np.asarray(outputs)[None, :]).astype(float)) - mu
     encoded, owners = _encode_columns(spec.X, spec.names, {p: g.categorical for p, g in spec.grids.items()})
     n_sets = len(spec.feature_sets)
     per_node, node_attrs, bands = {}, {}, {}
@@ -558,18 +470,11 @@ def debiased_partial_dependence(
                                         child(root, first + 3 + opts.n_folds).spawn(n_sets)):
         pos, name = fs[0], node_name(spec.dims(fs))
         others, values = encoded[:, np.asarray(owners, dtype=int) != pos], _column(spec, pos)
-        if spec.grids[pos].categorical:
-            fit = _categorical_fit(ice[fs], residual, values, spec.grids[pos], others, scheme.folds,
-                                   w_seed.spawn(opts.n_folds), opts, weight_estimator)
-        else:
-            fit = _numeric_fit(ice[fs], residual, values, spec.grids[pos], fine, others, scheme.folds, w_seed, opts,
-                               weight_estimator)
-        band = dict(_bands(fit, opts, level, m_seed), se=fit["se"])
-        per_node[name], node_attrs[name], attrs = _feature_node(spec.names[pos], spec.grids[pos], fit, band,
-                                                                opts, level)
-        bands[name] = (band, attrs)
-    settings = dict(spec.settings, **dict(opts.settings(), weight_estimator=repr(weight_estimator)),
-                    confidence_level=float(level), response_method=response_method)
+        fit = (_categorical_fit if spec.grids[pos].categorical else _numeric_fit)(
+            ice[fs], residual, values, spec.grids[pos], fine, others, scheme.folds, w_seed, opts, opts.classifier())
+        per_node[name], node_attrs[name], bands[name] = _feature_node(spec.names[pos], spec.grids[pos], fit, opts,
+                                                                      level, m_seed)
+    settings = dict(spec.settings, **opts.settings(), confidence_level=float(level), response_method=response_method)
     header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=spec.n_rows,
                                    target="dgp", uncertainty=METHOD, n_folds=opts.n_folds, created=out.created,
                                    rng_entropy=out.seed["entropy"], supports=effect.supports(resolved),

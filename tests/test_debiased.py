@@ -67,8 +67,8 @@ def test_rule_of_thumb_bandwidth_limits():
 
 
 def test_feature_with_few_distinct_values_gets_a_window_with_enough_of_them():
-    # An hour of the day (24 values) on a 20-point grid: the old minimum window (30 rows) could hold a single
-    # value, and the local fits' Gram matrices were singular (LinAlgError in the CLI demo).
+    # An hour of the day (24 values) on a 20-point grid: a window of 30 rows alone could hold a single value and
+    # leave the local fits' Gram matrices singular.
     gen = np.random.default_rng(2)
     hour = gen.integers(0, 24, 3000).astype(float)
     other = gen.standard_normal(3000)
@@ -325,8 +325,8 @@ def test_poor_overlap_is_flagged_and_gets_no_band():
 
 def test_weak_overlap_is_judged_from_the_weight_model_not_from_the_rows_drawn():
     # Correlated Gaussians, n = 2000: at 1.6 sd, E[w^2 | a] is about 17, so the ~100 rows in the window carry the
-    # information of a handful; the sample ESS of the drawn weights (the old rule) looked fine and the band was
-    # printed.  Now those points are flagged and get no band; the centre keeps its band.
+    # information of a handful although the sample ESS of the drawn weights looks fine: those points are flagged
+    # and get no band; the centre keeps its band.
     X, y = _linear_gaussian(2000, 11)
     grid = np.linspace(-1.6, 1.6, 9)
     res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(custom_values={0: grid}), rng=2)
