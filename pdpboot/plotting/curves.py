@@ -1,4 +1,4 @@
-"""1-D curves: :func:`plot_pd` (PD with bands and ICE curves)."""
+"""1-D curves: :func:`plot_pd` (PD, bands, ICE), :func:`plot_ice` (a fitted model's ICE), :func:`plot_target`."""
 
 from __future__ import annotations
 
@@ -8,35 +8,39 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from ._data import (
-    BandChoice,
-    array_of,
-    as_names,
-    curve_bands,
-    deciles,
-    is_categorical,
-    lookup,
-    response_label,
-    select_output,
-)
-from ._scale import resolve_scale
-from ._style import (
+from .._pd import partial_dependence
+from ..binned import binned_outcome
+from ..grid import Grid
+from ..schema import get_node
+from ._common import (
     CURVE_ELEMENTS,
     CURVE_KINDS,
     ICE_COLOR,
     QUANTILE_NOTE,
+    BandChoice,
+    array_of,
+    as_names,
     check_style,
+    curve_bands,
+    deciles,
     draw_curve,
     draw_legend,
     element_kw,
     element_on,
     finish_x_axis,
+    is_categorical,
+    legend_entries,
+    lookup,
     merge_kw,
     new_ax,
+    pyplot,
+    resolve_scale,
+    response_label,
+    select_output,
     tick_positions,
 )
 
-__all__ = ["plot_pd"]
+__all__ = ["plot_ice", "plot_pd", "plot_target"]
 
 
 def plot_pd(
@@ -195,3 +199,235 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
     kw.setdefault("label", f"{what} ({len(curves)} curves)")
     ax.add_collection(LineCollection(segments, **kw))
     ax.autoscale_view()
+
+
+
+
+def plot_ice(
+    estimator: Any,
+    X: Any,
+    feature: Hashable,
+    *,
+    result: xr.DataTree | None = None,
+    ice: int | bool = 50,
+    centered: bool = False,
+    band: BandChoice = "auto",
+    output: Hashable | None = None,
+    response_method: str = "auto",
+    ax: Any = None,
+    scale: Literal["auto", "linear", "quantile"] = "auto",
+    style: Mapping[str, Mapping | bool] | None = None,
+):
+    """Plot ICE curves of a fitted model (and its PD), computed now: no result with stored ICE needed.
+
+    Without ``result`` the curves and the PD are computed on a 50-point grid
+    between the 5th and 95th percentile; with ``result`` (a bootstrap of the
+    same model on the same data) on the result's grid, drawn under its PD
+    estimate and band.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        The model (usually the one fitted on all of ``X``).
+    X : DataFrame or array of shape (n_rows, n_columns)
+        The rows whose ICE curves are drawn (pass a subset to choose them).
+    feature : str or int
+        The feature.
+    result : xarray.DataTree, optional
+        A pdpboot result holding ``feature``: its grid, categorical flag, PD estimate and bands are used.
+    ice : int or True, default 50
+        How many rows get a curve (a random subset, the same on every call), or True for every row.
+    centered : bool, default False
+        Anchor every curve (and the PD) at the first grid value, as in :func:`plot_pd`.
+    band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
+        The result's bands to draw (none without ``result``).
+    output : label, optional
+        The class or target drawn, as in :func:`plot_pd`.
+    response_method : {"auto", "predict_proba", "decision_function", "predict"}, default "auto"
+        What is averaged, as in :func:`pdpboot.partial_dependence`.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if omitted.
+    scale, style
+        As in :func:`plot_pd`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        x = the feature's grid, y = the response; grey ICE curves under the PD (and its band).
+
+    See Also
+    --------
+    plot_pd : The same drawing from a result that stored ICE (``statistics={"ice": n}`` of the bootstrap).
+    pdpboot.partial_dependence : Computes the curves drawn here (``kind="both"``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> model = LinearRegression().fit(X, X["a"] + rng.normal(size=60))
+    >>> ax = pdpboot.plot_ice(model, X, "a", ice=20)
+    >>> len(ax.collections[0].get_segments())
+    20
+    """
+    if isinstance(ice, bool) and not ice:
+        raise ValueError("plot_ice draws ICE curves: ice must be True or a positive number of rows; got False.")
+    if not isinstance(ice, bool) and (not isinstance(ice, (int, np.integer)) or ice < 1):
+        raise ValueError(f"ice must be True or a positive number of rows; got {ice!r}.")
+    settings: dict = {}
+    node = None
+    if result is not None:
+        node = get_node(result, feature)
+        name = str(node.attrs["features"][0])
+        categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+        settings = {"grid": Grid(custom_values={name: node[name].values},
+                                 categorical_features=[name] if categorical else None)}
+        if result.attrs.get("task") != "classification":  # a regressor's outputs are named after the target
+            settings["target_names"] = [str(v) for v in node["output"].values.tolist()]
+    one = partial_dependence(estimator, X, [feature], kind="both", max_ice_instances=None if ice is True else int(ice),
+                             response_method=response_method, rng=0, **settings)
+    computed = next(iter(one.children.values()))
+    if node is None:
+        drawn = computed
+    else:  # the result's estimate and bands, with the ICE curves of the model on its grid
+        ds = node.to_dataset()
+        if "ice" in ds:
+            ds = ds.drop_vars([v for v in ds.data_vars if "instance" in ds[v].dims]).drop_dims("instance")
+        ice_da = computed["ice"]
+        if list(ice_da["output"].values) != list(ds["output"].values):
+            raise ValueError(f"The model's outputs {list(ice_da['output'].values)} differ from the result's "
+                             f"{list(ds['output'].values)}; pass the model the result was made with.")
+        ds["ice"] = ice_da.variable if ice_da.dims == ("instance", "output", str(ds.attrs["features"][0])) \
+            else ice_da.transpose("instance", "output", ...).variable
+        ds = ds.assign_coords(instance=ice_da["instance"].values)
+        drawn = xr.DataTree(ds, name=node.name)
+        drawn.attrs = {**result.attrs, **node.attrs}
+    return plot_pd(drawn, feature if node is None else str(node.attrs["features"][0]), ax=ax,
+                   band=band if node is not None else False, ice=True, centered=centered, output=output,
+                   scale=scale, style=style)
+
+
+
+
+def plot_target(
+    result: xr.DataTree,
+    X: Any,
+    y: Any,
+    feature: Hashable,
+    *,
+    output: Hashable | None = None,
+    ax: Sequence[Any] | None = None,
+    band: BandChoice = "auto",
+    scale: Literal["auto", "linear", "quantile"] = "auto",
+    legend: bool = True,
+    style: Mapping[str, Mapping | bool] | None = None,
+):
+    """Plot the PD with its band beside the actual outcome and the number of rows per grid bin.
+
+    PDPbox's target plot, with uncertainty: the upper panel draws the PD and its band and the mean
+    of ``y`` per grid bin (a class share, for a classifier); the lower panel the rows per bin.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result with a 1-D node of ``feature`` (bands added by
+        :func:`pdpboot.confidence_bands` are drawn).
+    X : pandas.DataFrame
+        The rows to bin (usually the ones the result was computed on).
+    y : array-like of shape (n_rows,)
+        The observed outcome: numbers, or class labels of a classifier.
+    feature : str
+        The feature.
+    output : label, optional
+        The class or target drawn, as in :func:`plot_pd`.
+    ax : pair of matplotlib.axes.Axes, optional
+        The upper (PD, observed) and lower (counts) Axes; default: a new figure.
+    band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
+        As in :func:`plot_pd`.
+    scale : {"auto", "linear", "quantile"}, default "auto"
+        As in :func:`plot_pd` (both panels share the x-axis).
+    legend : bool, default True
+        Legend above the upper panel.
+    style : dict, optional
+        Matplotlib keywords for ``"observed"`` (``ax.plot`` of the observed means), ``"counts"``
+        (``ax.bar``) and, as in :func:`plot_pd`, ``"line"``, ``"band"``, ``"simultaneous"``, ``"rug"``,
+        ``"legend"``.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes, shape (2,)
+        The upper Axes (x = the feature's grid, y = the response) and the lower one (y = rows per bin).
+
+    See Also
+    --------
+    pdpboot.binned_outcome : The table drawn here (bins, counts, observed means).
+    plot_pd : The upper panel alone.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> y = X["a"] + rng.normal(size=60)
+    >>> res = pdpboot.confidence_bands(pdpboot.bootstrap_partial_dependence(
+    ...     LinearRegression(), X, y, ["a"], n_resamples=5, grid=pdpboot.Grid(6), rng=0,
+    ...     execution=pdpboot.Execution(progress=False)))
+    >>> top, bottom = pdpboot.plot_target(res, X, y, "a")
+    >>> bottom.get_ylabel()
+    'rows'
+    """
+    style = check_style(style, ("observed", "counts", "line", "band", "simultaneous", "rug", "legend"),
+                        "plot_target")
+    table = binned_outcome(result, X, y, feature)
+    ds, attrs, _ = lookup(result, feature)
+    name = str(attrs["features"][0])
+    _, label, _ = select_output(ds, attrs, output)
+    rows = table[table["output"] == label]
+    categorical = is_categorical(ds, attrs, name, 0)
+    if ax is None:
+        fig, axes = pyplot().subplots(2, 1, sharex=True, figsize=(6.0, 4.6), layout="constrained",
+                                      gridspec_kw={"height_ratios": [3, 1]})
+    else:
+        axes = np.asarray(ax, dtype=object).ravel()
+        if axes.size != 2:
+            raise ValueError(f"ax must be two Axes (PD above, counts below); got {axes.size}.")
+    top, bottom = axes
+    if not top.get_shared_x_axes().joined(top, bottom):
+        bottom.sharex(top)  # one x-axis (and scale) for both panels
+    curve_style = {k: v for k, v in style.items() if k not in ("observed", "counts")}
+    plot_pd(result, feature, ax=top, band=band, output=output, legend=False, scale=scale, style=curve_style)
+    x = np.arange(len(rows), dtype=float) if categorical else rows["value"].to_numpy(dtype=float)
+    classification = str(top.get_ylabel()).startswith("P(class")
+    what = f"observed share of class {label}" if classification else "observed mean outcome"
+    kw = merge_kw({"color": "0.1", "marker": "D", "markersize": 3.5, "markerfacecolor": "white",
+                   "linestyle": "none" if categorical else ":", "linewidth": 0.9, "zorder": 3.8},
+                  element_kw(style, "observed"))  # black and white: apart from the band's blue and vermillion
+    top.plot(x, rows["observed"].to_numpy(dtype=float), label=f"{what} per {'level' if categorical else 'bin'}", **kw)
+    counts = rows["count"].to_numpy(dtype=float)
+    bar = merge_kw({"color": "0.6", "edgecolor": "white", "linewidth": 0.5}, element_kw(style, "counts"))
+    if categorical:
+        bottom.bar(x, counts, width=0.6, **bar)
+    else:
+        # bars over each bin within the grid's range (the open outer bins, which also hold the rows beyond
+        # the grid, end at the first and last grid value, so the panel spans the PD's range)
+        low = np.clip(rows["low"].to_numpy(dtype=float), x[0], x[-1])
+        high = np.clip(rows["high"].to_numpy(dtype=float), x[0], x[-1])
+        if len(x) == 1:
+            low, high = x - 0.5, x + 0.5
+        bottom.bar(low, counts, width=high - low, align="edge", **bar)
+    bottom.set_ylabel("rows")
+    bottom.set_xlabel(top.get_xlabel())
+    top.set_xlabel("")
+    top.tick_params(labelbottom=False)
+    if legend:
+        effect = "PD estimate" if "PD estimate" in top.get_legend_handles_labels()[1] else None
+        handles, labels = legend_entries(top, effect)
+        narrow = top.figure.get_figwidth() < 4.5  # one column on a single-column paper figure
+        top.legend(handles, labels, **merge_kw({"fontsize": "small", "loc": "lower center",
+                                                "bbox_to_anchor": (0.5, 1.0), "ncols": 1 if narrow else 2,
+                                                "frameon": False, "borderaxespad": 0.2},
+                                               element_kw(style, "legend")))
+    return np.array([top, bottom], dtype=object)

@@ -10,33 +10,31 @@ import pandas as pd
 import xarray as xr
 
 from ..schema import feature_nodes
-from ._data import (
+from ._common import (
+    CURVE_KINDS,
+    OKABE_ITO,
+    QUANTILE_NOTE,
     BandChoice,
     array_of,
     as_names,
     band_bounds,
+    check_style,
     curve_bands,
     deciles,
-    find_bands,
-    is_categorical,
-    lookup,
-    response_label,
-    select_output,
-)
-from ._scale import resolve_scale
-from ._style import (
-    CURVE_KINDS,
-    OKABE_ITO,
-    QUANTILE_NOTE,
-    check_style,
     draw_curve,
     draw_legend,
     element_kw,
     element_on,
     fewer_ticks,
+    find_bands,
     finish_x_axis,
+    is_categorical,
+    lookup,
     merge_kw,
     new_ax,
+    resolve_scale,
+    response_label,
+    select_output,
     tick_positions,
 )
 
