@@ -13,9 +13,7 @@ from ..binned import binned_outcome
 from ..grid import Grid
 from ..schema import get_node
 from ._common import (
-    CURVE_ELEMENTS,
     CURVE_KINDS,
-    ICE_COLOR,
     QUANTILE_NOTE,
     BandChoice,
     array_of,
@@ -31,7 +29,6 @@ from ._common import (
     is_categorical,
     legend_entries,
     lookup,
-    merge_kw,
     new_ax,
     pyplot,
     resolve_scale,
@@ -63,56 +60,44 @@ def plot_pd(
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A pdpboot result, one of its feature nodes, or a node's Dataset, with
-        ``pd`` (``output``, feature) and, if present, ``pd_band`` and
-        ``pd_band_pointwise`` (``ci_bound``, ``output``, feature) and ``ice``.
+        A pdpboot result, one of its feature nodes, or a node's Dataset.
     feature : str
         The feature name.
     variable : str, default "pd"
-        The effect drawn: ``"pd"``, or any ``<name>`` with its ``<name>_band``
-        (e.g. ``"ale"``).
+        The effect drawn: ``"pd"``, or any ``<name>`` with its ``<name>_band`` (e.g. ``"ale"``).
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
-        "auto" draws every band present, True the same but requires one,
-        "pointwise" / "simultaneous" only that band, False none.
+        "auto" draws every band present, True the same but requires one, "pointwise" /
+        "simultaneous" only that band, False none.
     ice : bool or int, default False
-        Draw the stored ICE curves: True for all, an int for a random subset
-        of that size (the same subset on every call).
+        Draw the stored ICE curves: True for all, an int for a fixed random subset of that size.
     centered : bool, default False
-        Anchor ICE curves and the PD at the first grid value; the bands drawn
-        are those of the change from there (``pd_centered_band``).
+        Anchor ICE curves and the PD at the first grid value, with the bands of the change from there.
     rug : bool or array-like, default True
         Ticks at the deciles of the feature (True), at given values, or none.
     output : label, optional
-        The output (class or target) to plot; default: the only output, or the
-        positive class of a binary classifier.
+        The output (class or target) to plot; default: the only output, or the positive class of a
+        binary classifier.
     legend : bool, default True
         Add a legend (above the axes when ICE curves are drawn).
     scale : {"auto", "linear", "quantile"}, default "auto"
-        The x-axis of a numeric feature: "quantile" spaces it by the data's
-        deciles; "auto" does so for a strongly skewed feature
-        (:func:`pdpboot.plotting.is_skewed`).
+        "quantile" spaces a numeric x-axis by the data's deciles; "auto" does so for a strongly
+        skewed feature (:func:`pdpboot.plotting.is_skewed`).
     style : dict, optional
-        Matplotlib keywords per element, merged over the defaults: ``"line"``
-        (the estimate), ``"band"``, ``"simultaneous"``, ``"ice"`` (a
-        ``LineCollection``), ``"rug"`` and ``"legend"``; ``False`` leaves an
-        element out.  ``{"line": {"kind": "bars"}}`` draws a categorical
-        feature's estimate as bars (default ``"points"``),
-        ``{"simultaneous": {"kind": "fill"}}`` the simultaneous band as a
-        shaded region (default ``"lines"``: dashed bounds).
+        Matplotlib keywords per element, merged over the defaults: ``"line"``, ``"band"``,
+        ``"simultaneous"``, ``"ice"``, ``"rug"``, ``"legend"``; ``False`` leaves an element out.
+        ``{"line": {"kind": "bars"}}`` draws a categorical estimate as bars (default ``"points"``),
+        ``{"simultaneous": {"kind": "fill"}}`` the simultaneous band shaded (default ``"lines"``).
 
     Returns
     -------
     matplotlib.axes.Axes
-        The Axes drawn on: x = the feature's grid (category levels as tick labels), y = the
-        response (e.g. "Predicted Price", "P(class = 1)").
+        x = the feature's grid (category levels as tick labels), y = the response.
 
     See Also
     --------
-    plot_pd_panels : Every feature of a result in a grid of panels.
-    plot_heterogeneity : How much the ICE curves spread, with a band.
-    pdpboot.confidence_bands : Adds the bands drawn here (``simultaneous=True`` for both kinds).
+    plot_pd_panels, plot_heterogeneity, pdpboot.confidence_bands
 
     Examples
     --------
@@ -148,7 +133,7 @@ def plot_pd(
         est = est - shift
         bands = [((lower - shift, upper - shift), sim, lab) for (lower, upper), sim, lab in bands]
 
-    style = check_style(style, CURVE_ELEMENTS, "plot_pd", CURVE_KINDS)
+    style = check_style(style, ("line", "band", "simultaneous", "ice", "rug", "legend"), "plot_pd", CURVE_KINDS)
     if not element_on(style, "rug", True):
         rug = False
     ax = new_ax(ax)
@@ -194,7 +179,7 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
     if centered:
         curves = curves - curves[:, :1]
     segments = np.stack([np.broadcast_to(x, curves.shape), curves], axis=-1)
-    kw = merge_kw({"colors": ICE_COLOR, "linewidths": 0.5, "alpha": 0.3, "zorder": 1.5}, ice_kw)
+    kw = {"colors": "0.45", "linewidths": 0.5, "alpha": 0.3, "zorder": 1.5, **ice_kw}
     what = "centred ICE" if centered else "ICE"
     kw.setdefault("label", f"{what} ({len(curves)} curves)")
     ax.add_collection(LineCollection(segments, **kw))
@@ -220,45 +205,30 @@ def plot_ice(
 ):
     """Plot ICE curves of a fitted model (and its PD), computed now: no result with stored ICE needed.
 
-    Without ``result`` the curves and the PD are computed on a 50-point grid
-    between the 5th and 95th percentile; with ``result`` (a bootstrap of the
-    same model on the same data) on the result's grid, drawn under its PD
-    estimate and band.
+    Without ``result`` on a 50-point grid between the 5th and 95th percentile; with ``result`` (a
+    bootstrap of the same model on the same data) on its grid, under its PD estimate and band.
 
     Parameters
     ----------
     estimator : fitted estimator
         The model (usually the one fitted on all of ``X``).
     X : DataFrame or array of shape (n_rows, n_columns)
-        The rows whose ICE curves are drawn (pass a subset to choose them).
+        The rows whose ICE curves are drawn.
     feature : str or int
         The feature.
     result : xarray.DataTree, optional
-        A pdpboot result holding ``feature``: its grid, categorical flag, PD estimate and bands are used.
+        A pdpboot result holding ``feature``: its grid, PD estimate and bands are used.
     ice : int or True, default 50
-        How many rows get a curve (a random subset, the same on every call), or True for every row.
-    centered : bool, default False
-        Anchor every curve (and the PD) at the first grid value, as in :func:`plot_pd`.
-    band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
-        The result's bands to draw (none without ``result``).
-    output : label, optional
-        The class or target drawn, as in :func:`plot_pd`.
+        How many rows get a curve (a fixed random subset), or True for every row.
+    centered, band, output, ax, scale, style
+        As in :func:`plot_pd` (no band without ``result``).
     response_method : {"auto", "predict_proba", "decision_function", "predict"}, default "auto"
         What is averaged, as in :func:`pdpboot.partial_dependence`.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made if omitted.
-    scale, style
-        As in :func:`plot_pd`.
 
     Returns
     -------
     matplotlib.axes.Axes
-        x = the feature's grid, y = the response; grey ICE curves under the PD (and its band).
-
-    See Also
-    --------
-    plot_pd : The same drawing from a result that stored ICE (``statistics={"ice": n}`` of the bootstrap).
-    pdpboot.partial_dependence : Computes the curves drawn here (``kind="both"``).
+        Grey ICE curves under the PD (and its band).
 
     Examples
     --------
@@ -326,44 +296,35 @@ def plot_target(
 ):
     """Plot the PD with its band beside the actual outcome and the number of rows per grid bin.
 
-    PDPbox's target plot, with uncertainty: the upper panel draws the PD and its band and the mean
-    of ``y`` per grid bin (a class share, for a classifier); the lower panel the rows per bin.
+    PDPbox's target plot, with uncertainty: the upper panel draws the PD, its band and the mean of
+    ``y`` per grid bin (a class share, for a classifier); the lower panel the rows per bin.
 
     Parameters
     ----------
     result : xarray.DataTree
-        A pdpboot result with a 1-D node of ``feature`` (bands added by
-        :func:`pdpboot.confidence_bands` are drawn).
+        A pdpboot result with a 1-D node of ``feature``.
     X : pandas.DataFrame
         The rows to bin (usually the ones the result was computed on).
     y : array-like of shape (n_rows,)
         The observed outcome: numbers, or class labels of a classifier.
     feature : str
         The feature.
-    output : label, optional
-        The class or target drawn, as in :func:`plot_pd`.
     ax : pair of matplotlib.axes.Axes, optional
         The upper (PD, observed) and lower (counts) Axes; default: a new figure.
-    band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
-        As in :func:`plot_pd`.
-    scale : {"auto", "linear", "quantile"}, default "auto"
-        As in :func:`plot_pd` (both panels share the x-axis).
-    legend : bool, default True
-        Legend above the upper panel.
+    output, band, scale, legend
+        As in :func:`plot_pd` (both panels share the x-axis; the legend goes above).
     style : dict, optional
-        Matplotlib keywords for ``"observed"`` (``ax.plot`` of the observed means), ``"counts"``
-        (``ax.bar``) and, as in :func:`plot_pd`, ``"line"``, ``"band"``, ``"simultaneous"``, ``"rug"``,
-        ``"legend"``.
+        Matplotlib keywords for ``"observed"`` (``ax.plot``), ``"counts"`` (``ax.bar``) and, as in
+        :func:`plot_pd`, ``"line"``, ``"band"``, ``"simultaneous"``, ``"rug"``, ``"legend"``.
 
     Returns
     -------
     numpy.ndarray of matplotlib.axes.Axes, shape (2,)
-        The upper Axes (x = the feature's grid, y = the response) and the lower one (y = rows per bin).
+        The upper and the lower Axes.
 
     See Also
     --------
-    pdpboot.binned_outcome : The table drawn here (bins, counts, observed means).
-    plot_pd : The upper panel alone.
+    pdpboot.binned_outcome : The table drawn here.
 
     Examples
     --------
@@ -402,12 +363,12 @@ def plot_target(
     x = np.arange(len(rows), dtype=float) if categorical else rows["value"].to_numpy(dtype=float)
     classification = str(top.get_ylabel()).startswith("P(class")
     what = f"observed share of class {label}" if classification else "observed mean outcome"
-    kw = merge_kw({"color": "0.1", "marker": "D", "markersize": 3.5, "markerfacecolor": "white",
-                   "linestyle": "none" if categorical else ":", "linewidth": 0.9, "zorder": 3.8},
-                  element_kw(style, "observed"))  # black and white: apart from the band's blue and vermillion
+    kw = element_kw(style, "observed", {  # black and white: apart from the band's blue and vermillion
+        "color": "0.1", "marker": "D", "markersize": 3.5, "markerfacecolor": "white",
+        "linestyle": "none" if categorical else ":", "linewidth": 0.9, "zorder": 3.8})
     top.plot(x, rows["observed"].to_numpy(dtype=float), label=f"{what} per {'level' if categorical else 'bin'}", **kw)
     counts = rows["count"].to_numpy(dtype=float)
-    bar = merge_kw({"color": "0.6", "edgecolor": "white", "linewidth": 0.5}, element_kw(style, "counts"))
+    bar = element_kw(style, "counts", {"color": "0.6", "edgecolor": "white", "linewidth": 0.5})
     if categorical:
         bottom.bar(x, counts, width=0.6, **bar)
     else:
@@ -426,8 +387,7 @@ def plot_target(
         effect = "PD estimate" if "PD estimate" in top.get_legend_handles_labels()[1] else None
         handles, labels = legend_entries(top, effect)
         narrow = top.figure.get_figwidth() < 4.5  # one column on a single-column paper figure
-        top.legend(handles, labels, **merge_kw({"fontsize": "small", "loc": "lower center",
+        top.legend(handles, labels, **element_kw(style, "legend", {"fontsize": "small", "loc": "lower center",
                                                 "bbox_to_anchor": (0.5, 1.0), "ncols": 1 if narrow else 2,
-                                                "frameon": False, "borderaxespad": 0.2},
-                                               element_kw(style, "legend")))
+                                                "frameon": False, "borderaxespad": 0.2}))
     return np.array([top, bottom], dtype=object)

@@ -30,7 +30,6 @@ from ._common import (
     finish_x_axis,
     is_categorical,
     lookup,
-    merge_kw,
     new_ax,
     resolve_scale,
     response_label,
@@ -69,29 +68,22 @@ def plot_heterogeneity(
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A result with heterogeneity statistics (see :func:`pdpboot.ice_heterogeneity`), one of its
-        nodes, or a node's Dataset.  Uses ``<stat>`` (``output``, feature) and ``<stat>_band``
-        (``ci_bound``, ``output``, feature) if present.
+        A result with heterogeneity statistics (:func:`pdpboot.ice_heterogeneity`), one of its
+        nodes, or a node's Dataset.
     feature : str
         The feature name.
     stat : str, default "ice_sd"
-        The statistic: "ice_sd" (spread of ICE curves), "cice_sd" (of centred ICE curves),
-        "dice_sd" (of derivative ICE curves), or any variable of the node over the feature's grid.
+        "ice_sd", "cice_sd" (centred), "dice_sd" (derivative), or any variable over the grid.
     ax, band, output, rug, legend, scale
         As in :func:`pdpboot.plotting.plot_pd`.
     style : dict, optional
-        As in :func:`pdpboot.plotting.plot_pd`, with the elements ``"line"``, ``"band"``,
-        ``"simultaneous"`` (default kind ``"fill"``), ``"rug"`` and ``"legend"``.
+        As in :func:`pdpboot.plotting.plot_pd`: ``"line"``, ``"band"``, ``"simultaneous"`` (default
+        kind ``"fill"``), ``"rug"``, ``"legend"``.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The Axes drawn on: x = the feature's grid, y = the statistic.
-
-    See Also
-    --------
-    pdpboot.ice_heterogeneity : Computes the statistics drawn here.
-    plot_pd : The PD curve with its ICE curves.
+        x = the feature's grid, y = the statistic.
 
     Examples
     --------
@@ -161,29 +153,20 @@ def plot_h_statistic(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`pdpboot.h_statistic`: every node holding ``stat`` gets one bar, with
-        ``<stat>_band`` as its interval.
+        A result of :func:`pdpboot.h_statistic`: every node holding ``stat`` gets one bar.
     stat : str, default "h2"
         "h2" (pair nodes), "h2_overall" (1-D nodes), or another scalar statistic of the nodes.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made if omitted.
-    band, output, legend : see :func:`pdpboot.plotting.plot_pd`
+    ax, band, output, legend : see :func:`pdpboot.plotting.plot_pd`
     sort : bool, default True
         Largest value at the top; otherwise the result's node order from the top.
     style : dict, optional
-        Matplotlib keywords merged over the defaults of ``"bar"`` (``ax.barh``), ``"interval"``
-        (``ax.hlines``) and ``"legend"``; ``False`` leaves the intervals or the legend out.
+        Matplotlib keywords of ``"bar"`` (``ax.barh``), ``"interval"`` (``ax.hlines``) and
+        ``"legend"``; ``False`` leaves the intervals or the legend out.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The Axes drawn on: one horizontal bar per node, y tick labels "a × b" (pairs) or the
-        feature name, x = the statistic.
-
-    See Also
-    --------
-    pdpboot.h_statistic : Computes the statistics drawn here.
-    pdpboot.h_statistic_test : A test of "no interaction" for one pair.
+        One horizontal bar per node, labelled "a × b" (pairs) or the feature.
 
     Examples
     --------
@@ -228,10 +211,10 @@ def plot_h_statistic(
     y = np.arange(len(order))[::-1]  # first in order at the top
     style = check_style(style, ("bar", "interval", "legend"), "plot_h_statistic")
     ax = new_ax(ax)
-    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, element_kw(style, "bar"))
+    kw = element_kw(style, "bar", {"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2})
     ax.barh(y, est_a[order], label="estimate", **kw)
     if np.isfinite(lo_a).any() and element_on(style, "interval", True):
-        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, element_kw(style, "interval"))
+        ikw = element_kw(style, "interval", {"colors": "k", "linewidths": 1.2, "zorder": 3})
         ax.hlines(y, lo_a[order], hi_a[order], label=band_label, **ikw)
     ax.set_yticks(y, [names[i] for i in order])
     ax.set_ylim(-0.6, len(order) - 0.4)
@@ -262,25 +245,15 @@ def plot_importance(
     table : pandas.DataFrame
         :func:`pdpboot.pd_importance`'s table of a result.
     output : label, optional
-        The output drawn; default: the only one, or the positive (last) class of a binary classifier,
+        The output drawn; default: the only one, the positive (last) class of a binary classifier,
         else the first.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made if omitted.
-    sort : bool, default True
-        Most important at the top; otherwise the table's order from the top.
-    legend : bool, default True
-        Say what the bar and the line are (above the axes).
-    style : dict, optional
-        As in :func:`plot_h_statistic`: ``"bar"``, ``"interval"``, ``"legend"``.
+    ax, sort, legend, style
+        As in :func:`plot_h_statistic`.
 
     Returns
     -------
     matplotlib.axes.Axes
         One horizontal bar per feature, x = the importance in the response's units.
-
-    See Also
-    --------
-    pdpboot.pd_importance : Computes the table drawn here.
 
     Examples
     --------
@@ -310,13 +283,13 @@ def plot_importance(
     style = check_style(style, ("bar", "interval", "legend"), "plot_importance")
     y = np.arange(len(rows))[::-1]
     ax = new_ax(ax)
-    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, element_kw(style, "bar"))
+    kw = element_kw(style, "bar", {"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2})
     ax.barh(y, rows["importance"], label="estimate", **kw)
     lower, upper = rows["lower"].to_numpy(float), rows["upper"].to_numpy(float)
     if np.isfinite(lower).any() and element_on(style, "interval", True):
         level = rows["confidence_level"].iloc[0]
         label = f"{100 * float(level):g} % {rows['method'].dropna().iloc[0]} interval"
-        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, element_kw(style, "interval"))
+        ikw = element_kw(style, "interval", {"colors": "k", "linewidths": 1.2, "zorder": 3})
         ax.hlines(y, lower, upper, label=label, **ikw)
     names = [f"{f} (levels)" if m == "range/4" else str(f) for f, m in zip(rows["feature"], rows["measure"])]
     ax.set_yticks(y, names)

@@ -11,7 +11,6 @@ import xarray as xr
 from ..schema import feature_nodes, get_node
 from ._common import (
     QUANTILE_NOTE,
-    SURFACE_ELEMENTS,
     BandChoice,
     array_of,
     as_names,
@@ -28,7 +27,6 @@ from ._common import (
     label_contours,
     legend_entries,
     lookup,
-    merge_kw,
     new_ax,
     pyplot,
     resolve_scale,
@@ -61,19 +59,18 @@ def plot_pd_contour(
 ):
     """Plot a 2-D partial dependence surface, its band bounds or its band width.
 
-    Numeric x numeric pairs are drawn as filled contours with labelled contour lines; pairs with
-    a categorical feature as heatmaps (categorical x categorical cells annotated with values).
+    Numeric pairs as filled contours with labelled contour lines; pairs with a categorical feature
+    as heatmaps (categorical x categorical cells annotated with values).
 
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A pdpboot result, the pair's node, or its Dataset, with ``pd``
-        (``output``, a, b) and ``pd_band`` (``ci_bound``, ``output``, a, b).
+        A pdpboot result, the pair's node, or its Dataset.
     pair : (str, str)
         The two feature names; the first goes on the x-axis.
     variable : str, default "pd"
-        The effect drawn, with its ``<variable>_band``: ``"pd"``, or ``"ale"``
-        (a second-order ALE surface, drawn on a diverging colour map).
+        The effect drawn, with its ``<variable>_band``: ``"pd"``, or ``"ale"`` (a second-order ALE
+        surface, on a diverging colour map).
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     what : {"estimate", "width", "lower", "upper"}, default "estimate"
@@ -85,31 +82,22 @@ def plot_pd_contour(
     mark : {"hatch", "mask"}, optional
         Hatch (or leave blank) the cells whose band contains the ``reference``.
     reference : {"additive", "zero"}, default "additive"
-        "additive": the no-interaction surface built from the 1-D PDs (or the
-        surface's margins), matched to the surface's mean; "zero": 0.
+        "additive": the no-interaction surface from the 1-D PDs (or the surface's margins), matched
+        to the surface's mean; "zero": 0.
     rug : bool, default True
         Decile ticks of numeric features on both axes.
     scale : {"auto", "linear", "quantile"}, default "auto"
         As in :func:`plot_pd`, for each numeric axis.
     style : dict, optional
-        Matplotlib keywords per element, merged over the defaults:
-        ``"surface"`` (``ax.contourf``, or ``ax.pcolormesh`` for heatmaps;
-        ``levels``: a number of contour levels, default 8, or the levels;
-        ``cmap``: default "viridis", "magma_r" for the width), ``"lines"``
-        (``ax.contour``), ``"labels"`` (contour or cell labels),
-        ``"colorbar"``, ``"hatch"`` and ``"rug"``; ``False`` leaves an element
-        out, ``{"labels": True}`` forces value labels on.
+        Matplotlib keywords per element, merged over the defaults: ``"surface"`` (``contourf`` or
+        ``pcolormesh``; ``levels``: a number, default 8, or the levels; ``cmap``), ``"lines"``,
+        ``"labels"`` (contour or cell labels; True forces them on), ``"colorbar"``, ``"hatch"`` and
+        ``"rug"``; ``False`` leaves an element out.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The Axes drawn on: x = ``pair[0]``'s grid, y = ``pair[1]``'s grid, colour = ``what``.
-
-    See Also
-    --------
-    plot_pd : 1-D curves.
-    plot_pd_panels : Curves and surfaces of a whole result in one figure.
-    pdpboot.h_statistic : How strong the interaction of the pair is, with an interval.
+        x = ``pair[0]``'s grid, y = ``pair[1]``'s grid, colour = ``what``.
 
     Examples
     --------
@@ -140,8 +128,8 @@ def plot_pd_contour(
                          f"Variables: {sorted(map(str, ds.data_vars))[:12]}.")
     ds, label, n_outputs = select_output(ds, attrs, output)
     surface = array_of(ds[variable], names, variable)
-    style = check_style(style, SURFACE_ELEMENTS, "plot_pd_contour")
-    surface_kw = dict(element_kw(style, "surface") or {})
+    style = check_style(style, ("surface", "lines", "labels", "colorbar", "hatch", "rug"), "plot_pd_contour")
+    surface_kw = element_kw(style, "surface")
     levels = surface_kw.pop("levels", 8)
     cmap = surface_kw.pop("cmap", None)
     need_band = what != "estimate" or mark is not None
@@ -204,10 +192,10 @@ def plot_pd_contour(
                                  discrete=not isinstance(levels, (int, np.integer)))
         lines = None
     else:
-        kw = merge_kw({"levels": level_values, "cmap": cmap, "extend": "neither"}, surface_kw)
+        kw = {"levels": level_values, "cmap": cmap, "extend": "neither", **surface_kw}
         mappable = ax.contourf(axes_pos[0], axes_pos[1], show, **kw)
-        line_kw = merge_kw({"levels": mappable.levels, "colors": "k", "linewidths": 0.5, "alpha": 0.6},
-                           element_kw(style, "lines"))
+        line_kw = element_kw(style, "lines", {"levels": mappable.levels, "colors": "k", "linewidths": 0.5,
+                                              "alpha": 0.6})
         lines = ax.contour(axes_pos[0], axes_pos[1], show, **line_kw) if element_on(style, "lines", True) else None
     if flagged is not None:
         what_ref = "additive surface" if reference == "additive" else "0"
@@ -221,16 +209,15 @@ def plot_pd_contour(
         else:
             fewer_ticks(ax, "xy"[i], nbins=4)
         if rug:
-            draw_rug(ax, deciles(attrs, i), "xy"[i], merge_kw({"path_effects": [stroke(2.2)]},
-                                                              element_kw(style, "rug")))
+            draw_rug(ax, deciles(attrs, i), "xy"[i], element_kw(style, "rug", {"path_effects": [stroke(2.2)]}))
     ax.set_xlabel(f"{names[0]} {QUANTILE_NOTE}" if quantile[0] else names[0])
     ax.set_ylabel(f"{names[1]} {QUANTILE_NOTE}" if quantile[1] else names[1])
     if element_on(style, "colorbar", True):
-        cbar = ax.figure.colorbar(mappable, ax=ax, **merge_kw({"label": cbar_label}, element_kw(style, "colorbar")))
+        cbar = ax.figure.colorbar(mappable, ax=ax, **element_kw(style, "colorbar", {"label": cbar_label}))
         cbar.ax.tick_params(labelsize="small")
     if lines is not None and (what != "width" if labels_on is None else labels_on) and len(lines.levels):
-        label_contours(ax, lines, lines.levels[::2], merge_kw({"fontsize": "x-small", "fmt": "{:.3g}".format},
-                                                             element_kw(style, "labels")))
+        label_contours(ax, lines, lines.levels[::2],
+                       element_kw(style, "labels", {"fontsize": "x-small", "fmt": "{:.3g}".format}))
     return ax
 
 
@@ -281,7 +268,7 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, style, surface_
         scale = {"norm": BoundaryNorm(level_values, ncolors=colormap.N)}
     else:
         scale = {"vmin": level_values[0], "vmax": level_values[-1]}
-    kw = merge_kw({"cmap": cmap, "shading": "flat", **scale}, surface_kw)
+    kw = {"cmap": cmap, "shading": "flat", **scale, **surface_kw}
     mesh = ax.pcolormesh(x_edges, y_edges, z, **kw)
     n_cells = z.shape[0] * z.shape[1]
     if annotate is None:
@@ -293,9 +280,9 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, style, surface_
                 continue
             r, g, b, _ = colormap(norm(value))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-            ax.text(pos[0][i], pos[1][j], f"{value:.3g}", **merge_kw(
-                {"ha": "center", "va": "center", "fontsize": "x-small", "color": "white" if dark else "black"},
-                element_kw(style, "labels")))
+            ax.text(pos[0][i], pos[1][j], f"{value:.3g}", **element_kw(
+                style, "labels", {"ha": "center", "va": "center", "fontsize": "x-small",
+                                  "color": "white" if dark else "black"}))
     return mesh
 
 
@@ -303,7 +290,7 @@ def _draw_flags(ax, pos, flagged, cat, mark: str, label: str, hatch_kw: Mapping 
     from matplotlib.patches import Patch, Rectangle
 
     if mark == "hatch":
-        kw = merge_kw({"hatch": "//", "edgecolor": "white", "linewidth": 0, "hatch_linewidth": 0.6}, hatch_kw)
+        kw = {"hatch": "//", "edgecolor": "white", "linewidth": 0, "hatch_linewidth": 0.6, **hatch_kw}
         hatch_lw = kw.pop("hatch_linewidth")
         if any(cat):  # a heatmap: hatch exactly its cells
             x_edges, y_edges = _cell_edges(pos, cat)
@@ -349,8 +336,6 @@ def plot_pd_panels(
 ):
     """Plot a grid of panels: 1-D PD curves with bands and 2-D PD contours.
 
-    Like scikit-learn's ``PartialDependenceDisplay``, with bootstrap bands.
-
     Parameters
     ----------
     result : xarray.DataTree
@@ -358,8 +343,7 @@ def plot_pd_panels(
     features : list of str or (str, str), optional
         Feature names and pairs to draw, in order; default: every node of the result.
     variable : str, default "pd"
-        The effect drawn in every panel (``"pd"``, or ``"ale"`` for an ALE result), with its
-        ``<variable>_band``.
+        The effect drawn in every panel, with its ``<variable>_band``.
     n_cols : int, default 3
         Panels per row.
     ax : matplotlib.axes.Axes or array-like of Axes, optional
@@ -367,27 +351,19 @@ def plot_pd_panels(
     band, ice, centered, output : see :func:`plot_pd`
         Passed to every 1-D panel (``band`` and ``output`` also to the 2-D panels).
     share : bool, default True
-        Give all 1-D panels the same y-limits (labelled once per row) and all
-        2-D estimate panels the same colour levels, with one colour bar.
+        The same y-limits for all 1-D panels (labelled once per row) and the same colour levels
+        for all 2-D estimate panels, with one colour bar.
     legend : bool, default True
         One legend for the 1-D panels: above the grid on a new figure, else in the first panel.
     panel_kw : dict, optional
-        ``"curve"``: keyword arguments of every :func:`plot_pd` (e.g.
-        ``{"rug": False, "style": {"line": {"color": "k"}}}``); ``"surface"``:
-        of every :func:`plot_pd_contour`; ``"size"``: (width, height) of one
-        panel in inches for a new figure, default (2.6, 2.2).
+        ``"curve"``: keywords of every :func:`plot_pd`; ``"surface"``: of every
+        :func:`plot_pd_contour`; ``"size"``: (width, height) of a panel in inches, default (2.6, 2.2).
 
     Returns
     -------
     figure : matplotlib.figure.Figure
     axes : numpy.ndarray of matplotlib.axes.Axes, shape (n_rows, n_cols)
         Row-major panels; unused trailing ones are hidden.
-
-    See Also
-    --------
-    plot_pd : One 1-D curve with its band(s) and ICE curves.
-    plot_pd_contour : One 2-D surface, its band bounds or its band width.
-    pdpboot.confidence_bands : Adds the bands drawn here.
 
     Examples
     --------
