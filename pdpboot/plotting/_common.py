@@ -451,9 +451,11 @@ def draw_legend(ax, legend: bool, legend_kw: Mapping, first: str | None = None, 
     ax.legend(handles, labels, **{**defaults, **legend_kw})
 
 
-def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, rug_kw: Mapping,
-                  quantile: bool = False) -> None:
-    """Category levels as x tick labels, or fewer numeric ticks (or a quantile-spaced axis) and the rug."""
+def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, style: Mapping, scale: str,
+                  name: str) -> None:
+    """Category levels as x tick labels, or fewer numeric ticks (or a quantile-spaced axis) and the rug; the label."""
+    quantile = scale != "linear" and resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
+    ax.set_xlabel(f"{name} {QUANTILE_NOTE}" if quantile else name)
     if categorical:
         set_levels_axis(ax, "x", grid)
         return
@@ -461,9 +463,9 @@ def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, 
         use_quantile_axis(ax, "x", deciles(attrs, 0), float(np.min(grid)), float(np.max(grid)))
     else:
         fewer_ticks(ax, "x")
-    if rug is not False and rug is not None:
-        values = deciles(attrs, 0) if rug is True else np.asarray(rug, dtype=float).ravel()
-        draw_rug(ax, values, "x", rug_kw)
+    if rug is not False and rug is not None and element_on(style, "rug"):
+        draw_rug(ax, deciles(attrs, 0) if rug is True else np.asarray(rug, dtype=float).ravel(), "x",
+                 element_kw(style, "rug"))
 
 
 def draw_curve(ax, x: np.ndarray, est: np.ndarray, bands: list, *, categorical: bool, est_label: str,

@@ -14,13 +14,11 @@ from ..grid import Grid
 from ..schema import get_node
 from ._common import (
     CURVE_KINDS,
-    QUANTILE_NOTE,
     BandChoice,
     array_of,
     as_names,
     check_style,
     curve_bands,
-    deciles,
     draw_curve,
     draw_legend,
     element_kw,
@@ -31,7 +29,6 @@ from ._common import (
     lookup,
     new_ax,
     pyplot,
-    resolve_scale,
     response_label,
     select_output,
     tick_positions,
@@ -134,8 +131,6 @@ def plot_pd(
         bands = [((lower - shift, upper - shift), sim, lab) for (lower, upper), sim, lab in bands]
 
     style = check_style(style, ("line", "band", "simultaneous", "ice", "rug", "legend"), "plot_pd", CURVE_KINDS)
-    if not element_on(style, "rug", True):
-        rug = False
     ax = new_ax(ax)
     if ice not in (False, None):  # 0 counts as False
         _draw_ice(ax, ds, name, x, ice, centered=centered, ice_kw=element_kw(style, "ice"))
@@ -147,10 +142,8 @@ def plot_pd(
         if flagged.any():
             ax.plot(np.asarray(x)[flagged], est[flagged], "x", color="tab:red", ms=6, zorder=4,
                     label="thin overlap: no band")
-    quantile = resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
-    finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
+    finish_x_axis(ax, grid, categorical, attrs, rug, style, scale, name)
     response = response_label(attrs, label, n_outputs)
-    ax.set_xlabel(f"{name} {QUANTILE_NOTE}" if quantile else name)
     if variable != "pd":
         response = f"{effect} of {response[0].lower()}{response[1:]}"
     ax.set_ylabel(f"{response} (centred)" if centered else response)
