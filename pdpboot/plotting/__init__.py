@@ -6,15 +6,10 @@ lazily.  Styling goes through one ``style=`` dict: element -> matplotlib keyword
 the defaults (the Okabe-Ito palette), or False to leave the element out.
 """
 
-from ._data import BandChoice
-from ._scale import is_skewed
-from ._style import OKABE_ITO, QUANTILE_NOTE, paper_style, tidy_ticks
-from .curves import plot_pd
-from .ice import plot_ice
-from .panels import plot_pd_panels
+from ._common import OKABE_ITO, QUANTILE_NOTE, BandChoice, is_skewed, paper_style, tidy_ticks
+from .curves import plot_ice, plot_pd, plot_target
 from .statistics import plot_h_statistic, plot_heterogeneity, plot_importance
-from .surfaces import plot_pd_contour
-from .target import plot_target
+from .surfaces import plot_pd_contour, plot_pd_panels
 from .tidy import TIDY_COLUMNS, plot_facets, tidy
 
 __all__ = [

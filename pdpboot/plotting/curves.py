@@ -1,4 +1,4 @@
-"""1-D curves: :func:`plot_pd` (PD with bands and ICE curves)."""
+"""1-D curves: :func:`plot_pd` (PD, bands, ICE), :func:`plot_ice` (a fitted model's ICE), :func:`plot_target`."""
 
 from __future__ import annotations
 
@@ -8,35 +8,33 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from ._data import (
+from .._pd import partial_dependence
+from ..binned import binned_outcome
+from ..grid import Grid
+from ..schema import get_node
+from ._common import (
+    CURVE_KINDS,
     BandChoice,
     array_of,
     as_names,
-    curve_bands,
-    deciles,
-    is_categorical,
-    lookup,
-    response_label,
-    select_output,
-)
-from ._scale import resolve_scale
-from ._style import (
-    CURVE_ELEMENTS,
-    CURVE_KINDS,
-    ICE_COLOR,
-    QUANTILE_NOTE,
     check_style,
+    curve_bands,
     draw_curve,
     draw_legend,
     element_kw,
     element_on,
     finish_x_axis,
-    merge_kw,
+    is_categorical,
+    legend_entries,
+    lookup,
     new_ax,
+    pyplot,
+    response_label,
+    select_output,
     tick_positions,
 )
 
-__all__ = ["plot_pd"]
+__all__ = ["plot_ice", "plot_pd", "plot_target"]
 
 
 def plot_pd(
@@ -59,56 +57,44 @@ def plot_pd(
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A pdpboot result, one of its feature nodes, or a node's Dataset, with
-        ``pd`` (``output``, feature) and, if present, ``pd_band`` and
-        ``pd_band_pointwise`` (``ci_bound``, ``output``, feature) and ``ice``.
+        A pdpboot result, one of its feature nodes, or a node's Dataset.
     feature : str
         The feature name.
     variable : str, default "pd"
-        The effect drawn: ``"pd"``, or any ``<name>`` with its ``<name>_band``
-        (e.g. ``"ale"``).
+        The effect drawn: ``"pd"``, or any ``<name>`` with its ``<name>_band`` (e.g. ``"ale"``).
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     band : bool or {"auto", "pointwise", "simultaneous"}, default "auto"
-        "auto" draws every band present, True the same but requires one,
-        "pointwise" / "simultaneous" only that band, False none.
+        "auto" draws every band present, True the same but requires one, "pointwise" /
+        "simultaneous" only that band, False none.
     ice : bool or int, default False
-        Draw the stored ICE curves: True for all, an int for a random subset
-        of that size (the same subset on every call).
+        Draw the stored ICE curves: True for all, an int for a fixed random subset of that size.
     centered : bool, default False
-        Anchor ICE curves and the PD at the first grid value; the bands drawn
-        are those of the change from there (``pd_centered_band``).
+        Anchor ICE curves and the PD at the first grid value, with the bands of the change from there.
     rug : bool or array-like, default True
         Ticks at the deciles of the feature (True), at given values, or none.
     output : label, optional
-        The output (class or target) to plot; default: the only output, or the
-        positive class of a binary classifier.
+        The output (class or target) to plot; default: the only output, or the positive class of a
+        binary classifier.
     legend : bool, default True
         Add a legend (above the axes when ICE curves are drawn).
     scale : {"auto", "linear", "quantile"}, default "auto"
-        The x-axis of a numeric feature: "quantile" spaces it by the data's
-        deciles; "auto" does so for a strongly skewed feature
-        (:func:`pdpboot.plotting.is_skewed`).
+        "quantile" spaces a numeric x-axis by the data's deciles; "auto" does so for a strongly
+        skewed feature (:func:`pdpboot.plotting.is_skewed`).
     style : dict, optional
-        Matplotlib keywords per element, merged over the defaults: ``"line"``
-        (the estimate), ``"band"``, ``"simultaneous"``, ``"ice"`` (a
-        ``LineCollection``), ``"rug"`` and ``"legend"``; ``False`` leaves an
-        element out.  ``{"line": {"kind": "bars"}}`` draws a categorical
-        feature's estimate as bars (default ``"points"``),
-        ``{"simultaneous": {"kind": "fill"}}`` the simultaneous band as a
-        shaded region (default ``"lines"``: dashed bounds).
+        Matplotlib keywords per element, merged over the defaults: ``"line"``, ``"band"``,
+        ``"simultaneous"``, ``"ice"``, ``"rug"``, ``"legend"``; ``False`` leaves an element out.
+        ``{"line": {"kind": "bars"}}`` draws a categorical estimate as bars (default ``"points"``),
+        ``{"simultaneous": {"kind": "fill"}}`` the simultaneous band shaded (default ``"lines"``).
 
     Returns
     -------
     matplotlib.axes.Axes
-        The Axes drawn on: x = the feature's grid (category levels as tick labels), y = the
-        response (e.g. "Predicted Price", "P(class = 1)").
+        x = the feature's grid (category levels as tick labels), y = the response.
 
     See Also
     --------
-    plot_pd_panels : Every feature of a result in a grid of panels.
-    plot_heterogeneity : How much the ICE curves spread, with a band.
-    pdpboot.confidence_bands : Adds the bands drawn here (``simultaneous=True`` for both kinds).
+    plot_pd_panels, plot_heterogeneity, pdpboot.confidence_bands
 
     Examples
     --------
@@ -144,9 +130,7 @@ def plot_pd(
         est = est - shift
         bands = [((lower - shift, upper - shift), sim, lab) for (lower, upper), sim, lab in bands]
 
-    style = check_style(style, CURVE_ELEMENTS, "plot_pd", CURVE_KINDS)
-    if not element_on(style, "rug", True):
-        rug = False
+    style = check_style(style, ("line", "band", "simultaneous", "ice", "rug", "legend"), "plot_pd", CURVE_KINDS)
     ax = new_ax(ax)
     if ice not in (False, None):  # 0 counts as False
         _draw_ice(ax, ds, name, x, ice, centered=centered, ice_kw=element_kw(style, "ice"))
@@ -158,10 +142,8 @@ def plot_pd(
         if flagged.any():
             ax.plot(np.asarray(x)[flagged], est[flagged], "x", color="tab:red", ms=6, zorder=4,
                     label="thin overlap: no band")
-    quantile = resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
-    finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
+    finish_x_axis(ax, grid, categorical, attrs, rug, style, scale, name)
     response = response_label(attrs, label, n_outputs)
-    ax.set_xlabel(f"{name} {QUANTILE_NOTE}" if quantile else name)
     if variable != "pd":
         response = f"{effect} of {response[0].lower()}{response[1:]}"
     ax.set_ylabel(f"{response} (centred)" if centered else response)
@@ -190,8 +172,215 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
     if centered:
         curves = curves - curves[:, :1]
     segments = np.stack([np.broadcast_to(x, curves.shape), curves], axis=-1)
-    kw = merge_kw({"colors": ICE_COLOR, "linewidths": 0.5, "alpha": 0.3, "zorder": 1.5}, ice_kw)
+    kw = {"colors": "0.45", "linewidths": 0.5, "alpha": 0.3, "zorder": 1.5, **ice_kw}
     what = "centred ICE" if centered else "ICE"
     kw.setdefault("label", f"{what} ({len(curves)} curves)")
     ax.add_collection(LineCollection(segments, **kw))
     ax.autoscale_view()
+
+
+
+
+def plot_ice(
+    estimator: Any,
+    X: Any,
+    feature: Hashable,
+    *,
+    result: xr.DataTree | None = None,
+    ice: int | bool = 50,
+    centered: bool = False,
+    band: BandChoice = "auto",
+    output: Hashable | None = None,
+    response_method: str = "auto",
+    ax: Any = None,
+    scale: Literal["auto", "linear", "quantile"] = "auto",
+    style: Mapping[str, Mapping | bool] | None = None,
+):
+    """Plot ICE curves of a fitted model (and its PD), computed now: no result with stored ICE needed.
+
+    Without ``result`` on a 50-point grid between the 5th and 95th percentile; with ``result`` (a
+    bootstrap of the same model on the same data) on its grid, under its PD estimate and band.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        The model (usually the one fitted on all of ``X``).
+    X : DataFrame or array of shape (n_rows, n_columns)
+        The rows whose ICE curves are drawn.
+    feature : str or int
+        The feature.
+    result : xarray.DataTree, optional
+        A pdpboot result holding ``feature``: its grid, PD estimate and bands are used.
+    ice : int or True, default 50
+        How many rows get a curve (a fixed random subset), or True for every row.
+    centered, band, output, ax, scale, style
+        As in :func:`plot_pd` (no band without ``result``).
+    response_method : {"auto", "predict_proba", "decision_function", "predict"}, default "auto"
+        What is averaged, as in :func:`pdpboot.partial_dependence`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Grey ICE curves under the PD (and its band).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> model = LinearRegression().fit(X, X["a"] + rng.normal(size=60))
+    >>> ax = pdpboot.plot_ice(model, X, "a", ice=20)
+    >>> len(ax.collections[0].get_segments())
+    20
+    """
+    if isinstance(ice, bool) and not ice:
+        raise ValueError("plot_ice draws ICE curves: ice must be True or a positive number of rows; got False.")
+    if not isinstance(ice, bool) and (not isinstance(ice, (int, np.integer)) or ice < 1):
+        raise ValueError(f"ice must be True or a positive number of rows; got {ice!r}.")
+    settings: dict = {}
+    node = None
+    if result is not None:
+        node = get_node(result, feature)
+        name = str(node.attrs["features"][0])
+        categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+        settings = {"grid": Grid(custom_values={name: node[name].values},
+                                 categorical_features=[name] if categorical else None)}
+        if result.attrs.get("task") != "classification":  # a regressor's outputs are named after the target
+            settings["target_names"] = [str(v) for v in node["output"].values.tolist()]
+    one = partial_dependence(estimator, X, [feature], kind="both", max_ice_instances=None if ice is True else int(ice),
+                             response_method=response_method, rng=0, **settings)
+    computed = next(iter(one.children.values()))
+    if node is None:
+        drawn = computed
+    else:  # the result's estimate and bands, with the ICE curves of the model on its grid
+        ds = node.to_dataset()
+        if "ice" in ds:
+            ds = ds.drop_vars([v for v in ds.data_vars if "instance" in ds[v].dims]).drop_dims("instance")
+        ice_da = computed["ice"]
+        if list(ice_da["output"].values) != list(ds["output"].values):
+            raise ValueError(f"The model's outputs {list(ice_da['output'].values)} differ from the result's "
+                             f"{list(ds['output'].values)}; pass the model the result was made with.")
+        ds["ice"] = ice_da.variable if ice_da.dims == ("instance", "output", str(ds.attrs["features"][0])) \
+            else ice_da.transpose("instance", "output", ...).variable
+        ds = ds.assign_coords(instance=ice_da["instance"].values)
+        drawn = xr.DataTree(ds, name=node.name)
+        drawn.attrs = {**result.attrs, **node.attrs}
+    return plot_pd(drawn, feature if node is None else str(node.attrs["features"][0]), ax=ax,
+                   band=band if node is not None else False, ice=True, centered=centered, output=output,
+                   scale=scale, style=style)
+
+
+
+
+def plot_target(
+    result: xr.DataTree,
+    X: Any,
+    y: Any,
+    feature: Hashable,
+    *,
+    output: Hashable | None = None,
+    ax: Sequence[Any] | None = None,
+    band: BandChoice = "auto",
+    scale: Literal["auto", "linear", "quantile"] = "auto",
+    legend: bool = True,
+    style: Mapping[str, Mapping | bool] | None = None,
+):
+    """Plot the PD with its band beside the actual outcome and the number of rows per grid bin.
+
+    PDPbox's target plot, with uncertainty: the upper panel draws the PD, its band and the mean of
+    ``y`` per grid bin (a class share, for a classifier); the lower panel the rows per bin.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result with a 1-D node of ``feature``.
+    X : pandas.DataFrame
+        The rows to bin (usually the ones the result was computed on).
+    y : array-like of shape (n_rows,)
+        The observed outcome: numbers, or class labels of a classifier.
+    feature : str
+        The feature.
+    ax : pair of matplotlib.axes.Axes, optional
+        The upper (PD, observed) and lower (counts) Axes; default: a new figure.
+    output, band, scale, legend
+        As in :func:`plot_pd` (both panels share the x-axis; the legend goes above).
+    style : dict, optional
+        Matplotlib keywords for ``"observed"`` (``ax.plot``), ``"counts"`` (``ax.bar``) and, as in
+        :func:`plot_pd`, ``"line"``, ``"band"``, ``"simultaneous"``, ``"rug"``, ``"legend"``.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes, shape (2,)
+        The upper and the lower Axes.
+
+    See Also
+    --------
+    pdpboot.binned_outcome : The table drawn here.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> y = X["a"] + rng.normal(size=60)
+    >>> res = pdpboot.confidence_bands(pdpboot.bootstrap_partial_dependence(
+    ...     LinearRegression(), X, y, ["a"], n_resamples=5, grid=pdpboot.Grid(6), rng=0,
+    ...     execution=pdpboot.Execution(progress=False)))
+    >>> top, bottom = pdpboot.plot_target(res, X, y, "a")
+    >>> bottom.get_ylabel()
+    'rows'
+    """
+    style = check_style(style, ("observed", "counts", "line", "band", "simultaneous", "rug", "legend"),
+                        "plot_target")
+    table = binned_outcome(result, X, y, feature)
+    ds, attrs, _ = lookup(result, feature)
+    name = str(attrs["features"][0])
+    _, label, _ = select_output(ds, attrs, output)
+    rows = table[table["output"] == label]
+    categorical = is_categorical(ds, attrs, name, 0)
+    if ax is None:
+        fig, axes = pyplot().subplots(2, 1, sharex=True, figsize=(6.0, 4.6), layout="constrained",
+                                      gridspec_kw={"height_ratios": [3, 1]})
+    else:
+        axes = np.asarray(ax, dtype=object).ravel()
+        if axes.size != 2:
+            raise ValueError(f"ax must be two Axes (PD above, counts below); got {axes.size}.")
+    top, bottom = axes
+    if not top.get_shared_x_axes().joined(top, bottom):
+        bottom.sharex(top)  # one x-axis (and scale) for both panels
+    curve_style = {k: v for k, v in style.items() if k not in ("observed", "counts")}
+    plot_pd(result, feature, ax=top, band=band, output=output, legend=False, scale=scale, style=curve_style)
+    x = np.arange(len(rows), dtype=float) if categorical else rows["value"].to_numpy(dtype=float)
+    classification = str(top.get_ylabel()).startswith("P(class")
+    what = f"observed share of class {label}" if classification else "observed mean outcome"
+    kw = element_kw(style, "observed", {  # black and white: apart from the band's blue and vermillion
+        "color": "0.1", "marker": "D", "markersize": 3.5, "markerfacecolor": "white",
+        "linestyle": "none" if categorical else ":", "linewidth": 0.9, "zorder": 3.8})
+    top.plot(x, rows["observed"].to_numpy(dtype=float), label=f"{what} per {'level' if categorical else 'bin'}", **kw)
+    counts = rows["count"].to_numpy(dtype=float)
+    bar = element_kw(style, "counts", {"color": "0.6", "edgecolor": "white", "linewidth": 0.5})
+    if categorical:
+        bottom.bar(x, counts, width=0.6, **bar)
+    else:
+        # bars over each bin within the grid's range (the open outer bins, which also hold the rows beyond
+        # the grid, end at the first and last grid value, so the panel spans the PD's range)
+        low = np.clip(rows["low"].to_numpy(dtype=float), x[0], x[-1])
+        high = np.clip(rows["high"].to_numpy(dtype=float), x[0], x[-1])
+        if len(x) == 1:
+            low, high = x - 0.5, x + 0.5
+        bottom.bar(low, counts, width=high - low, align="edge", **bar)
+    bottom.set_ylabel("rows")
+    bottom.set_xlabel(top.get_xlabel())
+    top.set_xlabel("")
+    top.tick_params(labelbottom=False)
+    if legend:
+        effect = "PD estimate" if "PD estimate" in top.get_legend_handles_labels()[1] else None
+        handles, labels = legend_entries(top, effect)
+        narrow = top.figure.get_figwidth() < 4.5  # one column on a single-column paper figure
+        top.legend(handles, labels, **element_kw(style, "legend", {"fontsize": "small", "loc": "lower center",
+                                                "bbox_to_anchor": (0.5, 1.0), "ncols": 1 if narrow else 2,
+                                                "frameon": False, "borderaxespad": 0.2}))
+    return np.array([top, bottom], dtype=object)

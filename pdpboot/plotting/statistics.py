@@ -10,33 +10,27 @@ import pandas as pd
 import xarray as xr
 
 from ..schema import feature_nodes
-from ._data import (
+from ._common import (
+    CURVE_KINDS,
+    OKABE_ITO,
     BandChoice,
     array_of,
     as_names,
     band_bounds,
-    curve_bands,
-    deciles,
-    find_bands,
-    is_categorical,
-    lookup,
-    response_label,
-    select_output,
-)
-from ._scale import resolve_scale
-from ._style import (
-    CURVE_KINDS,
-    OKABE_ITO,
-    QUANTILE_NOTE,
     check_style,
+    curve_bands,
     draw_curve,
     draw_legend,
     element_kw,
     element_on,
     fewer_ticks,
+    find_bands,
     finish_x_axis,
-    merge_kw,
+    is_categorical,
+    lookup,
     new_ax,
+    response_label,
+    select_output,
     tick_positions,
 )
 
@@ -71,29 +65,22 @@ def plot_heterogeneity(
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A result with heterogeneity statistics (see :func:`pdpboot.ice_heterogeneity`), one of its
-        nodes, or a node's Dataset.  Uses ``<stat>`` (``output``, feature) and ``<stat>_band``
-        (``ci_bound``, ``output``, feature) if present.
+        A result with heterogeneity statistics (:func:`pdpboot.ice_heterogeneity`), one of its
+        nodes, or a node's Dataset.
     feature : str
         The feature name.
     stat : str, default "ice_sd"
-        The statistic: "ice_sd" (spread of ICE curves), "cice_sd" (of centred ICE curves),
-        "dice_sd" (of derivative ICE curves), or any variable of the node over the feature's grid.
+        "ice_sd", "cice_sd" (centred), "dice_sd" (derivative), or any variable over the grid.
     ax, band, output, rug, legend, scale
         As in :func:`pdpboot.plotting.plot_pd`.
     style : dict, optional
-        As in :func:`pdpboot.plotting.plot_pd`, with the elements ``"line"``, ``"band"``,
-        ``"simultaneous"`` (default kind ``"fill"``), ``"rug"`` and ``"legend"``.
+        As in :func:`pdpboot.plotting.plot_pd`: ``"line"``, ``"band"``, ``"simultaneous"`` (default
+        kind ``"fill"``), ``"rug"``, ``"legend"``.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The Axes drawn on: x = the feature's grid, y = the statistic.
-
-    See Also
-    --------
-    pdpboot.ice_heterogeneity : Computes the statistics drawn here.
-    plot_pd : The PD curve with its ICE curves.
+        x = the feature's grid, y = the statistic.
 
     Examples
     --------
@@ -133,15 +120,11 @@ def plot_heterogeneity(
     bands = curve_bands(ds, attrs, stat, band, dim)
     style = check_style(style, ("line", "band", "simultaneous", "rug", "legend"), "plot_heterogeneity",
                         {"simultaneous": CURVE_KINDS["simultaneous"]})
-    if not element_on(style, "rug", True):
-        rug = False
     ax = new_ax(ax)
     draw_curve(ax, x, est, bands, categorical=categorical, est_label="estimate", style=style,
                simultaneous_kind="fill")
-    quantile = dim == name and resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
-    finish_x_axis(ax, grid, categorical, attrs, rug, element_kw(style, "rug"), quantile=quantile)
+    finish_x_axis(ax, grid, categorical, attrs, rug, style, scale if dim == name else "linear", name)
     what = ds[stat].attrs.get("long_name") or _STAT_LABELS.get(stat, stat)
-    ax.set_xlabel(f"{name} {QUANTILE_NOTE}" if quantile else name)
     ax.set_ylabel(f"{what}\n({response_label(attrs, label, n_outputs)})")
     draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate")
     return ax
@@ -163,29 +146,20 @@ def plot_h_statistic(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`pdpboot.h_statistic`: every node holding ``stat`` gets one bar, with
-        ``<stat>_band`` as its interval.
+        A result of :func:`pdpboot.h_statistic`: every node holding ``stat`` gets one bar.
     stat : str, default "h2"
         "h2" (pair nodes), "h2_overall" (1-D nodes), or another scalar statistic of the nodes.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made if omitted.
-    band, output, legend : see :func:`pdpboot.plotting.plot_pd`
+    ax, band, output, legend : see :func:`pdpboot.plotting.plot_pd`
     sort : bool, default True
         Largest value at the top; otherwise the result's node order from the top.
     style : dict, optional
-        Matplotlib keywords merged over the defaults of ``"bar"`` (``ax.barh``), ``"interval"``
-        (``ax.hlines``) and ``"legend"``; ``False`` leaves the intervals or the legend out.
+        Matplotlib keywords of ``"bar"`` (``ax.barh``), ``"interval"`` (``ax.hlines``) and
+        ``"legend"``; ``False`` leaves the intervals or the legend out.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The Axes drawn on: one horizontal bar per node, y tick labels "a × b" (pairs) or the
-        feature name, x = the statistic.
-
-    See Also
-    --------
-    pdpboot.h_statistic : Computes the statistics drawn here.
-    pdpboot.h_statistic_test : A test of "no interaction" for one pair.
+        One horizontal bar per node, labelled "a × b" (pairs) or the feature.
 
     Examples
     --------
@@ -206,9 +180,7 @@ def plot_h_statistic(
         raise TypeError("plot_h_statistic needs a pdpboot result (an xarray.DataTree).")
     nodes = [node for node in feature_nodes(result) if stat in node.dataset.data_vars]
     if not nodes:
-        raise ValueError(
-            f"No node of this result has a {stat!r} variable; run pdpboot.h_statistic(result) first."
-        )
+        raise ValueError(f"No node of this result has a {stat!r} variable; run pdpboot.h_statistic(result) first.")
     names, est, lows, highs, band_label, label, n_outputs = [], [], [], [], None, None, 1
     for node in nodes:
         ds = node.to_dataset()
@@ -217,35 +189,18 @@ def plot_h_statistic(
         names.append(" × ".join(as_names(node.attrs["features"])))
         est.append(float(array_of(ds[stat], [], stat)))
         found = find_bands(ds, attrs, stat, band, noun="interval")
-        if found:
-            lo, hi = band_bounds(found[0][0], [])
-            lows.append(float(lo))
-            highs.append(float(hi))
-            band_label = found[0][2]
-        else:
-            lows.append(np.nan)
-            highs.append(np.nan)
+        lo, hi = band_bounds(found[0][0], []) if found else (np.nan, np.nan)
+        lows.append(float(lo))
+        highs.append(float(hi))
+        band_label = found[0][2] if found else band_label
     est_a, lo_a, hi_a = np.array(est), np.array(lows), np.array(highs)
     order = np.argsort(-est_a, kind="stable") if sort else np.arange(len(est_a))
-    y = np.arange(len(order))[::-1]  # first in order at the top
     style = check_style(style, ("bar", "interval", "legend"), "plot_h_statistic")
-    ax = new_ax(ax)
-    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, element_kw(style, "bar"))
-    ax.barh(y, est_a[order], label="estimate", **kw)
-    if np.isfinite(lo_a).any() and element_on(style, "interval", True):
-        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, element_kw(style, "interval"))
-        ax.hlines(y, lo_a[order], hi_a[order], label=band_label, **ikw)
-    ax.set_yticks(y, [names[i] for i in order])
-    ax.set_ylim(-0.6, len(order) - 0.4)
-    ax.set_xlim(left=0)
-    fewer_ticks(ax, "x")
     what = _STAT_LABELS.get(stat, stat)
     if n_outputs > 1:
         what += f"\n{response_label(result.attrs, label, n_outputs)}"
-    ax.set_xlabel(what)
-    draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate",
-                above=True)
-    return ax
+    return _bars(ax, style, est_a[order], lo_a[order], hi_a[order], [names[i] for i in order], band_label, what,
+                 legend)
 
 
 def plot_importance(
@@ -264,25 +219,15 @@ def plot_importance(
     table : pandas.DataFrame
         :func:`pdpboot.pd_importance`'s table of a result.
     output : label, optional
-        The output drawn; default: the only one, or the positive (last) class of a binary classifier,
+        The output drawn; default: the only one, the positive (last) class of a binary classifier,
         else the first.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made if omitted.
-    sort : bool, default True
-        Most important at the top; otherwise the table's order from the top.
-    legend : bool, default True
-        Say what the bar and the line are (above the axes).
-    style : dict, optional
-        As in :func:`plot_h_statistic`: ``"bar"``, ``"interval"``, ``"legend"``.
+    ax, sort, legend, style
+        As in :func:`plot_h_statistic`.
 
     Returns
     -------
     matplotlib.axes.Axes
         One horizontal bar per feature, x = the importance in the response's units.
-
-    See Also
-    --------
-    pdpboot.pd_importance : Computes the table drawn here.
 
     Examples
     --------
@@ -310,23 +255,31 @@ def plot_importance(
     if sort:
         rows = rows.sort_values("importance", ascending=False, kind="stable")
     style = check_style(style, ("bar", "interval", "legend"), "plot_importance")
-    y = np.arange(len(rows))[::-1]
-    ax = new_ax(ax)
-    kw = merge_kw({"color": OKABE_ITO["sky_blue"], "height": 0.6, "zorder": 2}, element_kw(style, "bar"))
-    ax.barh(y, rows["importance"], label="estimate", **kw)
     lower, upper = rows["lower"].to_numpy(float), rows["upper"].to_numpy(float)
+    label = None
     if np.isfinite(lower).any() and element_on(style, "interval", True):
-        level = rows["confidence_level"].iloc[0]
-        label = f"{100 * float(level):g} % {rows['method'].dropna().iloc[0]} interval"
-        ikw = merge_kw({"colors": "k", "linewidths": 1.2, "zorder": 3}, element_kw(style, "interval"))
-        ax.hlines(y, lower, upper, label=label, **ikw)
+        label = f"{100 * float(rows['confidence_level'].iloc[0]):g} % {rows['method'].dropna().iloc[0]} interval"
     names = [f"{f} (levels)" if m == "range/4" else str(f) for f, m in zip(rows["feature"], rows["measure"])]
+    return _bars(ax, style, rows["importance"], lower, upper, names, label,
+                 "PD-based importance\n(SD of the PD curve; range / 4 for levels)"
+                 + (f"\noutput: {output}" if len(outputs) > 1 else ""), legend)
+
+
+def _bars(ax, style: Mapping, est, lower: np.ndarray, upper: np.ndarray, names: list, band_label: str | None,
+          xlabel: str, legend: bool):
+    """Horizontal bars from the top with their intervals, for :func:`plot_h_statistic` and :func:`plot_importance`."""
+    y = np.arange(len(names))[::-1]
+    ax = new_ax(ax)
+    ax.barh(y, est, label="estimate", **element_kw(style, "bar", {"color": OKABE_ITO["sky_blue"], "height": 0.6,
+                                                                  "zorder": 2}))
+    if np.isfinite(lower).any() and element_on(style, "interval", True):
+        ax.hlines(y, lower, upper, label=band_label, **element_kw(style, "interval", {"colors": "k", "linewidths": 1.2,
+                                                                                      "zorder": 3}))
     ax.set_yticks(y, names)
-    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(left=0)
     fewer_ticks(ax, "x")
-    ax.set_xlabel("PD-based importance\n(SD of the PD curve; range / 4 for levels)"
-                  + (f"\noutput: {output}" if len(outputs) > 1 else ""))
+    ax.set_xlabel(xlabel)
     draw_legend(ax, legend and element_on(style, "legend", True), element_kw(style, "legend"), first="estimate",
                 above=True)
     return ax

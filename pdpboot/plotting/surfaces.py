@@ -1,4 +1,4 @@
-"""2-D surfaces: :func:`plot_pd_contour` (filled contours or heatmaps, band width, hatching)."""
+"""2-D surfaces: :func:`plot_pd_contour` (contours or heatmaps, band width, hatching) and :func:`plot_pd_panels`."""
 
 from __future__ import annotations
 
@@ -8,37 +8,38 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from ..schema import get_node
-from ._data import (
+from ..schema import feature_nodes, get_node
+from ._common import (
+    QUANTILE_NOTE,
+    BandChoice,
     array_of,
     as_names,
     band_bounds,
-    deciles,
-    find_bands,
-    is_categorical,
-    lookup,
-    response_label,
-    select_output,
-)
-from ._scale import resolve_scale, use_quantile_axis
-from ._style import (
-    QUANTILE_NOTE,
-    SURFACE_ELEMENTS,
     check_style,
     contour_levels,
+    deciles,
     draw_rug,
     element_kw,
     element_on,
     fewer_ticks,
+    find_bands,
+    is_categorical,
     label_contours,
-    merge_kw,
+    legend_entries,
+    lookup,
     new_ax,
+    pyplot,
+    resolve_scale,
+    response_label,
+    select_output,
     set_levels_axis,
     stroke,
     tick_positions,
+    use_quantile_axis,
 )
+from .curves import plot_pd
 
-__all__ = ["plot_pd_contour"]
+__all__ = ["plot_pd_contour", "plot_pd_panels"]
 
 
 def plot_pd_contour(
@@ -58,19 +59,18 @@ def plot_pd_contour(
 ):
     """Plot a 2-D partial dependence surface, its band bounds or its band width.
 
-    Numeric x numeric pairs are drawn as filled contours with labelled contour lines; pairs with
-    a categorical feature as heatmaps (categorical x categorical cells annotated with values).
+    Numeric pairs as filled contours with labelled contour lines; pairs with a categorical feature
+    as heatmaps (categorical x categorical cells annotated with values).
 
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A pdpboot result, the pair's node, or its Dataset, with ``pd``
-        (``output``, a, b) and ``pd_band`` (``ci_bound``, ``output``, a, b).
+        A pdpboot result, the pair's node, or its Dataset.
     pair : (str, str)
         The two feature names; the first goes on the x-axis.
     variable : str, default "pd"
-        The effect drawn, with its ``<variable>_band``: ``"pd"``, or ``"ale"``
-        (a second-order ALE surface, drawn on a diverging colour map).
+        The effect drawn, with its ``<variable>_band``: ``"pd"``, or ``"ale"`` (a second-order ALE
+        surface, on a diverging colour map).
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if omitted.
     what : {"estimate", "width", "lower", "upper"}, default "estimate"
@@ -82,31 +82,22 @@ def plot_pd_contour(
     mark : {"hatch", "mask"}, optional
         Hatch (or leave blank) the cells whose band contains the ``reference``.
     reference : {"additive", "zero"}, default "additive"
-        "additive": the no-interaction surface built from the 1-D PDs (or the
-        surface's margins), matched to the surface's mean; "zero": 0.
+        "additive": the no-interaction surface from the 1-D PDs (or the surface's margins), matched
+        to the surface's mean; "zero": 0.
     rug : bool, default True
         Decile ticks of numeric features on both axes.
     scale : {"auto", "linear", "quantile"}, default "auto"
         As in :func:`plot_pd`, for each numeric axis.
     style : dict, optional
-        Matplotlib keywords per element, merged over the defaults:
-        ``"surface"`` (``ax.contourf``, or ``ax.pcolormesh`` for heatmaps;
-        ``levels``: a number of contour levels, default 8, or the levels;
-        ``cmap``: default "viridis", "magma_r" for the width), ``"lines"``
-        (``ax.contour``), ``"labels"`` (contour or cell labels),
-        ``"colorbar"``, ``"hatch"`` and ``"rug"``; ``False`` leaves an element
-        out, ``{"labels": True}`` forces value labels on.
+        Matplotlib keywords per element, merged over the defaults: ``"surface"`` (``contourf`` or
+        ``pcolormesh``; ``levels``: a number, default 8, or the levels; ``cmap``), ``"lines"``,
+        ``"labels"`` (contour or cell labels; True forces them on), ``"colorbar"``, ``"hatch"`` and
+        ``"rug"``; ``False`` leaves an element out.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The Axes drawn on: x = ``pair[0]``'s grid, y = ``pair[1]``'s grid, colour = ``what``.
-
-    See Also
-    --------
-    plot_pd : 1-D curves.
-    plot_pd_panels : Curves and surfaces of a whole result in one figure.
-    pdpboot.h_statistic : How strong the interaction of the pair is, with an interval.
+        x = ``pair[0]``'s grid, y = ``pair[1]``'s grid, colour = ``what``.
 
     Examples
     --------
@@ -137,8 +128,8 @@ def plot_pd_contour(
                          f"Variables: {sorted(map(str, ds.data_vars))[:12]}.")
     ds, label, n_outputs = select_output(ds, attrs, output)
     surface = array_of(ds[variable], names, variable)
-    style = check_style(style, SURFACE_ELEMENTS, "plot_pd_contour")
-    surface_kw = dict(element_kw(style, "surface") or {})
+    style = check_style(style, ("surface", "lines", "labels", "colorbar", "hatch", "rug"), "plot_pd_contour")
+    surface_kw = element_kw(style, "surface")
     levels = surface_kw.pop("levels", 8)
     cmap = surface_kw.pop("cmap", None)
     need_band = what != "estimate" or mark is not None
@@ -201,10 +192,10 @@ def plot_pd_contour(
                                  discrete=not isinstance(levels, (int, np.integer)))
         lines = None
     else:
-        kw = merge_kw({"levels": level_values, "cmap": cmap, "extend": "neither"}, surface_kw)
+        kw = {"levels": level_values, "cmap": cmap, "extend": "neither", **surface_kw}
         mappable = ax.contourf(axes_pos[0], axes_pos[1], show, **kw)
-        line_kw = merge_kw({"levels": mappable.levels, "colors": "k", "linewidths": 0.5, "alpha": 0.6},
-                           element_kw(style, "lines"))
+        line_kw = element_kw(style, "lines", {"levels": mappable.levels, "colors": "k", "linewidths": 0.5,
+                                              "alpha": 0.6})
         lines = ax.contour(axes_pos[0], axes_pos[1], show, **line_kw) if element_on(style, "lines", True) else None
     if flagged is not None:
         what_ref = "additive surface" if reference == "additive" else "0"
@@ -218,16 +209,15 @@ def plot_pd_contour(
         else:
             fewer_ticks(ax, "xy"[i], nbins=4)
         if rug:
-            draw_rug(ax, deciles(attrs, i), "xy"[i], merge_kw({"path_effects": [stroke(2.2)]},
-                                                              element_kw(style, "rug")))
+            draw_rug(ax, deciles(attrs, i), "xy"[i], element_kw(style, "rug", {"path_effects": [stroke(2.2)]}))
     ax.set_xlabel(f"{names[0]} {QUANTILE_NOTE}" if quantile[0] else names[0])
     ax.set_ylabel(f"{names[1]} {QUANTILE_NOTE}" if quantile[1] else names[1])
     if element_on(style, "colorbar", True):
-        cbar = ax.figure.colorbar(mappable, ax=ax, **merge_kw({"label": cbar_label}, element_kw(style, "colorbar")))
+        cbar = ax.figure.colorbar(mappable, ax=ax, **element_kw(style, "colorbar", {"label": cbar_label}))
         cbar.ax.tick_params(labelsize="small")
     if lines is not None and (what != "width" if labels_on is None else labels_on) and len(lines.levels):
-        label_contours(ax, lines, lines.levels[::2], merge_kw({"fontsize": "x-small", "fmt": "{:.3g}".format},
-                                                             element_kw(style, "labels")))
+        label_contours(ax, lines, lines.levels[::2],
+                       element_kw(style, "labels", {"fontsize": "x-small", "fmt": "{:.3g}".format}))
     return ax
 
 
@@ -278,7 +268,7 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, style, surface_
         scale = {"norm": BoundaryNorm(level_values, ncolors=colormap.N)}
     else:
         scale = {"vmin": level_values[0], "vmax": level_values[-1]}
-    kw = merge_kw({"cmap": cmap, "shading": "flat", **scale}, surface_kw)
+    kw = {"cmap": cmap, "shading": "flat", **scale, **surface_kw}
     mesh = ax.pcolormesh(x_edges, y_edges, z, **kw)
     n_cells = z.shape[0] * z.shape[1]
     if annotate is None:
@@ -290,9 +280,9 @@ def _draw_heatmap(ax, pos, z, level_values, cmap, cat, annotate, style, surface_
                 continue
             r, g, b, _ = colormap(norm(value))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-            ax.text(pos[0][i], pos[1][j], f"{value:.3g}", **merge_kw(
-                {"ha": "center", "va": "center", "fontsize": "x-small", "color": "white" if dark else "black"},
-                element_kw(style, "labels")))
+            ax.text(pos[0][i], pos[1][j], f"{value:.3g}", **element_kw(
+                style, "labels", {"ha": "center", "va": "center", "fontsize": "x-small",
+                                  "color": "white" if dark else "black"}))
     return mesh
 
 
@@ -300,7 +290,7 @@ def _draw_flags(ax, pos, flagged, cat, mark: str, label: str, hatch_kw: Mapping 
     from matplotlib.patches import Patch, Rectangle
 
     if mark == "hatch":
-        kw = merge_kw({"hatch": "//", "edgecolor": "white", "linewidth": 0, "hatch_linewidth": 0.6}, hatch_kw)
+        kw = {"hatch": "//", "edgecolor": "white", "linewidth": 0, "hatch_linewidth": 0.6, **hatch_kw}
         hatch_lw = kw.pop("hatch_linewidth")
         if any(cat):  # a heatmap: hatch exactly its cells
             x_edges, y_edges = _cell_edges(pos, cat)
@@ -325,3 +315,168 @@ def _draw_flags(ax, pos, flagged, cat, mark: str, label: str, hatch_kw: Mapping 
 def _set_hatch_linewidth(artist, linewidth: float) -> None:
     if hasattr(artist, "set_hatch_linewidth"):  # matplotlib >= 3.10; older versions use the rcParam
         artist.set_hatch_linewidth(linewidth)
+
+
+
+
+def plot_pd_panels(
+    result: xr.DataTree,
+    features: Sequence[Hashable | Sequence[Hashable]] | None = None,
+    *,
+    variable: str = "pd",
+    n_cols: int = 3,
+    ax: Any = None,
+    band: BandChoice = "auto",
+    ice: bool | int = False,
+    centered: bool = False,
+    output: Hashable | None = None,
+    share: bool = True,
+    legend: bool = True,
+    panel_kw: Mapping[str, Any] | None = None,
+):
+    """Plot a grid of panels: 1-D PD curves with bands and 2-D PD contours.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result.
+    features : list of str or (str, str), optional
+        Feature names and pairs to draw, in order; default: every node of the result.
+    variable : str, default "pd"
+        The effect drawn in every panel, with its ``<variable>_band``.
+    n_cols : int, default 3
+        Panels per row.
+    ax : matplotlib.axes.Axes or array-like of Axes, optional
+        One Axes (split into the grid) or at least as many Axes as panels; default: a new figure.
+    band, ice, centered, output : see :func:`plot_pd`
+        Passed to every 1-D panel (``band`` and ``output`` also to the 2-D panels).
+    share : bool, default True
+        The same y-limits for all 1-D panels (labelled once per row) and the same colour levels
+        for all 2-D estimate panels, with one colour bar.
+    legend : bool, default True
+        One legend for the 1-D panels: above the grid on a new figure, else in the first panel.
+    panel_kw : dict, optional
+        ``"curve"``: keywords of every :func:`plot_pd`; ``"surface"``: of every
+        :func:`plot_pd_contour`; ``"size"``: (width, height) of a panel in inches, default (2.6, 2.2).
+
+    Returns
+    -------
+    figure : matplotlib.figure.Figure
+    axes : numpy.ndarray of matplotlib.axes.Axes, shape (n_rows, n_cols)
+        Row-major panels; unused trailing ones are hidden.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> import pdpboot
+    >>> from pdpboot.plotting import plot_pd_panels
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    >>> y = X["a"] - 2 * X["b"] + rng.normal(size=60)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=5,
+    ...                                            grid=pdpboot.Grid(5), rng=0)
+    >>> fig, axes = plot_pd_panels(pdpboot.confidence_bands(res))
+    >>> axes.shape
+    (1, 2)
+    """
+    if not isinstance(result, xr.DataTree):
+        raise TypeError("plot_pd_panels needs a whole pdpboot result (an xarray.DataTree).")
+    if not isinstance(n_cols, (int, np.integer)) or n_cols < 1:
+        raise ValueError(f"n_cols must be a positive integer; got {n_cols!r}.")
+    if features is None:
+        sets = [as_names(node.attrs["features"]) for node in feature_nodes(result)]
+    else:
+        sets = [as_names(f) for f in features]
+    if not sets:
+        raise ValueError("The result has no feature nodes to plot.")
+    n = len(sets)
+    n_cols = min(int(n_cols), n)
+    n_rows = -(-n // n_cols)
+    panel_kw = dict(panel_kw or {})
+    unknown = sorted(set(map(str, panel_kw)) - {"curve", "surface", "size"})
+    if unknown:
+        raise ValueError(f"plot_pd_panels: panel_kw has no key(s) {unknown}; use 'curve' (for plot_pd), "
+                         "'surface' (for plot_pd_contour) or 'size'.")
+    fig, axes = _grid_axes(ax, n_rows, n_cols, n, panel_kw.get("size", (2.6, 2.2)))
+    pd_kw = dict(panel_kw.get("curve") or {})
+    contour_plot_kw = dict(panel_kw.get("surface") or {})
+    surface_style = dict(contour_plot_kw.pop("style", None) or {})
+    surface_kw = dict(surface_style.get("surface") or {})
+    if share and "levels" not in surface_kw:
+        pairs = [s for s in sets if len(s) == 2]
+        what = contour_plot_kw.get("what", "estimate")
+        if len(pairs) > 1 and what == "estimate":
+            ranges = []
+            for s in pairs:
+                ds, attrs, _ = lookup(result, s)
+                ds, _, _ = select_output(ds, attrs, output)
+                ranges.append((float(ds[variable].min()), float(ds[variable].max())))
+            lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+            surface_kw["levels"] = contour_levels(lo, hi, 8)
+            surface_style["surface"] = surface_kw
+
+    shared_bar = "levels" in surface_kw and "colorbar" not in surface_style
+    if shared_bar:
+        surface_style["colorbar"] = False
+    flat = axes.ravel()
+    one_d, two_d = [], []
+    for i, s in enumerate(sets):
+        if len(s) == 1:
+            plot_pd(result, s[0], variable=variable, ax=flat[i], band=band, ice=ice, centered=centered,
+                    output=output, legend=False, **pd_kw)
+            one_d.append(i)
+        elif len(s) == 2:
+            plot_pd_contour(result, tuple(s), variable=variable, ax=flat[i],
+                            band="auto" if band in (True, False) else band,
+                            output=output, style=surface_style or None, **contour_plot_kw)
+            two_d.append(i)
+        else:
+            raise ValueError(f"Can only plot 1-D and 2-D feature sets; got {tuple(s)}.")
+    for extra in flat[n:]:
+        extra.set_visible(False)
+    if shared_bar and two_d:
+        mappable = next(c for c in flat[two_d[0]].collections if hasattr(c, "get_cmap"))
+        ds, attrs, _ = lookup(result, sets[two_d[0]])
+        _, label, n_outputs = select_output(ds, attrs, output)
+        fig.colorbar(mappable, ax=[flat[i] for i in two_d], label=response_label(attrs, label, n_outputs))
+    if legend and one_d:
+        effect = "PD" if variable == "pd" else variable.upper()
+        handles, labels = legend_entries(flat[one_d[0]], f"centred {effect} estimate" if centered
+                                          else f"{effect} estimate")
+        if ax is None and handles:
+            fig.legend(handles, labels, loc="outside upper center", ncols=min(len(handles), 4),
+                       fontsize="small", frameon=False)
+        elif handles:
+            flat[one_d[0]].legend(handles, labels, fontsize="small", framealpha=0.85)
+    if share and len(one_d) > 1:
+        lows, highs = zip(*(flat[i].get_ylim() for i in one_d), strict=True)
+        for i in one_d:
+            flat[i].set_ylim(min(lows), max(highs))
+            left = i % n_cols > 0 and (i - 1) in one_d
+            if left:
+                flat[i].set_ylabel("")
+                flat[i].tick_params(labelleft=False)
+    return fig, axes
+
+
+def _grid_axes(ax, n_rows: int, n_cols: int, n: int, panel_size):
+    plt = pyplot()
+    if ax is None:
+        fig, axes = plt.subplots(n_rows, n_cols, figsize=(panel_size[0] * n_cols, panel_size[1] * n_rows),
+                                 layout="constrained", squeeze=False)
+        return fig, axes
+    if hasattr(ax, "get_subplotspec") and not isinstance(ax, np.ndarray):
+        fig = ax.figure
+        spec = ax.get_subplotspec().subgridspec(n_rows, n_cols)
+        ax.remove()
+        axes = np.empty((n_rows, n_cols), dtype=object)
+        for r in range(n_rows):
+            for c in range(n_cols):
+                axes[r, c] = fig.add_subplot(spec[r, c])
+        return fig, axes
+    given = np.asarray(ax, dtype=object)
+    if given.size < n:
+        raise ValueError(f"ax has {given.size} Axes but {n} panels are needed.")
+    axes = given.reshape(1, -1) if given.ndim == 1 else given.reshape(given.shape[0], -1)
+    return axes.ravel()[0].figure, axes

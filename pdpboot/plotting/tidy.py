@@ -26,12 +26,8 @@ def _effects(ds: xr.Dataset, features: list[str]) -> list[str]:
 
 
 def _method(band: xr.DataArray | None) -> str | None:
-    if band is None:
-        return None
-    method = band.attrs.get("method")
-    if method is None:
-        return None
-    return f"{method}, {'simultaneous' if band.attrs.get('simultaneous') else 'pointwise'}"
+    method = None if band is None else band.attrs.get("method")
+    return None if method is None else f"{method}, {'simultaneous' if band.attrs.get('simultaneous') else 'pointwise'}"
 
 
 def tidy(result: xr.DataTree, *, effects=None) -> pd.DataFrame:
@@ -40,9 +36,8 @@ def tidy(result: xr.DataTree, *, effects=None) -> pd.DataFrame:
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`pdpboot.bootstrap_partial_dependence`, :func:`pdpboot.bootstrap_ale`
-        or :func:`pdpboot.partial_dependence` (with or without
-        :func:`pdpboot.confidence_bands`), or one loaded with :func:`pdpboot.load`.
+        A result of :func:`pdpboot.bootstrap_partial_dependence`, :func:`pdpboot.bootstrap_ale` or
+        :func:`pdpboot.partial_dependence`, with or without bands.
     effects : list of str, optional
         Variables to keep (e.g. ``["pd"]``); default: every estimate laid out over the grid (``pd``,
         ``pd_centered``, ``ale``, ``ice_sd``, ...).
@@ -50,10 +45,8 @@ def tidy(result: xr.DataTree, *, effects=None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`TIDY_COLUMNS`: ``effect`` (the variable), ``feature`` and ``feature_2`` (None
-        in 1-D nodes), ``value`` and ``value_2`` (the grid values, numbers or levels), ``output``,
-        ``estimate``, ``lower``/``upper`` (the stored band; NaN without one), ``se`` (NaN without one),
-        ``method`` (e.g. ``"percentile, pointwise"``; None without a band) and ``confidence_level``.
+        Columns :data:`TIDY_COLUMNS`; ``feature_2``/``value_2`` are None in 1-D nodes, ``lower``,
+        ``upper`` and ``se`` NaN and ``method`` (e.g. ``"percentile, pointwise"``) None without a band.
 
     Examples
     --------

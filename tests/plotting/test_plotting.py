@@ -232,7 +232,7 @@ def test_category_intervals_are_above_ice_with_caps():
 
 def test_tidy_ticks_removes_collisions():
     from pdpboot.plotting import tidy_ticks
-    from pdpboot.plotting._style import labels_overlap, shown_labels
+    from pdpboot.plotting._common import labels_overlap, shown_labels
 
     fig, axes = plt.subplots(1, 2, figsize=(3, 1.6))
     axes[0].plot([10000, 90000], [0, 1])
@@ -255,7 +255,7 @@ def test_tidy_ticks_removes_collisions():
 @pytest.mark.parametrize("n_levels", [12, 40, 150])
 def test_crowded_category_axes_label_every_level(n_levels):
     from pdpboot.plotting import tidy_ticks
-    from pdpboot.plotting._style import labels_overlap, shown_labels
+    from pdpboot.plotting._common import labels_overlap, shown_labels
 
     fig, ax = plt.subplots(figsize=(4, 3))
     levels = [f"level {k}" for k in range(n_levels)]
@@ -293,7 +293,7 @@ def test_crowded_category_y_axis_labels_every_level(n_levels):
     """A heatmap of two categorical features: every level of the y axis keeps a label that collides with no
     other (smaller font, then a taller figure); the colour bar is left as it is (issue 26 D)."""
     from pdpboot.plotting import tidy_ticks
-    from pdpboot.plotting._style import labels_overlap, shown_labels
+    from pdpboot.plotting._common import labels_overlap, shown_labels
 
     fig, ax = plt.subplots(figsize=(4, 3))
     levels = [f"level number {k}" for k in range(n_levels)]

@@ -14,7 +14,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: E402
 
 import pdpboot  # noqa: E402
 from pdpboot.plotting import is_skewed, tidy_ticks  # noqa: E402
-from pdpboot.plotting._scale import quantile_knots  # noqa: E402
+from pdpboot.plotting._common import quantile_knots  # noqa: E402
 
 
 def _rain(n=1461, seed=0):
