@@ -12,7 +12,7 @@ from ._version import __version__
 #: public name -> module that defines it
 _PUBLIC = {
     "accumulated_local_effects": "ale",
-    "binned_outcome": "binned",
+    "binned_outcome": "heterogeneity",
     "bootstrap_ale": "ale",
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
@@ -29,7 +29,7 @@ _PUBLIC = {
     "ice_heterogeneity": "heterogeneity",
     "load": "io",
     "partial_dependence": "_pd",
-    "pd_importance": "importance",
+    "pd_importance": "interaction",
     "pd_variance_statistic": "interaction",
     "Resampling": "options",
     "plot_h_statistic": "plotting",

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from ..binned import binned_outcome
+from ..heterogeneity import binned_outcome
 from ._data import BandChoice, is_categorical, lookup, select_output
 from ._style import check_style, element_kw, legend_entries, merge_kw, pyplot
 from .curves import plot_pd
