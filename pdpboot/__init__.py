@@ -28,7 +28,7 @@ _PUBLIC = {
     "h_statistic_test": "interaction",
     "ice_heterogeneity": "heterogeneity",
     "load": "io",
-    "partial_dependence": "_pd",
+    "partial_dependence": "bootstrap",
     "pd_importance": "interaction",
     "pd_variance_statistic": "interaction",
     "Resampling": "options",

@@ -262,15 +262,11 @@ class PDEffect:
 
 
 @dataclass(frozen=True)
-class HEffect:
+class HEffect(PDEffect):
     """The H statistics of every feature set alone, on a fixed subsample of at most ``n_max`` rows."""
 
-    spec: PDSpec
-    n_max: int = 500
+    n_max: int | None = 500
     name: str = "h"
-
-    def fixed_rows(self, background: np.ndarray, seeds: Sequence[np.random.Generator]) -> dict:
-        return {"h": h_rows_of(background, self.n_max, seeds[1])}
 
     def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
         own = model_outputs(fitted, evaluation.response_method, evaluation.outputs)
@@ -279,9 +275,3 @@ class HEffect:
     @property
     def settings(self) -> dict:
         return {"interactions": self.n_max}
-
-    def supports(self, response_method: str) -> dict[str, tuple[float | None, float | None]]:
-        return {s: (0.0, None) for s in NON_NEGATIVE_STATISTICS}
-
-    def node_attrs(self) -> dict[str, dict]:
-        return {}

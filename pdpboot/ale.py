@@ -13,7 +13,6 @@ import pandas as pd
 import xarray as xr
 
 from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs
-from ._pd import one_fit_tree
 from ._plan import PDSpec, make_plan
 from ._validate import (
     check_enough_rows,
@@ -22,7 +21,7 @@ from ._validate import (
     is_fitted,
     resolve_features,
 )
-from .bootstrap import run_bootstrap
+from .bootstrap import one_fit_tree, run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.dtypes import is_categorical_column
@@ -41,15 +40,13 @@ def _engine_kinds(kinds: dict, feature_set: tuple[int, ...]) -> list[str]:
     return ["numeric" if kinds[feature_set[0]] == "numeric" else "levels"]
 
 
+def _column(X, j: int) -> pd.Series:
+    return X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
+
+
 def _discrete_columns(X, names, categorical_positions) -> list[bool]:
-    out = []
-    for j in range(len(names)):
-        col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
-        dtype = col.dtype
-        discrete = (j in categorical_positions or is_categorical_column(col)
-                    or (dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER))
-        out.append(bool(discrete))
-    return out
+    return [bool(j in categorical_positions or is_categorical_column(col := _column(X, j))
+                 or (col.dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER)) for j in range(len(names))]
 
 
 def _custom(custom_values: Mapping | None, names: list[str]) -> dict[int, np.ndarray]:
@@ -65,13 +62,8 @@ def _custom(custom_values: Mapping | None, names: list[str]) -> dict[int, np.nda
     return out
 
 
-def make_ale_spec(
-    X,
-    features,
-    grid: Grid | None = None,
-    *,
-    memory_limit: int = DEFAULT_MEMORY_LIMIT,
-) -> tuple[PDSpec, dict]:
+def make_ale_spec(X, features, grid: Grid | None = None, *, memory_limit: int = DEFAULT_MEMORY_LIMIT
+                  ) -> tuple[PDSpec, dict]:
     """The validated table and features with every feature's ALE grid fixed on the full data, and each
     column's kind (``"numeric"``: quantile bin edges, ``"ordinal"`` or ``"categorical"``: ordered levels)."""
     grid = check_grid(grid, ALE_RESOLUTION)
@@ -87,13 +79,12 @@ def make_ale_spec(
     # categorical flags, deciles and observed levels (the two-point numeric grid is not used)
     flags = make_grids(X, names, positions, grid_resolution=2, percentiles=(0.0, 1.0),
                        categorical_features=grid.categorical_features)
-    level_grids = flags
     custom = _custom(custom_values, names)
     categorical = {p for p in positions if flags[p].categorical}
     discrete = None
     grids, kinds = {}, {}
     for p in positions:
-        col = X.iloc[:, p] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, p])
+        col = _column(X, p)
         if p in categorical:
             present = set(col.dropna().tolist())
             if p in custom:
@@ -106,11 +97,11 @@ def make_ale_spec(
                     )
                 kind = "ordinal"
             elif isinstance(col.dtype, pd.CategoricalDtype) and col.dtype.ordered:
-                levels, kind = np.asarray(level_grids[p].values), "ordinal"
+                levels, kind = np.asarray(flags[p].values), "ordinal"
             else:
                 if discrete is None:
                     discrete = _discrete_columns(X, names, categorical)
-                levels = order_levels(X, p, level_grids[p].values, discrete=discrete)
+                levels = order_levels(X, p, flags[p].values, discrete=discrete)
                 kind = "categorical"
             values = np.asarray(levels)
         else:

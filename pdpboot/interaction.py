@@ -20,7 +20,6 @@ from sklearn.base import is_classifier
 
 from ._evaluate import HEffect, PDEffect
 from ._loop import run
-from ._pd import one_fit_tree
 from ._plan import make_plan, make_spec
 from ._validate import (
     check_fitted_columns,
@@ -31,6 +30,7 @@ from ._validate import (
     is_fitted,
 )
 from .bands import confidence_bands
+from .bootstrap import one_fit_tree
 from .engine.hstats import (
     gaussian_process_fit,
     interaction_part,
@@ -54,10 +54,8 @@ H_STATISTICS = ("h2_overall", "h2", "h_unnormalized")
 def pd_variance_statistic(
     pd: xr.DataArray, categorical: tuple[bool, bool] = (False, False), dims: tuple | None = None
 ) -> xr.DataArray:
-    """Greenwell et al.'s PD-variance interaction index of 2-D PD surfaces.
-
-    ``pd`` is a 2-D node's ``pd`` or ``pd_resamples``; ``categorical`` says whether each feature is
-    categorical, ``dims`` names the two grid dims (default: the last two).  Returns ``pd`` without them.
+    """Greenwell et al.'s PD-variance interaction index of 2-D PD surfaces ``pd`` over their grid ``dims``
+    (default: the last two; ``categorical``: whether each holds levels).
 
     Examples
     --------
@@ -86,9 +84,7 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
             dims = tuple(node.attrs["features"])
             out["pd_variance_interaction"] = pd_variance_statistic(ds["pd"], categorical, dims)
             if "pd_resamples" in ds:
-                out["pd_variance_interaction_resamples"] = pd_variance_statistic(
-                    ds["pd_resamples"], categorical, dims
-                )
+                out["pd_variance_interaction_resamples"] = pd_variance_statistic(ds["pd_resamples"], categorical, dims)
         if not out.data_vars:
             continue
         out = out.drop_vars([c for c in out.coords if c not in out.dims])
@@ -129,30 +125,17 @@ def h_statistic_of_model(
     ----------
     estimator : fitted estimator
     X : DataFrame or array of shape (n_rows, n_columns)
-        Data the partial dependence functions average over.
     features : list
         Column names/indices (overall ``H2_j``) and pairs (pairwise ``H2_jk``).
     n_max : int
         The H statistics use at most this many rows of X, drawn with ``rng``.
-    sample_weight : array_like of shape (n_rows,), optional
-    rng : None, int or numpy.random.Generator
-    response_method : str
-        As in :func:`pdpboot.partial_dependence`.
-    grid : Grid, optional
-        The grid of the 2-D PD surfaces behind ``pd_variance_interaction``, as in
-        :func:`pdpboot.partial_dependence`.
+    sample_weight, rng, response_method, grid
+        As in :func:`pdpboot.partial_dependence` (``grid``: of the 2-D PDs of ``pd_variance_interaction``).
 
     Returns
     -------
     xarray.DataTree
-        One child per feature set: 1-D nodes ``h2_overall`` (``output``); 2-D
-        nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``
-        (``output``).
-
-    See Also
-    --------
-    h_statistic : the same statistics with bands, from a bootstrap result.
-    h_statistic_test : a refit test of "no interaction".
+        1-D nodes ``h2_overall``; 2-D nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``.
 
     Examples
     --------
@@ -188,39 +171,23 @@ def h_statistic(
     method: str = "percentile",
     simultaneous: bool = False,
 ) -> xr.DataTree:
-    """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result, with bands.
-
-    Selects the statistics of ``bootstrap_partial_dependence(...,
-    statistics="interactions")``, adds ``pd_variance_interaction`` (from the 2-D
-    nodes' PD) and bands, clipped at 0.
+    """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result
+    (``statistics="interactions"``), with bands clipped at 0.
 
     Parameters
     ----------
     result : xarray.DataTree
-        A pdpboot result.
     confidence_level : float or None
-        Level of the bands (:func:`pdpboot.confidence_bands`); None adds none.
-    method : {"percentile", "basic", "normal", "bc", "bca"}
-        Band method, as in :func:`pdpboot.confidence_bands`.  An H2 interval
-        covers somewhat less than its nominal level; see the validation page of
-        the documentation.
-    simultaneous : bool
-        As in :func:`pdpboot.confidence_bands`.
+        Level of the bands; None adds none.
+    method, simultaneous
+        As in :func:`pdpboot.confidence_bands` (an H2 interval covers somewhat less than its level;
+        see the validation page of the documentation).
 
     Returns
     -------
     xarray.DataTree
-        One child per feature set that has a statistic: 1-D nodes
-        ``h2_overall`` (``output``); 2-D nodes ``h2``, ``h_unnormalized`` and
-        ``pd_variance_interaction`` (``output``); each with
-        ``<stat>_resamples`` (``resample``, ``output``), ``<stat>_band``
-        (``ci_bound``, ``output``), ``<stat>_se`` and ``<stat>_bias``.
-
-    See Also
-    --------
-    h_statistic_of_model : the statistics of one fitted model, without resampling.
-    h_statistic_test : a refit test of "no interaction".
-    pdpboot.plot_h_statistic : draws the result.
+        1-D nodes ``h2_overall``; 2-D nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``;
+        each with its resamples and band.
 
     Examples
     --------
@@ -233,10 +200,8 @@ def h_statistic(
     ('ci_bound', 'output')
     """
     if not isinstance(result, xr.DataTree):
-        raise TypeError(
-            f"h_statistic takes a pdpboot result (xarray.DataTree), got {type(result).__name__}; for one "
-            "fitted model use h_statistic_of_model(estimator, X, features)."
-        )
+        raise TypeError(f"h_statistic takes a pdpboot result (xarray.DataTree), got {type(result).__name__}; for "
+                        "one fitted model use h_statistic_of_model(estimator, X, features).")
     return _from_result(result, confidence_level=confidence_level, method=method, simultaneous=simultaneous)
 
 
@@ -283,12 +248,10 @@ def h_statistic_test(
 ) -> xr.DataTree:
     """Refit-based (parametric bootstrap) test of "no interaction between features j and k" (regression).
 
-    The observed ``H2_jk`` of the fitted model is compared with its
-    distribution under refits on null data ``y* = f0(X) + e*``, where ``f0``
-    is a Gaussian-process fit of ``y`` with its ``(j, k)`` interaction part
-    removed and ``e*`` its residuals, resampled (Friedman & Popescu 2008,
-    sec. 8.3).  The p-value is ``(1 + #{T*_b >= T}) / (1 + n_resamples)``.
-    See the validation page of the documentation for its size and power.
+    The observed ``H2_jk`` is compared with refits on null data ``y* = f0(X) + e*`` (``f0``: a
+    Gaussian-process fit of ``y`` without its ``(j, k)`` interaction, ``e*``: its residuals resampled;
+    Friedman & Popescu 2008, sec. 8.3); p-value ``(1 + #{T*_b >= T}) / (1 + n_resamples)``.  See the
+    validation page of the documentation.
 
     Parameters
     ----------
@@ -304,34 +267,22 @@ def h_statistic_test(
         Rows used by each H statistic (one fixed subsample for ``T`` and every ``T*_b``).
     statistic : {"h2", "h_unnormalized"}
         The test statistic.
-    sample_weight : array-like of shape (n_rows,), optional
-        Passed to every fit and used in every average (not in the Gaussian process).
+    sample_weight, rng
+        As in :func:`pdpboot.bootstrap_partial_dependence` (weights not in the Gaussian process).
     fit_params : mapping, optional
         Further ``fit`` keyword arguments (every fit uses all rows).
-    rng : None, int or numpy.random.Generator
-        The one seed every draw flows from.
     execution : Execution, optional
-        How the null refits run (``n_jobs``, ``threads_per_job``,
-        ``progress``, ``checkpoint``, ``on_error``, ``max_failure_share``); a
-        failed refit is left out of the p-value.
+        How the null refits run (no PD engine fields); a failed refit is left out of the p-value.
 
     Returns
     -------
     xarray.DataTree
-        Root attrs ``statistic`` (the observed ``T``), ``statistic_name``,
-        ``pvalue``, ``noise_sd`` and the header's.  One node for the pair with
-        ``<statistic>`` (``output``) and ``<statistic>_null`` (``resample``,
-        ``output``).
-
-    See Also
-    --------
-    h_statistic : H statistics of a bootstrap result, with bands.
-    h_statistic_of_model : H statistics of one fitted model.
+        Root attrs ``statistic`` (observed ``T``), ``statistic_name``, ``pvalue``, ``noise_sd``; one
+        node for the pair with ``<statistic>`` and ``<statistic>_null`` (``resample``, ``output``).
 
     Notes
     -----
-    Assumes independent, homoscedastic errors and a reasonably smooth truth (a
-    truth with jumps makes the test conservative); regression only.
+    Assumes independent, homoscedastic errors and a smooth truth (jumps make it conservative).
 
     Examples
     --------
@@ -363,7 +314,7 @@ def h_statistic_test(
     y = np.asarray(check_target(y, spec.n_rows, estimator), dtype=float)
     if y.ndim != 1:
         raise ValueError(f"h_statistic_test needs a 1-D target, got shape {y.shape}.")
-    effect = HEffect(spec, check_positive_int(n_max, "n_max", 2))
+    effect = HEffect(spec, n_max=check_positive_int(n_max, "n_max", 2))
     resampling = Resampling("bootstrap", n_resamples=check_n_resamples(n_resamples, minimum=1), fit_params=fit_params)
     plan = make_plan(estimator, y, effect, resampling=resampling, execution=execution, response_method="predict",
                      sample_weight=sample_weight, rng=rng, scheme=NullReplicates(spec.feature_sets[0]))

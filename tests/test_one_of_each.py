@@ -65,7 +65,7 @@ def test_one_sup_t_rule_for_bands_and_the_debiased_estimator(monkeypatch):
 def test_one_one_fit_path(monkeypatch):
     X, y = _data()
     model = LinearRegression().fit(X, y)
-    _assert_each_calls(monkeypatch, "pdpboot._pd", "one_fit_tree", {
+    _assert_each_calls(monkeypatch, "pdpboot.bootstrap", "one_fit_tree", {
         "partial_dependence": lambda: pdpboot.partial_dependence(model, X, ["a"], grid=Grid(4)),
         "accumulated_local_effects": lambda: pdpboot.accumulated_local_effects(model, X, ["a"], grid=Grid(4)),
         "h_statistic_of_model": lambda: pdpboot.h_statistic_of_model(model, X, ["a", "c"], n_max=30),

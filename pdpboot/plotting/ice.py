@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from .._pd import partial_dependence
+from ..bootstrap import partial_dependence
 from ..grid import Grid
 from ..schema import get_node
 from ._data import BandChoice
