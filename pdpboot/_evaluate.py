@@ -151,11 +151,6 @@ def h_statistics(fitted, spec: PDSpec, evaluation: Evaluation, own: list) -> Nod
                                        for name, arr in values.items()} for fs, values in stats.items()}
 
 
-def h_rows_of(background: np.ndarray, n_max: int | None, seed: np.random.Generator) -> np.ndarray | None:
-    """At most ``n_max`` of ``background`` (None: no statistics)."""
-    return None if n_max is None else background[subsample_rows(background.size, n_max, seed)[0]]
-
-
 def nan_like(arrays: NodeArrays) -> NodeArrays:
     """NaN variables of the same dims and shapes, standing in for a failed resample."""
     return {name: {var: (dims, np.full(np.shape(arr), np.nan)) for var, (dims, arr) in variables.items()}
@@ -232,7 +227,7 @@ class PDEffect:
 
     def fixed_rows(self, background: np.ndarray, seeds: Sequence[np.random.Generator]) -> dict:
         """The ICE instances (drawn with ``seeds[0]``) and H-statistic rows (``seeds[1]``) among ``background``."""
-        h_rows = h_rows_of(background, self.n_max, seeds[1])
+        h_rows = None if self.n_max is None else background[subsample_rows(background.size, self.n_max, seeds[1])[0]]
         ice = self.ice
         if ice is False:
             ice_rows = None

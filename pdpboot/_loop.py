@@ -228,23 +228,15 @@ def evaluate_resample(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeAr
     return arrays
 
 
-def guarded(on_error: str, func, *args) -> NodeArrays | Failure:
-    """``func(*args)``, or the :class:`Failure` it raised when ``on_error="skip"`` (a missed class: always)."""
+def resample_job(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays | Failure:
+    """One resample's arrays, or the :class:`Failure` it raised with ``on_error="skip"`` (a missed class: always)."""
     try:
-        return func(*args)
+        return evaluate_resample(plan, base, job)
     except MissingClassError as exc:  # never mixes scales, whatever on_error says
         return Failure.of(exc)
-    except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by the caller
-        if on_error == "raise":
-            raise
-        return Failure.of(exc)
-
-
-def resample_job(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays | Failure:
-    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`."""
-    try:
-        return guarded(plan.execution.on_error, evaluate_resample, plan, base, job)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by dispatch
+        if plan.execution.on_error == "skip":
+            return Failure.of(exc)
         classes, codes = class_codes(plan)
         drawn = None if codes is None or job.rows is None else np.bincount(codes[job.rows], minlength=classes.size)
         if drawn is None or drawn.min() > 0:
@@ -313,13 +305,6 @@ def draw_bookkeeping(plan: BootstrapPlan, scheme: Scheme, seeds: list, n_rows: i
             f"Resamples {shown} draw only rows of sample_weight 0 (positive on {int(np.sum(w > 0))} of {len(w)} "
             "rows): nothing to fit; drop the rows of weight 0 or give more rows a positive weight.")
     return (AbsentRows(bits, n_rows) if scheme.keeps_absent else None), missing
-
-
-def run_jobs(execution: Execution, call, job, order, store: MemoryStore) -> list:
-    """Every job's arrays or :class:`Failure` (``call(job(b))``, made as dispatched, in ``order``), persisted."""
-    n = len(order)
-    done = {b: Failure.from_text(r) if isinstance(r, str) else r for b, r in store.stored(n).items()}
-    return dispatch(execution, n, ((b, call(job(b))) for b in order if b not in done), store, done)
 
 
 def dispatch(execution: Execution, n: int, jobs, store: MemoryStore, done: dict) -> list:
@@ -393,6 +378,7 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
         estimate, engine = {}, ""
         base = replace(base, response_method=resolve_response_method(plan.estimator, plan.response_method))
     order = np.argsort(~missing, kind="stable").tolist()  # a class missed: fail after the full-data fit alone
-    resamples = run_jobs(plan.execution, lambda job: delayed(resample_job)(plan, base, job),
-                         lambda b: scheme.job(b, job_seeds[b], n_rows), order, store)
+    done = {b: Failure.from_text(r) if isinstance(r, str) else r for b, r in store.stored(plan.n_resamples).items()}
+    jobs = ((b, delayed(resample_job)(plan, base, scheme.job(b, job_seeds[b], n_rows))) for b in order if b not in done)
+    resamples = dispatch(plan.execution, plan.n_resamples, jobs, store, done)  # jobs made only as dispatched
     return RunResult(estimate, resamples, base, absent, missing, seeds, store.created, engine, scheme)

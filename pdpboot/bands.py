@@ -239,10 +239,9 @@ def confidence_bands(
                 if simultaneous:
                     _warn_ceiling(f"{node.name}/{target}", info, n_valid, confidence_level)
                 attrs = {"method": method, "confidence_level": float(confidence_level),
-                         "simultaneous": int(simultaneous), "n_resamples": n_valid, **info}
-                if simultaneous:
-                    attrs["simultaneous_method"] = sim_method
-                attrs.update({"scale": "logit"} if on_logit else support_attrs(bounds))
+                         "simultaneous": int(simultaneous), "n_resamples": n_valid, **info,
+                         **({"simultaneous_method": sim_method} if simultaneous else {}),
+                         **({"scale": "logit"} if on_logit else support_attrs(bounds))}
                 if target != name:
                     ds[target] = est
                 for key, da in parts.items():

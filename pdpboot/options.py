@@ -219,22 +219,6 @@ class Execution:
                              f"{', '.join(used)}; leave it at its default.")
 
 
-def _resolve(kind: type, given, shortcuts: dict, name: str):
-    """``given`` with the shortcuts it leaves at default (contradictions refused), or ``kind(**shortcuts)``."""
-    if given is None:
-        return kind(**shortcuts)
-    if not isinstance(given, kind):
-        raise TypeError(f"{name} must be a pdpboot.{kind.__name__} (or a scheme name), got {type(given).__name__}.")
-    defaults = {f.name: f.default for f in dataclasses.fields(kind)}
-    changed = {k: v for k, v in shortcuts.items() if v is not defaults[k] and not _same(v, defaults[k])}
-    clash = [k for k, v in changed.items() if not _same(getattr(given, k), defaults[k])
-             and not _same(getattr(given, k), v)]
-    if clash:
-        raise TypeError(f"{clash[0]}={changed[clash[0]]!r} contradicts {name}={kind.__name__}({clash[0]}="
-                        f"{getattr(given, clash[0])!r}); give it in one place.")
-    return dataclasses.replace(given, **changed) if changed else given
-
-
 def _same(a, b) -> bool:
     try:
         return bool(a == b)
@@ -242,19 +226,32 @@ def _same(a, b) -> bool:
         return False
 
 
-def resolve_resampling(resampling: str | Resampling | None = "auto", **shortcuts) -> Resampling:
-    """A :class:`Resampling` from the object, or from a scheme name and keyword shortcuts."""
-    if isinstance(resampling, str):
-        return Resampling(scheme=resampling, **shortcuts)
-    return _resolve(Resampling, resampling, shortcuts, "resampling")
+def resolve_resampling(resampling: str | Resampling | None = "auto", *, n_resamples: int = 200) -> Resampling:
+    """A :class:`Resampling` from the object or a scheme name, with the ``n_resamples`` shortcut filled in
+    where the object leaves it at its default (a contradiction is refused)."""
+    if resampling is None or isinstance(resampling, str):
+        return Resampling(*(() if resampling is None else (resampling,)), n_resamples=n_resamples)
+    if not isinstance(resampling, Resampling):
+        raise TypeError(f"resampling must be a pdpboot.Resampling (or a scheme name), got {type(resampling).__name__}.")
+    default, given = Resampling.n_resamples, resampling.n_resamples
+    if _same(n_resamples, default):
+        return resampling
+    if not _same(given, default) and not _same(given, n_resamples):
+        raise TypeError(f"n_resamples={n_resamples!r} contradicts resampling=Resampling(n_resamples={given!r}); "
+                        "give it in one place.")
+    return dataclasses.replace(resampling, n_resamples=n_resamples)
 
 
-def resolve_execution(execution: Execution | None = None, **shortcuts) -> Execution:
-    """An :class:`Execution` from the object, or from keyword shortcuts (``n_jobs=``, ``checkpoint=``, ...)."""
-    return _resolve(Execution, execution, shortcuts, "execution")
+def resolve_execution(execution: Execution | None = None) -> Execution:
+    """``execution``, or the default :class:`Execution`."""
+    if execution is None:
+        return Execution()
+    if not isinstance(execution, Execution):
+        raise TypeError(f"execution must be a pdpboot.Execution, got {type(execution).__name__}.")
+    return execution
 
 
 def resolve_run_options(resampling: str | Resampling | None, execution: Execution | None, *,
                         n_resamples: int) -> tuple[Resampling, Execution]:
-    """A public function's :class:`Resampling` and :class:`Execution`, from the objects and the shortcuts."""
+    """A public function's :class:`Resampling` and :class:`Execution`, from the objects and the shortcut."""
     return resolve_resampling(resampling, n_resamples=n_resamples), resolve_execution(execution)
