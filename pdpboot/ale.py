@@ -62,6 +62,44 @@ def _custom(custom_values: Mapping | None, names: list[str]) -> dict[int, np.nda
     return out
 
 
+def _ale_grid(X, names, p: int, flags, custom: dict, categorical: set, resolution: int, cache: dict):
+    """Feature ``p``'s ALE grid values and kind (``cache``: the discrete columns, found once)."""
+    col = _column(X, p)
+    if p in categorical:
+        present = set(col.dropna().tolist())
+        if p in custom:
+            levels = custom[p]
+            unknown = [v for v in levels if v not in present]
+            if unknown or len(set(levels.tolist())) != len(levels) or len(levels) != len(present):
+                raise ValueError(
+                    f"custom_values[{names[p]!r}] must list every observed level of this categorical "
+                    f"feature once, in the wanted order; observed levels: {sorted(present, key=str)}."
+                )
+            kind = "ordinal"
+        elif isinstance(col.dtype, pd.CategoricalDtype) and col.dtype.ordered:
+            levels, kind = np.asarray(flags[p].values), "ordinal"
+        else:
+            if "discrete" not in cache:
+                cache["discrete"] = _discrete_columns(X, names, categorical)
+            levels = order_levels(X, p, flags[p].values, discrete=cache["discrete"])
+            kind = "categorical"
+        values = np.asarray(levels)
+    else:
+        numeric = col.to_numpy(dtype=float, na_value=np.nan)
+        uniques = np.unique(numeric[~np.isnan(numeric)])
+        if p in custom:
+            values = np.asarray(custom[p], dtype=float)
+            if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
+                raise ValueError(f"custom_values[{names[p]!r}] must be strictly increasing ALE bin edges "
+                                 "(at least two).")
+            kind = "numeric"
+        elif uniques.size <= resolution + 1:  # numeric as in PD, never equally spaced levels
+            values, kind = (uniques.astype(col.dtype) if col.dtype.kind in "iu" else uniques), "numeric"
+        else:
+            values, kind = quantile_edges(numeric, resolution), "numeric"
+    return values, kind
+
+
 def make_ale_spec(X, features, grid: Grid | None = None, *, memory_limit: int = DEFAULT_MEMORY_LIMIT
                   ) -> tuple[PDSpec, dict]:
     """The validated table and features with every feature's ALE grid fixed on the full data, and each
@@ -81,42 +119,9 @@ def make_ale_spec(X, features, grid: Grid | None = None, *, memory_limit: int = 
                        categorical_features=grid.categorical_features)
     custom = _custom(custom_values, names)
     categorical = {p for p in positions if flags[p].categorical}
-    discrete = None
-    grids, kinds = {}, {}
+    grids, kinds, cache = {}, {}, {}
     for p in positions:
-        col = _column(X, p)
-        if p in categorical:
-            present = set(col.dropna().tolist())
-            if p in custom:
-                levels = custom[p]
-                unknown = [v for v in levels if v not in present]
-                if unknown or len(set(levels.tolist())) != len(levels) or len(levels) != len(present):
-                    raise ValueError(
-                        f"custom_values[{names[p]!r}] must list every observed level of this categorical "
-                        f"feature once, in the wanted order; observed levels: {sorted(present, key=str)}."
-                    )
-                kind = "ordinal"
-            elif isinstance(col.dtype, pd.CategoricalDtype) and col.dtype.ordered:
-                levels, kind = np.asarray(flags[p].values), "ordinal"
-            else:
-                if discrete is None:
-                    discrete = _discrete_columns(X, names, categorical)
-                levels = order_levels(X, p, flags[p].values, discrete=discrete)
-                kind = "categorical"
-            values = np.asarray(levels)
-        else:
-            numeric = col.to_numpy(dtype=float, na_value=np.nan)
-            uniques = np.unique(numeric[~np.isnan(numeric)])
-            if p in custom:
-                values = np.asarray(custom[p], dtype=float)
-                if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
-                    raise ValueError(f"custom_values[{names[p]!r}] must be strictly increasing ALE bin edges "
-                                     "(at least two).")
-                kind = "numeric"
-            elif uniques.size <= grid_resolution + 1:  # numeric as in PD, never equally spaced levels
-                values, kind = (uniques.astype(col.dtype) if col.dtype.kind in "iu" else uniques), "numeric"
-            else:
-                values, kind = quantile_edges(numeric, grid_resolution), "numeric"
+        values, kind = _ale_grid(X, names, p, flags, custom, categorical, grid_resolution, cache)
         grids[p] = FeatureGrid(names[p], p, values, kind != "numeric", flags[p].deciles)
         kinds[p] = kind
     for fs in feature_sets:
