@@ -12,7 +12,7 @@ from ._version import __version__
 #: public name -> module that defines it
 _PUBLIC = {
     "accumulated_local_effects": "ale",
-    "binned_outcome": "binned",
+    "binned_outcome": "heterogeneity",
     "bootstrap_ale": "ale",
     "bootstrap_partial_dependence": "bootstrap",
     "confidence_bands": "bands",
@@ -28,8 +28,8 @@ _PUBLIC = {
     "h_statistic_test": "interaction",
     "ice_heterogeneity": "heterogeneity",
     "load": "io",
-    "partial_dependence": "_pd",
-    "pd_importance": "importance",
+    "partial_dependence": "bootstrap",
+    "pd_importance": "interaction",
     "pd_variance_statistic": "interaction",
     "Resampling": "options",
     "plot_h_statistic": "plotting",

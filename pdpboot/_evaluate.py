@@ -1,14 +1,14 @@
-"""One fitted model -> every variable of every node (plain arrays), in one engine pass per feature set:
-the PD effect of every run and of the one-fit functions."""
+"""One fitted model -> every variable of every node (plain arrays): the PD and H effects."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._plan import PDSpec, check_interactions, names_of_target
+from ._plan import PDSpec, names_of_target
 from ._validate import check_target_names
 from .engine import compute_pd_many
 from .engine.hstats import interaction_statistics, subsample_rows
@@ -16,6 +16,7 @@ from .engine.ice_stats import ice_statistics
 from .engine.response import output_labels, response_function
 from .schema import node_name
 
+DEFAULT_N_MAX = 500
 #: node name -> variable name -> (dims, array)
 NodeArrays = dict[str, dict[str, tuple[tuple[str, ...], np.ndarray]]]
 
@@ -37,8 +38,8 @@ class Evaluation:
 
 
 def model_outputs(fitted, response_method: str, outputs: list) -> list:
-    """Output labels of ``fitted``, checked against the full-data model's ``outputs`` (decision scores of a
-    refit that missed a class raise :class:`MissingClassError`)."""
+    """Output labels of ``fitted``; decision scores of a refit that missed one of ``outputs`` raise
+    :class:`MissingClassError`."""
     own = output_labels(fitted, response_method, outputs if response_method == "predict" else None, len(outputs))
     if response_method == "decision_function" and own != list(outputs):
         missing = [label for label in outputs if label not in own]
@@ -50,21 +51,15 @@ def model_outputs(fitted, response_method: str, outputs: list) -> list:
 
 
 def resolve_outputs(fitted, response_method: str, *, y=None, target_names=None, rows=None) -> list:
-    """The ``output`` labels of a fitted model: the one rule for every result.
-
-    Classifiers: their classes (one decision score of a binary classifier: the
-    second class).  Regressors: ``target_names`` if given, else those of ``y``
-    (a DataFrame's columns, a Series' name, or ``"y"``); without ``y``, ``"y"``
-    (``"y0"``, ``"y1"``, ... for several targets, counted on ``rows``).
-    """
+    """The one rule for ``output`` labels: a classifier's classes (a binary decision score: the second);
+    a regressor's ``target_names``, else :func:`names_of_target` of ``y`` (without ``y``: counted on ``rows``)."""
     if response_method != "predict":
         return output_labels(fitted, response_method, None, 1)
     if y is not None:
         n_targets = 1 if np.ndim(y) == 1 else np.shape(y)[1]
         names = names_of_target(y) if target_names is None else check_target_names(target_names, n_targets)
     else:
-        # a fitted scikit-learn model that records its number of outputs needs no predict call (one
-        # forest predict costs ~0.03 s of per-tree dispatch whatever the rows: 60 % of a one-fit ALE)
+        # a scikit-learn model that records its number of outputs needs no (slow) predict call
         n_targets = getattr(fitted, "n_outputs_", None)
         if not isinstance(n_targets, (int, np.integer)) or isinstance(n_targets, bool) or n_targets < 1:
             n_targets = np.asarray(fitted.predict(rows)).reshape(rows.shape[0], -1).shape[1]
@@ -73,7 +68,7 @@ def resolve_outputs(fitted, response_method: str, *, y=None, target_names=None, 
 
 
 def align_outputs(arr: np.ndarray | None, own: list, wanted: list, axis: int, fill: float) -> np.ndarray | None:
-    """Put a model's output columns in the order of the full-data model's outputs (``fill`` where absent)."""
+    """A model's output columns in the order of ``wanted`` (``fill`` where absent)."""
     if arr is None or own == wanted:
         return arr
     shape = list(arr.shape)
@@ -88,27 +83,8 @@ def align_outputs(arr: np.ndarray | None, own: list, wanted: list, axis: int, fi
 
 def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity: bool = False,
                  interactions: bool = False) -> NodeArrays:
-    """PD (and ICE, heterogeneity and H statistics) of one fitted model for every feature set.
-
-    Parameters
-    ----------
-    fitted : fitted estimator
-    spec : PDSpec
-        Table, feature sets and grids.
-    evaluation : Evaluation
-        Response, outputs, background rows and weights, and the ``fixed`` rows of ICE (``"ice"``) and of
-        the H statistics (``"h"``).
-    heterogeneity : bool
-        Also the ICE heterogeneity statistics of every 1-D feature set.
-    interactions : bool
-        Also the H statistics, on the background rows that are in ``evaluation.fixed["h"]``.
-
-    Returns
-    -------
-    dict
-        Node name -> variable -> (dims, array), as
-        :func:`pdpboot.bootstrap_partial_dependence` describes.
-    """
+    """PD (and ICE on ``evaluation.fixed["ice"]``, ICE heterogeneity of 1-D sets, H statistics) of one
+    fitted model for every feature set, one engine call per kind of pass."""
     ev = evaluation
     ice_rows = ev.fixed.get("ice")
     own = model_outputs(fitted, ev.response_method, ev.outputs)
@@ -158,8 +134,8 @@ def evaluate_fit(fitted, spec: PDSpec, evaluation: Evaluation, *, heterogeneity:
 
 
 def h_statistics(fitted, spec: PDSpec, evaluation: Evaluation, own: list) -> NodeArrays:
-    """``h2_overall`` of the 1-D and ``h2``, ``h_unnormalized`` of the 2-D feature sets (``output``) of one
-    fitted model whose outputs are ``own``, on the background rows among ``evaluation.fixed["h"]``."""
+    """``h2_overall`` of 1-D and ``h2``, ``h_unnormalized`` of 2-D feature sets, on the background rows
+    among ``evaluation.fixed["h"]``."""
     ev, h_rows = evaluation, evaluation.fixed.get("h")
     fill = 0.0 if ev.response_method == "predict_proba" else np.nan
     keep = slice(None) if h_rows is None else np.isin(ev.background, h_rows)
@@ -175,15 +151,24 @@ def h_statistics(fitted, spec: PDSpec, evaluation: Evaluation, own: list) -> Nod
                                        for name, arr in values.items()} for fs, values in stats.items()}
 
 
-def h_rows_of(background: np.ndarray, n_max: int | None, seed: np.random.Generator) -> np.ndarray | None:
-    """The H statistics' fixed rows: a subsample of at most ``n_max`` of ``background`` (None: no statistics)."""
-    return None if n_max is None else background[subsample_rows(background.size, n_max, seed)[0]]
-
-
 def nan_like(arrays: NodeArrays) -> NodeArrays:
     """NaN variables of the same dims and shapes, standing in for a failed resample."""
     return {name: {var: (dims, np.full(np.shape(arr), np.nan)) for var, (dims, arr) in variables.items()}
             for name, variables in arrays.items()}
+
+
+def check_interactions(interactions) -> int | None:
+    """The H-statistic row cap ``n_max`` (``True`` -> 500), or None when off."""
+    if interactions is False or interactions is None:
+        return None
+    if interactions is True:
+        return DEFAULT_N_MAX
+    if isinstance(interactions, numbers.Integral) and interactions >= 2:
+        return int(interactions)
+    raise ValueError(
+        f"interactions must be True/False or an integer >= 2 (the at most n_max rows the H "
+        f"statistics use), got {interactions!r}."
+    )
 
 
 #: what ``statistics=`` may ask a PD run to keep besides the PD (the options of :meth:`PDEffect.from_options`)
@@ -224,19 +209,8 @@ NON_NEGATIVE_STATISTICS = ("ice_sd", "cice_sd", "dice_sd", "heterogeneity_index"
 
 @dataclass(frozen=True)
 class PDEffect:
-    """Partial dependence, with ICE, heterogeneity and H statistics on request: the package's first effect.
-
-    Parameters
-    ----------
-    spec : PDSpec
-        From :func:`pdpboot._plan.make_spec` (validated before any fit).
-    ice : bool or int
-        Keep ICE curves (of all background rows, or of that many random ones).
-    heterogeneity : bool
-        ICE heterogeneity statistics of every 1-D feature set.
-    n_max : int, optional
-        H statistics on at most this many rows (None: none).
-    """
+    """Partial dependence, with ICE (``ice``: all background rows, or that many random ones), ICE
+    heterogeneity and H statistics (on at most ``n_max`` rows) on request."""
 
     spec: PDSpec
     ice: bool | int = False
@@ -253,7 +227,7 @@ class PDEffect:
 
     def fixed_rows(self, background: np.ndarray, seeds: Sequence[np.random.Generator]) -> dict:
         """The ICE instances (drawn with ``seeds[0]``) and H-statistic rows (``seeds[1]``) among ``background``."""
-        h_rows = h_rows_of(background, self.n_max, seeds[1])
+        h_rows = None if self.n_max is None else background[subsample_rows(background.size, self.n_max, seeds[1])[0]]
         ice = self.ice
         if ice is False:
             ice_rows = None
@@ -283,23 +257,11 @@ class PDEffect:
 
 
 @dataclass(frozen=True)
-class HEffect:
-    """The H statistics of every feature set, alone (``h2_overall`` of 1-D, ``h2``, ``h_unnormalized`` of 2-D sets).
+class HEffect(PDEffect):
+    """The H statistics of every feature set alone, on a fixed subsample of at most ``n_max`` rows."""
 
-    Parameters
-    ----------
-    spec : PDSpec
-        Table and feature sets (its grids are not used).
-    n_max : int
-        The statistics use a fixed subsample of at most this many background rows.
-    """
-
-    spec: PDSpec
-    n_max: int = 500
+    n_max: int | None = 500
     name: str = "h"
-
-    def fixed_rows(self, background: np.ndarray, seeds: Sequence[np.random.Generator]) -> dict:
-        return {"h": h_rows_of(background, self.n_max, seeds[1])}
 
     def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
         own = model_outputs(fitted, evaluation.response_method, evaluation.outputs)
@@ -308,9 +270,3 @@ class HEffect:
     @property
     def settings(self) -> dict:
         return {"interactions": self.n_max}
-
-    def supports(self, response_method: str) -> dict[str, tuple[float | None, float | None]]:
-        return {s: (0.0, None) for s in NON_NEGATIVE_STATISTICS}
-
-    def node_attrs(self) -> dict[str, dict]:
-        return {}

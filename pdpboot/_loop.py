@@ -1,12 +1,7 @@
 """The resample loop: seeds, fixed rows, the full-data fit, one job per resample, checkpoints, failures.
 
-:func:`run` runs a validated plan to its per-resample results.  Every random draw flows
-from one seed: the root generator spawns children for the full-data fit and the fixed
-subsamples, then one child per resample, before anything is dispatched, so results do
-not depend on ``n_jobs`` and a larger B extends a run with the same first resamples.
-The plan's scheme turns each child into its job; a job's rows are drawn in the parent,
-once before any fit for the bookkeeping (the rows it did not draw) and again, from the
-same seed, as it is dispatched, so only a few jobs' rows are held at a time.
+Every draw flows from one root seed, spawned before anything is dispatched, so results do not
+depend on ``n_jobs`` and a larger B extends a run with the same first resamples.
 """
 
 from __future__ import annotations
@@ -35,10 +30,7 @@ N_FIXED_SEEDS = 3  # full-data fit, fixed background subsample, ICE instances
 
 @dataclass(frozen=True)
 class Failure:
-    """A resample whose fit or evaluation raised (kept when ``on_error="skip"``, and always for a missed class).
-
-    ``error`` is the exception's type name, ``message`` its text.
-    """
+    """A resample whose fit or evaluation raised: the exception's type name and text."""
 
     error: str
     message: str
@@ -49,7 +41,6 @@ class Failure:
 
     @classmethod
     def from_text(cls, text: str) -> Failure:
-        """The failure a checkpoint stored as ``"<error>: <message>"`` (see :meth:`__str__`)."""
         error, _, message = text.partition(": ")
         return cls(error, message)
 
@@ -63,34 +54,14 @@ class Failure:
 
 @dataclass(frozen=True)
 class RunResult:
-    """What :func:`run` returns: the estimate, every resample (arrays or a :class:`Failure`), and the rows used.
-
-    Attributes
-    ----------
-    estimate : dict
-        Node name -> variable -> (dims, array) of the full-data fit.
-    resamples : list
-        One entry per resample: its arrays, or its :class:`Failure`.
-    evaluation : Evaluation
-        The full-data fit's evaluation.
-    absent : AbsentRows
-        The rows each resample did not draw.
-    missing_class : ndarray of bool, shape (n_resamples,)
-        Whether each resample's rows hold no row of some class of a classifier's data.
-    seed : dict
-        The root seed, JSON-able.
-    created : str
-        Creation time (the checkpoint's, when resumed).
-    engine : str
-        Which engine computed each feature set of the full-data fit, and why.
-    scheme : Scheme
-        The scheme that drew the jobs, as prepared for the data.
-    """
+    """What :func:`run` returns: the estimate's arrays, each resample's arrays or :class:`Failure`, the
+    evaluation, the rows each resample did not draw (None unless kept), which resamples miss a class,
+    the root seed, creation time, engine choices and the prepared scheme."""
 
     estimate: NodeArrays
     resamples: list
     evaluation: Evaluation
-    absent: AbsentRows
+    absent: AbsentRows | None
     missing_class: np.ndarray
     seed: dict
     created: str
@@ -102,7 +73,7 @@ class RunResult:
         return {b: r for b, r in enumerate(self.resamples) if isinstance(r, Failure)}
 
     def stacked(self) -> NodeArrays:
-        """Per node: each variable ``s`` of the estimate plus ``s_resamples`` (NaN for failed resamples)."""
+        """Per node: each variable ``s`` plus ``s_resamples`` (NaN for failed resamples)."""
         nan = nan_like(self.estimate)
         merged = {}
         for name, variables in self.estimate.items():
@@ -132,12 +103,8 @@ def seed_record(generator: np.random.Generator) -> dict:
 
 def fit_seeded(estimator, X, y, rng: np.random.Generator, *, sample_weight: np.ndarray | None = None,
                fit_params: dict | None = None, rows: np.ndarray | None = None, only_if_unset: bool = False):
-    """A clone of ``estimator`` seeded from ``rng`` and fitted on the rows ``rows`` of ``X``, ``y``.
-
-    The one refit of every resampling run.  Every ``random_state`` of the clone is drawn from
-    ``rng`` (kept where the estimator sets it, with ``only_if_unset``); ``sample_weight`` and
-    per-row ``fit_params`` are sliced to ``rows`` (None: all rows).
-    """
+    """A clone of ``estimator``, every ``random_state`` drawn from ``rng`` (kept where set, with
+    ``only_if_unset``), fitted on ``rows`` of ``X``, ``y`` (None: all): the one refit of every run."""
     if isinstance(estimator, UnfittedCopies):
         model, estimator = estimator.seeded(rng, only_if_unset=only_if_unset), estimator.template
     else:
@@ -165,11 +132,8 @@ def row_weights(plan: BootstrapPlan, rows: np.ndarray, multiplicity: np.ndarray 
 
 def background_rows(plan: BootstrapPlan, fixed: np.ndarray, rows: np.ndarray | None,
                     rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """The rows (and weights) one model's effect is averaged over: the one place they are chosen.
-
-    ``rows=None`` is the full-data fit (``fixed``: all rows, or a fixed subsample of
-    ``max_background``); otherwise a resample's drawn rows, by ``plan.resampling.background``.
-    """
+    """The rows (and weights) one model's effect is averaged over: ``fixed`` for the full-data fit
+    (``rows=None``), else by ``plan.resampling.background``."""
     n_rows, cap = plan.spec.n_rows, plan.resampling.max_background
     if rows is None or plan.resampling.background == "original":
         return fixed, row_weights(plan, fixed)
@@ -198,8 +162,7 @@ _CONTROLLER: dict[int, ThreadpoolController] = {}
 
 
 def _thread_controller() -> ThreadpoolController:
-    """threadpoolctl's view of the native thread pools loaded in this process, found again only when
-    ``sys.modules`` has grown (the scan is slow)."""
+    """threadpoolctl's controller, rescanned only when ``sys.modules`` has grown (the scan is slow)."""
     key = len(sys.modules)
     if key not in _CONTROLLER:
         _CONTROLLER.clear()
@@ -209,11 +172,8 @@ def _thread_controller() -> ThreadpoolController:
 
 @contextmanager
 def fit_context(threads: int | None):
-    """Where every fit and evaluation runs: ``threads`` native threads (None: no limit), one joblib job by default.
-
-    The one thread limit of the package.  One joblib job keeps forests' sums in a fixed order under a
-    parallel backend; estimators that set ``n_jobs`` keep it.
-    """
+    """The one thread limit: ``threads`` native threads (None: no limit) and one joblib job by default
+    (a fixed order of forests' sums); estimators that set ``n_jobs`` keep it."""
     with parallel_config(n_jobs=1):
         if threads is None:
             yield
@@ -238,13 +198,10 @@ def _warm_worker(_: int) -> int:
 
 
 def start_workers(n_jobs: int | None = -1, *, rounds: int = 4) -> int:
-    """Start joblib's worker processes and load the engine in each, outside any timed or interactive run.
+    """Start joblib's worker processes and load the engine in each, so a first parallel run does not pay it.
 
-    joblib keeps its workers between calls, so only the first parallel run of a process pays
-    their start-up; calling this first moves that cost out of it.  Results do not depend on it.
-
-    ``n_jobs`` as in :class:`pdpboot.Execution`; ``rounds`` batches of warm-up tasks are sent.  Returns
-    the number of distinct worker processes that ran one.
+    ``n_jobs`` as in :class:`pdpboot.Execution`; sends up to ``rounds`` batches of warm-up tasks.
+    Returns the number of distinct workers that ran one.  Results do not depend on it.
     """
     from joblib import effective_n_jobs
 
@@ -270,56 +227,40 @@ def evaluate_resample(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeAr
     return arrays
 
 
-def guarded(on_error: str, func, *args) -> NodeArrays | Failure:
-    """``func(*args)``, or the :class:`Failure` it raised when ``on_error="skip"`` (a missed class: always)."""
+def resample_job(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays | Failure:
+    """One resample's arrays, or the :class:`Failure` it raised with ``on_error="skip"`` (a missed class: always)."""
     try:
-        return func(*args)
+        return evaluate_resample(plan, base, job)
     except MissingClassError as exc:  # never mixes scales, whatever on_error says
         return Failure.of(exc)
-    except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by the caller
-        if on_error == "raise":
+    except Exception as exc:  # noqa: BLE001 - recorded, counted and reported by dispatch
+        if plan.execution.on_error == "skip":
+            return Failure.of(exc)
+        classes, codes = class_codes(plan)
+        drawn = None if codes is None or job.rows is None else np.bincount(codes[job.rows], minlength=classes.size)
+        if drawn is None or drawn.min() > 0:
             raise
-        return Failure.of(exc)
-
-
-def resample_job(plan: BootstrapPlan, base: Evaluation, job: Job) -> NodeArrays | Failure:
-    """One resample; a failure the plan allows to skip comes back as a :class:`Failure`."""
-    try:
-        return guarded(plan.execution.on_error, evaluate_resample, plan, base, job)
-    except Exception as exc:
-        missing = [] if job.rows is None else missing_classes(plan, job.rows)
-        if not missing:
-            raise
-        labels = np.asarray(plan.y)
-        counts = ", ".join(f"{c!r}: {int(np.sum(labels == c))}" for c in missing[:5])
+        missing, in_data = np.flatnonzero(drawn == 0)[:5], np.bincount(codes)
+        counts = ", ".join(f"{classes[k]!r}: {in_data[k]}" for k in missing)
         message = " ".join(str(exc).split())[:80]
         raise ValueError(
-            f"A refit failed on a resample that drew no row of class {', '.join(map(repr, missing[:5]))} (rows in "
-            f"the data: {counts}): {type(exc).__name__}: {message}; use resampling='stratified' or "
+            f"A refit failed on a resample that drew no row of class {', '.join(repr(classes[k]) for k in missing)} "
+            f"(rows in the data: {counts}): {type(exc).__name__}: {message}; use resampling='stratified' or "
             "execution=Execution(on_error='skip').") from exc
 
 
-def class_labels(plan: BootstrapPlan) -> np.ndarray | None:
-    """A classifier's 1-D class labels (``None`` for regressors, multi-output targets and ``stratified``)."""
-    if plan.scheme.name == "stratified" or not is_classifier(plan.estimator):
-        return None
+def class_codes(plan: BootstrapPlan) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """A classifier's classes and each row's class code (None, None for regressors, multi-output targets
+    and ``stratified``)."""
     labels = np.asarray(plan.y)
-    return labels if labels.ndim == 1 else None
-
-
-def missing_classes(plan: BootstrapPlan, rows: np.ndarray) -> list:
-    """Classes of the data that the drawn ``rows`` hold no row of (``[]`` for regressors)."""
-    labels = class_labels(plan)
-    if labels is None:
-        return []
-    return [c for c in np.unique(labels) if c not in set(labels[rows].tolist())]
+    if plan.scheme.name == "stratified" or not is_classifier(plan.estimator) or labels.ndim != 1:
+        return None, None
+    return np.unique(labels, return_inverse=True)
 
 
 def progress_bar(iterable, total: int, progress, initial: int = 0):
-    """Report progress over ``iterable``: a tqdm bar, or calls ``progress(done, total)`` after each item.
-
-    ``progress`` is True, False, "auto" (a bar on a terminal, for B >= 20) or a callable.
-    """
+    """``iterable`` with progress: a tqdm bar (True; "auto": on a terminal, for B >= 20) or
+    ``progress(done, total)`` after each item (a callable)."""
     if callable(progress):
         return _reporting(iterable, total, progress, initial)
     show = progress is True or (progress == "auto" and total >= 20 and sys.stderr.isatty())
@@ -338,18 +279,17 @@ def _reporting(iterable, total: int, report, done: int):
 
 
 def draw_bookkeeping(plan: BootstrapPlan, scheme: Scheme, seeds: list, n_rows: int
-                     ) -> tuple[AbsentRows, np.ndarray]:
-    """Draw each job's rows for what is known of them before any fit, keeping one bit per row and job.
-
-    Returns the rows each job did not draw and whether its rows miss a class of a classifier's data;
-    refuses jobs whose rows all have ``sample_weight`` 0 (nothing to fit).
-    """
-    bits = np.zeros((len(seeds), (n_rows + 7) // 8), dtype=np.uint8)
+                     ) -> tuple[AbsentRows | None, np.ndarray]:
+    """Before any fit, each job's rows: the rows it did not draw (None unless the scheme keeps them) and
+    whether they miss a class of a classifier's data; refuses jobs of only ``sample_weight`` 0 rows.
+    Nothing is drawn when nothing needs it."""
     missing = np.zeros(len(seeds), dtype=bool)
-    labels = class_labels(plan)
-    codes = None if labels is None else np.unique(labels, return_inverse=True)[1]
+    codes = class_codes(plan)[1]
     w = plan.sample_weight
     zero = None if w is None or np.all(w > 0) else w <= 0
+    if not scheme.keeps_absent and codes is None and zero is None:
+        return None, missing
+    bits = np.zeros((len(seeds), (n_rows + 7) // 8), dtype=np.uint8)
     empty = []
     for b, seed in enumerate(seeds):
         rows = scheme.job(b, seed, n_rows).rows
@@ -363,26 +303,12 @@ def draw_bookkeeping(plan: BootstrapPlan, scheme: Scheme, seeds: list, n_rows: i
         raise ValueError(
             f"Resamples {shown} draw only rows of sample_weight 0 (positive on {int(np.sum(w > 0))} of {len(w)} "
             "rows): nothing to fit; drop the rows of weight 0 or give more rows a positive weight.")
-    return AbsentRows(bits, n_rows), missing
-
-
-def run_jobs(execution: Execution, call, job, order, store: MemoryStore) -> list:
-    """Every job's arrays or :class:`Failure` (``call(job(b))``, a joblib-delayed call), persisted to ``store``.
-
-    Jobs are run in ``order`` and made (``job(b)``) only as they are dispatched.
-    """
-    n = len(order)
-    done = {b: Failure.from_text(r) if isinstance(r, str) else r for b, r in store.stored(n).items()}
-    return dispatch(execution, n, ((b, call(job(b))) for b in order if b not in done), store, done)
+    return (AbsentRows(bits, n_rows) if scheme.keeps_absent else None), missing
 
 
 def dispatch(execution: Execution, n: int, jobs, store: MemoryStore, done: dict) -> list:
-    """Run ``jobs`` (``(index, joblib-delayed call)`` pairs) in parallel: progress, checkpoints, failures.
-
-    Every call returns arrays or a :class:`Failure`; each result is saved in ``store`` as it
-    arrives; the run stops as soon as more than ``execution.max_failure_share`` of the ``n`` jobs
-    have failed.  Returns the ``n`` results in index order (``done`` holds those finished before).
-    """
+    """Run ``jobs`` (``(index, joblib-delayed call)`` pairs) in parallel, saving each result in ``store``
+    and stopping once more than ``max_failure_share`` of the ``n`` failed; the ``n`` results in order."""
     allowed = int(np.floor(execution.max_failure_share * n))
     n_failed = sum(isinstance(r, Failure) for r in done.values())
     todo: list[int] = []
@@ -432,19 +358,8 @@ def _estimate(plan: BootstrapPlan, store: MemoryStore, full_seed, base: Evaluati
 
 
 def run(plan: BootstrapPlan, created: str) -> RunResult:
-    """Run a validated plan: seeds, jobs, fixed rows, the full-data fit, the jobs (persisted to one store).
-
-    Parameters
-    ----------
-    plan : BootstrapPlan
-        From :func:`pdpboot._plan.make_plan`.
-    created : str
-        Creation time of the result (a resumed checkpoint keeps its own).
-
-    Returns
-    -------
-    RunResult
-    """
+    """Run a validated plan (:func:`pdpboot._plan.make_plan`); ``created``: creation time (a resumed
+    checkpoint keeps its own)."""
     generator = root_generator(plan.rng, plan.execution.checkpoint)
     seeds = seed_record(generator)
     full_seed, background_seed, ice_seed = generator.spawn(N_FIXED_SEEDS)
@@ -462,6 +377,7 @@ def run(plan: BootstrapPlan, created: str) -> RunResult:
         estimate, engine = {}, ""
         base = replace(base, response_method=resolve_response_method(plan.estimator, plan.response_method))
     order = np.argsort(~missing, kind="stable").tolist()  # a class missed: fail after the full-data fit alone
-    resamples = run_jobs(plan.execution, lambda job: delayed(resample_job)(plan, base, job),
-                         lambda b: scheme.job(b, job_seeds[b], n_rows), order, store)
+    done = {b: Failure.from_text(r) if isinstance(r, str) else r for b, r in store.stored(plan.n_resamples).items()}
+    jobs = ((b, delayed(resample_job)(plan, base, scheme.job(b, job_seeds[b], n_rows))) for b in order if b not in done)
+    resamples = dispatch(plan.execution, plan.n_resamples, jobs, store, done)  # jobs made only as dispatched
     return RunResult(estimate, resamples, base, absent, missing, seeds, store.created, engine, scheme)

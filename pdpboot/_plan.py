@@ -1,12 +1,8 @@
-"""Arguments validated into plans: everything fixed before any model is fitted.
-
-:func:`make_spec` fixes the table, feature sets and grids; :class:`Effect` is what a run computes
-from each fitted model; :func:`make_plan` validates a run into a frozen :class:`BootstrapPlan`.
-"""
+"""Arguments validated into plans before any fit: :func:`make_spec` (table, feature sets, grids), the
+:class:`Effect` protocol, :func:`make_plan` (a frozen :class:`BootstrapPlan`) and :func:`resolve_scheme`."""
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -30,8 +26,6 @@ from .engine.resample import Scheme, UnfittedCopies, rows_of
 from .engine.response import resolve_response_method
 from .grid import PD_RESOLUTION, FeatureGrid, Grid, check_grid, check_grid_size, make_grids
 from .options import Execution, Resampling, SchemeChoice
-
-DEFAULT_N_MAX = 500
 
 
 @dataclass(frozen=True)
@@ -73,8 +67,7 @@ def make_spec(
     method: str = "auto",
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> PDSpec:
-    """Validate the table and features and fix the grids on the full data (``grid`` as validated by
-    :func:`pdpboot.grid.check_grid`; ``method`` and ``memory_limit`` as validated by :class:`pdpboot.Execution`)."""
+    """The table and features validated and the grids fixed on the full data."""
     grid = check_grid(grid, PD_RESOLUTION)
     X, names = check_table(X)
     feature_sets = resolve_features(features, names)
@@ -96,8 +89,7 @@ def make_spec(
 
 
 def names_of_target(y) -> list[str]:
-    """The regression target name(s) of ``y``: a DataFrame's columns, a Series' name, ``"y"``, or ``"y0"``,
-    ``"y1"``, ... for the columns of a 2-D array (as for a model without ``y``).
+    """The target name(s) of ``y``: a DataFrame's columns, a Series' name, ``"y"``, or ``"y0"``, ``"y1"``, ...
 
     >>> names_of_target(np.zeros((4, 3)))
     ['y0', 'y1', 'y2']
@@ -109,27 +101,10 @@ def names_of_target(y) -> list[str]:
     return [str(getattr(y, "name", None) or "y")]
 
 
-def check_interactions(interactions) -> int | None:
-    """The H-statistic row cap ``n_max`` (``True`` -> 500), or None when off."""
-    if interactions is False or interactions is None:
-        return None
-    if interactions is True:
-        return DEFAULT_N_MAX
-    if isinstance(interactions, numbers.Integral) and interactions >= 2:
-        return int(interactions)
-    raise ValueError(
-        f"interactions must be True/False or an integer >= 2 (the at most n_max rows the H "
-        f"statistics use), got {interactions!r}."
-    )
-
-
 def fit_kwargs(estimator, fit_params: dict, sample_weight: np.ndarray | None, rows: np.ndarray | None,
                n_rows: int) -> dict:
-    """The keyword arguments of one ``fit`` on ``rows`` (None: all rows).
-
-    Per-row arrays (length ``n_rows``) are sliced to the drawn rows, anything
-    else is passed unchanged; sample weights go to a Pipeline's final step.
-    """
+    """The keywords of one ``fit`` on ``rows`` (None: all): per-row arrays sliced, sample weights to a
+    Pipeline's final step."""
     def take(value):
         if rows is None or isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
             return value
@@ -143,21 +118,15 @@ def fit_kwargs(estimator, fit_params: dict, sample_weight: np.ndarray | None, ro
 
 
 class Effect(Protocol):
-    """What a resampling run computes from every fitted model (PD/ICE, ALE, an H statistic, ...).
-
-    An effect is made from the data before any fit (its ``spec`` holds the
-    validated table, feature sets and grids), turns one fitted model into
-    arrays, and names its variables, node attrs and header entries.  The loop
-    (:func:`pdpboot._loop.run`) and the assembly never look inside it.
-    """
+    """What a run computes from every fitted model (PD/ICE, ALE, H, ...); the loop never looks inside it."""
 
     #: effect name recorded in the header (``"pd"``, ``"ale"``, ...)
     name: str
     spec: PDSpec
 
     def fixed_rows(self, background: np.ndarray, seeds) -> dict:
-        """Its own fixed rows among the estimate's ``background`` (e.g. ICE instances), drawn with ``seeds``
-        (generators fixed by the run's seed); handed back, unread by the loop, in ``Evaluation.fixed``."""
+        """Its own fixed rows among ``background`` (e.g. ICE instances), drawn with ``seeds``; handed back,
+        unread, in ``Evaluation.fixed``."""
 
     def evaluate(self, fitted, evaluation) -> dict:
         """Node name -> variable -> (dims, array) of one fitted model (see ``pdpboot._evaluate.Evaluation``)."""
@@ -191,12 +160,11 @@ class BootstrapPlan:
 
     @cached_property
     def copies(self) -> UnfittedCopies:
-        """Fresh seeded copies of ``estimator``, one per refit (made once per plan)."""
+        """Fresh copies of ``estimator``, one per refit."""
         return UnfittedCopies(self.estimator)
 
     @property
     def fit_params(self) -> dict:
-        """Keyword arguments of every ``fit`` (per-row arrays sliced to the rows drawn)."""
         return self.resampling.fit_params
 
     @property
@@ -220,11 +188,8 @@ class BootstrapPlan:
 def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution: Execution,
               response_method: str = "auto", sample_weight=None, rng=None, scheme: Scheme | None = None
               ) -> BootstrapPlan:
-    """Validate a resampling run of ``effect`` (whose spec already holds the checked table) before any fit.
-
-    ``scheme`` replaces the one ``resampling`` names (e.g. null replicates; ``resampling`` then gives the
-    number of jobs and the fit parameters).
-    """
+    """A resampling run of ``effect`` validated before any fit; ``scheme`` replaces the one ``resampling``
+    names (e.g. null replicates)."""
     if is_fitted(estimator):
         raise ValueError(
             f"{type(estimator).__name__} is already fitted, but resampling fits clones itself; "
@@ -238,9 +203,9 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
     if scheme is None:
         resampling, choice = resolve_scheme(resampling, estimator, response_method)
         scheme = resampling.scheme_for(spec.n_rows, y, classifier=is_classifier(estimator))
-    check_missing_supported(estimator, spec.X, spec.names, spec.grids)
-    if response_method != "auto":
+    elif response_method != "auto":
         resolve_response_method(estimator, response_method)  # fail before any fit
+    check_missing_supported(estimator, spec.X, spec.names, spec.grids)
     return BootstrapPlan(
         estimator=estimator, effect=effect, y=y, resampling=resampling, execution=execution, scheme=scheme,
         response_method=response_method, sample_weight=check_sample_weight(sample_weight, spec.n_rows),
@@ -249,10 +214,8 @@ def make_plan(estimator, y, effect: Effect, *, resampling: Resampling, execution
 
 
 def resolve_scheme(resampling: Resampling, estimator, response_method: str) -> tuple[Resampling, SchemeChoice]:
-    """``resampling="auto"`` resolved from what the PD averages (checked before any fit), and why.
-
-    See :meth:`pdpboot.Resampling.resolve`; also refuses a ``response_method`` the estimator lacks.
-    """
+    """The one ``"auto"`` resolver: :meth:`pdpboot.Resampling.resolve` from the response method (refused
+    if the estimator lacks it), before any fit."""
     resolved = resolve_response_method(estimator, response_method)  # fail before any fit
     if resolved == "predict_proba":
         output = "a classifier's predicted probabilities"

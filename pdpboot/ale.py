@@ -1,9 +1,5 @@
-"""Accumulated local effects (ALE; Apley & Zhu 2020) of one fitted model and with bootstrap bands.
-
-Results follow :mod:`pdpboot.schema` with variables ``ale`` and ``ale_resamples``, so
-:func:`pdpboot.confidence_bands` applies unchanged; the estimator itself is in
-:mod:`pdpboot.engine.ale`.
-"""
+"""Accumulated local effects (ALE; Apley & Zhu 2020) of one fitted model and with bootstrap bands
+(variables ``ale``, ``ale_resamples``; the estimator is in :mod:`pdpboot.engine.ale`)."""
 
 from __future__ import annotations
 
@@ -17,7 +13,6 @@ import pandas as pd
 import xarray as xr
 
 from ._evaluate import Evaluation, NodeArrays, align_outputs, evaluate_fit, model_outputs
-from ._pd import one_fit_tree
 from ._plan import PDSpec, make_plan
 from ._validate import (
     check_enough_rows,
@@ -26,7 +21,7 @@ from ._validate import (
     is_fitted,
     resolve_features,
 )
-from .bootstrap import run_bootstrap
+from .bootstrap import one_fit_tree, run_bootstrap
 from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.inputs import is_categorical_column
@@ -35,38 +30,23 @@ from .grid import ALE_RESOLUTION, FeatureGrid, Grid, check_grid, check_grid_size
 from .options import Execution, Resampling, resolve_run_options
 from .schema import node_name
 
-ALE_KINDS = ("numeric", "ordinal", "categorical")
 _ALE_VARIABLES = ("ale", "ale_resamples", "ale_band", "ale_band_pointwise", "ale_se", "ale_bias")
 _MAX_DISCRETE_OTHER = 10  # an integer column with at most this many values counts as discrete when ordering levels
 
 
-@dataclass(frozen=True)
-class ALESpec:
-    """Everything about an ALE computation fixed on the full data: the grids (bin edges or ordered levels)
-    in ``pd_spec`` and each column's kind (``"numeric"``, ``"ordinal"`` or ``"categorical"``)."""
+def _engine_kinds(kinds: dict, feature_set: tuple[int, ...]) -> list[str]:
+    if len(feature_set) == 2:
+        return ["numeric", "numeric"]  # an ordinal feature in a pair: its levels are the bin edges
+    return ["numeric" if kinds[feature_set[0]] == "numeric" else "levels"]
 
-    pd_spec: PDSpec
-    kinds: dict
 
-    @property
-    def feature_sets(self) -> list[tuple[int, ...]]:
-        return self.pd_spec.feature_sets
-
-    def engine_kinds(self, feature_set: tuple[int, ...]) -> list[str]:
-        if len(feature_set) == 2:
-            return ["numeric", "numeric"]  # an ordinal feature in a pair: its levels are the bin edges
-        return ["numeric" if self.kinds[feature_set[0]] == "numeric" else "levels"]
+def _column(X, j: int) -> pd.Series:
+    return X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
 
 
 def _discrete_columns(X, names, categorical_positions) -> list[bool]:
-    out = []
-    for j in range(len(names)):
-        col = X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
-        dtype = col.dtype
-        discrete = (j in categorical_positions or is_categorical_column(col)
-                    or (dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER))
-        out.append(bool(discrete))
-    return out
+    return [bool(j in categorical_positions or is_categorical_column(col := _column(X, j))
+                 or (col.dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER)) for j in range(len(names))]
 
 
 def _custom(custom_values: Mapping | None, names: list[str]) -> dict[int, np.ndarray]:
@@ -82,18 +62,48 @@ def _custom(custom_values: Mapping | None, names: list[str]) -> dict[int, np.nda
     return out
 
 
-def make_ale_spec(
-    X,
-    features,
-    grid: Grid | None = None,
-    *,
-    memory_limit: int = DEFAULT_MEMORY_LIMIT,
-) -> ALESpec:
-    """Validate the table and features and fix every feature's ALE grid on the full data.
+def _ale_grid(X, names, p: int, flags, custom: dict, categorical: set, resolution: int, cache: dict):
+    """Feature ``p``'s ALE grid values and kind (``cache``: the discrete columns, found once)."""
+    col = _column(X, p)
+    if p in categorical:
+        present = set(col.dropna().tolist())
+        if p in custom:
+            levels = custom[p]
+            unknown = [v for v in levels if v not in present]
+            if unknown or len(set(levels.tolist())) != len(levels) or len(levels) != len(present):
+                raise ValueError(
+                    f"custom_values[{names[p]!r}] must list every observed level of this categorical "
+                    f"feature once, in the wanted order; observed levels: {sorted(present, key=str)}."
+                )
+            kind = "ordinal"
+        elif isinstance(col.dtype, pd.CategoricalDtype) and col.dtype.ordered:
+            levels, kind = np.asarray(flags[p].values), "ordinal"
+        else:
+            if "discrete" not in cache:
+                cache["discrete"] = _discrete_columns(X, names, categorical)
+            levels = order_levels(X, p, flags[p].values, discrete=cache["discrete"])
+            kind = "categorical"
+        values = np.asarray(levels)
+    else:
+        numeric = col.to_numpy(dtype=float, na_value=np.nan)
+        uniques = np.unique(numeric[~np.isnan(numeric)])
+        if p in custom:
+            values = np.asarray(custom[p], dtype=float)
+            if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
+                raise ValueError(f"custom_values[{names[p]!r}] must be strictly increasing ALE bin edges "
+                                 "(at least two).")
+            kind = "numeric"
+        elif uniques.size <= resolution + 1:  # numeric as in PD, never equally spaced levels
+            values, kind = (uniques.astype(col.dtype) if col.dtype.kind in "iu" else uniques), "numeric"
+        else:
+            values, kind = quantile_edges(numeric, resolution), "numeric"
+    return values, kind
 
-    Numeric features get quantile bin edges (or their distinct values when few), ordered categoricals
-    their levels, other categoricals levels ordered by :func:`pdpboot.engine.ale.order_levels`.
-    """
+
+def make_ale_spec(X, features, grid: Grid | None = None, *, memory_limit: int = DEFAULT_MEMORY_LIMIT
+                  ) -> tuple[PDSpec, dict]:
+    """The validated table and features with every feature's ALE grid fixed on the full data, and each
+    column's kind (``"numeric"``: quantile bin edges, ``"ordinal"`` or ``"categorical"``: ordered levels)."""
     grid = check_grid(grid, ALE_RESOLUTION)
     if grid.percentiles != Grid().percentiles:
         raise ValueError("ALE bins span the data: Grid(percentiles=...) does not apply; leave it at its default.")
@@ -107,45 +117,11 @@ def make_ale_spec(
     # categorical flags, deciles and observed levels (the two-point numeric grid is not used)
     flags = make_grids(X, names, positions, grid_resolution=2, percentiles=(0.0, 1.0),
                        categorical_features=grid.categorical_features)
-    level_grids = flags
     custom = _custom(custom_values, names)
     categorical = {p for p in positions if flags[p].categorical}
-    discrete = None
-    grids, kinds = {}, {}
+    grids, kinds, cache = {}, {}, {}
     for p in positions:
-        col = X.iloc[:, p] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, p])
-        if p in categorical:
-            present = set(col.dropna().tolist())
-            if p in custom:
-                levels = custom[p]
-                unknown = [v for v in levels if v not in present]
-                if unknown or len(set(levels.tolist())) != len(levels) or len(levels) != len(present):
-                    raise ValueError(
-                        f"custom_values[{names[p]!r}] must list every observed level of this categorical "
-                        f"feature once, in the wanted order; observed levels: {sorted(present, key=str)}."
-                    )
-                kind = "ordinal"
-            elif isinstance(col.dtype, pd.CategoricalDtype) and col.dtype.ordered:
-                levels, kind = np.asarray(level_grids[p].values), "ordinal"
-            else:
-                if discrete is None:
-                    discrete = _discrete_columns(X, names, categorical)
-                levels = order_levels(X, p, level_grids[p].values, discrete=discrete)
-                kind = "categorical"
-            values = np.asarray(levels)
-        else:
-            numeric = col.to_numpy(dtype=float, na_value=np.nan)
-            uniques = np.unique(numeric[~np.isnan(numeric)])
-            if p in custom:
-                values = np.asarray(custom[p], dtype=float)
-                if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
-                    raise ValueError(f"custom_values[{names[p]!r}] must be strictly increasing ALE bin edges "
-                                     "(at least two).")
-                kind = "numeric"
-            elif uniques.size <= grid_resolution + 1:  # numeric as in PD, never equally spaced levels
-                values, kind = (uniques.astype(col.dtype) if col.dtype.kind in "iu" else uniques), "numeric"
-            else:
-                values, kind = quantile_edges(numeric, grid_resolution), "numeric"
+        values, kind = _ale_grid(X, names, p, flags, custom, categorical, grid_resolution, cache)
         grids[p] = FeatureGrid(names[p], p, values, kind != "numeric", flags[p].deciles)
         kinds[p] = kind
     for fs in feature_sets:
@@ -163,8 +139,7 @@ def make_ale_spec(
         "ale_kinds": json.dumps({names[p]: kinds[p] for p in positions}),
         "memory_limit": int(memory_limit),
     }
-    pd_spec = PDSpec(X, names, feature_sets, grids, "brute", int(memory_limit), settings)
-    return ALESpec(pd_spec, kinds)
+    return PDSpec(X, names, feature_sets, grids, "brute", int(memory_limit), settings), kinds
 
 
 def _ranked_levels(X, fs: tuple[int, ...], grids: list, kinds: dict, predict):
@@ -204,63 +179,10 @@ def _ranked_levels(X, fs: tuple[int, ...], grids: list, kinds: dict, predict):
     return X, respond, grids
 
 
-def evaluate_ale(
-    fitted,
-    spec: ALESpec,
-    *,
-    response_method: str,
-    outputs: list,
-    background: np.ndarray,
-    weights: np.ndarray | None = None,
-) -> dict[str, dict[str, tuple[tuple[str, ...], np.ndarray]]]:
-    """ALE of one fitted model for every feature set of ``spec`` (the per-model hook of the bootstrap).
-
-    Parameters
-    ----------
-    fitted : fitted estimator
-    spec : ALESpec
-    response_method : str
-        Resolved (``predict``, ``predict_proba`` or ``decision_function``).
-    outputs : list
-        Output labels of the full-data model (an unseen class has ALE 0 for probabilities).
-    background : ndarray of int
-        Row positions of ``spec``'s table the ALE is computed over.
-    weights : ndarray, optional
-        Their multiplicities.
-
-    Returns
-    -------
-    dict
-        Node name -> ``{"ale": (("output", *features), array)}``.
-    """
-    pd_spec = spec.pd_spec
-    own = model_outputs(fitted, response_method, outputs)
-    fill = 0.0 if response_method == "predict_proba" else np.nan
-    predict = response_function(fitted, response_method)
-    X_bg = pd_spec.rows(background)
-    out = {}
-    for fs in spec.feature_sets:
-        rows, respond, grids = _ranked_levels(X_bg, fs, pd_spec.grid_values(fs), spec.kinds, predict)
-        arr = ale_arrays(respond, rows, fs, grids, kinds=spec.engine_kinds(fs),
-                         weights=weights, memory_limit=pd_spec.memory_limit, n_outputs=len(own))
-        dims = pd_spec.dims(fs)
-        out[node_name(dims)] = {"ale": (("output", *dims), align_outputs(arr, own, outputs, 0, fill))}
-    return out
-
-
 @dataclass(frozen=True)
 class ALEEffect:
-    """ALE as an effect of a resampling run (and, with ``with_pd``, the PD on the same grid and rows).
-
-    Parameters
-    ----------
-    spec : PDSpec
-        The ``pd_spec`` of :func:`make_ale_spec`.
-    kinds : dict
-        Column position -> ``"numeric"``, ``"ordinal"`` or ``"categorical"``.
-    with_pd : bool
-        Also the PD on the same grid, from the same fitted model and rows.
-    """
+    """ALE on the grids of :func:`make_ale_spec` (``kinds``: column position -> kind), and with ``with_pd``
+    the PD on the same grid, from the same fitted model and rows."""
 
     spec: PDSpec
     kinds: dict
@@ -271,9 +193,18 @@ class ALEEffect:
         return {}
 
     def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
-        out = evaluate_ale(fitted, ALESpec(self.spec, self.kinds), response_method=evaluation.response_method,
-                           outputs=evaluation.outputs, background=evaluation.background,
-                           weights=evaluation.weights)
+        spec, response, outputs = self.spec, evaluation.response_method, evaluation.outputs
+        own = model_outputs(fitted, response, outputs)
+        fill = 0.0 if response == "predict_proba" else np.nan
+        predict = response_function(fitted, response)
+        X_bg = spec.rows(evaluation.background)
+        out = {}
+        for fs in spec.feature_sets:
+            rows, respond, grids = _ranked_levels(X_bg, fs, spec.grid_values(fs), self.kinds, predict)
+            arr = ale_arrays(respond, rows, fs, grids, kinds=_engine_kinds(self.kinds, fs),
+                             weights=evaluation.weights, memory_limit=spec.memory_limit, n_outputs=len(own))
+            dims = spec.dims(fs)
+            out[node_name(dims)] = {"ale": (("output", *dims), align_outputs(arr, own, outputs, 0, fill))}
         if self.with_pd:
             for node, variables in evaluate_fit(fitted, self.spec, evaluation).items():
                 out[node] = {**variables, **out[node]}
@@ -328,16 +259,11 @@ def accumulated_local_effects(
     X : DataFrame or array of shape (n_rows, n_columns)
         The data the local effects are averaged over (and the bins fixed on).
     features : list
-        Column names or indices; a tuple of two numeric features gives the
-        2-D second-order ALE (pure interaction surface).
+        Column names or indices; a tuple of two numeric features gives the second-order ALE.
     grid : Grid, optional
-        The bins (:class:`pdpboot.Grid`; None: ``Grid()``).  ``resolution``: the number of
-        quantile bins K of a numeric feature (default 20; fewer when quantiles coincide); a
-        numeric feature with at most K + 1 distinct values has each of them as an edge (it stays
-        numeric; name it in ``categorical_features`` for levels).  ``custom_values``: feature ->
-        bin edges (numeric) or level order (categorical).  ``percentiles`` does not apply.
+        The bins: ``resolution`` quantile bins K of a numeric feature (default 20; each distinct
+        value an edge with at most K + 1 of them); ``custom_values``: bin edges or level order.
     response_method : {"auto", "predict_proba", "decision_function", "predict"}
-        Classifiers: probabilities of all classes, or decision scores; never labels.
     sample_weight : array of shape (n_rows,), optional
         Row weights of every local average and of the centring.
     memory_limit : int
@@ -373,9 +299,9 @@ def accumulated_local_effects(
                          "which fits clones itself.")
     check_fitted_columns(estimator, X)
     memory_limit = Execution(memory_limit=memory_limit).memory_limit  # validated where a run's is
-    spec = make_ale_spec(X, features, grid, memory_limit=memory_limit)
+    spec, kinds = make_ale_spec(X, features, grid, memory_limit=memory_limit)
     settings = dict(response_method=response_method, sample_weight=sample_weight is not None)
-    return one_fit_tree(estimator, ALEEffect(spec.pd_spec, spec.kinds), settings, response_method=response_method,
+    return one_fit_tree(estimator, ALEEffect(spec, kinds), settings, response_method=response_method,
                         sample_weight=sample_weight, target_names=target_names)
 
 
@@ -394,12 +320,7 @@ def bootstrap_ale(
     rng=None,
     execution: Execution | None = None,
 ) -> xr.DataTree:
-    """Refit an estimator on resamples and compute ALE on one grid fixed on the full data.
-
-    Each resample's ALE is that of its refit, over its own rows, on the full
-    data's bins.  The resamples run through the loop of
-    :func:`pdpboot.bootstrap_partial_dependence`: the same ``rng`` draws the
-    same rows and seeds the same fits.
+    """Refit an estimator on resamples and compute ALE on the full data's bins, over each resample's rows.
 
     Parameters
     ----------
@@ -408,28 +329,18 @@ def bootstrap_ale(
     y : array-like of shape (n_rows,) or (n_rows, n_targets)
     features : list
         Column names or indices; a pair of numeric features gives a 2-D surface.
-    n_resamples : int
-        Number of resamples B (a shortcut of ``Resampling(n_resamples=...)``).
-    resampling : {"auto", "bootstrap", "stratified", "subsample", "group"} or Resampling
-        As in :func:`pdpboot.bootstrap_partial_dependence`.
+    n_resamples, resampling, sample_weight, rng, execution
+        As in :func:`pdpboot.bootstrap_partial_dependence` (ALE is brute force: ``method`` "auto" or "brute").
     with_pd : bool
-        Also the PD on the same grid from the same refits and rows (``pd``,
-        ``pd_resamples``).
+        Also the PD on the same grid from the same refits and rows (``pd``, ``pd_resamples``).
     grid, response_method
-        As in :func:`accumulated_local_effects` (``Grid.resolution`` is the
-        number of bins).
-    sample_weight, rng
-        As in :func:`pdpboot.bootstrap_partial_dependence`.
-    execution : Execution, optional
-        As in :func:`pdpboot.bootstrap_partial_dependence` (ALE is computed by
-        brute force: ``method`` "auto" or "brute").
+        As in :func:`accumulated_local_effects`.
 
     Returns
     -------
     xarray.DataTree
         One child per feature set with ``ale`` (``output``, *features) and
-        ``ale_resamples`` (``resample``, ``output``, *features); root
-        variable ``resample_absent`` as in the PD bootstrap.
+        ``ale_resamples`` (``resample``, ``output``, *features).
 
     See Also
     --------
@@ -456,7 +367,7 @@ def bootstrap_ale(
     if execution.method == "tree":
         raise ValueError("ALE is computed by brute force; Execution(method='tree') does not apply (use 'auto').")
     check_enough_rows(X)
-    spec = make_ale_spec(X, features, grid, memory_limit=execution.memory_limit)
-    plan = make_plan(estimator, y, ALEEffect(spec.pd_spec, spec.kinds, bool(with_pd)), resampling=resampling,
+    spec, kinds = make_ale_spec(X, features, grid, memory_limit=execution.memory_limit)
+    plan = make_plan(estimator, y, ALEEffect(spec, kinds, bool(with_pd)), resampling=resampling,
                      execution=execution, response_method=response_method, sample_weight=sample_weight, rng=rng)
     return run_bootstrap(plan, stacklevel=4)

@@ -1,10 +1,4 @@
-"""Confidence bands from stored resamples (never refits).
-
-For every variable ``s`` of a result node with ``s_resamples``, :func:`confidence_bands` adds
-``s_band``, ``s_se`` and ``s_bias``; 1-D nodes also get the centred PD ``pd_centered`` (PD minus
-its value at the first grid point) with its own band.  The formulas are in
-:mod:`pdpboot.engine.intervals`.
-"""
+"""Confidence bands from stored resamples (never refits); the formulas are in :mod:`pdpboot.engine.intervals`."""
 
 from __future__ import annotations
 
@@ -78,20 +72,15 @@ def _to_logit(p: np.ndarray) -> np.ndarray:
 
 
 def _from_logit(z: np.ndarray) -> np.ndarray:
-    """The logistic function, with a bound at or beyond the clip mapped to exactly 0 or 1 (a PD every fit puts
-    at 0 keeps the band [0, 0], which contains it)."""
+    """The logistic function, a bound at or beyond the clip mapped to exactly 0 or 1."""
     low, high = logit(_EPS) + 1e-9, logit(1 - _EPS) - 1e-9  # the clip, give or take the bands' round-off
     return np.where(z <= low, 0.0, np.where(z >= high, 1.0, expit(z)))
 
 
 def _band_variable(name: str, est: xr.DataArray, res: xr.DataArray, *, scale: float, support,
                    link: str = "identity", **options):
-    """``name_band``, ``_se``, ``_bias`` (and ``_band_pointwise``) of one statistic.
-
-    The statistic's grid dims are flattened into one point axis for :func:`band_arrays`; with
-    ``link="logit"`` the band is formed on the logit scale and mapped back (SE and bias stay on the
-    statistic's own scale).
-    """
+    """``name_band``, ``_se``, ``_bias`` (and ``_band_pointwise``) of one statistic; with ``link="logit"`` the
+    band is formed on the logit scale and mapped back (SE and bias stay on the statistic's scale)."""
     has_output = "output" in est.dims
     e_da = est if has_output else est.expand_dims("output")
     r_da = res if has_output else res.expand_dims("output")
@@ -169,50 +158,32 @@ def confidence_bands(
     Parameters
     ----------
     result : xarray.DataTree
-        Output of :func:`pdpboot.bootstrap_partial_dependence` (or another function that stores
-        ``*_resamples``).
+        A result with ``*_resamples`` variables.
     confidence_level : float
         In (0, 1).
     method : {"percentile", "basic", "normal", "bc", "bca"}
-        Pointwise method; quantiles are order statistics of rank ``(B + 1) q``.  ``bca`` takes its
-        acceleration from the jackknife-after-bootstrap and needs ``resample_absent``.  ``basic``
-        and ``bca`` under-cover PD and ALE curves and warn; see the validation page of the
-        documentation.
+        Pointwise method (``bca`` needs ``resample_absent``; ``basic`` and ``bca`` under-cover
+        curves and warn; see the validation page of the documentation).
     simultaneous : bool
-        Bands covering each whole curve or surface at once, per output; the pointwise band is then
-        kept as ``s_band_pointwise``.
+        Bands covering each whole curve or surface at once, per output (the pointwise one kept as
+        ``s_band_pointwise``).
     simultaneous_method : {"auto", "sup-t", "calibrated"}
-        ``sup-t`` (``auto``): ``estimate -/+ c * se`` widened to contain ``method``'s pointwise
-        band; ``calibrated``: ``method``'s pointwise band at the calibrated level, which with few
-        resamples becomes the resamples' envelope (and warns).
+        ``sup-t`` (``auto``): ``estimate -/+ c * se`` widened to contain the pointwise band;
+        ``calibrated``: the pointwise band at a calibrated level.
     scale : {"auto", "identity", "logit"}
-        Scale the bands of ``pd`` are formed on.  ``auto``: the result's root attr ``band_scale``
-        (``"logit"`` for a classifier's probabilities with ``resampling="auto"``); ``logit``: a
-        probability PD's bands formed on the logit scale and mapped back.  Other statistics are
-        banded on their own scale.
+        Scale the bands of ``pd`` are formed on (``auto``: the root attr ``band_scale``).
 
     Returns
     -------
     xarray.DataTree
         A copy of ``result`` whose nodes also hold, for each ``s``: ``s_band`` (``ci_bound``,
-        *dims of s), ``s_se`` and ``s_bias`` (dims of s).  ``s_band.attrs`` records ``method``,
-        ``confidence_level``, ``simultaneous``, ``n_resamples`` and ``critical_value`` or
-        ``calibrated_level``, ``support`` when the band was clipped into the statistic's range, and
-        ``scale = "logit"`` for logit-scale bands.
+        *dims of s), ``s_se`` and ``s_bias``; 1-D nodes also the centred PD ``pd_centered``
+        and its band.
 
     Warns
     -----
     pdpboot.CoverageWarning
-        ``basic`` or ``bca`` bands of PD/ALE curves; simultaneous bands of a gradient-boosting
-        classifier (root attr ``learner_family``) not resampled by the default.
-    UserWarning
-        A calibrated band at the resamples' envelope.
-
-    Notes
-    -----
-    A band need not contain its estimate: the percentile band keeps the offset of the resamples'
-    mean from the estimate.  With ``resampling="subsample"`` the deviations from the estimate are
-    rescaled by ``sqrt(m / (n - m))``.  See the validation page of the documentation for coverage.
+        ``basic`` or ``bca`` bands of curves; simultaneous bands of a gradient-boosting classifier.
 
     Examples
     --------
@@ -268,10 +239,9 @@ def confidence_bands(
                 if simultaneous:
                     _warn_ceiling(f"{node.name}/{target}", info, n_valid, confidence_level)
                 attrs = {"method": method, "confidence_level": float(confidence_level),
-                         "simultaneous": int(simultaneous), "n_resamples": n_valid, **info}
-                if simultaneous:
-                    attrs["simultaneous_method"] = sim_method
-                attrs.update({"scale": "logit"} if on_logit else support_attrs(bounds))
+                         "simultaneous": int(simultaneous), "n_resamples": n_valid, **info,
+                         **({"simultaneous_method": sim_method} if simultaneous else {}),
+                         **({"scale": "logit"} if on_logit else support_attrs(bounds))}
                 if target != name:
                     ds[target] = est
                 for key, da in parts.items():

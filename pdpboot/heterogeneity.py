@@ -1,41 +1,27 @@
-"""ICE heterogeneity statistics with bootstrap uncertainty (xarray layer).
-
-A PD curve is an average and can hide opposite effects in subgroups.  :func:`ice_heterogeneity`
-reports how far the ICE curves spread around it: ``ice_sd``, ``cice_sd`` (centred ICE),
-``dice_sd`` (derivative ICE, 0 for a model additive in the feature) and the scalar
-``heterogeneity_index`` (definitions in :mod:`pdpboot.engine.ice_stats`), each with the PD's bands.
-"""
+"""What a 1-D node's PD averages over: ICE heterogeneity statistics with bands (definitions in
+:mod:`pdpboot.engine.ice_stats`) and the observed outcome per grid bin (:func:`binned_outcome`)."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+import numpy as np
+import pandas as pd
 import xarray as xr
 
 from .bands import confidence_bands
 from .engine import ice_stats
 from .schema import feature_nodes, get_node
 
-__all__ = ["centered_ice", "derivative_ice", "ice_heterogeneity", "statistics_from_ice"]
+__all__ = ["BINNED_COLUMNS", "bin_edges", "binned_outcome", "centered_ice", "derivative_ice", "ice_heterogeneity",
+           "statistics_from_ice"]
 
 STATISTICS = ("ice_sd", "cice_sd", "dice_sd", "heterogeneity_index")
 SOURCES = ("auto", "loop", "ice")
 
 
 def centered_ice(ice: xr.DataArray, dim: Hashable) -> xr.DataArray:
-    """Centred ICE curves (c-ICE), anchored at the first value of the grid ``dim``.
-
-    Parameters
-    ----------
-    ice : xarray.DataArray
-        ICE curves, e.g. a node's ``ice`` (``instance``, ``output``, feature).
-    dim : str
-        The feature (grid) dim.
-
-    Returns
-    -------
-    xarray.DataArray
-        Same dims and coords as ``ice``; 0 at the first grid value.
+    """Centred ICE curves (c-ICE) of ``ice``: 0 at the first value of the grid dim ``dim``.
 
     Examples
     --------
@@ -49,21 +35,7 @@ def centered_ice(ice: xr.DataArray, dim: Hashable) -> xr.DataArray:
 
 
 def derivative_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool = False) -> xr.DataArray:
-    """Derivative ICE curves (d-ICE) on the feature's own grid.
-
-    Parameters
-    ----------
-    ice : xarray.DataArray
-        ICE curves with the grid dim ``dim``.
-    dim : str
-        The feature (grid) dim; its coordinate is the grid.
-    categorical : bool
-        Whether the grid holds category levels: steps between consecutive levels instead.
-
-    Returns
-    -------
-    xarray.DataArray
-        Same dims and coords as ``ice``.
+    """Derivative ICE curves (d-ICE) of ``ice`` on the grid dim ``dim`` (``categorical``: steps between levels).
 
     Examples
     --------
@@ -88,22 +60,8 @@ def _check_dims(da: xr.DataArray, dims) -> None:
 
 
 def statistics_from_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool = False) -> xr.Dataset:
-    """Heterogeneity statistics of stored ICE curves (unweighted over ``instance``).
-
-    Parameters
-    ----------
-    ice : xarray.DataArray
-        Dims ``instance``, the feature ``dim`` and any others (kept).
-    dim : str
-        The feature (grid) dim.
-    categorical : bool
-        Whether the grid holds category levels.
-
-    Returns
-    -------
-    xarray.Dataset
-        ``ice_sd``, ``cice_sd``, ``dice_sd`` (other dims, ``dim``) and ``heterogeneity_index``
-        (other dims).
+    """``ice_sd``, ``cice_sd``, ``dice_sd`` and ``heterogeneity_index`` of ICE curves (unweighted over
+    ``instance``; ``dim``: the grid dim, ``categorical``: whether it holds levels).
 
     Examples
     --------
@@ -122,10 +80,8 @@ def statistics_from_ice(ice: xr.DataArray, dim: Hashable, *, categorical: bool =
     core = [dim], [dim], [dim], []
     results = xr.apply_ufunc(compute, ice, input_core_dims=[["instance", dim]], output_core_dims=list(core))
     others = [d for d in ice.dims if d not in ("instance", dim)]
-    data = {}
-    for name, da, core_dims in zip(STATISTICS, results, core, strict=True):
-        data[name] = da.transpose(*others, *core_dims)
-    return xr.Dataset(data)
+    return xr.Dataset({name: da.transpose(*others, *core_dims)
+                       for name, da, core_dims in zip(STATISTICS, results, core, strict=True)})
 
 
 def _node_statistics(node: xr.DataTree, source: str) -> tuple[xr.Dataset, str]:
@@ -168,28 +124,22 @@ def ice_heterogeneity(
     Parameters
     ----------
     result : xarray.DataTree
-        Output of :func:`pdpboot.bootstrap_partial_dependence` with ``statistics="heterogeneity"``
-        or ``"ice"``, or of :func:`pdpboot.partial_dependence` with ``kind="individual"``/``"both"``.
+        A result with ``statistics="heterogeneity"`` or ICE curves.
     features : str or list of str, optional
         1-D features to report (default: every 1-D node).
     source : {"auto", "loop", "ice"}
-        ``loop``: the statistics computed in the resample loop over all background rows, weighted
-        by their multiplicities; ``ice``: recomputed from the stored ICE curves (unweighted);
-        ``auto``: ``loop`` when present, else ``ice``.
+        ``loop``: the statistics of the run (all background rows, weighted); ``ice``: recomputed
+        from the stored ICE curves (unweighted); ``auto``: ``loop`` when present.
     confidence_level : float or None
         Level of the bands added when resamples exist; None for none.
-    method : {"percentile", "basic", "normal", "bc", "bca"}
-        Band method (:func:`pdpboot.confidence_bands`); bounds are clipped at 0.
-    simultaneous : bool
-        Simultaneous bands over each whole curve.
+    method, simultaneous
+        As in :func:`pdpboot.confidence_bands`.
 
     Returns
     -------
     xarray.DataTree
-        One child per 1-D feature (the result's node names and attrs, plus ``source``) with
-        ``ice_sd``, ``cice_sd``, ``dice_sd`` (``output``, feature) and ``heterogeneity_index``
-        (``output``); with resamples also ``<stat>_resamples`` and their ``_band``, ``_se`` and
-        ``_bias``.  Root attrs are the result's.
+        One child per 1-D feature with ``ice_sd``, ``cice_sd``, ``dice_sd`` (``output``, feature)
+        and ``heterogeneity_index`` (``output``), with their resamples and bands.
 
     Examples
     --------
@@ -214,9 +164,7 @@ def ice_heterogeneity(
         nodes = []
         for feature in wanted:
             if not isinstance(feature, str) and isinstance(feature, Sequence):
-                raise ValueError(
-                    f"ICE heterogeneity is defined for single features, got the pair {feature!r}."
-                )
+                raise ValueError(f"ICE heterogeneity is defined for single features, got the pair {feature!r}.")
             nodes.append(get_node(result, feature))
     children = {}
     for node in nodes:
@@ -231,3 +179,97 @@ def ice_heterogeneity(
                                 simultaneous=simultaneous)
     return tree
 
+
+#: Columns of :func:`binned_outcome`'s table, in order.
+BINNED_COLUMNS = ("value", "low", "high", "count", "output", "observed")
+
+
+def bin_edges(grid: np.ndarray) -> np.ndarray:
+    """Edges of the bins around numeric grid values: midpoints between neighbours, open outer ends.
+
+    >>> bin_edges(np.array([0.0, 1.0, 3.0])).tolist()
+    [-inf, 0.5, 2.0, inf]
+    """
+    grid = np.asarray(grid, dtype=float)
+    return np.concatenate([[-np.inf], (grid[1:] + grid[:-1]) / 2, [np.inf]])
+
+
+def binned_outcome(result: xr.DataTree, X, y, feature: Hashable) -> pd.DataFrame:
+    """Rows and mean outcome per grid bin of ``feature`` (PDPbox's "target plot"), beside a result's PD.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result with a 1-D node of ``feature``.
+    X : pandas.DataFrame
+        The data; ``X[feature]`` is binned.
+    y : array-like of shape (n_rows,)
+        The outcome: numbers (regression) or class labels (classification).
+    feature : str
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per grid value and output, columns :data:`BINNED_COLUMNS`: ``value``, ``low``/``high``
+        (midpoints between numeric grid values; NaN for levels), ``count``, ``output``, ``observed``
+        (the bin's mean of ``y``, or share of that class).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = pd.DataFrame({"a": np.arange(10.0)})
+    >>> y = 2 * X["a"]
+    >>> res = pdpboot.partial_dependence(LinearRegression().fit(X, y), X, ["a"],
+    ...                                  grid=pdpboot.Grid(custom_values={"a": [0.0, 5.0, 9.0]}))
+    >>> binned_outcome(res, X, y, "a")[["value", "count", "observed"]].to_numpy().tolist()
+    [[0.0, 3.0, 2.0], [5.0, 4.0, 9.0], [9.0, 3.0, 16.0]]
+    """
+    node = get_node(result, feature)
+    names = [str(f) for f in node.attrs["features"]]
+    if len(names) != 1:
+        raise ValueError(f"binned_outcome needs a 1-D node; {tuple(names)} is a pair.")
+    name = names[0]
+    if not isinstance(X, pd.DataFrame) or name not in X.columns:
+        raise ValueError(f"X must be a DataFrame with the column {name!r} (the rows the result was computed on).")
+    column = X[name]
+    y = pd.Series(np.asarray(y), index=column.index)
+    if len(y) != len(column):
+        raise ValueError(f"y has {len(y)} values but X has {len(column)} rows.")
+    missing = int(pd.isna(y).sum())
+    if missing:  # they would count as rows of no class / NaN means (class shares biased towards 0)
+        raise ValueError(f"y has {missing} missing value(s): each bin's observed outcome needs every row's outcome; "
+                         "pass the rows that have one (keep = y.notna(); X[keep], y[keep]).")
+    grid = node[name].values
+    categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+    if categorical:
+        as_text = {str(v): i for i, v in enumerate(grid.tolist())}
+        which = column.map(lambda v: as_text.get(str(v), -1) if pd.notna(v) else -1).to_numpy()
+        low = high = np.full(len(grid), np.nan)
+    else:
+        edges = bin_edges(grid)
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+        which = np.where(np.isnan(values), -1, np.searchsorted(edges, values, side="right") - 1)
+        low, high = edges[:-1], edges[1:]
+    counts = np.bincount(which[which >= 0], minlength=len(grid))
+    outputs = node["output"].values.tolist()
+    root = node.root.attrs
+    classification = root.get("task") == "classification" or root.get("response") in ("predict_proba",
+                                                                                       "decision_function")
+    rows = []
+    for output in outputs:
+        if classification:
+            hits = (y.astype(str) == str(output)).to_numpy(dtype=float)
+        else:
+            hits = pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
+            if np.isnan(hits).any():
+                bad = y[np.isnan(hits)].iloc[0]
+                raise ValueError(f"y holds values that are not numbers (e.g. {bad!r}) but the result is a "
+                                 "regression's; pass the numeric outcome the model was fitted on.")
+        sums = np.bincount(which[which >= 0], weights=hits[which >= 0], minlength=len(grid))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        for i, value in enumerate(grid.tolist()):
+            rows.append({"value": value, "low": float(low[i]), "high": float(high[i]), "count": int(counts[i]),
+                         "output": output, "observed": float(observed[i])})
+    return pd.DataFrame(rows, columns=list(BINNED_COLUMNS))

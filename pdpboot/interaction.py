@@ -1,29 +1,25 @@
-"""Interaction statistics with bootstrap bands, and a calibrated refit test of "no interaction".
+"""Interaction and importance statistics of PDs with bootstrap bands, and a calibrated test of "no interaction".
 
-``h2`` and ``h_unnormalized`` (2-D nodes) are Friedman and Popescu's (2008)
-pairwise H statistic and its unnormalised root, ``h2_overall`` (1-D nodes) the
-overall H statistic, and ``pd_variance_interaction`` (2-D nodes) Greenwell et
-al.'s (2018) PD-variance index.  The H statistics use one random subsample of
-at most ``n_max`` rows, shared by the estimate and every resample.  A band of
-``h2`` is not a test of no interaction (the estimate is biased upwards): use
-:func:`h_statistic_test`.
+Friedman and Popescu's (2008) H statistics (``h2``, ``h_unnormalized``, ``h2_overall``, on one
+subsample of at most ``n_max`` rows) and Greenwell et al.'s (2018) PD-variance interaction index and
+PD-based importance.  A band of ``h2`` is not a test of no interaction: use :func:`h_statistic_test`.
 """
 
 from __future__ import annotations
 
 import datetime
 import warnings
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from sklearn.base import is_classifier
 
 from ._evaluate import HEffect, PDEffect
 from ._loop import run
-from ._pd import one_fit_tree
 from ._plan import make_plan, make_spec
 from ._validate import (
     check_fitted_columns,
@@ -34,19 +30,23 @@ from ._validate import (
     is_fitted,
 )
 from .bands import confidence_bands
+from .bootstrap import one_fit_tree
 from .engine.hstats import (
     gaussian_process_fit,
     interaction_part,
     pd_variance_interaction,
     subsample_rows,
 )
+from .engine.ice_stats import pd_flatness
+from .engine.intervals import POINTWISE_METHODS, pointwise_interval, standard_error
 from .engine.resample import Job, Scheme, child
 from .grid import Grid
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_execution
 from .schema import ABSENT, feature_nodes, node_name
 
-__all__ = ["h_statistic", "h_statistic_of_model", "h_statistic_test", "pd_variance_statistic"]
+__all__ = ["IMPORTANCE_COLUMNS", "h_statistic", "h_statistic_of_model", "h_statistic_test", "pd_importance",
+           "pd_variance_statistic"]
 
 H_STATISTICS = ("h2_overall", "h2", "h_unnormalized")
 
@@ -54,10 +54,8 @@ H_STATISTICS = ("h2_overall", "h2", "h_unnormalized")
 def pd_variance_statistic(
     pd: xr.DataArray, categorical: tuple[bool, bool] = (False, False), dims: tuple | None = None
 ) -> xr.DataArray:
-    """Greenwell et al.'s PD-variance interaction index of 2-D PD surfaces.
-
-    ``pd`` is a 2-D node's ``pd`` or ``pd_resamples``; ``categorical`` says whether each feature is
-    categorical, ``dims`` names the two grid dims (default: the last two).  Returns ``pd`` without them.
+    """Greenwell et al.'s PD-variance interaction index of 2-D PD surfaces ``pd`` over their grid ``dims``
+    (default: the last two; ``categorical``: whether each holds levels).
 
     Examples
     --------
@@ -86,9 +84,7 @@ def _from_result(result: xr.DataTree, *, confidence_level, method, simultaneous)
             dims = tuple(node.attrs["features"])
             out["pd_variance_interaction"] = pd_variance_statistic(ds["pd"], categorical, dims)
             if "pd_resamples" in ds:
-                out["pd_variance_interaction_resamples"] = pd_variance_statistic(
-                    ds["pd_resamples"], categorical, dims
-                )
+                out["pd_variance_interaction_resamples"] = pd_variance_statistic(ds["pd_resamples"], categorical, dims)
         if not out.data_vars:
             continue
         out = out.drop_vars([c for c in out.coords if c not in out.dims])
@@ -129,30 +125,17 @@ def h_statistic_of_model(
     ----------
     estimator : fitted estimator
     X : DataFrame or array of shape (n_rows, n_columns)
-        Data the partial dependence functions average over.
     features : list
         Column names/indices (overall ``H2_j``) and pairs (pairwise ``H2_jk``).
     n_max : int
         The H statistics use at most this many rows of X, drawn with ``rng``.
-    sample_weight : array_like of shape (n_rows,), optional
-    rng : None, int or numpy.random.Generator
-    response_method : str
-        As in :func:`pdpboot.partial_dependence`.
-    grid : Grid, optional
-        The grid of the 2-D PD surfaces behind ``pd_variance_interaction``, as in
-        :func:`pdpboot.partial_dependence`.
+    sample_weight, rng, response_method, grid
+        As in :func:`pdpboot.partial_dependence` (``grid``: of the 2-D PDs of ``pd_variance_interaction``).
 
     Returns
     -------
     xarray.DataTree
-        One child per feature set: 1-D nodes ``h2_overall`` (``output``); 2-D
-        nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``
-        (``output``).
-
-    See Also
-    --------
-    h_statistic : the same statistics with bands, from a bootstrap result.
-    h_statistic_test : a refit test of "no interaction".
+        1-D nodes ``h2_overall``; 2-D nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``.
 
     Examples
     --------
@@ -188,39 +171,23 @@ def h_statistic(
     method: str = "percentile",
     simultaneous: bool = False,
 ) -> xr.DataTree:
-    """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result, with bands.
-
-    Selects the statistics of ``bootstrap_partial_dependence(...,
-    statistics="interactions")``, adds ``pd_variance_interaction`` (from the 2-D
-    nodes' PD) and bands, clipped at 0.
+    """Friedman-Popescu H statistics and the PD-variance interaction index of a bootstrap result
+    (``statistics="interactions"``), with bands clipped at 0.
 
     Parameters
     ----------
     result : xarray.DataTree
-        A pdpboot result.
     confidence_level : float or None
-        Level of the bands (:func:`pdpboot.confidence_bands`); None adds none.
-    method : {"percentile", "basic", "normal", "bc", "bca"}
-        Band method, as in :func:`pdpboot.confidence_bands`.  An H2 interval
-        covers somewhat less than its nominal level; see the validation page of
-        the documentation.
-    simultaneous : bool
-        As in :func:`pdpboot.confidence_bands`.
+        Level of the bands; None adds none.
+    method, simultaneous
+        As in :func:`pdpboot.confidence_bands` (an H2 interval covers somewhat less than its level;
+        see the validation page of the documentation).
 
     Returns
     -------
     xarray.DataTree
-        One child per feature set that has a statistic: 1-D nodes
-        ``h2_overall`` (``output``); 2-D nodes ``h2``, ``h_unnormalized`` and
-        ``pd_variance_interaction`` (``output``); each with
-        ``<stat>_resamples`` (``resample``, ``output``), ``<stat>_band``
-        (``ci_bound``, ``output``), ``<stat>_se`` and ``<stat>_bias``.
-
-    See Also
-    --------
-    h_statistic_of_model : the statistics of one fitted model, without resampling.
-    h_statistic_test : a refit test of "no interaction".
-    pdpboot.plot_h_statistic : draws the result.
+        1-D nodes ``h2_overall``; 2-D nodes ``h2``, ``h_unnormalized`` and ``pd_variance_interaction``;
+        each with its resamples and band.
 
     Examples
     --------
@@ -233,10 +200,8 @@ def h_statistic(
     ('ci_bound', 'output')
     """
     if not isinstance(result, xr.DataTree):
-        raise TypeError(
-            f"h_statistic takes a pdpboot result (xarray.DataTree), got {type(result).__name__}; for one "
-            "fitted model use h_statistic_of_model(estimator, X, features)."
-        )
+        raise TypeError(f"h_statistic takes a pdpboot result (xarray.DataTree), got {type(result).__name__}; for "
+                        "one fitted model use h_statistic_of_model(estimator, X, features).")
     return _from_result(result, confidence_level=confidence_level, method=method, simultaneous=simultaneous)
 
 
@@ -283,12 +248,10 @@ def h_statistic_test(
 ) -> xr.DataTree:
     """Refit-based (parametric bootstrap) test of "no interaction between features j and k" (regression).
 
-    The observed ``H2_jk`` of the fitted model is compared with its
-    distribution under refits on null data ``y* = f0(X) + e*``, where ``f0``
-    is a Gaussian-process fit of ``y`` with its ``(j, k)`` interaction part
-    removed and ``e*`` its residuals, resampled (Friedman & Popescu 2008,
-    sec. 8.3).  The p-value is ``(1 + #{T*_b >= T}) / (1 + n_resamples)``.
-    See the validation page of the documentation for its size and power.
+    The observed ``H2_jk`` is compared with refits on null data ``y* = f0(X) + e*`` (``f0``: a
+    Gaussian-process fit of ``y`` without its ``(j, k)`` interaction, ``e*``: its residuals resampled;
+    Friedman & Popescu 2008, sec. 8.3); p-value ``(1 + #{T*_b >= T}) / (1 + n_resamples)``.  See the
+    validation page of the documentation.
 
     Parameters
     ----------
@@ -304,34 +267,22 @@ def h_statistic_test(
         Rows used by each H statistic (one fixed subsample for ``T`` and every ``T*_b``).
     statistic : {"h2", "h_unnormalized"}
         The test statistic.
-    sample_weight : array-like of shape (n_rows,), optional
-        Passed to every fit and used in every average (not in the Gaussian process).
+    sample_weight, rng
+        As in :func:`pdpboot.bootstrap_partial_dependence` (weights not in the Gaussian process).
     fit_params : mapping, optional
         Further ``fit`` keyword arguments (every fit uses all rows).
-    rng : None, int or numpy.random.Generator
-        The one seed every draw flows from.
     execution : Execution, optional
-        How the null refits run (``n_jobs``, ``threads_per_job``,
-        ``progress``, ``checkpoint``, ``on_error``, ``max_failure_share``); a
-        failed refit is left out of the p-value.
+        How the null refits run (no PD engine fields); a failed refit is left out of the p-value.
 
     Returns
     -------
     xarray.DataTree
-        Root attrs ``statistic`` (the observed ``T``), ``statistic_name``,
-        ``pvalue``, ``noise_sd`` and the header's.  One node for the pair with
-        ``<statistic>`` (``output``) and ``<statistic>_null`` (``resample``,
-        ``output``).
-
-    See Also
-    --------
-    h_statistic : H statistics of a bootstrap result, with bands.
-    h_statistic_of_model : H statistics of one fitted model.
+        Root attrs ``statistic`` (observed ``T``), ``statistic_name``, ``pvalue``, ``noise_sd``; one
+        node for the pair with ``<statistic>`` and ``<statistic>_null`` (``resample``, ``output``).
 
     Notes
     -----
-    Assumes independent, homoscedastic errors and a reasonably smooth truth (a
-    truth with jumps makes the test conservative); regression only.
+    Assumes independent, homoscedastic errors and a smooth truth (jumps make it conservative).
 
     Examples
     --------
@@ -363,7 +314,7 @@ def h_statistic_test(
     y = np.asarray(check_target(y, spec.n_rows, estimator), dtype=float)
     if y.ndim != 1:
         raise ValueError(f"h_statistic_test needs a 1-D target, got shape {y.shape}.")
-    effect = HEffect(spec, check_positive_int(n_max, "n_max", 2))
+    effect = HEffect(spec, n_max=check_positive_int(n_max, "n_max", 2))
     resampling = Resampling("bootstrap", n_resamples=check_n_resamples(n_resamples, minimum=1), fit_params=fit_params)
     plan = make_plan(estimator, y, effect, resampling=resampling, execution=execution, response_method="predict",
                      sample_weight=sample_weight, rng=rng, scheme=NullReplicates(spec.feature_sets[0]))
@@ -409,3 +360,103 @@ def _rescaled(residuals: np.ndarray, weights, sd: float) -> np.ndarray:
 
 #: rows the PD functions of the Gaussian-process surrogate average over, at most
 SMOOTH_BACKGROUND_ROWS = 500
+
+
+#: Columns of :func:`pd_importance`'s table, in order.
+IMPORTANCE_COLUMNS = ("feature", "output", "importance", "lower", "upper", "se", "measure", "rank", "method",
+                      "confidence_level", "n_resamples")
+
+
+def pd_importance(
+    result: xr.DataTree,
+    features: Sequence[Hashable] | None = None,
+    *,
+    variable: str = "pd",
+    confidence_level: float = 0.95,
+    method: str = "percentile",
+) -> pd.DataFrame:
+    """PD-based feature importance of every 1-D node (the SD of the PD over the grid; range / 4 for
+    levels), on the estimate and every resample's curve, with a bootstrap interval.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A pdpboot result with 1-D nodes (a one-fit result gets no interval).
+    features : list of str, optional
+        The features to rank; default: every 1-D node.
+    variable : str, default "pd"
+        The curve measured (``"ale"`` for an ALE result).
+    confidence_level : float, default 0.95
+        Level of the intervals.
+    method : {"percentile", "basic", "normal", "bc"}, default "percentile"
+        The bootstrap interval of the importance.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per feature and output, columns :data:`IMPORTANCE_COLUMNS` (``importance``,
+        ``lower``, ``upper``, ``se``, ``measure``, ``rank`` within an output, ...), sorted by output,
+        then rank.
+
+    Notes
+    -----
+    An importance is never negative, so a feature without effect has an interval above 0.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, pdpboot
+    >>> from sklearn.linear_model import LinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
+    >>> y = 2 * X["a"] + 0.1 * X["b"] + rng.normal(size=80)
+    >>> res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a", "b"], n_resamples=20,
+    ...                                            grid=pdpboot.Grid(10), rng=0,
+    ...                                            execution=pdpboot.Execution(progress=False))
+    >>> pdpboot.pd_importance(res)[["feature", "rank"]].to_numpy().tolist()
+    [['a', 1], ['b', 2]]
+    """
+    if not isinstance(result, xr.DataTree):
+        raise TypeError(f"pd_importance needs a pdpboot result (an xarray.DataTree); got {type(result).__name__}.")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1); got {confidence_level!r}.")
+    if method not in POINTWISE_METHODS or method == "bca":
+        raise ValueError(f"method must be 'percentile', 'basic', 'normal' or 'bc'; got {method!r}.")
+    nodes = [n for n in feature_nodes(result) if len(n.attrs["features"]) == 1]
+    if features is not None:
+        wanted = [str(f) for f in features]
+        have = {str(n.attrs["features"][0]): n for n in nodes}
+        missing = [f for f in wanted if f not in have]
+        if missing:
+            raise ValueError(f"pd_importance: no 1-D node for {missing}; the result has {sorted(have)}.")
+        nodes = [have[f] for f in wanted]
+    if not nodes:
+        raise ValueError("pd_importance needs 1-D nodes; this result has none.")
+    rows = []
+    for node in nodes:
+        name = str(node.attrs["features"][0])
+        ds = node.to_dataset()
+        if variable not in ds:
+            raise ValueError(f"The node of {name!r} has no {variable!r} variable; variables: {sorted(map(str, ds))}.")
+        categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+        est = pd_flatness(ds[variable].transpose("output", name).values, categorical=categorical)
+        res_name = f"{variable}_resamples"
+        if res_name in ds and ds.sizes.get("resample", 0) > 1:
+            res = pd_flatness(ds[res_name].transpose("resample", "output", name).values, categorical=categorical)
+            lower, upper = pointwise_interval(est, res, level=confidence_level, method=method)
+            se = standard_error(res)
+            n_valid = np.sum(np.isfinite(res), axis=0)
+        else:
+            lower = upper = se = np.full(est.shape, np.nan)
+            n_valid = np.zeros(est.shape, dtype=int)
+        for o, output in enumerate(ds["output"].values.tolist()):
+            rows.append({"feature": name, "output": output, "importance": float(est[o]), "lower": float(lower[o]),
+                         "upper": float(upper[o]), "se": float(se[o]),
+                         "measure": "range/4" if categorical else "sd",
+                         "method": method if n_valid[o] else None, "confidence_level": confidence_level,
+                         "n_resamples": int(n_valid[o])})
+    frame = pd.DataFrame(rows)
+    frame["rank"] = frame.groupby("output", sort=False)["importance"].rank(ascending=False, method="min").astype(int)
+    order = {o: i for i, o in enumerate(dict.fromkeys(frame["output"]))}
+    frame = frame.sort_values(["output", "rank"], key=lambda c: c.map(order) if c.name == "output" else c,
+                              kind="stable")
+    return frame.reset_index(drop=True)[list(IMPORTANCE_COLUMNS)]

@@ -21,21 +21,16 @@ from ._validate import (
 from .caveats import auto_scheme_reason
 from .engine import METHODS, resample
 from .engine.brute import DEFAULT_MEMORY_LIMIT
-from .engine.resample import RESAMPLING, Scheme
-
-__all__ = ["BACKGROUNDS", "BAND_SCALES", "ON_ERROR", "SCHEMES", "Execution", "Resampling", "SchemeChoice",
-           "check_fit_params", "resolve_execution", "resolve_resampling", "resolve_run_options"]
+from .engine.resample import Scheme
 
 BACKGROUNDS = ("resample", "original", "out-of-bag")
 ON_ERROR = ("raise", "skip")
-#: Every ``resampling=`` a user may give: ``"auto"`` and the schemes that draw rows.
-SCHEMES = ("auto", *RESAMPLING)
-#: The scales a PD's bands are formed on: as computed, or (a probability PD) on the logit scale, mapped back.
+#: the scales a PD's bands are formed on: as computed, or (a probability PD) on the logit scale
 BAND_SCALES = ("identity", "logit")
 
 
 def check_fit_params(fit_params: Mapping | None) -> dict:
-    """Keyword arguments routed to every ``fit`` (arrays with one entry per row are sliced)."""
+    """``fit_params`` checked: a dict of fit keywords, without ``sample_weight``."""
     if fit_params is None:
         return {}
     if not isinstance(fit_params, Mapping) or not all(isinstance(k, str) for k in fit_params):
@@ -54,11 +49,10 @@ class Resampling:
     scheme : {"auto", "bootstrap", "stratified", "subsample", "group"}
         ``auto``: ``subsample`` with logit-scale bands for a classifier's
         predicted probabilities, ``bootstrap`` otherwise.  ``bootstrap``: n
-        rows with replacement.  ``stratified``: each class keeps its count
-        (right only when the design fixes the class counts).  ``subsample``:
-        a share of the rows without replacement (deviations rescaled by
-        ``sqrt(m / (n - m))``).  ``group``: whole groups with replacement
-        (needs ``groups``).  See the validation page of the documentation.
+        rows with replacement.  ``stratified``: each class keeps its count.
+        ``subsample``: a share of the rows without replacement (deviations
+        rescaled by ``sqrt(m / (n - m))``).  ``group``: whole groups with
+        replacement.  See the validation page of the documentation.
     n_resamples : int
         Number of resamples B.
     groups : array-like of shape (n_rows,), optional
@@ -66,16 +60,12 @@ class Resampling:
     subsample_fraction : float
         Share of the rows each ``subsample`` resample draws, in (0, 1).
     background : {"resample", "original", "out-of-bag"}
-        Rows each resample's effect is averaged over: its own rows with their
-        multiplicities (default), the full data's rows, or the rows it did not
-        draw.
+        Rows each resample's effect is averaged over: its own (with their
+        multiplicities), the full data's, or those it did not draw.
     max_background : int, optional
-        Average over at most this many rows (a fixed random subsample of the
-        full data for the estimate and ``original``; a random subsample of each
-        resample's rows otherwise).
+        Average over a random subsample of at most this many of those rows.
     fit_params : dict, optional
-        Keyword arguments of every ``fit``; arrays with one entry per row are
-        resampled with the rows.  Sample weights go in ``sample_weight=``.
+        Keyword arguments of every ``fit``; per-row arrays are resampled with the rows.
 
     Examples
     --------
@@ -94,23 +84,20 @@ class Resampling:
 
     def __post_init__(self):
         check_choice(self.scheme, "resampling", ("auto", *resample.SCHEMES))  # the live registry
-        object.__setattr__(self, "fit_params", check_fit_params(self.fit_params))
         check_choice(self.background, "background", BACKGROUNDS)
         set_ = object.__setattr__
+        set_(self, "fit_params", check_fit_params(self.fit_params))
         set_(self, "n_resamples", check_n_resamples(self.n_resamples))
         set_(self, "max_background", check_optional_positive_int(self.max_background, "max_background"))
-        # the type and range of the share here; that it leaves every subsample enough rows, in bind()
-        may_subsample = "subsample" if self.scheme == "auto" else self.scheme  # "auto" may become "subsample"
+        may_subsample = "subsample" if self.scheme == "auto" else self.scheme  # against n rows: scheme_for
         set_(self, "subsample_fraction", check_subsample_fraction(self.subsample_fraction, 2**62, may_subsample))
         if self.scheme == "group" and self.groups is None:
             raise ValueError("resampling='group' needs groups (one label per row of X).")
         set_(self, "groups", np.asarray(self.groups) if self.scheme == "group" else None)
 
     def resolve(self, *, probabilities: bool, output: str = "predictions") -> tuple[Resampling, SchemeChoice]:
-        """The scheme that draws rows, and why: ``"auto"`` resolved (any other scheme is kept as given).
-
-        ``probabilities``: whether the effect averages a classifier's predicted probabilities; ``output``
-        names what is averaged, for the reason sentence.
+        """The scheme that draws rows, and why: ``"auto"`` resolved from whether the effect averages
+        ``probabilities`` (``output``: what is averaged, for the reason); any other scheme is kept.
 
         Examples
         --------
@@ -144,11 +131,8 @@ class Resampling:
 
 @dataclass(frozen=True)
 class SchemeChoice:
-    """How a run's resampling scheme was chosen (recorded in the result's root attrs).
-
-    ``requested`` is the scheme given, ``scheme`` the one that draws rows, ``band_scale`` the scale
-    of the PD's bands (``"identity"`` or ``"logit"``), ``output`` what the PD averages.
-    """
+    """How a run's scheme was chosen: the one ``requested``, the ``scheme`` that draws rows, the
+    ``band_scale`` of the PD's bands and the ``output`` averaged (recorded in the root attrs)."""
 
     requested: str
     scheme: str
@@ -173,24 +157,18 @@ class Execution:
     n_jobs : int, optional
         Parallel resamples (joblib); results are identical for any value.
     threads_per_job : int, optional
-        Native threads per fit.  None: the libraries' default when
-        sequential, one per job when parallel.
+        Native threads per fit (None: the libraries' default when sequential, 1 when parallel).
     progress : bool, "auto" or callable
-        A tqdm bar ("auto": on a terminal, for B >= 20), or
-        ``progress(done, total)`` called after every finished resample.
+        A tqdm bar ("auto": on a terminal, for B >= 20), or ``progress(done, total)``.
     checkpoint : path, optional
-        Directory where finished resamples are saved; calling again with the
-        same arguments resumes (or extends, with a larger ``n_resamples``), and
-        a checkpoint of other data or settings is refused.
+        Directory of finished resamples; the same call again resumes (or
+        extends, with a larger ``n_resamples``).
     on_error : {"raise", "skip"}
-        A resample whose fit or evaluation raises stops the run, or is
-        recorded (NaN resample, root attr ``failed_resamples``).
+        A failing resample stops the run, or is recorded as NaN (root attr ``failed_resamples``).
     max_failure_share : float
-        With ``on_error="skip"``, stop as soon as more than this share of the
-        resamples has failed.
+        With ``on_error="skip"``, stop once more than this share has failed.
     method : {"auto", "brute", "tree"}
-        The PD engine: the exact tree engine where it applies (``auto``) or
-        always (``tree``), or brute force.  The numbers agree to rounding.
+        The PD engine: the exact tree engine where it applies (``auto``) or always, or brute force.
     memory_limit : int
         Bytes allowed for one stacked prediction block (brute force, ALE, H statistics).
 
@@ -224,7 +202,7 @@ class Execution:
 
     @property
     def threads(self) -> int | None:
-        """Native threads per fit: ``threads_per_job``, else None (no limit) when sequential, 1 when parallel."""
+        """Native threads per fit: ``threads_per_job``, else None when sequential, 1 when parallel."""
         if self.threads_per_job is not None:
             return self.threads_per_job
         from joblib import effective_n_jobs
@@ -241,22 +219,6 @@ class Execution:
                              f"{', '.join(used)}; leave it at its default.")
 
 
-def _resolve(kind: type, given, shortcuts: dict, name: str):
-    """``given`` with the shortcuts it leaves at default (a contradiction is refused), or ``kind(**shortcuts)``."""
-    if given is None:
-        return kind(**shortcuts)
-    if not isinstance(given, kind):
-        raise TypeError(f"{name} must be a pdpboot.{kind.__name__} (or a scheme name), got {type(given).__name__}.")
-    defaults = {f.name: f.default for f in dataclasses.fields(kind)}
-    changed = {k: v for k, v in shortcuts.items() if v is not defaults[k] and not _same(v, defaults[k])}
-    clash = [k for k, v in changed.items() if not _same(getattr(given, k), defaults[k])
-             and not _same(getattr(given, k), v)]
-    if clash:
-        raise TypeError(f"{clash[0]}={changed[clash[0]]!r} contradicts {name}={kind.__name__}({clash[0]}="
-                        f"{getattr(given, clash[0])!r}); give it in one place.")
-    return dataclasses.replace(given, **changed) if changed else given
-
-
 def _same(a, b) -> bool:
     try:
         return bool(a == b)
@@ -264,19 +226,32 @@ def _same(a, b) -> bool:
         return False
 
 
-def resolve_resampling(resampling: str | Resampling | None = "auto", **shortcuts) -> Resampling:
-    """A :class:`Resampling` from the object, or from a scheme name and keyword shortcuts."""
-    if isinstance(resampling, str):
-        return Resampling(scheme=resampling, **shortcuts)
-    return _resolve(Resampling, resampling, shortcuts, "resampling")
+def resolve_resampling(resampling: str | Resampling | None = "auto", *, n_resamples: int = 200) -> Resampling:
+    """A :class:`Resampling` from the object or a scheme name, with the ``n_resamples`` shortcut filled in
+    where the object leaves it at its default (a contradiction is refused)."""
+    if resampling is None or isinstance(resampling, str):
+        return Resampling(*(() if resampling is None else (resampling,)), n_resamples=n_resamples)
+    if not isinstance(resampling, Resampling):
+        raise TypeError(f"resampling must be a pdpboot.Resampling (or a scheme name), got {type(resampling).__name__}.")
+    default, given = Resampling.n_resamples, resampling.n_resamples
+    if _same(n_resamples, default):
+        return resampling
+    if not _same(given, default) and not _same(given, n_resamples):
+        raise TypeError(f"n_resamples={n_resamples!r} contradicts resampling=Resampling(n_resamples={given!r}); "
+                        "give it in one place.")
+    return dataclasses.replace(resampling, n_resamples=n_resamples)
 
 
-def resolve_execution(execution: Execution | None = None, **shortcuts) -> Execution:
-    """An :class:`Execution` from the object, or from keyword shortcuts (``n_jobs=``, ``checkpoint=``, ...)."""
-    return _resolve(Execution, execution, shortcuts, "execution")
+def resolve_execution(execution: Execution | None = None) -> Execution:
+    """``execution``, or the default :class:`Execution`."""
+    if execution is None:
+        return Execution()
+    if not isinstance(execution, Execution):
+        raise TypeError(f"execution must be a pdpboot.Execution, got {type(execution).__name__}.")
+    return execution
 
 
 def resolve_run_options(resampling: str | Resampling | None, execution: Execution | None, *,
                         n_resamples: int) -> tuple[Resampling, Execution]:
-    """A public function's :class:`Resampling` and :class:`Execution`, from the objects and the shortcuts."""
+    """A public function's :class:`Resampling` and :class:`Execution`, from the objects and the shortcut."""
     return resolve_resampling(resampling, n_resamples=n_resamples), resolve_execution(execution)

@@ -202,7 +202,9 @@ def test_every_entry_point_spawns_its_job_seeds_by_the_one_seed_scheme(monkeypat
         keys.clear()
         call()
         expected = [(b, (*root, loop.N_FIXED_SEEDS + b)) for b in range(3)]
-        assert keys == expected + expected, name  # made for the bookkeeping, then again as dispatched
+        # made for the bookkeeping of a scheme that keeps the rows it did not draw, then again as dispatched;
+        # null replicates keep nothing, so their jobs are made once
+        assert keys == expected * (1 if name == "h_statistic_test" else 2), name
 
 
 def test_sequential_native_threads_give_the_numbers_of_a_parallel_run():

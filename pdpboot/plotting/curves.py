@@ -8,9 +8,9 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from .._pd import partial_dependence
-from ..binned import binned_outcome
+from ..bootstrap import partial_dependence
 from ..grid import Grid
+from ..heterogeneity import binned_outcome
 from ..schema import get_node
 from ._common import (
     CURVE_KINDS,
