@@ -89,7 +89,8 @@ def _more_arrays(out: dict) -> None:
     X, y = make_electricity_prices(300, rng=0)
     res = pdpboot.bootstrap_partial_dependence(
         RandomForestRegressor(n_estimators=20, min_samples_leaf=5), X, y,
-        ["Temperature", "Hour", ("Temperature", "Hour")], n_resamples=20, grid=Grid(8), rng=0, execution=quiet, statistics={"ice": 10})
+        ["Temperature", "Hour", ("Temperature", "Hour")], n_resamples=20, grid=Grid(8), rng=0,
+        execution=quiet, statistics={"ice": 10})
     _tree_arrays("demo", res, out)
     _tree_arrays("demo_bands", pdpboot.confidence_bands(res, simultaneous=True), out)
     Xf, yf = make_friedman1(200, rng=0)
