@@ -2,7 +2,7 @@
 band as a small inline SVG, warnings), and the ``.pdpboot`` accessor of every DataTree.
 
 The result stays a plain :class:`xarray.DataTree` (its own repr is xarray's, which shows the data
-structure); the card is what ``pdpboot.display(res)`` or ``res.pdpboot`` show.  Nothing in xarray is
+structure); the card is what ``display(res)`` or ``res.pdpboot`` show.  Nothing in xarray is
 replaced: the accessor is xarray's registered extension point, under the package's own name.
 """
 
@@ -167,12 +167,13 @@ def display(result: xr.DataTree) -> ResultCard:
     Examples
     --------
     >>> import numpy as np, pandas as pd, pdpboot
+    >>> from pdpboot.report import display
     >>> from sklearn.linear_model import LinearRegression
     >>> X = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) % 3})
     >>> res = pdpboot.partial_dependence(LinearRegression().fit(X, X.a), X, ["a", ("a", "b")], grid=pdpboot.Grid(5))
-    >>> pdpboot.display(res)
+    >>> display(res)
     <pdpboot result: PD of a, a × b>
-    >>> "<svg" in pdpboot.display(res)._repr_html_()
+    >>> "<svg" in display(res)._repr_html_()
     True
     """
     return ResultCard(result)
