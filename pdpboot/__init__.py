@@ -19,7 +19,6 @@ _PUBLIC = {
     "CoverageWarning": "caveats",
     "debiased_partial_dependence": "debiased",
     "DebiasedOptions": "debiased",
-    "display": "report",
     "Execution": "options",
     "get_node": "schema",
     "Grid": "grid",
@@ -41,15 +40,12 @@ _PUBLIC = {
     "plot_pd_contour": "plotting",
     "plot_facets": "plotting",
     "plot_pd_panels": "plotting",
-    "report_html": "report",
     "save": "io",
     "start_workers": "bootstrap",
-    "write_report": "report",
     "tidy": "plotting",
 }
 
-#: ``display`` is left out of ``from pdpboot import *``: it would hide IPython's own ``display`` in a notebook
-__all__ = [*(name for name in _PUBLIC if name != "display"), "__version__"]
+__all__ = [*_PUBLIC, "__version__"]
 
 
 def __getattr__(name: str):

@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace, base: dict):
-    from .workflow import registry, strategy  # noqa: F401  (they register --effect's and --uncertainty's choices)
+    from .workflow import strategy  # noqa: F401  (it registers --effect's and --uncertainty's choices)
     from .workflow.options import BY_KEY, merge, read_config_file
 
     command_line = {key: getattr(args, key) for key in BY_KEY if getattr(args, key, None) is not None}
@@ -117,8 +117,7 @@ def _config(args: argparse.Namespace, base: dict):
 
 def _report(record, quiet: bool) -> int:
     """Print where the results are (and which effect failed); the exit status of the run."""
-    from .workflow.registry import requested
-    from .workflow.strategy import strategy_for
+    from .workflow.strategy import requested, strategy_for
 
     folder = record.folder
     plots = record.files
@@ -194,11 +193,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 def _one_run(paths: list[Path], results: list) -> None:
     """Refuse result files of different ``pdpboot run``s (or a run's file with one saved from Python).
 
-    Files of one run share its run identity (:func:`pdpboot.report.origin.run_identity`: the configuration
+    Files of one run share its run identity (:func:`pdpboot.report.figures.run_identity`: the configuration
     every file of the run records).  Results saved from Python are separate calls by nature: they are
     reported together, each labelled with the call that made it, and a line here says so.
     """
-    from .report.origin import describe_origin, run_identity
+    from .report.figures import describe_origin, run_identity
     from .workflow import InputError
     from .workflow.options import shorten
 

@@ -3,13 +3,12 @@
 ``report_html`` / ``write_report``  one HTML file (inline SVG figures, a little script, no network)
 ``folder_images``                    a run folder's figures the report embeds as they are
 ``display``, ``ResultCard``          the notebook card (also ``res.pdpboot``: the registered DataTree accessor)
-``figures``, ``svg``, ``markdown``   the figures of a result, the SVG drawing, ``summary.md`` as HTML
+``figures``                          the figures of a result, the SVG drawing, a run's recorded origin
 
 Layer: above ``plotting`` (it reads results; never computes a statistic), below ``workflow``,
 which writes ``report.html`` into every run folder.
 """
 
-from .card import ResultCard, card_html, display
-from .page import Image, folder_images, report_html, write_report
+from .page import Image, ResultCard, card_html, display, folder_images, report_html, write_report
 
 __all__ = ["Image", "ResultCard", "card_html", "display", "folder_images", "report_html", "write_report"]

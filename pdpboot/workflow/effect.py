@@ -102,13 +102,13 @@ class SummaryContext:
     config: RunConfig
     outcome: Outcome
     strategy: object  # pdpboot.workflow.strategy.Strategy
-    scale: float  # the response's scale: smaller values are round-off (pdpboot.workflow.text.num)
+    scale: float  # the response's scale: smaller values are round-off (pdpboot.workflow.options.num)
     outputs: list  # outputs that get their own table
-    cells: object  # pdpboot.workflow.intervals.IntervalCells: prints and flags intervals
+    cells: object  # pdpboot.workflow.report.IntervalCells: prints and flags intervals
 
     def response(self, output) -> str:
         """What a PD value of ``output`` is: a class probability or the predicted target."""
-        from .text import md
+        from .options import md
 
         dgp = getattr(self.strategy, "target", "learner") == "dgp"  # a band about the data's PD, not the model's
         if self.problem.task == "classification":
@@ -118,7 +118,7 @@ class SummaryContext:
 
 @dataclass(frozen=True)
 class EffectReport:
-    """One effect as the workflow computes and reports it (registered in :mod:`~pdpboot.workflow.registry`).
+    """One effect as the workflow computes and reports it (registered in :mod:`~pdpboot.workflow.strategy`).
 
     ``compute`` maps an uncertainty strategy's name to ``compute(ctx, sets, common) -> DataTree`` (a strategy
     not listed is refused before any fit); ``feature_sets(problem) -> (sets, notes)`` is called before any

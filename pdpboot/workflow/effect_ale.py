@@ -7,11 +7,10 @@ import dataclasses
 import xarray as xr
 
 from .. import Grid, accumulated_local_effects, bootstrap_ale, get_node
-from . import intervals
+from . import report
 from .effect import EffectReport, FitContext, SummaryContext
-from .intervals import METHOD_TEXT
-from .report import feature_jobs
-from .text import md, num
+from .options import md, num
+from .report import METHOD_TEXT, feature_jobs
 
 
 def feature_sets(problem) -> tuple[list, list[str]]:
@@ -52,9 +51,9 @@ def summary(ctx: SummaryContext, ale: xr.DataTree) -> list[str]:
     level = f"{config.confidence_level:.0%}"
     features = list(problem.pd_features)
     refits = ctx.strategy.refits
-    method = intervals.interval_method("ale_range", config)
-    ranges = intervals.ranges(ale, features, config, "ale") if refits else {}
-    flat = intervals.flat_within_noise(ale, features, config, "ale") if refits else {}
+    method = report.interval_method("ale_range", config)
+    ranges = report.ranges(ale, features, config, "ale") if refits else {}
+    flat = report.flat_within_noise(ale, features, config, "ale") if refits else {}
     lines = ["", "## Features ranked by the range of their ALE curve", "",
              "Accumulated local effects (Apley & Zhu) add up the model's prediction differences across small "
              "bins of the feature, each averaged over the rows inside the bin only, so unlike PD they never "

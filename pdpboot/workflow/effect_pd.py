@@ -17,11 +17,10 @@ from .. import (
     pd_importance,
     pd_variance_statistic,
 )
-from . import intervals
+from . import report
 from .effect import EffectReport, FitContext, SummaryContext
-from .intervals import METHOD_TEXT
-from .report import feature_jobs, importance_job, interaction_job, target_jobs
-from .text import md, num
+from .options import md, num
+from .report import METHOD_TEXT, feature_jobs, importance_job, interaction_job, target_jobs
 
 
 def feature_sets(problem) -> tuple[list, list[str]]:
@@ -74,7 +73,7 @@ def _pair_table(result, problem, config) -> dict[tuple, xr.Dataset]:
             {"pdvi": pd_variance_statistic(ds["pd"], categorical),
              "pdvi_resamples": pd_variance_statistic(ds["pd_resamples"], categorical)},
             attrs=node.attrs)
-    banded = intervals.band_tree(result, nodes, config, "pdvi") if nodes else {}
+    banded = report.band_tree(result, nodes, config, "pdvi") if nodes else {}
     out = {}
     for a, b in problem.pairs:
         ds = get_node(result, (a, b)).to_dataset()
@@ -87,7 +86,7 @@ def _pair_table(result, problem, config) -> dict[tuple, xr.Dataset]:
 
 
 def _without_refits(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
-    """PD ranges (with band widths and SEs when the strategy made bands): no refits, no intervals."""
+    """PD ranges (with band widths and SEs when the strategy made bands): no refits, no report."""
     problem, scale = ctx.problem, ctx.scale
     bands = ctx.strategy.bands
     lines = ["", "## Features ranked by the range of their PD curve", "",
@@ -142,7 +141,7 @@ def importance_table(result: xr.DataTree, config):
         return None
     if config is None:
         return pd_importance(result)
-    method = intervals.interval_method("pd_range", config)
+    method = report.interval_method("pd_range", config)
     return pd_importance(result, confidence_level=config.confidence_level,
                          method=method if method in ("percentile", "basic", "normal", "bc") else "percentile")
 
@@ -171,7 +170,7 @@ def _importance_section(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
             name = md(ctx.problem.display.get(row.feature, row.feature))
             cells = [name, num(row.importance, ctx.scale)]
             if refits:
-                outside = intervals.excludes(row.importance, row.lower, row.upper, ctx.scale)
+                outside = report.excludes(row.importance, row.lower, row.upper, ctx.scale)
                 flagged = flagged or outside
                 cells.append(f"[{num(row.lower, ctx.scale)}, {num(row.upper, ctx.scale)}]" + (" †" if outside else ""))
             cells.append("SD" if row.measure == "sd" else "range / 4")
@@ -205,17 +204,17 @@ def summary(ctx: SummaryContext, result: xr.DataTree) -> list[str]:
     problem, config, scale, cells = ctx.problem, ctx.config, ctx.scale, ctx.cells
     level = f"{config.confidence_level:.0%}"
     features = list(problem.pd_features)
-    ranges = intervals.ranges(result, features, config)
-    flat = intervals.flat_within_noise(result, features, config)
+    ranges = report.ranges(result, features, config)
+    flat = report.flat_within_noise(result, features, config)
     levelled = [f for f in features if f in problem.categorical or f in problem.points]
-    contrasts = intervals.contrasts(result, levelled, config)
+    contrasts = report.contrasts(result, levelled, config)
     het = ice_heterogeneity(result, features, confidence_level=config.confidence_level,
-                            method=intervals.interval_method("heterogeneity_index", config)) \
+                            method=report.interval_method("heterogeneity_index", config)) \
         if features else xr.DataTree()
     hstats = h_statistic(result, confidence_level=config.confidence_level,
-                         method=intervals.interval_method("h2", config)) if config.interactions > 0 else None
+                         method=report.interval_method("h2", config)) if config.interactions > 0 else None
     pairs = _pair_table(result, problem, config)
-    range_method = intervals.interval_method("pd_range", config)
+    range_method = report.interval_method("pd_range", config)
     lines = ["", "## Features ranked by the range of their PD curve", "", _RANKING.format(
         level=level, method=range_method, text=METHOD_TEXT.get(range_method, range_method))] if features else []
     if features and not flat:
@@ -259,7 +258,7 @@ def _contrast_section(ctx: SummaryContext, contrasts: dict) -> list[str]:
     output = problem.outputs_first[0]
     lines = ["", "## Differences between levels", "",
              f"PD at each level minus the PD at the feature's first level, with {config.confidence_level:.0%} "
-             f"bootstrap {intervals.interval_method('contrast', config)} intervals (pointwise: each row on its "
+             f"bootstrap {report.interval_method('contrast', config)} intervals (pointwise: each row on its "
              f"own). Response: {ctx.response(output)}.", "",
              "| feature | contrast | difference | interval |", "|---|---|---|---|"]
     X = ctx.outcome.X_train
@@ -273,7 +272,7 @@ def _contrast_section(ctx: SummaryContext, contrasts: dict) -> list[str]:
             lines.append(f"| {md(name)} | {md(lev)} − {md(ref)} | {num(one['contrast'].sel(output=output), scale)} | "
                          f"{cells.cell(one, 'contrast', output, scale, what=what, signed=True)}"
                          f"{cells.few_rows(counts, [str(ref), str(lev)], name)} |")
-        if len(ds["level"]) == intervals.MAX_CONTRASTS:
+        if len(ds["level"]) == report.MAX_CONTRASTS:
             lines.append(f"| {md(name)} | (more levels in results.nc) | | |")
     return lines + cells.notes()
 

@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import importlib
+import inspect
+import os
+import re
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from sklearn import ensemble, linear_model, metrics
@@ -84,21 +95,18 @@ def _boosting_library(name: str, classification: bool, config):
         params["verbose"] = -1
         return (library.LGBMClassifier if classification else library.LGBMRegressor)(**params)
     if classification:  # XGBoost takes only the labels 0..K-1: this classifier codes the table's labels
-        from .xgb_labels import LabelledXGBClassifier
 
         return LabelledXGBClassifier(**params)
     return library.XGBRegressor(**params)
 
 
 def _user_estimator(config, classification: bool):
-    from .modelspec import estimator_from_file, estimator_from_spec
 
     if config.model_spec:
         model, what = estimator_from_spec(config.model_spec), "--model-spec"
     else:
         model, what = clone(estimator_from_file(config.model_file)), "--model-file"
     if classification and type(model).__module__.split(".")[0] == "xgboost" and type(model).__name__ == "XGBClassifier":
-        from .xgb_labels import LabelledXGBClassifier  # XGBoost takes only the labels 0..K-1
 
         model = LabelledXGBClassifier(**model.get_params())
     if classification and is_regressor(model):
@@ -134,7 +142,6 @@ def model_file_features(config) -> list[str] | None:
     """The input columns a fitted ``--model-file`` model was fitted on (``feature_names_in_``), or None."""
     if not config.model_file:
         return None
-    from .modelspec import estimator_from_file
 
     names = getattr(estimator_from_file(config.model_file), "feature_names_in_", None)
     return [str(n) for n in names] if names is not None else None
@@ -148,7 +155,6 @@ def given_fitted_model(config):
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
-    from .modelspec import estimator_from_file
 
     model = estimator_from_file(config.model_file)
     try:
@@ -443,3 +449,322 @@ def leakage_notes(fitted, problem: Problem, metrics: list, X, y) -> list[str]:
             text += f" (next: {problem.display.get(nxt, nxt)!r}, {drops[order[1]]:.2f})"
         text += ". Check that column, and leave it out with --exclude if it leaks."
     return [text]
+
+
+#: Top-level packages a ``--model-spec`` may name.
+ALLOWED_LIBRARIES = ("sklearn", "xgboost", "lightgbm", "catboost")
+MAX_SPEC = 2000
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    raise InputError("--model-spec must be a dotted class name such as 'xgboost.XGBRegressor(max_depth=4)'.")
+
+
+def parse_model_spec(spec: str) -> tuple[str, str, dict]:
+    """Split a spec into (module, class name, keyword arguments) without running any of it.
+
+    Returns
+    -------
+    module : str
+    name : str
+    kwargs : dict
+        Literal keyword arguments.
+    """
+    if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
+        raise InputError(f"--model-spec must be a non-empty text of at most {MAX_SPEC} characters.")
+    try:
+        tree = ast.parse(spec.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise InputError(f"--model-spec {shorten(spec)} is not of the form module.Class(arg=value): {exc.msg}.") \
+            from None
+    node = tree.body
+    call = node if isinstance(node, ast.Call) else None
+    dotted = _dotted(call.func if call is not None else node)
+    module, _, name = dotted.rpartition(".")
+    if not module:
+        raise InputError(f"--model-spec {shorten(dotted)} needs its module, e.g. 'sklearn.svm.SVR'.")
+    if module.split(".")[0] not in ALLOWED_LIBRARIES:
+        raise InputError(f"--model-spec may name classes of {', '.join(ALLOWED_LIBRARIES)} only; got "
+                         f"{shorten(dotted)}.")
+    if any(part.startswith("_") for part in dotted.split(".")):
+        raise InputError(f"--model-spec {shorten(dotted)} names a private module or class.")
+    kwargs = {}
+    if call is not None:
+        if call.args:
+            raise InputError("--model-spec takes keyword arguments only, e.g. 'xgboost.XGBRegressor(max_depth=4)'.")
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                raise InputError("--model-spec does not take **arguments; write each argument as name=value.")
+            try:
+                kwargs[keyword.arg] = ast.literal_eval(keyword.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                raise InputError(f"--model-spec argument {keyword.arg!r} must be a literal (number, text, True, "
+                                 "None, list, dict), not an expression.") from None
+    return module, name, kwargs
+
+
+def _check_estimator(model, what: str):
+    if inspect.isclass(model) or not (hasattr(model, "fit") and hasattr(model, "get_params")):
+        raise InputError(f"{what} is not a scikit-learn-compatible estimator (it needs fit and get_params).")
+    if not (hasattr(model, "predict") or hasattr(model, "predict_proba")):
+        raise InputError(f"{what} cannot predict (no predict or predict_proba method).")
+    return model
+
+
+def estimator_from_spec(spec: str):
+    """The unfitted estimator a ``--model-spec`` describes (its library is imported, nothing else runs)."""
+    module_name, name, kwargs = parse_model_spec(spec)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        root = module_name.split(".")[0]
+        raise InputError(f"--model-spec needs {module_name!r}, which is not installed (pip install "
+                         f"{'scikit-learn' if root == 'sklearn' else root}).") from None
+    cls = getattr(module, name, None)
+    if not inspect.isclass(cls):
+        raise InputError(f"--model-spec: {module_name!r} has no class {shorten(name)}.")
+    try:
+        model = cls(**kwargs)
+    except TypeError as exc:
+        raise InputError(f"--model-spec: {name}({', '.join(kwargs)}) was refused: {exc}.") from None
+    return _check_estimator(model, f"--model-spec {shorten(spec)}")
+
+
+def estimator_from_file(path: str | Path):
+    """The estimator stored in a joblib/pickle file (un-pickling runs code: trusted files only)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--model-file {shorten(path)} does not exist.")
+    import joblib
+
+    try:
+        model = joblib.load(path)
+    except Exception as exc:  # noqa: BLE001 - any un-pickling error is a bad file for the user
+        raise InputError(f"--model-file {shorten(path.name)} could not be loaded: {type(exc).__name__}: "
+                         f"{str(exc)[:200]}") from None
+    return _check_estimator(model, f"The object in --model-file {shorten(path.name)}")
+
+
+try:  # an optional extra: imported only once --model xgboost or an XGBoost model is in use
+    import xgboost
+except ImportError:  # pragma: no cover - the callers check first
+    raise ImportError('XGBoost models need xgboost: pip install "pdpboot[xgboost]".') from None
+
+
+class LabelledXGBClassifier(xgboost.XGBClassifier):
+    """``xgboost.XGBClassifier`` that takes any class labels (coded 0..K-1 for XGBoost, reported as given)."""
+
+    def fit(self, X, y, **kwargs):
+        """Fit on ``y`` coded 0..K-1 by its sorted labels; the other arguments as for XGBClassifier."""
+        labels, codes = np.unique(np.asarray(y), return_inverse=True)
+        self._labels = None  # XGBoost's own fit checks the codes against classes_
+        super().fit(X, codes, **kwargs)
+        self._labels = labels
+        return self
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The class labels as given to ``fit``."""
+        labels = self.__dict__.get("_labels")
+        return labels if labels is not None else np.arange(self.n_classes_)
+
+    def predict(self, X, output_margin: bool = False, **kwargs):
+        """The most probable class label of each row (the raw margins with ``output_margin=True``)."""
+        out = super().predict(X, output_margin=output_margin, **kwargs)
+        return out if output_margin else self.classes_[np.asarray(out).astype(np.intp)]
+
+
+#: Rows of the table a trial fit uses (each class of a classification target at least once).
+PROBE_ROWS = 64
+#: Libraries whose parameters are checked only when fitting: their models always get a trial fit.
+LATE_CHECKING = ("xgboost", "lightgbm", "catboost")
+_IGNORED = re.compile(r'Parameters: \{\s*(.*?)\s*\} (?:are|is) not used', re.S)  # XGBoost's warning
+
+
+def _estimators(model) -> list:
+    """The model and every estimator nested in its parameters (each once)."""
+    found, todo, seen = [], [model], set()
+    while todo:
+        est = todo.pop()
+        if id(est) in seen or not hasattr(est, "get_params") or isinstance(est, type):
+            continue
+        seen.add(id(est))
+        found.append(est)
+        try:
+            params = est.get_params(deep=False)
+        except Exception:  # noqa: BLE001 - a third-party object whose get_params fails is checked by its fit
+            continue
+        for value in params.values():
+            if hasattr(value, "get_params") and not isinstance(value, type):
+                todo.append(value)
+            elif isinstance(value, (list, tuple)):  # Pipeline steps, ColumnTransformer/Voting parts
+                for item in value:
+                    parts = item if isinstance(item, (list, tuple)) else (item,)
+                    todo.extend(p for p in parts if hasattr(p, "get_params") and not isinstance(p, type))
+    return found
+
+
+def _library(est) -> str:
+    return type(est).__module__.split(".")[0]
+
+
+def _parameter_names(model) -> list[str]:
+    names = set()
+    for est in _estimators(model):
+        try:
+            names.update(est.get_params(deep=False))
+        except Exception:  # noqa: BLE001 - see _estimators
+            continue
+    return sorted(names, key=len, reverse=True)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def check_constraints(model, what: str) -> None:
+    """Refuse a parameter outside scikit-learn's declared constraints, on the model or any estimator in it."""
+    for est in _estimators(model):
+        validate = getattr(est, "_validate_params", None)
+        if validate is None or not getattr(type(est), "_parameter_constraints", None):
+            continue
+        try:
+            validate()
+        except (ValueError, TypeError) as exc:
+            name = re.search(r"The '([^']+)' parameter", str(exc))
+            fix = f"Change {name.group(1)} in {what}" if name else f"Change the parameter in {what}"
+            raise InputError(f"{what}: {_one_line(exc)} {fix} (nothing was fitted).") from None
+
+
+#: Parameters of the boosters that must be positive numbers; their libraries do not all check them (CatBoost
+#: trains with ``learning_rate=-1`` until a value overflows, then fails writing JSON).
+POSITIVE = ("learning_rate", "eta", "shrinkage_rate")
+
+
+def check_booster_rates(model, what: str) -> None:
+    """Refuse a non-positive learning rate of an XGBoost/LightGBM/CatBoost model."""
+    for est in _estimators(model):
+        if _library(est) not in LATE_CHECKING:
+            continue
+        for name, value in est.get_params(deep=False).items():
+            if name in POSITIVE and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and not value > 0:
+                raise InputError(f"{what}: {name}={value!r} of {type(est).__name__} must be a positive number; "
+                                 f"Change {name} in {what} (nothing was fitted).")
+
+
+def probe_rows(X: pd.DataFrame, y: pd.Series, classification: bool) -> tuple[pd.DataFrame, pd.Series]:
+    """At most :data:`PROBE_ROWS` rows of the table: the first ones, plus each class's first row."""
+    take = list(range(min(len(X), PROBE_ROWS)))
+    if classification:
+        codes = pd.factorize(y)[0]
+        firsts = [int(np.flatnonzero(codes == k)[0]) for k in range(codes.max() + 1)]
+        take = sorted(set(firsts) | set(take[:max(PROBE_ROWS - len(firsts), 0)]))
+    return X.iloc[take], y.iloc[take]
+
+
+def needs_trial_fit(model, custom: bool) -> bool:
+    """A user's model (any library), or a model of a library that checks its parameters when fitting."""
+    return custom or any(_library(est) in LATE_CHECKING for est in _estimators(model))
+
+
+@contextlib.contextmanager
+def _native_output_hidden():
+    """Hide what native libraries print on file descriptors 1 and 2 (LightGBM's ``[Fatal]`` line before its
+    exception): a refusal is one line."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        saved = [os.dup(1), os.dup(2)]
+    except OSError:  # no such descriptors (an embedded interpreter): nothing to hide
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def _finite_response(model, X: pd.DataFrame) -> bool:
+    method = getattr(model, "predict_proba", None) or model.predict
+    try:
+        return bool(np.all(np.isfinite(np.asarray(method(X), dtype=float))))
+    except Exception:  # noqa: BLE001 - a model that cannot predict here is left to the run
+        return True
+
+
+def trial_fit(model, X: pd.DataFrame, y: pd.Series, what: str) -> None:
+    """Fit a clone on a few rows; refuse a failure naming a parameter, and parameters the library ignores."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trial = clone(model)
+        for est in _estimators(trial):  # CatBoost writes catboost_info/ into the working folder unless told not to
+            if _library(est) == "catboost" and est.get_params(deep=False).get("allow_writing_files") is None:
+                est.set_params(allow_writing_files=False)
+        try:
+            with _native_output_hidden():
+                trial.fit(X, y)
+        except Exception as exc:  # noqa: BLE001 - a library's own refusal, translated below when it names one
+            text = _one_line(exc).rstrip(" .") + "."
+            named = next((p for p in _parameter_names(model)
+                          if re.search(rf"(?<![\w]){re.escape(p)}(?![\w])", text)), None)
+            if named is not None:
+                raise InputError(f"{what}: a trial fit on {len(X)} rows before the run was refused by "
+                                 f"{type(exc).__name__}: {text} Change {named} in {what} (nothing else was "
+                                 "fitted).") from None
+            return
+        finite = _finite_response(trial, X)
+    if not finite:
+        raise InputError(f"{what}: a trial fit on {len(X)} rows before the run predicts infinite or missing values: a "
+                         f"parameter makes the model diverge (a negative or huge learning rate?); check its "
+                         f"parameters in {what}.")
+    ignored = [name for warning in caught if (match := _IGNORED.search(str(warning.message)))
+               for name in re.findall(r"[\w.]+", match.group(1))]
+    ignored += [name for est in _estimators(model) if _library(est) == "lightgbm" for name in _lightgbm_unknown(est)]
+    if ignored:
+        raise InputError(f"{what}: the model's library does not know the parameter(s) "
+                         f"{', '.join(dict.fromkeys(ignored))} and would silently ignore them; correct or remove "
+                         f"them in {what}.")
+
+
+def _lightgbm_unknown(est) -> list[str]:
+    """Keyword arguments of a LightGBM model that are neither its own nor LightGBM parameters (or aliases).
+
+    LightGBM only prints "Unknown parameter" (nothing a program can catch); its parameter names and
+    aliases come from the library itself (``LGBM_DumpParamAliases``, read by ``lightgbm.basic``).
+    """
+    try:  # the model is LightGBM's, so its library is loaded already
+        table = sys.modules["lightgbm"].basic._ConfigAliases  # noqa: SLF001 - see the docstring
+        table.get("verbosity")  # loads the table of every parameter and its aliases
+        known = {name for main, aliases in (table.aliases or {}).items() for name in (main, *aliases)}
+    except Exception:  # noqa: BLE001 - another LightGBM version: no check rather than a false refusal
+        return []
+    if not known:
+        return []
+    for cls in type(est).__mro__:
+        init = cls.__dict__.get("__init__")
+        if init is not None:
+            known.update(inspect.signature(init).parameters)
+    return [name for name in est.get_params(deep=False) if name not in known]
+
+
+def check_model_parameters(model, X: pd.DataFrame, y: pd.Series, *, what: str, custom: bool,
+                           classification: bool) -> None:
+    """Both checks of the module docstring, before the run's first fit."""
+    check_constraints(model, what)
+    check_booster_rates(model, what)
+    if needs_trial_fit(model, custom):
+        rows, target = probe_rows(X, y, classification)
+        trial_fit(model, rows, target, what)

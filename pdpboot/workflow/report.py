@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import datetime
+import math
+import numbers
+import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import xarray as xr
 
-from .text import safe_filename
+from .. import confidence_bands, get_node
+from ..engine.intervals import POINTWISE_METHODS
+from . import InputError
+from .options import md, num, safe_filename
 
 _DPI = 110
 
@@ -291,3 +301,466 @@ def _interaction_figure(plt, result, problem, output, plot_h_statistic):
         ax.set_yticks(ax.get_yticks(), [" × ".join(problem.display.get(p, p) for p in label.split(" × "))
                                         for label in labels])
     return fig
+
+
+#: Interval methods per statistic, best first; the first one confidence_bands offers is used.  Bounded
+#: statistics (ranges, variance indices, H²) get the percentile interval ("basic" would reflect them below 0;
+#: see the validation page of the documentation); signed ones use the run's --band.
+PREFERRED = {
+    "pd_range": ("percentile",),
+    "ale_range": ("percentile",),
+    "heterogeneity_index": ("percentile",),
+    "pdvi": ("percentile",),
+    "h2": ("percentile",),
+    "contrast": (None,),  # None: the run's --band
+    "flat": (None,),
+}
+#: Most level contrasts listed per feature in summary.md.
+MAX_CONTRASTS = 12
+#: Level contrasts whose levels have fewer training rows than this are flagged: the refits rarely hold
+#: such a level, so its PD barely varies between them and the interval is too narrow or off-centre.
+MIN_LEVEL_ROWS = 5
+METHOD_TEXT = {"percentile": "percentiles of the refits", "bc": "bias-corrected percentiles",
+               "bca": "bias-corrected and accelerated percentiles", "basic": "reflected percentiles",
+               "normal": "estimate ± z × bootstrap SE"}
+
+
+def excludes(estimate: float, lower: float, upper: float, scale: float | None = None) -> bool:
+    """Whether ``[lower, upper]`` leaves out ``estimate`` by more than round-off.
+
+    Round-off is what :func:`pdpboot.workflow.options.num` prints as 0: 1e-9 of ``scale`` (a statistic printed
+    ``0 [0, 0]`` is not flagged).  A NaN bound excludes nothing.
+
+    >>> excludes(1.0, 1.1, 1.2)
+    True
+    >>> excludes(2.7e-31, 8.1e-32, 1.3e-31, scale=1.0)
+    False
+    """
+    if np.isnan(lower) or np.isnan(upper) or np.isnan(estimate):
+        return False
+    slack = 1e-9 * abs(scale) if scale is not None and np.isfinite(scale) else 0.0
+    return not lower - slack <= estimate <= upper + slack
+
+
+@dataclass
+class IntervalCells:
+    """Prints intervals for one summary and keeps the flags to explain under its tables."""
+
+    flags: list[str] = field(default_factory=list)
+    small: dict = field(default_factory=dict)  # feature -> {level: training rows} of levels below MIN_LEVEL_ROWS
+
+    def cell(self, ds: xr.Dataset, var: str, output, scale: float | None = None, *, what: str,
+             signed: bool = False) -> str:
+        """``[lower, upper]`` of ``<var>_band``, flagged ``†`` when it does not contain the estimate.
+
+        ``signed``: a statistic of either sign (a level contrast), whose refits are off-centre for other
+        reasons than the upward bias of ranges and spreads.
+        """
+        band = ds[f"{var}_band"].sel(output=output)
+        lower, upper = float(band.sel(ci_bound="lower")), float(band.sel(ci_bound="upper"))
+        estimate = float(ds[var].sel(output=output))
+        text = f"[{num(lower, scale)}, {num(upper, scale)}]"
+        if not excludes(estimate, lower, upper, scale):
+            return text
+        side = "above" if lower > estimate else "below"
+        reason = ""
+        if f"{var}_resamples" in ds:
+            values = ds[f"{var}_resamples"].sel(output=output).values
+            values = values[np.isfinite(values)]
+            beyond = int((values > estimate).sum() if side == "above" else (values < estimate).sum())
+            reason = f" {beyond} of {values.size} refits gave a value {side} the estimate"
+        if signed:
+            why = ("the refitted models differ systematically from the full-data fit here (a level the refits rarely "
+                   "hold, or a model that changes much between refits)")
+        elif side == "above":
+            why = ("noise in a refitted model inflates ranges and spreads, so this statistic's refits sit above the "
+                   "full-data fit")
+        else:
+            why = ("the refitted models are flatter (or less spread) here than the full-data fit, so this "
+                   "statistic's refits sit below it")
+        self.flags.append(
+            f"† {md(what)}: estimate {num(estimate, scale)}, interval {text} lies {side} it.{reason}: {why}; the "
+            "interval shows where the refits' values lie, not bounds around the estimate.")
+        return text + " †"
+
+    def few_rows(self, counts: dict, levels: list[str], feature: str) -> str:
+        """`` ‡`` when one of ``levels`` has fewer than :data:`MIN_LEVEL_ROWS` training rows (explained once
+        per feature under the table)."""
+        small = {lev: counts.get(lev, 0) for lev in levels if counts.get(lev, 0) < MIN_LEVEL_ROWS}
+        if not small:
+            return ""
+        self.small.setdefault(feature, {}).update(small)
+        return " ‡"
+
+    def notes(self) -> list[str]:
+        """The flags raised so far as Markdown paragraphs (and forget them)."""
+        for feature, small in self.small.items():
+            shown = ", ".join(f"{md(lev)} has {n} row{'s' if n != 1 else ''}" for lev, n in small.items())
+            self.flags.append(f"‡ {md(feature)}: {shown} (fewer than {MIN_LEVEL_ROWS} training rows): most refits "
+                              "hold such a level a few times or not at all, so the intervals of its contrasts are "
+                              "unreliable.")
+        out = [line for flag in self.flags for line in ("", flag)]
+        self.flags, self.small = [], {}
+        return out
+
+
+def interval_method(statistic: str, config) -> str:
+    """The interval method summary.md uses for ``statistic`` (see :data:`PREFERRED`)."""
+    for method in PREFERRED.get(statistic, (None,)):
+        if method is None:
+            return config.band
+        if method in POINTWISE_METHODS:
+            return method
+    return config.band
+
+
+def band_tree(result: xr.DataTree, per_node: dict[str, xr.Dataset], config, statistic: str, *,
+              simultaneous: bool = False) -> xr.DataTree:
+    """Bands of extra statistics (``<s>`` / ``<s>_resamples`` per node) with the summary's method."""
+    tree = xr.DataTree(children={name: xr.DataTree(ds) for name, ds in per_node.items()})
+    tree.attrs = dict(result.attrs)
+    return confidence_bands(tree, confidence_level=config.confidence_level,
+                            method=interval_method(statistic, config), simultaneous=simultaneous)
+
+
+def ranges(result: xr.DataTree, features: list[str], config, variable: str = "pd") -> dict[str, xr.Dataset]:
+    """PD (or ALE, ``variable="ale"``) range (max - min over the grid) per feature, with its interval.
+
+    Returns
+    -------
+    dict
+        feature -> Dataset with ``pd_range`` (``output``) and ``pd_range_band`` (``ci_bound``, ``output``)
+        (``ale_range``, ``ale_range_band`` for ALE).
+    """
+    nodes = {}
+    name = f"{variable}_range"
+    for f in features:
+        ds = get_node(result, f).to_dataset()
+        nodes[get_node(result, f).name] = xr.Dataset(
+            {name: ds[variable].max(f) - ds[variable].min(f),
+             f"{name}_resamples": ds[f"{variable}_resamples"].max(f) - ds[f"{variable}_resamples"].min(f)},
+            attrs=get_node(result, f).attrs)
+    if not nodes:
+        return {}
+    banded = band_tree(result, nodes, config, name)
+    return {f: banded[get_node(result, f).name].to_dataset() for f in features}
+
+
+def flat_within_noise(result: xr.DataTree, features: list[str], config, variable: str = "pd"
+                      ) -> dict[str, xr.DataArray]:
+    """Whether each feature's PD (or ALE) is indistinguishable from a flat line (a null reference for ranking).
+
+    The PD minus its own mean over the grid is zero everywhere for a feature without effect; the
+    feature is "flat within noise" when the simultaneous band of that centred curve (sup-t over the
+    grid, at the run's confidence level, from the same refits) contains 0 at every grid value.  A
+    noise feature's range is positive whatever the data (a range interval never contains 0); this
+    asks instead whether its shape exceeds what refitting on resamples produces.
+
+    Returns
+    -------
+    dict
+        feature -> boolean DataArray (``output``): True = indistinguishable from flat; empty when
+        there are too few resamples for a simultaneous band at this level.
+    """
+    nodes = {}
+    for f in features:
+        ds = get_node(result, f).to_dataset()
+        nodes[get_node(result, f).name] = xr.Dataset(
+            {"flat": ds[variable] - ds[variable].mean(f),
+             "flat_resamples": ds[f"{variable}_resamples"] - ds[f"{variable}_resamples"].mean(f)},
+            attrs=get_node(result, f).attrs)
+    if not nodes:
+        return {}
+    try:
+        banded = band_tree(result, nodes, config, "flat", simultaneous=True)
+    except ValueError:  # too few resamples for a simultaneous band at this level
+        return {}
+    out = {}
+    for f in features:
+        band = banded[get_node(result, f).name].to_dataset()["flat_band"]
+        lower, upper = band.sel(ci_bound="lower"), band.sel(ci_bound="upper")
+        inside = ((lower <= 0) & (upper >= 0)) | (lower.isnull() | upper.isnull())
+        out[f] = inside.all(f)
+    return out
+
+
+def contrasts(result: xr.DataTree, features: list[str], config) -> dict[str, xr.Dataset]:
+    """Differences of the PD between each level and the first level, with intervals.
+
+    For categorical (and two-valued) features: ``contrast`` (``level``, ``output``) = PD(level) -
+    PD(first level) for every other level (at most :data:`MAX_CONTRASTS`), from the estimate and
+    from each refit, with ``contrast_band`` (``ci_bound``, ``level``, ``output``).
+
+    Returns
+    -------
+    dict
+        feature -> Dataset; the reference level is in ``attrs["reference"]``.
+    """
+    nodes, refs = {}, {}
+    for f in features:
+        node = get_node(result, f)
+        ds = node.to_dataset()
+        levels = ds[f].values
+        if len(levels) < 2:
+            continue
+        first = ds.isel({f: 0}, drop=True)
+        others = ds.isel({f: slice(1, 1 + MAX_CONTRASTS)}).drop_vars(f)
+        labels = [str(v) for v in levels[1:1 + MAX_CONTRASTS]]
+        est = (others["pd"] - first["pd"]).rename({f: "level"}).assign_coords(level=labels)
+        res = (others["pd_resamples"] - first["pd_resamples"]).rename({f: "level"}).assign_coords(level=labels)
+        nodes[get_node(result, f).name] = xr.Dataset({"contrast": est, "contrast_resamples": res},
+                                                     attrs={"features": [f]})
+        refs[f] = str(levels[0])
+    if not nodes:
+        return {}
+    banded = band_tree(result, nodes, config, "contrast")
+    out = {}
+    for f in refs:
+        ds = banded[get_node(result, f).name].to_dataset()
+        ds.attrs["reference"] = refs[f]
+        out[f] = ds
+    return out
+
+
+def response_scale(y) -> float:
+    """A scale of the response (its standard deviation, 1 for class probabilities): round-off below
+    1e-9 of it (or of its square, for squared statistics) is printed as 0."""
+    values = np.asarray(y)
+    if values.dtype.kind not in "fiu":
+        return 1.0
+    sd = float(np.nanstd(values.astype(float)))
+    return sd if sd > 0 else 1.0
+
+
+EXCEL_MAX_ROWS = 1_048_576
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_SHEET_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f]")
+
+
+def require_openpyxl():
+    """The ``openpyxl`` module (an optional extra); a clear error when it is missing.
+
+    Called early (before any computing) by the run and again by :func:`write_workbook`: the one place
+    this module imports openpyxl.
+    """
+    try:
+        import openpyxl
+    except ImportError:
+        raise InputError(
+            "Writing workbook.xlsx needs openpyxl: pip install \"pdpboot[excel]\" (or pass --no-workbook)."
+        ) from None
+    return openpyxl
+
+
+class _Sheet:
+    """A write-only sheet whose ``row`` method turns Python/NumPy values into safe cells."""
+
+    def __init__(self, workbook, title: str):
+        self._cell = require_openpyxl().cell.WriteOnlyCell
+        self.ws = workbook.create_sheet(title)
+
+    def _value(self, value):
+        if value is None or value is pd.NA or value is pd.NaT:
+            return None
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        if isinstance(value, numbers.Number) and not isinstance(value, complex):
+            value = value.item() if isinstance(value, np.generic) else value
+            if isinstance(value, float) and not math.isfinite(value):
+                return None if math.isnan(value) else self._text("inf" if value > 0 else "-inf")
+            return value
+        if isinstance(value, (pd.Timestamp, datetime.datetime, datetime.date)):
+            if isinstance(value, pd.Timestamp):
+                value = value.to_pydatetime()
+            if getattr(value, "tzinfo", None) is not None:
+                return self._text(value.isoformat())
+            return value
+        return self._text(str(value))
+
+    def _text(self, text: str):
+        cell = self._cell(self.ws, value=None)
+        cell.value = _ILLEGAL.sub("?", text)
+        cell.data_type = "s"
+        if text.startswith(_FORMULA_START):
+            cell.quotePrefix = True
+        return cell
+
+    def row(self, values) -> None:
+        self.ws.append([self._value(v) for v in values])
+
+
+def sheet_title(prefix: str, label: str, taken: set[str]) -> str:
+    """A unique, legal sheet name (<= 31 characters, no ``[]:*?/\\``)."""
+    base = (prefix + _SHEET_ILLEGAL.sub("_", label)).strip("'")[:31] or prefix.strip()
+    title, k = base, 2
+    while title.lower() in taken:
+        suffix = f"~{k}"
+        title, k = base[: 31 - len(suffix)] + suffix, k + 1
+    taken.add(title.lower())
+    return title
+
+
+def _cells(values: np.ndarray) -> list:
+    return list(values.tolist()) if isinstance(values, np.ndarray) else list(values)
+
+
+def _suffix(output, n_outputs: int) -> str:
+    return "" if n_outputs == 1 else f" [{output}]"
+
+
+def _band_columns(ds: xr.Dataset, var: str, output, label: str) -> list[tuple[str, xr.DataArray]]:
+    """Bounds (and SE) of ``var`` for one output, as DataArrays over the feature dims."""
+    cols = []
+    for band, prefix in ((f"{var}_band", label), (f"{var}_band_pointwise", f"{label}_pointwise")):
+        if band in ds:
+            da = ds[band].sel(output=output)
+            cols += [(f"{prefix}_lower", da.sel(ci_bound="lower")), (f"{prefix}_upper", da.sel(ci_bound="upper"))]
+    if f"{var}_se" in ds:
+        cols.append((f"{label}_se", ds[f"{var}_se"].sel(output=output)))
+    return cols
+
+
+def _grid_header(ds: xr.Dataset, display: str, two_d: bool) -> str:
+    """A grid column's title: the feature, and ``(bin edge)``/``(level)`` for ALE's grids."""
+    kinds = ds.attrs.get("ale_kind")
+    if not kinds:
+        return display
+    kind = kinds[0] if not two_d else "numeric"
+    return f"{display} ({'bin edge' if kind == 'numeric' else 'level'})"
+
+
+def _node_columns(ds: xr.Dataset, fs: tuple, variables, outputs: list) -> list[tuple[str, np.ndarray]]:
+    """Per output: each variable with its band bounds and SE; then ICE rows (1-D nodes with ICE)."""
+    cols = []
+    for o in outputs:
+        s = _suffix(o, len(outputs))
+        for var in variables:
+            if var in ds:
+                cols.append((f"{var}{s}", ds[var].sel(output=o).transpose(*fs).values))
+                cols += [(name + s, v.transpose(*fs).values) for name, v in _band_columns(ds, var, o, var)]
+    if "ice" in ds and len(fs) == 1:
+        ice = ds["ice"].transpose("instance", "output", *fs)
+        for o in outputs:
+            s = _suffix(o, len(outputs))
+            block = ice.sel(output=o).values
+            for k, row in enumerate(ds["instance"].values.tolist()):
+                cols.append((f"ice row {row}{s}", block[k]))
+    return cols
+
+
+def write_node(sheet: _Sheet, ds: xr.Dataset, fs: tuple, display: tuple, variables, outputs: list) -> None:
+    """One sheet of any effect's node: a row per grid value (pairs: per grid cell) with the variables'
+    estimates, bounds and SEs per output, ICE rows of 1-D nodes and, when the node records them
+    (ALE), ``bin_count``: training rows in the bin that ends at this edge (empty on the first edge) or at
+    this level."""
+    cols = _node_columns(ds, fs, variables, outputs)
+    grids = [_cells(ds[f].values) for f in fs]
+    counts = list(ds.attrs.get("bin_counts", [])) if len(fs) == 1 else []
+    if counts and len(counts) == len(grids[0]) - 1:
+        counts = [None, *counts]
+    with_counts = bool(counts) and len(counts) == len(grids[0])
+    sheet.row([*[_grid_header(ds, d, len(fs) == 2) for d in display], *[name for name, _ in cols],
+               *(["bin_count"] if with_counts else [])])
+    if len(fs) == 1:
+        for i, value in enumerate(grids[0]):
+            sheet.row([value, *[float(v[i]) for _, v in cols], *([counts[i]] if with_counts else [])])
+        return
+    for i, va in enumerate(grids[0]):
+        for j, vb in enumerate(grids[1]):
+            sheet.row([va, vb, *[float(v[i, j]) for _, v in cols]])
+
+
+def plan_sheets(problem, results: dict, effects: dict) -> list[tuple[str, object, str]]:
+    """Sheet title of every node of every effect's result: [(title, feature or (a, b), effect name)].
+
+    ``results``: effect name -> DataTree; ``effects``: effect name -> EffectReport (its sheet prefixes).
+    """
+    taken: set[str] = {"data", "testpredictions", "parameters", "metrics",
+                       *(t.lower() for name in results for t in effects[name].table_sheets)}
+    plan = []
+    for name, tree in results.items():
+        one, two = effects[name].sheet_prefixes
+        for node in tree.children.values():
+            fs = list(node.attrs["features"])
+            if len(fs) == 1:
+                plan.append((sheet_title(one, problem.display[fs[0]], taken), fs[0], name))
+            else:
+                plan.append((sheet_title(two, f"{problem.display[fs[0]]} x {problem.display[fs[1]]}", taken),
+                             tuple(fs), name))
+    return plan
+
+
+def write_workbook(path: Path, *, table: pd.DataFrame, outcome, problem, parameters: list[tuple[str, object]],
+                   effects: dict, config=None) -> list[tuple[str, object]]:
+    """Write the workbook: ``table`` as read, ``outcome``'s metrics and predictions, ``parameters`` (rows of
+    the Parameters sheet) and a sheet per node of each result (``effects``: name -> EffectReport); returns
+    the (sheet title, feature or pair) list of :func:`plan_sheets`."""
+    wb = require_openpyxl().Workbook(write_only=True)
+    try:
+        plan = _fill(wb, table=table, outcome=outcome, problem=problem, parameters=parameters, effects=effects,
+                     config=config)
+        wb.save(path)
+    except BaseException:
+        for sheet in wb.worksheets:  # a half-written write-only sheet would complain when collected
+            try:
+                sheet.close()
+            except Exception:  # noqa: BLE001, S110 - closing is best effort; the first error is raised
+                pass
+        raise
+    return [(title, fs) for title, fs, _ in plan]
+
+
+def _fill(wb, *, table, outcome, problem, parameters, effects, config=None) -> list:
+    """Every sheet of :func:`write_workbook` (returns the sheet plan)."""
+    outputs = problem.outputs_first
+    plan = plan_sheets(problem, outcome.results, effects)
+
+    data = _Sheet(wb, "Data")
+    data.row(["row", *table.columns])
+    limit = EXCEL_MAX_ROWS - 1
+    for label, values in zip(table.index[:limit].tolist(), table.iloc[:limit].itertuples(index=False, name=None)):
+        data.row([label, *values])
+
+    preds = _Sheet(wb, "TestPredictions")
+    if outcome.predictions is None:
+        preds.row(["No test set (--test-size 0): no test predictions."])
+    else:
+        frame = outcome.predictions
+        preds.row(["row", *frame.columns])
+        for label, values in zip(frame.index.tolist(), frame.itertuples(index=False, name=None)):
+            preds.row([label, *values])
+
+    params = _Sheet(wb, "Parameters")
+    params.row(["parameter", "value"])
+    for name, value in parameters:
+        params.row([name, value])
+    if len(table) > limit:
+        params.row(["note", f"The Data sheet holds the first {limit} of {len(table)} rows (Excel's limit)."])
+    for title, fs, effect in plan:
+        shown = problem.display[fs] if isinstance(fs, str) else " x ".join(problem.display[f] for f in fs)
+        params.row([f"sheet {title}", f"{effects[effect].label} of {shown}"])
+
+    met = _Sheet(wb, "Metrics")
+    met.row(["metric", "value", "description"])
+    for name, value, description in outcome.metrics:
+        met.row([name, value, description])
+
+    for name, tree in outcome.results.items():  # statistics over features (e.g. the PD-based importance)
+        frames = effects[name].tables(tree, problem, config) if effects[name].tables is not None else []
+        for title, frame in zip(effects[name].table_sheets, frames):
+            if frame is None:
+                continue
+            sheet = _Sheet(wb, title)
+            sheet.row(list(frame.columns))
+            for values in frame.itertuples(index=False, name=None):
+                sheet.row(list(values))
+
+    for title, fs, effect in plan:
+        node = get_node(outcome.results[effect], fs)
+        ds = node.to_dataset()
+        ds.attrs = dict(node.attrs)
+        features = (fs,) if isinstance(fs, str) else tuple(fs)
+        write_node(_Sheet(wb, title), ds, features, tuple(problem.display[f] for f in features),
+                   effects[effect].sheet_variables, outputs)
+    return plan

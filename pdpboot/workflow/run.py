@@ -12,6 +12,7 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import sys
 import time
 import warnings
@@ -20,18 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import CoverageWarning, save
-from . import InputError
-from .compute import compute
+from . import InputError, report
+from .effect import SummaryContext
 from .model import model_file_features
-from .options import OPTIONS, RunConfig, equivalent_command, shorten
+from .options import OPTIONS, RunConfig, equivalent_command, file_sections, md, num, shorten
 from .problem import load_problem
-from .provenance import MODEL_LIBRARIES, sha256, versions
-from .registry import EFFECTS
-from .report import draw_plots
-from .repro import data_copy_name, write_inputs
-from .stale import PARTIAL_PREFIX, claim, mark_owner, mark_written, recover_stale, unmark
-from .summary import summary_markdown
-from .workbook import require_openpyxl, write_workbook
+from .report import draw_plots, panel_outputs, require_openpyxl, write_workbook
+from .repro import MODEL_LIBRARIES, data_copy_name, sha256, versions, write_inputs
+from .strategy import EFFECTS, compute, strategy_for
 
 
 @dataclass(frozen=True)
@@ -292,3 +289,224 @@ def _write_outputs(folder: Path, config: RunConfig, table, problem, outcome, fil
         failures.append(failure)
         say(f"WARNING: {failure}")
     return sheets
+
+
+#: prefix of a run's folder while it is being written
+PARTIAL_PREFIX = ".pdpboot_partial_"
+#: the owner record inside a partial folder
+OWNER = ".pdpboot_owner.json"
+#: the list of finished result files inside a partial folder
+WRITTEN = ".pdpboot_written"
+#: a partial folder without an owner record is stale after this long without a change
+UNOWNED_AGE_S = 3600.0
+
+
+def _start_ticks(pid: int) -> int | None:
+    """Start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), None elsewhere."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    try:
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def mark_owner(folder: Path) -> None:
+    """Record this process as the owner of the partial run folder ``folder``."""
+    record = {"pid": os.getpid(), "host": socket.gethostname(), "start_ticks": _start_ticks(os.getpid()),
+              "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    _write_atomic(folder / OWNER, json.dumps(record))
+
+
+def mark_written(folder: Path, written: list[str]) -> None:
+    """Record the result files of ``folder`` that are complete (after each one is written)."""
+    _write_atomic(folder / WRITTEN, "".join(f"{name}\n" for name in written))
+
+
+def unmark(folder: Path) -> None:
+    """Remove the records from a run folder that is being put in place (finished or incomplete)."""
+    for name in (OWNER, WRITTEN):
+        (folder / name).unlink(missing_ok=True)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _alive(owner: dict) -> bool:
+    """Whether the process that owns a partial folder may still be running (True when unsure)."""
+    if owner.get("host") != socket.gethostname():
+        return True  # another machine (a shared disk): cannot tell
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    except OSError:
+        return True
+    recorded, now = owner.get("start_ticks"), _start_ticks(pid)
+    return recorded is None or now is None or recorded == now  # another process reusing the id: dead
+
+
+def _newest_change(folder: Path) -> float:
+    newest = folder.stat().st_mtime
+    for path in folder.rglob("*"):
+        try:
+            newest = max(newest, path.stat().st_mtime)
+        except OSError:
+            pass
+    return newest
+
+
+def _owner(folder: Path) -> dict | None:
+    try:
+        owner = json.loads((folder / OWNER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return owner if isinstance(owner, dict) else None
+
+
+def _finished(folder: Path) -> list[str]:
+    try:
+        names = (folder / WRITTEN).read_text(encoding="utf-8").split()
+    except OSError:
+        return []
+    return [name for name in names if (folder / name).exists()]
+
+
+def claim(out: Path, name: str) -> Path:
+    """Create the empty folder ``out/name`` (``name_2``, ... when taken): an existing run is never touched."""
+    k = 1
+    while True:
+        final = out / (name if k == 1 else f"{name}_{k}")
+        try:
+            final.mkdir()
+            return final
+        except FileExistsError:
+            k += 1
+
+
+def recover_stale(out: Path, now: datetime.datetime | None = None) -> list[str]:
+    """Deal with the partial folders that killed runs left in ``out``; one line per folder on what was done.
+
+    A dead run's folder with finished results becomes ``pdpboot_<its start>_incomplete`` (with an
+    ``INCOMPLETE.txt``), one without is removed; a live run's folder is left alone.
+    """
+    if not out.is_dir():
+        return []
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    notes = []
+    for folder in sorted(out.glob(f"{PARTIAL_PREFIX}*")):
+        if not folder.is_dir():
+            continue
+        owner = _owner(folder)
+        try:
+            if owner is None:
+                if time.time() - _newest_change(folder) < UNOWNED_AGE_S:
+                    notes.append(f"left {folder.name} alone: a run may still be writing into it (no owner record, "
+                                 "changed in the last hour).")
+                    continue
+            elif _alive(owner):
+                notes.append(f"left {folder.name} alone: the run writing into it (process {owner.get('pid')} on "
+                             f"{owner.get('host')}) is still running.")
+                continue
+            notes.append(_recover(out, folder, owner, now))
+        except OSError as exc:
+            notes.append(f"could not tidy {folder.name} ({exc.strerror or exc}); remove it by hand.")
+    return notes
+
+
+def _recover(out: Path, folder: Path, owner: dict | None, now: datetime.datetime) -> str:
+    started = (owner or {}).get("started")
+    who = (f"the run started {started} (process {owner.get('pid')})" if owner else "a run of an older version")
+    finished = _finished(folder)
+    if not finished:
+        shutil.rmtree(folder)
+        return f"removed {folder.name}: {who} was killed before it finished any result."
+    try:
+        when = datetime.datetime.fromisoformat(started).astimezone() if started else None
+    except (TypeError, ValueError):
+        when = None
+    when = when or datetime.datetime.fromtimestamp(folder.stat().st_mtime).astimezone()
+    (folder / "INCOMPLETE.txt").write_text(
+        f"This run was killed before it finished ({who}); found by the run of "
+        f"{now.isoformat(timespec='seconds')}.\nComplete and loadable: {', '.join(finished)}.\n"
+        "Missing: the results after them, workbook.xlsx and summary.md (and maybe some plots).\n", encoding="utf-8")
+    unmark(folder)
+    final = claim(out, f"pdpboot_{when.strftime('%Y%m%d-%H%M%S')}_incomplete")
+    os.replace(folder, final)
+    return f"{who} was killed before it finished: its finished {', '.join(finished)} kept in {final.name}/."
+
+
+def _header(problem, config, outcome, strategy, data_name, table_shape, seconds) -> list[str]:
+    n_train = len(outcome.X_train)
+    n_used = len(problem.X)
+    if problem.task == "classification":
+        classes = ", ".join(md(c) + (" (positive)" if c == problem.positive and len(problem.classes) == 2 else "")
+                            for c in problem.outputs_first)
+        task = f"classification of `{md(problem.y.name)}`; classes {classes}; PD = predicted class probability"
+    else:
+        task = f"regression of `{md(problem.y.name)}`; PD in the units of the target"
+    model = type(outcome.estimator).__name__
+    if hasattr(outcome.estimator, "steps"):
+        model = f"Pipeline (encoding, then {type(outcome.estimator.steps[-1][1]).__name__})"
+    source = (f"`--model-spec {md(config.model_spec)}`" if config.model_spec else
+              f"`--model-file {md(config.model_file)}`" if config.model_file else f"`--model {config.model}`")
+    split = (f"{n_used} rows used, {n_train} for training, {n_used - n_train} for testing" if n_train < n_used
+             else f"{n_used} rows used, no test set")
+    times = [f"fit {seconds.get('fit', 0):.1f} s"]
+    times += [f"{EFFECTS[name].label} {seconds[name]:.1f} s" for name in outcome.results if name in seconds]
+    lines = ["| | |", "|---|---|",
+             f"| Data | {md(data_name)}: {table_shape[0]} rows x {table_shape[1]} columns; {split} |",
+             f"| Task | {task} |",
+             f"| Model | {md(model)} ({source}), {len(problem.features)} features; fitted model in `model.joblib` |"]
+    lines += [f"| {title} | {text} |" for title, text in strategy.header(config, outcome.results)]
+    lines += [f"| Seed | `--random-state {config.random_state}` (same seed and data: same numbers) |",
+              f"| Run time | {', '.join(times)} |"]
+    return lines
+
+
+def _missing_class_notes(outcome) -> list[str]:
+    """A note when some refits drew no training row of a class (their probability of it is 0)."""
+    for tree in outcome.results.values():
+        missing = int(tree.attrs.get("n_missing_class_resamples", 0) or 0)
+        if missing:
+            total = int(tree.attrs.get("n_resamples", 0) or 0)
+            return [f"{missing} of {total} refits drew no training row of some class (a rare class): those refits "
+                    "give it probability 0, so its bands reach down towards 0; more rows of that class narrow them."]
+    return []
+
+
+def summary_markdown(*, problem, config, outcome, files, failures, data_name, table_shape, sheets,
+                     seconds) -> str:
+    """The text of ``summary.md`` (every effect in ``outcome.results``, in registration order)."""
+    strategy = strategy_for(config)
+    ctx = SummaryContext(
+        problem=problem, config=config, outcome=outcome, strategy=strategy,
+        scale=report.response_scale(problem.y) if problem.task == "regression" else 1.0,
+        outputs=panel_outputs(problem) if problem.task == "classification" else list(problem.outputs_first),
+        cells=report.IntervalCells())
+    lines = [f"# pdpboot run: {md(problem.y.name)}", ""]
+    lines += _header(problem, config, outcome, strategy, data_name, table_shape, seconds)
+    lines += ["", "## Test metrics", "", "| metric | value | meaning |", "|---|---|---|"]
+    lines += [f"| {md(m)} | {num(v)} | {md(d, limit=2000)} |" for m, v, d in outcome.metrics]
+    for name, tree in outcome.results.items():
+        lines += EFFECTS[name].summary(ctx, tree)
+    result_lines = [f"- `{EFFECTS[name].file}`: {EFFECTS[name].describe}" for name in outcome.results]
+    problems = [f"{EFFECTS[name].label} failed, so `{EFFECTS[name].file}` and its plots and sheets are missing: "
+                f"{reason}" for name, reason in outcome.failures.items()]
+    lines += file_sections(result_lines, "- `repro.py`: `python repro.py` recomputes the result files from "
+                           "`repro_inputs/` and checks they reproduce (identical, or equal within 1e-12 of each "
+                           "statistic's scale).",
+                           sheets=sheets, files=files, notes=[*outcome.notes, *_missing_class_notes(outcome)],
+                           failures=[*problems, *failures])
+    lines += ["", "## Precision", "", strategy.precision(config, outcome.results), ""]
+    return "\n".join(lines)

@@ -2,7 +2,7 @@
 
 ``bootstrap``  refit the model on B resamples; bands, SEs and every interval of the summary
 ``none``       one fit (or the user's fitted ``--model-file`` as it is): the effects without bands
-``debiased``   K cross-fitted fits: bands for the *data's* PD (:mod:`~pdpboot.workflow.debiased_dgp`)
+``debiased``   K cross-fitted fits: bands for the *data's* PD
 
 A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
 summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
@@ -12,17 +12,34 @@ Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers 
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import re
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import xarray as xr
+from sklearn.base import clone
 
 from .. import Execution, Resampling, confidence_bands
-from . import InputError, debiased_dgp
-from .effect import EffectReport, FitContext
-from .options import register_choices
-from .progress import bootstrap_progress
+from . import InputError, effect_ale, effect_pd
+from .effect import EffectReport, FitContext, Outcome
+from .model import (
+    build_estimator,
+    check_given_model,
+    check_model_parameters,
+    evaluate,
+    given_fitted_model,
+    leakage_notes,
+    model_option,
+    split,
+)
+from .options import RunConfig, register_choices
+from .problem import Problem
 
 
 @dataclass(frozen=True)
@@ -166,15 +183,130 @@ def _none_check_config(config: dict) -> None:
                          "use --uncertainty bootstrap.")
 
 
+#: Cross-fitting folds of the command line.
+N_FOLDS = 5
+START = "--uncertainty debiased (bands for the data's PD, cross-fitted) "
+
+
+def _debiased_defaults(config: dict, given: set) -> None:
+    """The debiased strategy's defaults: no ICE (it needs refits), 1-D curves only (the demo's pair dropped)."""
+    if "ice_samples" not in given:
+        config["ice_samples"] = 0
+    if "pairs" not in given:
+        config["pairs"] = []
+
+
+def _debiased_check_data(problem, sets: list) -> None:
+    """Refuse, before any fit, a numeric feature with missing values (the estimator needs every row's value)."""
+    for fs in sets:
+        for name in (fs if isinstance(fs, tuple) else (fs,)):
+            if name in problem.categorical:
+                continue
+            n_missing = int(problem.X[name].isna().sum())
+            if n_missing:
+                shown = problem.display.get(name, name)
+                raise InputError(f"--uncertainty debiased needs the observed value of every row, but feature "
+                                 f"{shown!r:.100} has {n_missing} missing value(s): impute them in the data file, "
+                                 "leave the feature out (--features), or use --uncertainty bootstrap.")
+
+
+def _debiased_check_config(config: dict) -> None:
+    """Refuse, before anything is read, what the debiased strategy cannot compute (each message names the fix).
+
+    ``config`` is the checked option mapping of :func:`pdpboot.workflow.options.check_ranges`.
+    """
+    if config.get("uncertainty") != "debiased":
+        return
+
+    def need(ok: bool, message: str) -> None:
+        if not ok:
+            raise InputError(START + message)
+
+    need(config.get("effect", "pd") == "pd", "computes PD only: give --effect pd, or use --uncertainty bootstrap "
+         "for ALE.")
+    need(config["interactions"] == 0, "has no H statistics (they need refits): drop --interactions, or use "
+         "--uncertainty bootstrap.")
+    need(config["ice_samples"] == 0, "has no ICE curves or ICE heterogeneity (they need refits): give "
+         "--ice-samples 0, or use --uncertainty bootstrap.")
+    need(not config.get("pairs"), "computes 1-D curves only: drop --pairs, or use --uncertainty bootstrap for 2-D "
+         "surfaces.")
+    need(not config["groups"], "treats rows as independent; with --groups use --uncertainty bootstrap (the "
+         "cluster bootstrap).")
+    need(not config["model_file"], "refits the model on K folds: give --model or --model-spec, not a fitted "
+         "--model-file.")
+
+
+def debiased_pd(ctx, sets: list, common: dict) -> xr.DataTree:
+    """The data's PD of every ``--pd-features`` feature with pointwise and whole-curve bands.
+
+    Returns
+    -------
+    xarray.DataTree
+        Per 1-D node ``pd``, ``pd_se``, ``pd_band`` (pointwise, or the sup-t band with
+        ``--simultaneous``, the pointwise one then in ``pd_band_pointwise``), ``pd_plugin``,
+        ``effective_sample_size``, ``weight_mass``, ``overlap``; root attr ``target = "dgp"``.
+        No ICE, no resamples.
+    """
+    from .. import DebiasedOptions, Grid, debiased_partial_dependence
+
+    config = ctx.config
+    result = debiased_partial_dependence(
+        ctx.estimator, ctx.X_train, ctx.y_train, [fs for fs in sets if not isinstance(fs, tuple)],
+        options=DebiasedOptions(n_folds=N_FOLDS), confidence_level=config.confidence_level,
+        grid=Grid(config.grid_resolution, custom_values=ctx.training_levels(ctx.problem.custom_values, sets),
+                  categorical_features=ctx.categorical_in(sets)),
+        response_method=common["response_method"], rng=config.random_state)
+    for node in result.children.values():
+        ds = node.to_dataset()
+        if config.simultaneous:  # the band the plots draw is the one asked for; the other is kept
+            ds = ds.rename({"pd_band": "pd_band_pointwise"}).rename({"pd_band_simultaneous": "pd_band"})
+        else:
+            ds = ds.drop_vars("pd_band_simultaneous")
+        node.dataset = ds
+    flagged = {name: int((node.ds["overlap"] == 0).sum()) for name, node in result.children.items()}
+    if any(flagged.values()):
+        where = ", ".join(f"{name} ({k} grid point{'s' if k > 1 else ''})" for name, k in flagged.items() if k)
+        ctx.notes.append(f"Thin overlap: no band at {where}; there the rows with that value cannot represent the "
+                         "other features' distribution (effective sample size or weight mass in "
+                         "results.nc), so the data say little about the PD there.")
+    if config.band != "percentile":
+        ctx.notes.append(f"--band {config.band} does not apply to --uncertainty debiased: its bands are normal "
+                         "(estimate ± z × influence-function standard error; sup-t with --simultaneous).")
+    return result
+
+
+def _debiased_header(config, results: dict) -> list[tuple[str, str]]:
+    """The summary's first rows: what the band is about and on what it rests."""
+    band = "whole-curve (sup-t, Gaussian multiplier)" if config.simultaneous else "pointwise"
+    return [("Uncertainty", f"debiased, cross-fitted (K = {N_FOLDS} folds; the model fitted {N_FOLDS} times, no "
+                            "refits): the learner's bias is estimated from held-out residuals reweighted by a model "
+                            "of how each feature depends on the others, and removed"),
+            ("Bands", f"{config.confidence_level:.0%} normal {band}, about the data's PD (the PD of the "
+                      "data-generating process: the expected target at feature = a, averaged over the other "
+                      "features' rows), not about this model's PD")]
+
+
+def _debiased_precision(config, results: dict) -> str:
+    """The summary's closing paragraph: what the band means and where its guarantee ends."""
+    return ("These bands are about the data's PD, not this model's: they cover the PD of the process that made "
+            "the data, including what the model gets wrong, when (i) every value of a feature occurs with every "
+            "combination of the others that is common in the data (overlap; grid points where it fails have no "
+            "band, see `overlap` and `effective_sample_size` in results.nc), (ii) the model or the feature "
+            "model is accurate enough (their errors enter as a product) and (iii) the curve is smooth at the "
+            "scale of the kernel. Reading the curve as the causal effect of setting a feature additionally "
+            "needs no unmeasured confounding; as the data's PD it needs nothing more. The guarantee is "
+            "asymptotic (see the validation page of the documentation).")
+
+
 STRATEGIES = {
     "bootstrap": Strategy("bootstrap", True, True, _bootstrap_run, _bootstrap_header, _bootstrap_precision,
                           "Bootstrap: {config.n_resamples} refits"),
     "none": Strategy("none", False, False, _one_fit_run, _none_header, _none_precision,
                      "One fit, no refits", check_config=_none_check_config),
-    "debiased": Strategy("debiased", False, True, _one_fit_run, debiased_dgp.header,
-                         debiased_dgp.precision, "Debiased, cross-fitted: the model fitted 5 times", target="dgp",
-                         compute={"pd": debiased_dgp.debiased_pd}, defaults=debiased_dgp.defaults,
-                         check_config=debiased_dgp.check_config, check_data=debiased_dgp.check_data),
+    "debiased": Strategy("debiased", False, True, _one_fit_run, _debiased_header,
+                         _debiased_precision, "Debiased, cross-fitted: the model fitted 5 times", target="dgp",
+                         compute={"pd": debiased_pd}, defaults=_debiased_defaults,
+                         check_config=_debiased_check_config, check_data=_debiased_check_data),
 }
 register_choices("uncertainty", STRATEGIES)  # --uncertainty offers these names
 
@@ -184,4 +316,254 @@ def strategy_for(config) -> Strategy:
     return STRATEGIES[config.uncertainty]
 
 
-__all__ = ["STRATEGIES", "Strategy", "strategy_for"]
+EFFECTS: dict[str, EffectReport] = {report.name: report for report in (
+    effect_pd.REPORT,
+    effect_ale.REPORT,
+)}
+register_choices("effect", EFFECTS)  # --effect offers these names (and both)
+
+
+def requested(config) -> list[EffectReport]:
+    """The effects ``--effect`` asks for, in registration order."""
+    wanted = {"both": ("pd", "ale")}.get(config.effect, (config.effect,))
+    return [report for name, report in EFFECTS.items() if name in wanted]
+
+
+_COUNT = re.compile(r"resamples:.*?(\d+)/(\d+)")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class ProgressLines(io.TextIOBase):
+    """A text stream standing in for stderr: reads tqdm's counts, emits periodic lines."""
+
+    def __init__(self, emit: Callable[[str], None], *, show_bar_on=None, min_gap: float = 5.0,
+                 max_gap: float = 60.0):
+        self.emit, self.bar, self.min_gap, self.max_gap = emit, show_bar_on, min_gap, max_gap
+        self.start = self.last = time.perf_counter()
+        self.done = self.first = self.total = None
+        self.warm = None  # (time, count) at the first finished resample: the rate is measured from here
+        self.last_tenth = -1
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.bar is not None:
+            self.bar.write(text)
+        for part in re.split(r"[\r\n]", text):
+            found = _COUNT.search(part)
+            if found:
+                self._update(int(found[1]), int(found[2]))
+            elif part.strip() and self.bar is None:
+                sys.__stderr__.write(part + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self.bar is not None:
+            self.bar.flush()
+
+    def _update(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if self.first is None:
+            self.first, self.total = done, total  # resumed resamples count as done before the start
+        if self.done is not None and done <= self.done:
+            return
+        self.done = done
+        if self.warm is None and done > self.first:
+            self.warm = (now, done)
+        tenth = int(10 * done / max(total, 1))
+        due = now - self.last >= self.max_gap or (tenth > self.last_tenth and now - self.last >= self.min_gap)
+        if due or done == total:
+            self.last, self.last_tenth = now, tenth
+            self.emit(self.line(now))
+
+    def line(self, now: float | None = None) -> str:
+        now = time.perf_counter() if now is None else now
+        text = f"Bootstrap: {self.done}/{self.total} resamples ({100 * self.done / max(self.total, 1):.0f} %)"
+        if self.warm is None:
+            return text
+        since, count = self.warm
+        fitted = self.done - count
+        if fitted > 0 and now > since:
+            rate = fitted / (now - since)
+            text += f", {rate:.3g} fits/s"
+            if self.done < self.total:
+                text += f", about {_duration((self.total - self.done) / rate)} left"
+        elif self.done < self.total:
+            text += " (time left: after the next resamples; the first ones include start-up)"
+        return text
+
+
+def bootstrap_progress(call: Callable[[], object], *, emit: Callable[[str], None], n_resamples: int,
+                       terminal: bool):
+    """Run ``call`` (which must draw its tqdm bar on ``sys.stderr``) with progress lines.
+
+    Returns
+    -------
+    object
+        What ``call`` returned.  A last line says that all ``n_resamples`` are done.
+    """
+    sink = ProgressLines(emit, show_bar_on=sys.stderr if terminal else None)
+    with contextlib.redirect_stderr(sink):
+        out = call()
+    elapsed = time.perf_counter() - sink.start
+    # the closing line is emitted outside the redirection, so it reaches the caller's stderr too
+    emit(f"Bootstrap: {n_resamples}/{n_resamples} resamples (100 %) in {_duration(elapsed)}")
+    return out
+
+
+def engine_notes(engine: str) -> list[str]:
+    """What a user must know about how the PD was computed: an exact engine whose reading of the model
+    failed its self-check against the model's own predictions (the numbers then come from brute force).
+
+    ``engine`` is the result's ``engine`` attr (:func:`pdpboot.engine.describe_choices`).
+
+    >>> engine_notes("tree: exact, checked against the model's predictions")
+    []
+    >>> engine_notes("brute: tree engine failed its self-check: differs by up to 0.1")
+    ['computed by brute force (exact, slower): tree engine failed its self-check: differs by up to 0.1']
+    """
+    return [f"computed by brute force (exact, slower): {part.split(': ', 1)[1]}"
+            for part in engine.split("; ") if part.startswith("brute: ") and "self-check" in part]
+
+
+def feature_sets(problem: Problem) -> list:
+    """Features and pairs in the order of the PD result's nodes."""
+    return [*problem.pd_features, *[tuple(p) for p in problem.pairs]]
+
+
+def _jsonable(value):
+    if isinstance(value, (np.generic,)):
+        return value.item()
+    return value
+
+
+def _model_name(estimator) -> str:
+    if hasattr(estimator, "steps"):
+        return f"Pipeline(... {type(estimator.steps[-1][1]).__name__})"
+    return type(estimator).__name__
+
+
+def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] = print,
+            log: Callable[[str], None] | None = None, progress: bool = False,
+            progress_lines: Callable[[str], None] | None = None,
+            on_fit: Callable[[Outcome], None] | None = None,
+            on_effect: Callable[[EffectReport, xr.DataTree, Outcome], None] | None = None,
+            keep_going: bool = False) -> Outcome:
+    """Split, fit, evaluate, then compute every requested effect (with its uncertainty) in turn.
+
+    Parameters
+    ----------
+    on_fit : callable, optional
+        Called with the outcome once the model is fitted and evaluated (before any effect).
+    on_effect : callable, optional
+        ``on_effect(effect, tree, outcome)`` after each effect finished, before the next starts.
+    keep_going : bool
+        Record a failing effect in ``Outcome.failures`` and go on with the others (raise when every
+        effect failed); False: raise at once.
+
+    Returns
+    -------
+    Outcome
+        ``results`` holds one DataTree per effect (``pd``: ``results.nc``, ``ale``: ``ale.nc``); their root
+        attrs add ``cli_config``, ``cli_metrics``, ``cli_notes``, ``cli_display_names`` (JSON) and ``created``.
+    """
+    log = log or say
+    strategy = strategy_for(config)
+    effects = requested(config)
+    specs = {}
+    notes_of_effects = []
+    for effect in effects:  # every effect's refusal and feature sets before any fit
+        strategy.check(effect)
+        sets, effect_notes = effect.feature_sets(problem)
+        if strategy.check_data is not None:
+            strategy.check_data(problem, sets)
+        specs[effect.name] = sets
+        notes_of_effects += [f"{effect.label}: {note}" for note in effect_notes]
+    estimator, notes = build_estimator(config, problem)
+    for note in [*(f"model: {note}" for note in notes), *notes_of_effects]:
+        log(note)
+    outcome = _fit(config, problem, estimator, given_fitted_model(config) if not strategy.bands else None, say)
+    outcome.notes[:0] = [*problem.notes, *notes]
+    outcome.notes += notes_of_effects
+    outcome.strategy = strategy.name
+    if on_fit is not None:
+        on_fit(outcome)
+    ctx = FitContext(config=config, problem=problem, estimator=estimator, fitted=outcome.fitted,
+                     X_train=outcome.X_train, y_train=outcome.y_train, say=say, log=log, progress=progress,
+                     progress_lines=progress_lines, seconds=outcome.seconds, notes=outcome.notes)
+    run_attrs = dict(created=config.created, cli_config=json.dumps(config.to_dict(), sort_keys=True),
+                     cli_metrics=json.dumps([[m, _jsonable(v), d] for m, v, d in outcome.metrics]),
+                     cli_display_names=json.dumps(problem.display, sort_keys=True))
+    first_error = None
+    for effect in effects:
+        sets = specs[effect.name]
+        n_pairs = sum(isinstance(fs, tuple) for fs in sets)
+        say(f"{strategy.announce.format(config=config)}, {effect.label} of {len(sets) - n_pairs} feature(s) and "
+            f"{n_pairs} pair(s) on {effect.grid.format(n=config.grid_resolution)} ...")
+        try:
+            tree = strategy.run(effect, ctx, sets)
+            if effect.tidy is not None:
+                tree = effect.tidy(tree, problem)
+            for note in engine_notes(tree.attrs.get("engine", "")):
+                say(f"NOTE: {effect.label}: {note}")
+                outcome.notes.append(f"{effect.label}: {note}")
+        except Exception as exc:
+            if not keep_going:
+                raise
+            first_error = first_error or exc
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            outcome.failures[effect.name] = f"{type(exc).__name__}: {reason}"
+            say(f"ERROR: {effect.label} failed: {type(exc).__name__}: {reason}")
+            continue
+        attrs = {**tree.attrs, **run_attrs, "cli_notes": json.dumps(outcome.notes)}
+        tree.attrs = {k: v for k, v in attrs.items() if v is not None}  # netCDF stores no None
+        outcome.results[effect.name] = tree
+        if on_effect is not None:
+            on_effect(effect, tree, outcome)
+    if first_error is not None and not outcome.results:  # nothing finished: the run fails as a whole
+        if isinstance(first_error, InputError):
+            raise first_error
+        name = next(iter(outcome.failures))
+        raise RuntimeError(f"{EFFECTS[name].label} failed: {outcome.failures[name]}") from first_error
+    return outcome
+
+
+def _fit(config: RunConfig, problem: Problem, estimator, given, say: Callable[[str], None]) -> Outcome:
+    """The model fitted on the training rows (or the user's fitted ``given`` as it is), with test metrics."""
+    if given is not None:  # the user's fitted model, used as it is: no split, no fit
+        check_given_model(given, problem)  # before any prediction
+        X_train, y_train = problem.X, problem.y
+        say(f"Using the fitted {_model_name(given)} from --model-file as it is (no refit) on all "
+            f"{len(X_train)} rows ...")
+        start = time.perf_counter()
+        fitted = given
+        metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_train, y_train, fitted_elsewhere=True)
+        leaks = []
+    else:
+        check_model_parameters(estimator, problem.X, problem.y, what=model_option(config),  # before the first fit
+                               custom=bool(config.model_spec or config.model_file),
+                               classification=problem.task == "classification")
+        X_train, X_test, y_train, y_test = split(config, problem)
+        test = "no test set" if X_test is None else f"{len(X_test)} test rows"
+        say(f"Fitting {_model_name(estimator)} on {len(X_train)} training rows ({test}) ...")
+        start = time.perf_counter()
+        fitted = clone(estimator).fit(X_train, y_train)
+        metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
+        # a perfect score means leakage only on held-out rows (a given model may have been fitted on these)
+        leaks = leakage_notes(fitted, problem, metrics, X_test, y_test)
+    seconds = {"fit": time.perf_counter() - start}
+    for leak in leaks:
+        say(leak)
+    return Outcome(estimator=estimator, fitted=fitted, metrics=metrics, predictions=predictions, X_train=X_train,
+                   y_train=y_train, notes=leaks, seconds=seconds)
+
+
+__all__ = ["STRATEGIES", "Strategy", "strategy_for", "EFFECTS", "requested", "debiased_pd"]

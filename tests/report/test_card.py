@@ -6,11 +6,11 @@ import pytest
 import xarray as xr
 
 import pdpboot
-from pdpboot.report import ResultCard
+from pdpboot.report import ResultCard, display, report_html
 
 
 def test_card_is_small_and_shows_every_node(regression_result):
-    html = pdpboot.display(regression_result)._repr_html_()
+    html = display(regression_result)._repr_html_()
     assert len(html.encode()) < 20_000
     assert html.count("<svg") == 3  # a sparkline per curve, a thumbnail per surface
     for name in ("temp", "day", "temp × hour"):
@@ -20,7 +20,7 @@ def test_card_is_small_and_shows_every_node(regression_result):
 
 
 def test_card_range_is_the_estimates(regression_result):
-    html = pdpboot.display(regression_result)._repr_html_()
+    html = display(regression_result)._repr_html_()
     pd_temp = regression_result["temp"].ds["pd"]
     assert f"{float(pd_temp.min()):.4g} to {float(pd_temp.max()):.4g}" in html
 
@@ -34,7 +34,7 @@ def test_card_warns_about_a_missing_band(multiclass_result):
 def test_accessor_is_the_card_the_table_and_the_report(regression_result, tmp_path):
     res = regression_result
     assert isinstance(res.pdpboot.card(), ResultCard)
-    assert res.pdpboot._repr_html_() == pdpboot.display(res)._repr_html_()
+    assert res.pdpboot._repr_html_() == display(res)._repr_html_()
     assert repr(res.pdpboot) == "<pdpboot result: PD of temp, day, temp × hour>"
     frame = res.pdpboot.to_dataframe()
     assert frame.equals(pdpboot.tidy(res))
@@ -44,7 +44,7 @@ def test_accessor_is_the_card_the_table_and_the_report(regression_result, tmp_pa
 
 def test_display_refuses_other_trees():
     with pytest.raises(ValueError, match="not a pdpboot result"):
-        pdpboot.display(xr.DataTree.from_dict({"/a": xr.Dataset({"x": ("t", [1.0])})}))
+        display(xr.DataTree.from_dict({"/a": xr.Dataset({"x": ("t", [1.0])})}))
 
 
 def test_tidy_has_the_columns_seaborn_users_expect(regression_result):
@@ -71,22 +71,23 @@ def test_importing_the_report_registers_the_accessor():
     assert done.stdout.split() == ["<pdpboot", "result:", "PD", "of", "a>", "xarray.core.datatree"]
 
 
-def test_star_import_leaves_ipython_display_alone():
+def test_the_library_does_not_expose_the_report_client():
     namespace = {"display": print}
     exec("from pdpboot import *", namespace)
     assert namespace["display"] is print
-    assert callable(pdpboot.display)
+    for name in ("display", "report_html", "write_report"):
+        assert not hasattr(pdpboot, name)
 
 
 def test_measured_caveats_reach_the_card_and_the_report(regression_result):
     basic = pdpboot.confidence_bands(regression_result, method="normal")
-    assert "under-covered" not in pdpboot.display(basic)._repr_html_()
+    assert "under-covered" not in display(basic)._repr_html_()
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pdpboot.CoverageWarning)
         basic = pdpboot.confidence_bands(regression_result, method="basic")
-    assert "basic bands under-cover PD curves" in pdpboot.display(basic)._repr_html_()
-    page = pdpboot.report_html(basic)
+    assert "basic bands under-cover PD curves" in display(basic)._repr_html_()
+    page = report_html(basic)
     assert '<details class="warn"><summary>basic bands under-cover' in page
     assert "See the validation page of the documentation." in page  # the full warning

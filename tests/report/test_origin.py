@@ -1,10 +1,10 @@
-"""``report.origin.run_config``: the one reader of the ``cli_config`` a command-line run records."""
+"""``report.figures.run_config``: the one reader of the ``cli_config`` a command-line run records."""
 
 from __future__ import annotations
 
 import json
 
-from pdpboot.report.origin import describe_origin, run_config, run_identity
+from pdpboot.report.figures import describe_origin, run_config, run_identity
 
 
 def test_run_config_is_the_one_reader_of_cli_config():

@@ -12,8 +12,8 @@ import pdpboot
 from pdpboot import Grid
 from pdpboot.cli import main
 from pdpboot.report import report_html
-from pdpboot.report.markdown import sections, to_html
-from pdpboot.report.svg import nice_ticks
+from pdpboot.report.figures import nice_ticks
+from pdpboot.report.page import sections, to_html
 
 
 def _attributes(page: str, name: str) -> list[str]:

@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 
 import pdpboot
-import pdpboot.workflow.registry  # noqa: F401 - registers --effect's choices (RunConfig checks need them)
-import pdpboot.workflow.strategy  # noqa: F401 - registers --uncertainty's choices
+import pdpboot.workflow.strategy  # noqa: F401 - registers --effect's choices (RunConfig checks need them)
 from pdpboot.cli import main
 
 #: The workbook is an optional extra: runs skip it when openpyxl is missing (tests reading it skip).

@@ -68,8 +68,7 @@ def test_effect_choices_are_the_registered_effects():
     """--effect offers exactly the registered effects (and "both"); each registered effect names its file,
     summary section, plots and sheets, and every strategy it lists exists."""
     from pdpboot.workflow.options import BY_KEY
-    from pdpboot.workflow.registry import EFFECTS
-    from pdpboot.workflow.strategy import STRATEGIES
+    from pdpboot.workflow.strategy import EFFECTS, STRATEGIES
 
     assert set(BY_KEY["effect"].allowed) - {"both"} == set(EFFECTS)
     assert set(BY_KEY["uncertainty"].allowed) == set(STRATEGIES)

@@ -115,7 +115,7 @@ def test_summary_reports_no_band_where_thin_overlap_leaves_none(tmp_path, capsys
 def test_numeric_feature_with_missing_values_is_refused_before_any_fit(tmp_path, capsys, monkeypatch):
     """Hostile round 3: a parquet with an Int64 feature holding NA fitted the model five times, then exited 1
     ("PD failed: ... has missing values"); now exit 2 before any fit, naming the feature and the fixes."""
-    import pdpboot.workflow.compute as compute
+    import pdpboot.workflow.strategy as compute
 
     from .helpers import FAST, bad, regression_table
 

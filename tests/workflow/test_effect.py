@@ -167,7 +167,7 @@ def test_ale_crash_after_pd_keeps_pd_files_and_names_the_effect(tmp_path, capsys
 def test_a_new_effect_is_its_report_plus_one_registration(tmp_path, monkeypatch):
     """Issue 25 item 5: the run, summary.md, the workbook, the plots and the file list follow the registry;
     nothing else names an effect."""
-    from pdpboot.workflow import effect_pd, options, registry
+    from pdpboot.workflow import effect_pd, options, strategy
     from pdpboot.workflow.effect import EffectReport
     from pdpboot.workflow.run import run_workflow
 
@@ -177,7 +177,7 @@ def test_a_new_effect_is_its_report_plus_one_registration(tmp_path, monkeypatch)
         compute={"bootstrap": effect_pd.REPORT.compute["bootstrap"]},
         summary=lambda ctx, tree: ["", f"## Toy section ({len(tree.children)} nodes)"],
         plots=effect_pd.plots, sheet_prefixes=("TOY ", "TOY2 "), sheet_variables=("pd",))
-    monkeypatch.setitem(registry.EFFECTS, "toy", toy)  # the one registration line (--effect reads the registry)
+    monkeypatch.setitem(strategy.EFFECTS, "toy", toy)  # the one registration line (--effect reads the registry)
     data = tmp_path / "t.csv"
     regression_table().to_csv(data, index=False)
     config = options.merge({"target": "y", "effect": "toy", "n_resamples": 5, "n_estimators": 5,

@@ -4,7 +4,7 @@ import dataclasses
 
 import pdpboot
 from pdpboot.engine import _tree_prepared as prepared_mod
-from pdpboot.workflow.compute import engine_notes
+from pdpboot.workflow.strategy import engine_notes
 
 from .helpers import FAST, only_run_folder, regression_table, run_cli
 

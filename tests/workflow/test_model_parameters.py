@@ -29,7 +29,7 @@ def table(tmp_path):
     ("catboost.CatBoostRegressor(learning_rate=-1, verbose=0)", "learning_rate"),  # CatBoost fails writing JSON
 ])
 def test_bad_model_parameters_exit_2_before_any_fit(table, tmp_path, capsys, spec, parameter, monkeypatch):
-    import pdpboot.workflow.compute as compute
+    import pdpboot.workflow.strategy as compute
 
     def no_split(*args, **kwargs):
         raise AssertionError("the run went on to split and fit")

@@ -8,7 +8,7 @@ from sklearn.linear_model import Ridge
 
 import pdpboot
 from pdpboot.workflow import InputError
-from pdpboot.workflow.modelspec import estimator_from_spec, parse_model_spec
+from pdpboot.workflow.model import estimator_from_spec, parse_model_spec
 
 from .helpers import FAST, bad, only_run_folder, regression_table, run_cli
 
@@ -120,7 +120,7 @@ def test_the_tree_engine_reads_the_labelled_xgboost_classifier():
     """The command line's XGBoost classifier keeps XGBoost's predict_proba: the tree engine reads it (exact)."""
     pytest.importorskip("xgboost")
     from pdpboot.engine import compute_pd
-    from pdpboot.workflow.xgb_labels import LabelledXGBClassifier
+    from pdpboot.workflow.model import LabelledXGBClassifier
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))

@@ -1,6 +1,6 @@
 """Progress lines: the time left is estimated without the one-time warm-up."""
 
-import pdpboot.workflow.progress as progress
+import pdpboot.workflow.strategy as progress
 
 
 def _lines(monkeypatch, events):

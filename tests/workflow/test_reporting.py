@@ -11,8 +11,8 @@ import pytest
 
 from pdpboot.cli import main
 from pdpboot.workflow import InputError
+from pdpboot.workflow.options import md, num, safe_filename
 from pdpboot.workflow.repro import read_config
-from pdpboot.workflow.text import md, num, safe_filename
 
 from .helpers import FAST, only_run_folder, run_cli
 
@@ -147,7 +147,7 @@ def test_printed_intervals_are_percentile_and_flagged_when_they_exclude_the_esti
     import numpy as np
     import xarray as xr
 
-    from pdpboot.workflow.intervals import IntervalCells, interval_method
+    from pdpboot.workflow.report import IntervalCells, interval_method
 
     config = type("C", (), {"band": "basic"})()
     for statistic in ("pd_range", "ale_range", "heterogeneity_index", "pdvi", "h2"):
@@ -200,7 +200,7 @@ def test_round_off_statistics_are_not_flagged_and_low_refits_are_explained_as_lo
     import numpy as np
     import xarray as xr
 
-    from pdpboot.workflow.intervals import IntervalCells, excludes
+    from pdpboot.workflow.report import IntervalCells, excludes
 
     def stat(estimate, lower, upper, refits):
         return xr.Dataset({"s": ("output", [estimate]), "s_resamples": (("resample", "output"), np.c_[refits]),

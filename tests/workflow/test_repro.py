@@ -13,7 +13,7 @@ import xarray as xr
 import pdpboot
 import pdpboot.engine._tree_compiled as compiled_mod  # holds the compiled-walk switch
 import pdpboot.engine.tree as tree_module
-from pdpboot.workflow import provenance
+from pdpboot.workflow import repro
 from pdpboot.workflow.repro import REPRO_RTOL, compare
 
 from .helpers import FAST, only_run_folder, regression_table, run_cli
@@ -40,12 +40,12 @@ def _scaled_copy(folder, tmp_path, factor):
 
 
 def test_versions_record_every_library_that_changes_numbers(monkeypatch):
-    recorded = provenance.versions()
+    recorded = repro.versions()
     for name in ("numpy", "scipy", "scikit-learn", "numba", "xgboost", "lightgbm", "catboost", "tree walk"):
         assert name in recorded, name
     assert recorded["tree walk"] == ("compiled (numba)" if tree_module.kernel_available() else "brute force (no numba)")
-    monkeypatch.setattr(provenance, "_version", lambda name: None if name == "numba" else "1.0")
-    assert provenance.versions()["numba"] == "not installed"  # installing it later is a difference
+    monkeypatch.setattr(repro, "_version", lambda name: None if name == "numba" else "1.0")
+    assert repro.versions()["numba"] == "not installed"  # installing it later is a difference
 
 
 def test_last_bit_differences_are_reproduced_within_the_stated_tolerance(run_folder, tmp_path, capsys):

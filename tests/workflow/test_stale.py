@@ -14,7 +14,7 @@ import time
 import pytest
 
 import pdpboot
-from pdpboot.workflow.stale import OWNER, UNOWNED_AGE_S, WRITTEN, recover_stale
+from pdpboot.workflow.run import OWNER, UNOWNED_AGE_S, WRITTEN, recover_stale
 
 from .helpers import FAST, REPO, regression_table, run_cli
 
@@ -78,7 +78,7 @@ def test_an_unowned_folder_untouched_for_an_hour_is_stale(tmp_path):
 
 def test_a_reused_process_id_is_not_the_owner(tmp_path):
     """The recorded start time differs from that of the process now holding the id: the owner is dead."""
-    from pdpboot.workflow.stale import _start_ticks
+    from pdpboot.workflow.run import _start_ticks
 
     if _start_ticks(os.getpid()) is None:
         pytest.skip("no /proc: process start times unknown")
