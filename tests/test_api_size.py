@@ -14,17 +14,13 @@ import pytest
 import pdpboot
 
 MAX_PARAMETERS = 12
-#: plotting signatures are being reduced on another branch: this test flips when they land
-_BEING_REDUCED = {"plot_ice", "plot_pd", "plot_pd_contour", "plot_pd_panels"}
 
 
 def _public_callables():
     for name in pdpboot.__all__:
         obj = getattr(pdpboot, name)
         if callable(obj) and not (isinstance(obj, type) and issubclass(obj, BaseException)):
-            marks = [pytest.mark.xfail(strict=True, reason="plotting signatures are being reduced on another branch")
-                     ] if name in _BEING_REDUCED else []
-            yield pytest.param(name, obj, id=name, marks=marks)
+            yield pytest.param(name, obj, id=name)
 
 
 @pytest.mark.parametrize("name, obj", list(_public_callables()))
