@@ -95,3 +95,17 @@ def test_one_store_for_every_run(monkeypatch):
         "debiased_partial_dependence": lambda: pdpboot.debiased_partial_dependence(
             LinearRegression(), X, y, ["a"], grid=Grid(4), rng=0, execution=QUIET),
     })
+
+
+def test_one_dispatch_of_grid_pd_engines(monkeypatch):
+    X, y = _data()
+    model = LinearRegression().fit(X, y)
+    _assert_each_calls(monkeypatch, "pdpboot.engine", "compute_pd_many", {
+        "partial_dependence": lambda: pdpboot.partial_dependence(model, X, ["a"], grid=Grid(4)),
+        "bootstrap_partial_dependence": lambda: pdpboot.bootstrap_partial_dependence(
+            LinearRegression(), X, y, ["a"], n_resamples=3, grid=Grid(4), rng=0, execution=QUIET),
+        "bootstrap_ale (with_pd)": lambda: pdpboot.bootstrap_ale(
+            LinearRegression(), X, y, ["a"], n_resamples=3, grid=Grid(4), with_pd=True, rng=0, execution=QUIET),
+        "debiased_partial_dependence": lambda: pdpboot.debiased_partial_dependence(
+            LinearRegression(), X, y, ["a"], grid=Grid(4), rng=0, execution=QUIET),
+    })
