@@ -268,11 +268,20 @@ def true_function(name: str, X: pd.DataFrame) -> np.ndarray:
 # --------------------------------------------------------------------------- generators
 
 
-def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tuple[pd.DataFrame, pd.Series]:
-    """Simulated electricity prices with known partial dependence.
+def _simulate(dgp: str, n_samples, noise, rng, draw) -> tuple[pd.DataFrame, pd.Series]:
+    """Features from ``draw(gen, n)``, then ``y = f(X) + noise * e`` with ``e ~ N(0, 1)``."""
+    n = _check_n_samples(n_samples)
+    sd = _check_noise(noise)
+    gen = np.random.default_rng(rng)
+    columns = draw(gen, n)
+    return _frame(columns, _DGPS[dgp].expectation(columns) + sd * gen.standard_normal(n), "y")
 
-    Features (independent): ``Temperature ~ U(0, 40)``, ``Hour ~ U(0, 24)``,
-    ``Day`` uniform on the integers ``{0, ..., 6}`` (``int64``).  Response::
+
+def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tuple[pd.DataFrame, pd.Series]:
+    """Simulated electricity prices with known partial dependence (additive, noise sd 4).
+
+    Features (independent): ``Temperature ~ U(0, 40)``, ``Hour ~ U(0, 24)``, ``Day`` uniform on
+    ``{0, ..., 6}`` (``int64``).  Response::
 
         Price = 0.1 (T - 20)^2
                 + 5 sin((H - 7) pi / 6)  1[7 <= H <= 10]
@@ -280,15 +289,9 @@ def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tu
                 - 5 sin((H - 10) pi / 7) 1[10 <= H <= 17]
                 + 7 sin(H pi / 24)
                 + 5 1[Day = 0]
-                + 2 e,   e ~ N(0, 2^2)     (noise sd 4)
+                + 2 e,   e ~ N(0, 2^2)
 
-    The model is additive, so with ``h(H)`` the hour terms above,
-    ``E[0.1 (T-20)^2] = 40/3``, ``E[h(H)] = 14/pi`` and ``E[5 1[Day=0]] = 5/7``:
-
-    - ``PD_Temperature(t) = 0.1 (t - 20)^2 + 14/pi + 5/7``
-    - ``PD_Hour(h) = 40/3 + h(h) + 5/7``
-    - ``PD_Day(d) = 40/3 + 14/pi + 5 1[d = 0]``
-    - 2-D: the sum of the two features' terms plus the mean of the third.
+    Each PD is its feature's term plus the means of the others (``40/3``, ``14/pi``, ``5/7``).
 
     Parameters
     ----------
@@ -298,7 +301,6 @@ def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tu
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, 3)
-        Columns ``Temperature``, ``Hour`` (float64), ``Day`` (int64).
     y : pandas.Series of shape (n_samples,), name ``"Price"``
     """
     n = _check_n_samples(n_samples)
@@ -317,21 +319,12 @@ def make_friedman1(
 ) -> tuple[pd.DataFrame, pd.Series]:
     """Friedman #1 regression problem (Friedman 1991).
 
-    Features ``x1, ..., x<n_features>`` i.i.d. ``U(0, 1)``; only ``x1..x5``
-    matter::
+    ``x1, ..., x<n_features>`` i.i.d. ``U(0, 1)``; only ``x1..x5`` matter::
 
         y = 10 sin(pi x1 x2) + 20 (x3 - 0.5)^2 + 10 x4 + 5 x5 + noise * e,  e ~ N(0, 1)
 
-    True PDs, with ``c = (10/pi) Cin(pi) ~= 5.2467`` the mean of the sine term
-    (``Cin(z) = gamma + ln z - Ci(z)``) and ``s(v) = 10 (1 - cos(pi v)) / (pi v)``
-    (``s(0) = 0``) its mean over the other factor:
-
-    - ``PD_x1(v) = s(v) + 5/3 + 5 + 2.5`` (same for ``x2``)
-    - ``PD_x3(v) = c + 20 (v - 0.5)^2 + 7.5``
-    - ``PD_x4(v) = c + 5/3 + 10 v + 2.5``, ``PD_x5(v) = c + 5/3 + 5 + 5 v``
-    - ``PD_xk = c + 5/3 + 7.5`` (constant) for ``k >= 6``
-    - 2-D ``(x1, x2)``: ``10 sin(pi a b) + 5/3 + 7.5``; other pairs add the
-      two 1-D terms plus the means of the rest.
+    The mean of the sine term is ``(10/pi) Cin(pi)``, its mean over one factor
+    ``10 (1 - cos(pi v)) / (pi v)``; :func:`true_pd` gives every PD.
 
     Parameters
     ----------
@@ -345,18 +338,14 @@ def make_friedman1(
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, n_features)
-        Float64 columns ``x1`` ... .
     y : pandas.Series of shape (n_samples,), name ``"y"``
     """
-    n = _check_n_samples(n_samples)
+    _check_n_samples(n_samples)
     if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or n_features < 5:
         raise ValueError(f"n_features must be an integer >= 5, got {n_features!r}.")
-    sd = _check_noise(noise)
-    gen = np.random.default_rng(rng)
-    data = gen.uniform(0.0, 1.0, (n, int(n_features)))
-    columns = {f"x{j + 1}": data[:, j] for j in range(int(n_features))}
-    signal = _friedman1_expectation(columns)
-    return _frame(columns, signal + sd * gen.standard_normal(n), "y")
+    k = int(n_features)
+    return _simulate("friedman1", n_samples, noise, rng,
+                     lambda gen, n: dict(zip([f"x{j + 1}" for j in range(k)], gen.uniform(0.0, 1.0, (n, k)).T)))
 
 
 def make_interaction(
@@ -364,10 +353,8 @@ def make_interaction(
 ) -> tuple[pd.DataFrame, pd.Series]:
     """Two Gaussian features with a multiplicative interaction.
 
-    ``x1, x2 ~ N(0, 1)`` independent; ``y = x1 + x2 + x1 x2 + noise * e``,
-    ``e ~ N(0, 1)``.  True PDs: ``PD_x1(a) = a``, ``PD_x2(b) = b``,
-    ``PD_{x1,x2}(a, b) = a + b + a b`` (ICE curves of ``x1`` have slopes
-    ``1 + x2``, so they are heterogeneous although the PD is a straight line).
+    ``x1, x2 ~ N(0, 1)`` independent; ``y = x1 + x2 + x1 x2 + noise * e``.  True PDs:
+    ``PD_x1(a) = a``, ``PD_{x1,x2}(a, b) = a + b + a b`` (ICE slopes ``1 + x2`` vary).
 
     Parameters
     ----------
@@ -379,28 +366,20 @@ def make_interaction(
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, 2)
-        Float64 columns ``x1``, ``x2``.
     y : pandas.Series of shape (n_samples,), name ``"y"``
     """
-    n = _check_n_samples(n_samples)
-    sd = _check_noise(noise)
-    gen = np.random.default_rng(rng)
-    data = gen.standard_normal((n, 2))
-    columns = {"x1": data[:, 0], "x2": data[:, 1]}
-    return _frame(columns, _interaction_expectation(columns) + sd * gen.standard_normal(n), "y")
+    return _simulate("interaction", n_samples, noise, rng,
+                     lambda gen, n: dict(zip(("x1", "x2"), gen.standard_normal((n, 2)).T)))
 
 
 def make_goldstein(
     n_samples: int = 1000, *, noise: float = 1.0, rng: RngLike = None
 ) -> tuple[pd.DataFrame, pd.Series]:
-    """The ICE example of Goldstein et al. (2015): a PD that hides an effect.
+    """The ICE example of Goldstein et al. (2015): a flat PD that hides an effect.
 
-    ``x1, x2, x3 ~ U(-1, 1)`` independent;
-    ``y = 0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0] + noise * e``, ``e ~ N(0, 1)``.
-    True PDs: ``PD_x1(a) = 0.2 a``; ``PD_x2(b) = -5 b + 10 b / 2 = 0``
-    (flat, although ``x2`` has slope -5 or +5 in every ICE curve);
-    ``PD_x3(c) = 0``.  2-D: ``PD_{x1,x2}(a, b) = 0.2 a``,
-    ``PD_{x1,x3}(a, c) = 0.2 a``, ``PD_{x2,x3}(b, c) = -5 b + 10 b 1[c >= 0]``.
+    ``x1, x2, x3 ~ U(-1, 1)`` independent; ``y = 0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0] + noise * e``.
+    True PDs: ``PD_x1(a) = 0.2 a``, ``PD_x2 = PD_x3 = 0`` (ICE slopes of ``x2`` are -5 or +5),
+    ``PD_{x2,x3}(b, c) = -5 b + 10 b 1[c >= 0]``.
 
     Parameters
     ----------
@@ -412,15 +391,10 @@ def make_goldstein(
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, 3)
-        Float64 columns ``x1``, ``x2``, ``x3``.
     y : pandas.Series of shape (n_samples,), name ``"y"``
     """
-    n = _check_n_samples(n_samples)
-    sd = _check_noise(noise)
-    gen = np.random.default_rng(rng)
-    data = gen.uniform(-1.0, 1.0, (n, 3))
-    columns = {f"x{j + 1}": data[:, j] for j in range(3)}
-    return _frame(columns, _goldstein_expectation(columns) + sd * gen.standard_normal(n), "y")
+    return _simulate("goldstein", n_samples, noise, rng,
+                     lambda gen, n: dict(zip(("x1", "x2", "x3"), gen.uniform(-1.0, 1.0, (n, 3)).T)))
 
 
 def make_additive_uniform(
@@ -428,9 +402,8 @@ def make_additive_uniform(
 ) -> tuple[pd.DataFrame, pd.Series]:
     """Additive linear model on uniform features (the setting of Molnar et al. 2023).
 
-    ``x1, x2 ~ U(0, 1)`` independent; ``y = x1 - x2 + noise * e``,
-    ``e ~ N(0, 1)``.  True PDs: ``PD_x1(a) = a - 1/2``,
-    ``PD_x2(b) = 1/2 - b``, ``PD_{x1,x2}(a, b) = a - b``.
+    ``x1, x2 ~ U(0, 1)`` independent; ``y = x1 - x2 + noise * e``.  True PDs:
+    ``PD_x1(a) = a - 1/2``, ``PD_x2(b) = 1/2 - b``, ``PD_{x1,x2}(a, b) = a - b``.
 
     Parameters
     ----------
@@ -442,15 +415,10 @@ def make_additive_uniform(
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, 2)
-        Float64 columns ``x1``, ``x2``.
     y : pandas.Series of shape (n_samples,), name ``"y"``
     """
-    n = _check_n_samples(n_samples)
-    sd = _check_noise(noise)
-    gen = np.random.default_rng(rng)
-    data = gen.uniform(0.0, 1.0, (n, 2))
-    columns = {"x1": data[:, 0], "x2": data[:, 1]}
-    return _frame(columns, _additive_uniform_expectation(columns) + sd * gen.standard_normal(n), "y")
+    return _simulate("additive_uniform", n_samples, noise, rng,
+                     lambda gen, n: dict(zip(("x1", "x2"), gen.uniform(0.0, 1.0, (n, 2)).T)))
 
 
 # --------------------------------------------------------------------------- bundled real data
