@@ -321,8 +321,30 @@ class DamagedEntry(Exception):
     """A checkpoint entry that cannot be read or does not match its checksum."""
 
 
-class Checkpoint:
-    """A checkpoint directory bound to one run's fingerprint.
+class MemoryStore:
+    """A run's store without a checkpoint: nothing is stored before, nothing is written."""
+
+    created: str
+
+    def __init__(self, created: str):
+        self.created = created
+
+    def load_estimate(self) -> tuple[PerNode, dict] | None:
+        return None
+
+    def save_estimate(self, per_node: PerNode, meta: dict) -> None:
+        pass
+
+    def stored(self, n: int) -> dict[int, PerNode | str]:
+        """The results stored before, by index: arrays, or the text of a failure."""
+        return {}
+
+    def save_result(self, b: int, result) -> None:
+        """Persist job ``b``'s arrays, or (anything else) the text of its failure."""
+
+
+class Checkpoint(MemoryStore):
+    """A run's store in a checkpoint directory, bound to one run's fingerprint (:meth:`open` it first).
 
     Parameters
     ----------
@@ -537,64 +559,24 @@ class Checkpoint:
             return message
         return None
 
-
-# --- the store a run persists to ----------------------------------------------------------------------
-
-class MemoryStore:
-    """A run's store without a checkpoint: nothing is stored before, nothing is written."""
-
-    created: str
-
-    def __init__(self, created: str):
-        self.created = created
-
-    def load_estimate(self) -> tuple[PerNode, dict] | None:
-        return None
-
-    def save_estimate(self, per_node: PerNode, meta: dict) -> None:
-        pass
-
-    def stored(self, n: int) -> dict[int, PerNode | str]:
-        """The results stored before, by index: arrays, or the text of a failure."""
-        return {}
-
-    def save_result(self, b: int, result) -> None:
-        """Persist job ``b``'s arrays, or (anything else) the text of its failure."""
-
-
-class CheckpointStore(MemoryStore):
-    """A run's store in a checkpoint directory (:class:`Checkpoint`): opened once, for one fingerprint."""
-
-    def __init__(self, path: str | os.PathLike, fingerprint: dict, *, created: str, on_error: str):
-        self.checkpoint = Checkpoint(path, fingerprint, on_error=on_error)
-        super().__init__(self.checkpoint.open({"created": created})["created"])
-
-    def load_estimate(self):
-        return self.checkpoint.load_estimate()
-
-    def save_estimate(self, per_node, meta):
-        self.checkpoint.save_estimate(per_node, meta)
-
     def stored(self, n):
-        done = {}
-        for b in range(n):
-            found = self.checkpoint.load(b)
-            if found is not None:
-                done[b] = found
-        return done
+        found = {b: self.load(b) for b in range(n)}
+        return {b: r for b, r in found.items() if r is not None}
 
     def save_result(self, b, result):
         if isinstance(result, dict):
-            self.checkpoint.save(b, result)
+            self.save(b, result)
         else:
-            self.checkpoint.save_failure(b, str(result))
+            self.save_failure(b, str(result))
 
 
 def open_store(path: str | os.PathLike | None, plan, seed: dict, *, created: str, on_error: str) -> MemoryStore:
-    """The one place a run enters its checkpoint: a :class:`CheckpointStore` at ``path``, else a memory store.
+    """The one place a run enters its checkpoint: a :class:`Checkpoint` at ``path``, else a memory store.
 
     ``plan`` (a dataclass) and ``seed`` make the checkpoint's fingerprint (:func:`plan_fingerprint`).
     """
     if path is None:
         return MemoryStore(created)
-    return CheckpointStore(path, plan_fingerprint(plan, seed), created=created, on_error=on_error)
+    store = Checkpoint(path, plan_fingerprint(plan, seed), on_error=on_error)
+    store.created = store.open({"created": created})["created"]
+    return store
