@@ -286,13 +286,7 @@ def _decode(tree: xr.DataTree, path: Path, verify: bool) -> xr.DataTree:
             f"reads ({SCHEMA_VERSION}); upgrade pdpboot."
         )
     verify = verify and version is not None
-    # group names stored encoded: version 2 in their own attr, version 1 among the variable names
     groups = json.loads(root.attrs.pop(_ENCODED_GROUPS, "{}"))
-    encoded_root = json.loads(root.attrs.get(_ENCODED, "{}"))
-    groups.update({k: v for k, v in encoded_root.items() if k.startswith("pdpboot_group_")})
-    root.attrs[_ENCODED] = json.dumps({k: v for k, v in encoded_root.items() if k not in groups})
-    if root.attrs[_ENCODED] == "{}":
-        del root.attrs[_ENCODED]
     root = _verified(_decode_dataset(root), "the root", path, verify)
     manifest = root.attrs.pop(_MANIFEST, None)
     stored = {groups.get(n.relative_to(tree), n.relative_to(tree)): _decode_dataset(n.to_dataset(inherit=False))
@@ -438,13 +432,8 @@ def _replace_directory(new: Path, path: Path) -> None:
     _remove(old)
 
 
-def _as_list(value):
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-        return value if isinstance(value, list) else [value]
-    return [value]
+def _as_list(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else np.atleast_1d(value).tolist()
 
 
 def load(path: str | os.PathLike, *, verify: bool = True) -> xr.DataTree:
