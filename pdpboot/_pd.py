@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ._assemble import build_tree
 from ._evaluate import Evaluation, PDEffect, resolve_outputs
 from ._plan import make_spec
 from ._validate import (
@@ -23,6 +22,7 @@ from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.response import resolve_response_method
 from .grid import Grid
 from .header import ResultHeader
+from .io import build_tree
 from .options import Execution
 
 KINDS = ("average", "individual", "both")

@@ -10,13 +10,13 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from ._assemble import build_tree
 from ._evaluate import PDEffect, check_statistics
 from ._loop import run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
 from ._plan import BootstrapPlan, make_plan, make_spec
 from ._validate import check_enough_rows
 from .grid import Grid
 from .header import ResultHeader
+from .io import build_tree
 from .options import Execution, Resampling, resolve_run_options
 from .schema import ABSENT
 

@@ -305,10 +305,6 @@ def _arrays_checksum(index: list, arrays: dict) -> str:
     return digest.hexdigest()
 
 
-def _text_checksum(payload) -> str:
-    return _digest(json.dumps(payload, sort_keys=True).encode())
-
-
 def _difference(name: str, old, new) -> str:
     """``settings: background ('resample' -> 'original')`` when both are short, else the name."""
     shown = [json.dumps(v) for v in (old, new)]
@@ -448,16 +444,15 @@ class Checkpoint(MemoryStore):
         _atomic_write(self._file(b), lambda handle: np.savez(handle, **arrays))
 
     def _save_json(self, path: Path, payload: dict) -> None:
-        body = {"run": self.run, "payload": payload}
-        body["checksum"] = _text_checksum(body)
-        text = json.dumps(body, default=lambda v: v.item() if hasattr(v, "item") else repr(v))
+        plain = json.loads(json.dumps(payload, default=lambda v: v.item() if hasattr(v, "item") else repr(v)))
+        body = {"run": self.run, "payload": plain}
+        text = json.dumps({**body, "checksum": _digest(json.dumps(body, sort_keys=True).encode())})
         _atomic_write(path, lambda handle: handle.write(text.encode()))
 
     def save_estimate(self, per_node: PerNode, meta: dict) -> None:
         """Persist the full-data fit's variables and what the loop needs to resume without refitting it."""
         self.save(None, per_node)
-        self._save_json(self.path / "estimate.json", json.loads(json.dumps(
-            meta, default=lambda v: v.item() if hasattr(v, "item") else repr(v))))
+        self._save_json(self.path / "estimate.json", meta)
 
     def save_failure(self, b: int, message: str) -> None:
         """Record that resample ``b`` raised ``message`` (with ``on_error="skip"``)."""
@@ -506,7 +501,7 @@ class Checkpoint(MemoryStore):
             raise DamagedEntry(f"{type(exc).__name__}: {str(exc)[:100]}") from None
         if run != self.run:
             raise self._foreign(path, run)
-        if _text_checksum({"run": run, "payload": payload}) != checksum:
+        if _digest(json.dumps({"run": run, "payload": payload}, sort_keys=True).encode()) != checksum:
             raise DamagedEntry("its content does not match its checksum")
         return payload
 
