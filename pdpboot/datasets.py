@@ -210,10 +210,8 @@ def true_pd(name: str, features: str | Sequence[str], values: ArrayLike) -> np.n
     Returns
     -------
     numpy.ndarray
-        1-D PD: shape ``(len(values),)``, dim = the feature.  2-D PD: shape
-        ``(len(values_a), len(values_b))``, dims = (first feature, second
-        feature), i.e. ``out[i, j] = PD(values_a[i], values_b[j])``.
-
+        Shape ``(len(values),)``, or for a pair ``(len(values_a), len(values_b))`` with
+        ``out[i, j] = PD(values_a[i], values_b[j])``.
     """
     dgp = _get_dgp(name)
     if isinstance(features, str):
@@ -461,28 +459,20 @@ _WEATHER = ["clear", "cloudy/misty", "light rain/snow", "heavy rain/snow"]
 def load_bike_sharing(*, data_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.Series]:
     """Hourly bike-sharing demand, Washington D.C., 2011 (UCI; Fanaee-T & Gama 2013).
 
-    The ``Bikeshare`` table of the ISLP package: 8,645 hours of 2011 (a few
-    hours are missing), with weather and calendar features.  Licence CC BY
-    4.0 (see ``data/README.md``).  The counts of casual and registered users
-    (which sum to the response) are left out of ``X``.
+    The ``Bikeshare`` table of the ISLP package (8,645 hours; licence CC BY 4.0, see ``data/README.md``),
+    without the casual and registered counts that sum to the response.
 
     Parameters
     ----------
     data_dir : str or Path, optional
-        Folder holding ``bike_sharing.csv``; default: the copy bundled with
-        the package (``pdpboot/data/``).
+        Folder holding ``bike_sharing.csv``; default: the copy bundled in ``pdpboot/data/``.
 
     Returns
     -------
     X : pandas.DataFrame
-        Shape ``(8645, 12)``. ``category`` columns: ``season`` (winter,
-        spring, summer, fall; astronomical seasons), ``mnth`` (Jan ... Dec),
-        ``weathersit`` (clear, cloudy/misty, light rain/snow, heavy rain/snow
-        - the last level occurs once).  int64: ``day`` (day of the year,
-        1-365), ``hr`` (0-23), ``holiday``, ``weekday`` (0 = Sunday),
-        ``workingday``.  float64 (normalised to [0, 1]): ``temp`` ((t + 8) /
-        47 for t in Celsius), ``atemp`` (felt temperature, (t + 16) / 66),
-        ``hum`` (/100), ``windspeed`` (/67).
+        Shape ``(8645, 12)``: ``category`` columns ``season``, ``mnth``, ``weathersit``; int64 ``day``
+        (of the year), ``hr``, ``holiday``, ``weekday`` (0 = Sunday), ``workingday``; float64 in [0, 1]
+        ``temp`` ((t + 8) / 47, t in Celsius), ``atemp`` ((t + 16) / 66), ``hum`` (/100), ``windspeed`` (/67).
     y : pandas.Series
         Shape ``(8645,)``, int64, name ``"bikers"``: rentals in the hour.
 
@@ -511,27 +501,20 @@ _PARTY_ID = [
 def load_anes96(*, data_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.Series]:
     """Expected vote in the 1996 US presidential election (ANES 1996 subset).
 
-    The ``anes96`` table of statsmodels (944 respondents of the American
-    National Election Studies 1996; public domain, see ``data/README.md``):
-    a binary classification (Clinton vs Dole) with mixed features.
+    The ``anes96`` table of statsmodels (944 respondents; public domain, see ``data/README.md``): a binary
+    classification (Clinton vs Dole) with mixed features.
 
     Parameters
     ----------
     data_dir : str or Path, optional
-        Folder holding ``anes96.csv``; default: the copy bundled with the
-        package (``pdpboot/data/``).
+        Folder holding ``anes96.csv``; default: the copy bundled in ``pdpboot/data/``.
 
     Returns
     -------
     X : pandas.DataFrame
-        Shape ``(944, 9)``.  ``PID`` (party identification) is ``category``
-        with 7 levels from ``"strong Democrat"`` to ``"strong Republican"``.
-        int64: ``popul`` (population of the census place, in 1000s),
-        ``TVnews`` (days a week watching TV news, 0-7), ``selfLR``,
-        ``ClinLR``, ``DoleLR`` (respondent's own, Clinton's and Dole's
-        placement on a 1-7 liberal-conservative scale), ``age``, ``educ``
-        (1-7, grade school ... PhD), ``income`` (household income bracket,
-        1-24).
+        Shape ``(944, 9)``: ``PID`` (party identification, ``category``, ``"strong Democrat"`` to
+        ``"strong Republican"``); int64 ``popul``, ``TVnews``, ``selfLR``, ``ClinLR``, ``DoleLR`` (1-7
+        liberal-conservative placements), ``age``, ``educ``, ``income``.
     y : pandas.Series
         Shape ``(944,)``, name ``"vote"``, values ``"Clinton"`` / ``"Dole"``.
 
