@@ -44,7 +44,7 @@ def _warn_calls():
 
 def test_every_coverage_warning_is_short_and_points_to_the_validation_page():
     calls = list(_warn_calls())
-    assert {name for name, _, _ in calls} == {"warn_interval_method", "warn_forest_ij", "warn_boosting_classifier"}
+    assert {name for name, _, _ in calls} == {"warn_interval_method", "warn_boosting_classifier"}
     for name, fn, args in calls:
         with pytest.warns(pdpboot.CoverageWarning) as caught:
             fn(*args)
