@@ -254,30 +254,22 @@ def check_estimator(estimator) -> None:
         )
 
 
-def check_multioutput_classes(estimator) -> None:
-    """Refuse a fitted multiclass-multioutput classifier (``classes_`` is a list of arrays)."""
-    if not is_classifier(estimator):
-        return
+def is_fitted(estimator) -> bool:
+    """Whether ``estimator`` is fitted (after :func:`check_estimator`); a multiclass-multioutput one is refused."""
+    check_estimator(estimator)
+    try:
+        check_is_fitted(estimator)
+    except (NotFittedError, TypeError):
+        return False
     classes = getattr(estimator, "classes_", None)
-    if isinstance(classes, list) or (isinstance(classes, np.ndarray) and classes.dtype == object
-                                     and classes.size and isinstance(classes.flat[0], np.ndarray)):
+    if is_classifier(estimator) and (isinstance(classes, list) or (
+            isinstance(classes, np.ndarray) and classes.dtype == object
+            and classes.size and isinstance(classes.flat[0], np.ndarray))):
         raise ValueError(
             f"{type(estimator).__name__} was fitted on several target columns (multiclass-multioutput); "
             "partial dependence supports one classification target (as in sklearn.inspection). "
             "Fit one model per target."
         )
-
-
-def is_fitted(estimator) -> bool:
-    """Whether ``estimator`` is fitted, after :func:`check_estimator` and the multioutput-classes check."""
-    check_estimator(estimator)
-    try:
-        check_is_fitted(estimator)
-    except NotFittedError:
-        return False
-    except TypeError:
-        return False
-    check_multioutput_classes(estimator)
     return True
 
 

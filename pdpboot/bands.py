@@ -8,7 +8,6 @@ import numpy as np
 import xarray as xr
 from scipy.special import expit, logit
 
-from ._assemble import band_variables, read_support, support_attrs
 from ._validate import check_probability
 from .caveats import CURVES, boosting_classifier_under_covers, warn_boosting_classifier, warn_interval_method
 from .engine.intervals import (
@@ -20,6 +19,7 @@ from .engine.intervals import (
 )
 from .engine.resample import AbsentRows
 from .header import ResultHeader
+from .io import band_variables, read_support, support_attrs
 from .options import BAND_SCALES
 from .schema import ABSENT, feature_nodes
 

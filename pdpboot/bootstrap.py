@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from ._assemble import build_tree
 from ._evaluate import Evaluation, PDEffect, check_statistics, resolve_outputs
 from ._loop import run, start_workers  # noqa: F401  (public: pdpboot.start_workers)
 from ._plan import BootstrapPlan, make_plan, make_spec
@@ -31,6 +30,7 @@ from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.response import resolve_response_method
 from .grid import Grid
 from .header import ResultHeader
+from .io import build_tree
 from .options import Execution, Resampling, resolve_run_options
 from .schema import ABSENT
 

@@ -305,10 +305,6 @@ def _arrays_checksum(index: list, arrays: dict) -> str:
     return digest.hexdigest()
 
 
-def _text_checksum(payload) -> str:
-    return _digest(json.dumps(payload, sort_keys=True).encode())
-
-
 def _difference(name: str, old, new) -> str:
     """``settings: background ('resample' -> 'original')`` when both are short, else the name."""
     shown = [json.dumps(v) for v in (old, new)]
@@ -321,8 +317,30 @@ class DamagedEntry(Exception):
     """A checkpoint entry that cannot be read or does not match its checksum."""
 
 
-class Checkpoint:
-    """A checkpoint directory bound to one run's fingerprint.
+class MemoryStore:
+    """A run's store without a checkpoint: nothing is stored before, nothing is written."""
+
+    created: str
+
+    def __init__(self, created: str):
+        self.created = created
+
+    def load_estimate(self) -> tuple[PerNode, dict] | None:
+        return None
+
+    def save_estimate(self, per_node: PerNode, meta: dict) -> None:
+        pass
+
+    def stored(self, n: int) -> dict[int, PerNode | str]:
+        """The results stored before, by index: arrays, or the text of a failure."""
+        return {}
+
+    def save_result(self, b: int, result) -> None:
+        """Persist job ``b``'s arrays, or (anything else) the text of its failure."""
+
+
+class Checkpoint(MemoryStore):
+    """A run's store in a checkpoint directory, bound to one run's fingerprint (:meth:`open` it first).
 
     Parameters
     ----------
@@ -426,16 +444,15 @@ class Checkpoint:
         _atomic_write(self._file(b), lambda handle: np.savez(handle, **arrays))
 
     def _save_json(self, path: Path, payload: dict) -> None:
-        body = {"run": self.run, "payload": payload}
-        body["checksum"] = _text_checksum(body)
-        text = json.dumps(body, default=lambda v: v.item() if hasattr(v, "item") else repr(v))
+        plain = json.loads(json.dumps(payload, default=lambda v: v.item() if hasattr(v, "item") else repr(v)))
+        body = {"run": self.run, "payload": plain}
+        text = json.dumps({**body, "checksum": _digest(json.dumps(body, sort_keys=True).encode())})
         _atomic_write(path, lambda handle: handle.write(text.encode()))
 
     def save_estimate(self, per_node: PerNode, meta: dict) -> None:
         """Persist the full-data fit's variables and what the loop needs to resume without refitting it."""
         self.save(None, per_node)
-        self._save_json(self.path / "estimate.json", json.loads(json.dumps(
-            meta, default=lambda v: v.item() if hasattr(v, "item") else repr(v))))
+        self._save_json(self.path / "estimate.json", meta)
 
     def save_failure(self, b: int, message: str) -> None:
         """Record that resample ``b`` raised ``message`` (with ``on_error="skip"``)."""
@@ -484,7 +501,7 @@ class Checkpoint:
             raise DamagedEntry(f"{type(exc).__name__}: {str(exc)[:100]}") from None
         if run != self.run:
             raise self._foreign(path, run)
-        if _text_checksum({"run": run, "payload": payload}) != checksum:
+        if _digest(json.dumps({"run": run, "payload": payload}, sort_keys=True).encode()) != checksum:
             raise DamagedEntry("its content does not match its checksum")
         return payload
 
@@ -537,64 +554,24 @@ class Checkpoint:
             return message
         return None
 
-
-# --- the store a run persists to ----------------------------------------------------------------------
-
-class MemoryStore:
-    """A run's store without a checkpoint: nothing is stored before, nothing is written."""
-
-    created: str
-
-    def __init__(self, created: str):
-        self.created = created
-
-    def load_estimate(self) -> tuple[PerNode, dict] | None:
-        return None
-
-    def save_estimate(self, per_node: PerNode, meta: dict) -> None:
-        pass
-
-    def stored(self, n: int) -> dict[int, PerNode | str]:
-        """The results stored before, by index: arrays, or the text of a failure."""
-        return {}
-
-    def save_result(self, b: int, result) -> None:
-        """Persist job ``b``'s arrays, or (anything else) the text of its failure."""
-
-
-class CheckpointStore(MemoryStore):
-    """A run's store in a checkpoint directory (:class:`Checkpoint`): opened once, for one fingerprint."""
-
-    def __init__(self, path: str | os.PathLike, fingerprint: dict, *, created: str, on_error: str):
-        self.checkpoint = Checkpoint(path, fingerprint, on_error=on_error)
-        super().__init__(self.checkpoint.open({"created": created})["created"])
-
-    def load_estimate(self):
-        return self.checkpoint.load_estimate()
-
-    def save_estimate(self, per_node, meta):
-        self.checkpoint.save_estimate(per_node, meta)
-
     def stored(self, n):
-        done = {}
-        for b in range(n):
-            found = self.checkpoint.load(b)
-            if found is not None:
-                done[b] = found
-        return done
+        found = {b: self.load(b) for b in range(n)}
+        return {b: r for b, r in found.items() if r is not None}
 
     def save_result(self, b, result):
         if isinstance(result, dict):
-            self.checkpoint.save(b, result)
+            self.save(b, result)
         else:
-            self.checkpoint.save_failure(b, str(result))
+            self.save_failure(b, str(result))
 
 
 def open_store(path: str | os.PathLike | None, plan, seed: dict, *, created: str, on_error: str) -> MemoryStore:
-    """The one place a run enters its checkpoint: a :class:`CheckpointStore` at ``path``, else a memory store.
+    """The one place a run enters its checkpoint: a :class:`Checkpoint` at ``path``, else a memory store.
 
     ``plan`` (a dataclass) and ``seed`` make the checkpoint's fingerprint (:func:`plan_fingerprint`).
     """
     if path is None:
         return MemoryStore(created)
-    return CheckpointStore(path, plan_fingerprint(plan, seed), created=created, on_error=on_error)
+    store = Checkpoint(path, plan_fingerprint(plan, seed), on_error=on_error)
+    store.created = store.open({"created": created})["created"]
+    return store

@@ -210,10 +210,8 @@ def true_pd(name: str, features: str | Sequence[str], values: ArrayLike) -> np.n
     Returns
     -------
     numpy.ndarray
-        1-D PD: shape ``(len(values),)``, dim = the feature.  2-D PD: shape
-        ``(len(values_a), len(values_b))``, dims = (first feature, second
-        feature), i.e. ``out[i, j] = PD(values_a[i], values_b[j])``.
-
+        Shape ``(len(values),)``, or for a pair ``(len(values_a), len(values_b))`` with
+        ``out[i, j] = PD(values_a[i], values_b[j])``.
     """
     dgp = _get_dgp(name)
     if isinstance(features, str):
@@ -268,11 +266,20 @@ def true_function(name: str, X: pd.DataFrame) -> np.ndarray:
 # --------------------------------------------------------------------------- generators
 
 
-def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tuple[pd.DataFrame, pd.Series]:
-    """Simulated electricity prices with known partial dependence.
+def _simulate(dgp: str, n_samples, noise, rng, draw) -> tuple[pd.DataFrame, pd.Series]:
+    """Features from ``draw(gen, n)``, then ``y = f(X) + noise * e`` with ``e ~ N(0, 1)``."""
+    n = _check_n_samples(n_samples)
+    sd = _check_noise(noise)
+    gen = np.random.default_rng(rng)
+    columns = draw(gen, n)
+    return _frame(columns, _DGPS[dgp].expectation(columns) + sd * gen.standard_normal(n), "y")
 
-    Features (independent): ``Temperature ~ U(0, 40)``, ``Hour ~ U(0, 24)``,
-    ``Day`` uniform on the integers ``{0, ..., 6}`` (``int64``).  Response::
+
+def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tuple[pd.DataFrame, pd.Series]:
+    """Simulated electricity prices with known partial dependence (additive, noise sd 4).
+
+    Features (independent): ``Temperature ~ U(0, 40)``, ``Hour ~ U(0, 24)``, ``Day`` uniform on
+    ``{0, ..., 6}`` (``int64``).  Response::
 
         Price = 0.1 (T - 20)^2
                 + 5 sin((H - 7) pi / 6)  1[7 <= H <= 10]
@@ -280,15 +287,9 @@ def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tu
                 - 5 sin((H - 10) pi / 7) 1[10 <= H <= 17]
                 + 7 sin(H pi / 24)
                 + 5 1[Day = 0]
-                + 2 e,   e ~ N(0, 2^2)     (noise sd 4)
+                + 2 e,   e ~ N(0, 2^2)
 
-    The model is additive, so with ``h(H)`` the hour terms above,
-    ``E[0.1 (T-20)^2] = 40/3``, ``E[h(H)] = 14/pi`` and ``E[5 1[Day=0]] = 5/7``:
-
-    - ``PD_Temperature(t) = 0.1 (t - 20)^2 + 14/pi + 5/7``
-    - ``PD_Hour(h) = 40/3 + h(h) + 5/7``
-    - ``PD_Day(d) = 40/3 + 14/pi + 5 1[d = 0]``
-    - 2-D: the sum of the two features' terms plus the mean of the third.
+    Each PD is its feature's term plus the means of the others (``40/3``, ``14/pi``, ``5/7``).
 
     Parameters
     ----------
@@ -298,7 +299,6 @@ def make_electricity_prices(n_samples: int = 1000, *, rng: RngLike = None) -> tu
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, 3)
-        Columns ``Temperature``, ``Hour`` (float64), ``Day`` (int64).
     y : pandas.Series of shape (n_samples,), name ``"Price"``
     """
     n = _check_n_samples(n_samples)
@@ -317,21 +317,12 @@ def make_friedman1(
 ) -> tuple[pd.DataFrame, pd.Series]:
     """Friedman #1 regression problem (Friedman 1991).
 
-    Features ``x1, ..., x<n_features>`` i.i.d. ``U(0, 1)``; only ``x1..x5``
-    matter::
+    ``x1, ..., x<n_features>`` i.i.d. ``U(0, 1)``; only ``x1..x5`` matter::
 
         y = 10 sin(pi x1 x2) + 20 (x3 - 0.5)^2 + 10 x4 + 5 x5 + noise * e,  e ~ N(0, 1)
 
-    True PDs, with ``c = (10/pi) Cin(pi) ~= 5.2467`` the mean of the sine term
-    (``Cin(z) = gamma + ln z - Ci(z)``) and ``s(v) = 10 (1 - cos(pi v)) / (pi v)``
-    (``s(0) = 0``) its mean over the other factor:
-
-    - ``PD_x1(v) = s(v) + 5/3 + 5 + 2.5`` (same for ``x2``)
-    - ``PD_x3(v) = c + 20 (v - 0.5)^2 + 7.5``
-    - ``PD_x4(v) = c + 5/3 + 10 v + 2.5``, ``PD_x5(v) = c + 5/3 + 5 + 5 v``
-    - ``PD_xk = c + 5/3 + 7.5`` (constant) for ``k >= 6``
-    - 2-D ``(x1, x2)``: ``10 sin(pi a b) + 5/3 + 7.5``; other pairs add the
-      two 1-D terms plus the means of the rest.
+    The mean of the sine term is ``(10/pi) Cin(pi)``, its mean over one factor
+    ``10 (1 - cos(pi v)) / (pi v)``; :func:`true_pd` gives every PD.
 
     Parameters
     ----------
@@ -345,18 +336,14 @@ def make_friedman1(
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, n_features)
-        Float64 columns ``x1`` ... .
     y : pandas.Series of shape (n_samples,), name ``"y"``
     """
-    n = _check_n_samples(n_samples)
+    _check_n_samples(n_samples)
     if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or n_features < 5:
         raise ValueError(f"n_features must be an integer >= 5, got {n_features!r}.")
-    sd = _check_noise(noise)
-    gen = np.random.default_rng(rng)
-    data = gen.uniform(0.0, 1.0, (n, int(n_features)))
-    columns = {f"x{j + 1}": data[:, j] for j in range(int(n_features))}
-    signal = _friedman1_expectation(columns)
-    return _frame(columns, signal + sd * gen.standard_normal(n), "y")
+    k = int(n_features)
+    return _simulate("friedman1", n_samples, noise, rng,
+                     lambda gen, n: dict(zip([f"x{j + 1}" for j in range(k)], gen.uniform(0.0, 1.0, (n, k)).T)))
 
 
 def make_interaction(
@@ -364,10 +351,8 @@ def make_interaction(
 ) -> tuple[pd.DataFrame, pd.Series]:
     """Two Gaussian features with a multiplicative interaction.
 
-    ``x1, x2 ~ N(0, 1)`` independent; ``y = x1 + x2 + x1 x2 + noise * e``,
-    ``e ~ N(0, 1)``.  True PDs: ``PD_x1(a) = a``, ``PD_x2(b) = b``,
-    ``PD_{x1,x2}(a, b) = a + b + a b`` (ICE curves of ``x1`` have slopes
-    ``1 + x2``, so they are heterogeneous although the PD is a straight line).
+    ``x1, x2 ~ N(0, 1)`` independent; ``y = x1 + x2 + x1 x2 + noise * e``.  True PDs:
+    ``PD_x1(a) = a``, ``PD_{x1,x2}(a, b) = a + b + a b`` (ICE slopes ``1 + x2`` vary).
 
     Parameters
     ----------
@@ -379,28 +364,20 @@ def make_interaction(
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, 2)
-        Float64 columns ``x1``, ``x2``.
     y : pandas.Series of shape (n_samples,), name ``"y"``
     """
-    n = _check_n_samples(n_samples)
-    sd = _check_noise(noise)
-    gen = np.random.default_rng(rng)
-    data = gen.standard_normal((n, 2))
-    columns = {"x1": data[:, 0], "x2": data[:, 1]}
-    return _frame(columns, _interaction_expectation(columns) + sd * gen.standard_normal(n), "y")
+    return _simulate("interaction", n_samples, noise, rng,
+                     lambda gen, n: dict(zip(("x1", "x2"), gen.standard_normal((n, 2)).T)))
 
 
 def make_goldstein(
     n_samples: int = 1000, *, noise: float = 1.0, rng: RngLike = None
 ) -> tuple[pd.DataFrame, pd.Series]:
-    """The ICE example of Goldstein et al. (2015): a PD that hides an effect.
+    """The ICE example of Goldstein et al. (2015): a flat PD that hides an effect.
 
-    ``x1, x2, x3 ~ U(-1, 1)`` independent;
-    ``y = 0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0] + noise * e``, ``e ~ N(0, 1)``.
-    True PDs: ``PD_x1(a) = 0.2 a``; ``PD_x2(b) = -5 b + 10 b / 2 = 0``
-    (flat, although ``x2`` has slope -5 or +5 in every ICE curve);
-    ``PD_x3(c) = 0``.  2-D: ``PD_{x1,x2}(a, b) = 0.2 a``,
-    ``PD_{x1,x3}(a, c) = 0.2 a``, ``PD_{x2,x3}(b, c) = -5 b + 10 b 1[c >= 0]``.
+    ``x1, x2, x3 ~ U(-1, 1)`` independent; ``y = 0.2 x1 - 5 x2 + 10 x2 1[x3 >= 0] + noise * e``.
+    True PDs: ``PD_x1(a) = 0.2 a``, ``PD_x2 = PD_x3 = 0`` (ICE slopes of ``x2`` are -5 or +5),
+    ``PD_{x2,x3}(b, c) = -5 b + 10 b 1[c >= 0]``.
 
     Parameters
     ----------
@@ -412,15 +389,10 @@ def make_goldstein(
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, 3)
-        Float64 columns ``x1``, ``x2``, ``x3``.
     y : pandas.Series of shape (n_samples,), name ``"y"``
     """
-    n = _check_n_samples(n_samples)
-    sd = _check_noise(noise)
-    gen = np.random.default_rng(rng)
-    data = gen.uniform(-1.0, 1.0, (n, 3))
-    columns = {f"x{j + 1}": data[:, j] for j in range(3)}
-    return _frame(columns, _goldstein_expectation(columns) + sd * gen.standard_normal(n), "y")
+    return _simulate("goldstein", n_samples, noise, rng,
+                     lambda gen, n: dict(zip(("x1", "x2", "x3"), gen.uniform(-1.0, 1.0, (n, 3)).T)))
 
 
 def make_additive_uniform(
@@ -428,9 +400,8 @@ def make_additive_uniform(
 ) -> tuple[pd.DataFrame, pd.Series]:
     """Additive linear model on uniform features (the setting of Molnar et al. 2023).
 
-    ``x1, x2 ~ U(0, 1)`` independent; ``y = x1 - x2 + noise * e``,
-    ``e ~ N(0, 1)``.  True PDs: ``PD_x1(a) = a - 1/2``,
-    ``PD_x2(b) = 1/2 - b``, ``PD_{x1,x2}(a, b) = a - b``.
+    ``x1, x2 ~ U(0, 1)`` independent; ``y = x1 - x2 + noise * e``.  True PDs:
+    ``PD_x1(a) = a - 1/2``, ``PD_x2(b) = 1/2 - b``, ``PD_{x1,x2}(a, b) = a - b``.
 
     Parameters
     ----------
@@ -442,15 +413,10 @@ def make_additive_uniform(
     Returns
     -------
     X : pandas.DataFrame of shape (n_samples, 2)
-        Float64 columns ``x1``, ``x2``.
     y : pandas.Series of shape (n_samples,), name ``"y"``
     """
-    n = _check_n_samples(n_samples)
-    sd = _check_noise(noise)
-    gen = np.random.default_rng(rng)
-    data = gen.uniform(0.0, 1.0, (n, 2))
-    columns = {"x1": data[:, 0], "x2": data[:, 1]}
-    return _frame(columns, _additive_uniform_expectation(columns) + sd * gen.standard_normal(n), "y")
+    return _simulate("additive_uniform", n_samples, noise, rng,
+                     lambda gen, n: dict(zip(("x1", "x2"), gen.uniform(0.0, 1.0, (n, 2)).T)))
 
 
 # --------------------------------------------------------------------------- bundled real data
@@ -493,28 +459,20 @@ _WEATHER = ["clear", "cloudy/misty", "light rain/snow", "heavy rain/snow"]
 def load_bike_sharing(*, data_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.Series]:
     """Hourly bike-sharing demand, Washington D.C., 2011 (UCI; Fanaee-T & Gama 2013).
 
-    The ``Bikeshare`` table of the ISLP package: 8,645 hours of 2011 (a few
-    hours are missing), with weather and calendar features.  Licence CC BY
-    4.0 (see ``data/README.md``).  The counts of casual and registered users
-    (which sum to the response) are left out of ``X``.
+    The ``Bikeshare`` table of the ISLP package (8,645 hours; licence CC BY 4.0, see ``data/README.md``),
+    without the casual and registered counts that sum to the response.
 
     Parameters
     ----------
     data_dir : str or Path, optional
-        Folder holding ``bike_sharing.csv``; default: the copy bundled with
-        the package (``pdpboot/data/``).
+        Folder holding ``bike_sharing.csv``; default: the copy bundled in ``pdpboot/data/``.
 
     Returns
     -------
     X : pandas.DataFrame
-        Shape ``(8645, 12)``. ``category`` columns: ``season`` (winter,
-        spring, summer, fall; astronomical seasons), ``mnth`` (Jan ... Dec),
-        ``weathersit`` (clear, cloudy/misty, light rain/snow, heavy rain/snow
-        - the last level occurs once).  int64: ``day`` (day of the year,
-        1-365), ``hr`` (0-23), ``holiday``, ``weekday`` (0 = Sunday),
-        ``workingday``.  float64 (normalised to [0, 1]): ``temp`` ((t + 8) /
-        47 for t in Celsius), ``atemp`` (felt temperature, (t + 16) / 66),
-        ``hum`` (/100), ``windspeed`` (/67).
+        Shape ``(8645, 12)``: ``category`` columns ``season``, ``mnth``, ``weathersit``; int64 ``day``
+        (of the year), ``hr``, ``holiday``, ``weekday`` (0 = Sunday), ``workingday``; float64 in [0, 1]
+        ``temp`` ((t + 8) / 47, t in Celsius), ``atemp`` ((t + 16) / 66), ``hum`` (/100), ``windspeed`` (/67).
     y : pandas.Series
         Shape ``(8645,)``, int64, name ``"bikers"``: rentals in the hour.
 
@@ -543,27 +501,20 @@ _PARTY_ID = [
 def load_anes96(*, data_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.Series]:
     """Expected vote in the 1996 US presidential election (ANES 1996 subset).
 
-    The ``anes96`` table of statsmodels (944 respondents of the American
-    National Election Studies 1996; public domain, see ``data/README.md``):
-    a binary classification (Clinton vs Dole) with mixed features.
+    The ``anes96`` table of statsmodels (944 respondents; public domain, see ``data/README.md``): a binary
+    classification (Clinton vs Dole) with mixed features.
 
     Parameters
     ----------
     data_dir : str or Path, optional
-        Folder holding ``anes96.csv``; default: the copy bundled with the
-        package (``pdpboot/data/``).
+        Folder holding ``anes96.csv``; default: the copy bundled in ``pdpboot/data/``.
 
     Returns
     -------
     X : pandas.DataFrame
-        Shape ``(944, 9)``.  ``PID`` (party identification) is ``category``
-        with 7 levels from ``"strong Democrat"`` to ``"strong Republican"``.
-        int64: ``popul`` (population of the census place, in 1000s),
-        ``TVnews`` (days a week watching TV news, 0-7), ``selfLR``,
-        ``ClinLR``, ``DoleLR`` (respondent's own, Clinton's and Dole's
-        placement on a 1-7 liberal-conservative scale), ``age``, ``educ``
-        (1-7, grade school ... PhD), ``income`` (household income bracket,
-        1-24).
+        Shape ``(944, 9)``: ``PID`` (party identification, ``category``, ``"strong Democrat"`` to
+        ``"strong Republican"``); int64 ``popul``, ``TVnews``, ``selfLR``, ``ClinLR``, ``DoleLR`` (1-7
+        liberal-conservative placements), ``age``, ``educ``, ``income``.
     y : pandas.Series
         Shape ``(944,)``, name ``"vote"``, values ``"Clinton"`` / ``"Dole"``.
 

@@ -20,7 +20,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ._assemble import band_variables, build_tree
 from ._evaluate import Evaluation, NodeArrays, PDEffect, resolve_outputs
 from ._loop import fit_seeded, root_generator, run
 from ._plan import PDSpec, make_plan, make_spec, names_of_target
@@ -31,6 +30,7 @@ from .engine.resample import CrossFit, child, rows_of
 from .engine.response import resolve_response_method, response_function
 from .grid import Grid
 from .header import ResultHeader
+from .io import band_variables, build_tree
 from .options import Execution, Resampling, resolve_execution
 from .schema import node_name
 
@@ -370,7 +370,7 @@ def _feature_node(dim: str, grid, fit: dict, opts: DebiasedOptions, level: float
 
 
 def _result_tree(spec, per_node, node_attrs, bands, header, outputs) -> xr.DataTree:
-    """The one assembly (:func:`pdpboot._assemble.build_tree`) plus each node's two bands."""
+    """The one assembly (:func:`pdpboot.io.build_tree`) plus each node's two bands."""
     result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, header=header, node_attrs=node_attrs)
     for name in per_node:
         ds, band = result[name].to_dataset(), bands[name]

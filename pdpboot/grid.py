@@ -125,17 +125,19 @@ def _categorical_mask(X, names: list[str], categorical_features) -> list[bool]:
         return [a or bool(c) for a, c in zip(auto, cats)]
     mask = list(auto)
     for c in categorical_features:
-        if isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_)):
-            if not -len(names) <= int(c) < len(names):
-                raise ValueError(
-                    f"categorical_features holds the index {int(c)}, out of range for X with {len(names)} columns."
-                )
-            mask[int(c) % len(names)] = True
-        elif str(c) in names:
-            mask[names.index(str(c))] = True
-        else:
-            raise ValueError(f"categorical_features names {c!r:.80}, which is not a column of X.")
+        mask[_position(c, names, "categorical_features", "holds the index")] = True
     return mask
+
+
+def _position(key, names: list[str], what: str, index_words: str) -> int:
+    """The column position of ``key`` (a name or an index) among ``names``, refused in one line otherwise."""
+    if isinstance(key, numbers.Integral) and not isinstance(key, (bool, np.bool_)):
+        if not -len(names) <= int(key) < len(names):
+            raise ValueError(f"{what} {index_words} {int(key)}, out of range for X with {len(names)} columns.")
+        return int(key) % len(names)
+    if str(key) in names:
+        return names.index(str(key))
+    raise ValueError(f"{what} names {key!r:.100}, which is not a column of X.")
 
 
 def _str_array(values: list) -> np.ndarray:
@@ -247,16 +249,7 @@ def _custom_grids(custom_values, names: list[str]) -> dict[int, np.ndarray]:
         )
     custom: dict[int, np.ndarray] = {}
     for key, values in custom_values.items():
-        if isinstance(key, numbers.Integral) and not isinstance(key, (bool, np.bool_)):
-            if not -len(names) <= int(key) < len(names):
-                raise ValueError(
-                    f"custom_values has the key {int(key)}, out of range for X with {len(names)} columns."
-                )
-            pos = int(key) % len(names)
-        elif str(key) in names:
-            pos = names.index(str(key))
-        else:
-            raise ValueError(f"custom_values names {key!r:.100}, which is not a column of X.")
+        pos = _position(key, names, "custom_values", "has the key")
         if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray, pd.Index, pd.Series)):
             raise TypeError(
                 f"custom_values[{key!r:.100}] must be a 1-D sequence of grid values (e.g. [1.0, 2.0]), "

@@ -1,5 +1,7 @@
-"""Save and load results (netCDF; Zarr with the optional ``zarr`` extra).
+"""Results: per-node arrays -> a labelled DataTree, the one band writer, save and load.
 
+``build_tree`` assembles a result following the schema and ``band_variables`` writes every band.
+Results are saved to netCDF (Zarr with the optional ``zarr`` extra).
 ``save`` records a schema version, a SHA-256 checksum of every variable and node, and a manifest of
 the nodes; ``load`` verifies them and refuses a changed, truncated or spliced file.  Values are
 stored in the dtype they are read back with (other object arrays as JSON strings); names, NUL
@@ -17,10 +19,102 @@ import re
 import shutil
 import tempfile
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
+
+from ._evaluate import NodeArrays
+from ._plan import PDSpec
+from .header import ResultHeader
+from .schema import CI_BOUNDS, node_name
+
+#: variable attr recording the range of values a statistic can take, ``[lower, upper]`` (NaN: unbounded);
+#: it overrides the header's ``supports`` entry, and band variables record the range they were clipped into
+SUPPORT = "support"
+
+
+def support_attrs(bounds: tuple[float | None, float | None] | None) -> dict:
+    """The variable attrs recording ``bounds`` (none for an unbounded statistic)."""
+    if bounds is None or bounds == (None, None):
+        return {}
+    return {SUPPORT: [np.nan if b is None else float(b) for b in bounds]}
+
+
+def read_support(attrs: Mapping) -> tuple[float | None, float | None]:
+    """The ``(lower, upper)`` bounds recorded by :func:`support_attrs` (``(None, None)``: unbounded)."""
+    if SUPPORT not in attrs:
+        return (None, None)
+    lo, hi = (float(b) for b in np.asarray(attrs[SUPPORT], dtype=float))
+    return (None if np.isnan(lo) else lo, None if np.isnan(hi) else hi)
+
+
+def build_tree(
+    spec: PDSpec,
+    per_node: NodeArrays,
+    *,
+    outputs: list,
+    ice_rows: np.ndarray | None,
+    header: ResultHeader,
+    node_attrs: Mapping[str, dict] | None = None,
+    extra_coords: Mapping | None = None,
+) -> xr.DataTree:
+    """Assemble per-node variables into a result DataTree following the schema (``node_attrs``: per node)."""
+    children = {}
+    for fs in spec.feature_sets:
+        dims = spec.dims(fs)
+        name = node_name(dims)
+        coords = {spec.names[p]: spec.grids[p].values for p in fs}
+        coords["output"] = np.asarray(outputs)
+        if ice_rows is not None:
+            coords["instance"] = spec.row_labels(ice_rows)
+        coords.update(extra_coords or {})
+        variables = {var: xr.Variable(vdims, arr) for var, (vdims, arr) in per_node[name].items()}
+        ds = xr.Dataset(variables, coords={k: v for k, v in coords.items()
+                                           if any(k in vd for vd, _ in per_node[name].values())})
+        ds.attrs = {
+            "features": list(dims),
+            "categorical": [int(spec.grids[p].categorical) for p in fs],
+            "deciles": [float(d) for p in fs for d in spec.grids[p].deciles],
+            **(node_attrs or {}).get(name, {}),
+        }
+        children[name] = xr.DataTree(ds)
+    tree = xr.DataTree(children=children)
+    tree.attrs = header.to_attrs()
+    return tree
+
+
+def band_variables(name: str, estimate: xr.DataArray, lower, upper, *, se=None, bias=None,
+                   attrs: Mapping, pointwise: tuple | None = None) -> dict[str, xr.DataArray]:
+    """The band variables of statistic ``name``: ``name_band`` (``ci_bound`` first), ``_se``, ``_bias``.
+
+    The one place a band becomes variables, for :func:`pdpboot.confidence_bands` and every
+    uncertainty method.  ``lower``, ``upper``, ``se`` and ``bias`` are arrays shaped like
+    ``estimate``; ``pointwise`` (lower, upper) adds ``name_band_pointwise`` (for a simultaneous band).
+    """
+
+    def like(arr) -> xr.DataArray:
+        return xr.DataArray(np.asarray(arr).reshape(estimate.shape), dims=estimate.dims, coords=estimate.coords)
+
+    def band(lo, hi, simultaneous: bool) -> xr.DataArray:
+        out = xr.concat([like(lo), like(hi)], dim=xr.Variable("ci_bound", CI_BOUNDS))
+        out = out.transpose("ci_bound", *estimate.dims).assign_coords(ci_bound=CI_BOUNDS)
+        out.attrs = dict(attrs, simultaneous=int(simultaneous))
+        return out
+
+    simultaneous = bool(attrs.get("simultaneous", 0))
+    out = {f"{name}_band": band(lower, upper, simultaneous)}
+    if se is not None:
+        out[f"{name}_se"] = like(se)
+    if bias is not None:
+        out[f"{name}_bias"] = like(bias)
+    if pointwise is not None:
+        out[f"{name}_band_pointwise"] = band(*pointwise, False)
+    return out
+
+
+# --- save and load -------------------------------------------------------------------------------
 
 #: Version of the on-disk layout written by :func:`save` (2: the root records the node manifest).
 SCHEMA_VERSION = 2
@@ -286,13 +380,7 @@ def _decode(tree: xr.DataTree, path: Path, verify: bool) -> xr.DataTree:
             f"reads ({SCHEMA_VERSION}); upgrade pdpboot."
         )
     verify = verify and version is not None
-    # group names stored encoded: version 2 in their own attr, version 1 among the variable names
     groups = json.loads(root.attrs.pop(_ENCODED_GROUPS, "{}"))
-    encoded_root = json.loads(root.attrs.get(_ENCODED, "{}"))
-    groups.update({k: v for k, v in encoded_root.items() if k.startswith("pdpboot_group_")})
-    root.attrs[_ENCODED] = json.dumps({k: v for k, v in encoded_root.items() if k not in groups})
-    if root.attrs[_ENCODED] == "{}":
-        del root.attrs[_ENCODED]
     root = _verified(_decode_dataset(root), "the root", path, verify)
     manifest = root.attrs.pop(_MANIFEST, None)
     stored = {groups.get(n.relative_to(tree), n.relative_to(tree)): _decode_dataset(n.to_dataset(inherit=False))
@@ -438,13 +526,8 @@ def _replace_directory(new: Path, path: Path) -> None:
     _remove(old)
 
 
-def _as_list(value):
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-        return value if isinstance(value, list) else [value]
-    return [value]
+def _as_list(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else np.atleast_1d(value).tolist()
 
 
 def load(path: str | os.PathLike, *, verify: bool = True) -> xr.DataTree:
