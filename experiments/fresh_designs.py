@@ -300,7 +300,7 @@ def auto_band(design: Design, X, y, rng, n_resamples: int = B, level: float = 0.
 
     tree = pdpboot.bootstrap_partial_dependence(
         design.learner_factory(), X, y, list(design.features), n_resamples=n_resamples,
-        custom_values={f: np.asarray(design.grid) for f in design.features}, rng=rng,
+        grid=pdpboot.Grid(custom_values={f: np.asarray(design.grid) for f in design.features}), rng=rng,
         execution=pdpboot.Execution(n_jobs=1, progress=False))
     tree = pdpboot.confidence_bands(tree, confidence_level=level, simultaneous=True)
     nodes = [tree[f"x{f}"].to_dataset() for f in design.features]
@@ -319,7 +319,8 @@ def debiased_band(design: Design, X, y, rng, level: float = 0.95) -> dict[str, n
     import pdpboot
 
     tree = pdpboot.debiased_partial_dependence(
-        design.learner_factory(), X, y, [0], confidence_level=level, custom_values={0: np.asarray(design.grid)},
+        design.learner_factory(), X, y, [0], confidence_level=level,
+        grid=pdpboot.Grid(custom_values={0: np.asarray(design.grid)}),
         rng=rng)
     ds = tree["x0"].to_dataset()
     if "output" in ds.dims:
