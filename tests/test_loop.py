@@ -222,3 +222,48 @@ def test_sequential_native_threads_give_the_numbers_of_a_parallel_run():
                 for n in (1, 2)]
         np.testing.assert_array_equal(runs[0]["a"]["pd_resamples"].values, runs[1]["a"]["pd_resamples"].values)
         np.testing.assert_array_equal(runs[0]["a"]["pd"].values, runs[1]["a"]["pd"].values)
+
+
+def test_a_new_effect_is_its_class_on_the_one_loop():
+    """A toy effect (each model's mean prediction over its background rows) runs through the one loop and the
+    one assembly with nothing else knowing it: its variable, its resamples and the header come out."""
+    from dataclasses import dataclass
+
+    from sklearn.linear_model import LinearRegression
+
+    import pdpboot
+    from pdpboot._plan import make_plan, make_spec
+    from pdpboot.bootstrap import run_bootstrap
+    from pdpboot.engine.response import response_function
+
+    @dataclass(frozen=True)
+    class MeanPrediction:
+        spec: object
+        name: str = "mean"
+
+        def fixed_rows(self, background, seeds):
+            return {}
+
+        def evaluate(self, fitted, evaluation):
+            rows = self.spec.rows(evaluation.background)
+            value = response_function(fitted, evaluation.response_method)(rows).mean(axis=0)
+            return {"a": {"mean": (("output",), value)}}
+
+        settings = property(lambda self: {})
+
+        def supports(self, response_method):
+            return {}
+
+        def node_attrs(self):
+            return {}
+
+    X, y, _ = _data(40)
+    spec = make_spec(X, ["a"], pdpboot.Grid(3))
+    plan = make_plan(LinearRegression(), y, MeanPrediction(spec), rng=0,
+                     resampling=pdpboot.Resampling("bootstrap", n_resamples=4),
+                     execution=pdpboot.Execution(progress=False))
+    res = run_bootstrap(plan)
+    assert res.attrs["effect"] == "mean" and res["a"]["mean_resamples"].shape == (4, 1)
+    assert np.isclose(res["a"]["mean"].values[0], LinearRegression().fit(X, y).predict(X).mean())
+    resamples = res["a"]["mean_resamples"].values[:, 0]
+    assert np.all(np.isfinite(resamples)) and np.ptp(resamples) > 0  # every refit evaluated, on its own rows
