@@ -336,3 +336,12 @@ def agg_backend() -> None:
     import matplotlib
 
     matplotlib.use("Agg")
+
+
+def absent_rows(counts: np.ndarray):
+    """The package's record of the rows each resample did not draw, from a study's stored row counts
+    ``(n_resamples, n_rows)`` (what BCa's acceleration reads: ``band_arrays(absent=...)``)."""
+    from pdpboot.engine.resample import AbsentRows
+
+    counts = np.asarray(counts)
+    return AbsentRows(np.packbits(counts == 0, axis=1), counts.shape[1])

@@ -118,7 +118,7 @@ def records(ctx: C.Context, level: float = 0.95) -> list[dict]:
                     lo, hi = (float(est[r] * np.exp(-z * sd)), float(est[r] * np.exp(z * sd)))
                 else:
                     lo, hi, *_ = band_arrays(est[r].reshape(1, 1), res[r].reshape(-1, 1, 1), level=level,
-                                             method=method, simultaneous=False, counts=counts[r],
+                                             method=method, simultaneous=False, absent=C.absent_rows(counts[r]),
                                              support=(0.0, None))
                     lo, hi = float(lo[0, 0]), float(hi[0, 0])
                 cover.append(lo <= expected <= hi)

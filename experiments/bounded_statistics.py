@@ -182,7 +182,7 @@ def _records(ctx: C.Context, level: float = 0.95) -> list[dict]:
             cover_exp, cover_pop, widths, lowers = [], [], [], []
             for r in range(n_rep):
                 lo, hi, *_ = band_arrays(est[r].reshape(1, 1), res[r].reshape(-1, 1, 1), level=level, method=method,
-                                         simultaneous=False, counts=counts[r], support=(0.0, None))
+                                         simultaneous=False, absent=C.absent_rows(counts[r]), support=(0.0, None))
                 lo, hi = float(lo[0, 0]), float(hi[0, 0])
                 cover_exp.append(lo <= expected <= hi)
                 cover_pop.append(lo <= POPULATION[dgp] <= hi)
