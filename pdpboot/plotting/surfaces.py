@@ -114,14 +114,7 @@ def plot_pd_contour(
     'b'
     """
     names = as_names(pair)
-    if len(names) != 2:
-        raise ValueError(f"plot_pd_contour needs a pair of features; got {tuple(names)} - use plot_pd.")
-    if what not in ("estimate", "width", "lower", "upper"):
-        raise ValueError(f"what must be 'estimate', 'width', 'lower' or 'upper'; got {what!r}.")
-    if mark not in (None, "hatch", "mask"):
-        raise ValueError(f"mark must be None, 'hatch' or 'mask'; got {mark!r}.")
-    if reference not in ("additive", "zero"):
-        raise ValueError(f"reference must be 'additive' or 'zero'; got {reference!r}.")
+    _check_contour_options(names, what, mark, reference)
     ds, attrs, root = lookup(result, names)
     if variable not in ds.data_vars:
         raise ValueError(f"The node of {tuple(names)} has no {variable!r} variable; is it a pdpboot result? "
@@ -132,33 +125,14 @@ def plot_pd_contour(
     surface_kw = element_kw(style, "surface")
     levels = surface_kw.pop("levels", 8)
     cmap = surface_kw.pop("cmap", None)
-    need_band = what != "estimate" or mark is not None
-    band_da, band_label = None, ""
-    if need_band:
-        if band not in ("auto", "pointwise", "simultaneous"):
-            raise ValueError(f"band must be 'auto', 'pointwise' or 'simultaneous'; got {band!r}.")
-        bands = find_bands(ds, attrs, variable, True if band == "auto" else band)
-        stored = [b for b in bands if b[0].name == f"{variable}_band"]  # "auto": the band as stored
-        band_da, _, band_label = stored[0] if (band == "auto" and stored) else bands[0]
-        lower, upper = band_bounds(band_da, names)
-    response = response_label(attrs, label, n_outputs)
-    ale = variable == "ale" or attrs.get("effect") == "ale"
-    short_band = band_label.split(",")[0]
-    of_response = f"{response[0].lower()}{response[1:]}"
-    if ale:  # the second-order ALE: the pure interaction of the pair, centred at 0
-        response = f"ALE (pure interaction)\nof {of_response}"
-        of_response = f"2-D ALE of {of_response}"
-    elif variable != "pd":
-        response = of_response = f"{variable.upper()} of {of_response}"
-    else:
-        of_response = response
+    band_label = ""
     values = {"estimate": surface}
-    if band_da is not None:
+    if what != "estimate" or mark is not None:
+        lower, upper, band_label = _chosen_band(ds, attrs, variable, names, band)
         values.update(width=upper - lower, lower=lower, upper=upper)
     z = values[what]
-    cbar_label = {"estimate": response, "width": f"Width of {short_band}\n({of_response})",
-                  "lower": f"Lower bound, {short_band}\n({of_response})",
-                  "upper": f"Upper bound, {short_band}\n({of_response})"}[what]
+    ale = variable == "ale" or attrs.get("effect") == "ale"
+    cbar_label = _colorbar_label(response_label(attrs, label, n_outputs), variable, ale, band_label, what)
     flagged = None
     if mark is not None:
         ref = (_additive_reference(ds, root, names, label, attrs, surface, variable) if reference == "additive"
@@ -169,37 +143,95 @@ def plot_pd_contour(
     grids = [ds[n].values for n in names]
     quantile = [resolve_scale(scale, deciles(attrs, i), g, c) == "quantile"
                 for i, (g, c) in enumerate(zip(grids, cat, strict=True))]
-    rug = rug and element_on(style, "rug", True)
     labels_value = style.get("labels")
     labels_on = labels_value if isinstance(labels_value, bool) else None
     axes_pos = [tick_positions(g, c) for g, c in zip(grids, cat, strict=True)]
     diverging = ale and what != "width"  # a zero-mean surface: a diverging map with white at 0
-    if isinstance(levels, (int, np.integer)):
-        if diverging:
-            top = float(np.nanmax(np.abs(z)))
-            level_values = contour_levels(-top, top, int(levels)) if top > 0 else np.array([-0.5, 0.5])
-        else:
-            level_values = contour_levels(float(np.nanmin(z)), float(np.nanmax(z)), int(levels))
-    else:
-        level_values = np.asarray(levels, dtype=float)
+    level_values = _level_values(levels, z, diverging)
     cmap = cmap or ("magma_r" if what == "width" else "RdBu_r" if diverging else "viridis")
 
     ax = new_ax(ax)
     zz = z.T  # rows = y = names[1]
     show = np.ma.masked_array(zz, mask=flagged.T) if (mark == "mask" and flagged is not None) else zz
-    if any(cat):
-        mappable = _draw_heatmap(ax, axes_pos, show, level_values, cmap, cat, labels_on, style, surface_kw,
-                                 discrete=not isinstance(levels, (int, np.integer)))
-        lines = None
-    else:
-        kw = {"levels": level_values, "cmap": cmap, "extend": "neither", **surface_kw}
-        mappable = ax.contourf(axes_pos[0], axes_pos[1], show, **kw)
-        line_kw = element_kw(style, "lines", {"levels": mappable.levels, "colors": "k", "linewidths": 0.5,
-                                              "alpha": 0.6})
-        lines = ax.contour(axes_pos[0], axes_pos[1], show, **line_kw) if element_on(style, "lines", True) else None
+    mappable, lines = _draw_surface(ax, axes_pos, show, level_values, cmap, cat, labels_on, style, surface_kw,
+                                    discrete=not isinstance(levels, (int, np.integer)))
     if flagged is not None:
         what_ref = "additive surface" if reference == "additive" else "0"
         _draw_flags(ax, axes_pos, flagged.T, cat, mark, f"band contains {what_ref}", element_kw(style, "hatch"))
+    _surface_axes(ax, names, grids, cat, quantile, attrs, rug and element_on(style, "rug", True), style)
+    if element_on(style, "colorbar", True):
+        cbar = ax.figure.colorbar(mappable, ax=ax, **element_kw(style, "colorbar", {"label": cbar_label}))
+        cbar.ax.tick_params(labelsize="small")
+    if lines is not None and (what != "width" if labels_on is None else labels_on) and len(lines.levels):
+        label_contours(ax, lines, lines.levels[::2],
+                       element_kw(style, "labels", {"fontsize": "x-small", "fmt": "{:.3g}".format}))
+    return ax
+
+
+def _check_contour_options(names: list, what: str, mark: str | None, reference: str) -> None:
+    """The argument checks of :func:`plot_pd_contour` that need no data."""
+    if len(names) != 2:
+        raise ValueError(f"plot_pd_contour needs a pair of features; got {tuple(names)} - use plot_pd.")
+    if what not in ("estimate", "width", "lower", "upper"):
+        raise ValueError(f"what must be 'estimate', 'width', 'lower' or 'upper'; got {what!r}.")
+    if mark not in (None, "hatch", "mask"):
+        raise ValueError(f"mark must be None, 'hatch' or 'mask'; got {mark!r}.")
+    if reference not in ("additive", "zero"):
+        raise ValueError(f"reference must be 'additive' or 'zero'; got {reference!r}.")
+
+
+def _chosen_band(ds: xr.Dataset, attrs: Mapping, variable: str, names: list,
+                 band: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """The lower and upper bounds (rows = names[0]) and the label of the band ``band`` picks."""
+    if band not in ("auto", "pointwise", "simultaneous"):
+        raise ValueError(f"band must be 'auto', 'pointwise' or 'simultaneous'; got {band!r}.")
+    bands = find_bands(ds, attrs, variable, True if band == "auto" else band)
+    stored = [b for b in bands if b[0].name == f"{variable}_band"]  # "auto": the band as stored
+    band_da, _, band_label = stored[0] if (band == "auto" and stored) else bands[0]
+    lower, upper = band_bounds(band_da, names)
+    return lower, upper, band_label
+
+
+def _colorbar_label(response: str, variable: str, ale: bool, band_label: str, what: str) -> str:
+    """The colour bar's label: the response, or the band's width or bound of it."""
+    short_band = band_label.split(",")[0]
+    of_response = f"{response[0].lower()}{response[1:]}"
+    if ale:  # the second-order ALE: the pure interaction of the pair, centred at 0
+        response = f"ALE (pure interaction)\nof {of_response}"
+        of_response = f"2-D ALE of {of_response}"
+    elif variable != "pd":
+        response = of_response = f"{variable.upper()} of {of_response}"
+    else:
+        of_response = response
+    return {"estimate": response, "width": f"Width of {short_band}\n({of_response})",
+            "lower": f"Lower bound, {short_band}\n({of_response})",
+            "upper": f"Upper bound, {short_band}\n({of_response})"}[what]
+
+
+def _level_values(levels: Any, z: np.ndarray, diverging: bool) -> np.ndarray:
+    """Colour levels: ``levels`` nice steps over z's range (symmetric about 0 if diverging), or as given."""
+    if not isinstance(levels, (int, np.integer)):
+        return np.asarray(levels, dtype=float)
+    if diverging:
+        top = float(np.nanmax(np.abs(z)))
+        return contour_levels(-top, top, int(levels)) if top > 0 else np.array([-0.5, 0.5])
+    return contour_levels(float(np.nanmin(z)), float(np.nanmax(z)), int(levels))
+
+
+def _draw_surface(ax, pos, show, level_values, cmap, cat, labels_on, style, surface_kw, discrete):
+    """A heatmap if a feature is categorical, else filled contours and contour lines; (mappable, lines)."""
+    if any(cat):
+        return _draw_heatmap(ax, pos, show, level_values, cmap, cat, labels_on, style, surface_kw, discrete), None
+    kw = {"levels": level_values, "cmap": cmap, "extend": "neither", **surface_kw}
+    mappable = ax.contourf(pos[0], pos[1], show, **kw)
+    line_kw = element_kw(style, "lines", {"levels": mappable.levels, "colors": "k", "linewidths": 0.5,
+                                          "alpha": 0.6})
+    lines = ax.contour(pos[0], pos[1], show, **line_kw) if element_on(style, "lines", True) else None
+    return mappable, lines
+
+
+def _surface_axes(ax, names, grids, cat, quantile, attrs, rug: bool, style) -> None:
+    """Ticks (levels, quantile or linear), rugs and labels of both axes of a surface."""
     for i, c in enumerate(cat):
         if c:
             set_levels_axis(ax, "xy"[i], grids[i])
@@ -212,13 +244,6 @@ def plot_pd_contour(
             draw_rug(ax, deciles(attrs, i), "xy"[i], element_kw(style, "rug", {"path_effects": [stroke(2.2)]}))
     ax.set_xlabel(f"{names[0]} {QUANTILE_NOTE}" if quantile[0] else names[0])
     ax.set_ylabel(f"{names[1]} {QUANTILE_NOTE}" if quantile[1] else names[1])
-    if element_on(style, "colorbar", True):
-        cbar = ax.figure.colorbar(mappable, ax=ax, **element_kw(style, "colorbar", {"label": cbar_label}))
-        cbar.ax.tick_params(labelsize="small")
-    if lines is not None and (what != "width" if labels_on is None else labels_on) and len(lines.levels):
-        label_contours(ax, lines, lines.levels[::2],
-                       element_kw(style, "labels", {"fontsize": "x-small", "fmt": "{:.3g}".format}))
-    return ax
 
 
 def _additive_reference(ds: xr.Dataset, root: xr.DataTree | None, names: list[str], label: Any,
@@ -402,23 +427,8 @@ def plot_pd_panels(
     pd_kw = dict(panel_kw.get("curve") or {})
     contour_plot_kw = dict(panel_kw.get("surface") or {})
     surface_style = dict(contour_plot_kw.pop("style", None) or {})
-    surface_kw = dict(surface_style.get("surface") or {})
-    if share and "levels" not in surface_kw:
-        pairs = [s for s in sets if len(s) == 2]
-        what = contour_plot_kw.get("what", "estimate")
-        if len(pairs) > 1 and what == "estimate":
-            ranges = []
-            for s in pairs:
-                ds, attrs, _ = lookup(result, s)
-                ds, _, _ = select_output(ds, attrs, output)
-                ranges.append((float(ds[variable].min()), float(ds[variable].max())))
-            lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
-            surface_kw["levels"] = contour_levels(lo, hi, 8)
-            surface_style["surface"] = surface_kw
-
-    shared_bar = "levels" in surface_kw and "colorbar" not in surface_style
-    if shared_bar:
-        surface_style["colorbar"] = False
+    shared_bar = _share_surface_levels(result, sets, surface_style, contour_plot_kw.get("what", "estimate"),
+                                       variable, output, share)
     flat = axes.ravel()
     one_d, two_d = [], []
     for i, s in enumerate(sets):
@@ -441,23 +451,56 @@ def plot_pd_panels(
         _, label, n_outputs = select_output(ds, attrs, output)
         fig.colorbar(mappable, ax=[flat[i] for i in two_d], label=response_label(attrs, label, n_outputs))
     if legend and one_d:
-        effect = "PD" if variable == "pd" else variable.upper()
-        handles, labels = legend_entries(flat[one_d[0]], f"centred {effect} estimate" if centered
-                                          else f"{effect} estimate")
-        if ax is None and handles:
-            fig.legend(handles, labels, loc="outside upper center", ncols=min(len(handles), 4),
-                       fontsize="small", frameon=False)
-        elif handles:
-            flat[one_d[0]].legend(handles, labels, fontsize="small", framealpha=0.85)
+        _panels_legend(fig, flat[one_d[0]], variable, centered, on_figure=ax is None)
     if share and len(one_d) > 1:
-        lows, highs = zip(*(flat[i].get_ylim() for i in one_d), strict=True)
-        for i in one_d:
-            flat[i].set_ylim(min(lows), max(highs))
-            left = i % n_cols > 0 and (i - 1) in one_d
-            if left:
-                flat[i].set_ylabel("")
-                flat[i].tick_params(labelleft=False)
+        _share_curve_ylims(flat, one_d, n_cols)
     return fig, axes
+
+
+def _share_surface_levels(result: xr.DataTree, sets: list, surface_style: dict, what: str, variable: str,
+                          output: Hashable | None, share: bool) -> bool:
+    """Set one set of colour levels for 2-D estimate panels in ``surface_style`` (in place) if ``share``.
+
+    Returns whether the panels get one shared colour bar (then their own colour bars are turned off).
+    """
+    surface_kw = dict(surface_style.get("surface") or {})
+    if share and "levels" not in surface_kw:
+        pairs = [s for s in sets if len(s) == 2]
+        if len(pairs) > 1 and what == "estimate":
+            ranges = []
+            for s in pairs:
+                ds, attrs, _ = lookup(result, s)
+                ds, _, _ = select_output(ds, attrs, output)
+                ranges.append((float(ds[variable].min()), float(ds[variable].max())))
+            lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+            surface_kw["levels"] = contour_levels(lo, hi, 8)
+            surface_style["surface"] = surface_kw
+    shared_bar = "levels" in surface_kw and "colorbar" not in surface_style
+    if shared_bar:
+        surface_style["colorbar"] = False
+    return shared_bar
+
+
+def _panels_legend(fig, first_ax, variable: str, centered: bool, on_figure: bool) -> None:
+    """One legend for the 1-D panels, from the first: above the grid on a new figure, else in that panel."""
+    effect = "PD" if variable == "pd" else variable.upper()
+    handles, labels = legend_entries(first_ax, f"centred {effect} estimate" if centered else f"{effect} estimate")
+    if on_figure and handles:
+        fig.legend(handles, labels, loc="outside upper center", ncols=min(len(handles), 4),
+                   fontsize="small", frameon=False)
+    elif handles:
+        first_ax.legend(handles, labels, fontsize="small", framealpha=0.85)
+
+
+def _share_curve_ylims(flat, one_d: list[int], n_cols: int) -> None:
+    """The same y-limits for the 1-D panels; y labels and tick labels only left of a row's run of them."""
+    lows, highs = zip(*(flat[i].get_ylim() for i in one_d), strict=True)
+    for i in one_d:
+        flat[i].set_ylim(min(lows), max(highs))
+        left = i % n_cols > 0 and (i - 1) in one_d
+        if left:
+            flat[i].set_ylabel("")
+            flat[i].tick_params(labelleft=False)
 
 
 def _grid_axes(ax, n_rows: int, n_cols: int, n: int, panel_size):
