@@ -88,6 +88,10 @@ def _shape_stats(values: np.ndarray) -> dict:
             "q025_q50_q975_standardised": [float(q) for q in np.quantile(z, [0.025, 0.5, 0.975])]}
 
 
+def _masked_mean(values: np.ndarray, mask: np.ndarray) -> float | None:
+    return float(values[mask].mean()) if mask.any() else None
+
+
 def summarize(design: fd.Design, folder: Path) -> dict:
     fits = truth(design, folder)
     target, true_sd = fits.mean(axis=0), fits.std(axis=0, ddof=1)
@@ -138,6 +142,12 @@ def summarize(design: fd.Design, folder: Path) -> dict:
         rec["features"][f"x{feat}"] = {
             "pointwise": point, "pointwise_mcse": point_se, "whole": w, "whole_mcse": w_se,
             "misses_band_below_share": float((hi[:, f] < target[f]).sum() / max(int((~inside[:, f]).sum()), 1)),
+            # where the band misses against where it covers (all grid points): its half-width / true SD and the
+            # estimate / truth -- a band that scales with a low estimate is narrow exactly where it misses
+            "misses_halfwidth_over_sd_mean": _masked_mean(half[:, f], ~inside[:, f]),
+            "covered_halfwidth_over_sd_mean": _masked_mean(half[:, f], inside[:, f]),
+            "misses_estimate_over_truth_mean": _masked_mean(d["estimate"][:, f] / target[f], ~inside[:, f]),
+            "covered_estimate_over_truth_mean": _masked_mean(d["estimate"][:, f] / target[f], inside[:, f]),
             "pointwise_halfwidth_over_sd_mean": float(half[:, f].mean()),
             "simultaneous_halfwidth_over_sd_mean": float(shalf[:, f].mean()),
             "grid": per_point}
