@@ -8,8 +8,9 @@ summary ``experiments/summaries/fresh_classifier/<design>.json`` (so a stopped r
     nice -n 19 python -m experiments.fresh_classifier threshold_hgb50 --R 100 [--chunk 5] [--until HH:MM]
 
 Summary: pointwise and whole-curve coverage with MC SE (SD over data sets / sqrt(R)), per grid point coverage,
-pointwise half-width / true SD and the simultaneous half-width / true SD; and a diagnosis of the sampling
-distribution of the fitted PD (skewness, bimodality across the truth's fits) against the subsample's deviations.
+the misses' sides (band below / above the truth), pointwise half-width / true SD and the simultaneous half-width /
+true SD; and a diagnosis of the sampling distribution of the fitted PD (skewness, bimodality across the truth's
+fits) against the subsample's deviations.
 """
 
 from __future__ import annotations
@@ -87,6 +88,10 @@ def _shape_stats(values: np.ndarray) -> dict:
             "q025_q50_q975_standardised": [float(q) for q in np.quantile(z, [0.025, 0.5, 0.975])]}
 
 
+def _masked_mean(values: np.ndarray, mask: np.ndarray) -> float | None:
+    return float(values[mask].mean()) if mask.any() else None
+
+
 def summarize(design: fd.Design, folder: Path) -> dict:
     fits = truth(design, folder)
     target, true_sd = fits.mean(axis=0), fits.std(axis=0, ddof=1)
@@ -121,6 +126,8 @@ def summarize(design: fd.Design, folder: Path) -> dict:
                 "x": float(a), "truth": float(target[f, g]), "true_sd": float(true_sd[f, g]),
                 "coverage": float(inside[:, f, g].mean()),
                 "coverage_mcse": float(np.sqrt(inside[:, f, g].mean() * (1 - inside[:, f, g].mean()) / R)),
+                "miss_band_below": float((hi[:, f, g] < target[f, g]).mean()),
+                "miss_band_above": float((lo[:, f, g] > target[f, g]).mean()),
                 "halfwidth_over_sd": float(half[:, f, g].mean()),
                 "estimate_bias_over_sd": float(err[:, g].mean() / true_sd[f, g]),
                 "estimate_sd_over_true_sd": float(err[:, g].std(ddof=1) / true_sd[f, g]),
@@ -134,6 +141,13 @@ def summarize(design: fd.Design, folder: Path) -> dict:
             })
         rec["features"][f"x{feat}"] = {
             "pointwise": point, "pointwise_mcse": point_se, "whole": w, "whole_mcse": w_se,
+            "misses_band_below_share": float((hi[:, f] < target[f]).sum() / max(int((~inside[:, f]).sum()), 1)),
+            # where the band misses against where it covers (all grid points): its half-width / true SD and the
+            # estimate / truth -- a band that scales with a low estimate is narrow exactly where it misses
+            "misses_halfwidth_over_sd_mean": _masked_mean(half[:, f], ~inside[:, f]),
+            "covered_halfwidth_over_sd_mean": _masked_mean(half[:, f], inside[:, f]),
+            "misses_estimate_over_truth_mean": _masked_mean(d["estimate"][:, f] / target[f], ~inside[:, f]),
+            "covered_estimate_over_truth_mean": _masked_mean(d["estimate"][:, f] / target[f], inside[:, f]),
             "pointwise_halfwidth_over_sd_mean": float(half[:, f].mean()),
             "simultaneous_halfwidth_over_sd_mean": float(shalf[:, f].mean()),
             "grid": per_point}

@@ -301,7 +301,7 @@ def auto_band(design: Design, X, y, rng, n_resamples: int = B, level: float = 0.
     tree = pdpboot.bootstrap_partial_dependence(
         design.learner_factory(), X, y, list(design.features), n_resamples=n_resamples,
         grid=pdpboot.Grid(custom_values={f: np.asarray(design.grid) for f in design.features}), rng=rng,
-        execution=pdpboot.Execution(n_jobs=1, progress=False))
+        execution=pdpboot.Execution(n_jobs=1, threads_per_job=1, progress=False))
     tree = pdpboot.confidence_bands(tree, confidence_level=level, simultaneous=True)
     nodes = [tree[f"x{f}"].to_dataset() for f in design.features]
 
