@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import importlib.util
 import json
+import math
 import numbers
 import re
 import unicodedata
@@ -20,8 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from . import InputError
 
@@ -655,7 +654,7 @@ def md(text, limit: int = MAX_NAME) -> str:
 def num(value, scale: float | None = None) -> str:
     """A number with 4 significant digits; 0 when it is within 1e-9 of ``scale`` of zero (round-off)."""
     value = float(value)
-    if np.isnan(value):
+    if math.isnan(value):
         return "–"
     if value == 0 or (scale is not None and abs(value) <= 1e-9 * abs(scale)):
         return "0"
