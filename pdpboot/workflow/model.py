@@ -95,18 +95,19 @@ def _boosting_library(name: str, classification: bool, config):
         params["verbose"] = -1
         return (library.LGBMClassifier if classification else library.LGBMRegressor)(**params)
     if classification:  # XGBoost takes only the labels 0..K-1: this classifier codes the table's labels
+        from .xgb_labels import LabelledXGBClassifier
 
         return LabelledXGBClassifier(**params)
     return library.XGBRegressor(**params)
 
 
 def _user_estimator(config, classification: bool):
-
     if config.model_spec:
         model, what = estimator_from_spec(config.model_spec), "--model-spec"
     else:
         model, what = clone(estimator_from_file(config.model_file)), "--model-file"
     if classification and type(model).__module__.split(".")[0] == "xgboost" and type(model).__name__ == "XGBClassifier":
+        from .xgb_labels import LabelledXGBClassifier
 
         model = LabelledXGBClassifier(**model.get_params())
     if classification and is_regressor(model):
@@ -547,35 +548,6 @@ def estimator_from_file(path: str | Path):
         raise InputError(f"--model-file {shorten(path.name)} could not be loaded: {type(exc).__name__}: "
                          f"{str(exc)[:200]}") from None
     return _check_estimator(model, f"The object in --model-file {shorten(path.name)}")
-
-
-try:  # an optional extra: imported only once --model xgboost or an XGBoost model is in use
-    import xgboost
-except ImportError:  # pragma: no cover - the callers check first
-    raise ImportError('XGBoost models need xgboost: pip install "pdpboot[xgboost]".') from None
-
-
-class LabelledXGBClassifier(xgboost.XGBClassifier):
-    """``xgboost.XGBClassifier`` that takes any class labels (coded 0..K-1 for XGBoost, reported as given)."""
-
-    def fit(self, X, y, **kwargs):
-        """Fit on ``y`` coded 0..K-1 by its sorted labels; the other arguments as for XGBClassifier."""
-        labels, codes = np.unique(np.asarray(y), return_inverse=True)
-        self._labels = None  # XGBoost's own fit checks the codes against classes_
-        super().fit(X, codes, **kwargs)
-        self._labels = labels
-        return self
-
-    @property
-    def classes_(self) -> np.ndarray:
-        """The class labels as given to ``fit``."""
-        labels = self.__dict__.get("_labels")
-        return labels if labels is not None else np.arange(self.n_classes_)
-
-    def predict(self, X, output_margin: bool = False, **kwargs):
-        """The most probable class label of each row (the raw margins with ``output_margin=True``)."""
-        out = super().predict(X, output_margin=output_margin, **kwargs)
-        return out if output_margin else self.classes_[np.asarray(out).astype(np.intp)]
 
 
 #: Rows of the table a trial fit uses (each class of a classification target at least once).

@@ -120,7 +120,7 @@ def test_the_tree_engine_reads_the_labelled_xgboost_classifier():
     """The command line's XGBoost classifier keeps XGBoost's predict_proba: the tree engine reads it (exact)."""
     pytest.importorskip("xgboost")
     from pdpboot.engine import compute_pd
-    from pdpboot.workflow.model import LabelledXGBClassifier
+    from pdpboot.workflow.xgb_labels import LabelledXGBClassifier
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
