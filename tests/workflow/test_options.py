@@ -79,6 +79,19 @@ def test_help_and_version_import_nothing_heavy():
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, cwd=REPO)
 
 
+def test_every_client_module_imports_without_the_optional_extras():
+    """xgboost, lightgbm, catboost, openpyxl and pyarrow are extras: no module of the command line needs them
+    to import (each is imported where a run uses it, with a message naming the extra)."""
+    code = ("import importlib, pkgutil, sys\n"
+            "for extra in ('xgboost', 'lightgbm', 'catboost', 'openpyxl', 'pyarrow'):\n    sys.modules[extra] = None\n"
+            "import pdpboot.workflow, pdpboot.report\n"
+            "names = ['pdpboot.cli'] + [f'{p.__name__}.{m.name}' for p in (pdpboot.workflow, pdpboot.report)\n"
+            "                           for m in pkgutil.iter_modules(p.__path__) if m.name != 'xgb_labels']\n"
+            "for name in names:\n    importlib.import_module(name)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-1500:]
+
+
 def test_equivalent_command_gives_the_same_configuration():
     import shlex
 
