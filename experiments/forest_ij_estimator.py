@@ -75,7 +75,6 @@ with ``P`` the flattened outputs x grid points.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,7 +82,6 @@ import numpy as np
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 
 from pdpboot.engine import compute_pd
-from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
 
 #: the forests whose in-bag counts can be recovered
 FOREST_TYPES = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
@@ -366,11 +364,8 @@ def evaluate_trees(
         Resolved; each tree's response (the forest's is their mean).
     counts : ndarray of shape (n_trees, n_rows), optional
         In-bag counts; given, the out-of-bag ICE sums are accumulated too.
-    method : {"auto", "kernel", "lookup", "brute", "tree"}
-        ``auto``: ``kernel`` when the compiled tree walk is installed
-        (:func:`pdpboot.engine.tree.kernel_available`) and the grids are numeric and
-        NaN-free, else ``lookup``.  ``kernel``: one compiled walk of the whole forest
-        (:func:`pdpboot.engine.tree.per_tree_partial_dependence`).
+    method : {"auto", "lookup", "brute", "tree"}
+        ``auto``: ``lookup``.
         ``lookup``: leaf lookup — the background rows with the features set to
         each grid point are stacked once (float32, blocks of whole grid points)
         and every tree walks them with one ``tree_.apply`` call and reads its
@@ -401,14 +396,7 @@ def evaluate_trees(
                              "'auto' or 'lookup'.")
         method = "lookup"
     elif method == "auto":
-        method = "kernel" if _kernel_applies(grid_values) else "lookup"
-    if method == "kernel":
-        with warnings.catch_warnings():  # X is the forest's own (checked) rows, as an array without names
-            warnings.filterwarnings("ignore", message="X does not have valid feature names")
-            tree_pd, ice, oob_ice = per_tree_partial_dependence(
-                forest, X, feature_idx, grid_values, response_method=response_method, individual=True,
-                oob=None if counts is None else np.asarray(counts) == 0)
-        return TreeEvaluation(tree_pd, ice, oob_ice)
+        method = "lookup"
     trees = forest.estimators_
     starts = range(0, len(trees), _TREE_CHUNK)
     chunks = [(trees[s:s + _TREE_CHUNK], None if counts is None else counts[s:s + _TREE_CHUNK]) for s in starts]
@@ -442,14 +430,6 @@ def evaluate_trees(
         for p in parts[1:]:
             oob = oob + p[2]
     return TreeEvaluation(tree_pd, ice_sum / len(trees), oob)
-
-
-def _kernel_applies(grid_values: Sequence[np.ndarray]) -> bool:
-    """Whether the compiled walk can evaluate these grids (installed; numeric, NaN-free grids)."""
-    if not kernel_available():
-        return False
-    grids = [np.asarray(g) for g in grid_values]
-    return all(np.issubdtype(g.dtype, np.number) and not np.isnan(g.astype(float)).any() for g in grids)
 
 
 def _flat(a: np.ndarray, lead: int) -> np.ndarray:

@@ -19,7 +19,6 @@ from sklearn.inspection import partial_dependence as sk_partial_dependence
 from sklearn.tree import DecisionTreeRegressor
 
 from experiments import forest_ij_estimator as jk
-from pdpboot.engine.tree import kernel_available
 
 
 def _data(n=60, p=3, seed=0, classes=None):
@@ -87,17 +86,14 @@ def _sklearn_tree_pd_ice(forest, X, features, grid):
     return np.array(pd_b), np.array(ice_b)
 
 
-@pytest.mark.parametrize("method", ["lookup", "kernel"])
 @pytest.mark.parametrize("classify,features", [(False, (0,)), (True, (0, 1))])
-def test_ij_and_jackknife_equal_a_direct_reference(classify, features, method):
-    if method == "kernel" and not kernel_available():
-        pytest.skip("the compiled tree walk needs numba (pdpboot[fast])")
+def test_ij_and_jackknife_equal_a_direct_reference(classify, features):
     X, y = _data(n=40, classes=3 if classify else None, seed=5)
     cls = RandomForestClassifier if classify else RandomForestRegressor
     forest = cls(n_estimators=25, min_samples_leaf=3, random_state=1).fit(X, y)
     grid = [np.linspace(-1.5, 1.5, 4)] * len(features)
     counts = jk.inbag_counts(forest, len(X))
-    ev = jk.evaluate_trees(forest, X, features, grid, counts=counts, method=method,
+    ev = jk.evaluate_trees(forest, X, features, grid, counts=counts, method="lookup",
                            response_method="predict_proba" if classify else "predict")
     pd_b, ice_b = _sklearn_tree_pd_ice(forest, X, features, grid)
     np.testing.assert_allclose(ev.tree_pd, pd_b, atol=1e-12)

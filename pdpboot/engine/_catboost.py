@@ -1,31 +1,15 @@
 """CatBoost models for the exact tree engine, read from the model's JSON export.
 
-Private helper of :mod:`pdpboot.engine._tree_model` (imported only when the estimator
-comes from ``catboost``).  Conventions (CatBoost 1.2, ``save_model(format="json")``):
+Conventions (CatBoost 1.2, ``save_model(format="json")``):
 
-* CatBoost grows *oblivious* (symmetric) trees: a tree of depth ``d`` has one split
-  (feature, border) per level and ``2**d`` leaves; the engine expands it into an
-  ordinary binary tree (``2**d - 1`` split nodes).  Split ``l`` of the export's
-  ``splits`` list decides bit ``l`` of the leaf index (``leaf_values`` in leaf-major
-  order, ``n_dim`` values per leaf);
-* inputs and borders are float32; a row goes right when ``x > border``, i.e. left when
-  ``x <= border`` - the engine's form;
-* NaN follows the feature's ``nan_value_treatment``: ``AsFalse`` (``nan_mode="Min"``,
-  the default: NaN is below every border) goes left, ``AsTrue`` (``"Max"``) right,
-  ``AsIs`` (no NaN seen in training) left, as ``NaN > border`` is false;
-* the raw formula value is ``scale * (sum of the leaves) + bias``
-  (``get_scale_and_bias``): the scale is folded into the leaf values and the bias (and
-  any other constant) is read back from ``predict(prediction_type="RawFormulaVal")``
-  by the caller;
-* ``use_best_model`` (the default with an ``eval_set``) shrinks the model itself to the best
-  iteration, so the export holds the trees ``predict`` sums;
-* links: identity (RMSE and the other regression losses whose ``predict`` is the raw
-  value), sigmoid (``Logloss``, ``CrossEntropy``: ``predict_proba`` is ``[1 - p, p]``),
-  softmax (``MultiClass``);
-* categorical (CTR-based), text and embedding features combine columns and statistics
-  of the training data - not column-wise splits - and non-symmetric trees
-  (``grow_policy`` other than ``"SymmetricTree"``) are not supported: the engine refuses
-  them (brute force with ``method="auto"``).
+* *oblivious* trees of depth ``d`` (one split per level, ``2**d`` leaves) are expanded into binary
+  trees; split ``l`` of ``splits`` decides bit ``l`` of the leaf index;
+* inputs and borders are float32; a row goes left when ``x <= border``; NaN goes right only for
+  ``nan_value_treatment == "AsTrue"`` (``nan_mode="Max"``);
+* the raw value is ``scale * (sum of the leaves) + bias``: the scale is folded into the leaves, the
+  bias read back from ``predict(prediction_type="RawFormulaVal")`` by the caller;
+* links: identity (regression losses), sigmoid (``Logloss``, ``CrossEntropy``), softmax (``MultiClass``);
+* categorical (CTR), text and embedding features and non-symmetric trees are refused (brute force).
 """
 
 from __future__ import annotations
@@ -105,8 +89,7 @@ class CatBoostReader:
         self.categories: list = [None] * self.n_features
 
     def table(self, table_fn, missing_code: int):
-        """Node table of the expanded trees, built for all trees of one depth at once (trees of
-        the same depth are stored together; their order does not change the sum)."""
+        """Node table of the expanded trees, built a depth at once (tree order does not change the sum)."""
         n_cols = 1 + max([int(f["feature_index"]) for f in self.float_features], default=0)
         column = np.zeros(n_cols, dtype=np.intp)
         nan_left = np.ones(n_cols, dtype=bool)
@@ -122,9 +105,7 @@ class CatBoostReader:
                                                                       p[k].reshape(-1, self.n_raw)
                                                                       for p in parts]) for k in range(7))
         sizes = np.concatenate([np.full(p[0].shape[0], p[0].shape[1]) for p in parts])
-        table = table_fn(feat, thr, left, right, miss, sizes, value, None, cover=cover)
-        table["cat_left"] = np.zeros((0, missing_code + 1), dtype=bool)
-        return table
+        return table_fn(feat, thr, left, right, miss, sizes, value, None, cover=cover)
 
     def _trees_of_depth(self, d: int, trees: list, column, nan_left):
         """(T, n) node arrays (value: (T, n, n_raw)) of T oblivious trees of depth d, breadth-first:

@@ -1,30 +1,17 @@
 """LightGBM models for the exact tree engine, read from ``Booster.model_to_string()``.
 
-Private helper of :mod:`pdpboot.engine._tree_model` (used only for estimators from
-``lightgbm``).  Conventions (LightGBM 4):
+Conventions (LightGBM 4):
 
-* inputs are float64; a numeric node sends ``x`` left when ``x <= threshold`` (float64,
-  written with 17 digits, so read back exactly).  ``decision_type`` is a bit field: bit 0
-  categorical, bit 1 default left, bits 2-3 the missing type.  Missing type NaN: NaN
-  follows default left; None: NaN is treated as 0.0 (so it goes left when
-  ``0 <= threshold``); Zero (zero as missing) is not supported (brute force is used);
-* a categorical node's threshold indexes its bitset (``cat_boundaries`` /
-  ``cat_threshold``, 32-bit words); the categories set in it go left and everything
-  else - other categories, negative codes, NaN - right; pandas categories are coded with
-  the categories stored at training time (``pandas_categorical``), exactly as LightGBM
-  does;
-* the raw score is the sum of the leaf values: LightGBM folds its starting score
-  (``boost_from_average``) into the first iteration's leaves, and an ``init_score`` given to
-  ``fit`` is not part of the model, so the dump's offset is 0 (:meth:`LightGBMReader.dump_offset`).
-  In random-forest mode
-  (``average_output``) ``predict`` divides by the number of iterations and the raw score
-  does not, so both the leaves and the margin are scaled by it here;
-* after early stopping ``predict`` uses ``best_iteration_`` iterations, and so does
-  ``model_to_string()`` (its default ``num_iteration`` is the best iteration): the dump
-  holds exactly the trees ``predict`` sums;
-* links: identity (regression objectives; ``reg_sqrt=True`` - objective line ``regression sqrt`` -
-  fits ``sign(y) sqrt(|y|)`` and ``predict`` returns ``sign(s) s**2``), ``exp`` (poisson, gamma, tweedie), sigmoid
-  with its ``sigmoid:`` scale (binary, cross-entropy), softmax (multiclass).
+* inputs are float64; a numeric node sends ``x`` left when ``x <= threshold`` (17 digits: exact).
+  ``decision_type`` bits: 0 categorical, 1 default left, 2-3 the missing type (NaN: default left;
+  None: NaN read as 0.0; Zero: not supported);
+* a categorical node's bitset (``cat_boundaries`` / ``cat_threshold``) lists the categories going
+  left; pandas categories are coded with those stored at training time (``pandas_categorical``);
+* the raw score is the sum of the leaves (the dump's offset is 0); in random-forest mode
+  (``average_output``) leaves and margin are divided by the number of iterations;
+* the dump holds exactly the trees ``predict`` sums (also after early stopping);
+* links: identity (``reg_sqrt``: ``sign(s) s**2``), ``exp`` (poisson, gamma, tweedie), sigmoid with its
+  ``sigmoid:`` scale (binary, cross-entropy), softmax (multiclass).
 """
 
 from __future__ import annotations
@@ -44,8 +31,7 @@ def is_lightgbm(estimator) -> bool:
     return type(estimator).__module__.split(".")[0] == "lightgbm" and hasattr(estimator, "booster_")
 
 
-#: keys every ``Tree=`` block of a LightGBM 4 dump has (empty when the tree has no split); a dump
-#: without one of them is not read (brute force is used)
+#: keys every ``Tree=`` block of a LightGBM 4 dump has (a dump without one is not read)
 TREE_KEYS = ("num_leaves", "num_cat", "split_feature", "threshold", "decision_type", "left_child",
              "right_child", "leaf_value", "leaf_count", "internal_count")
 
@@ -53,17 +39,9 @@ TREE_KEYS = ("num_leaves", "num_cat", "split_feature", "threshold", "decision_ty
 def parse_model_string(text: str) -> tuple[dict, dict[str, list[str]], list]:
     """Header, per-key tree lines and pandas categories of ``Booster.model_to_string()``.
 
-    Returns
-    -------
-    header : dict
-        ``key -> value`` strings of the lines before the first tree (a bare key such as
-        ``average_output`` maps to ``""``).
-    fields : dict of str to list of str
-        For each key of the ``Tree=`` blocks, its value strings in tree order (one pass over the
-        lines: a key that only some trees write, such as ``cat_boundaries``, lists those trees'
-        values in their order); ``fields["Tree"]`` holds the trees' indices.
-    pandas_categories : list
-        The categories LightGBM stored for pandas categorical columns (empty if none).
+    ``header`` maps the keys before the first tree to their value strings (a bare key to ``""``);
+    ``fields`` maps each key of the ``Tree=`` blocks to its value strings in tree order (a key only some
+    trees write lists those trees' values); ``fields["Tree"]`` holds the trees' indices.
     """
     body, _, tail = text.partition("end of trees")
     start = body.find("\nTree=")
@@ -88,11 +66,8 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
 
 
 def parse_numbers(text: str, dtype) -> np.ndarray:
-    """The numbers of a line of a dump (single spaces between them) as one array, parsed in C.
-
-    Decimal strings are read with correct rounding (17 digits: exact); anything that is not a number
-    raises ``ValueError``.
-    """
+    """The numbers of a line of a dump (single spaces between them), parsed in C with correct rounding;
+    anything that is not a number raises ``ValueError``."""
     if not text.strip():
         return np.zeros(0, dtype=dtype)
     out = np.fromstring(text, dtype=dtype, sep=" ")
@@ -216,9 +191,8 @@ class LightGBMReader:
             nodes = first_internal[t] + np.flatnonzero(categorical[first_internal[t]:first_internal[t] + n_internal[t]])
             cat_row[internal_at[nodes]] = len(cat_tables) + raw_threshold[nodes].astype(np.intp)
             cat_tables.extend(self._categories_left(boundaries, thresholds, missing_code))
-        table = table_fn(feat, thr, left, right, mleft, sizes, value, cat_row, cover=cover)
-        table["cat_left"] = (np.stack(cat_tables) if cat_tables
-                             else np.zeros((0, missing_code + 1), dtype=bool))
+        table = table_fn(feat, thr, left, right, mleft, sizes, value, cat_row, cover=cover,
+                         cat_left=np.stack(cat_tables) if cat_tables else None)
         self.cat_columns = sorted({int(f) for f in feat[cat_row >= 0]})
         return table
 

@@ -1,17 +1,11 @@
 """The exact tree engine checks its own reading of a model against the model's predictions.
 
-A reader that parses a model dump can be wrong in ways no test foresees (a ``missing=``
-sentinel, a back-transform, early stopping, the next library version).  Before the tree
-engine is trusted for a fitted model, :func:`check_reading` evaluates the parsed node table
-(one plain descent per row and tree, the offset and the link) on a probe and compares it with
-the model's own response.  The probe is a block of background rows in which each feature of
-interest takes each of its grid values and :data:`MISSING_SLOTS` missing values in turn.
-
-Tolerance: ``2e-5 (1 + max |response|)`` plus ``1e-7`` per tree times the largest leaf value
-for XGBoost, LightGBM and CatBoost (float32), ``1e-9 (1 + max |response|)`` for scikit-learn.
-A disagreement returns a one-line reason; the caller falls back to brute force
-(``method="auto"``) or raises (``method="tree"``).  The verdict is cached per fitted model
-and parse.  LightGBM and CatBoost are asked for one thread on the probe (the same bits).
+:func:`check_reading` evaluates the parsed node table (a plain descent, the offset and the link) on
+a probe - background rows in which each feature of interest takes each of its grid values and
+:data:`MISSING_SLOTS` missing values in turn - and compares it with the model's own response, within
+``1e-9 (1 + max |response|)`` for scikit-learn and ``2e-5 (1 + max |response|)`` plus ``1e-7`` per
+tree times the largest leaf value for the float32 boosters.  A disagreement is a one-line reason
+(the caller falls back to brute force or raises); the verdict is cached per fitted model and parse.
 """
 
 from __future__ import annotations
@@ -27,29 +21,22 @@ from ._tree_model import TreeModel, model_grid
 from .inputs import rows_with
 from .response import one_thread, response_function
 
-#: rows of a probe without features of interest
-PROBE_ROWS = 64
-#: fewest rows of a probe (a short grid still meets this many background rows)
-MIN_PROBE_ROWS = 32
-#: most rows of a probe (longer grids are thinned evenly; the missing values are always kept)
-MAX_PROBE_ROWS = 256
-#: missing values per probed column: NaN, alternating with the ``missing=`` sentinel when there is one
-MISSING_SLOTS = 4
+PROBE_ROWS = 64  #: rows of a probe without features of interest
+MIN_PROBE_ROWS = 32  #: fewest rows of a probe
+MAX_PROBE_ROWS = 256  #: most rows of a probe (longer grids are thinned evenly, missing values kept)
+MISSING_SLOTS = 4  #: missing values per probed column: NaN, alternating with a ``missing=`` sentinel
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def probe_rows(n_rows: int, k: int = PROBE_ROWS) -> np.ndarray:
-    """``k`` evenly spaced row positions, first and last included (``i (n_rows - 1) / (k - 1)`` rounded
-    half up; deterministic; repeated when there are fewer than ``k`` rows)."""
+    """``k`` evenly spaced row positions, first and last included (repeated when there are fewer rows)."""
     if k <= 1:
         return np.zeros(k, dtype=np.intp)
     return ((np.arange(k, dtype=np.intp) * (2 * (n_rows - 1)) + (k - 1)) // (2 * (k - 1))).astype(np.intp)
 
 
 def _fingerprint(prepared) -> int:
-    """A CRC of what the reading reads: the compiled descent's node table (built for the descent
-    anyway; a node's column, children and missing/categorical rule in 16 bytes), leaf values, category
-    masks, roots (and an external reader's offset)."""
+    """A CRC of the reading: node table, leaf values, category masks, roots (and a parsed offset)."""
     model = prepared.model
     nodes, thr = prepared.kernel_base()
     crc = 0
@@ -79,9 +66,7 @@ def _tolerance(model: TreeModel, ref: np.ndarray) -> float:
 
 
 def leaf_sums(model: TreeModel, kernel_base, xt: np.ndarray) -> np.ndarray:
-    """(n_rows, n_raw) sum over the trees of the leaf value each row of ``xt`` (trees' space) reaches, no
-    offset: a compiled plain descent (``kernel_base()`` gives its node table, built once per model and
-    shared with the walks)."""
+    """(n_rows, n_raw) sum over the trees of the leaf value each row of ``xt`` (trees' space) reaches, no offset."""
     kern = _kernel()
     nodes, thr = kernel_base()
     return kern.descend(nodes, thr, np.ascontiguousarray(model.cat_left, dtype=np.bool_),
@@ -99,25 +84,10 @@ def _tree_response(prepared, xt: np.ndarray) -> np.ndarray:
 
 
 def check_reading(prepared, estimator, X, response_method: str, grids: dict) -> str | None:
-    """Compare the engine's reading of ``estimator`` with its own response on a probe.
+    """None when the reading ``prepared`` reproduces ``estimator``'s response on a probe, else the reason.
 
-    Parameters
-    ----------
-    prepared : PreparedTrees or PreparedPipeline
-        The read model; ``prepared.probe(rows, substitutions)`` gives the probe in tree space.
-    estimator : fitted estimator
-        The model whose response the PD averages (the whole pipeline for a pipeline).
-    X : array-like of shape (n_rows, n_features)
-        Background rows (input space).
-    response_method : str
-        The resolved response.
-    grids : dict of int to 1-D array
-        Input column -> its grid values (the features of interest).
-
-    Returns
-    -------
-    str or None
-        None when the reading reproduces the response on the probe, else the reason.
+    ``prepared.probe(rows, substitutions)`` gives the probe in tree space; ``X`` are the background
+    rows (input space) and ``grids`` maps each input column of interest to its grid values.
     """
     try:
         entry = _CACHE.setdefault(estimator, {})
@@ -180,9 +150,7 @@ def _probe(prepared, estimator, X, response_method: str, grids: dict) -> str | N
 
 
 def _one_thread(model: TreeModel, estimator, response_method: str) -> dict:
-    """``{keyword: 1}`` (:func:`.response.one_thread`) when ``estimator`` is the LightGBM / CatBoost model
-    read and its ``response_method`` is the library's own (not a subclass's override, not a pipeline's),
-    else ``{}``."""
+    """:func:`.response.one_thread` when ``estimator`` is the booster read and ``response_method`` its library's own."""
     module = getattr(getattr(type(estimator), response_method, None), "__module__", None) or ""
     if getattr(model.source, "estimator", None) is not estimator:
         return {}
@@ -197,8 +165,7 @@ def _show(value) -> str:
 
 
 def _holds_nan(X, cols: list) -> dict:
-    """Column -> whether column ``j`` of ``X`` can be set to NaN (a NumPy bool column of a DataFrame would
-    read it as True, as brute force would: the engine never meets a missing value there)."""
+    """Column -> whether column ``j`` of ``X`` can be set to NaN (not a NumPy bool column of a DataFrame)."""
     dtypes = list(X.dtypes) if hasattr(X, "dtypes") and not isinstance(X, np.ndarray) else None
     return {j: not (dtypes is not None and getattr(dtypes[j], "kind", "") == "b") for j in cols}
 
@@ -215,8 +182,7 @@ def _probe_values(grid, sentinel, with_nan: bool) -> np.ndarray:
 
 
 def _tokens(values: np.ndarray, sentinel, with_nan: bool) -> np.ndarray:
-    """NaN alternating with the ``missing=`` sentinel (NaN only without a sentinel; the sentinel only
-    without NaN)."""
+    """:data:`MISSING_SLOTS` missing tokens: NaN (``with_nan``) alternating with the ``missing=`` sentinel."""
     pool = ([np.nan] if with_nan else []) + ([float(sentinel)] if sentinel is not None else [])
     dtype = np.float64 if values.dtype.kind in "biuf" else object
     return np.array([pool[i % len(pool)] for i in range(MISSING_SLOTS)] if pool else [], dtype=dtype)

@@ -11,27 +11,15 @@ from ._tree_model import MISSING_CODE, TreeModel
 from .inputs import average_rows
 
 _KERNEL_ICE_BYTES = 2**24  # per-row difference arrays of one row block of the compiled walk
-
 _KERNEL_ROW_BLOCK = 2**20  # background rows per compiled walk call of the average walks (see _kernel_walk)
-
 _LOCALITY_MIN_ROWS = 4096  # from this many background rows the average walks read them in leaf order
-
 _KERNEL = None  # the kernel module once imported, False when numba is missing
 
 NEEDS_NUMBA = "the exact tree engine needs numba, which is not installed (pip install numba)"
 
 
 def kernel_available() -> bool:
-    """Whether the exact tree engine can be used: numba, which compiles its walk, imports.
-
-    Without numba ``method="auto"`` computes by brute force and ``method="tree"`` raises.
-
-    Examples
-    --------
-    >>> from pdpboot.engine.tree import kernel_available
-    >>> isinstance(kernel_available(), bool)
-    True
-    """
+    """Whether numba, which compiles the exact tree engine's walk, imports (else ``method="auto"`` is brute force)."""
     return _kernel() is not None
 
 
@@ -46,11 +34,6 @@ def _kernel():
         except ImportError:
             pass
     return _KERNEL or None
-
-
-def _blocks(n_rows: int, size: int):
-    for start in range(0, n_rows, size):
-        yield slice(start, min(start + size, n_rows))
 
 
 def _expand(offset: np.ndarray, n_axes: int) -> np.ndarray:
@@ -84,28 +67,14 @@ def _category_codes(values: np.ndarray) -> np.ndarray:
     return np.where(ok, np.where(ok, values, 0).astype(np.intp), MISSING_CODE)
 
 
-def grid_goes_left(model: TreeModel, nodes: np.ndarray, g: np.ndarray, categorical: bool) -> np.ndarray:
-    """(len(nodes), len(g)) bool: which grid values each split node sends left."""
-    if categorical:
-        return model.cat_left[model.cat_row[nodes][:, None], _category_codes(g)[None, :]]
-    g64 = g.astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        le = g64[None, :] <= model.threshold[nodes][:, None]
-    return le | (np.isnan(g64)[None, :] & model.missing_left[nodes][:, None])
-
-
 @dataclass(frozen=True)
 class _KernelTable:
-    """One feature set for the compiled walk (:mod:`._tree_kernel`).
+    """One feature set for the compiled walk: the arguments of :func:`._tree_kernel.walk`.
 
-    ``nodes`` (n_nodes, 4) int32 and ``thr``: the model's node table (shared by all
-    feature sets); ``axis_of`` (model columns,) the grid axis of each model column (-1:
-    complement); ``mask_axes`` (2,) 1 for a *mask axis* (a categorical or one-hot
-    feature, or a grid with NaN: boxes are bit masks over the grid in the caller's
-    order), ``left_mask`` (n_nodes,; empty without mask axes) the grid points each split on a mask axis sends
-    left; ``grids`` the sorted grids of interval axes as float64 (a mask axis: zeros of
-    the grid's length; an empty second grid for 1-D); ``shape`` and ``order`` (the
-    sorting permutation of each grid; :func:`decode_boxes` reads both).
+    ``nodes`` and ``thr``: the model's node table (shared by all feature sets); a *mask axis* (a
+    categorical or one-hot feature, or a grid with NaN) has boxes that are bit masks over the grid in
+    the caller's order and zeros as its grid; ``shape`` and ``order`` (the sorting permutation of
+    each grid) are read by :func:`decode_boxes`.
     """
 
     nodes: np.ndarray
@@ -145,11 +114,14 @@ def _kernel_handles(model: TreeModel, s_cols: list, grids: list) -> bool:
 
 def _mask_goes_left(model: TreeModel, col, g, nodes: np.ndarray) -> np.ndarray:
     """(len(nodes), len(g)) bool: the grid points each split node (on the axis' columns) sends left."""
-    if not np.ndim(col):
-        return grid_goes_left(model, nodes, np.asarray(g, dtype=np.float64), bool(model.categorical[col]))
-    pos = {int(c): k for k, c in enumerate(col)}
-    which = np.array([pos[c] for c in model.feature[nodes].tolist()], dtype=np.intp)
-    vals = np.asarray(g, dtype=np.float64)[:, which].T  # (nodes, n_grid)
+    g = np.asarray(g, dtype=np.float64)
+    if np.ndim(col):  # one feature over several columns: a grid point holds a value per column
+        pos = {int(c): k for k, c in enumerate(col)}
+        vals = g[:, np.array([pos[c] for c in model.feature[nodes].tolist()], dtype=np.intp)].T
+    elif model.categorical[col]:
+        return model.cat_left[model.cat_row[nodes][:, None], _category_codes(g)[None, :]]
+    else:
+        vals = g[None, :]
     with np.errstate(invalid="ignore"):
         le = vals <= model.threshold[nodes][:, None]
     return le | (np.isnan(vals) & model.missing_left[nodes][:, None])
@@ -193,22 +165,17 @@ def _kernel_table(model: TreeModel, base, s_cols: list, grids: list) -> _KernelT
     return _KernelTable(nodes, base[1], axis_of, mask_axes, left_mask, (values[0], values[1]),
                         tuple(len(g) for g in grids), orders)
 
-def _kernel_walk(model: TreeModel, table: _KernelTable, xt, rows, w, acc, ice, oob=None, ice_oob=None,
-                 value=None, slot=None) -> None:
+def _kernel_walk(model: TreeModel, table: _KernelTable, xt, rows, w, acc, ice) -> None:
     kern = _kernel()
-    value = model.value if value is None else value
-    slot = np.zeros(len(model.roots), dtype=np.int64) if slot is None else slot
-    if oob is None:
-        oob, ice_oob = np.zeros((0, 0), dtype=np.bool_), np.zeros((0, 0, 0))
     c = np.ascontiguousarray
-    args = (c(model.cat_left, dtype=np.bool_), c(value, dtype=np.float64), c(model.roots, dtype=np.int64),
-            c(slot, dtype=np.int64), *table.args, c(xt, dtype=np.float64))
-    rows, w, oob = c(rows, dtype=np.int64), c(w, dtype=np.float64), c(oob, dtype=np.bool_)
+    args = (c(model.cat_left, dtype=np.bool_), c(model.value, dtype=np.float64), c(model.roots, dtype=np.int64),
+            *table.args, c(xt, dtype=np.float64))
+    rows, w = c(rows, dtype=np.int64), c(w, dtype=np.float64)
     # Few large blocks: every block pays each visited node again; cache locality comes from the
     # rows' order (locality_order).
     n_blocks = max(1, round(len(rows) / _KERNEL_ROW_BLOCK))
     for part in np.array_split(rows, n_blocks):
-        kern.walk(table.nodes, table.thr, *args, part, w, acc, ice, oob, ice_oob)
+        kern.walk(table.nodes, table.thr, *args, part, w, acc, ice)
 
 def locality_order(model: TreeModel, base, xt: np.ndarray) -> np.ndarray | None:
     """An order of the background rows that keeps rows of one region of the feature space together.
@@ -258,18 +225,14 @@ def _decoded(model: TreeModel, tables: list, acc: np.ndarray, off: np.ndarray, t
 
 
 _BITS_MAX_LEAVES = 512  # mean leaves per tree up to which the bitset walk is taken (see _bits_pay)
-
 _BITS_ROWS_PER_LEAF = 8  # fewer background rows per leaf: the curves walk
-
 _BITS_MAX_PLANES = 16  # integer weights below 2**16 (bootstrap multiplicities): exact bit planes
-
 _BITS_BYTES = 2**25  # largest table of split-condition bitsets (internal nodes x words x 8 bytes)
 
 
 def _weight_planes(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Integer weights (all positive) as bit planes: ``planes[b]`` the rows whose weight has bit ``b``
-    set, packed in uint64 words, and ``scale[b] = 2**b``; None for weights that are not integers below
-    ``2**_BITS_MAX_PLANES``."""
+    """Positive integer weights below ``2**_BITS_MAX_PLANES`` as bit planes (``planes[b]``: the rows whose
+    weight has bit ``b``, packed in uint64 words) and ``scale[b] = 2**b``; else None."""
     top = float(weights.max(initial=0.0))
     if top >= 2.0**_BITS_MAX_PLANES or not np.array_equal(weights, np.floor(weights)):
         return None
@@ -306,9 +269,7 @@ def _split_entries(base) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 def _bits_pay(model: TreeModel, n_rows: int) -> bool:
-    """Whether the bitset walk (:func:`_kernel_pd_bits`) is taken for a shared average: at least
-    ``_BITS_ROWS_PER_LEAF`` background rows per leaf, trees of at most ``_BITS_MAX_LEAVES`` leaves on
-    average, split bitsets within ``_BITS_BYTES``."""
+    """Whether the bitset walk (:func:`_kernel_pd_bits`) is taken for a shared average (thresholds below)."""
     n_leaves = int(np.count_nonzero(model.feature < 0))
     n_internal = len(model.feature) - n_leaves
     words = -(-n_rows // 64)
@@ -317,9 +278,8 @@ def _bits_pay(model: TreeModel, n_rows: int) -> bool:
 
 
 def _kernel_pd_bits(model: TreeModel, xt, tables: list, w) -> list[np.ndarray] | None:
-    """PD of several kernel plans from :func:`._tree_kernel.walk_bits` (one walk per set and tree, the
-    rows of a node as a bitset); the values of :func:`_kernel_pd`.  None when the weights are
-    not small integers (bootstrap multiplicities and equal weights are): the caller walks the rows."""
+    """PD of several kernel plans from :func:`._tree_kernel.walk_bits`; None when the weights are not
+    small integers (bootstrap multiplicities and equal weights are)."""
     kern = _kernel()
     weights, total, rows = average_rows(w, xt.shape[1])
     bits_of = _weight_planes(weights[rows])
@@ -351,10 +311,8 @@ def curves_walkable(tables: list) -> bool:
     return min(cols) >= 0 and len(set(cols)) == len(cols)
 
 def _kernel_pd_curves(model: TreeModel, xt, tables: list, w) -> list[np.ndarray]:
-    """PD of several 1-D kernel plans (:func:`curves_walkable`) of a model whose response is linear in
-    the tree outputs, from one walk per tree that follows each row's own path once for all curves
-    (:func:`._tree_kernel.walk_curves`); same values as :func:`_kernel_pd`.  ``xt`` and ``w`` may be
-    in any row order."""
+    """PD of several 1-D kernel plans (:func:`curves_walkable`) of a response linear in the tree outputs,
+    from :func:`._tree_kernel.walk_curves`; ``xt`` and ``w`` may be in any row order."""
     kern = _kernel()
     weights, total, rows = average_rows(w, xt.shape[1])
     n_raw, n_sets = model.value.shape[1], len(tables)
@@ -383,23 +341,24 @@ def _kernel_pd(model: TreeModel, xt, table: _KernelTable, w, average: bool, indi
     n_raw, size = model.value.shape[1], table.size
     weights = np.ones(n_rows) if w is None else w
     total = float(n_rows) if w is None else float(w.sum())
-    no_ice = np.zeros((0, 0, 0))
     if model.link is None and not individual:
-        acc = np.zeros((1, n_raw, size))
+        acc = np.zeros((n_raw, size))
         if local is not None:
             xt, weights = local[1], weights[local[0]]
             w = None if w is None else weights
         rows = np.arange(n_rows, dtype=np.int64) if w is None else np.flatnonzero(w > 0).astype(np.int64)
-        _kernel_walk(model, table, xt, rows, weights, acc, no_ice)
-        return decode_boxes(acc[0], table) / total + _expand(model.offset, len(table.shape)), None
+        _kernel_walk(model, table, xt, rows, weights, acc, np.zeros((0, 0, 0)))
+        return decode_boxes(acc, table) / total + _expand(model.offset, len(table.shape)), None
     n_axes = len(table.shape)
     block = int(max(1, min(n_rows, _KERNEL_ICE_BYTES // (size * max(n_raw, model.n_out) * 8))))
     ice = np.empty((n_rows, model.n_out) + table.shape) if individual else None
     acc = np.zeros((model.n_out,) + table.shape) if average else None
-    for rows in _blocks(n_rows, block):
+    for start in range(0, n_rows, block):
+        rows = slice(start, min(start + block, n_rows))
         b = rows.stop - rows.start
         enc = np.zeros((b, n_raw, size))
-        _kernel_walk(model, table, xt[:, rows], np.arange(b, dtype=np.int64), weights[rows], no_ice, enc)
+        _kernel_walk(model, table, xt[:, rows], np.arange(b, dtype=np.int64), weights[rows], np.zeros((0, 0)),
+                     enc)
         raw = decode_boxes(enc, table) + _expand(model.offset, n_axes)  # (b, n_raw, *grid)
         resp = _respond(model, np.moveaxis(raw, 1, 0))  # (b, n_out, *grid)
         if individual:

@@ -63,6 +63,34 @@ def _grow(a):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _push(st, top, v, s, e, lo0, hi0, lo1, hi1):
+    """Put a pending node (segment ``s:e`` of the row array, grid box) at ``top`` of :func:`walk`'s stack
+    (grown when full); returns the stack."""
+    if top == st.shape[0]:
+        st = _grow_rows(st)
+    st[top, 0] = v
+    st[top, 1] = s
+    st[top, 2] = e
+    st[top, 3] = lo0
+    st[top, 4] = hi0
+    st[top, 5] = lo1
+    st[top, 6] = hi1
+    return st
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push_state(st, top, v, s, e, state):
+    """Put a pending node (segment ``s:e``, state) at ``top`` of :func:`walk_curves`' stack (grown when full)."""
+    if top == st.shape[0]:
+        st = _grow_rows(st)
+    st[top, 0] = v
+    st[top, 1] = s
+    st[top, 2] = e
+    st[top, 3] = state
+    return st
+
+
 @njit(cache=True, nogil=True)
 def _category_code(xv):
     """Column of ``cat_left`` for value ``xv``: its integer code, or ``MISSING_CODE`` (NaN, negative, too large)."""
@@ -155,18 +183,15 @@ def _add_leaf(out, k, b, lo0, hi0, lo1, hi1, g0, g1, m0, m1, val):
 
 
 @njit(cache=True, nogil=True)
-def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask, grid0, grid1, xt, rows, w, acc, ice,
-         oob, ice_oob):
+def walk(nodes, thr, cat_left, value, roots, axis_of, mask_axes, left_mask, grid0, grid1, xt, rows, w, acc, ice):
     """Walk trees ``roots`` with the rows ``rows`` (see the module docstring).
 
-    ``value`` (n_nodes, n_raw) leaf values; ``slot[t]`` the row of ``acc`` tree ``t`` adds to;
-    ``axis_of[c]`` the grid axis (0 or 1) of model column ``c``, -1 for a complement column;
-    ``grid0``, ``grid1`` the sorted grids (``grid1`` empty: 1-D).  On a *mask axis*
-    (``mask_axes[d]``; at most 62 points) the box is a bit mask of grid points and ``left_mask[v]``
-    the points split ``v`` sends left.  ``xt`` (n_features, n_rows); ``w`` row weights; ``acc``
-    (n_slots, n_raw, g0 * max(g1, 1)) and ``ice`` (n_rows, n_raw, size) difference arrays (empty:
-    skipped); ``oob`` (n_trees, n_rows): if not empty, tree ``t`` also adds to ``ice_oob`` for the
-    rows with ``oob[t, i]``.
+    ``value`` (n_nodes, n_raw) leaf values; ``axis_of[c]`` the grid axis (0 or 1) of model column
+    ``c``, -1 for a complement column; ``grid0``, ``grid1`` the sorted grids (``grid1`` empty: 1-D).
+    On a *mask axis* (``mask_axes[d]``; at most 62 points) the box is a bit mask of grid points and
+    ``left_mask[v]`` the points split ``v`` sends left.  ``xt`` (n_features, n_rows); ``w`` row
+    weights; ``acc`` (n_raw, g0 * max(g1, 1)) and ``ice`` (n_rows, n_raw, size) difference arrays
+    (empty: skipped).
     """
     n_raw = value.shape[1]
     g0 = grid0.shape[0]
@@ -175,37 +200,25 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
     m1 = mask_axes[1] != 0
     do_avg = acc.shape[0] > 0
     do_ice = ice.shape[0] > 0
-    do_oob = oob.shape[0] > 0
     m = rows.shape[0]
     seg = np.empty(m, dtype=np.int64)
     tmp = np.empty(m, dtype=np.int64)
     st = np.empty((4, 7), dtype=np.int64)  # pending: node, segment start/end, box; grows as needed
     if m == 0:
         return
-    # 2-D views made once (a view per leaf costs reference counting): row ``slot * n_raw + k`` / ``r * n_raw + k``
-    acc2 = acc.reshape(acc.shape[0] * acc.shape[1], acc.shape[2])
+    # a 2-D view made once (a view per leaf costs reference counting): row ``r * n_raw + k``
     ice2 = ice.reshape(ice.shape[0] * ice.shape[1], ice.shape[2])
-    oob2 = ice_oob.reshape(ice_oob.shape[0] * ice_oob.shape[1], ice_oob.shape[2])
+    full0 = (np.int64(1) << g0) - 1 if m0 else 0  # the whole grid: all points of a mask axis, else [0, g)
+    full1 = (np.int64(1) << g1) - 1 if m1 else 0
     for t in range(roots.shape[0]):
         for k in range(m):
             seg[k] = rows[k]
-        st[0, 0] = roots[t]
-        st[0, 1] = 0
-        st[0, 2] = m
-        st[0, 3] = (np.int64(1) << g0) - 1 if m0 else 0
-        st[0, 4] = g0
-        st[0, 5] = (np.int64(1) << g1) - 1 if m1 else 0
-        st[0, 6] = g1
+        st = _push(st, 0, roots[t], 0, m, full0, g0, full1, g1)
         top = 1
         while top > 0:
             top -= 1
-            v = st[top, 0]
-            s = st[top, 1]
-            e = st[top, 2]
-            lo0 = st[top, 3]
-            hi0 = st[top, 4]
-            lo1 = st[top, 5]
-            hi1 = st[top, 6]
+            v, s, e = st[top, 0], st[top, 1], st[top, 2]
+            lo0, hi0, lo1, hi1 = st[top, 3], st[top, 4], st[top, 5], st[top, 6]
             while True:  # follow one child in place, push the other (if any)
                 f = nodes[v, 0]
                 aux = nodes[v, 3]
@@ -220,15 +233,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                     elif nl == e - s:
                         v = nodes[v, 1]
                     else:
-                        if top == st.shape[0]:
-                            st = _grow_rows(st)
-                        st[top, 0] = nodes[v, 2]
-                        st[top, 1] = s + nl
-                        st[top, 2] = e
-                        st[top, 3] = lo0
-                        st[top, 4] = hi0
-                        st[top, 5] = lo1
-                        st[top, 6] = hi1
+                        st = _push(st, top, nodes[v, 2], s + nl, e, lo0, hi0, lo1, hi1)
                         top += 1
                         v = nodes[v, 1]
                         e = s + nl
@@ -239,15 +244,12 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                         for k in range(s, e):
                             total += w[seg[k]]
                         for k in range(n_raw):
-                            _add_leaf(acc2, slot[t] * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1,
-                                      value[v, k] * total)
+                            _add_leaf(acc, k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k] * total)
                     if do_ice:
                         for q in range(s, e):
                             r = seg[q]
                             for k in range(n_raw):
                                 _add_leaf(ice2, r * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
-                                if do_oob and oob[t, r]:
-                                    _add_leaf(oob2, r * n_raw + k, 0, lo0, hi0, lo1, hi1, g0, g1, m0, m1, value[v, k])
                     break
                 # S-split: each child keeps its side of the grid box; a child with an empty box is cut
                 a0 = axis_of[f] == 0
@@ -268,19 +270,7 @@ def walk(nodes, thr, cat_left, value, roots, slot, axis_of, mask_axes, left_mask
                     go_r = r_lo < r_hi
                 f = 0 if a0 else 1  # the axis from here on
                 if go_r and go_l:
-                    if top == st.shape[0]:
-                        st = _grow_rows(st)
-                    st[top, 0] = nodes[v, 2]
-                    st[top, 1] = s
-                    st[top, 2] = e
-                    st[top, 3] = lo0
-                    st[top, 4] = hi0
-                    st[top, 5] = lo1
-                    st[top, 6] = hi1
-                    if f == 0:
-                        st[top, 3] = r_lo
-                    else:
-                        st[top, 5] = r_lo
+                    st = _push(st, top, nodes[v, 2], s, e, r_lo if f == 0 else lo0, hi0, lo1 if f == 0 else r_lo, hi1)
                     top += 1
                 if go_l:
                     v = nodes[v, 1]
@@ -488,15 +478,11 @@ def walk_curves(nodes, thr, cat_left, value, roots, set_of, grids, glen, off, ma
     """The weighted averages of :func:`walk` for ``K`` 1-D feature sets on distinct numeric columns at
     once, for deep trees (few rows per leaf).
 
-    A pending item is (node, segment of the row index array, state).  State -1: the rows reached
-    the node by their own values (their *own path*, walked once for all sets); state ``k``: only for
-    set ``k`` (they crossed a split on its feature).  At a split on the feature of set ``k``,
-    own-path rows also cross to the other child with state ``k`` (if its grid box of set ``k`` is
-    not empty) and rows of state ``k`` go to both children; at other splits rows are partitioned in
-    place.  At a leaf, own-path rows add ``value`` times their summed weights to every set's box,
-    rows of state ``k`` to set ``k``'s (boxes from :func:`_curve_boxes`).  ``set_of[c]``: the set
-    whose feature is column ``c`` (-1: none); ``grids[k, 0, :glen[k]]`` sorted grids; ``acc``
-    (n_raw, off[K]); ``max_tree`` the largest tree's node count.  Others as for :func:`walk`.
+    Rows of state -1 follow their *own path*, once for all sets; at a split on the feature of set
+    ``k`` they also cross to the other child with state ``k`` (counted for set ``k`` only), and rows
+    of state ``k`` go to both children there.  ``set_of[c]``: the set whose feature is column ``c``
+    (-1: none); ``grids[k, 0, :glen[k]]`` sorted grids; ``acc`` (n_raw, off[K]); ``max_tree`` the
+    largest tree's node count.  Others as for :func:`walk`.
     """
     n_raw = value.shape[1]
     n_sets = glen.shape[0]
@@ -514,17 +500,11 @@ def walk_curves(nodes, thr, cat_left, value, roots, set_of, grids, glen, off, ma
         _curve_boxes(nodes, thr, root, end, set_of, grids, glen, bx)
         for k in range(m):
             seg[k] = rows[k]
-        st[0, 0] = root
-        st[0, 1] = 0
-        st[0, 2] = m
-        st[0, 3] = -1
+        st = _push_state(st, 0, root, 0, m, -1)
         top = 1
         while top > 0:
             top -= 1
-            v = st[top, 0]
-            s = st[top, 1]
-            e = st[top, 2]
-            state = st[top, 3]
+            v, s, e, state = st[top, 0], st[top, 1], st[top, 2], st[top, 3]
             while True:
                 f = nodes[v, 0]
                 if f == LEAF:
@@ -547,12 +527,7 @@ def walk_curves(nodes, thr, cat_left, value, roots, set_of, grids, glen, off, ma
                     go_l = bx[lc - root, kf, 0] < bx[lc - root, kf, 1]
                     go_r = bx[rc - root, kf, 0] < bx[rc - root, kf, 1]
                     if go_l and go_r:
-                        if top + 1 > st.shape[0]:
-                            st = _grow_rows(st)
-                        st[top, 0] = rc
-                        st[top, 1] = s
-                        st[top, 2] = e
-                        st[top, 3] = state
+                        st = _push_state(st, top, rc, s, e, state)
                         top += 1
                     v = lc if go_l else rc
                     continue
@@ -561,30 +536,19 @@ def walk_curves(nodes, thr, cat_left, value, roots, set_of, grids, glen, off, ma
                     v = lc if _goes_left(xt[f, seg[s]], thr[v], aux, cat_left) else rc
                     continue
                 nl = _partition(seg, tmp, s, e, xt, f, thr[v], aux, cat_left)
-                if top + 3 > st.shape[0]:
-                    st = _grow_rows(st)
                 if state == -1 and kf >= 0:  # each part also crosses to the other child for set kf
                     if nl > 0 and bx[rc - root, kf, 0] < bx[rc - root, kf, 1]:
-                        st[top, 0] = rc
-                        st[top, 1] = s
-                        st[top, 2] = s + nl
-                        st[top, 3] = kf
+                        st = _push_state(st, top, rc, s, s + nl, kf)
                         top += 1
                     if nl < e - s and bx[lc - root, kf, 0] < bx[lc - root, kf, 1]:
-                        st[top, 0] = lc
-                        st[top, 1] = s + nl
-                        st[top, 2] = e
-                        st[top, 3] = kf
+                        st = _push_state(st, top, lc, s + nl, e, kf)
                         top += 1
                 if nl == 0:
                     v = rc
                 elif nl == e - s:
                     v = lc
                 else:
-                    st[top, 0] = rc
-                    st[top, 1] = s + nl
-                    st[top, 2] = e
-                    st[top, 3] = state
+                    st = _push_state(st, top, rc, s + nl, e, state)
                     top += 1
                     v = lc
                     e = s + nl
@@ -611,10 +575,8 @@ def left_bits(xc, cat_left, ent_feat, ent_thr, ent_aux, n_words):
     """Row bitsets of the split conditions of a model: ``bits[e]`` the rows of ``xc`` (n_features, m)
     that entry ``e`` sends left, and ``nan_bits[c]`` the rows with NaN in column ``c``.
 
-    An entry is a numeric condition ``x <= ent_thr[e]`` on column ``ent_feat[e]`` (``ent_aux[e] < 0``;
-    NaN rows not included) or a categorical one (``ent_aux[e]``: its row of ``cat_left``).  Numeric
-    entries come sorted by column, then threshold: each row is placed by binary search at the first
-    threshold it does not exceed, then a running OR over the column's thresholds gives ``x <= t``."""
+    An entry is ``x <= ent_thr[e]`` on column ``ent_feat[e]`` (``ent_aux[e] < 0``; entries sorted by
+    column, then threshold) or categorical (``ent_aux[e]``: its row of ``cat_left``)."""
     n_ent = ent_feat.shape[0]
     m = xc.shape[1]
     bits = np.zeros((n_ent, n_words), dtype=np.uint64)
@@ -671,16 +633,12 @@ def walk_bits(nodes, value, roots, node_entry, bits, nan_bits, axis_of, mask_axe
               thr, planes, scale, acc):
     """The weighted averages of :func:`walk` for ``K`` feature sets, the rows of a node held as one bitset.
 
-    For small trees with many rows per leaf: each set walks each tree once; a complement split ANDs
-    the node's bitset with the rows its condition sends left (``bits[node_entry[v]]``, plus
-    ``nan_bits`` where NaN goes left) or with their complement; a split on a feature of interest hands
-    the bitset to each child whose box is not empty.  At a leaf the summed weights are
-    ``sum_b scale[b] * popcount(rows & planes[b])`` (integer weights in binary: exact).
-
-    ``axis_of[k, c]``, ``mask_axes[k]``, ``left_mask[k]`` as for :func:`walk`, per set;
-    ``grids[k, d, :glen[k, d]]`` the sorted grid of axis ``d`` of set ``k`` (``glen[k, 1] == 0``: 1-D);
-    ``acc`` (n_raw, off[K]), set ``k`` in ``acc[:, off[k]:off[k + 1]]``; ``planes`` (n_planes, n_words)
-    and ``scale`` the weights' bit planes (the root's rows: unused bits are zero).
+    For small trees with many rows per leaf: a complement split ANDs the node's bitset with the rows
+    its condition sends left (``bits[node_entry[v]]``, plus ``nan_bits`` where NaN goes left) or with
+    their complement; at a leaf the summed weights are ``sum_b scale[b] * popcount(rows & planes[b])``
+    (integer weights in bit planes: exact).  ``axis_of``, ``mask_axes``, ``left_mask`` as for
+    :func:`walk`, per set; ``grids[k, d, :glen[k, d]]`` the sorted grid of axis ``d`` of set ``k``;
+    set ``k`` in ``acc[:, off[k]:off[k + 1]]``.
     """
     n_raw = value.shape[1]
     n_sets = axis_of.shape[0]

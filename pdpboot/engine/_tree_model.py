@@ -1,17 +1,10 @@
-"""Read fitted scikit-learn tree models into one flat node table.
+"""Read fitted tree models into one flat node table (:func:`read_model` -> :class:`TreeModel`).
 
-:func:`read_model` turns a supported estimator into a :class:`TreeModel` (one node table for the
-whole ensemble, leaf contributions, offset, input conversion and link).  Semantics as in
-scikit-learn's prediction code:
-
-* ``DecisionTree*``, ``RandomForest*``, ``ExtraTrees*``, ``GradientBoosting*``: the
-  input is validated to float32; a node sends ``x`` left when ``x <= threshold``
-  (float32 value, float64 threshold) and a NaN follows ``missing_go_to_left``
-  (gradient boosting rejects NaN at predict time).
-* ``HistGradientBoosting*``: the input is float64 (after the estimator's own
-  categorical preprocessing, which reorders columns); categorical nodes send a
-  category left when it is in the node's bitset, right when it is a known
-  category, and the missing way otherwise (also for NaN and negative codes).
+Semantics as in scikit-learn's prediction code: trees, forests and ``GradientBoosting*`` take
+float32 input, send ``x`` left when ``x <= threshold`` and NaN along ``missing_go_to_left``;
+``HistGradientBoosting*`` takes float64 after its own categorical preprocessing (which reorders
+columns), and a categorical node sends a category in its bitset left, another known one right and
+anything else the missing way.
 """
 
 from __future__ import annotations
@@ -63,16 +56,11 @@ class UnsupportedModel(Exception):
 class TreeModel:
     """A fitted tree model as one node table plus its input and output conventions.
 
-    Node arrays have shape (n_nodes,); ``feature`` is -1 at leaves.  ``value`` has
-    shape (n_nodes, n_raw) and holds each leaf's contribution to the raw outputs;
-    the raw output of a row is ``offset + sum of value over the leaves it reaches``.
-    ``cat_row`` indexes ``cat_left`` (n_cat_nodes, 257): does code ``c`` go left
-    (column 256 = missing).  ``link`` maps raw outputs (N, n_raw) to the response
-    (N, n_out), or is None when the response is the raw output itself.  ``columns``
-    maps an input column to its column in the trees' array (HGB moves categorical
-    columns first), ``categories`` lists the encoder's categories per input column
-    (None for numeric), ``categorical`` flags the trees' columns, ``dtype`` is the
-    type inputs and grid values are cast to before comparisons.
+    Node arrays have shape (n_nodes,), ``feature`` -1 at leaves; a row's raw output is ``offset`` plus
+    the ``value`` (n_nodes, n_raw) of the leaves it reaches.  ``cat_row`` indexes ``cat_left``
+    (n_cat_nodes, 257: does code ``c`` go left, column 256 = missing).  ``link`` maps raw outputs to
+    the response (None: identity); ``columns`` maps input columns to the trees' columns,
+    ``categories`` holds the encoder's categories per input column, ``dtype`` the type of comparisons.
     """
 
     feature: np.ndarray
@@ -115,7 +103,8 @@ def _check_response(estimator, response_method: str) -> None:
             raise UnsupportedModel("gradient boosting with a non-constant init estimator")
 
 
-def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=None, cover=None) -> dict:
+def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=None, cover=None,
+           cat_left=None) -> dict:
     """Node table from per-tree arrays concatenated in tree order (child ids local to a tree)."""
     sizes = np.asarray(sizes, dtype=np.intp)
     roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
@@ -138,6 +127,7 @@ def _table(feature, threshold, left, right, missing_left, sizes, value, cat_row=
         "value": value,
         "roots": roots,
         "cover": None if cover is None else np.asarray(cover, dtype=np.float64),
+        "cat_left": np.zeros((0, MISSING_CODE + 1), dtype=bool) if cat_left is None else cat_left,
     }
 
 
@@ -212,9 +202,8 @@ def _hgb_tables(estimator) -> tuple[dict, np.ndarray]:
     table = _table(
         nodes["feature_idx"], nodes["num_threshold"], np.where(is_leaf, -1, nodes["left"].astype(np.intp)),
         nodes["right"].astype(np.intp), nodes["missing_go_to_left"], sizes, value, cat_row,
-        cover=nodes["count"],
+        cover=nodes["count"], cat_left=cat_left,
     )
-    table["cat_left"] = cat_left
     offset = np.asarray(estimator._baseline_prediction, dtype=np.float64).reshape(-1)
     return table, offset
 
@@ -355,50 +344,32 @@ def model_grid(model: TreeModel, j: int, values) -> np.ndarray:
     return out if as_missing is None else as_missing(out)
 
 
-def _read_external(estimator, response_method: str) -> TreeModel:
-    reader = external_reader(estimator, response_method)
-    try:
-        table = reader.table(_table, MISSING_CODE)
-    except (KeyError, ValueError, TypeError) as exc:
-        raise UnsupportedModel(f"unexpected model dump ({exc})") from None
-    n_raw = table["value"].shape[1]
-    link = reader.link
-    n_out = n_raw if link is None else np.asarray(link(np.zeros((1, n_raw)))).reshape(1, -1).shape[1]
-    return TreeModel(
-        link=link, n_out=n_out, offset=np.zeros(n_raw), columns=np.arange(reader.n_features),
-        categories=None, categorical=reader.categorical(), dtype=reader.dtype, source=reader, **table,
-    )
-
-
 def read_model(estimator, response_method: str) -> TreeModel:
     """Build the :class:`TreeModel` of a fitted supported estimator; raise UnsupportedModel otherwise."""
     if is_external(estimator):
-        return _read_external(estimator, response_method)
-    check_supported(estimator, response_method)
-    if isinstance(estimator, _HGB):
-        table, offset = _hgb_tables(estimator)
-        columns, categories = _hgb_columns(estimator)
-        categorical = np.asarray(estimator._bin_mapper.is_categorical_, dtype=bool)
-        dtype = np.float64
+        reader = external_reader(estimator, response_method)
+        try:
+            table = reader.table(_table, MISSING_CODE)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise UnsupportedModel(f"unexpected model dump ({exc})") from None
+        fields = {"link": reader.link, "offset": np.zeros(table["value"].shape[1]), "categories": None,
+                  "columns": np.arange(reader.n_features), "categorical": reader.categorical(),
+                  "dtype": reader.dtype, "source": reader}
     else:
-        table, offset = _sk_tables(estimator)
-        table["cat_left"] = np.zeros((0, MISSING_CODE + 1), dtype=bool)
-        columns, categories = np.arange(estimator.n_features_in_), None
-        categorical = np.zeros(estimator.n_features_in_, dtype=bool)
-        dtype = np.float32
-    link = _link(estimator, response_method)
-    n_raw = table["value"].shape[1]
-    n_out = n_raw if link is None else link(np.zeros((1, n_raw))).shape[1]
-    return TreeModel(
-        link=link,
-        n_out=n_out,
-        offset=offset,
-        columns=columns,
-        categories=categories,
-        categorical=categorical,
-        dtype=dtype,
-        **table,
-    )
+        check_supported(estimator, response_method)
+        if isinstance(estimator, _HGB):
+            table, offset = _hgb_tables(estimator)
+            columns, categories = _hgb_columns(estimator)
+            categorical, dtype = np.asarray(estimator._bin_mapper.is_categorical_, dtype=bool), np.float64
+        else:
+            table, offset = _sk_tables(estimator)
+            columns, categories = np.arange(estimator.n_features_in_), None
+            categorical, dtype = np.zeros(estimator.n_features_in_, dtype=bool), np.float32
+        fields = {"link": _link(estimator, response_method), "offset": offset, "columns": columns,
+                  "categories": categories, "categorical": categorical, "dtype": dtype}
+    link, n_raw = fields["link"], table["value"].shape[1]
+    n_out = n_raw if link is None else np.asarray(link(np.zeros((1, n_raw)))).reshape(1, -1).shape[1]
+    return TreeModel(n_out=n_out, **fields, **table)
 
 
 def convert_quietly(estimator, X) -> np.ndarray:

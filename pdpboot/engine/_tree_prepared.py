@@ -44,12 +44,9 @@ from .inputs import row_weights
 class TreePlan:
     """One feature set of a :class:`PreparedTrees`: model columns, grid table and costs.
 
-    ``tree_cost`` and ``brute_cost`` are rough CPU-second estimates of the exact tree
-    engine and of brute force (the model's own predict on rows x grid points) for
-    the average; ``ice_cost`` is added to both when ICE or a non-linear response
-    needs per-row values.  ``boxes`` is None (and ``tree_cost`` infinite) for a
-    categorical, one-hot or NaN-holding grid of more than 62 points, which the compiled
-    walk does not take (brute force computes it).
+    ``tree_cost`` and ``brute_cost`` are rough CPU-second estimates of the average by the tree engine
+    and by brute force; ``ice_cost`` is added to both when per-row values are needed.  ``boxes`` is
+    None (``tree_cost`` infinite) for a mask-axis grid of more than 62 points (brute force computes it).
     """
 
     feature_idx: tuple[int, ...]
@@ -65,24 +62,10 @@ class TreePlan:
         return self.tree_cost + extra <= self.brute_cost + extra
 
 class PreparedTrees:
-    """A supported tree model read once, with background rows in its input space.
+    """A supported tree model read once, with background rows ``X`` in its input space.
 
-    Parameters
-    ----------
-    estimator : fitted tree model
-        One for which :func:`supports` is True.
-    X : array-like of shape (n_rows, n_features)
-        Background rows.
-    response_method : {"predict", "predict_proba", "decision_function"}
-        The resolved response.
-    converted : ndarray, optional
-        ``X`` already converted by the estimator's own validation (scikit-learn models;
-        saves converting it again).
-
-    Raises
-    ------
-    ValueError
-        When the exact tree engine does not support the estimator / response.
+    ``converted`` is ``X`` already through a scikit-learn estimator's own validation.  Raises
+    ``ValueError`` when the exact tree engine does not support the estimator / response.
     """
 
     def __init__(self, estimator, X, response_method: str, *, converted: np.ndarray | None = None):
@@ -108,31 +91,27 @@ class PreparedTrees:
 
     @property
     def xt(self) -> np.ndarray:
-        """The background rows column-major as float64 (n_features, n_rows), for the compiled walk
-        (float32 inputs are compared after promotion to float64 anyway: one compiled version)."""
+        """The background rows column-major as float64 (n_features, n_rows), for the compiled walk."""
         if self._xt is None:
             self._xt = np.ascontiguousarray(self.xa.T, dtype=np.float64)
         return self._xt
 
     def kernel_base(self) -> tuple[np.ndarray, np.ndarray]:
-        """The compiled walk's node table and thresholds (built on first use, shared by every feature
-        set and the self-check's descent)."""
+        """The compiled walk's node table and thresholds (built on first use, shared by all walks)."""
         if self._kernel_base is None:
             self._kernel_base = _kernel_base(self.model)
         return self._kernel_base
 
     @property
     def local(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """(order, ``xt[:, order]``): the rows in :func:`._tree_compiled.locality_order` for the
-        compiled average walks (computed on first use; None for few rows)."""
+        """(order, ``xt[:, order]``) of :func:`._tree_compiled.locality_order` (first use; None for few rows)."""
         if self._local is False:
             order = locality_order(self.model, self.kernel_base(), self.xt)
             self._local = None if order is None else (order, np.ascontiguousarray(self.xt[:, order]))
         return self._local
 
     def probe(self, rows: np.ndarray, subs: dict) -> np.ndarray:
-        """Background rows ``rows`` in the trees' space, input column ``j`` set to ``subs[j]`` (one value
-        per row) as grids are set; for the self-check (:func:`._tree_check.check_reading`)."""
+        """The self-check's probe rows in the trees' space (:func:`._tree_check.tree_probe`)."""
         return tree_probe(self, rows, subs)
 
     def plan(self, feature_idx, grid_values) -> TreePlan:
@@ -171,9 +150,8 @@ class PreparedTrees:
 
     def partial_dependence_many(self, plans: Sequence[TreePlan], *, weights=None, average: bool = True,
                                 individual: bool = False) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
-        """:meth:`partial_dependence` of several plans; the average-only plans of a response linear in
-        the tree outputs share walks: the bitset walk for small trees and integer weights, else one walk
-        per tree for the 1-D curves (:func:`._tree_kernel.walk_curves`)."""
+        """:meth:`partial_dependence` of several plans; average-only plans of a response linear in the tree
+        outputs share walks (the bitset walk for small trees, the curves walk for 1-D curves)."""
         if not (average or individual):
             raise ValueError("Nothing to compute: set average=True and/or individual=True.")
         w = _check_weights(weights, len(self.xa))
@@ -182,7 +160,6 @@ class PreparedTrees:
         if self.model.link is not None or individual or len(shared) < 2:
             shared = []
         if shared and _bits_pay(self.model, len(self.xa) if w is None else int(np.count_nonzero(w))):
-            # None for weights that are not small integers
             avgs = _kernel_pd_bits(self.model, self.xt, [plans[k].boxes for k in shared], w)
             for k, avg in zip(shared, avgs or ()):
                 out[k] = (avg, None)
@@ -219,11 +196,8 @@ def _check_weights(weights, n_rows: int) -> np.ndarray | None:
 def _finish_external(model: TreeModel, X, xa: np.ndarray, sums) -> TreeModel:
     """Categories of the input columns and the constant raw offset (base score / init score).
 
-    The offset is the one the model's dump defines where the reader knows it (LightGBM:
-    ``reader.dump_offset()``), else the model's own margin minus the sum of the leaves the engine
-    finds (``sums(rows)``) on a few background rows (every base-score convention is thereby
-    matched).  Either way the self-check (:mod:`._tree_check`) compares the whole reading, offset
-    included, with the model's response.
+    The offset is the dump's where the reader knows it (``dump_offset``), else the model's own margin
+    minus the leaf sums (``sums(rows)``) on a few background rows; the self-check tests either.
     """
     reader = model.source
     categories = reader.categories if any(c is not None for c in reader.categories) else None
@@ -235,17 +209,10 @@ def _finish_external(model: TreeModel, X, xa: np.ndarray, sums) -> TreeModel:
     return replace(model, categories=categories, offset=offset)
 
 
-# Cost model: rough CPU-second estimates from per-operation costs (only their ratios matter): the
-# compiled walk by simulating it on a few trees, brute force as rows x grid points x descents, and
-# reading an XGBoost / LightGBM / CatBoost dump.
-_KERNEL_SAMPLE_TREES = 8  # trees whose pruned walk is simulated for the cost estimate
-
-# ... and at most about this many nodes in them (at least one tree): planning stays cheap for fully grown
-# forests on many rows.
+# Cost model: rough per-operation CPU seconds on one core (only their ratios matter); the compiled
+# walk is simulated on at most _KERNEL_SAMPLE_TREES trees of at most about _KERNEL_SAMPLE_NODES nodes.
+_KERNEL_SAMPLE_TREES = 8
 _KERNEL_SAMPLE_NODES = 2**18
-
-
-# Rough per-operation CPU costs in seconds on one core (only their ratios matter for the choices).
 _COST = {
     "brute_node": 4e-9,  # one node of a compiled descent in the model's predict
     "brute_tree": 1e-8,  # per tree and stacked row in predict
@@ -258,12 +225,8 @@ _COST = {
 }
 
 def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
-    """Whether reading an XGBoost / LightGBM / CatBoost dump costs more than brute force would.
-
-    Reading (the dump, the offset probe and the self-check) costs a fixed :data:`_READ_FIXED`
-    seconds plus :data:`_READ_PER_NODE` per node, set so that small models on few rows stay with
-    brute force.
-    """
+    """Whether reading an XGBoost / LightGBM / CatBoost dump (:data:`_READ_FIXED` seconds plus
+    :data:`_READ_PER_NODE` per node) costs more than brute force would."""
     if is_catboost(estimator):
         params = estimator.get_params() if hasattr(estimator, "get_params") else {}
         # JSON export through a file: a fixed cost plus a cost per node
@@ -281,10 +244,8 @@ def _external_read_dominates(estimator, n_rows: int, n_grid: int) -> bool:
     return n_trees * n_rows * n_grid * 3e-8 < _READ_FIXED + n_trees * nodes * _READ_PER_NODE
 
 
-#: Reading an XGBoost / LightGBM dump: fixed seconds (dump call, offset probe, self-check) ...
-_READ_FIXED = 5e-3
-#: ... and seconds per node (see :func:`_external_read_dominates`).
-_READ_PER_NODE = 4e-6
+_READ_FIXED = 5e-3  #: seconds of reading an XGBoost / LightGBM dump (dump call, offset probe, self-check)
+_READ_PER_NODE = 4e-6  #: and seconds per node
 
 def _expected_depth(model: TreeModel) -> float:
     """Expected number of splits a row meets, summed over the trees (training cover as distribution)."""
@@ -305,8 +266,7 @@ def _n_levels(model: TreeModel) -> int:
     return n
 
 def _kernel_costs(model: TreeModel, table: _KernelTable, n_rows: int, depth: float) -> tuple[float, float]:
-    """(compiled walk, brute force) cost estimates; the walk is simulated on a few evenly spaced trees
-    (at most ``_KERNEL_SAMPLE_TREES``, holding at most about ``_KERNEL_SAMPLE_NODES`` nodes)."""
+    """(compiled walk, brute force) cost estimates; the walk simulated on a few evenly spaced trees."""
     kern = _kernel()
     roots = model.roots
     per_tree = len(model.feature) / len(roots)

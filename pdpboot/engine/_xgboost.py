@@ -1,28 +1,16 @@
 """XGBoost models for the exact tree engine, read from the booster's model (binary UBJSON; JSON for categories).
 
-Private helper of :mod:`pdpboot.engine._tree_model` (imported only when the estimator
-comes from ``xgboost``).  Conventions (XGBoost >= 2, ``gbtree`` booster):
+Conventions (XGBoost >= 2, ``gbtree`` booster):
 
-* inputs are float32; a numeric node sends ``x`` left when ``x < split_condition``
-  (float32), which for float32 ``x`` equals ``x <= nextafter(split_condition, -inf)``,
-  the form the engine uses; NaN follows ``default_left``;
-* a categorical node (``split_type == 1``) sends the categories listed for it to the
-  *right*, every other valid code left, and NaN the default way; pandas categories are
-  coded with the categories the model stored at training time (XGBoost re-codes them
-  the same way at predict time);
-* a leaf holds its value in ``split_conditions``; ``tree_info`` names the output
-  group; the raw margin is the sum of the leaves plus the base margin, which is read
-  back from ``predict(output_margin=True)`` (so every ``base_score`` convention is
-  matched) by the caller;
-* ``missing=`` other than NaN: input entries (and grid values) equal to it, as float32, are
-  missing - they follow ``default_left`` like NaN (:meth:`XGBoostReader.as_missing`);
-* after early stopping (``early_stopping_rounds=`` or an ``EarlyStopping`` callback)
-  ``predict`` / ``predict_proba`` / ``predict(output_margin=True)`` sum the iterations
-  ``0..best_iteration`` only (``iteration_range`` defaults to them): the reader keeps the
-  trees of those iterations (``iteration_indptr``);
-* links: identity (squared, absolute, pseudo-Huber, quantile error), ``exp``
-  (Poisson, gamma, Tweedie), sigmoid (logistic), softmax (``multi:softprob`` /
-  ``multi:softmax`` with ``predict_proba``).
+* inputs are float32; a numeric node sends ``x`` left when ``x < split_condition`` (float32), i.e.
+  ``x <= nextafter(split_condition, -inf)``; NaN, and values equal to a ``missing=`` sentinel,
+  follow ``default_left``;
+* a categorical node (``split_type == 1``) sends the categories listed for it *right*, every other
+  valid code left; pandas categories are coded with the categories stored at training time;
+* a leaf holds its value in ``split_conditions``; ``tree_info`` names the output group; the base
+  margin is read back from ``predict(output_margin=True)`` by the caller;
+* after early stopping ``predict`` sums the iterations ``0..best_iteration``: the reader keeps those trees;
+* links: identity, ``exp`` (Poisson, gamma, Tweedie), sigmoid (logistic), softmax (``multi:*``).
 """
 
 from __future__ import annotations
@@ -42,8 +30,7 @@ _SOFTMAX = {"multi:softprob", "multi:softmax"}
 
 
 def is_xgboost(estimator) -> bool:
-    """An XGBoost estimator, or a subclass that keeps XGBoost's response (``predict_proba`` of a classifier,
-    ``predict`` of a regressor), such as the command line's classifier that decodes ``predict``'s labels."""
+    """An XGBoost estimator, or a subclass that keeps XGBoost's response (a classifier's ``predict_proba``)."""
     cls = type(estimator)
     base = next((c for c in cls.__mro__ if c.__module__.split(".")[0] == "xgboost"), None)
     if base is None or not hasattr(estimator, "get_booster"):
@@ -54,8 +41,7 @@ def is_xgboost(estimator) -> bool:
 
 def read_booster(booster) -> dict:
     """The model of an XGBoost ``Booster`` as JSON would give it: from its binary UBJSON (node arrays as
-    NumPy arrays), or from the JSON text for models with categorical features or a UBJSON this decoder
-    does not read."""
+    NumPy arrays), else (categorical features, an unread UBJSON) from the JSON text."""
     try:
         model = ubjson_loads(booster.save_raw("ubj"))
         if "c" not in (model["learner"].get("feature_types") or []):
@@ -73,8 +59,7 @@ def _decode_categories(enc: dict) -> list | None:
 
 
 def _trees_predict_uses(estimator, gb: dict) -> int:
-    """Number of leading trees ``predict`` sums: those of iterations ``0..best_iteration`` after early
-    stopping (set by ``early_stopping_rounds=`` or an ``EarlyStopping`` callback), else all."""
+    """Number of leading trees ``predict`` sums: those of iterations ``0..best_iteration`` after early stopping."""
     try:
         best = estimator.best_iteration  # AttributeError when no early stopping recorded one
     except AttributeError:
@@ -130,9 +115,7 @@ class XGBoostReader:
                 self.categories[j] = _decode_categories(cats[j]) if j < len(cats) else None
 
     def table(self, table_fn, missing_code: int):
-        feats, thrs, lefts, rights, miss, sizes, covers, vals, cat_rows = [], [], [], [], [], [], [], [], []
-        cat_tables = []
-        n_cat = 0
+        parts, cat_tables, n_cat = [], [], 0
         for t, tree in enumerate(self.trees):
             left = np.asarray(tree["left_children"], dtype=np.intp)
             right = np.asarray(tree["right_children"], dtype=np.intp)
@@ -159,23 +142,12 @@ class XGBoostReader:
                 cat_row[cat_nodes] = n_cat + np.arange(len(cat_nodes))
                 n_cat += len(cat_nodes)
                 cat_tables.append(table)
-            feats.append(np.asarray(tree["split_indices"], dtype=np.intp))
-            thrs.append(thr)
-            lefts.append(left)
-            rights.append(right)
-            miss.append(np.asarray(tree["default_left"], dtype=bool))
-            sizes.append(n)
-            covers.append(np.asarray(tree["sum_hessian"], dtype=np.float64))
-            vals.append(value)
-            cat_rows.append(cat_row)
-        table = table_fn(
-            np.concatenate(feats), np.concatenate(thrs), np.concatenate(lefts), np.concatenate(rights),
-            np.concatenate(miss), sizes, np.concatenate(vals), np.concatenate(cat_rows),
-            cover=np.concatenate(covers),
-        )
-        table["cat_left"] = (np.concatenate(cat_tables) if cat_tables
-                             else np.zeros((0, missing_code + 1), dtype=bool))
-        return table
+            parts.append((np.asarray(tree["split_indices"], dtype=np.intp), thr, left, right,
+                          np.asarray(tree["default_left"], dtype=bool), value, cat_row,
+                          np.asarray(tree["sum_hessian"], dtype=np.float64)))
+        feat, thr, left, right, miss, value, cat_row, cover = (np.concatenate(a) for a in zip(*parts))
+        return table_fn(feat, thr, left, right, miss, [len(p[2]) for p in parts], value, cat_row, cover=cover,
+                        cat_left=np.concatenate(cat_tables) if cat_tables else None)
 
     def categorical(self) -> np.ndarray:
         return np.array([k == "c" for k in self.feature_types] or [False] * self.n_features, dtype=bool)
@@ -214,12 +186,7 @@ _NOOP, _STR, _HIGH, _CHAR, _ARR, _ARR_END, _OBJ, _OBJ_END, _TYPE, _COUNT = (ord(
 
 
 def ubjson_loads(data: bytes):
-    """Decode one UBJSON value (the whole of ``data``).
-
-    ``data`` is e.g. ``bytes(booster.save_raw("ubj"))``; returns a dict, list, NumPy array (typed
-    numeric arrays), str, int, float, bool or None; raises ``ValueError`` when ``data`` is not one
-    complete UBJSON value.
-    """
+    """Decode the one UBJSON value ``data`` holds (typed numeric arrays as NumPy arrays); else ``ValueError``."""
     data = bytes(data)
     try:
         value, end = _value(data, 0)

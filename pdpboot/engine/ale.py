@@ -16,25 +16,15 @@ import numpy as np
 import pandas as pd
 
 from .brute import DEFAULT_MEMORY_LIMIT, block_rows
-from .inputs import row_weights
+from .inputs import column, row_weights
 
 KINDS = ("numeric", "levels")
 
 
 def quantile_edges(values, n_bins: int) -> np.ndarray:
-    """Bin edges of a numeric feature: the distinct ``k / n_bins`` quantiles (inverse ECDF).
+    """Bin edges of a numeric feature: the distinct ``k / n_bins`` quantiles (inverse ECDF) of its non-missing values.
 
-    Parameters
-    ----------
-    values : array-like of shape (n_rows,)
-        The feature's data (missing values are ignored).
-    n_bins : int
-        Number of bins asked for (fewer when quantiles coincide).
-
-    Returns
-    -------
-    ndarray
-        Sorted distinct edges, from the minimum to the maximum.
+    Fewer than ``n_bins`` bins when quantiles coincide; sorted, from the minimum to the maximum.
 
     Examples
     --------
@@ -49,10 +39,6 @@ def quantile_edges(values, n_bins: int) -> np.ndarray:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
     probs = np.linspace(0.0, 1.0, int(n_bins) + 1)
     return np.unique(np.quantile(x, probs, method="inverted_cdf"))
-
-
-def _column(X, j: int) -> np.ndarray:
-    return X.iloc[:, j].to_numpy() if isinstance(X, pd.DataFrame) else np.asarray(X)[:, j]
 
 
 def _ks_distances(col: np.ndarray, codes: np.ndarray, n_levels: int) -> np.ndarray:
@@ -85,36 +71,21 @@ def order_levels(X, feature: int, levels: Sequence, *, discrete: Sequence[bool])
 
     Apley & Zhu's rule (Sec. 5.2): level distances summed over the other columns (Kolmogorov-Smirnov
     for numeric, half the L1 distance of frequencies for discrete ones), ordered by a 1-D
-    multidimensional scaling.
-
-    Parameters
-    ----------
-    X : DataFrame or ndarray of shape (n_rows, n_columns)
-        The data.
-    feature : int
-        Column position of the categorical feature.
-    levels : sequence
-        Its levels, in their natural order (which ties keep).
-    discrete : sequence of bool
-        Per column: compared by frequencies rather than ECDFs.
-
-    Returns
-    -------
-    ndarray
-        The levels in ALE order.
+    multidimensional scaling.  ``levels`` come in their natural order (which ties keep); ``discrete[j]``:
+    column ``j`` is compared by frequencies rather than ECDFs.  Returns the levels in ALE order.
     """
     levels = np.asarray(levels, dtype=object)
     n_levels = levels.size
     if n_levels <= 2:
         return np.asarray(levels)
-    codes = pd.Index(levels).get_indexer(_column(X, feature))
+    codes = pd.Index(levels).get_indexer(column(X, feature))
     keep = codes >= 0
     codes = codes[keep]
     dist = np.zeros((n_levels, n_levels))
     for j in range(X.shape[1]):
         if j == feature:
             continue
-        col = _column(X, j)[keep]
+        col = column(X, j)[keep]
         dist += (_frequency_distances if discrete[j] else _ks_distances)(col, codes, n_levels)
     centre = np.eye(n_levels) - 1.0 / n_levels
     gram = -0.5 * centre @ (dist**2) @ centre
@@ -227,20 +198,12 @@ def ale_arrays(
     ----------
     predict : callable
         ``predict(X_block) -> ndarray (m, n_outputs)``.
-    X : ndarray or DataFrame of shape (n_rows, n_columns)
-        The rows the ALE is computed over.
-    feature_idx : sequence of one or two int
-        Column positions of the features.
     grids : sequence of 1-D arrays
-        Per feature: bin edges (strictly increasing) or ordered levels.
+        Per feature of ``feature_idx``: bin edges (strictly increasing) or ordered levels.
     kinds : sequence of {"numeric", "levels"}, optional
         Per feature; default all numeric.  2-D needs two numeric features.
-    weights : ndarray of shape (n_rows,), optional
-        Non-negative row weights; zero-weight rows are left out.
-    memory_limit : int
-        Bytes allowed for one stacked design block plus its predictions.
-    n_outputs : int
-        Expected number of response columns, used to size the first block.
+    weights, memory_limit, n_outputs
+        As for :func:`.brute.brute_partial_dependence` (zero-weight rows are left out).
 
     Returns
     -------
@@ -255,7 +218,7 @@ def ale_arrays(
         raise ValueError("2-D ALE is defined for two numeric features; a categorical feature can only be 1-D.")
     n_rows = X.shape[0]
     w = row_weights(weights, n_rows, positive_sum=False)
-    feats = [_Feature(_column(X, j), g, k) for j, g, k in zip(feature_idx, grids, kinds)]
+    feats = [_Feature(column(X, j), g, k) for j, g, k in zip(feature_idx, grids, kinds)]
     for f in feats:
         f.position[w <= 0] = -1
     grid_shape = tuple(f.grid.size for f in feats)

@@ -19,13 +19,9 @@ DEFAULT_MEMORY_LIMIT = 128 * 2**20
 _INDEX_BYTES = 24  # flat, grid-point and row index of each stacked row
 _MiB = 2**20
 
-#: Block bytes per model family (the caller's ``memory_limit`` is an upper bound on top).
-#: Measured on Friedman #1, 50-point curves, one thread, CPU-time medians (benchmarks/README.md,
-#: "Brute-force tuning"): forests loop over their trees once per predict call, so the fewer calls
-#: the better (128 MiB); XGBoost's and CatBoost's predict have a large per-call cost and like large
-#: blocks too; HGB and LightGBM are flat from 1 to 16 MiB (4 MiB); neural networks and other
-#: models keep per-row intermediates (an MLP's hidden activations) that grow with the block and
-#: leave the cache beyond a few MiB (1 MiB, about 10k design rows of 10 float columns).
+#: Block bytes per model family, at most the caller's ``memory_limit`` (benchmarks/README.md,
+#: "Brute-force tuning"): forests and boosters with a large per-call cost like few calls; models with
+#: per-row intermediates (an MLP's activations) like blocks that stay in the cache.
 FAMILY_BLOCK_BYTES = {"forest": 128 * _MiB, "xgboost": 128 * _MiB, "catboost": 128 * _MiB, "hgb": 4 * _MiB,
                       "lightgbm": 4 * _MiB, "other": 1 * _MiB}
 
@@ -152,17 +148,9 @@ def brute_partial_dependence(
     ----------
     predict : callable
         ``predict(X_block) -> ndarray (m, n_outputs)``.
-    X : ndarray or DataFrame of shape (n_rows, n_columns)
-        Background rows.
-    feature_idx : sequence of int
-        Column positions of the features of interest.
     grid_values : sequence of 1-D arrays
         Grid of each feature: their cartesian product, or with ``points=True`` P points given by
         arrays of one common length.
-    weights : ndarray of shape (n_rows,), optional
-        Non-negative row weights of the average.
-    average, individual : bool
-        Whether to return the weighted average and/or the per-row ICE.
     memory_limit : int
         Bytes allowed for one stacked design block plus its predictions.
     n_outputs : int
@@ -173,9 +161,8 @@ def brute_partial_dependence(
     Returns
     -------
     avg : ndarray of shape (n_outputs, *grid_shape) or None
-        Weighted average over rows (grid_shape is ``(P,)`` with ``points``).
+        Weighted average over the rows of ``X`` (grid_shape is ``(P,)`` with ``points``).
     ice : ndarray of shape (n_rows, n_outputs, *grid_shape) or None
-        Per-row curves.
     """
     n_rows = X.shape[0]
     if order not in ("row", "point"):

@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from .brute import DEFAULT_MEMORY_LIMIT, brute_partial_dependence
-from .inputs import row_weights
+from .ice_stats import pd_flatness
+from .inputs import column, normalised_weights, row_weights
 
 _TINY = 1e-12
 
@@ -37,8 +38,7 @@ _TINY = 1e-12
 def subsample_rows(
     n_rows: int, n_max: int, rng: np.random.Generator, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted positions of at most ``n_max`` of ``n_rows`` rows, drawn uniformly without replacement
-    by ``rng``, and their weights (ones when ``weights`` is None)."""
+    """Sorted positions of at most ``n_max`` of ``n_rows`` rows (uniform, without replacement) and their weights."""
     if not (isinstance(n_max, (int, np.integer)) and not isinstance(n_max, bool) and n_max >= 2):
         raise ValueError(f"n_max must be an integer >= 2, got {n_max!r}.")
     w = row_weights(weights, n_rows, what="background row")
@@ -49,13 +49,6 @@ def subsample_rows(
     return positions, w[positions]
 
 
-def column_values(X, position: int) -> np.ndarray:
-    """Column ``position`` of a DataFrame or array as a NumPy array."""
-    if isinstance(X, pd.DataFrame):
-        return X.iloc[:, position].to_numpy()
-    return np.asarray(X)[:, position]
-
-
 def point_matrix(
     predict: Callable[[object], np.ndarray],
     X,
@@ -64,24 +57,13 @@ def point_matrix(
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
     n_outputs: int = 1,
 ) -> np.ndarray:
-    """Model values with the features ``feature_idx`` taken from another row.
-
-    Returns
-    -------
-    ndarray of shape (n_rows, n_outputs, n_rows)
-        ``M[i, :, l] = f(x_S^(l), x_-S^(i))`` with ``S = feature_idx``.
-    """
-    columns = [column_values(X, p) for p in feature_idx]
+    """(n_rows, n_outputs, n_rows) model values ``M[i, :, l] = f(x_S^(l), x_-S^(i))``, ``S = feature_idx``."""
+    columns = [column(X, p) for p in feature_idx]
     _, ice = brute_partial_dependence(
         predict, X, list(feature_idx), columns, average=False, individual=True, points=True,
         memory_limit=memory_limit, n_outputs=n_outputs,
     )
     return ice
-
-
-def _normalise(weights, n: int) -> np.ndarray:
-    w = row_weights(weights, n)
-    return w / w.sum()
 
 
 def _centre(values: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -103,29 +85,17 @@ def _check_matrix(m: np.ndarray) -> np.ndarray:
 
 
 def pd_at_points(m_s: np.ndarray, weights=None) -> np.ndarray:
-    """Centred PD of the feature set S at the observed points.
-
-    Returns
-    -------
-    ndarray of shape (n_outputs, m)
-    """
+    """(n_outputs, m) centred PD of the feature set S at the observed points, from its point matrix."""
     m_s = _check_matrix(m_s)
-    w = _normalise(weights, m_s.shape[0])
+    w = normalised_weights(weights, m_s.shape[0])
     return _centre(np.einsum("i,iol->ol", w, m_s), w)
 
 
 def h2_pairwise(
     m_jk: np.ndarray, m_j: np.ndarray, m_k: np.ndarray, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Friedman-Popescu pairwise H2 (eq. 44) from three point matrices.
-
-    Returns
-    -------
-    h2 : ndarray of shape (n_outputs,)
-    h_unnormalized : ndarray of shape (n_outputs,)
-        Root of the weighted mean squared interaction part (response units).
-    """
-    w = _normalise(weights, _check_matrix(m_jk).shape[0])
+    """Friedman-Popescu pairwise ``(h2, h_unnormalized)`` (eq. 44), each (n_outputs,), from three point matrices."""
+    w = normalised_weights(weights, _check_matrix(m_jk).shape[0])
     pd_jk, pd_j, pd_k = (pd_at_points(m, weights) for m in (m_jk, m_j, m_k))
     numerator = ((pd_jk - pd_j - pd_k) ** 2) @ w
     denominator = (pd_jk**2) @ w
@@ -134,14 +104,9 @@ def h2_pairwise(
 
 
 def h2_overall(m_j: np.ndarray, weights=None) -> np.ndarray:
-    """Friedman-Popescu overall H2 of feature j (eq. 45) from its point matrix.
-
-    Returns
-    -------
-    ndarray of shape (n_outputs,)
-    """
+    """(n_outputs,) Friedman-Popescu overall H2 of feature j (eq. 45) from its point matrix."""
     m_j = _check_matrix(m_j)
-    w = _normalise(weights, m_j.shape[0])
+    w = normalised_weights(weights, m_j.shape[0])
     f_all = _centre(np.diagonal(m_j, axis1=0, axis2=2), w)
     pd_j = _centre(np.einsum("i,iol->ol", w, m_j), w)
     pd_not_j = _centre(np.einsum("l,iol->oi", w, m_j), w)
@@ -168,15 +133,10 @@ def interaction_statistics(
     ----------
     predict : callable
         ``predict(X_block) -> ndarray (rows, n_outputs)``.
-    X : ndarray or DataFrame
-        Background rows.
     singles, pairs : sequence of int, sequence of (int, int)
         Column positions of the overall and pairwise statistics wanted.
-    weights : array_like of shape (n_rows,), optional
-        Row weights.
     n_max : int
         At most this many rows (drawn with ``rng``) are used.
-    rng : numpy.random.Generator
 
     Returns
     -------
@@ -210,29 +170,16 @@ def interaction_part(
     predict: Callable[[object], np.ndarray], X, pair: tuple[int, int], *, weights=None, background=None,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> np.ndarray:
-    """Centred ``(j, k)`` interaction part ``PD_jk - PD_j - PD_k`` of a model at every row of X.
+    """(n_rows,) centred interaction part ``PD_jk - PD_j - PD_k`` of a model at every row of X.
 
-    Parameters
-    ----------
-    predict : callable
-        ``predict(X_block) -> ndarray (rows, 1)``.
-    X : DataFrame or ndarray
-    pair : (int, int)
-        Column positions of j and k.
-    weights : ndarray of shape (n_rows,), optional
-        Row weights of the PD averages and of the centring.
-    background : ndarray of int, optional
-        Rows the PD functions average over (default: all rows).
-
-    Returns
-    -------
-    ndarray of shape (n_rows,)
+    ``pair`` holds the column positions of j and k; ``weights`` weight the PD averages and the
+    centring; ``background`` (row positions, default all) are the rows the PDs average over.
     """
     n = X.shape[0]
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     bg = np.arange(n) if background is None else background
     rows = X.iloc[bg] if isinstance(X, pd.DataFrame) else np.asarray(X)[bg]
-    columns = {p: column_values(X, p) for p in pair}
+    columns = {p: column(X, p) for p in pair}
     parts = []
     for feature_set in ((tuple(pair)), (pair[0],), (pair[1],)):
         avg, _ = brute_partial_dependence(predict, rows, list(feature_set), [columns[p] for p in feature_set],
@@ -242,32 +189,11 @@ def interaction_part(
     return parts[0] - parts[1] - parts[2]
 
 
-def _importance(values: np.ndarray, axis: int, categorical: bool) -> np.ndarray:
-    """Greenwell et al. (2018) PD importance: SD (ddof=1) for numeric, range / 4 for categorical."""
-    if categorical:
-        return (values.max(axis=axis) - values.min(axis=axis)) / 4.0
-    if values.shape[axis] < 2:
-        return np.zeros(np.delete(values.shape, axis))
-    return values.std(axis=axis, ddof=1)
-
-
 def pd_variance_interaction(surface, *, categorical: tuple[bool, bool] = (False, False)) -> np.ndarray:
-    """PD-variance interaction index of Greenwell et al. (2018) from a 2-D PD surface.
+    """PD-variance interaction index of Greenwell et al. (2018) of PD surfaces (..., n_grid_1, n_grid_2).
 
-    The SD over the second feature's grid of the first feature's importance in
-    ``PD(., b)`` (its SD, or range / 4 if categorical), and vice versa, averaged;
-    0 for an additive surface.
-
-    Parameters
-    ----------
-    surface : array_like of shape (..., n_grid_1, n_grid_2)
-        PD surface(s), the last two axes running over the two grids.
-    categorical : (bool, bool)
-        Whether each feature is categorical.
-
-    Returns
-    -------
-    ndarray of shape surface.shape[:-2]
+    The SD over the second feature's grid of the first feature's importance in ``PD(., b)`` (its SD,
+    or range / 4 if ``categorical``), and vice versa, averaged; 0 for an additive surface.
     """
     surface = np.asarray(surface, dtype=float)
     if surface.ndim < 2:
@@ -275,28 +201,22 @@ def pd_variance_interaction(surface, *, categorical: tuple[bool, bool] = (False,
     directions = []
     # importance along one grid axis leaves the other grid axis last; spread over it
     for imp_axis, cat in ((-2, categorical[0]), (-1, categorical[1])):
-        importance = _importance(surface, imp_axis, cat)
-        n = importance.shape[-1]
-        directions.append(importance.std(axis=-1, ddof=1) if n > 1 else np.zeros(importance.shape[:-1]))
+        # a categorical axis: range / 4 even of a one-level grid (NaN stays NaN)
+        importance = np.ptp(surface, axis=imp_axis) / 4.0 if cat else pd_flatness(surface, categorical=False,
+                                                                                  axis=imp_axis)
+        directions.append(pd_flatness(importance, categorical=False))
     return (directions[0] + directions[1]) / 2.0
 
 
-#: rows the Gaussian-process surrogate of :func:`gaussian_process_fit` is fitted on, at most
-GP_MAX_ROWS = 1000
+GP_MAX_ROWS = 1000  #: most rows :func:`gaussian_process_fit` fits on
 
 
 def gaussian_process_fit(X, y, rng: np.random.Generator, *, max_rows: int = GP_MAX_ROWS):
     """A smooth reference fit of ``y`` on ``X``: Gaussian-process regression, hyperparameters by marginal likelihood.
 
     Kernel ``C * RBF(one length scale per standardised column) + White``, fitted on at most
-    ``max_rows`` rows drawn with ``rng``.
-
-    Returns
-    -------
-    predict : callable
-        ``predict(X_block) -> ndarray (rows, 1)``.
-    noise_sd : float
-        The noise SD the White kernel estimated, in units of ``y``.
+    ``max_rows`` rows drawn with ``rng``.  Returns ``predict(X_block) -> (rows, 1)`` and the noise SD
+    the White kernel estimated (units of ``y``).
 
     Examples
     --------

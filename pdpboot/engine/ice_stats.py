@@ -12,16 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inputs import row_weights
+from .inputs import normalised_weights
 
 STATISTICS = ("ice_sd", "cice_sd", "dice_sd", "heterogeneity_index")
-
-
-def _normalised_weights(weights, n: int) -> np.ndarray:
-    if weights is None:
-        return np.full(n, 1.0 / n)
-    w = row_weights(weights, n, what="instance")
-    return w / w.sum()
 
 
 def _weighted_mean(values: np.ndarray, w: np.ndarray, axis: int, keepdims: bool = False) -> np.ndarray:
@@ -38,7 +31,7 @@ def weighted_sd(values, weights=None, *, axis: int = 0) -> np.ndarray:
     """
     values = np.asarray(values, dtype=float)
     axis = axis % values.ndim
-    w = _normalised_weights(weights, values.shape[axis])
+    w = normalised_weights(weights, values.shape[axis], what="instance")
     mean = _weighted_mean(values, w, axis, keepdims=True)
     return np.sqrt(_weighted_mean((values - mean) ** 2, w, axis))
 
@@ -68,25 +61,10 @@ def _check_grid(grid, size: int, categorical: bool) -> np.ndarray | None:
 
 
 def derivative_ice(ice, grid, *, grid_axis: int = -1, categorical: bool = False) -> np.ndarray:
-    """Derivative ICE (d-ICE) on the same grid as the ICE curves.
+    """Derivative ICE (d-ICE) on the grid (axis ``grid_axis``) of the ICE curves, shape of ``ice``.
 
-    Parameters
-    ----------
-    ice : array_like
-        ICE values; ``grid_axis`` runs over the grid.
-    grid : array_like of shape (ice.shape[grid_axis],)
-        Grid values (numbers, or category levels when ``categorical``).
-    grid_axis : int
-        The grid axis.
-    categorical : bool
-        Whether the grid holds category levels.
-
-    Returns
-    -------
-    ndarray
-        Same shape as ``ice``.  Numeric: ``numpy.gradient`` with the grid as coordinate (central
-        differences inside, one-sided at the ends).  Categorical: the step from the previous level,
-        0 at the first level (and on a one-value grid).
+    Numeric: ``numpy.gradient`` with the grid as coordinate (central differences inside, one-sided
+    at the ends).  ``categorical`` levels: the step from the previous level, 0 at the first.
     """
     ice = np.asarray(ice, dtype=float)
     axis = grid_axis % ice.ndim
@@ -111,7 +89,7 @@ def heterogeneity_index(ice, weights=None, *, instance_axis: int = 0, grid_axis:
     grid_axis = grid_axis % ice.ndim
     if instance_axis == grid_axis:
         raise ValueError("instance_axis and grid_axis must differ.")
-    w = _normalised_weights(weights, ice.shape[instance_axis])
+    w = normalised_weights(weights, ice.shape[instance_axis], what="instance")
     centred = ice - ice.mean(axis=grid_axis, keepdims=True)
     pd_centred = _weighted_mean(centred, w, instance_axis, keepdims=True)
     spread = _weighted_mean((centred - pd_centred) ** 2, w, instance_axis, keepdims=True)
@@ -127,26 +105,10 @@ def ice_statistics(
     instance_axis: int = 0,
     grid_axis: int = -1,
 ) -> dict[str, np.ndarray]:
-    """All heterogeneity statistics of the ICE curves of one feature.
+    """All heterogeneity statistics of the ICE curves of one feature (e.g. (n_instances, n_outputs, n_grid)).
 
-    Parameters
-    ----------
-    ice : array_like
-        ICE values, e.g. of shape (n_instances, n_outputs, n_grid).
-    grid : array_like of shape (n_grid,)
-        The feature's grid values.
-    weights : array_like of shape (n_instances,), optional
-        Row weights; uniform when omitted.
-    categorical : bool
-        Whether the grid holds category levels.
-    instance_axis, grid_axis : int
-        Axes of ``ice`` running over instances and over the grid.
-
-    Returns
-    -------
-    dict
-        ``ice_sd``, ``cice_sd``, ``dice_sd`` (``ice.shape`` without the instance axis) and
-        ``heterogeneity_index`` (without the instance and grid axes).
+    Returns ``ice_sd``, ``cice_sd``, ``dice_sd`` (``ice.shape`` without ``instance_axis``) and
+    ``heterogeneity_index`` (without the instance and grid axes); ``weights`` default to uniform.
     """
     ice = np.asarray(ice, dtype=float)
     if ice.ndim < 2:

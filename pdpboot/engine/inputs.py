@@ -1,7 +1,5 @@
-"""Inputs of the NumPy layer: which columns are categorical (the one rule the grid, ALE and the CLI
-share), the one check of every engine function's ``weights``, the rows of an XGBoost / LightGBM model as one
-array (the readers' shared conversion), and background rows as per-column arrays (:class:`Table`: the
-stacked blocks of brute force and of the tree engine's self-check)."""
+"""Inputs of the NumPy layer: the one categorical-column rule, the one check of ``weights``, the
+readers' conversion of rows, and background rows as per-column arrays for stacked blocks."""
 
 from __future__ import annotations
 
@@ -10,22 +8,19 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["average_rows", "is_categorical_column", "reader_array", "row_weights"]
+__all__ = ["average_rows", "column", "is_categorical_column", "normalised_weights", "reader_array", "row_weights"]
+
+
+def column(X, j: int) -> np.ndarray:
+    """Column ``j`` of a DataFrame or array as a NumPy array."""
+    return X.iloc[:, j].to_numpy() if isinstance(X, pd.DataFrame) else np.asarray(X)[:, j]
 
 
 def is_categorical_column(col: pd.Series) -> bool:
     """Whether a column is categorical by its dtype.
 
-    Parameters
-    ----------
-    col : pandas.Series
-        One input column.
-
-    Returns
-    -------
-    bool
-        True for pandas ``Categorical``, boolean (NumPy or nullable), object, bytes, NumPy
-        string and pandas string dtypes; False for numeric and datetime dtypes.
+    True for pandas ``Categorical``, boolean (NumPy or nullable), object, bytes, NumPy string and
+    pandas string dtypes; False for numeric and datetime dtypes.
 
     Examples
     --------
@@ -66,23 +61,9 @@ def reader_array(X, n_features: int, dtype, categories_for: Callable, numeric: C
 
 
 def row_weights(weights, n_rows: int, *, what: str = "row", positive_sum: bool = True) -> np.ndarray:
-    """``weights`` as float64 after checking them (all ones when None).
+    """``weights`` (n_rows,) as float64 after checking them (all ones when None).
 
-    Parameters
-    ----------
-    weights : array-like of shape (n_rows,) or None
-        The weights.
-    n_rows : int
-        Rows expected.
-    what : str
-        What one weight belongs to, for the message.
-    positive_sum : bool
-        Also refuse weights that are all zero.
-
-    Returns
-    -------
-    ndarray of shape (n_rows,)
-        The checked weights.
+    ``what`` names what one weight belongs to in the message; ``positive_sum`` also refuses all zeros.
 
     Examples
     --------
@@ -96,6 +77,14 @@ def row_weights(weights, n_rows: int, *, what: str = "row", positive_sum: bool =
         raise ValueError("weights must be finite and non-negative" + (", with a positive sum." if positive_sum
                                                                        else "."))
     return w
+
+
+def normalised_weights(weights, n_rows: int, *, what: str = "row") -> np.ndarray:
+    """:func:`row_weights` divided by their sum (``1 / n_rows`` each when None)."""
+    if weights is None:
+        return np.full(n_rows, 1.0 / n_rows)
+    w = row_weights(weights, n_rows, what=what)
+    return w / w.sum()
 
 
 def average_rows(weights: np.ndarray | None, n_rows: int) -> tuple[np.ndarray, float, np.ndarray]:
@@ -167,9 +156,8 @@ class Table:
 
 
 def column_values(values: np.ndarray, dtype):
-    """Grid values as brute force sets them into a DataFrame column of ``dtype``: an extension dtype's
-    array (categorical, string, nullable), a float grid kept in an integer column (it would be
-    rounded), else cast to the column's NumPy dtype (object columns take the values as they are)."""
+    """Grid values as brute force sets them into a DataFrame column of ``dtype`` (a float grid in an integer
+    column stays float; object columns take the values as they are)."""
     if isinstance(dtype, pd.api.extensions.ExtensionDtype):
         return pd.array(values, dtype=dtype)
     if dtype.kind in "iu" and values.dtype.kind == "f":
@@ -180,11 +168,8 @@ def column_values(values: np.ndarray, dtype):
 
 
 def rows_with(X, rows: np.ndarray, subs: dict):
-    """Rows ``rows`` of ``X`` with column ``j`` set to ``subs[j]`` (one value per row), exactly as
-    :meth:`Table.block` builds the pairs (row ``rows[t]``, value ``t``), for a few rows: one take of
-    the rows instead of per-column arrays of the whole table.
-
-    Duplicate column names stay apart; an integer array is widened to float when it meets a float grid."""
+    """Rows ``rows`` of ``X`` with column ``j`` set to ``subs[j]`` (one value per row), as :meth:`Table.block`
+    builds them, for a few rows (duplicate column names stay apart)."""
     subs = {j: np.asarray(v) for j, v in subs.items()}
     if not isinstance(X, pd.DataFrame):
         return Table(np.asarray(X)[rows], list(subs), list(subs.values())).block(np.arange(len(rows)),

@@ -19,24 +19,10 @@ from scipy.special import ndtr, ndtri
 
 from .resample import AbsentRows
 
-__all__ = [
-    "POINTWISE_METHODS",
-    "SIMULTANEOUS_METHODS",
-    "band_arrays",
-    "bias_correction",
-    "calibrated_level",
-    "clip_to_support",
-    "envelope_level",
-    "inside_share",
-    "jackknife_acceleration",
-    "jackknife_after_bootstrap_acceleration",
-    "min_simultaneous_resamples",
-    "pointwise_interval",
-    "quantile",
-    "resamples_suggested",
-    "standard_error",
-    "sup_t_critical_value",
-]
+__all__ = ["POINTWISE_METHODS", "SIMULTANEOUS_METHODS", "band_arrays", "bias_correction", "calibrated_level",
+           "clip_to_support", "envelope_level", "inside_share", "jackknife_acceleration",
+           "jackknife_after_bootstrap_acceleration", "min_simultaneous_resamples", "pointwise_interval", "quantile",
+           "standard_error", "sup_t_critical_value"]
 
 #: mask entries unpacked at a time by :func:`jackknife_after_bootstrap_acceleration` (one byte each)
 _MASK_BLOCK = 2**21
@@ -66,24 +52,11 @@ def standard_error(res, *, axis: int = 0) -> np.ndarray:
 
 
 def quantile(res, q, *, axis: int = 0) -> np.ndarray:
-    """Quantiles of the resamples at rank ``(B + 1) q``, NaN resamples ignored.
+    """Quantiles ``q`` of the resamples (axis ``axis``) at rank ``(B + 1) q``, NaN resamples ignored.
 
     The order statistic of rank ``h = (B + 1) q`` (Hyndman & Fan 1996, type 6), interpolated
-    linearly between neighbours; below rank 1 or above rank ``B``, the extreme resample.
-
-    Parameters
-    ----------
-    res : array_like
-        Resamples; ``axis`` runs over them.
-    q : float or array_like
-        Probabilities in [0, 1], broadcastable to ``res`` without ``axis``.
-    axis : int
-        The resample axis.
-
-    Returns
-    -------
-    ndarray
-        ``res.shape`` without ``axis``; NaN where no resample is valid.
+    linearly between neighbours; below rank 1 or above rank ``B``, the extreme resample.  Returns
+    ``res.shape`` without ``axis``, NaN where no resample is valid.
 
     Examples
     --------
@@ -129,8 +102,7 @@ def bias_correction(est, res, *, axis: int = 0) -> np.ndarray:
 
 
 def min_simultaneous_resamples(confidence_level: float) -> int:
-    """Fewest valid resamples a simultaneous band at ``confidence_level`` needs (the one rule, also checked up front
-    by the command line before any fit).
+    """Fewest valid resamples a simultaneous band at ``confidence_level`` needs.
 
     >>> min_simultaneous_resamples(0.95)
     20
@@ -154,24 +126,10 @@ def jackknife_acceleration(jackknife_values, *, axis: int = 0) -> np.ndarray:
 
 
 def jackknife_after_bootstrap_acceleration(res, absent: AbsentRows, *, axis: int = 0) -> np.ndarray:
-    """BCa acceleration without refits: jackknife-after-bootstrap values (Efron 1992).
+    """BCa acceleration without refits, from jackknife-after-bootstrap values (Efron 1992).
 
-    ``theta_(i)`` is the mean of the resamples that did not draw row ``i``; the rows'
-    masks are unpacked a block at a time (about 2 MB each).
-
-    Parameters
-    ----------
-    res : array_like
-        Resamples; ``axis`` runs over them (length B).
-    absent : AbsentRows
-        The rows each resample did not draw.
-    axis : int
-        The resample axis of ``res``.
-
-    Returns
-    -------
-    ndarray
-        ``res.shape`` without ``axis``.
+    ``theta_(i)`` is the mean of the resamples (axis ``axis``) that did not draw row ``i`` (``absent``);
+    returns ``res.shape`` without ``axis``.
 
     Examples
     --------
@@ -207,27 +165,9 @@ def _bca_probabilities(z0, a, alpha: float) -> tuple[np.ndarray, np.ndarray]:
 def pointwise_interval(
     est, res, *, level: float, method: str = "percentile", axis: int = 0, acceleration=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pointwise bootstrap interval at every point.
+    """Pointwise bootstrap interval ``(lower, upper)`` of ``method`` at every point of ``est``.
 
-    Parameters
-    ----------
-    est : array_like
-        The estimate, shape of ``res`` without ``axis``.
-    res : array_like
-        Resamples; ``axis`` runs over them.
-    level : float
-        Confidence level in (0, 1).
-    method : {"percentile", "basic", "normal", "bc", "bca"}
-        The interval method.
-    axis : int
-        The resample axis.
-    acceleration : array_like, optional
-        BCa acceleration (shape of ``est``); required by ``bca``.
-
-    Returns
-    -------
-    lower, upper : ndarray
-        Shape of ``est``.
+    ``res`` holds the resamples along ``axis``; ``bca`` needs the ``acceleration`` (shape of ``est``).
 
     Examples
     --------
@@ -321,13 +261,8 @@ def envelope_level(n_resamples: int) -> float:
     return 1.0 - 2.0 / max(n_resamples + 1, 2)
 
 
-def resamples_suggested(est, res, *, level: float, level_star, beyond: int = 10) -> int:
-    """Resamples that would put ``beyond`` resamples outside each bound of a calibrated band.
-
-    Layout (resample, batch, point) as in :func:`band_arrays`.
-    """
-    level_star = np.atleast_1d(np.asarray(level_star, dtype=float))
-    n_valid = int(np.sum(~np.isnan(res).any(axis=2).all(axis=1)))
+def _resamples_suggested(est, res, level: float, level_star: np.ndarray, n_valid: int, beyond: int = 10) -> int:
+    """Resamples that would put ``beyond`` resamples outside each bound of a calibrated band."""
     crit = sup_t_critical_value(est, res, level=level)
     target = np.where(level_star > envelope_level(n_valid), 2 * ndtr(crit) - 1, level_star)
     return int(np.ceil(2 * beyond / max(1 - float(np.max(target)), 1e-6)))
@@ -336,30 +271,11 @@ def resamples_suggested(est, res, *, level: float, level_star, beyond: int = 10)
 def sup_t_critical_value(
     est, res, *, level: float, axis: int = 0, curve_axes: Sequence[int] = (-1,)
 ) -> np.ndarray:
-    """Critical value ``c`` of the sup-t band ``est -/+ c * se``, per batch element.
+    """Critical value ``c`` of the sup-t band ``est -/+ c * se``, one per batch element.
 
-    ``c`` is the order statistic of rank ``ceil((B + 1) level)`` of the resamples'
-    ``max_g |res_b(g) - est(g)| / se(g)`` (Davison & Hinkley 1997, Sec. 2.4), never below the
-    pointwise ``z``.  Points with ``se = 0`` are left out of the maximum; resample curves with a NaN
-    are not counted.
-
-    Parameters
-    ----------
-    est : array_like
-        The full-data statistic, ``res``'s shape without the resample axis.
-    res : array_like
-        Resample statistics; ``axis`` runs over resamples.
-    level : float
-        Simultaneous coverage level in (0, 1).
-    axis : int
-        The resample axis of ``res``.
-    curve_axes : sequence of int
-        Axes of ``est`` spanning one curve.
-
-    Returns
-    -------
-    ndarray
-        One critical value per batch element (``est``'s shape without ``curve_axes``).
+    :func:`maxima_critical_value` of the resamples' ``max_g |res_b(g) - est(g)| / se(g)`` over the
+    ``curve_axes`` of ``est`` (Davison & Hinkley 1997, Sec. 2.4); points with ``se = 0`` are left out
+    of the maximum.
 
     Examples
     --------
@@ -380,7 +296,7 @@ def maxima_critical_value(t_max, *, level: float) -> np.ndarray:
     """The sup-t rule: the order statistic of rank ``ceil((B + 1) level)`` of ``B`` curve maxima (axis 0).
 
     Maxima that are NaN are ignored; never below the pointwise ``z_{(1 + level) / 2}``; NaN where no
-    maximum is valid (see :func:`sup_t_critical_value` for why this rank).
+    maximum is valid.
 
     Examples
     --------
@@ -388,10 +304,9 @@ def maxima_critical_value(t_max, *, level: float) -> np.ndarray:
     96.0
     """
     t_max = np.asarray(t_max, dtype=float)
-    # np.sort puts NaN last
     n_valid = np.sum(~np.isnan(t_max), axis=0)
     k = np.minimum(np.ceil(level * (n_valid + 1) - 1e-9).astype(int), n_valid)
-    srt = np.sort(t_max, axis=0)
+    srt = np.sort(t_max, axis=0)  # NaN last
     crit = np.take_along_axis(srt, np.maximum(k - 1, 0)[None], axis=0)[0]
     crit = np.where(n_valid > 0, crit, np.nan)
     return np.maximum(crit, ndtri(0.5 + level / 2))
@@ -426,25 +341,17 @@ def band_arrays(
     support: tuple[float | None, float | None] = (None, None),
     keep_pointwise: bool = False,
 ):
-    """Band, standard error and bias on arrays laid out (resample, batch, point).
+    """Band, standard error and bias of ``est`` (n_outputs, n_points) from ``res`` (n_resamples, ...).
 
     Parameters
     ----------
-    est : ndarray of shape (n_outputs, n_points)
-        The estimate.
-    res : ndarray of shape (n_resamples, n_outputs, n_points)
-        The resamples; curves with a NaN (failed resamples) are ignored.
-    level : float
-        Confidence level in (0, 1).
     method : {"percentile", "basic", "normal", "bc", "bca"}
-        Pointwise method.
+        Pointwise method (``bca`` needs ``absent``, the rows each resample did not draw).
     simultaneous : bool
         Cover each output's whole curve at once.
     simultaneous_method : {"sup-t", "calibrated"}
         ``sup-t``: ``est -/+ c * se``, widened to contain ``method``'s pointwise band;
         ``calibrated``: ``method``'s pointwise band at the calibrated level.
-    absent : AbsentRows, optional
-        The rows each resample did not draw, needed by ``bca``.
     support : (float or None, float or None)
         Bounds of the statistic; the band is clipped into them.
     keep_pointwise : bool
@@ -496,7 +403,7 @@ def band_arrays(
         info["calibrated_level"] = [float(v) for v in level_star]
         n_valid = int(np.sum(~np.isnan(res).any(axis=2).all(axis=1)))
         if np.max(level_star) > envelope_level(n_valid):
-            info["resamples_suggested"] = resamples_suggested(est, res, level=level, level_star=level_star)
+            info["resamples_suggested"] = _resamples_suggested(est, res, level, level_star, n_valid)
         lower = np.empty_like(est)
         upper = np.empty_like(est)
         for o, lev in enumerate(level_star):

@@ -6,13 +6,12 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 import numpy as np
-from sklearn.base import is_classifier, is_regressor
+from sklearn.base import is_classifier
 
 RESPONSE_METHODS = ("auto", "predict", "predict_proba", "decision_function")
 
-#: the keyword of a boosting library's own ``predict`` / ``predict_proba`` that sets its threads for one
-#: call (each row's value does not depend on the threads: one thread gives the same bits, and starting
-#: threads for a few rows costs more than it saves); the readers' ``margin`` and the self-check use it
+#: the keyword of a boosting library's ``predict`` that sets its threads for one call (for a few rows;
+#: the values do not depend on it)
 ONE_THREAD_KEYWORD = {"lightgbm": "num_threads", "catboost": "thread_count"}
 
 
@@ -57,11 +56,7 @@ _REGRESSOR_LINKS = {"identity": None, "exp": np.exp, "logistic": sigmoid, "signe
 
 def booster_link(library: str, objective: str, kind: str | None, *, classifier: bool, response_method: str,
                  unsupported, sigmoid_scale: float = 1.0):
-    """Link of an XGBoost / LightGBM / CatBoost model read by the exact tree engine.
-
-    ``kind`` is the reader's class of the objective; ``sigmoid_scale`` scales a binary score.  Raises
-    ``unsupported(reason)`` for another response or objective.
-    """
+    """Link of a booster read by the exact tree engine for ``kind`` of objective; ``unsupported(reason)`` else."""
     expected, what, links = (("predict_proba", "classifier", _CLASSIFIER_LINKS) if classifier
                              else ("predict", "regressor", _REGRESSOR_LINKS))
     if response_method != expected:
@@ -139,7 +134,3 @@ def response_function(estimator, method: str, **params) -> Callable[[object], np
 
     return respond
 
-
-def is_regression(estimator) -> bool:
-    """True for regressors (and anything that is not a classifier but predicts)."""
-    return is_regressor(estimator) or not is_classifier(estimator)

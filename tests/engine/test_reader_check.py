@@ -188,17 +188,6 @@ def test_an_honest_model_is_checked_once_per_fit(monkeypatch):
     assert len(calls) == 3
 
 
-def test_per_tree_pd_refuses_a_wrong_reading(monkeypatch):
-    from pdpboot.engine.tree import kernel_available, per_tree_partial_dependence
-
-    if not kernel_available():
-        pytest.skip("per-tree PD needs the compiled walk")
-    X, est = _forest()
-    _corrupt_first_tree(monkeypatch)
-    with pytest.raises(ValueError, match="disagrees with its own predict"):
-        per_tree_partial_dependence(est, X, (0,), [np.linspace(-1, 1, 5)], response_method="predict")
-
-
 def test_partial_dependence_records_the_engine_and_the_fallback_reason(monkeypatch):
     import pdpboot
 

@@ -26,7 +26,7 @@ import pdpboot.engine._tree_compiled as compiled_mod
 import pdpboot.engine._tree_prepared as cost_mod
 import pdpboot.engine._tree_prepared as prepared_mod
 from pdpboot.engine import compute_pd, compute_pd_many
-from pdpboot.engine.tree import PreparedTrees, per_tree_partial_dependence
+from pdpboot.engine.tree import PreparedTrees
 
 from .test_tree import _data, _grid, brute_ice
 
@@ -215,45 +215,6 @@ def test_kernel_external_models():
                        tol=1e-5, rtol=1e-6)
 
 
-def _per_tree_reference(forest, X, idx, grids, method, n_outputs, weights=None):
-    per = [compute_pd(t, X, idx, grids, response_method=method, method="brute", individual=True,
-                      n_outputs=n_outputs, weights=weights) for t in forest.estimators_]
-    return np.stack([a for a, _ in per]), [i for _, i in per]
-
-
-@pytest.mark.parametrize("idx", [(0,), (0, 1)])
-def test_per_tree_partial_dependence(idx):
-    X, y = _data()
-    rf = RandomForestRegressor(n_estimators=6, random_state=0).fit(X, y)
-    grids = [_grid(rf, X, j, n=4) for j in idx]
-    oob = np.random.default_rng(0).random((6, len(X))) < 0.4
-    w = np.random.default_rng(1).integers(0, 3, len(X)).astype(float)
-    tree_pd, ice, oob_ice = per_tree_partial_dependence(rf, X, idx, grids, response_method="predict",
-                                                        weights=w, individual=True, oob=oob)
-    ref_pd, ref_ice = _per_tree_reference(rf, X, idx, grids, "predict", 1, weights=w)
-    np.testing.assert_allclose(tree_pd, ref_pd, rtol=0, atol=TOL)
-    np.testing.assert_allclose(ice, np.mean(ref_ice, axis=0), rtol=0, atol=TOL)
-    shape = (-1,) + (1,) * (ice.ndim - 1)
-    ref_oob = sum(i * o.reshape(shape) for i, o in zip(ref_ice, oob))
-    np.testing.assert_allclose(oob_ice, ref_oob, rtol=0, atol=1e-11)
-
-
-def test_per_tree_classifier_and_errors():
-    X, y = _data(classes=3)
-    rf = RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
-    grid = [np.quantile(X[:, 0], [0.2, 0.5, 0.8])]
-    tree_pd, ice, oob_ice = per_tree_partial_dependence(rf, X, (0,), grid, response_method="predict_proba")
-    assert ice is None and oob_ice is None
-    ref_pd, _ = _per_tree_reference(rf, X, (0,), grid, "predict_proba", 3)
-    np.testing.assert_allclose(tree_pd, ref_pd, rtol=0, atol=TOL)
-    with pytest.raises(ValueError, match="oob must be"):
-        per_tree_partial_dependence(rf, X, (0,), grid, response_method="predict_proba", individual=True,
-                                    oob=np.ones((3, len(X)), dtype=bool))
-    gb = GradientBoostingRegressor(n_estimators=3).fit(X, y)
-    with pytest.raises(ValueError, match="forest must be"):
-        per_tree_partial_dependence(gb, X, (0,), grid, response_method="predict")
-
-
 def _run_python(code: str, env_extra=None) -> subprocess.CompletedProcess:
     env = dict(os.environ, **(env_extra or {}))
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
@@ -304,7 +265,7 @@ def test_auto_prefers_brute_when_grid_is_tiny(monkeypatch):
 
 
 def test_kernel_row_blocks(monkeypatch):
-    """Rows walked in several blocks (cache-sized at large n): same PD, ICE, weights and per-tree PDs."""
+    """Rows walked in several blocks (cache-sized at large n): same PD, ICE and weights."""
     monkeypatch.setattr(compiled_mod, "_KERNEL_ROW_BLOCK", 64)
     X, y = _data(n=300, seed=4)
     est = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
@@ -312,16 +273,6 @@ def test_kernel_row_blocks(monkeypatch):
     for idx in [(0,), (0, 1)]:
         grids = [_grid(est, X, j, n=4) for j in idx]
         check_kernel_exact(est, X, idx, grids, "predict", weights=w)
-    g = [_grid(est, X, 0, n=4)]
-    oob = np.random.default_rng(6).random((4, len(X))) < 0.4
-    tree_pd, ice, oob_ice = per_tree_partial_dependence(est, X, (0,), g, response_method="predict",
-                                                        individual=True, oob=oob)
-    for b, tree in enumerate(est.estimators_):
-        ref = brute_ice(tree, X, (0,), g, "predict")
-        np.testing.assert_allclose(tree_pd[b], ref.mean(axis=0), rtol=0, atol=TOL)
-    refs = np.stack([brute_ice(tree, X, (0,), g, "predict") for tree in est.estimators_])
-    np.testing.assert_allclose(ice, refs.mean(axis=0), rtol=0, atol=TOL)
-    np.testing.assert_allclose(oob_ice, np.einsum("bi,bi...->i...", oob, refs), rtol=0, atol=TOL)
 
 
 def _check_many(est, X, sets, grids, weights=None, tol=TOL):
