@@ -1,14 +1,14 @@
-"""Brute-force tuning (issue 14 item 4): block size x stacking order per model family.
+"""Brute-force tuning (issue 14 item 4): block size per model family.
 
 On the models and data of :mod:`benchmarks.bench_peers` (Friedman #1, the 50-point curve of
 ``x0``, one thread) it times, interleaved in one process, CPU-time medians:
 
 * ``sklearn brute``: ``partial_dependence(method="brute")`` (one predict call per grid point);
-* ``pdpboot brute``: ``compute_pd(method="brute")`` - the family's block and order
+* ``pdpboot brute``: ``compute_pd(method="brute")`` - the family's block
   (:func:`pdpboot.engine.brute.block_plan`) and, for a column-wise Pipeline on an array, the
   preprocessing applied once (:func:`pdpboot.engine.brute.split_pipeline`);
-* ``<order> <MiB>``: :func:`pdpboot.engine.brute.brute_partial_dependence` on the whole model with
-  that block size and stacking order (``--sizes``, both orders);
+* ``<MiB> MiB``: :func:`pdpboot.engine.brute.brute_partial_dependence` on the whole model with
+  that block size (``--sizes``);
 * ``old brute`` (with ``--old PATH``): another version of ``brute.py`` (e.g. ``git show
   <commit>:pdpboot/engine/brute.py > old.py``) with the block rule it had (forests 128 MiB,
   others ``--old-mib``), row order, whole model - the A/B that shows no model got slower.
@@ -63,9 +63,8 @@ def contenders(est, X, grids, sizes, old=None, old_mib: float = 4.0, forest: boo
         run["old brute"] = lambda: old.brute_partial_dependence(predict, X, [0], grids, memory_limit=limit,
                                                                 order="row")[0].ravel()
     for mib in sizes:
-        for order in ("row", "point"):
-            run[f"{order} {mib:g}"] = (lambda mib=mib, order=order: brute_partial_dependence(
-                predict, X, [0], grids, memory_limit=int(mib * MiB), order=order)[0].ravel())
+        run[f"{mib:g} MiB"] = (lambda mib=mib: brute_partial_dependence(
+            predict, X, [0], grids, memory_limit=int(mib * MiB))[0].ravel())
     return run
 
 
@@ -74,7 +73,7 @@ def main(argv=None) -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--models", nargs="+", default=None, help="name prefixes of bench_peers.models")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--sizes", type=float, nargs="*", default=[], help="block sizes in MiB (both orders)")
+    parser.add_argument("--sizes", type=float, nargs="*", default=[], help="block sizes in MiB")
     parser.add_argument("--old", help="path of an older brute.py for the A/B")
     parser.add_argument("--old-mib", type=float, default=4.0, help="the old block size of non-forest models")
     parser.add_argument("--out", help="append JSON lines here")

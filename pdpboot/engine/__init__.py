@@ -115,7 +115,7 @@ def compute_pd_many(
                    response_method=response_method, explicit=method == engine.name, n_grid=n_grid,
                    weights=weights, average=average, individual=individual, cache=prepared)
     predict = split = final_predict = None
-    block_bytes, order = block_plan(estimator, memory_limit)
+    block_bytes = block_plan(estimator, memory_limit)
     for k, (features, grids) in enumerate(zip(feature_sets, grid_values)):
         if results[k] is not None:
             continue
@@ -130,7 +130,7 @@ def compute_pd_many(
             target = (final_predict, split.Xt, columns, [split.grid(j, g) for j, g in zip(features, grids)])
         results[k] = brute_partial_dependence(
             *target, weights=weights, average=average, individual=individual,
-            memory_limit=block_bytes, n_outputs=n_outputs, order=order,
+            memory_limit=block_bytes, n_outputs=n_outputs,
         )
     note(choices, record)
     return results

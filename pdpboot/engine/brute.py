@@ -58,9 +58,9 @@ def model_family(estimator) -> str:
     return module if module in ("xgboost", "lightgbm", "catboost") else "other"
 
 
-def block_plan(estimator, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> tuple[int, str]:
-    """(block bytes, stacking order) for ``estimator``: its family's block size, at most ``memory_limit``."""
-    return min(int(memory_limit), FAMILY_BLOCK_BYTES[model_family(estimator)]), "row"
+def block_plan(estimator, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> int:
+    """Block bytes for ``estimator``: its family's block size, at most ``memory_limit``."""
+    return min(int(memory_limit), FAMILY_BLOCK_BYTES[model_family(estimator)])
 
 
 class SplitPipeline:
@@ -140,7 +140,6 @@ def brute_partial_dependence(
     points: bool = False,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
     n_outputs: int = 1,
-    order: str = "row",
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Partial dependence and ICE by evaluating the model on stacked blocks.
 
@@ -155,8 +154,6 @@ def brute_partial_dependence(
         Bytes allowed for one stacked design block plus its predictions.
     n_outputs : int
         Expected number of response columns, used to size the first block.
-    order : {"row", "point"}
-        Stacking order of the (row, grid point) pairs; the result does not depend on it.
 
     Returns
     -------
@@ -165,8 +162,6 @@ def brute_partial_dependence(
     ice : ndarray of shape (n_rows, n_outputs, *grid_shape) or None
     """
     n_rows = X.shape[0]
-    if order not in ("row", "point"):
-        raise ValueError(f"order must be 'row' or 'point', got {order!r}.")
     if n_rows == 0:
         raise ValueError("The background data has no rows; partial dependence needs at least one.")
     columns, grid_shape = _grid_points(grid_values, points)
@@ -178,44 +173,31 @@ def brute_partial_dependence(
     n_outputs = None
     sums = None
     ice = None
-    # Blocks hold whole background rows (order "row": each row's n_points pairs) or whole grid
-    # points (order "point": all n_rows rows) whenever one fits; such a block is a repeat/tile
-    # of the data and its predictions reshape to (rows, points) for the average and the ICE.
-    unit = n_points if order == "row" else n_rows
-    chunk = _aligned(block_rows(table, expected_outputs, memory_limit), unit)
+    # Blocks hold whole background rows (each row's n_points pairs) whenever one fits: a repeat of
+    # the data whose predictions reshape to (rows, points) for the average and the ICE.
+    chunk = _aligned(block_rows(table, expected_outputs, memory_limit), n_points)
     total = n_points * n_rows
     start = 0
     while start < total:
         stop = min(total, start + chunk)
-        whole = start % unit == 0 and (stop - start) % unit == 0
+        whole = start % n_points == 0 and (stop - start) % n_points == 0
         if whole:
-            lo, hi = start // unit, stop // unit
-            pred = predict(table.whole_block(lo, hi, order, n_points))
+            lo, hi = start // n_points, stop // n_points
+            pred = predict(table.whole_block(lo, hi, n_points))
         else:
-            flat = np.arange(start, stop)
-            if order == "point":
-                point_of, row_of = np.divmod(flat, n_rows)
-            else:
-                row_of, point_of = np.divmod(flat, n_points)
+            row_of, point_of = np.divmod(np.arange(start, stop), n_points)
             pred = predict(table.block(row_of, point_of))
         if n_outputs is None:
             n_outputs = pred.shape[1]
             sums = np.zeros((n_outputs, n_points)) if average else None
             ice = np.empty((n_rows, n_outputs, n_points)) if individual else None
             # size further blocks with the true output count
-            chunk = _aligned(block_rows(table, n_outputs, memory_limit), unit)
-        if whole and order == "row":
-            cube = pred.reshape(hi - lo, n_points, n_outputs)  # (rows, points, outputs)
+            chunk = _aligned(block_rows(table, n_outputs, memory_limit), n_points)
+        if whole:
             if average:  # rows added one after another, as np.bincount does
                 sums += (w[lo:hi, None] * pred.reshape(hi - lo, -1)).sum(axis=0).reshape(n_points, n_outputs).T
             if individual:
-                ice[lo:hi] = cube.transpose(0, 2, 1)
-        elif whole:
-            cube = pred.reshape(hi - lo, n_rows, n_outputs)  # (points, rows, outputs)
-            if average:
-                sums[:, lo:hi] += np.tensordot(w, cube, axes=(0, 1)).T
-            if individual:
-                ice[:, :, lo:hi] = cube.transpose(1, 2, 0)
+                ice[lo:hi] = pred.reshape(hi - lo, n_points, n_outputs).transpose(0, 2, 1)
         else:
             if average:
                 first = int(point_of.min())

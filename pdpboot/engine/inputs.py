@@ -116,27 +116,14 @@ class Table:
         self.feature_idx = list(feature_idx)
         self.columns = list(columns)
 
-    def whole_block(self, lo: int, hi: int, order: str, n_points: int):
-        """Design matrix of whole background rows ``lo:hi`` (order "row": each row once per grid
-        point, grid points innermost) or of whole grid points ``lo:hi`` (order "point")."""
-        n_rows = self.shape[0]
+    def whole_block(self, lo: int, hi: int, n_points: int):
+        """Design matrix of whole background rows ``lo:hi``, each row once per grid point (points innermost)."""
         if self.frame:
-            if order == "row":
-                rows, points = np.repeat(np.arange(lo, hi), n_points), np.tile(np.arange(n_points), hi - lo)
-            else:
-                rows, points = np.tile(np.arange(n_rows), hi - lo), np.repeat(np.arange(lo, hi), n_rows)
-            return self.block(rows, points)
-        d = self.array.shape[1]
-        if order == "row":
-            block = np.repeat(self.array[lo:hi], n_points, axis=0)
-            cube = block.reshape(hi - lo, n_points, d)
-            for j, values in zip(self.feature_idx, self.columns):
-                cube[:, :, j] = values
-        else:
-            block = np.tile(self.array, (hi - lo, 1))
-            cube = block.reshape(hi - lo, n_rows, d)
-            for j, values in zip(self.feature_idx, self.columns):
-                cube[:, :, j] = values[lo:hi, None]
+            return self.block(np.repeat(np.arange(lo, hi), n_points), np.tile(np.arange(n_points), hi - lo))
+        block = np.repeat(self.array[lo:hi], n_points, axis=0)
+        cube = block.reshape(hi - lo, n_points, self.array.shape[1])
+        for j, values in zip(self.feature_idx, self.columns):
+            cube[:, :, j] = values
         return block
 
     def block(self, rows: np.ndarray, points: np.ndarray):

@@ -100,8 +100,7 @@ def test_bad_weights():
         brute_partial_dependence(_model, X, (0,), [np.arange(2.0)], weights=np.array([1.0, -1.0, 1.0]))
 
 
-@pytest.mark.parametrize("order", ["row", "point"])
-def test_stacking_order_gives_the_same_result(order):
+def test_two_features_with_weights_equal_the_models_predictions():
     from sklearn.ensemble import RandomForestRegressor
 
     rng = np.random.default_rng(3)
@@ -112,18 +111,15 @@ def test_stacking_order_gives_the_same_result(order):
     ref = np.stack([[est.predict(np.column_stack([np.full(37, a), np.full(37, b), X[:, 2]]))
                      for b in grids[1]] for a in grids[0]])  # (4, 3, rows)
     avg, ice = brute_partial_dependence(lambda Z: est.predict(Z)[:, None], X, [0, 1], grids, weights=w,
-                                        individual=True, order=order, memory_limit=2000)
+                                        individual=True, memory_limit=2000)
     np.testing.assert_allclose(ice[:, 0], np.moveaxis(ref, -1, 0), rtol=0, atol=1e-12)
     np.testing.assert_allclose(avg[0], ref @ w / w.sum(), rtol=0, atol=1e-12)
-    with pytest.raises(ValueError, match="order"):
-        brute_partial_dependence(lambda Z: est.predict(Z)[:, None], X, [0], grids[:1], order="col")
 
 
-@pytest.mark.parametrize("order", ["row", "point"])
 @pytest.mark.parametrize("limit", [300, 3_000, 10**6])
 @pytest.mark.parametrize("expected_outputs", [1, 2, 5])
-def test_whole_row_and_point_blocks(order, limit, expected_outputs):
-    """Blocks of whole rows / grid points (and the partial blocks when the first block was sized
+def test_whole_row_blocks(limit, expected_outputs):
+    """Blocks of whole rows (and the partial blocks when the first block was sized
     for another output count) against the one-call-per-grid-point loop, with ICE and weights."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(23, 4))
@@ -131,7 +127,7 @@ def test_whole_row_and_point_blocks(order, limit, expected_outputs):
     w = rng.uniform(0, 2, size=23)
     rec = _Recorder()
     avg, ice = brute_partial_dependence(rec, X, (1, 3), grids, weights=w, individual=True, memory_limit=limit,
-                                        n_outputs=expected_outputs, order=order)
+                                        n_outputs=expected_outputs)
     ref_avg, ref_ice = _loop_reference(X, (1, 3), grids, weights=w)
     np.testing.assert_allclose(avg, ref_avg, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ice, ref_ice, rtol=0, atol=1e-12)
@@ -218,10 +214,10 @@ def test_block_plan_by_family():
 
     from pdpboot.engine.brute import FAMILY_BLOCK_BYTES, block_plan
 
-    assert block_plan(RandomForestRegressor()) == (FAMILY_BLOCK_BYTES["forest"], "row")
-    assert block_plan(HistGradientBoostingRegressor()) == (FAMILY_BLOCK_BYTES["hgb"], "row")
-    assert block_plan(make_pipeline(StandardScaler(), MLPRegressor())) == (FAMILY_BLOCK_BYTES["other"], "row")
-    assert block_plan(RandomForestRegressor(), memory_limit=1000) == (1000, "row")  # the caller's bound wins
+    assert block_plan(RandomForestRegressor()) == FAMILY_BLOCK_BYTES["forest"]
+    assert block_plan(HistGradientBoostingRegressor()) == FAMILY_BLOCK_BYTES["hgb"]
+    assert block_plan(make_pipeline(StandardScaler(), MLPRegressor())) == FAMILY_BLOCK_BYTES["other"]
+    assert block_plan(RandomForestRegressor(), memory_limit=1000) == 1000  # the caller's bound wins
 
 
 def test_block_plan_external_boosters():
@@ -230,4 +226,4 @@ def test_block_plan_external_boosters():
     for module, cls, family in (("xgboost", "XGBRegressor", "xgboost"), ("lightgbm", "LGBMRegressor", "lightgbm"),
                                 ("catboost", "CatBoostRegressor", "catboost")):
         lib = pytest.importorskip(module)
-        assert block_plan(getattr(lib, cls)()) == (FAMILY_BLOCK_BYTES[family], "row")
+        assert block_plan(getattr(lib, cls)()) == (FAMILY_BLOCK_BYTES[family])
