@@ -236,7 +236,7 @@ def _job(path: Path, cell: Cell, r: int) -> None:
 
 
 def _warm_up() -> None:
-    """Compile the per-tree walk once (when numba is installed) so that no repetition's CPU time includes it."""
+    """Run the per-tree evaluation once so that no repetition's CPU time includes first-call costs."""
     X = np.random.default_rng(0).uniform(size=(50, 10))
     forest = _forest(2, 0).fit(X, X[:, 0])
     jk.evaluate_trees(forest, X.astype(np.float32), (0,), [GRID], response_method="predict",

@@ -202,16 +202,15 @@ def _stacked_tables(tables: list) -> tuple:
     g_max = max(max(len(t.grids[0]), len(t.grids[1])) for t in tables)
     grids = np.zeros((n_sets, 2, g_max))
     glen = np.zeros((n_sets, 2), dtype=np.int64)
+    n_mask = max(len(t.left_mask) for t in tables)  # 0 unless some set has a mask axis
+    left_mask = np.zeros((n_sets, n_mask), dtype=np.int64)
     for k, t in enumerate(tables):
         axis_of[k, :len(t.axis_of)] = t.axis_of
+        left_mask[k, :len(t.left_mask)] = t.left_mask
         for d in range(2):
             glen[k, d] = len(t.grids[d])
             grids[k, d, :glen[k, d]] = t.grids[d]
     mask_axes = np.stack([t.mask_axes for t in tables]).astype(np.int64)
-    n_mask = max(len(t.left_mask) for t in tables)  # 0 unless some set has a mask axis
-    left_mask = np.zeros((n_sets, n_mask), dtype=np.int64)
-    for k, t in enumerate(tables):
-        left_mask[k, :len(t.left_mask)] = t.left_mask
     off = np.concatenate([[0], np.cumsum([t.size for t in tables])]).astype(np.int64)
     return axis_of, mask_axes, left_mask, grids, glen, off
 

@@ -333,33 +333,24 @@ def plan_stats(nodes, thr, cover, roots, axis_of, mask_axes, left_mask, grid0, g
                     share = mass * (cover[child] / tot if tot > 0 else 0.5)
                     if n_rows * share < 1e-3:
                         continue
-                elif (axis == 0 and m0) or (axis == 1 and m1):
-                    keep = left_mask[v] if side == 0 else ~left_mask[v]
-                    if axis == 0:
-                        lo0 = lo0 & keep
-                        if lo0 == 0:
+                else:  # the child's side of the box on the split's axis; an empty side is cut
+                    lo, hi = (lo0, hi0) if axis == 0 else (lo1, hi1)
+                    if (axis == 0 and m0) or (axis == 1 and m1):
+                        lo = lo & (left_mask[v] if side == 0 else ~left_mask[v])
+                        if lo == 0:
                             continue
                     else:
-                        lo1 = lo1 & keep
-                        if lo1 == 0:
+                        sp = _n_below(grid0 if axis == 0 else grid1, thr[v])
+                        if side == 0:
+                            hi = min(hi, sp)
+                        else:
+                            lo = max(lo, sp)
+                        if lo >= hi:
                             continue
-                else:
                     if axis == 0:
-                        sp = _n_below(grid0, thr[v])
-                        if side == 0:
-                            hi0 = min(hi0, sp)
-                        else:
-                            lo0 = max(lo0, sp)
-                        if lo0 >= hi0:
-                            continue
+                        lo0, hi0 = lo, hi
                     else:
-                        sp = _n_below(grid1, thr[v])
-                        if side == 0:
-                            hi1 = min(hi1, sp)
-                        else:
-                            lo1 = max(lo1, sp)
-                        if lo1 >= hi1:
-                            continue
+                        lo1, hi1 = lo, hi
                 st[top, 0] = child
                 st[top, 1] = share
                 bx[top, 0] = lo0

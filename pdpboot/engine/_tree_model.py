@@ -28,6 +28,10 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils.validation import check_is_fitted
 
+from ._catboost import CatBoostReader, from_catboost, is_catboost
+from ._lightgbm import LightGBMReader, is_lightgbm
+from ._xgboost import XGBoostReader, is_xgboost
+
 try:  # scikit-learn >= 1.6; with older versions the engine declines and brute force is used
     from sklearn.utils import get_tags
     from sklearn.utils.validation import validate_data
@@ -268,10 +272,6 @@ def _link(estimator, response_method: str):
 
 def external_reader(estimator, response_method: str):
     """Reader of an XGBoost / LightGBM / CatBoost estimator, or None for other estimators."""
-    from ._catboost import CatBoostReader, is_catboost
-    from ._lightgbm import LightGBMReader, is_lightgbm
-    from ._xgboost import XGBoostReader, is_xgboost
-
     if is_xgboost(estimator):
         return XGBoostReader(estimator, response_method, UnsupportedModel)
     if is_lightgbm(estimator):
@@ -281,17 +281,8 @@ def external_reader(estimator, response_method: str):
     return None
 
 
-def is_catboost(estimator) -> bool:
-    """Whether the estimator is a CatBoost model (read by :mod:`._catboost`)."""
-    from ._catboost import is_catboost as _is
-
-    return _is(estimator)
-
-
 def is_external(estimator) -> bool:
-    from ._catboost import from_catboost
-    from ._xgboost import is_xgboost
-
+    """Whether the estimator comes from XGBoost, LightGBM or CatBoost (read from its own dump)."""
     module = type(estimator).__module__.split(".")[0]
     return module == "lightgbm" or is_xgboost(estimator) or from_catboost(estimator)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ._catboost import is_catboost
 from ._tree_check import leaf_sums, tree_probe
 from ._tree_compiled import (
     _MASK_MAX,
@@ -29,14 +30,7 @@ from ._tree_compiled import (
     kernel_available,
     locality_order,
 )
-from ._tree_model import (
-    TreeModel,
-    UnsupportedModel,
-    is_catboost,
-    model_grid,
-    read_model,
-    to_array,
-)
+from ._tree_model import TreeModel, UnsupportedModel, model_grid, read_model, to_array
 from .inputs import row_weights
 
 

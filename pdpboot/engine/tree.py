@@ -95,10 +95,8 @@ def tree_partial_dependence(
 
     Parameters
     ----------
-    estimator : fitted tree model
-        One for which :func:`supports` is True.
-    X : array-like of shape (n_rows, n_features)
-        Background rows in the estimator's input space (NaN where the estimator allows it).
+    estimator, X
+        A fitted model for which :func:`supports` is True; background rows in its input space.
     feature_idx : tuple of int
         One or two column positions of the features of interest.
     grid_values : list of 1-D arrays
@@ -106,9 +104,7 @@ def tree_partial_dependence(
     response_method : {"predict", "predict_proba", "decision_function"}
         The resolved response.
     weights : array-like of shape (n_rows,), optional
-        Non-negative row weights of the average.
-    average, individual : bool
-        Which results to compute.
+        Non-negative row weights of the average (``average``); ``individual`` also returns the ICE.
 
     Returns
     -------
