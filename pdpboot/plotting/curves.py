@@ -11,7 +11,7 @@ import xarray as xr
 from ..bootstrap import partial_dependence
 from ..grid import Grid
 from ..heterogeneity import binned_outcome
-from ..schema import get_node
+from ..schema import get_node, is_categorical
 from ._common import (
     CURVE_KINDS,
     BandChoice,
@@ -24,7 +24,6 @@ from ._common import (
     element_kw,
     element_on,
     finish_x_axis,
-    is_categorical,
     legend_entries,
     lookup,
     new_ax,
