@@ -178,8 +178,6 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
     ax.autoscale_view()
 
 
-
-
 def plot_ice(
     estimator: Any,
     X: Any,
@@ -269,8 +267,6 @@ def plot_ice(
     return plot_pd(drawn, feature if node is None else str(node.attrs["features"][0]), ax=ax,
                    band=band if node is not None else False, ice=True, centered=centered, output=output,
                    scale=scale, style=style)
-
-
 
 
 def plot_target(

@@ -340,8 +340,6 @@ def _set_hatch_linewidth(artist, linewidth: float) -> None:
         artist.set_hatch_linewidth(linewidth)
 
 
-
-
 def plot_pd_panels(
     result: xr.DataTree,
     features: Sequence[Hashable | Sequence[Hashable]] | None = None,
