@@ -291,11 +291,7 @@ GRID_POINT_BYTES = 32
 
 def check_grid_size(grids: Mapping[int, FeatureGrid], feature_sets: Sequence[tuple[int, ...]],
                     memory_limit: int) -> None:
-    """Refuse, before any work, a feature set whose grid (a surface: the product) cannot fit in ``memory_limit``.
-
-    ``grids`` maps column positions to :class:`FeatureGrid`; ``feature_sets`` are the requested 1-D and
-    2-D feature sets.
-    """
+    """Refuse, before any work, a feature set whose grid (a surface: the product) cannot fit in ``memory_limit``."""
     for feature_set in feature_sets:
         sizes = [int(np.asarray(grids[p].values).size) for p in feature_set]
         points = int(np.prod(sizes, dtype=object))
