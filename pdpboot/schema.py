@@ -131,10 +131,11 @@ def check_feature_dims(node: xr.DataTree) -> None:
                 f"back (e.g. ds.sortby({name!r})).")
 
 
-def is_categorical(ds: xr.Dataset, attrs: Mapping, feature: str, position: int) -> bool:
-    """Whether feature ``position`` of a node holds levels (its ``categorical`` flag, or a non-numeric grid)."""
+def is_categorical(node: xr.Dataset | xr.DataTree, attrs: Mapping, feature: str, position: int) -> bool:
+    """Whether feature ``position`` of a node (or its Dataset) holds levels: its flag in ``attrs["categorical"]``,
+    or a non-numeric grid."""
     flags = np.atleast_1d(np.asarray(attrs.get("categorical", [])))
-    return bool(position < len(flags) and flags[position]) or not np.issubdtype(ds[feature].dtype, np.number)
+    return bool(position < len(flags) and flags[position]) or not np.issubdtype(node[feature].dtype, np.number)
 
 
 def feature_deciles(attrs: Mapping, position: int) -> np.ndarray:

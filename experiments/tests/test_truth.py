@@ -1,8 +1,8 @@
 """experiments.truth: the true PDs of the simulated DGPs, against quadrature and Monte Carlo.
 
-The noise-free regression functions below are written here from the published formulas,
-independently of the module.  True PDs are checked against (a) tensor-product Gauss quadrature
-of those functions over the feature distributions (deterministic, tight tolerance) and (b) Monte
+True PDs are checked against (a) tensor-product Gauss quadrature of each DGP's noise-free response
+(:func:`pdpboot.datasets.true_function`, tested against the published formulas in tests/test_datasets.py)
+over the feature distributions (deterministic, tight tolerance) and (b) Monte
 Carlo averages over a large sample drawn by pdpboot's own generators (tolerance from the Monte
 Carlo standard error).
 """
@@ -12,39 +12,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import integrate
 
 from experiments.truth import true_pd
 from pdpboot import datasets as ds
 
-# --------------------------------------------------------------------------- reference functions
 
-
-def f_electricity(d):
-    t, h, day = d["Temperature"], d["Hour"], d["Day"]
-    price = 0.1 * (t - 20) ** 2 + 7 * np.sin(h * np.pi / 24) + 5 * (np.asarray(day) == 0)
-    price = price + np.where((7 <= h) & (h <= 10), 5 * np.sin((h - 7) * np.pi / 6), 0)
-    price = price + np.where((18 <= h) & (h <= 22), 5 * np.sin((h - 18) * np.pi / 4), 0)
-    price = price - np.where((10 <= h) & (h <= 17), 5 * np.sin((h - 10) * np.pi / 7), 0)
-    return price
-
-
-def f_friedman1(d):
-    return (10 * np.sin(np.pi * d["x1"] * d["x2"]) + 20 * (d["x3"] - 0.5) ** 2
-            + 10 * d["x4"] + 5 * d["x5"])
-
-
-def f_interaction(d):
-    return d["x1"] + d["x2"] + d["x1"] * d["x2"]
-
-
-def f_goldstein(d):
-    return 0.2 * d["x1"] - 5 * d["x2"] + 10 * d["x2"] * (np.asarray(d["x3"]) >= 0)
-
-
-def f_additive(d):
-    return d["x1"] - d["x2"]
+def f(name, point):
+    """The DGP's noise-free response at ``point`` (columns, broadcast), by pdpboot.datasets.true_function."""
+    columns = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in point.values()))
+    return ds.true_function(name, pd.DataFrame({k: c.ravel() for k, c in zip(point, columns, strict=True)}))
 
 
 # --------------------------------------------------------------------------- quadrature rules
@@ -82,10 +61,6 @@ RULES = {
     },
     "additive_uniform": {"x1": uniform_rule(0, 1, 2), "x2": uniform_rule(0, 1, 2)},
 }
-FUNCTIONS = {
-    "electricity": f_electricity, "friedman1": f_friedman1, "interaction": f_interaction,
-    "goldstein": f_goldstein, "additive_uniform": f_additive,
-}
 
 
 def quadrature_pd(name, fixed):
@@ -98,7 +73,7 @@ def quadrature_pd(name, fixed):
     weights = np.prod(np.meshgrid(*[rules[c][1] for c in rest], indexing="ij"), axis=0)
     point = {c: g.ravel() for c, g in zip(rest, nodes, strict=True)}
     point.update(fixed)
-    values = np.broadcast_to(FUNCTIONS[name](point), weights.size)
+    values = np.broadcast_to(f(name, point), weights.size)
     return float(np.sum(weights.ravel() * values))
 
 
@@ -228,7 +203,7 @@ def mc_samples():
 
 def _mc_check(name, sample, fixed_points, truth):
     for fixed, expected in zip(fixed_points, truth, strict=True):
-        values = np.broadcast_to(FUNCTIONS[name]({**sample, **fixed}), MC_N)
+        values = np.broadcast_to(f(name, {**sample, **fixed}), MC_N)
         se = values.std() / math.sqrt(MC_N)
         assert abs(values.mean() - expected) <= 4.5 * se + 1e-9, (fixed, values.mean(), expected, se)
 

@@ -241,7 +241,7 @@ def plot_ice(
     if result is not None:
         node = get_node(result, feature)
         name = str(node.attrs["features"][0])
-        categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+        categorical = is_categorical(node, node.attrs, name, 0)
         settings = {"grid": Grid(custom_values={name: node[name].values},
                                  categorical_features=[name] if categorical else None)}
         if result.attrs.get("task") != "classification":  # a regressor's outputs are named after the target
