@@ -38,7 +38,6 @@ __all__ = [
     "true_function",
 ]
 
-ArrayLike = Any
 RngLike = Any  # whatever numpy.random.default_rng accepts
 
 # --------------------------------------------------------------------------- helpers
