@@ -38,12 +38,13 @@ from scipy.special import expit
 import pdpboot
 from pdpboot import Grid
 from pdpboot.bands import band_arrays
-from pdpboot.datasets import make_additive_uniform, make_friedman1, make_interaction, true_pd
+from pdpboot.datasets import make_additive_uniform, make_friedman1, make_interaction
 
 from . import _common as C
 from .config import config
 from .learners import LEARNER_LABELS, make_learner, reseed
 from .molnar import corrected_t_interval
+from .truth import true_pd
 
 STUDY = "coverage"
 #: Band methods: (band_arrays method, simultaneous, simultaneous_method).  "supt" is the package's default

@@ -6,7 +6,7 @@ B_<learner>_n<n>
     The coverage study's scenario B (:mod:`experiments.coverage`): Friedman #1 (10 independent
     U(0, 1) features, noise sd 1), random forest, gradient boosting and a small network, n = 500 and
     2000, PD of x1, x3, x4 on the same 15-point grid; truth in closed form
-    (:func:`pdpboot.datasets.true_pd`).  The refit bootstrap's widths and coverage (B = 200) are read
+    (:func:`experiments.truth.true_pd`).  The refit bootstrap's widths and coverage (B = 200) are read
     from the archived summaries of that study (``experiments/archive/coverage/summary``) for the
     width ratio.
 G_corr_gbm_n1000 (own DGP 1: correlated features, curved PD)
@@ -81,10 +81,11 @@ from threadpoolctl import threadpool_limits
 
 import pdpboot
 from pdpboot import Grid
-from pdpboot.datasets import make_friedman1, true_pd
+from pdpboot.datasets import make_friedman1
 
 from . import _common as C
 from .learners import make_learner
+from .truth import true_pd
 
 STUDY = "debiased"
 SEED = 20261201
@@ -662,7 +663,6 @@ def _figure(ctx: C.Context) -> None:
     """Learner band (refit bootstrap) next to the data's band (debiased) on electricity (top) and ANES (bottom)."""
     import matplotlib.pyplot as plt
 
-    from pdpboot.datasets import true_pd
     from pdpboot.plotting import paper_style
 
     folder = ctx.study_dir(STUDY)

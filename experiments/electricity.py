@@ -19,10 +19,11 @@ from sklearn.ensemble import RandomForestRegressor
 
 import pdpboot
 from pdpboot import Grid
-from pdpboot.datasets import make_electricity_prices, true_pd
+from pdpboot.datasets import make_electricity_prices
 
 from . import _common as C
 from .config import config
+from .truth import true_pd
 
 STUDY = "electricity"
 FEATURES = ["Temperature", "Hour", "Day"]

@@ -57,17 +57,10 @@ def _storable_index(index: pd.Index) -> pd.Index:
 
 
 def check_table(X) -> tuple[pd.DataFrame | np.ndarray, list[str]]:
-    """Validate the data table and name its columns (the caller's table is not modified).
+    """The validated table (a DataFrame, or else an ndarray) and its column names (``x0, x1, ...`` for arrays).
 
-    pandas nullable columns become NumPy-backed and row labels netCDF cannot store become strings; a
-    one-row table warns (its bands have zero width).
-
-    Returns
-    -------
-    X : DataFrame or 2-D ndarray
-        The table (a DataFrame stays a DataFrame, anything else becomes an ndarray).
-    names : list of str
-        Column names (``x0, x1, ...`` for arrays).
+    pandas nullable columns become NumPy-backed and row labels netCDF cannot store become strings (the
+    caller's table is not modified); a one-row table warns (its bands have zero width).
     """
     if isinstance(X, pd.DataFrame):
         names = [str(c) for c in X.columns]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -26,7 +25,7 @@ from .engine.ale import ale_arrays, order_levels, quantile_edges
 from .engine.brute import DEFAULT_MEMORY_LIMIT
 from .engine.inputs import is_categorical_column
 from .engine.response import response_function
-from .grid import ALE_RESOLUTION, FeatureGrid, Grid, check_grid, check_grid_size, make_grids
+from .grid import ALE_RESOLUTION, FeatureGrid, Grid, check_grid, check_grid_size, column, column_position, make_grids
 from .options import Execution, Resampling, resolve_run_options
 from .schema import node_name
 
@@ -40,31 +39,20 @@ def _engine_kinds(kinds: dict, feature_set: tuple[int, ...]) -> list[str]:
     return ["numeric" if kinds[feature_set[0]] == "numeric" else "levels"]
 
 
-def _column(X, j: int) -> pd.Series:
-    return X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, j])
-
-
 def _discrete_columns(X, names, categorical_positions) -> list[bool]:
-    return [bool(j in categorical_positions or is_categorical_column(col := _column(X, j))
+    return [bool(j in categorical_positions or is_categorical_column(col := column(X, j))
                  or (col.dtype.kind in "iu" and col.nunique() <= _MAX_DISCRETE_OTHER)) for j in range(len(names))]
 
 
 def _custom(custom_values: Mapping | None, names: list[str]) -> dict[int, np.ndarray]:
-    out = {}
-    for key, values in (custom_values or {}).items():
-        if isinstance(key, numbers.Integral) and not isinstance(key, bool):
-            pos = int(key)
-        elif str(key) in names:
-            pos = names.index(str(key))
-        else:
-            raise ValueError(f"custom_values names {key!r}, which is not a column of X.")
-        out[pos] = np.asarray(list(values), dtype=object if any(isinstance(v, str) for v in values) else None)
-    return out
+    return {column_position(key, names, "custom_values", "has the key"):
+            np.asarray(list(values), dtype=object if any(isinstance(v, str) for v in values) else None)
+            for key, values in (custom_values or {}).items()}
 
 
 def _ale_grid(X, names, p: int, flags, custom: dict, categorical: set, resolution: int, cache: dict):
     """Feature ``p``'s ALE grid values and kind (``cache``: the discrete columns, found once)."""
-    col = _column(X, p)
+    col = column(X, p)
     if p in categorical:
         present = set(col.dropna().tolist())
         if p in custom:
@@ -226,7 +214,7 @@ class ALEEffect:
             if len(fs) == 1:
                 p = fs[0]
                 grid = spec.grids[p].values
-                col = spec.X.iloc[:, p] if isinstance(spec.X, pd.DataFrame) else np.asarray(spec.X)[:, p]
+                col = column(spec.X, p)
                 if self.kinds[p] == "numeric":
                     x = pd.to_numeric(pd.Series(np.asarray(col)), errors="coerce").to_numpy(dtype=float)
                     ok = (x >= grid[0]) & (x <= grid[-1])

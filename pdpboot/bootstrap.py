@@ -133,7 +133,6 @@ def one_fit_tree(estimator, effect, settings: dict, *, response_method: str, sam
                       node_attrs=effect.node_attrs())
 
 
-
 def bootstrap_partial_dependence(
     estimator,
     X,

@@ -380,13 +380,8 @@ class Checkpoint(MemoryStore):
         return Checkpoint._read_manifest(manifest)["fingerprint"].get("seed")
 
     def open(self, extra: dict) -> dict:
-        """Create the checkpoint, or check that an existing one belongs to this run.
-
-        Returns
-        -------
-        dict
-            The manifest's ``extra`` entries (e.g. creation time and outputs of the first run).
-        """
+        """Create the checkpoint, or check that an existing one belongs to this run; returns the manifest's
+        ``extra`` entries (e.g. the creation time of the first run)."""
         manifest = self.path / "manifest.json"
         if not manifest.exists():
             others = [p for p in self.path.iterdir() if not (p.name.startswith(".") and p.name.endswith(".tmp"))] \
@@ -524,12 +519,8 @@ class Checkpoint(MemoryStore):
     def load(self, b: int | None) -> PerNode | str | None:
         """The stored variables, the error message of a failed resample, or None (not done, or damaged).
 
-        Raises
-        ------
-        ValueError
-            The entry belongs to another run.
-        RuntimeError
-            Resample ``b`` was stored as failed and this run's policy is ``on_error="raise"``.
+        Raises ``ValueError`` for an entry of another run, ``RuntimeError`` for a resample stored as failed
+        when this run's policy is ``on_error="raise"``.
         """
         path = self._file(b)
         if path.exists():

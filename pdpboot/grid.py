@@ -20,27 +20,13 @@ PD_RESOLUTION, ALE_RESOLUTION = 50, 20
 
 @dataclass(frozen=True)
 class FeatureGrid:
-    """The grid of one feature.
+    """The grid of one feature."""
 
-    Attributes
-    ----------
-    name : str
-        Feature (column) name; also the name of its dim in results.
-    position : int
-        Column position in X.
-    values : ndarray
-        Grid values (numbers, or category levels in order).
-    categorical : bool
-        Whether the values are category levels.
-    deciles : ndarray of shape (9,)
-        Deciles of the feature's data (NaN for categorical features).
-    """
-
-    name: str
-    position: int
-    values: np.ndarray
-    categorical: bool
-    deciles: np.ndarray
+    name: str  # column name, and the name of its dim in results
+    position: int  # column position in X
+    values: np.ndarray  # numbers, or category levels in order
+    categorical: bool  # whether ``values`` are category levels
+    deciles: np.ndarray  # the 9 deciles of the feature's data (NaN for a categorical feature)
 
 
 @dataclass(frozen=True)
@@ -106,12 +92,13 @@ def check_grid(grid: Grid | None, resolution: int) -> Grid:
     return grid if grid.resolution is not None else replace(grid, resolution=resolution)
 
 
-def _column(X, position: int):
+def column(X, position: int) -> pd.Series:
+    """Column ``position`` of a DataFrame or 2-D array, as a Series."""
     return X.iloc[:, position] if isinstance(X, pd.DataFrame) else pd.Series(np.asarray(X)[:, position])
 
 
 def _categorical_mask(X, names: list[str], categorical_features) -> list[bool]:
-    auto = [_is_categorical_dtype(_column(X, j)) for j in range(len(names))]
+    auto = [_is_categorical_dtype(column(X, j)) for j in range(len(names))]
     if categorical_features is None:
         return auto
     if isinstance(categorical_features, (str, numbers.Integral)):
@@ -125,11 +112,11 @@ def _categorical_mask(X, names: list[str], categorical_features) -> list[bool]:
         return [a or bool(c) for a, c in zip(auto, cats)]
     mask = list(auto)
     for c in categorical_features:
-        mask[_position(c, names, "categorical_features", "holds the index")] = True
+        mask[column_position(c, names, "categorical_features", "holds the index")] = True
     return mask
 
 
-def _position(key, names: list[str], what: str, index_words: str) -> int:
+def column_position(key, names: list[str], what: str, index_words: str) -> int:
     """The column position of ``key`` (a name or an index) among ``names``, refused in one line otherwise."""
     if isinstance(key, numbers.Integral) and not isinstance(key, (bool, np.bool_)):
         if not -len(names) <= int(key) < len(names):
@@ -249,7 +236,7 @@ def _custom_grids(custom_values, names: list[str]) -> dict[int, np.ndarray]:
         )
     custom: dict[int, np.ndarray] = {}
     for key, values in custom_values.items():
-        pos = _position(key, names, "custom_values", "has the key")
+        pos = column_position(key, names, "custom_values", "has the key")
         if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray, pd.Index, pd.Series)):
             raise TypeError(
                 f"custom_values[{key!r:.100}] must be a 1-D sequence of grid values (e.g. [1.0, 2.0]), "
@@ -304,11 +291,7 @@ GRID_POINT_BYTES = 32
 
 def check_grid_size(grids: Mapping[int, FeatureGrid], feature_sets: Sequence[tuple[int, ...]],
                     memory_limit: int) -> None:
-    """Refuse, before any work, a feature set whose grid (a surface: the product) cannot fit in ``memory_limit``.
-
-    ``grids`` maps column positions to :class:`FeatureGrid`; ``feature_sets`` are the requested 1-D and
-    2-D feature sets.
-    """
+    """Refuse, before any work, a feature set whose grid (a surface: the product) cannot fit in ``memory_limit``."""
     for feature_set in feature_sets:
         sizes = [int(np.asarray(grids[p].values).size) for p in feature_set]
         points = int(np.prod(sizes, dtype=object))
@@ -343,7 +326,7 @@ def make_grids(
     mask = _categorical_mask(X, names, categorical_features)
     grids = {}
     for pos in dict.fromkeys(positions):
-        col = _column(X, pos)
+        col = column(X, pos)
         categorical = mask[pos]
         _refuse_unsupported_dtype(names[pos], col)
         if pos in custom:

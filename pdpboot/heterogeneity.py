@@ -11,7 +11,7 @@ import xarray as xr
 
 from .bands import confidence_bands
 from .engine import ice_stats
-from .schema import feature_nodes, get_node
+from .schema import feature_nodes, get_node, is_categorical
 
 __all__ = ["BINNED_COLUMNS", "bin_edges", "binned_outcome", "centered_ice", "derivative_ice", "ice_heterogeneity",
            "statistics_from_ice"]
@@ -102,7 +102,7 @@ def _node_statistics(node: xr.DataTree, source: str) -> tuple[xr.Dataset, str]:
     if source == "loop":
         names = [n for s in STATISTICS for n in (s, f"{s}_resamples") if n in ds]
         return ds[names], source
-    categorical = bool(node.attrs.get("categorical", [0])[0])
+    categorical = is_categorical(ds, node.attrs, feature, 0)
     out = statistics_from_ice(ds["ice"], feature, categorical=categorical)
     if "ice_resamples" in ds:
         resampled = statistics_from_ice(ds["ice_resamples"], feature, categorical=categorical)
@@ -241,7 +241,7 @@ def binned_outcome(result: xr.DataTree, X, y, feature: Hashable) -> pd.DataFrame
         raise ValueError(f"y has {missing} missing value(s): each bin's observed outcome needs every row's outcome; "
                          "pass the rows that have one (keep = y.notna(); X[keep], y[keep]).")
     grid = node[name].values
-    categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+    categorical = is_categorical(node, node.attrs, name, 0)
     if categorical:
         as_text = {str(v): i for i, v in enumerate(grid.tolist())}
         which = column.map(lambda v: as_text.get(str(v), -1) if pd.notna(v) else -1).to_numpy()

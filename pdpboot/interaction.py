@@ -43,7 +43,7 @@ from .engine.resample import Job, Scheme, child
 from .grid import Grid
 from .header import ResultHeader
 from .options import Execution, Resampling, resolve_execution
-from .schema import ABSENT, feature_nodes, node_name
+from .schema import ABSENT, feature_nodes, is_categorical, node_name
 
 __all__ = ["IMPORTANCE_COLUMNS", "h_statistic", "h_statistic_of_model", "h_statistic_test", "pd_importance",
            "pd_variance_statistic"]
@@ -437,7 +437,7 @@ def pd_importance(
         ds = node.to_dataset()
         if variable not in ds:
             raise ValueError(f"The node of {name!r} has no {variable!r} variable; variables: {sorted(map(str, ds))}.")
-        categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+        categorical = is_categorical(ds, node.attrs, name, 0)
         est = pd_flatness(ds[variable].transpose("output", name).values, categorical=categorical)
         res_name = f"{variable}_resamples"
         if res_name in ds and ds.sizes.get("resample", 0) > 1:

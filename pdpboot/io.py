@@ -103,8 +103,7 @@ def band_variables(name: str, estimate: xr.DataArray, lower, upper, *, se=None, 
         out.attrs = dict(attrs, simultaneous=int(simultaneous))
         return out
 
-    simultaneous = bool(attrs.get("simultaneous", 0))
-    out = {f"{name}_band": band(lower, upper, simultaneous)}
+    out = {f"{name}_band": band(lower, upper, bool(attrs.get("simultaneous", 0)))}
     if se is not None:
         out[f"{name}_se"] = like(se)
     if bias is not None:
@@ -196,19 +195,12 @@ def _checksums(ds: xr.Dataset) -> dict:
 
 # --- values in the dtype they are written and read back with -----------------------------------
 
-def _is_int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
-
-
-def _is_timestamp(v) -> bool:
-    return isinstance(v, (datetime.datetime, np.datetime64)) and getattr(v, "tzinfo", None) is None
-
-
 _NATIVE = (  # (test every element passes, dtype netCDF and Zarr write and read back)
     (lambda v: isinstance(v, (bool, np.bool_)), "bool"),
-    (_is_int, "int64"),
+    (lambda v: isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)), "int64"),
     (lambda v: isinstance(v, (float, np.floating)), "float64"),
-    (_is_timestamp, "datetime64[ns]"),
+    (lambda v: isinstance(v, (datetime.datetime, np.datetime64)) and getattr(v, "tzinfo", None) is None,
+     "datetime64[ns]"),
 )
 
 
@@ -363,36 +355,25 @@ def _decode(tree: xr.DataTree, path: Path, verify: bool) -> xr.DataTree:
     root = tree.to_dataset(inherit=False)
     version = root.attrs.pop(_VERSION, None)
     if version is None:
-        if root.attrs.get("creation_library") != "pdpboot":
-            raise ValueError(
-                f"{str(path)!r} is not a pdpboot result (it has no {_VERSION} attribute); read it with "
-                "xarray.open_datatree instead."
-            )
-        warnings.warn(
-            f"{str(path)!r} was saved by an older pdpboot without checksums; its content cannot be verified.",
-            UserWarning, stacklevel=3,
-        )
-    else:
-        version = _schema_version(version, path)
-    if version is not None and version > SCHEMA_VERSION:
-        raise ValueError(
-            f"{str(path)!r} was written with result schema version {int(version)}, newer than this pdpboot "
-            f"reads ({SCHEMA_VERSION}); upgrade pdpboot."
-        )
-    verify = verify and version is not None
+        raise ValueError(f"{str(path)!r} is not a pdpboot result (it has no {_VERSION} attribute); read it with "
+                         "xarray.open_datatree instead.")
+    version = _schema_version(version, path)
+    if version > SCHEMA_VERSION:
+        raise ValueError(f"{str(path)!r} was written with result schema version {version}, newer than this pdpboot "
+                         f"reads ({SCHEMA_VERSION}); upgrade pdpboot.")
     groups = json.loads(root.attrs.pop(_ENCODED_GROUPS, "{}"))
     root = _verified(_decode_dataset(root), "the root", path, verify)
     manifest = root.attrs.pop(_MANIFEST, None)
     stored = {groups.get(n.relative_to(tree), n.relative_to(tree)): _decode_dataset(n.to_dataset(inherit=False))
               for n in list(tree.subtree)[1:]}
-    if verify and manifest is None and int(version) >= 2:
+    if verify and manifest is None and version >= 2:
         raise ValueError(f"The root of {str(path)!r} has no node manifest; the file is damaged or was edited.")
     if verify and manifest is not None:
         manifest = json.loads(manifest)
         _check_manifest(manifest, {k: None for k in stored}, path)  # whole nodes missing or added
     elif verify:
         warnings.warn(
-            f"{str(path)!r} was saved by an older pdpboot (result schema {int(version)}) without a node manifest: "
+            f"{str(path)!r} was saved by an older pdpboot (result schema {version}) without a node manifest: "
             "a missing or added node cannot be detected. Save it again to record one.",
             UserWarning, stacklevel=3,
         )

@@ -17,14 +17,16 @@ result's root holds :data:`ABSENT` (``resample``, ``packed_row``; attr ``n_rows`
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 if TYPE_CHECKING:  # the schema's names are used by the NumPy layer, which never imports xarray
     import xarray as xr
 
 __all__ = ["ABSENT", "CI_BOUNDS", "DERIVED_SUFFIXES", "GRID_EFFECTS", "RESERVED_DIMS", "RESERVED_NAMES", "STATISTICS",
-           "check_feature_dims", "feature_nodes", "get_node", "node_name"]
+           "check_feature_dims", "feature_deciles", "feature_nodes", "get_node", "is_categorical", "node_name"]
 
 #: root variable of the rows each resample did not draw, one bit per row (BCa's acceleration)
 ABSENT = "resample_absent"
@@ -127,6 +129,22 @@ def check_feature_dims(node: xr.DataTree) -> None:
                 f"node {node.name!r}: the numeric grid of {name!r} is not in increasing order (pdpboot writes "
                 f"it sorted; centring at the first grid value, derivatives and bands read it in order); sort it "
                 f"back (e.g. ds.sortby({name!r})).")
+
+
+def is_categorical(node: xr.Dataset | xr.DataTree, attrs: Mapping, feature: str, position: int) -> bool:
+    """Whether feature ``position`` of a node (or its Dataset) holds levels: its flag in ``attrs["categorical"]``,
+    or a non-numeric grid."""
+    flags = np.atleast_1d(np.asarray(attrs.get("categorical", [])))
+    return bool(position < len(flags) and flags[position]) or not np.issubdtype(node[feature].dtype, np.number)
+
+
+def feature_deciles(attrs: Mapping, position: int) -> np.ndarray:
+    """The finite data deciles of feature ``position`` recorded in a node's ``attrs["deciles"]`` (9 per feature)."""
+    values = attrs.get("deciles")
+    if values is None:
+        return np.empty(0)
+    chunk = np.asarray(values, dtype=float).ravel()[9 * position: 9 * (position + 1)]
+    return chunk[np.isfinite(chunk)]
 
 
 def get_node(result: xr.DataTree, features: Hashable | Sequence[Hashable]) -> xr.DataTree:

@@ -204,6 +204,16 @@ def test_schema_version_recorded_and_removed_on_load(tmp_path):
     assert "pdpboot_schema_version" not in loaded.attrs
 
 
+def test_a_result_whose_schema_version_was_removed_is_refused(tmp_path):
+    """Deleting pdpboot_schema_version from a pdpboot file used to load it unverified (with a warning), so an
+    edit plus that deletion passed; a pdpboot result without the attribute is now refused."""
+    netCDF4 = pytest.importorskip("netCDF4")
+    path = pdpboot.save(_small_result(), tmp_path / "r.nc")
+    with netCDF4.Dataset(path, "a") as raw:
+        raw.delncattr("pdpboot_schema_version")
+    with pytest.raises(ValueError, match="has no pdpboot_schema_version attribute"):
+        pdpboot.load(path)
+
 
 @pytest.mark.parametrize("recorded", ["abc", "1.5", "", "0", "-1"])
 def test_a_schema_version_no_pdpboot_writes_is_refused_in_one_line(tmp_path, recorded):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from ..schema import get_node
+from ..schema import feature_deciles, get_node
 
 BandChoice = bool | Literal["auto", "pointwise", "simultaneous"]
 #: The Okabe-Ito colour-blind-safe palette.
@@ -66,21 +66,6 @@ def lookup(result: Any, features: Any) -> tuple[xr.Dataset, dict, xr.DataTree | 
         return result, attrs, None
     raise TypeError(f"result must be a pdpboot result (xarray.DataTree), one of its nodes, or a node's Dataset; "
                     f"got {type(result).__name__}.")
-
-
-def is_categorical(ds: xr.Dataset, attrs: Mapping, feature: str, position: int) -> bool:
-    flags = attrs.get("categorical")
-    if flags is not None and len(np.atleast_1d(np.asarray(flags))) > position:
-        return bool(np.atleast_1d(np.asarray(flags))[position])
-    return not np.issubdtype(ds[feature].dtype, np.number)
-
-
-def deciles(attrs: Mapping, position: int) -> np.ndarray:
-    values = attrs.get("deciles")
-    if values is None:
-        return np.empty(0)
-    chunk = np.asarray(values, dtype=float).ravel()[9 * position : 9 * (position + 1)]
-    return chunk[np.isfinite(chunk)]
 
 
 def select_output(ds: xr.Dataset, attrs: Mapping, output: Hashable | None) -> tuple[xr.Dataset, Any, int]:
@@ -454,17 +439,17 @@ def draw_legend(ax, legend: bool, legend_kw: Mapping, first: str | None = None, 
 def finish_x_axis(ax, grid: np.ndarray, categorical: bool, attrs: Mapping, rug, style: Mapping, scale: str,
                   name: str) -> None:
     """Category levels as x tick labels, or fewer numeric ticks (or a quantile-spaced axis) and the rug; the label."""
-    quantile = scale != "linear" and resolve_scale(scale, deciles(attrs, 0), grid, categorical) == "quantile"
+    quantile = scale != "linear" and resolve_scale(scale, feature_deciles(attrs, 0), grid, categorical) == "quantile"
     ax.set_xlabel(f"{name} {QUANTILE_NOTE}" if quantile else name)
     if categorical:
         set_levels_axis(ax, "x", grid)
         return
     if quantile:
-        use_quantile_axis(ax, "x", deciles(attrs, 0), float(np.min(grid)), float(np.max(grid)))
+        use_quantile_axis(ax, "x", feature_deciles(attrs, 0), float(np.min(grid)), float(np.max(grid)))
     else:
         fewer_ticks(ax, "x")
     if rug is not False and rug is not None and element_on(style, "rug"):
-        draw_rug(ax, deciles(attrs, 0) if rug is True else np.asarray(rug, dtype=float).ravel(), "x",
+        draw_rug(ax, feature_deciles(attrs, 0) if rug is True else np.asarray(rug, dtype=float).ravel(), "x",
                  element_kw(style, "rug"))
 
 

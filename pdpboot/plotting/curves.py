@@ -11,7 +11,7 @@ import xarray as xr
 from ..bootstrap import partial_dependence
 from ..grid import Grid
 from ..heterogeneity import binned_outcome
-from ..schema import get_node
+from ..schema import get_node, is_categorical
 from ._common import (
     CURVE_KINDS,
     BandChoice,
@@ -24,7 +24,6 @@ from ._common import (
     element_kw,
     element_on,
     finish_x_axis,
-    is_categorical,
     legend_entries,
     lookup,
     new_ax,
@@ -179,8 +178,6 @@ def _draw_ice(ax, ds: xr.Dataset, name: str, x: np.ndarray, ice: bool | int, *, 
     ax.autoscale_view()
 
 
-
-
 def plot_ice(
     estimator: Any,
     X: Any,
@@ -244,7 +241,7 @@ def plot_ice(
     if result is not None:
         node = get_node(result, feature)
         name = str(node.attrs["features"][0])
-        categorical = bool(np.atleast_1d(node.attrs.get("categorical", [0]))[0])
+        categorical = is_categorical(node, node.attrs, name, 0)
         settings = {"grid": Grid(custom_values={name: node[name].values},
                                  categorical_features=[name] if categorical else None)}
         if result.attrs.get("task") != "classification":  # a regressor's outputs are named after the target
@@ -270,8 +267,6 @@ def plot_ice(
     return plot_pd(drawn, feature if node is None else str(node.attrs["features"][0]), ax=ax,
                    band=band if node is not None else False, ice=True, centered=centered, output=output,
                    scale=scale, style=style)
-
-
 
 
 def plot_target(

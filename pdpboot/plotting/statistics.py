@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..schema import feature_nodes
+from ..schema import feature_nodes, is_categorical
 from ._common import (
     CURVE_KINDS,
     OKABE_ITO,
@@ -26,7 +26,6 @@ from ._common import (
     fewer_ticks,
     find_bands,
     finish_x_axis,
-    is_categorical,
     lookup,
     new_ax,
     response_label,

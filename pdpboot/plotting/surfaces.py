@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from ..schema import feature_nodes, get_node
+from ..schema import feature_deciles, feature_nodes, get_node, is_categorical
 from ._common import (
     QUANTILE_NOTE,
     BandChoice,
@@ -17,13 +17,11 @@ from ._common import (
     band_bounds,
     check_style,
     contour_levels,
-    deciles,
     draw_rug,
     element_kw,
     element_on,
     fewer_ticks,
     find_bands,
-    is_categorical,
     label_contours,
     legend_entries,
     lookup,
@@ -141,7 +139,7 @@ def plot_pd_contour(
 
     cat = [is_categorical(ds, attrs, n, i) for i, n in enumerate(names)]
     grids = [ds[n].values for n in names]
-    quantile = [resolve_scale(scale, deciles(attrs, i), g, c) == "quantile"
+    quantile = [resolve_scale(scale, feature_deciles(attrs, i), g, c) == "quantile"
                 for i, (g, c) in enumerate(zip(grids, cat, strict=True))]
     labels_value = style.get("labels")
     labels_on = labels_value if isinstance(labels_value, bool) else None
@@ -237,11 +235,11 @@ def _surface_axes(ax, names, grids, cat, quantile, attrs, rug: bool, style) -> N
             set_levels_axis(ax, "xy"[i], grids[i])
             continue
         if quantile[i]:
-            use_quantile_axis(ax, "xy"[i], deciles(attrs, i), float(np.min(grids[i])), float(np.max(grids[i])))
+            use_quantile_axis(ax, "xy"[i], feature_deciles(attrs, i), float(np.min(grids[i])), float(np.max(grids[i])))
         else:
             fewer_ticks(ax, "xy"[i], nbins=4)
         if rug:
-            draw_rug(ax, deciles(attrs, i), "xy"[i], element_kw(style, "rug", {"path_effects": [stroke(2.2)]}))
+            draw_rug(ax, feature_deciles(attrs, i), "xy"[i], element_kw(style, "rug", {"path_effects": [stroke(2.2)]}))
     ax.set_xlabel(f"{names[0]} {QUANTILE_NOTE}" if quantile[0] else names[0])
     ax.set_ylabel(f"{names[1]} {QUANTILE_NOTE}" if quantile[1] else names[1])
 
@@ -340,8 +338,6 @@ def _draw_flags(ax, pos, flagged, cat, mark: str, label: str, hatch_kw: Mapping 
 def _set_hatch_linewidth(artist, linewidth: float) -> None:
     if hasattr(artist, "set_hatch_linewidth"):  # matplotlib >= 3.10; older versions use the rcParam
         artist.set_hatch_linewidth(linewidth)
-
-
 
 
 def plot_pd_panels(

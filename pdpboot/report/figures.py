@@ -21,6 +21,7 @@ from ..caveats import (
     boosting_classifier_under_covers,
     interval_method_message,
 )
+from ..schema import feature_deciles, is_categorical
 
 MAX_ICE = 100  # ICE lines drawn per panel
 
@@ -133,21 +134,6 @@ def _bounds(band: xr.DataArray, dims: list[str]) -> tuple[np.ndarray, np.ndarray
             np.asarray(band.sel(ci_bound="upper").values, dtype=float))
 
 
-def _categorical(node: xr.DataTree, ds: xr.Dataset, position: int, feature: str) -> bool:
-    flags = np.atleast_1d(node.attrs.get("categorical", []))
-    if position < len(flags) and bool(flags[position]):
-        return True
-    return not np.issubdtype(ds[feature].dtype, np.number)
-
-
-def _deciles(attrs: Mapping, position: int) -> np.ndarray:
-    values = attrs.get("deciles")
-    if values is None:
-        return np.empty(0)
-    chunk = np.asarray(values, dtype=float).ravel()[9 * position: 9 * (position + 1)]
-    return chunk[np.isfinite(chunk)]
-
-
 def _labels(values) -> list[str]:
     return [fmt(v) if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else str(v)
             for v in np.asarray(values).tolist()]
@@ -184,7 +170,7 @@ def curve_block(node: xr.DataTree, attrs: Mapping, var: str, outputs: list, name
     """A 1-D node: per output, the estimate with its bands (and ICE curves for PD)."""
     feature = str(node.attrs["features"][0])
     ds = node.to_dataset()
-    categorical = _categorical(node, ds, 0, feature)
+    categorical = is_categorical(ds, node.attrs, feature, 0)
     bands = bands_of(ds, var)
     x = ds[feature].values
     panels, rows = [], []
@@ -198,7 +184,7 @@ def curve_block(node: xr.DataTree, attrs: Mapping, var: str, outputs: list, name
             ice = np.asarray(one["ice"].transpose("instance", feature).values, dtype=float)[:MAX_ICE]
         ylabel = response_label(attrs, output, len(outputs), names)
         chart = curve(x, est, band=band, outer=outer, ice=ice, categorical=categorical,
-                          rug=None if categorical else _deciles(node.attrs, 0), xlabel=names(feature),
+                          rug=None if categorical else feature_deciles(node.attrs, 0), xlabel=names(feature),
                           ylabel=ylabel, label=f"{label} of {names(feature)}: {ylabel}", uid=f"{uid}-{k}")
         hover = {"kind": "curve", "xname": names(feature), "what": f"{label} estimate", "x": _labels(x),
                  "est": [fmt(v) for v in est]}
@@ -265,7 +251,7 @@ def surface_block(node: xr.DataTree, attrs: Mapping, var: str, outputs: list, na
     """A 2-D node: per output, the surface and (with a band) the band's width, side by side."""
     a, b = (str(f) for f in node.attrs["features"])
     ds = node.to_dataset()
-    cats = (_categorical(node, ds, 0, a), _categorical(node, ds, 1, b))
+    cats = (is_categorical(ds, node.attrs, a, 0), is_categorical(ds, node.attrs, b, 1))
     bands = bands_of(ds, var)
     band = bands.get(False, bands.get(True))
     xa, xb = ds[a].values, ds[b].values
