@@ -30,6 +30,7 @@ _PUBLIC = {
     "partial_dependence": "bootstrap",
     "pd_importance": "interaction",
     "pd_variance_statistic": "interaction",
+    "regional_partial_dependence": "regional",
     "Resampling": "options",
     "plot_h_statistic": "plotting",
     "plot_importance": "plotting",
