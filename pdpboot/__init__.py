@@ -31,6 +31,7 @@ _PUBLIC = {
     "pd_importance": "interaction",
     "pd_variance_statistic": "interaction",
     "regional_partial_dependence": "regional",
+    "regional_split_test": "regional",
     "Resampling": "options",
     "plot_h_statistic": "plotting",
     "plot_importance": "plotting",

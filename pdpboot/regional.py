@@ -6,17 +6,15 @@ chosen on the full-data fit; every refit gives the PD of those regions on its ow
 bands are conditional on the chosen partition) and also re-runs the search, whose choices are kept
 (``refit_split_*``, ``split_frequency``) to show how stable the partition is.
 
-Not yet built: a calibrated test of "is the split real?".  Planned as the H test is calibrated:
-null replicates ``y* = f0(X) + e*`` with ``f0`` the smooth fit of ``y`` minus the interaction of
-the focal feature with all others, the search re-run on each null refit; the p-value of a split
-is the share of null refits whose best split removes at least as much heterogeneity.  Until then
-a split is kept when it removes ``min_drop`` of its node's heterogeneity, a rule that also splits
-data without any interaction: read the stability and the explained share before trusting one.
+A split is kept when it removes ``min_drop`` of its node's heterogeneity, a rule that also splits
+data without any interaction; :func:`regional_split_test` tests the first split against no
+interaction of the feature with any other, calibrated as :func:`pdpboot.h_statistic_test` is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 from dataclasses import dataclass
 
@@ -25,15 +23,19 @@ import pandas as pd
 import xarray as xr
 
 from ._evaluate import Evaluation, NodeArrays, align_outputs, model_outputs, resolve_outputs
-from ._loop import N_FIXED_SEEDS, fit_clone, fixed_background, root_generator, row_weights
+from ._loop import N_FIXED_SEEDS, fit_clone, fixed_background, root_generator, row_weights, run
 from ._plan import PDSpec, make_plan, make_spec
 from ._validate import check_enough_rows, check_rng, is_fitted
 from .bootstrap import run_bootstrap
 from .engine import compute_pd_many
+from .engine.brute import brute_partial_dependence
+from .engine.hstats import gaussian_process_fit, subsample_rows
 from .engine.regional import Partition, centred_curves, find_partition, heterogeneity, regional_means
 from .engine.response import resolve_response_method
 from .grid import PD_RESOLUTION, Grid, check_grid, make_grids
-from .options import Execution, Resampling, resolve_run_options
+from .header import ResultHeader
+from .interaction import SMOOTH_BACKGROUND_ROWS, NullReplicates
+from .options import Execution, Resampling, resolve_execution, resolve_run_options
 from .schema import node_name
 
 _SPLIT_VARIABLES = ("split_feature", "split_threshold", "split_drop")
@@ -88,26 +90,26 @@ class RegionalEffect:
                                  min_drop=self.min_drop), ice, (columns, w)
 
     def evaluate(self, fitted, evaluation: Evaluation) -> NodeArrays:
+        """Each model's own splits (``split_*``, heap order); with fixed ``partitions`` also the PD, share of
+        the rows and explained heterogeneity of their regions."""
         out = {}
-        n_slots = 2**self.max_depth - 1
         for k, (own, ice, (columns, w)) in enumerate(self._curves(fitted, evaluation)):
-            fixed = own if self.partitions is None else self.partitions[k]
-            region = fixed.assign(columns)
-            n_regions = len(fixed.regions)
-            C = centred_curves(ice)
-            within = sum(heterogeneity(C[region == r], w[region == r]) for r in range(n_regions))
             slots = {s.node: s for s in own.splits}
-            split = [slots.get(i) for i in range(n_slots)]
+            split = [slots.get(i) for i in range(2**self.max_depth - 1)]
             name = self.spec.dims(self.spec.feature_sets[k])
-            out[node_name(name)] = {
-                "pd": (("output", "region", *name), regional_means(ice, w, region, n_regions).transpose(1, 0, 2)),
-                "region_share": (("region",), np.bincount(region, w, n_regions) / w.sum()),
-                "heterogeneity_explained": ((), np.asarray(1 - within / own.total if own.total > 0 else 0.0)),
+            out[node_name(name)] = variables = {
                 "split_feature": (("split",), np.array([-1 if s is None else s.feature for s in split])),
                 "split_threshold": (("split",), np.array([0.0 if s is None or s.levels else s.threshold
                                                           for s in split])),
-                "split_drop": (("split",), np.array([0.0 if s is None else s.drop for s in split])),
-            }
+                "split_drop": (("split",), np.array([0.0 if s is None else s.drop for s in split]))}
+            if self.partitions is not None:
+                fixed = self.partitions[k]
+                region, n_regions, C = fixed.assign(columns), len(fixed.regions), centred_curves(ice)
+                within = sum(heterogeneity(C[region == r], w[region == r]) for r in range(n_regions))
+                variables.update({
+                    "pd": (("output", "region", *name), regional_means(ice, w, region, n_regions).transpose(1, 0, 2)),
+                    "region_share": (("region",), np.bincount(region, w, n_regions) / w.sum()),
+                    "heterogeneity_explained": ((), np.asarray(1 - within / own.total if own.total > 0 else 0.0))})
         return out
 
     @property
@@ -231,3 +233,89 @@ def _with_frequencies(ds: xr.Dataset, partition: Partition, spec: PDSpec, focal:
     ds["split_frequency"] = (("split", "candidate"), frequency)
     names = [*(spec.names[p] for p in candidates), "(none)"]
     return ds.assign_coords(region=partition.labels(spec.names), split=np.arange(ds.sizes["split"]), candidate=names)
+
+
+@dataclass(frozen=True, eq=False)
+class AdditiveNull(NullReplicates):
+    """Refits on null data ``y* = f0(X) + e*`` whose ``f0`` has no interaction of feature ``focal`` with the others."""
+
+    focal: int = 0
+
+    def prepare(self, X, y, weights, seed: np.random.Generator) -> AdditiveNull:
+        background_seed, gp_seed = seed.spawn(2)
+        background, _ = subsample_rows(X.shape[0], SMOOTH_BACKGROUND_ROWS, background_seed)
+        predict, noise_sd = gaussian_process_fit(X, y, gp_seed)
+        w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+        Z, others = np.asarray(X, dtype=float), [p for p in range(X.shape[1]) if p != self.focal]
+        fitted = predict(Z)[:, 0]
+        mean = np.sum(w * fitted) / w.sum()
+        for part in ([self.focal], others):  # f0 = mean + PD_j + PD_-j, each centred
+            values = brute_partial_dependence(predict, Z[background], part, [Z[:, p] for p in part], points=True,
+                                              weights=w[background])[0][0]
+            mean = mean + values - np.sum(w * values) / w.sum()
+        residuals = y - fitted - np.sum(w * (y - fitted)) / w.sum()
+        noise = residuals * noise_sd / max(np.sqrt(np.mean(residuals**2)), 1e-300)
+        return AdditiveNull(mean=mean, noise=noise, noise_sd=float(noise_sd), focal=self.focal)
+
+
+def regional_split_test(estimator, X, y, feature, *, n_resamples: int = 99, grid: Grid | None = None,
+                        min_size: int | None = None, rng=None, execution: Execution | None = None) -> xr.DataTree:
+    """Refit-based test of "the feature interacts with no other", through the first split of its partition (regression).
+
+    The statistic ``T`` is the share of the ICE heterogeneity the best first split removes; it is compared
+    with refits on null data ``y* = f0(X) + e*`` (``f0``: a Gaussian-process fit of ``y`` without any
+    interaction of the feature, ``e*``: its residuals resampled); p-value ``(1 + #{T*_b >= T}) / (1 + B)``.
+
+    Parameters
+    ----------
+    estimator : unfitted scikit-learn regressor (or Pipeline)
+    X : DataFrame or array of shape (n_rows, n_columns)
+        Numeric, finite features.
+    y : array-like of shape (n_rows,)
+    feature : str or int
+    n_resamples : int
+        Number of null refits B.
+    grid, min_size, rng, execution
+        As in :func:`regional_partial_dependence`.
+
+    Returns
+    -------
+    xarray.DataTree
+        Root attrs ``statistic``, ``pvalue``, ``split_feature``, ``noise_sd``; one node with ``split_drop``
+        and ``split_drop_null`` (``resample``).
+    """
+    execution = resolve_execution(execution)
+    grid = check_grid(grid, PD_RESOLUTION)
+    spec = make_spec(X, [feature], grid, method=execution.method, memory_limit=execution.memory_limit)
+    try:
+        numeric = bool(np.all(np.isfinite(np.asarray(spec.X, dtype=float))))
+    except (TypeError, ValueError):
+        numeric = False
+    if not numeric or len(spec.feature_sets) != 1:
+        raise ValueError("regional_split_test needs one feature and numeric, finite columns (its null model is a "
+                         "Gaussian-process fit of y on X); encode categorical columns as numbers.")
+    focal = spec.feature_sets[0][0]
+    size = max(20.0, 0.1 * spec.n_rows) if min_size is None else float(min_size)
+    effect = RegionalEffect(spec, candidate_columns(spec, grid.categorical_features), 1, size, 0.0)
+    plan = make_plan(estimator, np.asarray(y, dtype=float), effect, resampling=Resampling(
+        "bootstrap", n_resamples=n_resamples), execution=execution, response_method="predict", rng=rng,
+        scheme=AdditiveNull(focal=focal))
+    out = run(plan, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    node = node_name(spec.dims(spec.feature_sets[0]))
+    observed = out.estimate[node]["split_drop"][1][0]
+    null = out.stacked()[node]["split_drop_resamples"][1][:, 0]
+    valid = ~np.isnan(null)
+    pvalue = (1 + np.sum(null[valid] >= observed)) / (1 + valid.sum())
+    chosen = int(out.estimate[node]["split_feature"][1][0])
+    header = ResultHeader.describe(
+        estimator, dict(plan.settings, resampling="null", n_resamples=plan.n_resamples), response="predict",
+        outputs=out.evaluation.outputs, n_rows=spec.n_rows, effect="regional_pd", target="learner",
+        uncertainty="null-refits", n_resamples=plan.n_resamples, created=out.created,
+        rng_entropy=out.seed["entropy"], statistic=float(observed), statistic_name="split_drop",
+        pvalue=float(pvalue), split_feature=spec.names[chosen] if chosen >= 0 else "", null_model="smooth-additive",
+        noise_sd=out.scheme.noise_sd, n_failed_resamples=int((~valid).sum()))
+    ds = xr.Dataset({"split_drop": ((), observed), "split_drop_null": (("resample",), null)},
+                    coords={"resample": np.arange(plan.n_resamples)}, attrs={"features": list(spec.dims((focal,)))})
+    tree = xr.DataTree(children={node: xr.DataTree(ds)})
+    tree.attrs = header.to_attrs()
+    return tree
