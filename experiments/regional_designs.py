@@ -29,8 +29,8 @@ Rules compared per data set:
 ``naive``
     a split when the best first split removes >= 5 % of the ICE heterogeneity (effector's default).
 ``test``
-    :func:`pdpboot.regional_split_test` with B = 19 null refits at alpha = 0.05 (a split only when the observed
-    drop exceeds all 19 null drops).
+    :func:`pdpboot.regional_split_test` with B = 19 null refits at alpha = 0.05 (a split only when the
+    heterogeneity the first split removes exceeds that of all 19 null refits).
 
 Reported: the rate of a split (false-split rate on null designs, power on alternatives) with its Monte Carlo
 SE ``sqrt(p (1 - p) / R)``, the share of data sets whose chosen feature is the true one (alternatives).

@@ -41,7 +41,7 @@ def one(design: str, rep: int) -> dict:
         res = pdpboot.regional_split_test(GradientBoostingRegressor(n_estimators=50, max_depth=3), X, y, "x1",
                                           n_resamples=B_NULL, grid=pdpboot.Grid(GRID), rng=rep,
                                           execution=pdpboot.Execution(progress=False))
-        drop, feature, pvalue = res.attrs["statistic"], res.attrs["split_feature"], res.attrs["pvalue"]
+        drop, feature, pvalue = res.attrs["drop_share"], res.attrs["split_feature"], res.attrs["pvalue"]
     return {"design": design, "rep": rep, "drop": float(drop), "feature": feature, "pvalue": pvalue,
             "naive_split": bool(drop >= NAIVE_DROP), "test_split": None if pvalue is None else bool(pvalue <= ALPHA),
             "cpu_s": time.process_time() - started}

@@ -42,6 +42,7 @@ _PUBLIC = {
     "plot_pd_contour": "plotting",
     "plot_facets": "plotting",
     "plot_pd_panels": "plotting",
+    "plot_regional_pd": "plotting",
     "save": "io",
     "start_workers": "bootstrap",
     "tidy": "plotting",

@@ -101,7 +101,8 @@ class RegionalEffect:
                 "split_feature": (("split",), np.array([-1 if s is None else s.feature for s in split])),
                 "split_threshold": (("split",), np.array([0.0 if s is None or s.levels else s.threshold
                                                           for s in split])),
-                "split_drop": (("split",), np.array([0.0 if s is None else s.drop for s in split]))}
+                "split_drop": (("split",), np.array([0.0 if s is None else s.drop for s in split])),
+                "ice_heterogeneity": ((), np.asarray(own.total / w.sum()))}
             if self.partitions is not None:
                 fixed = self.partitions[k]
                 region, n_regions, C = fixed.assign(columns), len(fixed.regions), centred_curves(ice)
@@ -262,7 +263,7 @@ def regional_split_test(estimator, X, y, feature, *, n_resamples: int = 99, grid
                         min_size: int | None = None, rng=None, execution: Execution | None = None) -> xr.DataTree:
     """Refit-based test of "the feature interacts with no other", through the first split of its partition (regression).
 
-    The statistic ``T`` is the share of the ICE heterogeneity the best first split removes; it is compared
+    The statistic ``T`` is the ICE heterogeneity (per row) the best first split removes; it is compared
     with refits on null data ``y* = f0(X) + e*`` (``f0``: a Gaussian-process fit of ``y`` without any
     interaction of the feature, ``e*``: its residuals resampled); p-value ``(1 + #{T*_b >= T}) / (1 + B)``.
 
@@ -281,8 +282,8 @@ def regional_split_test(estimator, X, y, feature, *, n_resamples: int = 99, grid
     Returns
     -------
     xarray.DataTree
-        Root attrs ``statistic``, ``pvalue``, ``split_feature``, ``noise_sd``; one node with ``split_drop``
-        and ``split_drop_null`` (``resample``).
+        Root attrs ``statistic``, ``pvalue``, ``split_feature``, ``drop_share`` (the share of the
+        heterogeneity the split removes), ``noise_sd``; one node with ``removed`` and ``removed_null``.
     """
     execution = resolve_execution(execution)
     grid = check_grid(grid, PD_RESOLUTION)
@@ -302,8 +303,9 @@ def regional_split_test(estimator, X, y, feature, *, n_resamples: int = 99, grid
         scheme=AdditiveNull(focal=focal))
     out = run(plan, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     node = node_name(spec.dims(spec.feature_sets[0]))
-    observed = out.estimate[node]["split_drop"][1][0]
-    null = out.stacked()[node]["split_drop_resamples"][1][:, 0]
+    stacked = out.stacked()[node]  # the heterogeneity the first split removes, per row
+    observed = out.estimate[node]["split_drop"][1][0] * out.estimate[node]["ice_heterogeneity"][1]
+    null = stacked["split_drop_resamples"][1][:, 0] * stacked["ice_heterogeneity_resamples"][1]
     valid = ~np.isnan(null)
     pvalue = (1 + np.sum(null[valid] >= observed)) / (1 + valid.sum())
     chosen = int(out.estimate[node]["split_feature"][1][0])
@@ -311,10 +313,11 @@ def regional_split_test(estimator, X, y, feature, *, n_resamples: int = 99, grid
         estimator, dict(plan.settings, resampling="null", n_resamples=plan.n_resamples), response="predict",
         outputs=out.evaluation.outputs, n_rows=spec.n_rows, effect="regional_pd", target="learner",
         uncertainty="null-refits", n_resamples=plan.n_resamples, created=out.created,
-        rng_entropy=out.seed["entropy"], statistic=float(observed), statistic_name="split_drop",
+        rng_entropy=out.seed["entropy"], statistic=float(observed), statistic_name="removed",
+        drop_share=float(out.estimate[node]["split_drop"][1][0]),
         pvalue=float(pvalue), split_feature=spec.names[chosen] if chosen >= 0 else "", null_model="smooth-additive",
         noise_sd=out.scheme.noise_sd, n_failed_resamples=int((~valid).sum()))
-    ds = xr.Dataset({"split_drop": ((), observed), "split_drop_null": (("resample",), null)},
+    ds = xr.Dataset({"removed": ((), observed), "removed_null": (("resample",), null)},
                     coords={"resample": np.arange(plan.n_resamples)}, attrs={"features": list(spec.dims((focal,)))})
     tree = xr.DataTree(children={node: xr.DataTree(ds)})
     tree.attrs = header.to_attrs()

@@ -120,7 +120,8 @@ def test_bands_per_region_save_load_and_n_jobs():
     assert res["x1"]["refit_split_feature"].dims == ("resample", "split")
     parallel = pdpboot.regional_partial_dependence(
         DecisionTreeRegressor(max_depth=4), X, y, ["x1"], grid=pdpboot.Grid(9), max_depth=1, rng=0,
-        resampling=pdpboot.Resampling("bootstrap", n_resamples=6), execution=pdpboot.Execution(progress=False, n_jobs=2))
+        resampling=pdpboot.Resampling("bootstrap", n_resamples=6),
+        execution=pdpboot.Execution(progress=False, n_jobs=2))
     np.testing.assert_array_equal(parallel["x1"]["pd_resamples"], res["x1"]["pd_resamples"])
 
 
@@ -140,3 +141,26 @@ def test_bad_input_is_refused_in_one_line():
         _run(DecisionTreeRegressor(), X, y, max_depth=3)
     with pytest.raises(ValueError, match="single features"):
         pdpboot.regional_partial_dependence(DecisionTreeRegressor(), X, y, [("x1", "x2")])
+
+
+def test_the_split_test_rejects_a_real_split_and_names_its_feature():
+    X, y = _data(n=200)
+    res = pdpboot.regional_split_test(DecisionTreeRegressor(max_depth=4, random_state=0), X, y, "x1", n_resamples=9,
+                                      grid=pdpboot.Grid(9), rng=0, execution=QUIET)
+    assert res.attrs["split_feature"] == "x3" and res.attrs["pvalue"] == pytest.approx(0.1)
+    null = res["x1"]["removed_null"].values
+    assert null.shape == (9,) and np.all(null < res.attrs["statistic"])
+    with pytest.raises(ValueError, match="numeric, finite columns"):
+        pdpboot.regional_split_test(DecisionTreeRegressor(), _data(n=50, categorical=True)[0], y[:50], "x1")
+
+
+def test_the_plot_draws_one_curve_and_band_per_region():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, y = _data(n=200)
+    res = pdpboot.confidence_bands(_run(DecisionTreeRegressor(max_depth=4), X, y, n_resamples=5, max_depth=1))
+    ax = pdpboot.plot_regional_pd(res)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(ax.lines) == len(ax.collections) == 2
+    assert all(label.startswith(region) for label, region in zip(labels, res["x1"].attrs["regions"]))
