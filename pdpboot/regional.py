@@ -123,7 +123,8 @@ class RegionalEffect:
                  "levels": list(map(str, s.levels)), "drop": s.drop} for s in partition.splits]
 
     def supports(self, response_method: str) -> dict[str, tuple[float | None, float | None]]:
-        out: dict = {"region_share": (0.0, 1.0), "heterogeneity_explained": (None, 1.0)}
+        out: dict = {"region_share": (0.0, 1.0), "heterogeneity_explained": (None, 1.0),
+                     "ice_heterogeneity": (0.0, None)}
         return dict(out, pd=(0.0, 1.0)) if response_method == "predict_proba" else out
 
     def node_attrs(self) -> dict[str, dict]:
@@ -132,7 +133,7 @@ class RegionalEffect:
             out[node_name(self.spec.dims(fs))] = {
                 "effect": "regional_pd", "regions": partition.labels(self.spec.names),
                 "splits": json.dumps(self._splits(partition)), "selection": SELECTION,
-                "split_test": "none (not yet built); splits kept by min_drop"}
+                "split_test": "none here: splits kept by min_drop; see regional_split_test"}
         return out
 
 
