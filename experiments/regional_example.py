@@ -26,10 +26,11 @@ def main(max_depth: int = 2, n_resamples: int = 50) -> None:
         resampling=pdpboot.Resampling("bootstrap", n_resamples=n_resamples), max_depth=max_depth, rng=0,
         execution=pdpboot.Execution(progress=False))
     bands = pdpboot.confidence_bands(res, simultaneous=True)
-    ax = pdpboot.plot_regional_pd(bands)
     OUT.mkdir(parents=True, exist_ok=True)
-    ax.figure.set_size_inches(6, 4)
-    ax.figure.savefig(OUT / f"regional_pd_depth{max_depth}.png", dpi=120)
+    for centred in (False, True):
+        ax = pdpboot.plot_regional_pd(bands, centred=centred)
+        ax.figure.set_size_inches(6, 4)
+        ax.figure.savefig(OUT / f"regional_pd_depth{max_depth}{'_centred' if centred else ''}.png", dpi=120)
     node = res["x1"]
     print(node.attrs["regions"], node.attrs["splits"])
     print(node["split_frequency"].to_pandas().round(2))
