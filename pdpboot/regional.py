@@ -174,7 +174,8 @@ def regional_partial_dependence(
         ``heterogeneity_explained`` and their ``_resamples``; ``split_feature``, ``split_threshold``,
         ``split_drop`` (``split``: heap order) of the full-data search, ``refit_split_*``
         (``resample``, ``split``) of every refit's and ``split_frequency`` (``split``, ``candidate``).
-        Node attrs ``regions`` (definitions), ``splits`` (JSON), ``selection``.
+        Node attrs ``regions`` (definitions), ``splits`` (JSON), ``selection``.  A simultaneous band of
+        :func:`pdpboot.confidence_bands` covers every region's curve at once.
 
     Examples
     --------
