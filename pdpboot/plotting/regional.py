@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..schema import node_name
 from ._common import OKABE_ITO, new_ax
 
 _COLOURS = [OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "purple", "sky_blue", "black")]
@@ -16,8 +17,8 @@ _COLOURS = [OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "pur
 def plot_regional_pd(result: xr.DataTree, feature: str | None = None, *, ax: Any = None,
                      output: Hashable | None = None, centred: bool = False, legend: bool = True):
     """The PD of each region of a :func:`pdpboot.regional_partial_dependence` result with its band (after
-    :func:`pdpboot.confidence_bands`); the legend gives each region's definition, share of rows and how
-    often the refits chose the first split's feature.
+    :func:`pdpboot.confidence_bands`); the legend gives each region's definition and share of rows, the
+    title how often the refits chose the first split's feature.
 
     Parameters
     ----------
@@ -39,7 +40,7 @@ def plot_regional_pd(result: xr.DataTree, feature: str | None = None, *, ax: Any
     nodes = [n for n in result.children.values() if n.attrs.get("effect") == "regional_pd"]
     if not nodes:
         raise ValueError("plot_regional_pd needs a result of pdpboot.regional_partial_dependence.")
-    node = nodes[0] if feature is None else result[str(feature)]
+    node = nodes[0] if feature is None else result[node_name([feature])]
     ds, name = node.to_dataset(), node.attrs["features"][0]
     ds = ds.sel(output=ds["output"].values[-1] if output is None else output)
     ax = new_ax(ax)
