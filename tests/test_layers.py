@@ -22,7 +22,7 @@ LAYERS = {
     "_version": 0, "schema": 0, "header": 0, "caveats": 0, "engine": 1, "_validate": 1, "grid": 1,
     "datasets": 1, "options": 2, "_plan": 2, "_evaluate": 2, "checkpoint": 2, "_loop": 3,
     "io": 4, "bootstrap": 5, "bands": 5, "ale": 5,
-    "debiased": 6, "heterogeneity": 6, "interaction": 6,
+    "debiased": 6, "heterogeneity": 6, "interaction": 6, "regional": 6,
     "plotting": 7, "__init__": 8, "report": 9, "workflow": 10, "cli": 11, "__main__": 11,
 }
 
