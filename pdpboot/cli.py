@@ -69,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("data", nargs="?", metavar="DATA",
                      help="The table: .csv/.tsv/.txt, .parquet or .xlsx (first sheet).")
+    run.add_argument("--resume", metavar="FOLDER", help="Finish a stopped run (a pdpboot_<timestamp>_incomplete "
+                     "folder) with its own options; its finished refits are read back, so the numbers are "
+                     "those of an uninterrupted run.")
     common(run)
     add_arguments(run)
 
@@ -149,6 +152,14 @@ def _run(args: argparse.Namespace) -> int:
     from .workflow.options import defaults
     from .workflow.run import run_workflow
 
+    if args.resume:
+        from .workflow.options import BY_KEY
+
+        given = [BY_KEY[k].flag for k in BY_KEY if getattr(args, k, None) is not None]
+        if args.data or args.config or given:
+            extra = args.data or args.config or given[0]
+            raise InputError(f"--resume finishes a run with its own options; leave out {extra}.")
+        return _report(run_workflow(None, quiet=args.quiet, resume=Path(args.resume)), args.quiet)
     config = _config(args, defaults())
     if not config.data:
         raise InputError("No data file: give it as 'pdpboot run DATA --target COL' (or data = \"...\" in --config).")
@@ -282,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("pdpboot: interrupted; nothing was written.", file=sys.stderr)
+        print("pdpboot: interrupted before the run folder was made; nothing was written.", file=sys.stderr)
         return 130
     except IncompleteRun as exc:
         print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,8 +30,8 @@ class FitContext:
     y_train: pd.Series
     say: Callable[[str], None]
     log: Callable[[str], None]
-    progress: bool = False  # a tqdm bar on a terminal
-    progress_lines: Callable[[str], None] | None = None  # periodic plain lines (run.log, off a terminal)
+    progress: Callable[[str], None] | None = None  # where the lines on the refits go
+    checkpoint: Path | None = None  # folder of the refits' checkpoints, one per effect
     seconds: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what an effect's computation adds to the run's notes
 

@@ -167,7 +167,7 @@ def recompute(folder: Path, say=_say) -> tuple[dict[str, xr.DataTree], list[str]
     with warnings.catch_warnings():  # the run's warnings are in its run.log
         warnings.simplefilter("ignore")
         _, problem = load_problem(config, data_path)
-        outcome = compute(config, problem, say=say, log=say, progress=False, progress_lines=say)
+        outcome = compute(config, problem, say=say, log=say, progress=say)
     return result_files(outcome), notes
 
 

@@ -12,14 +12,11 @@ Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import re
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -90,20 +87,12 @@ def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.Data
     else:
         resampling = Resampling("group", n_resamples=config.n_resamples,
                                 groups=problem.groups.loc[ctx.X_train.index].to_numpy())
-    common = dict(
-        response_method=ctx.response_method, rng=config.random_state, resampling=resampling,
-        execution=Execution(n_jobs=config.n_jobs, threads_per_job=config.threads_per_job,
-                            progress=True if ctx.progress_lines is not None else ctx.progress),
-    )
-
-    def call():
-        run = lambda: STRATEGIES["bootstrap"].compute_for(effect)(ctx, sets, common)  # noqa: E731 - maybe in the reader
-        if ctx.progress_lines is None:
-            return run()
-        return bootstrap_progress(run, emit=ctx.progress_lines, n_resamples=config.n_resamples,
-                                  terminal=ctx.progress)
-
-    tree = _timed(effect, ctx, call)
+    checkpoint = ctx.checkpoint / effect.name if ctx.checkpoint is not None else None
+    progress = Progress(ctx.progress) if ctx.progress is not None else False
+    common = dict(response_method=ctx.response_method, rng=config.random_state, resampling=resampling,
+                  execution=Execution(n_jobs=config.n_jobs, threads_per_job=config.threads_per_job,
+                                      progress=progress, checkpoint=checkpoint))
+    tree = _timed(effect, ctx, lambda: STRATEGIES["bootstrap"].compute_for(effect)(ctx, sets, common))
     return confidence_bands(tree, confidence_level=config.confidence_level, method=config.band,
                             simultaneous=config.simultaneous)
 
@@ -329,9 +318,6 @@ def requested(config) -> list[EffectReport]:
     return [report for name, report in EFFECTS.items() if name in wanted]
 
 
-_COUNT = re.compile(r"resamples:.*?(\d+)/(\d+)")
-
-
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -340,83 +326,41 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-class ProgressLines(io.TextIOBase):
-    """A text stream standing in for stderr: reads tqdm's counts, emits periodic lines."""
+class Progress:
+    """``Execution.progress`` of a run: lines on the refits, with an estimate of the time left.
 
-    def __init__(self, emit: Callable[[str], None], *, show_bar_on=None, min_gap: float = 5.0,
-                 max_gap: float = 60.0):
-        self.emit, self.bar, self.min_gap, self.max_gap = emit, show_bar_on, min_gap, max_gap
+    The rate is measured from the first finished refit on (start-up excluded); the estimate is said once
+    three refits later, then with a line at every tenth (at most one per ``min_gap`` seconds).
+    """
+
+    def __init__(self, emit: Callable[[str], None], min_gap: float = 5.0):
+        self.emit, self.min_gap = emit, min_gap
         self.start = self.last = time.perf_counter()
-        self.done = self.first = self.total = None
-        self.warm = None  # (time, count) at the first finished resample: the rate is measured from here
+        self.warm = None  # (time, count) at the first call: the rate is measured from here
+        self.estimated = False
         self.last_tenth = -1
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if self.bar is not None:
-            self.bar.write(text)
-        for part in re.split(r"[\r\n]", text):
-            found = _COUNT.search(part)
-            if found:
-                self._update(int(found[1]), int(found[2]))
-            elif part.strip() and self.bar is None:
-                sys.__stderr__.write(part + "\n")
-        return len(text)
-
-    def flush(self) -> None:
-        if self.bar is not None:
-            self.bar.flush()
-
-    def _update(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int) -> None:
         now = time.perf_counter()
-        if self.first is None:
-            self.first, self.total = done, total  # resumed resamples count as done before the start
-        if self.done is not None and done <= self.done:
-            return
-        self.done = done
-        if self.warm is None and done > self.first:
-            self.warm = (now, done)
-        tenth = int(10 * done / max(total, 1))
-        due = now - self.last >= self.max_gap or (tenth > self.last_tenth and now - self.last >= self.min_gap)
-        if due or done == total:
-            self.last, self.last_tenth = now, tenth
-            self.emit(self.line(now))
-
-    def line(self, now: float | None = None) -> str:
-        now = time.perf_counter() if now is None else now
-        text = f"Bootstrap: {self.done}/{self.total} resamples ({100 * self.done / max(self.total, 1):.0f} %)"
         if self.warm is None:
-            return text
+            self.warm = (now, done)
+            if done > 1:
+                self.emit(f"Resuming: {done - 1} of {total} refits were finished before (checkpoint).")
         since, count = self.warm
-        fitted = self.done - count
-        if fitted > 0 and now > since:
-            rate = fitted / (now - since)
-            text += f", {rate:.3g} fits/s"
-            if self.done < self.total:
-                text += f", about {_duration((self.total - self.done) / rate)} left"
-        elif self.done < self.total:
-            text += " (time left: after the next resamples; the first ones include start-up)"
-        return text
-
-
-def bootstrap_progress(call: Callable[[], object], *, emit: Callable[[str], None], n_resamples: int,
-                       terminal: bool):
-    """Run ``call`` (which must draw its tqdm bar on ``sys.stderr``) with progress lines.
-
-    Returns
-    -------
-    object
-        What ``call`` returned.  A last line says that all ``n_resamples`` are done.
-    """
-    sink = ProgressLines(emit, show_bar_on=sys.stderr if terminal else None)
-    with contextlib.redirect_stderr(sink):
-        out = call()
-    elapsed = time.perf_counter() - sink.start
-    # the closing line is emitted outside the redirection, so it reaches the caller's stderr too
-    emit(f"Bootstrap: {n_resamples}/{n_resamples} resamples (100 %) in {_duration(elapsed)}")
-    return out
+        rate = (done - count) / (now - since) if done > count and now > since else None
+        if rate and not self.estimated and (done - count >= 3 or done == total):
+            self.estimated = True
+            self.emit(f"Estimated time of the {total} refits: about {_duration(total / rate)} "
+                      f"({rate:.3g} fits/s; about {_duration((total - done) / rate)} left).")
+        tenth = int(10 * done / max(total, 1))
+        if done == total or (tenth > self.last_tenth and now - self.last >= self.min_gap):
+            self.last, self.last_tenth = now, tenth
+            text = f"Bootstrap: {done}/{total} resamples ({100 * done / max(total, 1):.0f} %)"
+            if done == total:
+                text += f" in {_duration(now - self.start)}"
+            elif rate:
+                text += f", {rate:.3g} fits/s, about {_duration((total - done) / rate)} left"
+            self.emit(text)
 
 
 def engine_notes(engine: str) -> list[str]:
@@ -452,8 +396,8 @@ def _model_name(estimator) -> str:
 
 
 def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] = print,
-            log: Callable[[str], None] | None = None, progress: bool = False,
-            progress_lines: Callable[[str], None] | None = None,
+            log: Callable[[str], None] | None = None, progress: Callable[[str], None] | None = None,
+            checkpoint: Path | None = None,
             on_fit: Callable[[Outcome], None] | None = None,
             on_effect: Callable[[EffectReport, xr.DataTree, Outcome], None] | None = None,
             keep_going: bool = False) -> Outcome:
@@ -461,6 +405,10 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
 
     Parameters
     ----------
+    progress : callable, optional
+        Where the lines on the refits go (:class:`Progress`).
+    checkpoint : Path, optional
+        Folder of the refits' checkpoints (one per effect): the same call again resumes.
     on_fit : callable, optional
         Called with the outcome once the model is fitted and evaluated (before any effect).
     on_effect : callable, optional
@@ -498,7 +446,7 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
         on_fit(outcome)
     ctx = FitContext(config=config, problem=problem, estimator=estimator, fitted=outcome.fitted,
                      X_train=outcome.X_train, y_train=outcome.y_train, say=say, log=log, progress=progress,
-                     progress_lines=progress_lines, seconds=outcome.seconds, notes=outcome.notes)
+                     checkpoint=checkpoint, seconds=outcome.seconds, notes=outcome.notes)
     run_attrs = dict(created=config.created, cli_config=json.dumps(config.to_dict(), sort_keys=True),
                      cli_metrics=json.dumps([[m, _jsonable(v), d] for m, v, d in outcome.metrics]),
                      cli_display_names=json.dumps(problem.display, sort_keys=True))

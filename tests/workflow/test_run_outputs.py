@@ -54,7 +54,8 @@ def test_regression_run_writes_every_output(regression_run):
 
     for png in pngs:
         assert matplotlib.image.imread(folder / "plots" / png).shape[0] > 100
-    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]  # no partial folder left
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no unfinished folder left
+    assert not (folder / "checkpoint").exists() and not (folder / "INCOMPLETE.txt").exists()
 
 
 def test_regression_results_follow_the_schema(regression_run):
