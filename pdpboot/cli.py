@@ -1,11 +1,4 @@
-"""The ``pdpboot`` command: PD/ICE with bootstrap bands for a table, without writing Python.
-
-``pdpboot run DATA --target COL`` (a run folder with ``report.html``, ``results.nc``, ``workbook.xlsx``,
-``plots/``, ``summary.md``, ``repro.py``, ``run.log``), ``pdpboot demo`` (the same on simulated
-electricity prices), ``pdpboot reproduce FOLDER`` and ``pdpboot report RESULT.nc ... -o report.html``.
-
-Exit status: 0 success, 1 unexpected error or failed reproduction, 2 bad input or options.
-"""
+"""The ``pdpboot`` command: PD/ICE with bootstrap bands for a table, without writing Python."""
 
 from __future__ import annotations
 
@@ -202,12 +195,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 
 def _one_run(paths: list[Path], results: list) -> None:
-    """Refuse result files of different ``pdpboot run``s (or a run's file with one saved from Python).
-
-    Files of one run share its run identity (:func:`pdpboot.report.figures.run_identity`: the configuration
-    every file of the run records).  Results saved from Python are separate calls by nature: they are
-    reported together, each labelled with the call that made it, and a line here says so.
-    """
+    """Refuse result files of different ``pdpboot run``s (or a run's file with one saved from Python)."""
     from .report.figures import describe_origin, run_identity
     from .workflow import InputError
     from .workflow.options import shorten

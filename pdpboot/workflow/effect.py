@@ -1,8 +1,4 @@
-"""What the workflow needs from one effect (PD, ALE, ...): an :class:`EffectReport`, registered once.
-
-:class:`FitContext` is what every computation reads (configuration, table, model, progress);
-:class:`Outcome` what a run computes; :class:`SummaryContext` what a summary section reads.
-"""
+"""What the workflow needs from one effect (PD, ALE, ...): an :class:`EffectReport`, registered once."""
 
 from __future__ import annotations
 
@@ -119,13 +115,7 @@ class SummaryContext:
 
 @dataclass(frozen=True)
 class EffectReport:
-    """One effect as the workflow computes and reports it (registered in :mod:`~pdpboot.workflow.strategy`).
-
-    ``compute`` maps an uncertainty strategy's name to ``compute(ctx, sets, common) -> DataTree`` (a strategy
-    not listed is refused before any fit); ``feature_sets(problem) -> (sets, notes)`` is called before any
-    fit; ``summary(ctx, tree)`` gives Markdown lines, ``plots(tree, problem, config, outputs, shown, taken)``
-    ``[(stem, what, make)]``, ``tables(tree, problem, config)`` one DataFrame (or None) per ``table_sheets``.
-    """
+    """One effect as the workflow computes and reports it (registered in :mod:`~pdpboot.workflow.strategy`)."""
 
     name: str  # the --effect choice and the key of Outcome.results
     label: str  # "PD", "ALE"

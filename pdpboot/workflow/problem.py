@@ -1,8 +1,4 @@
-"""Check target and features against the table and decide the task: the run's :class:`Problem`.
-
-Every problem found here is an :class:`~pdpboot.workflow.InputError` (one line, exit status 2)
-raised before anything is written to disk.
-"""
+"""Check target and features against the table and decide the task: the run's :class:`Problem`."""
 
 from __future__ import annotations
 
@@ -89,10 +85,7 @@ def ordinal_order(levels: list) -> list | None:
 
 
 def level_order_note(column: str, levels: list, shown: str) -> str | None:
-    """A note suggesting ``--level-order`` when ``levels`` (in the order the run uses) look ordered otherwise.
-
-    ``shown`` says how the run orders them ("alphabetical", "pandas' category").
-    """
+    """A note suggesting ``--level-order`` when ``levels`` (in the order the run uses) look ordered otherwise."""
     order = ordinal_order(levels)
     if order is None or [str(v) for v in order] == [str(v) for v in levels]:
         return None
@@ -124,12 +117,7 @@ def load_problem(config: dict, path: str | Path) -> tuple[pd.DataFrame, Problem]
 
 
 def result_name(name: str, taken: set[str]) -> str:
-    """A name netCDF and the result schema can store (``name`` itself when it already is).
-
-    netCDF names cannot contain ``/`` or control characters, start with anything but a
-    letter, digit, ``_`` or a non-ASCII character, or end in white space; pdpboot reserves
-    its dim and variable names (``output``, ``pd``, ...).
-    """
+    """A name netCDF and the result schema can store (``name`` itself when it already is)."""
     safe = name.replace("/", "\u2215")
     safe = "".join(ch if ch >= " " and ch != "\x7f" else "_" for ch in safe)
     if safe != safe.rstrip():
@@ -344,10 +332,7 @@ _PLAIN_NUMBER = r"\s*[-+]?\d[\d,.]*\s*"
 
 def unit_number_reason(col: pd.Series) -> str | None:
     """Why ``col`` cannot be used as it is: numbers written as text with a currency or percent sign, or with one
-    unit word after them ("78.0 mmHg"), None if not.
-
-    Only text with more than ``MAX_LEVELS`` distinct values (a few such levels are usable categories).
-    """
+    unit word after them ("78.0 mmHg"), None if not."""
     values = col.dropna()
     if not _is_categorical(col) or pd.api.types.is_bool_dtype(col.dtype) or values.nunique() <= MAX_LEVELS:
         return None
@@ -379,15 +364,7 @@ def text_date_reason(col: pd.Series) -> str | None:
 
 
 def identifier_reason(col: pd.Series, name: str) -> str | None:
-    """Why ``col`` looks like a row identifier (None when it does not).
-
-    Text with a different value in every row, or with more than ``MAX_LEVELS`` distinct values that
-    are at least ``NEAR_ID_SHARE`` of its rows (names of cars, people, places); integer columns of
-    consecutive integers in row order (a row counter: steps of exactly +1 or -1, so a monotone
-    measurement such as a population series is kept) or with a different value in every row and an
-    ID-like name (``id``, ``CustomerID``, ``ride_id``, ``Unnamed: 0``, ...).  Needs at least
-    ``MIN_ID_ROWS`` non-missing values.
-    """
+    """Why ``col`` looks like a row identifier (None when it does not)."""
     values = col.dropna()
     if len(values) < MIN_ID_ROWS:
         return None
@@ -487,13 +464,7 @@ def order_levels(levels: list, column: str, wanted: list | None, notes: list[str
 
 
 def prepare(config: dict, table: pd.DataFrame) -> Problem:
-    """Check target, features and pairs against the table and decide the task.
-
-    Returns
-    -------
-    Problem
-        Model inputs renamed to names the result can hold (logged in ``notes``).
-    """
+    """Check target, features and pairs against the table and decide the task."""
     notes: list[str] = []
     columns = list(table.columns)
     target = _need_column(str(config.target), columns, "target")

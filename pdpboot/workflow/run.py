@@ -1,10 +1,4 @@
-"""A whole run: check inputs, compute, write every output into its run folder.
-
-Nothing is written before the inputs are checked.  The run is written into
-``pdpboot_<timestamp>_incomplete`` (never an existing folder), with the refits' checkpoint; it is
-renamed to ``pdpboot_<timestamp>`` when every file is complete.  A stopped run keeps what is
-finished and says how to resume it (``pdpboot run --resume FOLDER``).
-"""
+"""A whole run: check inputs, compute, write every output into its run folder."""
 
 from __future__ import annotations
 
@@ -66,12 +60,7 @@ class Reporter:
 
 
 def write_model(path: Path, outcome, problem) -> None:
-    """``model.joblib``: the model fitted on the training rows (the estimate's model) with what it needs.
-
-    A dict with ``estimator``, ``features`` (the input columns it expects, in order: the names in
-    results.nc), ``display_names`` (the same columns as named in the data file), ``target``,
-    ``task``, ``classes`` and ``versions`` (the libraries to load it with).
-    """
+    """``model.joblib``: the model fitted on the training rows (the estimate's model) with what it needs."""
     import joblib
 
     bundle = {"estimator": outcome.fitted, "features": list(problem.features),
@@ -82,11 +71,7 @@ def write_model(path: Path, outcome, problem) -> None:
 
 
 def adopt_model_columns(config: RunConfig) -> RunConfig:
-    """A ``--model-file`` model fitted on a DataFrame gets exactly the columns it was fitted on.
-
-    Its ``feature_names_in_`` become ``--features`` (recorded in ``config.json``, so ``repro.py`` reads
-    the same columns); other ``--features`` are refused in one line.
-    """
+    """A ``--model-file`` model fitted on a DataFrame gets exactly the columns it was fitted on."""
     names = model_file_features(config)
     if names is None:
         return config
@@ -156,13 +141,7 @@ def write_html_report(folder: Path, outcome, config: RunConfig, summary: str) ->
 
 def run_workflow(config: RunConfig | None, *, quiet: bool = False, resume: Path | None = None) -> RunRecord:
     """Run the whole workflow described by ``config`` (see :mod:`pdpboot.workflow.options`), or finish
-    the stopped run in folder ``resume`` (its refits read back from its checkpoint: the same numbers).
-
-    Returns
-    -------
-    RunRecord
-        The finished run folder ``<out>/pdpboot_<timestamp>`` and what was written into it.
-    """
+    the stopped run in folder ``resume`` (its refits read back from its checkpoint: the same numbers)."""
     say = Reporter(quiet)
     if resume is not None:
         folder = Path(resume)

@@ -1,14 +1,4 @@
-"""Uncertainty strategies of a run (``--uncertainty``), chosen once by :func:`strategy_for`.
-
-``bootstrap``  refit the model on B resamples; bands, SEs and every interval of the summary
-``none``       one fit (or the user's fitted ``--model-file`` as it is): the effects without bands
-``debiased``   K cross-fitted fits: bands for the *data's* PD
-
-A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
-summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
-Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers every name there,
-:func:`pdpboot.workflow.options.register_choices`) and its entry in the effects' ``compute``.
-"""
+"""Uncertainty strategies of a run (``--uncertainty``), chosen once by :func:`strategy_for`."""
 
 from __future__ import annotations
 
@@ -41,13 +31,7 @@ from .problem import Problem
 
 @dataclass(frozen=True)
 class Strategy:
-    """How a run's effects get their uncertainty.
-
-    ``run(effect, ctx, sets)`` returns the effect's DataTree (with bands when ``bands``); ``header`` and
-    ``precision`` give the summary's first rows and closing paragraph; ``check_data(problem, sets)`` and
-    ``check_config(config)`` refuse, before any fit, what the strategy cannot do; ``target`` says what the
-    bands are about (``learner``: this model's PD; ``dgp``: the data's).
-    """
+    """How a run's effects get their uncertainty."""
 
     name: str  # the --uncertainty choice
     refits: bool  # resamples exist (intervals, beyond noise, contrasts)
@@ -200,10 +184,7 @@ def _debiased_check_data(problem, sets: list) -> None:
 
 
 def _debiased_check_config(config: dict) -> None:
-    """Refuse, before anything is read, what the debiased strategy cannot compute (each message names the fix).
-
-    ``config`` is the checked option mapping of :func:`pdpboot.workflow.options.check_ranges`.
-    """
+    """Refuse, before anything is read, what the debiased strategy cannot compute (each message names the fix)."""
     if config.get("uncertainty") != "debiased":
         return
 
@@ -226,16 +207,7 @@ def _debiased_check_config(config: dict) -> None:
 
 
 def debiased_pd(ctx, sets: list, common: dict) -> xr.DataTree:
-    """The data's PD of every ``--pd-features`` feature with pointwise and whole-curve bands.
-
-    Returns
-    -------
-    xarray.DataTree
-        Per 1-D node ``pd``, ``pd_se``, ``pd_band`` (pointwise, or the sup-t band with
-        ``--simultaneous``, the pointwise one then in ``pd_band_pointwise``), ``pd_plugin``,
-        ``effective_sample_size``, ``weight_mass``, ``overlap``; root attr ``target = "dgp"``.
-        No ICE, no resamples.
-    """
+    """The data's PD of every ``--pd-features`` feature with pointwise and whole-curve bands."""
     from .. import DebiasedOptions, Grid, debiased_partial_dependence
 
     config = ctx.config
@@ -327,11 +299,7 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """``Execution.progress`` of a run: lines on the refits, with an estimate of the time left.
-
-    The rate is measured from the first finished refit on (start-up excluded); the estimate is said once
-    three refits later, then with a line at every tenth (at most one per ``min_gap`` seconds).
-    """
+    """``Execution.progress`` of a run: lines on the refits, with an estimate of the time left."""
 
     def __init__(self, emit: Callable[[str], None], min_gap: float = 5.0):
         self.emit, self.min_gap = emit, min_gap
@@ -401,28 +369,7 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
             on_fit: Callable[[Outcome], None] | None = None,
             on_effect: Callable[[EffectReport, xr.DataTree, Outcome], None] | None = None,
             keep_going: bool = False) -> Outcome:
-    """Split, fit, evaluate, then compute every requested effect (with its uncertainty) in turn.
-
-    Parameters
-    ----------
-    progress : callable, optional
-        Where the lines on the refits go (:class:`Progress`).
-    checkpoint : Path, optional
-        Folder of the refits' checkpoints (one per effect): the same call again resumes.
-    on_fit : callable, optional
-        Called with the outcome once the model is fitted and evaluated (before any effect).
-    on_effect : callable, optional
-        ``on_effect(effect, tree, outcome)`` after each effect finished, before the next starts.
-    keep_going : bool
-        Record a failing effect in ``Outcome.failures`` and go on with the others (raise when every
-        effect failed); False: raise at once.
-
-    Returns
-    -------
-    Outcome
-        ``results`` holds one DataTree per effect (``pd``: ``results.nc``, ``ale``: ``ale.nc``); their root
-        attrs add ``cli_config``, ``cli_metrics``, ``cli_notes``, ``cli_display_names`` (JSON) and ``created``.
-    """
+    """Split, fit, evaluate, then compute every requested effect (with its uncertainty) in turn."""
     log = log or say
     strategy = strategy_for(config)
     effects = requested(config)
