@@ -312,8 +312,11 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         if reason:
             skipped[name] = f"it {reason}"
             notes.append(f"Column {name!r} not used: it {reason}.")
-        else:
-            chosen.append(name)
+            continue
+        chosen.append(name)
+        if col.dtype.kind in "iu" and col.nunique() == len(col) >= MIN_ID_ROWS:
+            notes.append(f"Column {name!r} has a different integer in every row and is used as a feature; if it "
+                         f"names the rows, leave it out (--exclude {name}).")
     if not chosen:
         why = "; ".join(f"{shorten(name)}: {reason}" for name, reason in list(skipped.items())[:3])
         raise InputError("No usable feature columns are left" + (f" ({why})" if why else "")
@@ -383,6 +386,8 @@ def identifier_reason(col: pd.Series, name: str) -> str | None:
     steps = np.diff(numbers)
     if np.all(steps == 1) or np.all(steps == -1):  # a monotone measurement (population by month) is data
         return "counts the rows (consecutive integers in row order)"
+    if np.all(steps > 0) and numbers[-1] - numbers[0] < 2 * len(numbers):  # R's rownames after dropped rows
+        return "numbers the rows (increasing integers in row order, nearly consecutive)"
     if _ID_NAME.search(str(name)):
         return "has a different integer in every row and an ID-like name"
     return None
