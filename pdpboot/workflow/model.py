@@ -375,6 +375,45 @@ def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test, *, fitt
 PERFECT = 1.0 - 1e-12
 
 
+def weak_model_notes(metrics: list) -> list[str]:
+    """A warning when the model predicts the test rows worse than the training mean (or majority class)."""
+    value = {name: v for name, v, _ in metrics}
+    if value.get("R2", 0) < 0:
+        return [f"WARNING: the model predicts the test rows worse than the training mean (test R² = "
+                f"{value['R2']:.3g}): its PD describes a model that has not learnt the target."]
+    if value.get("accuracy", 1) < value.get("accuracy_baseline", 0):
+        return [f"WARNING: the model classifies the test rows worse than always predicting the majority class "
+                f"(accuracy {value['accuracy']:.3g} < {value['accuracy_baseline']:.3g}): its PD describes a model that "
+                "has not learnt the target."]
+    return []
+
+
+#: R² of a feature on the others above which its PD averages the model over rows that do not occur.
+DETERMINED_R2 = 0.95
+
+
+def determined_notes(problem: Problem, features) -> list[str]:
+    """A warning for each numeric PD feature that the other features nearly determine (linear R² > 0.95)."""
+    from sklearn.linear_model import LinearRegression
+
+    numeric = [f for f in problem.features if f not in problem.categorical
+               and pd.api.types.is_numeric_dtype(problem.X[f].dtype)]
+    X = problem.X[numeric].astype(float)
+    X = X.fillna(X.mean())
+    out = []
+    for f in (f for f in features if f in numeric and len(numeric) > 1):
+        others = [o for o in numeric if o != f]
+        fit = LinearRegression().fit(X[others], X[f])
+        r2 = fit.score(X[others], X[f])
+        if r2 > DETERMINED_R2:
+            weight = np.abs(fit.coef_) * X[others].std().to_numpy()
+            named = ", ".join(repr(problem.display[others[k]]) for k in np.argsort(-weight)[:3])
+            out.append(f"WARNING: {problem.display[f]!r} is nearly determined by {named} (linear R² = {r2:.3f}): its "
+                       "PD averages the model over combinations that do not occur in the data; --effect ale does "
+                       "not extrapolate.")
+    return out
+
+
 def leakage_notes(fitted, problem: Problem, metrics: list, X, y) -> list[str]:
     """A warning when test accuracy or ROC AUC is perfect (1.0), naming the feature the model leans on."""
     if problem.task != "classification" or X is None or len(X) < 2:

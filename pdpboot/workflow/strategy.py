@@ -14,16 +14,18 @@ from sklearn.base import clone
 
 from .. import Execution, Resampling, confidence_bands
 from . import InputError, effect_ale, effect_pd
-from .effect import EffectReport, FitContext, Outcome
+from .effect import EffectReport, FitContext, Outcome, used_features
 from .model import (
     build_estimator,
     check_given_model,
     check_model_parameters,
+    determined_notes,
     evaluate,
     given_fitted_model,
     leakage_notes,
     model_option,
     split,
+    weak_model_notes,
 )
 from .options import RunConfig, register_choices
 from .problem import Problem
@@ -121,7 +123,8 @@ def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
     labels = " and ".join(name.upper() for name in results) or "each effect"
     logit = attrs.get("band_scale") == "logit"
     rows = [("Bootstrap", f"B = {config.n_resamples} refits on resamples of the training rows "
-                          f"({_scheme_text(attrs)}); each {labels} averaged over its resample's rows"),
+                          f"({_scheme_text(attrs)}); each {labels} averaged over its resample's rows"
+                          + (f"; {BACKGROUND.format(n=config.max_background)}" if "pd" in results else "")),
             ("Bands", f"{config.confidence_level:.0%} {config.band} "
                       f"{'simultaneous' if config.simultaneous else 'pointwise'}"
                       f"{', PD bands formed on the logit scale and mapped back' if logit else ''}{_target(results)}")]
@@ -131,6 +134,11 @@ def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
         rows.insert(1, ("Why this resampling", "--groups: rows of one group are not independent, so whole groups "
                                                "are drawn."))
     return rows
+
+
+#: What ``--max-background`` does (in the summary, the report and results.nc's ``background_rows``).
+BACKGROUND = ("each PD averaged over at most {n} random rows of its resample (`--max-background {n}`; 0 = all rows), "
+              "so it differs from a PD over all rows by sampling noise")
 
 
 def _bootstrap_precision(config, results: dict) -> str:
@@ -388,6 +396,10 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     outcome = _fit(config, problem, estimator, given_fitted_model(config) if not strategy.bands else None, say)
     outcome.notes[:0] = [*problem.notes, *notes]
     outcome.notes += notes_of_effects
+    if "pd" in specs:  # a PD of a feature the others determine averages the model over rows that do not occur
+        for warning in determined_notes(problem, used_features(specs["pd"])):
+            say(warning)
+            outcome.notes.append(warning)
     outcome.strategy = strategy.name
     if on_fit is not None:
         on_fit(outcome)
@@ -419,6 +431,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
             say(f"ERROR: {effect.label} failed: {type(exc).__name__}: {reason}")
             continue
         attrs = {**tree.attrs, **run_attrs, "cli_notes": json.dumps(outcome.notes)}
+        if effect.name == "pd" and strategy.refits and config.max_background:
+            attrs["background_rows"] = BACKGROUND.format(n=config.max_background).replace("`", "")
         tree.attrs = {k: v for k, v in attrs.items() if v is not None}  # netCDF stores no None
         outcome.results[effect.name] = tree
         if on_effect is not None:
@@ -453,7 +467,7 @@ def _fit(config: RunConfig, problem: Problem, estimator, given, say: Callable[[s
         fitted = clone(estimator).fit(X_train, y_train)
         metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
         # a perfect score means leakage only on held-out rows (a given model may have been fitted on these)
-        leaks = leakage_notes(fitted, problem, metrics, X_test, y_test)
+        leaks = leakage_notes(fitted, problem, metrics, X_test, y_test) + weak_model_notes(metrics)
     seconds = {"fit": time.perf_counter() - start}
     for leak in leaks:
         say(leak)
