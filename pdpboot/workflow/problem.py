@@ -554,7 +554,16 @@ def _target(config, y: pd.Series, target: str, notes: list[str]) -> tuple:
         raise InputError(f"Target {shorten(target)} is constant (every value is {_describe(y.iloc[0])}); "
                          "there is nothing to model.")
     task, y = _decide_task(y, config.task, target)
-    classes = _check_target(y, task, target, config.test_size)
+    counted = config.task == "auto" and task == "classification" and pd.api.types.is_numeric_dtype(y.dtype)
+    if counted:  # an integer target of few values: classes, unless the user says it is a quantity
+        notes.append(f"Target {target!r} holds {y.nunique()} integer values ({y.min()} to {y.max()}), so it was "
+                     "treated as classes (--task auto); for a count or a score give --task regression.")
+    try:
+        classes = _check_target(y, task, target, config.test_size)
+    except InputError as exc:
+        if counted:
+            raise InputError(f"{exc} If {shorten(target)} is a count or a score, give --task regression.") from None
+        raise
     positive = None
     if task == "classification":
         positive = _resolve_positive(classes, config.positive_class, target)

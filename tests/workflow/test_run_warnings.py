@@ -30,3 +30,21 @@ def test_weak_model_determined_feature_and_background_are_said(tmp_path, capsys)
     assert "worse than the training mean" in report and "nearly determined" in report
     assert "at most 50 random rows of its resample" in summary and "at most 50 random rows" in report
     assert "at most 50 random rows" in pdpboot.load(folder / "results.nc").attrs["background_rows"]
+
+
+def test_an_integer_target_treated_as_classes_says_how_to_choose_regression():
+    from pdpboot.workflow import InputError
+    from pdpboot.workflow.options import merge
+    from pdpboot.workflow.problem import prepare
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"x": rng.normal(size=200), "visits": np.r_[rng.integers(0, 9, 199), 9]})
+    try:
+        prepare(merge({"target": "visits"}, {}), table)
+    except InputError as exc:  # class 9 has one row: the split cannot stratify
+        assert "give --task regression" in str(exc)
+    else:
+        raise AssertionError("a one-row class must be refused")
+    table.loc[0, "visits"] = 9
+    problem = prepare(merge({"target": "visits"}, {}), table)
+    assert problem.task == "classification" and "give --task regression" in " ".join(problem.notes)
