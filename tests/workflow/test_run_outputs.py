@@ -189,6 +189,12 @@ def test_classification_reports_probabilities_of_every_class(classification_run)
     same(sheet["pd [no]"], ds["pd"].sel(output="no").values)
 
 
+def test_classification_keeps_the_target_name(classification_run):
+    """results.nc and the report's title name the target, not "class"."""
+    assert pdpboot.load(classification_run / "results.nc").attrs["target_name"] == "label"
+    assert "<title>pdpboot report: label</title>" in (classification_run / "report.html").read_text(encoding="utf-8")
+
+
 def test_classification_metrics(classification_run):
     openpyxl = pytest.importorskip("openpyxl")
     wb = openpyxl.load_workbook(classification_run / "workbook.xlsx")
