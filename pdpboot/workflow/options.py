@@ -606,7 +606,7 @@ def safe_filename(label: str, taken: set[str], *, limit: int = 60) -> str:
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_MARKUP = re.compile(r"([\\`*_\[\]#|~])")
+_MARKUP = re.compile(r"([\\`*_\[\]#|~<>&])")
 MAX_NAME = 120  # longest data text shown in summary.md
 
 
@@ -616,10 +616,9 @@ def md(text, limit: int = MAX_NAME) -> str:
     text = _CONTROL.sub("", text)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MARKUP.sub(r"\\\1", text)
-    text = re.sub(r":(?=//)", "&#58;", text)
-    return re.sub(r"(?i)\bwww\.", "www&#46;", text)
+    text = _MARKUP.sub(r"\\\1", text)  # backslash escapes: inert, and readable as plain text
+    text = text.replace("://", r":\/\/")
+    return re.sub(r"(?i)\b(www)\.", r"\1\\.", text)
 
 
 def num(value, scale: float | None = None) -> str:

@@ -406,7 +406,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     ctx = FitContext(config=config, problem=problem, estimator=estimator, fitted=outcome.fitted,
                      X_train=outcome.X_train, y_train=outcome.y_train, say=say, log=log, progress=progress,
                      checkpoint=checkpoint, seconds=outcome.seconds, notes=outcome.notes)
-    run_attrs = dict(created=config.created, target_name=str(problem.y.name), cli_config=json.dumps(config.to_dict(), sort_keys=True),
+    run_attrs = dict(created=config.created, target_name=str(problem.y.name),
+                     cli_config=json.dumps(config.to_dict(), sort_keys=True),
                      cli_metrics=json.dumps([[m, _jsonable(v), d] for m, v, d in outcome.metrics]),
                      cli_display_names=json.dumps(problem.display, sort_keys=True))
     first_error = None
