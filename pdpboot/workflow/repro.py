@@ -271,11 +271,6 @@ def compare(new: xr.DataTree, old: xr.DataTree, rtol: float = REPRO_RTOL) -> Com
     return Comparison(identical=False, problems=check.problems, largest=check.largest, notes=check.notes)
 
 
-def differences(new: xr.DataTree, old: xr.DataTree) -> list[str]:
-    """Which attrs, nodes and variables of two results differ beyond :data:`REPRO_RTOL`, with sizes."""
-    return compare(new, old).problems
-
-
 def _same(x, y) -> bool:
     try:
         return bool(xr.DataArray(x).identical(xr.DataArray(y)))
