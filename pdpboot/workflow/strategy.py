@@ -123,8 +123,9 @@ def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
     labels = " and ".join(name.upper() for name in results) or "each effect"
     logit = attrs.get("band_scale") == "logit"
     rows = [("Bootstrap", f"B = {config.n_resamples} refits on resamples of the training rows "
-                          f"({_scheme_text(attrs)}); each {labels} averaged over its resample's rows"
-                          + (f"; {BACKGROUND.format(n=config.max_background)}" if "pd" in results else "")),
+                          f"({_scheme_text(attrs)}); " + (BACKGROUND.format(n=config.max_background)
+                                                            if "pd" in results and config.max_background else
+                                                            f"each {labels} averaged over its resample's rows")),
             ("Bands", f"{config.confidence_level:.0%} {config.band} "
                       f"{'simultaneous' if config.simultaneous else 'pointwise'}"
                       f"{', PD bands formed on the logit scale and mapped back' if logit else ''}{_target(results)}")]
