@@ -169,6 +169,7 @@ def run_workflow(config: RunConfig | None, *, quiet: bool = False, resume: Path 
         now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
         config = config.replace(data=data_path.name, data_copy=data_copy_name(data_path),
                                 data_sha256=sha256(data_path), created=now.isoformat(), versions=versions())
+        made_out = not out.exists()
         try:
             out.mkdir(parents=True, exist_ok=True)
             folder = claim(out, f"pdpboot_{_stamp(config)}_incomplete")
@@ -178,9 +179,11 @@ def run_workflow(config: RunConfig | None, *, quiet: bool = False, resume: Path 
         write_inputs(folder, config, data_path)
     try:
         record = _run_into(folder, config, table, problem, say)
-    except InputError:
+    except InputError:  # refused before any fit: nothing is left on disk
         if resume is None:
             shutil.rmtree(folder, ignore_errors=True)
+            if made_out and not any(out.iterdir()):
+                out.rmdir()
         raise
     except BaseException as exc:
         reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
