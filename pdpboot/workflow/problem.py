@@ -554,7 +554,8 @@ def _target(config, y: pd.Series, target: str, notes: list[str]) -> tuple:
         raise InputError(f"Target {shorten(target)} is constant (every value is {_describe(y.iloc[0])}); "
                          "there is nothing to model.")
     task, y = _decide_task(y, config.task, target)
-    counted = config.task == "auto" and task == "classification" and pd.api.types.is_numeric_dtype(y.dtype)
+    counted = (config.task == "auto" and task == "classification" and pd.api.types.is_numeric_dtype(y.dtype)
+               and y.nunique() > 2)
     if counted:  # an integer target of few values: classes, unless the user says it is a quantity
         notes.append(f"Target {target!r} holds {y.nunique()} integer values ({y.min()} to {y.max()}), so it was "
                      "treated as classes (--task auto); for a count or a score give --task regression.")
