@@ -89,7 +89,8 @@ CHECKPOINT = "checkpoint"
 
 def _unfinished_note(folder: Path, why: str) -> str:
     """Write the note of a run that has not finished; returns what it keeps."""
-    kept = ", ".join(p.name for p in sorted(folder.iterdir()) if p.suffix in (".nc", ".joblib")) or "the inputs"
+    kept = (", ".join(p.name for p in sorted(folder.iterdir()) if p.suffix in (".nc", ".joblib"))
+            or "model.joblib and the result files, once written")
     (folder / UNFINISHED).write_text(
         f"This run has not finished ({why}).\nFinished and kept: {kept} (and {CHECKPOINT}/, the finished refits).\n"
         f"To finish it: pdpboot run --resume {shlex.quote(str(folder))}\n", encoding="utf-8")
