@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("pdpboot: interrupted before the run folder was made; nothing was written.", file=sys.stderr)
+        print("pdpboot: interrupted before anything was finished; nothing was kept.", file=sys.stderr)
         return 130
     except IncompleteRun as exc:
         print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)

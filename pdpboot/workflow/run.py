@@ -180,13 +180,14 @@ def run_workflow(config: RunConfig | None, *, quiet: bool = False, resume: Path 
         write_inputs(folder, config, data_path)
     try:
         record = _run_into(folder, config, table, problem, say)
-    except InputError:  # refused before any fit: nothing is left on disk
-        if resume is None:
-            shutil.rmtree(folder, ignore_errors=True)
-            if made_out and not any(out.iterdir()):
-                out.rmdir()
-        raise
     except BaseException as exc:
+        finished = (folder / "model.joblib").exists() or any(folder.glob("*.nc"))
+        if isinstance(exc, InputError) or not finished:  # nothing worth keeping
+            if resume is None:
+                shutil.rmtree(folder, ignore_errors=True)
+                if made_out and not any(out.iterdir()):
+                    out.rmdir()
+            raise
         reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
         say(f"STOPPED: {reason}")
         (folder / "run.log").write_text("\n".join(say.lines) + "\n", encoding="utf-8")
