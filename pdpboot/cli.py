@@ -1,11 +1,4 @@
-"""The ``pdpboot`` command: PD/ICE with bootstrap bands for a table, without writing Python.
-
-``pdpboot run DATA --target COL`` (a run folder with ``report.html``, ``results.nc``, ``workbook.xlsx``,
-``plots/``, ``summary.md``, ``repro.py``, ``run.log``), ``pdpboot demo`` (the same on simulated
-electricity prices), ``pdpboot reproduce FOLDER`` and ``pdpboot report RESULT.nc ... -o report.html``.
-
-Exit status: 0 success, 1 unexpected error or failed reproduction, 2 bad input or options.
-"""
+"""The ``pdpboot`` command: PD/ICE with bootstrap bands for a table, without writing Python."""
 
 from __future__ import annotations
 
@@ -69,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("data", nargs="?", metavar="DATA",
                      help="The table: .csv/.tsv/.txt, .parquet or .xlsx (first sheet).")
+    run.add_argument("--resume", metavar="FOLDER", help="Finish a stopped run (a pdpboot_<timestamp>_incomplete "
+                     "folder) with its own options; its finished refits are read back, so the numbers are "
+                     "those of an uninterrupted run.")
     common(run)
     add_arguments(run)
 
@@ -149,6 +145,14 @@ def _run(args: argparse.Namespace) -> int:
     from .workflow.options import defaults
     from .workflow.run import run_workflow
 
+    if args.resume:
+        from .workflow.options import BY_KEY
+
+        given = [BY_KEY[k].flag for k in BY_KEY if getattr(args, k, None) is not None]
+        if args.data or args.config or given:
+            extra = args.data or args.config or given[0]
+            raise InputError(f"--resume finishes a run with its own options; leave out {extra}.")
+        return _report(run_workflow(None, quiet=args.quiet, resume=Path(args.resume)), args.quiet)
     config = _config(args, defaults())
     if not config.data:
         raise InputError("No data file: give it as 'pdpboot run DATA --target COL' (or data = \"...\" in --config).")
@@ -191,12 +195,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 
 def _one_run(paths: list[Path], results: list) -> None:
-    """Refuse result files of different ``pdpboot run``s (or a run's file with one saved from Python).
-
-    Files of one run share its run identity (:func:`pdpboot.report.figures.run_identity`: the configuration
-    every file of the run records).  Results saved from Python are separate calls by nature: they are
-    reported together, each labelled with the call that made it, and a line here says so.
-    """
+    """Refuse result files of different ``pdpboot run``s (or a run's file with one saved from Python)."""
     from .report.figures import describe_origin, run_identity
     from .workflow import InputError
     from .workflow.options import shorten
@@ -282,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("pdpboot: interrupted; nothing was written.", file=sys.stderr)
+        print("pdpboot: interrupted before anything was finished; nothing was kept.", file=sys.stderr)
         return 130
     except IncompleteRun as exc:
         print(f"pdpboot: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -1,8 +1,4 @@
-"""A result's nodes as report figures: one block per feature or pair, one panel per output.
-
-Draws the estimate, its bands (pointwise shaded, simultaneous dashed), ICE curves and the data's
-deciles with :mod:`pdpboot.report.figures`, with what the hover shows as JSON.
-"""
+"""A result's nodes as report figures: one block per feature or pair, one panel per output."""
 
 from __future__ import annotations
 
@@ -410,25 +406,7 @@ def _shorten(text: str, limit: int = 9) -> str:
 
 def curve(x, estimate, *, band=None, outer=None, ice=None, categorical: bool = False, rug=None,
           xlabel: str = "", ylabel: str = "", label: str = "", uid: str = "0") -> str:
-    """A 1-D effect: the estimate, its band and optional ICE lines.
-
-    Parameters
-    ----------
-    x : array
-        Grid values (numbers; or levels when ``categorical``).
-    estimate : array
-        The estimate at each grid value.
-    band : (lower, upper), optional
-        Drawn shaded (numeric) or as interval bars (levels).
-    outer : (lower, upper), optional
-        A second, wider band (simultaneous): dashed lines (numeric) or caps (levels).
-    ice : 2-D array (curves x grid), optional
-        ICE curves, drawn thin and grey under everything else.
-    rug : array, optional
-        Data deciles, drawn as ticks along the bottom of numeric axes.
-    uid : str
-        Unique in the page (names the clip path).
-    """
+    """A 1-D effect: the estimate, its band and optional ICE lines."""
     est = np.asarray(estimate, dtype=float)
     stacks = [est] + [np.asarray(b, dtype=float) for pair in (band, outer) if pair is not None for b in pair]
     if ice is not None and len(ice):

@@ -1,10 +1,4 @@
-"""The report page: one self-contained HTML file (styles, script and images inline; no network).
-
-:func:`report_html` assembles it from results (figures drawn by :mod:`pdpboot.report.figures`), the
-run's ``summary.md`` when there is one (its tables are the numbers a paper cites), extra images
-(figures the report does not draw itself) and provenance (versions, seeds, settings, command).
-:func:`display` is the notebook card (also ``res.pdpboot``, the DataTree accessor registered here).
-"""
+"""The report page: one self-contained HTML file (styles, script and images inline; no network)."""
 
 from __future__ import annotations
 
@@ -187,33 +181,7 @@ def _source(sources: Sequence[str] | None, k: int) -> str:
 def report_html(results: Sequence[xr.DataTree] | xr.DataTree, *, summary: str | None = None,
                 images: Sequence[Image] = (), title: str | None = None, command: str | None = None,
                 names: Names | None = None, sources: Sequence[str] | None = None) -> str:
-    """The report as one HTML document (a string).
-
-    Parameters
-    ----------
-    results : DataTree or sequence of DataTree
-        pdpboot results (PD, ALE; with or without bands), e.g. a run's ``results.nc`` and ``ale.nc``.
-    summary : str, optional
-        A run's ``summary.md``: its tables and notes become the report's text.  Without it, a table of
-        each curve's range and band width, the notes the result records and its provenance.
-    images : sequence of Image
-        Figures embedded as they are (PNG/SVG; others are listed), after the report's own figures.
-    title : str, optional
-        Default: the target's name.
-    command : str, optional
-        The command that made the results (shown under Provenance).
-    names : Names, optional
-        Display names, labels and units; default: those the first result records.
-    sources : sequence of str, optional
-        Where each result came from (its file name), named in the page when the results are of
-        separate runs or calls (:func:`pdpboot.report.figures.run_identity` differs): then every figure,
-        table and provenance entry says which run or call it shows, under a warning at the top.
-
-    Returns
-    -------
-    str
-        A complete HTML document that loads nothing from the network.
-    """
+    """The report as one HTML document (a string)."""
     results = [results] if isinstance(results, xr.DataTree) else list(results)
     if not results:
         raise ValueError("No results to report: pass at least one pdpboot result.")

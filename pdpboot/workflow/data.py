@@ -1,7 +1,4 @@
-"""Read the user's table (CSV, Parquet, Excel): separators, decimal commas, missing-value marks.
-
-Every problem found here is an :class:`~pdpboot.workflow.InputError` (one line, exit status 2).
-"""
+"""Read the user's table (CSV, Parquet, Excel): separators, decimal commas, missing-value marks."""
 
 from __future__ import annotations
 
@@ -77,14 +74,7 @@ def _dot_numbers(text: pd.Series) -> pd.Series | None:
 
 def _comma_numbers(text: pd.Series, name: str, *, require_comma: bool = True,
                    rows: np.ndarray | None = None) -> pd.Series | None:
-    """``text`` as floats when it holds numbers written with a decimal comma (``3,14``, ``4.184,81``).
-
-    Only unambiguous patterns are read: a dot is a thousands separator only in groups of three digits,
-    and a number without a comma but with such a dot (``4.184``) only when another value of the column
-    shows both marks (``4.184,81``).  A column that mostly (>= 90 % of its rows; ``rows`` counts the
-    rows of each distinct ``text``) holds such numbers but also other text is refused, naming a value,
-    rather than read as text.
-    """
+    """``text`` as floats when it holds numbers written with a decimal comma (``3,14``, ``4.184,81``)."""
     matched = text.str.fullmatch(_COMMA_NUMBER)
     has_comma = text.str.contains(",", regex=False)
     if (require_comma and not (has_comma & matched).any()) or _share(matched, rows) < 0.9:
@@ -129,17 +119,7 @@ def _one_missing_mark(tokens: pd.Series) -> bool:
 
 def _read_tokens(table: pd.DataFrame, notes: list[str], *, comma: bool | str,
                  infer: bool) -> tuple[pd.DataFrame, list[str]]:
-    """Decide what the text cells of ``table`` are; only empty fields were read as missing.
-
-    A text column whose values other than pandas' missing-value tokens (``NA``, ``None``, ``NULL``,
-    ``n/a``, ...) are all numbers is numeric, those tokens missing (R's ``write.csv`` writes ``NA`` for
-    a missing number); a column holding only such tokens, all spellings of one mark, is missing throughout
-    (tokens of several marks, ``None``/``NA``/``null``, are levels).  Otherwise the tokens
-    are levels (the Arthritis table's ``Improved = "None"``), and a note says so.  With ``comma``,
-    numbers written with a decimal comma (and thousands dots) are read as numbers
-    (:func:`_comma_numbers`).  ``infer=False`` (Parquet: typed columns) only writes the notes.
-    Returns the table and the columns read with a decimal comma.
-    """
+    """Decide what the text cells of ``table`` are; only empty fields were read as missing."""
     kept: dict[str, list[str]] = {}  # missing-value token -> the text columns that keep it as a level
     as_missing, commas, blanks, spaced, cased = [], [], [], [], []  # columns (or notes) of each kind
     for name in table.columns:
@@ -227,11 +207,7 @@ def _token_notes(blanks: list, spaced: list, cased: list, as_missing: list, kept
 def _strip_levels(table: pd.DataFrame, name: str, distinct: np.ndarray, text: pd.Series, codes: np.ndarray,
                   present: np.ndarray, filled: np.ndarray, spaced: list[str], cased: list[str]) -> None:
     """Text levels without surrounding spaces (``" Male"`` and ``"Male "`` are ``"Male"``), and a note on levels
-    that differ only in upper/lower case (kept apart: the case may carry meaning, but usually it does not).
-
-    ``distinct`` are the column's distinct present cells, ``text`` their stripped text, ``codes`` the
-    present rows' indices into them, ``filled`` the distinct cells that are not blank.
-    """
+    that differ only in upper/lower case (kept apart: the case may carry meaning, but usually it does not)."""
     stripped = text.to_numpy(dtype=object)
     changed = np.array([isinstance(v, str) and v != t for v, t in zip(distinct, stripped)], dtype=bool) & filled
     if changed.any():
@@ -255,11 +231,7 @@ def _strip_levels(table: pd.DataFrame, name: str, distinct: np.ndarray, text: pd
 
 
 def _refuse_ambiguous_dots(text: str, sep: str, table: pd.DataFrame, commas: list[str], file_name: str) -> None:
-    """Refuse a column of ``1.234``-like numbers in a file whose other columns use decimal commas.
-
-    pandas reads ``1.234`` as 1.234, but next to ``4.184,81`` the dot is a thousands separator (1234):
-    which one the column means cannot be told, and either guess can be a silently wrong number.
-    """
+    """Refuse a column of ``1.234``-like numbers in a file whose other columns use decimal commas."""
     raw = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""])
     for name in table.columns:
         if name in commas or table[name].dtype.kind != "f" or name not in raw.columns:
@@ -380,12 +352,7 @@ def _refuse_title_rows(top: pd.DataFrame, file_name: str) -> None:
 
 
 def _refuse_uncached_formulas(path: Path) -> None:
-    """Refuse formula cells of the first sheet that carry no saved result (read as missing values).
-
-    Excel and LibreOffice save each formula's last result; a workbook written by a program (openpyxl,
-    ``DataFrame.to_excel`` with formulas) and never opened holds the formula only, which pandas reads as
-    an empty cell.  Runs only when the table has missing values.
-    """
+    """Refuse formula cells of the first sheet that carry no saved result (read as missing values)."""
     try:
         import openpyxl
     except ImportError as exc:  # the caller read the workbook with openpyxl already; kept for a clear message
@@ -418,33 +385,7 @@ def _refuse_uncached_formulas(path: Path) -> None:
 
 def read_table(path: str | Path, notes: list[str] | None = None, *, sep: str | None = None,
                decimal: str = "auto", na_values=()) -> pd.DataFrame:
-    """Read a CSV, Parquet or Excel (.xlsx, first sheet) table.
-
-    Only empty fields (and the tokens in ``na_values``) are missing: text such as ``None``, ``NA`` or
-    ``NULL``, which pandas reads as missing by default, stays a level of a text column (with a note),
-    and is missing only in a column whose other values are all numbers (see :func:`_read_tokens`).
-    CSV: the separator is detected unless ``sep`` is given; ``decimal="auto"`` reads numbers
-    written with a decimal comma (``3,14``, ``4.184,81``) as numbers when the separator is not a comma.
-    A header that names a column twice is refused (CSV, Excel).
-
-    Parameters
-    ----------
-    path : str or Path
-        The table.
-    notes : list of str, optional
-        Receives one line per decision taken while reading ("What was done to the data").
-    sep : str, optional
-        CSV field separator (detected when None).
-    decimal : {"auto", ".", ","}
-        CSV decimal mark.
-    na_values : sequence of str
-        Further text that marks a missing value (``--na-values``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns named by strings, rows in file order with a fresh RangeIndex.
-    """
+    """Read a CSV, Parquet or Excel (.xlsx, first sheet) table."""
     notes = notes if notes is not None else []
     na_values = tuple(str(t) for t in (na_values or ()))
     path = Path(path)

@@ -1,13 +1,10 @@
-"""What the workflow needs from one effect (PD, ALE, ...): an :class:`EffectReport`, registered once.
-
-:class:`FitContext` is what every computation reads (configuration, table, model, progress);
-:class:`Outcome` what a run computes; :class:`SummaryContext` what a summary section reads.
-"""
+"""What the workflow needs from one effect (PD, ALE, ...): an :class:`EffectReport`, registered once."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,8 +26,8 @@ class FitContext:
     y_train: pd.Series
     say: Callable[[str], None]
     log: Callable[[str], None]
-    progress: bool = False  # a tqdm bar on a terminal
-    progress_lines: Callable[[str], None] | None = None  # periodic plain lines (run.log, off a terminal)
+    progress: Callable[[str], None] | None = None  # where the lines on the refits go
+    checkpoint: Path | None = None  # folder of the refits' checkpoints, one per effect
     seconds: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what an effect's computation adds to the run's notes
 
@@ -118,13 +115,7 @@ class SummaryContext:
 
 @dataclass(frozen=True)
 class EffectReport:
-    """One effect as the workflow computes and reports it (registered in :mod:`~pdpboot.workflow.strategy`).
-
-    ``compute`` maps an uncertainty strategy's name to ``compute(ctx, sets, common) -> DataTree`` (a strategy
-    not listed is refused before any fit); ``feature_sets(problem) -> (sets, notes)`` is called before any
-    fit; ``summary(ctx, tree)`` gives Markdown lines, ``plots(tree, problem, config, outputs, shown, taken)``
-    ``[(stem, what, make)]``, ``tables(tree, problem, config)`` one DataFrame (or None) per ``table_sheets``.
-    """
+    """One effect as the workflow computes and reports it (registered in :mod:`~pdpboot.workflow.strategy`)."""
 
     name: str  # the --effect choice and the key of Outcome.results
     label: str  # "PD", "ALE"

@@ -38,12 +38,7 @@ _ACCEPTS_MISSING = ("random-forest", "extra-trees", "hist-gradient-boosting")
 
 
 class WorkflowPipeline(Pipeline):
-    """A Pipeline tagged as accepting missing values, as every pipeline :func:`build_estimator` makes does.
-
-    scikit-learn's Pipeline does not derive ``allow_nan`` from its steps (it stays False even for
-    ``make_pipeline(SimpleImputer(), model)``); these pipelines encode missing categories as a level
-    and impute numeric columns or pass them to a model that accepts them.
-    """
+    """A Pipeline tagged as accepting missing values, as every pipeline :func:`build_estimator` makes does."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -52,10 +47,7 @@ class WorkflowPipeline(Pipeline):
 
 
 class AsText(TransformerMixin, BaseEstimator):
-    """Categorical columns as strings (missing -> ``"(missing)"``), so every level type encodes alike.
-
-    A class rather than a FunctionTransformer: its repr (stored in results.nc) has no memory address.
-    """
+    """Categorical columns as strings (missing -> ``"(missing)"``), so every level type encodes alike."""
 
     def fit(self, X, y=None):
         frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
@@ -129,13 +121,7 @@ def model_option(config) -> str:
 
 
 def uses_model_as_given(model) -> bool:
-    """Whether a user's model is used as it is, without the run's encoding Pipeline around it.
-
-    A Pipeline (or anything else with steps) brings its own preprocessing, and a model fitted on a
-    DataFrame knows the columns it expects (``feature_names_in_``): both are fed the DataFrame columns
-    by name, so wrapping them would hand them an array (a ColumnTransformer selecting columns by name
-    then fails).
-    """
+    """Whether a user's model is used as it is, without the run's encoding Pipeline around it."""
     return hasattr(model, "steps") or getattr(model, "feature_names_in_", None) is not None
 
 
@@ -235,14 +221,7 @@ def _final_estimator(config, task: str):
 
 
 def build_estimator(config: dict, problem: Problem) -> tuple[object, list[str]]:
-    """The unfitted model: a bare estimator for numeric tables, else a Pipeline encoding categories.
-
-    Returns
-    -------
-    estimator : scikit-learn estimator
-    notes : list of str
-        What the preprocessing does, for the run log.
-    """
+    """The unfitted model: a bare estimator for numeric tables, else a Pipeline encoding categories."""
     notes = []
     model = _final_estimator(config, problem.task)
     numeric = [c for c in problem.features if c not in problem.categorical]
@@ -315,13 +294,7 @@ def _encoder_steps(problem: Problem, numeric: list, categorical: list, impute: b
 
 
 def split(config: dict, problem: Problem):
-    """Train/test split (stratified for classification); no test set when ``test_size`` is 0.
-
-    Returns
-    -------
-    X_train, X_test, y_train, y_test
-        ``X_test``/``y_test`` are None without a test set.
-    """
+    """Train/test split (stratified for classification); no test set when ``test_size`` is 0."""
     if config.test_size == 0:
         return problem.X, None, problem.y, None
     if problem.groups is not None:  # whole clusters go to either side
@@ -348,18 +321,7 @@ def _safe(score, *args, **kwargs) -> float:
 
 def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test, *, fitted_elsewhere: bool = False
              ) -> tuple[list, pd.DataFrame | None]:
-    """Test metrics and the test-set predictions.
-
-    ``fitted_elsewhere``: the user's fitted model used as it is; ``X_test`` are then all rows, which
-    it may have been trained on, and the metrics say so.
-
-    Returns
-    -------
-    metrics : list of (name, value, description)
-    predictions : DataFrame or None
-        One row per test row (index = row in the input table): actual, predicted and,
-        for classification, one probability column per class (report order).
-    """
+    """Test metrics and the test-set predictions."""
     if X_test is None:
         return [("n_train", len(X_train), "training rows (no test set: --test-size 0)")], None
     rows = [("n_train", len(X_train), "training rows"), ("n_test", len(X_test), "test rows")]
@@ -413,18 +375,47 @@ def evaluate(fitted, problem: Problem, X_train, y_train, X_test, y_test, *, fitt
 PERFECT = 1.0 - 1e-12
 
 
+def weak_model_notes(metrics: list) -> list[str]:
+    """A warning when the model predicts the test rows worse than the training mean (or majority class)."""
+    value = {name: v for name, v, _ in metrics}
+    if value.get("R2", 0) < 0:
+        return [f"WARNING: the model predicts the test rows worse than the training mean (test R² = "
+                f"{value['R2']:.3g}): its PD describes a model that has not learnt the target."]
+    if value.get("accuracy", 1) < value.get("accuracy_baseline", 0):
+        return [f"WARNING: the model classifies the test rows worse than always predicting the majority class "
+                f"(accuracy {value['accuracy']:.3g} < {value['accuracy_baseline']:.3g}): its PD describes a model that "
+                "has not learnt the target."]
+    return []
+
+
+#: R² of a feature on the others above which its PD averages the model over rows that do not occur.
+DETERMINED_R2 = 0.95
+
+
+def determined_notes(problem: Problem, features) -> list[str]:
+    """A warning for each numeric PD feature that the other features nearly determine (linear R² > 0.95)."""
+    from sklearn.linear_model import LinearRegression
+
+    numeric = [f for f in problem.features if f not in problem.categorical
+               and pd.api.types.is_numeric_dtype(problem.X[f].dtype)]
+    X = problem.X[numeric].astype(float)
+    X = X.fillna(X.mean())
+    out = []
+    for f in (f for f in features if f in numeric and len(numeric) > 1):
+        others = [o for o in numeric if o != f]
+        fit = LinearRegression().fit(X[others], X[f])
+        r2 = fit.score(X[others], X[f])
+        if r2 > DETERMINED_R2:
+            weight = np.abs(fit.coef_) * X[others].std().to_numpy()
+            named = ", ".join(repr(problem.display[others[k]]) for k in np.argsort(-weight)[:3])
+            out.append(f"WARNING: {problem.display[f]!r} is nearly determined by {named} (linear R² = {r2:.3f}): its "
+                       "PD averages the model over combinations that do not occur in the data; --effect ale does "
+                       "not extrapolate.")
+    return out
+
+
 def leakage_notes(fitted, problem: Problem, metrics: list, X, y) -> list[str]:
-    """A warning when test accuracy or ROC AUC is perfect (1.0), naming the feature the model leans on.
-
-    The dominant feature is the one whose shuffling (permutation importance on the same rows, 3
-    repeats, fixed seed) lowers the score most: a column recorded after the outcome, or computed from
-    it, usually shows up this way.
-
-    Returns
-    -------
-    list of str
-        Empty unless a classification test score is perfect.
-    """
+    """A warning when test accuracy or ROC AUC is perfect (1.0), naming the feature the model leans on."""
     if problem.task != "classification" or X is None or len(X) < 2:
         return []
     perfect = [name for name, value, _ in metrics if name in ("accuracy", "ROC_AUC")
@@ -466,15 +457,7 @@ def _dotted(node: ast.AST) -> str:
 
 
 def parse_model_spec(spec: str) -> tuple[str, str, dict]:
-    """Split a spec into (module, class name, keyword arguments) without running any of it.
-
-    Returns
-    -------
-    module : str
-    name : str
-    kwargs : dict
-        Literal keyword arguments.
-    """
+    """Split a spec into (module, class name, keyword arguments) without running any of it."""
     if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
         raise InputError(f"--model-spec must be a non-empty text of at most {MAX_SPEC} characters.")
     try:
@@ -712,11 +695,7 @@ def trial_fit(model, X: pd.DataFrame, y: pd.Series, what: str) -> None:
 
 
 def _lightgbm_unknown(est) -> list[str]:
-    """Keyword arguments of a LightGBM model that are neither its own nor LightGBM parameters (or aliases).
-
-    LightGBM only prints "Unknown parameter" (nothing a program can catch); its parameter names and
-    aliases come from the library itself (``LGBM_DumpParamAliases``, read by ``lightgbm.basic``).
-    """
+    """Keyword arguments of a LightGBM model that are neither its own nor LightGBM parameters (or aliases)."""
     try:  # the model is LightGBM's, so its library is loaded already
         table = sys.modules["lightgbm"].basic._ConfigAliases  # noqa: SLF001 - see the docstring
         table.get("verbosity")  # loads the table of every parameter and its aliases

@@ -1,10 +1,4 @@
-"""Every option of ``pdpboot run`` in one table: command line, config file and defaults.
-
-Precedence: built-in default < config file (``--config FILE.toml`` or ``.json``) < command line.
-Config-file keys are the long option names with ``-`` or ``_`` (``n_resamples`` or
-``n-resamples``); lists may be TOML lists or comma-separated strings, pairs
-``[["a", "b"]]`` or ``"a:b,c:d"``.
-"""
+"""Every option of ``pdpboot run`` in one table: command line, config file and defaults."""
 
 from __future__ import annotations
 
@@ -241,15 +235,7 @@ def field_type(option: Option) -> type:
 @dataclass(frozen=True, eq=True, kw_only=True)
 class RunConfig:
     """The checked configuration of one run: one field per option of :data:`OPTIONS` (same key, in the
-    same order) and the run fields of :data:`RUN_FIELDS`.
-
-    Frozen: a stage cannot change what later stages read, and a misspelt field is an AttributeError
-    wherever it is read.  Build it with :func:`merge` (command line and config file) or
-    :meth:`from_dict` (a stored ``config.json``): both fill every option from the table's defaults and
-    check it (options whose default is None may stay None; run fields are None until a run sets them).
-    ``tests/workflow/test_config.py`` checks that these fields and :data:`OPTIONS` agree (names,
-    order and types).
-    """
+    same order) and the run fields of :data:`RUN_FIELDS`."""
 
     __hash__ = None  # lists and dicts inside: not hashable
 
@@ -310,11 +296,7 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, raw: dict, *, source: str = "config.json") -> RunConfig:
-        """Build and check a configuration from a dict (e.g. a stored ``config.json``).
-
-        Every option is converted and range-checked as on the command line; an unknown key or a
-        wrongly typed run field is an :class:`~pdpboot.workflow.InputError`.
-        """
+        """Build and check a configuration from a dict (e.g. a stored ``config.json``)."""
         if not isinstance(raw, dict):
             raise InputError(f"The {source} must hold a table of options, got {type(raw).__name__}.")
         known = [*BY_KEY, *(name for name, _ in RUN_FIELDS)]
@@ -355,7 +337,8 @@ def add_arguments(parser: argparse.ArgumentParser, *, overrides: dict | None = N
                                metavar=option.metavar, help=option.help + shown)
         else:
             group.add_argument(option.flag, dest=option.key, default=None, metavar=option.metavar,
-                               choices=option.parser_choices, help=option.help + shown)
+                               choices=option.parser_choices, help=option.help + shown,
+                               type=str.lower if option.kind == "choice" else None)
 
 
 def equivalent_command(config: RunConfig) -> str:
@@ -530,8 +513,8 @@ def _convert(option: Option, value, source: str):
         except (TypeError, ValueError):
             raise InputError(f"{what} must be a number, got {shorten(value)}.") from None
     if option.kind == "choice":
-        value = str(value)
         allowed = option.allowed
+        value = {a.lower(): a for a in allowed}.get(str(value).lower(), str(value))  # --effect ALE is ale
         if value not in allowed:
             close = difflib.get_close_matches(value, allowed, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -543,10 +526,7 @@ def _convert(option: Option, value, source: str):
 
 
 def merge(command_line: dict, config_file: dict, base: dict | None = None) -> RunConfig:
-    """Defaults < config file < command line; every value converted and range-checked.
-
-    Mappings (``labels``, ``units``, ``level_order``) merge key by key, the command line winning.
-    """
+    """Defaults < config file < command line; every value converted and range-checked."""
     config = dict(base if base is not None else defaults())
     for source, values in (("config file", config_file), ("command line", command_line)):
         for key, value in values.items():
@@ -613,11 +593,7 @@ def check_ranges(config: dict) -> None:
 
 
 def safe_filename(label: str, taken: set[str], *, limit: int = 60) -> str:
-    """A unique file-name stem from a feature name: letters, digits, ``_`` and ``-`` only.
-
-    Accented Latin letters lose their accents (NFKD: ``année`` -> ``annee``); other letters
-    (Greek, CJK, ...) are kept as they are; anything else becomes ``_``.  Unique case-insensitively.
-    """
+    """A unique file-name stem from a feature name: letters, digits, ``_`` and ``-`` only."""
     decomposed = unicodedata.normalize("NFKD", str(label))
     plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     plain = unicodedata.normalize("NFC", plain)
@@ -630,25 +606,19 @@ def safe_filename(label: str, taken: set[str], *, limit: int = 60) -> str:
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_MARKUP = re.compile(r"([\\`*_\[\]#|~])")
+_MARKUP = re.compile(r"([\\`*_\[\]#|~<>&])")
 MAX_NAME = 120  # longest data text shown in summary.md
 
 
 def md(text, limit: int = MAX_NAME) -> str:
-    """Data as inert Markdown text: never markup, links, HTML or terminal escapes.
-
-    Control characters (terminal escapes included) and bidirectional overrides are removed,
-    line breaks become spaces, Markdown punctuation is backslash-escaped, ``<``/``>``/``&`` become
-    entities and ``://`` / ``www.`` are broken so no autolink forms; cut to ``limit`` characters.
-    """
+    """Data as inert Markdown text: never markup, links, HTML or terminal escapes."""
     text = re.sub(r"[\r\n\t]+", " ", str(text))
     text = _CONTROL.sub("", text)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MARKUP.sub(r"\\\1", text)
-    text = re.sub(r":(?=//)", "&#58;", text)
-    return re.sub(r"(?i)\bwww\.", "www&#46;", text)
+    text = _MARKUP.sub(r"\\\1", text)  # backslash escapes: inert, and readable as plain text
+    text = text.replace("://", r":\/\/")
+    return re.sub(r"(?i)\b(www)\.", r"\1\\.", text)
 
 
 def num(value, scale: float | None = None) -> str:

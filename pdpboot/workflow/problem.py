@@ -1,8 +1,4 @@
-"""Check target and features against the table and decide the task: the run's :class:`Problem`.
-
-Every problem found here is an :class:`~pdpboot.workflow.InputError` (one line, exit status 2)
-raised before anything is written to disk.
-"""
+"""Check target and features against the table and decide the task: the run's :class:`Problem`."""
 
 from __future__ import annotations
 
@@ -89,10 +85,7 @@ def ordinal_order(levels: list) -> list | None:
 
 
 def level_order_note(column: str, levels: list, shown: str) -> str | None:
-    """A note suggesting ``--level-order`` when ``levels`` (in the order the run uses) look ordered otherwise.
-
-    ``shown`` says how the run orders them ("alphabetical", "pandas' category").
-    """
+    """A note suggesting ``--level-order`` when ``levels`` (in the order the run uses) look ordered otherwise."""
     order = ordinal_order(levels)
     if order is None or [str(v) for v in order] == [str(v) for v in levels]:
         return None
@@ -124,12 +117,7 @@ def load_problem(config: dict, path: str | Path) -> tuple[pd.DataFrame, Problem]
 
 
 def result_name(name: str, taken: set[str]) -> str:
-    """A name netCDF and the result schema can store (``name`` itself when it already is).
-
-    netCDF names cannot contain ``/`` or control characters, start with anything but a
-    letter, digit, ``_`` or a non-ASCII character, or end in white space; pdpboot reserves
-    its dim and variable names (``output``, ``pd``, ...).
-    """
+    """A name netCDF and the result schema can store (``name`` itself when it already is)."""
     safe = name.replace("/", "\u2215")
     safe = "".join(ch if ch >= " " and ch != "\x7f" else "_" for ch in safe)
     if safe != safe.rstrip():
@@ -324,8 +312,11 @@ def _choose_features(config: dict, table: pd.DataFrame, target: str, notes: list
         if reason:
             skipped[name] = f"it {reason}"
             notes.append(f"Column {name!r} not used: it {reason}.")
-        else:
-            chosen.append(name)
+            continue
+        chosen.append(name)
+        if col.dtype.kind in "iu" and col.nunique() == len(col) >= MIN_ID_ROWS:
+            notes.append(f"Column {name!r} has a different integer in every row and is used as a feature; if it "
+                         f"names the rows, leave it out (--exclude {name}).")
     if not chosen:
         why = "; ".join(f"{shorten(name)}: {reason}" for name, reason in list(skipped.items())[:3])
         raise InputError("No usable feature columns are left" + (f" ({why})" if why else "")
@@ -344,10 +335,7 @@ _PLAIN_NUMBER = r"\s*[-+]?\d[\d,.]*\s*"
 
 def unit_number_reason(col: pd.Series) -> str | None:
     """Why ``col`` cannot be used as it is: numbers written as text with a currency or percent sign, or with one
-    unit word after them ("78.0 mmHg"), None if not.
-
-    Only text with more than ``MAX_LEVELS`` distinct values (a few such levels are usable categories).
-    """
+    unit word after them ("78.0 mmHg"), None if not."""
     values = col.dropna()
     if not _is_categorical(col) or pd.api.types.is_bool_dtype(col.dtype) or values.nunique() <= MAX_LEVELS:
         return None
@@ -379,15 +367,7 @@ def text_date_reason(col: pd.Series) -> str | None:
 
 
 def identifier_reason(col: pd.Series, name: str) -> str | None:
-    """Why ``col`` looks like a row identifier (None when it does not).
-
-    Text with a different value in every row, or with more than ``MAX_LEVELS`` distinct values that
-    are at least ``NEAR_ID_SHARE`` of its rows (names of cars, people, places); integer columns of
-    consecutive integers in row order (a row counter: steps of exactly +1 or -1, so a monotone
-    measurement such as a population series is kept) or with a different value in every row and an
-    ID-like name (``id``, ``CustomerID``, ``ride_id``, ``Unnamed: 0``, ...).  Needs at least
-    ``MIN_ID_ROWS`` non-missing values.
-    """
+    """Why ``col`` looks like a row identifier (None when it does not)."""
     values = col.dropna()
     if len(values) < MIN_ID_ROWS:
         return None
@@ -406,6 +386,8 @@ def identifier_reason(col: pd.Series, name: str) -> str | None:
     steps = np.diff(numbers)
     if np.all(steps == 1) or np.all(steps == -1):  # a monotone measurement (population by month) is data
         return "counts the rows (consecutive integers in row order)"
+    if np.all(steps > 0) and numbers[-1] - numbers[0] < 2 * len(numbers):  # R's rownames after dropped rows
+        return "numbers the rows (increasing integers in row order, nearly consecutive)"
     if _ID_NAME.search(str(name)):
         return "has a different integer in every row and an ID-like name"
     return None
@@ -487,13 +469,7 @@ def order_levels(levels: list, column: str, wanted: list | None, notes: list[str
 
 
 def prepare(config: dict, table: pd.DataFrame) -> Problem:
-    """Check target, features and pairs against the table and decide the task.
-
-    Returns
-    -------
-    Problem
-        Model inputs renamed to names the result can hold (logged in ``notes``).
-    """
+    """Check target, features and pairs against the table and decide the task."""
     notes: list[str] = []
     columns = list(table.columns)
     target = _need_column(str(config.target), columns, "target")
@@ -578,7 +554,17 @@ def _target(config, y: pd.Series, target: str, notes: list[str]) -> tuple:
         raise InputError(f"Target {shorten(target)} is constant (every value is {_describe(y.iloc[0])}); "
                          "there is nothing to model.")
     task, y = _decide_task(y, config.task, target)
-    classes = _check_target(y, task, target, config.test_size)
+    counted = (config.task == "auto" and task == "classification" and pd.api.types.is_numeric_dtype(y.dtype)
+               and y.nunique() > 2)
+    if counted:  # an integer target of few values: classes, unless the user says it is a quantity
+        notes.append(f"Target {target!r} holds {y.nunique()} integer values ({y.min()} to {y.max()}), so it was "
+                     "treated as classes (--task auto); for a count or a score give --task regression.")
+    try:
+        classes = _check_target(y, task, target, config.test_size)
+    except InputError as exc:
+        if counted:
+            raise InputError(f"{exc} If {shorten(target)} is a count or a score, give --task regression.") from None
+        raise
     positive = None
     if task == "classification":
         positive = _resolve_positive(classes, config.positive_class, target)

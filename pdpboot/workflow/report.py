@@ -238,17 +238,7 @@ def interaction_job(tree: xr.DataTree, problem, output) -> tuple:
 
 def draw_plots(folder: Path, effect, tree: xr.DataTree, problem, config, say: Callable[[str], None]
                ) -> tuple[list[tuple[str, str]], list[str]]:
-    """Draw the figures of one effect (its ``EffectReport.plots``) into ``folder`` in ``config.format``.
-
-    With ``--top K`` only the K features with the largest range get figures.  File stems start with the
-    effect's variable (``pd_``, ``ale2_``, ``overview_ale``), so effects never share a file name.
-
-    Returns
-    -------
-    files : list of (relative path, what it shows)
-    failures : list of str
-        Figures that could not be drawn (logged; the run goes on).
-    """
+    """Draw the figures of one effect (its ``EffectReport.plots``) into ``folder`` in ``config.format``."""
     import matplotlib
 
     plt = _pyplot()
@@ -351,11 +341,7 @@ class IntervalCells:
 
     def cell(self, ds: xr.Dataset, var: str, output, scale: float | None = None, *, what: str,
              signed: bool = False) -> str:
-        """``[lower, upper]`` of ``<var>_band``, flagged ``†`` when it does not contain the estimate.
-
-        ``signed``: a statistic of either sign (a level contrast), whose refits are off-centre for other
-        reasons than the upward bias of ranges and spreads.
-        """
+        """``[lower, upper]`` of ``<var>_band``, flagged ``†`` when it does not contain the estimate."""
         band = ds[f"{var}_band"].sel(output=output)
         lower, upper = float(band.sel(ci_bound="lower")), float(band.sel(ci_bound="upper"))
         estimate = float(ds[var].sel(output=output))
@@ -424,14 +410,7 @@ def band_tree(result: xr.DataTree, per_node: dict[str, xr.Dataset], config, stat
 
 
 def ranges(result: xr.DataTree, features: list[str], config, variable: str = "pd") -> dict[str, xr.Dataset]:
-    """PD (or ALE, ``variable="ale"``) range (max - min over the grid) per feature, with its interval.
-
-    Returns
-    -------
-    dict
-        feature -> Dataset with ``pd_range`` (``output``) and ``pd_range_band`` (``ci_bound``, ``output``)
-        (``ale_range``, ``ale_range_band`` for ALE).
-    """
+    """PD (or ALE, ``variable="ale"``) range (max - min over the grid) per feature, with its interval."""
     nodes = {}
     name = f"{variable}_range"
     for f in features:
@@ -448,20 +427,7 @@ def ranges(result: xr.DataTree, features: list[str], config, variable: str = "pd
 
 def flat_within_noise(result: xr.DataTree, features: list[str], config, variable: str = "pd"
                       ) -> dict[str, xr.DataArray]:
-    """Whether each feature's PD (or ALE) is indistinguishable from a flat line (a null reference for ranking).
-
-    The PD minus its own mean over the grid is zero everywhere for a feature without effect; the
-    feature is "flat within noise" when the simultaneous band of that centred curve (sup-t over the
-    grid, at the run's confidence level, from the same refits) contains 0 at every grid value.  A
-    noise feature's range is positive whatever the data (a range interval never contains 0); this
-    asks instead whether its shape exceeds what refitting on resamples produces.
-
-    Returns
-    -------
-    dict
-        feature -> boolean DataArray (``output``): True = indistinguishable from flat; empty when
-        there are too few resamples for a simultaneous band at this level.
-    """
+    """Whether each feature's PD (or ALE) is indistinguishable from a flat line (a null reference for ranking)."""
     nodes = {}
     for f in features:
         ds = get_node(result, f).to_dataset()
@@ -485,17 +451,7 @@ def flat_within_noise(result: xr.DataTree, features: list[str], config, variable
 
 
 def contrasts(result: xr.DataTree, features: list[str], config) -> dict[str, xr.Dataset]:
-    """Differences of the PD between each level and the first level, with intervals.
-
-    For categorical (and two-valued) features: ``contrast`` (``level``, ``output``) = PD(level) -
-    PD(first level) for every other level (at most :data:`MAX_CONTRASTS`), from the estimate and
-    from each refit, with ``contrast_band`` (``ci_bound``, ``level``, ``output``).
-
-    Returns
-    -------
-    dict
-        feature -> Dataset; the reference level is in ``attrs["reference"]``.
-    """
+    """Differences of the PD between each level and the first level, with intervals."""
     nodes, refs = {}, {}
     for f in features:
         node = get_node(result, f)
@@ -539,11 +495,7 @@ _SHEET_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f]")
 
 
 def require_openpyxl():
-    """The ``openpyxl`` module (an optional extra); a clear error when it is missing.
-
-    Called early (before any computing) by the run and again by :func:`write_workbook`: the one place
-    this module imports openpyxl.
-    """
+    """The ``openpyxl`` module (an optional extra); a clear error when it is missing."""
     try:
         import openpyxl
     except ImportError:
@@ -672,10 +624,7 @@ def write_node(sheet: _Sheet, ds: xr.Dataset, fs: tuple, display: tuple, variabl
 
 
 def plan_sheets(problem, results: dict, effects: dict) -> list[tuple[str, object, str]]:
-    """Sheet title of every node of every effect's result: [(title, feature or (a, b), effect name)].
-
-    ``results``: effect name -> DataTree; ``effects``: effect name -> EffectReport (its sheet prefixes).
-    """
+    """Sheet title of every node of every effect's result: [(title, feature or (a, b), effect name)]."""
     taken: set[str] = {"data", "testpredictions", "parameters", "metrics",
                        *(t.lower() for name in results for t in effects[name].table_sheets)}
     plan = []

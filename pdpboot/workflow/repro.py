@@ -1,11 +1,4 @@
-"""``repro.py`` and ``repro_inputs/``: re-run a run and check it reproduces ``results.nc``.
-
-``repro_inputs/`` holds a byte copy of the table and ``config.json`` (the exact configuration with
-the versions of every library that can change the numbers).  *Reproduced* means **identical**, or
-**equal within** :data:`REPRO_RTOL` of each statistic's scale (another summation order changes the
-last bits); the ``engine`` attribute may differ (reported, not a failure).  Anything else is *not
-reproduced*, with each difference and its size.
-"""
+"""``repro.py`` and ``repro_inputs/``: re-run a run and check it reproduces ``results.nc``."""
 
 from __future__ import annotations
 
@@ -76,11 +69,7 @@ def write_inputs(folder: Path, config: RunConfig, data_path: Path) -> None:
 
 
 def read_config(folder: Path) -> tuple[RunConfig, Path]:
-    """The checked configuration of a run folder and the path of its data copy (not yet read).
-
-    ``config.json`` is validated like the options of ``pdpboot run``; a data copy named by a
-    path (anything but a plain file name inside ``repro_inputs/``) is refused before it is read.
-    """
+    """The checked configuration of a run folder and the path of its data copy (not yet read)."""
     inputs = Path(folder) / INPUTS
     config_path = inputs / CONFIG_NAME
     if not config_path.is_file():
@@ -105,13 +94,7 @@ def read_config(folder: Path) -> tuple[RunConfig, Path]:
 
 
 def check_one_run(folder: Path, files: list[Path], results: list[xr.DataTree]) -> None:
-    """Refuse a run folder whose result files were not all written by the run of its ``config.json``.
-
-    Every file ``pdpboot run`` writes records the run's configuration (root attr ``cli_config``: the
-    options, the data's SHA-256 and the creation time), equal to ``repro_inputs/config.json``.  A file
-    copied in from another run (or saved with :func:`pdpboot.save`) would otherwise be reported beside
-    this run's summary as if it were part of it.
-    """
+    """Refuse a run folder whose result files were not all written by the run of its ``config.json``."""
     stored_path = Path(folder) / INPUTS / CONFIG_NAME
     stored = None
     if stored_path.is_file():
@@ -147,15 +130,7 @@ def result_files(outcome) -> dict[str, xr.DataTree]:
 
 
 def recompute(folder: Path, say=_say) -> tuple[dict[str, xr.DataTree], list[str]]:
-    """Recompute ``results.nc`` (and ``ale.nc``) of a run folder from its ``repro_inputs/``.
-
-    Returns
-    -------
-    results : dict
-        File name (``results.nc``, ``ale.nc``) -> recomputed xarray.DataTree.
-    warnings : list of str
-        Differences of environment (library versions) that may change the numbers.
-    """
+    """Recompute ``results.nc`` (and ``ale.nc``) of a run folder from its ``repro_inputs/``."""
     config, data_path = read_config(folder)
     if not data_path.is_file():
         raise InputError(f"The data copy {str(data_path)!r} is missing.")
@@ -167,7 +142,7 @@ def recompute(folder: Path, say=_say) -> tuple[dict[str, xr.DataTree], list[str]
     with warnings.catch_warnings():  # the run's warnings are in its run.log
         warnings.simplefilter("ignore")
         _, problem = load_problem(config, data_path)
-        outcome = compute(config, problem, say=say, log=say, progress=False, progress_lines=say)
+        outcome = compute(config, problem, say=say, log=say, progress=say)
     return result_files(outcome), notes
 
 
@@ -296,11 +271,6 @@ def compare(new: xr.DataTree, old: xr.DataTree, rtol: float = REPRO_RTOL) -> Com
     return Comparison(identical=False, problems=check.problems, largest=check.largest, notes=check.notes)
 
 
-def differences(new: xr.DataTree, old: xr.DataTree) -> list[str]:
-    """Which attrs, nodes and variables of two results differ beyond :data:`REPRO_RTOL`, with sizes."""
-    return compare(new, old).problems
-
-
 def _same(x, y) -> bool:
     try:
         return bool(xr.DataArray(x).identical(xr.DataArray(y)))
@@ -385,11 +355,7 @@ def _version(distribution: str) -> str | None:
 
 
 def tree_walk() -> str:
-    """How the exact tree engine walks trees here: ``"compiled (numba)"``, or ``"brute force (no numba)"``.
-
-    The exact engine and brute force agree to about 1e-14 (they sum in another order), so a run and its
-    reproduction in environments that differ here can differ in the last bits.
-    """
+    """How the exact tree engine walks trees here: ``"compiled (numba)"``, or ``"brute force (no numba)"``."""
     from ..engine.tree import kernel_available
 
     return "compiled (numba)" if kernel_available() else "brute force (no numba)"

@@ -1,18 +1,12 @@
-"""A whole run: check inputs, compute, write every output into a folder built aside and renamed at the end.
-
-Nothing is written before the inputs are checked; the run folder is assembled in a hidden
-temporary folder next to its destination and renamed to ``pdpboot_<timestamp>`` (never
-over an existing folder) only when every file is complete.  On any error it is removed.
-"""
+"""A whole run: check inputs, compute, write every output into its run folder."""
 
 from __future__ import annotations
 
 import datetime
 import json
 import os
-import secrets
+import shlex
 import shutil
-import socket
 import sys
 import time
 import warnings
@@ -27,7 +21,7 @@ from .model import model_file_features
 from .options import OPTIONS, RunConfig, equivalent_command, file_sections, md, num, shorten
 from .problem import load_problem
 from .report import draw_plots, panel_outputs, require_openpyxl, write_workbook
-from .repro import MODEL_LIBRARIES, data_copy_name, sha256, versions, write_inputs
+from .repro import MODEL_LIBRARIES, data_copy_name, read_config, sha256, versions, write_inputs
 from .strategy import EFFECTS, compute, strategy_for
 
 
@@ -66,12 +60,7 @@ class Reporter:
 
 
 def write_model(path: Path, outcome, problem) -> None:
-    """``model.joblib``: the model fitted on the training rows (the estimate's model) with what it needs.
-
-    A dict with ``estimator``, ``features`` (the input columns it expects, in order: the names in
-    results.nc), ``display_names`` (the same columns as named in the data file), ``target``,
-    ``task``, ``classes`` and ``versions`` (the libraries to load it with).
-    """
+    """``model.joblib``: the model fitted on the training rows (the estimate's model) with what it needs."""
     import joblib
 
     bundle = {"estimator": outcome.fitted, "features": list(problem.features),
@@ -82,11 +71,7 @@ def write_model(path: Path, outcome, problem) -> None:
 
 
 def adopt_model_columns(config: RunConfig) -> RunConfig:
-    """A ``--model-file`` model fitted on a DataFrame gets exactly the columns it was fitted on.
-
-    Its ``feature_names_in_`` become ``--features`` (recorded in ``config.json``, so ``repro.py`` reads
-    the same columns); other ``--features`` are refused in one line.
-    """
+    """A ``--model-file`` model fitted on a DataFrame gets exactly the columns it was fitted on."""
     names = model_file_features(config)
     if names is None:
         return config
@@ -96,30 +81,24 @@ def adopt_model_columns(config: RunConfig) -> RunConfig:
     return config.replace(features=names)
 
 
-def _move_into_place(tmp: Path, out: Path, stamp: str) -> Path:
-    unmark(tmp)
-    final = claim(out, f"pdpboot_{stamp}")
-    try:
-        os.replace(tmp, final)  # POSIX: replaces the empty folder just claimed
-    except OSError:
-        final.rmdir()
-        os.rename(tmp, final)
-    return final
+#: the note in the folder of a run that has not finished (removed when it finishes)
+UNFINISHED = "INCOMPLETE.txt"
+#: the refits' checkpoints inside a run folder (removed when the run finishes)
+CHECKPOINT = "checkpoint"
+
+
+def _unfinished_note(folder: Path, why: str) -> str:
+    """Write the note of a run that has not finished; returns what it keeps."""
+    kept = (", ".join(p.name for p in sorted(folder.iterdir()) if p.suffix in (".nc", ".joblib"))
+            or "model.joblib and the result files, once written")
+    (folder / UNFINISHED).write_text(
+        f"This run has not finished ({why}).\nFinished and kept: {kept} (and {CHECKPOINT}/, the finished refits).\n"
+        f"To finish it: pdpboot run --resume {shlex.quote(str(folder))}\n", encoding="utf-8")
+    return kept
 
 
 class IncompleteRun(Exception):
-    """A run stopped after some effects' files were written: they are kept in ``pdpboot_<stamp>_incomplete``."""
-
-
-def _keep_incomplete(tmp: Path, out: Path, stamp: str, written: list[str], exc: BaseException, say) -> Path:
-    """Rename a stopped run's folder to ``pdpboot_<stamp>_incomplete`` with a note on what it holds."""
-    reason = " ".join(str(exc).split()) or type(exc).__name__
-    say(f"STOPPED: {type(exc).__name__}: {reason}")
-    (tmp / "INCOMPLETE.txt").write_text(
-        f"This run stopped ({type(exc).__name__}: {reason}).\nComplete and loadable: {', '.join(written)} and their "
-        "plots.\nMissing: the effects after them, workbook.xlsx and summary.md.\n", encoding="utf-8")
-    (tmp / "run.log").write_text("\n".join(say.lines) + "\n", encoding="utf-8")
-    return _move_into_place(tmp, out, f"{stamp}_incomplete")
+    """A run stopped: its folder ``pdpboot_<stamp>_incomplete`` keeps what is finished and can be resumed."""
 
 
 def _shown(value):
@@ -161,68 +140,73 @@ def write_html_report(folder: Path, outcome, config: RunConfig, summary: str) ->
     return None
 
 
-def run_workflow(config: RunConfig, *, quiet: bool = False, progress: bool | None = None) -> RunRecord:
-    """Run the whole workflow described by ``config`` (see :mod:`pdpboot.workflow.options`).
-
-    Returns
-    -------
-    RunRecord
-        The finished run folder ``<out>/pdpboot_<timestamp>`` and what was written into it.
-    """
+def run_workflow(config: RunConfig | None, *, quiet: bool = False, resume: Path | None = None) -> RunRecord:
+    """Run the whole workflow described by ``config`` (see :mod:`pdpboot.workflow.options`), or finish
+    the stopped run in folder ``resume`` (its refits read back from its checkpoint: the same numbers)."""
     say = Reporter(quiet)
-    if progress is None:
-        progress = not quiet and sys.stderr.isatty()
-    data_path = Path(config.data)
-    config = adopt_model_columns(config)
-    say(f"Reading {data_path.name} ...")
-    table, problem = load_problem(config, data_path)
+    if resume is not None:
+        folder = Path(resume)
+        if not (folder / UNFINISHED).is_file():
+            raise InputError(f"{shorten(str(folder))} is not the folder of a stopped run (no {UNFINISHED}): "
+                             "--resume takes a pdpboot_<timestamp>_incomplete folder.")
+        config, data_path = read_config(folder)
+        say(f"Resuming {folder.name} ...")
+        table, problem = load_problem(config, data_path)
+    else:
+        data_path = Path(config.data)
+        config = adopt_model_columns(config)
+        say(f"Reading {data_path.name} ...")
+        table, problem = load_problem(config, data_path)
     say(f"{table.shape[0]} rows x {table.shape[1]} columns; target {problem.y.name!r} ({problem.task}), "
         f"{len(problem.features)} features.")
+    for note in problem.notes:
+        say(f"Note: {note}")
     if config.workbook:
         require_openpyxl()
-    out = Path(config.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {str(out)!r} exists and is not a folder.")
-
-    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-    config = config.replace(data=data_path.name, data_copy=data_copy_name(data_path),
-                            data_sha256=sha256(data_path), created=now.isoformat(), versions=versions())
-    made_out = not out.exists()
-    for note in recover_stale(out):  # folders of runs killed before they finished (SIGKILL)
-        say(f"Output folder: {note}")
+    if resume is None:
+        out = Path(config.out)
+        if out.exists() and not out.is_dir():
+            raise InputError(f"--out {str(out)!r} exists and is not a folder.")
+        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+        config = config.replace(data=data_path.name, data_copy=data_copy_name(data_path),
+                                data_sha256=sha256(data_path), created=now.isoformat(), versions=versions())
+        made_out = not out.exists()
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            folder = claim(out, f"pdpboot_{_stamp(config)}_incomplete")
+        except OSError as exc:
+            raise InputError(f"Cannot write to --out {str(out)!r}: {exc.strerror or exc}.") from None
+        _unfinished_note(folder, "it is running, or it was stopped")
+        write_inputs(folder, config, data_path)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = out / f"{PARTIAL_PREFIX}{secrets.token_hex(4)}"
-        tmp.mkdir()  # the usual permissions (the umask's), unlike mkdtemp's private folder
-        mark_owner(tmp)
-    except OSError as exc:
-        raise InputError(f"Cannot write to --out {str(out)!r}: {exc.strerror or exc}.") from None
-    written: list[str] = []
-    stamp = now.astimezone().strftime("%Y%m%d-%H%M%S")
-    try:
-        record = _run_into(tmp, config, data_path, table, problem, say, progress, written)
-        final = _move_into_place(tmp, out, stamp)
+        record = _run_into(folder, config, table, problem, say)
     except BaseException as exc:
-        if written and not isinstance(exc, InputError):  # finished effects are kept, in a folder named so
-            kept = _keep_incomplete(tmp, out, stamp, written, exc, say)
-            raise IncompleteRun(f"{type(exc).__name__} after {', '.join(written)} had been written: "
-                                f"{' '.join(str(exc).split()) or type(exc).__name__}. The finished files are in "
-                                f"{kept}/.") from exc
-        shutil.rmtree(tmp, ignore_errors=True)
-        if made_out and not any(out.iterdir()):
-            out.rmdir()
-        raise
+        finished = (folder / "model.joblib").exists() or any(folder.glob("*.nc"))
+        if isinstance(exc, InputError) or not finished:  # nothing worth keeping
+            if resume is None:
+                shutil.rmtree(folder, ignore_errors=True)
+                if made_out and not any(out.iterdir()):
+                    out.rmdir()
+            raise
+        reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
+        say(f"STOPPED: {reason}")
+        (folder / "run.log").write_text("\n".join(say.lines) + "\n", encoding="utf-8")
+        kept = _unfinished_note(folder, f"stopped by {reason}")
+        raise IncompleteRun(f"stopped by {reason}. What is finished ({kept}) is kept in {folder}/; to finish the "
+                            f"run: pdpboot run --resume {shlex.quote(str(folder))}") from exc
+    shutil.rmtree(folder / CHECKPOINT, ignore_errors=True)
+    (folder / UNFINISHED).unlink()
+    final = claim(folder.parent, f"pdpboot_{_stamp(config)}")
+    os.replace(folder, final)  # POSIX: replaces the empty folder just claimed
     return RunRecord(folder=final, **record)
 
 
-def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, say: Reporter,
-              progress: bool, written: list[str]) -> dict:
-    """Compute and write every file into ``folder``; each effect's files as soon as it is finished.
+def _stamp(config: RunConfig) -> str:
+    return datetime.datetime.fromisoformat(config.created).astimezone().strftime("%Y%m%d-%H%M%S")
 
-    ``written`` collects the effect files already complete (what an interrupted run keeps).
-    """
-    for note in problem.notes:
-        say.log(f"data: {note}")
+
+def _run_into(folder: Path, config: RunConfig, table, problem, say: Reporter) -> dict:
+    """Compute and write every file into ``folder``; each effect's files as soon as it is finished."""
     say.log(f"task: {problem.task}; target {problem.y.name!r}; {len(problem.X)} rows used")
     files: list[tuple[str, str]] = []
     failures: list[str] = []
@@ -236,8 +220,6 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
     def on_effect(effect, tree, outcome) -> None:  # before the next effect starts
         say(f"Writing {effect.file} ...")
         save(tree, folder / effect.file)
-        written.append(effect.file)
-        mark_written(folder, written)  # a run killed from here on keeps this file (stale.recover_stale)
         drawn, failed = draw_plots(folder / "plots", effect, tree, problem, config, say)
         files.extend(drawn)
         failures.extend(failed)
@@ -246,9 +228,7 @@ def _run_into(folder: Path, config: RunConfig, data_path: Path, table, problem, 
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        write_inputs(folder, config, data_path)
-        outcome = compute(config, problem, say=say, log=say.log, progress=progress,
-                          progress_lines=say.log if (progress or say.quiet) else say,
+        outcome = compute(config, problem, say=say, log=say.log, progress=say, checkpoint=folder / CHECKPOINT,
                           on_fit=on_fit, on_effect=on_effect, keep_going=True)
         # a band known to under-cover (CoverageWarning): on the console and in summary.md, not only in run.log
         for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CoverageWarning)):
@@ -291,97 +271,6 @@ def _write_outputs(folder: Path, config: RunConfig, table, problem, outcome, fil
     return sheets
 
 
-#: prefix of a run's folder while it is being written
-PARTIAL_PREFIX = ".pdpboot_partial_"
-#: the owner record inside a partial folder
-OWNER = ".pdpboot_owner.json"
-#: the list of finished result files inside a partial folder
-WRITTEN = ".pdpboot_written"
-#: a partial folder without an owner record is stale after this long without a change
-UNOWNED_AGE_S = 3600.0
-
-
-def _start_ticks(pid: int) -> int | None:
-    """Start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), None elsewhere."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    try:
-        return int(stat.rsplit(")", 1)[1].split()[19])
-    except (IndexError, ValueError):
-        return None
-
-
-def mark_owner(folder: Path) -> None:
-    """Record this process as the owner of the partial run folder ``folder``."""
-    record = {"pid": os.getpid(), "host": socket.gethostname(), "start_ticks": _start_ticks(os.getpid()),
-              "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    _write_atomic(folder / OWNER, json.dumps(record))
-
-
-def mark_written(folder: Path, written: list[str]) -> None:
-    """Record the result files of ``folder`` that are complete (after each one is written)."""
-    _write_atomic(folder / WRITTEN, "".join(f"{name}\n" for name in written))
-
-
-def unmark(folder: Path) -> None:
-    """Remove the records from a run folder that is being put in place (finished or incomplete)."""
-    for name in (OWNER, WRITTEN):
-        (folder / name).unlink(missing_ok=True)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _alive(owner: dict) -> bool:
-    """Whether the process that owns a partial folder may still be running (True when unsure)."""
-    if owner.get("host") != socket.gethostname():
-        return True  # another machine (a shared disk): cannot tell
-    pid = owner.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    except OSError:
-        return True
-    recorded, now = owner.get("start_ticks"), _start_ticks(pid)
-    return recorded is None or now is None or recorded == now  # another process reusing the id: dead
-
-
-def _newest_change(folder: Path) -> float:
-    newest = folder.stat().st_mtime
-    for path in folder.rglob("*"):
-        try:
-            newest = max(newest, path.stat().st_mtime)
-        except OSError:
-            pass
-    return newest
-
-
-def _owner(folder: Path) -> dict | None:
-    try:
-        owner = json.loads((folder / OWNER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return owner if isinstance(owner, dict) else None
-
-
-def _finished(folder: Path) -> list[str]:
-    try:
-        names = (folder / WRITTEN).read_text(encoding="utf-8").split()
-    except OSError:
-        return []
-    return [name for name in names if (folder / name).exists()]
-
-
 def claim(out: Path, name: str) -> Path:
     """Create the empty folder ``out/name`` (``name_2``, ... when taken): an existing run is never touched."""
     k = 1
@@ -392,58 +281,6 @@ def claim(out: Path, name: str) -> Path:
             return final
         except FileExistsError:
             k += 1
-
-
-def recover_stale(out: Path, now: datetime.datetime | None = None) -> list[str]:
-    """Deal with the partial folders that killed runs left in ``out``; one line per folder on what was done.
-
-    A dead run's folder with finished results becomes ``pdpboot_<its start>_incomplete`` (with an
-    ``INCOMPLETE.txt``), one without is removed; a live run's folder is left alone.
-    """
-    if not out.is_dir():
-        return []
-    now = now or datetime.datetime.now(datetime.timezone.utc)
-    notes = []
-    for folder in sorted(out.glob(f"{PARTIAL_PREFIX}*")):
-        if not folder.is_dir():
-            continue
-        owner = _owner(folder)
-        try:
-            if owner is None:
-                if time.time() - _newest_change(folder) < UNOWNED_AGE_S:
-                    notes.append(f"left {folder.name} alone: a run may still be writing into it (no owner record, "
-                                 "changed in the last hour).")
-                    continue
-            elif _alive(owner):
-                notes.append(f"left {folder.name} alone: the run writing into it (process {owner.get('pid')} on "
-                             f"{owner.get('host')}) is still running.")
-                continue
-            notes.append(_recover(out, folder, owner, now))
-        except OSError as exc:
-            notes.append(f"could not tidy {folder.name} ({exc.strerror or exc}); remove it by hand.")
-    return notes
-
-
-def _recover(out: Path, folder: Path, owner: dict | None, now: datetime.datetime) -> str:
-    started = (owner or {}).get("started")
-    who = (f"the run started {started} (process {owner.get('pid')})" if owner else "a run of an older version")
-    finished = _finished(folder)
-    if not finished:
-        shutil.rmtree(folder)
-        return f"removed {folder.name}: {who} was killed before it finished any result."
-    try:
-        when = datetime.datetime.fromisoformat(started).astimezone() if started else None
-    except (TypeError, ValueError):
-        when = None
-    when = when or datetime.datetime.fromtimestamp(folder.stat().st_mtime).astimezone()
-    (folder / "INCOMPLETE.txt").write_text(
-        f"This run was killed before it finished ({who}); found by the run of "
-        f"{now.isoformat(timespec='seconds')}.\nComplete and loadable: {', '.join(finished)}.\n"
-        "Missing: the results after them, workbook.xlsx and summary.md (and maybe some plots).\n", encoding="utf-8")
-    unmark(folder)
-    final = claim(out, f"pdpboot_{when.strftime('%Y%m%d-%H%M%S')}_incomplete")
-    os.replace(folder, final)
-    return f"{who} was killed before it finished: its finished {', '.join(finished)} kept in {final.name}/."
 
 
 def _header(problem, config, outcome, strategy, data_name, table_shape, seconds) -> list[str]:

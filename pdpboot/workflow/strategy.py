@@ -1,25 +1,12 @@
-"""Uncertainty strategies of a run (``--uncertainty``), chosen once by :func:`strategy_for`.
-
-``bootstrap``  refit the model on B resamples; bands, SEs and every interval of the summary
-``none``       one fit (or the user's fitted ``--model-file`` as it is): the effects without bands
-``debiased``   K cross-fitted fits: bands for the *data's* PD
-
-A strategy runs any registered effect that lists it in ``EffectReport.compute`` and says, for the
-summary, how the bands were made.  Nothing else in the workflow tests ``config.uncertainty``.
-Adding one: a :class:`Strategy` in :data:`STRATEGIES` (``--uncertainty`` offers every name there,
-:func:`pdpboot.workflow.options.register_choices`) and its entry in the effects' ``compute``.
-"""
+"""Uncertainty strategies of a run (``--uncertainty``), chosen once by :func:`strategy_for`."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import re
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -27,16 +14,18 @@ from sklearn.base import clone
 
 from .. import Execution, Resampling, confidence_bands
 from . import InputError, effect_ale, effect_pd
-from .effect import EffectReport, FitContext, Outcome
+from .effect import EffectReport, FitContext, Outcome, used_features
 from .model import (
     build_estimator,
     check_given_model,
     check_model_parameters,
+    determined_notes,
     evaluate,
     given_fitted_model,
     leakage_notes,
     model_option,
     split,
+    weak_model_notes,
 )
 from .options import RunConfig, register_choices
 from .problem import Problem
@@ -44,13 +33,7 @@ from .problem import Problem
 
 @dataclass(frozen=True)
 class Strategy:
-    """How a run's effects get their uncertainty.
-
-    ``run(effect, ctx, sets)`` returns the effect's DataTree (with bands when ``bands``); ``header`` and
-    ``precision`` give the summary's first rows and closing paragraph; ``check_data(problem, sets)`` and
-    ``check_config(config)`` refuse, before any fit, what the strategy cannot do; ``target`` says what the
-    bands are about (``learner``: this model's PD; ``dgp``: the data's).
-    """
+    """How a run's effects get their uncertainty."""
 
     name: str  # the --uncertainty choice
     refits: bool  # resamples exist (intervals, beyond noise, contrasts)
@@ -90,20 +73,12 @@ def _bootstrap_run(effect: EffectReport, ctx: FitContext, sets: list) -> xr.Data
     else:
         resampling = Resampling("group", n_resamples=config.n_resamples,
                                 groups=problem.groups.loc[ctx.X_train.index].to_numpy())
-    common = dict(
-        response_method=ctx.response_method, rng=config.random_state, resampling=resampling,
-        execution=Execution(n_jobs=config.n_jobs, threads_per_job=config.threads_per_job,
-                            progress=True if ctx.progress_lines is not None else ctx.progress),
-    )
-
-    def call():
-        run = lambda: STRATEGIES["bootstrap"].compute_for(effect)(ctx, sets, common)  # noqa: E731 - maybe in the reader
-        if ctx.progress_lines is None:
-            return run()
-        return bootstrap_progress(run, emit=ctx.progress_lines, n_resamples=config.n_resamples,
-                                  terminal=ctx.progress)
-
-    tree = _timed(effect, ctx, call)
+    checkpoint = ctx.checkpoint / effect.name if ctx.checkpoint is not None else None
+    progress = Progress(ctx.progress) if ctx.progress is not None else False
+    common = dict(response_method=ctx.response_method, rng=config.random_state, resampling=resampling,
+                  execution=Execution(n_jobs=config.n_jobs, threads_per_job=config.threads_per_job,
+                                      progress=progress, checkpoint=checkpoint))
+    tree = _timed(effect, ctx, lambda: STRATEGIES["bootstrap"].compute_for(effect)(ctx, sets, common))
     return confidence_bands(tree, confidence_level=config.confidence_level, method=config.band,
                             simultaneous=config.simultaneous)
 
@@ -148,7 +123,9 @@ def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
     labels = " and ".join(name.upper() for name in results) or "each effect"
     logit = attrs.get("band_scale") == "logit"
     rows = [("Bootstrap", f"B = {config.n_resamples} refits on resamples of the training rows "
-                          f"({_scheme_text(attrs)}); each {labels} averaged over its resample's rows"),
+                          f"({_scheme_text(attrs)}); " + (BACKGROUND.format(n=config.max_background)
+                                                            if "pd" in results and config.max_background else
+                                                            f"each {labels} averaged over its resample's rows")),
             ("Bands", f"{config.confidence_level:.0%} {config.band} "
                       f"{'simultaneous' if config.simultaneous else 'pointwise'}"
                       f"{', PD bands formed on the logit scale and mapped back' if logit else ''}{_target(results)}")]
@@ -158,6 +135,11 @@ def _bootstrap_header(config, results: dict) -> list[tuple[str, str]]:
         rows.insert(1, ("Why this resampling", "--groups: rows of one group are not independent, so whole groups "
                                                "are drawn."))
     return rows
+
+
+#: What ``--max-background`` does (in the summary, the report and results.nc's ``background_rows``).
+BACKGROUND = ("each PD averaged over at most {n} random rows of its resample (`--max-background {n}`; 0 = all rows), "
+              "so it differs from a PD over all rows by sampling noise")
 
 
 def _bootstrap_precision(config, results: dict) -> str:
@@ -211,10 +193,7 @@ def _debiased_check_data(problem, sets: list) -> None:
 
 
 def _debiased_check_config(config: dict) -> None:
-    """Refuse, before anything is read, what the debiased strategy cannot compute (each message names the fix).
-
-    ``config`` is the checked option mapping of :func:`pdpboot.workflow.options.check_ranges`.
-    """
+    """Refuse, before anything is read, what the debiased strategy cannot compute (each message names the fix)."""
     if config.get("uncertainty") != "debiased":
         return
 
@@ -237,16 +216,7 @@ def _debiased_check_config(config: dict) -> None:
 
 
 def debiased_pd(ctx, sets: list, common: dict) -> xr.DataTree:
-    """The data's PD of every ``--pd-features`` feature with pointwise and whole-curve bands.
-
-    Returns
-    -------
-    xarray.DataTree
-        Per 1-D node ``pd``, ``pd_se``, ``pd_band`` (pointwise, or the sup-t band with
-        ``--simultaneous``, the pointwise one then in ``pd_band_pointwise``), ``pd_plugin``,
-        ``effective_sample_size``, ``weight_mass``, ``overlap``; root attr ``target = "dgp"``.
-        No ICE, no resamples.
-    """
+    """The data's PD of every ``--pd-features`` feature with pointwise and whole-curve bands."""
     from .. import DebiasedOptions, Grid, debiased_partial_dependence
 
     config = ctx.config
@@ -329,9 +299,6 @@ def requested(config) -> list[EffectReport]:
     return [report for name, report in EFFECTS.items() if name in wanted]
 
 
-_COUNT = re.compile(r"resamples:.*?(\d+)/(\d+)")
-
-
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -340,83 +307,37 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-class ProgressLines(io.TextIOBase):
-    """A text stream standing in for stderr: reads tqdm's counts, emits periodic lines."""
+class Progress:
+    """``Execution.progress`` of a run: lines on the refits, with an estimate of the time left."""
 
-    def __init__(self, emit: Callable[[str], None], *, show_bar_on=None, min_gap: float = 5.0,
-                 max_gap: float = 60.0):
-        self.emit, self.bar, self.min_gap, self.max_gap = emit, show_bar_on, min_gap, max_gap
+    def __init__(self, emit: Callable[[str], None], min_gap: float = 5.0):
+        self.emit, self.min_gap = emit, min_gap
         self.start = self.last = time.perf_counter()
-        self.done = self.first = self.total = None
-        self.warm = None  # (time, count) at the first finished resample: the rate is measured from here
+        self.warm = None  # (time, count) at the first call: the rate is measured from here
+        self.estimated = False
         self.last_tenth = -1
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if self.bar is not None:
-            self.bar.write(text)
-        for part in re.split(r"[\r\n]", text):
-            found = _COUNT.search(part)
-            if found:
-                self._update(int(found[1]), int(found[2]))
-            elif part.strip() and self.bar is None:
-                sys.__stderr__.write(part + "\n")
-        return len(text)
-
-    def flush(self) -> None:
-        if self.bar is not None:
-            self.bar.flush()
-
-    def _update(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int) -> None:
         now = time.perf_counter()
-        if self.first is None:
-            self.first, self.total = done, total  # resumed resamples count as done before the start
-        if self.done is not None and done <= self.done:
-            return
-        self.done = done
-        if self.warm is None and done > self.first:
-            self.warm = (now, done)
-        tenth = int(10 * done / max(total, 1))
-        due = now - self.last >= self.max_gap or (tenth > self.last_tenth and now - self.last >= self.min_gap)
-        if due or done == total:
-            self.last, self.last_tenth = now, tenth
-            self.emit(self.line(now))
-
-    def line(self, now: float | None = None) -> str:
-        now = time.perf_counter() if now is None else now
-        text = f"Bootstrap: {self.done}/{self.total} resamples ({100 * self.done / max(self.total, 1):.0f} %)"
         if self.warm is None:
-            return text
+            self.warm = (now, done)
+            if done > 1:
+                self.emit(f"Resuming: {done - 1} of {total} refits were finished before (checkpoint).")
         since, count = self.warm
-        fitted = self.done - count
-        if fitted > 0 and now > since:
-            rate = fitted / (now - since)
-            text += f", {rate:.3g} fits/s"
-            if self.done < self.total:
-                text += f", about {_duration((self.total - self.done) / rate)} left"
-        elif self.done < self.total:
-            text += " (time left: after the next resamples; the first ones include start-up)"
-        return text
-
-
-def bootstrap_progress(call: Callable[[], object], *, emit: Callable[[str], None], n_resamples: int,
-                       terminal: bool):
-    """Run ``call`` (which must draw its tqdm bar on ``sys.stderr``) with progress lines.
-
-    Returns
-    -------
-    object
-        What ``call`` returned.  A last line says that all ``n_resamples`` are done.
-    """
-    sink = ProgressLines(emit, show_bar_on=sys.stderr if terminal else None)
-    with contextlib.redirect_stderr(sink):
-        out = call()
-    elapsed = time.perf_counter() - sink.start
-    # the closing line is emitted outside the redirection, so it reaches the caller's stderr too
-    emit(f"Bootstrap: {n_resamples}/{n_resamples} resamples (100 %) in {_duration(elapsed)}")
-    return out
+        rate = (done - count) / (now - since) if done > count and now > since else None
+        if rate and not self.estimated and (done - count >= 3 or done == total):
+            self.estimated = True
+            self.emit(f"Estimated time of the {total} refits: about {_duration(total / rate)} "
+                      f"({rate:.3g} fits/s; about {_duration((total - done) / rate)} left).")
+        tenth = int(10 * done / max(total, 1))
+        if done == total or (tenth > self.last_tenth and now - self.last >= self.min_gap):
+            self.last, self.last_tenth = now, tenth
+            text = f"Bootstrap: {done}/{total} resamples ({100 * done / max(total, 1):.0f} %)"
+            if done == total:
+                text += f" in {_duration(now - self.start)}"
+            elif rate:
+                text += f", {rate:.3g} fits/s, about {_duration((total - done) / rate)} left"
+            self.emit(text)
 
 
 def engine_notes(engine: str) -> list[str]:
@@ -452,29 +373,12 @@ def _model_name(estimator) -> str:
 
 
 def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] = print,
-            log: Callable[[str], None] | None = None, progress: bool = False,
-            progress_lines: Callable[[str], None] | None = None,
+            log: Callable[[str], None] | None = None, progress: Callable[[str], None] | None = None,
+            checkpoint: Path | None = None,
             on_fit: Callable[[Outcome], None] | None = None,
             on_effect: Callable[[EffectReport, xr.DataTree, Outcome], None] | None = None,
             keep_going: bool = False) -> Outcome:
-    """Split, fit, evaluate, then compute every requested effect (with its uncertainty) in turn.
-
-    Parameters
-    ----------
-    on_fit : callable, optional
-        Called with the outcome once the model is fitted and evaluated (before any effect).
-    on_effect : callable, optional
-        ``on_effect(effect, tree, outcome)`` after each effect finished, before the next starts.
-    keep_going : bool
-        Record a failing effect in ``Outcome.failures`` and go on with the others (raise when every
-        effect failed); False: raise at once.
-
-    Returns
-    -------
-    Outcome
-        ``results`` holds one DataTree per effect (``pd``: ``results.nc``, ``ale``: ``ale.nc``); their root
-        attrs add ``cli_config``, ``cli_metrics``, ``cli_notes``, ``cli_display_names`` (JSON) and ``created``.
-    """
+    """Split, fit, evaluate, then compute every requested effect (with its uncertainty) in turn."""
     log = log or say
     strategy = strategy_for(config)
     effects = requested(config)
@@ -493,13 +397,18 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
     outcome = _fit(config, problem, estimator, given_fitted_model(config) if not strategy.bands else None, say)
     outcome.notes[:0] = [*problem.notes, *notes]
     outcome.notes += notes_of_effects
+    if "pd" in specs:  # a PD of a feature the others determine averages the model over rows that do not occur
+        for warning in determined_notes(problem, used_features(specs["pd"])):
+            say(warning)
+            outcome.notes.append(warning)
     outcome.strategy = strategy.name
     if on_fit is not None:
         on_fit(outcome)
     ctx = FitContext(config=config, problem=problem, estimator=estimator, fitted=outcome.fitted,
                      X_train=outcome.X_train, y_train=outcome.y_train, say=say, log=log, progress=progress,
-                     progress_lines=progress_lines, seconds=outcome.seconds, notes=outcome.notes)
-    run_attrs = dict(created=config.created, cli_config=json.dumps(config.to_dict(), sort_keys=True),
+                     checkpoint=checkpoint, seconds=outcome.seconds, notes=outcome.notes)
+    run_attrs = dict(created=config.created, target_name=str(problem.y.name),
+                     cli_config=json.dumps(config.to_dict(), sort_keys=True),
                      cli_metrics=json.dumps([[m, _jsonable(v), d] for m, v, d in outcome.metrics]),
                      cli_display_names=json.dumps(problem.display, sort_keys=True))
     first_error = None
@@ -524,6 +433,8 @@ def compute(config: RunConfig, problem: Problem, *, say: Callable[[str], None] =
             say(f"ERROR: {effect.label} failed: {type(exc).__name__}: {reason}")
             continue
         attrs = {**tree.attrs, **run_attrs, "cli_notes": json.dumps(outcome.notes)}
+        if effect.name == "pd" and strategy.refits and config.max_background:
+            attrs["background_rows"] = BACKGROUND.format(n=config.max_background).replace("`", "")
         tree.attrs = {k: v for k, v in attrs.items() if v is not None}  # netCDF stores no None
         outcome.results[effect.name] = tree
         if on_effect is not None:
@@ -558,7 +469,7 @@ def _fit(config: RunConfig, problem: Problem, estimator, given, say: Callable[[s
         fitted = clone(estimator).fit(X_train, y_train)
         metrics, predictions = evaluate(fitted, problem, X_train, y_train, X_test, y_test)
         # a perfect score means leakage only on held-out rows (a given model may have been fitted on these)
-        leaks = leakage_notes(fitted, problem, metrics, X_test, y_test)
+        leaks = leakage_notes(fitted, problem, metrics, X_test, y_test) + weak_model_notes(metrics)
     seconds = {"fit": time.perf_counter() - start}
     for leak in leaks:
         say(leak)

@@ -1,11 +1,4 @@
-"""XGBoost's classifier for any class labels (the command line's ``--model xgboost``).
-
-``xgboost.XGBClassifier`` accepts only the labels 0, 1, ..., K-1; a table's target holds names
-('benign', 'malignant') or other numbers.  :class:`LabelledXGBClassifier` codes the labels
-itself (sorted, as ``numpy.unique`` sorts them) and reports them in ``classes_`` and
-``predict``; ``predict_proba`` is XGBoost's own, one column per class in ``classes_`` order, so
-the exact tree engine reads it as an XGBoost model.  Imported only when XGBoost is used.
-"""
+"""XGBoost's classifier for any class labels (the command line's ``--model xgboost``)."""
 
 from __future__ import annotations
 

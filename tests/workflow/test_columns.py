@@ -156,12 +156,22 @@ def economics_like(n=120, seed=4):
 def test_a_monotone_measurement_is_not_a_row_counter():
     table = economics_like()
     problem = prepare(merge({"target": "unemploy"}, {}), table)
-    assert "pop" in problem.features and "pop" not in " ".join(problem.notes)
+    assert "pop" in problem.features  # used, and said so: a column unique in every row is never used silently
+    assert "Column 'pop' has a different integer in every row and is used" in " ".join(problem.notes)
     table["row"] = np.arange(len(table)) + 1  # consecutive integers in row order: a counter
     table["countdown"] = np.arange(len(table))[::-1]
     problem = prepare(merge({"target": "unemploy"}, {}), table)
     assert "row" not in problem.features and "countdown" not in problem.features and "pop" in problem.features
     assert "'row' not used: it counts the rows (consecutive integers" in " ".join(problem.notes)
+
+
+def test_row_names_with_gaps_are_left_out_with_a_note():
+    """Rdatasets' ``rownames``: unique increasing integers, not strictly consecutive (rows were dropped)."""
+    table = economics_like()
+    table.insert(0, "rownames", np.delete(np.arange(1, len(table) + 4), [5, 50, 77]))
+    problem = prepare(merge({"target": "unemploy"}, {}), table)
+    assert "rownames" not in problem.features and "pop" in problem.features
+    assert "'rownames' not used: it numbers the rows" in " ".join(problem.notes)
 
 
 def cars_like(n=406, seed=5):

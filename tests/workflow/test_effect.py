@@ -133,7 +133,7 @@ def test_ale_crash_after_pd_keeps_pd_files_and_names_the_effect(tmp_path, capsys
     seen_before_ale = []
 
     def broken(*args, **kwargs):
-        partial = [p for p in out.glob(".pdpboot_partial_*/results.nc")]
+        partial = [p for p in out.glob("pdpboot_*_incomplete/results.nc")]
         seen_before_ale.extend(partial)
         pdpboot.load(partial[0])  # complete and verified before the next effect starts
         raise TypeError("'<' not supported between instances of 'str' and 'float'")

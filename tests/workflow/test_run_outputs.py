@@ -54,7 +54,8 @@ def test_regression_run_writes_every_output(regression_run):
 
     for png in pngs:
         assert matplotlib.image.imread(folder / "plots" / png).shape[0] > 100
-    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]  # no partial folder left
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no unfinished folder left
+    assert not (folder / "checkpoint").exists() and not (folder / "INCOMPLETE.txt").exists()
 
 
 def test_regression_results_follow_the_schema(regression_run):
@@ -186,6 +187,12 @@ def test_classification_reports_probabilities_of_every_class(classification_run)
     sheet = sheet_frame(wb["PD x1"])
     assert list(sheet.columns[:4]) == ["x1", "pd [yes]", "pd_lower [yes]", "pd_upper [yes]"]  # positive first
     same(sheet["pd [no]"], ds["pd"].sel(output="no").values)
+
+
+def test_classification_keeps_the_target_name(classification_run):
+    """results.nc and the report's title name the target, not "class"."""
+    assert pdpboot.load(classification_run / "results.nc").attrs["target_name"] == "label"
+    assert "<title>pdpboot report: label</title>" in (classification_run / "report.html").read_text(encoding="utf-8")
 
 
 def test_classification_metrics(classification_run):
