@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ._validate import (
     check_choice,
@@ -96,6 +97,12 @@ class Resampling:
             raise ValueError("resampling='group' needs groups (one label per row of X).")
         set_(self, "groups", np.asarray(self.groups) if self.scheme == "group" else None)
         if self.groups is not None:
+            if self.groups.ndim != 1:
+                raise ValueError("groups must hold one label per row of X (a 1-D array), got shape "
+                                 f"{self.groups.shape}.")
+            if pd.isna(self.groups).any():
+                raise ValueError(f"groups holds {int(pd.isna(self.groups).sum())} missing label(s); give every row "
+                                 "a group (e.g. its own label).")
             resample.Group(self.groups).check_varies(len(self.groups))
 
     def resolve(self, *, probabilities: bool, output: str = "predictions") -> tuple[Resampling, SchemeChoice]:

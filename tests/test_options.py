@@ -138,3 +138,10 @@ def test_resamples_that_cannot_vary_are_refused_before_any_fit():
         Resampling("stratified").scheme_for(3, np.array(["a", "b", "c"]), classifier=True)
     assert Resampling("stratified").scheme_for(4, np.array(["a", "b", "c", "a"]), classifier=True)
     assert Resampling("group", groups=[0, 0, 1]).scheme_for(3, None, classifier=False)
+
+
+@pytest.mark.parametrize("groups, match", [(5, r"1-D array\), got shape \(\)"), ([[1, 2], [3, 4]], "1-D array"),
+                                           (["a", None, "b"], "1 missing label")])
+def test_group_labels_are_checked_when_made(groups, match):
+    with pytest.raises(ValueError, match=match):
+        Resampling("group", groups=groups)
