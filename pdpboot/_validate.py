@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import difflib
 import numbers
+import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -492,3 +494,20 @@ def check_missing_supported(estimator, X, names: list[str], grids=None) -> None:
             "Impute them (e.g. sklearn.pipeline.make_pipeline(SimpleImputer(), estimator)), drop those rows, "
             "or use a model that accepts missing values (e.g. HistGradientBoostingRegressor/Classifier)."
         )
+
+
+def check_path(path, what: str, *, folder: bool = False) -> Path:
+    """``path`` as a Path, refused in one line when it is not a path, when a part of its folder is an
+    existing file, or (``folder``) when it is an existing file itself."""
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a path (str or pathlib.Path), got {type(path).__name__}.")
+    path = Path(path)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValueError(f"{what} {str(path)!r} lies under {str(parent)!r}, which is a file, not a folder; "
+                                 "choose a path in a folder.")
+            break
+    if folder and path.exists() and not path.is_dir():
+        raise ValueError(f"{what} {str(path)!r} is a file; give a folder (created when missing).")
+    return path

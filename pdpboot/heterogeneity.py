@@ -91,6 +91,10 @@ def _node_statistics(node: xr.DataTree, source: str) -> tuple[xr.Dataset, str]:
     has_ice = "ice" in ds
     if source == "auto":
         source = "loop" if has_loop else "ice" if has_ice else "none"
+    if node.attrs.get("effect", "pd") != "pd" and not (has_loop or has_ice):
+        raise ValueError(f"Node {node.name!r} holds the {str(node.attrs['effect']).upper()} effect, not partial "
+                         "dependence; ICE heterogeneity needs bootstrap_partial_dependence(..., "
+                         "statistics='heterogeneity').")
     if source == "none" or (source == "loop" and not has_loop) or (source == "ice" and not has_ice):
         wanted = {"loop": "no heterogeneity statistics", "ice": "no ICE curves ('ice')"}.get(
             source, "neither heterogeneity statistics nor ICE curves ('ice')")
@@ -158,7 +162,8 @@ def ice_heterogeneity(
     if features is None:
         nodes = [n for n in feature_nodes(result) if len(n.attrs["features"]) == 1]
         if not nodes:
-            raise ValueError("The result has no 1-D feature node; ICE heterogeneity is defined per feature.")
+            raise ValueError("The result has only feature pairs; ICE heterogeneity is defined per feature: compute "
+                             "it with single features too (e.g. features=['a', 'b'] beside the pair ('a', 'b')).")
     else:
         wanted = [features] if isinstance(features, str) or not isinstance(features, Sequence) else features
         nodes = []

@@ -27,6 +27,7 @@ import xarray as xr
 
 from ._evaluate import NodeArrays
 from ._plan import PDSpec
+from ._validate import check_path
 from .header import ResultHeader
 from .schema import CI_BOUNDS, node_name
 
@@ -461,8 +462,10 @@ def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
     """
     if not isinstance(result, xr.DataTree):
         raise TypeError(f"save expects an xarray.DataTree result, got {type(result).__name__}.")
-    path = Path(path)
+    path = check_path(path, "save path")
     kind = _format(path)
+    if kind == "netcdf" and path.is_dir():
+        raise ValueError(f"save path {str(path)!r} is a folder; give a file path ending in .nc.")
     if not path.parent.exists():
         raise FileNotFoundError(f"Folder {str(path.parent)!r} does not exist; create it first.")
     encoded = _encode(result)

@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ._validate import (
     check_choice,
     check_n_resamples,
     check_optional_positive_int,
+    check_path,
     check_positive_int,
     check_subsample_fraction,
 )
@@ -94,6 +96,14 @@ class Resampling:
         if self.scheme == "group" and self.groups is None:
             raise ValueError("resampling='group' needs groups (one label per row of X).")
         set_(self, "groups", np.asarray(self.groups) if self.scheme == "group" else None)
+        if self.groups is not None:
+            if self.groups.ndim != 1:
+                raise ValueError("groups must hold one label per row of X (a 1-D array), got shape "
+                                 f"{self.groups.shape}.")
+            if pd.isna(self.groups).any():
+                raise ValueError(f"groups holds {int(pd.isna(self.groups).sum())} missing label(s); give every row "
+                                 "a group (e.g. its own label).")
+            resample.Group(self.groups).check_varies(len(self.groups))
 
     def resolve(self, *, probabilities: bool, output: str = "predictions") -> tuple[Resampling, SchemeChoice]:
         """The scheme that draws rows, and why: ``"auto"`` resolved from whether the effect averages
@@ -119,7 +129,9 @@ class Resampling:
         if self.scheme == "auto":
             raise ValueError("resampling='auto' is resolved before binding (Resampling.resolve); this is a bug.")
         check_subsample_fraction(self.subsample_fraction, n_rows, self.scheme)
-        return resample.SCHEMES[self.scheme].bind(self, y, n_rows=n_rows, classifier=classifier)
+        scheme = resample.SCHEMES[self.scheme].bind(self, y, n_rows=n_rows, classifier=classifier)
+        scheme.check_varies(n_rows)
+        return scheme
 
     @property
     def settings(self) -> dict:
@@ -188,12 +200,22 @@ class Execution:
     memory_limit: int = DEFAULT_MEMORY_LIMIT
 
     def __post_init__(self):
+        if self.n_jobs is not None and (isinstance(self.n_jobs, (bool, np.bool_))
+                                        or not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be a number of parallel jobs (1, 2, ...; -1 for every core, -2 for all "
+                             f"but one) or None, got {self.n_jobs!r:.40}.")
+        if not (self.progress in (True, False, "auto") or callable(self.progress)):
+            raise ValueError(f"progress must be True, False, 'auto' or a function progress(done, total), got "
+                             f"{self.progress!r:.40}.")
+        if self.checkpoint is not None:
+            check_path(self.checkpoint, "checkpoint", folder=True)
         check_choice(self.on_error, "on_error", ON_ERROR)
         check_choice(self.method, "method", METHODS)
         if isinstance(self.memory_limit, bool) or not (isinstance(self.memory_limit, (int, np.integer))
                                                        and self.memory_limit > 0):
             raise ValueError(f"memory_limit must be a positive number of bytes, got {self.memory_limit!r}.")
-        if not 0 <= self.max_failure_share < 1:
+        if (isinstance(self.max_failure_share, (bool, np.bool_)) or not isinstance(self.max_failure_share, (int, float))
+                or not 0 <= self.max_failure_share < 1):
             raise ValueError(f"max_failure_share must be in [0, 1), got {self.max_failure_share!r}.")
         if self.threads_per_job is not None:
             object.__setattr__(self, "threads_per_job", check_positive_int(self.threads_per_job, "threads_per_job", 1))

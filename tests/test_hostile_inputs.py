@@ -191,3 +191,34 @@ def _column_fixed(kind, n):
         "datetime": pd.date_range("2020", periods=n),
     }
     return values[kind]
+
+
+def _small_result(features=("a",)):
+    from sklearn.linear_model import LinearRegression
+
+    X = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) % 3})
+    return pdpboot.partial_dependence(LinearRegression().fit(X, X.a + X.b), X, list(features)), X
+
+
+def test_a_save_path_under_a_file_is_one_line(tmp_path):
+    result, _ = _small_result()
+    file = tmp_path / "notes.txt"
+    file.write_text("x")
+    with pytest.raises(ValueError, match=r"save path .* lies under .*notes.txt.*, which is a file, not a folder"):
+        pdpboot.save(result, file / "r.nc")
+    with pytest.raises(ValueError, match=r"lies under .*notes.txt"):
+        pdpboot.save(result, file / "deeper" / "r.nc")
+    (tmp_path / "d.nc").mkdir()
+    with pytest.raises(ValueError, match=r"is a folder; give a file path ending in .nc"):
+        pdpboot.save(result, tmp_path / "d.nc")
+
+
+def test_ice_heterogeneity_without_single_features_or_pd_names_the_fix():
+    from sklearn.linear_model import LinearRegression
+
+    pairs, X = _small_result([("a", "b")])
+    with pytest.raises(ValueError, match=r"only feature pairs.*compute it with single features too"):
+        pdpboot.ice_heterogeneity(pairs)
+    ale = pdpboot.bootstrap_ale(LinearRegression(), X, X.a + X.b, ["a"], n_resamples=3, rng=0)
+    with pytest.raises(ValueError, match=r"holds the ALE effect, not partial dependence.*statistics='heterogeneity'"):
+        pdpboot.ice_heterogeneity(ale)

@@ -85,9 +85,6 @@ def test_failures_are_typed_and_counted():
     assert not Failure.of(ValueError("x")).missing_class
 
 
-
-
-
 @pytest.mark.parametrize("bad", [{"method": "fast"}, {"memory_limit": 0}, {"memory_limit": 2.5}])
 def test_engine_options_are_validated_once_by_execution(bad):
     """``method``/``memory_limit`` of the one-fit functions are refused with the same error as ``Execution``'s."""
@@ -102,3 +99,49 @@ def test_engine_options_are_validated_once_by_execution(bad):
         with pytest.raises(ValueError) as by_ale:
             pdpboot.accumulated_local_effects(fitted, X, [0], **bad)
         assert str(by_ale.value) == str(by_execution.value)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"n_jobs": 0}, "n_jobs must be a number of parallel jobs"),
+    ({"n_jobs": 1.5}, "n_jobs must be a number of parallel jobs"),
+    ({"n_jobs": True}, "n_jobs must be a number of parallel jobs"),
+    ({"progress": "yes"}, "progress must be True, False, 'auto' or a function"),
+    ({"max_failure_share": "0.1"}, "max_failure_share must be in"),
+    ({"checkpoint": 3}, "checkpoint must be a path"),
+])
+def test_execution_is_checked_when_made_not_when_run(bad, match):
+    """Each bad field is one ValueError/TypeError at construction (n_jobs=0 never reaches joblib)."""
+    with pytest.raises((ValueError, TypeError), match=match):
+        Execution(**bad)
+
+
+def test_a_checkpoint_under_a_file_is_one_line(tmp_path):
+    file = tmp_path / "notes.txt"
+    file.write_text("x")
+    with pytest.raises(ValueError, match=r"lies under .*notes.txt.*, which is a file, not a folder"):
+        Execution(checkpoint=file / "ck")
+    with pytest.raises(ValueError, match=r"notes.txt' is a file; give a folder"):
+        Execution(checkpoint=file)
+    assert Execution(checkpoint=tmp_path / "new" / "ck").checkpoint == tmp_path / "new" / "ck"
+
+
+def test_resamples_that_cannot_vary_are_refused_before_any_fit():
+    """A group bootstrap of one group, a stratified one where every class has one row: every resample would
+    be the data (a zero-width band); refused with the fix."""
+    with pytest.raises(ValueError, match="needs at least 2 groups, got 1.*use resampling='bootstrap'"):
+        Resampling("group", groups=np.zeros(60))
+    X, y = _data()
+    with pytest.raises(ValueError, match="needs at least 2 groups"):
+        pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, [0], n_resamples=3,
+                                             resampling=Resampling("group", groups=["a"] * 60))
+    with pytest.raises(ValueError, match="every class has one row here.*use resampling='bootstrap'"):
+        Resampling("stratified").scheme_for(3, np.array(["a", "b", "c"]), classifier=True)
+    assert Resampling("stratified").scheme_for(4, np.array(["a", "b", "c", "a"]), classifier=True)
+    assert Resampling("group", groups=[0, 0, 1]).scheme_for(3, None, classifier=False)
+
+
+@pytest.mark.parametrize("groups, match", [(5, r"1-D array\), got shape \(\)"), ([[1, 2], [3, 4]], "1-D array"),
+                                           (["a", None, "b"], "1 missing label")])
+def test_group_labels_are_checked_when_made(groups, match):
+    with pytest.raises(ValueError, match=match):
+        Resampling("group", groups=groups)

@@ -155,9 +155,17 @@ def _run_exact(engine: Engine, estimator, X, feature_sets, grid_values, todo: li
             record[k] = replace(record[k], reason=f"the {engine.name} engine does not support {name} here "
                                                   "(or reading it would cost more than brute force)")
         return
-    plans = {k: prepared.plan(feature_sets[k], grid_values[k]) for k in todo}
-    picked = [k for k in todo if explicit or engine.faster(prepared, plans[k], individual)]
-    for k in set(todo) - set(picked):
+    plans = {}
+    for k in todo:
+        try:
+            plans[k] = prepared.plan(feature_sets[k], grid_values[k])
+        except (ValueError, TypeError, KeyError, IndexError) as exc:  # this set by brute force
+            if explicit:
+                raise ValueError(f"method={engine.name!r} cannot compute feature set {list(feature_sets[k])} "
+                                 f"of {name}: {exc}. Use method='auto' or 'brute'.") from None
+            record[k] = replace(record[k], reason=f"the {engine.name} engine cannot plan this feature set: {exc}")
+    picked = [k for k in plans if explicit or engine.faster(prepared, plans[k], individual)]
+    for k in set(plans) - set(picked):
         record[k] = replace(record[k], reason=f"brute force estimated faster than the {engine.name} engine")
     if not picked:
         return

@@ -88,6 +88,13 @@ class Scheme:
         """Job ``index``, its rows drawn from its seed's first child: the one draw of them."""
         return Job(index, seed, rows=self.draw(n_rows, child(seed, 0)))
 
+    def check_varies(self, n_rows: int) -> None:
+        """Raise ValueError, naming the fix, when the resamples could not differ from the data (their band
+        would be zero-width); checked before any fit."""
+        if n_rows < 2:
+            raise ValueError(f"resampling={self.name!r} on {n_rows} row: every resample is that row; give at least "
+                             "2 rows.")
+
     def size(self, n_rows: int) -> int:
         """Rows each job draws."""
         return int(n_rows)
@@ -123,6 +130,12 @@ class Stratified(Scheme):
         if not classifier:
             raise ValueError("resampling='stratified' keeps class counts and needs a classifier; use 'bootstrap'.")
         return cls(np.asarray(y))
+
+    def check_varies(self, n_rows):
+        super().check_varies(n_rows)
+        if np.unique(self.strata, return_counts=True)[1].max() < 2:
+            raise ValueError("resampling='stratified' redraws each class's rows, and every class has one row here: "
+                             "every resample would be the data; use resampling='bootstrap'.")
 
     def draw(self, n_rows, rng):
         _, codes = np.unique(self.strata, return_inverse=True)
@@ -168,6 +181,12 @@ class Group(Scheme):
             raise ValueError(f"resampling='group' needs groups with one label per row of X ({n_rows}); "
                              f"got {len(options.groups)}.")
         return cls(options.groups)
+
+    def check_varies(self, n_rows):
+        super().check_varies(n_rows)
+        if len(np.unique(self.groups)) < 2:
+            raise ValueError("resampling='group' needs at least 2 groups, got 1: every resample would be the data "
+                             "(a zero-width band); pass one label per cluster, or use resampling='bootstrap'.")
 
     def draw(self, n_rows, rng):
         _, codes = np.unique(self.groups, return_inverse=True)

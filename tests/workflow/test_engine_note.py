@@ -37,3 +37,17 @@ def test_a_failed_self_check_reaches_the_summary(tmp_path, monkeypatch):
     assert "computed by brute force (exact, slower): tree engine failed its self-check" in summary
     result = pdpboot.load(folder / "results.nc")
     assert "self-check" in result.attrs["engine"]
+
+
+def test_a_table_with_a_text_column_gets_the_exact_engine(tmp_path):
+    """The command line's own pipeline (text columns as text, one-hot encoded; numeric columns imputed with
+    indicators for gradient boosting) is read by the exact tree engine (brute force only where its cost model
+    says faster)."""
+    data = tmp_path / "t.csv"
+    regression_table(n=300).to_csv(data, index=False)
+    for model in ("hist-gradient-boosting", "gradient-boosting"):
+        out = tmp_path / model
+        code, _ = run_cli(["run", data, "--target", "y", "--model", model, "--out", out, *FAST])
+        assert code == 0
+        engine = pdpboot.load(only_run_folder(out) / "results.nc").attrs["engine"]
+        assert engine.startswith("tree: exact") and "does not support" not in engine, (model, engine)
