@@ -16,7 +16,7 @@ from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegress
 
 import pdpboot
 from experiments.regional_designs import DESIGNS, N_ROWS, TRUE_FEATURE, make_design
-from pdpboot.engine.regional import centred_curves, find_partition
+from pdpboot.engine.ice_stats import centred_curves, find_partition
 
 OUT = Path(__file__).parent / "summaries" / "regional"
 RUNS = OUT / "false_split_runs.jsonl"

@@ -1,6 +1,6 @@
 """Regional partial dependence: where a feature's ICE curves disagree, and one PD per subgroup with bands.
 
-A shallow tree on the other features (:mod:`pdpboot.engine.regional`) splits the rows where the
+A shallow tree on the other features (:func:`pdpboot.engine.ice_stats.find_partition`) splits the rows where the
 focal feature's mean-centred ICE curves differ most; each region gets its PD.  The partition is
 chosen on the full-data fit; every refit gives the PD of those regions on its own rows (so the
 bands are conditional on the chosen partition) and also re-runs the search, whose choices are kept
@@ -30,7 +30,7 @@ from .bootstrap import run_bootstrap
 from .engine import compute_pd_many
 from .engine.brute import brute_partial_dependence
 from .engine.hstats import gaussian_process_fit, subsample_rows
-from .engine.regional import Partition, centred_curves, find_partition, heterogeneity, regional_means
+from .engine.ice_stats import Partition, centred_curves, find_partition, heterogeneity, regional_means
 from .engine.response import resolve_response_method
 from .grid import PD_RESOLUTION, Grid, check_grid, make_grids
 from .header import ResultHeader

@@ -13,7 +13,7 @@ from sklearn.inspection import partial_dependence as sk_partial_dependence
 from sklearn.tree import DecisionTreeRegressor
 
 import pdpboot
-from pdpboot.engine.regional import centred_curves, find_partition, heterogeneity
+from pdpboot.engine.ice_stats import centred_curves, find_partition, heterogeneity
 
 QUIET = pdpboot.Execution(progress=False)
 

@@ -7,8 +7,7 @@ the defaults (the Okabe-Ito palette), or False to leave the element out.
 """
 
 from ._common import OKABE_ITO, QUANTILE_NOTE, BandChoice, is_skewed, paper_style, tidy_ticks
-from .curves import plot_ice, plot_pd, plot_target
-from .regional import plot_regional_pd
+from .curves import plot_ice, plot_pd, plot_regional_pd, plot_target
 from .statistics import plot_h_statistic, plot_heterogeneity, plot_importance
 from .surfaces import plot_pd_contour, plot_pd_panels
 from .tidy import TIDY_COLUMNS, plot_facets, tidy
