@@ -455,8 +455,8 @@ def flat_within_noise(result: xr.DataTree, features: list[str], config, variable
     verdict is the contrast's own interval (the run's pointwise method): flat when it contains 0.
     With more grid values, flat when the simultaneous band of the centred curve (sup-t, at the run's
     level, from the same refits) contains 0 at every grid value.  A feature gets no verdict when its
-    refits cannot resolve the level: fewer than ``2 / (1 - level) - 1`` for a two-sided interval
-    (below that its ends are the extreme refits), or too few for a simultaneous band.
+    refits cannot resolve the level: fewer than ``2 / (1 - level) - 1`` (39 at 95 %), below which a
+    two-sided interval's ends are the extreme refits and contain 0 less often than the level says.
 
     Returns
     -------
