@@ -98,6 +98,7 @@ def test_one_store_for_every_run(monkeypatch):
     })
 
 
+@pytest.mark.filterwarnings("ignore:No band for the data's PD:pdpboot.CoverageWarning")  # small n: thin ends
 def test_one_dispatch_of_grid_pd_engines(monkeypatch):
     X, y = _data()
     model = LinearRegression().fit(X, y)
