@@ -518,6 +518,12 @@ def summarize_setting(ctx: C.Context, name: str, localize: str = "pseudo-outcome
         lo = ds[var].sel(ci_bound="lower").values
         hi = ds[var].sel(ci_bound="upper").values
         inside = (lo <= truth) & (truth <= hi)
+        covered = ok & inside                  # over the whole grid: a flagged point counts as not covered
+        out[f"{kind}_grid_covered_share"] = float(covered.mean())
+        if kind == "simultaneous":
+            whole = covered.all(axis=2).mean(axis=1)
+            out["simultaneous_whole_grid"] = float(whole.mean())
+            out["simultaneous_whole_grid_mcse"] = float(whole.std(ddof=1) / np.sqrt(R)) if R > 1 else np.nan
         inside = np.where(ok, inside, True)    # flagged points have no band; they are not claimed
         per_rep = inside.mean(axis=(1, 2)) if kind == "pointwise" else inside.all(axis=2).mean(axis=1)
         out[kind] = float(per_rep.mean())

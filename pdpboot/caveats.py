@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 __all__ = ["CURVES", "CoverageWarning", "UNDER_COVERING_METHODS", "auto_scheme_reason",
            "boosting_classifier_message", "boosting_classifier_under_covers",
-           "interval_method_message", "warn_boosting_classifier", "warn_interval_method"]
+           "interval_method_message", "no_band_message", "warn_boosting_classifier", "warn_interval_method"]
 
 VALIDATION = "See the validation page of the documentation."
 
@@ -79,3 +79,13 @@ def warn_interval_method(method: str, *, stacklevel: int = 3) -> None:
 def warn_boosting_classifier(resampling: str | None = "bootstrap", *, stacklevel: int = 3) -> None:
     """Warn that simultaneous bands of a boosting classifier's PD under-cover with ``resampling``."""
     warnings.warn(boosting_classifier_message(resampling), CoverageWarning, stacklevel=stacklevel)
+
+
+def no_band_message(feature: str, where: str, n_flagged: int, n_grid: int, reasons: list[str]) -> str:
+    """The warning of a debiased PD without a band at ``n_flagged`` of its ``n_grid`` grid values (``where``).
+
+    >>> no_band_message("x1", "2.1 to 3.0", 5, 20, ["few rows"])[:50]
+    "No band for the data's PD of 'x1' at 2.1 to 3.0 (5"
+    """
+    return (f"No band for the data's PD of {feature!r} at {where} ({n_flagged}/{n_grid} grid values): "
+            f"{'; '.join(reasons)}. The learner's PD band or ALE describe the model there.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -24,6 +25,7 @@ from ._evaluate import Evaluation, NodeArrays, PDEffect, resolve_outputs
 from ._loop import fit_seeded, root_generator, run
 from ._plan import PDSpec, make_plan, make_spec, names_of_target
 from ._validate import check_positive_int, check_probability, check_rng, check_target
+from .caveats import CoverageWarning, no_band_message
 from .engine import compute_pd_many
 from .engine import debiased as eng
 from .engine.resample import CrossFit, child, rows_of
@@ -369,6 +371,39 @@ def _feature_node(dim: str, grid, fit: dict, opts: DebiasedOptions, level: float
     return variables, node, band
 
 
+def _grid_runs(values, flagged: np.ndarray, most: int = 3) -> str:
+    """The grid values with ``flagged`` as ranges ``a to b`` (at most ``most``, then ``...``), or every one."""
+    if flagged.all():
+        return "every grid value"
+    def show(v) -> str:
+        return f"{v:.3g}" if isinstance(v, (int, float, np.number)) else str(v)
+
+    runs, start = [], None
+    for i, flag in enumerate([*flagged, False]):
+        if flag and start is None:
+            start = i
+        elif not flag and start is not None:
+            runs.append(show(values[start]) if start == i - 1 else f"{show(values[start])} to {show(values[i - 1])}")
+            start = None
+    return ", ".join(runs[:most]) + (", ..." if len(runs) > most else "")
+
+
+def _no_band(feature: str, values, variables: dict, opts: DebiasedOptions) -> str | None:
+    """The warning of a feature's grid values without a band (overlap flags), or None when every one has one."""
+    ok = variables["overlap"][1].astype(bool)
+    flagged = ~ok.all(axis=0)
+    if not flagged.any():
+        return None
+    lo, hi = opts.weight_mass_range
+    ess, mass = variables["effective_sample_size"][1], variables["weight_mass"][1]
+    reasons = []
+    if (ess < opts.min_effective_size).any(axis=0)[flagged].any():
+        reasons.append(f"few rows there given the other columns (effective size < {opts.min_effective_size:g})")
+    if ((mass < lo) | (mass > hi)).any(axis=0)[flagged].any():
+        reasons.append(f"density-ratio weights off (mass outside [{lo:g}, {hi:g}])")
+    return no_band_message(feature, _grid_runs(list(values), flagged), int(flagged.sum()), flagged.size, reasons)
+
+
 def _result_tree(spec, per_node, node_attrs, bands, header, outputs) -> xr.DataTree:
     """The one assembly (:func:`pdpboot.io.build_tree`) plus each node's two bands."""
     result = build_tree(spec, per_node, outputs=outputs, ice_rows=None, header=header, node_attrs=node_attrs)
@@ -474,6 +509,10 @@ def debiased_partial_dependence(
             ice[fs], residual, values, spec.grids[pos], fine, others, scheme.folds, w_seed, opts, opts.classifier())
         per_node[name], node_attrs[name], bands[name] = _feature_node(spec.names[pos], spec.grids[pos], fit, opts,
                                                                       level, m_seed)
+        note = _no_band(str(spec.names[pos]), spec.grids[pos].values, per_node[name], opts)
+        if note is not None:
+            node_attrs[name]["no_band"] = note
+            warnings.warn(note, CoverageWarning, stacklevel=2)
     settings = dict(spec.settings, **opts.settings(), confidence_level=float(level), response_method=response_method)
     header = ResultHeader.describe(estimator, settings, response=resolved, outputs=outputs, n_rows=spec.n_rows,
                                    target="dgp", uncertainty=METHOD, n_folds=opts.n_folds, created=out.created,

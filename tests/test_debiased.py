@@ -16,6 +16,8 @@ from pdpboot.engine import debiased as eng
 from pdpboot.engine.resample import fold_labels
 
 matplotlib.use("Agg")
+#: Grid values without a band warn (tested where it is the subject); elsewhere the warning is noise.
+pytestmark = pytest.mark.filterwarnings("ignore:No band for the data's PD:pdpboot.CoverageWarning")
 
 COV = np.array([[1.0, 0.5, 0.3], [0.5, 1.0, 0.0], [0.3, 0.0, 1.0]])
 
@@ -309,10 +311,11 @@ def test_poor_overlap_is_flagged_and_gets_no_band():
     x0 = x1 + 0.1 * gen.standard_normal(n)
     X = np.column_stack([x0, x1])
     y = x0 + x1 + gen.standard_normal(n)
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(9), rng=0)
-    ds = res["x0"].ds
+    with pytest.warns(pdpboot.CoverageWarning, match="'x0' at every grid value .9/9 grid values.") as caught:
+        res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(9), rng=0)
+    ds = res["x0"].ds  # no band anywhere: the estimate is still returned, so the warning is the signal
     flagged = ds["overlap"].values[0] == 0
-    assert flagged.any()
+    assert flagged.all() and len(caught) == 1 and ds.attrs["no_band"] == str(caught[0].message)
     assert np.isnan(ds["pd_band"].values[:, 0, flagged]).all()
     assert np.isnan(ds["pd_band_simultaneous"].values[:, 0, flagged]).all()
     assert np.isfinite(ds["pd"].values).all()
@@ -329,10 +332,16 @@ def test_weak_overlap_is_judged_from_the_weight_model_not_from_the_rows_drawn():
     # and get no band; the centre keeps its band.
     X, y = _linear_gaussian(2000, 11)
     grid = np.linspace(-1.6, 1.6, 9)
-    res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(custom_values={0: grid}), rng=2)
+    with pytest.warns(pdpboot.CoverageWarning) as caught:
+        res = pdpboot.debiased_partial_dependence(LinearRegression(), X, y, [0], grid=Grid(custom_values={0: grid}),
+                                                  rng=2)
     ds = res["x0"].ds
     ess, ok = ds["effective_sample_size"].values[0], ds["overlap"].values[0].astype(bool)
     assert not ok[0] and not ok[-1] and ok[2:-2].all()
+    message = str(caught[0].message)  # the grid values without a band, why, and what to use instead
+    assert message.startswith("No band for the data's PD of 'x0' at -1.6") and "1.6 (" in message
+    assert f"({(~ok).sum()}/9 grid values): few rows there given the other columns" in message
+    assert len(message) < 300 and "ALE" in message and ds.attrs["no_band"] == message
     assert ess[0] < 20 and ess[4] > 100
     h = eng.diagnostic_bandwidth(X[:, 0], ds.attrs["bandwidth"][0])
     assert (np.abs(X[:, 0] - grid[-1]) < h).sum() > 100  # plenty of rows near the end: overlap, not count, is short

@@ -51,6 +51,7 @@ def _assert_each_calls(monkeypatch, module_name: str, name: str, entry_points: d
         monkeypatch.undo()
 
 
+@pytest.mark.filterwarnings("ignore:No band for the data's PD:pdpboot.CoverageWarning")  # n = 120: thin ends
 def test_one_sup_t_rule_for_bands_and_the_debiased_estimator(monkeypatch):
     X, y = _data(120)
     res = pdpboot.bootstrap_partial_dependence(LinearRegression(), X, y, ["a"], n_resamples=40, grid=Grid(4), rng=0,
@@ -97,6 +98,7 @@ def test_one_store_for_every_run(monkeypatch):
     })
 
 
+@pytest.mark.filterwarnings("ignore:No band for the data's PD:pdpboot.CoverageWarning")  # small n: thin ends
 def test_one_dispatch_of_grid_pd_engines(monkeypatch):
     X, y = _data()
     model = LinearRegression().fit(X, y)

@@ -188,7 +188,8 @@ _RANKING = (
     "A range is positive even for a feature without effect (noise wiggles every refitted curve), so its interval "
     "never contains 0; the column *beyond noise* answers that question instead: *no* when the {level} simultaneous "
     "band of the mean-centred PD contains a flat line (0) at every grid value, i.e. the curve's shape is within "
-    "what refitting on resamples produces. Heterogeneity index = mean squared distance between the mean-centred "
+    "what refitting on resamples produces (two-valued features: *no* when the level contrast's interval contains 0; "
+    "no verdict below 39 resamples at 95 %). Heterogeneity index = mean squared distance between the mean-centred "
     "ICE curves and the mean-centred PD (squared response units; 0 when every row's curve is parallel to the PD, "
     "i.e. no interaction of the feature with the others). Values below 1e-9 of the response's scale are "
     "round-off and shown as 0.")

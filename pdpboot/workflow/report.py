@@ -427,26 +427,49 @@ def ranges(result: xr.DataTree, features: list[str], config, variable: str = "pd
 
 def flat_within_noise(result: xr.DataTree, features: list[str], config, variable: str = "pd"
                       ) -> dict[str, xr.DataArray]:
-    """Whether each feature's PD (or ALE) is indistinguishable from a flat line (a null reference for ranking)."""
-    nodes = {}
+    """Whether each feature's PD (or ALE) is indistinguishable from a flat line (a null reference for ranking).
+
+    The PD minus its own mean over the grid is zero everywhere for a feature without effect.  With
+    two grid values that centred curve is plus and minus half the contrast of the two values, so the
+    verdict is the contrast's own interval (the run's pointwise method): flat when it contains 0.
+    With more grid values, flat when the simultaneous band of the centred curve (sup-t, at the run's
+    level, from the same refits) contains 0 at every grid value.  A feature gets no verdict when its
+    refits cannot resolve the level: fewer than ``2 / (1 - level) - 1`` (39 at 95 %), below which a
+    two-sided interval's ends are the extreme refits and contain 0 less often than the level says.
+
+    Returns
+    -------
+    dict
+        feature -> boolean DataArray (``output``): True = indistinguishable from flat; features
+        without a verdict are left out.
+    """
+    fewest = math.ceil(2 / (1 - config.confidence_level) - 1e-9) - 1
+    pairs, curves = {}, {}
     for f in features:
-        ds = get_node(result, f).to_dataset()
-        nodes[get_node(result, f).name] = xr.Dataset(
-            {"flat": ds[variable] - ds[variable].mean(f),
-             "flat_resamples": ds[f"{variable}_resamples"] - ds[f"{variable}_resamples"].mean(f)},
-            attrs=get_node(result, f).attrs)
-    if not nodes:
-        return {}
-    try:
-        banded = band_tree(result, nodes, config, "flat", simultaneous=True)
-    except ValueError:  # too few resamples for a simultaneous band at this level
-        return {}
+        node = get_node(result, f)
+        ds = node.to_dataset()
+        est, res = ds[variable], ds[f"{variable}_resamples"]
+        if int(res.notnull().all([d for d in res.dims if d != "resample"]).sum()) < fewest:
+            continue
+        if ds.sizes[f] == 2:  # the contrast of the two values, as printed beside the verdict
+            est, res = est.isel({f: 1}) - est.isel({f: 0}), res.isel({f: 1}) - res.isel({f: 0})
+            pairs[node.name] = xr.Dataset({"flat": est, "flat_resamples": res}, attrs=node.attrs)
+        else:
+            curves[node.name] = xr.Dataset({"flat": est - est.mean(f), "flat_resamples": res - res.mean(f)},
+                                           attrs=node.attrs)
+    banded = {}
+    for nodes, simultaneous in ((pairs, False), (curves, True)):
+        if nodes:
+            tree = band_tree(result, nodes, config, "flat", simultaneous=simultaneous)
+            banded.update({name: tree[name].to_dataset()["flat_band"] for name in nodes})
     out = {}
     for f in features:
-        band = banded[get_node(result, f).name].to_dataset()["flat_band"]
+        band = banded.get(get_node(result, f).name)
+        if band is None:
+            continue
         lower, upper = band.sel(ci_bound="lower"), band.sel(ci_bound="upper")
         inside = ((lower <= 0) & (upper >= 0)) | (lower.isnull() | upper.isnull())
-        out[f] = inside.all(f)
+        out[f] = inside.all([d for d in inside.dims if d != "output"])
     return out
 
 
