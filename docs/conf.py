@@ -15,8 +15,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-import pdpboot  # noqa: E402
 from validation_page import write_page  # noqa: E402
+
+import pdpboot  # noqa: E402
 
 project = "pdpboot"
 author = "pdpboot developers"
@@ -44,6 +45,19 @@ numpydoc_show_class_members = False  # class members are listed by the class tem
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks: set = set()
+
+#: ``*features`` in a docstring's Returns (one dim per feature, as Python's star unpacking reads) is not emphasis
+_STAR = re.compile(r"(?<![\w*`\\])\*(?=\w)(\w+)(?![\w*])")
+
+
+def escape_star_dims(app, what, name, obj, options, lines):
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith((">>>", "...")):
+            lines[i] = _STAR.sub(r"\\*\1", line)
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", escape_star_dims)
 
 # -- no network at build time: no intersphinx; the theme's assets are bundled with it
 html_theme = "pydata_sphinx_theme"

@@ -1,6 +1,6 @@
 """
 A boosting classifier under ``resampling="auto"``
-================================================
+=================================================
 
 For a classifier's probabilities the default is not the bootstrap: ``auto`` refits on 0.632 of the
 rows drawn without replacement and forms the bands on the logit scale, because the bootstrap's
