@@ -88,7 +88,7 @@ sphinx_gallery_conf = {
     "capture_repr": ("_repr_html_", "__repr__"),
     "image_scrapers": ("matplotlib",),
     "matplotlib_animations": False,
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "gallery_order.ExampleOrder",
     "reset_modules": ("matplotlib",),
     "show_memory": False,
     "min_reported_time": 1,
