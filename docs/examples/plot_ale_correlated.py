@@ -25,7 +25,8 @@ res = pdpboot.bootstrap_ale(RandomForestRegressor(n_estimators=30, min_samples_l
 bands = pdpboot.confidence_bands(res)
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+titles = {"pd": "PD of x2: evaluates x2 far from x1", "ale": "ALE of x2: local differences only"}
 for ax, variable in zip(axes, ["pd", "ale"]):
     pdpboot.plot_pd(bands, "x2", variable=variable, ax=ax)
-    ax.set_title(f"{variable.upper()} of x2 (true effect: x2², centred)")
+    ax.set_title(titles[variable])
 plt.show()

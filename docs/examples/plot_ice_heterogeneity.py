@@ -25,7 +25,6 @@ het = pdpboot.ice_heterogeneity(res)
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
 pdpboot.plot_pd(bands, "x1", ice=40, ax=left)
 pdpboot.plot_heterogeneity(het, "x1", stat="ice_sd", ax=right)
-left.set_title("PD, band and 40 ICE curves")
 right.set_title("SD of the ICE curves, with its band")
 plt.show()
 

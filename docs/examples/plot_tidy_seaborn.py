@@ -23,9 +23,13 @@ frame = pdpboot.tidy(bands)
 frame.head()
 
 # %%
-# One seaborn figure from the frame: every curve on one axis, centred at its mean.
-frame["centred"] = frame["estimate"] - frame.groupby("feature")["estimate"].transform("mean")
-sns.relplot(frame, x="value", y="centred", hue="feature", kind="line", height=3.4, aspect=1.6)
+# One seaborn figure from the frame: every feature's centred PD (``effect == "pd_centered"``, the change
+# from its first grid value) on one axis, with its band.
+centred = frame[frame["effect"] == "pd_centered"]
+ax = sns.lineplot(centred, x="value", y="estimate", hue="feature")
+for (_, part), color in zip(centred.groupby("feature"), sns.color_palette()):
+    ax.fill_between(part["value"], part["lower"], part["upper"], color=color, alpha=0.15, linewidth=0)
+ax.set(xlabel="feature value", ylabel="change in predicted y")
 plt.show()
 
 # %%

@@ -1,7 +1,10 @@
-"""The gallery's order: from a first band to the report (sphinx-gallery's ``within_subsection_order``)."""
+"""The gallery's order and image scraper (named in ``sphinx_gallery_conf`` of ``conf.py``)."""
 
 from pathlib import Path
 
+from sphinx_gallery.scrapers import matplotlib_scraper
+
+#: from a first band to the report, then long runs
 ORDER = ["plot_forest_bands", "plot_surface_width", "plot_ice_heterogeneity", "plot_h_statistic",
          "plot_ale_correlated", "plot_boosting_classifier", "plot_debiased", "plot_own_pipeline",
          "plot_tidy_seaborn", "plot_html_report", "plot_checkpoint_resume", "plot_dask"]
@@ -19,3 +22,8 @@ class ExampleOrder:
     def __call__(self, filename):
         stem = Path(filename).stem
         return (ORDER.index(stem), stem) if stem in ORDER else (len(ORDER), stem)
+
+
+def tight_matplotlib_scraper(block, block_vars, gallery_conf, **kwargs):
+    """Matplotlib's figures saved as Jupyter shows them: cropped to what is drawn (no clipped titles)."""
+    return matplotlib_scraper(block, block_vars, gallery_conf, bbox_inches="tight", **kwargs)
