@@ -33,18 +33,12 @@ extensions = [
 ]
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "examples/README.rst", "**/README.md"]
-root_doc = "index"
-nitpicky = False
 
-# -- API reference: autosummary writes one page per public name (api/generated/), numpydoc renders the docstrings
+# -- API reference: autosummary writes one page per public name (generated/), numpydoc renders the docstrings
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_typehints = "none"          # the numpydoc "Parameters" section says the types
-autodoc_default_options = {"members": False}
-numpydoc_show_class_members = False  # class members are listed by the class template instead
-numpydoc_class_members_toctree = False
-numpydoc_xref_param_type = False
-numpydoc_validation_checks: set = set()
+autodoc_typehints = "none"           # the numpydoc "Parameters" section says the types
+numpydoc_show_class_members = False  # the public classes are option objects: their parameters are their API
 
 #: ``*features`` in a docstring's Returns (one dim per feature, as Python's star unpacking reads) is not emphasis
 _STAR = re.compile(r"(?<![\w*`\\])\*(?=\w)(\w+)(?![\w*])")
