@@ -7,6 +7,9 @@
 #   make quick          smoke run (CI): experiments/results/quick/paper/{figures,tables,generated}
 #   make paper-quick    smoke run + a PDF built from it in experiments/results/quick/paper/main.pdf
 #   make clean-results  delete the caches (experiments/results)
+#   make docs           the documentation site, every gallery example executed (docs/_build/html/index.html)
+#   make docs-quick     the site with two gallery examples executed, the others shown without output (CI)
+#   make clean-docs     delete the built site and the generated pages
 #
 # The PDF needs a LaTeX toolchain (see paper/README.md); without one, `make paper` stops after
 # the figures with a message.
@@ -16,7 +19,10 @@ JOBS ?= 2
 QUICK_DIR := experiments/results/quick
 LATEXMK := latexmk -pdf -interaction=nonstopmode -halt-on-error -quiet
 
-.PHONY: paper figures render archive quick paper-quick clean-results clean-latex
+SPHINXOPTS ?= -W --keep-going -q
+DOCS_QUICK ?= /plot_(forest_bands|tidy_seaborn)
+
+.PHONY: paper figures render archive quick paper-quick clean-results clean-latex docs docs-quick clean-docs
 
 paper: figures
 	@command -v latexmk >/dev/null || { echo "latexmk not found: install LaTeX (paper/README.md)"; exit 1; }
@@ -45,3 +51,13 @@ clean-results:
 
 clean-latex:
 	cd paper && latexmk -C main.tex
+
+# The documentation (pip install -e ".[docs]"): warnings are errors; nothing is fetched from the network.
+docs:
+	$(PYTHON) -m sphinx -b html $(SPHINXOPTS) docs docs/_build/html
+
+docs-quick:
+	PDPBOOT_DOCS_GALLERY='$(DOCS_QUICK)' $(PYTHON) -m sphinx -b html $(SPHINXOPTS) docs docs/_build/html
+
+clean-docs:
+	rm -rf docs/_build docs/generated docs/auto_examples docs/validation.rst docs/changelog.rst docs/sg_execution_times.rst
