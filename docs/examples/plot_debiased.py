@@ -10,10 +10,11 @@ overlap get no band.
 """
 
 import matplotlib.pyplot as plt
+import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
 import pdpboot
-from pdpboot.datasets import make_friedman1, true_pd
+from pdpboot.datasets import make_friedman1, true_function
 
 X, y = make_friedman1(500, n_features=5, rng=0)
 res = pdpboot.debiased_partial_dependence(
@@ -22,7 +23,10 @@ res = pdpboot.debiased_partial_dependence(
 
 ax = pdpboot.plot_pd(res, "x4")
 grid = res["x4"].ds["x4"].values
-ax.plot(grid, true_pd("friedman1", "x4", grid), "k:", label="true PD")
+# the true PD of x4: the noise-free function averaged over fresh draws of the other features
+fresh, _ = make_friedman1(20_000, n_features=5, rng=1)
+truth = [np.mean(true_function("friedman1", fresh.assign(x4=a))) for a in grid]
+ax.plot(grid, truth, "k:", label="true PD")
 ax.legend()
 plt.show()
 
