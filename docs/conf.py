@@ -40,19 +40,6 @@ autosummary_imported_members = True
 autodoc_typehints = "none"           # the numpydoc "Parameters" section says the types
 numpydoc_show_class_members = False  # the public classes are option objects: their parameters are their API
 
-#: ``*features`` in a docstring's Returns (one dim per feature, as Python's star unpacking reads) is not emphasis
-_STAR = re.compile(r"(?<![\w*`\\])\*(?=\w)(\w+)(?![\w*])")
-
-
-def escape_star_dims(app, what, name, obj, options, lines):
-    for i, line in enumerate(lines):
-        if not line.lstrip().startswith((">>>", "...")):
-            lines[i] = _STAR.sub(r"\\*\1", line)
-
-
-def setup(app):
-    app.connect("autodoc-process-docstring", escape_star_dims)
-
 # -- no network at build time: no intersphinx; the theme's assets are bundled with it
 html_theme = "pydata_sphinx_theme"
 html_title = f"pdpboot {release}"

@@ -262,7 +262,7 @@ def accumulated_local_effects(
     Returns
     -------
     xarray.DataTree
-        One child per feature set with ``ale`` (``output``, *features); a
+        One child per feature set with ``ale`` (``output``, ``*features``); a
         feature's coordinate holds its bin edges (numeric) or ordered levels.
 
     See Also
@@ -327,8 +327,8 @@ def bootstrap_ale(
     Returns
     -------
     xarray.DataTree
-        One child per feature set with ``ale`` (``output``, *features) and
-        ``ale_resamples`` (``resample``, ``output``, *features).
+        One child per feature set with ``ale`` (``output``, ``*features``) and
+        ``ale_resamples`` (``resample``, ``output``, ``*features``).
 
     See Also
     --------

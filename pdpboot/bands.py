@@ -177,7 +177,7 @@ def confidence_bands(
     -------
     xarray.DataTree
         A copy of ``result`` whose nodes also hold, for each ``s``: ``s_band`` (``ci_bound``,
-        *dims of s), ``s_se`` and ``s_bias``; 1-D nodes also the centred PD ``pd_centered``
+        ``*dims`` of s), ``s_se`` and ``s_bias``; 1-D nodes also the centred PD ``pd_centered``
         and its band.
 
     Warns

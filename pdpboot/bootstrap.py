@@ -78,8 +78,8 @@ def partial_dependence(
     Returns
     -------
     xarray.DataTree
-        One child per feature set with ``pd`` (``output``, *features) and, for ICE kinds, ``ice``
-        (``instance``, ``output``, *features).
+        One child per feature set with ``pd`` (``output``, ``*features``) and, for ICE kinds, ``ice``
+        (``instance``, ``output``, ``*features``).
 
     Examples
     --------
@@ -179,8 +179,8 @@ def bootstrap_partial_dependence(
     Returns
     -------
     xarray.DataTree
-        One child per feature set with ``pd`` (``output``, *features), ``pd_resamples``
-        (``resample``, ``output``, *features) and the statistics requested; root attrs hold the
+        One child per feature set with ``pd`` (``output``, ``*features``), ``pd_resamples``
+        (``resample``, ``output``, ``*features``) and the statistics requested; root attrs hold the
         provenance.
 
     Examples

@@ -253,6 +253,10 @@ def _check_call(estimator, X, y, features, opts, execution, response_method, gri
     if any(len(fs) != 1 for fs in spec.feature_sets):
         raise ValueError("debiased_partial_dependence estimates 1-D partial dependence only; pass single "
                          "features (no pairs).")
+    for fs in spec.feature_sets:
+        if pd.Series(_column(spec, fs[0])).nunique() < 2:
+            raise ValueError(f"Feature {spec.names[fs[0]]!r} takes one value in X: it has no partial dependence to "
+                             "estimate; leave it out of features.")
     resolved = resolve_response_method(estimator, response_method)
     if resolved == "decision_function":
         raise ValueError("response_method='decision_function' has no observed counterpart to form residuals; "
@@ -505,8 +509,14 @@ def debiased_partial_dependence(
                                         child(root, first + 3 + opts.n_folds).spawn(n_sets)):
         pos, name = fs[0], node_name(spec.dims(fs))
         others, values = encoded[:, np.asarray(owners, dtype=int) != pos], _column(spec, pos)
-        fit = (_categorical_fit if spec.grids[pos].categorical else _numeric_fit)(
-            ice[fs], residual, values, spec.grids[pos], fine, others, scheme.folds, w_seed, opts, opts.classifier())
+        try:
+            fit = (_categorical_fit if spec.grids[pos].categorical else _numeric_fit)(
+                ice[fs], residual, values, spec.grids[pos], fine, others, scheme.folds, w_seed, opts,
+                opts.classifier())
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(f"The model of how {spec.names[pos]!r} depends on the other columns could not be fitted "
+                             f"({exc}): it barely varies or is determined by them. Leave it out, or band the "
+                             "learner's PD with pdpboot.bootstrap_partial_dependence.") from None
         per_node[name], node_attrs[name], bands[name] = _feature_node(spec.names[pos], spec.grids[pos], fit, opts,
                                                                       level, m_seed)
         note = _no_band(str(spec.names[pos]), spec.grids[pos].values, per_node[name], opts)

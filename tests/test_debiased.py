@@ -512,3 +512,21 @@ def test_multiplier_sup_t_is_the_order_statistic_rule():
     draws = np.random.default_rng(0).standard_normal((100, 2))
     t = np.sort(np.abs(draws[:, 0] - draws[:, 1]) / np.sqrt(2))
     assert crit[0] == pytest.approx(max(t[90], 1.6448536269514722))
+
+
+@pytest.mark.filterwarnings("ignore:Feature 'a' is constant:UserWarning")
+def test_a_constant_feature_is_refused_before_any_fit():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(120, 3)), columns=["a", "b", "c"]).assign(a=1.0)
+    with pytest.raises(ValueError, match="'a' takes one value in X"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, X["b"], ["a"], rng=0,
+                                            execution=pdpboot.Execution(progress=False))
+
+
+def test_a_feature_its_weight_model_cannot_fit_gets_one_line_not_a_lapack_error():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(120, 3)), columns=["a", "b", "c"]).assign(a=0.0)
+    X.loc[:1, "a"] = 1.0  # two rows of 120 differ: the weight model's system is singular
+    with pytest.raises(ValueError, match="'a' depends on the other columns could not be fitted"):
+        pdpboot.debiased_partial_dependence(LinearRegression(), X, X["b"], ["a"], rng=0,
+                                            execution=pdpboot.Execution(progress=False))

@@ -19,7 +19,7 @@ _DERIVED = ("_resamples", "_band", "_band_pointwise", "_band_simultaneous", "_se
 
 
 def _effects(ds: xr.Dataset, features: list[str]) -> list[str]:
-    """Variables of a node laid out over (output, *features) that are estimates (not bands, SEs, ...)."""
+    """Variables of a node laid out over (output, ``*features``) that are estimates (not bands, SEs, ...)."""
     wanted = {"output", *features}
     return [str(v) for v in ds.data_vars
             if set(ds[v].dims) == wanted and not str(v).endswith(_DERIVED)]
