@@ -154,7 +154,8 @@ def plot_facets(data, *, effect: str = "pd", output=None, col_wrap: int = 3, hei
     grid.set_axis_labels("", f"{effect}" + (f" ({output})" if frame["output"].nunique() else ""))
     method = frame["method"].dropna()
     if not method.empty:
-        grid.figure.suptitle(f"{effect} with {method.iloc[0]} bands", y=1.02)
+        grid.figure.suptitle(f"{effect} with {method.iloc[0]} bands")
+    grid.tight_layout()  # room for the title and the y label inside the figure, as saved
     return grid
 
 

@@ -62,3 +62,18 @@ def test_plot_facets_draws_a_panel_per_feature(banded):
     plt.close(grid.figure)
     with pytest.raises(ValueError, match="No 1-D 'ale'"):
         pdpboot.plot_facets(banded, effect="ale")
+
+
+def test_plot_facets_keeps_its_title_and_y_label_inside_the_saved_figure(banded):
+    grid = pdpboot.plot_facets(banded)
+    figure = grid.figure
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    inside = figure.bbox.padded(1)  # a pixel of slack for rounding
+    title = [t for t in figure.findobj(matplotlib.text.Text) if t.get_text() == figure.get_suptitle()]
+    texts = [*title[:1], *(ax.yaxis.label for ax in grid.axes.flat if ax.get_ylabel())]
+    assert len(texts) >= 2
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1), text.get_text()
+    plt.close(figure)
