@@ -541,7 +541,8 @@ def _target(config, y: pd.Series, target: str, notes: list[str]) -> tuple:
         raise InputError(f"Target {shorten(target)} has only missing values.")
     keep = y.notna().to_numpy()
     if not keep.all():
-        notes.append(f"{int((~keep).sum())} row(s) with a missing target value were dropped.")
+        notes.append(f"{int((~keep).sum())} row(s) with a missing target value were dropped (empty cells and texts "
+                     "such as 'NA' or 'N/A' are read as missing).")
     y = _normalise_column(y[keep])
     n = int(keep.sum())
     if n < MIN_ROWS:
