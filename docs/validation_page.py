@@ -168,6 +168,18 @@ def sections(root: Path) -> list[str]:
          ("R partial", lambda r: "yes" if r.get("partial") else "no"),
          ("vs 0.05", lambda r: judge(r["rejection"], r["rejection_mcse"], htest["design"]["alpha"],
                                      upper_only=True))]))
+    noise = _read(root, "beyond_noise/summary.json")
+    verdicts = [{"cell": name, "feature": kind, "B": name.rsplit("=", 1)[1], **cell[key]}
+                for name, cell in (noise or {}).get("cells", {}).items() if "/null/" in name
+                for kind, key in (("two-level", "b_new"), ("numeric", "x_new")) if cell[key]["R"]]
+    out.append(table(
+        "The \u201cbeyond noise\u201d verdict of the command line",
+        "Claim: under a feature without effect the verdict says *yes* in at most 5 % of data sets; for a two-level "
+        "feature it is the contrast interval printed beside it; no verdict is offered below 39 refits (at 95 %).",
+        "beyond_noise/summary.json", verdicts,
+        [("learner/null/B", field("cell")), ("feature", field("feature")), ("R", field("R")), ("B", field("B")),
+         ("rejection rate (MC SE)", lambda r: with_se(r["rate"], r["mc_se"])),
+         ("vs 0.05", lambda r: judge(r["rate"], r["mc_se"], 0.05, upper_only=True))]))
     out.append(table(
         "Averaging over the resample's own rows",
         "Claim: averaging each refit's PD over its own rows (the default ``background=\"resample\"``) covers; "

@@ -65,6 +65,13 @@ def h_test_records():
     return [dict(cell, cell=name, K=summary["design"]["K"]) for name, cell in summary["cells"].items()]
 
 
+def noise_records():
+    cells = load("beyond_noise/summary.json")["cells"]
+    return [dict(cell[key], cell=name, feature=kind, B=name.split("B=")[1])
+            for name, cell in cells.items() if "/null/" in name
+            for kind, key in (("two-level", "b_new"), ("numeric", "x_new")) if cell[key]["R"] > 0]
+
+
 def nested(outer, key):
     return lambda rec: rec[outer][key]
 
@@ -104,6 +111,9 @@ CONTRACT = {
     "h_test_size_power/summary.json": (h_test_records, {
         "learner/null DGP": "cell", "R": "R", "B (null refits)": "K",
         "rejection rate (MC SE)": ("rejection", "rejection_mcse")}),
+    "beyond_noise/summary.json": (noise_records, {
+        "learner/null/B": "cell", "feature": "feature", "R": "R", "B": "B",
+        "rejection rate (MC SE)": ("rate", "mc_se")}),
     "background_molnar/summary.json": (lambda: load("background_molnar/summary.json"), {
         "learner": "learner", "band": "band", "n": "n", "R": "R", "B (refits)": "refits",
         "pointwise (MC SE)": ("pointwise_learner_n", "pointwise_learner_n_mcse"),
