@@ -225,7 +225,7 @@ class NullReplicates(Scheme):
         predict, noise_sd = gaussian_process_fit(X, y, gp_seed)
         fitted = predict(X)[:, 0]
         mean = fitted - interaction_part(predict, X, self.pair, weights=weights, background=background)
-        return NullReplicates(self.pair, mean, _rescaled(y - fitted, weights, noise_sd), float(noise_sd))
+        return NullReplicates(self.pair, mean, rescaled_noise(y - fitted, weights, noise_sd), float(noise_sd))
 
     def job(self, index: int, seed: np.random.Generator, n_rows: int) -> Job:
         draw = child(seed, 0).integers(0, self.noise.size, size=self.noise.size)
@@ -351,7 +351,7 @@ def _numeric(X) -> bool:
         return False
 
 
-def _rescaled(residuals: np.ndarray, weights, sd: float) -> np.ndarray:
+def rescaled_noise(residuals: np.ndarray, weights, sd: float) -> np.ndarray:
     """Residuals centred by their (weighted) mean and rescaled to root mean square ``sd``."""
     w = np.ones_like(residuals) if weights is None else weights
     centred = residuals - np.sum(w * residuals) / w.sum()

@@ -34,7 +34,7 @@ from .engine.ice_stats import Partition, centred_curves, find_partition, heterog
 from .engine.response import resolve_response_method
 from .grid import PD_RESOLUTION, Grid, check_grid, make_grids
 from .header import ResultHeader
-from .interaction import SMOOTH_BACKGROUND_ROWS, NullReplicates
+from .interaction import SMOOTH_BACKGROUND_ROWS, NullReplicates, rescaled_noise
 from .options import Execution, Resampling, resolve_execution, resolve_run_options
 from .schema import node_name
 
@@ -256,9 +256,8 @@ class AdditiveNull(NullReplicates):
             values = brute_partial_dependence(predict, Z[background], part, [Z[:, p] for p in part], points=True,
                                               weights=w[background])[0][0]
             mean = mean + values - np.sum(w * values) / w.sum()
-        residuals = y - fitted - np.sum(w * (y - fitted)) / w.sum()
-        noise = residuals * noise_sd / max(np.sqrt(np.mean(residuals**2)), 1e-300)
-        return AdditiveNull(mean=mean, noise=noise, noise_sd=float(noise_sd), focal=self.focal)
+        return AdditiveNull(mean=mean, noise=rescaled_noise(y - fitted, w, noise_sd), noise_sd=float(noise_sd),
+                            focal=self.focal)
 
 
 def regional_split_test(estimator, X, y, feature, *, n_resamples: int = 99, grid: Grid | None = None,
